@@ -1,0 +1,26 @@
+//! The library's one error type. Failures of single I/Os during a run are not errors: they are
+//! counted in the results.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error("{op} {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{what}: {source}")]
+    Setup {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Refused(#[from] crate::target::Refusal),
+    #[error("invalid job: {0}")]
+    InvalidJob(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;

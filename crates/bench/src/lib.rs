@@ -1,0 +1,17 @@
+//! storbench's measuring library: I/O engines, targets, workloads, metrics and host monitors.
+//!
+//! It measures and returns data; it prints nothing and knows nothing of the command line.
+//! Layout: `engine` (io_uring, psync, null), `target` (files and block devices: create, fill,
+//! safety checks), `workload` (one module and one entry point per workload), `metrics` (HDR
+//! histograms and per-worker recorders), `monitor` (/proc and /sys samplers), `run` (phases,
+//! intervals, stop requests, own CPU time).
+
+pub mod engine;
+mod error;
+pub mod metrics;
+pub mod monitor;
+pub mod run;
+pub mod target;
+pub mod workload;
+
+pub use error::{Error, Result};

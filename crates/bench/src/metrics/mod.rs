@@ -1,0 +1,13 @@
+//! Latency histograms and the per-worker counters that workloads record into.
+//!
+//! Each worker owns its recorders (no sharing, no locks); the run merges them at interval
+//! boundaries. Merging HDR histograms is exact: the merged histogram is the one a single
+//! recorder would have produced.
+
+mod histogram;
+mod hlog;
+mod recorder;
+
+pub use histogram::{HISTOGRAM_MAX_NS, LatencyHistogram};
+pub use hlog::{HlogWriter, read_hlog};
+pub use recorder::{DirectionCounters, ErrorTally, Recorder};

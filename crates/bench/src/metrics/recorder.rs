@@ -1,0 +1,82 @@
+//! What a worker counts over an interval: per direction I/Os, bytes and latency, plus errors.
+
+use super::LatencyHistogram;
+use std::collections::BTreeMap;
+
+/// Completed I/Os of one direction.
+#[derive(Clone, Debug, Default)]
+pub struct DirectionCounters {
+    pub ios: u64,
+    pub bytes: u64,
+    /// Latency: completion minus (intended) start.
+    pub latency: LatencyHistogram,
+}
+
+impl DirectionCounters {
+    #[inline]
+    pub fn record(&mut self, bytes: u64, latency_ns: u64) {
+        self.ios += 1;
+        self.bytes += bytes;
+        self.latency.record(latency_ns);
+    }
+
+    pub fn merge(&mut self, other: &DirectionCounters) {
+        self.ios += other.ios;
+        self.bytes += other.bytes;
+        self.latency.merge(&other.latency);
+    }
+
+    pub fn reset(&mut self) {
+        self.ios = 0;
+        self.bytes = 0;
+        self.latency.reset();
+    }
+}
+
+/// Failed operations by kind (errno name, `short`, ...).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorTally {
+    pub by_kind: BTreeMap<&'static str, u64>,
+}
+
+impl ErrorTally {
+    pub fn count(&mut self, kind: &'static str) {
+        *self.by_kind.entry(kind).or_insert(0) += 1;
+    }
+
+    pub fn total(&self) -> u64 {
+        self.by_kind.values().sum()
+    }
+
+    pub fn merge(&mut self, other: &ErrorTally) {
+        for (k, v) in &other.by_kind {
+            *self.by_kind.entry(k).or_insert(0) += v;
+        }
+    }
+}
+
+/// One worker's counters for one interval (or, merged, for a whole phase).
+#[derive(Clone, Debug, Default)]
+pub struct Recorder {
+    pub read: DirectionCounters,
+    pub write: DirectionCounters,
+    pub errors: ErrorTally,
+}
+
+impl Recorder {
+    pub fn merge(&mut self, other: &Recorder) {
+        self.read.merge(&other.read);
+        self.write.merge(&other.write);
+        self.errors.merge(&other.errors);
+    }
+
+    pub fn reset(&mut self) {
+        self.read.reset();
+        self.write.reset();
+        self.errors = ErrorTally::default();
+    }
+
+    pub fn ios(&self) -> u64 {
+        self.read.ios + self.write.ios
+    }
+}

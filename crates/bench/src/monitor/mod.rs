@@ -1,0 +1,21 @@
+//! Host monitoring while a benchmark runs: per-second samples of the target's block device,
+//! the CPUs, memory and storbench's own CPU time, and finding the block device under a path.
+//!
+//! Everything here measures and returns data in `storbench_report`'s types; nothing prints,
+//! and odd input (a missing procfs file, an unknown device, a counter that went backwards)
+//! gives `None` or zeros rather than a panic.
+//!
+//! - [`diskstats`]: `/proc/diskstats` counters and iostat's formulas.
+//! - [`cpu`]: `/proc/stat` CPU shares and our own `getrusage` time.
+//! - [`memory`]: `MemAvailable` from `/proc/meminfo`.
+//! - [`device`]: path → block device, with partition, device-mapper and md layers.
+//! - [`sampler`]: [`SystemSampler`], one reading per interval and the rates between two.
+
+pub mod cpu;
+pub mod device;
+pub mod diskstats;
+pub mod memory;
+pub mod sampler;
+
+pub use device::resolve_device;
+pub use sampler::SystemSampler;

@@ -1,0 +1,48 @@
+//! storbench's own CPU time over a phase: what the tool itself costs per operation.
+
+use std::time::Duration;
+
+/// User and system CPU time of the whole process.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub user: Duration,
+    pub sys: Duration,
+}
+
+impl CpuTimes {
+    /// CPU used between `earlier` and `self`.
+    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
+        CpuTimes {
+            user: self.user.saturating_sub(earlier.user),
+            sys: self.sys.saturating_sub(earlier.sys),
+        }
+    }
+
+    pub fn total(&self) -> Duration {
+        self.user + self.sys
+    }
+}
+
+/// CPU time used by every thread of this process so far.
+pub fn process_cpu() -> CpuTimes {
+    let (user, sys) = crate::monitor::cpu::self_cpu_times();
+    CpuTimes { user, sys }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn busy_work_shows_up_as_user_time() {
+        let before = process_cpu();
+        let mut x = 0u64;
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(60) {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+        }
+        std::hint::black_box(x);
+        let used = process_cpu().since(&before);
+        assert!(used.total() >= Duration::from_millis(30), "{used:?}");
+    }
+}

@@ -1,0 +1,45 @@
+//! The run lifecycle every workload shares: a ramp phase that is excluded from the results, a
+//! measured phase ended by time, by work done or by a stop request, one-second intervals
+//! aligned to the start of the measured phase, and storbench's own CPU time.
+
+mod collector;
+mod cpu;
+mod schedule;
+
+pub use collector::{Collector, IntervalData};
+pub use cpu::{CpuTimes, process_cpu};
+pub use schedule::{IntervalClock, Schedule};
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Asks a running workload to stop; it finishes within about a second, keeping what it
+/// measured. Cloned into every thread; checked with a relaxed load on the hot path.
+#[derive(Clone, Debug, Default)]
+pub struct StopFlag(Arc<AtomicBool>);
+
+impl StopFlag {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn stop(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    #[inline]
+    pub fn is_stopped(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// Samples the host at interval boundaries; `monitor::SystemSampler` is the real one.
+pub trait HostSampler {
+    fn sample(&mut self) -> storbench_report::SystemSample;
+}
+
+impl HostSampler for crate::monitor::SystemSampler {
+    fn sample(&mut self) -> storbench_report::SystemSample {
+        crate::monitor::SystemSampler::sample(self)
+    }
+}

@@ -1,0 +1,104 @@
+//! Block sizes: one size, or a weighted mix (`4k/60:64k/40`, fio's bssplit spelling).
+
+use super::rng::{WorkerRng, below};
+
+/// Weighted block sizes; weights are relative and need not add up to 100.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BlockSizeMix {
+    entries: Vec<(u32, u32)>,
+    total_weight: u64,
+}
+
+impl BlockSizeMix {
+    /// One block size.
+    pub fn single(bytes: u32) -> Self {
+        BlockSizeMix {
+            entries: vec![(bytes, 1)],
+            total_weight: 1,
+        }
+    }
+
+    /// `(bytes, weight)` pairs; the caller has checked sizes and weights are non-zero.
+    pub fn weighted(entries: Vec<(u32, u32)>) -> Self {
+        let total_weight = entries.iter().map(|(_, w)| *w as u64).sum();
+        BlockSizeMix {
+            entries,
+            total_weight,
+        }
+    }
+
+    pub fn entries(&self) -> &[(u32, u32)] {
+        &self.entries
+    }
+
+    pub fn max(&self) -> u32 {
+        self.entries.iter().map(|(b, _)| *b).max().unwrap_or(0)
+    }
+
+    pub fn min(&self) -> u32 {
+        self.entries.iter().map(|(b, _)| *b).min().unwrap_or(0)
+    }
+
+    pub fn is_single(&self) -> bool {
+        self.entries.len() == 1
+    }
+
+    /// Mean block size, weighted: converts a bandwidth cap to an I/O rate.
+    pub fn mean(&self) -> f64 {
+        let sum: f64 = self
+            .entries
+            .iter()
+            .map(|(b, w)| *b as f64 * *w as f64)
+            .sum();
+        sum / self.total_weight as f64
+    }
+
+    #[inline]
+    pub fn pick(&self, rng: &mut WorkerRng) -> u32 {
+        if let [(only, _)] = self.entries.as_slice() {
+            return *only;
+        }
+        let mut x = below(rng, self.total_weight);
+        for (bytes, weight) in &self.entries {
+            if x < *weight as u64 {
+                return *bytes;
+            }
+            x -= *weight as u64;
+        }
+        self.entries[self.entries.len() - 1].0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::io::rng::stream;
+
+    #[test]
+    fn a_mix_is_drawn_in_proportion_to_its_weights() {
+        let mix = BlockSizeMix::weighted(vec![(4096, 60), (65536, 30), (8192, 10)]);
+        let mut rng = stream(42, 0);
+        let mut n = [0u32; 3];
+        for _ in 0..100_000 {
+            match mix.pick(&mut rng) {
+                4096 => n[0] += 1,
+                65536 => n[1] += 1,
+                8192 => n[2] += 1,
+                other => panic!("unexpected size {other}"),
+            }
+        }
+        assert!((59_000..61_000).contains(&n[0]), "{n:?}");
+        assert!((29_000..31_000).contains(&n[1]), "{n:?}");
+        assert!((9_400..10_600).contains(&n[2]), "{n:?}");
+        assert_eq!(mix.max(), 65536);
+        assert_eq!(mix.min(), 4096);
+        assert!((mix.mean() - (0.6 * 4096.0 + 0.3 * 65536.0 + 0.1 * 8192.0)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_single_size_is_always_that_size() {
+        let mix = BlockSizeMix::single(8192);
+        let mut rng = stream(1, 0);
+        assert!((0..1000).all(|_| mix.pick(&mut rng) == 8192));
+    }
+}

@@ -1,0 +1,459 @@
+//! One worker thread of the synthetic I/O job: keeps `iodepth` requests in flight on its own
+//! engine, times them (one clock read per submit batch and one per reap batch), and reports
+//! its counters at every interval boundary. Nothing here is shared with other workers.
+
+use super::blocksize::BlockSizeMix;
+use super::offsets::OffsetGen;
+use super::rng::{WorkerRng, below};
+use super::spec::{End, IoSpec};
+use super::verify::{self, BadBlock};
+use crate::engine::{Completion, Dir, IoEngine, Request};
+use crate::metrics::Recorder;
+use crate::run::{IntervalClock, Schedule, StopFlag};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
+
+/// What a worker tells the coordinator.
+pub enum Msg {
+    Interval {
+        worker: usize,
+        index: u64,
+        end_ns: u64,
+        data: Box<Recorder>,
+    },
+    /// The measured phase is over for this worker (the verify pass may follow).
+    Measured {
+        worker: usize,
+        end_ns: u64,
+    },
+    Verified {
+        report: VerifyReport,
+    },
+}
+
+/// What a worker's `--verify` checking found.
+#[derive(Debug, Default, Clone)]
+pub struct VerifyReport {
+    pub checked: u64,
+    pub mismatches: u64,
+    pub first: Vec<(u64, BadBlock)>,
+}
+
+const MAX_MISMATCHES_KEPT: usize = 100;
+
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    start_ns: u64,
+    offset: u64,
+    len: u32,
+    dir: Option<Dir>,
+    /// Under `--verify`, the generation a write puts on its block.
+    generation: u32,
+}
+
+/// Paces issue times under a rate cap: request k is due at `k * period` after the start.
+struct Pacer {
+    period_ns: u64,
+    next_ns: u64,
+}
+
+/// Per-block generations for `--verify`: 0 = not written by this run.
+struct VerifyState {
+    seed: u64,
+    block: u64,
+    generations: Vec<u32>,
+    next_generation: u32,
+    report: VerifyReport,
+}
+
+pub struct Worker<'a> {
+    id: usize,
+    spec: &'a IoSpec,
+    /// Start of this worker's region; verify generations are indexed from here.
+    base: u64,
+    engine: Box<dyn IoEngine>,
+    rng: WorkerRng,
+    offsets: OffsetGen,
+    sizes: BlockSizeMix,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    clock: IntervalClock,
+    start: Instant,
+    interval: Recorder,
+    pacer: Option<Pacer>,
+    verify: Option<VerifyState>,
+    budget: Option<u64>,
+    writes: u64,
+    tx: Sender<Msg>,
+    completions: Vec<Completion>,
+}
+
+impl<'a> Worker<'a> {
+    pub fn new(
+        id: usize,
+        spec: &'a IoSpec,
+        mut engine: Box<dyn IoEngine>,
+        schedule: Schedule,
+        start: Instant,
+        tx: Sender<Msg>,
+    ) -> Self {
+        let depth = if engine.capabilities().synchronous {
+            1
+        } else {
+            spec.iodepth
+        };
+        let region = spec.worker_region(id as u32);
+        for slot in 0..depth {
+            verify::fill_random(
+                engine.buffer(slot),
+                spec.seed ^ ((id as u64) << 32 | slot as u64),
+            );
+        }
+        let workers = spec.workers as u64;
+        Worker {
+            id,
+            spec,
+            base: region.start,
+            engine,
+            rng: super::rng::stream(spec.seed, id as u64),
+            offsets: OffsetGen::new(spec.pattern, region, spec.block_sizes.min()),
+            sizes: spec.block_sizes.clone(),
+            slots: vec![Slot::default(); depth as usize],
+            free: (0..depth).rev().collect(),
+            clock: IntervalClock::new(schedule),
+            start,
+            interval: Recorder::default(),
+            pacer: spec.rate_iops.map(|r| Pacer {
+                period_ns: (1e9 * spec.workers as f64 / r) as u64,
+                next_ns: 0,
+            }),
+            verify: spec
+                .verify
+                .then(|| VerifyState::new(spec.seed, spec.block_sizes.max() as u64, region.len)),
+            budget: match spec.end {
+                End::Bytes(total) => Some(total.div_ceil(workers)),
+                End::Time(_) => None,
+            },
+            writes: 0,
+            tx,
+            completions: Vec::with_capacity(depth as usize),
+        }
+    }
+
+    #[inline]
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_nanos() as u64
+    }
+
+    /// Runs the job until its end, a stop request, or a failure of the engine itself.
+    pub fn run(mut self, stop: &StopFlag) -> std::io::Result<()> {
+        let end_ns = self.clock.schedule().end_ns;
+        let result = self.main_loop(stop, end_ns);
+        let end = end_ns.map_or(self.now(), |e| self.now().min(e));
+        self.flush(end);
+        let _ = self.tx.send(Msg::Measured {
+            worker: self.id,
+            end_ns: end,
+        });
+        if result.is_ok() && self.verify.is_some() && !stop.is_stopped() {
+            self.verify_pass(stop)?;
+        }
+        if let Some(v) = self.verify.take() {
+            let _ = self.tx.send(Msg::Verified { report: v.report });
+        }
+        result
+    }
+
+    fn main_loop(&mut self, stop: &StopFlag, end_ns: Option<u64>) -> std::io::Result<()> {
+        let mut now = self.now();
+        loop {
+            let ending =
+                stop.is_stopped() || end_ns.is_some_and(|e| now >= e) || self.budget == Some(0);
+            if !ending {
+                self.issue(now);
+            }
+            let in_flight = self.slots.len() - self.free.len();
+            if ending && in_flight == 0 {
+                return Ok(());
+            }
+            let timeout = self.wait_limit(now, end_ns);
+            let min = u32::from(in_flight > 0);
+            self.engine
+                .submit_and_reap(min, timeout, &mut self.completions)?;
+            now = self.now();
+            self.roll_intervals(now, end_ns);
+            let counted = end_ns.is_none_or(|e| now < e);
+            let mut done = std::mem::take(&mut self.completions);
+            for c in done.drain(..) {
+                self.complete(c, now, counted);
+            }
+            self.completions = done;
+        }
+    }
+
+    /// How long a reap may wait: until the next interval boundary, paced issue or the end.
+    fn wait_limit(&self, now: u64, end_ns: Option<u64>) -> Option<Duration> {
+        let mut until = self.clock.schedule().boundary(self.clock.index());
+        if let Some(p) = &self.pacer {
+            until = until.min(p.next_ns);
+        }
+        if let Some(e) = end_ns {
+            until = until.min(e);
+        }
+        Some(Duration::from_nanos(until.saturating_sub(now).max(1_000)))
+    }
+
+    /// Fills free slots: all of them, or under a rate cap those whose issue time has come.
+    fn issue(&mut self, now: u64) {
+        while let Some(&slot) = self.free.last() {
+            let start_ns = match &mut self.pacer {
+                Some(p) if p.next_ns > now => break,
+                Some(p) => {
+                    let due = p.next_ns;
+                    p.next_ns += p.period_ns;
+                    due
+                }
+                None => now,
+            };
+            let Some((req, generation)) = self.next_request(slot) else {
+                break;
+            };
+            self.free.pop();
+            self.slots[slot as usize] = Slot {
+                start_ns,
+                offset: req.offset,
+                len: req.len,
+                dir: Some(req.dir),
+                generation,
+            };
+            self.engine.queue(req);
+            if let Some(b) = &mut self.budget {
+                *b = b.saturating_sub(req.len as u64);
+                if *b == 0 {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The next request for `slot`, with the generation it writes (0 for a read).
+    fn next_request(&mut self, slot: u32) -> Option<(Request, u32)> {
+        let len = self.sizes.pick(&mut self.rng);
+        let dir = if below(&mut self.rng, 100) < self.spec.read_pct as u64 {
+            Dir::Read
+        } else {
+            Dir::Write
+        };
+        let offset = self.pick_offset(len)?;
+        let generation = if dir == Dir::Write {
+            self.prepare_write(slot, offset, len)
+        } else {
+            0
+        };
+        Some((
+            Request {
+                slot,
+                dir,
+                offset,
+                len,
+            },
+            generation,
+        ))
+    }
+
+    /// Under `--verify`, never two requests on one block at once: a read racing a write of
+    /// the same block could see either version.
+    fn pick_offset(&mut self, len: u32) -> Option<u64> {
+        if self.verify.is_none() {
+            return Some(self.offsets.next(&mut self.rng, len));
+        }
+        (0..8)
+            .map(|_| self.offsets.next(&mut self.rng, len))
+            .find(|off| {
+                self.slots
+                    .iter()
+                    .all(|s| s.dir.is_none() || s.offset != *off)
+            })
+    }
+
+    /// Fills the slot's buffer for a write; returns the generation it carries under verify.
+    fn prepare_write(&mut self, slot: u32, offset: u64, len: u32) -> u32 {
+        self.writes += 1;
+        let buf = &mut self.engine.buffer(slot)[..len as usize];
+        match &mut self.verify {
+            Some(v) => {
+                let generation = v.next_generation;
+                v.next_generation = generation.wrapping_add(1).max(1);
+                verify::write_block(buf, v.seed, offset, generation as u64);
+                generation
+            }
+            None => {
+                verify::stamp_unique(buf, offset, self.writes);
+                0
+            }
+        }
+    }
+
+    fn complete(&mut self, c: Completion, now: u64, counted: bool) {
+        let slot = self.slots[c.slot as usize];
+        self.slots[c.slot as usize].dir = None;
+        self.free.push(c.slot);
+        let Some(dir) = slot.dir else { return };
+        if c.result != slot.len as i32 {
+            self.interval.errors.count(error_kind(c.result));
+            return;
+        }
+        if let Some(v) = &mut self.verify {
+            match dir {
+                Dir::Write => v.written(slot.offset - self.base, slot.generation),
+                Dir::Read => v.check(self.engine.buffer(c.slot), slot, self.base),
+            }
+        }
+        if !counted {
+            return;
+        }
+        let latency = now.saturating_sub(slot.start_ns);
+        match dir {
+            Dir::Read => self.interval.read.record(slot.len as u64, latency),
+            Dir::Write => self.interval.write.record(slot.len as u64, latency),
+        }
+    }
+
+    /// Sends every interval that ended by `now`.
+    fn roll_intervals(&mut self, now: u64, end_ns: Option<u64>) {
+        while self.clock.due(now) {
+            let boundary = self.clock.schedule().boundary(self.clock.index());
+            if end_ns.is_some_and(|e| boundary >= e) {
+                return;
+            }
+            self.flush(boundary);
+        }
+    }
+
+    /// Sends the current interval as ending at `end_ns` and starts the next.
+    fn flush(&mut self, end_ns: u64) {
+        let data = Box::new(std::mem::take(&mut self.interval));
+        let msg = Msg::Interval {
+            worker: self.id,
+            index: self.clock.index(),
+            end_ns,
+            data,
+        };
+        let _ = self.tx.send(msg);
+        self.clock.advance();
+    }
+
+    /// Reads back every block this run wrote and checks it.
+    fn verify_pass(&mut self, stop: &StopFlag) -> std::io::Result<()> {
+        let base = self.base;
+        let Some(v) = self.verify.as_ref() else {
+            return Ok(());
+        };
+        let block = v.block;
+        let written: Vec<u64> = v
+            .generations
+            .iter()
+            .enumerate()
+            .filter(|(_, g)| **g > 0)
+            .map(|(i, _)| i as u64 * block)
+            .collect();
+        for chunk in written.chunks(self.slots.len()) {
+            if stop.is_stopped() {
+                break;
+            }
+            for (slot, rel) in chunk.iter().enumerate() {
+                let req = Request {
+                    slot: slot as u32,
+                    dir: Dir::Read,
+                    offset: base + rel,
+                    len: block as u32,
+                };
+                self.slots[slot] = Slot {
+                    offset: req.offset,
+                    len: req.len,
+                    dir: Some(Dir::Read),
+                    ..Slot::default()
+                };
+                self.engine.queue(req);
+            }
+            let mut got = Vec::with_capacity(chunk.len());
+            while got.len() < chunk.len() {
+                self.engine
+                    .submit_and_reap((chunk.len() - got.len()) as u32, None, &mut got)?;
+            }
+            for c in got {
+                self.check_verified_read(c, base);
+            }
+        }
+        Ok(())
+    }
+
+    fn check_verified_read(&mut self, c: Completion, base: u64) {
+        let slot = self.slots[c.slot as usize];
+        self.slots[c.slot as usize].dir = None;
+        if c.result != slot.len as i32 {
+            self.interval.errors.count(error_kind(c.result));
+            return;
+        }
+        let buf = self.engine.buffer(c.slot);
+        if let Some(v) = &mut self.verify {
+            v.check(buf, slot, base);
+        }
+    }
+}
+
+impl VerifyState {
+    fn new(seed: u64, block: u64, region_len: u64) -> Self {
+        let blocks = (region_len / block) as usize;
+        VerifyState {
+            seed,
+            block,
+            generations: vec![0; blocks],
+            next_generation: 1,
+            report: VerifyReport::default(),
+        }
+    }
+
+    /// A write of `generation` completed at region offset `rel`.
+    fn written(&mut self, rel: u64, generation: u32) {
+        self.generations[(rel / self.block) as usize] = generation;
+    }
+
+    fn check(&mut self, buf: &[u8], slot: Slot, base: u64) {
+        let generation = self.generations[((slot.offset - base) / self.block) as usize];
+        if generation == 0 {
+            return;
+        }
+        self.report.checked += 1;
+        if let Err(bad) = verify::check_block(
+            &buf[..slot.len as usize],
+            self.seed,
+            slot.offset,
+            generation as u64,
+        ) {
+            self.report.mismatches += 1;
+            if self.report.first.len() < MAX_MISMATCHES_KEPT {
+                self.report.first.push((slot.offset, bad));
+            }
+        }
+    }
+}
+
+/// A failed completion's kind: the errno's name, or `short` for a partial transfer.
+fn error_kind(result: i32) -> &'static str {
+    match -result {
+        r if r <= 0 => "short",
+        libc::EIO => "EIO",
+        libc::ENOSPC => "ENOSPC",
+        libc::EINVAL => "EINVAL",
+        libc::EAGAIN => "EAGAIN",
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::ENODEV => "ENODEV",
+        libc::ENXIO => "ENXIO",
+        libc::EROFS => "EROFS",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ECANCELED => "ECANCELED",
+        _ => "other",
+    }
+}

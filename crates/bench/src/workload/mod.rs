@@ -1,0 +1,3 @@
+//! Workloads, one module each, each with one entry point (`io::run`, ...).
+
+pub mod io;

@@ -1,0 +1,73 @@
+//! Pure exporters: model in, bytes or text out.
+
+use crate::model::Summary;
+use crate::series::SeriesRow;
+
+/// `summary.json` text (pretty, newline-terminated).
+pub fn summary_json(summary: &Summary) -> String {
+    let mut s = serde_json::to_string_pretty(summary).expect("summary serialises");
+    s.push('\n');
+    s
+}
+
+/// `{"profiles": [summary, ...]}` for a set of runs shown together.
+pub fn profiles_json(summaries: &[Summary]) -> String {
+    let v = serde_json::json!({ "profiles": summaries });
+    let mut s = serde_json::to_string_pretty(&v).expect("summaries serialise");
+    s.push('\n');
+    s
+}
+
+/// The CSV header for rows shaped like `row`.
+pub fn series_header(row: &SeriesRow) -> String {
+    let mut cols = vec!["t_s", "phase"];
+    cols.extend(row.workload.iter().map(|(k, _)| *k));
+    cols.extend(row.system.columns().iter().map(|(k, _)| *k));
+    let mut s = cols.join(",");
+    s.push('\n');
+    s
+}
+
+/// One CSV line; empty cells for values that do not exist in that interval.
+pub fn series_line(row: &SeriesRow) -> String {
+    let mut s = format!("{:.3},{}", row.t_s, row.phase.as_str());
+    let system = row.system.columns();
+    for (_, v) in row.workload.iter().chain(system.iter()) {
+        s.push(',');
+        if let Some(v) = v {
+            s.push_str(&format_number(*v));
+        }
+    }
+    s.push('\n');
+    s
+}
+
+/// Integers without a fraction, others with enough digits to be useful.
+fn format_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::series::{Phase, SystemSample};
+
+    #[test]
+    fn csv_line_has_one_cell_per_header_column_and_blanks_for_missing_values() {
+        let row = SeriesRow {
+            t_s: 1.0,
+            phase: Phase::Measure,
+            workload: vec![("read_iops", Some(10.0)), ("read_lat_p99_us", None)],
+            system: SystemSample::default(),
+        };
+        let header = series_header(&row);
+        let line = series_line(&row);
+        assert_eq!(header.split(',').count(), line.split(',').count());
+        assert!(line.starts_with("1.000,measure,10,,"), "{line}");
+        assert!(header.starts_with("t_s,phase,read_iops,read_lat_p99_us,disk_reads_per_sec"));
+    }
+}

@@ -1,0 +1,176 @@
+//! The summary of one run (`summary.json`), schema version 1.
+//!
+//! Wire format, stable within a schema version (fields may be added, never renamed or removed;
+//! anything else bumps `SCHEMA_VERSION`):
+//!
+//! - `schema_version` (integer), `tool` {`name`, `version`}, `workload` ("io", ...), `name`.
+//! - `complete`: false while the run is going and when it was interrupted; the results then
+//!   cover the part that was measured.
+//! - `started_at`, `ended_at`: RFC 3339 timestamps; `seed`: the seed every RNG was fed from.
+//! - `host` {`hostname`, `kernel`, `cpus`}.
+//! - `parameters`: the workload's validated parameters, keys as the plan file spells them.
+//! - `target` {`path`, `kind`, `size_bytes`, `direct`, `device`}: where the I/O went and the block
+//!   device the filesystem sits on, with its layers (partition, device-mapper, md).
+//! - `phases` {`ramp_s`, `measured_s`}: seconds actually spent in each phase.
+//! - `results`: the workload's figures over the measured phase; for `io`, `read` and `write`
+//!   each {`ios`, `bytes`, `iops`, `bytes_per_sec`, `lat_ns` {`min`, `mean`, `p50`, `p90`,
+//!   `p99`, `p999`, `p9999`, `max`}}, plus `errors` and `verify`.
+//! - `cpu` {`user_s`, `sys_s`}: storbench's own CPU time during the measured phase, and
+//!   `ns_per_io` where the workload counts I/Os.
+//! - `warnings`: what the user should know about how the figures were measured.
+//!
+//! Latency comes from HDR histograms with 3 significant digits (relative error under 0.1 %),
+//! recorded in nanoseconds. Under a rate target it is measured from each I/O's intended start.
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the `summary.json` layout; bump on any change that is not an addition.
+pub const SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Tool {
+    pub name: String,
+    pub version: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Host {
+    pub hostname: String,
+    pub kernel: String,
+    pub cpus: u32,
+}
+
+/// A block device and the layers under it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceInfo {
+    /// Kernel name, as in /proc/diskstats (`vda`, `nvme0n1p2`, `dm-0`, `md127`).
+    pub name: String,
+    /// `disk`, `partition`, `dm` or `md`.
+    pub kind: String,
+    /// `major:minor`.
+    pub dev: String,
+    /// For a partition, the whole disk it is on.
+    pub parent: Option<String>,
+    /// Devices this one is built from (device-mapper or md members), recursively resolved to
+    /// whole disks.
+    pub members: Vec<String>,
+    pub logical_sector_size: Option<u32>,
+    pub physical_sector_size: Option<u32>,
+    pub rotational: Option<bool>,
+    /// RAID level for md devices (`raid1`, `raid10`, ...).
+    pub raid_level: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TargetInfo {
+    pub path: String,
+    /// `file` or `device`.
+    pub kind: String,
+    pub size_bytes: u64,
+    /// Whether I/O bypassed the page cache (O_DIRECT).
+    pub direct: bool,
+    /// The block device the data lives on; absent for tmpfs and the null engine.
+    pub device: Option<DeviceInfo>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    pub ramp_s: f64,
+    pub measured_s: f64,
+}
+
+/// Latency percentiles in nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencyNs {
+    pub min: u64,
+    pub mean: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub p9999: u64,
+    pub max: u64,
+}
+
+/// One direction (read or write) of an I/O workload over the measured phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirectionResult {
+    pub ios: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub bytes_per_sec: f64,
+    /// Absent when no I/O of this direction completed.
+    pub lat_ns: Option<LatencyNs>,
+}
+
+/// Failed I/Os, counted by kind; a failure is data, not the end of the run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorCounts {
+    pub total: u64,
+    /// errno name (`EIO`, `ENOSPC`, ...) or `short` for a short transfer, with its count.
+    pub by_kind: std::collections::BTreeMap<String, u64>,
+}
+
+/// A data mismatch found by `--verify`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mismatch {
+    pub offset: u64,
+    /// What was wrong: `crc`, `offset`, `generation`, `magic`.
+    pub field: String,
+    pub expected: String,
+    pub found: String,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyResult {
+    pub enabled: bool,
+    /// Blocks read back and checked (during the run and in the verify pass).
+    pub blocks_checked: u64,
+    pub mismatches: u64,
+    /// The first mismatches found, at most 100.
+    pub first_mismatches: Vec<Mismatch>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IoResults {
+    pub read: DirectionResult,
+    pub write: DirectionResult,
+    pub errors: ErrorCounts,
+    pub verify: VerifyResult,
+}
+
+/// The workload-specific part of a summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Results {
+    Io(IoResults),
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuUsage {
+    pub user_s: f64,
+    pub sys_s: f64,
+    /// (user + sys) / I/Os completed, in ns; absent when nothing completed.
+    pub ns_per_io: Option<f64>,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub schema_version: u32,
+    pub tool: Tool,
+    pub workload: String,
+    pub name: String,
+    pub complete: bool,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub seed: u64,
+    pub host: Host,
+    pub parameters: serde_json::Value,
+    pub target: TargetInfo,
+    pub engine: String,
+    pub phases: Phases,
+    pub results: Results,
+    pub cpu: CpuUsage,
+    pub warnings: Vec<String>,
+}

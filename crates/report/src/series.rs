@@ -1,0 +1,115 @@
+//! One row per second of the time series: the workload's own counters beside the host's.
+//!
+//! Workloads contribute named columns (`SeriesRow::workload`); the system part has a fixed set
+//! of columns so that every bundle's `timeseries.csv` can be read the same way.
+
+use serde::{Deserialize, Serialize};
+
+/// Phase of a run a row belongs to; only `Measure` rows count towards the results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    /// Warm-up (`--ramp`): running, but excluded from the results.
+    Ramp,
+    /// The measured phase.
+    Measure,
+    /// Read-back of written blocks after the measured phase (`--verify`).
+    Verify,
+}
+
+impl Phase {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Ramp => "ramp",
+            Phase::Measure => "measure",
+            Phase::Verify => "verify",
+        }
+    }
+}
+
+/// Counters of the block device behind the target over one interval, computed as iostat does.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskSample {
+    pub reads_per_sec: f64,
+    pub writes_per_sec: f64,
+    pub read_bytes_per_sec: f64,
+    pub write_bytes_per_sec: f64,
+    /// Mean time a completed read spent queued and in service (iostat r_await), ms.
+    pub read_await_ms: Option<f64>,
+    /// Mean time a completed write spent queued and in service (iostat w_await), ms.
+    pub write_await_ms: Option<f64>,
+    /// Average number of requests in the queue (iostat aqu-sz).
+    pub queue_size: f64,
+    /// Share of the interval with at least one request in flight (io_ticks), percent.
+    pub busy_pct: f64,
+}
+
+/// Host CPU over one interval, as a percentage of all CPUs (100 = every core busy).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuSample {
+    pub user_pct: f64,
+    pub system_pct: f64,
+    pub iowait_pct: f64,
+}
+
+/// What the host did during one interval.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SystemSample {
+    /// Absent when the target has no block device behind it (tmpfs, for example).
+    pub disk: Option<DiskSample>,
+    pub cpu: CpuSample,
+    pub mem_available_bytes: u64,
+    /// storbench's own CPU time over the interval, percent of one core.
+    pub self_cpu_pct: f64,
+}
+
+/// One line of `timeseries.csv`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesRow {
+    /// Seconds since the run started (end of the interval).
+    pub t_s: f64,
+    pub phase: Phase,
+    /// The workload's own columns, in a fixed order for a given workload.
+    pub workload: Vec<(&'static str, Option<f64>)>,
+    pub system: SystemSample,
+}
+
+const DISK_COLUMNS: [&str; 8] = [
+    "disk_reads_per_sec",
+    "disk_writes_per_sec",
+    "disk_read_bytes_per_sec",
+    "disk_write_bytes_per_sec",
+    "disk_read_await_ms",
+    "disk_write_await_ms",
+    "disk_queue_size",
+    "disk_busy_pct",
+];
+
+impl SystemSample {
+    /// The system's columns in their fixed order; disk columns are empty without a device.
+    pub fn columns(&self) -> Vec<(&'static str, Option<f64>)> {
+        let disk: [Option<f64>; 8] = match &self.disk {
+            Some(d) => [
+                Some(d.reads_per_sec),
+                Some(d.writes_per_sec),
+                Some(d.read_bytes_per_sec),
+                Some(d.write_bytes_per_sec),
+                d.read_await_ms,
+                d.write_await_ms,
+                Some(d.queue_size),
+                Some(d.busy_pct),
+            ],
+            None => [None; 8],
+        };
+        let mut cols: Vec<(&'static str, Option<f64>)> =
+            DISK_COLUMNS.into_iter().zip(disk).collect();
+        cols.extend([
+            ("cpu_user_pct", Some(self.cpu.user_pct)),
+            ("cpu_system_pct", Some(self.cpu.system_pct)),
+            ("cpu_iowait_pct", Some(self.cpu.iowait_pct)),
+            ("mem_available_bytes", Some(self.mem_available_bytes as f64)),
+            ("storbench_cpu_pct", Some(self.self_cpu_pct)),
+        ]);
+        cols
+    }
+}
