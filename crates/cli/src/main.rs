@@ -1,1 +1,77 @@
-fn main() {}
+//! `storbench`: the command line. Exit codes: 0 ok, 1 a pass/fail check failed (such as data
+//! verification), 2 an error (bad input, an unusable target), 130 interrupted (what was
+//! measured is kept, marked incomplete).
+
+mod args;
+mod bundle;
+mod cmd;
+mod output;
+mod units;
+
+use clap::Parser;
+use storbench_bench::run::StopFlag;
+
+fn main() {
+    std::process::exit(real_main());
+}
+
+fn real_main() -> i32 {
+    quiet_panics();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { 2 } else { 0 };
+        }
+    };
+    let stop = StopFlag::new();
+    on_interrupt(stop.clone());
+    let result = match cli.command {
+        args::Command::Io(a) => cmd::io::run(&a, &stop),
+    };
+    match result {
+        Ok(cmd::io::Ending::Ok) => 0,
+        Ok(cmd::io::Ending::CheckFailed) => 1,
+        Ok(cmd::io::Ending::Interrupted) => {
+            eprintln!(
+                "interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)"
+            );
+            130
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    }
+}
+
+/// First Ctrl-C (or SIGTERM/SIGHUP): stop the run and keep its results. Second: quit now.
+fn on_interrupt(stop: StopFlag) {
+    let _ = ctrlc::set_handler(move || {
+        if stop.is_stopped() {
+            std::process::exit(130);
+        }
+        eprintln!("\nstopping; keeping what was measured (press Ctrl-C again to quit at once)");
+        stop.stop();
+    });
+}
+
+/// A panic is a bug: say so in one line, without a backtrace, and exit 2.
+fn quiet_panics() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "error: internal error{at}: {msg}. This is a bug in storbench; please report it."
+        );
+        std::process::exit(2);
+    }));
+}

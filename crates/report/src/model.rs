@@ -64,7 +64,7 @@ pub struct DeviceInfo {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TargetInfo {
     pub path: String,
-    /// `file` or `device`.
+    /// `file`, `device`, or `none` (null engine).
     pub kind: String,
     pub size_bytes: u64,
     /// Whether I/O bypassed the page cache (O_DIRECT).

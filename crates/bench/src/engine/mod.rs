@@ -71,6 +71,10 @@ pub struct Capabilities {
 /// Queue, submit, reap. One engine per worker thread; never shared.
 pub trait IoEngine: Send {
     fn capabilities(&self) -> Capabilities;
+    /// Called once on the thread that will drive the engine, before the first request.
+    fn start(&mut self) -> io::Result<()> {
+        Ok(())
+    }
     /// Buffer of `slot`, `max_len` bytes, aligned for O_DIRECT.
     fn buffer(&mut self, slot: u32) -> &mut [u8];
     /// Queue a request; it is handed to the kernel at the next `submit_and_reap`.
@@ -95,14 +99,14 @@ pub struct Opened {
 /// Opens `kind` on `file` with `slots` buffers of `max_len` bytes each. An io_uring that the
 /// kernel refuses falls back to psync, and `fallback` says why.
 pub fn open(kind: EngineKind, file: Option<&File>, slots: u32, max_len: u32) -> io::Result<Opened> {
-    let pool = AlignedBuf::new(slots as usize * max_len as usize)?;
+    let pool = || AlignedBuf::new(slots as usize * max_len as usize);
     match (kind, file) {
-        (EngineKind::Null, _) | (_, None) => Ok(plain(null::NullEngine::new(pool, max_len))),
-        (EngineKind::Psync, Some(f)) => Ok(plain(psync::PsyncEngine::new(f, pool, max_len)?)),
+        (EngineKind::Null, _) | (_, None) => Ok(plain(null::NullEngine::new(pool()?, max_len))),
+        (EngineKind::Psync, Some(f)) => Ok(plain(psync::PsyncEngine::new(f, pool()?, max_len)?)),
         (EngineKind::IoUring, Some(f)) => match uring::UringEngine::new(f, slots, max_len) {
             Ok(e) => Ok(plain(e)),
             Err(e) => Ok(Opened {
-                engine: Box::new(psync::PsyncEngine::new(f, pool, max_len)?),
+                engine: Box::new(psync::PsyncEngine::new(f, pool()?, max_len)?),
                 fallback: Some(format!("io_uring is unavailable ({e}); using psync")),
             }),
         },

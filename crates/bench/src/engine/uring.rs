@@ -15,13 +15,15 @@ pub struct UringEngine {
     pool: AlignedBuf,
     max_len: usize,
     fixed_buffers: bool,
+    /// Created disabled (single issuer): `start` enables it on the worker's thread.
+    disabled: bool,
     pending: u32,
 }
 
 impl UringEngine {
     pub fn new(file: &File, slots: u32, max_len: u32) -> io::Result<Self> {
         let file = file.try_clone()?;
-        let ring = build_ring(slots)?;
+        let (ring, disabled) = build_ring(slots)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
         let mut pool = AlignedBuf::new(slots as usize * max_len as usize)?;
         let iov = libc::iovec {
@@ -37,6 +39,7 @@ impl UringEngine {
             pool,
             max_len: max_len as usize,
             fixed_buffers,
+            disabled,
             pending: 0,
         })
     }
@@ -64,18 +67,21 @@ impl UringEngine {
 }
 
 /// A ring sized for `slots` requests, with the flags that cut per-request kernel work where
-/// the kernel has them (single issuer, deferred task work), plain otherwise.
-fn build_ring(slots: u32) -> io::Result<IoUring> {
+/// the kernel has them (single issuer, deferred task work), plain otherwise. A single-issuer
+/// ring belongs to the thread that enables it, so it is created disabled here (on the
+/// coordinating thread) and enabled by the worker; the flag says whether that is needed.
+fn build_ring(slots: u32) -> io::Result<(IoUring, bool)> {
     let entries = slots.max(2).next_power_of_two();
     let tuned = IoUring::builder()
         .setup_single_issuer()
         .setup_defer_taskrun()
         .setup_coop_taskrun()
         .setup_submit_all()
+        .setup_r_disabled()
         .build(entries);
     match tuned {
-        Ok(ring) => Ok(ring),
-        Err(_) => IoUring::new(entries),
+        Ok(ring) => Ok((ring, true)),
+        Err(_) => Ok((IoUring::new(entries)?, false)),
     }
 }
 
@@ -86,6 +92,13 @@ impl IoEngine for UringEngine {
             synchronous: false,
             timed_wait: true,
         }
+    }
+
+    fn start(&mut self) -> io::Result<()> {
+        if std::mem::take(&mut self.disabled) {
+            self.ring.submitter().register_enable_rings()?;
+        }
+        Ok(())
     }
 
     fn buffer(&mut self, slot: u32) -> &mut [u8] {

@@ -9,13 +9,16 @@
 //! - [`cpu`]: `/proc/stat` CPU shares and our own `getrusage` time.
 //! - [`memory`]: `MemAvailable` from `/proc/meminfo`.
 //! - [`device`]: path → block device, with partition, device-mapper and md layers.
+//! - [`host`]: host name, kernel and CPU count for every summary.
 //! - [`sampler`]: [`SystemSampler`], one reading per interval and the rates between two.
 
 pub mod cpu;
 pub mod device;
 pub mod diskstats;
+pub mod host;
 pub mod memory;
 pub mod sampler;
 
 pub use device::resolve_device;
+pub use host::host;
 pub use sampler::SystemSampler;

@@ -148,7 +148,10 @@ impl<'a> Worker<'a> {
     /// Runs the job until its end, a stop request, or a failure of the engine itself.
     pub fn run(mut self, stop: &StopFlag) -> std::io::Result<()> {
         let end_ns = self.clock.schedule().end_ns;
-        let result = self.main_loop(stop, end_ns);
+        let result = self
+            .engine
+            .start()
+            .and_then(|()| self.main_loop(stop, end_ns));
         let end = end_ns.map_or(self.now(), |e| self.now().min(e));
         self.flush(end);
         let _ = self.tx.send(Msg::Measured {

@@ -1,0 +1,170 @@
+//! The command line. Each option is defined once, here: its doc comment is the `--help` text,
+//! its field name is the plan-file key (snake_case) and the flag (kebab-case). Nothing here
+//! has side effects; `cmd::*` validates these plain values into the library's typed jobs.
+
+use crate::units::{ByteSize, Seconds};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// Storage evaluation for database servers.
+///
+/// storbench measures what storage gives a database: synthetic I/O profiles (fio/SQLIO-style),
+/// with latency from HDR histograms, disk and CPU counters every second, and a result bundle
+/// per run that scripts can read.
+#[derive(Parser, Debug)]
+#[command(
+    name = "storbench",
+    version,
+    max_term_width = 100,
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Synthetic I/O: one fio-style job, or a profile set such as the six SQLIO profiles.
+    ///
+    /// Examples:
+    ///   storbench io --profile sqlio                      # the six SQLIO profiles, 30 s each
+    ///   storbench io --rw randread --bs 4k --iodepth 32 --runtime 60s --target /data
+    ///   storbench io --rw randrw --rwmix-read 70 --bs 8k/70:64k/30 --random-distribution zipf:1.1
+    ///   storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost
+    #[command(verbatim_doc_comment)]
+    Io(IoArgs),
+}
+
+/// Options of `storbench io`; the same keys work in a plan file's io workload.
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IoArgs {
+    /// File, directory or block device to test. A directory gets a file named storbench-io.dat,
+    /// created and filled at --size and reused by later runs. An existing file storbench did
+    /// not create is only read, unless --force. A block device needs --allow-device.
+    /// Default: the current directory.
+    #[arg(long, value_name = "PATH")]
+    pub target: Option<PathBuf>,
+
+    /// Run a named set of jobs instead of one: `sqlio` runs the six SQLIO profiles of the
+    /// SATA study (8k random read and write at depth 4 and 1, 64k sequential read and write at
+    /// depth 4) and shows them in one table with "% of best".
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+
+    /// Access pattern: read, write (sequential), randread, randwrite, rw (sequential mix) or
+    /// randrw (random mix). Default: randread.
+    #[arg(long, value_name = "PATTERN")]
+    pub rw: Option<String>,
+
+    /// Share of reads in rw and randrw, percent. Default: 50.
+    #[arg(long, value_name = "PCT")]
+    pub rwmix_read: Option<u8>,
+
+    /// Block size (512, 4k, 64KiB), or a weighted mix as fio's bssplit writes it:
+    /// 4k/60:64k/40 means 60 % of I/Os are 4 KiB and 40 % are 64 KiB. Default: 4k.
+    #[arg(long, value_name = "SIZE[/WEIGHT:...]")]
+    pub bs: Option<String>,
+
+    /// Where random offsets fall: uniform, zipf:THETA (THETA > 0, e.g. zipf:1.2; higher is more
+    /// skewed) or hotspot:IO/SPACE (IO % of I/Os go to the first SPACE % of the target, e.g.
+    /// hotspot:90/10). Default: uniform.
+    #[arg(long, value_name = "DIST")]
+    pub random_distribution: Option<String>,
+
+    /// Requests in flight per worker. Default: 1.
+    #[arg(long, value_name = "N")]
+    pub iodepth: Option<u32>,
+
+    /// Worker threads, each with its own engine and --iodepth requests. Sequential jobs give
+    /// each worker its own slice of the target. Default: 1.
+    #[arg(long, value_name = "N")]
+    pub workers: Option<u32>,
+
+    /// Length of the measured phase (30s, 5m; a bare number is seconds). Without it and without
+    /// --io-size: 30s.
+    #[arg(long, value_name = "DURATION")]
+    pub runtime: Option<Seconds>,
+
+    /// Warm-up before the measured phase; its I/O is logged per second but excluded from the
+    /// results. Default: 2s.
+    #[arg(long, value_name = "DURATION")]
+    pub ramp: Option<Seconds>,
+
+    /// Size of the test file, or how much of a file or device to use. Default: 1GiB for a new
+    /// file, the whole of an existing file or device.
+    #[arg(long, value_name = "SIZE")]
+    pub size: Option<ByteSize>,
+
+    /// End the job after transferring this much (over all workers) instead of after --runtime.
+    #[arg(long, value_name = "SIZE", conflicts_with = "runtime")]
+    pub io_size: Option<ByteSize>,
+
+    /// I/O engine: io_uring (default; falls back to psync with a warning where the kernel
+    /// refuses it), psync (one pread/pwrite at a time per worker), or null (no I/O: measures
+    /// storbench's own cost per I/O).
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub engine: Option<EngineArg>,
+
+    /// Go through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Cap the rate at this many I/Os per second (all workers together). Latency is then
+    /// measured from each I/O's intended start, so a stalled device shows up in it.
+    #[arg(long, value_name = "IOPS", conflicts_with = "rate_bw")]
+    pub rate_iops: Option<f64>,
+
+    /// Cap the rate at this many bytes per second (100M, 1G), all workers together.
+    #[arg(long, value_name = "SIZE")]
+    pub rate_bw: Option<ByteSize>,
+
+    /// Seed for every random choice (offsets, mixes, data); the same seed repeats the same
+    /// I/O sequence. Default: 1.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Write verifiable blocks (offset, seed, generation and a crc32c in a header), check every
+    /// block read back, and after the run read back every block written. Mismatches are
+    /// reported with offset, expected and found values. Needs a single block size.
+    #[arg(long)]
+    pub verify: bool,
+
+    /// Allow --target to be a block device. storbench still refuses a device that is mounted
+    /// or in use, and one with partitions or a filesystem unless --force.
+    #[arg(long)]
+    pub allow_device: bool,
+
+    /// Use a target that holds data: an existing file storbench did not create, or a device
+    /// with a partition table or filesystem signature. Its contents will be overwritten.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Name of the run, used in the bundle directory. Default: derived from the job.
+    #[arg(long, value_name = "NAME")]
+    #[serde(skip)]
+    pub name: Option<String>,
+
+    /// Where result bundles go: one directory per run, <time>-<name>. Default:
+    /// ./storbench-results.
+    #[arg(long, value_name = "DIR")]
+    #[serde(skip)]
+    pub output_dir: Option<PathBuf>,
+
+    /// Print summary.json to stdout instead of the table (with --profile:
+    /// {"profiles": [summary, ...]}). Progress and messages go to stderr.
+    #[arg(long)]
+    #[serde(skip)]
+    pub json: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EngineArg {
+    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
+    IoUring,
+    Psync,
+    Null,
+}

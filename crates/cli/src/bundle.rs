@@ -1,0 +1,115 @@
+//! A result bundle: one directory per run holding `summary.json`, `timeseries.csv` (a row per
+//! second) and `latency.hlog` (HDR histograms per second and for the measured phase).
+//!
+//! Everything is written as the run goes: the summary first with `complete: false`, each row
+//! and histogram when its interval ends, the final summary at the end (atomically, by rename),
+//! so an interrupted or killed run leaves what it measured.
+
+use anyhow::{Context, Result};
+use std::fs::{self, File};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
+use storbench_report::{Summary, export, series::SeriesRow};
+
+pub struct Bundle {
+    pub dir: PathBuf,
+    csv: BufWriter<File>,
+    csv_header: bool,
+    hlog: HlogWriter<BufWriter<File>>,
+}
+
+/// A new directory under `parent` named `<stamp>-<name>`; never reuses an existing one.
+pub fn new_dir(parent: &Path, stamp: &str, name: &str) -> Result<PathBuf> {
+    fs::create_dir_all(parent)
+        .with_context(|| format!("creating the results directory {}", parent.display()))?;
+    let base = format!("{stamp}-{}", sanitize(name));
+    for n in 1.. {
+        let dir = if n == 1 {
+            parent.join(&base)
+        } else {
+            parent.join(format!("{base}-{n}"))
+        };
+        match fs::create_dir(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+impl Bundle {
+    /// Opens the bundle's files in `dir` (which exists and is empty).
+    pub fn create(dir: PathBuf, start_epoch_s: f64) -> Result<Self> {
+        let open = |name: &str| -> Result<BufWriter<File>> {
+            let path = dir.join(name);
+            Ok(BufWriter::new(
+                File::create(&path).with_context(|| format!("creating {}", path.display()))?,
+            ))
+        };
+        let csv = open("timeseries.csv")?;
+        let hlog = HlogWriter::new(open("latency.hlog")?, start_epoch_s)
+            .context("writing latency.hlog")?;
+        Ok(Bundle {
+            dir,
+            csv,
+            csv_header: false,
+            hlog,
+        })
+    }
+
+    /// Writes `summary.json` through a temporary file, so a reader never sees half of it.
+    pub fn write_summary(&self, summary: &Summary) -> Result<()> {
+        let tmp = self.dir.join(".summary.json.tmp");
+        let path = self.dir.join("summary.json");
+        fs::write(&tmp, export::summary_json(summary))
+            .with_context(|| format!("writing {}", tmp.display()))?;
+        fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Appends one interval: its CSV row and its histograms.
+    pub fn interval(
+        &mut self,
+        row: &SeriesRow,
+        start_s: f64,
+        hists: &[(&str, &LatencyHistogram)],
+    ) -> Result<()> {
+        if !self.csv_header {
+            self.csv.write_all(export::series_header(row).as_bytes())?;
+            self.csv_header = true;
+        }
+        self.csv.write_all(export::series_line(row).as_bytes())?;
+        self.csv.flush().context("writing timeseries.csv")?;
+        for (tag, h) in hists {
+            self.hlog.write(tag, start_s, row.t_s - start_s, h)?;
+        }
+        self.hlog.flush().context("writing latency.hlog")
+    }
+
+    /// The measured phase's histograms, tagged `<tag>-total`.
+    pub fn totals(
+        &mut self,
+        start_s: f64,
+        length_s: f64,
+        hists: &[(&str, &LatencyHistogram)],
+    ) -> Result<()> {
+        for (tag, h) in hists {
+            self.hlog
+                .write(&format!("{tag}-total"), start_s, length_s, h)?;
+        }
+        self.hlog.flush().context("writing latency.hlog")
+    }
+}

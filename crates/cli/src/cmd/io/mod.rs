@@ -1,0 +1,245 @@
+//! `storbench io`: validate, prepare the target, run each job into its bundle, show results.
+
+mod summary;
+pub mod validate;
+
+use crate::args::IoArgs;
+use crate::bundle::{self, Bundle};
+use crate::output;
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::run::StopFlag;
+use storbench_bench::target::{self, Target, TargetPlan};
+use storbench_bench::workload::io::{self as io_workload, IntervalReport};
+use storbench_report::{DeviceInfo, Results, Summary, export};
+use summary::Where;
+use validate::{Job, Validated};
+
+/// How the command ended, for the exit code.
+pub enum Ending {
+    Ok,
+    /// A check failed: data verification found mismatches.
+    CheckFailed,
+    Interrupted,
+}
+
+pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
+    let v = validate::validate(args)?;
+    let plan = v.target.as_ref().map(target::plan).transpose()?;
+    for job in &v.jobs {
+        let (size, direct, align) = plan.as_ref().map_or((job.spec.region.len, false, 1), |p| {
+            (p.size, p.direct, p.direct_align)
+        });
+        validate::check_against_target(&job.spec, size, direct, align)?;
+    }
+    let target = plan.as_ref().map(|p| prepare(p, &v, stop)).transpose()?;
+    if stop.is_stopped() {
+        return Ok(Ending::Interrupted);
+    }
+    let device = target
+        .as_ref()
+        .and_then(|t| resolve_device(&t.path).ok().flatten());
+    let summaries = run_jobs(args, &v, target.as_ref(), device.as_ref(), stop)?;
+    show(args, &v, &summaries)?;
+    Ok(ending(&summaries, stop))
+}
+
+fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> {
+    let seed = v.jobs[0].spec.seed;
+    let bar = output::fill_bar(plan.size, &format!("filling {}", plan.path.display()));
+    let target = target::prepare(plan, seed, &mut |done, _| bar.set_position(done), stop);
+    bar.finish_and_clear();
+    let target = target.with_context(|| format!("preparing {}", plan.path.display()))?;
+    if target.created {
+        eprintln!(
+            "created {} ({}) with incompressible data",
+            target.path.display(),
+            crate::units::human_bytes(target.size)
+        );
+    }
+    Ok(target)
+}
+
+fn run_jobs(
+    args: &IoArgs,
+    v: &Validated,
+    target: Option<&Target>,
+    device: Option<&DeviceInfo>,
+    stop: &StopFlag,
+) -> Result<Vec<Summary>> {
+    let root = args
+        .output_dir
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
+    let set_dir = v
+        .profile
+        .as_deref()
+        .map(|p| bundle::new_dir(&root, &stamp, p))
+        .transpose()?;
+    let mut summaries = Vec::new();
+    for (i, job) in v.jobs.iter().enumerate() {
+        let dir = match &set_dir {
+            Some(set) => {
+                let d = set.join(format!("{}-{}", i + 1, job.spec.name));
+                std::fs::create_dir(&d).with_context(|| format!("creating {}", d.display()))?;
+                d
+            }
+            None => bundle::new_dir(&root, &stamp, &job.spec.name)?,
+        };
+        let label = format!(
+            "[{}/{}] {}",
+            i + 1,
+            v.jobs.len(),
+            job.title.unwrap_or(&job.spec.name)
+        );
+        summaries.push(run_job(job, target, device, &dir, &label, stop)?);
+        if stop.is_stopped() {
+            break;
+        }
+    }
+    if let Some(set) = set_dir {
+        eprintln!("results: {}", set.display());
+    }
+    Ok(summaries)
+}
+
+fn run_job(
+    job: &Job,
+    target: Option<&Target>,
+    device: Option<&DeviceInfo>,
+    dir: &Path,
+    label: &str,
+    stop: &StopFlag,
+) -> Result<Summary> {
+    let mut spec = job.spec.clone();
+    if let Some(t) = target {
+        spec.region.len = t.size;
+    }
+    let place = Where {
+        path: target.map_or_else(|| "(null engine)".into(), |t| t.path.display().to_string()),
+        kind: match target {
+            None => "none",
+            Some(t) if t.is_device => "device",
+            Some(_) => "file",
+        },
+        size: spec.region.len,
+        direct: target.is_some_and(|t| t.direct),
+        device: device.cloned(),
+    };
+    let now = jiff::Timestamp::now();
+    let first = summary::started(&spec, &place, &now.to_string());
+    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3)?;
+    bundle.write_summary(&first)?;
+    let mut sampler = SystemSampler::new(device.map(|d| d.name.as_str()));
+    let bar = output::run_line(label);
+    let mut write_error = None;
+    let outcome = io_workload::run(
+        &spec,
+        target.map(|t| &t.file),
+        &mut sampler,
+        stop,
+        &mut |rep| {
+            bar.set_message(progress_text(rep));
+            let hists = [
+                ("read", &rep.data.read.latency),
+                ("write", &rep.data.write.latency),
+            ];
+            if let Err(e) = bundle.interval(&rep.row, rep.start_s, &hists) {
+                write_error.get_or_insert(e);
+            }
+        },
+    );
+    bar.finish_and_clear();
+    let outcome = outcome.context("running the job")?;
+    if let Some(e) = write_error {
+        return Err(e.context(format!("writing the bundle in {}", dir.display())));
+    }
+    let hists = [
+        ("read", &outcome.totals.read.latency),
+        ("write", &outcome.totals.write.latency),
+    ];
+    bundle.totals(outcome.ramp_s, outcome.measured_s, &hists)?;
+    let summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
+    bundle.write_summary(&summary)?;
+    for w in &summary.warnings {
+        eprintln!("warning: {w}");
+    }
+    eprintln!("bundle: {}", dir.display());
+    Ok(summary)
+}
+
+fn progress_text(rep: &IntervalReport) -> String {
+    let col = |name: &str| {
+        rep.row
+            .workload
+            .iter()
+            .find(|(k, _)| *k == name)
+            .and_then(|(_, v)| *v)
+    };
+    let iops = col("read_iops").unwrap_or(0.0) + col("write_iops").unwrap_or(0.0);
+    let mbs = (col("read_bytes_per_sec").unwrap_or(0.0)
+        + col("write_bytes_per_sec").unwrap_or(0.0))
+        / 1e6;
+    let p99 = col("read_lat_p99_us")
+        .into_iter()
+        .chain(col("write_lat_p99_us"))
+        .fold(0.0, f64::max);
+    format!(
+        "{:>6.0}s {:<7} {} IOPS  {:.1} MB/s  p99 {}",
+        rep.row.t_s,
+        rep.row.phase.as_str(),
+        output::si(iops),
+        mbs,
+        output::latency(p99 * 1e3)
+    )
+}
+
+fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
+    use std::io::Write;
+    let text = match (args.json, &v.profile) {
+        (true, Some(_)) => export::profiles_json(summaries),
+        (true, None) => summaries
+            .first()
+            .map(export::summary_json)
+            .unwrap_or_default(),
+        (false, Some(_)) => {
+            let rows: Vec<(&str, &Summary)> = v
+                .jobs
+                .iter()
+                .zip(summaries)
+                .map(|(j, s)| (j.title.unwrap_or(&j.spec.name), s))
+                .collect();
+            output::profile_table(&rows) + "\n"
+        }
+        (false, None) => summaries
+            .first()
+            .map(|s| output::job_table(s) + "\n")
+            .unwrap_or_default(),
+    };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
+    }
+}
+
+fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
+    let mismatches: u64 = summaries
+        .iter()
+        .map(|s| match &s.results {
+            Results::Io(r) => r.verify.mismatches,
+        })
+        .sum();
+    if mismatches > 0 {
+        eprintln!(
+            "verify: {mismatches} block(s) did not read back as written; see results.verify in summary.json"
+        );
+        Ending::CheckFailed
+    } else if stop.is_stopped() {
+        Ending::Interrupted
+    } else {
+        Ending::Ok
+    }
+}

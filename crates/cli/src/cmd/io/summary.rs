@@ -1,0 +1,135 @@
+//! Puts a finished io job into the report model.
+
+use storbench_bench::metrics::DirectionCounters;
+use storbench_bench::workload::io::{Distribution, IoOutcome, IoSpec, Pattern};
+use storbench_report::{
+    CpuUsage, DeviceInfo, DirectionResult, ErrorCounts, IoResults, Phases, Results, SCHEMA_VERSION,
+    Summary, TargetInfo, Tool,
+};
+
+/// Where the job ran, as the summary records it.
+pub struct Where {
+    pub path: String,
+    /// `file`, `device`, or `none` for the null engine.
+    pub kind: &'static str,
+    pub size: u64,
+    pub direct: bool,
+    pub device: Option<DeviceInfo>,
+}
+
+/// A summary with no results yet, written when the run starts.
+pub fn started(spec: &IoSpec, place: &Where, started_at: &str) -> Summary {
+    Summary {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool {
+            name: "storbench".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        workload: "io".into(),
+        name: spec.name.clone(),
+        complete: false,
+        started_at: started_at.into(),
+        ended_at: None,
+        seed: spec.seed,
+        host: storbench_bench::monitor::host(),
+        parameters: parameters(spec),
+        target: TargetInfo {
+            path: place.path.clone(),
+            kind: place.kind.into(),
+            size_bytes: place.size,
+            direct: place.direct,
+            device: place.device.clone(),
+        },
+        engine: spec.engine.name().into(),
+        phases: Phases::default(),
+        results: Results::Io(IoResults::default()),
+        cpu: CpuUsage::default(),
+        warnings: Vec::new(),
+    }
+}
+
+/// The summary of a finished (or interrupted) run.
+pub fn finished(mut s: Summary, out: &IoOutcome, ended_at: &str) -> Summary {
+    let secs = out.measured_s;
+    let t = &out.totals;
+    s.complete = out.complete;
+    s.ended_at = Some(ended_at.into());
+    s.engine = out.engine.name().into();
+    s.phases = Phases {
+        ramp_s: out.ramp_s,
+        measured_s: secs,
+    };
+    s.results = Results::Io(IoResults {
+        read: direction(&t.read, secs),
+        write: direction(&t.write, secs),
+        errors: ErrorCounts {
+            total: t.errors.total(),
+            by_kind: t
+                .errors
+                .by_kind
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+        },
+        verify: out.verify.clone(),
+    });
+    let cpu_s = out.cpu.total().as_secs_f64();
+    let ios = t.ios();
+    s.cpu = CpuUsage {
+        user_s: out.cpu.user.as_secs_f64(),
+        sys_s: out.cpu.sys.as_secs_f64(),
+        ns_per_io: (ios > 0).then(|| cpu_s * 1e9 / ios as f64),
+    };
+    s.warnings = out.warnings.clone();
+    s
+}
+
+fn direction(c: &DirectionCounters, secs: f64) -> DirectionResult {
+    let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
+    DirectionResult {
+        ios: c.ios,
+        bytes: c.bytes,
+        iops: per_sec(c.ios),
+        bytes_per_sec: per_sec(c.bytes),
+        lat_ns: c.latency.summary(),
+    }
+}
+
+/// The job's parameters, with the plan-file keys.
+fn parameters(spec: &IoSpec) -> serde_json::Value {
+    let (rw, distribution) = match spec.pattern {
+        Pattern::Sequential => ("sequential", None),
+        Pattern::Random(d) => ("random", Some(d)),
+    };
+    let distribution = distribution.map(|d| match d {
+        Distribution::Uniform => "uniform".to_string(),
+        Distribution::Zipf { theta } => format!("zipf:{theta}"),
+        Distribution::HotSpot { io_pct, space_pct } => format!("hotspot:{io_pct}/{space_pct}"),
+    });
+    let bs: Vec<serde_json::Value> = spec
+        .block_sizes
+        .entries()
+        .iter()
+        .map(|(b, w)| serde_json::json!({"bytes": b, "weight": w}))
+        .collect();
+    let (runtime_s, io_size) = match spec.end {
+        storbench_bench::workload::io::End::Time(d) => (Some(d.as_secs_f64()), None),
+        storbench_bench::workload::io::End::Bytes(b) => (None, Some(b)),
+    };
+    serde_json::json!({
+        "pattern": rw,
+        "random_distribution": distribution,
+        "rwmix_read": spec.read_pct,
+        "bs": bs,
+        "iodepth": spec.iodepth,
+        "workers": spec.workers,
+        "ramp_s": spec.ramp.as_secs_f64(),
+        "runtime_s": runtime_s,
+        "io_size": io_size,
+        "size": spec.region.len,
+        "rate_iops": spec.rate_iops,
+        "seed": spec.seed,
+        "verify": spec.verify,
+        "engine": spec.engine.name(),
+    })
+}

@@ -1,0 +1,289 @@
+//! `storbench io` options → the library's typed jobs. Every message names the option, what
+//! was wrong and what to write instead; nothing is written before all of it passes.
+
+use crate::args::{EngineArg, IoArgs};
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+use std::time::Duration;
+use storbench_bench::engine::EngineKind;
+use storbench_bench::target::TargetRequest;
+use storbench_bench::workload::io::{
+    BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES,
+};
+
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+pub const DEFAULT_RUNTIME: Duration = Duration::from_secs(30);
+pub const DEFAULT_RAMP: Duration = Duration::from_secs(2);
+pub const DEFAULT_SEED: u64 = 1;
+const MAX_BLOCK: u64 = 64 << 20;
+
+/// A validated job and how to present it.
+pub struct Job {
+    pub spec: IoSpec,
+    /// What the SQLIO study called it, for profile runs.
+    pub title: Option<&'static str>,
+}
+
+/// The validated command: its jobs and the target they share (None for the null engine).
+pub struct Validated {
+    pub jobs: Vec<Job>,
+    pub target: Option<TargetRequest>,
+    pub profile: Option<String>,
+}
+
+pub fn validate(args: &IoArgs) -> Result<Validated> {
+    let template = template_spec(args)?;
+    let jobs = match args.profile.as_deref() {
+        None => vec![Job {
+            spec: template,
+            title: None,
+        }],
+        Some("sqlio") => sqlio_jobs(args, &template)?,
+        Some(other) => bail!("unknown --profile '{other}'; the profile sets are: sqlio"),
+    };
+    let writes = jobs.iter().any(|j| j.spec.read_pct < 100);
+    let target = (template_engine(args) != EngineKind::Null).then(|| TargetRequest {
+        path: args.target.clone().unwrap_or_else(|| PathBuf::from(".")),
+        size: args.size.map(|s| s.0),
+        default_size: DEFAULT_SIZE,
+        direct: !args.buffered,
+        allow_device: args.allow_device,
+        force: args.force,
+        writes,
+    });
+    Ok(Validated {
+        jobs,
+        target,
+        profile: args.profile.clone(),
+    })
+}
+
+fn template_engine(args: &IoArgs) -> EngineKind {
+    match args.engine.unwrap_or(EngineArg::IoUring) {
+        EngineArg::IoUring => EngineKind::IoUring,
+        EngineArg::Psync => EngineKind::Psync,
+        EngineArg::Null => EngineKind::Null,
+    }
+}
+
+fn template_spec(args: &IoArgs) -> Result<IoSpec> {
+    let (pattern, read_pct) = parse_rw(args)?;
+    let block_sizes = parse_bs(args.bs.as_deref().unwrap_or("4k"))?;
+    if args.verify && !block_sizes.is_single() {
+        bail!("--verify needs a single --bs (it checks whole blocks); drop the mix or --verify");
+    }
+    let iodepth = bounded("--iodepth", args.iodepth.unwrap_or(1), 1, 4096)?;
+    let workers = bounded("--workers", args.workers.unwrap_or(1), 1, 1024)?;
+    let size = args.size.map_or(DEFAULT_SIZE, |s| s.0);
+    Ok(IoSpec {
+        name: args
+            .name
+            .clone()
+            .unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
+        pattern,
+        read_pct,
+        rate_iops: rate(args, &block_sizes)?,
+        block_sizes,
+        iodepth,
+        workers,
+        ramp: args.ramp.map_or(DEFAULT_RAMP, |r| r.0),
+        end: parse_end(args)?,
+        seed: args.seed.unwrap_or(DEFAULT_SEED),
+        verify: args.verify,
+        engine: template_engine(args),
+        region: Region {
+            start: 0,
+            len: size,
+        },
+        interval: Duration::from_secs(1),
+    })
+}
+
+fn parse_rw(args: &IoArgs) -> Result<(Pattern, u8)> {
+    let mix = args.rwmix_read.unwrap_or(50);
+    if mix > 100 {
+        bail!("--rwmix-read {mix} is not a percentage; use 0 to 100");
+    }
+    let random = Pattern::Random(parse_distribution(
+        args.random_distribution.as_deref().unwrap_or("uniform"),
+    )?);
+    Ok(match args.rw.as_deref().unwrap_or("randread") {
+        "read" => (Pattern::Sequential, 100),
+        "write" => (Pattern::Sequential, 0),
+        "rw" | "readwrite" => (Pattern::Sequential, mix),
+        "randread" => (random, 100),
+        "randwrite" => (random, 0),
+        "randrw" => (random, mix),
+        other => {
+            bail!("unknown --rw '{other}'; use read, write, randread, randwrite, rw or randrw")
+        }
+    })
+}
+
+pub fn parse_distribution(s: &str) -> Result<Distribution> {
+    let (kind, arg) = s.split_once(':').unwrap_or((s, ""));
+    match kind {
+        "uniform" if arg.is_empty() => Ok(Distribution::Uniform),
+        "zipf" => match arg.parse::<f64>() {
+            Ok(theta) if theta > 0.0 && theta.is_finite() => Ok(Distribution::Zipf { theta }),
+            _ => {
+                bail!("--random-distribution '{s}': zipf needs a positive exponent, as in zipf:1.2")
+            }
+        },
+        "hotspot" => parse_hotspot(s, arg),
+        _ => bail!(
+            "unknown --random-distribution '{s}'; use uniform, zipf:THETA or hotspot:IO/SPACE"
+        ),
+    }
+}
+
+fn parse_hotspot(s: &str, arg: &str) -> Result<Distribution> {
+    let parsed = arg
+        .split_once('/')
+        .and_then(|(a, b)| Some((a.parse::<u8>().ok()?, b.parse::<u8>().ok()?)));
+    match parsed {
+        Some((io, space)) if (1..=100).contains(&io) && (1..100).contains(&space) => {
+            Ok(Distribution::HotSpot {
+                io_pct: io,
+                space_pct: space,
+            })
+        }
+        _ => bail!(
+            "--random-distribution '{s}': write hotspot:IO/SPACE with IO in 1..100 and SPACE in 1..99, as in hotspot:90/10"
+        ),
+    }
+}
+
+/// `4k` or `4k/60:64k/40`.
+pub fn parse_bs(s: &str) -> Result<BlockSizeMix> {
+    let parts: Vec<&str> = s.split(':').collect();
+    if parts.len() == 1 && !s.contains('/') {
+        return Ok(BlockSizeMix::single(block_size(s, s)?));
+    }
+    let mut entries = Vec::new();
+    for part in parts {
+        let Some((size, weight)) = part.split_once('/') else {
+            bail!("--bs '{s}': each part of a mix is SIZE/WEIGHT, as in 4k/60:64k/40");
+        };
+        let weight: u32 = match weight.parse() {
+            Ok(w) if w > 0 => w,
+            _ => bail!("--bs '{s}': weight '{weight}' must be a whole number above 0"),
+        };
+        entries.push((block_size(s, size)?, weight));
+    }
+    Ok(BlockSizeMix::weighted(entries))
+}
+
+fn block_size(whole: &str, s: &str) -> Result<u32> {
+    let bytes = s
+        .parse::<crate::units::ByteSize>()
+        .map_err(|e| anyhow::anyhow!("--bs '{whole}': {e}"))?
+        .0;
+    if bytes == 0 || bytes > MAX_BLOCK {
+        bail!("--bs '{whole}': a block is 1 byte to 64MiB, not {bytes} bytes");
+    }
+    Ok(bytes as u32)
+}
+
+fn parse_end(args: &IoArgs) -> Result<End> {
+    match (args.runtime, args.io_size) {
+        (_, Some(b)) if b.0 == 0 => bail!("--io-size must be more than 0"),
+        (_, Some(b)) => Ok(End::Bytes(b.0)),
+        (Some(r), None) if r.0.is_zero() => {
+            bail!("--runtime must be more than 0 (or use --io-size)")
+        }
+        (Some(r), None) => Ok(End::Time(r.0)),
+        (None, None) => Ok(End::Time(DEFAULT_RUNTIME)),
+    }
+}
+
+fn rate(args: &IoArgs, sizes: &BlockSizeMix) -> Result<Option<f64>> {
+    match (args.rate_iops, args.rate_bw) {
+        (Some(r), _) if !(r > 0.0 && r.is_finite()) => {
+            bail!("--rate-iops {r} must be a positive number")
+        }
+        (Some(r), _) => Ok(Some(r)),
+        (None, Some(b)) if b.0 == 0 => bail!("--rate-bw must be more than 0"),
+        (None, Some(b)) => Ok(Some(b.0 as f64 / sizes.mean())),
+        (None, None) => Ok(None),
+    }
+}
+
+fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
+    if v < lo || v > hi {
+        bail!("{flag} {v} is out of range; use {lo} to {hi}");
+    }
+    Ok(v)
+}
+
+fn default_name(args: &IoArgs, sizes: &BlockSizeMix, depth: u32) -> String {
+    let bs = if sizes.is_single() {
+        format!("{}k", sizes.max() / 1024)
+    } else {
+        "mix".into()
+    };
+    let bs = if sizes.is_single() && sizes.max() < 1024 {
+        format!("{}b", sizes.max())
+    } else {
+        bs
+    };
+    format!(
+        "{}-{bs}-qd{depth}",
+        args.rw.as_deref().unwrap_or("randread")
+    )
+}
+
+fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
+    if args.rw.is_some() || args.bs.is_some() || args.iodepth.is_some() || args.rwmix_read.is_some()
+    {
+        bail!(
+            "--profile sqlio sets --rw, --bs, --iodepth and --rwmix-read for each of its jobs; drop those options"
+        );
+    }
+    if args.verify {
+        bail!("--profile sqlio does not verify data; run a single job with --verify instead");
+    }
+    Ok(SQLIO_PROFILES
+        .iter()
+        .map(|p| Job {
+            spec: IoSpec {
+                name: p.name.to_string(),
+                pattern: p.pattern,
+                read_pct: p.read_pct,
+                block_sizes: BlockSizeMix::single(p.block_size),
+                iodepth: p.iodepth,
+                rate_iops: args.rate_iops,
+                ..template.clone()
+            },
+            title: Some(p.title),
+        })
+        .collect())
+}
+
+/// Checks that need the target: alignment for O_DIRECT, and room for every worker's blocks.
+pub fn check_against_target(job: &IoSpec, size: u64, direct: bool, align: u32) -> Result<()> {
+    if direct {
+        for (bs, _) in job.block_sizes.entries() {
+            if bs % align != 0 {
+                bail!(
+                    "--bs {bs} is not a multiple of the {align}-byte alignment O_DIRECT needs on this target; use a multiple of {align} or pass --buffered"
+                );
+            }
+        }
+    }
+    let mut spec = job.clone();
+    spec.region.len = size;
+    let max = spec.block_sizes.max() as u64;
+    if spec.min_worker_region() < max {
+        bail!(
+            "--size {size} bytes is smaller than one {max}-byte block per worker ({} workers); use a larger --size or fewer --workers",
+            spec.workers
+        );
+    }
+    if let End::Bytes(b) = spec.end
+        && b < max
+    {
+        bail!("--io-size {b} bytes is smaller than one {max}-byte block");
+    }
+    Ok(())
+}

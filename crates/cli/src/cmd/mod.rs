@@ -1,0 +1,3 @@
+//! One module per subcommand: validate the parsed options, run, show the result.
+
+pub mod io;

@@ -1,0 +1,151 @@
+//! What the terminal shows: a progress line while a run goes (stderr, only on a terminal) and
+//! readable tables of results.
+
+use comfy_table::{Cell, CellAlignment, Table, presets};
+use indicatif::{ProgressBar, ProgressStyle};
+use std::time::Duration;
+use storbench_report::{DirectionResult, IoResults, Results, Summary};
+
+/// A progress bar of bytes, for filling a test file.
+pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .expect("static template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(label.to_string());
+    bar
+}
+
+/// A one-line status for a running job, refreshed every interval.
+pub fn run_line(label: &str) -> ProgressBar {
+    let bar = ProgressBar::new_spinner();
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} {prefix} {msg}").expect("static template"),
+    );
+    bar.set_prefix(label.to_string());
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// `123456.7` → `123.5k`.
+pub fn si(v: f64) -> String {
+    match v {
+        v if v >= 1e9 => format!("{:.2}G", v / 1e9),
+        v if v >= 1e6 => format!("{:.2}M", v / 1e6),
+        v if v >= 1e4 => format!("{:.1}k", v / 1e3),
+        v => format!("{v:.0}"),
+    }
+}
+
+/// Nanoseconds as µs or ms with 3 significant digits.
+pub fn latency(ns: f64) -> String {
+    match ns {
+        ns if ns >= 1e9 => format!("{:.2} s", ns / 1e9),
+        ns if ns >= 1e6 => format!("{:.3} ms", ns / 1e6),
+        ns if ns >= 1e3 => format!("{:.1} µs", ns / 1e3),
+        ns => format!("{ns:.0} ns"),
+    }
+}
+
+fn io(s: &Summary) -> Option<&IoResults> {
+    match &s.results {
+        Results::Io(r) => Some(r),
+    }
+}
+
+fn new_table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_style(presets::UTF8_FULL_CONDENSED);
+    t.set_header(header.iter().map(|h| Cell::new(h)));
+    for i in 1..header.len() {
+        if let Some(c) = t.column_mut(i) {
+            c.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    t
+}
+
+fn lat_cells(d: &DirectionResult) -> Vec<String> {
+    match &d.lat_ns {
+        Some(l) => [
+            l.mean,
+            l.p50 as f64,
+            l.p99 as f64,
+            l.p999 as f64,
+            l.max as f64,
+        ]
+        .map(latency)
+        .to_vec(),
+        None => vec!["n/a".into(); 5],
+    }
+}
+
+/// One job: a row per direction that did any I/O.
+pub fn job_table(s: &Summary) -> String {
+    let mut t = new_table(&["", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max"]);
+    if let Some(r) = io(s) {
+        for (label, d) in [("read", &r.read), ("write", &r.write)] {
+            if d.ios > 0 {
+                let mut row = vec![
+                    label.to_string(),
+                    si(d.iops),
+                    format!("{:.1}", d.bytes_per_sec / 1e6),
+                ];
+                row.extend(lat_cells(d));
+                t.add_row(row);
+            }
+        }
+    }
+    t.to_string()
+}
+
+/// A profile set: a row per job, "% of best" among the jobs with the same block size.
+pub fn profile_table(rows: &[(&str, &Summary)]) -> String {
+    let mut t = new_table(&[
+        "profile",
+        "IOPS",
+        "MB/s",
+        "mean",
+        "p50",
+        "p99",
+        "p99.9",
+        "max",
+        "% of best",
+    ]);
+    let stats: Vec<(f64, u64, DirectionResult)> = rows.iter().map(|(_, s)| combined(s)).collect();
+    for ((title, _), (iops, bs, d)) in rows.iter().zip(&stats) {
+        let best = stats
+            .iter()
+            .filter(|(_, b, _)| b == bs)
+            .map(|(i, _, _)| *i)
+            .fold(0.0, f64::max);
+        let pct = if best > 0.0 {
+            format!("{:.0} %", iops / best * 100.0)
+        } else {
+            "n/a".into()
+        };
+        let mut row = vec![
+            title.to_string(),
+            si(*iops),
+            format!("{:.1}", d.bytes_per_sec / 1e6),
+        ];
+        row.extend(lat_cells(d));
+        row.push(pct);
+        t.add_row(row);
+    }
+    t.to_string()
+}
+
+/// The direction a profile job exercises (its only one), its IOPS and block size.
+fn combined(s: &Summary) -> (f64, u64, DirectionResult) {
+    let bs = s.parameters["bs"][0]["bytes"].as_u64().unwrap_or(0);
+    match io(s) {
+        Some(r) if r.write.ios > r.read.ios => (r.write.iops, bs, r.write.clone()),
+        Some(r) => (r.read.iops, bs, r.read.clone()),
+        None => (0.0, bs, DirectionResult::default()),
+    }
+}

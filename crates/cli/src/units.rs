@@ -1,0 +1,133 @@
+//! Sizes and durations as users type them: `4k`, `1GiB`, `30s`, `2m`, `500ms`.
+//!
+//! Sizes are binary, as in fio: `4k` = 4096, `1G` = `1GiB` = 2^30. A bare duration number is
+//! seconds.
+
+use serde::{Deserialize, Deserializer};
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+/// A byte count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteSize(pub u64);
+
+impl FromStr for ByteSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if t.starts_with('-') {
+            return Err(format!(
+                "'{s}' is negative; a size is a positive number such as 4k or 1GiB"
+            ));
+        }
+        parse_size::Config::new()
+            .with_binary()
+            .parse_size(t)
+            .map(ByteSize)
+            .map_err(|e| format!("'{s}' is not a size ({e}); write it like 512, 4k, 64KiB or 2G"))
+    }
+}
+
+impl fmt::Display for ByteSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&human_bytes(self.0))
+    }
+}
+
+/// `4096` → `4KiB`, `1610612736` → `1.5GiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if v.fract() == 0.0 {
+        format!("{v}{}", UNITS[unit])
+    } else {
+        format!("{v:.1}{}", UNITS[unit])
+    }
+}
+
+/// A duration; a bare number means seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seconds(pub Duration);
+
+impl FromStr for Seconds {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        if t.starts_with('-') {
+            return Err(format!(
+                "'{s}' is negative; a duration is zero or more, such as 30s or 2m"
+            ));
+        }
+        if let Ok(secs) = t.parse::<f64>() {
+            return Duration::try_from_secs_f64(secs)
+                .map(Seconds)
+                .map_err(|_| format!("'{s}' is not a usable number of seconds"));
+        }
+        humantime::parse_duration(t).map(Seconds).map_err(|e| {
+            format!("'{s}' is not a duration ({e}); write it like 30, 30s, 2m or 1h30m")
+        })
+    }
+}
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", humantime::format_duration(self.0))
+    }
+}
+
+macro_rules! deserialize_from_str {
+    ($t:ty) => {
+        impl<'de> Deserialize<'de> for $t {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = String::deserialize(d)?;
+                s.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+deserialize_from_str!(ByteSize);
+deserialize_from_str!(Seconds);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_binary_like_fio() {
+        assert_eq!("4k".parse::<ByteSize>().unwrap().0, 4096);
+        assert_eq!("64KiB".parse::<ByteSize>().unwrap().0, 65536);
+        assert_eq!("1G".parse::<ByteSize>().unwrap().0, 1 << 30);
+        assert_eq!("512".parse::<ByteSize>().unwrap().0, 512);
+        assert!("-4k".parse::<ByteSize>().unwrap_err().contains("negative"));
+        assert!("lots".parse::<ByteSize>().is_err());
+    }
+
+    #[test]
+    fn durations_take_units_and_bare_numbers_are_seconds() {
+        assert_eq!("30".parse::<Seconds>().unwrap().0, Duration::from_secs(30));
+        assert_eq!("2m".parse::<Seconds>().unwrap().0, Duration::from_secs(120));
+        assert_eq!(
+            "500ms".parse::<Seconds>().unwrap().0,
+            Duration::from_millis(500)
+        );
+        assert_eq!(
+            "1.5".parse::<Seconds>().unwrap().0,
+            Duration::from_millis(1500)
+        );
+        assert!("-5s".parse::<Seconds>().unwrap_err().contains("negative"));
+        assert!("soon".parse::<Seconds>().is_err());
+    }
+
+    #[test]
+    fn byte_counts_read_naturally() {
+        assert_eq!(human_bytes(4096), "4KiB");
+        assert_eq!(human_bytes(3 << 29), "1.5GiB");
+        assert_eq!(human_bytes(100), "100B");
+    }
+}
