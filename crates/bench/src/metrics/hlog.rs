@@ -53,6 +53,10 @@ impl<W: Write> HlogWriter<W> {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+
+    pub fn into_inner(self) -> W {
+        self.out
+    }
 }
 
 /// Reads back the histograms of a log written by `HlogWriter`: (tag, start, length, histogram).
@@ -84,8 +88,7 @@ mod tests {
     #[test]
     fn per_interval_histograms_read_back_and_merge_into_the_total() {
         let mut total = LatencyHistogram::new();
-        let mut buf = Vec::new();
-        let mut w = HlogWriter::new(&mut buf, 1_700_000_000.0).unwrap();
+        let mut w = HlogWriter::new(Vec::new(), 1_700_000_000.0).unwrap();
         for second in 0..3u64 {
             let mut h = LatencyHistogram::new();
             for i in 0..1000 {
@@ -94,8 +97,7 @@ mod tests {
             total.merge(&h);
             w.write("read", second as f64, 1.0, &h).unwrap();
         }
-        drop(w);
-        let back = read_hlog(std::str::from_utf8(&buf).unwrap()).unwrap();
+        let back = read_hlog(std::str::from_utf8(&w.into_inner()).unwrap()).unwrap();
         assert_eq!(back.len(), 3);
         assert_eq!((back[2].0.as_str(), back[2].1), ("read", 2.0));
         let mut merged = LatencyHistogram::new();

@@ -107,10 +107,10 @@ fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines> {
                 what: "setting up the I/O engine",
                 source,
             })?;
-        if let Some(why) = opened.fallback {
-            if !warnings.contains(&why) {
-                warnings.push(why);
-            }
+        if let Some(why) = opened.fallback
+            && !warnings.contains(&why)
+        {
+            warnings.push(why);
         }
         kind = opened.engine.capabilities().kind;
         engines.push(opened.engine);

@@ -1,0 +1,276 @@
+//! Real I/O on temporary files: io_uring and psync, the SQLIO set, verification, and what a
+//! bundle holds.
+
+use crate::support::{disk_tempdir, json, only_bundle, storbench};
+use std::path::Path;
+
+fn run_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let a = storbench()
+        .args([
+            "io",
+            "--size",
+            "32MiB",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "0",
+            "--json",
+        ])
+        .arg("--target")
+        .arg(dir)
+        .arg("--output-dir")
+        .arg(dir.join("results"))
+        .args(extra)
+        .assert()
+        .success();
+    json(&a.get_output().stdout)
+}
+
+#[test]
+fn io_uring_random_reads_on_a_new_file_use_o_direct_and_fill_the_bundle() {
+    let dir = disk_tempdir();
+    let s = run_json(
+        dir.path(),
+        &["--rw", "randread", "--bs", "4k", "--iodepth", "8"],
+    );
+    assert_eq!(s["engine"], "io_uring");
+    assert_eq!(s["target"]["kind"], "file");
+    assert_eq!(s["target"]["direct"], true);
+    assert_eq!(s["target"]["size_bytes"], 32 << 20);
+    assert!(s["results"]["read"]["ios"].as_u64().unwrap() > 100, "{s}");
+    assert_eq!(s["results"]["write"]["ios"], 0);
+    assert_eq!(s["results"]["errors"]["total"], 0);
+    let file = dir.path().join("storbench-io.dat");
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), 32 << 20);
+    let bundle = only_bundle(&dir.path().join("results"));
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for col in [
+        "t_s",
+        "phase",
+        "read_iops",
+        "read_lat_p99_us",
+        "disk_reads_per_sec",
+        "disk_busy_pct",
+        "cpu_iowait_pct",
+        "mem_available_bytes",
+    ] {
+        assert!(
+            header.contains(&col),
+            "timeseries.csv lacks {col}: {header:?}"
+        );
+    }
+    assert!(
+        csv.lines().skip(1).any(|l| l.contains(",measure,")),
+        "{csv}"
+    );
+    let hlog = std::fs::read_to_string(bundle.join("latency.hlog")).unwrap();
+    assert!(
+        hlog.lines().any(|l| l.starts_with("Tag=read-total,")),
+        "{hlog}"
+    );
+}
+
+#[test]
+fn a_second_run_reuses_the_file_storbench_created() {
+    let dir = disk_tempdir();
+    let first = storbench()
+        .args([
+            "io",
+            "--size",
+            "16MiB",
+            "--runtime",
+            "0.3",
+            "--ramp",
+            "0",
+            "--target",
+        ])
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(dir.path().join("r"))
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&first.get_output().stderr).contains("created"));
+    let file = dir.path().join("storbench-io.dat");
+    let before = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let second = storbench()
+        .args(["io", "--runtime", "0.3", "--ramp", "0", "--target"])
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(dir.path().join("r"))
+        .assert()
+        .success();
+    assert!(!String::from_utf8_lossy(&second.get_output().stderr).contains("created"));
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().modified().unwrap(),
+        before,
+        "not re-filled"
+    );
+}
+
+#[test]
+fn psync_writes_and_reads_with_a_block_size_mix() {
+    let dir = disk_tempdir();
+    let s = run_json(
+        dir.path(),
+        &[
+            "--engine",
+            "psync",
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k/50:16k/50",
+            "--iodepth",
+            "4",
+        ],
+    );
+    assert_eq!(s["engine"], "psync");
+    assert!(s["results"]["read"]["ios"].as_u64().unwrap() > 10);
+    assert!(s["results"]["write"]["ios"].as_u64().unwrap() > 10);
+    let warnings = s["warnings"].to_string();
+    assert!(warnings.contains("psync is synchronous"), "{warnings}");
+}
+
+#[test]
+fn verify_checks_blocks_it_wrote_and_finds_no_mismatch_on_a_healthy_disk() {
+    let dir = disk_tempdir();
+    let s = run_json(
+        dir.path(),
+        &[
+            "--rw",
+            "randrw",
+            "--bs",
+            "4k",
+            "--iodepth",
+            "16",
+            "--workers",
+            "2",
+            "--verify",
+        ],
+    );
+    let v = &s["results"]["verify"];
+    assert_eq!(v["enabled"], true);
+    assert!(v["blocks_checked"].as_u64().unwrap() > 100, "{v}");
+    assert_eq!(v["mismatches"], 0);
+}
+
+#[test]
+fn the_sqlio_set_runs_six_profiles_each_with_its_own_direction_and_block_size() {
+    let dir = disk_tempdir();
+    let a = storbench()
+        .args([
+            "io",
+            "--profile",
+            "sqlio",
+            "--size",
+            "64MiB",
+            "--runtime",
+            "0.5",
+            "--ramp",
+            "0",
+            "--json",
+        ])
+        .arg("--target")
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let v = json(&a.get_output().stdout);
+    let profiles = v["profiles"].as_array().expect("profiles array");
+    let names: Vec<&str> = profiles
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "randread-8k-qd4",
+            "randwrite-8k-qd4",
+            "read-64k-qd4",
+            "write-64k-qd4",
+            "randread-8k-qd1",
+            "randwrite-8k-qd1"
+        ]
+    );
+    for p in profiles {
+        let (r, w) = (
+            p["results"]["read"]["ios"].as_u64().unwrap(),
+            p["results"]["write"]["ios"].as_u64().unwrap(),
+        );
+        let writes = p["name"].as_str().unwrap().contains("write");
+        assert!(
+            if writes {
+                w > 0 && r == 0
+            } else {
+                r > 0 && w == 0
+            },
+            "{}: r={r} w={w}",
+            p["name"]
+        );
+    }
+    assert_eq!(profiles[2]["parameters"]["bs"][0]["bytes"], 65536);
+    assert_eq!(profiles[4]["parameters"]["iodepth"], 1);
+    let sets: Vec<_> = std::fs::read_dir(dir.path().join("results"))
+        .unwrap()
+        .collect();
+    assert_eq!(sets.len(), 1, "one directory for the set");
+}
+
+#[test]
+fn the_table_shows_percent_of_best_for_the_sqlio_set() {
+    let dir = disk_tempdir();
+    let a = storbench()
+        .args([
+            "io",
+            "--profile",
+            "sqlio",
+            "--size",
+            "64MiB",
+            "--runtime",
+            "0.3",
+            "--ramp",
+            "0",
+        ])
+        .arg("--target")
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let table = String::from_utf8_lossy(&a.get_output().stdout).to_string();
+    assert!(
+        table.contains("% of best")
+            && table.contains("random read, 4-deep")
+            && table.contains("100 %"),
+        "{table}"
+    );
+}
+
+#[test]
+fn a_rate_cap_holds_the_iops_near_the_target() {
+    let out = tempfile::tempdir().unwrap();
+    let a = storbench()
+        .args([
+            "io",
+            "--engine",
+            "null",
+            "--rate-iops",
+            "2000",
+            "--runtime",
+            "2s",
+            "--ramp",
+            "0",
+            "--iodepth",
+            "4",
+            "--json",
+        ])
+        .arg("--output-dir")
+        .arg(out.path())
+        .assert()
+        .success();
+    let iops = json(&a.get_output().stdout)["results"]["read"]["iops"]
+        .as_f64()
+        .unwrap();
+    assert!((1900.0..=2050.0).contains(&iops), "iops {iops}");
+}

@@ -1,0 +1,9 @@
+//! storbench's integration tests: the binary as a user runs it. One test binary, a module per
+//! concern. Exact checks use the null engine; the behaviour that matters runs real io_uring
+//! and psync I/O on temporary files.
+
+mod errors;
+mod interrupt;
+mod io_runs;
+mod schema;
+mod support;
