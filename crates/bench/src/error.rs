@@ -7,16 +7,9 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     #[error("{op} {path}: {source}")]
-    Io {
-        op: &'static str,
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Io { op: &'static str, path: PathBuf, source: std::io::Error },
     #[error("{what}: {source}")]
-    Setup {
-        what: &'static str,
-        source: std::io::Error,
-    },
+    Setup { what: &'static str, source: std::io::Error },
     #[error("{0}")]
     Refused(#[from] crate::target::Refusal),
     #[error("invalid job: {0}")]

@@ -13,12 +13,7 @@ use std::path::PathBuf;
 /// with latency from HDR histograms, disk and CPU counters every second, and a result bundle
 /// per run that scripts can read.
 #[derive(Parser, Debug)]
-#[command(
-    name = "storbench",
-    version,
-    max_term_width = 100,
-    propagate_version = true
-)]
+#[command(name = "storbench", version, max_term_width = 100, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

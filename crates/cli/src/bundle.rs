@@ -25,11 +25,7 @@ pub fn new_dir(parent: &Path, stamp: &str, name: &str) -> Result<PathBuf> {
         .with_context(|| format!("creating the results directory {}", parent.display()))?;
     let base = format!("{stamp}-{}", sanitize(name));
     for n in 1.. {
-        let dir = if n == 1 {
-            parent.join(&base)
-        } else {
-            parent.join(format!("{base}-{n}"))
-        };
+        let dir = if n == 1 { parent.join(&base) } else { parent.join(format!("{base}-{n}")) };
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -40,15 +36,7 @@ pub fn new_dir(parent: &Path, stamp: &str, name: &str) -> Result<PathBuf> {
 }
 
 fn sanitize(name: &str) -> String {
-    name.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
 }
 
 impl Bundle {
@@ -56,19 +44,11 @@ impl Bundle {
     pub fn create(dir: PathBuf, start_epoch_s: f64) -> Result<Self> {
         let open = |name: &str| -> Result<BufWriter<File>> {
             let path = dir.join(name);
-            Ok(BufWriter::new(
-                File::create(&path).with_context(|| format!("creating {}", path.display()))?,
-            ))
+            Ok(BufWriter::new(File::create(&path).with_context(|| format!("creating {}", path.display()))?))
         };
         let csv = open("timeseries.csv")?;
-        let hlog = HlogWriter::new(open("latency.hlog")?, start_epoch_s)
-            .context("writing latency.hlog")?;
-        Ok(Bundle {
-            dir,
-            csv,
-            csv_header: false,
-            hlog,
-        })
+        let hlog = HlogWriter::new(open("latency.hlog")?, start_epoch_s).context("writing latency.hlog")?;
+        Ok(Bundle { dir, csv, csv_header: false, hlog })
     }
 
     /// Writes `summary.json` through a temporary file, so a reader never sees half of it.
@@ -100,15 +80,9 @@ impl Bundle {
     }
 
     /// The measured phase's histograms, tagged `<tag>-total`.
-    pub fn totals(
-        &mut self,
-        start_s: f64,
-        length_s: f64,
-        hists: &[(&str, &LatencyHistogram)],
-    ) -> Result<()> {
+    pub fn totals(&mut self, start_s: f64, length_s: f64, hists: &[(&str, &LatencyHistogram)]) -> Result<()> {
         for (tag, h) in hists {
-            self.hlog
-                .write(&format!("{tag}-total"), start_s, length_s, h)?;
+            self.hlog.write(&format!("{tag}-total"), start_s, length_s, h)?;
         }
         self.hlog.flush().context("writing latency.hlog")
     }

@@ -65,13 +65,8 @@ fn quiet_panics() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        let at = info
-            .location()
-            .map(|l| format!(" at {}:{}", l.file(), l.line()))
-            .unwrap_or_default();
-        eprintln!(
-            "error: internal error{at}: {msg}. This is a bug in storbench; please report it."
-        );
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        eprintln!("error: internal error{at}: {msg}. This is a bug in storbench; please report it.");
         std::process::exit(2);
     }));
 }

@@ -10,11 +10,9 @@ use storbench_report::{DirectionResult, IoResults, Results, Summary};
 pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
     let bar = ProgressBar::new(total);
     bar.set_style(
-        ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        )
-        .expect("static template")
-        .progress_chars("=> "),
+        ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+            .expect("static template")
+            .progress_chars("=> "),
     );
     bar.set_message(label.to_string());
     bar
@@ -23,9 +21,7 @@ pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
 /// A one-line status for a running job, refreshed every interval.
 pub fn run_line(label: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner();
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {prefix} {msg}").expect("static template"),
-    );
+    bar.set_style(ProgressStyle::with_template("{spinner} {prefix} {msg}").expect("static template"));
     bar.set_prefix(label.to_string());
     bar.enable_steady_tick(Duration::from_millis(200));
     bar
@@ -71,15 +67,7 @@ fn new_table(header: &[&str]) -> Table {
 
 fn lat_cells(d: &DirectionResult) -> Vec<String> {
     match &d.lat_ns {
-        Some(l) => [
-            l.mean,
-            l.p50 as f64,
-            l.p99 as f64,
-            l.p999 as f64,
-            l.max as f64,
-        ]
-        .map(latency)
-        .to_vec(),
+        Some(l) => [l.mean, l.p50 as f64, l.p99 as f64, l.p999 as f64, l.max as f64].map(latency).to_vec(),
         None => vec!["n/a".into(); 5],
     }
 }
@@ -90,11 +78,7 @@ pub fn job_table(s: &Summary) -> String {
     if let Some(r) = io(s) {
         for (label, d) in [("read", &r.read), ("write", &r.write)] {
             if d.ios > 0 {
-                let mut row = vec![
-                    label.to_string(),
-                    si(d.iops),
-                    format!("{:.1}", d.bytes_per_sec / 1e6),
-                ];
+                let mut row = vec![label.to_string(), si(d.iops), format!("{:.1}", d.bytes_per_sec / 1e6)];
                 row.extend(lat_cells(d));
                 t.add_row(row);
             }
@@ -105,34 +89,12 @@ pub fn job_table(s: &Summary) -> String {
 
 /// A profile set: a row per job, "% of best" among the jobs with the same block size.
 pub fn profile_table(rows: &[(&str, &Summary)]) -> String {
-    let mut t = new_table(&[
-        "profile",
-        "IOPS",
-        "MB/s",
-        "mean",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-        "% of best",
-    ]);
+    let mut t = new_table(&["profile", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "% of best"]);
     let stats: Vec<(f64, u64, DirectionResult)> = rows.iter().map(|(_, s)| combined(s)).collect();
     for ((title, _), (iops, bs, d)) in rows.iter().zip(&stats) {
-        let best = stats
-            .iter()
-            .filter(|(_, b, _)| b == bs)
-            .map(|(i, _, _)| *i)
-            .fold(0.0, f64::max);
-        let pct = if best > 0.0 {
-            format!("{:.0} %", iops / best * 100.0)
-        } else {
-            "n/a".into()
-        };
-        let mut row = vec![
-            title.to_string(),
-            si(*iops),
-            format!("{:.1}", d.bytes_per_sec / 1e6),
-        ];
+        let best = stats.iter().filter(|(_, b, _)| b == bs).map(|(i, _, _)| *i).fold(0.0, f64::max);
+        let pct = if best > 0.0 { format!("{:.0} %", iops / best * 100.0) } else { "n/a".into() };
+        let mut row = vec![title.to_string(), si(*iops), format!("{:.1}", d.bytes_per_sec / 1e6)];
         row.extend(lat_cells(d));
         row.push(pct);
         t.add_row(row);

@@ -17,9 +17,7 @@ impl FromStr for ByteSize {
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim();
         if t.starts_with('-') {
-            return Err(format!(
-                "'{s}' is negative; a size is a positive number such as 4k or 1GiB"
-            ));
+            return Err(format!("'{s}' is negative; a size is a positive number such as 4k or 1GiB"));
         }
         parse_size::Config::new()
             .with_binary()
@@ -44,11 +42,7 @@ pub fn human_bytes(n: u64) -> String {
         v /= 1024.0;
         unit += 1;
     }
-    if v.fract() == 0.0 {
-        format!("{v}{}", UNITS[unit])
-    } else {
-        format!("{v:.1}{}", UNITS[unit])
-    }
+    if v.fract() == 0.0 { format!("{v}{}", UNITS[unit]) } else { format!("{v:.1}{}", UNITS[unit]) }
 }
 
 /// A duration; a bare number means seconds.
@@ -60,18 +54,16 @@ impl FromStr for Seconds {
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim();
         if t.starts_with('-') {
-            return Err(format!(
-                "'{s}' is negative; a duration is zero or more, such as 30s or 2m"
-            ));
+            return Err(format!("'{s}' is negative; a duration is zero or more, such as 30s or 2m"));
         }
         if let Ok(secs) = t.parse::<f64>() {
             return Duration::try_from_secs_f64(secs)
                 .map(Seconds)
                 .map_err(|_| format!("'{s}' is not a usable number of seconds"));
         }
-        humantime::parse_duration(t).map(Seconds).map_err(|e| {
-            format!("'{s}' is not a duration ({e}); write it like 30, 30s, 2m or 1h30m")
-        })
+        humantime::parse_duration(t)
+            .map(Seconds)
+            .map_err(|e| format!("'{s}' is not a duration ({e}); write it like 30, 30s, 2m or 1h30m"))
     }
 }
 
@@ -112,14 +104,8 @@ mod tests {
     fn durations_take_units_and_bare_numbers_are_seconds() {
         assert_eq!("30".parse::<Seconds>().unwrap().0, Duration::from_secs(30));
         assert_eq!("2m".parse::<Seconds>().unwrap().0, Duration::from_secs(120));
-        assert_eq!(
-            "500ms".parse::<Seconds>().unwrap().0,
-            Duration::from_millis(500)
-        );
-        assert_eq!(
-            "1.5".parse::<Seconds>().unwrap().0,
-            Duration::from_millis(1500)
-        );
+        assert_eq!("500ms".parse::<Seconds>().unwrap().0, Duration::from_millis(500));
+        assert_eq!("1.5".parse::<Seconds>().unwrap().0, Duration::from_millis(1500));
         assert!("-5s".parse::<Seconds>().unwrap_err().contains("negative"));
         assert!("soon".parse::<Seconds>().is_err());
     }

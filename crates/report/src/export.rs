@@ -44,11 +44,7 @@ pub fn series_line(row: &SeriesRow) -> String {
 
 /// Integers without a fraction, others with enough digits to be useful.
 fn format_number(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        format!("{v:.3}")
-    }
+    if v.fract() == 0.0 && v.abs() < 1e15 { format!("{}", v as i64) } else { format!("{v:.3}") }
 }
 
 #[cfg(test)]

@@ -101,8 +101,7 @@ impl SystemSample {
             ],
             None => [None; 8],
         };
-        let mut cols: Vec<(&'static str, Option<f64>)> =
-            DISK_COLUMNS.into_iter().zip(disk).collect();
+        let mut cols: Vec<(&'static str, Option<f64>)> = DISK_COLUMNS.into_iter().zip(disk).collect();
         cols.extend([
             ("cpu_user_pct", Some(self.cpu.user_pct)),
             ("cpu_system_pct", Some(self.cpu.system_pct)),

@@ -23,10 +23,7 @@ impl AlignedBuf {
         // SAFETY: layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
-            return Err(io::Error::new(
-                io::ErrorKind::OutOfMemory,
-                "buffer allocation failed",
-            ));
+            return Err(io::Error::new(io::ErrorKind::OutOfMemory, "buffer allocation failed"));
         }
         Ok(AlignedBuf { ptr, len })
     }

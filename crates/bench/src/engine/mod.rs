@@ -113,16 +113,19 @@ pub fn open(kind: EngineKind, file: Option<&File>, slots: u32, max_len: u32) -> 
     }
 }
 
-fn plain(engine: impl IoEngine + 'static) -> Opened {
-    Opened {
-        engine: Box::new(engine),
-        fallback: None,
+/// What an engine with nothing in flight does when asked to wait: sleep out the timeout
+/// (a rate-limited worker waiting for its next issue time).
+fn idle(timeout: Option<Duration>) {
+    if let Some(t) = timeout {
+        std::thread::sleep(t);
     }
+}
+
+fn plain(engine: impl IoEngine + 'static) -> Opened {
+    Opened { engine: Box::new(engine), fallback: None }
 }
 
 /// Whether this kernel and sandbox let us set up an io_uring at all.
 pub fn io_uring_available() -> Result<(), String> {
-    io_uring::IoUring::new(2)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    io_uring::IoUring::new(2).map(|_| ()).map_err(|e| e.to_string())
 }

@@ -12,21 +12,13 @@ pub struct NullEngine {
 
 impl NullEngine {
     pub fn new(pool: AlignedBuf, max_len: u32) -> Self {
-        NullEngine {
-            pool,
-            max_len: max_len as usize,
-            queued: Vec::with_capacity(256),
-        }
+        NullEngine { pool, max_len: max_len as usize, queued: Vec::with_capacity(256) }
     }
 }
 
 impl IoEngine for NullEngine {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            kind: EngineKind::Null,
-            synchronous: false,
-            timed_wait: false,
-        }
+        Capabilities { kind: EngineKind::Null, synchronous: false, timed_wait: false }
     }
 
     fn buffer(&mut self, slot: u32) -> &mut [u8] {
@@ -34,10 +26,7 @@ impl IoEngine for NullEngine {
     }
 
     fn queue(&mut self, req: Request) {
-        self.queued.push(Completion {
-            slot: req.slot,
-            result: req.len as i32,
-        });
+        self.queued.push(Completion { slot: req.slot, result: req.len as i32 });
     }
 
     fn submit_and_reap(
@@ -46,10 +35,8 @@ impl IoEngine for NullEngine {
         timeout: Option<Duration>,
         out: &mut Vec<Completion>,
     ) -> io::Result<()> {
-        if self.queued.is_empty()
-            && let Some(t) = timeout
-        {
-            std::thread::sleep(t);
+        if self.queued.is_empty() {
+            super::idle(timeout);
         }
         out.append(&mut self.queued);
         Ok(())

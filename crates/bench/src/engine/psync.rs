@@ -40,23 +40,13 @@ impl PsyncEngine {
                 Dir::Write => libc::pwrite(self.fd, ptr, req.len as usize, off),
             }
         };
-        if n < 0 {
-            -io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO)
-        } else {
-            n as i32
-        }
+        if n < 0 { -io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { n as i32 }
     }
 }
 
 impl IoEngine for PsyncEngine {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            kind: EngineKind::Psync,
-            synchronous: true,
-            timed_wait: false,
-        }
+        Capabilities { kind: EngineKind::Psync, synchronous: true, timed_wait: false }
     }
 
     fn buffer(&mut self, slot: u32) -> &mut [u8] {
@@ -73,18 +63,13 @@ impl IoEngine for PsyncEngine {
         timeout: Option<Duration>,
         out: &mut Vec<Completion>,
     ) -> io::Result<()> {
-        if self.queued.is_empty()
-            && let Some(t) = timeout
-        {
-            std::thread::sleep(t);
+        if self.queued.is_empty() {
+            super::idle(timeout);
         }
         let queued = std::mem::take(&mut self.queued);
         for req in &queued {
             let result = self.execute(*req);
-            out.push(Completion {
-                slot: req.slot,
-                result,
-            });
+            out.push(Completion { slot: req.slot, result });
         }
         self.queued = queued;
         self.queued.clear();

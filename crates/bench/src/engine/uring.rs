@@ -26,10 +26,7 @@ impl UringEngine {
         let (ring, disabled) = build_ring(slots)?;
         ring.submitter().register_files(&[file.as_raw_fd()])?;
         let mut pool = AlignedBuf::new(slots as usize * max_len as usize)?;
-        let iov = libc::iovec {
-            iov_base: pool.as_mut_ptr().cast(),
-            iov_len: pool.len(),
-        };
+        let iov = libc::iovec { iov_base: pool.as_mut_ptr().cast(), iov_len: pool.len() };
         // SAFETY: the pool outlives the ring's use of it: both live in self, and the ring is
         // dropped (unregistering) before the pool since it is declared first.
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
@@ -49,18 +46,10 @@ impl UringEngine {
         let ptr = self.pool.piece(req.slot as usize, max_len).as_mut_ptr();
         let fd = types::Fixed(0);
         let entry = match (req.dir, self.fixed_buffers) {
-            (Dir::Read, true) => opcode::ReadFixed::new(fd, ptr, req.len, 0)
-                .offset(req.offset)
-                .build(),
-            (Dir::Write, true) => opcode::WriteFixed::new(fd, ptr, req.len, 0)
-                .offset(req.offset)
-                .build(),
-            (Dir::Read, false) => opcode::Read::new(fd, ptr, req.len)
-                .offset(req.offset)
-                .build(),
-            (Dir::Write, false) => opcode::Write::new(fd, ptr, req.len)
-                .offset(req.offset)
-                .build(),
+            (Dir::Read, true) => opcode::ReadFixed::new(fd, ptr, req.len, 0).offset(req.offset).build(),
+            (Dir::Write, true) => opcode::WriteFixed::new(fd, ptr, req.len, 0).offset(req.offset).build(),
+            (Dir::Read, false) => opcode::Read::new(fd, ptr, req.len).offset(req.offset).build(),
+            (Dir::Write, false) => opcode::Write::new(fd, ptr, req.len).offset(req.offset).build(),
         };
         entry.user_data(req.slot as u64)
     }
@@ -87,11 +76,7 @@ fn build_ring(slots: u32) -> io::Result<(IoUring, bool)> {
 
 impl IoEngine for UringEngine {
     fn capabilities(&self) -> Capabilities {
-        Capabilities {
-            kind: EngineKind::IoUring,
-            synchronous: false,
-            timed_wait: true,
-        }
+        Capabilities { kind: EngineKind::IoUring, synchronous: false, timed_wait: true }
     }
 
     fn start(&mut self) -> io::Result<()> {
@@ -110,8 +95,7 @@ impl IoEngine for UringEngine {
         // SAFETY: the buffer and file the entry names live as long as the ring. The ring has
         // one entry per slot and a slot is queued only when its previous request completed,
         // so the submission queue cannot be full.
-        unsafe { self.ring.submission().push(&entry) }
-            .expect("submission queue sized for every slot");
+        unsafe { self.ring.submission().push(&entry) }.expect("submission queue sized for every slot");
         self.pending += 1;
     }
 
@@ -132,18 +116,11 @@ impl IoEngine for UringEngine {
         };
         match result {
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.raw_os_error(),
-                    Some(libc::ETIME | libc::EINTR | libc::EBUSY)
-                ) => {}
+            Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => {}
             Err(e) => return Err(e),
         }
         for cqe in self.ring.completion() {
-            out.push(Completion {
-                slot: cqe.user_data() as u32,
-                result: cqe.result(),
-            });
+            out.push(Completion { slot: cqe.user_data() as u32, result: cqe.result() });
             self.pending -= 1;
         }
         Ok(())

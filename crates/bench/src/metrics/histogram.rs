@@ -23,8 +23,7 @@ impl Default for LatencyHistogram {
 
 impl LatencyHistogram {
     pub fn new() -> Self {
-        let inner =
-            Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid static bounds");
+        let inner = Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid static bounds");
         LatencyHistogram { inner }
     }
 
@@ -44,9 +43,7 @@ impl LatencyHistogram {
 
     /// Adds every value of `other`; exact.
     pub fn merge(&mut self, other: &LatencyHistogram) {
-        self.inner
-            .add(&other.inner)
-            .expect("histograms share bounds");
+        self.inner.add(&other.inner).expect("histograms share bounds");
     }
 
     pub fn reset(&mut self) {
@@ -83,18 +80,14 @@ impl LatencyHistogram {
     /// HdrHistogram's compressed V2 encoding, as HdrHistogram tools read and merge it.
     pub fn encode(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        V2DeflateSerializer::new()
-            .serialize(&self.inner, &mut out)
-            .expect("in-memory write");
+        V2DeflateSerializer::new().serialize(&self.inner, &mut out).expect("in-memory write");
         out
     }
 
     /// Decodes `encode`'s output.
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
         let mut d = hdrhistogram::serialization::Deserializer::new();
-        let inner: Histogram<u64> = d
-            .deserialize(&mut &bytes[..])
-            .map_err(|e| format!("{e:?}"))?;
+        let inner: Histogram<u64> = d.deserialize(&mut &bytes[..]).map_err(|e| format!("{e:?}"))?;
         Ok(LatencyHistogram { inner })
     }
 }
@@ -110,19 +103,14 @@ mod tests {
 
     #[test]
     fn percentiles_are_within_a_tenth_of_a_percent_of_the_exact_ones() {
-        let mut values: Vec<u64> = (0..100_000u64)
-            .map(|i| 1_000 + (i * 7_919) % 5_000_000)
-            .collect();
+        let mut values: Vec<u64> = (0..100_000u64).map(|i| 1_000 + (i * 7_919) % 5_000_000).collect();
         let mut h = LatencyHistogram::new();
         values.iter().for_each(|v| h.record(*v));
         values.sort_unstable();
         for q in [0.5, 0.9, 0.99, 0.999, 0.9999] {
             let exact = exact_quantile(&values, q) as f64;
             let got = h.quantile_ns(q) as f64;
-            assert!(
-                (got - exact).abs() / exact <= 0.001,
-                "q={q}: got {got}, exact {exact}"
-            );
+            assert!((got - exact).abs() / exact <= 0.001, "q={q}: got {got}, exact {exact}");
         }
         let s = h.summary().unwrap();
         assert_eq!(s.min, 1_000);
@@ -131,11 +119,8 @@ mod tests {
 
     #[test]
     fn merging_two_halves_equals_recording_everything_in_one() {
-        let (mut a, mut b, mut all) = (
-            LatencyHistogram::new(),
-            LatencyHistogram::new(),
-            LatencyHistogram::new(),
-        );
+        let (mut a, mut b, mut all) =
+            (LatencyHistogram::new(), LatencyHistogram::new(), LatencyHistogram::new());
         for i in 0..10_000u64 {
             let v = 500 + i * i % 1_000_003;
             if i % 2 == 0 {

@@ -14,14 +14,8 @@ pub struct HlogWriter<W: Write> {
 impl<W: Write> HlogWriter<W> {
     /// Writes the log header; `start_epoch_s` is the run's start in seconds since 1970.
     pub fn new(mut out: W, start_epoch_s: f64) -> io::Result<Self> {
-        writeln!(
-            out,
-            "#storbench latency histograms: values in nanoseconds; Interval_Max in milliseconds"
-        )?;
-        writeln!(
-            out,
-            "#[StartTime: {start_epoch_s:.3} (seconds since epoch)]"
-        )?;
+        writeln!(out, "#storbench latency histograms: values in nanoseconds; Interval_Max in milliseconds")?;
+        writeln!(out, "#[StartTime: {start_epoch_s:.3} (seconds since epoch)]")?;
         writeln!(out, "#[BaseTime: {start_epoch_s:.3} (seconds since epoch)]")?;
         writeln!(
             out,
@@ -31,23 +25,10 @@ impl<W: Write> HlogWriter<W> {
     }
 
     /// One histogram covering `start_s..start_s + length_s` (seconds since the run's start).
-    pub fn write(
-        &mut self,
-        tag: &str,
-        start_s: f64,
-        length_s: f64,
-        h: &LatencyHistogram,
-    ) -> io::Result<()> {
+    pub fn write(&mut self, tag: &str, start_s: f64, length_s: f64, h: &LatencyHistogram) -> io::Result<()> {
         let encoded = base64::engine::general_purpose::STANDARD.encode(h.encode());
-        let max_ms = if h.is_empty() {
-            0.0
-        } else {
-            h.quantile_ns(1.0) as f64 / 1e6
-        };
-        writeln!(
-            self.out,
-            "Tag={tag},{start_s:.3},{length_s:.3},{max_ms:.3},{encoded}"
-        )
+        let max_ms = if h.is_empty() { 0.0 } else { h.quantile_ns(1.0) as f64 / 1e6 };
+        writeln!(self.out, "Tag={tag},{start_s:.3},{length_s:.3},{max_ms:.3},{encoded}")
     }
 
     pub fn flush(&mut self) -> io::Result<()> {
@@ -67,9 +48,7 @@ pub fn read_hlog(text: &str) -> Result<Vec<(String, f64, f64, LatencyHistogram)>
         let [tag, start, len, _max, data] = fields[..] else {
             return Err(format!("bad line: {line}"));
         };
-        let bytes = base64::engine::general_purpose::STANDARD
-            .decode(data)
-            .map_err(|e| e.to_string())?;
+        let bytes = base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| e.to_string())?;
         let num = |s: &str| s.parse::<f64>().map_err(|e| e.to_string());
         out.push((
             tag.trim_start_matches("Tag=").to_string(),

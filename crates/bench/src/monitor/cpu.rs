@@ -33,14 +33,8 @@ pub struct CpuTimes {
 /// Old kernels print fewer columns (iowait from 2.5.41, steal from 2.6.11); missing columns
 /// count as zero. `None` when there is no such line or it has fewer than the first four.
 pub fn parse_stat(text: &str) -> Option<CpuTimes> {
-    let line = text
-        .lines()
-        .find(|l| l.split_whitespace().next() == Some("cpu"))?;
-    let f = line
-        .split_whitespace()
-        .skip(1)
-        .map(|t| t.parse::<u64>().ok())
-        .collect::<Option<Vec<u64>>>()?;
+    let line = text.lines().find(|l| l.split_whitespace().next() == Some("cpu"))?;
+    let f = line.split_whitespace().skip(1).map(|t| t.parse::<u64>().ok()).collect::<Option<Vec<u64>>>()?;
     if f.len() < 4 {
         return None;
     }
@@ -158,10 +152,7 @@ mod tests {
     #[test]
     fn accepts_old_kernels_with_fewer_columns_and_rejects_garbage() {
         let t = parse_stat("cpu 1 2 3 4\n").unwrap();
-        assert_eq!(
-            (t.user, t.nice, t.system, t.idle, t.iowait, t.steal),
-            (1, 2, 3, 4, 0, 0)
-        );
+        assert_eq!((t.user, t.nice, t.system, t.idle, t.iowait, t.steal), (1, 2, 3, 4, 0, 0));
         assert_eq!(parse_stat("cpu 1 2 3\n"), None);
         assert_eq!(parse_stat("cpu0 1 2 3 4\n"), None);
         assert_eq!(parse_stat("cpu 1 2 x 4\n"), None);
@@ -181,18 +172,8 @@ mod tests {
 
     #[test]
     fn a_counter_going_backwards_keeps_shares_within_bounds() {
-        let a = CpuTimes {
-            user: 100,
-            idle: 100,
-            iowait: 50,
-            ..CpuTimes::default()
-        };
-        let b = CpuTimes {
-            user: 200,
-            idle: 200,
-            iowait: 40,
-            ..CpuTimes::default()
-        };
+        let a = CpuTimes { user: 100, idle: 100, iowait: 50, ..CpuTimes::default() };
+        let b = CpuTimes { user: 200, idle: 200, iowait: 40, ..CpuTimes::default() };
         let s = cpu_sample(&a, &b);
         assert_eq!(s.iowait_pct, 0.0);
         assert_eq!(s.user_pct, 50.0);
@@ -201,16 +182,10 @@ mod tests {
 
     #[test]
     fn own_cpu_as_percent_of_one_core() {
-        let pct = self_cpu_pct(
-            Duration::from_millis(100),
-            Duration::from_millis(400),
-            Duration::from_millis(200),
-        );
+        let pct =
+            self_cpu_pct(Duration::from_millis(100), Duration::from_millis(400), Duration::from_millis(200));
         assert!((pct - 150.0).abs() < 1e-9);
-        assert_eq!(
-            self_cpu_pct(Duration::ZERO, Duration::from_secs(1), Duration::ZERO),
-            0.0
-        );
+        assert_eq!(self_cpu_pct(Duration::ZERO, Duration::from_secs(1), Duration::ZERO), 0.0);
     }
 
     #[test]

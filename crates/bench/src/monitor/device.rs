@@ -33,11 +33,7 @@ pub fn resolve_device(path: &Path) -> io::Result<Option<DeviceInfo>> {
 /// [`resolve_device`] with the sysfs root and mountinfo file given.
 fn resolve_with(sys: &Path, mountinfo: &Path, path: &Path) -> io::Result<Option<DeviceInfo>> {
     let meta = fs::metadata(path)?;
-    let dev = if meta.file_type().is_block_device() {
-        meta.rdev()
-    } else {
-        meta.dev()
-    };
+    let dev = if meta.file_type().is_block_device() { meta.rdev() } else { meta.dev() };
     let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
     if let Some(info) = describe_dev(sys, major, minor) {
         return Ok(Some(info));
@@ -73,11 +69,7 @@ pub fn describe_dev(sys: &Path, major: u32, minor: u32) -> Option<DeviceInfo> {
 /// Everything storbench reports about the device called `name` (its `/proc/diskstats` name).
 fn describe(sys: &Path, name: &str, dev: String) -> DeviceInfo {
     let kind = kind_of(sys, name);
-    let parent = if kind == "partition" {
-        parent_disk(sys, name)
-    } else {
-        None
-    };
+    let parent = if kind == "partition" { parent_disk(sys, name) } else { None };
     // Queue limits, members and RAID level belong to the whole device; a partition has no
     // queue/ or slaves/ of its own and inherits its disk's.
     let owner = block_dir(sys, parent.as_deref().unwrap_or(name));
@@ -125,9 +117,7 @@ fn slaves(dir: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(dir.join("slaves")) else {
         return Vec::new();
     };
-    let mut names: Vec<String> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .collect();
+    let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
     names.sort();
     names
 }
@@ -200,9 +190,7 @@ fn unescape(field: &str) -> String {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let octal = bytes
-            .get(i + 1..i + 4)
-            .filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
+        let octal = bytes.get(i + 1..i + 4).filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
         match octal {
             Some(d) if bytes[i] == b'\\' => {
                 let value = d.iter().fold(0u32, |v, b| v * 8 + u32::from(b - b'0'));
@@ -245,9 +233,7 @@ pub(crate) mod tests {
 
     impl FakeSys {
         fn new() -> Self {
-            let fake = FakeSys {
-                dir: tempfile::tempdir().unwrap(),
-            };
+            let fake = FakeSys { dir: tempfile::tempdir().unwrap() };
             fake.disk("sda", "8:0", "1", 512, 4096);
             fake.partition("sda", "sda1", "8:1");
             fake.disk("sdb", "8:16", "0", 512, 512);
@@ -280,38 +266,24 @@ pub(crate) mod tests {
                 fs::create_dir_all(link.parent().unwrap()).unwrap();
                 symlink(format!("../../devices/virtual/block/{rel_dir}"), link).unwrap();
             }
-            self.write(
-                &format!("devices/virtual/block/{rel_dir}/dev"),
-                &format!("{dev}\n"),
-            );
+            self.write(&format!("devices/virtual/block/{rel_dir}/dev"), &format!("{dev}\n"));
         }
 
         fn disk(&self, name: &str, dev: &str, rotational: &str, logical: u32, physical: u32) {
             self.register(name, dev, name);
             let queue = format!("devices/virtual/block/{name}/queue");
             self.write(&format!("{queue}/rotational"), &format!("{rotational}\n"));
-            self.write(
-                &format!("{queue}/logical_block_size"),
-                &format!("{logical}\n"),
-            );
-            self.write(
-                &format!("{queue}/physical_block_size"),
-                &format!("{physical}\n"),
-            );
+            self.write(&format!("{queue}/logical_block_size"), &format!("{logical}\n"));
+            self.write(&format!("{queue}/physical_block_size"), &format!("{physical}\n"));
         }
 
         fn partition(&self, disk: &str, name: &str, dev: &str) {
             self.register(name, dev, &format!("{disk}/{name}"));
-            self.write(
-                &format!("devices/virtual/block/{disk}/{name}/partition"),
-                "1\n",
-            );
+            self.write(&format!("devices/virtual/block/{disk}/{name}/partition"), "1\n");
         }
 
         fn slave(&self, holder: &str, name: &str, rel_target: &str) {
-            let link = self
-                .root()
-                .join(format!("devices/virtual/block/{holder}/slaves/{name}"));
+            let link = self.root().join(format!("devices/virtual/block/{holder}/slaves/{name}"));
             fs::create_dir_all(link.parent().unwrap()).unwrap();
             symlink(format!("../../{rel_target}"), link).unwrap();
         }
@@ -379,10 +351,7 @@ pub(crate) mod tests {
         assert_eq!(src("/homework").as_deref(), Some("/dev/vda"));
         assert_eq!(src("/dev/shm/x").as_deref(), Some("other"));
         assert_eq!(src("/dev/sda").as_deref(), Some("devtmpfs"));
-        assert_eq!(
-            src("/mnt/my disk/f").as_deref(),
-            Some("/dev/mapper/vg-my lv")
-        );
+        assert_eq!(src("/mnt/my disk/f").as_deref(), Some("/dev/mapper/vg-my lv"));
         assert_eq!(mount_source("", Path::new("/")), None);
         assert_eq!(mount_source("garbage line\n", Path::new("/")), None);
     }

@@ -73,9 +73,7 @@ pub fn parse_line(line: &str) -> Option<(&str, DiskCounters)> {
     let _major: u32 = tokens.next()?.parse().ok()?;
     let _minor: u32 = tokens.next()?.parse().ok()?;
     let name = tokens.next()?;
-    let f = tokens
-        .map(|t| t.parse::<u64>().ok())
-        .collect::<Option<Vec<u64>>>()?;
+    let f = tokens.map(|t| t.parse::<u64>().ok()).collect::<Option<Vec<u64>>>()?;
     if f.len() < 11 {
         return None;
     }
@@ -85,10 +83,7 @@ pub fn parse_line(line: &str) -> Option<(&str, DiskCounters)> {
         sectors: f[13],
         ms: f[14],
     });
-    let flush = (f.len() >= 17).then(|| FlushCounters {
-        completed: f[15],
-        ms: f[16],
-    });
+    let flush = (f.len() >= 17).then(|| FlushCounters { completed: f[15], ms: f[16] });
     let counters = DiskCounters {
         reads: f[0],
         reads_merged: f[1],
@@ -109,10 +104,7 @@ pub fn parse_line(line: &str) -> Option<(&str, DiskCounters)> {
 
 /// Finds the counters of the device called `name` in the text of `/proc/diskstats`.
 pub fn find_device(text: &str, name: &str) -> Option<DiskCounters> {
-    text.lines()
-        .filter_map(parse_line)
-        .find(|(n, _)| *n == name)
-        .map(|(_, c)| c)
+    text.lines().filter_map(parse_line).find(|(n, _)| *n == name).map(|(_, c)| c)
 }
 
 /// Reads the current counters of `name`; `Ok(None)` when the kernel lists no such device.
@@ -133,11 +125,7 @@ pub fn counter_delta(prev: u64, cur: u64) -> u64 {
     }
     let fits_u32 = prev <= u64::from(u32::MAX);
     let wrapped = (cur as u32).wrapping_sub(prev as u32) as u64;
-    if fits_u32 && cur <= u64::from(u32::MAX) && wrapped < WRAP_LIMIT {
-        wrapped
-    } else {
-        cur
-    }
+    if fits_u32 && cur <= u64::from(u32::MAX) && wrapped < WRAP_LIMIT { wrapped } else { cur }
 }
 
 /// Computes iostat's figures from two readings taken `interval` apart.
@@ -145,11 +133,7 @@ pub fn counter_delta(prev: u64, cur: u64) -> u64 {
 /// Returns `None` for an empty interval, where no rate can be defined. Await is `None` in a
 /// direction where no request completed; busy percent is clamped to 0..=100 because io_ticks
 /// is accounted in jiffies and can slightly exceed the wall time between two reads.
-pub fn disk_sample(
-    prev: &DiskCounters,
-    cur: &DiskCounters,
-    interval: Duration,
-) -> Option<DiskSample> {
+pub fn disk_sample(prev: &DiskCounters, cur: &DiskCounters, interval: Duration) -> Option<DiskSample> {
     let secs = interval.as_secs_f64();
     if secs <= 0.0 {
         return None;
@@ -186,16 +170,7 @@ mod tests {
     /// Counters from `[reads, sectors_read, read_ms, writes, sectors_written, write_ms,
     /// io_ticks_ms, weighted_ms]`, the fields the rates use.
     fn counters(f: [u64; 8]) -> DiskCounters {
-        let [
-            reads,
-            sectors_read,
-            read_ms,
-            writes,
-            sectors_written,
-            write_ms,
-            ticks,
-            weighted,
-        ] = f;
+        let [reads, sectors_read, read_ms, writes, sectors_written, write_ms, ticks, weighted] = f;
         DiskCounters {
             reads,
             sectors_read,
@@ -226,30 +201,16 @@ mod tests {
         assert_eq!(c.weighted_ms, 33068);
         assert_eq!(
             c.discard,
-            Some(DiscardCounters {
-                completed: 10121,
-                merged: 11,
-                sectors: 1021728,
-                ms: 837
-            })
+            Some(DiscardCounters { completed: 10121, merged: 11, sectors: 1021728, ms: 837 })
         );
-        assert_eq!(
-            c.flush,
-            Some(FlushCounters {
-                completed: 5794,
-                ms: 525
-            })
-        );
+        assert_eq!(c.flush, Some(FlushCounters { completed: 5794, ms: 525 }));
     }
 
     #[test]
     fn parses_an_11_field_line_without_discards_or_flushes() {
         let (name, c) = parse_line(LINE_11).unwrap();
         assert_eq!(name, "sda");
-        assert_eq!(
-            (c.reads, c.sectors_read, c.writes, c.write_ms),
-            (1000, 80000, 2000, 4000)
-        );
+        assert_eq!((c.reads, c.sectors_read, c.writes, c.write_ms), (1000, 80000, 2000, 4000));
         assert_eq!((c.in_flight, c.io_ticks_ms, c.weighted_ms), (2, 3000, 4600));
         assert_eq!(c.discard, None);
         assert_eq!(c.flush, None);

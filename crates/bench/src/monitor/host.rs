@@ -16,11 +16,7 @@ mod tests {
     #[test]
     fn the_host_has_a_kernel_release_and_at_least_one_cpu() {
         let h = super::host();
-        assert!(
-            h.kernel.chars().next().is_some_and(|c| c.is_ascii_digit()),
-            "{}",
-            h.kernel
-        );
+        assert!(h.kernel.chars().next().is_some_and(|c| c.is_ascii_digit()), "{}", h.kernel);
         assert!(h.cpus >= 1);
     }
 }

@@ -70,12 +70,7 @@ impl SystemSampler {
 fn read(device: Option<&str>) -> Reading {
     let at = Instant::now();
     let disk = device.and_then(|name| diskstats::read_device(name).ok().flatten());
-    Reading {
-        at,
-        disk,
-        cpu: cpu::read_stat().ok().flatten(),
-        self_cpu: cpu::self_cpu_time(),
-    }
+    Reading { at, disk, cpu: cpu::read_stat().ok().flatten(), self_cpu: cpu::self_cpu_time() }
 }
 
 #[cfg(test)]
@@ -112,19 +107,14 @@ mod tests {
         ] {
             assert_finite_non_negative(what, v);
         }
-        for (what, v) in [
-            ("read_await", d.read_await_ms),
-            ("write_await", d.write_await_ms),
-        ] {
+        for (what, v) in [("read_await", d.read_await_ms), ("write_await", d.write_await_ms)] {
             assert_finite_non_negative(what, v.unwrap_or(0.0));
         }
         assert!(d.writes_per_sec > 0.0, "fsyncs must reach the disk: {d:?}");
         assert!(d.busy_pct <= 100.0);
-        for (what, v) in [
-            ("user", s.cpu.user_pct),
-            ("system", s.cpu.system_pct),
-            ("iowait", s.cpu.iowait_pct),
-        ] {
+        for (what, v) in
+            [("user", s.cpu.user_pct), ("system", s.cpu.system_pct), ("iowait", s.cpu.iowait_pct)]
+        {
             assert!((0.0..=100.0).contains(&v), "cpu {what} = {v}");
         }
         assert!(s.mem_available_bytes > 0);

@@ -31,10 +31,7 @@ pub struct Collector<T> {
 
 impl<T: IntervalData> Collector<T> {
     pub fn new(workers: usize) -> Self {
-        Collector {
-            next_index: vec![Some(0); workers],
-            pending: BTreeMap::new(),
-        }
+        Collector { next_index: vec![Some(0); workers], pending: BTreeMap::new() }
     }
 
     /// Takes worker `worker`'s report of interval `index`, which ended at `end_ns`.
@@ -64,10 +61,7 @@ impl<T: IntervalData> Collector<T> {
         let mut out = Vec::new();
         while let Some(entry) = self.pending.first_entry() {
             let index = *entry.key();
-            let waiting = self
-                .next_index
-                .iter()
-                .any(|n| matches!(n, Some(next) if *next <= index));
+            let waiting = self.next_index.iter().any(|n| matches!(n, Some(next) if *next <= index));
             if waiting {
                 break;
             }
@@ -107,11 +101,7 @@ mod tests {
         c.finish(1);
         c.report(0, 1, 20, &Count(3));
         c.report(0, 2, 30, &Count(4));
-        let got: Vec<u64> = c
-            .take_complete()
-            .into_iter()
-            .map(|(i, _, d)| i * 100 + d.0)
-            .collect();
+        let got: Vec<u64> = c.take_complete().into_iter().map(|(i, _, d)| i * 100 + d.0).collect();
         assert_eq!(got, vec![2, 103, 204]);
         c.finish(0);
         assert!(c.all_finished());

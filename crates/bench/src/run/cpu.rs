@@ -12,10 +12,7 @@ pub struct CpuTimes {
 impl CpuTimes {
     /// CPU used between `earlier` and `self`.
     pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
-        CpuTimes {
-            user: self.user.saturating_sub(earlier.user),
-            sys: self.sys.saturating_sub(earlier.sys),
-        }
+        CpuTimes { user: self.user.saturating_sub(earlier.user), sys: self.sys.saturating_sub(earlier.sys) }
     }
 
     pub fn total(&self) -> Duration {

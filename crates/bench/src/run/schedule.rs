@@ -29,20 +29,12 @@ impl Schedule {
     }
 
     pub fn phase(&self, index: u64) -> Phase {
-        if index < self.ramp_intervals() {
-            Phase::Ramp
-        } else {
-            Phase::Measure
-        }
+        if index < self.ramp_intervals() { Phase::Ramp } else { Phase::Measure }
     }
 
     /// Start of interval `index`.
     pub fn interval_start(&self, index: u64) -> u64 {
-        if index == 0 {
-            0
-        } else {
-            self.boundary(index - 1)
-        }
+        if index == 0 { 0 } else { self.boundary(index - 1) }
     }
 }
 
@@ -56,11 +48,7 @@ pub struct IntervalClock {
 
 impl IntervalClock {
     pub fn new(schedule: Schedule) -> Self {
-        IntervalClock {
-            schedule,
-            index: 0,
-            next_boundary: schedule.boundary(0),
-        }
+        IntervalClock { schedule, index: 0, next_boundary: schedule.boundary(0) }
     }
 
     pub fn index(&self) -> u64 {
@@ -96,17 +84,10 @@ mod tests {
 
     #[test]
     fn a_fractional_ramp_ends_on_a_boundary_and_measured_intervals_follow_in_whole_seconds() {
-        let s = Schedule {
-            ramp_ns: 2 * S + S / 2,
-            end_ns: Some(5 * S),
-            interval_ns: S,
-        };
+        let s = Schedule { ramp_ns: 2 * S + S / 2, end_ns: Some(5 * S), interval_ns: S };
         assert_eq!(s.ramp_intervals(), 3);
         let bounds: Vec<u64> = (0..5).map(|i| s.boundary(i)).collect();
-        assert_eq!(
-            bounds,
-            vec![S, 2 * S, 2 * S + S / 2, 3 * S + S / 2, 4 * S + S / 2]
-        );
+        assert_eq!(bounds, vec![S, 2 * S, 2 * S + S / 2, 3 * S + S / 2, 4 * S + S / 2]);
         assert_eq!(s.phase(2), Phase::Ramp);
         assert_eq!(s.phase(3), Phase::Measure);
         assert_eq!(s.interval_start(3), 2 * S + S / 2);
@@ -114,11 +95,7 @@ mod tests {
 
     #[test]
     fn without_a_ramp_the_first_interval_is_measured() {
-        let s = Schedule {
-            ramp_ns: 0,
-            end_ns: None,
-            interval_ns: S,
-        };
+        let s = Schedule { ramp_ns: 0, end_ns: None, interval_ns: S };
         assert_eq!(s.ramp_intervals(), 0);
         assert_eq!(s.phase(0), Phase::Measure);
         assert_eq!(s.boundary(0), S);
@@ -126,11 +103,7 @@ mod tests {
 
     #[test]
     fn the_clock_advances_through_the_boundaries() {
-        let mut c = IntervalClock::new(Schedule {
-            ramp_ns: S,
-            end_ns: None,
-            interval_ns: S,
-        });
+        let mut c = IntervalClock::new(Schedule { ramp_ns: S, end_ns: None, interval_ns: S });
         assert!(!c.due(S - 1));
         assert!(c.due(S));
         c.advance();

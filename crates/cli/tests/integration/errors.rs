@@ -8,19 +8,10 @@ use std::path::Path;
 /// backtrace, and that no results directory was created.
 fn refuses(dir: &Path, args: &[&str], needle: &str) {
     let results = dir.join("results");
-    let a = storbench()
-        .arg("io")
-        .args(args)
-        .arg("--output-dir")
-        .arg(&results)
-        .assert()
-        .code(2);
+    let a = storbench().arg("io").args(args).arg("--output-dir").arg(&results).assert().code(2);
     let err = String::from_utf8_lossy(&a.get_output().stderr).to_string();
     assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{err}"
-    );
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
     assert!(!results.exists(), "nothing may be written on bad input");
 }
 
@@ -28,47 +19,29 @@ fn refuses(dir: &Path, args: &[&str], needle: &str) {
 fn a_block_size_that_o_direct_cannot_use_is_refused_before_anything_is_written() {
     let dir = disk_tempdir();
     let t = dir.path().to_str().unwrap();
-    refuses(
-        dir.path(),
-        &["--target", t, "--bs", "1000", "--size", "1MiB"],
-        "--buffered",
-    );
-    assert!(
-        !dir.path().join("storbench-io.dat").exists(),
-        "no test file was created"
-    );
+    refuses(dir.path(), &["--target", t, "--bs", "1000", "--size", "1MiB"], "--buffered");
+    assert!(!dir.path().join("storbench-io.dat").exists(), "no test file was created");
 }
 
 #[test]
 fn a_size_smaller_than_a_block_is_refused() {
     let dir = disk_tempdir();
     let t = dir.path().to_str().unwrap();
-    refuses(
-        dir.path(),
-        &["--target", t, "--bs", "64k", "--size", "4k"],
-        "smaller than one 65536-byte block",
-    );
+    refuses(dir.path(), &["--target", t, "--bs", "64k", "--size", "4k"], "smaller than one 65536-byte block");
 }
 
 #[test]
 fn a_path_in_a_missing_directory_is_refused() {
     let dir = disk_tempdir();
     let t = dir.path().join("no/such/dir/file.dat");
-    refuses(
-        dir.path(),
-        &["--target", t.to_str().unwrap()],
-        "does not exist",
-    );
+    refuses(dir.path(), &["--target", t.to_str().unwrap()], "does not exist");
 }
 
 /// Makes a directory unwritable even for root (the immutable attribute) while it lives.
 struct Immutable(std::path::PathBuf);
 impl Drop for Immutable {
     fn drop(&mut self) {
-        let _ = std::process::Command::new("chattr")
-            .arg("-i")
-            .arg(&self.0)
-            .status();
+        let _ = std::process::Command::new("chattr").arg("-i").arg(&self.0).status();
     }
 }
 
@@ -77,91 +50,44 @@ fn an_unwritable_directory_is_refused() {
     let dir = disk_tempdir();
     let locked = dir.path().join("locked");
     std::fs::create_dir(&locked).unwrap();
-    let made = std::process::Command::new("chattr")
-        .arg("+i")
-        .arg(&locked)
-        .status();
+    let made = std::process::Command::new("chattr").arg("+i").arg(&locked).status();
     if !made.is_ok_and(|s| s.success()) {
         eprintln!("skipped: chattr +i is not available on this filesystem");
         return;
     }
     let _guard = Immutable(locked.clone());
-    refuses(
-        dir.path(),
-        &["--target", locked.to_str().unwrap(), "--size", "1MiB"],
-        "not writable",
-    );
+    refuses(dir.path(), &["--target", locked.to_str().unwrap(), "--size", "1MiB"], "not writable");
 }
 
 #[test]
 fn not_enough_free_space_is_refused() {
     let dir = disk_tempdir();
     let t = dir.path().to_str().unwrap();
-    refuses(
-        dir.path(),
-        &["--target", t, "--size", "900TiB"],
-        "not enough free space",
-    );
+    refuses(dir.path(), &["--target", t, "--size", "900TiB"], "not enough free space");
 }
 
 #[test]
 fn unknown_profiles_patterns_and_distributions_are_refused_with_the_choices() {
     let dir = disk_tempdir();
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--profile", "tpcc"],
-        "the profile sets are: sqlio",
-    );
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--rw", "randomread"],
-        "use read, write, randread",
-    );
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--random-distribution", "zipf:-1"],
-        "zipf:1.2",
-    );
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--bs", "4k/0:8k/10"],
-        "above 0",
-    );
+    refuses(dir.path(), &["--engine", "null", "--profile", "tpcc"], "the profile sets are: sqlio");
+    refuses(dir.path(), &["--engine", "null", "--rw", "randomread"], "use read, write, randread");
+    refuses(dir.path(), &["--engine", "null", "--random-distribution", "zipf:-1"], "zipf:1.2");
+    refuses(dir.path(), &["--engine", "null", "--bs", "4k/0:8k/10"], "above 0");
 }
 
 #[test]
 fn negative_and_zero_durations_are_refused() {
     let dir = disk_tempdir();
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--runtime=-5s"],
-        "negative",
-    );
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--runtime", "0"],
-        "more than 0",
-    );
+    refuses(dir.path(), &["--engine", "null", "--runtime=-5s"], "negative");
+    refuses(dir.path(), &["--engine", "null", "--runtime", "0"], "more than 0");
 }
 
 #[test]
 fn conflicting_options_are_refused() {
     let dir = disk_tempdir();
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--runtime", "5s", "--io-size", "1M"],
-        "cannot be used with",
-    );
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--profile", "sqlio", "--bs", "4k"],
-        "drop those options",
-    );
-    refuses(
-        dir.path(),
-        &["--engine", "null", "--verify", "--bs", "4k/1:8k/1"],
-        "single --bs",
-    );
+    refuses(dir.path(), &["--engine", "null", "--runtime", "5s", "--io-size", "1M"], "cannot be used with");
+    refuses(dir.path(), &["--engine", "null", "--profile", "sqlio", "--bs", "4k"], "drop those options");
+    refuses(dir.path(), &["--engine", "null", "--verify", "--bs", "4k/1:8k/1"], "single --bs");
 }
 
 #[test]
@@ -169,15 +95,8 @@ fn a_file_storbench_did_not_create_is_not_overwritten() {
     let dir = disk_tempdir();
     let file = dir.path().join("precious.db");
     std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
-    refuses(
-        dir.path(),
-        &["--target", file.to_str().unwrap(), "--rw", "randwrite"],
-        "--force",
-    );
-    assert!(
-        std::fs::read(&file).unwrap().iter().all(|&b| b == 7),
-        "contents untouched"
-    );
+    refuses(dir.path(), &["--target", file.to_str().unwrap(), "--rw", "randwrite"], "--force");
+    assert!(std::fs::read(&file).unwrap().iter().all(|&b| b == 7), "contents untouched");
 }
 
 #[test]
@@ -186,16 +105,7 @@ fn a_file_storbench_did_not_create_may_be_read() {
     let file = dir.path().join("existing.dat");
     std::fs::write(&file, vec![9u8; 1 << 20]).unwrap();
     storbench()
-        .args([
-            "io",
-            "--rw",
-            "randread",
-            "--runtime",
-            "0.2",
-            "--ramp",
-            "0",
-            "--target",
-        ])
+        .args(["io", "--rw", "randread", "--runtime", "0.2", "--ramp", "0", "--target"])
         .arg(&file)
         .arg("--output-dir")
         .arg(dir.path().join("r"))
@@ -207,12 +117,7 @@ fn a_file_storbench_did_not_create_may_be_read() {
 /// The block device under the root filesystem, through /dev/block/MAJ:MIN.
 fn root_block_device() -> Option<String> {
     let info = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let dev = info
-        .lines()
-        .find(|l| l.split(' ').nth(4) == Some("/"))?
-        .split(' ')
-        .nth(2)?
-        .to_string();
+    let dev = info.lines().find(|l| l.split(' ').nth(4) == Some("/"))?.split(' ').nth(2)?.to_string();
     let path = format!("/dev/block/{dev}");
     std::fs::metadata(&path).ok().map(|_| path)
 }
@@ -224,21 +129,6 @@ fn a_block_device_needs_allow_device_and_a_mounted_one_is_refused_even_with_forc
         return;
     };
     let dir = disk_tempdir();
-    refuses(
-        dir.path(),
-        &["--target", &dev, "--rw", "randread"],
-        "--allow-device",
-    );
-    refuses(
-        dir.path(),
-        &[
-            "--target",
-            &dev,
-            "--allow-device",
-            "--force",
-            "--rw",
-            "randwrite",
-        ],
-        "mounted",
-    );
+    refuses(dir.path(), &["--target", &dev, "--rw", "randread"], "--allow-device");
+    refuses(dir.path(), &["--target", &dev, "--allow-device", "--force", "--rw", "randwrite"], "mounted");
 }

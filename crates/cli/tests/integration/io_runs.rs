@@ -1,38 +1,19 @@
 //! Real I/O on temporary files: io_uring and psync, the SQLIO set, verification, and what a
 //! bundle holds.
 
-use crate::support::{disk_tempdir, json, only_bundle, storbench};
+use crate::support::{disk_tempdir, io_in, only_bundle, stderr_text, stdout_json, storbench};
 use std::path::Path;
 
+/// A one-second job on a 32 MiB file in `dir`, its summary.json.
 fn run_json(dir: &Path, extra: &[&str]) -> serde_json::Value {
-    let a = storbench()
-        .args([
-            "io",
-            "--size",
-            "32MiB",
-            "--runtime",
-            "1s",
-            "--ramp",
-            "0",
-            "--json",
-        ])
-        .arg("--target")
-        .arg(dir)
-        .arg("--output-dir")
-        .arg(dir.join("results"))
-        .args(extra)
-        .assert()
-        .success();
-    json(&a.get_output().stdout)
+    let args = [&["--size", "32MiB", "--runtime", "1s", "--json"], extra].concat();
+    stdout_json(&io_in(dir, &args))
 }
 
 #[test]
 fn io_uring_random_reads_on_a_new_file_use_o_direct_and_fill_the_bundle() {
     let dir = disk_tempdir();
-    let s = run_json(
-        dir.path(),
-        &["--rw", "randread", "--bs", "4k", "--iodepth", "8"],
-    );
+    let s = run_json(dir.path(), &["--rw", "randread", "--bs", "4k", "--iodepth", "8"]);
     assert_eq!(s["engine"], "io_uring");
     assert_eq!(s["target"]["kind"], "file");
     assert_eq!(s["target"]["direct"], true);
@@ -55,57 +36,23 @@ fn io_uring_random_reads_on_a_new_file_use_o_direct_and_fill_the_bundle() {
         "cpu_iowait_pct",
         "mem_available_bytes",
     ] {
-        assert!(
-            header.contains(&col),
-            "timeseries.csv lacks {col}: {header:?}"
-        );
+        assert!(header.contains(&col), "timeseries.csv lacks {col}: {header:?}");
     }
-    assert!(
-        csv.lines().skip(1).any(|l| l.contains(",measure,")),
-        "{csv}"
-    );
+    assert!(csv.lines().skip(1).any(|l| l.contains(",measure,")), "{csv}");
     let hlog = std::fs::read_to_string(bundle.join("latency.hlog")).unwrap();
-    assert!(
-        hlog.lines().any(|l| l.starts_with("Tag=read-total,")),
-        "{hlog}"
-    );
+    assert!(hlog.lines().any(|l| l.starts_with("Tag=read-total,")), "{hlog}");
 }
 
 #[test]
 fn a_second_run_reuses_the_file_storbench_created() {
     let dir = disk_tempdir();
-    let first = storbench()
-        .args([
-            "io",
-            "--size",
-            "16MiB",
-            "--runtime",
-            "0.3",
-            "--ramp",
-            "0",
-            "--target",
-        ])
-        .arg(dir.path())
-        .arg("--output-dir")
-        .arg(dir.path().join("r"))
-        .assert()
-        .success();
-    assert!(String::from_utf8_lossy(&first.get_output().stderr).contains("created"));
+    let first = io_in(dir.path(), &["--size", "16MiB", "--runtime", "0.3"]);
+    assert!(stderr_text(&first).contains("created"));
     let file = dir.path().join("storbench-io.dat");
     let before = std::fs::metadata(&file).unwrap().modified().unwrap();
-    let second = storbench()
-        .args(["io", "--runtime", "0.3", "--ramp", "0", "--target"])
-        .arg(dir.path())
-        .arg("--output-dir")
-        .arg(dir.path().join("r"))
-        .assert()
-        .success();
-    assert!(!String::from_utf8_lossy(&second.get_output().stderr).contains("created"));
-    assert_eq!(
-        std::fs::metadata(&file).unwrap().modified().unwrap(),
-        before,
-        "not re-filled"
-    );
+    let second = io_in(dir.path(), &["--runtime", "0.3"]);
+    assert!(!stderr_text(&second).contains("created"));
+    assert_eq!(std::fs::metadata(&file).unwrap().modified().unwrap(), before, "not re-filled");
 }
 
 #[test]
@@ -113,16 +60,7 @@ fn psync_writes_and_reads_with_a_block_size_mix() {
     let dir = disk_tempdir();
     let s = run_json(
         dir.path(),
-        &[
-            "--engine",
-            "psync",
-            "--rw",
-            "randrw",
-            "--bs",
-            "4k/50:16k/50",
-            "--iodepth",
-            "4",
-        ],
+        &["--engine", "psync", "--rw", "randrw", "--bs", "4k/50:16k/50", "--iodepth", "4"],
     );
     assert_eq!(s["engine"], "psync");
     assert!(s["results"]["read"]["ios"].as_u64().unwrap() > 10);
@@ -136,17 +74,7 @@ fn verify_checks_blocks_it_wrote_and_finds_no_mismatch_on_a_healthy_disk() {
     let dir = disk_tempdir();
     let s = run_json(
         dir.path(),
-        &[
-            "--rw",
-            "randrw",
-            "--bs",
-            "4k",
-            "--iodepth",
-            "16",
-            "--workers",
-            "2",
-            "--verify",
-        ],
+        &["--rw", "randrw", "--bs", "4k", "--iodepth", "16", "--workers", "2", "--verify"],
     );
     let v = &s["results"]["verify"];
     assert_eq!(v["enabled"], true);
@@ -157,31 +85,12 @@ fn verify_checks_blocks_it_wrote_and_finds_no_mismatch_on_a_healthy_disk() {
 #[test]
 fn the_sqlio_set_runs_six_profiles_each_with_its_own_direction_and_block_size() {
     let dir = disk_tempdir();
-    let a = storbench()
-        .args([
-            "io",
-            "--profile",
-            "sqlio",
-            "--size",
-            "64MiB",
-            "--runtime",
-            "0.5",
-            "--ramp",
-            "0",
-            "--json",
-        ])
-        .arg("--target")
-        .arg(dir.path())
-        .arg("--output-dir")
-        .arg(dir.path().join("results"))
-        .assert()
-        .success();
-    let v = json(&a.get_output().stdout);
+    let v = stdout_json(&io_in(
+        dir.path(),
+        &["--profile", "sqlio", "--size", "64MiB", "--runtime", "0.5", "--json"],
+    ));
     let profiles = v["profiles"].as_array().expect("profiles array");
-    let names: Vec<&str> = profiles
-        .iter()
-        .map(|p| p["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = profiles.iter().map(|p| p["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
         [
@@ -194,55 +103,24 @@ fn the_sqlio_set_runs_six_profiles_each_with_its_own_direction_and_block_size() 
         ]
     );
     for p in profiles {
-        let (r, w) = (
-            p["results"]["read"]["ios"].as_u64().unwrap(),
-            p["results"]["write"]["ios"].as_u64().unwrap(),
-        );
+        let (r, w) =
+            (p["results"]["read"]["ios"].as_u64().unwrap(), p["results"]["write"]["ios"].as_u64().unwrap());
         let writes = p["name"].as_str().unwrap().contains("write");
-        assert!(
-            if writes {
-                w > 0 && r == 0
-            } else {
-                r > 0 && w == 0
-            },
-            "{}: r={r} w={w}",
-            p["name"]
-        );
+        assert!(if writes { w > 0 && r == 0 } else { r > 0 && w == 0 }, "{}: r={r} w={w}", p["name"]);
     }
     assert_eq!(profiles[2]["parameters"]["bs"][0]["bytes"], 65536);
     assert_eq!(profiles[4]["parameters"]["iodepth"], 1);
-    let sets: Vec<_> = std::fs::read_dir(dir.path().join("results"))
-        .unwrap()
-        .collect();
+    let sets: Vec<_> = std::fs::read_dir(dir.path().join("results")).unwrap().collect();
     assert_eq!(sets.len(), 1, "one directory for the set");
 }
 
 #[test]
 fn the_table_shows_percent_of_best_for_the_sqlio_set() {
     let dir = disk_tempdir();
-    let a = storbench()
-        .args([
-            "io",
-            "--profile",
-            "sqlio",
-            "--size",
-            "64MiB",
-            "--runtime",
-            "0.3",
-            "--ramp",
-            "0",
-        ])
-        .arg("--target")
-        .arg(dir.path())
-        .arg("--output-dir")
-        .arg(dir.path().join("results"))
-        .assert()
-        .success();
+    let a = io_in(dir.path(), &["--profile", "sqlio", "--size", "64MiB", "--runtime", "0.3"]);
     let table = String::from_utf8_lossy(&a.get_output().stdout).to_string();
     assert!(
-        table.contains("% of best")
-            && table.contains("random read, 4-deep")
-            && table.contains("100 %"),
+        table.contains("% of best") && table.contains("random read, 4-deep") && table.contains("100 %"),
         "{table}"
     );
 }
@@ -269,8 +147,6 @@ fn a_rate_cap_holds_the_iops_near_the_target() {
         .arg(out.path())
         .assert()
         .success();
-    let iops = json(&a.get_output().stdout)["results"]["read"]["iops"]
-        .as_f64()
-        .unwrap();
+    let iops = stdout_json(&a)["results"]["read"]["iops"].as_f64().unwrap();
     assert!((1900.0..=2050.0).contains(&iops), "iops {iops}");
 }

@@ -71,36 +71,18 @@ struct Cpu {
 fn a_size_based_null_run_does_exactly_the_io_asked_for_and_the_summary_says_so() {
     let out = tempfile::tempdir().unwrap();
     let assert = storbench()
-        .args([
-            "io",
-            "--engine",
-            "null",
-            "--bs",
-            "4k",
-            "--io-size",
-            "4MiB",
-            "--ramp",
-            "0",
-            "--json",
-        ])
+        .args(["io", "--engine", "null", "--bs", "4k", "--io-size", "4MiB", "--ramp", "0", "--json"])
         .arg("--output-dir")
         .arg(out.path())
         .assert()
         .success();
-    let s: Summary =
-        serde_json::from_slice(&assert.get_output().stdout).expect("summary.json schema");
+    let s: Summary = serde_json::from_slice(&assert.get_output().stdout).expect("summary.json schema");
     assert_eq!(s.schema_version, 1);
-    assert_eq!(
-        (s.workload.as_str(), s.engine.as_str(), s.complete),
-        ("io", "null", true)
-    );
+    assert_eq!((s.workload.as_str(), s.engine.as_str(), s.complete), ("io", "null", true));
     assert_eq!(s.results.read.ios, 1024, "4 MiB of 4 KiB reads");
     assert_eq!(s.results.read.bytes, 4 << 20);
     assert_eq!(s.results.write.ios, 0);
-    assert!(
-        s.results.write.lat_ns.is_none(),
-        "no writes, no write latency"
-    );
+    assert!(s.results.write.lat_ns.is_none(), "no writes, no write latency");
     let lat = s.results.read.lat_ns.as_ref().expect("read latency");
     assert!(lat.p50 <= lat.p90 && lat.p90 <= lat.p99 && lat.p99 <= lat.p999 && lat.p999 <= lat.max);
     assert!(lat.mean > 0.0);
@@ -111,10 +93,7 @@ fn a_size_based_null_run_does_exactly_the_io_asked_for_and_the_summary_says_so()
     assert!(s.ended_at.is_some() && s.seed == 1);
     let on_disk = std::fs::read(only_bundle(out.path()).join("summary.json")).unwrap();
     let s2: Summary = serde_json::from_slice(&on_disk).unwrap();
-    assert_eq!(
-        s2.results.read.ios, 1024,
-        "the bundle holds the same summary as stdout"
-    );
+    assert_eq!(s2.results.read.ios, 1024, "the bundle holds the same summary as stdout");
 }
 
 #[test]
@@ -122,29 +101,14 @@ fn the_same_seed_gives_the_same_io_and_the_seed_is_recorded() {
     let run = |seed: &str| {
         let out = tempfile::tempdir().unwrap();
         let a = storbench()
-            .args([
-                "io",
-                "--engine",
-                "null",
-                "--rw",
-                "randrw",
-                "--bs",
-                "4k/50:64k/50",
-                "--io-size",
-                "8MiB",
-            ])
+            .args(["io", "--engine", "null", "--rw", "randrw", "--bs", "4k/50:64k/50", "--io-size", "8MiB"])
             .args(["--ramp", "0", "--json", "--seed", seed])
             .arg("--output-dir")
             .arg(out.path())
             .assert()
             .success();
         let s: Summary = serde_json::from_slice(&a.get_output().stdout).unwrap();
-        (
-            s.seed,
-            s.results.read.ios,
-            s.results.write.ios,
-            s.results.read.bytes,
-        )
+        (s.seed, s.results.read.ios, s.results.write.ios, s.results.read.bytes)
     };
     let a = run("7");
     assert_eq!(a, run("7"));

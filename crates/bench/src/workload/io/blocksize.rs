@@ -12,19 +12,13 @@ pub struct BlockSizeMix {
 impl BlockSizeMix {
     /// One block size.
     pub fn single(bytes: u32) -> Self {
-        BlockSizeMix {
-            entries: vec![(bytes, 1)],
-            total_weight: 1,
-        }
+        BlockSizeMix { entries: vec![(bytes, 1)], total_weight: 1 }
     }
 
     /// `(bytes, weight)` pairs; the caller has checked sizes and weights are non-zero.
     pub fn weighted(entries: Vec<(u32, u32)>) -> Self {
         let total_weight = entries.iter().map(|(_, w)| *w as u64).sum();
-        BlockSizeMix {
-            entries,
-            total_weight,
-        }
+        BlockSizeMix { entries, total_weight }
     }
 
     pub fn entries(&self) -> &[(u32, u32)] {
@@ -45,11 +39,7 @@ impl BlockSizeMix {
 
     /// Mean block size, weighted: converts a bandwidth cap to an I/O rate.
     pub fn mean(&self) -> f64 {
-        let sum: f64 = self
-            .entries
-            .iter()
-            .map(|(b, w)| *b as f64 * *w as f64)
-            .sum();
+        let sum: f64 = self.entries.iter().map(|(b, w)| *b as f64 * *w as f64).sum();
         sum / self.total_weight as f64
     }
 

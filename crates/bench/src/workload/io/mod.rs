@@ -88,11 +88,7 @@ pub fn run(
             .collect();
         failures
     });
-    warnings.extend(
-        outcome
-            .into_iter()
-            .map(|e| format!("a worker stopped early: {e}")),
-    );
+    warnings.extend(outcome.into_iter().map(|e| format!("a worker stopped early: {e}")));
     Ok(coordinator.finish(spec, stop, warnings, kind))
 }
 
@@ -103,10 +99,7 @@ fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines> {
     let mut kind = spec.engine;
     for _ in 0..spec.workers {
         let opened = engine::open(spec.engine, file, spec.iodepth, spec.block_sizes.max())
-            .map_err(|source| crate::Error::Setup {
-                what: "setting up the I/O engine",
-                source,
-            })?;
+            .map_err(|source| crate::Error::Setup { what: "setting up the I/O engine", source })?;
         if let Some(why) = opened.fallback
             && !warnings.contains(&why)
         {
@@ -130,11 +123,7 @@ fn schedule_of(spec: &IoSpec) -> Schedule {
         End::Time(d) => Some(ramp_ns + d.as_nanos() as u64),
         End::Bytes(_) => None,
     };
-    Schedule {
-        ramp_ns,
-        end_ns,
-        interval_ns: spec.interval.as_nanos().max(1) as u64,
-    }
+    Schedule { ramp_ns, end_ns, interval_ns: spec.interval.as_nanos().max(1) as u64 }
 }
 
 /// Merges worker reports into rows and totals.
@@ -205,12 +194,7 @@ impl Coordinator {
         on_interval: &mut dyn FnMut(&IntervalReport),
     ) {
         match msg {
-            Msg::Interval {
-                worker,
-                index,
-                end_ns,
-                data,
-            } => {
+            Msg::Interval { worker, index, end_ns, data } => {
                 self.collector.report(worker, index, end_ns, &data);
                 for (index, end_ns, data) in self.collector.take_complete() {
                     self.emit(index, end_ns, data, sampler, on_interval);
@@ -251,11 +235,7 @@ impl Coordinator {
             workload: interval_columns(&data, span_ns),
             system: sampler.sample(),
         };
-        on_interval(&IntervalReport {
-            row,
-            start_s: start_ns as f64 / 1e9,
-            data: &data,
-        });
+        on_interval(&IntervalReport { row, start_s: start_ns as f64 / 1e9, data: &data });
     }
 
     fn finish(
@@ -266,10 +246,7 @@ impl Coordinator {
         engine: engine::EngineKind,
     ) -> IoOutcome {
         let end = self.cpu_at_end.unwrap_or_else(process_cpu);
-        let cpu = self
-            .cpu_at_measure
-            .map(|m| end.since(&m))
-            .unwrap_or_default();
+        let cpu = self.cpu_at_measure.map(|m| end.since(&m)).unwrap_or_default();
         let ramp_ns = self.schedule.ramp_ns.min(self.measured_end_ns);
         IoOutcome {
             totals: self.totals,
@@ -287,9 +264,8 @@ impl Coordinator {
 /// The workload's columns of `timeseries.csv` for one interval of `span_ns`.
 fn interval_columns(data: &Recorder, span_ns: u64) -> Vec<(&'static str, Option<f64>)> {
     let secs = (span_ns as f64 / 1e9).max(1e-9);
-    let lat = |h: &crate::metrics::LatencyHistogram, q: f64| {
-        (!h.is_empty()).then(|| h.quantile_ns(q) as f64 / 1e3)
-    };
+    let lat =
+        |h: &crate::metrics::LatencyHistogram, q: f64| (!h.is_empty()).then(|| h.quantile_ns(q) as f64 / 1e3);
     let mean = |h: &crate::metrics::LatencyHistogram| (!h.is_empty()).then(|| h.mean_ns() / 1e3);
     vec![
         ("read_iops", Some(data.read.ios as f64 / secs)),
@@ -309,10 +285,7 @@ fn interval_columns(data: &Recorder, span_ns: u64) -> Vec<(&'static str, Option<
 }
 
 fn verify_result(enabled: bool, reports: &[VerifyReport]) -> VerifyResult {
-    let mut v = VerifyResult {
-        enabled,
-        ..VerifyResult::default()
-    };
+    let mut v = VerifyResult { enabled, ..VerifyResult::default() };
     for r in reports {
         v.blocks_checked += r.checked;
         v.mismatches += r.mismatches;

@@ -65,12 +65,7 @@ impl OffsetGen {
                 hot_prob: io_pct as f64 / 100.0,
             },
         };
-        OffsetGen {
-            region,
-            align,
-            units,
-            kind,
-        }
+        OffsetGen { region, align, units, kind }
     }
 
     /// The next offset for an I/O of `len` bytes.
@@ -78,19 +73,13 @@ impl OffsetGen {
     pub fn next(&mut self, rng: &mut WorkerRng, len: u32) -> u64 {
         let last_unit = (self.region.len - len as u64) / self.align;
         let unit = match &mut self.kind {
-            Kind::Sequential { cursor } => {
-                next_sequential(cursor, len as u64, self.align, last_unit)
-            }
+            Kind::Sequential { cursor } => next_sequential(cursor, len as u64, self.align, last_unit),
             Kind::Uniform => below(rng, last_unit + 1),
             Kind::Zipf { dist, multiplier } => {
                 let rank = dist.sample(rng) as u64 - 1;
-                (rank.wrapping_mul(*multiplier).wrapping_add(self.units / 3) % self.units)
-                    % (last_unit + 1)
+                (rank.wrapping_mul(*multiplier).wrapping_add(self.units / 3) % self.units) % (last_unit + 1)
             }
-            Kind::HotSpot {
-                hot_units,
-                hot_prob,
-            } => hot_spot(rng, *hot_units, *hot_prob, last_unit),
+            Kind::HotSpot { hot_units, hot_prob } => hot_spot(rng, *hot_units, *hot_prob, last_unit),
         };
         self.region.start + unit * self.align
     }
@@ -140,14 +129,7 @@ mod tests {
 
     #[test]
     fn sequential_offsets_follow_each_other_and_wrap_at_the_end_of_the_region() {
-        let mut g = OffsetGen::new(
-            Pattern::Sequential,
-            Region {
-                start: MIB,
-                len: 64 * 1024,
-            },
-            4096,
-        );
+        let mut g = OffsetGen::new(Pattern::Sequential, Region { start: MIB, len: 64 * 1024 }, 4096);
         let mut rng = stream(1, 0);
         let offs: Vec<u64> = (0..18).map(|_| g.next(&mut rng, 4096)).collect();
         assert_eq!(offs[0], MIB);
@@ -158,16 +140,11 @@ mod tests {
 
     #[test]
     fn uniform_offsets_are_aligned_in_range_and_repeatable_from_the_seed() {
-        let region = Region {
-            start: 0,
-            len: 100 * MIB,
-        };
+        let region = Region { start: 0, len: 100 * MIB };
         let draw = |seed| {
             let mut g = OffsetGen::new(Pattern::Random(Distribution::Uniform), region, 4096);
             let mut rng = stream(seed, 3);
-            (0..10_000)
-                .map(|_| g.next(&mut rng, 65536))
-                .collect::<Vec<_>>()
+            (0..10_000).map(|_| g.next(&mut rng, 65536)).collect::<Vec<_>>()
         };
         let a = draw(9);
         assert_eq!(a, draw(9));
@@ -179,19 +156,11 @@ mod tests {
 
     #[test]
     fn a_hot_spot_gets_its_share_of_the_io() {
-        let region = Region {
-            start: 0,
-            len: 1000 * 4096,
-        };
-        let pattern = Pattern::Random(Distribution::HotSpot {
-            io_pct: 90,
-            space_pct: 10,
-        });
+        let region = Region { start: 0, len: 1000 * 4096 };
+        let pattern = Pattern::Random(Distribution::HotSpot { io_pct: 90, space_pct: 10 });
         let mut g = OffsetGen::new(pattern, region, 4096);
         let mut rng = stream(5, 0);
-        let hot = (0..100_000)
-            .filter(|_| g.next(&mut rng, 4096) < 100 * 4096)
-            .count();
+        let hot = (0..100_000).filter(|_| g.next(&mut rng, 4096) < 100 * 4096).count();
         assert!((89_000..91_000).contains(&hot), "{hot}");
     }
 
@@ -199,10 +168,7 @@ mod tests {
     fn zipf_concentrates_on_few_blocks_as_theta_predicts() {
         let units = 1000u64;
         let theta = 1.2;
-        let region = Region {
-            start: 0,
-            len: units * 4096,
-        };
+        let region = Region { start: 0, len: units * 4096 };
         let mut g = OffsetGen::new(Pattern::Random(Distribution::Zipf { theta }), region, 4096);
         let mut rng = stream(11, 0);
         let mut counts = vec![0u32; units as usize];
@@ -213,15 +179,8 @@ mod tests {
         let harmonic: f64 = (1..=units).map(|k| (k as f64).powf(-theta)).sum();
         let expected_top = n as f64 / harmonic;
         let top = *counts.iter().max().unwrap() as f64;
-        assert!(
-            (top - expected_top).abs() / expected_top < 0.03,
-            "top {top}, expected {expected_top}"
-        );
-        assert_ne!(
-            counts.iter().position(|&c| c as f64 == top),
-            Some(0),
-            "hot block is scattered"
-        );
+        assert!((top - expected_top).abs() / expected_top < 0.03, "top {top}, expected {expected_top}");
+        assert_ne!(counts.iter().position(|&c| c as f64 == top), Some(0), "hot block is scattered");
     }
 
     #[test]

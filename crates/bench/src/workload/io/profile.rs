@@ -21,54 +21,12 @@ const RANDOM: Pattern = Pattern::Random(Distribution::Uniform);
 
 /// In the study's order.
 pub const SQLIO_PROFILES: [SqlioProfile; 6] = [
-    profile(
-        "randread-8k-qd4",
-        "random read, 4-deep",
-        RANDOM,
-        100,
-        8192,
-        4,
-    ),
-    profile(
-        "randwrite-8k-qd4",
-        "random write, 4-deep",
-        RANDOM,
-        0,
-        8192,
-        4,
-    ),
-    profile(
-        "read-64k-qd4",
-        "sequential read, 4-deep",
-        Pattern::Sequential,
-        100,
-        65536,
-        4,
-    ),
-    profile(
-        "write-64k-qd4",
-        "sequential write, 4-deep",
-        Pattern::Sequential,
-        0,
-        65536,
-        4,
-    ),
-    profile(
-        "randread-8k-qd1",
-        "random read, 1-deep",
-        RANDOM,
-        100,
-        8192,
-        1,
-    ),
-    profile(
-        "randwrite-8k-qd1",
-        "random write, 1-deep",
-        RANDOM,
-        0,
-        8192,
-        1,
-    ),
+    profile("randread-8k-qd4", "random read, 4-deep", RANDOM, 100, 8192, 4),
+    profile("randwrite-8k-qd4", "random write, 4-deep", RANDOM, 0, 8192, 4),
+    profile("read-64k-qd4", "sequential read, 4-deep", Pattern::Sequential, 100, 65536, 4),
+    profile("write-64k-qd4", "sequential write, 4-deep", Pattern::Sequential, 0, 65536, 4),
+    profile("randread-8k-qd1", "random read, 1-deep", RANDOM, 100, 8192, 1),
+    profile("randwrite-8k-qd1", "random write, 1-deep", RANDOM, 0, 8192, 1),
 ];
 
 const fn profile(
@@ -79,12 +37,5 @@ const fn profile(
     block_size: u32,
     iodepth: u32,
 ) -> SqlioProfile {
-    SqlioProfile {
-        name,
-        title,
-        pattern,
-        read_pct,
-        block_size,
-        iodepth,
-    }
+    SqlioProfile { name, title, pattern, read_pct, block_size, iodepth }
 }

@@ -70,9 +70,6 @@ mod tests {
         for _ in 0..100_000 {
             counts[below(&mut r, 10) as usize] += 1;
         }
-        assert!(
-            counts.iter().all(|&c| (9_500..10_500).contains(&c)),
-            "{counts:?}"
-        );
+        assert!(counts.iter().all(|&c| (9_500..10_500).contains(&c)), "{counts:?}");
     }
 }

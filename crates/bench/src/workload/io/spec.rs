@@ -48,17 +48,11 @@ impl IoSpec {
         }
         let align = self.block_sizes.max() as u64;
         let slice = (self.region.len / self.workers as u64) / align * align;
-        Region {
-            start: self.region.start + slice * index as u64,
-            len: slice,
-        }
+        Region { start: self.region.start + slice * index as u64, len: slice }
     }
 
     /// Smallest region a worker gets; must hold at least one largest block.
     pub fn min_worker_region(&self) -> u64 {
-        (0..self.workers)
-            .map(|w| self.worker_region(w).len)
-            .min()
-            .unwrap_or(0)
+        (0..self.workers).map(|w| self.worker_region(w).len).min().unwrap_or(0)
     }
 }

@@ -35,10 +35,7 @@ pub fn stamp_unique(buf: &mut [u8], offset: u64, counter: u64) {
 
 /// Writes a verified block for (`seed`, `offset`, `generation`) into `buf`.
 pub fn write_block(buf: &mut [u8], seed: u64, offset: u64, generation: u64) {
-    fill_random(
-        &mut buf[HEADER_LEN..],
-        seed ^ mix(offset) ^ mix(generation.rotate_left(17)),
-    );
+    fill_random(&mut buf[HEADER_LEN..], seed ^ mix(offset) ^ mix(generation.rotate_left(17)));
     buf[8..16].copy_from_slice(&offset.to_le_bytes());
     buf[16..24].copy_from_slice(&seed.to_le_bytes());
     buf[24..32].copy_from_slice(&generation.to_le_bytes());
@@ -60,26 +57,16 @@ pub fn check_block(buf: &[u8], seed: u64, offset: u64, generation: u64) -> Resul
     let word = |r: std::ops::Range<usize>| u64::from_le_bytes(buf[r].try_into().expect("8 bytes"));
     let magic = u32::from_le_bytes(buf[0..4].try_into().expect("4 bytes"));
     if magic != MAGIC {
-        return Err(bad(
-            "magic",
-            format!("{MAGIC:#010x}"),
-            format!("{magic:#010x}"),
-        ));
+        return Err(bad("magic", format!("{MAGIC:#010x}"), format!("{magic:#010x}")));
     }
     let stored_crc = u32::from_le_bytes(buf[4..8].try_into().expect("4 bytes"));
     let crc = crc32c::crc32c(&buf[8..]);
     if crc != stored_crc {
-        return Err(bad(
-            "crc",
-            format!("{stored_crc:#010x}"),
-            format!("{crc:#010x}"),
-        ));
+        return Err(bad("crc", format!("{stored_crc:#010x}"), format!("{crc:#010x}")));
     }
-    for (field, range, want) in [
-        ("offset", 8..16, offset),
-        ("seed", 16..24, seed),
-        ("generation", 24..32, generation),
-    ] {
+    for (field, range, want) in
+        [("offset", 8..16, offset), ("seed", 16..24, seed), ("generation", 24..32, generation)]
+    {
         let got = word(range);
         if got != want {
             return Err(bad(field, want.to_string(), got.to_string()));
@@ -89,11 +76,7 @@ pub fn check_block(buf: &[u8], seed: u64, offset: u64, generation: u64) -> Resul
 }
 
 fn bad(field: &'static str, expected: String, found: String) -> BadBlock {
-    BadBlock {
-        field,
-        expected,
-        found,
-    }
+    BadBlock { field, expected, found }
 }
 
 #[cfg(test)]
@@ -124,32 +107,19 @@ mod tests {
     fn a_misdirected_write_reports_the_offset_it_carries() {
         let b = block(7, 4096, 1);
         let err = check_block(&b, 7, 8192, 1).unwrap_err();
-        assert_eq!(
-            err,
-            BadBlock {
-                field: "offset",
-                expected: "8192".into(),
-                found: "4096".into()
-            }
-        );
+        assert_eq!(err, BadBlock { field: "offset", expected: "8192".into(), found: "4096".into() });
     }
 
     #[test]
     fn a_lost_write_shows_as_an_older_generation() {
         let b = block(7, 8192, 2);
         let err = check_block(&b, 7, 8192, 3).unwrap_err();
-        assert_eq!(
-            (err.field, err.expected.as_str(), err.found.as_str()),
-            ("generation", "3", "2")
-        );
+        assert_eq!((err.field, err.expected.as_str(), err.found.as_str()), ("generation", "3", "2"));
     }
 
     #[test]
     fn zeros_are_reported_as_a_bad_magic() {
-        assert_eq!(
-            check_block(&[0u8; 4096], 1, 0, 1).unwrap_err().field,
-            "magic"
-        );
+        assert_eq!(check_block(&[0u8; 4096], 1, 0, 1).unwrap_err().field, "magic");
     }
 
     #[test]

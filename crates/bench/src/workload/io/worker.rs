@@ -97,17 +97,10 @@ impl<'a> Worker<'a> {
         start: Instant,
         tx: Sender<Msg>,
     ) -> Self {
-        let depth = if engine.capabilities().synchronous {
-            1
-        } else {
-            spec.iodepth
-        };
+        let depth = if engine.capabilities().synchronous { 1 } else { spec.iodepth };
         let region = spec.worker_region(id as u32);
         for slot in 0..depth {
-            verify::fill_random(
-                engine.buffer(slot),
-                spec.seed ^ ((id as u64) << 32 | slot as u64),
-            );
+            verify::fill_random(engine.buffer(slot), spec.seed ^ ((id as u64) << 32 | slot as u64));
         }
         let workers = spec.workers as u64;
         Worker {
@@ -123,10 +116,9 @@ impl<'a> Worker<'a> {
             clock: IntervalClock::new(schedule),
             start,
             interval: Recorder::default(),
-            pacer: spec.rate_iops.map(|r| Pacer {
-                period_ns: (1e9 * spec.workers as f64 / r) as u64,
-                next_ns: 0,
-            }),
+            pacer: spec
+                .rate_iops
+                .map(|r| Pacer { period_ns: (1e9 * spec.workers as f64 / r) as u64, next_ns: 0 }),
             verify: spec
                 .verify
                 .then(|| VerifyState::new(spec.seed, spec.block_sizes.max() as u64, region.len)),
@@ -148,16 +140,10 @@ impl<'a> Worker<'a> {
     /// Runs the job until its end, a stop request, or a failure of the engine itself.
     pub fn run(mut self, stop: &StopFlag) -> std::io::Result<()> {
         let end_ns = self.clock.schedule().end_ns;
-        let result = self
-            .engine
-            .start()
-            .and_then(|()| self.main_loop(stop, end_ns));
+        let result = self.engine.start().and_then(|()| self.main_loop(stop, end_ns));
         let end = end_ns.map_or(self.now(), |e| self.now().min(e));
         self.flush(end);
-        let _ = self.tx.send(Msg::Measured {
-            worker: self.id,
-            end_ns: end,
-        });
+        let _ = self.tx.send(Msg::Measured { worker: self.id, end_ns: end });
         if result.is_ok() && self.verify.is_some() && !stop.is_stopped() {
             self.verify_pass(stop)?;
         }
@@ -170,8 +156,7 @@ impl<'a> Worker<'a> {
     fn main_loop(&mut self, stop: &StopFlag, end_ns: Option<u64>) -> std::io::Result<()> {
         let mut now = self.now();
         loop {
-            let ending =
-                stop.is_stopped() || end_ns.is_some_and(|e| now >= e) || self.budget == Some(0);
+            let ending = stop.is_stopped() || end_ns.is_some_and(|e| now >= e) || self.budget == Some(0);
             if !ending {
                 self.issue(now);
             }
@@ -181,8 +166,7 @@ impl<'a> Worker<'a> {
             }
             let timeout = self.wait_limit(now, end_ns);
             let min = u32::from(in_flight > 0);
-            self.engine
-                .submit_and_reap(min, timeout, &mut self.completions)?;
+            self.engine.submit_and_reap(min, timeout, &mut self.completions)?;
             now = self.now();
             self.roll_intervals(now, end_ns);
             let counted = end_ns.is_none_or(|e| now < e);
@@ -222,13 +206,8 @@ impl<'a> Worker<'a> {
                 break;
             };
             self.free.pop();
-            self.slots[slot as usize] = Slot {
-                start_ns,
-                offset: req.offset,
-                len: req.len,
-                dir: Some(req.dir),
-                generation,
-            };
+            self.slots[slot as usize] =
+                Slot { start_ns, offset: req.offset, len: req.len, dir: Some(req.dir), generation };
             self.engine.queue(req);
             if let Some(b) = &mut self.budget {
                 *b = b.saturating_sub(req.len as u64);
@@ -242,26 +221,15 @@ impl<'a> Worker<'a> {
     /// The next request for `slot`, with the generation it writes (0 for a read).
     fn next_request(&mut self, slot: u32) -> Option<(Request, u32)> {
         let len = self.sizes.pick(&mut self.rng);
-        let dir = if below(&mut self.rng, 100) < self.spec.read_pct as u64 {
-            Dir::Read
-        } else {
-            Dir::Write
+        let dir = match self.spec.read_pct {
+            100 => Dir::Read,
+            0 => Dir::Write,
+            pct if below(&mut self.rng, 100) < pct as u64 => Dir::Read,
+            _ => Dir::Write,
         };
         let offset = self.pick_offset(len)?;
-        let generation = if dir == Dir::Write {
-            self.prepare_write(slot, offset, len)
-        } else {
-            0
-        };
-        Some((
-            Request {
-                slot,
-                dir,
-                offset,
-                len,
-            },
-            generation,
-        ))
+        let generation = if dir == Dir::Write { self.prepare_write(slot, offset, len) } else { 0 };
+        Some((Request { slot, dir, offset, len }, generation))
     }
 
     /// Under `--verify`, never two requests on one block at once: a read racing a write of
@@ -272,11 +240,7 @@ impl<'a> Worker<'a> {
         }
         (0..8)
             .map(|_| self.offsets.next(&mut self.rng, len))
-            .find(|off| {
-                self.slots
-                    .iter()
-                    .all(|s| s.dir.is_none() || s.offset != *off)
-            })
+            .find(|off| self.slots.iter().all(|s| s.dir.is_none() || s.offset != *off))
     }
 
     /// Fills the slot's buffer for a write; returns the generation it carries under verify.
@@ -336,12 +300,7 @@ impl<'a> Worker<'a> {
     /// Sends the current interval as ending at `end_ns` and starts the next.
     fn flush(&mut self, end_ns: u64) {
         let data = Box::new(std::mem::take(&mut self.interval));
-        let msg = Msg::Interval {
-            worker: self.id,
-            index: self.clock.index(),
-            end_ns,
-            data,
-        };
+        let msg = Msg::Interval { worker: self.id, index: self.clock.index(), end_ns, data };
         let _ = self.tx.send(msg);
         self.clock.advance();
     }
@@ -365,24 +324,15 @@ impl<'a> Worker<'a> {
                 break;
             }
             for (slot, rel) in chunk.iter().enumerate() {
-                let req = Request {
-                    slot: slot as u32,
-                    dir: Dir::Read,
-                    offset: base + rel,
-                    len: block as u32,
-                };
-                self.slots[slot] = Slot {
-                    offset: req.offset,
-                    len: req.len,
-                    dir: Some(Dir::Read),
-                    ..Slot::default()
-                };
+                let req =
+                    Request { slot: slot as u32, dir: Dir::Read, offset: base + rel, len: block as u32 };
+                self.slots[slot] =
+                    Slot { offset: req.offset, len: req.len, dir: Some(Dir::Read), ..Slot::default() };
                 self.engine.queue(req);
             }
             let mut got = Vec::with_capacity(chunk.len());
             while got.len() < chunk.len() {
-                self.engine
-                    .submit_and_reap((chunk.len() - got.len()) as u32, None, &mut got)?;
+                self.engine.submit_and_reap((chunk.len() - got.len()) as u32, None, &mut got)?;
             }
             for c in got {
                 self.check_verified_read(c, base);
@@ -428,12 +378,9 @@ impl VerifyState {
             return;
         }
         self.report.checked += 1;
-        if let Err(bad) = verify::check_block(
-            &buf[..slot.len as usize],
-            self.seed,
-            slot.offset,
-            generation as u64,
-        ) {
+        if let Err(bad) =
+            verify::check_block(&buf[..slot.len as usize], self.seed, slot.offset, generation as u64)
+        {
             self.report.mismatches += 1;
             if self.report.first.len() < MAX_MISMATCHES_KEPT {
                 self.report.first.push((slot.offset, bad));

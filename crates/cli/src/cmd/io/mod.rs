@@ -28,18 +28,15 @@ pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
     let v = validate::validate(args)?;
     let plan = v.target.as_ref().map(target::plan).transpose()?;
     for job in &v.jobs {
-        let (size, direct, align) = plan.as_ref().map_or((job.spec.region.len, false, 1), |p| {
-            (p.size, p.direct, p.direct_align)
-        });
+        let (size, direct, align) =
+            plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
         validate::check_against_target(&job.spec, size, direct, align)?;
     }
     let target = plan.as_ref().map(|p| prepare(p, &v, stop)).transpose()?;
     if stop.is_stopped() {
         return Ok(Ending::Interrupted);
     }
-    let device = target
-        .as_ref()
-        .and_then(|t| resolve_device(&t.path).ok().flatten());
+    let device = target.as_ref().and_then(|t| resolve_device(&t.path).ok().flatten());
     let summaries = run_jobs(args, &v, target.as_ref(), device.as_ref(), stop)?;
     show(args, &v, &summaries)?;
     Ok(ending(&summaries, stop))
@@ -68,16 +65,9 @@ fn run_jobs(
     device: Option<&DeviceInfo>,
     stop: &StopFlag,
 ) -> Result<Vec<Summary>> {
-    let root = args
-        .output_dir
-        .clone()
-        .unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let root = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
-    let set_dir = v
-        .profile
-        .as_deref()
-        .map(|p| bundle::new_dir(&root, &stamp, p))
-        .transpose()?;
+    let set_dir = v.profile.as_deref().map(|p| bundle::new_dir(&root, &stamp, p)).transpose()?;
     let mut summaries = Vec::new();
     for (i, job) in v.jobs.iter().enumerate() {
         let dir = match &set_dir {
@@ -88,12 +78,7 @@ fn run_jobs(
             }
             None => bundle::new_dir(&root, &stamp, &job.spec.name)?,
         };
-        let label = format!(
-            "[{}/{}] {}",
-            i + 1,
-            v.jobs.len(),
-            job.title.unwrap_or(&job.spec.name)
-        );
+        let label = format!("[{}/{}] {}", i + 1, v.jobs.len(), job.title.unwrap_or(&job.spec.name));
         summaries.push(run_job(job, target, device, &dir, &label, stop)?);
         if stop.is_stopped() {
             break;
@@ -135,31 +120,19 @@ fn run_job(
     let mut sampler = SystemSampler::new(device.map(|d| d.name.as_str()));
     let bar = output::run_line(label);
     let mut write_error = None;
-    let outcome = io_workload::run(
-        &spec,
-        target.map(|t| &t.file),
-        &mut sampler,
-        stop,
-        &mut |rep| {
-            bar.set_message(progress_text(rep));
-            let hists = [
-                ("read", &rep.data.read.latency),
-                ("write", &rep.data.write.latency),
-            ];
-            if let Err(e) = bundle.interval(&rep.row, rep.start_s, &hists) {
-                write_error.get_or_insert(e);
-            }
-        },
-    );
+    let outcome = io_workload::run(&spec, target.map(|t| &t.file), &mut sampler, stop, &mut |rep| {
+        bar.set_message(progress_text(rep));
+        let hists = [("read", &rep.data.read.latency), ("write", &rep.data.write.latency)];
+        if let Err(e) = bundle.interval(&rep.row, rep.start_s, &hists) {
+            write_error.get_or_insert(e);
+        }
+    });
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;
     if let Some(e) = write_error {
         return Err(e.context(format!("writing the bundle in {}", dir.display())));
     }
-    let hists = [
-        ("read", &outcome.totals.read.latency),
-        ("write", &outcome.totals.write.latency),
-    ];
+    let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
     bundle.totals(outcome.ramp_s, outcome.measured_s, &hists)?;
     let summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
     bundle.write_summary(&summary)?;
@@ -171,21 +144,10 @@ fn run_job(
 }
 
 fn progress_text(rep: &IntervalReport) -> String {
-    let col = |name: &str| {
-        rep.row
-            .workload
-            .iter()
-            .find(|(k, _)| *k == name)
-            .and_then(|(_, v)| *v)
-    };
+    let col = |name: &str| rep.row.workload.iter().find(|(k, _)| *k == name).and_then(|(_, v)| *v);
     let iops = col("read_iops").unwrap_or(0.0) + col("write_iops").unwrap_or(0.0);
-    let mbs = (col("read_bytes_per_sec").unwrap_or(0.0)
-        + col("write_bytes_per_sec").unwrap_or(0.0))
-        / 1e6;
-    let p99 = col("read_lat_p99_us")
-        .into_iter()
-        .chain(col("write_lat_p99_us"))
-        .fold(0.0, f64::max);
+    let mbs = (col("read_bytes_per_sec").unwrap_or(0.0) + col("write_bytes_per_sec").unwrap_or(0.0)) / 1e6;
+    let p99 = col("read_lat_p99_us").into_iter().chain(col("write_lat_p99_us")).fold(0.0, f64::max);
     format!(
         "{:>6.0}s {:<7} {} IOPS  {:.1} MB/s  p99 {}",
         rep.row.t_s,
@@ -200,23 +162,13 @@ fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
     use std::io::Write;
     let text = match (args.json, &v.profile) {
         (true, Some(_)) => export::profiles_json(summaries),
-        (true, None) => summaries
-            .first()
-            .map(export::summary_json)
-            .unwrap_or_default(),
+        (true, None) => summaries.first().map(export::summary_json).unwrap_or_default(),
         (false, Some(_)) => {
-            let rows: Vec<(&str, &Summary)> = v
-                .jobs
-                .iter()
-                .zip(summaries)
-                .map(|(j, s)| (j.title.unwrap_or(&j.spec.name), s))
-                .collect();
+            let rows: Vec<(&str, &Summary)> =
+                v.jobs.iter().zip(summaries).map(|(j, s)| (j.title.unwrap_or(&j.spec.name), s)).collect();
             output::profile_table(&rows) + "\n"
         }
-        (false, None) => summaries
-            .first()
-            .map(|s| output::job_table(s) + "\n")
-            .unwrap_or_default(),
+        (false, None) => summaries.first().map(|s| output::job_table(s) + "\n").unwrap_or_default(),
     };
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {

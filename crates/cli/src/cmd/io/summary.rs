@@ -3,8 +3,8 @@
 use storbench_bench::metrics::DirectionCounters;
 use storbench_bench::workload::io::{Distribution, IoOutcome, IoSpec, Pattern};
 use storbench_report::{
-    CpuUsage, DeviceInfo, DirectionResult, ErrorCounts, IoResults, Phases, Results, SCHEMA_VERSION,
-    Summary, TargetInfo, Tool,
+    CpuUsage, DeviceInfo, DirectionResult, ErrorCounts, IoResults, Phases, Results, SCHEMA_VERSION, Summary,
+    TargetInfo, Tool,
 };
 
 /// Where the job ran, as the summary records it.
@@ -21,10 +21,7 @@ pub struct Where {
 pub fn started(spec: &IoSpec, place: &Where, started_at: &str) -> Summary {
     Summary {
         schema_version: SCHEMA_VERSION,
-        tool: Tool {
-            name: "storbench".into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-        },
+        tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
         workload: "io".into(),
         name: spec.name.clone(),
         complete: false,
@@ -55,21 +52,13 @@ pub fn finished(mut s: Summary, out: &IoOutcome, ended_at: &str) -> Summary {
     s.complete = out.complete;
     s.ended_at = Some(ended_at.into());
     s.engine = out.engine.name().into();
-    s.phases = Phases {
-        ramp_s: out.ramp_s,
-        measured_s: secs,
-    };
+    s.phases = Phases { ramp_s: out.ramp_s, measured_s: secs };
     s.results = Results::Io(IoResults {
         read: direction(&t.read, secs),
         write: direction(&t.write, secs),
         errors: ErrorCounts {
             total: t.errors.total(),
-            by_kind: t
-                .errors
-                .by_kind
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
+            by_kind: t.errors.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         },
         verify: out.verify.clone(),
     });

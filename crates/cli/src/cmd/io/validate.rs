@@ -34,10 +34,7 @@ pub struct Validated {
 pub fn validate(args: &IoArgs) -> Result<Validated> {
     let template = template_spec(args)?;
     let jobs = match args.profile.as_deref() {
-        None => vec![Job {
-            spec: template,
-            title: None,
-        }],
+        None => vec![Job { spec: template, title: None }],
         Some("sqlio") => sqlio_jobs(args, &template)?,
         Some(other) => bail!("unknown --profile '{other}'; the profile sets are: sqlio"),
     };
@@ -51,11 +48,7 @@ pub fn validate(args: &IoArgs) -> Result<Validated> {
         force: args.force,
         writes,
     });
-    Ok(Validated {
-        jobs,
-        target,
-        profile: args.profile.clone(),
-    })
+    Ok(Validated { jobs, target, profile: args.profile.clone() })
 }
 
 fn template_engine(args: &IoArgs) -> EngineKind {
@@ -76,10 +69,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     let workers = bounded("--workers", args.workers.unwrap_or(1), 1, 1024)?;
     let size = args.size.map_or(DEFAULT_SIZE, |s| s.0);
     Ok(IoSpec {
-        name: args
-            .name
-            .clone()
-            .unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
+        name: args.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
         pattern,
         read_pct,
         rate_iops: rate(args, &block_sizes)?,
@@ -91,10 +81,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
         seed: args.seed.unwrap_or(DEFAULT_SEED),
         verify: args.verify,
         engine: template_engine(args),
-        region: Region {
-            start: 0,
-            len: size,
-        },
+        region: Region { start: 0, len: size },
         interval: Duration::from_secs(1),
     })
 }
@@ -104,9 +91,8 @@ fn parse_rw(args: &IoArgs) -> Result<(Pattern, u8)> {
     if mix > 100 {
         bail!("--rwmix-read {mix} is not a percentage; use 0 to 100");
     }
-    let random = Pattern::Random(parse_distribution(
-        args.random_distribution.as_deref().unwrap_or("uniform"),
-    )?);
+    let random =
+        Pattern::Random(parse_distribution(args.random_distribution.as_deref().unwrap_or("uniform"))?);
     Ok(match args.rw.as_deref().unwrap_or("randread") {
         "read" => (Pattern::Sequential, 100),
         "write" => (Pattern::Sequential, 0),
@@ -131,22 +117,15 @@ pub fn parse_distribution(s: &str) -> Result<Distribution> {
             }
         },
         "hotspot" => parse_hotspot(s, arg),
-        _ => bail!(
-            "unknown --random-distribution '{s}'; use uniform, zipf:THETA or hotspot:IO/SPACE"
-        ),
+        _ => bail!("unknown --random-distribution '{s}'; use uniform, zipf:THETA or hotspot:IO/SPACE"),
     }
 }
 
 fn parse_hotspot(s: &str, arg: &str) -> Result<Distribution> {
-    let parsed = arg
-        .split_once('/')
-        .and_then(|(a, b)| Some((a.parse::<u8>().ok()?, b.parse::<u8>().ok()?)));
+    let parsed = arg.split_once('/').and_then(|(a, b)| Some((a.parse::<u8>().ok()?, b.parse::<u8>().ok()?)));
     match parsed {
         Some((io, space)) if (1..=100).contains(&io) && (1..100).contains(&space) => {
-            Ok(Distribution::HotSpot {
-                io_pct: io,
-                space_pct: space,
-            })
+            Ok(Distribution::HotSpot { io_pct: io, space_pct: space })
         }
         _ => bail!(
             "--random-distribution '{s}': write hotspot:IO/SPACE with IO in 1..100 and SPACE in 1..99, as in hotspot:90/10"
@@ -175,10 +154,7 @@ pub fn parse_bs(s: &str) -> Result<BlockSizeMix> {
 }
 
 fn block_size(whole: &str, s: &str) -> Result<u32> {
-    let bytes = s
-        .parse::<crate::units::ByteSize>()
-        .map_err(|e| anyhow::anyhow!("--bs '{whole}': {e}"))?
-        .0;
+    let bytes = s.parse::<crate::units::ByteSize>().map_err(|e| anyhow::anyhow!("--bs '{whole}': {e}"))?.0;
     if bytes == 0 || bytes > MAX_BLOCK {
         bail!("--bs '{whole}': a block is 1 byte to 64MiB, not {bytes} bytes");
     }
@@ -217,25 +193,13 @@ fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 }
 
 fn default_name(args: &IoArgs, sizes: &BlockSizeMix, depth: u32) -> String {
-    let bs = if sizes.is_single() {
-        format!("{}k", sizes.max() / 1024)
-    } else {
-        "mix".into()
-    };
-    let bs = if sizes.is_single() && sizes.max() < 1024 {
-        format!("{}b", sizes.max())
-    } else {
-        bs
-    };
-    format!(
-        "{}-{bs}-qd{depth}",
-        args.rw.as_deref().unwrap_or("randread")
-    )
+    let bs = if sizes.is_single() { format!("{}k", sizes.max() / 1024) } else { "mix".into() };
+    let bs = if sizes.is_single() && sizes.max() < 1024 { format!("{}b", sizes.max()) } else { bs };
+    format!("{}-{bs}-qd{depth}", args.rw.as_deref().unwrap_or("randread"))
 }
 
 fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
-    if args.rw.is_some() || args.bs.is_some() || args.iodepth.is_some() || args.rwmix_read.is_some()
-    {
+    if args.rw.is_some() || args.bs.is_some() || args.iodepth.is_some() || args.rwmix_read.is_some() {
         bail!(
             "--profile sqlio sets --rw, --bs, --iodepth and --rwmix-read for each of its jobs; drop those options"
         );
