@@ -12,6 +12,9 @@ mod spec;
 pub mod verify;
 mod worker;
 
+#[cfg(test)]
+mod fault_tests;
+
 pub use blocksize::BlockSizeMix;
 pub use offsets::{Distribution, Pattern, Region};
 pub use profile::{SQLIO_PROFILES, SqlioProfile};
@@ -63,7 +66,27 @@ pub fn run(
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IntervalReport),
 ) -> crate::Result<IoOutcome> {
-    let (engines, mut warnings, kind) = open_engines(spec, file)?;
+    let engines = open_engines(spec, file)?;
+    run_on(spec, engines, sampler, stop, on_interval)
+}
+
+/// One engine per worker, opened for a job, with what the user should know about them.
+pub struct Engines {
+    pub engines: Vec<Box<dyn IoEngine>>,
+    pub warnings: Vec<String>,
+    /// The engine actually used, after any fallback.
+    pub kind: engine::EngineKind,
+}
+
+/// Runs `spec` on engines the caller opened (one per worker): the seam for fault injection.
+pub fn run_on(
+    spec: &IoSpec,
+    engines: Engines,
+    sampler: &mut dyn HostSampler,
+    stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&IntervalReport),
+) -> crate::Result<IoOutcome> {
+    let Engines { engines, mut warnings, kind } = engines;
     let schedule = schedule_of(spec);
     let start = Instant::now();
     let (tx, rx) = mpsc::channel();
@@ -92,9 +115,7 @@ pub fn run(
     Ok(coordinator.finish(spec, stop, warnings, kind))
 }
 
-type Engines = (Vec<Box<dyn IoEngine>>, Vec<String>, engine::EngineKind);
-
-fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines> {
+pub fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines> {
     let (mut engines, mut warnings) = (Vec::new(), Vec::new());
     let mut kind = spec.engine;
     for _ in 0..spec.workers {
@@ -114,7 +135,7 @@ fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines> {
             spec.iodepth
         ));
     }
-    Ok((engines, warnings, kind))
+    Ok(Engines { engines, warnings, kind })
 }
 
 fn schedule_of(spec: &IoSpec) -> Schedule {

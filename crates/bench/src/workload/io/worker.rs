@@ -268,6 +268,10 @@ impl<'a> Worker<'a> {
         let Some(dir) = slot.dir else { return };
         if c.result != slot.len as i32 {
             self.interval.errors.count(error_kind(c.result));
+            if let (Some(v), Dir::Write) = (&mut self.verify, dir) {
+                // A failed write leaves the block's content unknown: stop checking it.
+                v.written(slot.offset - self.base, 0);
+            }
             return;
         }
         if let Some(v) = &mut self.verify {
