@@ -2,6 +2,7 @@
 //! concern. Exact checks use the null engine; the behaviour that matters runs real io_uring
 //! and psync I/O on temporary files.
 
+mod device;
 mod errors;
 mod interrupt;
 mod io_runs;

@@ -1,0 +1,60 @@
+//! Block-device targets on a real loop device: allowed with --allow-device when blank, refused
+//! when it carries a filesystem unless --force, and reported as a device in the summary.
+
+use crate::support::{disk_tempdir, stderr_text, stdout_json, storbench};
+use std::path::Path;
+use std::process::Command;
+
+/// A loop device over a file; detached when dropped.
+struct Loop(String);
+
+impl Loop {
+    fn attach(file: &Path) -> Option<Loop> {
+        let out = Command::new("losetup").args(["--find", "--show"]).arg(file).output().ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !dev.is_empty()).then_some(Loop(dev))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
+fn io_on_device(dev: &str, dir: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    storbench()
+        .args(["io", "--target", dev, "--ramp", "0", "--runtime", "0.5", "--json", "--output-dir"])
+        .arg(dir.join("results"))
+        .args(extra)
+        .assert()
+}
+
+#[test]
+fn a_blank_loop_device_is_used_with_allow_device_and_one_with_ext4_needs_force() {
+    let dir = disk_tempdir();
+    let image = dir.path().join("disk.img");
+    std::fs::File::create(&image).unwrap().set_len(64 << 20).unwrap();
+    let Some(dev) = Loop::attach(&image) else {
+        eprintln!("skipped: no loop devices here (losetup failed); run as root to test devices");
+        return;
+    };
+    let a = io_on_device(&dev.0, dir.path(), &["--rw", "randwrite", "--bs", "4k", "--iodepth", "4"]).code(2);
+    assert!(stderr_text(&a).contains("--allow-device"));
+    let a = io_on_device(&dev.0, dir.path(), &["--allow-device", "--rw", "randwrite", "--iodepth", "4"])
+        .success();
+    let s = stdout_json(&a);
+    assert_eq!(s["target"]["kind"], "device");
+    assert_eq!(s["target"]["size_bytes"], 64 << 20);
+    assert!(s["results"]["write"]["ios"].as_u64().unwrap() > 0);
+
+    let made = Command::new("mkfs.ext4").args(["-q", "-F", &dev.0]).status();
+    if !made.is_ok_and(|s| s.success()) {
+        eprintln!("skipped the signature half: mkfs.ext4 is not available");
+        return;
+    }
+    let a = io_on_device(&dev.0, dir.path(), &["--allow-device", "--rw", "randwrite"]).code(2);
+    let err = stderr_text(&a);
+    assert!(err.contains("ext4") && err.contains("--force"), "{err}");
+    io_on_device(&dev.0, dir.path(), &["--allow-device", "--force", "--rw", "randread"]).success();
+}
