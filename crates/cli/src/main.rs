@@ -38,6 +38,10 @@ fn real_main() -> i32 {
             );
             130
         }
+        Ok(cmd::io::Ending::InterruptedBeforeRun) => {
+            eprintln!("interrupted before the run started: nothing was measured");
+            130
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             2

@@ -21,7 +21,10 @@ pub enum Ending {
     Ok,
     /// A check failed: data verification found mismatches.
     CheckFailed,
+    /// Stopped while running: the bundles keep what was measured.
     Interrupted,
+    /// Stopped while preparing the target: nothing was measured, the partial file is gone.
+    InterruptedBeforeRun,
 }
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
@@ -32,10 +35,11 @@ pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
             plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
         validate::check_against_target(&job.spec, size, direct, align)?;
     }
-    let target = plan.as_ref().map(|p| prepare(p, &v, stop)).transpose()?;
-    if stop.is_stopped() {
-        return Ok(Ending::Interrupted);
-    }
+    let target = match plan.as_ref().map(|p| prepare(p, &v, stop)).transpose() {
+        // A fill cut short by Ctrl-C removed its partial file; nothing was measured yet.
+        Err(_) | Ok(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
+        other => other?,
+    };
     let device = target.as_ref().and_then(|t| resolve_device(&t.path).ok().flatten());
     let summaries = run_jobs(args, &v, target.as_ref(), device.as_ref(), stop)?;
     show(args, &v, &summaries)?;
