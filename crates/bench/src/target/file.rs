@@ -1,0 +1,175 @@
+//! Files as targets: choosing what to do with a path, the "created by storbench" mark, free
+//! space, O_DIRECT alignment, and opening.
+
+use super::{Action, Refusal, Target, TargetPlan, TargetRequest, device};
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+/// The file storbench creates in a directory target.
+pub const DEFAULT_FILE_NAME: &str = "storbench-io.dat";
+
+/// Extended attribute that marks a file storbench created and filled, with its size.
+const MARK_XATTR: &str = "user.storbench";
+
+pub fn plan(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
+    let meta = std::fs::metadata(&req.path);
+    match meta {
+        Ok(m) if m.file_type().is_block_device() => plan_device(req),
+        Ok(m) if m.is_dir() => plan_file(req, &req.path.join(DEFAULT_FILE_NAME)),
+        Ok(m) if m.is_file() => plan_file(req, &req.path),
+        Ok(_) => Err(Refusal::Unsupported { path: req.path.clone() }),
+        Err(_) => plan_file(req, &req.path),
+    }
+}
+
+fn plan_device(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
+    if !req.allow_device {
+        return Err(Refusal::DeviceNotAllowed { path: req.path.clone() });
+    }
+    device::check_writable(&req.path, req.force)?;
+    let geo = device::geometry(&req.path)
+        .map_err(|e| Refusal::NotWritable { path: req.path.clone(), reason: e.to_string() })?;
+    let size = req.size.unwrap_or(geo.size_bytes);
+    if size > geo.size_bytes {
+        return Err(Refusal::TooSmall { path: req.path.clone(), actual: geo.size_bytes, wanted: size });
+    }
+    let plan = TargetPlan {
+        path: req.path.clone(),
+        action: Action::UseDevice,
+        size,
+        direct: req.direct,
+        direct_align: geo.logical_sector_size,
+        writes: req.writes,
+    };
+    Ok(plan)
+}
+
+fn plan_file(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
+    let existing = std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len());
+    let mark = existing.and_then(|_| read_mark(path));
+    let (action, size) = match (existing, mark) {
+        (Some(len), Some(marked)) if marked == len && req.size.is_none_or(|s| s == len) => {
+            (Action::ReuseFile, len)
+        }
+        (Some(_), Some(_)) => (Action::CreateFile, req.size.unwrap_or(req.default_size)),
+        (Some(len), None) => {
+            if req.writes && !req.force {
+                return Err(Refusal::ForeignFile { path: path.to_path_buf() });
+            }
+            let size = req.size.unwrap_or(len);
+            if size > len {
+                return Err(Refusal::TooSmall { path: path.to_path_buf(), actual: len, wanted: size });
+            }
+            (Action::UseForeignFile, size)
+        }
+        (None, _) => (Action::CreateFile, req.size.unwrap_or(req.default_size)),
+    };
+    let dir = parent_dir(path)?;
+    if action == Action::CreateFile {
+        check_creatable(&dir, path, size, existing.unwrap_or(0))?;
+    }
+    let direct_align = direct_alignment(&dir);
+    Ok(TargetPlan {
+        path: path.to_path_buf(),
+        action,
+        size,
+        direct: req.direct,
+        direct_align,
+        writes: req.writes,
+    })
+}
+
+fn parent_dir(path: &Path) -> Result<PathBuf, Refusal> {
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    if !parent.is_dir() {
+        return Err(Refusal::MissingParent { path: path.to_path_buf(), parent });
+    }
+    Ok(parent)
+}
+
+/// The directory must be writable and hold the file (less what a file we replace frees).
+fn check_creatable(dir: &Path, path: &Path, size: u64, replaced: u64) -> Result<(), Refusal> {
+    rustix::fs::access(dir, rustix::fs::Access::WRITE_OK)
+        .map_err(|e| Refusal::NotWritable { path: dir.to_path_buf(), reason: e.to_string() })?;
+    let free = free_space(dir).unwrap_or(u64::MAX);
+    if size > free.saturating_add(replaced) {
+        return Err(Refusal::NoSpace { dir: dir.to_path_buf(), wanted: size, free });
+    }
+    let _ = path;
+    Ok(())
+}
+
+/// Bytes an unprivileged user may still write on the filesystem holding `dir`.
+pub fn free_space(dir: &Path) -> io::Result<u64> {
+    let st = rustix::fs::statvfs(dir)?;
+    Ok(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// O_DIRECT alignment the filesystem under `dir` asks for (statx DIOALIGN), else the logical
+/// sector size of the device below, else 512.
+fn direct_alignment(dir: &Path) -> u32 {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    if let Ok(st) = statx(CWD, dir, AtFlags::empty(), StatxFlags::DIOALIGN)
+        && st.stx_dio_offset_align > 0
+    {
+        return st.stx_dio_offset_align;
+    }
+    crate::monitor::resolve_device(dir).ok().flatten().and_then(|d| d.logical_sector_size).unwrap_or(512)
+}
+
+/// The size recorded in our mark, if the file carries one.
+fn read_mark(path: &Path) -> Option<u64> {
+    let mut buf = [0u8; 64];
+    let n = rustix::fs::getxattr(path, MARK_XATTR, &mut buf).ok()?;
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    text.strip_prefix("v1 size=")?.trim().parse().ok()
+}
+
+/// Marks `file` as created and completely filled by storbench.
+pub(super) fn write_mark(file: &File, size: u64) -> io::Result<()> {
+    let value = format!("v1 size={size}");
+    rustix::fs::fsetxattr(file, MARK_XATTR, value.as_bytes(), rustix::fs::XattrFlags::empty())?;
+    Ok(())
+}
+
+/// Opens the planned target for the workload, with O_DIRECT unless buffered I/O was asked for,
+/// and for reading only when the workload does not write.
+pub(super) fn open(plan: &TargetPlan) -> Result<File, Refusal> {
+    let mut opts = OpenOptions::new();
+    opts.read(true).write(plan.writes);
+    if plan.direct {
+        opts.custom_flags(libc::O_DIRECT);
+    }
+    opts.open(&plan.path).map_err(|e| match e.raw_os_error() {
+        Some(libc::EINVAL) if plan.direct => {
+            Refusal::NoDirect { path: plan.path.clone(), reason: e.to_string() }
+        }
+        _ => Refusal::NotWritable { path: plan.path.clone(), reason: e.to_string() },
+    })
+}
+
+pub fn prepare(
+    plan: &TargetPlan,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &crate::run::StopFlag,
+) -> crate::Result<Target> {
+    let created = plan.action == Action::CreateFile;
+    if created {
+        super::fill::create_filled(plan, seed, progress, stop)?;
+    }
+    let file = open(plan)?;
+    Ok(Target {
+        file,
+        path: plan.path.clone(),
+        is_device: plan.action == Action::UseDevice,
+        size: plan.size,
+        direct: plan.direct,
+        created,
+    })
+}

@@ -1,0 +1,84 @@
+//! Creating a test file and filling it with incompressible, non-dedupable data, so that
+//! reads are real reads (no holes) and no storage layer can shrink what is written.
+
+use super::{TargetPlan, file};
+use crate::engine::AlignedBuf;
+use crate::run::StopFlag;
+use crate::workload::io::verify::fill_random;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::Path;
+
+const CHUNK: usize = 1 << 20;
+
+/// Creates `plan.path` at `plan.size` and fills it; on any failure or a stop request the
+/// partial file is removed, so a half-filled file is never mistaken for a ready one.
+pub fn create_filled(
+    plan: &TargetPlan,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &StopFlag,
+) -> crate::Result<()> {
+    let result = create(plan).and_then(|f| fill(&f, plan.size, seed, progress, stop).map(|_| f));
+    let io_err = |op, source| crate::Error::Io { op, path: plan.path.clone(), source };
+    match result {
+        Ok(f) if !stop.is_stopped() => {
+            f.sync_all().map_err(|e| io_err("syncing", e))?;
+            if let Err(e) = file::write_mark(&f, plan.size) {
+                write_sidecar_unsupported(&plan.path, e);
+            }
+            Ok(())
+        }
+        Ok(_) => {
+            let _ = std::fs::remove_file(&plan.path);
+            Err(io_err("filling", io::Error::new(io::ErrorKind::Interrupted, "interrupted")))
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&plan.path);
+            Err(io_err("creating and filling", e))
+        }
+    }
+}
+
+/// Where extended attributes are unsupported the file cannot be marked, so it is simply not
+/// reused next time; nothing else depends on the mark.
+fn write_sidecar_unsupported(_path: &Path, _err: io::Error) {}
+
+fn create(plan: &TargetPlan) -> io::Result<File> {
+    let _ = std::fs::remove_file(&plan.path);
+    let mut opts = OpenOptions::new();
+    opts.write(true).create_new(true);
+    if plan.direct {
+        opts.custom_flags(libc::O_DIRECT);
+    }
+    let f = opts.open(&plan.path)?;
+    // Reserve the space up front so a full disk fails now, not halfway through.
+    match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, plan.size) {
+        Ok(()) => {}
+        Err(e) if e == rustix::io::Errno::NOSPC => return Err(e.into()),
+        Err(_) => {}
+    }
+    Ok(f)
+}
+
+/// Writes `size` bytes of seeded random data to `file` in 1 MiB chunks.
+pub fn fill(
+    file: &File,
+    size: u64,
+    seed: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    stop: &StopFlag,
+) -> io::Result<()> {
+    let mut buf = AlignedBuf::new(CHUNK)?;
+    let mut done = 0u64;
+    while done < size && !stop.is_stopped() {
+        let len = ((size - done) as usize).min(CHUNK);
+        let chunk = &mut buf.as_mut_slice()[..len.next_multiple_of(4096).min(CHUNK)];
+        fill_random(chunk, seed ^ done);
+        file.write_all_at(&chunk[..len.max(1).next_multiple_of(512).min(chunk.len())], done)?;
+        done += len as u64;
+        progress(done, size);
+    }
+    Ok(())
+}
