@@ -170,3 +170,50 @@ fn under_a_rate_cap_a_stalled_device_shows_in_latency_from_the_intended_start() 
     assert!(lat.min >= 10_000_000, "every I/O took at least the 10 ms of service: {lat:?}");
     assert!(lat.max >= 300_000_000, "the backlog grows to ~0.5 s by the end: {lat:?}");
 }
+
+/// An engine whose kernel interface breaks after `ok_calls` calls.
+struct Breaks {
+    inner: Box<dyn IoEngine>,
+    ok_calls: u32,
+}
+
+impl IoEngine for Breaks {
+    fn capabilities(&self) -> Capabilities {
+        self.inner.capabilities()
+    }
+    fn buffer(&mut self, slot: u32) -> &mut [u8] {
+        self.inner.buffer(slot)
+    }
+    fn queue(&mut self, req: Request) {
+        self.inner.queue(req);
+    }
+    fn submit_and_reap(
+        &mut self,
+        min: u32,
+        timeout: Option<Duration>,
+        out: &mut Vec<Completion>,
+    ) -> std::io::Result<()> {
+        if self.ok_calls == 0 {
+            return Err(std::io::Error::from_raw_os_error(libc::EBADF));
+        }
+        self.ok_calls -= 1;
+        self.inner.submit_and_reap(min, timeout, out)
+    }
+}
+
+#[test]
+fn a_failing_engine_ends_its_worker_and_is_reported_as_a_failure_not_a_panic() {
+    let mut spec = spec(100);
+    spec.verify = false;
+    spec.engine = EngineKind::Null;
+    spec.workers = 2;
+    spec.end = End::Time(Duration::from_millis(300));
+    let mut opened = open_engines(&spec, None).unwrap();
+    let mut engines = opened.engines.into_iter();
+    let broken: Box<dyn IoEngine> = Box::new(Breaks { inner: engines.next().unwrap(), ok_calls: 10 });
+    opened.engines = std::iter::once(broken).chain(engines).collect();
+    let out = run_on(&spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+    assert_eq!(out.failures.len(), 1, "{:?}", out.failures);
+    assert!(out.failures[0].contains("Bad file descriptor"), "{:?}", out.failures);
+    assert!(out.totals.read.ios > 10, "the healthy worker kept measuring");
+}

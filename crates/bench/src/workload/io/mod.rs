@@ -55,6 +55,9 @@ pub struct IoOutcome {
     pub warnings: Vec<String>,
     /// Effective engine after any fallback.
     pub engine: engine::EngineKind,
+    /// Workers whose engine failed (not single I/Os, which are counted as errors): the run's
+    /// figures then cover only what the others did, and the run is not to be trusted.
+    pub failures: Vec<String>,
 }
 
 /// Runs `spec` against `file` (None only for the null engine). Calls `on_interval` once per
@@ -86,7 +89,7 @@ pub fn run_on(
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IntervalReport),
 ) -> crate::Result<IoOutcome> {
-    let Engines { engines, mut warnings, kind } = engines;
+    let Engines { engines, warnings, kind } = engines;
     let schedule = schedule_of(spec);
     let start = Instant::now();
     let (tx, rx) = mpsc::channel();
@@ -111,8 +114,9 @@ pub fn run_on(
             .collect();
         failures
     });
-    warnings.extend(outcome.into_iter().map(|e| format!("a worker stopped early: {e}")));
-    Ok(coordinator.finish(spec, stop, warnings, kind))
+    let mut result = coordinator.finish(spec, stop, warnings, kind);
+    result.failures = outcome;
+    Ok(result)
 }
 
 pub fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines> {
@@ -278,6 +282,7 @@ impl Coordinator {
             complete: !stop.is_stopped(),
             warnings,
             engine,
+            failures: Vec::new(),
         }
     }
 }

@@ -138,8 +138,15 @@ fn run_job(
     }
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
     bundle.totals(outcome.ramp_s, outcome.measured_s, &hists)?;
-    let summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
+    let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
+    summary.complete &= outcome.failures.is_empty();
     bundle.write_summary(&summary)?;
+    if let Some(why) = outcome.failures.first() {
+        anyhow::bail!(
+            "the I/O engine failed during the run ({why}); the bundle in {} keeps what was measured",
+            dir.display()
+        );
+    }
     for w in &summary.warnings {
         eprintln!("warning: {w}");
     }
