@@ -184,8 +184,9 @@ fn parse_mount_line(line: &str) -> Option<(String, String)> {
     Some((unescape(point), unescape(source)))
 }
 
-/// Undoes mountinfo's octal escapes (`\040` for a space, `\134` for a backslash ...).
-fn unescape(field: &str) -> String {
+/// Undoes the octal escapes (`\040` for a space, `\134` for a backslash ...) the kernel uses in
+/// mountinfo and /proc/swaps.
+pub(crate) fn unescape(field: &str) -> String {
     let bytes = field.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -16,6 +16,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use crate::monitor::device::unescape;
 use rustix::fs::{Mode, OFlags};
 
 /// How many leading bytes of a device are read to look for partition tables and signatures.
@@ -227,28 +228,6 @@ fn source_device(source: &str) -> Option<DevNum> {
 fn parse_dev_num(text: &str) -> Option<DevNum> {
     let (major, minor) = text.trim().split_once(':')?;
     Some((major.parse().ok()?, minor.parse().ok()?))
-}
-
-/// Undoes the octal escapes (`\040` for a space) the kernel uses in mountinfo and /proc/swaps.
-fn unescape(field: &str) -> String {
-    let bytes = field.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let octal = bytes.get(i + 1..i + 4).filter(|d| d.iter().all(|b| (b'0'..=b'7').contains(b)));
-        match (bytes[i], octal) {
-            (b'\\', Some(d)) => {
-                let value = d.iter().fold(0u32, |acc, b| acc * 8 + u32::from(b - b'0'));
-                out.push(value as u8);
-                i += 4;
-            }
-            (b, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// One line of /proc/self/mountinfo, reduced to what the mounted check needs.

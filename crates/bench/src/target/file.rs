@@ -13,6 +13,7 @@ pub const DEFAULT_FILE_NAME: &str = "storbench-io.dat";
 /// Extended attribute that marks a file storbench created and filled, with its size.
 const MARK_XATTR: &str = "user.storbench";
 
+/// Checks the request and decides what to do; writes nothing.
 pub fn plan(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
     let meta = std::fs::metadata(&req.path);
     match meta {
@@ -153,6 +154,8 @@ pub(super) fn open(plan: &TargetPlan) -> Result<File, Refusal> {
     })
 }
 
+/// Carries out `plan`: creates and fills a new file (progress as bytes done and total), then
+/// opens the target for the workload.
 pub fn prepare(
     plan: &TargetPlan,
     seed: u64,

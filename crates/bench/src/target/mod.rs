@@ -8,7 +8,10 @@ pub mod device;
 mod file;
 mod fill;
 
-pub use file::{DEFAULT_FILE_NAME, free_space};
+/// `plan` checks the request and decides what to do, writing nothing; `prepare` carries the
+/// plan out (create and fill a new file with progress, then open the target), removing a
+/// partial file when a stop request cuts the fill short.
+pub use file::{DEFAULT_FILE_NAME, free_space, plan, prepare};
 pub use fill::fill;
 
 use std::fs::File;
@@ -98,21 +101,4 @@ pub enum Refusal {
         "{path} cannot be opened with O_DIRECT ({reason}); the filesystem may not support it: pass --buffered to go through the page cache"
     )]
     NoDirect { path: PathBuf, reason: String },
-}
-
-/// Checks the request and decides what to do; writes nothing.
-pub fn plan(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
-    file::plan(req)
-}
-
-/// Carries out `plan`: creates and fills a new file (reporting progress as bytes done and
-/// total), then opens the target for the workload. A fill cut short by `stop` removes the
-/// partial file.
-pub fn prepare(
-    plan: &TargetPlan,
-    seed: u64,
-    progress: &mut dyn FnMut(u64, u64),
-    stop: &crate::run::StopFlag,
-) -> crate::Result<Target> {
-    file::prepare(plan, seed, progress, stop)
 }

@@ -6,14 +6,30 @@ use crate::engine::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request
 use crate::run::HostSampler;
 use storbench_report::SystemSample;
 
-/// Flips one bit in every read of the block at `bad_offset`.
-struct CorruptOneBlock {
-    inner: Box<dyn IoEngine>,
-    bad_offset: u64,
-    reads_in_flight: Vec<Option<u64>>,
+/// What goes wrong, as a failing device or kernel would make it.
+#[derive(Clone, Copy)]
+enum Fault {
+    /// Every read of the block at this offset returns one flipped bit.
+    CorruptReadsAt(u64),
+    /// Every completion takes this long, like a device that stalls.
+    Slow(Duration),
+    /// The engine itself fails after this many calls.
+    BreakAfter(u32),
 }
 
-impl IoEngine for CorruptOneBlock {
+/// Wraps a real engine and injects `fault`.
+struct Faulty {
+    inner: Box<dyn IoEngine>,
+    fault: Fault,
+    reads_in_flight: Vec<Option<u64>>,
+    calls: u32,
+}
+
+fn faulty(inner: Box<dyn IoEngine>, fault: Fault) -> Box<dyn IoEngine> {
+    Box::new(Faulty { inner, fault, reads_in_flight: vec![None; 256], calls: 0 })
+}
+
+impl IoEngine for Faulty {
     fn capabilities(&self) -> Capabilities {
         self.inner.capabilities()
     }
@@ -33,15 +49,37 @@ impl IoEngine for CorruptOneBlock {
         timeout: Option<Duration>,
         out: &mut Vec<Completion>,
     ) -> std::io::Result<()> {
+        self.calls += 1;
+        if matches!(self.fault, Fault::BreakAfter(n) if self.calls > n) {
+            return Err(std::io::Error::from_raw_os_error(libc::EBADF));
+        }
         let first = out.len();
         self.inner.submit_and_reap(min, timeout, out)?;
-        for c in &out[first..] {
-            if self.reads_in_flight[c.slot as usize] == Some(self.bad_offset) {
-                self.inner.buffer(c.slot)[100] ^= 0x01;
+        match self.fault {
+            Fault::CorruptReadsAt(bad) => {
+                for c in &out[first..] {
+                    if self.reads_in_flight[c.slot as usize] == Some(bad) {
+                        self.inner.buffer(c.slot)[100] ^= 0x01;
+                    }
+                }
             }
+            Fault::Slow(d) => std::thread::sleep(d * (out.len() - first) as u32),
+            Fault::BreakAfter(_) => {}
         }
         Ok(())
     }
+}
+
+/// Runs `spec` with `fault` injected into the first `faulty_workers` workers' engines.
+fn run_faulty(spec: &IoSpec, file: Option<&std::fs::File>, fault: Fault, faulty_workers: usize) -> IoOutcome {
+    let mut opened = open_engines(spec, file).unwrap();
+    opened.engines = opened
+        .engines
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| if i < faulty_workers { faulty(e, fault) } else { e })
+        .collect();
+    run_on(spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap()
 }
 
 struct Quiet;
@@ -70,19 +108,6 @@ fn spec(read_pct: u8) -> IoSpec {
     }
 }
 
-fn run_with(spec: &IoSpec, file: &std::fs::File, bad_offset: u64) -> IoOutcome {
-    let mut opened = open_engines(spec, Some(file)).unwrap();
-    opened.engines = opened
-        .engines
-        .into_iter()
-        .map(|inner| {
-            Box::new(CorruptOneBlock { inner, bad_offset, reads_in_flight: vec![None; 4] })
-                as Box<dyn IoEngine>
-        })
-        .collect();
-    run_on(spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap()
-}
-
 fn temp_file(len: u64) -> (tempfile::TempDir, std::fs::File) {
     let dir = tempfile::tempdir_in("/var/tmp").unwrap();
     let f = std::fs::OpenOptions::new()
@@ -99,7 +124,7 @@ fn temp_file(len: u64) -> (tempfile::TempDir, std::fs::File) {
 #[test]
 fn a_corrupted_block_is_reported_with_its_offset_and_the_run_completes() {
     let (_dir, file) = temp_file(64 * 4096);
-    let out = run_with(&spec(50), &file, 5 * 4096);
+    let out = run_faulty(&spec(50), Some(&file), Fault::CorruptReadsAt(5 * 4096), 1);
     let v = &out.verify;
     assert!(v.blocks_checked > 0);
     assert!(v.mismatches >= 1, "{v:?}");
@@ -111,40 +136,9 @@ fn a_corrupted_block_is_reported_with_its_offset_and_the_run_completes() {
 #[test]
 fn without_faults_every_written_block_verifies() {
     let (_dir, file) = temp_file(64 * 4096);
-    let out = run_with(&spec(0), &file, u64::MAX);
+    let out = run_faulty(&spec(0), Some(&file), Fault::CorruptReadsAt(u64::MAX), 1);
     assert_eq!(out.verify.mismatches, 0);
     assert!(out.verify.blocks_checked >= 32, "the read-back pass checks written blocks: {:?}", out.verify);
-}
-
-/// Takes `delay` for every request, like a device that stalls.
-struct Slow {
-    inner: Box<dyn IoEngine>,
-    delay: Duration,
-}
-
-impl IoEngine for Slow {
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    fn buffer(&mut self, slot: u32) -> &mut [u8] {
-        self.inner.buffer(slot)
-    }
-    fn queue(&mut self, req: Request) {
-        self.inner.queue(req);
-    }
-    fn submit_and_reap(
-        &mut self,
-        min: u32,
-        timeout: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> std::io::Result<()> {
-        let first = out.len();
-        self.inner.submit_and_reap(min, timeout, out)?;
-        if out.len() > first {
-            std::thread::sleep(self.delay * (out.len() - first) as u32);
-        }
-        Ok(())
-    }
 }
 
 #[test]
@@ -158,47 +152,11 @@ fn under_a_rate_cap_a_stalled_device_shows_in_latency_from_the_intended_start() 
     spec.engine = EngineKind::Null;
     spec.rate_iops = Some(200.0);
     spec.end = End::Time(Duration::from_secs(1));
-    let mut opened = open_engines(&spec, None).unwrap();
-    opened.engines = opened
-        .engines
-        .into_iter()
-        .map(|inner| Box::new(Slow { inner, delay: Duration::from_millis(10) }) as Box<dyn IoEngine>)
-        .collect();
-    let out = run_on(&spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+    let out = run_faulty(&spec, None, Fault::Slow(Duration::from_millis(10)), 1);
     let lat = out.totals.read.latency.summary().unwrap();
     assert!(out.totals.read.ios >= 80 && out.totals.read.ios <= 105, "ios {}", out.totals.read.ios);
     assert!(lat.min >= 10_000_000, "every I/O took at least the 10 ms of service: {lat:?}");
     assert!(lat.max >= 300_000_000, "the backlog grows to ~0.5 s by the end: {lat:?}");
-}
-
-/// An engine whose kernel interface breaks after `ok_calls` calls.
-struct Breaks {
-    inner: Box<dyn IoEngine>,
-    ok_calls: u32,
-}
-
-impl IoEngine for Breaks {
-    fn capabilities(&self) -> Capabilities {
-        self.inner.capabilities()
-    }
-    fn buffer(&mut self, slot: u32) -> &mut [u8] {
-        self.inner.buffer(slot)
-    }
-    fn queue(&mut self, req: Request) {
-        self.inner.queue(req);
-    }
-    fn submit_and_reap(
-        &mut self,
-        min: u32,
-        timeout: Option<Duration>,
-        out: &mut Vec<Completion>,
-    ) -> std::io::Result<()> {
-        if self.ok_calls == 0 {
-            return Err(std::io::Error::from_raw_os_error(libc::EBADF));
-        }
-        self.ok_calls -= 1;
-        self.inner.submit_and_reap(min, timeout, out)
-    }
 }
 
 #[test]
@@ -208,11 +166,7 @@ fn a_failing_engine_ends_its_worker_and_is_reported_as_a_failure_not_a_panic() {
     spec.engine = EngineKind::Null;
     spec.workers = 2;
     spec.end = End::Time(Duration::from_millis(300));
-    let mut opened = open_engines(&spec, None).unwrap();
-    let mut engines = opened.engines.into_iter();
-    let broken: Box<dyn IoEngine> = Box::new(Breaks { inner: engines.next().unwrap(), ok_calls: 10 });
-    opened.engines = std::iter::once(broken).chain(engines).collect();
-    let out = run_on(&spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+    let out = run_faulty(&spec, None, Fault::BreakAfter(10), 1);
     assert_eq!(out.failures.len(), 1, "{:?}", out.failures);
     assert!(out.failures[0].contains("Bad file descriptor"), "{:?}", out.failures);
     assert!(out.totals.read.ios > 10, "the healthy worker kept measuring");
