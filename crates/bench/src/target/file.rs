@@ -69,7 +69,7 @@ fn plan_file(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
     };
     let dir = parent_dir(path)?;
     if action == Action::CreateFile {
-        check_creatable(&dir, path, size, existing.unwrap_or(0))?;
+        check_creatable(&dir, size, existing.unwrap_or(0))?;
     }
     let direct_align = direct_alignment(&dir);
     Ok(TargetPlan {
@@ -94,14 +94,13 @@ fn parent_dir(path: &Path) -> Result<PathBuf, Refusal> {
 }
 
 /// The directory must be writable and hold the file (less what a file we replace frees).
-fn check_creatable(dir: &Path, path: &Path, size: u64, replaced: u64) -> Result<(), Refusal> {
+fn check_creatable(dir: &Path, size: u64, replaced: u64) -> Result<(), Refusal> {
     rustix::fs::access(dir, rustix::fs::Access::WRITE_OK)
         .map_err(|e| Refusal::NotWritable { path: dir.to_path_buf(), reason: e.to_string() })?;
     let free = free_space(dir).unwrap_or(u64::MAX);
     if size > free.saturating_add(replaced) {
         return Err(Refusal::NoSpace { dir: dir.to_path_buf(), wanted: size, free });
     }
-    let _ = path;
     Ok(())
 }
 
@@ -123,19 +122,30 @@ fn direct_alignment(dir: &Path) -> u32 {
     crate::monitor::resolve_device(dir).ok().flatten().and_then(|d| d.logical_sector_size).unwrap_or(512)
 }
 
-/// The size recorded in our mark, if the file carries one.
+/// The size recorded in our mark, if the file carries one (an extended attribute, or a
+/// sidecar file where the filesystem has no user xattrs).
 fn read_mark(path: &Path) -> Option<u64> {
     let mut buf = [0u8; 64];
-    let n = rustix::fs::getxattr(path, MARK_XATTR, &mut buf).ok()?;
-    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    let text = match rustix::fs::getxattr(path, MARK_XATTR, &mut buf) {
+        Ok(n) => String::from_utf8_lossy(&buf[..n]).into_owned(),
+        Err(_) => std::fs::read_to_string(sidecar(path)).ok()?,
+    };
     text.strip_prefix("v1 size=")?.trim().parse().ok()
 }
 
-/// Marks `file` as created and completely filled by storbench.
-pub(super) fn write_mark(file: &File, size: u64) -> io::Result<()> {
+/// `dir/.name.storbench`, the mark where extended attributes are unsupported.
+pub(super) fn sidecar(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.storbench"))
+}
+
+/// Marks `file` (at `path`) as created and completely filled by storbench.
+pub(super) fn write_mark(file: &File, path: &Path, size: u64) -> io::Result<()> {
     let value = format!("v1 size={size}");
-    rustix::fs::fsetxattr(file, MARK_XATTR, value.as_bytes(), rustix::fs::XattrFlags::empty())?;
-    Ok(())
+    match rustix::fs::fsetxattr(file, MARK_XATTR, value.as_bytes(), rustix::fs::XattrFlags::empty()) {
+        Ok(()) => Ok(()),
+        Err(_) => std::fs::write(sidecar(path), value),
+    }
 }
 
 /// Opens the planned target for the workload, with O_DIRECT unless buffered I/O was asked for,
@@ -175,4 +185,21 @@ pub fn prepare(
         direct: plan.direct,
         created,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mark_is_read_from_the_xattr_or_else_from_the_sidecar() {
+        let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+        let path = dir.path().join("t.dat");
+        let f = File::create(&path).unwrap();
+        assert_eq!(read_mark(&path), None, "an unmarked file is not ours");
+        std::fs::write(sidecar(&path), "v1 size=4096").unwrap();
+        assert_eq!(read_mark(&path), Some(4096), "the sidecar counts where there is no xattr");
+        write_mark(&f, &path, 8192).unwrap();
+        assert_eq!(read_mark(&path), Some(8192), "the xattr comes first");
+    }
 }

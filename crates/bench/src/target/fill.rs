@@ -8,7 +8,6 @@ use crate::workload::io::verify::fill_random;
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::Path;
 
 const CHUNK: usize = 1 << 20;
 
@@ -25,9 +24,7 @@ pub fn create_filled(
     match result {
         Ok(f) if !stop.is_stopped() => {
             f.sync_all().map_err(|e| io_err("syncing", e))?;
-            if let Err(e) = file::write_mark(&f, plan.size) {
-                write_sidecar_unsupported(&plan.path, e);
-            }
+            file::write_mark(&f, &plan.path, plan.size).map_err(|e| io_err("marking", e))?;
             Ok(())
         }
         Ok(_) => {
@@ -41,12 +38,9 @@ pub fn create_filled(
     }
 }
 
-/// Where extended attributes are unsupported the file cannot be marked, so it is simply not
-/// reused next time; nothing else depends on the mark.
-fn write_sidecar_unsupported(_path: &Path, _err: io::Error) {}
-
 fn create(plan: &TargetPlan) -> io::Result<File> {
     let _ = std::fs::remove_file(&plan.path);
+    let _ = std::fs::remove_file(file::sidecar(&plan.path));
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true);
     if plan.direct {
