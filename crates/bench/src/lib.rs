@@ -6,10 +6,12 @@
 //! histograms and per-worker recorders), `monitor` (/proc and /sys samplers), `run` (phases,
 //! intervals, stop requests, own CPU time).
 
+pub mod db;
 pub mod engine;
 mod error;
 pub mod metrics;
 pub mod monitor;
+pub mod rng;
 pub mod run;
 pub mod target;
 pub mod workload;

@@ -1,3 +1,4 @@
 //! Workloads, one module each, each with one entry point (`io::run`, ...).
 
 pub mod io;
+pub mod oltp;

@@ -1,6 +1,6 @@
 //! Block sizes: one size, or a weighted mix (`4k/60:64k/40`, fio's bssplit spelling).
 
-use super::rng::{WorkerRng, below};
+use crate::rng::{WorkerRng, below};
 
 /// Weighted block sizes; weights are relative and need not add up to 100.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl BlockSizeMix {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::io::rng::stream;
+    use crate::rng::stream;
 
     #[test]
     fn a_mix_is_drawn_in_proportion_to_its_weights() {

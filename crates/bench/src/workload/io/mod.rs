@@ -7,7 +7,6 @@
 pub mod blocksize;
 pub mod offsets;
 mod profile;
-pub mod rng;
 mod spec;
 pub mod verify;
 mod worker;

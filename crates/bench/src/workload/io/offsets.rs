@@ -1,7 +1,7 @@
 //! Where each I/O goes: sequential, or random with a uniform, zipf or hot-spot distribution,
 //! inside a worker's region and aligned to the smallest block size.
 
-use super::rng::{WorkerRng, below, unit};
+use crate::rng::{WorkerRng, below, unit};
 use rand_distr::{Distribution as _, Zipf};
 
 /// How random offsets are spread over the region.
@@ -123,7 +123,7 @@ fn gcd(mut a: u64, mut b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workload::io::rng::stream;
+    use crate::rng::stream;
 
     const MIB: u64 = 1 << 20;
 

@@ -6,7 +6,7 @@
 //! generation). The offset catches misdirected writes, the generation catches lost writes
 //! (the block still holds an older version), the crc catches any other corruption.
 
-use super::rng::mix;
+use crate::rng::mix;
 
 const MAGIC: u32 = u32::from_le_bytes(*b"SBV1");
 pub const HEADER_LEN: usize = 32;

@@ -4,11 +4,11 @@
 
 use super::blocksize::BlockSizeMix;
 use super::offsets::OffsetGen;
-use super::rng::{WorkerRng, below};
 use super::spec::{End, IoSpec};
 use super::verify::{self, BadBlock};
 use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
+use crate::rng::{WorkerRng, below};
 use crate::run::{IntervalClock, Schedule, StopFlag};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
@@ -108,7 +108,7 @@ impl<'a> Worker<'a> {
             spec,
             base: region.start,
             engine,
-            rng: super::rng::stream(spec.seed, id as u64),
+            rng: crate::rng::stream(spec.seed, id as u64),
             offsets: OffsetGen::new(spec.pattern, region, spec.block_sizes.min()),
             sizes: spec.block_sizes.clone(),
             slots: vec![Slot::default(); depth as usize],

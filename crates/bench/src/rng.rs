@@ -1,5 +1,5 @@
-//! The workers' random numbers: xoshiro256++ seeded through splitmix64, and Lemire's
-//! multiply-shift for bounded draws. Fast, and the same sequence for the same seed everywhere.
+//! Seeded random numbers for every workload: xoshiro256++ seeded through splitmix64, and
+//! Lemire's multiply-shift for bounded draws. Fast, and the same sequence for the same seed everywhere.
 
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -27,6 +27,12 @@ pub fn mix(mut z: u64) -> u64 {
 #[inline]
 pub fn below(rng: &mut WorkerRng, n: u64) -> u64 {
     ((rng.next_u64() as u128 * n as u128) >> 64) as u64
+}
+
+/// A uniform draw in `lo..=hi` (DVD Store's U[lo,hi]); `lo <= hi`.
+#[inline]
+pub fn between(rng: &mut WorkerRng, lo: u64, hi: u64) -> u64 {
+    lo + below(rng, hi - lo + 1)
 }
 
 /// A uniform draw in [0, 1).

@@ -1,0 +1,281 @@
+//! Database backends for the OLTP workload: embedded SQLite, PostgreSQL and MariaDB/MySQL.
+//!
+//! A backend does four things the workload needs, each behind one trait method: load a
+//! generated data set (schema, bulk load, indexes, full-text search, restock trigger, sequence
+//! positions, statistics), put the database back to the state right after the load (`reset`),
+//! open sessions that run DS3's transactions (one connection per driver thread), and report
+//! its own counters every second. Timing is not done here: the driver times each call in one
+//! place, so every backend is measured the same way.
+
+pub mod mysql;
+pub mod postgres;
+pub mod sqlite;
+
+use crate::run::StopFlag;
+use crate::workload::oltp::datagen::DataSet;
+use crate::workload::oltp::schema::Table;
+use std::fmt;
+
+/// Which database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendKind {
+    Sqlite,
+    Postgres,
+    Mysql,
+}
+
+impl BackendKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            BackendKind::Sqlite => "sqlite",
+            BackendKind::Postgres => "postgres",
+            BackendKind::Mysql => "mysql",
+        }
+    }
+}
+
+/// What went wrong with a database call. During a run these are counted by kind, not fatal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DbErrorKind {
+    /// Could not connect, or the connection was lost (server restarted, network dropped).
+    Connection,
+    /// Deadlock or serialization failure: the transaction was rolled back and may be retried.
+    Deadlock,
+    /// Wrong credentials or no permission.
+    Auth,
+    /// The database, a table or a function is missing: not loaded, or loaded by something else.
+    Missing,
+    /// Anything else the database reported.
+    Query,
+}
+
+impl DbErrorKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DbErrorKind::Connection => "connection",
+            DbErrorKind::Deadlock => "deadlock",
+            DbErrorKind::Auth => "auth",
+            DbErrorKind::Missing => "missing",
+            DbErrorKind::Query => "query",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DbError {
+    pub kind: DbErrorKind,
+    /// The database's message, with enough context to act on; never holds a password.
+    pub message: String,
+}
+
+impl DbError {
+    pub fn new(kind: DbErrorKind, message: impl Into<String>) -> Self {
+        DbError { kind, message: message.into() }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+pub type DbResult<T> = Result<T, DbError>;
+
+/// LOGIN's answer: the customer (0 when user name and password matched nobody) and how many
+/// history rows (title, actor, related title) came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Login {
+    pub customer_id: i64,
+    pub history_rows: u32,
+}
+
+/// NEW_CUSTOMER's fields (DS3 §3.2 step 1). Region is 1 for "US", else 2.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NewCustomer {
+    pub firstname: String,
+    pub lastname: String,
+    pub address1: String,
+    pub address2: String,
+    pub city: String,
+    pub state: String,
+    pub zip: u32,
+    pub country: String,
+    pub region: u8,
+    pub email: String,
+    pub phone: String,
+    pub creditcardtype: u8,
+    pub creditcard: String,
+    /// `YYYY/MM`.
+    pub creditcardexpiration: String,
+    pub username: String,
+    pub password: String,
+    pub age: u8,
+    pub income: u32,
+    /// `M` or `F`.
+    pub gender: char,
+}
+
+/// BROWSE_BY_*: products in a category that are on special, or whose actor or title matches
+/// both words (full-text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Browse<'a> {
+    Category(u8),
+    /// `FIRST LAST`.
+    Actor(&'a str),
+    /// `WORD WORD`.
+    Title(&'a str),
+}
+
+/// GET_PROD_REVIEWS_BY_ACTOR / _BY_TITLE: reviews of products whose actor or title contains
+/// one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewSearch<'a> {
+    Actor(&'a str),
+    Title(&'a str),
+}
+
+/// GET_PROD_REVIEWS variants: most helpful first, only one star rating, or newest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReviewOrder {
+    Helpful,
+    Stars(u8),
+    Date,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct NewReview {
+    pub prod_id: i64,
+    pub stars: u8,
+    pub customer_id: i64,
+    pub summary: String,
+    pub text: String,
+}
+
+/// PURCHASE: one transaction that writes the order, its lines and the customer's history,
+/// and takes the quantities from stock. At most 10 items.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Purchase {
+    pub customer_id: i64,
+    /// (product, quantity).
+    pub items: Vec<(i64, u16)>,
+    pub net_cents: i64,
+    pub tax_cents: i64,
+    pub total_cents: i64,
+}
+
+/// One connection running DS3's transactions. Each call is one round trip (or one stored
+/// procedure) as DS3 makes it; the driver times it. A call that fails leaves the session
+/// usable unless the error kind is `Connection`.
+pub trait Session: Send {
+    fn login(&mut self, username: &str, password: &str) -> DbResult<Login>;
+    /// The new customer's id, or None when the user name is taken.
+    fn new_customer(&mut self, c: &NewCustomer) -> DbResult<Option<i64>>;
+    /// False when the customer is already a member.
+    fn new_member(&mut self, customer_id: i64, level: u8) -> DbResult<bool>;
+    /// Rows returned (at most `batch`).
+    fn browse(&mut self, by: Browse<'_>, batch: u32) -> DbResult<u32>;
+    /// Rows returned (at most `batch`); `depth` caps the inner product-review join (DS3.5's
+    /// search_depth).
+    fn review_search(&mut self, by: ReviewSearch<'_>, batch: u32, depth: u32) -> DbResult<u32>;
+    /// Rows returned (at most `batch`).
+    fn get_reviews(&mut self, prod_id: i64, order: ReviewOrder, batch: u32) -> DbResult<u32>;
+    /// The new review's id.
+    fn new_review(&mut self, r: &NewReview) -> DbResult<i64>;
+    /// The new rating's id.
+    fn new_helpfulness(&mut self, review_id: i64, customer_id: i64, rating: u8) -> DbResult<i64>;
+    /// Prices in cents of the given products, into `out` as (product, cents); the driver sums
+    /// the order from them outside the timed section, as DS3 does.
+    fn prices(&mut self, prod_ids: &[i64], out: &mut Vec<(i64, i64)>) -> DbResult<()>;
+    /// The new order's id, or None when an item was out of stock and the whole order was
+    /// rolled back. The inventory rows are locked while read and updated, so concurrent
+    /// purchases never lose a sale.
+    fn purchase(&mut self, p: &Purchase) -> DbResult<Option<i64>>;
+}
+
+/// Loading progress: rows written so far of one table, and of the whole set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadProgress {
+    pub table: Table,
+    /// `"load"`, `"index"`, `"analyze"`, ...: the step under way.
+    pub step: &'static str,
+    pub rows_done: u64,
+    pub rows_total: u64,
+}
+
+/// What a load did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadReport {
+    /// Rows per table, as loaded.
+    pub rows: Vec<(Table, u64)>,
+    pub load_s: f64,
+    pub index_s: f64,
+    /// Bytes the database takes on disk after the load, where the backend can tell.
+    pub size_bytes: Option<u64>,
+}
+
+/// What the loaded database holds: enough to check that `--db-size` matches it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoadedShape {
+    /// Customers and products as loaded (before any run added customers).
+    pub customers: u64,
+    pub products: u64,
+    /// Whether the DS3 tables (membership, reviews) are there; false for a `--ds2` load.
+    pub ds3: bool,
+}
+
+/// `oltp check`: every product's SALES and stock against the order lines written.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CheckReport {
+    pub products_checked: u64,
+    /// Products whose inventory SALES differs from the sum of their order-line quantities:
+    /// (product, sales in inventory, sum of order lines); at most 100.
+    pub mismatches: Vec<(i64, i64, i64)>,
+    pub mismatch_count: u64,
+    /// Orders without lines or lines without an order.
+    pub orphans: u64,
+}
+
+/// The database's own counters for the per-second series. The column names are the same for
+/// every backend; a counter a backend does not have is None.
+pub const DB_COLUMNS: [&str; 7] = [
+    "db_cache_hit_pct",
+    "db_blocks_read_per_sec",
+    "db_blocks_written_per_sec",
+    "db_checkpoints",
+    "db_commits_per_sec",
+    "db_rollbacks_per_sec",
+    "db_deadlocks",
+];
+
+/// Samples the database's counters; each call covers the time since the previous one.
+pub trait CounterSampler: Send {
+    /// Values in `DB_COLUMNS` order; rates use the real time elapsed between calls.
+    fn sample(&mut self) -> [Option<f64>; 7];
+}
+
+/// One database: where it is and how to load, reset, check and talk to it.
+pub trait Database: Send + Sync {
+    fn kind(&self) -> BackendKind;
+    /// Where it is, for messages and the summary (a path, or a URL without its password).
+    fn describe(&self) -> String;
+    /// Loads `data` from scratch (dropping what storbench loaded there before), leaving the
+    /// database pristine: `reset` returns to exactly this state.
+    fn load(
+        &self,
+        data: &DataSet,
+        progress: &mut dyn FnMut(LoadProgress),
+        stop: &StopFlag,
+    ) -> DbResult<LoadReport>;
+    /// What is loaded, or an error of kind `Missing` when nothing is.
+    fn shape(&self) -> DbResult<LoadedShape>;
+    /// Puts the database back to the state right after the load. Returns the seconds it took.
+    fn reset(&self) -> DbResult<f64>;
+    fn connect(&self) -> DbResult<Box<dyn Session>>;
+    fn check(&self) -> DbResult<CheckReport>;
+    fn counters(&self) -> DbResult<Box<dyn CounterSampler>>;
+    /// Server version and non-default settings, for the full disclosure.
+    fn server_info(&self) -> DbResult<Vec<(String, String)>>;
+}

@@ -1,0 +1,1 @@
+//! SKELETON: the mysql backend (implementation lands on branch oltp-mysql).

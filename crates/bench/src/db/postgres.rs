@@ -1,0 +1,1 @@
+//! SKELETON: the postgres backend (implementation lands on branch oltp-postgres).

@@ -1,0 +1,1 @@
+//! SKELETON: the sqlite backend (implementation lands on branch oltp-sqlite).
