@@ -10,6 +10,8 @@
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
+#[cfg(test)]
+pub mod testing;
 
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;

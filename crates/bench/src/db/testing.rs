@@ -1,0 +1,38 @@
+//! Test support: the database servers the backend tests use.
+//!
+//! A test asks for a server URL; where the server is not reachable it skips with a message
+//! saying how to enable it, unless `STORBENCH_REQUIRE_SERVERS=1` (set by CI), where a missing
+//! server fails the test.
+
+use super::BackendKind;
+use std::net::{SocketAddr, TcpStream};
+use std::time::Duration;
+
+/// The base URL of the test server of `kind` (its database `test`), from
+/// `STORBENCH_TEST_PG_URL` / `STORBENCH_TEST_MYSQL_URL` or the local default. None (after a
+/// message) when it is down and servers are not required.
+pub fn server_url(kind: BackendKind) -> Option<String> {
+    let (var, default, port) = match kind {
+        BackendKind::Postgres => ("STORBENCH_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test", 5432),
+        BackendKind::Mysql => ("STORBENCH_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test", 3306),
+        BackendKind::Sqlite => return Some(String::new()),
+    };
+    let url = std::env::var(var).unwrap_or_else(|_| default.to_owned());
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let up =
+        std::env::var_os(var).is_some() || TcpStream::connect_timeout(&addr, Duration::from_secs(2)).is_ok();
+    if up {
+        return Some(url);
+    }
+    let required = std::env::var("STORBENCH_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
+    assert!(!required, "STORBENCH_REQUIRE_SERVERS=1 but no {} server answers at {url}", kind.as_str());
+    eprintln!("skipped: no {} server at {url}; start one or set {var} to enable this test", kind.as_str());
+    None
+}
+
+/// A database name no other test uses: `sbtest_<tag>_<pid>_<n>`.
+pub fn unique_db_name(tag: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!("sbtest_{tag}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
+}
