@@ -6,6 +6,7 @@ pub mod validate;
 use crate::args::IoArgs;
 use crate::bundle::{self, Bundle};
 use crate::output;
+use super::Ending;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use storbench_bench::monitor::{SystemSampler, resolve_device};
@@ -15,17 +16,6 @@ use storbench_bench::workload::io::{self as io_workload, IntervalReport};
 use storbench_report::{DeviceInfo, Results, Summary, export};
 use summary::Where;
 use validate::{Job, Validated};
-
-/// How the command ended, for the exit code.
-pub enum Ending {
-    Ok,
-    /// A check failed: data verification found mismatches.
-    CheckFailed,
-    /// Stopped while running: the bundles keep what was measured.
-    Interrupted,
-    /// Stopped while preparing the target: nothing was measured, the partial file is gone.
-    InterruptedBeforeRun,
-}
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
     let v = validate::validate(args)?;
@@ -193,6 +183,7 @@ fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
         .iter()
         .map(|s| match &s.results {
             Results::Io(r) => r.verify.mismatches,
+            _ => 0,
         })
         .sum();
     if mismatches > 0 {

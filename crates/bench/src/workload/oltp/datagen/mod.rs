@@ -74,3 +74,6 @@ impl DataSet {
         todo!("oltp-gen")
     }
 }
+pub fn new_customer(_rng: &mut crate::rng::WorkerRng, _max: u64) -> crate::db::NewCustomer {
+    todo!("oltp-gen")
+}
