@@ -14,7 +14,8 @@
 //! - `phases` {`ramp_s`, `measured_s`}: seconds actually spent in each phase.
 //! - `results`: the workload's figures over the measured phase; for `io`, `read` and `write`
 //!   each {`ios`, `bytes`, `iops`, `bytes_per_sec`, `lat_ns` {`min`, `mean`, `p50`, `p90`,
-//!   `p99`, `p999`, `p9999`, `max`}}, plus `errors` and `verify`.
+//!   `p99`, `p999`, `p9999`, `max`}, and under a rate cap `service_lat_ns` (issue to
+//!   completion) beside it}, plus `errors` and `verify`.
 //!   For `oltp`: `opm`, `orders`, `purchases`, `rollbacks`, `rollback_pct`,
 //!   `failed_orders`, `order_rt_mean_ns`, `order_rt_ns` {percentiles as above},
 //!   `transactions` {type: {`calls`, `per_sec`, `mean_ns`, `lat_ns`}}, `errors`,
@@ -104,8 +105,13 @@ pub struct DirectionResult {
     pub bytes: u64,
     pub iops: f64,
     pub bytes_per_sec: f64,
-    /// Absent when no I/O of this direction completed.
+    /// Absent when no I/O of this direction completed. Under a rate cap: from each I/O's
+    /// intended start.
     pub lat_ns: Option<LatencyNs>,
+    /// Under a rate cap only: from each I/O's actual issue to its completion (the service
+    /// time), beside `lat_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_lat_ns: Option<LatencyNs>,
 }
 
 /// Failed I/Os, counted by kind; a failure is data, not the end of the run.
