@@ -262,6 +262,3 @@ impl DataSet {
         }
     }
 }
-pub fn new_customer(_rng: &mut crate::rng::WorkerRng, _max: u64) -> crate::db::NewCustomer {
-    todo!("oltp-gen")
-}
