@@ -33,7 +33,7 @@ pub enum Command {
     ///   storbench io --rw randrw --rwmix-read 70 --bs 8k/70:64k/30 --random-distribution zipf:1.1
     ///   storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost
     #[command(verbatim_doc_comment)]
-    Io(IoArgs),
+    Io(Box<IoArgs>),
     /// OLTP: the DVD Store 3 e-commerce workload (orders per minute) on SQLite, PostgreSQL
     /// or MariaDB/MySQL.
     ///
@@ -153,21 +153,27 @@ pub struct IoArgs {
     #[arg(long)]
     pub force: bool,
 
+    #[command(flatten)]
+    #[serde(skip)]
+    pub out: OutputArgs,
+}
+
+/// Where a run's bundle goes and what stdout carries; shared by every measuring command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputArgs {
     /// Name of the run, used in the bundle directory. Default: derived from the job.
     #[arg(long, value_name = "NAME")]
-    #[serde(skip)]
     pub name: Option<String>,
 
     /// Where result bundles go: one directory per run, <time>-<name>. Default:
     /// ./storbench-results.
     #[arg(long, value_name = "DIR")]
-    #[serde(skip)]
     pub output_dir: Option<PathBuf>,
 
-    /// Print summary.json to stdout instead of the table (with --profile:
-    /// {"profiles": [summary, ...]}). Progress and messages go to stderr.
+    /// Print summary.json to stdout instead of the table (io with --profile:
+    /// {"profiles": [summary, ...]}; oltp: DS3's lines then go to stderr). Progress and
+    /// messages go to stderr.
     #[arg(long)]
-    #[serde(skip)]
     pub json: bool,
 }
 

@@ -85,7 +85,9 @@ impl FromStr for Minutes {
             Ok(m) if m >= 0.0 => Duration::try_from_secs_f64(m * 60.0)
                 .map(Minutes)
                 .map_err(|_| format!("'{s}' is not a usable number of minutes")),
-            Ok(_) => Err(format!("'{s}' is negative; a duration is zero or more, such as 5 (minutes) or 90s")),
+            Ok(_) => {
+                Err(format!("'{s}' is negative; a duration is zero or more, such as 5 (minutes) or 90s"))
+            }
             Err(_) => s.parse::<Seconds>().map(|d| Minutes(d.0)),
         }
     }

@@ -19,7 +19,7 @@ pub enum OltpCommand {
     /// Run the DS3 driver: threads per target, warm-up, measured phase; prints DS3's
     /// periodic lines and Final line, writes a result bundle.
     #[command(args_override_self = true)]
-    Run(OltpRunArgs),
+    Run(Box<OltpRunArgs>),
     /// Verify a database after runs: every product's sales must equal the quantities of its
     /// order lines (a lost update breaks it). Exit code 1 when they do not.
     Check(DbArgs),
@@ -212,18 +212,7 @@ pub struct OltpRunArgs {
     #[arg(long)]
     pub no_reset: bool,
 
-    /// Name of the run, used in the bundle directory. Default: oltp-<backend>.
-    #[arg(long, value_name = "NAME")]
+    #[command(flatten)]
     #[serde(skip)]
-    pub name: Option<String>,
-
-    /// Where result bundles go. Default: ./storbench-results.
-    #[arg(long, value_name = "DIR")]
-    #[serde(skip)]
-    pub output_dir: Option<PathBuf>,
-
-    /// Print summary.json to stdout; DS3's lines then go to stderr.
-    #[arg(long)]
-    #[serde(skip)]
-    pub json: bool,
+    pub out: super::OutputArgs,
 }

@@ -53,7 +53,11 @@ fn without_io_uring_the_job_runs_on_psync_and_says_so() {
     let s = stdout_json(&a);
     assert_eq!(s["engine"], "psync");
     assert!(s["results"]["read"]["ios"].as_u64().unwrap() > 0);
-    let warned = s["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("io_uring is unavailable"));
+    let warned = s["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().contains("io_uring is unavailable"));
     assert!(warned, "{s}");
     assert!(stderr_text(&a).contains("using psync"), "{}", stderr_text(&a));
 }

@@ -13,7 +13,18 @@ fn load_sqlite(db: &Path, size: &str) {
 /// A short run (2 s warm-up, 4 s measured) with summary.json on stdout.
 fn short_run(dir: &Path, db: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     storbench()
-        .args(["oltp", "run", "--db-size", "1MB", "--warmup-time", "2s", "--run-time", "4s", "--json", "--path"])
+        .args([
+            "oltp",
+            "run",
+            "--db-size",
+            "1MB",
+            "--warmup-time",
+            "2s",
+            "--run-time",
+            "4s",
+            "--json",
+            "--path",
+        ])
         .arg(db)
         .arg("--output-dir")
         .arg(dir.join("results"))
@@ -26,7 +37,11 @@ fn short_run(dir: &Path, db: &Path, extra: &[&str]) -> assert_cmd::assert::Asser
 fn gen_writes_ds3s_files_and_never_overwrites_them() {
     let dir = disk_tempdir();
     let out = dir.path().join("ds3");
-    storbench().args(["oltp", "gen", "--db-size", "1MB", "--threads", "2", "--out"]).arg(&out).assert().success();
+    storbench()
+        .args(["oltp", "gen", "--db-size", "1MB", "--threads", "2", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
     let lines = |p: &str| std::fs::read_to_string(out.join(p)).unwrap().lines().count();
     assert_eq!(lines("cust/us_cust.csv") + lines("cust/row_cust.csv"), 2_000);
     assert_eq!(lines("prod/prod.csv"), 1_000);
@@ -76,7 +91,15 @@ fn ds3s_own_parameter_spellings_are_accepted() {
     let db = dir.path().join("ds3.db");
     load_sqlite(&db, "1MB");
     let a = storbench()
-        .args(["oltp", "run", "--db_size=1MB", "--n_threads=1", "--warmup_time=0", "--run_time=0.05", "--ds2_mode=Y"])
+        .args([
+            "oltp",
+            "run",
+            "--db_size=1MB",
+            "--n_threads=1",
+            "--warmup_time=0",
+            "--run_time=0.05",
+            "--ds2_mode=Y",
+        ])
         .args(["--think_time=0", "--pct_newcustomers=50", "--json", "--path"])
         .arg(&db)
         .arg("--output-dir")
@@ -108,9 +131,13 @@ fn run_errors_come_before_anything_runs() {
     load_sqlite(&db, "1MB");
     refuses(dir.path(), &["run", "--path", p, "--db-size", "2MB"], "loaded with 2000 customers");
     refuses(dir.path(), &["run", "--path", p, "--db-size", "huge"], "S (10MB)");
-    refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--pct-newcustomers", "150"], "between 0 and 100");
+    refuses(
+        dir.path(),
+        &["run", "--path", p, "--db-size", "1MB", "--pct-newcustomers", "150"],
+        "between 0 and 100",
+    );
     refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--n-line-items", "0"], "at least 1");
-    refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--run-time", "-2"], "negative");
+    refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--run-time=-2"], "negative");
     refuses(dir.path(), &["run", "--url", "http://x", "--db-size", "1MB"], "not a database URL");
     refuses(dir.path(), &["run", "--backend", "postgres", "--db-size", "1MB"], "needs --url");
 }

@@ -155,7 +155,9 @@ fn finish(conn: &Connection, data: &DataSet, progress: &mut dyn FnMut(LoadProgre
         conn.execute("INSERT INTO storbench_meta (key, value) VALUES (?1, ?2)", [k, v.as_str()])?;
     }
     // Leave the file in the journal mode runs use, so a reset copy needs no conversion.
-    conn.execute_batch("PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL; PRAGMA wal_checkpoint(TRUNCATE);")
+    conn.execute_batch(
+        "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL; PRAGMA wal_checkpoint(TRUNCATE);",
+    )
 }
 
 /// The loaded shape from storbench_meta; None when the file is not a storbench database.
@@ -168,9 +170,8 @@ pub(super) fn read_shape(conn: &Connection) -> rusqlite::Result<Option<LoadedSha
     if !has_meta {
         return Ok(None);
     }
-    let number = |key| -> rusqlite::Result<u64> {
-        Ok(meta(conn, key)?.and_then(|v| v.parse().ok()).unwrap_or(0))
-    };
+    let number =
+        |key| -> rusqlite::Result<u64> { Ok(meta(conn, key)?.and_then(|v| v.parse().ok()).unwrap_or(0)) };
     Ok(Some(LoadedShape {
         customers: number("customers")?,
         products: number("products")?,

@@ -12,8 +12,8 @@ mod load;
 mod session;
 
 use super::{
-    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress, LoadReport,
-    LoadedShape, Session,
+    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
+    LoadReport, LoadedShape, Session,
 };
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -106,7 +106,12 @@ impl Database for Sqlite {
         self.path.display().to_string()
     }
 
-    fn load(&self, data: &DataSet, progress: &mut dyn FnMut(LoadProgress), stop: &StopFlag) -> DbResult<LoadReport> {
+    fn load(
+        &self,
+        data: &DataSet,
+        progress: &mut dyn FnMut(LoadProgress),
+        stop: &StopFlag,
+    ) -> DbResult<LoadReport> {
         load::load(self, data, progress, stop)
     }
 
@@ -115,7 +120,10 @@ impl Database for Sqlite {
         load::read_shape(&conn).map_err(|e| classify(&self.path, e))?.ok_or_else(|| {
             DbError::new(
                 DbErrorKind::Missing,
-                format!("{} is not a storbench DVD Store database (no storbench_meta table)", self.path.display()),
+                format!(
+                    "{} is not a storbench DVD Store database (no storbench_meta table)",
+                    self.path.display()
+                ),
             )
         })
     }
@@ -187,7 +195,8 @@ fn clone_file(from: &Path, to: &Path) -> DbResult<()> {
 /// Sales in inventory against the order lines, and orders and lines without each other.
 fn check(conn: &Connection) -> rusqlite::Result<CheckReport> {
     let mut report = CheckReport {
-        products_checked: conn.query_row("SELECT COUNT(*) FROM inventory", [], |r| r.get::<_, i64>(0))? as u64,
+        products_checked: conn.query_row("SELECT COUNT(*) FROM inventory", [], |r| r.get::<_, i64>(0))?
+            as u64,
         ..CheckReport::default()
     };
     let mut stmt = conn.prepare(

@@ -4,7 +4,9 @@
 
 use super::classify;
 use super::counters::Stats;
-use crate::db::{Browse, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session};
+use crate::db::{
+    Browse, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
+};
 use rusqlite::{Connection, OptionalExtension, params};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,11 +45,14 @@ impl SqliteSession {
 
 /// An FTS5 query requiring every word of `words` in `column`.
 fn fts_all(column: &str, words: &str) -> String {
-    words.split_whitespace().map(|w| format!("{column}:\"{}\"", w.replace('"', ""))).collect::<Vec<_>>().join(" AND ")
+    words
+        .split_whitespace()
+        .map(|w| format!("{column}:\"{}\"", w.replace('"', "")))
+        .collect::<Vec<_>>()
+        .join(" AND ")
 }
 
-const REVIEW_COLUMNS: &str =
-    "r.review_id, r.prod_id, r.review_date, r.stars, r.customerid, r.review_summary, r.review_text, SUM(h.helpfulness) AS total";
+const REVIEW_COLUMNS: &str = "r.review_id, r.prod_id, r.review_date, r.stars, r.customerid, r.review_summary, r.review_text, SUM(h.helpfulness) AS total";
 
 impl Session for SqliteSession {
     fn login(&mut self, username: &str, password: &str) -> DbResult<Login> {
@@ -221,9 +226,10 @@ fn purchase_body(c: &Connection, p: &Purchase) -> rusqlite::Result<Option<i64>> 
             "INSERT INTO orders (orderdate, customerid, netamount, tax, totalamount)
              VALUES (date('now'), ?1, ?2, ?3, ?4) RETURNING orderid",
         )?
-        .query_row(params![p.customer_id, money(p.net_cents), money(p.tax_cents), money(p.total_cents)], |r| {
-            r.get(0)
-        })?;
+        .query_row(
+            params![p.customer_id, money(p.net_cents), money(p.tax_cents), money(p.total_cents)],
+            |r| r.get(0),
+        )?;
     let mut stock = c.prepare_cached("SELECT quan_in_stock FROM inventory WHERE prod_id = ?1")?;
     let mut take = c.prepare_cached(
         "UPDATE inventory SET quan_in_stock = quan_in_stock - ?2, sales = sales + ?2 WHERE prod_id = ?1",
@@ -231,7 +237,8 @@ fn purchase_body(c: &Connection, p: &Purchase) -> rusqlite::Result<Option<i64>> 
     let mut line = c.prepare_cached(
         "INSERT INTO orderlines (orderlineid, orderid, prod_id, quantity, orderdate) VALUES (?1, ?2, ?3, ?4, date('now'))",
     )?;
-    let mut hist = c.prepare_cached("INSERT INTO cust_hist (customerid, orderid, prod_id) VALUES (?1, ?2, ?3)")?;
+    let mut hist =
+        c.prepare_cached("INSERT INTO cust_hist (customerid, orderid, prod_id) VALUES (?1, ?2, ?3)")?;
     for (i, &(prod, qty)) in p.items.iter().enumerate() {
         let in_stock: Option<i64> = stock.query_row([prod], |r| r.get(0)).optional()?;
         if in_stock.is_none_or(|s| s < i64::from(qty)) {

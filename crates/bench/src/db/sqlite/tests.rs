@@ -64,7 +64,8 @@ fn every_transaction_answers_as_ds3_expects() {
     assert!(s.get_reviews(5, ReviewOrder::Helpful, 4).unwrap() >= 1);
     assert!(s.get_reviews(5, ReviewOrder::Date, 4).unwrap() <= 4);
     let _ = s.get_reviews(5, ReviewOrder::Stars(3), 4).unwrap();
-    let review = NewReview { prod_id: 5, stars: 4, customer_id: 1, summary: "a b c".into(), text: "t".into() };
+    let review =
+        NewReview { prod_id: 5, stars: 4, customer_id: 1, summary: "a b c".into(), text: "t".into() };
     let rid = s.new_review(&review).unwrap();
     assert!(s.new_helpfulness(rid, 2, 7).unwrap() > 0);
     let mut prices = Vec::new();
@@ -81,7 +82,8 @@ fn a_purchase_moves_stock_and_sales_and_one_over_stock_leaves_nothing() {
     let sales = |db: &Sqlite| count(db, "SELECT sales FROM inventory WHERE prod_id = 10");
     let (stock0, sales0, orders0) = (stock(&db), sales(&db), count(&db, "SELECT COUNT(*) FROM orders"));
     let qty = u16::try_from(stock0.clamp(1, 3)).unwrap();
-    let p = Purchase { customer_id: 1, items: vec![(10, qty)], net_cents: 100, tax_cents: 8, total_cents: 108 };
+    let p =
+        Purchase { customer_id: 1, items: vec![(10, qty)], net_cents: 100, tax_cents: 8, total_cents: 108 };
     let id = s.purchase(&p).unwrap().expect("in stock");
     assert!(id > orders0);
     assert_eq!(sales(&db), sales0 + i64::from(qty));
@@ -98,7 +100,10 @@ fn a_purchase_moves_stock_and_sales_and_one_over_stock_leaves_nothing() {
 #[test]
 fn stock_falling_under_three_is_reordered_and_refilled() {
     let (_d, db, _) = loaded("1MB");
-    open_existing(&db.path).unwrap().execute("UPDATE inventory SET quan_in_stock = 4 WHERE prod_id = 20", []).unwrap();
+    open_existing(&db.path)
+        .unwrap()
+        .execute("UPDATE inventory SET quan_in_stock = 4 WHERE prod_id = 20", [])
+        .unwrap();
     let mut s = db.connect().unwrap();
     let p = Purchase { customer_id: 3, items: vec![(20, 3)], net_cents: 1, tax_cents: 0, total_cents: 1 };
     s.purchase(&p).unwrap().unwrap();
@@ -129,7 +134,8 @@ fn concurrent_purchases_of_one_product_lose_no_sale() {
             scope.spawn(move || {
                 let mut s = db.connect().unwrap();
                 for _ in 0..40 {
-                    let p = Purchase { customer_id: t + 1, items: vec![(7, 2), (8, 1)], ..Default::default() };
+                    let p =
+                        Purchase { customer_id: t + 1, items: vec![(7, 2), (8, 1)], ..Default::default() };
                     while let Err(e) = s.purchase(&p) {
                         assert_eq!(e.kind, DbErrorKind::Deadlock, "{e}");
                     }

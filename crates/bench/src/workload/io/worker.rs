@@ -210,8 +210,14 @@ impl<'a> Worker<'a> {
                 break;
             };
             self.free.pop();
-            self.slots[slot as usize] =
-                Slot { start_ns, issued_ns: now, offset: req.offset, len: req.len, dir: Some(req.dir), generation };
+            self.slots[slot as usize] = Slot {
+                start_ns,
+                issued_ns: now,
+                offset: req.offset,
+                len: req.len,
+                dir: Some(req.dir),
+                generation,
+            };
             self.engine.queue(req);
             if let Some(b) = &mut self.budget {
                 *b = b.saturating_sub(req.len as u64);

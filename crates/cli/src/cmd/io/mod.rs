@@ -3,10 +3,10 @@
 mod summary;
 pub mod validate;
 
+use super::Ending;
 use crate::args::IoArgs;
 use crate::bundle::{self, Bundle};
 use crate::output;
-use super::Ending;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 use storbench_bench::monitor::{SystemSampler, resolve_device};
@@ -59,7 +59,7 @@ fn run_jobs(
     device: Option<&DeviceInfo>,
     stop: &StopFlag,
 ) -> Result<Vec<Summary>> {
-    let root = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let root = args.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
     let set_dir = v.profile.as_deref().map(|p| bundle::new_dir(&root, &stamp, p)).transpose()?;
     let mut summaries = Vec::new();
@@ -161,7 +161,7 @@ fn progress_text(rep: &IntervalReport) -> String {
 
 fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
     use std::io::Write;
-    let text = match (args.json, &v.profile) {
+    let text = match (args.out.json, &v.profile) {
         (true, Some(_)) => export::profiles_json(summaries),
         (true, None) => summaries.first().map(export::summary_json).unwrap_or_default(),
         (false, Some(_)) => {

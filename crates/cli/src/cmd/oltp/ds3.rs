@@ -24,7 +24,7 @@ impl Sampled {
 
 /// floor(1000 × mean seconds), i.e. whole ms; n/a over nothing.
 fn avg_ms(sum_ns: u64, n: u64) -> String {
-    if n == 0 { "n/a".into() } else { (sum_ns / n / 1_000_000).to_string() }
+    sum_ns.checked_div(n).map_or_else(|| "n/a".into(), |mean| (mean / 1_000_000).to_string())
 }
 
 fn opm(r: &OltpRecorder, et_s: f64) -> u64 {
@@ -32,7 +32,11 @@ fn opm(r: &OltpRecorder, et_s: f64) -> u64 {
 }
 
 fn rollback_pct(r: &OltpRecorder) -> String {
-    if r.orders == 0 { "  n/a".into() } else { format!("{:5.1}", 100.0 * r.rollbacks as f64 / r.orders as f64) }
+    if r.orders == 0 {
+        "  n/a".into()
+    } else {
+        format!("{:5.1}", 100.0 * r.rollbacks as f64 / r.orders as f64)
+    }
 }
 
 fn lastn_max_ms(r: &OltpRecorder) -> String {

@@ -40,7 +40,9 @@ fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Database>>> {
     match backend {
         BackendArg::Sqlite => {
             if !a.url.is_empty() {
-                bail!("--url is for database servers; SQLite takes --path FILE (or pick --backend postgres or mysql)");
+                bail!(
+                    "--url is for database servers; SQLite takes --path FILE (or pick --backend postgres or mysql)"
+                );
             }
             let path = a.path.clone().unwrap_or_else(|| PathBuf::from("storbench-ds3.db"));
             Ok(vec![Arc::new(Sqlite::new(path))])
@@ -102,10 +104,14 @@ fn redact(url: &str) -> String {
 
 fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
     if a.format != "csv" {
-        bail!("--format {}: the one format is csv (DS3's files); `oltp load` streams rows without files", a.format);
+        bail!(
+            "--format {}: the one format is csv (DS3's files); `oltp load` streams rows without files",
+            a.format
+        );
     }
     let data = DataSet::new(db_size(&a.db_size)?, a.seed, a.ds2);
-    let threads = a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    let threads =
+        a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
     std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
     let bar = output::count_bar(&format!("generating {} into {}", data.size, a.out.display()), "rows");
     let started = std::time::Instant::now();
@@ -178,7 +184,11 @@ fn check(a: &DbArgs) -> Result<Ending> {
     for db in open_databases(a)? {
         let r = db.check().with_context(|| format!("checking {}", db.describe()))?;
         if r.mismatch_count == 0 && r.orphans == 0 {
-            println!("{}: {} products checked: sales agree with the order lines", db.describe(), r.products_checked);
+            println!(
+                "{}: {} products checked: sales agree with the order lines",
+                db.describe(),
+                r.products_checked
+            );
             continue;
         }
         ending = Ending::CheckFailed;

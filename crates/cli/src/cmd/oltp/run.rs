@@ -45,23 +45,29 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
     let lines = line_options(a)?;
     let dbs = open_databases(&a.db)?;
     if dbs.len() as u32 * spec.n_threads > MAX_THREADS {
-        bail!("{} targets × {} threads is over DS3's limit of {MAX_THREADS} threads", dbs.len(), spec.n_threads);
+        bail!(
+            "{} targets × {} threads is over DS3's limit of {MAX_THREADS} threads",
+            dbs.len(),
+            spec.n_threads
+        );
     }
     for db in &dbs {
         check_shape(db.as_ref(), &spec, &size.to_string())?;
     }
     if !a.no_reset {
         for db in &dbs {
-            let secs = db.reset().with_context(|| format!("resetting {} to its state after the load", db.describe()))?;
+            let secs = db
+                .reset()
+                .with_context(|| format!("resetting {} to its state after the load", db.describe()))?;
             eprintln!("reset {} to its state after the load in {secs:.1} s", db.describe());
         }
     }
     let place = place_of(&dbs, size.to_string());
-    let name = a.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
-    let root = a.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
+    let root = a.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
     let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
     let summary = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
-    show(&summary, a.json)?;
+    show(&summary, a.out.json)?;
     eprintln!("bundle: {}", dir.display());
     Ok(if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok })
 }
@@ -132,13 +138,16 @@ fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
     if let Some(p) = &a.out_filename
         && p.exists()
     {
-        bail!("--out-filename {}: the file exists; storbench does not overwrite it. Name a new file", p.display());
+        bail!(
+            "--out-filename {}: the file exists; storbench does not overwrite it. Name a new file",
+            p.display()
+        );
     }
     Ok(LineOptions {
         log_freq,
         timestamp,
         detailed: a.detailed_view.is_some_and(|y| y.0),
-        to_stderr: a.json,
+        to_stderr: a.out.json,
         out_file: a.out_filename.clone(),
     })
 }
@@ -173,7 +182,11 @@ fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> Where {
         p.exists().then_some(p)
     });
     let device = local_path.as_deref().and_then(|p| resolve_device(p).ok().flatten());
-    let size_bytes = local_path.as_deref().and_then(|p| std::fs::metadata(p).ok()).filter(|m| m.is_file()).map_or(0, |m| m.len());
+    let size_bytes = local_path
+        .as_deref()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .filter(|m| m.is_file())
+        .map_or(0, |m| m.len());
     Where {
         backend: first.kind().as_str(),
         targets: dbs.iter().map(|d| d.describe()).collect(),
@@ -251,8 +264,10 @@ fn parameter_line(spec: &OltpSpec, place: &Where) -> String {
     )
 }
 
+/// Minutes as DS3 writes them: `3`, `0.5`, `0.083`.
 fn minutes(d: Duration) -> String {
-    format!("{}", d.as_secs_f64() / 60.0)
+    let m = format!("{:.3}", d.as_secs_f64() / 60.0);
+    m.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Prints DS3's lines as the run goes, and keeps `--out-filename`'s CSV.
@@ -261,7 +276,11 @@ struct Printer<'a> {
     prev: Vec<Sampled>,
     prev_all: Sampled,
     csv: Option<std::io::BufWriter<std::fs::File>>,
-    last: Option<(f64, storbench_bench::workload::oltp::driver::OltpRecorder, Vec<storbench_bench::workload::oltp::driver::OltpRecorder>)>,
+    last: Option<(
+        f64,
+        storbench_bench::workload::oltp::driver::OltpRecorder,
+        Vec<storbench_bench::workload::oltp::driver::OltpRecorder>,
+    )>,
 }
 
 impl<'a> Printer<'a> {
@@ -282,7 +301,13 @@ impl<'a> Printer<'a> {
                 Some(w)
             }
         };
-        Ok(Printer { opts, prev: vec![Sampled::default(); targets], prev_all: Sampled::default(), csv, last: None })
+        Ok(Printer {
+            opts,
+            prev: vec![Sampled::default(); targets],
+            prev_all: Sampled::default(),
+            csv,
+            last: None,
+        })
     }
 
     fn say(&self, line: &str) {
@@ -308,7 +333,7 @@ impl<'a> Printer<'a> {
         }
         self.last = Some((iv.phase_elapsed_s, iv.phase_total.clone(), iv.phase_per_target.to_vec()));
         let tick = iv.row.t_s.round() as u64;
-        if tick == 0 || tick % u64::from(self.opts.log_freq) != 0 {
+        if tick == 0 || !tick.is_multiple_of(u64::from(self.opts.log_freq)) {
             return;
         }
         let line = ds3::periodic(iv.phase_total, iv.phase_elapsed_s, self.prev_all);
@@ -328,9 +353,8 @@ impl<'a> Printer<'a> {
         let Some(w) = self.csv.as_mut() else { return };
         let r = iv.phase_total;
         let line = ds3::periodic(r, iv.phase_elapsed_s, self.prev_all);
-        let value = |key: &str| {
-            line.split_whitespace().find_map(|f| f.strip_prefix(key)).unwrap_or("").to_string()
-        };
+        let value =
+            |key: &str| line.split_whitespace().find_map(|f| f.strip_prefix(key)).unwrap_or("").to_string();
         let pct = line.rsplit("%=").next().unwrap_or("").trim().to_string();
         let _ = writeln!(
             w,

@@ -2,8 +2,8 @@
 
 use storbench_bench::workload::oltp::driver::{OltpOutcome, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{
-    CpuUsage, DeviceInfo, ErrorCounts, OltpResults, OltpTargetResult, Phases, Results, SCHEMA_VERSION, Summary,
-    TargetInfo, Tool, TxnResult,
+    CpuUsage, DeviceInfo, ErrorCounts, OltpResults, OltpTargetResult, Phases, Results, SCHEMA_VERSION,
+    Summary, TargetInfo, Tool, TxnResult,
 };
 
 /// Where the run went, as the summary records it.

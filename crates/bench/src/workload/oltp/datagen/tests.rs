@@ -2,11 +2,11 @@
 //! thread counts, DS3's value rules on the S set, SALES, the CSV format and the file layout.
 
 use super::*;
-use std::path::Path;
 use crate::workload::oltp::schema::Date;
 use crate::workload::oltp::words::{first_names, last_names, review_words, title_words};
 use std::collections::HashSet;
 use std::fs;
+use std::path::Path;
 
 fn set(size: &str) -> DataSet {
     DataSet::new(size.parse().unwrap(), 42, false)
@@ -98,7 +98,7 @@ fn row_counts_of_s_and_3mb_are_exact_and_follow_the_size_rules() {
 #[test]
 fn ds2_sets_have_no_membership_or_reviews() {
     let ds = DataSet::new(DbSize::Mb(1), 42, true);
-    assert_eq!(ds.tables(), &DS2_TABLES);
+    assert_eq!(ds.tables(), DS2_TABLES);
     for table in [Table::Membership, Table::Reviews, Table::ReviewsHelpfulness, Table::Reorder] {
         assert_eq!((ds.rows(table), csv_of(&ds, table, 2).1), (0, 0), "{table:?}");
     }

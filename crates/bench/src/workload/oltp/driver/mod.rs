@@ -91,7 +91,9 @@ pub fn run(
                 w.run();
                 let _ = done.send(());
             })
-            .map_err(|e| DbError::new(DbErrorKind::Query, format!("starting driver thread {}: {e}", id + 1)))?;
+            .map_err(|e| {
+                DbError::new(DbErrorKind::Query, format!("starting driver thread {}: {e}", id + 1))
+            })?;
     }
     drop(done_tx);
     let mut counters = targets.iter().map(|t| t.counters()).collect::<Result<Vec<_>, _>>()?;
@@ -105,7 +107,10 @@ pub fn run(
     let mut failures = std::mem::take(&mut *shared.failures.lock().unwrap_or_else(|p| p.into_inner()));
     let finished = (0..n).take_while(|_| done_rx.recv_timeout(DRAIN).is_ok()).count();
     if finished < n {
-        failures.push(format!("{} thread(s) were still inside a database call {DRAIN:?} after the end", n - finished));
+        failures.push(format!(
+            "{} thread(s) were still inside a database call {DRAIN:?} after the end",
+            n - finished
+        ));
     }
     Ok(c.outcome(stop, failures, n))
 }
@@ -123,7 +128,10 @@ fn wait_connected(shared: &Shared, n: usize, timeout: Duration, stop: &StopFlag)
             Some(DbError::new(DbErrorKind::Connection, "interrupted while connecting"))
         } else if Instant::now() >= deadline {
             let k = shared.connected.load(Relaxed);
-            Some(DbError::new(DbErrorKind::Connection, format!("only {k} of {n} threads connected within {timeout:?}")))
+            Some(DbError::new(
+                DbErrorKind::Connection,
+                format!("only {k} of {n} threads connected within {timeout:?}"),
+            ))
         } else {
             None
         };
@@ -320,7 +328,8 @@ fn columns(
 ) -> Vec<(&'static str, Option<f64>)> {
     let secs = (span_ns as f64 / 1e9).max(1e-9);
     let ms = |ns: f64| ns / 1e6;
-    let q = |h: &crate::metrics::LatencyHistogram, p: f64| (!h.is_empty()).then(|| ms(h.quantile_ns(p) as f64));
+    let q =
+        |h: &crate::metrics::LatencyHistogram, p: f64| (!h.is_empty()).then(|| ms(h.quantile_ns(p) as f64));
     let mut cols = vec![
         ("orders", Some(d.orders as f64)),
         ("opm", Some(d.orders as f64 * 60.0 / secs)),

@@ -101,9 +101,11 @@ impl<'a> User<'a> {
     /// timed call, since the user waited for them all.
     fn register(&mut self, s: &mut dyn Session) -> DbResult<i64> {
         let (rng, max) = (&mut self.rng, self.spec.max_customer);
-        timed(&mut self.log, &mut self.jitter, TxnKind::NewCustomer, s, |s| loop {
-            if let Some(id) = s.new_customer(&new_customer(rng, max))? {
-                return Ok(id);
+        timed(&mut self.log, &mut self.jitter, TxnKind::NewCustomer, s, |s| {
+            loop {
+                if let Some(id) = s.new_customer(&new_customer(rng, max))? {
+                    return Ok(id);
+                }
             }
         })
     }
@@ -112,10 +114,12 @@ impl<'a> User<'a> {
     /// one who is not yet a member is found; one timed call.
     fn join(&mut self, s: &mut dyn Session) -> DbResult<()> {
         let (rng, max) = (&mut self.rng, self.spec.max_customer);
-        timed(&mut self.log, &mut self.jitter, TxnKind::NewMember, s, |s| loop {
-            let id = between(rng, 1, max) as i64;
-            if s.new_member(id, between(rng, 1, 3) as u8)? {
-                return Ok(());
+        timed(&mut self.log, &mut self.jitter, TxnKind::NewMember, s, |s| {
+            loop {
+                let id = between(rng, 1, max) as i64;
+                if s.new_member(id, between(rng, 1, 3) as u8)? {
+                    return Ok(());
+                }
             }
         })
     }
@@ -163,7 +167,8 @@ impl<'a> User<'a> {
         let stars = between(&mut self.rng, 1, 5) as u8;
         for _ in 0..self.around(spec.n_reviews) {
             let batch = self.around(spec.search_batch_size);
-            let order = [ReviewOrder::Helpful, ReviewOrder::Stars(stars), ReviewOrder::Date][below(&mut self.rng, 3) as usize];
+            let order = [ReviewOrder::Helpful, ReviewOrder::Stars(stars), ReviewOrder::Date]
+                [below(&mut self.rng, 3) as usize];
             let prod = self.hot_weighted_product();
             self.call(TxnKind::GetReviews, s, |s| s.get_reviews(prod, order, batch))?;
         }
@@ -221,7 +226,8 @@ impl<'a> User<'a> {
             .sum();
         self.prices = prices;
         let tax = (net * TAX_BP + 5_000) / 10_000;
-        let order = Purchase { customer_id: customer, items, net_cents: net, tax_cents: tax, total_cents: net + tax };
+        let order =
+            Purchase { customer_id: customer, items, net_cents: net, tax_cents: tax, total_cents: net + tax };
         let id = self.call(TxnKind::Purchase, s, |s| s.purchase(&order))?;
         self.log.purchased = true;
         self.log.rolled_back = id.is_none();

@@ -99,7 +99,11 @@ impl Worker {
         match self.db.connect() {
             Ok(s) => Some(s),
             Err(e) => {
-                self.shared.fail(format!("thread {} could not connect to {}: {e}", self.id + 1, self.db.describe()));
+                self.shared.fail(format!(
+                    "thread {} could not connect to {}: {e}",
+                    self.id + 1,
+                    self.db.describe()
+                ));
                 None
             }
         }
