@@ -2,31 +2,57 @@
 //! marked incomplete.
 
 use crate::support::{only_bundle, storbench};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[test]
-fn an_interrupted_run_keeps_an_incomplete_bundle() {
-    let out = tempfile::tempdir().unwrap();
+/// Starts `storbench ARGS`, sends SIGINT after `after`, and returns the summary of the only
+/// bundle under `results` once it exited 130 within 3 s.
+fn interrupt(args: &[&str], results: &Path, after: Duration) -> serde_json::Value {
     let bin = storbench().get_program().to_owned();
     let mut child = Command::new(bin)
-        .args(["io", "--engine", "null", "--runtime", "60s", "--ramp", "0.5"])
+        .args(args)
         .arg("--output-dir")
-        .arg(out.path())
+        .arg(results)
         .stdout(Stdio::null())
-        .stderr(Stdio::piped())
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(after);
     let sent = Instant::now();
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let status = child.wait().unwrap();
     assert!(sent.elapsed() < Duration::from_secs(3), "stopped in {:?}", sent.elapsed());
     assert_eq!(status.code(), Some(130));
-    let bundle = only_bundle(out.path());
+    let bundle = only_bundle(results);
     let s: serde_json::Value =
         serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["complete"], false);
+    s
+}
+
+#[test]
+fn an_interrupted_oltp_run_keeps_what_it_measured() {
+    let dir = crate::support::disk_tempdir();
+    let db = dir.path().join("ds3.db");
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
+    let args = ["oltp", "run", "--db-size", "1MB", "--warmup-time", "0", "--run-time", "10", "--path"];
+    let mut args: Vec<&str> = args.to_vec();
+    args.push(db.to_str().unwrap());
+    let s = interrupt(&args, &dir.path().join("results"), Duration::from_millis(3500));
+    assert!(s["results"]["orders"].as_u64().unwrap() > 0, "{}", s["results"]);
+    assert!(s["phases"]["measured_s"].as_f64().unwrap() > 1.0, "{}", s["phases"]);
+}
+
+#[test]
+fn an_interrupted_run_keeps_an_incomplete_bundle() {
+    let out = tempfile::tempdir().unwrap();
+    let s = interrupt(
+        &["io", "--engine", "null", "--runtime", "60s", "--ramp", "0.5"],
+        out.path(),
+        Duration::from_millis(2500),
+    );
+    let bundle = only_bundle(out.path());
     assert!(s["phases"]["measured_s"].as_f64().unwrap() > 1.0, "{}", s["phases"]);
     assert!(s["results"]["read"]["ios"].as_u64().unwrap() > 0);
     let rows = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap().lines().count();
