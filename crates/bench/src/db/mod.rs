@@ -10,7 +10,8 @@
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
-#[cfg(test)]
+/// Test support for this crate's and the CLI's tests: where the test servers are.
+#[doc(hidden)]
 pub mod testing;
 
 use crate::run::StopFlag;

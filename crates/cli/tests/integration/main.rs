@@ -8,5 +8,6 @@ mod fallback;
 mod interrupt;
 mod io_runs;
 mod oltp;
+mod oltp_servers;
 mod schema;
 mod support;

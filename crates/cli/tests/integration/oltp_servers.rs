@@ -1,0 +1,194 @@
+//! `storbench oltp` on the database servers: load, a short run with DS3's Final line, the sales
+//! check after many threads, a run that survives its connections being killed, and the errors
+//! a wrong URL gives. Each test uses its own database and drops it. Without a server the tests
+//! skip (saying how to enable them); under STORBENCH_REQUIRE_SERVERS=1 (CI) they fail.
+
+use crate::support::{disk_tempdir, stderr_text, stdout_json, storbench};
+use std::process::Command;
+use std::time::Duration;
+use storbench_bench::db::BackendKind;
+use storbench_bench::db::testing::{server_url, unique_db_name};
+
+/// A server database for one test, dropped (with its pristine copy) at the end.
+struct ServerDb {
+    kind: BackendKind,
+    base: String,
+    name: String,
+}
+
+impl ServerDb {
+    fn new(kind: BackendKind, tag: &str) -> Option<Self> {
+        let base = server_url(kind)?;
+        Some(ServerDb { kind, base, name: unique_db_name(tag) })
+    }
+
+    /// The base URL with this test's database name.
+    fn url(&self) -> String {
+        let (server, _) = self.base.rsplit_once('/').expect("a URL with a database");
+        format!("{server}/{}", self.name)
+    }
+
+    /// Runs SQL on the server's base database with the server's own client.
+    fn sql(&self, sql: &str) -> String {
+        let out = match self.kind {
+            BackendKind::Postgres => Command::new("psql").args([&self.base, "-XAtc", sql]).output(),
+            _ => Command::new("mariadb").args(["-h", "127.0.0.1", "-u", "root", "-N", "-e", sql]).output(),
+        }
+        .expect("the server's client runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for ServerDb {
+    fn drop(&mut self) {
+        let like = format!("{}%", self.name);
+        match self.kind {
+            BackendKind::Postgres => {
+                let dbs = self.sql(&format!("SELECT datname FROM pg_database WHERE datname LIKE '{like}'"));
+                for db in dbs.lines().filter(|l| !l.is_empty()) {
+                    self.sql(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"));
+                }
+            }
+            _ => {
+                let dbs = self.sql(&format!(
+                    "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE '{like}'"
+                ));
+                for db in dbs.lines().filter(|l| !l.is_empty()) {
+                    self.sql(&format!("DROP DATABASE IF EXISTS `{db}`"));
+                }
+            }
+        }
+    }
+}
+
+fn load_and_run(kind: BackendKind, tag: &str) {
+    let Some(db) = ServerDb::new(kind, tag) else { return };
+    let url = db.url();
+    let load = storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
+    assert!(String::from_utf8_lossy(&load.get_output().stdout).contains("loaded 1MB"));
+    let dir = disk_tempdir();
+    let a = storbench()
+        .args([
+            "oltp",
+            "run",
+            "--db-size",
+            "1MB",
+            "--warmup-time",
+            "1s",
+            "--run-time",
+            "4s",
+            "--n-threads",
+            "8",
+        ])
+        .args(["--json", "--url", &url, "--output-dir"])
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let s = stdout_json(&a);
+    assert_eq!(s["engine"], kind.as_str());
+    let r = &s["results"];
+    assert!(r["opm"].as_f64().unwrap() > 0.0, "{r}");
+    assert_eq!(r["failed_orders"], 0, "{r}");
+    assert!(r["transactions"]["purchase"]["calls"].as_u64().unwrap() > 0);
+    let err = stderr_text(&a);
+    assert!(err.lines().any(|l| l.starts_with("Final (")), "{err}");
+    assert!(!url.contains(':') || !err.contains("password"), "no password is printed");
+    storbench().args(["oltp", "check", "--url", &url]).assert().success();
+}
+
+#[test]
+fn postgres_loads_runs_and_keeps_every_sale() {
+    load_and_run(BackendKind::Postgres, "clipg");
+}
+
+#[test]
+fn mariadb_loads_runs_and_keeps_every_sale() {
+    load_and_run(BackendKind::Mysql, "climy");
+}
+
+/// Kills every connection of the run's database while it runs: the run goes on, reconnects,
+/// and counts the lost orders by kind.
+fn survives_killed_connections(kind: BackendKind, tag: &str) {
+    let Some(db) = ServerDb::new(kind, tag) else { return };
+    let url = db.url();
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
+    let dir = disk_tempdir();
+    let bin = storbench().get_program().to_owned();
+    let child = Command::new(bin)
+        .args([
+            "oltp",
+            "run",
+            "--db-size",
+            "1MB",
+            "--warmup-time",
+            "0",
+            "--run-time",
+            "8s",
+            "--n-threads",
+            "4",
+        ])
+        .args(["--json", "--url", &url, "--output-dir"])
+        .arg(dir.path().join("results"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(3));
+    let killed = match kind {
+        BackendKind::Postgres => db.sql(&format!(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{}' AND pid <> pg_backend_pid()",
+            db.name
+        )),
+        _ => {
+            let ids = db.sql(&format!("SELECT id FROM information_schema.processlist WHERE db = '{}'", db.name));
+            for id in ids.lines().filter(|l| !l.is_empty()) {
+                db.sql(&format!("KILL CONNECTION {id}"));
+            }
+            ids.lines().count().to_string()
+        }
+    };
+    assert!(killed.trim().parse::<u32>().unwrap() >= 4, "killed {killed}");
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = crate::support::json(&out.stdout);
+    let r = &s["results"];
+    assert!(r["reconnects"].as_u64().unwrap() >= 1, "{r}");
+    assert!(r["errors"]["by_kind"]["connection"].as_u64().unwrap() >= 1, "{r}");
+    assert!(r["orders"].as_u64().unwrap() > r["failed_orders"].as_u64().unwrap(), "orders went on: {r}");
+}
+
+#[test]
+fn a_postgres_run_survives_its_connections_being_killed() {
+    survives_killed_connections(BackendKind::Postgres, "clipgkill");
+}
+
+#[test]
+fn a_mariadb_run_survives_its_connections_being_killed() {
+    survives_killed_connections(BackendKind::Mysql, "climykill");
+}
+
+/// `storbench oltp ARGS` exits 2 with `needle` in its message.
+fn refused(args: &[&str], needle: &str) {
+    let a = storbench().arg("oltp").args(args).assert().code(2);
+    let err = stderr_text(&a);
+    assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn server_errors_name_the_problem_before_a_run() {
+    if let Some(db) = ServerDb::new(BackendKind::Postgres, "clipgerr") {
+        let url = db.url();
+        refused(&["run", "--db-size", "1MB", "--url", &url], &db.name);
+        refused(&["run", "--db-size", "1MB", "--url", "postgres://postgres@127.0.0.1:1/x"], "127.0.0.1:1");
+        refused(
+            &["load", "--db-size", "1MB", "--url", "postgres://nosuchrole@127.0.0.1:5432/x"],
+            "nosuchrole",
+        );
+    }
+    if let Some(db) = ServerDb::new(BackendKind::Mysql, "climyerr") {
+        let url = db.url();
+        refused(&["run", "--db-size", "1MB", "--url", &url], &db.name);
+        refused(&["run", "--db-size", "1MB", "--url", "mysql://root:wrongpw@127.0.0.1:3306/test"], "root");
+    }
+}
