@@ -2,6 +2,10 @@
 //! its field name is the plan-file key (snake_case) and the flag (kebab-case). Nothing here
 //! has side effects; `cmd::*` validates these plain values into the library's typed jobs.
 
+mod oltp;
+
+pub use oltp::*;
+
 use crate::units::{ByteSize, Seconds};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Deserialize;
@@ -9,9 +13,9 @@ use std::path::PathBuf;
 
 /// Storage evaluation for database servers.
 ///
-/// storbench measures what storage gives a database: synthetic I/O profiles (fio/SQLIO-style),
-/// with latency from HDR histograms, disk and CPU counters every second, and a result bundle
-/// per run that scripts can read.
+/// storbench measures what storage gives a database: synthetic I/O profiles (fio/SQLIO-style)
+/// and the DVD Store OLTP workload on real databases, with latency from HDR histograms, disk,
+/// CPU and database counters every second, and a result bundle per run that scripts can read.
 #[derive(Parser, Debug)]
 #[command(name = "storbench", version, max_term_width = 100, propagate_version = true)]
 pub struct Cli {
@@ -29,7 +33,19 @@ pub enum Command {
     ///   storbench io --rw randrw --rwmix-read 70 --bs 8k/70:64k/30 --random-distribution zipf:1.1
     ///   storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost
     #[command(verbatim_doc_comment)]
-    Io(IoArgs),
+    Io(Box<IoArgs>),
+    /// OLTP: the DVD Store 3 e-commerce workload (orders per minute) on SQLite, PostgreSQL
+    /// or MariaDB/MySQL.
+    ///
+    /// Examples:
+    ///   storbench oltp load --db-size S                     # SQLite file ./storbench-ds3.db
+    ///   storbench oltp run --n-threads 8 --run-time 5 --warmup-time 1
+    ///   storbench oltp load --url postgres://postgres@127.0.0.1/ds3 --db-size 1GB
+    ///   storbench oltp run --url postgres://postgres@127.0.0.1/ds3 --db-size 1GB --n_threads=16
+    ///   storbench oltp check
+    ///   storbench oltp gen --db-size M --out ./ds3-data    # DS3's CSV files
+    #[command(verbatim_doc_comment, subcommand)]
+    Oltp(OltpCommand),
 }
 
 /// Options of `storbench io`; the same keys work in a plan file's io workload.
@@ -137,21 +153,27 @@ pub struct IoArgs {
     #[arg(long)]
     pub force: bool,
 
+    #[command(flatten)]
+    #[serde(skip)]
+    pub out: OutputArgs,
+}
+
+/// Where a run's bundle goes and what stdout carries; shared by every measuring command.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputArgs {
     /// Name of the run, used in the bundle directory. Default: derived from the job.
     #[arg(long, value_name = "NAME")]
-    #[serde(skip)]
     pub name: Option<String>,
 
     /// Where result bundles go: one directory per run, <time>-<name>. Default:
     /// ./storbench-results.
     #[arg(long, value_name = "DIR")]
-    #[serde(skip)]
     pub output_dir: Option<PathBuf>,
 
-    /// Print summary.json to stdout instead of the table (with --profile:
-    /// {"profiles": [summary, ...]}). Progress and messages go to stderr.
+    /// Print summary.json to stdout instead of the table (io with --profile:
+    /// {"profiles": [summary, ...]}; oltp: DS3's lines then go to stderr). Progress and
+    /// messages go to stderr.
     #[arg(long)]
-    #[serde(skip)]
     pub json: bool,
 }
 

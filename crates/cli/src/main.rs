@@ -28,17 +28,18 @@ fn real_main() -> i32 {
     on_interrupt(stop.clone());
     let result = match cli.command {
         args::Command::Io(a) => cmd::io::run(&a, &stop),
+        args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
     };
     match result {
-        Ok(cmd::io::Ending::Ok) => 0,
-        Ok(cmd::io::Ending::CheckFailed) => 1,
-        Ok(cmd::io::Ending::Interrupted) => {
+        Ok(cmd::Ending::Ok) => 0,
+        Ok(cmd::Ending::CheckFailed) => 1,
+        Ok(cmd::Ending::Interrupted) => {
             eprintln!(
                 "interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)"
             );
             130
         }
-        Ok(cmd::io::Ending::InterruptedBeforeRun) => {
+        Ok(cmd::Ending::InterruptedBeforeRun) => {
             eprintln!("interrupted before the run started: nothing was measured");
             130
         }

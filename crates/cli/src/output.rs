@@ -18,6 +18,59 @@ pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
     bar
 }
 
+/// A progress bar of counted things (rows), with their rate.
+pub fn count_bar(label: &str, unit: &str) -> ProgressBar {
+    let bar = ProgressBar::new(0);
+    bar.set_style(
+        ProgressStyle::with_template(&format!(
+            "{label} {{msg}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit} {{per_sec}} eta {{eta}}"
+        ))
+        .expect("template from static text")
+        .progress_chars("=> "),
+    );
+    bar
+}
+
+/// The files `oltp gen` wrote: path, rows, bytes.
+pub fn gen_table(files: &[(String, u64, u64)]) -> String {
+    let mut t = new_table(&["file", "rows", "bytes"]);
+    for (path, rows, bytes) in files {
+        t.add_row(vec![path.clone(), rows.to_string(), crate::units::human_bytes(*bytes)]);
+    }
+    t.to_string()
+}
+
+/// An OLTP run: OPM and orders, then a row per transaction type with calls and latency.
+pub fn oltp_table(s: &Summary) -> String {
+    let Results::Oltp(r) = &s.results else { return String::new() };
+    let mut head = new_table(&["OPM", "orders", "rollbacks", "failed", "order mean", "order p99", "errors"]);
+    head.add_row(vec![
+        format!("{:.0}", r.opm),
+        r.orders.to_string(),
+        r.rollback_pct.map_or_else(|| "n/a".into(), |p| format!("{} ({p:.1} %)", r.rollbacks)),
+        r.failed_orders.to_string(),
+        r.order_rt_mean_ns.map_or_else(|| "n/a".into(), latency),
+        r.order_rt_ns.as_ref().map_or_else(|| "n/a".into(), |l| latency(l.p99 as f64)),
+        r.errors.total.to_string(),
+    ]);
+    let mut t = new_table(&["transaction", "calls", "per s", "mean", "p50", "p99", "max"]);
+    for (name, x) in &r.transactions {
+        let pct = |f: fn(&storbench_report::LatencyNs) -> u64| {
+            x.lat_ns.as_ref().map_or_else(|| "n/a".into(), |l| latency(f(l) as f64))
+        };
+        t.add_row(vec![
+            name.clone(),
+            x.calls.to_string(),
+            format!("{:.1}", x.per_sec),
+            x.mean_ns.map_or_else(|| "n/a".into(), latency),
+            pct(|l| l.p50),
+            pct(|l| l.p99),
+            pct(|l| l.max),
+        ]);
+    }
+    format!("{head}\n{t}")
+}
+
 /// A one-line status for a running job, refreshed every interval.
 pub fn run_line(label: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner();
@@ -50,6 +103,7 @@ pub fn latency(ns: f64) -> String {
 fn io(s: &Summary) -> Option<&IoResults> {
     match &s.results {
         Results::Io(r) => Some(r),
+        _ => None,
     }
 }
 

@@ -73,6 +73,41 @@ impl fmt::Display for Seconds {
     }
 }
 
+/// A duration as DVD Store writes it: a bare number means minutes (`1.5` = 90 s); units work
+/// too (`90s`, `2m`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Minutes(pub Duration);
+
+impl FromStr for Minutes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().parse::<f64>() {
+            Ok(m) if m >= 0.0 => Duration::try_from_secs_f64(m * 60.0)
+                .map(Minutes)
+                .map_err(|_| format!("'{s}' is not a usable number of minutes")),
+            Ok(_) => {
+                Err(format!("'{s}' is negative; a duration is zero or more, such as 5 (minutes) or 90s"))
+            }
+            Err(_) => s.parse::<Seconds>().map(|d| Minutes(d.0)),
+        }
+    }
+}
+
+/// DS3's yes/no values: Y, N, yes, no, true, false (any case).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct YesNo(pub bool);
+
+impl FromStr for YesNo {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" | "true" | "1" => Ok(YesNo(true)),
+            "n" | "no" | "false" | "0" => Ok(YesNo(false)),
+            _ => Err(format!("'{s}' is not yes or no; write Y or N")),
+        }
+    }
+}
+
 macro_rules! deserialize_from_str {
     ($t:ty) => {
         impl<'de> Deserialize<'de> for $t {
@@ -85,6 +120,23 @@ macro_rules! deserialize_from_str {
 }
 deserialize_from_str!(ByteSize);
 deserialize_from_str!(Seconds);
+deserialize_from_str!(Minutes);
+
+impl<'de> Deserialize<'de> for YesNo {
+    /// A plan file may write `true`/`false` or DS3's "Y"/"N".
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Bool(bool),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Bool(b) => Ok(YesNo(b)),
+            Raw::Text(s) => s.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -108,6 +160,17 @@ mod tests {
         assert_eq!("1.5".parse::<Seconds>().unwrap().0, Duration::from_millis(1500));
         assert!("-5s".parse::<Seconds>().unwrap_err().contains("negative"));
         assert!("soon".parse::<Seconds>().is_err());
+    }
+
+    #[test]
+    fn ds3_durations_are_minutes_unless_they_have_a_unit() {
+        assert_eq!("5".parse::<Minutes>().unwrap().0, Duration::from_secs(300));
+        assert_eq!("1.5".parse::<Minutes>().unwrap().0, Duration::from_secs(90));
+        assert_eq!("90s".parse::<Minutes>().unwrap().0, Duration::from_secs(90));
+        assert!("-1".parse::<Minutes>().unwrap_err().contains("negative"));
+        assert_eq!("Y".parse::<YesNo>().unwrap(), YesNo(true));
+        assert_eq!("n".parse::<YesNo>().unwrap(), YesNo(false));
+        assert!("maybe".parse::<YesNo>().is_err());
     }
 
     #[test]

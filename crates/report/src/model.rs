@@ -14,7 +14,13 @@
 //! - `phases` {`ramp_s`, `measured_s`}: seconds actually spent in each phase.
 //! - `results`: the workload's figures over the measured phase; for `io`, `read` and `write`
 //!   each {`ios`, `bytes`, `iops`, `bytes_per_sec`, `lat_ns` {`min`, `mean`, `p50`, `p90`,
-//!   `p99`, `p999`, `p9999`, `max`}}, plus `errors` and `verify`.
+//!   `p99`, `p999`, `p9999`, `max`}, and under a rate cap `service_lat_ns` (issue to
+//!   completion) beside it}, plus `errors` and `verify`.
+//!   For `oltp`: `opm`, `orders`, `purchases`, `rollbacks`, `rollback_pct`,
+//!   `failed_orders`, `order_rt_mean_ns`, `order_rt_ns` {percentiles as above},
+//!   `transactions` {type: {`calls`, `per_sec`, `mean_ns`, `lat_ns`}}, `errors`,
+//!   `reconnects`, `threads`, `targets` [{`target`, `opm`, `orders`, `rollbacks`,
+//!   `failed_orders`}], `purchases_from_start`, `rollbacks_from_start`.
 //! - `cpu` {`user_s`, `sys_s`}: storbench's own CPU time during the measured phase, and
 //!   `ns_per_io` where the workload counts I/Os.
 //! - `warnings`: what the user should know about how the figures were measured.
@@ -99,8 +105,13 @@ pub struct DirectionResult {
     pub bytes: u64,
     pub iops: f64,
     pub bytes_per_sec: f64,
-    /// Absent when no I/O of this direction completed.
+    /// Absent when no I/O of this direction completed. Under a rate cap: from each I/O's
+    /// intended start.
     pub lat_ns: Option<LatencyNs>,
+    /// Under a rate cap only: from each I/O's actual issue to its completion (the service
+    /// time), beside `lat_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_lat_ns: Option<LatencyNs>,
 }
 
 /// Failed I/Os, counted by kind; a failure is data, not the end of the run.
@@ -139,11 +150,68 @@ pub struct IoResults {
     pub verify: VerifyResult,
 }
 
+/// Calls of one OLTP transaction type over the measured phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TxnResult {
+    pub calls: u64,
+    pub per_sec: f64,
+    /// Exact mean (sum of call times / calls), ns.
+    pub mean_ns: Option<f64>,
+    /// Percentiles from the HDR histogram; absent when there were no calls.
+    pub lat_ns: Option<LatencyNs>,
+}
+
+/// One target's share of an OLTP run (DS3's per-target detail).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OltpTargetResult {
+    /// The database (path, or URL without password).
+    pub target: String,
+    pub opm: f64,
+    pub orders: u64,
+    pub rollbacks: u64,
+    pub failed_orders: u64,
+}
+
+/// The DVD Store workload over the measured phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OltpResults {
+    /// Orders per minute: completed orders (rolled-back purchases included, as DS3 counts
+    /// them) × 60 / measured seconds.
+    pub opm: f64,
+    pub orders: u64,
+    pub purchases: u64,
+    /// Purchases rolled back because an item was out of stock.
+    pub rollbacks: u64,
+    /// 100 × rollbacks / orders; absent when no order completed.
+    pub rollback_pct: Option<f64>,
+    /// Orders abandoned because a database call failed (after retries).
+    pub failed_orders: u64,
+    /// The order response time (sum of its timed calls, price query excluded), with the exact
+    /// mean.
+    pub order_rt_mean_ns: Option<f64>,
+    pub order_rt_ns: Option<LatencyNs>,
+    /// Per transaction type: `login`, `new_customer`, `new_member`, `browse`,
+    /// `review_browse`, `get_reviews`, `new_review`, `new_helpfulness`, `purchase`,
+    /// `price_query`.
+    pub transactions: std::collections::BTreeMap<String, TxnResult>,
+    /// Failed calls by kind, retried ones included.
+    pub errors: ErrorCounts,
+    pub reconnects: u64,
+    /// Driver threads (per target × targets).
+    pub threads: u64,
+    pub targets: Vec<OltpTargetResult>,
+    /// Since the clock started, warm-up included (DS3's n_purchase_from_start and
+    /// n_rollbacks_from_start).
+    pub purchases_from_start: u64,
+    pub rollbacks_from_start: u64,
+}
+
 /// The workload-specific part of a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Results {
     Io(IoResults),
+    Oltp(OltpResults),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

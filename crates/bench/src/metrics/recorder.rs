@@ -10,6 +10,9 @@ pub struct DirectionCounters {
     pub bytes: u64,
     /// Latency: completion minus (intended) start.
     pub latency: LatencyHistogram,
+    /// Under a rate cap only: completion minus the actual issue, the device's service time
+    /// beside the latency a paced user sees.
+    pub service: LatencyHistogram,
 }
 
 impl DirectionCounters {
@@ -24,12 +27,14 @@ impl DirectionCounters {
         self.ios += other.ios;
         self.bytes += other.bytes;
         self.latency.merge(&other.latency);
+        self.service.merge(&other.service);
     }
 
     pub fn reset(&mut self) {
         self.ios = 0;
         self.bytes = 0;
         self.latency.reset();
+        self.service.reset();
     }
 }
 

@@ -1,3 +1,15 @@
 //! One module per subcommand: validate the parsed options, run, show the result.
 
 pub mod io;
+pub mod oltp;
+
+/// How a command ended, for the exit code.
+pub enum Ending {
+    Ok,
+    /// A check failed: data verification found mismatches, or sales disagree with orders.
+    CheckFailed,
+    /// Stopped while running: the bundles keep what was measured.
+    Interrupted,
+    /// Stopped before anything was measured (while preparing a target or loading).
+    InterruptedBeforeRun,
+}

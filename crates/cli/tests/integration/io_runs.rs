@@ -147,6 +147,10 @@ fn a_rate_cap_holds_the_iops_near_the_target() {
         .arg(out.path())
         .assert()
         .success();
-    let iops = stdout_json(&a)["results"]["read"]["iops"].as_f64().unwrap();
+    let read = &stdout_json(&a)["results"]["read"];
+    let iops = read["iops"].as_f64().unwrap();
     assert!((1900.0..=2050.0).contains(&iops), "iops {iops}");
+    let (lat, service) =
+        (read["lat_ns"]["p50"].as_u64().unwrap(), read["service_lat_ns"]["p50"].as_u64().unwrap());
+    assert!(service <= lat, "service time is part of the latency from the intended start: {service} > {lat}");
 }

@@ -4,7 +4,9 @@
 
 mod device;
 mod errors;
+mod fallback;
 mod interrupt;
 mod io_runs;
+mod oltp;
 mod schema;
 mod support;

@@ -157,6 +157,20 @@ fn under_a_rate_cap_a_stalled_device_shows_in_latency_from_the_intended_start() 
     assert!(out.totals.read.ios >= 80 && out.totals.read.ios <= 105, "ios {}", out.totals.read.ios);
     assert!(lat.min >= 10_000_000, "every I/O took at least the 10 ms of service: {lat:?}");
     assert!(lat.max >= 300_000_000, "the backlog grows to ~0.5 s by the end: {lat:?}");
+    // Beside it, the service time (issue to completion) stays the device's flat 10 ms.
+    let service = out.totals.read.service.summary().expect("service time under a rate cap");
+    assert!(service.min >= 10_000_000 && service.max < 60_000_000, "{service:?}");
+}
+
+#[test]
+fn without_a_rate_cap_no_service_time_is_kept() {
+    let mut spec = spec(100);
+    spec.verify = false;
+    spec.engine = EngineKind::Null;
+    spec.end = End::Time(Duration::from_millis(200));
+    let out = run_faulty(&spec, None, Fault::Slow(Duration::ZERO), 1);
+    assert!(out.totals.read.ios > 0);
+    assert!(out.totals.read.service.is_empty(), "latency and service time are the same thing then");
 }
 
 #[test]

@@ -43,7 +43,11 @@ const MAX_MISMATCHES_KEPT: usize = 100;
 
 #[derive(Clone, Copy, Default)]
 struct Slot {
+    /// When the I/O was meant to start: its paced issue time under a rate cap, else when it
+    /// was issued.
     start_ns: u64,
+    /// When it was actually issued (later than `start_ns` when the worker fell behind).
+    issued_ns: u64,
     offset: u64,
     len: u32,
     dir: Option<Dir>,
@@ -206,8 +210,14 @@ impl<'a> Worker<'a> {
                 break;
             };
             self.free.pop();
-            self.slots[slot as usize] =
-                Slot { start_ns, offset: req.offset, len: req.len, dir: Some(req.dir), generation };
+            self.slots[slot as usize] = Slot {
+                start_ns,
+                issued_ns: now,
+                offset: req.offset,
+                len: req.len,
+                dir: Some(req.dir),
+                generation,
+            };
             self.engine.queue(req);
             if let Some(b) = &mut self.budget {
                 *b = b.saturating_sub(req.len as u64);
@@ -284,9 +294,13 @@ impl<'a> Worker<'a> {
             return;
         }
         let latency = now.saturating_sub(slot.start_ns);
-        match dir {
-            Dir::Read => self.interval.read.record(slot.len as u64, latency),
-            Dir::Write => self.interval.write.record(slot.len as u64, latency),
+        let counters = match dir {
+            Dir::Read => &mut self.interval.read,
+            Dir::Write => &mut self.interval.write,
+        };
+        counters.record(slot.len as u64, latency);
+        if self.pacer.is_some() {
+            counters.service.record(now.saturating_sub(slot.issued_ns));
         }
     }
 

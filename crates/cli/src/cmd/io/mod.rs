@@ -3,6 +3,7 @@
 mod summary;
 pub mod validate;
 
+use super::Ending;
 use crate::args::IoArgs;
 use crate::bundle::{self, Bundle};
 use crate::output;
@@ -15,17 +16,6 @@ use storbench_bench::workload::io::{self as io_workload, IntervalReport};
 use storbench_report::{DeviceInfo, Results, Summary, export};
 use summary::Where;
 use validate::{Job, Validated};
-
-/// How the command ended, for the exit code.
-pub enum Ending {
-    Ok,
-    /// A check failed: data verification found mismatches.
-    CheckFailed,
-    /// Stopped while running: the bundles keep what was measured.
-    Interrupted,
-    /// Stopped while preparing the target: nothing was measured, the partial file is gone.
-    InterruptedBeforeRun,
-}
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
     let v = validate::validate(args)?;
@@ -69,7 +59,7 @@ fn run_jobs(
     device: Option<&DeviceInfo>,
     stop: &StopFlag,
 ) -> Result<Vec<Summary>> {
-    let root = args.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let root = args.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
     let set_dir = v.profile.as_deref().map(|p| bundle::new_dir(&root, &stamp, p)).transpose()?;
     let mut summaries = Vec::new();
@@ -171,7 +161,7 @@ fn progress_text(rep: &IntervalReport) -> String {
 
 fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
     use std::io::Write;
-    let text = match (args.json, &v.profile) {
+    let text = match (args.out.json, &v.profile) {
         (true, Some(_)) => export::profiles_json(summaries),
         (true, None) => summaries.first().map(export::summary_json).unwrap_or_default(),
         (false, Some(_)) => {
@@ -193,6 +183,7 @@ fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
         .iter()
         .map(|s| match &s.results {
             Results::Io(r) => r.verify.mismatches,
+            _ => 0,
         })
         .sum();
     if mismatches > 0 {

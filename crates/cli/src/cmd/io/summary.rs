@@ -81,6 +81,7 @@ fn direction(c: &DirectionCounters, secs: f64) -> DirectionResult {
         iops: per_sec(c.ios),
         bytes_per_sec: per_sec(c.bytes),
         lat_ns: c.latency.summary(),
+        service_lat_ns: c.service.summary(),
     }
 }
 

@@ -69,7 +69,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     let workers = bounded("--workers", args.workers.unwrap_or(1), 1, 1024)?;
     let size = args.size.map_or(DEFAULT_SIZE, |s| s.0);
     Ok(IoSpec {
-        name: args.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
+        name: args.out.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
         pattern,
         read_pct,
         rate_iops: rate(args, &block_sizes)?,

@@ -140,7 +140,7 @@ impl DataSet {
 
     /// The tables of this set in load order (`ALL_TABLES` or `DS2_TABLES`).
     pub fn tables(&self) -> &'static [Table] {
-        if self.ds2 { &DS2_TABLES } else { &ALL_TABLES }
+        if self.ds2 { DS2_TABLES } else { &ALL_TABLES }
     }
 
     /// Exact rows of `table` (cheap: no rows are generated; order lines and ratings replay

@@ -144,7 +144,7 @@ fn row_counts_of_s_and_1mb_are_exact_and_follow_the_size_rules() {
 #[test]
 fn ds2_sets_have_no_membership_or_reviews() {
     let ds = DataSet::new(DbSize::Mb(1), 42, true);
-    assert_eq!(ds.tables(), &DS2_TABLES);
+    assert_eq!(ds.tables(), DS2_TABLES);
     for table in [Table::Membership, Table::Reviews, Table::ReviewsHelpfulness, Table::Reorder] {
         assert_eq!((ds.rows(table), csv_of(&ds, table, 2).1), (0, 0), "{table:?}");
     }

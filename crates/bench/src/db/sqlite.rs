@@ -1,1 +1,0 @@
-//! SKELETON: the sqlite backend (implementation lands on branch oltp-sqlite).

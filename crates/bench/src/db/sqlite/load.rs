@@ -1,0 +1,199 @@
+//! Loading a data set into a new SQLite file: schema, one prepared insert per table inside one
+//! transaction, then indexes, FTS5, the restock trigger and statistics; the result becomes the
+//! database and its pristine copy.
+//!
+//! The load writes `<file>.loading` with the journal off (a crash leaves only that file, which
+//! the next load removes) and renames it into place when complete, so a database is never
+//! half-loaded. A file that is not a storbench database is never replaced.
+
+use super::{Sqlite, classify, clone_file, meta, remove_if_present, sidecar};
+use crate::db::{DbError, DbErrorKind, DbResult, LoadProgress, LoadReport, LoadedShape};
+use crate::run::StopFlag;
+use crate::workload::oltp::datagen::DataSet;
+use crate::workload::oltp::schema::{Date, Field, Table};
+use rusqlite::{Connection, ToSql, params_from_iter, types::ToSqlOutput, types::Value};
+use std::path::Path;
+use std::time::Instant;
+
+/// Rows between progress reports.
+const PROGRESS_EVERY: u64 = 1 << 16;
+
+pub(super) fn load(
+    db: &Sqlite,
+    data: &DataSet,
+    progress: &mut dyn FnMut(LoadProgress),
+    stop: &StopFlag,
+) -> DbResult<LoadReport> {
+    refuse_foreign(&db.path)?;
+    let loading = sidecar(&db.path, "loading");
+    remove_if_present(&loading)?;
+    let result = build(&loading, data, progress, stop);
+    if result.is_err() || stop.is_stopped() {
+        let _ = std::fs::remove_file(&loading);
+        return result.and_then(|_| Err(DbError::new(DbErrorKind::Query, "the load was interrupted")));
+    }
+    let mut report = result?;
+    for ext in ["wal", "shm", "pristine"] {
+        remove_if_present(&sidecar(&db.path, ext))?;
+    }
+    std::fs::rename(&loading, &db.path)
+        .map_err(|e| DbError::new(DbErrorKind::Query, format!("renaming {}: {e}", loading.display())))?;
+    clone_file(&db.path, &db.pristine_path())?;
+    report.size_bytes = std::fs::metadata(&db.path).ok().map(|m| m.len());
+    Ok(report)
+}
+
+/// Refuses to replace a file that is not a storbench database.
+fn refuse_foreign(path: &Path) -> DbResult<()> {
+    if !path.exists() {
+        return Ok(());
+    }
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY);
+    let ours = conn.ok().and_then(|c| read_shape(&c).ok().flatten()).is_some();
+    if ours {
+        return Ok(());
+    }
+    Err(DbError::new(
+        DbErrorKind::Query,
+        format!(
+            "{} exists and is not a storbench database; storbench will not replace it. Choose another --path, \
+             or remove the file yourself if it is expendable",
+            path.display()
+        ),
+    ))
+}
+
+fn build(
+    path: &Path,
+    data: &DataSet,
+    progress: &mut dyn FnMut(LoadProgress),
+    stop: &StopFlag,
+) -> DbResult<LoadReport> {
+    let started = Instant::now();
+    let conn = Connection::open(path).map_err(|e| classify(path, e))?;
+    let err = |e| classify(path, e);
+    conn.execute_batch(
+        "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-262144;",
+    )
+    .map_err(err)?;
+    conn.execute_batch(include_str!("schema.sql")).map_err(err)?;
+    if !data.ds2 {
+        conn.execute_batch(include_str!("schema_ds3.sql")).map_err(err)?;
+    }
+    let mut report = LoadReport::default();
+    for &table in data.tables() {
+        if stop.is_stopped() {
+            return Ok(report);
+        }
+        let rows = load_table(&conn, data, table, progress, stop).map_err(err)?;
+        report.rows.push((table, rows));
+    }
+    report.load_s = started.elapsed().as_secs_f64();
+    let indexing = Instant::now();
+    finish(&conn, data, progress).map_err(err)?;
+    report.index_s = indexing.elapsed().as_secs_f64();
+    Ok(report)
+}
+
+fn load_table(
+    conn: &Connection,
+    data: &DataSet,
+    table: Table,
+    progress: &mut dyn FnMut(LoadProgress),
+    stop: &StopFlag,
+) -> rusqlite::Result<u64> {
+    let cols = table.columns();
+    let marks = vec!["?"; cols.len()].join(",");
+    let sql = format!("INSERT INTO {} ({}) VALUES ({marks})", table.sql_name(), cols.join(","));
+    let total = data.rows(table);
+    let tx = conn.unchecked_transaction()?;
+    let mut stmt = tx.prepare(&sql)?;
+    let (mut done, mut failed) = (0u64, None);
+    data.for_each_row(table, &mut |fields| {
+        if failed.is_some() || stop.is_stopped() {
+            return;
+        }
+        match stmt.execute(params_from_iter(fields.iter().map(SqlField))) {
+            Ok(_) => done += 1,
+            Err(e) => failed = Some(e),
+        }
+        if done % PROGRESS_EVERY == 0 {
+            progress(LoadProgress { table, step: "load", rows_done: done, rows_total: total });
+        }
+    });
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    drop(stmt);
+    tx.commit()?;
+    progress(LoadProgress { table, step: "load", rows_done: done, rows_total: total });
+    Ok(done)
+}
+
+/// Indexes, full-text, trigger, statistics and the meta rows that mark the file as ours.
+fn finish(conn: &Connection, data: &DataSet, progress: &mut dyn FnMut(LoadProgress)) -> rusqlite::Result<()> {
+    let step = |progress: &mut dyn FnMut(LoadProgress), step| {
+        progress(LoadProgress { table: Table::Products, step, rows_done: 0, rows_total: 0 })
+    };
+    step(progress, "index");
+    conn.execute_batch(include_str!("indexes.sql"))?;
+    if !data.ds2 {
+        conn.execute_batch(include_str!("indexes_ds3.sql"))?;
+    }
+    step(progress, "analyze");
+    conn.execute_batch("ANALYZE;")?;
+    let c = &data.counts;
+    let rows = [
+        ("db_size", data.size.to_string()),
+        ("seed", data.seed.to_string()),
+        ("ds2", data.ds2.to_string()),
+        ("customers", c.customers.to_string()),
+        ("products", c.products.to_string()),
+        ("storbench_version", env!("CARGO_PKG_VERSION").to_owned()),
+    ];
+    for (k, v) in rows {
+        conn.execute("INSERT INTO storbench_meta (key, value) VALUES (?1, ?2)", [k, v.as_str()])?;
+    }
+    // Leave the file in the journal mode runs use, so a reset copy needs no conversion.
+    conn.execute_batch(
+        "PRAGMA locking_mode=NORMAL; PRAGMA journal_mode=WAL; PRAGMA wal_checkpoint(TRUNCATE);",
+    )
+}
+
+/// The loaded shape from storbench_meta; None when the file is not a storbench database.
+pub(super) fn read_shape(conn: &Connection) -> rusqlite::Result<Option<LoadedShape>> {
+    let has_meta: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'storbench_meta')",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_meta {
+        return Ok(None);
+    }
+    let number =
+        |key| -> rusqlite::Result<u64> { Ok(meta(conn, key)?.and_then(|v| v.parse().ok()).unwrap_or(0)) };
+    Ok(Some(LoadedShape {
+        customers: number("customers")?,
+        products: number("products")?,
+        ds3: meta(conn, "ds2")?.as_deref() == Some("false"),
+    }))
+}
+
+/// A generated field as SQLite stores it: dates as ISO text, cents as REAL, empty as ''.
+struct SqlField<'a>(&'a Field<'a>);
+
+impl ToSql for SqlField<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(match *self.0 {
+            Field::Int(v) => ToSqlOutput::Owned(Value::Integer(v)),
+            Field::Text(s) => ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Text(s.as_bytes())),
+            Field::Cents(c) => ToSqlOutput::Owned(Value::Real(c as f64 / 100.0)),
+            Field::Date(d) => ToSqlOutput::Owned(Value::Text(iso_date(d))),
+            Field::Empty => ToSqlOutput::Borrowed(rusqlite::types::ValueRef::Text(b"")),
+        })
+    }
+}
+
+pub(super) fn iso_date(d: Date) -> String {
+    format!("{:04}-{:02}-{:02}", d.year, d.month, d.day)
+}

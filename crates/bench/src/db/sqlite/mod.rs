@@ -1,0 +1,230 @@
+//! The embedded SQLite backend: one database file, loaded with prepared inserts in large
+//! transactions, full-text search through FTS5, the DS3 transactions as client-side SQL.
+//!
+//! Runs use WAL with `synchronous=FULL`, so every commit is made durable with an fsync of the
+//! log: the storage, not a cache, decides how fast orders commit. Writers take the write lock
+//! when their transaction begins (`BEGIN IMMEDIATE`), which serialises purchases, so no sale
+//! is lost. The pristine copy made after the load sits beside the database as
+//! `<file>.pristine` and is cloned back by `reset` (a reflink where the filesystem can).
+
+mod counters;
+mod load;
+mod session;
+
+use super::{
+    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
+    LoadReport, LoadedShape, Session,
+};
+use crate::run::StopFlag;
+use crate::workload::oltp::datagen::DataSet;
+use rusqlite::{Connection, OpenFlags, OptionalExtension};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Page cache per connection during runs, KiB (SQLite's `cache_size` in its negative form).
+const RUN_CACHE_KIB: i64 = 32 * 1024;
+/// How long a writer waits for the write lock before the call fails as `Deadlock` (retried).
+const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// A DVD Store database in one SQLite file.
+pub struct Sqlite {
+    path: PathBuf,
+    stats: Arc<counters::Stats>,
+}
+
+impl Sqlite {
+    pub fn new(path: impl Into<PathBuf>) -> Self {
+        Sqlite { path: path.into(), stats: Arc::default() }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn pristine_path(&self) -> PathBuf {
+        sidecar(&self.path, "pristine")
+    }
+
+    /// Opens the database for a run: WAL, durable commits, a bounded page cache.
+    fn open_for_run(&self) -> DbResult<Connection> {
+        let conn = open_existing(&self.path)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| query(&self.path, e))?;
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-{RUN_CACHE_KIB};"
+        ))
+        .map_err(|e| classify(&self.path, e))?;
+        Ok(conn)
+    }
+}
+
+/// `<path>.<ext>` beside the database.
+fn sidecar(path: &Path, ext: &str) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".");
+    s.push(ext);
+    PathBuf::from(s)
+}
+
+fn open_existing(path: &Path) -> DbResult<Connection> {
+    if !path.exists() {
+        return Err(DbError::new(
+            DbErrorKind::Missing,
+            format!(
+                "no database at {}; load one first with `storbench oltp load --backend sqlite --path {}`",
+                path.display(),
+                path.display()
+            ),
+        ));
+    }
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))
+}
+
+/// An error of a statement on `path`, by kind: busy/locked is retryable like a deadlock.
+fn classify(path: &Path, e: rusqlite::Error) -> DbError {
+    use rusqlite::ErrorCode as C;
+    let kind = match e.sqlite_error_code() {
+        Some(C::DatabaseBusy | C::DatabaseLocked) => DbErrorKind::Deadlock,
+        Some(C::CannotOpen | C::NotADatabase | C::PermissionDenied | C::ReadOnly) => DbErrorKind::Connection,
+        _ if e.to_string().contains("no such") => DbErrorKind::Missing,
+        _ => DbErrorKind::Query,
+    };
+    DbError::new(kind, format!("{}: {e}", path.display()))
+}
+
+fn query(path: &Path, e: rusqlite::Error) -> DbError {
+    DbError::new(DbErrorKind::Query, format!("{}: {e}", path.display()))
+}
+
+impl Database for Sqlite {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Sqlite
+    }
+
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn load(
+        &self,
+        data: &DataSet,
+        progress: &mut dyn FnMut(LoadProgress),
+        stop: &StopFlag,
+    ) -> DbResult<LoadReport> {
+        load::load(self, data, progress, stop)
+    }
+
+    fn shape(&self) -> DbResult<LoadedShape> {
+        let conn = open_existing(&self.path)?;
+        load::read_shape(&conn).map_err(|e| classify(&self.path, e))?.ok_or_else(|| {
+            DbError::new(
+                DbErrorKind::Missing,
+                format!(
+                    "{} is not a storbench DVD Store database (no storbench_meta table)",
+                    self.path.display()
+                ),
+            )
+        })
+    }
+
+    fn reset(&self) -> DbResult<f64> {
+        let started = Instant::now();
+        let pristine = self.pristine_path();
+        if !pristine.exists() {
+            return Err(DbError::new(
+                DbErrorKind::Missing,
+                format!("no pristine copy at {}; load the database again", pristine.display()),
+            ));
+        }
+        for ext in ["wal", "shm"] {
+            remove_if_present(&sidecar(&self.path, ext))?;
+        }
+        clone_file(&pristine, &self.path)?;
+        Ok(started.elapsed().as_secs_f64())
+    }
+
+    fn connect(&self) -> DbResult<Box<dyn Session>> {
+        Ok(Box::new(session::SqliteSession::new(self.open_for_run()?, self.path.clone(), self.stats.clone())))
+    }
+
+    fn check(&self) -> DbResult<CheckReport> {
+        let conn = open_existing(&self.path)?;
+        check(&conn).map_err(|e| classify(&self.path, e))
+    }
+
+    fn counters(&self) -> DbResult<Box<dyn CounterSampler>> {
+        Ok(Box::new(counters::Sampler::new(self.stats.clone())))
+    }
+
+    fn server_info(&self) -> DbResult<Vec<(String, String)>> {
+        Ok(vec![
+            ("sqlite_version".into(), rusqlite::version().into()),
+            ("journal_mode".into(), "wal".into()),
+            ("synchronous".into(), "full".into()),
+            ("cache_size_kib_per_connection".into(), RUN_CACHE_KIB.to_string()),
+        ])
+    }
+}
+
+fn remove_if_present(path: &Path) -> DbResult<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(DbError::new(DbErrorKind::Query, format!("removing {}: {e}", path.display())))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Copies `from` over `to`: a reflink (FICLONE) where the filesystem shares blocks, else a
+/// kernel-side copy. Written to a temporary name and renamed, so `to` is never half a copy.
+fn clone_file(from: &Path, to: &Path) -> DbResult<()> {
+    let fail = |e: std::io::Error| {
+        DbError::new(DbErrorKind::Query, format!("copying {} to {}: {e}", from.display(), to.display()))
+    };
+    let tmp = sidecar(to, "copying");
+    let src = std::fs::File::open(from).map_err(fail)?;
+    let dst = std::fs::File::create(&tmp).map_err(fail)?;
+    if rustix::fs::ioctl_ficlone(&dst, &src).is_err() {
+        drop(dst);
+        std::fs::copy(from, &tmp).map_err(fail)?;
+    }
+    std::fs::rename(&tmp, to).map_err(fail)
+}
+
+/// Sales in inventory against the order lines, and orders and lines without each other.
+fn check(conn: &Connection) -> rusqlite::Result<CheckReport> {
+    let mut report = CheckReport {
+        products_checked: conn.query_row("SELECT COUNT(*) FROM inventory", [], |r| r.get::<_, i64>(0))?
+            as u64,
+        ..CheckReport::default()
+    };
+    let mut stmt = conn.prepare(
+        "SELECT i.prod_id, i.sales, COALESCE(s.q, 0) FROM inventory i
+         LEFT JOIN (SELECT prod_id, SUM(quantity) AS q FROM orderlines GROUP BY prod_id) s ON s.prod_id = i.prod_id
+         WHERE i.sales <> COALESCE(s.q, 0) ORDER BY i.prod_id",
+    )?;
+    let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
+    for row in rows {
+        let row = row?;
+        report.mismatch_count += 1;
+        if report.mismatches.len() < 100 {
+            report.mismatches.push(row);
+        }
+    }
+    report.orphans = conn.query_row(
+        "SELECT (SELECT COUNT(*) FROM orders o WHERE NOT EXISTS (SELECT 1 FROM orderlines l WHERE l.orderid = o.orderid))
+              + (SELECT COUNT(*) FROM orderlines l WHERE NOT EXISTS (SELECT 1 FROM orders o WHERE o.orderid = l.orderid))",
+        [],
+        |r| r.get::<_, i64>(0),
+    )? as u64;
+    Ok(report)
+}
+
+/// Reads one value from storbench_meta, if the table and key exist.
+fn meta(conn: &Connection, key: &str) -> rusqlite::Result<Option<String>> {
+    conn.query_row("SELECT value FROM storbench_meta WHERE key = ?1", [key], |r| r.get(0)).optional()
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,218 @@
+//! Options of `storbench oltp`: DS3's parameters under kebab-case names, with DS3's own
+//! `--name=value` spellings accepted as aliases, so existing driver scripts keep working.
+
+use crate::units::{Minutes, Seconds, YesNo};
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Deserialize;
+use std::path::PathBuf;
+
+#[derive(Subcommand, Debug)]
+pub enum OltpCommand {
+    /// Write the DS3 data set as CSV files in DS3's layout (cust/, orders/, prod/,
+    /// membership/, reviews/), for DS3's own loaders. `load` does not need them: it streams
+    /// the same rows straight into the database.
+    Gen(OltpGenArgs),
+    /// Create the DS3 schema in a database and load a data set: bulk load, indexes,
+    /// full-text search, the restock trigger, statistics. Keeps a pristine copy that `run`
+    /// resets to.
+    Load(OltpLoadArgs),
+    /// Run the DS3 driver: threads per target, warm-up, measured phase; prints DS3's
+    /// periodic lines and Final line, writes a result bundle.
+    #[command(args_override_self = true)]
+    Run(Box<OltpRunArgs>),
+    /// Verify a database after runs: every product's sales must equal the quantities of its
+    /// order lines (a lost update breaks it). Exit code 1 when they do not.
+    Check(DbArgs),
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendArg {
+    /// Embedded SQLite: one file (--path).
+    Sqlite,
+    /// PostgreSQL server (--url postgres://user@host:port/db).
+    #[value(alias = "postgresql", alias = "pg")]
+    Postgres,
+    /// MariaDB or MySQL server (--url mysql://user@host:port/db).
+    #[value(alias = "mariadb")]
+    Mysql,
+}
+
+/// Which database: the backend and where it is.
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DbArgs {
+    /// Database: sqlite (embedded, default), postgres or mysql (MariaDB too). Default: taken
+    /// from the --url scheme, else sqlite.
+    #[arg(long, value_enum, value_name = "BACKEND")]
+    pub backend: Option<BackendArg>,
+
+    /// SQLite database file. Default: ./storbench-ds3.db.
+    #[arg(long, value_name = "FILE")]
+    pub path: Option<PathBuf>,
+
+    /// Server database URL: postgres://user[:password]@host[:port]/dbname or
+    /// mysql://user@host/dbname. The password may instead come from PGPASSWORD or MYSQL_PWD;
+    /// it is never printed. Several targets (for `run`): repeat --url or separate with ';'.
+    #[arg(long, value_name = "URL", alias = "target", value_delimiter = ';')]
+    pub url: Vec<String>,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct OltpGenArgs {
+    /// Data set size: S (10MB), M (1GB), L (100GB), or <n>MB (1-1023) / <n>GB (1-4095), with
+    /// DS3's row-count rules.
+    #[arg(long, value_name = "SIZE", default_value = "10MB", alias = "db_size")]
+    pub db_size: String,
+
+    /// Directory for the CSV files (created; existing files are never overwritten).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Output format; csv (DS3's files) is the one there is.
+    #[arg(long, value_name = "FORMAT", default_value = "csv")]
+    pub format: String,
+
+    /// Only DS2's tables (no membership, reviews or review helpfulness).
+    #[arg(long)]
+    pub ds2: bool,
+
+    /// Windows line ends (CRLF), as DS3's generators write with sys=1.
+    #[arg(long)]
+    pub crlf: bool,
+
+    /// Generator threads. Default: the number of CPUs.
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+
+    /// Seed of every random value; the same seed gives the same files. Default: 1.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct OltpLoadArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Data set size: S (10MB), M (1GB), L (100GB), or <n>MB / <n>GB.
+    #[arg(long, value_name = "SIZE", default_value = "10MB", alias = "db_size")]
+    pub db_size: String,
+
+    /// Load only DS2's tables.
+    #[arg(long)]
+    pub ds2: bool,
+
+    /// Seed of every generated value. Default: 1.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+}
+
+/// Options of `storbench oltp run`; the same keys work in a plan file's oltp workload.
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OltpRunArgs {
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub db: DbArgs,
+
+    /// Size the database was loaded at (S, M, L, <n>MB, <n>GB): sets the customer and product
+    /// ranges the driver draws from; must match the load. Default: 10MB.
+    #[arg(long, value_name = "SIZE", alias = "db_size")]
+    pub db_size: Option<String>,
+
+    /// Threads per target, each with its own connection (DS3 n_threads). Default: 1.
+    #[arg(long, value_name = "N", alias = "n_threads")]
+    pub n_threads: Option<u32>,
+
+    /// Measured time after the warm-up; a bare number is minutes, as in DS3 (run_time).
+    /// Default: 3 (minutes).
+    #[arg(long, value_name = "DURATION", alias = "run_time")]
+    pub run_time: Option<Minutes>,
+
+    /// Warm-up before the measured phase, then every counter is reset; a bare number is
+    /// minutes (warmup_time). Default: 1.
+    #[arg(long, value_name = "DURATION", alias = "warmup_time")]
+    pub warmup_time: Option<Minutes>,
+
+    /// Mean think time between a thread's orders, seconds (each pause is U[0, 2x)); 0 is a
+    /// closed loop (think_time). Default: 0.
+    #[arg(long, value_name = "SECONDS", alias = "think_time")]
+    pub think_time: Option<Seconds>,
+
+    /// Threads started per second; each waits U[0, threads/rate) s before connecting
+    /// (ramp_rate). Default: 10.
+    #[arg(long, value_name = "USERS_PER_S", alias = "ramp_rate")]
+    pub ramp_rate: Option<f64>,
+
+    /// Percent of orders by a new customer instead of a login (pct_newcustomers). Default: 20.
+    #[arg(long, value_name = "PCT", alias = "pct_newcustomers")]
+    pub pct_newcustomers: Option<f64>,
+
+    /// Percent of orders that add a membership (pct_newmember). Default: 1.
+    #[arg(long, value_name = "PCT", alias = "pct_newmember")]
+    pub pct_newmember: Option<f64>,
+
+    /// Mean product searches per order (n_searches). Default: 3.
+    #[arg(long, value_name = "N", alias = "n_searches")]
+    pub n_searches: Option<u32>,
+
+    /// Mean rows asked for per search (search_batch_size). Default: 5.
+    #[arg(long, value_name = "N", alias = "search_batch_size")]
+    pub search_batch_size: Option<u32>,
+
+    /// Inner row limit of review searches by actor or title (search_depth, DS3.5).
+    /// Default: 500.
+    #[arg(long, value_name = "N", alias = "search_depth")]
+    pub search_depth: Option<u32>,
+
+    /// Mean review searches, and mean review look-ups, per order (n_reviews). Default: 3.
+    #[arg(long, value_name = "N", alias = "n_reviews")]
+    pub n_reviews: Option<u32>,
+
+    /// Percent of orders that write a review (pct_newreviews). Default: 5.
+    #[arg(long, value_name = "PCT", alias = "pct_newreviews")]
+    pub pct_newreviews: Option<f64>,
+
+    /// Percent of orders that rate a review (pct_newhelpfulness). Default: 10.
+    #[arg(long, value_name = "PCT", alias = "pct_newhelpfulness")]
+    pub pct_newhelpfulness: Option<f64>,
+
+    /// Mean items per purchase, at most 10 bought (n_line_items). Default: 5.
+    #[arg(long, value_name = "N", alias = "n_line_items")]
+    pub n_line_items: Option<u32>,
+
+    /// DS2's workload on the DS3 schema: no membership or review steps (ds2_mode). Takes an
+    /// optional Y/N as DS3 does.
+    #[arg(long, value_name = "Y|N", alias = "ds2_mode", alias = "ds2", num_args = 0..=1, default_missing_value = "Y")]
+    pub ds2_mode: Option<YesNo>,
+
+    /// Seconds between DS3 stat lines (log_freq). Default: 10.
+    #[arg(long, value_name = "SECONDS", alias = "log_freq")]
+    pub log_freq: Option<u32>,
+
+    /// Prefix of each stat line: NONE, UTC or LOCAL time (log_timestamp). Default: NONE.
+    #[arg(long, value_name = "NONE|UTC|LOCAL", alias = "log_timestamp")]
+    pub log_timestamp: Option<String>,
+
+    /// With several targets, print each target's line at every interval (detailed_view).
+    #[arg(long, value_name = "Y|N", alias = "detailed_view", num_args = 0..=1, default_missing_value = "Y")]
+    pub detailed_view: Option<YesNo>,
+
+    /// Also write DS3's periodic figures as CSV to this file (out_filename).
+    #[arg(long, value_name = "FILE", alias = "out_filename")]
+    #[serde(skip)]
+    pub out_filename: Option<PathBuf>,
+
+    /// Seed of every choice the threads make. Default: 1.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    /// Run on the database as it is instead of resetting it to the state after the load.
+    #[arg(long)]
+    pub no_reset: bool,
+
+    #[command(flatten)]
+    #[serde(skip)]
+    pub out: super::OutputArgs,
+}

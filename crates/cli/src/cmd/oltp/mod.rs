@@ -1,0 +1,207 @@
+//! `storbench oltp`: gen (DS3's CSV files), load, run and check, on SQLite, PostgreSQL or
+//! MariaDB/MySQL.
+
+mod ds3;
+mod run;
+mod summary;
+
+use super::Ending;
+use crate::args::{BackendArg, DbArgs, OltpCommand, OltpGenArgs, OltpLoadArgs};
+use crate::output;
+use anyhow::{Context, Result, bail};
+use std::path::PathBuf;
+use std::sync::Arc;
+use storbench_bench::db::{Database, LoadProgress, sqlite::Sqlite};
+use storbench_bench::run::StopFlag;
+use storbench_bench::workload::oltp::DbSize;
+use storbench_bench::workload::oltp::datagen::DataSet;
+
+pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
+    match cmd {
+        OltpCommand::Gen(a) => gen_csv(&a, stop),
+        OltpCommand::Load(a) => load(&a, stop),
+        OltpCommand::Run(a) => run::run(&a, stop),
+        OltpCommand::Check(a) => check(&a),
+    }
+}
+
+/// `--db-size` as DS3 spells it.
+fn db_size(text: &str) -> Result<DbSize> {
+    text.parse::<DbSize>().map_err(|e| anyhow::anyhow!("--db-size: {e}"))
+}
+
+/// The databases the options name: one SQLite file, or one or more server URLs.
+fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Database>>> {
+    let backend = match (a.backend, a.url.first()) {
+        (Some(b), _) => b,
+        (None, Some(url)) => backend_of_url(url)?,
+        (None, None) => BackendArg::Sqlite,
+    };
+    match backend {
+        BackendArg::Sqlite => {
+            if !a.url.is_empty() {
+                bail!(
+                    "--url is for database servers; SQLite takes --path FILE (or pick --backend postgres or mysql)"
+                );
+            }
+            let path = a.path.clone().unwrap_or_else(|| PathBuf::from("storbench-ds3.db"));
+            Ok(vec![Arc::new(Sqlite::new(path))])
+        }
+        server => {
+            if a.path.is_some() {
+                bail!("--path is for SQLite; a {} server takes --url", backend_name(server));
+            }
+            if a.url.is_empty() {
+                bail!(
+                    "--backend {} needs --url, such as {}",
+                    backend_name(server),
+                    match server {
+                        BackendArg::Postgres => "postgres://postgres@127.0.0.1:5432/ds3",
+                        _ => "mysql://root@127.0.0.1:3306/ds3",
+                    }
+                );
+            }
+            a.url.iter().map(|u| open_server(server, u)).collect()
+        }
+    }
+}
+
+fn backend_name(b: BackendArg) -> &'static str {
+    match b {
+        BackendArg::Sqlite => "sqlite",
+        BackendArg::Postgres => "postgres",
+        BackendArg::Mysql => "mysql",
+    }
+}
+
+fn backend_of_url(url: &str) -> Result<BackendArg> {
+    match url.split_once("://").map(|(scheme, _)| scheme) {
+        Some("postgres" | "postgresql") => Ok(BackendArg::Postgres),
+        Some("mysql" | "mariadb") => Ok(BackendArg::Mysql),
+        _ => bail!(
+            "--url {}: not a database URL; write postgres://user@host:port/db or mysql://user@host:port/db",
+            redact(url)
+        ),
+    }
+}
+
+fn open_server(kind: BackendArg, url: &str) -> Result<Arc<dyn Database>> {
+    let _ = (kind, url);
+    bail!("TEMPORARY: server backends are merged later")
+}
+
+/// A URL without its password, for messages.
+fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(s), Some(at)) if at > s => {
+            let userinfo = &url[s + 3..at];
+            let user = userinfo.split(':').next().unwrap_or("");
+            format!("{}{user}{}", &url[..s + 3], &url[at..])
+        }
+        _ => url.to_owned(),
+    }
+}
+
+fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
+    if a.format != "csv" {
+        bail!(
+            "--format {}: the one format is csv (DS3's files); `oltp load` streams rows without files",
+            a.format
+        );
+    }
+    let data = DataSet::new(db_size(&a.db_size)?, a.seed, a.ds2);
+    let threads =
+        a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    let bar = output::count_bar(&format!("generating {} into {}", data.size, a.out.display()), "rows");
+    let started = std::time::Instant::now();
+    let report = data.write_ds3_files(&a.out, threads, a.crlf, &mut |_, rows| bar.set_position(rows), stop);
+    bar.finish_and_clear();
+    let report = report.with_context(|| format!("writing the data set into {}", a.out.display()))?;
+    if stop.is_stopped() {
+        eprintln!("interrupted: the files in {} are incomplete", a.out.display());
+        return Ok(Ending::InterruptedBeforeRun);
+    }
+    let secs = started.elapsed().as_secs_f64();
+    println!("{}", output::gen_table(&report.files));
+    println!(
+        "{} rows, {} in {:.1} s ({:.2} M rows/s) with {threads} thread(s)",
+        report.rows,
+        crate::units::human_bytes(report.bytes),
+        secs,
+        report.rows as f64 / secs.max(1e-9) / 1e6
+    );
+    Ok(Ending::Ok)
+}
+
+fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
+    let data = DataSet::new(db_size(&a.db_size)?, a.seed, a.ds2);
+    let dbs = open_databases(&a.db)?;
+    if dbs.len() > 1 {
+        bail!("oltp load takes one database; give one --url");
+    }
+    let db = &dbs[0];
+    let total: u64 = data.tables().iter().map(|&t| data.rows(t)).sum();
+    let bar = output::count_bar(&format!("loading {} into {}", data.size, db.describe()), "rows");
+    bar.set_length(total);
+    let mut before = 0;
+    let mut table_done = 0;
+    let mut last_table = None;
+    let report = db.load(
+        &data,
+        &mut |p: LoadProgress| {
+            if last_table != Some(p.table) {
+                before += table_done;
+                last_table = Some(p.table);
+            }
+            table_done = p.rows_done;
+            bar.set_position(before + p.rows_done);
+            bar.set_message(format!("{} {}", p.step, p.table.sql_name()));
+        },
+        stop,
+    );
+    bar.finish_and_clear();
+    if stop.is_stopped() {
+        eprintln!("interrupted: the load was abandoned; nothing was left half-loaded");
+        return Ok(Ending::InterruptedBeforeRun);
+    }
+    let report = report.with_context(|| format!("loading {}", db.describe()))?;
+    let rows: u64 = report.rows.iter().map(|r| r.1).sum();
+    println!(
+        "loaded {} ({rows} rows) into {} in {:.1} s (rows {:.1} s, indexes and statistics {:.1} s){}",
+        data.size,
+        db.describe(),
+        report.load_s + report.index_s,
+        report.load_s,
+        report.index_s,
+        report.size_bytes.map(|b| format!("; {} on disk", crate::units::human_bytes(b))).unwrap_or_default()
+    );
+    Ok(Ending::Ok)
+}
+
+fn check(a: &DbArgs) -> Result<Ending> {
+    let mut ending = Ending::Ok;
+    for db in open_databases(a)? {
+        let r = db.check().with_context(|| format!("checking {}", db.describe()))?;
+        if r.mismatch_count == 0 && r.orphans == 0 {
+            println!(
+                "{}: {} products checked: sales agree with the order lines",
+                db.describe(),
+                r.products_checked
+            );
+            continue;
+        }
+        ending = Ending::CheckFailed;
+        println!(
+            "{}: {} of {} products have sales that differ from their order lines; {} orphan orders or lines",
+            db.describe(),
+            r.mismatch_count,
+            r.products_checked,
+            r.orphans
+        );
+        for (prod, sales, lines) in r.mismatches.iter().take(20) {
+            println!("  product {prod}: inventory sales {sales}, order lines {lines}");
+        }
+    }
+    Ok(ending)
+}

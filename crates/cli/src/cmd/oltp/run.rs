@@ -1,0 +1,403 @@
+//! `storbench oltp run`: validate, check each database matches --db-size, reset it to the
+//! state after the load, run the driver into a bundle, print DS3's lines, then the summary.
+
+use super::ds3::{self, Sampled};
+use super::summary::{self, Where};
+use super::{db_size, open_databases};
+use crate::args::OltpRunArgs;
+use crate::bundle::{self, Bundle};
+use crate::cmd::Ending;
+use anyhow::{Context, Result, bail};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use storbench_bench::db::Database;
+use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::run::StopFlag;
+use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpSpec, TXN_KINDS};
+use storbench_report::{Summary, export};
+
+/// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
+const FOREVER: Duration = Duration::from_secs(60_000_000);
+/// DS3's limit on driver threads over all targets.
+const MAX_THREADS: u32 = 1_000;
+
+/// How DS3's lines are printed.
+struct LineOptions {
+    log_freq: u32,
+    timestamp: Stamp,
+    detailed: bool,
+    to_stderr: bool,
+    out_file: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stamp {
+    None,
+    Utc,
+    Local,
+}
+
+pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
+    let size = db_size(a.db_size.as_deref().unwrap_or("10MB"))?;
+    let spec = validate(a, size.counts())?;
+    let lines = line_options(a)?;
+    let dbs = open_databases(&a.db)?;
+    if dbs.len() as u32 * spec.n_threads > MAX_THREADS {
+        bail!(
+            "{} targets × {} threads is over DS3's limit of {MAX_THREADS} threads",
+            dbs.len(),
+            spec.n_threads
+        );
+    }
+    for db in &dbs {
+        check_shape(db.as_ref(), &spec, &size.to_string())?;
+    }
+    if !a.no_reset {
+        for db in &dbs {
+            let secs = db
+                .reset()
+                .with_context(|| format!("resetting {} to its state after the load", db.describe()))?;
+            eprintln!("reset {} to its state after the load in {secs:.1} s", db.describe());
+        }
+    }
+    let place = place_of(&dbs, size.to_string());
+    let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
+    let root = a.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
+    let summary = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
+    show(&summary, a.out.json)?;
+    eprintln!("bundle: {}", dir.display());
+    Ok(if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok })
+}
+
+fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
+    let d = OltpSpec::default();
+    let run_time = a.run_time.map_or(Duration::from_secs(180), |m| m.0);
+    let spec = OltpSpec {
+        n_threads: a.n_threads.unwrap_or(d.n_threads),
+        ramp_rate: a.ramp_rate.unwrap_or(d.ramp_rate),
+        run_time: if run_time.is_zero() { FOREVER } else { run_time },
+        warmup_time: a.warmup_time.map_or(d.warmup_time, |m| m.0),
+        think_time: a.think_time.map_or(d.think_time, |s| s.0),
+        pct_newcustomers: a.pct_newcustomers.unwrap_or(d.pct_newcustomers),
+        pct_newmember: a.pct_newmember.unwrap_or(d.pct_newmember),
+        n_searches: a.n_searches.unwrap_or(d.n_searches),
+        search_batch_size: a.search_batch_size.unwrap_or(d.search_batch_size),
+        search_depth: a.search_depth.unwrap_or(d.search_depth),
+        n_reviews: a.n_reviews.unwrap_or(d.n_reviews),
+        pct_newreviews: a.pct_newreviews.unwrap_or(d.pct_newreviews),
+        pct_newhelpfulness: a.pct_newhelpfulness.unwrap_or(d.pct_newhelpfulness),
+        n_line_items: a.n_line_items.unwrap_or(d.n_line_items),
+        ds2_mode: a.ds2_mode.is_some_and(|y| y.0),
+        max_customer: counts.customers,
+        max_product: counts.products,
+        seed: a.seed.unwrap_or(d.seed),
+        ..d
+    };
+    for (name, pct) in [
+        ("pct-newcustomers", spec.pct_newcustomers),
+        ("pct-newmember", spec.pct_newmember),
+        ("pct-newreviews", spec.pct_newreviews),
+        ("pct-newhelpfulness", spec.pct_newhelpfulness),
+    ] {
+        if !(0.0..=100.0).contains(&pct) {
+            bail!("--{name} {pct}: a percentage is between 0 and 100");
+        }
+    }
+    for (name, n) in [
+        ("n-threads", spec.n_threads),
+        ("n-searches", spec.n_searches),
+        ("search-batch-size", spec.search_batch_size),
+        ("search-depth", spec.search_depth),
+        ("n-reviews", spec.n_reviews),
+        ("n-line-items", spec.n_line_items),
+    ] {
+        if n == 0 {
+            bail!("--{name} 0: it must be at least 1");
+        }
+    }
+    if !(spec.ramp_rate > 0.0 && spec.ramp_rate.is_finite()) {
+        bail!("--ramp-rate {}: users per second must be more than 0", spec.ramp_rate);
+    }
+    Ok(spec)
+}
+
+fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
+    let timestamp = match a.log_timestamp.as_deref().map(str::to_ascii_uppercase).as_deref() {
+        None | Some("NONE") => Stamp::None,
+        Some("UTC") => Stamp::Utc,
+        Some("LOCAL") => Stamp::Local,
+        Some(other) => bail!("--log-timestamp {other}: use NONE, UTC or LOCAL"),
+    };
+    let log_freq = a.log_freq.unwrap_or(10);
+    if log_freq == 0 {
+        bail!("--log-freq 0: the stat line interval is at least 1 second");
+    }
+    if let Some(p) = &a.out_filename
+        && p.exists()
+    {
+        bail!(
+            "--out-filename {}: the file exists; storbench does not overwrite it. Name a new file",
+            p.display()
+        );
+    }
+    Ok(LineOptions {
+        log_freq,
+        timestamp,
+        detailed: a.detailed_view.is_some_and(|y| y.0),
+        to_stderr: a.out.json,
+        out_file: a.out_filename.clone(),
+    })
+}
+
+/// The loaded database must be the size the driver draws customers and products from.
+fn check_shape(db: &dyn Database, spec: &OltpSpec, size: &str) -> Result<()> {
+    let shape = db.shape().with_context(|| format!("opening {}", db.describe()))?;
+    if shape.customers != spec.max_customer || shape.products != spec.max_product {
+        bail!(
+            "{} was loaded with {} customers and {} products, but --db-size {size} means {} and {}; \
+             run with the --db-size it was loaded with, or load it again at {size}",
+            db.describe(),
+            shape.customers,
+            shape.products,
+            spec.max_customer,
+            spec.max_product
+        );
+    }
+    if !shape.ds3 && !spec.ds2_mode {
+        bail!("{} was loaded with --ds2 (no reviews or membership); run with --ds2-mode", db.describe());
+    }
+    Ok(())
+}
+
+fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> Where {
+    let first = &dbs[0];
+    let data_dir = first.server_info().ok().and_then(|info| {
+        info.into_iter().find(|(k, _)| k == "data_directory" || k == "datadir" || k == "path").map(|(_, v)| v)
+    });
+    let local_path = data_dir.map(PathBuf::from).or_else(|| {
+        let p = PathBuf::from(first.describe());
+        p.exists().then_some(p)
+    });
+    let device = local_path.as_deref().and_then(|p| resolve_device(p).ok().flatten());
+    let size_bytes = local_path
+        .as_deref()
+        .and_then(|p| std::fs::metadata(p).ok())
+        .filter(|m| m.is_file())
+        .map_or(0, |m| m.len());
+    Where {
+        backend: first.kind().as_str(),
+        targets: dbs.iter().map(|d| d.describe()).collect(),
+        db_size,
+        device,
+        size_bytes,
+    }
+}
+
+fn run_into(
+    spec: &OltpSpec,
+    dbs: &[Arc<dyn Database>],
+    place: &Where,
+    name: &str,
+    dir: &std::path::Path,
+    lines: &LineOptions,
+    stop: &StopFlag,
+) -> Result<Summary> {
+    let now = jiff::Timestamp::now();
+    let first = summary::started(spec, place, name, &now.to_string());
+    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3)?;
+    bundle.write_summary(&first)?;
+    let mut printer = Printer::new(lines, dbs.len())?;
+    printer.say(&parameter_line(spec, place));
+    let mut sampler = SystemSampler::new(place.device.as_ref().map(|d| d.name.as_str()));
+    let mut write_error = None;
+    let outcome = driver::run(spec, dbs, &mut sampler, stop, &mut |iv| {
+        printer.interval(iv);
+        let mut hists = vec![("order", &iv.data.order_rt)];
+        hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &iv.data.txn(k).latency)));
+        if let Err(e) = bundle.interval(&iv.row, iv.start_s, &hists) {
+            write_error.get_or_insert(e);
+        }
+    });
+    let outcome = outcome.context("starting the run")?;
+    if let Some(e) = write_error {
+        return Err(e.context(format!("writing the bundle in {}", dir.display())));
+    }
+    let mut hists = vec![("order", &outcome.totals.order_rt)];
+    hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &outcome.totals.txn(k).latency)));
+    bundle.totals(outcome.warmup_s, outcome.measured_s, &hists)?;
+    printer.finish(&outcome, &place.targets);
+    let summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
+    bundle.write_summary(&summary)?;
+    for w in &summary.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(summary)
+}
+
+/// DS3 echoes its parameters first.
+fn parameter_line(spec: &OltpSpec, place: &Where) -> String {
+    format!(
+        "target={} n_threads={} ramp_rate={} run_time={} db_size={} warmup_time={} think_time={} \
+         pct_newcustomers={} pct_newmember={} n_searches={} search_batch_size={} search_depth={} n_reviews={} \
+         pct_newreviews={} pct_newhelpfulness={} n_line_items={} ds2_mode={} seed={}",
+        place.targets.join(";"),
+        spec.n_threads,
+        spec.ramp_rate,
+        minutes(spec.run_time),
+        place.db_size,
+        minutes(spec.warmup_time),
+        spec.think_time.as_secs_f64(),
+        spec.pct_newcustomers,
+        spec.pct_newmember,
+        spec.n_searches,
+        spec.search_batch_size,
+        spec.search_depth,
+        spec.n_reviews,
+        spec.pct_newreviews,
+        spec.pct_newhelpfulness,
+        spec.n_line_items,
+        if spec.ds2_mode { "Y" } else { "N" },
+        spec.seed
+    )
+}
+
+/// Minutes as DS3 writes them: `3`, `0.5`, `0.083`.
+fn minutes(d: Duration) -> String {
+    let m = format!("{:.3}", d.as_secs_f64() / 60.0);
+    m.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// Prints DS3's lines as the run goes, and keeps `--out-filename`'s CSV.
+struct Printer<'a> {
+    opts: &'a LineOptions,
+    prev: Vec<Sampled>,
+    prev_all: Sampled,
+    csv: Option<std::io::BufWriter<std::fs::File>>,
+    last: Option<(
+        f64,
+        storbench_bench::workload::oltp::driver::OltpRecorder,
+        Vec<storbench_bench::workload::oltp::driver::OltpRecorder>,
+    )>,
+}
+
+impl<'a> Printer<'a> {
+    fn new(opts: &'a LineOptions, targets: usize) -> Result<Self> {
+        let csv = match &opts.out_file {
+            None => None,
+            Some(p) => {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .open(p)
+                    .with_context(|| format!("creating {}", p.display()))?;
+                let mut w = std::io::BufWriter::new(f);
+                writeln!(
+                    w,
+                    "datetime et, n_overall, opm, rt_tot_lastn_max_msec, rt_tot_avg_msec, rt_tot_sampled, n_rollbacks_overall, rollback_pct"
+                )?;
+                Some(w)
+            }
+        };
+        Ok(Printer {
+            opts,
+            prev: vec![Sampled::default(); targets],
+            prev_all: Sampled::default(),
+            csv,
+            last: None,
+        })
+    }
+
+    fn say(&self, line: &str) {
+        let stamp = match self.opts.timestamp {
+            Stamp::None => String::new(),
+            Stamp::Utc => jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ ").to_string(),
+            Stamp::Local => jiff::Zoned::now().strftime("%Y-%m-%dT%H:%M:%S%.3f ").to_string(),
+        };
+        if self.opts.to_stderr {
+            eprintln!("{stamp}{line}");
+        } else {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{stamp}{line}");
+            let _ = out.flush();
+        }
+    }
+
+    fn interval(&mut self, iv: &OltpInterval) {
+        if iv.first_measured {
+            self.prev_all = Sampled::default();
+            self.prev.iter_mut().for_each(|p| *p = Sampled::default());
+            self.say("Stats reset");
+        }
+        self.last = Some((iv.phase_elapsed_s, iv.phase_total.clone(), iv.phase_per_target.to_vec()));
+        let tick = iv.row.t_s.round() as u64;
+        if tick == 0 || !tick.is_multiple_of(u64::from(self.opts.log_freq)) {
+            return;
+        }
+        let line = ds3::periodic(iv.phase_total, iv.phase_elapsed_s, self.prev_all);
+        self.write_csv(iv);
+        self.say(&line);
+        self.prev_all = Sampled::of(iv.phase_total);
+        if self.opts.detailed && iv.phase_per_target.len() > 1 {
+            self.say("Individual Stats for each DB / Web Server:");
+            for (i, t) in iv.phase_per_target.iter().enumerate() {
+                self.say(&ds3::periodic(t, iv.phase_elapsed_s, self.prev[i]));
+                self.prev[i] = Sampled::of(t);
+            }
+        }
+    }
+
+    fn write_csv(&mut self, iv: &OltpInterval) {
+        let Some(w) = self.csv.as_mut() else { return };
+        let r = iv.phase_total;
+        let line = ds3::periodic(r, iv.phase_elapsed_s, self.prev_all);
+        let value =
+            |key: &str| line.split_whitespace().find_map(|f| f.strip_prefix(key)).unwrap_or("").to_string();
+        let pct = line.rsplit("%=").next().unwrap_or("").trim().to_string();
+        let _ = writeln!(
+            w,
+            "{}, {}, {}, {}, {}, {}, {}, {}, {}",
+            jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S"),
+            value("et="),
+            value("n_overall="),
+            value("opm="),
+            value("rt_tot_lastn_max_msec="),
+            value("rt_tot_avg_msec="),
+            value("rt_tot_sampled="),
+            r.rollbacks,
+            pct
+        );
+        let _ = w.flush();
+    }
+
+    fn finish(&mut self, out: &driver::OltpOutcome, targets: &[String]) {
+        let when = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
+        let (et, total, per_target) = match &self.last {
+            Some((et, t, p)) => (*et, t.clone(), p.clone()),
+            None => (0.0, Default::default(), Vec::new()),
+        };
+        self.say(&format!("Final ({when}): {}", ds3::final_fields(&total, et, self.prev_all)));
+        if per_target.len() > 1 {
+            for (i, t) in per_target.iter().enumerate() {
+                self.say(&format!("Final: target={} {}", targets[i], ds3::final_fields(t, et, self.prev[i])));
+            }
+        }
+        self.say(&format!("Controller ({when}): all threads stopped, exiting"));
+        self.say(&format!(
+            "n_purchase_from_start= {} n_rollbacks_from_start= {}",
+            out.from_start.purchases, out.from_start.rollbacks
+        ));
+        self.say("Run over");
+    }
+}
+
+fn show(summary: &Summary, json: bool) -> Result<()> {
+    let text = if json { export::summary_json(summary) } else { crate::output::oltp_table(summary) + "\n" };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
+    }
+}

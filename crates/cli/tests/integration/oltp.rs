@@ -1,0 +1,153 @@
+//! `storbench oltp` as a user runs it: DS3's CSV files, a load and a short run on SQLite with
+//! DS3's output lines and the bundle, the sales check, and the errors that must come before a
+//! run starts.
+
+use crate::support::{disk_tempdir, json, only_bundle, stderr_text, storbench};
+use std::path::Path;
+
+/// `storbench oltp load` of a SQLite file at `size`.
+fn load_sqlite(db: &Path, size: &str) {
+    storbench().args(["oltp", "load", "--db-size", size, "--path"]).arg(db).assert().success();
+}
+
+/// A short run (2 s warm-up, 4 s measured) with summary.json on stdout.
+fn short_run(dir: &Path, db: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
+    storbench()
+        .args([
+            "oltp",
+            "run",
+            "--db-size",
+            "1MB",
+            "--warmup-time",
+            "2s",
+            "--run-time",
+            "4s",
+            "--json",
+            "--path",
+        ])
+        .arg(db)
+        .arg("--output-dir")
+        .arg(dir.join("results"))
+        .args(extra)
+        .assert()
+        .success()
+}
+
+#[test]
+fn gen_writes_ds3s_files_and_never_overwrites_them() {
+    let dir = disk_tempdir();
+    let out = dir.path().join("ds3");
+    storbench()
+        .args(["oltp", "gen", "--db-size", "1MB", "--threads", "2", "--out"])
+        .arg(&out)
+        .assert()
+        .success();
+    let lines = |p: &str| std::fs::read_to_string(out.join(p)).unwrap().lines().count();
+    assert_eq!(lines("cust/us_cust.csv") + lines("cust/row_cust.csv"), 2_000);
+    assert_eq!(lines("prod/prod.csv"), 1_000);
+    for mon in ["jan", "jun", "dec"] {
+        assert_eq!(lines(&format!("orders/{mon}_orders.csv")), 100, "{mon}");
+    }
+    assert_eq!(lines("reviews/reviews.csv"), 20_000);
+    let again = storbench().args(["oltp", "gen", "--db-size", "1MB", "--out"]).arg(&out).assert().code(2);
+    assert!(stderr_text(&again).contains("exists"), "{}", stderr_text(&again));
+}
+
+#[test]
+fn a_short_sqlite_run_prints_ds3s_lines_and_writes_a_bundle_with_opm() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("ds3.db");
+    load_sqlite(&db, "1MB");
+    let a = short_run(dir.path(), &db, &["--n-threads", "2", "--log-freq", "2"]);
+    let s = crate::support::stdout_json(&a);
+    assert_eq!(s["workload"], "oltp");
+    assert_eq!(s["complete"], true);
+    let r = &s["results"];
+    assert!(r["opm"].as_f64().unwrap() > 0.0, "{r}");
+    assert!(r["orders"].as_u64().unwrap() > 0);
+    assert_eq!(r["threads"], 2);
+    assert!(r["transactions"]["purchase"]["calls"].as_u64().unwrap() > 0);
+    assert!(r["transactions"]["login"]["lat_ns"]["p99"].as_u64().unwrap() > 0);
+    let err = stderr_text(&a);
+    assert!(err.contains("Stats reset"), "{err}");
+    assert!(err.lines().any(|l| l.starts_with("et=") && l.contains(" opm=")), "{err}");
+    let fin = err.lines().find(|l| l.starts_with("Final (")).expect("a Final line");
+    assert!(fin.contains("n_purchase_overall=") && fin.contains("rollback_rate ="), "{fin}");
+    assert!(err.contains("Run over"));
+    let bundle = only_bundle(&dir.path().join("results"));
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    for col in ["opm", "purchase_p99_ms", "db_commits_per_sec", "disk_writes_per_sec", "cpu_user_pct"] {
+        assert!(header.split(',').any(|c| c == col), "{col} missing from {header}");
+    }
+    assert!(csv.lines().filter(|l| l.contains(",measure,")).count() >= 3);
+    assert_eq!(json(&std::fs::read(bundle.join("summary.json")).unwrap())["results"]["orders"], r["orders"]);
+    storbench().args(["oltp", "check", "--path"]).arg(&db).assert().success();
+}
+
+#[test]
+fn ds3s_own_parameter_spellings_are_accepted() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("ds3.db");
+    load_sqlite(&db, "1MB");
+    let a = storbench()
+        .args([
+            "oltp",
+            "run",
+            "--db_size=1MB",
+            "--n_threads=1",
+            "--warmup_time=0",
+            "--run_time=0.05",
+            "--ds2_mode=Y",
+        ])
+        .args(["--think_time=0", "--pct_newcustomers=50", "--json", "--path"])
+        .arg(&db)
+        .arg("--output-dir")
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let s = crate::support::stdout_json(&a);
+    assert_eq!(s["parameters"]["ds2_mode"], true);
+    assert_eq!(s["parameters"]["run_time_s"], 3.0);
+    assert_eq!(s["results"]["transactions"]["get_reviews"]["calls"], 0, "ds2 mode reads no reviews");
+}
+
+/// `storbench oltp ARGS`: exit 2, the message, no panic, no bundle.
+fn refuses(dir: &Path, args: &[&str], needle: &str) {
+    let results = dir.join("results");
+    let a = storbench().arg("oltp").args(args).arg("--output-dir").arg(&results).assert().code(2);
+    let err = stderr_text(&a);
+    assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(!results.exists(), "nothing may be written on bad input");
+}
+
+#[test]
+fn run_errors_come_before_anything_runs() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("ds3.db");
+    let p = db.to_str().unwrap();
+    refuses(dir.path(), &["run", "--path", p], "load one first");
+    load_sqlite(&db, "1MB");
+    refuses(dir.path(), &["run", "--path", p, "--db-size", "2MB"], "loaded with 2000 customers");
+    refuses(dir.path(), &["run", "--path", p, "--db-size", "huge"], "S (10MB)");
+    refuses(
+        dir.path(),
+        &["run", "--path", p, "--db-size", "1MB", "--pct-newcustomers", "150"],
+        "between 0 and 100",
+    );
+    refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--n-line-items", "0"], "at least 1");
+    refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--run-time=-2"], "negative");
+    refuses(dir.path(), &["run", "--url", "http://x", "--db-size", "1MB"], "not a database URL");
+    refuses(dir.path(), &["run", "--backend", "postgres", "--db-size", "1MB"], "needs --url");
+}
+
+#[test]
+fn load_refuses_a_file_storbench_did_not_create() {
+    let dir = disk_tempdir();
+    let precious = dir.path().join("app.db");
+    std::fs::write(&precious, b"not ours").unwrap();
+    let a = storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&precious).assert().code(2);
+    assert!(stderr_text(&a).contains("not a storbench database"), "{}", stderr_text(&a));
+    assert_eq!(std::fs::read(&precious).unwrap(), b"not ours");
+}
