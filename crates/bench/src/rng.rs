@@ -29,6 +29,13 @@ pub fn below(rng: &mut WorkerRng, n: u64) -> u64 {
     ((rng.next_u64() as u128 * n as u128) >> 64) as u64
 }
 
+/// A draw in `0..n` from 32 random bits (Lemire's multiply-shift), for drawing two small
+/// values from one `next_u64`; the bias is below n/2^32.
+#[inline]
+pub fn below32(bits: u32, n: u32) -> u32 {
+    ((u64::from(bits) * u64::from(n)) >> 32) as u32
+}
+
 /// A uniform draw in `lo..=hi` (DVD Store's U[lo,hi]); `lo <= hi`.
 #[inline]
 pub fn between(rng: &mut WorkerRng, lo: u64, hi: u64) -> u64 {

@@ -29,26 +29,35 @@ impl<'a> Csv<'a> {
         Csv { buf, eol: if crlf { b"\r\n" } else { b"\n" } }
     }
 
-    /// `v` in decimal, without a separator (for values built from several parts).
+    /// `v` in decimal, without a separator (for values built from several parts). The digits
+    /// go straight into the buffer, which grows by a fixed 20 bytes first and is cut back:
+    /// fixed-size copies compile to plain stores where a variable-length one calls memmove.
     #[inline]
     pub fn put_int(&mut self, mut v: u64) -> &mut Self {
-        let mut tmp = [0u8; 20];
-        let mut i = tmp.len();
-        while v >= 100 {
+        let n = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+        let start = self.buf.len();
+        self.buf.extend_from_slice(&[0u8; 20]);
+        let digits = &mut self.buf[start..start + n];
+        let mut i = n;
+        while i >= 2 {
             let d = (v % 100) as usize * 2;
             v /= 100;
             i -= 2;
-            tmp[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
+            digits[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
         }
-        if v >= 10 {
-            let d = v as usize * 2;
-            i -= 2;
-            tmp[i..i + 2].copy_from_slice(&PAIRS[d..d + 2]);
-        } else {
-            i -= 1;
-            tmp[i] = b'0' + v as u8;
+        if i == 1 {
+            digits[0] = b'0' + v as u8;
         }
-        self.buf.extend_from_slice(&tmp[i..]);
+        self.buf.truncate(start + n);
+        self
+    }
+
+    /// The first `len` (at most 8) bytes of `b`, by one fixed-size copy.
+    #[inline]
+    pub fn put_short(&mut self, b: &[u8; 8], len: usize) -> &mut Self {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(b);
+        self.buf.truncate(start + len.min(8));
         self
     }
 
@@ -91,6 +100,15 @@ impl<'a> Csv<'a> {
     #[inline]
     pub fn date(&mut self, year: u16, month: u8, day: u8) -> &mut Self {
         self.put_int(u64::from(year)).put(b"/").put_2(month).put(b"/").put_2(day).sep()
+    }
+
+    /// Replaces the last byte written (a space after a list of words, say).
+    #[inline]
+    pub fn replace_last(&mut self, b: u8) -> &mut Self {
+        if let Some(last) = self.buf.last_mut() {
+            *last = b;
+        }
+        self
     }
 
     /// Ends the row: the trailing comma becomes the line end.

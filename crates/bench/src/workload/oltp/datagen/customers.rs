@@ -57,8 +57,7 @@ fn letters(rng: &mut WorkerRng, out: &mut [u8]) {
     for pair in out.chunks_mut(2) {
         let x = rng.next_u64();
         for (i, b) in pair.iter_mut().enumerate() {
-            let half = (x >> (32 * i)) & 0xFFFF_FFFF;
-            *b = b'A' + ((half * 26) >> 32) as u8;
+            *b = b'A' + rng::below32((x >> (32 * i)) as u32, 26) as u8;
         }
     }
 }

@@ -11,14 +11,15 @@
 use super::csv::Csv;
 use super::orders::{YEAR, days_in};
 use super::{Chunk, Layout, Stream, chunk_rng};
-use crate::rng::{self, WorkerRng};
+use crate::rng::{self, Rng, WorkerRng};
 use crate::workload::oltp::size::RowCounts;
 use crate::workload::oltp::words::review_words;
+use std::sync::OnceLock;
 
 /// Reviews per chunk (about 500 KB of reviews, 500 KB of ratings).
 const CHUNK: u64 = 1_024;
 /// Words of a summary.
-const SUMMARY_WORDS: usize = 3;
+const SUMMARY_WORDS: u64 = 3;
 
 pub(super) fn layout(c: &RowCounts) -> Layout {
     Layout::new(CHUNK, &[(1, c.reviews())])
@@ -29,26 +30,55 @@ fn ratings(counts: &mut WorkerRng) -> u64 {
     rng::between(counts, 2, 39)
 }
 
+/// The review words, each with a space after it, padded to 8 bytes, and its length with the
+/// space: a word is copied with one fixed-size copy. Words longer than 7 letters (there are
+/// none) would be cut.
+fn vocabulary() -> &'static [([u8; 8], usize)] {
+    static WORDS: OnceLock<Vec<([u8; 8], usize)>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        review_words()
+            .iter()
+            .map(|w| {
+                let mut padded = [b' '; 8];
+                let len = w.len().min(7);
+                padded[..len].copy_from_slice(&w.as_bytes()[..len]);
+                (padded, len + 1)
+            })
+            .collect()
+    })
+}
+
+/// `n` random words, each followed by a space; two words per 64-bit draw.
+fn words(r: &mut WorkerRng, vocabulary: &[([u8; 8], usize)], n: u64, w: &mut Csv<'_>) {
+    let size = vocabulary.len() as u32;
+    let mut put = |x: u64| {
+        let (word, len) = &vocabulary[rng::below32(x as u32, size) as usize];
+        w.put_short(word, *len);
+    };
+    for _ in 0..n / 2 {
+        let x = r.next_u64();
+        put(x);
+        put(x >> 32);
+    }
+    if n % 2 == 1 {
+        put(r.next_u64());
+    }
+}
+
 pub(super) fn write_reviews(seed: u64, c: &RowCounts, chunk: &Chunk, w: &mut Csv<'_>) -> u64 {
     let mut r = chunk_rng(seed, Stream::Reviews, chunk.index);
-    let words = review_words();
-    let n_words = words.len() as u64;
+    let vocabulary = vocabulary();
     for id in chunk.ids.clone() {
         let prod = rng::between(&mut r, 1, c.products);
         let month = rng::between(&mut r, 1, 12) as u8;
         let day = rng::between(&mut r, 1, days_in(month)) as u8;
         let stars = rng::between(&mut r, 1, 5);
         w.int(id).int(prod).date(YEAR, month, day).int(stars).int(rng::between(&mut r, 1, c.customers));
-        for i in 0..SUMMARY_WORDS {
-            if i > 0 {
-                w.put(b" ");
-            }
-            w.put(words[rng::below(&mut r, n_words) as usize].as_bytes());
-        }
-        w.sep();
-        for _ in 0..rng::between(&mut r, 6, 129) {
-            w.put(words[rng::below(&mut r, n_words) as usize].as_bytes()).put(b" ");
-        }
+        // The summary has no trailing space: its last one becomes the separator.
+        words(&mut r, vocabulary, SUMMARY_WORDS, w);
+        w.replace_last(b',');
+        let n = rng::between(&mut r, 6, 129);
+        words(&mut r, vocabulary, n, w);
         w.sep().end();
     }
     chunk.ids.end - chunk.ids.start

@@ -7,6 +7,7 @@ use crate::workload::oltp::words::{first_names, last_names, review_words, title_
 use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
+use std::sync::OnceLock;
 
 fn set(size: &str) -> DataSet {
     DataSet::new(size.parse().unwrap(), 42, false)
@@ -22,6 +23,18 @@ fn csv_of(ds: &DataSet, table: Table, threads: usize) -> (Vec<u8>, u64) {
     })
     .unwrap();
     (out, rows)
+}
+
+/// The first piece `csv` hands out.
+fn first_piece(ds: &DataSet, table: Table) -> Vec<u8> {
+    let (stop, mut out) = (StopFlag::new(), Vec::new());
+    ds.csv(table, 1, &stop.clone(), &mut |b, _| {
+        out.extend_from_slice(b);
+        stop.stop();
+        Ok(())
+    })
+    .unwrap();
+    out
 }
 
 fn int(f: &Field<'_>) -> u64 {
@@ -52,26 +65,58 @@ fn valid_2013(d: Date) -> bool {
         && (1..=orders::days_in(d.month)).contains(&u64::from(d.day))
 }
 
-/// Calls `check` with every row of `table` and its position (0-based).
-fn each(ds: &DataSet, table: Table, mut check: impl FnMut(u64, &[Field<'_>])) -> u64 {
-    let mut n = 0;
-    ds.for_each_row(table, &mut |row| {
-        assert_eq!(row.len(), table.columns().len(), "{table:?} row {n}");
-        check(n, row);
-        n += 1;
+/// The S set's CSV, generated once for all the tests that read it (a debug build takes
+/// seconds to make its 200 MB).
+type Tables = Vec<(Table, Vec<u8>, u64)>;
+
+/// Every table of `size` (S or 1MB, seed 42) as CSV and the rows the generator reported;
+/// made once, by one thread for 1MB and two for S.
+fn cached(size: &str, table: Table) -> (&'static [u8], u64) {
+    static S: OnceLock<Tables> = OnceLock::new();
+    static MB1: OnceLock<Tables> = OnceLock::new();
+    let (cell, threads) = if size == "S" { (&S, 2) } else { (&MB1, 1) };
+    let all = cell.get_or_init(|| {
+        let ds = set(size);
+        ds.tables().iter().map(|&t| (t, csv_of(&ds, t, threads))).map(|(t, (b, rows))| (t, b, rows)).collect()
     });
+    all.iter().find(|(t, _, _)| *t == table).map_or((&[], 0), |(_, bytes, rows)| (bytes, *rows))
+}
+
+fn s_csv(table: Table) -> (&'static [u8], u64) {
+    cached("S", table)
+}
+
+fn mb1_csv(table: Table) -> &'static [u8] {
+    cached("1MB", table).0
+}
+
+/// Calls `check` with every row of `table` of the S set and its position (0-based), read as
+/// `for_each_row` reads them (that the two agree is tested on its own).
+fn each(table: Table, mut check: impl FnMut(u64, &[Field<'_>])) -> u64 {
+    let mut fields = [Field::Empty; csv::MAX_COLUMNS];
+    let mut n = 0;
+    for line in s_csv(table).0.strip_suffix(b"\n").unwrap_or_default().split(|&b| b == b'\n') {
+        let k = csv::parse_row(line, csv::kinds(table), &mut fields);
+        assert_eq!(k, table.columns().len(), "{table:?} row {n}");
+        check(n, &fields[..k]);
+        n += 1;
+    }
     n
 }
 
 #[test]
-fn row_counts_of_s_and_3mb_are_exact_and_follow_the_size_rules() {
-    for size in ["S", "3MB"] {
+fn row_counts_of_s_and_1mb_are_exact_and_follow_the_size_rules() {
+    for size in ["S", "1MB"] {
         let ds = set(size);
         let c = ds.counts;
         for &table in ds.tables() {
-            let (bytes, rows) = csv_of(&ds, table, 2);
-            let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
-            assert_eq!((rows, lines), (ds.rows(table), ds.rows(table)), "{size} {table:?}");
+            let (bytes, rows) = cached(size, table);
+            assert_eq!(rows, ds.rows(table), "{size} {table:?}");
+            // S's 200 MB of reviews and ratings are counted row by row in their own tests.
+            if size != "S" || ![Table::Reviews, Table::ReviewsHelpfulness].contains(&table) {
+                let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64;
+                assert_eq!(lines, rows, "{size} {table:?}");
+            }
         }
         let fixed = [
             (Table::Categories, 16),
@@ -87,9 +132,10 @@ fn row_counts_of_s_and_3mb_are_exact_and_follow_the_size_rules() {
         }
         let lines = ds.rows(Table::Orderlines);
         assert_eq!(ds.rows(Table::CustHist), lines);
-        assert!(lines.abs_diff(c.orders() * 5) < c.orders() / 10, "{size}: {lines} lines");
+        // Within about 4.5 standard deviations at 1MB.
+        assert!(lines.abs_diff(c.orders() * 5) < c.orders() / 3, "{size}: {lines} lines");
         let ratings = ds.rows(Table::ReviewsHelpfulness);
-        assert!(ratings.abs_diff(c.reviews() * 41 / 2) < c.reviews() / 10, "{size}: {ratings} ratings");
+        assert!(ratings.abs_diff(c.reviews() * 41 / 2) < c.reviews() / 2, "{size}: {ratings} ratings");
     }
     let s = set("S");
     assert_eq!((s.counts.customers, s.counts.orders(), s.counts.products), (20_000, 12_000, 10_000));
@@ -110,13 +156,13 @@ fn the_same_seed_gives_the_same_bytes_at_any_thread_count_and_another_seed_does_
     let a = set("1MB");
     let b = DataSet { seed: 43, ..a };
     for &table in a.tables() {
-        let one = csv_of(&a, table, 1).0;
-        assert_eq!(one, csv_of(&a, table, 2).0, "{table:?}");
-        assert_eq!(one, csv_of(&a, table, 3).0, "{table:?}");
+        let one = mb1_csv(table);
+        assert!(one == csv_of(&a, table, 2).0, "{table:?}");
         if table != Table::Categories {
-            assert_ne!(one, csv_of(&b, table, 2).0, "{table:?}");
+            assert!(first_piece(&a, table) != first_piece(&b, table), "{table:?}");
         }
     }
+    assert!(mb1_csv(Table::CustHist) == csv_of(&a, Table::CustHist, 3).0);
 }
 
 #[test]
@@ -140,7 +186,7 @@ fn typed_rows_are_the_csv_rows_and_every_table_has_its_column_kinds() {
             }
             w.end();
         });
-        assert!(again == csv_of(&ds, table, 1).0, "{table:?}");
+        assert!(again == mb1_csv(table), "{table:?}");
     }
 }
 
@@ -148,7 +194,7 @@ fn typed_rows_are_the_csv_rows_and_every_table_has_its_column_kinds() {
 fn customers_of_s_follow_ds3s_rules() {
     let ds = set("S");
     let half = ds.counts.customers / 2;
-    let n = each(&ds, Table::Customers, |i, r| {
+    let n = each(Table::Customers, |i, r| {
         let id = int(&r[0]);
         assert_eq!(id, i + 1);
         let (first, last, city) = (text(&r[1]), text(&r[2]), text(&r[5]));
@@ -185,7 +231,7 @@ fn orders_lines_and_history_of_s_agree_and_are_in_range() {
     let ds = set("S");
     let c = ds.counts;
     let mut orders = Vec::new();
-    each(&ds, Table::Orders, |i, r| {
+    each(Table::Orders, |i, r| {
         let (id, d, customer, net, tax, total) =
             (int(&r[0]), date(&r[1]), int(&r[2]), int(&r[3]), int(&r[4]), int(&r[5]));
         assert_eq!(id, i + 1);
@@ -196,7 +242,7 @@ fn orders_lines_and_history_of_s_agree_and_are_in_range() {
         orders.push((d, customer));
     });
     let mut lines = Vec::new();
-    each(&ds, Table::Orderlines, |_, r| {
+    each(Table::Orderlines, |_, r| {
         let (line, order, prod, qty, d) = (int(&r[0]), int(&r[1]), int(&r[2]), int(&r[3]), date(&r[4]));
         assert!((1..=c.products).contains(&prod) && (1..=3).contains(&qty), "{r:?}");
         assert_eq!(d, orders[order as usize - 1].0);
@@ -208,7 +254,7 @@ fn orders_lines_and_history_of_s_agree_and_are_in_range() {
     }
     assert_eq!((lines[0].0, lines[0].1, lines.last().unwrap().1), (1, 1, c.orders()));
     assert!(lines.iter().all(|&(l, _, _)| (1..=9).contains(&l)));
-    each(&ds, Table::CustHist, |i, r| {
+    each(Table::CustHist, |i, r| {
         let (_, order, prod) = lines[i as usize];
         assert_eq!((int(&r[0]), int(&r[1]), int(&r[2])), (orders[order as usize - 1].1, order, prod));
     });
@@ -218,12 +264,12 @@ fn orders_lines_and_history_of_s_agree_and_are_in_range() {
 fn inventory_sales_of_s_are_the_sums_of_the_order_line_quantities() {
     let ds = set("S");
     let mut sold = vec![0u64; ds.counts.products as usize];
-    each(&ds, Table::Orderlines, |_, r| sold[int(&r[2]) as usize - 1] += int(&r[3]));
+    each(Table::Orderlines, |_, r| sold[int(&r[2]) as usize - 1] += int(&r[3]));
     for threads in [1, 2] {
         let sales = orders::sales(ds.seed, &ds.counts, threads);
         assert!(sales.iter().zip(&sold).all(|(&a, &b)| u64::from(a) == b), "{threads} threads");
     }
-    each(&ds, Table::Inventory, |i, r| {
+    each(Table::Inventory, |i, r| {
         let (id, stock, sales) = (int(&r[0]), int(&r[1]), int(&r[2]));
         assert_eq!(id, i + 1);
         let hot = if id % 10_000 == 0 { 10 } else { 1 };
@@ -234,10 +280,9 @@ fn inventory_sales_of_s_are_the_sums_of_the_order_line_quantities() {
 
 #[test]
 fn products_of_s_follow_ds3s_rules() {
-    let ds = set("S");
     let (titles, first, last) = (title_words(), first_names(), last_names());
     let mut specials = 0;
-    each(&ds, Table::Products, |i, r| {
+    each(Table::Products, |i, r| {
         let id = int(&r[0]);
         assert_eq!(id, i + 1);
         assert!((1..=16).contains(&int(&r[1])));
@@ -255,9 +300,8 @@ fn products_of_s_follow_ds3s_rules() {
 
 #[test]
 fn membership_of_s_is_one_customer_per_interval() {
-    let ds = set("S");
     let mut last = 0;
-    let n = each(&ds, Table::Membership, |i, r| {
+    let n = each(Table::Membership, |i, r| {
         let (id, kind, d) = (int(&r[0]), int(&r[1]), date(&r[2]));
         assert!(id > last && (i * 10 + 1..=i * 10 + 10).contains(&id), "{r:?}");
         last = id;
@@ -273,7 +317,7 @@ fn reviews_and_ratings_of_s_follow_ds3s_rules_with_random_raters() {
     let c = ds.counts;
     let vocabulary: HashSet<&str> = review_words().iter().copied().collect();
     let mut authors = Vec::new();
-    each(&ds, Table::Reviews, |i, r| {
+    let reviews = each(Table::Reviews, |i, r| {
         assert_eq!(int(&r[0]), i + 1);
         assert!(
             (1..=c.products).contains(&int(&r[1]))
@@ -285,12 +329,18 @@ fn reviews_and_ratings_of_s_follow_ds3s_rules_with_random_raters() {
         let summary: Vec<&str> = text(&r[5]).split(' ').collect();
         assert!(summary.len() == 3 && summary.iter().all(|w| vocabulary.contains(w)), "{r:?}");
         let body = text(&r[6]).strip_suffix(' ').unwrap();
-        let words: Vec<&str> = body.split(' ').collect();
-        assert!((6..=129).contains(&words.len()) && words.iter().all(|w| vocabulary.contains(w)), "{r:?}");
+        // The texts are 100 MB: their words are checked on every 16th review.
+        if i % 16 == 0 {
+            let words: Vec<&str> = body.split(' ').collect();
+            assert!(
+                (6..=129).contains(&words.len()) && words.iter().all(|w| vocabulary.contains(w)),
+                "{r:?}"
+            );
+        }
     });
     let (mut review, mut count, mut by_author) = (1, 0, 0);
     let mut counts = Vec::new();
-    each(&ds, Table::ReviewsHelpfulness, |i, r| {
+    let ratings = each(Table::ReviewsHelpfulness, |i, r| {
         let (id, of, rater, rating) = (int(&r[0]), int(&r[1]), int(&r[2]), int(&r[3]));
         assert_eq!(id, i + 1);
         if of != review {
@@ -303,6 +353,7 @@ fn reviews_and_ratings_of_s_follow_ds3s_rules_with_random_raters() {
         assert!((1..=c.customers).contains(&rater) && (1..=10).contains(&rating), "{r:?}");
     });
     counts.push(count);
+    assert_eq!((reviews, ratings), (ds.rows(Table::Reviews), ds.rows(Table::ReviewsHelpfulness)));
     assert_eq!(counts.len() as u64, c.reviews());
     assert!(counts.iter().all(|n| (2..=39).contains(n)));
     assert!(by_author < 1_000, "{by_author} ratings by the review's author");
@@ -310,8 +361,7 @@ fn reviews_and_ratings_of_s_follow_ds3s_rules_with_random_raters() {
 
 #[test]
 fn csv_has_no_header_two_decimal_money_slashed_dates_and_empty_fields() {
-    let ds = set("1MB");
-    let text = |t| String::from_utf8(csv_of(&ds, t, 2).0).unwrap();
+    let text = |t| String::from_utf8(mb1_csv(t).to_vec()).unwrap();
     let categories = text(Table::Categories);
     assert!(categories.starts_with("1,Action\n2,Animation\n") && categories.ends_with("16,Travel\n"));
     let orders = text(Table::Orders);
@@ -367,10 +417,10 @@ fn ds3_files_have_ds3s_names_and_contents_and_are_never_overwritten() {
     assert_eq!(last, (report.bytes, report.rows));
     let read = |name: &str| fs::read(dir.path().join(name)).unwrap();
     let us = read("cust/us_cust.csv");
-    assert_eq!([us.clone(), read("cust/row_cust.csv")].concat(), csv_of(&ds, Table::Customers, 1).0);
+    assert_eq!([us.clone(), read("cust/row_cust.csv")].concat(), mb1_csv(Table::Customers));
     assert_eq!(us.iter().filter(|&&b| b == b'\n').count(), 1_000);
     let lines: Vec<u8> = months.iter().flat_map(|m| read(&format!("orders/{m}_orderlines.csv"))).collect();
-    assert_eq!(lines, csv_of(&ds, Table::Orderlines, 1).0);
+    assert!(lines == mb1_csv(Table::Orderlines));
 
     let e = ds.write_ds3_files(dir.path(), 2, false, &mut |_, _| {}, &StopFlag::new()).unwrap_err();
     assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
