@@ -2,14 +2,15 @@
 //! the checkpointer / background writer for the whole server.
 //!
 //! The sampler has its own connection to the maintenance database (so a `reset`, which drops
-//! the working database, does not cut it off), falling back to the working database. A
+//! the working database, does not cut it off), falling back to the working database, and
+//! reconnects when the server closed it (that interval is then None). A
 //! counter that went backwards (statistics reset, database re-created) gives None for that
 //! interval. The statistics views are updated by each backend at most about once a second,
 //! so one interval can hold part of the next one's work.
 
-use super::Postgres;
+use super::{MAINTENANCE_DB, Postgres};
 use crate::db::CounterSampler;
-use postgres::Client;
+use postgres::{Client, Config, NoTls};
 use std::time::Instant;
 
 /// PostgreSQL ≤ 16: checkpoints and written blocks are all in pg_stat_bgwriter.
@@ -33,7 +34,9 @@ const QUERY_CHECKPOINTER: &str = "\
 type Raw = [i64; 7];
 
 pub(super) struct PgCounters {
-    client: Client,
+    /// Where the sampler's connection goes, to reconnect after the server closed it.
+    config: Config,
+    client: Option<Client>,
     query: &'static str,
     dbname: String,
     last: Option<(Instant, Raw)>,
@@ -41,20 +44,39 @@ pub(super) struct PgCounters {
 
 impl PgCounters {
     pub(super) fn new(pg: &Postgres) -> crate::db::DbResult<PgCounters> {
-        let mut client = pg.connect_admin().or_else(|_| pg.connect_db())?;
+        let mut config = pg.config.clone();
+        config.dbname(MAINTENANCE_DB);
+        let mut client = match config.connect(NoTls) {
+            Ok(client) => client,
+            Err(_) => {
+                config.dbname(&pg.dbname);
+                pg.connect_db()?
+            }
+        };
         let version: String = client
             .query_one("SHOW server_version_num", &[])
             .map_err(super::err("reading the server version"))?
             .get(0);
         let query =
             if version.parse::<u32>().unwrap_or(0) >= 170_000 { QUERY_CHECKPOINTER } else { QUERY_BGWRITER };
-        let mut counters = PgCounters { client, query, dbname: pg.dbname.clone(), last: None };
+        let mut counters =
+            PgCounters { config, client: Some(client), query, dbname: pg.dbname.clone(), last: None };
         counters.last = counters.read().map(|raw| (Instant::now(), raw));
         Ok(counters)
     }
 
+    /// The counters now; None when the server cannot be asked (one reconnect is tried).
     fn read(&mut self) -> Option<Raw> {
-        let row = self.client.query_opt(self.query, &[&self.dbname]).ok()??;
+        if self.client.as_ref().is_none_or(Client::is_closed) {
+            self.client = self.config.connect(NoTls).ok();
+        }
+        let row = match self.client.as_mut()?.query_opt(self.query, &[&self.dbname]) {
+            Ok(row) => row?,
+            Err(_) => {
+                self.client = None;
+                return None;
+            }
+        };
         let mut raw = [0; 7];
         for (i, v) in raw.iter_mut().enumerate() {
             *v = row.try_get(i).ok()?;

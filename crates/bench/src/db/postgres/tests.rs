@@ -427,6 +427,17 @@ fn counters_and_server_info_come_from_the_server() {
     assert!(values[4].is_some_and(|commits| commits > 0.0), "{values:?}");
     assert!(values[0].is_some_and(|pct| (0.0..=100.0).contains(&pct)), "{values:?}");
     assert!(values[6].is_some_and(|d| d == 0.0), "{values:?}");
+    // A reset re-creates the database under the sampler, which keeps going.
+    db.pg.reset().unwrap();
+    let mut s = db.pg.connect().unwrap();
+    for round in 0..2 {
+        for _ in 0..20 {
+            s.login("user1", "password").unwrap();
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let values = sampler.sample();
+        assert!(round == 0 || values[4].is_some_and(|commits| commits > 0.0), "{values:?}");
+    }
     let info = db.pg.server_info().unwrap();
     assert!(info[0].0 == "version" && info[0].1.starts_with("PostgreSQL"), "{info:?}");
     assert!(info.iter().all(|(name, _)| !name.contains("password")));
