@@ -46,59 +46,28 @@ fn with_db(base: &str, db: &str) -> String {
     format!("{server}/{db}")
 }
 
-/// A few hand-written rows: 16 categories, 20 products (titles and actors of two words),
-/// product 10000 (hot), 5 customers (user1..user5 / password), customer 1's one order of two
-/// lines, 3 reviews of product 1 with ratings, customer 2 a member.
-const FIXTURE: &str = "
-    INSERT INTO categories SELECT g, 'Category ' || g FROM generate_series(1, 16) g;
-    INSERT INTO products
-    SELECT g, 1 + g % 16,
-           (ARRAY['ACADEMY','BLADE','CHAMBER','DANCE'])[1 + g % 4] || ' ' ||
-               (ARRAY['ZORRO','YENTL','WOMEN','VOLCANO','UNTOUCHABLES'])[1 + g % 5],
-           (ARRAY['PENELOPE','NICK','ED'])[1 + g % 3] || ' ' || (ARRAY['GUINESS','WAHLBERG'])[1 + g % 2],
-           9.99 + g % 20, CASE WHEN g % 4 = 0 THEN 1 ELSE 0 END, 1 + g % 20, g % 4
-      FROM (SELECT generate_series(1, 20) UNION ALL SELECT 10000) s (g);
-    INSERT INTO inventory SELECT prod_id, CASE WHEN prod_id = 10000 THEN 5000 ELSE 100 END, 0 FROM products;
-    UPDATE inventory SET sales = 2 WHERE prod_id = 1;
-    UPDATE inventory SET sales = 1 WHERE prod_id = 2;
-    INSERT INTO customers
-    SELECT g, 'FIRST', 'LAST', g || ' Dell Way', '', 'CITY', 'TX', '12345', 'US', 1, 'last@dell.com',
-           '5550001111', 1, '1234567812345678', '2016/03', 'user' || g, 'password', 30, 40000, 'M'
-      FROM generate_series(1, 5) g;
-    INSERT INTO orders VALUES (1, '2013/01/05', 1, 29.98, 2.47, 32.45);
-    INSERT INTO orderlines VALUES (1, 1, 1, 2, '2013/01/05'), (2, 1, 2, 1, '2013/01/05');
-    INSERT INTO cust_hist VALUES (1, 1, 1), (1, 1, 2);
-    INSERT INTO membership VALUES (2, 1, '2016/01/15');
-    INSERT INTO reviews VALUES (1, 1, '2013/02/01', 5, 3, 'good fun film', 'text'),
-                               (2, 1, '2013/03/01', 3, 4, 'so so film', 'text'),
-                               (3, 1, '2013/04/01', 1, 5, 'not good', 'text');
-    INSERT INTO reviews_helpfulness VALUES (1, 1, 3, 10), (2, 1, 4, 7), (3, 2, 5, 2), (4, 3, 3, 1);";
+/// The small generated set the transaction tests load.
+fn small_set() -> DataSet {
+    DataSet::new("1MB".parse().unwrap(), 42, false)
+}
 
-/// A database loaded by hand with `FIXTURE`, then finished as `load` finishes one.
-fn hand_loaded(tag: &str) -> Option<TestDb> {
+/// A database with `small_set` loaded.
+fn loaded(tag: &str) -> Option<TestDb> {
     let db = TestDb::new(tag)?;
-    let pg = &db.pg;
-    let mut admin = pg.connect_admin().unwrap();
-    load::prepare_databases(pg, &mut admin).unwrap();
-    let mut client = pg.connect_db().unwrap();
-    load::create_schema(&mut client, false).unwrap();
-    client.batch_execute(FIXTURE).unwrap();
-    let rows: Vec<(Table, u64)> = ALL_TABLES
-        .iter()
-        .map(|&t| {
-            let n: i64 =
-                client.query_one(&format!("SELECT count(*) FROM {}", t.sql_name()), &[]).unwrap().get(0);
-            (t, n as u64)
-        })
-        .collect();
-    let data = DataSet::new(DbSize::Mb(1), 1, false);
-    load::complete(pg, &mut admin, client, &data, &rows, &mut |_| {}, &StopFlag::new()).unwrap();
+    db.pg.load(&small_set(), &mut |_| {}, &StopFlag::new()).unwrap();
     Some(db)
 }
 
-/// The loaded database the transaction tests use.
-fn loaded(tag: &str) -> Option<TestDb> {
-    hand_loaded(tag)
+/// Products with at least `stock` in stock, lowest ids first.
+fn stocked(db: &TestDb, stock: i32, n: i64) -> Vec<i64> {
+    let rows = db
+        .client()
+        .query(
+            "SELECT prod_id::bigint FROM inventory WHERE quan_in_stock >= $1 ORDER BY prod_id LIMIT $2",
+            &[&stock, &n],
+        )
+        .unwrap();
+    rows.iter().map(|r| r.get(0)).collect()
 }
 
 /// A product's (stock, sales).
@@ -221,12 +190,73 @@ fn refuses_to_load_into_a_database_it_did_not_create() {
 }
 
 #[test]
+fn load_holds_the_generated_rows_and_checks_clean() {
+    let Some(db) = TestDb::new("load") else { return };
+    let data = small_set();
+    let mut steps = Vec::new();
+    let mut last_load = std::collections::HashMap::new();
+    let report = db
+        .pg
+        .load(
+            &data,
+            &mut |p| {
+                if !steps.contains(&p.step) {
+                    steps.push(p.step);
+                }
+                if p.step == "load" {
+                    last_load.insert(p.table, (p.rows_done, p.rows_total));
+                }
+            },
+            &StopFlag::new(),
+        )
+        .unwrap();
+    assert_eq!(steps, ["load", "index", "foreign keys", "analyze"]);
+    assert_eq!(report.rows.len(), ALL_TABLES.len());
+    for &(table, rows) in &report.rows {
+        assert_eq!(rows, data.rows(table), "{}", table.sql_name());
+        assert_eq!(db.scalar(&format!("SELECT count(*) FROM {}", table.sql_name())) as u64, rows);
+        assert_eq!(last_load[&table], (rows, rows), "{}", table.sql_name());
+    }
+    assert!(report.size_bytes.is_some_and(|b| b > 1 << 20), "{report:?}");
+    assert!(report.load_s > 0.0 && report.index_s > 0.0);
+    let check = db.pg.check().unwrap();
+    assert_eq!(check.products_checked, data.rows(Table::Products));
+    assert_eq!((check.mismatch_count, check.orphans), (0, 0), "{check:?}");
+    let shape = db.pg.shape().unwrap();
+    let expected =
+        LoadedShape { customers: data.counts.customers, products: data.counts.products, ds3: true };
+    assert_eq!(shape, expected);
+    // Every serial continues past the loaded ids.
+    let mut s = db.pg.connect().unwrap();
+    let id = s.new_customer(&new_customer("newuser1")).unwrap().unwrap();
+    assert_eq!(id as u64, data.counts.customers + 1);
+
+    // Loading again replaces storbench's own database, DS2 tables only this time.
+    let ds2 = DataSet::new("1MB".parse().unwrap(), 42, true);
+    db.pg.load(&ds2, &mut |_| {}, &StopFlag::new()).unwrap();
+    assert!(!db.pg.shape().unwrap().ds3);
+    assert_eq!(db.scalar("SELECT count(*) FROM customers") as u64, data.counts.customers);
+}
+
+#[test]
+fn a_stopped_load_says_so() {
+    let Some(db) = TestDb::new("stop") else { return };
+    let stop = StopFlag::new();
+    stop.stop();
+    let e = db.pg.load(&small_set(), &mut |_| {}, &stop).unwrap_err();
+    assert!(e.message.contains("stopped"), "{e}");
+    assert_eq!(db.pg.shape().unwrap_err().kind, DbErrorKind::Missing);
+}
+
+#[test]
 fn sessions_run_every_transaction() {
     let Some(db) = loaded("session") else { return };
     let mut s = db.pg.connect().unwrap();
 
-    let login = s.login("user1", "password").unwrap();
-    assert_eq!(login.customer_id, 1);
+    assert_eq!(s.login("user1", "password").unwrap().customer_id, 1);
+    let buyer = db.scalar("SELECT customerid::bigint FROM cust_hist ORDER BY customerid LIMIT 1");
+    let login = s.login(&format!("user{buyer}"), "password").unwrap();
+    assert_eq!(login.customer_id, buyer);
     assert!(login.history_rows >= 1 && login.history_rows <= 10, "{login:?}");
     assert_eq!(s.login("user1", "wrong").unwrap(), Login { customer_id: 0, history_rows: 0 });
 
@@ -297,21 +327,16 @@ fn sessions_run_every_transaction() {
 fn purchase_moves_stock_and_sales_or_writes_nothing() {
     let Some(db) = loaded("purchase") else { return };
     let mut s = db.pg.connect().unwrap();
-    let (stock, sales) = stock_and_sales(&db, 3);
-    assert!(stock >= 10, "product 3 has {stock} in stock");
+    let [p, q] = stocked(&db, 10, 2)[..] else { panic!("no stock") };
+    let (stock, sales) = stock_and_sales(&db, p);
     let orders = db.scalar("SELECT count(*) FROM orders");
 
-    let id = s.purchase(&purchase(1, &[(3, 2), (4, 1), (3, 1)])).unwrap().expect("in stock");
-    assert_eq!(stock_and_sales(&db, 3), (stock - 3, sales + 3));
-    let lines = db
-        .client()
-        .query(
-            "SELECT orderlineid::int, prod_id FROM orderlines WHERE orderid = $1 ORDER BY 1",
-            &[&(id as i32)],
-        )
-        .unwrap();
-    let lines: Vec<(i32, i32)> = lines.iter().map(|r| (r.get(0), r.get(1))).collect();
-    assert_eq!(lines, vec![(1, 3), (2, 4), (3, 3)]);
+    let id = s.purchase(&purchase(1, &[(p, 2), (q, 1), (p, 1)])).unwrap().expect("in stock");
+    assert_eq!(stock_and_sales(&db, p), (stock - 3, sales + 3));
+    let sql = "SELECT orderlineid::int, prod_id::bigint FROM orderlines WHERE orderid = $1 ORDER BY 1";
+    let lines = db.client().query(sql, &[&(id as i32)]).unwrap();
+    let lines: Vec<(i32, i64)> = lines.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(lines, vec![(1, p), (2, q), (3, p)]);
     assert_eq!(db.scalar(&format!("SELECT count(*) FROM cust_hist WHERE orderid = {id}")), 3);
     let total: String = db
         .client()
@@ -321,9 +346,9 @@ fn purchase_moves_stock_and_sales_or_writes_nothing() {
     assert_eq!(total, "32.45");
 
     let too_many = u16::try_from(stock).unwrap();
-    assert_eq!(s.purchase(&purchase(1, &[(4, 1), (3, too_many)])).unwrap(), None);
+    assert_eq!(s.purchase(&purchase(1, &[(q, 1), (p, too_many)])).unwrap(), None);
     assert_eq!(s.purchase(&purchase(1, &[(999_999, 1)])).unwrap(), None, "an unknown product");
-    assert_eq!(stock_and_sales(&db, 3), (stock - 3, sales + 3));
+    assert_eq!(stock_and_sales(&db, p), (stock - 3, sales + 3));
     assert_eq!(db.scalar("SELECT count(*) FROM orders"), orders + 1, "a refused order leaves nothing");
     assert_eq!(db.pg.check().unwrap().mismatch_count, 0);
 }
@@ -359,10 +384,11 @@ fn reset_restores_the_loaded_state() {
             .map(|t| db.scalar(&format!("SELECT count(*) FROM {t}")))
     };
     let before = counts(&db);
-    let stock = stock_and_sales(&db, 3);
+    let p = stocked(&db, 10, 1)[0];
+    let stock = stock_and_sales(&db, p);
     let mut s = db.pg.connect().unwrap();
     s.new_customer(&new_customer("newuser_reset")).unwrap().unwrap();
-    s.purchase(&purchase(1, &[(3, 1)])).unwrap().unwrap();
+    s.purchase(&purchase(1, &[(p, 1)])).unwrap().unwrap();
     s.new_review(&NewReview { prod_id: 1, stars: 1, customer_id: 1, summary: "x".into(), text: "y".into() })
         .unwrap();
     assert_ne!(counts(&db), before);
@@ -370,7 +396,7 @@ fn reset_restores_the_loaded_state() {
     let secs = db.pg.reset().unwrap();
     assert!(secs > 0.0);
     assert_eq!(counts(&db), before);
-    assert_eq!(stock_and_sales(&db, 3), stock);
+    assert_eq!(stock_and_sales(&db, p), stock);
     assert_eq!(db.pg.shape().unwrap(), shape);
     // The old session was ended by the reset; a new one works, and the serials start past the
     // loaded ids again.
@@ -384,7 +410,7 @@ fn reset_restores_the_loaded_state() {
 #[test]
 fn concurrent_purchases_of_one_product_lose_no_sale() {
     let Some(db) = loaded("hot") else { return };
-    let prod: i64 = 7;
+    let [prod, other] = stocked(&db, 10, 2)[..] else { panic!("no stock") };
     let (_, sales) = stock_and_sales(&db, prod);
     let threads = 8;
     let per_thread = 40;
@@ -397,7 +423,8 @@ fn concurrent_purchases_of_one_product_lose_no_sale() {
                     let mut bought = 0;
                     for i in 0..per_thread {
                         // Two products per order, in both orders, to provoke lock-order deadlocks.
-                        let items = if (t + i) % 2 == 0 { [(prod, 2), (8, 1)] } else { [(8, 1), (prod, 2)] };
+                        let items =
+                            if (t + i) % 2 == 0 { [(prod, 2), (other, 1)] } else { [(other, 1), (prod, 2)] };
                         if s.purchase(&purchase(1 + (t % 5), &items)).unwrap().is_some() {
                             bought += 2;
                         }
@@ -441,4 +468,57 @@ fn counters_and_server_info_come_from_the_server() {
     let info = db.pg.server_info().unwrap();
     assert!(info[0].0 == "version" && info[0].1.starts_with("PostgreSQL"), "{info:?}");
     assert!(info.iter().all(|(name, _)| !name.contains("password")));
+}
+
+/// Load and reset timings at a size (`STORBENCH_PG_TIMING_SIZE`, default S), printed:
+/// `STORBENCH_PG_TIMING_SIZE=S cargo test --release -p storbench-bench timing_of_load_and_reset -- --ignored --nocapture`
+#[test]
+#[ignore = "a measurement, minutes long; run by hand"]
+fn timing_of_load_and_reset() {
+    let Some(db) = TestDb::new("timing") else { return };
+    let size: DbSize =
+        std::env::var("STORBENCH_PG_TIMING_SIZE").unwrap_or_else(|_| "S".into()).parse().unwrap();
+    let data = DataSet::new(size, 42, false);
+    let started = std::time::Instant::now();
+    let mut step = "";
+    let step_started = std::time::Instant::now();
+    let report = db
+        .pg
+        .load(
+            &data,
+            &mut |p| {
+                if p.step != step {
+                    eprintln!("  {step:>12} done at {:6.1} s", step_started.elapsed().as_secs_f64());
+                    step = p.step;
+                }
+            },
+            &StopFlag::new(),
+        )
+        .unwrap();
+    let total = started.elapsed().as_secs_f64();
+    let mb = report.size_bytes.unwrap_or(0) >> 20;
+    eprintln!(
+        "{size}: load {:.1} s, keys+indexes+functions+analyze+pristine {:.1} s, total {total:.1} s, {mb} MiB",
+        report.load_s, report.index_s
+    );
+    for &(t, n) in &report.rows {
+        eprintln!("  {:>20} {n}", t.sql_name());
+    }
+    for _ in 0..3 {
+        eprintln!("{size}: reset {:.2} s", db.pg.reset().unwrap());
+    }
+    // The two ways PostgreSQL 15 copies a database, for the choice in load::create_database.
+    let mut admin = db.pg.connect_admin().unwrap();
+    let copy = format!("{}_copy", db.pg.dbname);
+    for strategy in ["wal_log", "file_copy", "wal_log", "file_copy"] {
+        let t = std::time::Instant::now();
+        let sql = format!(
+            "CREATE DATABASE {} TEMPLATE {} STRATEGY {strategy}",
+            ident(&copy),
+            ident(&db.pg.pristine_name())
+        );
+        admin.batch_execute(&sql).unwrap();
+        eprintln!("{size}: CREATE DATABASE ... STRATEGY {strategy}: {:.2} s", t.elapsed().as_secs_f64());
+        admin.batch_execute(&format!("DROP DATABASE {}", ident(&copy))).unwrap();
+    }
 }
