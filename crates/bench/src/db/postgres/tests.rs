@@ -400,7 +400,7 @@ fn reset_restores_the_loaded_state() {
     assert_eq!(db.pg.shape().unwrap(), shape);
     // The old session was ended by the reset; a new one works, and the serials start past the
     // loaded ids again.
-    assert!(s.login("user1", "password").is_err());
+    assert_eq!(s.login("user1", "password").unwrap_err().kind, DbErrorKind::Connection);
     let mut s = db.pg.connect().unwrap();
     let id = s.new_customer(&new_customer("newuser_reset")).unwrap().unwrap();
     assert_eq!(id, db.scalar("SELECT max(customerid)::bigint FROM customers"));

@@ -2,11 +2,11 @@
 //! thread counts, DS3's value rules on the S set, SALES, the CSV format and the file layout.
 
 use super::*;
-use std::path::Path;
 use crate::workload::oltp::schema::Date;
 use crate::workload::oltp::words::{first_names, last_names, review_words, title_words};
 use std::collections::HashSet;
 use std::fs;
+use std::path::Path;
 
 fn set(size: &str) -> DataSet {
     DataSet::new(size.parse().unwrap(), 42, false)
