@@ -351,6 +351,15 @@ fn purchase_moves_stock_and_sales_or_writes_nothing() {
     assert_eq!(stock_and_sales(&db, p), (stock - 3, sales + 3));
     assert_eq!(db.scalar("SELECT count(*) FROM orders"), orders + 1, "a refused order leaves nothing");
     assert_eq!(db.pg.check().unwrap().mismatch_count, 0);
+
+    // What check is for: a lost sale and an order without lines.
+    let mut c = db.client();
+    c.batch_execute(&format!("UPDATE inventory SET sales = sales - 1 WHERE prod_id = {p}")).unwrap();
+    c.batch_execute("INSERT INTO orders (orderdate, customerid, netamount, tax, totalamount) VALUES (current_date, 1, 0, 0, 0)")
+        .unwrap();
+    let check = db.pg.check().unwrap();
+    assert_eq!(check.mismatches, vec![(p, sales + 2, sales + 3)]);
+    assert_eq!((check.mismatch_count, check.orphans), (1, 1));
 }
 
 #[test]
