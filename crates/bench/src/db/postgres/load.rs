@@ -111,7 +111,7 @@ fn terminate_sessions(admin: &mut Client, name: &str) -> DbResult<()> {
 fn create_database(admin: &mut Client, name: &str, template: &str, mark: &str) -> DbResult<()> {
     // A data set is copied as files (one checkpoint before, one after) rather than block by
     // block through the WAL (PostgreSQL 15's default). WAL_LOG measured a little faster at S
-    // (1.6-3.4 s against 2.9-4.0 s), but it puts the whole database into the WAL, whose
+    // (1.6-3.4 s against 2.9-4.3 s, two runs), but it puts the whole database into the WAL, whose
     // checkpoints would then fall into the measured run; after FILE_COPY a run starts clean.
     let cloning = template != "template0";
     let strategy = if cloning && server_version(admin)? >= 150_000 { " STRATEGY file_copy" } else { "" };
