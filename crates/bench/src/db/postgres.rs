@@ -1,1 +1,0 @@
-//! SKELETON: the postgres backend (implementation lands on branch oltp-postgres).

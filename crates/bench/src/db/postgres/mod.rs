@@ -1,0 +1,305 @@
+//! The PostgreSQL backend: DS3's schema, a COPY bulk load, the transactions as server-side
+//! plpgsql functions, a reset by database template, and the server's own counters.
+//!
+//! - [`load`]: database creation and ownership checks, schema, COPY, keys, indexes, trigger,
+//!   functions, sequences, statistics, and the pristine copy that `reset` clones.
+//! - [`session`]: one connection with the transactions prepared.
+//! - `counters`: per-second rates from `pg_stat_database` and the background writer.
+//!
+//! Ownership: storbench only drops or overwrites databases it marked as its own, with a
+//! comment on the database (`COMMENT ON DATABASE`, which starts with "storbench"). The
+//! working database also holds `storbench_meta` (size, seed, DS2 flag, rows as loaded).
+//! `reset` drops the working database and creates it again from `<db>_pristine`, made at the
+//! end of the load; so load and reset need the CREATEDB privilege.
+
+mod counters;
+mod load;
+mod session;
+#[cfg(test)]
+mod tests;
+
+use super::{
+    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
+    LoadReport, LoadedShape, Session,
+};
+use crate::run::StopFlag;
+use crate::workload::oltp::datagen::DataSet;
+use postgres::config::Host;
+use postgres::{Client, Config, NoTls};
+use std::str::FromStr;
+use std::time::Duration;
+
+/// The suffix of the pristine copy's name: `<db>_pristine`.
+const PRISTINE_SUFFIX: &str = "_pristine";
+/// PostgreSQL's longest identifier, in bytes (longer names are silently truncated).
+const MAX_NAME: usize = 63;
+/// The database storbench connects to when it creates, drops or clones databases.
+const MAINTENANCE_DB: &str = "postgres";
+
+/// A PostgreSQL database at a URL `postgres://user[:password]@host[:port]/dbname`; the
+/// password comes from the URL or else from `PGPASSWORD`.
+pub struct Postgres {
+    config: Config,
+    dbname: String,
+    /// The URL without its password.
+    shown: String,
+}
+
+impl Postgres {
+    /// Parses the URL; connects to nothing yet.
+    pub fn new(url: &str) -> DbResult<Postgres> {
+        let usage = "expected postgres://user[:password]@host[:port]/dbname";
+        if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
+            return Err(DbError::new(DbErrorKind::Connection, format!("not a PostgreSQL URL; {usage}")));
+        }
+        let mut config = Config::from_str(url).map_err(|e| {
+            DbError::new(
+                DbErrorKind::Connection,
+                format!("cannot parse the PostgreSQL URL ({}); {usage}", chain(&e)),
+            )
+        })?;
+        let missing =
+            |what: &str| DbError::new(DbErrorKind::Connection, format!("the URL has no {what}; {usage}"));
+        let user = config.get_user().ok_or_else(|| missing("user name"))?.to_owned();
+        let dbname =
+            config.get_dbname().filter(|d| !d.is_empty()).ok_or_else(|| missing("database name"))?.to_owned();
+        let host = match config.get_hosts().first().ok_or_else(|| missing("host"))? {
+            Host::Tcp(h) => h.clone(),
+            Host::Unix(path) => path.display().to_string(),
+        };
+        if dbname.len() + PRISTINE_SUFFIX.len() > MAX_NAME {
+            return Err(DbError::new(
+                DbErrorKind::Connection,
+                format!(
+                    "database name '{dbname}' is too long: storbench also makes '{dbname}{PRISTINE_SUFFIX}', and \
+                     PostgreSQL names hold {MAX_NAME} bytes; use a name of at most {} bytes",
+                    MAX_NAME - PRISTINE_SUFFIX.len()
+                ),
+            ));
+        }
+        if config.get_password().is_none()
+            && let Ok(password) = std::env::var("PGPASSWORD")
+        {
+            config.password(password);
+        }
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(Duration::from_secs(10));
+        }
+        config.application_name("storbench");
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let shown = format!("postgres://{user}@{host}:{port}/{dbname}");
+        Ok(Postgres { config, dbname, shown })
+    }
+
+    /// `postgres://user@host:port`, for messages.
+    fn describe_server(&self) -> &str {
+        self.shown.rsplit_once('/').map_or(self.shown.as_str(), |(server, _)| server)
+    }
+
+    fn pristine_name(&self) -> String {
+        format!("{}{PRISTINE_SUFFIX}", self.dbname)
+    }
+
+    /// A connection to database `dbname` on this server, with errors that say what to fix.
+    fn connect_to(&self, dbname: &str) -> DbResult<Client> {
+        let mut config = self.config.clone();
+        config.dbname(dbname);
+        config.connect(NoTls).map_err(|e| self.connect_error(&e, dbname))
+    }
+
+    /// A connection to the working database.
+    fn connect_db(&self) -> DbResult<Client> {
+        self.connect_to(&self.dbname)
+    }
+
+    /// A connection to the maintenance database, to create, drop and clone databases.
+    fn connect_admin(&self) -> DbResult<Client> {
+        self.connect_to(MAINTENANCE_DB)
+    }
+
+    fn connect_error(&self, e: &postgres::Error, dbname: &str) -> DbError {
+        let user = self.config.get_user().unwrap_or_default();
+        let server = self.describe_server();
+        let what = describe(e);
+        match kind_of(e) {
+            DbErrorKind::Auth => DbError::new(
+                DbErrorKind::Auth,
+                format!(
+                    "PostgreSQL at {server} refused user '{user}' for database '{dbname}': {what}; check the \
+                     user and password (in the URL or PGPASSWORD) and the server's pg_hba.conf"
+                ),
+            ),
+            DbErrorKind::Missing => DbError::new(
+                DbErrorKind::Missing,
+                format!(
+                    "database '{dbname}' does not exist at {server}: {what}; run the OLTP load first (it \
+                     creates the database) or fix the database name in the URL"
+                ),
+            ),
+            DbErrorKind::Connection | DbErrorKind::Deadlock | DbErrorKind::Query => DbError::new(
+                DbErrorKind::Connection,
+                format!(
+                    "cannot connect to PostgreSQL at {server} (database '{dbname}'): {what}; is the server \
+                     running and listening there? check host and port in the URL"
+                ),
+            ),
+        }
+    }
+}
+
+/// The error kind of a PostgreSQL error, from its SQLSTATE; errors without one are the
+/// connection's (closed, I/O) or the client's (Query).
+fn kind_of(e: &postgres::Error) -> DbErrorKind {
+    match e.code() {
+        Some(code) => kind_of_sqlstate(code.code()),
+        None if e.is_closed() || io_source(e) => DbErrorKind::Connection,
+        None => DbErrorKind::Query,
+    }
+}
+
+fn kind_of_sqlstate(code: &str) -> DbErrorKind {
+    match code {
+        "40P01" | "40001" => DbErrorKind::Deadlock,
+        "3D000" | "42P01" | "42883" => DbErrorKind::Missing,
+        // insufficient_privilege: "no permission" is Auth's other half.
+        "42501" => DbErrorKind::Auth,
+        // admin/crash shutdown, cannot connect now, too many connections.
+        "57P01" | "57P02" | "57P03" | "53300" => DbErrorKind::Connection,
+        c if c.starts_with("08") => DbErrorKind::Connection,
+        c if c.starts_with("28") => DbErrorKind::Auth,
+        _ => DbErrorKind::Query,
+    }
+}
+
+fn io_source(e: &postgres::Error) -> bool {
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
+/// An error and its sources, "a: b: c" (the Display of a postgres error alone says little).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let s_text = s.to_string();
+        if !text.contains(&s_text) {
+            text.push_str(": ");
+            text.push_str(&s_text);
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// The server's message with its SQLSTATE, detail and hint; or the client error's chain.
+fn describe(e: &postgres::Error) -> String {
+    let Some(db) = e.as_db_error() else { return chain(e) };
+    let mut text = format!("{} (SQLSTATE {})", db.message(), db.code().code());
+    if let Some(detail) = db.detail() {
+        text.push_str("; ");
+        text.push_str(detail);
+    }
+    if let Some(hint) = db.hint() {
+        text.push_str("; hint: ");
+        text.push_str(hint);
+    }
+    text
+}
+
+/// A `DbError` for a failed call: what was being done, the server's words, and for a missing
+/// object the fix.
+fn db_error(doing: &str, e: &postgres::Error) -> DbError {
+    let kind = kind_of(e);
+    let mut message = format!("{doing}: {}", describe(e));
+    if kind == DbErrorKind::Missing {
+        message.push_str("; is the database loaded? run the OLTP load first");
+    }
+    DbError::new(kind, message)
+}
+
+/// `map_err` helper: `.map_err(err("doing x"))`.
+fn err(doing: &str) -> impl Fn(postgres::Error) -> DbError + '_ {
+    move |e| db_error(doing, &e)
+}
+
+/// A name quoted as an SQL identifier.
+fn ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// A string as an SQL literal.
+fn literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Settings whose names look like they could hold a secret are never reported.
+fn secret_looking(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["password", "passwd", "secret", "key", "token", "credential", "conninfo", "passphrase", "auth"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
+impl Database for Postgres {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Postgres
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+
+    fn load(
+        &self,
+        data: &DataSet,
+        progress: &mut dyn FnMut(LoadProgress),
+        stop: &StopFlag,
+    ) -> DbResult<LoadReport> {
+        load::load(self, data, progress, stop)
+    }
+
+    fn shape(&self) -> DbResult<LoadedShape> {
+        load::shape(self)
+    }
+
+    fn reset(&self) -> DbResult<f64> {
+        load::reset(self)
+    }
+
+    fn connect(&self) -> DbResult<Box<dyn Session>> {
+        Ok(Box::new(session::PgSession::new(self.connect_db()?)?))
+    }
+
+    fn check(&self) -> DbResult<CheckReport> {
+        load::check(&mut self.connect_db()?)
+    }
+
+    fn counters(&self) -> DbResult<Box<dyn CounterSampler>> {
+        Ok(Box::new(counters::PgCounters::new(self)?))
+    }
+
+    fn server_info(&self) -> DbResult<Vec<(String, String)>> {
+        let mut client = self.connect_db()?;
+        let version: String =
+            client.query_one("SELECT version()", &[]).map_err(err("reading the server version"))?.get(0);
+        let rows = client
+            .query(
+                "SELECT name, current_setting(name) FROM pg_settings WHERE source <> 'default' ORDER BY name",
+                &[],
+            )
+            .map_err(err("reading the server settings"))?;
+        let mut info = vec![("version".to_owned(), version)];
+        info.extend(
+            rows.iter()
+                .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
+                .filter(|(name, _)| !secret_looking(name)),
+        );
+        Ok(info)
+    }
+}
