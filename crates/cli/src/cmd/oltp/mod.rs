@@ -172,7 +172,7 @@ fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
     let report = report.with_context(|| format!("loading {}", db.describe()))?;
     let rows: u64 = report.rows.iter().map(|r| r.1).sum();
     println!(
-        "loaded {} ({rows} rows) into {} in {:.1} s (rows {:.1} s, indexes and statistics {:.1} s){}",
+        "loaded {} ({rows} rows) into {} in {:.2} s (rows {:.2} s, indexes and statistics {:.2} s){}",
         data.size,
         db.describe(),
         report.load_s + report.index_s,
