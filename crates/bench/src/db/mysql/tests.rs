@@ -1,0 +1,394 @@
+//! Tests against the real local server (skipped with a message when none answers), each in a
+//! fresh database that a guard drops, on panic too.
+
+use super::load;
+use super::*;
+use crate::db::testing::{server_url, unique_db_name};
+use crate::db::{Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch};
+use crate::workload::oltp::schema::{ALL_TABLES, Table};
+use crate::workload::oltp::size::DbSize;
+use crate::workload::oltp::words;
+
+/// A fresh database, dropped when the test ends.
+struct Fixture {
+    db: Mysql,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Ok(mut c) = self.db.conn(false) {
+            let _ = c.query_drop(format!("DROP DATABASE IF EXISTS `{}`", self.db.db_name()));
+        }
+    }
+}
+
+fn url_for(name: &str) -> Option<String> {
+    let base = server_url(BackendKind::Mysql)?;
+    let (server, _) = base.rsplit_once('/').expect("test URL ends in /db");
+    Some(format!("{server}/{name}"))
+}
+
+/// A database name that will be dropped; None when no server answers.
+fn fixture(tag: &str) -> Option<Fixture> {
+    let db = Mysql::new(&url_for(&unique_db_name(tag))?).unwrap();
+    Some(Fixture { db })
+}
+
+fn q<T: mysql::prelude::FromRow>(db: &Mysql, sql: &str) -> T {
+    db.conn(true).unwrap().query_first(sql).unwrap().unwrap()
+}
+
+fn title(p: usize) -> String {
+    let t = words::title_words();
+    format!("{} {}", t[p / 7 % t.len()], t[p % t.len()])
+}
+
+/// The hand-made data set: products 1..=20 plus hot product 10000 (stock 2 on product 5 and
+/// on 10000), customers user1..user5, three orders by customer 1, member 2, reviews of 1 and 2.
+fn hand_load(db: &Mysql) {
+    let data = crate::workload::oltp::datagen::DataSet::new(DbSize::Mb(1), 7, false);
+    let mut conn = load::claim_database(db, &data).unwrap();
+    let tables: Vec<Table> = ALL_TABLES.into_iter().chain([Table::Reorder]).collect();
+    load::create_tables(&mut conn, &tables).unwrap();
+    let (first, last) = (words::first_names(), words::last_names());
+    let mut sql = vec!["INSERT INTO categories VALUES (1,'Action'),(2,'Animation')".to_owned()];
+    for p in (1..=20).chain([10000]) {
+        let actor = format!("{} {}", first[p % first.len()], last[p % last.len()]);
+        let stock = if p == 5 || p == 10000 { 2 } else { 100 };
+        let sold = match p {
+            1 => 3,
+            2 => 1,
+            _ => 0,
+        };
+        sql.push(format!(
+            "INSERT INTO products VALUES ({p}, {}, '{}', '{actor}', 12.99, {}, {}, 0)",
+            1 + p % 2,
+            title(p),
+            p % 2,
+            p % 20 + 1
+        ));
+        sql.push(format!("INSERT INTO inventory VALUES ({p}, {stock}, {sold})"));
+    }
+    for c in 1..=5 {
+        sql.push(format!(
+            "INSERT INTO customers VALUES ({c},'FIRST','LAST','1 Dell Way','','CITY','TX',12345,'US',1,\
+             'x@dell.com','5550000000',1,'1234567890123456','2020/01','user{c}','password',30,40000,'F')"
+        ));
+    }
+    sql.push(
+        "INSERT INTO orders VALUES (1,'2013-01-05',1,10,0.83,10.83),(2,'2013-02-05',1,20,1.65,21.65)".into(),
+    );
+    sql.push(
+        "INSERT INTO orderlines VALUES (1,1,1,2,'2013-01-05'),(1,2,1,1,'2013-02-05'),(2,2,2,1,'2013-02-05')"
+            .into(),
+    );
+    sql.push("INSERT INTO cust_hist VALUES (1,1,1),(1,2,1),(1,2,2)".into());
+    sql.push("INSERT INTO membership VALUES (2, 1, '2016-01-15')".into());
+    sql.push("INSERT INTO reviews VALUES (1,1,'2013-03-01',5,3,'good good good','text '),(2,1,'2013-04-01',1,4,'bad','t'),(3,2,'2013-04-01',4,4,'ok','t')".into());
+    sql.push("INSERT INTO reviews_helpfulness VALUES (1,1,3,9),(2,1,4,8),(3,2,4,1),(4,3,5,2)".into());
+    for s in sql {
+        run(&mut conn, &s).unwrap();
+    }
+    let rows = |t: Table| -> u64 {
+        if t == Table::Reorder {
+            return 0;
+        }
+        conn_count(db, t.sql_name())
+    };
+    load::build(&mut conn, &tables, false, &rows, &mut |_| {}).unwrap();
+}
+
+fn conn_count(db: &Mysql, table: &str) -> u64 {
+    q(db, &format!("SELECT COUNT(*) FROM {table}"))
+}
+
+fn customer(username: &str) -> NewCustomer {
+    NewCustomer {
+        firstname: "ANNA".into(),
+        lastname: "BERGER".into(),
+        address1: "5551234567 Dell Way".into(),
+        city: "TOWNIE".into(),
+        country: "Germany".into(),
+        region: 2,
+        email: "BERGER@dell.com".into(),
+        phone: "5551234567".into(),
+        creditcardtype: 3,
+        creditcard: "1111222233334444".into(),
+        creditcardexpiration: "2010/05".into(),
+        username: username.into(),
+        password: "password".into(),
+        age: 44,
+        income: 60000,
+        gender: 'F',
+        ..Default::default()
+    }
+}
+
+#[test]
+fn urls_parse_and_never_show_the_password() {
+    let m = Mysql::new("mysql://bench:s%40cret@db.example:3307/ds3").unwrap();
+    assert_eq!(
+        (m.host.as_str(), m.port, m.user.as_str(), m.pass.as_deref()),
+        ("db.example", 3307, "bench", Some("s@cret"))
+    );
+    assert_eq!(m.describe(), "mysql://bench@db.example:3307/ds3");
+    assert!(!format!("{m:?}").contains("cret"));
+    let m = Mysql::new("mariadb://root@[::1]/test").unwrap();
+    assert_eq!((m.host.as_str(), m.port), ("::1", 3306));
+    for bad in [
+        "postgres://a@b/c",
+        "mysql://host/db",
+        "mysql://u:pw@host:xx/db",
+        "mysql://u:pw@host/",
+        "mysql://u@h/a-b",
+    ] {
+        let e = Mysql::new(bad).unwrap_err();
+        assert_eq!(e.kind, DbErrorKind::Connection, "{bad}");
+        assert!(e.message.contains("mysql://user[:password]@host"), "{bad}: {e}");
+        assert!(!e.message.contains("pw@"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn connection_errors_have_the_right_kind_and_say_what_to_do() {
+    let Some(url) = url_for("test") else { return };
+    let (head, rest) = url.split_once('@').unwrap();
+    let wrong = Mysql::new(&format!("{head}:wrong-password@{rest}")).unwrap();
+    let e = wrong.shape().unwrap_err();
+    assert_eq!(e.kind, DbErrorKind::Auth, "{e}");
+    assert!(e.message.contains("password") && !e.message.contains("wrong-password"), "{e}");
+    let down = Mysql::new("mysql://root@127.0.0.1:1/test").unwrap();
+    let e = down.shape().unwrap_err();
+    assert_eq!(e.kind, DbErrorKind::Connection, "{e}");
+    assert!(e.message.contains("127.0.0.1:1") && e.message.contains("server runs"), "{e}");
+    let missing = Mysql::new(&url_for("sbtest_no_such_database").unwrap()).unwrap();
+    let e = missing.connect().err().unwrap();
+    assert_eq!(e.kind, DbErrorKind::Missing, "{e}");
+    assert!(e.message.contains("storbench oltp load"), "{e}");
+}
+
+#[test]
+fn an_empty_storbench_database_is_missing_and_a_foreign_one_is_refused() {
+    let Some(f) = fixture("foreign") else { return };
+    run(&mut f.db.conn(false).unwrap(), &format!("CREATE DATABASE `{}`", f.db.db_name())).unwrap();
+    assert_eq!(f.db.shape().unwrap_err().kind, DbErrorKind::Missing);
+    assert_eq!(f.db.reset().unwrap_err().kind, DbErrorKind::Missing);
+    run(&mut f.db.conn(true).unwrap(), "CREATE TABLE precious (x INT)").unwrap();
+    run(&mut f.db.conn(true).unwrap(), "INSERT INTO precious VALUES (42)").unwrap();
+    let data = crate::workload::oltp::datagen::DataSet::new(DbSize::Mb(1), 1, false);
+    let e = f.db.load(&data, &mut |_| {}, &StopFlag::new()).unwrap_err();
+    assert!(e.message.contains("did not create") && e.message.contains("another database"), "{e}");
+    assert_eq!(q::<i64>(&f.db, "SELECT x FROM precious"), 42);
+}
+
+#[test]
+fn fulltext_finds_our_words_on_this_server() {
+    let Some(url) = url_for("test") else { return };
+    let db = Mysql::new(&url).unwrap();
+    load::check_fulltext(&mut db.conn(false).unwrap()).unwrap();
+}
+
+#[test]
+fn every_session_call_answers_on_hand_made_rows() {
+    let Some(f) = fixture("calls") else { return };
+    hand_load(&f.db);
+    let shape = f.db.shape().unwrap();
+    assert_eq!(shape, LoadedShape { customers: 5, products: 21, ds3: true });
+    let mut s = f.db.connect().unwrap();
+    assert_eq!(s.login("user1", "password").unwrap(), Login { customer_id: 1, history_rows: 3 });
+    assert_eq!(s.login("user2", "password").unwrap(), Login { customer_id: 2, history_rows: 0 });
+    assert_eq!(s.login("user1", "nope").unwrap().customer_id, 0);
+    let id = s.new_customer(&customer("newuser9")).unwrap();
+    assert_eq!(id, Some(6));
+    assert_eq!(s.new_customer(&customer("newuser9")).unwrap(), None);
+    assert_eq!(s.new_customer(&customer("user3")).unwrap(), None);
+    let (age, income): (u32, u32) = q(&f.db, "SELECT age, income FROM customers WHERE customerid = 6");
+    assert_eq!((age, income), (44, 60000));
+    assert!(s.new_member(3, 2).unwrap());
+    assert!(!s.new_member(3, 2).unwrap());
+    assert!(!s.new_member(2, 1).unwrap());
+    assert_eq!(s.browse(Browse::Title(&title(3)), 10).unwrap(), 1);
+    let (first, last) = (words::first_names(), words::last_names());
+    assert_eq!(s.browse(Browse::Actor(&format!("{} {}", first[4], last[4])), 10).unwrap(), 1);
+    assert_eq!(s.browse(Browse::Actor(&format!("{} {}", first[4], last[5])), 10).unwrap(), 0);
+    // Category 2 holds the odd products, all on special: 10 of them, cut to the batch.
+    assert_eq!(s.browse(Browse::Category(2), 4).unwrap(), 4);
+    assert_eq!(s.browse(Browse::Category(2), 50).unwrap(), 10);
+    let word1 = title(1).split(' ').nth(1).unwrap().to_owned();
+    assert_eq!(s.review_search(ReviewSearch::Title(&word1), 10, 500).unwrap(), 2);
+    assert_eq!(s.review_search(ReviewSearch::Title(&word1), 1, 500).unwrap(), 1);
+    assert_eq!(s.review_search(ReviewSearch::Actor(last[1]), 10, 1).unwrap(), 1);
+    assert_eq!(s.get_reviews(1, ReviewOrder::Helpful, 10).unwrap(), 2);
+    assert_eq!(s.get_reviews(1, ReviewOrder::Stars(5), 10).unwrap(), 1);
+    assert_eq!(s.get_reviews(1, ReviewOrder::Date, 1).unwrap(), 1);
+    assert_eq!(s.get_reviews(7, ReviewOrder::Date, 5).unwrap(), 0);
+    let r =
+        NewReview { prod_id: 7, stars: 4, customer_id: 6, summary: "fine".into(), text: "fine film".into() };
+    assert_eq!(s.new_review(&r).unwrap(), 4);
+    assert_eq!(s.new_helpfulness(4, 1, 7).unwrap(), 5);
+    assert_eq!(s.get_reviews(7, ReviewOrder::Helpful, 5).unwrap(), 1);
+    let mut prices = Vec::new();
+    s.prices(&[3, 1, 999_999], &mut prices).unwrap();
+    prices.sort_unstable();
+    assert_eq!(prices, [(1, 1299), (3, 1299)]);
+}
+
+fn buy(items: &[(i64, u16)]) -> Purchase {
+    Purchase { customer_id: 3, items: items.to_vec(), net_cents: 2598, tax_cents: 214, total_cents: 2812 }
+}
+
+#[test]
+fn purchases_move_stock_and_roll_back_whole_when_short() {
+    let Some(f) = fixture("buy") else { return };
+    hand_load(&f.db);
+    let mut s = f.db.connect().unwrap();
+    let order = s.purchase(&buy(&[(4, 3), (3, 2), (4, 1)])).unwrap().unwrap();
+    assert_eq!(order, 3);
+    let stock: (i64, i64, i64, i64) = q(
+        &f.db,
+        "SELECT a.quan_in_stock, a.sales, b.quan_in_stock, b.sales FROM inventory a, inventory b WHERE a.prod_id = 3 AND b.prod_id = 4",
+    );
+    assert_eq!(stock, (98, 2, 96, 4));
+    let lines: (u64, u64, String) = q(
+        &f.db,
+        "SELECT COUNT(*), MAX(orderlineid), CAST(SUM(quantity) AS CHAR) FROM orderlines WHERE orderid = 3",
+    );
+    assert_eq!(lines, (3, 3, "6".to_owned()));
+    assert_eq!(conn_count(&f.db, "cust_hist WHERE orderid = 3 AND customerid = 3"), 3);
+    assert_eq!(q::<String>(&f.db, "SELECT CAST(totalamount AS CHAR) FROM orders WHERE orderid = 3"), "28.12");
+    // Product 6 has 100: the whole order goes, product 3's decrement with it.
+    assert_eq!(s.purchase(&buy(&[(3, 1), (6, 101)])).unwrap(), None);
+    assert_eq!(q::<i64>(&f.db, "SELECT quan_in_stock FROM inventory WHERE prod_id = 3"), 98);
+    assert_eq!(conn_count(&f.db, "orders"), 3);
+    assert_eq!(conn_count(&f.db, "orderlines WHERE orderid > 3"), 0);
+    assert_eq!(conn_count(&f.db, "cust_hist WHERE orderid > 3"), 0);
+    assert_eq!(s.purchase(&buy(&[(424_242, 1)])).unwrap_err().kind, DbErrorKind::Query);
+    let c = f.db.check().unwrap();
+    assert_eq!((c.products_checked, c.mismatch_count, c.orphans), (21, 0, 0), "{c:?}");
+}
+
+#[test]
+fn restock_trigger_reorders_to_250_or_2500_for_hot_products() {
+    let Some(f) = fixture("restock") else { return };
+    hand_load(&f.db);
+    let mut s = f.db.connect().unwrap();
+    assert!(s.purchase(&buy(&[(5, 1), (10000, 2)])).unwrap().is_some());
+    let stock: (i64, i64, i64, i64) = q(
+        &f.db,
+        "SELECT a.quan_in_stock, a.sales, b.quan_in_stock, b.sales FROM inventory a, inventory b WHERE a.prod_id = 5 AND b.prod_id = 10000",
+    );
+    assert_eq!(stock, (250, 1, 2500, 2));
+    let reorders: Vec<(i64, i64, bool)> =
+        f.db.conn(true)
+            .unwrap()
+            .query("SELECT prod_id, quan_low, date_low = CURDATE() FROM reorder ORDER BY prod_id")
+            .unwrap();
+    assert_eq!(reorders, [(5, 249, true), (10000, 2500, true)]);
+}
+
+fn checksums(db: &Mysql) -> Vec<(String, Option<i64>)> {
+    let mut names: Vec<&str> = ALL_TABLES.iter().map(|t| t.sql_name()).collect();
+    names.push("reorder");
+    db.conn(true).unwrap().query(format!("CHECKSUM TABLE {}", names.join(", "))).unwrap()
+}
+
+/// Writes of every kind a run makes.
+fn write_everything(s: &mut dyn Session) {
+    let id = s.new_customer(&customer("newuser77")).unwrap().unwrap();
+    assert!(s.new_member(id, 3).unwrap());
+    assert!(s.new_member(4, 3).unwrap());
+    let r = s.new_review(&NewReview {
+        prod_id: 1,
+        stars: 2,
+        customer_id: id,
+        summary: "s".into(),
+        text: "t".into(),
+    });
+    s.new_helpfulness(r.unwrap(), 2, 5).unwrap();
+    s.new_helpfulness(1, 2, 5).unwrap();
+    s.purchase(&Purchase { customer_id: id, items: vec![(5, 2), (1, 1)], ..Default::default() })
+        .unwrap()
+        .unwrap();
+    s.purchase(&Purchase { customer_id: 1, items: vec![(2, 1)], ..Default::default() }).unwrap().unwrap();
+}
+
+#[test]
+fn reset_restores_every_table_and_the_next_ids() {
+    let Some(f) = fixture("reset") else { return };
+    hand_load(&f.db);
+    let before = checksums(&f.db);
+    let mut s = f.db.connect().unwrap();
+    write_everything(&mut *s);
+    assert_ne!(checksums(&f.db), before);
+    let secs = f.db.reset().unwrap();
+    assert!(secs >= 0.0);
+    assert_eq!(checksums(&f.db), before);
+    // The ids start where they did after the load.
+    assert_eq!(s.new_customer(&customer("newuser77")).unwrap(), Some(6));
+    assert_eq!(s.purchase(&buy(&[(1, 1)])).unwrap(), Some(3));
+    f.db.reset().unwrap();
+    assert_eq!(checksums(&f.db), before);
+}
+
+#[test]
+fn concurrent_buyers_of_one_hot_product_lose_no_sale() {
+    let Some(f) = fixture("hot") else { return };
+    hand_load(&f.db);
+    let orders: Vec<u32> = std::thread::scope(|sc| {
+        let hs: Vec<_> = (0..6)
+            .map(|t| {
+                let db = &f.db;
+                sc.spawn(move || {
+                    let mut s = db.connect().unwrap();
+                    let mut done = 0;
+                    for i in 0..25 {
+                        let items = vec![(10000, 1), (1 + (t + i) % 20, 2), (1 + i % 20, 1)];
+                        match s.purchase(&buy(&items)) {
+                            Ok(_) => done += 1,
+                            Err(e) => assert_eq!(e.kind, DbErrorKind::Deadlock, "{e}"),
+                        }
+                    }
+                    done
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(orders.iter().sum::<u32>() > 100, "{orders:?}");
+    let c = f.db.check().unwrap();
+    assert_eq!((c.mismatch_count, c.orphans), (0, 0), "{c:?}");
+}
+
+#[test]
+fn counters_and_server_info_come_from_the_server() {
+    let Some(f) = fixture("counters") else { return };
+    hand_load(&f.db);
+    let mut sampler = f.db.counters().unwrap();
+    let mut s = f.db.connect().unwrap();
+    for _ in 0..20 {
+        s.login("user1", "password").unwrap();
+    }
+    s.purchase(&buy(&[(6, 1000)])).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let v = sampler.sample();
+    assert!(v[4].unwrap() > 0.0 && v[5].unwrap() > 0.0, "{v:?}");
+    assert!((0.0..=100.0).contains(&v[0].unwrap()), "{v:?}");
+    assert!(v[1].is_some() && v[2].is_some() && v[3].is_some() && v[6].is_some(), "{v:?}");
+    let info = f.db.server_info().unwrap();
+    assert_eq!(info[0].0, "version");
+    for k in [
+        "innodb_buffer_pool_size",
+        "innodb_flush_log_at_trx_commit",
+        "innodb_log_file_size",
+        "sync_binlog",
+        "innodb_flush_method",
+    ] {
+        assert!(info.iter().any(|(n, v)| n == k && !v.is_empty()), "{k}: {info:?}");
+    }
+}
+
+#[test]
+fn the_sql_files_split_into_their_statements() {
+    assert_eq!(load::statements("-- c\nA;\nB\n  x;\n", ";"), ["A", "B\n  x"]);
+    assert_eq!(load::statements("P\nQ;\n$$\nR\n$$\n", "$$"), ["P\nQ;\n", "R\n"]);
+}
