@@ -1,6 +1,7 @@
 //! Tests against the real local server (skipped with a message when none answers), each in a
 //! fresh database that a guard drops, on panic too.
 
+use super::LoadMethod;
 use super::load;
 use super::*;
 use crate::db::testing::{server_url, unique_db_name};
@@ -289,7 +290,10 @@ fn restock_trigger_reorders_to_250_or_2500_for_hot_products() {
 fn checksums(db: &Mysql) -> Vec<(String, Option<i64>)> {
     let mut names: Vec<&str> = ALL_TABLES.iter().map(|t| t.sql_name()).collect();
     names.push("reorder");
-    db.conn(true).unwrap().query(format!("CHECKSUM TABLE {}", names.join(", "))).unwrap()
+    let sums: Vec<(String, Option<i64>)> =
+        db.conn(true).unwrap().query(format!("CHECKSUM TABLE {}", names.join(", "))).unwrap();
+    // Table names come back as `db.table`: keep the table.
+    sums.into_iter().map(|(t, sum)| (t.rsplit('.').next().unwrap_or_default().to_owned(), sum)).collect()
 }
 
 /// Writes of every kind a run makes.
@@ -391,4 +395,111 @@ fn counters_and_server_info_come_from_the_server() {
 fn the_sql_files_split_into_their_statements() {
     assert_eq!(load::statements("-- c\nA;\nB\n  x;\n", ";"), ["A", "B\n  x"]);
     assert_eq!(load::statements("P\nQ;\n$$\nR\n$$\n", "$$"), ["P\nQ;\n", "R\n"]);
+}
+
+fn generated(size: &str) -> crate::workload::oltp::datagen::DataSet {
+    crate::workload::oltp::datagen::DataSet::new(size.parse().unwrap(), 42, false)
+}
+
+/// Loads `data` (with the method `db` carries), checking the report against the generator and the progress
+/// steps; returns the report.
+fn load_checked(db: &Mysql, data: &crate::workload::oltp::datagen::DataSet) -> LoadReport {
+    let mut steps = std::collections::BTreeSet::new();
+    let report = db
+        .load(
+            data,
+            &mut |p| {
+                steps.insert(p.step);
+            },
+            &StopFlag::new(),
+        )
+        .unwrap();
+    assert_eq!(steps.into_iter().collect::<Vec<_>>(), ["analyze", "index", "load"]);
+    let expected: Vec<(Table, u64)> = data.tables().iter().map(|&t| (t, data.rows(t))).collect();
+    assert_eq!(report.rows, expected);
+    for &(t, n) in &expected {
+        assert_eq!(conn_count(db, t.sql_name()), n, "{t:?}");
+    }
+    assert!(report.size_bytes.unwrap() > 0 && report.load_s > 0.0 && report.index_s > 0.0, "{report:?}");
+    report
+}
+
+#[test]
+fn a_generated_load_is_complete_consistent_and_searchable() {
+    let Some(f) = fixture("gen") else { return };
+    let data = generated("1MB");
+    load_checked(&f.db, &data);
+    let c = f.db.check().unwrap();
+    assert_eq!(
+        (c.products_checked, c.mismatch_count, c.orphans),
+        (data.rows(Table::Products), 0, 0),
+        "{c:?}"
+    );
+    let counts = data.counts;
+    assert_eq!(
+        f.db.shape().unwrap(),
+        LoadedShape { customers: counts.customers, products: counts.products, ds3: true }
+    );
+    let mut s = f.db.connect().unwrap();
+    assert_eq!(s.login("user1", "password").unwrap().customer_id, 1);
+    let (title, actor): (String, String) = q(&f.db, "SELECT title, actor FROM products WHERE prod_id = 77");
+    assert!(s.browse(Browse::Title(&title), 100).unwrap() >= 1, "{title}");
+    assert!(s.browse(Browse::Actor(&actor), 100).unwrap() >= 1, "{actor}");
+    assert!(s.browse(Browse::Category(3), 3).unwrap() <= 3);
+    let last = actor.split(' ').nth(1).unwrap();
+    assert!(s.review_search(ReviewSearch::Actor(last), 5, 500).unwrap() >= 1);
+    assert!(s.get_reviews(77, ReviewOrder::Helpful, 5).unwrap() >= 1);
+    // A second load over it (storbench's own) replaces it.
+    load_checked(&f.db, &data);
+}
+
+#[test]
+fn insert_and_load_data_give_the_same_tables_and_reset_undoes_a_run() {
+    let Some(a) = fixture("infile") else { return };
+    let Some(b) = fixture("insert") else { return };
+    let data = generated("1MB");
+    let (a_db, b_db) = (
+        a.db.clone().with_load_method(LoadMethod::Infile),
+        b.db.clone().with_load_method(LoadMethod::Insert),
+    );
+    load_checked(&a_db, &data);
+    load_checked(&b_db, &data);
+    let sums = checksums(&a_db);
+    assert_eq!(sums, checksums(&b_db));
+    let mut s = a_db.connect().unwrap();
+    write_everything(&mut *s);
+    assert_ne!(checksums(&a_db), sums);
+    a_db.reset().unwrap();
+    assert_eq!(checksums(&a_db), sums);
+    let next = data.rows(Table::Customers) as i64 + 1;
+    assert_eq!(s.new_customer(&customer("newuser77")).unwrap(), Some(next));
+}
+
+/// `cargo test -p storbench-bench measure_mysql -- --ignored --nocapture`: the two load
+/// methods on S, three runs each, and the reset after a burst of writes.
+#[test]
+#[ignore = "measurement, minutes"]
+fn measure_mysql_load_methods_and_reset_on_s() {
+    let Some(f) = fixture("measure") else { return };
+    let data = generated("S");
+    // Interleaved, so a busy neighbour slows both methods alike.
+    for run in 1..=3 {
+        for method in [LoadMethod::Infile, LoadMethod::Insert] {
+            let db = f.db.clone().with_load_method(method);
+            let r = db.load(&data, &mut |_| {}, &StopFlag::new()).unwrap();
+            println!(
+                "{method:?} run {run}: load {:.2} s, index {:.2} s, size {:?}",
+                r.load_s, r.index_s, r.size_bytes
+            );
+        }
+    }
+    let mut s = f.db.connect().unwrap();
+    for round in 1..=3 {
+        for i in 0..200 {
+            let items = vec![(1 + i * 37 % 10_000, 1), (1 + i * 91 % 10_000, 2)];
+            let _ = s.purchase(&Purchase { customer_id: 1 + i, items, ..Default::default() }).unwrap();
+            s.new_customer(&customer(&format!("newuser{round}_{i}"))).unwrap();
+        }
+        println!("reset round {round}: {:.3} s", f.db.reset().unwrap());
+    }
 }
