@@ -3,9 +3,13 @@
 //!
 //! Bulk load: `LOAD DATA LOCAL INFILE` fed from `DataSet::csv` through the driver's
 //! local-infile handler, or multi-row INSERTs of about 1 MiB built from `DataSet::for_each_row`
-//! on a second thread. LOAD DATA measured faster (see the module tests' figures in the commit
-//! log and the report), so it is the default; the INSERT path is kept as the fallback for
-//! servers with `local_infile` off (MySQL 8's default).
+//! on a second thread. Measured on S (4.48 M rows, 350 MB in InnoDB) against MariaDB 10.11 with
+//! a 128 MiB buffer pool, 2 vCPUs, interleaved runs (`measure_mysql_load_methods_and_reset_on_s`):
+//! on a quiet host LOAD DATA took 9.8 / 10.0 / 12.4 s and INSERT 14.7 / 15.4 / 14.6 s (plus
+//! 5-7 s of indexes either way), so LOAD DATA is the default. It costs the server more CPU
+//! (23-28 s against 18-19 s), so on a host busy with other work INSERT came out ahead
+//! (LOAD DATA 43-49 s, INSERT 31-36 s). The INSERT path stays as the fallback for servers
+//! with `local_infile` off (MySQL 8's default); both give the same CHECKSUM TABLE.
 
 use super::{Ctx, META_TABLE, Mysql, run};
 use crate::db::{DbError, DbErrorKind, DbResult, LoadProgress, LoadReport};
@@ -114,10 +118,13 @@ pub(crate) fn load(
             |done| progress(LoadProgress { table, step: "load", rows_done: done, rows_total: total });
         let rows = if table == Table::Categories {
             load_categories(&mut conn)?
-        } else if infile {
-            load_infile(&mut conn, data, table, stop, &mut tick)?
         } else {
-            load_inserts(&mut conn, data, table, stop, &mut tick)?
+            let rows = Rows { data, table, stop };
+            if infile {
+                rows.load_infile(&mut conn, &mut tick)?
+            } else {
+                rows.load_inserts(&mut conn, &mut tick)?
+            }
         };
         if stop.is_stopped() {
             return Err(DbError::new(DbErrorKind::Query, "load stopped before it finished; run it again"));
@@ -400,85 +407,86 @@ fn with_progress<T: Send>(done: &AtomicU64, tick: &mut dyn FnMut(u64), work: imp
     })
 }
 
-fn load_infile(
-    conn: &mut Conn,
-    data: &DataSet,
+/// One table's generated rows, on their way into the server.
+struct Rows<'a> {
+    data: &'a DataSet,
     table: Table,
-    stop: &StopFlag,
-    tick: &mut dyn FnMut(u64),
-) -> DbResult<u64> {
-    let done = Arc::new(AtomicU64::new(0));
-    let (set, halt, count) = (*data, stop.clone(), done.clone());
-    conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |_, w| {
-        set.csv(table, CSV_THREADS, &halt, &mut |piece, rows| {
-            w.write_all(piece)?;
-            count.fetch_add(rows, Ordering::Relaxed);
-            Ok(())
-        })
-    })));
-    let name = table.sql_name();
-    let sql = format!(
-        "LOAD DATA LOCAL INFILE '{name}' INTO TABLE {name} CHARACTER SET utf8mb4 \
-         FIELDS TERMINATED BY ',' LINES TERMINATED BY '\\n' ({})",
-        table.columns().join(", ")
-    );
-    let result = with_progress(&done, tick, || {
-        conn.query_drop(&sql).map(|()| (conn.affected_rows(), conn.warnings()))
-    });
-    conn.set_local_infile_handler(None);
-    let (rows, warnings) = result.ctx(&format!("LOAD DATA into {name}"))?;
-    if warnings > 0 {
-        let shown: Vec<(String, u32, String)> = conn.query("SHOW WARNINGS LIMIT 3").ctx("SHOW WARNINGS")?;
-        return Err(DbError::new(
-            DbErrorKind::Query,
-            format!(
-                "LOAD DATA into {name} gave {warnings} warning(s), such as {shown:?}; the data did not fit"
-            ),
-        ));
-    }
-    Ok(rows)
+    stop: &'a StopFlag,
 }
 
-fn load_inserts(
-    conn: &mut Conn,
-    data: &DataSet,
-    table: Table,
-    stop: &StopFlag,
-    tick: &mut dyn FnMut(u64),
-) -> DbResult<u64> {
-    let head = format!("INSERT INTO {} ({}) VALUES ", table.sql_name(), table.columns().join(", "));
-    let done = AtomicU64::new(0);
-    let (tx, rx) = mpsc::sync_channel::<(String, u64)>(2);
-    with_progress(&done, tick, || {
-        std::thread::scope(|s| {
-            s.spawn(move || {
-                let mut sql = String::with_capacity(INSERT_BYTES + 4096);
-                let mut rows = 0;
-                data.for_each_row(table, &mut |row| {
-                    if stop.is_stopped() {
-                        return;
-                    }
-                    sql.push_str(if rows == 0 { &head } else { "," });
-                    push_row(&mut sql, row);
-                    rows += 1;
-                    if sql.len() >= INSERT_BYTES {
-                        let full = std::mem::replace(&mut sql, String::with_capacity(INSERT_BYTES + 4096));
-                        let _ = tx.send((full, std::mem::take(&mut rows)));
+impl Rows<'_> {
+    fn load_infile(&self, conn: &mut Conn, tick: &mut dyn FnMut(u64)) -> DbResult<u64> {
+        let (data, table, stop) = (self.data, self.table, self.stop);
+        let done = Arc::new(AtomicU64::new(0));
+        let (set, halt, count) = (*data, stop.clone(), done.clone());
+        conn.set_local_infile_handler(Some(LocalInfileHandler::new(move |_, w| {
+            set.csv(table, CSV_THREADS, &halt, &mut |piece, rows| {
+                w.write_all(piece)?;
+                count.fetch_add(rows, Ordering::Relaxed);
+                Ok(())
+            })
+        })));
+        let name = table.sql_name();
+        let sql = format!(
+            "LOAD DATA LOCAL INFILE '{name}' INTO TABLE {name} CHARACTER SET utf8mb4 \
+         FIELDS TERMINATED BY ',' LINES TERMINATED BY '\\n' ({})",
+            table.columns().join(", ")
+        );
+        let result = with_progress(&done, tick, || {
+            conn.query_drop(&sql).map(|()| (conn.affected_rows(), conn.warnings()))
+        });
+        conn.set_local_infile_handler(None);
+        let (rows, warnings) = result.ctx(&format!("LOAD DATA into {name}"))?;
+        if warnings > 0 {
+            let shown: Vec<(String, u32, String)> =
+                conn.query("SHOW WARNINGS LIMIT 3").ctx("SHOW WARNINGS")?;
+            return Err(DbError::new(
+                DbErrorKind::Query,
+                format!(
+                    "LOAD DATA into {name} gave {warnings} warning(s), such as {shown:?}; the data did not fit"
+                ),
+            ));
+        }
+        Ok(rows)
+    }
+
+    fn load_inserts(&self, conn: &mut Conn, tick: &mut dyn FnMut(u64)) -> DbResult<u64> {
+        let (data, table, stop) = (self.data, self.table, self.stop);
+        let head = format!("INSERT INTO {} ({}) VALUES ", table.sql_name(), table.columns().join(", "));
+        let done = AtomicU64::new(0);
+        let (tx, rx) = mpsc::sync_channel::<(String, u64)>(2);
+        with_progress(&done, tick, || {
+            std::thread::scope(|s| {
+                s.spawn(move || {
+                    let mut sql = String::with_capacity(INSERT_BYTES + 4096);
+                    let mut rows = 0;
+                    data.for_each_row(table, &mut |row| {
+                        if stop.is_stopped() {
+                            return;
+                        }
+                        sql.push_str(if rows == 0 { &head } else { "," });
+                        push_row(&mut sql, row);
+                        rows += 1;
+                        if sql.len() >= INSERT_BYTES {
+                            let full =
+                                std::mem::replace(&mut sql, String::with_capacity(INSERT_BYTES + 4096));
+                            let _ = tx.send((full, std::mem::take(&mut rows)));
+                        }
+                    });
+                    if rows > 0 {
+                        let _ = tx.send((sql, rows));
                     }
                 });
-                if rows > 0 {
-                    let _ = tx.send((sql, rows));
+                let mut total = 0;
+                for (sql, rows) in rx {
+                    conn.query_drop(&sql).ctx(&format!("INSERT into {}", table.sql_name()))?;
+                    total += conn.affected_rows();
+                    done.fetch_add(rows, Ordering::Relaxed);
                 }
-            });
-            let mut total = 0;
-            for (sql, rows) in rx {
-                conn.query_drop(&sql).ctx(&format!("INSERT into {}", table.sql_name()))?;
-                total += conn.affected_rows();
-                done.fetch_add(rows, Ordering::Relaxed);
-            }
-            Ok(total)
+                Ok(total)
+            })
         })
-    })
+    }
 }
 
 /// One row as `(v, v, ...)` in SQL literals.

@@ -6,8 +6,10 @@
 //! delete members the load did not have, write back the inventory rows that differ from the
 //! copy taken at load time (with the restock trigger held off, since some loaded stocks are
 //! below 3), empty REORDER and put the AUTO_INCREMENT counters back. The cost scales with what
-//! the run wrote, plus one pass over inventory, membership and history; a full copy back would
-//! rewrite every row, the 4.1 M ratings of S included.
+//! the run wrote, plus one pass over inventory, membership and history. Measured on S after
+//! 200 purchases and 200 new customers: 0.07-0.09 s on a quiet host (0.2-0.37 s on a busy
+//! one). A full copy back would rewrite every row: copying the 4.1 M ratings of S alone with
+//! INSERT ... SELECT took 7.3 s.
 
 use super::load::{INVENTORY_COPY, MEMBERSHIP_COPY, set_auto_increments};
 use super::{Ctx, Mysql, run};
