@@ -556,3 +556,16 @@ fn a_ds2_load_has_no_ds3_tables_and_resets() {
     f.db.reset().unwrap();
     assert_eq!(q::<(u64, u64)>(&f.db, WRITTEN), before);
 }
+
+#[test]
+fn a_stopped_load_says_so_and_leaves_nothing_that_looks_loaded() {
+    let Some(f) = fixture("stop") else { return };
+    let stop = StopFlag::new();
+    stop.stop();
+    let e = f.db.load(&generated("1MB"), &mut |_| {}, &stop).unwrap_err();
+    assert!(e.message.contains("stopped"), "{e}");
+    assert_eq!(f.db.shape().unwrap_err().kind, DbErrorKind::Missing);
+    // Still storbench's: a full load over it goes ahead.
+    let data = generated("1MB");
+    assert_eq!(f.db.load(&data, &mut |_| {}, &StopFlag::new()).unwrap().rows.len(), data.tables().len());
+}
