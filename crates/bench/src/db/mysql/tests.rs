@@ -569,3 +569,36 @@ fn a_stopped_load_says_so_and_leaves_nothing_that_looks_loaded() {
     let data = generated("1MB");
     assert_eq!(f.db.load(&data, &mut |_| {}, &StopFlag::new()).unwrap().rows.len(), data.tables().len());
 }
+
+/// `cargo test -p storbench-bench measure_mysql_calls -- --ignored --nocapture`: mean time of
+/// each call on one session (1MB), as a sanity check of the statements' plans.
+#[test]
+#[ignore = "measurement"]
+fn measure_mysql_calls() {
+    let Some(f) = fixture("calls_timed") else { return };
+    let data = generated("1MB");
+    f.db.load(&data, &mut |_| {}, &StopFlag::new()).unwrap();
+    let mut s = f.db.connect().unwrap();
+    let (t, first, last) = (words::title_words(), words::first_names(), words::last_names());
+    let n = 300usize;
+    let time = |name: &str, call: &mut dyn FnMut(usize) -> DbResult<u32>| {
+        let t0 = std::time::Instant::now();
+        for i in 0..n {
+            call(i).unwrap();
+        }
+        println!("{name}: {:.0} us", t0.elapsed().as_secs_f64() * 1e6 / n as f64);
+    };
+    time("login", &mut |i| s.login(&format!("user{}", 1 + i), "password").map(|l| l.history_rows));
+    time("browse title", &mut |i| s.browse(Browse::Title(&format!("{} {}", t[0], t[i % 1000])), 5));
+    time("browse actor", &mut |i| {
+        s.browse(Browse::Actor(&format!("{} {}", first[i % 200], last[i * 7 % 200])), 5)
+    });
+    time("browse category", &mut |i| s.browse(Browse::Category(1 + (i % 16) as u8), 5));
+    time("review search", &mut |i| s.review_search(ReviewSearch::Title(t[i % 1000]), 5, 500));
+    time("get reviews", &mut |i| s.get_reviews(1 + i as i64, ReviewOrder::Helpful, 5));
+    time("purchase", &mut |i| {
+        let items = vec![(1 + i as i64, 1), (1 + (i * 13 % 1000) as i64, 2)];
+        s.purchase(&Purchase { customer_id: 1 + i as i64, items, ..Default::default() })
+            .map(|o| o.is_some() as u32)
+    });
+}
