@@ -1,1 +1,0 @@
-//! SKELETON: the mysql backend (implementation lands on branch oltp-mysql).
