@@ -86,10 +86,10 @@ fn backend_of_url(url: &str) -> Result<BackendArg> {
 }
 
 fn open_server(kind: BackendArg, url: &str) -> Result<Arc<dyn Database>> {
-    use storbench_bench::db::postgres::Postgres;
+    use storbench_bench::db::{mysql::Mysql, postgres::Postgres};
     let db: Arc<dyn Database> = match kind {
         BackendArg::Postgres => Arc::new(Postgres::new(url)?),
-        _ => bail!("TEMPORARY: the MariaDB backend is merged next ({})", redact(url)),
+        _ => Arc::new(Mysql::new(url)?),
     };
     Ok(db)
 }
