@@ -254,10 +254,10 @@ pub(super) fn create_schema(client: &mut Client, ds2: bool) -> DbResult<()> {
     Ok(())
 }
 
-/// COPY streams at once. Two keep both cores busy: the largest table (review ratings, about
-/// half the bytes) on one connection while the others go through a second. Measured on the S
-/// set: see bench/oltp-load-pg.sh and the README.
-const COPY_CONNECTIONS: usize = 2;
+/// COPY streams at once: the largest table (review ratings, about half the bytes) on one
+/// connection while the others share two more. On the 2-core test machine, S loaded in 2.07 s
+/// with two streams and 1.93 s with three, against psql's 2.11-2.16 s (bench/oltp-load-pg.sh).
+const COPY_CONNECTIONS: usize = 3;
 
 /// Tables loaded and their rows; `Err(None)` when stopped.
 type Copied = Result<Vec<(Table, u64)>, Option<DbError>>;
