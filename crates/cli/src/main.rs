@@ -17,7 +17,14 @@ fn main() {
 
 fn real_main() -> i32 {
     quiet_panics();
-    let cli = match args::Cli::try_parse() {
+    let argv = match args::expand_config_files(std::env::args_os().collect()) {
+        Ok(argv) => argv,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return 2;
+        }
+    };
+    let cli = match args::Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();

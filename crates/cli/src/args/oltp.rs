@@ -212,7 +212,67 @@ pub struct OltpRunArgs {
     #[arg(long)]
     pub no_reset: bool,
 
+    /// DS3's parameter file: `name=value` lines (DS3's names), read in place of this option,
+    /// so options after it win, as in DS3 (config_file).
+    #[arg(long, value_name = "FILE", alias = "config_file")]
+    #[serde(skip)]
+    pub config_file: Option<PathBuf>,
+
+    /// DS3's ways of reading host CPU (windows_perf_host, linux_perf_host) and its web tier
+    /// (virt_dir, page_type): accepted so DS3 scripts run, and ignored. storbench samples the
+    /// CPU itself and talks to the database directly.
+    #[arg(
+        long,
+        value_name = "VALUE",
+        hide = true,
+        alias = "windows_perf_host",
+        alias = "linux-perf-host",
+        alias = "linux_perf_host",
+        alias = "virt_dir",
+        alias = "virt-dir",
+        alias = "page_type",
+        alias = "page-type"
+    )]
+    #[serde(skip)]
+    pub windows_perf_host: Option<String>,
+
     #[command(flatten)]
     #[serde(skip)]
     pub out: super::OutputArgs,
+}
+
+/// Splices DS3 parameter files into the command line: `--config_file=F` (or `--config-file
+/// F`) becomes `--name=value` for each `name=value` line of F, in its place. Blank lines and
+/// lines starting with `#` are skipped.
+pub fn expand_config_files(args: Vec<std::ffi::OsString>) -> Result<Vec<std::ffi::OsString>, String> {
+    let mut out = Vec::with_capacity(args.len());
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let text = arg.to_string_lossy();
+        let path = match text.split_once('=') {
+            Some(("--config_file" | "--config-file", p)) => p.to_owned(),
+            None if text == "--config_file" || text == "--config-file" => match it.next() {
+                Some(p) => p.to_string_lossy().into_owned(),
+                None => return Err(format!("{text} needs a file name")),
+            },
+            _ => {
+                out.push(arg);
+                continue;
+            }
+        };
+        let body = std::fs::read_to_string(&path)
+            .map_err(|e| format!("--config-file {path}: {e}; give the path of a DS3 parameter file"))?;
+        for (n, line) in body.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            if !line.contains('=') {
+                return Err(format!(
+                    "{path}:{n}: '{line}' is not name=value; DS3 parameter files hold lines like n_threads=8"
+                ));
+            }
+            out.push(format!("--{line}").into());
+        }
+    }
+    Ok(out)
 }

@@ -151,3 +151,29 @@ fn load_refuses_a_file_storbench_did_not_create() {
     assert!(stderr_text(&a).contains("not a storbench database"), "{}", stderr_text(&a));
     assert_eq!(std::fs::read(&precious).unwrap(), b"not ours");
 }
+
+#[test]
+fn a_ds3_parameter_file_is_read_in_place_and_later_options_win() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("ds3.db");
+    load_sqlite(&db, "1MB");
+    let conf = dir.path().join("DriverConfig.txt");
+    std::fs::write(&conf, "# DS3 driver settings\nn_threads=3\nrun_time=0.05\nwarmup_time=0\ndb_size=1MB\nlinux_perf_host=web:web:db1\npct_newcustomers=40\n").unwrap();
+    let a = storbench()
+        .args(["oltp", "run"])
+        .arg(format!("--config_file={}", conf.display()))
+        .args(["--pct_newcustomers=30", "--json", "--path"])
+        .arg(&db)
+        .arg("--output-dir")
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let p = &crate::support::stdout_json(&a)["parameters"];
+    assert_eq!((p["n_threads"].as_u64(), p["pct_newcustomers"].as_f64()), (Some(3), Some(30.0)), "{p}");
+    assert!(stderr_text(&a).contains("ignoring DS3's 'web:web:db1'"));
+    std::fs::write(&conf, "n_threads 3\n").unwrap();
+    let bad = storbench().args(["oltp", "run", "--config-file"]).arg(&conf).assert().code(2);
+    assert!(stderr_text(&bad).contains("is not name=value"), "{}", stderr_text(&bad));
+    let unknown = storbench().args(["oltp", "run", "--config-file", "/nonexistent/conf"]).assert().code(2);
+    assert!(stderr_text(&unknown).contains("DS3 parameter file"));
+}

@@ -43,6 +43,11 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
     let size = db_size(a.db_size.as_deref().unwrap_or("10MB"))?;
     let spec = validate(a, size.counts())?;
     let lines = line_options(a)?;
+    if let Some(v) = &a.windows_perf_host {
+        eprintln!(
+            "note: ignoring DS3's '{v}' (perf host, virt_dir or page_type): storbench samples CPU itself and talks to the database directly"
+        );
+    }
     let dbs = open_databases(&a.db)?;
     if dbs.len() as u32 * spec.n_threads > MAX_THREADS {
         bail!(
