@@ -8,7 +8,7 @@
 #[allow(dead_code)]
 mod support;
 
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use storbench_bench::db::BackendKind;
 use storbench_bench::db::testing::{server_url, unique_db_name};
@@ -39,25 +39,8 @@ fn a_postgres_restart_mid_run_is_survived_and_counted() {
     let url = format!("{}/{name}", base.rsplit_once('/').unwrap().0);
     storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
     let dir = disk_tempdir();
-    let child = Command::new(storbench().get_program())
-        .args([
-            "oltp",
-            "run",
-            "--db-size",
-            "1MB",
-            "--warmup-time",
-            "0",
-            "--run-time",
-            "14s",
-            "--n-threads",
-            "4",
-        ])
-        .args(["--json", "--url", &url, "--output-dir"])
-        .arg(dir.path().join("results"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let timing = ["--warmup-time", "0", "--run-time", "14s", "--n-threads", "4"];
+    let child = support::spawn_oltp_run(&["--url", &url], &dir.path().join("results"), &timing);
     std::thread::sleep(Duration::from_secs(4));
     let restarted = Command::new("pg_ctlcluster")
         .args(["--skip-systemctl-redirect", &version, "main", "restart"])

@@ -2,7 +2,7 @@
 //! DS3's output lines and the bundle, the sales check, and the errors that must come before a
 //! run starts.
 
-use crate::support::{disk_tempdir, json, only_bundle, stderr_text, storbench};
+use crate::support::{disk_tempdir, json, oltp_run, only_bundle, stderr_text, storbench};
 use std::path::Path;
 
 /// `storbench oltp load` of a SQLite file at `size`.
@@ -12,25 +12,10 @@ fn load_sqlite(db: &Path, size: &str) {
 
 /// A short run (2 s warm-up, 4 s measured) with summary.json on stdout.
 fn short_run(dir: &Path, db: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
-    storbench()
-        .args([
-            "oltp",
-            "run",
-            "--db-size",
-            "1MB",
-            "--warmup-time",
-            "2s",
-            "--run-time",
-            "4s",
-            "--json",
-            "--path",
-        ])
-        .arg(db)
-        .arg("--output-dir")
-        .arg(dir.join("results"))
-        .args(extra)
-        .assert()
-        .success()
+    use assert_cmd::assert::OutputAssertExt;
+    let timing = ["--warmup-time", "2s", "--run-time", "4s"];
+    let extra: Vec<&str> = timing.iter().chain(extra).copied().collect();
+    oltp_run(&["--path", db.to_str().unwrap()], &dir.join("results"), &extra).assert().success()
 }
 
 #[test]

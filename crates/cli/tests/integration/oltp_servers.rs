@@ -3,7 +3,7 @@
 //! a wrong URL gives. Each test uses its own database and drops it. Without a server the tests
 //! skip (saying how to enable them); under STORBENCH_REQUIRE_SERVERS=1 (CI) they fail.
 
-use crate::support::{disk_tempdir, stderr_text, stdout_json, storbench};
+use crate::support::{disk_tempdir, spawn_oltp_run, stderr_text, stdout_json, storbench};
 use std::process::Command;
 use std::time::Duration;
 use storbench_bench::db::BackendKind;
@@ -113,26 +113,8 @@ fn survives_killed_connections(kind: BackendKind, tag: &str) {
     let url = db.url();
     storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
     let dir = disk_tempdir();
-    let bin = storbench().get_program().to_owned();
-    let child = Command::new(bin)
-        .args([
-            "oltp",
-            "run",
-            "--db-size",
-            "1MB",
-            "--warmup-time",
-            "0",
-            "--run-time",
-            "8s",
-            "--n-threads",
-            "4",
-        ])
-        .args(["--json", "--url", &url, "--output-dir"])
-        .arg(dir.path().join("results"))
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let timing = ["--warmup-time", "0", "--run-time", "8s", "--n-threads", "4"];
+    let child = spawn_oltp_run(&["--url", &url], &dir.path().join("results"), &timing);
     std::thread::sleep(Duration::from_secs(3));
     let killed = match kind {
         BackendKind::Postgres => db.sql(&format!(

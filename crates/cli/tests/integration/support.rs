@@ -51,3 +51,24 @@ pub fn stdout_json(a: &assert_cmd::assert::Assert) -> serde_json::Value {
 pub fn stderr_text(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stderr).into_owned()
 }
+
+/// `storbench oltp run --db-size 1MB --json --output-dir RESULTS TARGET EXTRA` as a plain
+/// command, to spawn (and interrupt or disturb) or to assert on.
+pub fn oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::process::Command {
+    let mut cmd = std::process::Command::new(storbench().get_program());
+    cmd.env("RUST_BACKTRACE", "1").env_remove("RUST_LIB_BACKTRACE");
+    cmd.args(["oltp", "run", "--db-size", "1MB", "--json", "--output-dir"])
+        .arg(results)
+        .args(target)
+        .args(extra);
+    cmd
+}
+
+/// `oltp_run` spawned with its output captured, for a test to disturb while it runs.
+pub fn spawn_oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::process::Child {
+    oltp_run(target, results, extra)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("storbench starts")
+}
