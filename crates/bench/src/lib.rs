@@ -2,9 +2,10 @@
 //!
 //! It measures and returns data; it prints nothing and knows nothing of the command line.
 //! Layout: `engine` (io_uring, psync, null), `target` (files and block devices: create, fill,
-//! safety checks), `workload` (one module and one entry point per workload), `metrics` (HDR
+//! safety checks), `workload` (one module and one entry point per workload: `io`, `oltp`),
+//! `db` (the OLTP workload's databases: SQLite, PostgreSQL, MariaDB/MySQL), `metrics` (HDR
 //! histograms and per-worker recorders), `monitor` (/proc and /sys samplers), `run` (phases,
-//! intervals, stop requests, own CPU time).
+//! intervals, stop requests, own CPU time), `rng` (seeded random streams).
 
 pub mod db;
 pub mod engine;
