@@ -36,7 +36,11 @@ const INSERT_BYTES: usize = 1 << 20;
 /// The copies `reset` restores from, and the mark.
 pub(crate) const INVENTORY_COPY: &str = "storbench_inventory0";
 pub(crate) const MEMBERSHIP_COPY: &str = "storbench_membership0";
-const PROCEDURES: [&str; 3] = ["ds3_login", "ds3_new_customer", "ds3_purchase"];
+
+/// The procedures `procs.sql` creates, by name (what `drop_ours` may drop).
+pub(crate) fn procedures() -> impl Iterator<Item = &'static str> {
+    PROCS_SQL.lines().filter_map(|l| l.strip_prefix("CREATE PROCEDURE ")?.split('(').next())
+}
 
 /// How `load` puts rows into the tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -309,7 +313,7 @@ pub(crate) fn claim_database(db: &Mysql, data: &DataSet) -> DbResult<Conn> {
 /// Drops the tables and procedures storbench creates (only those names), the mark last.
 fn drop_ours(conn: &mut Conn) -> DbResult<()> {
     run(conn, "SET SESSION foreign_key_checks = 0")?;
-    for p in PROCEDURES {
+    for p in procedures() {
         run(conn, &format!("DROP PROCEDURE IF EXISTS {p}"))?;
     }
     let mut names: Vec<&str> =

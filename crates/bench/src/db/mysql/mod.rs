@@ -16,10 +16,12 @@
 //!   the server has `local_infile` off; unique and foreign-key checks are off during the load,
 //!   secondary and FULLTEXT indexes, foreign keys, the restock trigger and the procedures come
 //!   after it.
-//! - Transactions ([`session`]): LOGIN, NEW_CUSTOMER and PURCHASE are stored procedures (each
-//!   saves round trips or must be one transaction on the server); the single-statement calls
-//!   (browses, review searches, reviews, prices, new member, new review, new helpfulness) are
-//!   prepared statements, where a procedure would add a call frame and save nothing.
+//! - Transactions ([`session`]): every one of DS3 §3.1's transactions is a stored procedure
+//!   that `load` creates (`procs.sql`), called as a prepared `CALL`, one round trip each, as
+//!   DS3 runs them server-side. LOGIN, NEW_CUSTOMER and PURCHASE save round trips or must be
+//!   one server-side transaction; the single-statement ones (new member, browses, review
+//!   searches, reviews, new review, new helpfulness, prices) are procedures too, so the SQL a
+//!   run executes lives on the server as DS3's does (on PostgreSQL they are functions).
 //! - Reset ([`reset`]): a delta reset that deletes what a run inserted (ids above the loaded
 //!   maxima) and restores INVENTORY and MEMBERSHIP from copies kept at load time.
 

@@ -234,6 +234,44 @@ fn every_session_call_answers_on_hand_made_rows() {
     assert_eq!(prices, [(1, 1299), (3, 1299)]);
 }
 
+#[test]
+fn the_procedures_keep_the_statements_meaning_and_the_session_usable() {
+    let Some(f) = fixture("procs") else { return };
+    hand_load(&f.db);
+    let mut s = f.db.connect().unwrap();
+    // More ids than a purchase has, one twice and one unknown: each known product once, as
+    // `prod_id IN (...)` gave.
+    let ids: Vec<i64> = (1..=20).chain([3, 3, 424_242]).collect();
+    let mut prices = vec![(0, 0)];
+    s.prices(&ids, &mut prices).unwrap();
+    prices.sort_unstable();
+    assert_eq!(prices, (1..=20).map(|p| (p, 1299)).collect::<Vec<_>>());
+    s.prices(&[], &mut prices).unwrap();
+    assert!(prices.is_empty());
+    // An unknown customer is an error, not "already a member", and the session goes on.
+    assert_eq!(s.new_member(424_242, 1).unwrap_err().kind, DbErrorKind::Query);
+    assert!(s.new_member(5, 1).unwrap());
+    assert_eq!(s.get_reviews(1, ReviewOrder::Stars(1), 10).unwrap(), 1);
+    assert_eq!(s.get_reviews(1, ReviewOrder::Stars(3), 10).unwrap(), 0);
+    // Product 1's reviews: 1 (2013-03-01, 5 stars, helpfulness 17) and 2 (2013-04-01, 1 star,
+    // helpfulness 1). The first column of a review row is its id.
+    let first = |sql: &str| q::<mysql::Row>(&f.db, sql).get::<i64, _>(0).unwrap();
+    assert_eq!(first("CALL ds3_get_reviews(1, NULL, FALSE, 1)"), 1);
+    assert_eq!(first("CALL ds3_get_reviews(1, NULL, TRUE, 1)"), 2);
+    assert_eq!(first("CALL ds3_get_reviews(1, 1, FALSE, 5)"), 2);
+    // Every procedure procs.sql creates is one `load` drops.
+    let names: Vec<String> = f
+        .db
+        .conn(true)
+        .unwrap()
+        .query("SELECT routine_name FROM information_schema.ROUTINES WHERE routine_schema = DATABASE() ORDER BY 1")
+        .unwrap();
+    let mut ours: Vec<&str> = load::procedures().collect();
+    ours.sort_unstable();
+    assert_eq!(names, ours);
+    assert_eq!(ours.len(), 11);
+}
+
 fn buy(items: &[(i64, u16)]) -> Purchase {
     Purchase { customer_id: 3, items: items.to_vec(), net_cents: 2598, tax_cents: 214, total_cents: 2812 }
 }
@@ -595,7 +633,29 @@ fn measure_mysql_calls() {
     });
     time("browse category", &mut |i| s.browse(Browse::Category(1 + (i % 16) as u8), 5));
     time("review search", &mut |i| s.review_search(ReviewSearch::Title(t[i % 1000]), 5, 500));
+    time("review search actor", &mut |i| s.review_search(ReviewSearch::Actor(last[i % 200]), 5, 500));
     time("get reviews", &mut |i| s.get_reviews(1 + i as i64, ReviewOrder::Helpful, 5));
+    time("get reviews stars", &mut |i| s.get_reviews(1 + i as i64, ReviewOrder::Stars(1 + (i % 5) as u8), 5));
+    time("get reviews date", &mut |i| s.get_reviews(1 + i as i64, ReviewOrder::Date, 5));
+    time("new member", &mut |i| s.new_member(1 + i as i64, 1 + (i % 3) as u8).map(u32::from));
+    time("new review", &mut |i| {
+        let r = NewReview {
+            prod_id: 1 + i as i64,
+            stars: 1 + (i % 5) as u8,
+            customer_id: 1 + i as i64,
+            summary: "fine".into(),
+            text: "a fine film".into(),
+        };
+        s.new_review(&r).map(|id| (id > 0) as u32)
+    });
+    time("new helpfulness", &mut |i| {
+        s.new_helpfulness(1 + i as i64, 2 + i as i64, 7).map(|id| (id > 0) as u32)
+    });
+    let mut prices = Vec::new();
+    time("prices", &mut |i| {
+        let ids: Vec<i64> = (0..1 + i % 10).map(|k| 1 + ((i * 31 + k * 97) % 1000) as i64).collect();
+        s.prices(&ids, &mut prices).map(|()| prices.len() as u32)
+    });
     time("purchase", &mut |i| {
         let items = vec![(1 + i as i64, 1), (1 + (i * 13 % 1000) as i64, 2)];
         s.purchase(&Purchase { customer_id: 1 + i as i64, items, ..Default::default() })
