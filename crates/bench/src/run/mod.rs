@@ -1,14 +1,17 @@
 //! The run lifecycle every workload shares: a ramp phase that is excluded from the results, a
 //! measured phase ended by time, by work done or by a stop request, one-second intervals
-//! aligned to the start of the measured phase, and storbench's own CPU time.
+//! aligned to the start of the measured phase, storbench's own CPU time, and settling the
+//! device before a run.
 
 mod collector;
 mod cpu;
 mod schedule;
+mod settle;
 
 pub use collector::{Collector, IntervalData};
 pub use cpu::{CpuTimes, process_cpu};
 pub use schedule::{IntervalClock, Schedule};
+pub use settle::{Settled, settle};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -212,6 +212,12 @@ pub struct OltpRunArgs {
     #[arg(long)]
     pub no_reset: bool,
 
+    /// Before the run, flush the OS's dirty pages and wait up to this long for the database's
+    /// device to be idle (under 10 % busy for 2 s), so the run does not pay for the writes of
+    /// the load or the reset; 0 skips it. Default: 30s.
+    #[arg(long, value_name = "DURATION")]
+    pub settle_time: Option<Seconds>,
+
     /// DS3's parameter file: `name=value` lines (DS3's names), read in place of this option,
     /// so options after it win, as in DS3 (config_file).
     #[arg(long, value_name = "FILE", alias = "config_file")]

@@ -36,7 +36,19 @@ fn an_interrupted_oltp_run_keeps_what_it_measured() {
     let dir = crate::support::disk_tempdir();
     let db = dir.path().join("ds3.db");
     storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
-    let args = ["oltp", "run", "--db-size", "1MB", "--warmup-time", "0", "--run-time", "10", "--path"];
+    let args = [
+        "oltp",
+        "run",
+        "--db-size",
+        "1MB",
+        "--warmup-time",
+        "0",
+        "--run-time",
+        "10",
+        "--settle-time",
+        "0",
+        "--path",
+    ];
     let mut args: Vec<&str> = args.to_vec();
     args.push(db.to_str().unwrap());
     let s = interrupt(&args, &dir.path().join("results"), Duration::from_millis(3500));

@@ -13,7 +13,7 @@ fn load_sqlite(db: &Path, size: &str) {
 /// A short run (2 s warm-up, 4 s measured) with summary.json on stdout.
 fn short_run(dir: &Path, db: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
     use assert_cmd::assert::OutputAssertExt;
-    let timing = ["--warmup-time", "2s", "--run-time", "4s"];
+    let timing = ["--warmup-time", "2s", "--run-time", "4s", "--settle-time", "5s"];
     let extra: Vec<&str> = timing.iter().chain(extra).copied().collect();
     oltp_run(&["--path", db.to_str().unwrap()], &dir.join("results"), &extra).assert().success()
 }
@@ -85,7 +85,7 @@ fn ds3s_own_parameter_spellings_are_accepted() {
             "--run_time=0.05",
             "--ds2_mode=Y",
         ])
-        .args(["--think_time=0", "--pct_newcustomers=50", "--json", "--path"])
+        .args(["--think_time=0", "--pct_newcustomers=50", "--settle-time=0", "--json", "--path"])
         .arg(&db)
         .arg("--output-dir")
         .arg(dir.path().join("results"))
@@ -145,7 +145,7 @@ fn a_ds3_parameter_file_is_read_in_place_and_later_options_win() {
     let conf = dir.path().join("DriverConfig.txt");
     std::fs::write(&conf, "# DS3 driver settings\nn_threads=3\nrun_time=0.05\nwarmup_time=0\ndb_size=1MB\nlinux_perf_host=web:web:db1\npct_newcustomers=40\n").unwrap();
     let a = storbench()
-        .args(["oltp", "run"])
+        .args(["oltp", "run", "--settle-time=0"])
         .arg(format!("--config_file={}", conf.display()))
         .args(["--pct_newcustomers=30", "--json", "--path"])
         .arg(&db)

@@ -80,7 +80,7 @@ fn load_and_run(kind: BackendKind, tag: &str) {
             "--n-threads",
             "8",
         ])
-        .args(["--json", "--url", &url, "--output-dir"])
+        .args(["--json", "--settle-time", "0", "--url", &url, "--output-dir"])
         .arg(dir.path().join("results"))
         .assert()
         .success();

@@ -57,7 +57,7 @@ pub fn stderr_text(a: &assert_cmd::assert::Assert) -> String {
 pub fn oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::process::Command {
     let mut cmd = std::process::Command::new(storbench().get_program());
     cmd.env("RUST_BACKTRACE", "1").env_remove("RUST_LIB_BACKTRACE");
-    cmd.args(["oltp", "run", "--db-size", "1MB", "--json", "--output-dir"])
+    cmd.args(["oltp", "run", "--db-size", "1MB", "--json", "--settle-time", "0", "--output-dir"])
         .arg(results)
         .args(target)
         .args(extra);

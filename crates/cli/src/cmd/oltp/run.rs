@@ -68,6 +68,12 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
         }
     }
     let place = place_of(&dbs, size.to_string());
+    let max = a.settle_time.map_or(Duration::from_secs(30), |s| s.0);
+    let settled = storbench_bench::run::settle(place.device.as_ref().map(|d| d.name.as_str()), max, stop);
+    if !max.is_zero() {
+        let how = if settled.idle { "the device is idle" } else { "the device is still busy; going on" };
+        eprintln!("settled for {:.1} s: {how}", settled.waited.as_secs_f64());
+    }
     let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
     let root = a.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
     let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
