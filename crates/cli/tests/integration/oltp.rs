@@ -43,7 +43,12 @@ fn a_short_sqlite_run_prints_ds3s_lines_and_writes_a_bundle_with_opm() {
     let dir = disk_tempdir();
     let db = dir.path().join("ds3.db");
     load_sqlite(&db, "1MB");
-    let a = short_run(dir.path(), &db, &["--n-threads", "2", "--log-freq", "2"]);
+    let ds3_csv = dir.path().join("ds3.csv");
+    let a = short_run(
+        dir.path(),
+        &db,
+        &["--n-threads", "2", "--log-freq", "2", "--out-filename", ds3_csv.to_str().unwrap()],
+    );
     let s = crate::support::stdout_json(&a);
     assert_eq!(s["workload"], "oltp");
     assert_eq!(s["complete"], true);
@@ -59,6 +64,10 @@ fn a_short_sqlite_run_prints_ds3s_lines_and_writes_a_bundle_with_opm() {
     let fin = err.lines().find(|l| l.starts_with("Final (")).expect("a Final line");
     assert!(fin.contains("n_purchase_overall=") && fin.contains("rollback_rate ="), "{fin}");
     assert!(err.contains("Run over"));
+    let periodic = std::fs::read_to_string(&ds3_csv).unwrap();
+    assert!(periodic.starts_with("datetime et, n_overall, opm,"), "{periodic}");
+    let last = periodic.lines().last().unwrap();
+    assert_eq!(last.split(", ").count(), 9, "datetime and the 8 figures: {last}");
     let bundle = only_bundle(&dir.path().join("results"));
     let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
     let header = csv.lines().next().unwrap();

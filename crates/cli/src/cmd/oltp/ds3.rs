@@ -48,19 +48,77 @@ fn sampled_ms(r: &OltpRecorder, prev: Sampled) -> String {
     if n == 0 { "0".into() } else { avg_ms(r.order_rt_sum_ns.saturating_sub(prev.rt_sum_ns), n) }
 }
 
-/// `et=  60.0 n_overall=1234 opm=1234 rt_tot_lastn_max_msec=12 rt_tot_avg_msec=3
-/// rt_tot_sampled=3 rollbacks: n=5 %=  0.4 `
+/// The figures of one periodic line, formatted as DS3 prints them.
+pub struct Periodic {
+    et: String,
+    n_overall: u64,
+    opm: u64,
+    lastn_max: String,
+    avg: String,
+    sampled: String,
+    rollbacks: u64,
+    pct: String,
+}
+
+impl Periodic {
+    pub fn of(r: &OltpRecorder, et_s: f64, prev: Sampled) -> Self {
+        Periodic {
+            et: format!("{et_s:7.1}"),
+            n_overall: r.orders,
+            opm: opm(r, et_s),
+            lastn_max: lastn_max_ms(r),
+            avg: avg_ms(r.order_rt_sum_ns, r.orders),
+            sampled: sampled_ms(r, prev),
+            rollbacks: r.rollbacks,
+            pct: rollback_pct(r),
+        }
+    }
+
+    /// The values in line order, padded as the line prints them.
+    fn values(&self) -> [String; 8] {
+        [
+            self.et.clone(),
+            self.n_overall.to_string(),
+            self.opm.to_string(),
+            self.lastn_max.clone(),
+            self.avg.clone(),
+            self.sampled.clone(),
+            self.rollbacks.to_string(),
+            self.pct.clone(),
+        ]
+    }
+
+    /// `et=  60.0 n_overall=1234 opm=1234 rt_tot_lastn_max_msec=12 rt_tot_avg_msec=3
+    /// rt_tot_sampled=3 rollbacks: n=5 %=  0.4 `
+    pub fn line(&self) -> String {
+        const KEYS: [&str; 8] = [
+            "et=",
+            " n_overall=",
+            " opm=",
+            " rt_tot_lastn_max_msec=",
+            " rt_tot_avg_msec=",
+            " rt_tot_sampled=",
+            " rollbacks: n=",
+            " %=",
+        ];
+        let mut line: String = KEYS.iter().zip(self.values()).map(|(k, v)| format!("{k}{v}")).collect();
+        line.push(' ');
+        line
+    }
+
+    /// A row of DS3's `out_filename` CSV (header `CSV_HEADER`).
+    pub fn csv_row(&self, datetime: &str) -> String {
+        let values = self.values().map(|v| v.trim().to_string());
+        std::iter::once(datetime.to_string()).chain(values).collect::<Vec<_>>().join(", ")
+    }
+}
+
+/// DS3's header of the `out_filename` CSV, as DS3 writes it.
+pub const CSV_HEADER: &str = "datetime et, n_overall, opm, rt_tot_lastn_max_msec, rt_tot_avg_msec, rt_tot_sampled, n_rollbacks_overall, rollback_pct";
+
+/// The periodic line of `r` over `et_s` seconds.
 pub fn periodic(r: &OltpRecorder, et_s: f64, prev: Sampled) -> String {
-    format!(
-        "et={et_s:7.1} n_overall={} opm={} rt_tot_lastn_max_msec={} rt_tot_avg_msec={} rt_tot_sampled={} rollbacks: n={} %={} ",
-        r.orders,
-        opm(r, et_s),
-        lastn_max_ms(r),
-        avg_ms(r.order_rt_sum_ns, r.orders),
-        sampled_ms(r, prev),
-        r.rollbacks,
-        rollback_pct(r)
-    )
+    Periodic::of(r, et_s, prev).line()
 }
 
 fn calls(r: &OltpRecorder, kinds: &[TxnKind]) -> (u64, u64) {
@@ -133,6 +191,13 @@ mod tests {
             line,
             "et=   30.0 n_overall=3 opm=6 rt_tot_lastn_max_msec=30 rt_tot_avg_msec=20 rt_tot_sampled=20 rollbacks: n=1 %= 33.3 "
         );
+    }
+
+    #[test]
+    fn the_csv_row_holds_the_periodic_figures() {
+        let row = Periodic::of(&recorder(), 30.0, Sampled::default()).csv_row("2026-11-22 10:00:00");
+        assert_eq!(row, "2026-11-22 10:00:00, 30.0, 3, 6, 30, 20, 20, 1, 33.3");
+        assert_eq!(CSV_HEADER.split(", ").count(), 8);
     }
 
     #[test]

@@ -305,10 +305,7 @@ impl<'a> Printer<'a> {
                     .open(p)
                     .with_context(|| format!("creating {}", p.display()))?;
                 let mut w = std::io::BufWriter::new(f);
-                writeln!(
-                    w,
-                    "datetime et, n_overall, opm, rt_tot_lastn_max_msec, rt_tot_avg_msec, rt_tot_sampled, n_rollbacks_overall, rollback_pct"
-                )?;
+                writeln!(w, "{}", ds3::CSV_HEADER)?;
                 Some(w)
             }
         };
@@ -362,25 +359,9 @@ impl<'a> Printer<'a> {
 
     fn write_csv(&mut self, iv: &OltpInterval) {
         let Some(w) = self.csv.as_mut() else { return };
-        let r = iv.phase_total;
-        let line = ds3::periodic(r, iv.phase_elapsed_s, self.prev_all);
-        let value =
-            |key: &str| line.split_whitespace().find_map(|f| f.strip_prefix(key)).unwrap_or("").to_string();
-        let pct = line.rsplit("%=").next().unwrap_or("").trim().to_string();
-        let _ = writeln!(
-            w,
-            "{}, {}, {}, {}, {}, {}, {}, {}, {}",
-            jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S"),
-            value("et="),
-            value("n_overall="),
-            value("opm="),
-            value("rt_tot_lastn_max_msec="),
-            value("rt_tot_avg_msec="),
-            value("rt_tot_sampled="),
-            r.rollbacks,
-            pct
-        );
-        let _ = w.flush();
+        let figures = ds3::Periodic::of(iv.phase_total, iv.phase_elapsed_s, self.prev_all);
+        let now = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
+        let _ = writeln!(w, "{}", figures.csv_row(&now)).and_then(|_| w.flush());
     }
 
     fn finish(&mut self, out: &driver::OltpOutcome, targets: &[String]) {
