@@ -281,4 +281,7 @@ pub trait Database: Send + Sync {
     fn counters(&self) -> DbResult<Box<dyn CounterSampler>>;
     /// Server version and non-default settings, for the full disclosure.
     fn server_info(&self) -> DbResult<Vec<(String, String)>>;
+    /// Where the data lives on this machine (the database file, or the server's data
+    /// directory), so its block device can be found and sampled; None when not local or unknown.
+    fn data_location(&self) -> Option<std::path::PathBuf>;
 }

@@ -86,6 +86,8 @@ fn load_and_run(kind: BackendKind, tag: &str) {
         .success();
     let s = stdout_json(&a);
     assert_eq!(s["engine"], kind.as_str());
+    // The server runs here: its data directory's block device is found and sampled.
+    assert!(s["target"]["device"]["name"].is_string(), "{}", s["target"]);
     let r = &s["results"];
     assert!(r["opm"].as_f64().unwrap() > 0.0, "{r}");
     assert_eq!(r["failed_orders"], 0, "{r}");

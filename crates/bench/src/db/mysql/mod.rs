@@ -301,6 +301,13 @@ impl Database for Mysql {
     fn server_info(&self) -> DbResult<Vec<(String, String)>> {
         counters::server_info(&mut self.conn(false)?)
     }
+
+    /// The server's data directory, if the server runs on this machine (the directory exists).
+    fn data_location(&self) -> Option<std::path::PathBuf> {
+        use mysql::prelude::Queryable;
+        let dir: String = self.conn(false).ok()?.query_first("SELECT @@datadir").ok()??;
+        Some(std::path::PathBuf::from(dir)).filter(|p| p.exists())
+    }
 }
 
 /// Runs one statement that returns nothing, naming it in the error.

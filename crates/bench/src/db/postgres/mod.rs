@@ -284,6 +284,12 @@ impl Database for Postgres {
         Ok(Box::new(counters::PgCounters::new(self)?))
     }
 
+    /// The server's data directory, if the server runs on this machine (the directory exists).
+    fn data_location(&self) -> Option<std::path::PathBuf> {
+        let dir: String = self.connect_db().ok()?.query_one("SHOW data_directory", &[]).ok()?.get(0);
+        Some(std::path::PathBuf::from(dir)).filter(|p| p.exists())
+    }
+
     fn server_info(&self) -> DbResult<Vec<(String, String)>> {
         let mut client = self.connect_db()?;
         let version: String =

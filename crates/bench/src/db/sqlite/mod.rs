@@ -157,6 +157,10 @@ impl Database for Sqlite {
         Ok(Box::new(counters::Sampler::new(self.stats.clone())))
     }
 
+    fn data_location(&self) -> Option<PathBuf> {
+        Some(self.path.clone())
+    }
+
     fn server_info(&self) -> DbResult<Vec<(String, String)>> {
         Ok(vec![
             ("sqlite_version".into(), rusqlite::version().into()),

@@ -185,13 +185,7 @@ fn check_shape(db: &dyn Database, spec: &OltpSpec, size: &str) -> Result<()> {
 
 fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> Where {
     let first = &dbs[0];
-    let data_dir = first.server_info().ok().and_then(|info| {
-        info.into_iter().find(|(k, _)| k == "data_directory" || k == "datadir" || k == "path").map(|(_, v)| v)
-    });
-    let local_path = data_dir.map(PathBuf::from).or_else(|| {
-        let p = PathBuf::from(first.describe());
-        p.exists().then_some(p)
-    });
+    let local_path = first.data_location();
     let device = local_path.as_deref().and_then(|p| resolve_device(p).ok().flatten());
     let size_bytes = local_path
         .as_deref()
