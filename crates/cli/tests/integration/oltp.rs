@@ -63,6 +63,7 @@ fn a_short_sqlite_run_prints_ds3s_lines_and_writes_a_bundle_with_opm() {
     assert!(err.lines().any(|l| l.starts_with("et=") && l.contains(" opm=")), "{err}");
     let fin = err.lines().find(|l| l.starts_with("Final (")).expect("a Final line");
     assert!(fin.contains("n_purchase_overall=") && fin.contains("rollback_rate ="), "{fin}");
+    assert!(fin.contains(&format!(" n_overall={} ", r["orders"])), "Final covers the measured phase: {fin}");
     assert!(err.contains("Run over"));
     let periodic = std::fs::read_to_string(&ds3_csv).unwrap();
     assert!(periodic.starts_with("datetime et, n_overall, opm,"), "{periodic}");

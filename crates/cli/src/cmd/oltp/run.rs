@@ -281,11 +281,6 @@ struct Printer<'a> {
     prev: Vec<Sampled>,
     prev_all: Sampled,
     csv: Option<std::io::BufWriter<std::fs::File>>,
-    last: Option<(
-        f64,
-        storbench_bench::workload::oltp::driver::OltpRecorder,
-        Vec<storbench_bench::workload::oltp::driver::OltpRecorder>,
-    )>,
 }
 
 impl<'a> Printer<'a> {
@@ -303,13 +298,7 @@ impl<'a> Printer<'a> {
                 Some(w)
             }
         };
-        Ok(Printer {
-            opts,
-            prev: vec![Sampled::default(); targets],
-            prev_all: Sampled::default(),
-            csv,
-            last: None,
-        })
+        Ok(Printer { opts, prev: vec![Sampled::default(); targets], prev_all: Sampled::default(), csv })
     }
 
     fn say(&self, line: &str) {
@@ -333,7 +322,6 @@ impl<'a> Printer<'a> {
             self.prev.iter_mut().for_each(|p| *p = Sampled::default());
             self.say("Stats reset");
         }
-        self.last = Some((iv.phase_elapsed_s, iv.phase_total.clone(), iv.phase_per_target.to_vec()));
         let tick = iv.row.t_s.round() as u64;
         if tick == 0 || !tick.is_multiple_of(u64::from(self.opts.log_freq)) {
             return;
@@ -360,13 +348,11 @@ impl<'a> Printer<'a> {
 
     fn finish(&mut self, out: &driver::OltpOutcome, targets: &[String]) {
         let when = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
-        let (et, total, per_target) = match &self.last {
-            Some((et, t, p)) => (*et, t.clone(), p.clone()),
-            None => (0.0, Default::default(), Vec::new()),
-        };
-        self.say(&format!("Final ({when}): {}", ds3::final_fields(&total, et, self.prev_all)));
-        if per_target.len() > 1 {
-            for (i, t) in per_target.iter().enumerate() {
+        // Final covers the measured phase, whose totals the outcome holds.
+        let et = out.measured_s;
+        self.say(&format!("Final ({when}): {}", ds3::final_fields(&out.totals, et, self.prev_all)));
+        if out.per_target.len() > 1 {
+            for (i, t) in out.per_target.iter().enumerate() {
                 self.say(&format!("Final: target={} {}", targets[i], ds3::final_fields(t, et, self.prev[i])));
             }
         }
