@@ -44,10 +44,53 @@ impl AlignedBuf {
         // SAFETY: ptr is valid for len bytes and uniquely borrowed through &mut self.
         unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
     }
+}
 
-    /// The `index`-th piece of `piece` bytes.
-    pub fn piece(&mut self, index: usize, piece: usize) -> &mut [u8] {
-        &mut self.as_mut_slice()[index * piece..(index + 1) * piece]
+/// One aligned buffer cut into per-slot pieces of possibly different lengths, each starting on
+/// an `ALIGN` boundary; engines hand slot `i`'s piece to request `i`.
+pub struct SlotPool {
+    buf: AlignedBuf,
+    /// Start of each slot's piece, and its length.
+    pieces: Vec<(usize, usize)>,
+}
+
+impl SlotPool {
+    /// `lens[i]` bytes for slot `i`.
+    pub fn new(lens: &[u32]) -> io::Result<Self> {
+        let mut pieces = Vec::with_capacity(lens.len());
+        let mut at = 0usize;
+        for &len in lens {
+            pieces.push((at, len as usize));
+            at += (len as usize).max(1).next_multiple_of(ALIGN);
+        }
+        Ok(SlotPool { buf: AlignedBuf::new(at)?, pieces })
+    }
+
+    /// `slots` pieces of `len` bytes each.
+    pub fn uniform(slots: u32, len: u32) -> io::Result<Self> {
+        Self::new(&vec![len; slots as usize])
+    }
+
+    pub fn slots(&self) -> usize {
+        self.pieces.len()
+    }
+
+    pub fn piece(&mut self, slot: u32) -> &mut [u8] {
+        let (at, len) = self.pieces[slot as usize];
+        &mut self.buf.as_mut_slice()[at..at + len]
+    }
+
+    /// The whole pool, for registering it with the kernel.
+    pub fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.buf.as_mut_ptr()
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.buf.is_empty()
     }
 }
 

@@ -10,7 +10,7 @@ mod null;
 mod psync;
 mod uring;
 
-pub use buffer::AlignedBuf;
+pub use buffer::{AlignedBuf, SlotPool};
 
 use std::fs::File;
 use std::io;
@@ -23,10 +23,12 @@ pub enum Dir {
     Write,
 }
 
-/// One request: `len` bytes at `offset` through the buffer of `slot`.
+/// One request: `len` bytes at `offset` of file `file` (its index among the files the engine
+/// was opened on) through the buffer of `slot`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     pub slot: u32,
+    pub file: u16,
     pub dir: Dir,
     pub offset: u64,
     pub len: u32,
@@ -77,6 +79,9 @@ pub trait IoEngine: Send {
     }
     /// Buffer of `slot`, `max_len` bytes, aligned for O_DIRECT.
     fn buffer(&mut self, slot: u32) -> &mut [u8];
+    /// Makes file index `index` refer to `file` from now on (a log stream moving to its next
+    /// file); no request on the old file may be in flight.
+    fn replace_file(&mut self, index: u16, file: &File) -> io::Result<()>;
     /// Queue a request; it is handed to the kernel at the next `submit_and_reap`.
     fn queue(&mut self, req: Request);
     /// Submit what is queued, then wait until at least `min` requests completed or `timeout`
@@ -99,17 +104,26 @@ pub struct Opened {
 /// Opens `kind` on `file` with `slots` buffers of `max_len` bytes each. An io_uring that the
 /// kernel refuses falls back to psync, and `fallback` says why.
 pub fn open(kind: EngineKind, file: Option<&File>, slots: u32, max_len: u32) -> io::Result<Opened> {
-    let pool = || AlignedBuf::new(slots as usize * max_len as usize);
-    match (kind, file) {
-        (EngineKind::Null, _) | (_, None) => Ok(plain(null::NullEngine::new(pool()?, max_len))),
-        (EngineKind::Psync, Some(f)) => Ok(plain(psync::PsyncEngine::new(f, pool()?, max_len)?)),
-        (EngineKind::IoUring, Some(f)) => match uring::UringEngine::new(f, slots, max_len) {
-            Ok(e) => Ok(plain(e)),
-            Err(e) => Ok(Opened {
-                engine: Box::new(psync::PsyncEngine::new(f, pool()?, max_len)?),
-                fallback: Some(format!("io_uring is unavailable ({e}); using psync")),
-            }),
-        },
+    let files: Vec<&File> = file.into_iter().collect();
+    open_files(kind, &files, &vec![max_len; slots as usize])
+}
+
+/// Opens `kind` on `files` (requests name them by index) with one buffer per slot,
+/// `slot_lens[i]` bytes for slot `i`. Without files, or with `Null`, requests complete at once.
+pub fn open_files(kind: EngineKind, files: &[&File], slot_lens: &[u32]) -> io::Result<Opened> {
+    let pool = SlotPool::new(slot_lens)?;
+    if kind == EngineKind::Null || files.is_empty() {
+        return Ok(plain(null::NullEngine::new(pool)));
+    }
+    if kind == EngineKind::Psync {
+        return Ok(plain(psync::PsyncEngine::new(files, pool)?));
+    }
+    match uring::UringEngine::new(files, pool) {
+        Ok(e) => Ok(plain(e)),
+        Err(e) => Ok(Opened {
+            engine: Box::new(psync::PsyncEngine::new(files, SlotPool::new(slot_lens)?)?),
+            fallback: Some(format!("io_uring is unavailable ({e}); using psync")),
+        }),
     }
 }
 
@@ -128,4 +142,51 @@ fn plain(engine: impl IoEngine + 'static) -> Opened {
 /// Whether this kernel and sandbox let us set up an io_uring at all.
 pub fn io_uring_available() -> Result<(), String> {
     io_uring::IoUring::new(2).map(|_| ()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Writes `byte` through `slot` to `file` at offset 0, waiting for the completion.
+    fn write_through(e: &mut dyn IoEngine, slot: u32, file: u16, len: u32, byte: u8) {
+        e.buffer(slot)[..len as usize].fill(byte);
+        e.queue(Request { slot, file, dir: Dir::Write, offset: 0, len });
+        let mut out = Vec::new();
+        while out.is_empty() {
+            e.submit_and_reap(1, None, &mut out).unwrap();
+        }
+        assert_eq!(out[0], Completion { slot, result: len as i32 });
+    }
+
+    #[test]
+    fn requests_go_to_the_file_they_name_through_slots_of_their_own_length() {
+        for kind in [EngineKind::IoUring, EngineKind::Psync] {
+            let dir = tempfile::tempdir().unwrap();
+            let f: Vec<File> = ["a", "b", "c"]
+                .iter()
+                .map(|n| {
+                    let p = dir.path().join(n);
+                    std::fs::OpenOptions::new()
+                        .create(true)
+                        .truncate(true)
+                        .read(true)
+                        .write(true)
+                        .open(p)
+                        .unwrap()
+                })
+                .collect();
+            let mut e = open_files(kind, &[&f[0], &f[1]], &[4096, 8192]).unwrap().engine;
+            e.start().unwrap();
+            assert_eq!((e.buffer(0).len(), e.buffer(1).len()), (4096, 8192));
+            write_through(e.as_mut(), 0, 0, 4096, b'a');
+            write_through(e.as_mut(), 1, 1, 8192, b'b');
+            e.replace_file(1, &f[2]).unwrap();
+            write_through(e.as_mut(), 1, 1, 8192, b'c');
+            let read = |n: &str| std::fs::read(dir.path().join(n)).unwrap();
+            assert_eq!(read("a"), vec![b'a'; 4096], "{kind:?}");
+            assert_eq!(read("b"), vec![b'b'; 8192], "{kind:?}");
+            assert_eq!(read("c"), vec![b'c'; 8192], "{kind:?}");
+        }
+    }
 }

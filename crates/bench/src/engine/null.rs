@@ -1,18 +1,17 @@
 //! The null engine: every request completes at once, successfully, without touching a device.
 
-use super::{AlignedBuf, Capabilities, Completion, EngineKind, IoEngine, Request};
+use super::{Capabilities, Completion, EngineKind, IoEngine, Request, SlotPool};
 use std::io;
 use std::time::Duration;
 
 pub struct NullEngine {
-    pool: AlignedBuf,
-    max_len: usize,
+    pool: SlotPool,
     queued: Vec<Completion>,
 }
 
 impl NullEngine {
-    pub fn new(pool: AlignedBuf, max_len: u32) -> Self {
-        NullEngine { pool, max_len: max_len as usize, queued: Vec::with_capacity(256) }
+    pub fn new(pool: SlotPool) -> Self {
+        NullEngine { pool, queued: Vec::with_capacity(256) }
     }
 }
 
@@ -22,7 +21,11 @@ impl IoEngine for NullEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> &mut [u8] {
-        self.pool.piece(slot as usize, self.max_len)
+        self.pool.piece(slot)
+    }
+
+    fn replace_file(&mut self, _index: u16, _file: &std::fs::File) -> io::Result<()> {
+        Ok(())
     }
 
     fn queue(&mut self, req: Request) {

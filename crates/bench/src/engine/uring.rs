@@ -1,7 +1,7 @@
 //! The io_uring engine: one ring per worker, its buffers and file registered with the kernel
 //! so that each request skips the page pinning and file lookup it would otherwise cost.
 
-use super::{AlignedBuf, Capabilities, Completion, Dir, EngineKind, IoEngine, Request};
+use super::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request, SlotPool};
 use io_uring::{IoUring, opcode, types};
 use std::fs::File;
 use std::io;
@@ -10,10 +10,9 @@ use std::time::Duration;
 
 pub struct UringEngine {
     ring: IoUring,
-    // Keeps the registered descriptor open for as long as the ring uses it.
-    _file: File,
-    pool: AlignedBuf,
-    max_len: usize,
+    // Keep the registered descriptors open for as long as the ring uses them.
+    files: Vec<File>,
+    pool: SlotPool,
     fixed_buffers: bool,
     /// Created disabled (single issuer): `start` enables it on the worker's thread.
     disabled: bool,
@@ -21,30 +20,21 @@ pub struct UringEngine {
 }
 
 impl UringEngine {
-    pub fn new(file: &File, slots: u32, max_len: u32) -> io::Result<Self> {
-        let file = file.try_clone()?;
-        let (ring, disabled) = build_ring(slots)?;
-        ring.submitter().register_files(&[file.as_raw_fd()])?;
-        let mut pool = AlignedBuf::new(slots as usize * max_len as usize)?;
+    pub fn new(files: &[&File], mut pool: SlotPool) -> io::Result<Self> {
+        let files = files.iter().map(|f| f.try_clone()).collect::<io::Result<Vec<File>>>()?;
+        let (ring, disabled) = build_ring(pool.slots() as u32)?;
+        let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
+        ring.submitter().register_files(&fds)?;
         let iov = libc::iovec { iov_base: pool.as_mut_ptr().cast(), iov_len: pool.len() };
         // SAFETY: the pool outlives the ring's use of it: both live in self, and the ring is
         // dropped (unregistering) before the pool since it is declared first.
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
-        Ok(UringEngine {
-            ring,
-            _file: file,
-            pool,
-            max_len: max_len as usize,
-            fixed_buffers,
-            disabled,
-            pending: 0,
-        })
+        Ok(UringEngine { ring, files, pool, fixed_buffers, disabled, pending: 0 })
     }
 
     fn entry(&mut self, req: Request) -> io_uring::squeue::Entry {
-        let max_len = self.max_len;
-        let ptr = self.pool.piece(req.slot as usize, max_len).as_mut_ptr();
-        let fd = types::Fixed(0);
+        let ptr = self.pool.piece(req.slot).as_mut_ptr();
+        let fd = types::Fixed(req.file as u32);
         let entry = match (req.dir, self.fixed_buffers) {
             (Dir::Read, true) => opcode::ReadFixed::new(fd, ptr, req.len, 0).offset(req.offset).build(),
             (Dir::Write, true) => opcode::WriteFixed::new(fd, ptr, req.len, 0).offset(req.offset).build(),
@@ -87,7 +77,14 @@ impl IoEngine for UringEngine {
     }
 
     fn buffer(&mut self, slot: u32) -> &mut [u8] {
-        self.pool.piece(slot as usize, self.max_len)
+        self.pool.piece(slot)
+    }
+
+    fn replace_file(&mut self, index: u16, file: &File) -> io::Result<()> {
+        let file = file.try_clone()?;
+        self.ring.submitter().register_files_update(index as u32, &[file.as_raw_fd()])?;
+        self.files[index as usize] = file;
+        Ok(())
     }
 
     fn queue(&mut self, req: Request) {

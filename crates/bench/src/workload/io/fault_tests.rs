@@ -39,6 +39,9 @@ impl IoEngine for Faulty {
     fn buffer(&mut self, slot: u32) -> &mut [u8] {
         self.inner.buffer(slot)
     }
+    fn replace_file(&mut self, index: u16, file: &std::fs::File) -> std::io::Result<()> {
+        self.inner.replace_file(index, file)
+    }
     fn queue(&mut self, req: Request) {
         self.reads_in_flight[req.slot as usize] = (req.dir == Dir::Read).then_some(req.offset);
         self.inner.queue(req);

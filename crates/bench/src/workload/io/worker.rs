@@ -239,7 +239,7 @@ impl<'a> Worker<'a> {
         };
         let offset = self.pick_offset(len)?;
         let generation = if dir == Dir::Write { self.prepare_write(slot, offset, len) } else { 0 };
-        Some((Request { slot, dir, offset, len }, generation))
+        Some((Request { slot, file: 0, dir, offset, len }, generation))
     }
 
     /// Under `--verify`, never two requests on one block at once: a read racing a write of
@@ -342,8 +342,13 @@ impl<'a> Worker<'a> {
                 break;
             }
             for (slot, rel) in chunk.iter().enumerate() {
-                let req =
-                    Request { slot: slot as u32, dir: Dir::Read, offset: base + rel, len: block as u32 };
+                let req = Request {
+                    slot: slot as u32,
+                    file: 0,
+                    dir: Dir::Read,
+                    offset: base + rel,
+                    len: block as u32,
+                };
                 self.slots[slot] =
                     Slot { offset: req.offset, len: req.len, dir: Some(Dir::Read), ..Slot::default() };
                 self.engine.queue(req);
