@@ -144,6 +144,25 @@ pub fn io_uring_available() -> Result<(), String> {
     io_uring::IoUring::new(2).map(|_| ()).map_err(|e| e.to_string())
 }
 
+/// A failed completion's kind: the errno's name, or `short` for a partial transfer.
+pub fn error_kind(result: i32) -> &'static str {
+    match -result {
+        r if r <= 0 => "short",
+        libc::EIO => "EIO",
+        libc::ENOSPC => "ENOSPC",
+        libc::EINVAL => "EINVAL",
+        libc::EAGAIN => "EAGAIN",
+        libc::EBADF => "EBADF",
+        libc::EFAULT => "EFAULT",
+        libc::ENODEV => "ENODEV",
+        libc::ENXIO => "ENXIO",
+        libc::EROFS => "EROFS",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ECANCELED => "ECANCELED",
+        _ => "other",
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

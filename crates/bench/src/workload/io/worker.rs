@@ -6,7 +6,7 @@ use super::blocksize::BlockSizeMix;
 use super::offsets::OffsetGen;
 use super::spec::{End, IoSpec};
 use super::verify::{self, BadBlock};
-use crate::engine::{Completion, Dir, IoEngine, Request};
+use crate::engine::{Completion, Dir, IoEngine, Request, error_kind};
 use crate::metrics::Recorder;
 use crate::rng::{WorkerRng, below};
 use crate::run::{IntervalClock, Schedule, StopFlag};
@@ -409,24 +409,5 @@ impl VerifyState {
                 self.report.first.push((slot.offset, bad));
             }
         }
-    }
-}
-
-/// A failed completion's kind: the errno's name, or `short` for a partial transfer.
-fn error_kind(result: i32) -> &'static str {
-    match -result {
-        r if r <= 0 => "short",
-        libc::EIO => "EIO",
-        libc::ENOSPC => "ENOSPC",
-        libc::EINVAL => "EINVAL",
-        libc::EAGAIN => "EAGAIN",
-        libc::EBADF => "EBADF",
-        libc::EFAULT => "EFAULT",
-        libc::ENODEV => "ENODEV",
-        libc::ENXIO => "ENXIO",
-        libc::EROFS => "EROFS",
-        libc::ETIMEDOUT => "ETIMEDOUT",
-        libc::ECANCELED => "ECANCELED",
-        _ => "other",
     }
 }

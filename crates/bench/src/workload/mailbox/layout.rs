@@ -1,0 +1,267 @@
+//! Where the databases and logs live, the manifest that marks them as storbench's, sizing
+//! rules, and creating the databases: every page written with its checksum, in large
+//! sequential writes, all databases in parallel.
+//!
+//! Layout: `DB_DIR/storbench-mailbox.json` (the manifest), `DB_DIR/mailbox<N>.edb` (database
+//! N, from 1), `LOG_DIR/log<N>/E<NN><generation:08X>.log` and, while it is being made, the
+//! next file `LOG_DIR/log<N>/E<NN>tmp.log`. Nothing else in either directory is touched.
+
+use super::format::{Filler, filler_stream, write_page};
+use crate::engine::{self, Dir, EngineKind, Request};
+use crate::run::StopFlag;
+use serde::{Deserialize, Serialize};
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+pub const MANIFEST: &str = "storbench-mailbox.json";
+pub const MANIFEST_VERSION: u32 = 1;
+/// Size of each creation write.
+const CREATE_CHUNK: u32 = 1024 * 1024;
+const CREATE_DEPTH: u32 = 4;
+
+/// The files of database `id`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DbFiles {
+    pub id: u32,
+    pub db: PathBuf,
+    pub log_dir: PathBuf,
+}
+
+impl DbFiles {
+    pub fn new(db_dir: &Path, log_dir: &Path, id: u32) -> Self {
+        DbFiles { id, db: db_dir.join(format!("mailbox{id}.edb")), log_dir: log_dir.join(format!("log{id}")) }
+    }
+
+    pub fn log_path(&self, generation: u32) -> PathBuf {
+        self.log_dir.join(format!("E{:02}{generation:08X}.log", self.id))
+    }
+
+    pub fn tmp_log_path(&self) -> PathBuf {
+        self.log_dir.join(format!("E{:02}tmp.log", self.id))
+    }
+
+    /// The log files present, by generation, oldest first.
+    pub fn log_generations(&self) -> Vec<u32> {
+        let prefix = format!("E{:02}", self.id);
+        let mut gens: Vec<u32> = std::fs::read_dir(&self.log_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                let hex = name.strip_prefix(&prefix)?.strip_suffix(".log")?;
+                (hex.len() == 8).then(|| u32::from_str_radix(hex, 16).ok()).flatten()
+            })
+            .collect();
+        gens.sort_unstable();
+        gens
+    }
+}
+
+/// What a set of databases is: written when they are created, updated after every run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub version: u32,
+    pub preset: String,
+    pub page_size: u32,
+    pub log_file_size: u32,
+    pub log_dir: PathBuf,
+    pub seed: u64,
+    /// Per database: pages now, and the next log generation.
+    pub databases: Vec<DbState>,
+    /// False while a run is using the databases (an interrupted run leaves it false only if
+    /// it could not shut down).
+    pub clean: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DbState {
+    pub id: u32,
+    pub initial_pages: u64,
+    pub pages: u64,
+    pub next_generation: u32,
+}
+
+impl Manifest {
+    pub fn path(db_dir: &Path) -> PathBuf {
+        db_dir.join(MANIFEST)
+    }
+
+    pub fn load(db_dir: &Path) -> std::io::Result<Option<Manifest>> {
+        match std::fs::read(Self::path(db_dir)) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(std::io::Error::other),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Writes the manifest atomically (a new file renamed over the old).
+    pub fn save(&self, db_dir: &Path) -> std::io::Result<()> {
+        let tmp = db_dir.join(format!(".{MANIFEST}.tmp"));
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
+        std::fs::rename(tmp, Self::path(db_dir))
+    }
+
+    pub fn files(&self, db_dir: &Path) -> Vec<DbFiles> {
+        self.databases.iter().map(|d| DbFiles::new(db_dir, &self.log_dir, d.id)).collect()
+    }
+}
+
+/// Opens `path` for O_DIRECT reads and writes; `create` makes a new file and refuses an
+/// existing one.
+pub fn open_direct(path: &Path, create: bool) -> crate::Result<File> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(true).custom_flags(libc::O_DIRECT);
+    if create {
+        o.create_new(true);
+    }
+    o.open(path).map_err(|source| crate::Error::Io { op: "opening", path: path.to_path_buf(), source })
+}
+
+/// Jetstress's sizing from capacity: mailboxes filling `pct` % of the filesystem's formatted
+/// capacity, rounded down to a multiple of 50 (at least 50).
+pub fn mailboxes_for_capacity(capacity: u64, pct: u32, mailbox_bytes: u64) -> u64 {
+    let n = capacity as u128 * u128::from(pct) / 100 / u128::from(mailbox_bytes.max(1));
+    ((n as u64) / 50 * 50).max(50)
+}
+
+/// Formatted capacity of the filesystem holding `dir`.
+pub fn capacity(dir: &Path) -> std::io::Result<u64> {
+    let st = rustix::fs::statvfs(dir)?;
+    Ok(st.f_blocks.saturating_mul(st.f_frsize))
+}
+
+/// Creates database `files` of `pages` pages: every page written with its checksum, 1 MiB at
+/// a time with four writes in flight; `done` counts bytes written. The file is new (an
+/// existing one is refused).
+pub fn create_database(
+    files: &DbFiles,
+    pages: u64,
+    page_size: u32,
+    seed: u64,
+    engine_kind: EngineKind,
+    done: &AtomicU64,
+    stop: &StopFlag,
+) -> crate::Result<()> {
+    std::fs::create_dir_all(&files.log_dir).map_err(|source| crate::Error::Io {
+        op: "creating",
+        path: files.log_dir.clone(),
+        source,
+    })?;
+    let file = open_direct(&files.db, true)?;
+    let setup = |source| crate::Error::Setup { what: "creating a database", source };
+    let mut engine = engine::open_files(engine_kind, &[&file], &[CREATE_CHUNK; CREATE_DEPTH as usize])
+        .map_err(setup)?
+        .engine;
+    engine.start().map_err(setup)?;
+    let mut filler = Filler::new(seed, filler_stream(files.id, 0));
+    let total = pages * u64::from(page_size);
+    let (mut next, mut in_flight) = (0u64, 0u32);
+    let mut free: Vec<u32> = (0..CREATE_DEPTH).collect();
+    let mut out = Vec::new();
+    while next < total || in_flight > 0 {
+        while next < total && !stop.is_stopped() {
+            let Some(slot) = free.pop() else { break };
+            let len = u64::from(CREATE_CHUNK).min(total - next) as u32;
+            let buf = &mut engine.buffer(slot)[..len as usize];
+            for (i, page) in buf.chunks_exact_mut(page_size as usize).enumerate() {
+                write_page(page, files.id, next / u64::from(page_size) + i as u64, 0, &mut filler);
+            }
+            engine.queue(Request { slot, file: 0, dir: Dir::Write, offset: next, len });
+            next += u64::from(len);
+            in_flight += 1;
+        }
+        if stop.is_stopped() && in_flight == 0 {
+            break;
+        }
+        out.clear();
+        engine.submit_and_reap(1, None, &mut out).map_err(setup)?;
+        for c in &out {
+            if c.result < 0 {
+                let source = std::io::Error::from_raw_os_error(-c.result);
+                return Err(crate::Error::Io { op: "writing", path: files.db.clone(), source });
+            }
+            done.fetch_add(c.result as u64, Relaxed);
+            free.push(c.slot);
+            in_flight -= 1;
+        }
+    }
+    file.sync_all().map_err(|source| crate::Error::Io { op: "syncing", path: files.db.clone(), source })
+}
+
+/// Creates every database in parallel, reporting (bytes done, bytes total) about five times
+/// a second; writes the manifest once all are complete. An interrupted creation leaves no
+/// manifest, so the partial files are not taken for databases.
+pub fn create_all(
+    db_dir: &Path,
+    manifest: &Manifest,
+    engine_kind: EngineKind,
+    stop: &StopFlag,
+    progress: &mut dyn FnMut(u64, u64),
+) -> crate::Result<()> {
+    let files = manifest.files(db_dir);
+    let total: u64 = manifest.databases.iter().map(|d| d.pages * u64::from(manifest.page_size)).sum();
+    let done = Arc::new(AtomicU64::new(0));
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .iter()
+            .zip(&manifest.databases)
+            .map(|(f, d)| {
+                let done = done.clone();
+                scope.spawn(move || {
+                    create_database(f, d.pages, manifest.page_size, manifest.seed, engine_kind, &done, stop)
+                })
+            })
+            .collect();
+        while !handles.iter().all(|h| h.is_finished()) {
+            progress(done.load(Relaxed), total);
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        progress(done.load(Relaxed), total);
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::Error::InvalidJob("a creation thread panicked".into())))
+            })
+            .collect::<Vec<_>>()
+    });
+    results.into_iter().collect::<crate::Result<Vec<()>>>()?;
+    if stop.is_stopped() {
+        return Ok(());
+    }
+    manifest.save(db_dir).map_err(|source| crate::Error::Io {
+        op: "writing",
+        path: Manifest::path(db_dir),
+        source,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capacity_sizing_rounds_down_to_fifty_mailboxes() {
+        // 003: 60 % of 96 GB in 250 MB mailboxes = 235.9, so 200.
+        assert_eq!(mailboxes_for_capacity(96 << 30, 60, 250 << 20), 200);
+        assert_eq!(mailboxes_for_capacity(1 << 30, 60, 250 << 20), 50, "never fewer than 50");
+    }
+
+    #[test]
+    fn log_files_are_named_by_database_and_generation_and_listed_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = DbFiles::new(dir.path(), dir.path(), 3);
+        std::fs::create_dir_all(&f.log_dir).unwrap();
+        for g in [0x1A, 2, 0x10] {
+            std::fs::write(f.log_path(g), b"").unwrap();
+        }
+        std::fs::write(f.tmp_log_path(), b"").unwrap();
+        std::fs::write(f.log_dir.join("E04000001.log"), b"").unwrap();
+        assert_eq!(f.log_path(2).file_name().unwrap(), "E0300000002.log");
+        assert_eq!(f.log_generations(), vec![2, 0x10, 0x1A]);
+    }
+}

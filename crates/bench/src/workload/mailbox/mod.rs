@@ -1,0 +1,10 @@
+//! The mailbox workload: the I/O of Exchange's database engine (ESE), as Jetstress drives it.
+mod cache;
+mod format;
+mod instance;
+mod layout;
+mod log;
+mod preset;
+mod recorder;
+
+pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
