@@ -108,6 +108,10 @@ impl IoEngine for UringEngine {
         timeout: Option<Duration>,
         out: &mut Vec<Completion>,
     ) -> io::Result<()> {
+        if self.pending == 0 && self.ring.submission().is_empty() {
+            super::idle(timeout);
+            return Ok(());
+        }
         let want = min.min(self.pending) as usize;
         let result = match timeout {
             Some(t) if want > 0 => {

@@ -105,7 +105,7 @@ impl Cache {
         self.bufs[buf as usize].page
     }
 
-    pub fn is_writing(&self, buf: u32) -> bool {
+    pub fn writing(&self, buf: u32) -> bool {
         self.bufs[buf as usize].writing
     }
 
@@ -150,10 +150,12 @@ impl Cache {
         }
     }
 
-    /// Changes the page in `buf` at log position `lgpos`.
+    /// Changes the page in `buf` at log position `lgpos`. Only a page in the cache can change:
+    /// a buffer still being read (the page was evicted and is being read again by another
+    /// session) is left alone.
     pub fn dirty(&mut self, buf: u32, lgpos: u64) {
         let b = &mut self.bufs[buf as usize];
-        if b.state == State::Dirty {
+        if b.state != State::Clean {
             return;
         }
         b.state = State::Dirty;
@@ -172,11 +174,26 @@ impl Cache {
     /// (A page changed again while being written waits behind its write; look a little past it.)
     pub fn aged_before(&mut self, before: u64) -> Option<u32> {
         self.skip_stale();
-        self.aged.iter().take(64).find_map(|a| {
-            let b = &self.bufs[a.buf as usize];
-            (a.lgpos <= before && b.state == State::Dirty && b.dirty_since == a.lgpos && !b.writing)
-                .then_some(a.buf)
-        })
+        self.compact();
+        let bufs = &self.bufs;
+        let live = |a: &&Aged| {
+            let b = &bufs[a.buf as usize];
+            b.state == State::Dirty && b.dirty_since == a.lgpos
+        };
+        let mut candidates = self.aged.iter().filter(live).take(64);
+        candidates.find(|a| a.lgpos <= before && !bufs[a.buf as usize].writing).map(|a| a.buf)
+    }
+
+    /// Drops the entries of pages written (or changed again) since they were queued once
+    /// they outnumber the dirty pages, so that scans stay short.
+    fn compact(&mut self) {
+        if self.aged.len() > 2 * self.dirty as usize + 1024 {
+            let bufs = &self.bufs;
+            self.aged.retain(|a| {
+                let b = &bufs[a.buf as usize];
+                b.state == State::Dirty && b.dirty_since == a.lgpos
+            });
+        }
     }
 
     fn skip_stale(&mut self) {

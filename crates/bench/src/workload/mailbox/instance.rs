@@ -14,7 +14,7 @@ use super::log::{LogGeometry, LogStream, LogWrite, RecordKind};
 use super::preset::Profile;
 use super::recorder::MailboxRecorder;
 use crate::engine::{self, Completion, Dir, EngineKind, IoEngine, Request, error_kind};
-use crate::rng::{Rng, WorkerRng, below, stream, unit};
+use crate::rng::{WorkerRng, below, stream, unit};
 use crate::run::StopFlag;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -154,7 +154,6 @@ pub struct Instance {
     slots: Vec<(InFlight, u64)>,
     free_write_slots: Vec<u32>,
     /// First slot of each kind.
-    write_base: u32,
     log_slot: u32,
     create_slot: u32,
     bdm_slot: u32,
@@ -216,7 +215,6 @@ impl Instance {
             sessions: vec![session; cfg.sessions as usize],
             slots: vec![(InFlight::Free, 0); lens.len()],
             free_write_slots: (write_base..log_slot).rev().collect(),
-            write_base,
             log_slot,
             create_slot: log_slot + 1,
             bdm_slot: log_slot + 2,
@@ -292,7 +290,8 @@ impl Instance {
     /// Submits what is queued and reaps, waiting when nothing is ready to run; then hands the
     /// completions out.
     fn wait(&mut self, done: &mut Vec<Completion>) {
-        let busy = self.sessions.iter().any(|s| s.wait == Wait::Ready);
+        let can_start = !self.ending() && (self.pace_interval_ns == 0 || self.now >= self.pace_next_ns);
+        let busy = self.sessions.iter().any(|s| s.wait == Wait::Ready || (s.wait == Wait::Idle && can_start));
         let timeout = if busy { Duration::ZERO } else { self.next_timer() };
         let min = u32::from(!busy && self.in_flight > 0);
         done.clear();
@@ -304,11 +303,13 @@ impl Instance {
             return;
         }
         self.now = self.clock();
-        let mut rec = std::mem::take(&mut *self.shared.recorder.lock().unwrap_or_else(|p| p.into_inner()));
+        // Recorded straight into the shared recorder: the lock is this thread's own except
+        // once a second, when the coordinator swaps the recorder out.
+        let shared = self.shared.clone();
+        let mut rec = shared.recorder.lock().unwrap_or_else(|p| p.into_inner());
         for c in done.iter() {
             self.complete(*c, &mut rec);
         }
-        self.shared.recorder.lock().unwrap_or_else(|p| p.into_inner()).merge(&rec);
         self.shared.cache_used.store(u64::from(self.cache.used()), Relaxed);
     }
 
@@ -317,7 +318,7 @@ impl Instance {
         if self.pace_interval_ns > 0 && self.sessions.iter().any(|s| s.wait == Wait::Idle) {
             at = at.min(self.pace_next_ns);
         }
-        if let Some(t) = self.oldest_lazy_ns {
+        if let Some(t) = self.oldest_lazy_ns.filter(|_| !self.log.write_in_flight()) {
             at = at.min(t + LAZY_FLUSH_NS);
         }
         if self.cfg.profile.bdm_bytes_per_sec > 0 {
@@ -329,12 +330,10 @@ impl Instance {
     // ---- sessions ----
 
     fn step_sessions(&mut self) {
-        let mut rec = MailboxRecorder::default();
+        let shared = self.shared.clone();
+        let mut rec = shared.recorder.lock().unwrap_or_else(|p| p.into_inner());
         for i in 0..self.sessions.len() {
             self.step(i, &mut rec);
-        }
-        if rec.operations() > 0 || rec.page_fault_stalls > 0 || rec.log_stalls > 0 || rec.sync_commits > 0 {
-            self.shared.recorder.lock().unwrap_or_else(|p| p.into_inner()).merge(&rec);
         }
     }
 
@@ -344,7 +343,7 @@ impl Instance {
             let s = self.sessions[i];
             match s.wait {
                 Wait::Idle => {
-                    if !self.pace_allows() {
+                    if self.ending() || !self.pace_allows() {
                         return;
                     }
                     self.begin(i);
@@ -688,6 +687,10 @@ impl Instance {
             if self.cache.available() + self.pending_evictions >= stop {
                 break;
             }
+            // A buffer may have joined a write of one of the victims before it in this list.
+            if self.cache.writing(buf) {
+                continue;
+            }
             match self.cache.state(buf) {
                 State::Clean => self.cache.evict(buf),
                 State::Dirty if !self.free_write_slots.is_empty() => {
@@ -852,22 +855,18 @@ impl Instance {
     /// the rest of the log, as a clean database shutdown does.
     fn shut_down(&mut self, done: &mut Vec<Completion>) {
         let deadline = Instant::now() + Duration::from_secs(120);
-        let mut rec = MailboxRecorder::default();
         while Instant::now() < deadline && self.failure.is_none() {
             self.now = self.clock();
-            for i in 0..self.sessions.len() {
-                if self.sessions[i].wait != Wait::Idle {
-                    self.step(i, &mut rec);
-                }
-            }
+            self.step_sessions();
             let sessions_busy = self.sessions.iter().any(|s| s.wait != Wait::Idle);
             if !self.cfg.crash_at_end {
                 self.issue_log_write();
+                self.create_next_log();
                 if !sessions_busy {
                     self.flush_all();
                 }
             }
-            let log_busy = !self.cfg.crash_at_end && (self.log.unflushed() > 0 || self.log_needs_roll);
+            let log_busy = !self.cfg.crash_at_end && self.log.unflushed() > 0;
             let idle = !sessions_busy
                 && self.in_flight == 0
                 && !log_busy
@@ -877,7 +876,6 @@ impl Instance {
             }
             self.wait(done);
         }
-        self.shared.recorder.lock().unwrap_or_else(|p| p.into_inner()).merge(&rec);
         let _ = std::fs::remove_file(self.cfg.files.tmp_log_path());
     }
 

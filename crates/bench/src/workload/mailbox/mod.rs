@@ -1,10 +1,29 @@
-//! The mailbox workload: the I/O of Exchange's database engine (ESE), as Jetstress drives it.
+//! The mailbox workload: the I/O that Exchange's database engine (ESE) makes, as Jetstress
+//! drives it, on real files. `run` is the transactional test (performance and stress);
+//! `layout` creates and describes the databases; `verify` checks every page and log block.
+//!
+//! One thread per database runs every session of that database as a state machine over one
+//! engine (`instance`); the cache (`cache`) keeps page identities, not contents; the log
+//! (`log`) is written in whole sectors with group commit; pages and log blocks carry
+//! checksums (`format`). `preset` holds each Jetstress generation's parameters and
+//! thresholds; `judge` applies them.
+
 mod cache;
 mod format;
 mod instance;
-mod layout;
+mod judge;
+pub mod layout;
 mod log;
 mod preset;
 mod recorder;
+mod run;
 
+pub use instance::InstanceEnd;
+pub use judge::{Check, Verdict};
+pub use layout::{DbFiles, DbState, Manifest};
 pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
+pub use recorder::{Corruption, MailboxRecorder};
+pub use run::{MailboxInterval, MailboxOutcome, MailboxSpec, run};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,86 @@
+//! The transactional run on real files: what a user relies on from a short run.
+
+use super::*;
+use crate::engine::EngineKind;
+use crate::run::StopFlag;
+use std::time::Duration;
+
+struct NoHost;
+impl crate::run::HostSampler for NoHost {
+    fn sample(&mut self) -> storbench_report::SystemSample {
+        storbench_report::SystemSample::default()
+    }
+}
+
+/// Creates `dbs` databases of `pages` pages with `preset` in a fresh directory.
+pub(super) fn created(preset: Preset, dbs: u32, pages: u64) -> (tempfile::TempDir, Manifest) {
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let p = preset.profile();
+    let manifest = Manifest {
+        version: layout::MANIFEST_VERSION,
+        preset: preset.name().into(),
+        page_size: p.page_size,
+        log_file_size: p.log_file_size,
+        log_dir: dir.path().to_path_buf(),
+        seed: 7,
+        databases: (1..=dbs)
+            .map(|id| DbState { id, initial_pages: pages, pages, next_generation: 1 })
+            .collect(),
+        clean: true,
+    };
+    layout::create_all(dir.path(), &manifest, EngineKind::IoUring, &StopFlag::new(), &mut |_, _| {}).unwrap();
+    (dir, manifest)
+}
+
+pub(super) fn spec(preset: Preset, threads: u32, secs: u64) -> MailboxSpec {
+    let mut profile = preset.profile();
+    profile.cache_max = 4 << 20;
+    MailboxSpec {
+        preset,
+        test: TestType::Performance,
+        profile,
+        thresholds: preset.thresholds(TestType::Performance),
+        threads,
+        target_iops: None,
+        duration: Duration::from_secs(secs),
+        max_warmup: Duration::from_secs(1),
+        sample_window: Duration::from_secs(15),
+        seed: 7,
+        engine: EngineKind::IoUring,
+        log_block: 4096,
+        keep_logs: false,
+        log_files_limit: None,
+    }
+}
+
+#[test]
+fn a_short_run_reads_writes_and_logs_at_the_presets_shape_and_records_the_growth() {
+    let (dir, mut m) = created(Preset::V2007, 2, 8192);
+    let mut rows = Vec::new();
+    let out = run(&spec(Preset::V2007, 8, 3), dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |i| {
+        rows.push(i.row.clone())
+    })
+    .unwrap();
+    let t = &out.totals;
+    eprintln!(
+        "ops {} reads {} writes {} log {} bytes/log {} stalls {} lazy {} sync {} cpu {:?} measured {}",
+        t.operations(),
+        t.db_reads.ios,
+        t.db_writes.ios,
+        t.log_writes.ios,
+        t.log_writes.bytes / t.log_writes.ios.max(1),
+        t.page_fault_stalls,
+        t.lazy_commits,
+        t.sync_commits,
+        out.cpu,
+        out.measured_s
+    );
+    assert!(out.complete, "{:?}", out.failures);
+    assert!(t.db_reads.ios > 100 && t.db_writes.ios > 10 && t.log_writes.ios > 10);
+    assert_eq!(t.checksum_errors, 0, "{:?}", t.corruptions);
+    assert_eq!(t.errors.total(), 0);
+    let lazy = t.lazy_commits as f64 / (t.lazy_commits + t.sync_commits) as f64;
+    assert!((0.45..0.65).contains(&lazy), "2007 commits 55 % lazily: {lazy}");
+    assert!(m.clean && m.databases.iter().all(|d| d.pages >= 8192));
+    assert!(rows.iter().any(|r| r.phase == storbench_report::series::Phase::Measure));
+}
