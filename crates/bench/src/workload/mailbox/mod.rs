@@ -6,5 +6,7 @@ mod layout;
 mod log;
 mod preset;
 mod recorder;
+mod verify;
 
 pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
+pub use verify::{VerifyReport, verify};
