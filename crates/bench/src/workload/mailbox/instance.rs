@@ -888,7 +888,7 @@ impl Instance {
 }
 
 /// A new log file's content before use: blocks of generation 0 holding nothing.
-fn unused_log_pattern(buf: &mut [u8], block: usize) {
+pub(super) fn unused_log_pattern(buf: &mut [u8], block: usize) {
     for (i, b) in buf.chunks_exact_mut(block).enumerate() {
         b.fill(0x5A);
         super::format::seal_log_block(b, 0, i as u32, 0);

@@ -35,7 +35,7 @@ impl Verdict {
             .filter(|c| !c.pass)
             .map(|c| {
                 let db = c.database.map(|d| format!(" (database {d})")).unwrap_or_default();
-                let v = c.value.map_or("-".to_string(), |v| format!("{v:.3}"));
+                let v = c.value.map_or("-".to_string(), |v| format!("{v:.1}"));
                 format!("{}{db}: {v} exceeds {}", c.name, c.limit)
             })
             .collect()
@@ -179,7 +179,7 @@ mod tests {
         let ev = |w| Evidence { databases: &dbs, measured_s: 15.0, window_s: w, target_iops: None };
         let v = judge(&thresholds(), &ev(1));
         assert!(!v.pass);
-        assert_eq!(v.failures(), vec!["db_read_max_ms (database 1): 60.000 exceeds 50".to_string()]);
+        assert_eq!(v.failures(), vec!["db_read_max_ms (database 1): 60.0 exceeds 50".to_string()]);
         // Judged over one 15 s window, as Jetstress samples: the spike is averaged in.
         assert!(judge(&thresholds(), &ev(15)).pass);
     }

@@ -68,6 +68,9 @@ pub struct Manifest {
     pub preset: String,
     pub page_size: u32,
     pub log_file_size: u32,
+    /// Bytes per log block: the log's sector, the unit of every log write.
+    #[serde(default = "default_log_block")]
+    pub log_block: u32,
     pub log_dir: PathBuf,
     pub seed: u64,
     /// Per database: pages now, and the next log generation.
@@ -75,6 +78,12 @@ pub struct Manifest {
     /// False while a run is using the databases (an interrupted run leaves it false only if
     /// it could not shut down).
     pub clean: bool,
+}
+
+/// A manifest that does not say (one written before the field existed): 512-byte blocks, the
+/// sector size of most log volumes.
+fn default_log_block() -> u32 {
+    512
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

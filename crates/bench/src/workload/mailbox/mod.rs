@@ -17,6 +17,7 @@ mod log;
 mod preset;
 mod recorder;
 mod run;
+mod verify;
 
 pub use instance::InstanceEnd;
 pub use judge::{Check, Verdict};
@@ -24,6 +25,7 @@ pub use layout::{DbFiles, DbState, Manifest};
 pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
 pub use recorder::{Corruption, MailboxRecorder};
 pub use run::{MailboxInterval, MailboxOutcome, MailboxSpec, run};
+pub use verify::{VerifyReport, verify};
 
 #[cfg(test)]
 mod tests;

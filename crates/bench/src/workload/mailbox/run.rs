@@ -35,8 +35,6 @@ pub struct MailboxSpec {
     pub sample_window: Duration,
     pub seed: u64,
     pub engine: EngineKind,
-    /// Log block (sector) size.
-    pub log_block: usize,
     pub keep_logs: bool,
     /// Soft recovery's generation phase: stop once this many log files were filled (per
     /// database) and leave the dirty pages unwritten.
@@ -93,7 +91,7 @@ pub fn run(
             engine: spec.engine,
             files: f,
             pages: d.pages,
-            log_block: spec.log_block,
+            log_block: manifest.log_block as usize,
             first_generation: d.next_generation,
             keep_logs: spec.keep_logs,
             log_files_limit: spec.log_files_limit,

@@ -22,6 +22,7 @@ pub(super) fn created(preset: Preset, dbs: u32, pages: u64) -> (tempfile::TempDi
         page_size: p.page_size,
         log_file_size: p.log_file_size,
         log_dir: dir.path().to_path_buf(),
+        log_block: 4096,
         seed: 7,
         databases: (1..=dbs)
             .map(|id| DbState { id, initial_pages: pages, pages, next_generation: 1 })
@@ -47,7 +48,6 @@ pub(super) fn spec(preset: Preset, threads: u32, secs: u64) -> MailboxSpec {
         sample_window: Duration::from_secs(15),
         seed: 7,
         engine: EngineKind::IoUring,
-        log_block: 4096,
         keep_logs: false,
         log_files_limit: None,
     }
@@ -83,4 +83,7 @@ fn a_short_run_reads_writes_and_logs_at_the_presets_shape_and_records_the_growth
     assert!((0.45..0.65).contains(&lazy), "2007 commits 55 % lazily: {lazy}");
     assert!(m.clean && m.databases.iter().all(|d| d.pages >= 8192));
     assert!(rows.iter().any(|r| r.phase == storbench_report::series::Phase::Measure));
+    let v = verify(dir.path(), &m, 2, &StopFlag::new(), &mut |_, _| {}).unwrap();
+    assert!(v.ok(), "{:?}", v.first);
+    assert!(v.pages_checked >= 2 * 8192 && v.log_blocks_checked > 0, "{v:?}");
 }
