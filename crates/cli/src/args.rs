@@ -2,8 +2,10 @@
 //! its field name is the plan-file key (snake_case) and the flag (kebab-case). Nothing here
 //! has side effects; `cmd::*` validates these plain values into the library's typed jobs.
 
+mod mailbox;
 mod oltp;
 
+pub use mailbox::*;
 pub use oltp::*;
 
 use crate::units::{ByteSize, Seconds};
@@ -13,8 +15,9 @@ use std::path::PathBuf;
 
 /// Storage evaluation for database servers.
 ///
-/// storbench measures what storage gives a database: synthetic I/O profiles (fio/SQLIO-style)
-/// and the DVD Store OLTP workload on real databases, with latency from HDR histograms, disk,
+/// storbench measures what storage gives a database: synthetic I/O profiles (fio/SQLIO-style),
+/// the DVD Store OLTP workload on real databases and an Exchange (Jetstress-class) mailbox
+/// workload, with latency from HDR histograms, disk,
 /// CPU and database counters every second, and a result bundle per run that scripts can read.
 #[derive(Parser, Debug)]
 #[command(name = "storbench", version, max_term_width = 100, propagate_version = true)]
@@ -46,6 +49,17 @@ pub enum Command {
     ///   storbench oltp gen --db-size M --out ./ds3-data    # DS3's CSV files
     #[command(verbatim_doc_comment, subcommand)]
     Oltp(OltpCommand),
+    /// Mailbox: the I/O of Exchange's database engine as Jetstress drives it (database reads
+    /// and writes, log writes, background maintenance), judged by Jetstress's thresholds.
+    ///
+    /// Examples:
+    ///   storbench mailbox --mailboxes 200 --mailbox-size 250MB --threads 16 --duration 30m
+    ///   storbench mailbox --preset 2007 --mailboxes 200 --iops-per-mailbox 0.5 --keep
+    ///   storbench mailbox --mailboxes 200 --tune --keep     # the most threads that pass
+    ///   storbench mailbox --test backup                     # reuses kept databases
+    ///   storbench mailbox verify --target ./storbench-mailbox
+    #[command(verbatim_doc_comment)]
+    Mailbox(Box<MailboxCommand>),
 }
 
 /// Options of `storbench io`; the same keys work in a plan file's io workload.

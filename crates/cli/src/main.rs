@@ -36,6 +36,7 @@ fn real_main() -> i32 {
     let result = match cli.command {
         args::Command::Io(a) => cmd::io::run(&a, &stop),
         args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
+        args::Command::Mailbox(c) => cmd::mailbox::run(c, &stop),
     };
     match result {
         Ok(cmd::Ending::Ok) => 0,

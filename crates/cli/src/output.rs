@@ -71,6 +71,59 @@ pub fn oltp_table(s: &Summary) -> String {
     format!("{head}\n{t}")
 }
 
+/// A mailbox test: the verdict and Jetstress's figures, then the database and log streams,
+/// then each check.
+pub fn mailbox_table(s: &Summary) -> String {
+    let Results::Mailbox(r) = &s.results else { return String::new() };
+    let ms = |v: Option<f64>| v.map_or_else(|| "n/a".into(), |v| format!("{v:.2} ms"));
+    let mut head =
+        new_table(&["result", "transactional IOPS", "total IOPS", "page fault stalls/s", "checksums"]);
+    head.add_row(vec![
+        if r.pass { "Pass".to_string() } else { "FAIL".to_string() },
+        format!("{:.1}", r.transactional_iops),
+        format!("{:.1}", r.total_iops),
+        format!("{:.2}", r.page_fault_stalls_per_sec),
+        match r.checksum_ok {
+            Some(true) => format!("ok ({} pages, {} log blocks)", r.pages_verified, r.log_blocks_verified),
+            Some(false) => format!("{} CORRUPT", r.corruptions.len()),
+            None => "not verified".into(),
+        },
+    ]);
+    let mut t = new_table(&["stream", "per s", "avg bytes", "avg", "window max", "max"]);
+    let bytes = |v: Option<f64>| v.map_or_else(|| "n/a".into(), |b| format!("{b:.0}"));
+    for d in &r.databases {
+        for (name, x) in [
+            ("DB reads", &d.db_reads),
+            ("DB writes", &d.db_writes),
+            ("log writes", &d.log_writes),
+            ("maintenance reads", &d.bdm_reads),
+        ] {
+            if name == "maintenance reads" && x.ios == 0 {
+                continue;
+            }
+            t.add_row(vec![
+                format!("db{} {name}", d.database),
+                format!("{:.1}", x.per_sec),
+                bytes(x.bytes_per_io),
+                ms(x.avg_ms),
+                ms(x.window_max_ms),
+                ms(x.max_ms),
+            ]);
+        }
+    }
+    let mut c = new_table(&["check", "value", "limit", ""]);
+    for k in &r.checks {
+        let name = k.database.map_or(k.name.clone(), |d| format!("{} (db{d})", k.name));
+        c.add_row(vec![
+            name,
+            k.value.map_or_else(|| "n/a".into(), |v| format!("{v:.2}")),
+            format!("{}", k.limit),
+            if k.pass { "ok".into() } else { "FAIL".into() },
+        ]);
+    }
+    format!("{head}\n{t}\n{c}")
+}
+
 /// A one-line status for a running job, refreshed every interval.
 pub fn run_line(label: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner();

@@ -21,6 +21,18 @@
 //!   `transactions` {type: {`calls`, `per_sec`, `mean_ns`, `lat_ns`}}, `errors`,
 //!   `reconnects`, `threads`, `targets` [{`target`, `opm`, `orders`, `rollbacks`,
 //!   `failed_orders`}], `purchases_from_start`, `rollbacks_from_start`.
+//!   For `mailbox`: `test`, `preset`, `pass`, `transactional_iops` (DB reads/s + DB
+//!   writes/s), `total_iops` (plus log writes/s), `target_iops`, `db_reads_per_sec`,
+//!   `db_writes_per_sec`, `log_writes_per_sec`, `db_read_avg_ms`, `db_read_max_ms`,
+//!   `db_write_avg_ms`, `db_write_max_ms`, `log_write_avg_ms`, `log_write_max_ms` (maxima:
+//!   the highest average over a sample window), `log_bytes_per_write`, `bdm_reads_per_sec`,
+//!   `page_fault_stalls_per_sec`, `operations_per_sec`, `checks` [{`name`, `database`,
+//!   `value`, `limit`, `pass`}], `checksum_ok`, `pages_verified`, `log_blocks_verified`,
+//!   `corruptions`, `errors`, `initial_db_size_bytes`, `final_db_size_bytes`, `databases`
+//!   [per database: `db_reads`, `db_writes`, `log_writes`, `bdm_reads` each {`ios`,
+//!   `per_sec`, `bytes_per_io`, `avg_ms`, `window_max_ms`, `max_ms`, `lat_ns`}, sizes],
+//!   `mailboxes`, `threads`, `mix`, `lazy_commit_pct`; backup: `backup_mb_per_sec`,
+//!   `backup_total_mb_per_sec`; soft recovery: `logs_replayed`, `seconds_per_log`.
 //! - `cpu` {`user_s`, `sys_s`}: storbench's own CPU time during the measured phase, and
 //!   `ns_per_io` where the workload counts I/Os.
 //! - `warnings`: what the user should know about how the figures were measured.
@@ -206,12 +218,103 @@ pub struct OltpResults {
     pub rollbacks_from_start: u64,
 }
 
+/// One stream of the mailbox workload (database reads, database writes, log writes, ...)
+/// over the measured phase. Averages and maxima in milliseconds, as Jetstress reports them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamResult {
+    pub ios: u64,
+    pub per_sec: f64,
+    pub bytes_per_io: Option<f64>,
+    pub avg_ms: Option<f64>,
+    /// Highest average over any sample window (what the thresholds judge).
+    pub window_max_ms: Option<f64>,
+    /// The slowest single I/O, from the HDR histogram.
+    pub max_ms: Option<f64>,
+    pub lat_ns: Option<LatencyNs>,
+}
+
+/// One database's share of a mailbox run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MailboxDbResult {
+    pub database: u32,
+    pub db_reads: StreamResult,
+    pub db_writes: StreamResult,
+    pub log_writes: StreamResult,
+    pub bdm_reads: StreamResult,
+    pub initial_size_bytes: u64,
+    pub final_size_bytes: u64,
+}
+
+/// One pass/fail check: `value` against `limit` (an upper limit, except `target_iops`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ThresholdCheck {
+    pub name: String,
+    pub database: Option<u32>,
+    pub value: Option<f64>,
+    pub limit: f64,
+    pub pass: bool,
+}
+
+/// The mailbox (Jetstress-class) workload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct MailboxResults {
+    /// `performance`, `stress`, `backup` or `soft_recovery`.
+    pub test: String,
+    pub preset: String,
+    /// Every threshold held, no I/O error, every checksum verified.
+    pub pass: bool,
+    /// DB reads/s + DB writes/s (Jetstress's "Achieved Transactional I/O per Second").
+    pub transactional_iops: f64,
+    /// Transactional plus log writes/s (the figure the 2009 report quotes).
+    pub total_iops: f64,
+    pub target_iops: Option<f64>,
+    pub db_reads_per_sec: f64,
+    pub db_writes_per_sec: f64,
+    pub log_writes_per_sec: f64,
+    pub db_read_avg_ms: Option<f64>,
+    pub db_read_max_ms: Option<f64>,
+    pub db_write_avg_ms: Option<f64>,
+    pub db_write_max_ms: Option<f64>,
+    pub log_write_avg_ms: Option<f64>,
+    pub log_write_max_ms: Option<f64>,
+    pub log_bytes_per_write: Option<f64>,
+    pub bdm_reads_per_sec: f64,
+    pub page_fault_stalls_per_sec: f64,
+    pub operations_per_sec: f64,
+    pub checks: Vec<ThresholdCheck>,
+    /// Whether every page and log block verified after the run (None: not verified).
+    pub checksum_ok: Option<bool>,
+    pub pages_verified: u64,
+    pub log_blocks_verified: u64,
+    pub corruptions: Vec<Mismatch>,
+    pub errors: ErrorCounts,
+    pub initial_db_size_bytes: u64,
+    pub final_db_size_bytes: u64,
+    pub databases: Vec<MailboxDbResult>,
+    pub mailboxes: u64,
+    pub threads: u32,
+    /// Operation mix in percent: insert, delete, replace, read; and lazy commits.
+    pub mix: std::collections::BTreeMap<String, u32>,
+    pub lazy_commit_pct: u32,
+    /// Backup test: MB/s read per database and in all.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub backup_mb_per_sec: Vec<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_total_mb_per_sec: Option<f64>,
+    /// Soft recovery test: log files replayed and seconds per log file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logs_replayed: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds_per_log: Option<f64>,
+}
+
 /// The workload-specific part of a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Results {
     Io(IoResults),
     Oltp(OltpResults),
+    Mailbox(MailboxResults),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -1,0 +1,397 @@
+//! `storbench mailbox`: validate, create or reuse the databases, run the test into a bundle,
+//! verify every page and log block, judge, show the result; `mailbox verify` checks on demand.
+
+mod summary;
+pub mod validate;
+
+use super::Ending;
+use crate::args::{MailboxArgs, MailboxCommand, MailboxSub, MailboxVerifyArgs};
+use crate::bundle::{self, Bundle};
+use crate::output;
+use anyhow::{Context, Result, bail};
+use std::path::Path;
+use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::run::StopFlag;
+use storbench_bench::target::free_space;
+use storbench_bench::workload::mailbox::{
+    self as mbx, DbFiles, DbState, MailboxSpec, Manifest, TestType, VerifyReport, layout,
+};
+use storbench_report::{MailboxResults, Phases, Summary, export};
+use validate::Plan;
+
+pub fn run(c: Box<MailboxCommand>, stop: &StopFlag) -> Result<Ending> {
+    match c.sub {
+        Some(MailboxSub::Verify(v)) => verify_command(&v, stop),
+        None => test(&c.run, stop),
+    }
+}
+
+fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
+    let plan = validate::validate(a)?;
+    if plan.tune {
+        bail!("--tune is not available yet; run with --threads N and raise N while the test passes");
+    }
+    if matches!(plan.test, TestType::Backup | TestType::SoftRecovery) {
+        bail!("--test {:?} is not available yet; run performance or stress", plan.test);
+    }
+    let (mut manifest, created) = match prepare(&plan, stop) {
+        Err(_) | Ok(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
+        other => other?,
+    };
+    let result = run_and_verify(a, &plan, &mut manifest, stop);
+    if created && !plan.keep {
+        remove_databases(&plan, &manifest);
+    } else {
+        eprintln!("databases kept in {} (reused by the next run of the same shape)", plan.db_dir.display());
+    }
+    let summary = result?;
+    show(&summary, a.out.json)?;
+    let pass = matches!(&summary.results, storbench_report::Results::Mailbox(r) if r.pass);
+    Ok(if stop.is_stopped() {
+        Ending::Interrupted
+    } else if pass {
+        Ending::Ok
+    } else {
+        Ending::CheckFailed
+    })
+}
+
+/// Reuses the databases in the target when they have the shape asked for, else creates them;
+/// returns the manifest and whether this run created them. Everything is checked before the
+/// first file is written.
+fn prepare(plan: &Plan, stop: &StopFlag) -> Result<(Manifest, bool)> {
+    let existing = Manifest::load(&plan.db_dir)
+        .with_context(|| format!("reading {}", Manifest::path(&plan.db_dir).display()))?;
+    if let Some(m) = existing {
+        check_reusable(plan, &m)?;
+        eprintln!("reusing {} database(s) in {}", m.databases.len(), plan.db_dir.display());
+        return Ok((m, false));
+    }
+    check_untouched(plan)?;
+    check_space(plan)?;
+    for dir in [&plan.db_dir, &plan.log_dir] {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
+    let manifest = Manifest {
+        version: layout::MANIFEST_VERSION,
+        preset: plan.preset.name().into(),
+        page_size: plan.profile.page_size,
+        log_file_size: plan.profile.log_file_size,
+        log_dir: plan.log_dir.clone(),
+        log_block: log_block(&plan.log_dir),
+        seed: plan.seed,
+        databases: (1..=plan.databases)
+            .map(|id| DbState { id, initial_pages: plan.pages, pages: plan.pages, next_generation: 1 })
+            .collect(),
+        clean: true,
+    };
+    let total = plan.db_bytes() * u64::from(plan.databases);
+    let bar = output::fill_bar(total, &format!("creating {} database(s)", plan.databases));
+    let t0 = std::time::Instant::now();
+    let made =
+        layout::create_all(&plan.db_dir, &manifest, plan.engine, stop, &mut |done, _| bar.set_position(done));
+    bar.finish_and_clear();
+    if made.is_err() || stop.is_stopped() {
+        remove_databases(plan, &manifest);
+    }
+    made.context("creating the databases")?;
+    let secs = t0.elapsed().as_secs_f64();
+    eprintln!(
+        "created {} database(s) of {} in {secs:.1} s ({:.0} MB/s), every page with its checksum",
+        plan.databases,
+        crate::units::human_bytes(plan.db_bytes()),
+        total as f64 / secs.max(1e-9) / 1e6
+    );
+    Ok((manifest, true))
+}
+
+/// Log writes go in whole sectors of the log volume.
+fn log_block(log_dir: &Path) -> u32 {
+    resolve_device(log_dir).ok().flatten().and_then(|d| d.logical_sector_size).unwrap_or(512).max(512)
+}
+
+fn check_reusable(plan: &Plan, m: &Manifest) -> Result<()> {
+    let want = (plan.preset.name(), plan.profile.page_size, plan.databases as usize, plan.pages);
+    let have = (
+        m.preset.as_str(),
+        m.page_size,
+        m.databases.len(),
+        m.databases.first().map_or(0, |d| d.initial_pages),
+    );
+    if want != have {
+        bail!(
+            "{} holds {} database(s) of {} pages ({} KiB, preset {}) but this test asks for {} of {} pages \
+             ({} KiB, preset {}); give the options they were created with, another --target, or remove the directory's \
+             mailbox*.edb, log directories and {}",
+            plan.db_dir.display(),
+            have.2,
+            have.3,
+            have.1 / 1024,
+            have.0,
+            want.2,
+            want.3,
+            want.1 / 1024,
+            want.0,
+            layout::MANIFEST
+        );
+    }
+    if !m.clean {
+        bail!(
+            "the databases in {} were not shut down cleanly (an interrupted or failed run); check them with \
+             `storbench mailbox verify --target {}` and remove them to start afresh",
+            plan.db_dir.display(),
+            plan.db_dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// Without a manifest, none of the files the test would create may exist: they are not ours.
+fn check_untouched(plan: &Plan) -> Result<()> {
+    for id in 1..=plan.databases {
+        let f = DbFiles::new(&plan.db_dir, &plan.log_dir, id);
+        for p in [&f.db, &f.log_dir] {
+            if p.exists() {
+                bail!(
+                    "{} exists but {} has no {}: storbench did not create it and will not overwrite it; \
+                     choose another --target or --log-target",
+                    p.display(),
+                    plan.db_dir.display(),
+                    layout::MANIFEST
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_space(plan: &Plan) -> Result<()> {
+    let (data, logs) = plan.space_needed();
+    let db_at = validate::existing_ancestor(&plan.db_dir);
+    let log_at = validate::existing_ancestor(&plan.log_dir);
+    let same_fs = fs_id(db_at) == fs_id(log_at);
+    let free_db = free_space(db_at).unwrap_or(u64::MAX);
+    let need_db = if same_fs { data + logs } else { data };
+    let h = crate::units::human_bytes;
+    if need_db > free_db {
+        bail!(
+            "{} mailboxes of {} in {} database(s) need {} with room to grow{}, but {} has {} free; \
+             give fewer --mailboxes, a smaller --mailbox-size, or another --target",
+            plan.mailboxes,
+            h(plan.mailbox_bytes),
+            plan.databases,
+            h(need_db),
+            if same_fs { " and logs" } else { "" },
+            db_at.display(),
+            h(free_db)
+        );
+    }
+    let free_log = free_space(log_at).unwrap_or(u64::MAX);
+    if !same_fs && logs > free_log {
+        bail!(
+            "the logs need {} but {} has {} free; choose another --log-target",
+            h(logs),
+            log_at.display(),
+            h(free_log)
+        );
+    }
+    Ok(())
+}
+
+fn fs_id(p: &Path) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(p).ok().map(|m| m.dev())
+}
+
+/// Removes what a test created: database files, log directories' log files, the manifest.
+fn remove_databases(plan: &Plan, m: &Manifest) {
+    for f in m.files(&plan.db_dir) {
+        let _ = std::fs::remove_file(&f.db);
+        for g in f.log_generations() {
+            let _ = std::fs::remove_file(f.log_path(g));
+        }
+        let _ = std::fs::remove_file(f.tmp_log_path());
+        let _ = std::fs::remove_dir(&f.log_dir);
+    }
+    let _ = std::fs::remove_file(Manifest::path(&plan.db_dir));
+    let _ = std::fs::remove_dir(&plan.log_dir);
+    let _ = std::fs::remove_dir(&plan.db_dir);
+}
+
+fn spec(plan: &Plan) -> MailboxSpec {
+    MailboxSpec {
+        preset: plan.preset,
+        test: plan.test,
+        profile: plan.profile,
+        thresholds: plan.thresholds,
+        threads: plan.threads,
+        target_iops: plan.target_iops,
+        duration: plan.duration,
+        max_warmup: plan.max_warmup,
+        sample_window: plan.sample_window,
+        seed: plan.seed,
+        engine: plan.engine,
+        keep_logs: false,
+        log_files_limit: None,
+    }
+}
+
+fn run_and_verify(a: &MailboxArgs, plan: &Plan, manifest: &mut Manifest, stop: &StopFlag) -> Result<Summary> {
+    let name = a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}", plan.preset.name()));
+    let root = a.out.output_dir.clone().unwrap_or_else(|| "storbench-results".into());
+    let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
+    let device = resolve_device(&plan.db_dir).ok().flatten();
+    let now = jiff::Timestamp::now();
+    let first = summary::started(plan, &name, device.clone(), &now.to_string());
+    let mut bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3)?;
+    bundle.write_summary(&first)?;
+    let mut sampler = SystemSampler::new(device.as_ref().map(|d| d.name.as_str()));
+    let line = output::run_line("mailbox");
+    let mut write_error = None;
+    let mut last_t = 0.0;
+    let spec = spec(plan);
+    let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut sampler, stop, &mut |iv| {
+        let t = &iv.row;
+        line.set_message(progress(iv, plan));
+        let merged = merged(iv.per_db);
+        let hists = [
+            ("db_read", &merged.db_reads.latency),
+            ("db_write", &merged.db_writes.latency),
+            ("log_write", &merged.log_writes.latency),
+        ];
+        if let Err(e) = bundle.interval(t, last_t, &hists) {
+            write_error.get_or_insert(e);
+        }
+        last_t = t.t_s;
+    });
+    line.finish_and_clear();
+    let outcome = outcome.context("running the mailbox test")?;
+    if let Some(e) = write_error {
+        return Err(e.context(format!("writing the bundle in {}", dir.display())));
+    }
+    let t = &outcome.totals;
+    bundle.totals(
+        outcome.warmup_s,
+        outcome.measured_s,
+        &[
+            ("db_read", &t.db_reads.latency),
+            ("db_write", &t.db_writes.latency),
+            ("log_write", &t.log_writes.latency),
+        ],
+    )?;
+    let mut r: MailboxResults = summary::base_results(plan);
+    summary::transactional(&mut r, &outcome, manifest, plan.profile.page_size);
+    if plan.verify && outcome.failures.is_empty() {
+        let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
+        summary::verified(&mut r, &v);
+    }
+    let phases = Phases { ramp_s: outcome.warmup_s, measured_s: outcome.measured_s };
+    let mut s = summary::finish(
+        first,
+        r,
+        phases,
+        summary::cpu(&outcome),
+        outcome.complete,
+        &jiff::Timestamp::now().to_string(),
+    );
+    if !outcome.warmed {
+        s.warnings.push(format!(
+            "the caches did not reach 90 % within the warm-up limit ({:.0} s); the measured phase may include cache warm-up",
+            plan.max_warmup.as_secs_f64()
+        ));
+    }
+    s.warnings.extend(outcome.failures.iter().cloned());
+    bundle.write_summary(&s)?;
+    for w in &s.warnings {
+        eprintln!("warning: {w}");
+    }
+    eprintln!("bundle: {}", dir.display());
+    Ok(s)
+}
+
+fn merged(per_db: &[mbx::MailboxRecorder]) -> mbx::MailboxRecorder {
+    let mut m = mbx::MailboxRecorder::default();
+    per_db.iter().for_each(|d| m.merge(d));
+    m
+}
+
+/// The status line: phase, rates, latencies.
+fn progress(iv: &mbx::MailboxInterval, plan: &Plan) -> String {
+    let col =
+        |name: &str| iv.row.workload.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v).unwrap_or(0.0);
+    let phase = match iv.row.phase {
+        storbench_report::series::Phase::Ramp => format!("warming the cache ({:.0} %)", iv.cache_fill_pct),
+        _ => format!("measuring ({:.0} s of {:.0} s)", 0.0f64.max(iv.row.t_s), plan.duration.as_secs_f64()),
+    };
+    format!(
+        "{phase}: {:.0} transactional IOPS, read {:.1} ms, log write {:.1} ms",
+        col("transactional_iops"),
+        col("db_read_avg_ms"),
+        col("log_write_avg_ms")
+    )
+}
+
+fn verify_with_bar(db_dir: &Path, manifest: &Manifest, stop: &StopFlag) -> Result<VerifyReport> {
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).max(2);
+    let bar = output::fill_bar(0, "verifying checksums");
+    let v = mbx::verify(db_dir, manifest, threads, stop, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let v = v.context("verifying the databases")?;
+    eprintln!(
+        "verified {} pages and {} log blocks in {:.1} s: {}",
+        v.pages_checked,
+        v.log_blocks_checked,
+        v.seconds,
+        if v.ok() { "all checksums match".to_string() } else { format!("{} corrupt", v.corruptions) }
+    );
+    for c in &v.first {
+        eprintln!("  corrupt: {} at offset {}: {}", c.file, c.offset, c.what);
+    }
+    Ok(v)
+}
+
+fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
+    let m = Manifest::load(&a.target)
+        .with_context(|| format!("reading {}", Manifest::path(&a.target).display()))?
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "{} holds no storbench mailbox databases (no {}); give the --target of a run made with --keep",
+                a.target.display(),
+                layout::MANIFEST
+            )
+        })?;
+    let v = match a.threads {
+        Some(0) => bail!("--threads 0: at least one thread reads"),
+        Some(t) => mbx::verify(&a.target, &m, t, stop, &mut |_, _| {}).context("verifying the databases")?,
+        None => verify_with_bar(&a.target, &m, stop)?,
+    };
+    if a.json {
+        let json = serde_json::json!({
+            "ok": v.ok(), "complete": v.complete, "pages_checked": v.pages_checked,
+            "log_blocks_checked": v.log_blocks_checked, "log_files": v.log_files, "bytes": v.bytes,
+            "corruptions": v.corruptions, "seconds": v.seconds,
+            "first": v.first.iter().map(|c| serde_json::json!({"file": c.file, "offset": c.offset, "what": c.what})).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    }
+    Ok(if stop.is_stopped() {
+        Ending::Interrupted
+    } else if v.ok() {
+        Ending::Ok
+    } else {
+        Ending::CheckFailed
+    })
+}
+
+fn show(summary: &Summary, json: bool) -> Result<()> {
+    use std::io::Write;
+    let text = if json { export::summary_json(summary) } else { output::mailbox_table(summary) + "\n" };
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
+    }
+}
