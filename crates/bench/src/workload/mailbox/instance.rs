@@ -867,10 +867,13 @@ impl Instance {
                 }
             }
             let log_busy = !self.cfg.crash_at_end && self.log.unflushed() > 0;
-            let idle = !sessions_busy
-                && self.in_flight == 0
-                && !log_busy
-                && (self.cfg.crash_at_end || self.cache.dirty == 0);
+            // A crash abandons the sessions (their commits never reach the log); only the
+            // I/O in flight is waited for.
+            let idle = if self.cfg.crash_at_end {
+                self.in_flight == 0
+            } else {
+                !sessions_busy && self.in_flight == 0 && !log_busy && self.cache.dirty == 0
+            };
             if idle {
                 break;
             }

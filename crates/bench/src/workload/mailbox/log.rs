@@ -232,14 +232,15 @@ impl LogStream {
 }
 
 /// Reads the records of a stream of payload bytes (the used payload of every block, in
-/// order): (kind, pages) for each.
-pub fn records(payload: &[u8]) -> Vec<(u8, Vec<u64>)> {
+/// order): (kind, pages) for each, and the bytes consumed (a record cut off at the end is
+/// left for the next call, with the bytes that follow it).
+pub fn records(payload: &[u8]) -> (Vec<(u8, Vec<u64>)>, usize) {
     let mut out = Vec::new();
     let mut at = 0;
     while at + RECORD_HEADER <= payload.len() {
         let len = u16::from_le_bytes([payload[at], payload[at + 1]]) as usize;
         let (kind, n) = (payload[at + 2], payload[at + 3] as usize);
-        if len < RECORD_HEADER + 8 * n || at + RECORD_HEADER + 8 * n > payload.len() {
+        if len < RECORD_HEADER + 8 * n || at + len > payload.len() {
             break;
         }
         let pages = (0..n)
@@ -251,7 +252,7 @@ pub fn records(payload: &[u8]) -> Vec<(u8, Vec<u64>)> {
         out.push((kind, pages));
         at += len;
     }
-    out
+    (out, at)
 }
 
 #[cfg(test)]
@@ -310,6 +311,7 @@ mod tests {
             let used = check_log_block(b, 1, i as u32).unwrap() as usize;
             payload.extend_from_slice(&b[LOG_BLOCK_HEADER..LOG_BLOCK_HEADER + used]);
         }
-        assert_eq!(records(&payload), vec![(1, vec![5, 6]), (2, vec![9])]);
+        assert_eq!(records(&payload), (vec![(1, vec![5, 6]), (2, vec![9])], 400));
+        assert_eq!(records(&payload[..350]), (vec![(1, vec![5, 6])], 300), "a cut record waits");
     }
 }

@@ -8,6 +8,7 @@
 //! checksums (`format`). `preset` holds each Jetstress generation's parameters and
 //! thresholds; `judge` applies them.
 
+mod backup;
 mod cache;
 mod format;
 mod instance;
@@ -16,14 +17,17 @@ pub mod layout;
 mod log;
 mod preset;
 mod recorder;
+mod recovery;
 mod run;
 mod verify;
 
+pub use backup::{BackupOutcome, backup};
 pub use instance::InstanceEnd;
 pub use judge::{Check, Verdict};
 pub use layout::{DbFiles, DbState, Manifest};
 pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
 pub use recorder::{Corruption, MailboxRecorder};
+pub use recovery::{RecoveryOutcome, replay};
 pub use run::{MailboxInterval, MailboxOutcome, MailboxSpec, run};
 pub use verify::{VerifyReport, verify};
 

@@ -87,3 +87,25 @@ fn a_short_run_reads_writes_and_logs_at_the_presets_shape_and_records_the_growth
     assert!(v.ok(), "{:?}", v.first);
     assert!(v.pages_checked >= 2 * 8192 && v.log_blocks_checked > 0, "{v:?}");
 }
+
+#[test]
+fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
+    let (dir, mut m) = created(Preset::V2013, 1, 2048);
+    let first = m.databases[0].next_generation;
+    let mut s = spec(Preset::V2013, 4, 60);
+    s.max_warmup = Duration::ZERO;
+    s.keep_logs = true;
+    s.log_files_limit = Some(3);
+    let out = run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
+    assert!(out.failures.is_empty(), "{:?}", out.failures);
+    assert!(!m.clean, "a crash leaves the databases unclean");
+    let files = m.files(dir.path());
+    assert!(files[0].log_generations().len() >= 3, "the logs are kept: {:?}", files[0].log_generations());
+    let r = replay(dir.path(), &mut m, &[first], 4 << 20, EngineKind::IoUring, &StopFlag::new()).unwrap();
+    assert!(r.logs_replayed >= 3 && r.records > 100 && r.pages_written > 0, "{r:?}");
+    assert_eq!(r.corruptions, 0, "{:?}", r.first);
+    assert!(m.clean);
+    assert!(r.seconds_per_log(1).unwrap() > 0.0);
+    let v = verify(dir.path(), &m, 2, &StopFlag::new(), &mut |_, _| {}).unwrap();
+    assert!(v.ok(), "{:?}", v.first);
+}

@@ -1,0 +1,295 @@
+//! The soft recovery test's replay: after an unclean stop, each database's log files are read
+//! in order and every change redone, as crash recovery does: each page a record names is read
+//! (once while it stays cached) and written back with the change. The figure is seconds per
+//! log file.
+//!
+//! Pages are read in batches of the pages one log file names that are not cached, many in
+//! flight (the engine pre-reads for redo the same way); the cache holds `cache_max` worth of
+//! pages and is written out, coalesced, whenever it fills, and at the end.
+
+use super::format::{
+    Filler, LOG_BLOCK_HEADER, PageFault, check_log_block, check_page, filler_stream, write_page,
+};
+use super::instance::COALESCE_BYTES;
+use super::layout::{DbFiles, Manifest, open_direct};
+use super::log::{LogGeometry, records};
+use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
+use crate::engine::{self, Dir, EngineKind, IoEngine, Request};
+use crate::run::StopFlag;
+use std::collections::BTreeSet;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::Instant;
+
+const READ_DEPTH: u32 = 32;
+const WRITE_DEPTH: u32 = 8;
+
+/// What a replay did.
+#[derive(Debug, Clone, Default)]
+pub struct RecoveryOutcome {
+    pub logs_replayed: u64,
+    pub records: u64,
+    pub pages_read: u64,
+    pub pages_written: u64,
+    /// Longest replay of one database (they run in parallel).
+    pub seconds: f64,
+    pub corruptions: u64,
+    pub first: Vec<Corruption>,
+    pub complete: bool,
+}
+
+impl RecoveryOutcome {
+    /// Seconds to replay one log file (per database, as Jetstress reports it).
+    pub fn seconds_per_log(&self, databases: usize) -> Option<f64> {
+        let per_db = self.logs_replayed as f64 / databases.max(1) as f64;
+        (per_db > 0.0).then(|| self.seconds / per_db)
+    }
+}
+
+/// Replays, for every database, the log generations from `from[i]` on; then marks the
+/// databases clean in the manifest.
+pub fn replay(
+    db_dir: &Path,
+    manifest: &mut Manifest,
+    from: &[u32],
+    cache_bytes: u64,
+    engine_kind: EngineKind,
+    stop: &StopFlag,
+) -> crate::Result<RecoveryOutcome> {
+    let files = manifest.files(db_dir);
+    let m = manifest.clone();
+    let results = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .iter()
+            .zip(from)
+            .map(|(f, &g)| {
+                let m = &m;
+                scope.spawn(move || Replayer::new(f, m, cache_bytes, engine_kind)?.run(g, stop))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| Err(crate::Error::InvalidJob("a replay thread panicked".into())))
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut out = RecoveryOutcome { complete: !stop.is_stopped(), ..Default::default() };
+    for (r, d) in results.into_iter().zip(&mut manifest.databases) {
+        let (o, pages) = r?;
+        out.logs_replayed += o.logs_replayed;
+        out.records += o.records;
+        out.pages_read += o.pages_read;
+        out.pages_written += o.pages_written;
+        out.seconds = out.seconds.max(o.seconds);
+        out.corruptions += o.corruptions;
+        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(out.first.len());
+        out.first.extend(o.first.into_iter().take(room));
+        d.pages = d.pages.max(pages);
+    }
+    manifest.clean = out.complete;
+    manifest.save(db_dir).map_err(|source| crate::Error::Io {
+        op: "writing",
+        path: Manifest::path(db_dir),
+        source,
+    })?;
+    Ok(out)
+}
+
+struct Replayer<'a> {
+    files: &'a DbFiles,
+    geo: LogGeometry,
+    page: u32,
+    engine: Box<dyn IoEngine>,
+    cached: BTreeSet<u64>,
+    capacity: usize,
+    filler: Filler,
+    stamp: u64,
+    max_page: u64,
+    out: RecoveryOutcome,
+}
+
+impl<'a> Replayer<'a> {
+    fn new(files: &'a DbFiles, m: &Manifest, cache_bytes: u64, kind: EngineKind) -> crate::Result<Self> {
+        let db = open_direct(&files.db, false)?;
+        let mut lens = vec![m.page_size; READ_DEPTH as usize];
+        lens.extend([COALESCE_BYTES.max(m.page_size); WRITE_DEPTH as usize]);
+        let setup = |source| crate::Error::Setup { what: "opening a database for recovery", source };
+        let mut engine = engine::open_files(kind, &[&db], &lens).map_err(setup)?.engine;
+        engine.start().map_err(setup)?;
+        Ok(Replayer {
+            files,
+            geo: LogGeometry { block: m.log_block as usize, file_size: m.log_file_size as usize },
+            page: m.page_size,
+            engine,
+            cached: BTreeSet::new(),
+            capacity: (cache_bytes / u64::from(m.page_size)).max(64) as usize,
+            filler: Filler::new(m.seed, filler_stream(files.id, 3)),
+            stamp: u64::MAX / 2,
+            max_page: 0,
+            out: RecoveryOutcome::default(),
+        })
+    }
+
+    /// Replays generations from `from` on; returns what it did and the page count now.
+    fn run(mut self, from: u32, stop: &StopFlag) -> crate::Result<(RecoveryOutcome, u64)> {
+        let start = Instant::now();
+        let mut carry: Vec<u8> = Vec::new();
+        for g in self.files.log_generations().into_iter().filter(|&g| g >= from) {
+            if stop.is_stopped() {
+                break;
+            }
+            carry.extend(self.payload(g)?);
+            let (recs, used) = records(&carry);
+            carry.drain(..used);
+            self.out.records += recs.len() as u64;
+            let pages: BTreeSet<u64> = recs.into_iter().flat_map(|(_, p)| p).collect();
+            self.redo(&pages)?;
+            self.out.logs_replayed += 1;
+        }
+        self.flush()?;
+        self.out.seconds = start.elapsed().as_secs_f64();
+        let pages = self.max_page + 1;
+        Ok((self.out, pages))
+    }
+
+    /// The used payload of every block of generation `g`'s file, up to the end of the log.
+    fn payload(&mut self, g: u32) -> crate::Result<Vec<u8>> {
+        let path = self.files.log_path(g);
+        let file = open_direct(&path, false)?;
+        let mut buf = engine::AlignedBuf::new(self.geo.file_size)
+            .map_err(|source| crate::Error::Setup { what: "allocating a log buffer", source })?;
+        file.read_exact_at(buf.as_mut_slice(), 0).map_err(|source| crate::Error::Io {
+            op: "reading",
+            path: path.clone(),
+            source,
+        })?;
+        let mut payload = Vec::with_capacity(self.geo.file_size);
+        for (i, block) in
+            buf.as_mut_slice().chunks_exact(self.geo.block).enumerate().skip(self.geo.header_blocks())
+        {
+            match check_log_block(block, g, i as u32) {
+                Ok(used) => {
+                    payload.extend_from_slice(&block[LOG_BLOCK_HEADER..LOG_BLOCK_HEADER + used as usize])
+                }
+                Err(PageFault::Misplaced { .. }) if check_log_block(block, 0, i as u32).is_ok() => break,
+                Err(f) => {
+                    self.corrupt(&path, (i * self.geo.block) as u64, f.to_string());
+                    break;
+                }
+            }
+        }
+        Ok(payload)
+    }
+
+    /// Reads the pages not cached (to see their state, as redo must), then holds them dirty.
+    fn redo(&mut self, pages: &BTreeSet<u64>) -> crate::Result<()> {
+        let missing: Vec<u64> = pages.iter().copied().filter(|p| !self.cached.contains(p)).collect();
+        if self.cached.len() + missing.len() > self.capacity {
+            self.flush()?;
+        }
+        let ps = u64::from(self.page);
+        let mut queue = missing.iter().copied();
+        let (mut in_flight, mut at_slot) = (0u32, [0u64; READ_DEPTH as usize]);
+        let mut free: Vec<u32> = (0..READ_DEPTH).collect();
+        let mut done = Vec::new();
+        loop {
+            while let Some(slot) = free.last().copied() {
+                let Some(p) = queue.next() else { break };
+                free.pop();
+                at_slot[slot as usize] = p;
+                self.engine.queue(Request { slot, file: 0, dir: Dir::Read, offset: p * ps, len: self.page });
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                break;
+            }
+            done.clear();
+            self.io(1, &mut done)?;
+            for c in &done {
+                in_flight -= 1;
+                free.push(c.slot);
+                let p = at_slot[c.slot as usize];
+                // A page beyond the end was added by the run and never written: redo creates it.
+                if c.result == self.page as i32 {
+                    self.out.pages_read += 1;
+                    if let Err(f) =
+                        check_page(&self.engine.buffer(c.slot)[..self.page as usize], self.files.id, p)
+                    {
+                        let path = self.files.db.clone();
+                        self.corrupt(&path, p * ps, f.to_string());
+                    }
+                }
+            }
+        }
+        self.cached.extend(pages.iter().copied());
+        self.max_page = self.max_page.max(pages.last().copied().unwrap_or(0));
+        Ok(())
+    }
+
+    fn io(&mut self, min: u32, done: &mut Vec<engine::Completion>) -> crate::Result<()> {
+        self.engine.submit_and_reap(min, None, done).map_err(|source| crate::Error::Io {
+            op: "replaying into",
+            path: self.files.db.clone(),
+            source,
+        })
+    }
+
+    /// Writes every cached page, adjacent ones together, and empties the cache.
+    fn flush(&mut self) -> crate::Result<()> {
+        let ps = self.page as usize;
+        let per_write = (COALESCE_BYTES as usize / ps).max(1);
+        let pages: Vec<u64> = std::mem::take(&mut self.cached).into_iter().collect();
+        let mut runs: Vec<(u64, usize)> = Vec::new();
+        for p in pages {
+            match runs.last_mut() {
+                Some((first, n)) if *first + *n as u64 == p && *n < per_write => *n += 1,
+                _ => runs.push((p, 1)),
+            }
+        }
+        let mut free: Vec<u32> = (READ_DEPTH..READ_DEPTH + WRITE_DEPTH).collect();
+        let (mut in_flight, mut done) = (0u32, Vec::new());
+        let mut runs = runs.into_iter();
+        loop {
+            while let Some(&slot) = free.last() {
+                let Some((first, n)) = runs.next() else { break };
+                free.pop();
+                for i in 0..n {
+                    self.stamp += 1;
+                    let (id, stamp) = (self.files.id, self.stamp);
+                    let out = &mut self.engine.buffer(slot)[i * ps..(i + 1) * ps];
+                    write_page(out, id, first + i as u64, stamp, &mut self.filler);
+                }
+                self.engine.queue(Request {
+                    slot,
+                    file: 0,
+                    dir: Dir::Write,
+                    offset: first * ps as u64,
+                    len: (n * ps) as u32,
+                });
+                self.out.pages_written += n as u64;
+                in_flight += 1;
+            }
+            if in_flight == 0 {
+                return Ok(());
+            }
+            done.clear();
+            self.io(1, &mut done)?;
+            for c in &done {
+                in_flight -= 1;
+                free.push(c.slot);
+                if c.result < 0 {
+                    let path = self.files.db.clone();
+                    self.corrupt(&path, 0, format!("replay write failed ({})", engine::error_kind(c.result)));
+                }
+            }
+        }
+    }
+
+    fn corrupt(&mut self, path: &Path, offset: u64, what: String) {
+        self.out.corruptions += 1;
+        if self.out.first.len() < MAX_CORRUPTIONS_KEPT {
+            self.out.first.push(Corruption { file: path.display().to_string(), offset, what });
+        }
+    }
+}
