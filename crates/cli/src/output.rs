@@ -75,19 +75,39 @@ pub fn oltp_table(s: &Summary) -> String {
 /// then each check.
 pub fn mailbox_table(s: &Summary) -> String {
     let Results::Mailbox(r) = &s.results else { return String::new() };
+    let verdict = if r.pass { "Pass".to_string() } else { "FAIL".to_string() };
+    let checksums = match r.checksum_ok {
+        Some(true) => format!("ok ({} pages, {} log blocks)", r.pages_verified, r.log_blocks_verified),
+        Some(false) => format!("{} CORRUPT", r.corruptions.len()),
+        None => "not verified".into(),
+    };
+    if let Some(total) = r.backup_total_mb_per_sec {
+        let mut t = new_table(&["result", "database", "MB/s", "checksums"]);
+        for (i, mb) in r.backup_mb_per_sec.iter().enumerate() {
+            t.add_row(vec![verdict.clone(), format!("db{}", i + 1), format!("{mb:.1}"), checksums.clone()]);
+        }
+        t.add_row(vec![verdict, "all".into(), format!("{total:.1}"), checksums]);
+        return t.to_string();
+    }
+    if let Some(logs) = r.logs_replayed {
+        let mut t = new_table(&["result", "log files replayed", "s per log file", "checksums"]);
+        t.add_row(vec![
+            verdict,
+            logs.to_string(),
+            r.seconds_per_log.map_or_else(|| "n/a".into(), |s| format!("{s:.3}")),
+            checksums,
+        ]);
+        return t.to_string();
+    }
     let ms = |v: Option<f64>| v.map_or_else(|| "n/a".into(), |v| format!("{v:.2} ms"));
     let mut head =
         new_table(&["result", "transactional IOPS", "total IOPS", "page fault stalls/s", "checksums"]);
     head.add_row(vec![
-        if r.pass { "Pass".to_string() } else { "FAIL".to_string() },
+        verdict,
         format!("{:.1}", r.transactional_iops),
         format!("{:.1}", r.total_iops),
         format!("{:.2}", r.page_fault_stalls_per_sec),
-        match r.checksum_ok {
-            Some(true) => format!("ok ({} pages, {} log blocks)", r.pages_verified, r.log_blocks_verified),
-            Some(false) => format!("{} CORRUPT", r.corruptions.len()),
-            None => "not verified".into(),
-        },
+        checksums,
     ]);
     let mut t = new_table(&["stream", "per s", "avg bytes", "avg", "window max", "max"]);
     let bytes = |v: Option<f64>| v.map_or_else(|| "n/a".into(), |b| format!("{b:.0}"));

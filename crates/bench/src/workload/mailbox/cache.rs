@@ -217,15 +217,16 @@ impl Cache {
         self.dirty -= 1;
     }
 
-    /// The write of `buf` completed; returns whether the buffer went back to the pool.
+    /// The write of `buf` completed; returns whether it was written to be freed (a victim of
+    /// avail-pool maintenance). A victim changed again meanwhile stays cached.
     pub fn written(&mut self, buf: u32) -> bool {
         let b = &mut self.bufs[buf as usize];
         b.writing = false;
-        if std::mem::take(&mut b.evict_after_write) && b.state == State::Clean {
+        let victim = std::mem::take(&mut b.evict_after_write);
+        if victim && b.state == State::Clean {
             self.evict(buf);
-            return true;
         }
-        false
+        victim
     }
 
     /// The least recently used buffers, oldest first, that maintenance may free.
@@ -332,7 +333,7 @@ mod tests {
         c.start_write(a, false);
         assert_eq!(c.oldest_dirty(), Some(200));
         c.dirty(a, 400); // changed while its write is in flight
-        assert!(!c.written(a));
+        assert!(!c.written(a), "not a victim");
         assert_eq!(c.state(a), State::Dirty);
         assert_eq!(c.dirty, 2);
     }
@@ -346,5 +347,12 @@ mod tests {
         assert_eq!(c.lru_tail(2), Vec::<u32>::new());
         assert!(c.written(a));
         assert_eq!((c.available(), c.dirty, c.lookup(5)), (2, 0, None));
+        // A victim changed while being written is no longer pending, but stays cached.
+        let b = c.reserve(6, State::Clean).unwrap();
+        c.dirty(b, 2);
+        c.start_write(b, true);
+        c.dirty(b, 3);
+        assert!(c.written(b));
+        assert_eq!((c.lookup(6), c.state(b)), (Some(b), State::Dirty));
     }
 }

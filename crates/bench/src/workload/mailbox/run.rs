@@ -78,6 +78,14 @@ pub fn run(
 ) -> crate::Result<MailboxOutcome> {
     let n = manifest.databases.len();
     let files = manifest.files(db_dir);
+    if manifest.clean {
+        // A clean shutdown needs none of the earlier runs' logs.
+        for (f, d) in files.iter().zip(&manifest.databases) {
+            for g in f.log_generations().into_iter().filter(|&g| g < d.next_generation) {
+                let _ = std::fs::remove_file(f.log_path(g));
+            }
+        }
+    }
     let mut shared = Vec::with_capacity(n);
     let mut instances = Vec::with_capacity(n);
     for (i, (f, d)) in files.into_iter().zip(&manifest.databases).enumerate() {

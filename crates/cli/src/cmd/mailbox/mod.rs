@@ -31,9 +31,6 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
     if plan.tune {
         bail!("--tune is not available yet; run with --threads N and raise N while the test passes");
     }
-    if matches!(plan.test, TestType::Backup | TestType::SoftRecovery) {
-        bail!("--test {:?} is not available yet; run performance or stress", plan.test);
-    }
     let (mut manifest, created) = match prepare(&plan, stop) {
         Err(_) | Ok(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
         other => other?,
@@ -236,41 +233,116 @@ fn spec(plan: &Plan) -> MailboxSpec {
     }
 }
 
+/// A test's bundle, open from the start of the test.
+struct Run {
+    dir: std::path::PathBuf,
+    bundle: Bundle,
+    first: Summary,
+    sampler: SystemSampler,
+    write_error: Option<anyhow::Error>,
+    last_t: f64,
+}
+
+impl Run {
+    fn open(a: &MailboxArgs, plan: &Plan, suffix: &str) -> Result<Run> {
+        let test = summary::base_results(plan).test;
+        let name =
+            a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
+        let root = a.out.output_dir.clone().unwrap_or_else(|| "storbench-results".into());
+        let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
+        let device = resolve_device(&plan.db_dir).ok().flatten();
+        let now = jiff::Timestamp::now();
+        let first = summary::started(plan, &name, device.clone(), &now.to_string());
+        let bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3)?;
+        bundle.write_summary(&first)?;
+        let sampler = SystemSampler::new(device.as_ref().map(|d| d.name.as_str()));
+        Ok(Run { dir, bundle, first, sampler, write_error: None, last_t: 0.0 })
+    }
+
+    fn row(
+        &mut self,
+        row: &storbench_report::SeriesRow,
+        hists: &[(&str, &storbench_bench::metrics::LatencyHistogram)],
+    ) {
+        if let Err(e) = self.bundle.interval(row, self.last_t, hists) {
+            self.write_error.get_or_insert(e);
+        }
+        self.last_t = row.t_s;
+    }
+
+    fn finish(
+        mut self,
+        r: MailboxResults,
+        phases: Phases,
+        cpu: storbench_report::CpuUsage,
+        complete: bool,
+        warnings: Vec<String>,
+    ) -> Result<Summary> {
+        if let Some(e) = self.write_error.take() {
+            return Err(e.context(format!("writing the bundle in {}", self.dir.display())));
+        }
+        let mut s = summary::finish(
+            self.first.clone(),
+            r,
+            phases,
+            cpu,
+            complete,
+            &jiff::Timestamp::now().to_string(),
+        );
+        s.warnings.extend(warnings);
+        self.bundle.write_summary(&s)?;
+        for w in &s.warnings {
+            eprintln!("warning: {w}");
+        }
+        eprintln!("bundle: {}", self.dir.display());
+        Ok(s)
+    }
+}
+
 fn run_and_verify(a: &MailboxArgs, plan: &Plan, manifest: &mut Manifest, stop: &StopFlag) -> Result<Summary> {
-    let name = a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}", plan.preset.name()));
-    let root = a.out.output_dir.clone().unwrap_or_else(|| "storbench-results".into());
-    let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
-    let device = resolve_device(&plan.db_dir).ok().flatten();
-    let now = jiff::Timestamp::now();
-    let first = summary::started(plan, &name, device.clone(), &now.to_string());
-    let mut bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3)?;
-    bundle.write_summary(&first)?;
-    let mut sampler = SystemSampler::new(device.as_ref().map(|d| d.name.as_str()));
+    let mut run = Run::open(a, plan, "")?;
+    match plan.test {
+        TestType::Backup => backup(run, plan, manifest, stop),
+        TestType::SoftRecovery => soft_recovery(run, plan, manifest, stop),
+        _ => {
+            let (r, phases, cpu, complete, warnings) =
+                transactional(&mut run, plan, spec(plan), manifest, stop)?;
+            run.finish(r, phases, cpu, complete, warnings)
+        }
+    }
+}
+
+type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, bool, Vec<String>);
+
+/// The transactional workload (performance, stress, or soft recovery's log generation),
+/// then the verification.
+fn transactional(
+    run: &mut Run,
+    plan: &Plan,
+    spec: MailboxSpec,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+) -> Result<Figures> {
     let line = output::run_line("mailbox");
-    let mut write_error = None;
-    let mut last_t = 0.0;
-    let spec = spec(plan);
-    let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut sampler, stop, &mut |iv| {
-        let t = &iv.row;
+    let Run { bundle, sampler, write_error, last_t, .. } = run;
+    let outcome = mbx::run(&spec, &plan.db_dir, manifest, sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
-        let merged = merged(iv.per_db);
+        // Each row is written when its second ends, so that a killed run keeps its rows.
+        let m = merged(iv.per_db);
         let hists = [
-            ("db_read", &merged.db_reads.latency),
-            ("db_write", &merged.db_writes.latency),
-            ("log_write", &merged.log_writes.latency),
+            ("db_read", &m.db_reads.latency),
+            ("db_write", &m.db_writes.latency),
+            ("log_write", &m.log_writes.latency),
         ];
-        if let Err(e) = bundle.interval(t, last_t, &hists) {
+        if let Err(e) = bundle.interval(&iv.row, *last_t, &hists) {
             write_error.get_or_insert(e);
         }
-        last_t = t.t_s;
+        *last_t = iv.row.t_s;
     });
     line.finish_and_clear();
     let outcome = outcome.context("running the mailbox test")?;
-    if let Some(e) = write_error {
-        return Err(e.context(format!("writing the bundle in {}", dir.display())));
-    }
     let t = &outcome.totals;
-    bundle.totals(
+    run.bundle.totals(
         outcome.warmup_s,
         outcome.measured_s,
         &[
@@ -279,34 +351,134 @@ fn run_and_verify(a: &MailboxArgs, plan: &Plan, manifest: &mut Manifest, stop: &
             ("log_write", &t.log_writes.latency),
         ],
     )?;
-    let mut r: MailboxResults = summary::base_results(plan);
+    let mut r = summary::base_results(plan);
     summary::transactional(&mut r, &outcome, manifest, plan.profile.page_size);
-    if plan.verify && outcome.failures.is_empty() {
+    if plan.verify && outcome.failures.is_empty() && spec.log_files_limit.is_none() {
         let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
         summary::verified(&mut r, &v);
     }
     let phases = Phases { ramp_s: outcome.warmup_s, measured_s: outcome.measured_s };
-    let mut s = summary::finish(
-        first,
-        r,
-        phases,
-        summary::cpu(&outcome),
-        outcome.complete,
-        &jiff::Timestamp::now().to_string(),
-    );
-    if !outcome.warmed {
-        s.warnings.push(format!(
+    let mut warnings = Vec::new();
+    if !outcome.warmed && !spec.max_warmup.is_zero() {
+        warnings.push(format!(
             "the caches did not reach 90 % within the warm-up limit ({:.0} s); the measured phase may include cache warm-up",
             plan.max_warmup.as_secs_f64()
         ));
     }
-    s.warnings.extend(outcome.failures.iter().cloned());
-    bundle.write_summary(&s)?;
-    for w in &s.warnings {
-        eprintln!("warning: {w}");
+    warnings.extend(outcome.failures.iter().cloned());
+    Ok((r, phases, summary::cpu(&outcome), outcome.complete, warnings))
+}
+
+/// Reads every database sequentially, all at once; MB/s per database.
+fn backup(mut run: Run, plan: &Plan, manifest: &Manifest, stop: &StopFlag) -> Result<Summary> {
+    let total = plan.db_bytes() * manifest.databases.len() as u64;
+    let bar = output::fill_bar(total, "backup: reading the databases");
+    let t0 = std::time::Instant::now();
+    let mut prev = vec![0u64; manifest.databases.len()];
+    let mut rows = Vec::new();
+    let sampler = &mut run.sampler;
+    let out = mbx::backup(&plan.db_dir, manifest, plan.engine, stop, &mut |done| {
+        bar.set_position(done.iter().sum());
+        let mut cols = vec![(
+            "backup_mb_per_sec",
+            Some((done.iter().sum::<u64>() - prev.iter().sum::<u64>()) as f64 / 1e6),
+        )];
+        cols.extend(
+            done.iter()
+                .zip(&prev)
+                .take(8)
+                .enumerate()
+                .map(|(i, (d, p))| (DB_MB_COLUMNS[i], Some((d - p) as f64 / 1e6))),
+        );
+        prev = done.to_vec();
+        rows.push(storbench_report::SeriesRow {
+            t_s: t0.elapsed().as_secs_f64().round(),
+            phase: storbench_report::series::Phase::Measure,
+            workload: cols,
+            system: sampler.sample(),
+        });
+    });
+    bar.finish_and_clear();
+    for row in &rows {
+        run.row(row, &[]);
     }
-    eprintln!("bundle: {}", dir.display());
-    Ok(s)
+    let out = out.context("reading the databases")?;
+    let mut r = summary::base_results(plan);
+    r.backup_mb_per_sec = out.mb_per_sec();
+    r.backup_total_mb_per_sec = Some(out.total_mb_per_sec());
+    r.checksum_ok = Some(out.corruptions == 0 && out.complete);
+    r.pages_verified = out.pages_checked;
+    r.pass = out.corruptions == 0 && out.complete;
+    summary::corrupt(&mut r, &out.first);
+    eprintln!(
+        "backup read {} pages in {:.1} s: {:.1} MB/s in all",
+        out.pages_checked,
+        out.elapsed_s,
+        out.total_mb_per_sec()
+    );
+    let phases = Phases { ramp_s: 0.0, measured_s: out.elapsed_s };
+    run.finish(r, phases, Default::default(), out.complete, Vec::new())
+}
+
+/// Per-database columns of the backup series (the first eight databases).
+const DB_MB_COLUMNS: [&str; 8] = [
+    "db1_mb_per_sec",
+    "db2_mb_per_sec",
+    "db3_mb_per_sec",
+    "db4_mb_per_sec",
+    "db5_mb_per_sec",
+    "db6_mb_per_sec",
+    "db7_mb_per_sec",
+    "db8_mb_per_sec",
+];
+
+/// Fills --log-files log files per database, stops without writing the cache (a crash), then
+/// replays the logs and verifies the databases.
+fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &StopFlag) -> Result<Summary> {
+    let from: Vec<u32> = manifest.databases.iter().map(|d| d.next_generation).collect();
+    let gen_spec = MailboxSpec {
+        duration: std::time::Duration::from_secs(365 * 86_400),
+        max_warmup: std::time::Duration::ZERO,
+        keep_logs: true,
+        log_files_limit: Some(plan.log_files),
+        ..spec(plan)
+    };
+    eprintln!(
+        "soft recovery: generating {} log files per database, then stopping without a clean shutdown",
+        plan.log_files
+    );
+    let (mut r, _, cpu, complete, mut warnings) = transactional(&mut run, plan, gen_spec, manifest, stop)?;
+    if !complete {
+        return run.finish(r, Phases::default(), cpu, false, warnings);
+    }
+    eprintln!("replaying the logs");
+    let out = mbx::replay(&plan.db_dir, manifest, &from, plan.profile.cache_max, plan.engine, stop)
+        .context("replaying the logs")?;
+    // The generation phase is not judged: only the replay and the databases after it count.
+    r.checks.clear();
+    r.logs_replayed = Some(out.logs_replayed);
+    r.seconds_per_log = out.seconds_per_log(manifest.databases.len());
+    summary::corrupt(&mut r, &out.first);
+    eprintln!(
+        "replayed {} log files ({} records; {} pages read, {} written) in {:.1} s: {:.3} s per log file",
+        out.logs_replayed,
+        out.records,
+        out.pages_read,
+        out.pages_written,
+        out.seconds,
+        r.seconds_per_log.unwrap_or(0.0)
+    );
+    r.pass = out.corruptions == 0 && out.complete;
+    if plan.verify && out.complete {
+        let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
+        summary::verified(&mut r, &v);
+    }
+    if out.logs_replayed == 0 {
+        warnings.push("no log file was replayed".into());
+        r.pass = false;
+    }
+    let phases = Phases { ramp_s: 0.0, measured_s: out.seconds };
+    run.finish(r, phases, cpu, out.complete, warnings)
 }
 
 fn merged(per_db: &[mbx::MailboxRecorder]) -> mbx::MailboxRecorder {

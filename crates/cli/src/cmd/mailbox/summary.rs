@@ -177,6 +177,11 @@ fn mismatch(file: &str, offset: u64, what: &str) -> Mismatch {
     Mismatch { offset, field: "checksum".into(), expected: file.to_string(), found: what.to_string() }
 }
 
+/// Adds corruptions found by a backup or a replay.
+pub fn corrupt(r: &mut MailboxResults, found: &[storbench_bench::workload::mailbox::Corruption]) {
+    r.corruptions.extend(found.iter().map(|c| mismatch(&c.file, c.offset, &c.what)));
+}
+
 /// Adds the verification: every page and block checked; a corruption fails the test.
 pub fn verified(r: &mut MailboxResults, v: &VerifyReport) {
     r.checksum_ok = Some(v.ok());
