@@ -144,6 +144,21 @@ pub fn mailbox_table(s: &Summary) -> String {
     format!("{head}\n{t}\n{c}")
 }
 
+/// The trials of `mailbox --tune`: threads, mailboxes, result, IOPS.
+pub fn tune_table(trials: &[(u32, u64, bool, f64, bool)]) -> String {
+    let mut t = new_table(&["run", "threads", "mailboxes", "result", "transactional IOPS"]);
+    for (threads, mailboxes, pass, iops, full) in trials {
+        t.add_row(vec![
+            if *full { "full".to_string() } else { "trial".to_string() },
+            threads.to_string(),
+            mailboxes.to_string(),
+            if *pass { "pass".to_string() } else { "fail".to_string() },
+            format!("{iops:.0}"),
+        ]);
+    }
+    t.to_string()
+}
+
 /// A one-line status for a running job, refreshed every interval.
 pub fn run_line(label: &str) -> ProgressBar {
     let bar = ProgressBar::new_spinner();

@@ -855,6 +855,7 @@ impl Instance {
     /// the rest of the log, as a clean database shutdown does.
     fn shut_down(&mut self, done: &mut Vec<Completion>) {
         let deadline = Instant::now() + Duration::from_secs(120);
+        let mut finished = false;
         while Instant::now() < deadline && self.failure.is_none() {
             self.now = self.clock();
             self.step_sessions();
@@ -862,6 +863,8 @@ impl Instance {
             if !self.cfg.crash_at_end {
                 self.issue_log_write();
                 self.create_next_log();
+                // Sessions finishing their operation may still need free buffers.
+                self.refill_avail_pool();
                 if !sessions_busy {
                     self.flush_all();
                 }
@@ -875,9 +878,16 @@ impl Instance {
                 !sessions_busy && self.in_flight == 0 && !log_busy && self.cache.dirty == 0
             };
             if idle {
+                finished = true;
                 break;
             }
             self.wait(done);
+        }
+        if !finished && self.failure.is_none() {
+            self.failure = Some(format!(
+                "database {} did not shut down within 120 s ({} I/Os in flight, {} dirty pages)",
+                self.cfg.db, self.in_flight, self.cache.dirty
+            ));
         }
         let _ = std::fs::remove_file(self.cfg.files.tmp_log_path());
     }

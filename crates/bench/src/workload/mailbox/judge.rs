@@ -61,6 +61,11 @@ impl WindowSums {
         }
     }
 
+    /// Mean database read latency, ms; None without reads.
+    pub fn read_ms(&self) -> Option<f64> {
+        ms(self.read_ns, self.reads)
+    }
+
     pub fn add(&mut self, o: &WindowSums) {
         self.read_ns += o.read_ns;
         self.reads += o.reads;

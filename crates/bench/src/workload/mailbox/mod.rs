@@ -19,6 +19,7 @@ mod preset;
 mod recorder;
 mod recovery;
 mod run;
+mod tune;
 mod verify;
 
 pub use backup::{BackupOutcome, backup};
@@ -29,6 +30,7 @@ pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
 pub use recorder::{Corruption, MailboxRecorder};
 pub use recovery::{RecoveryOutcome, replay};
 pub use run::{MailboxInterval, MailboxOutcome, MailboxSpec, run};
+pub use tune::{TuneStep, Tuner, median_index};
 pub use verify::{VerifyReport, verify};
 
 #[cfg(test)]

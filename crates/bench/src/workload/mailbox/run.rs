@@ -31,6 +31,9 @@ pub struct MailboxSpec {
     pub duration: Duration,
     /// The warm-up ends when the caches are 90 % full, or after this long.
     pub max_warmup: Duration,
+    /// Also wait, before measuring, until database read latency is steady: the last five
+    /// seconds' averages all within 20 % of their mean (tuning trials).
+    pub steady_latency: bool,
     /// Sample window over which the maxima are judged (Jetstress: 15 s).
     pub sample_window: Duration,
     pub seed: u64,
@@ -189,6 +192,7 @@ impl Coordinator {
     ) {
         let second = 1_000_000_000u64;
         let max_warmup = spec.max_warmup.as_nanos() as u64;
+        let mut recent: Vec<Option<f64>> = Vec::new();
         for index in 1u64.. {
             let boundary = index * second;
             let reached = sleep_until(self.start + Duration::from_nanos(boundary), stop);
@@ -206,9 +210,10 @@ impl Coordinator {
                 }
             }
             let fill = cache_fill_pct(shared);
+            let read_ms = WindowSums::of(&merged_of(&data)).read_ms();
+            recent.push(read_ms);
             self.end_ns = now;
-            let mut merged = MailboxRecorder::default();
-            data.iter().for_each(|d| merged.merge(d));
+            let merged = merged_of(&data);
             let row = SeriesRow {
                 t_s: now as f64 / 1e9,
                 phase,
@@ -219,8 +224,9 @@ impl Coordinator {
             let limit_reached = spec
                 .log_files_limit
                 .is_some_and(|l| shared.iter().all(|s| s.log_files_done.load(Relaxed) >= u64::from(l)));
+            let steady = !spec.steady_latency || is_steady(&recent);
             match self.measure_from_ns {
-                None if fill >= 100.0 || now >= max_warmup => {
+                None if (fill >= 100.0 && steady) || now >= max_warmup => {
                     self.warmed = fill >= 100.0;
                     self.measure_from_ns = Some(now);
                     self.cpu_at_measure = Some(process_cpu());
@@ -276,6 +282,24 @@ impl Coordinator {
             shutdown_s,
         }
     }
+}
+
+fn merged_of(data: &[MailboxRecorder]) -> MailboxRecorder {
+    let mut m = MailboxRecorder::default();
+    data.iter().for_each(|d| m.merge(d));
+    m
+}
+
+/// The last five seconds' read latencies all lie within 20 % of their mean (seconds without
+/// reads count as steady: a cache that holds everything).
+fn is_steady(recent: &[Option<f64>]) -> bool {
+    let Some(last) = recent.len().checked_sub(5).map(|from| &recent[from..]) else { return false };
+    let vals: Vec<f64> = last.iter().flatten().copied().collect();
+    if vals.len() < last.len() {
+        return vals.is_empty();
+    }
+    let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+    vals.iter().all(|v| (v - mean).abs() <= 0.2 * mean)
 }
 
 /// The least-filled cache as a percentage of its warm-up target.
@@ -337,4 +361,18 @@ fn columns(d: &MailboxRecorder, span_ns: u64, cache_fill_pct: f64) -> Vec<(&'sta
         ("checksum_errors", Some(d.checksum_errors as f64)),
         ("cache_fill_pct", Some(cache_fill_pct)),
     ]
+}
+
+#[cfg(test)]
+mod steady_tests {
+    use super::is_steady;
+
+    #[test]
+    fn latency_is_steady_when_five_seconds_lie_within_20_percent_of_their_mean() {
+        let s = |v: &[f64]| is_steady(&v.iter().map(|&x| Some(x)).collect::<Vec<_>>());
+        assert!(!s(&[5.0, 5.0, 5.0, 5.0]), "fewer than five seconds");
+        assert!(s(&[9.0, 5.0, 5.2, 4.8, 5.1, 5.0]));
+        assert!(!s(&[5.0, 5.0, 8.0, 5.0, 5.0]));
+        assert!(is_steady(&[None; 5]));
+    }
 }

@@ -45,6 +45,7 @@ pub(super) fn spec(preset: Preset, threads: u32, secs: u64) -> MailboxSpec {
         target_iops: None,
         duration: Duration::from_secs(secs),
         max_warmup: Duration::from_secs(1),
+        steady_latency: false,
         sample_window: Duration::from_secs(15),
         seed: 7,
         engine: EngineKind::IoUring,
