@@ -217,15 +217,16 @@ impl Cache {
         self.dirty -= 1;
     }
 
-    /// The write of `buf` completed; returns whether the buffer went back to the pool.
+    /// The write of `buf` completed; returns whether it was a write to free the buffer (the
+    /// buffer then went back to the pool, unless the page changed again during the write).
     pub fn written(&mut self, buf: u32) -> bool {
         let b = &mut self.bufs[buf as usize];
         b.writing = false;
-        if std::mem::take(&mut b.evict_after_write) && b.state == State::Clean {
+        let evict = std::mem::take(&mut b.evict_after_write);
+        if evict && b.state == State::Clean {
             self.evict(buf);
-            return true;
         }
-        false
+        evict
     }
 
     /// The least recently used buffers, oldest first, that maintenance may free.
@@ -338,7 +339,7 @@ mod tests {
     }
 
     #[test]
-    fn a_victim_written_for_the_avail_pool_is_freed_when_its_write_completes() {
+    fn a_victim_written_for_the_avail_pool_is_freed_when_its_write_completes_unless_changed_again() {
         let mut c = Cache::new(2);
         let a = c.reserve(5, State::Clean).unwrap();
         c.dirty(a, 1);
@@ -346,5 +347,13 @@ mod tests {
         assert_eq!(c.lru_tail(2), Vec::<u32>::new());
         assert!(c.written(a));
         assert_eq!((c.available(), c.dirty, c.lookup(5)), (2, 0, None));
+        // Changed during its write: it stays, dirty, but its eviction write is over all the
+        // same (the caller stops counting it as pending).
+        let b = c.reserve(6, State::Clean).unwrap();
+        c.dirty(b, 2);
+        c.start_write(b, true);
+        c.dirty(b, 3);
+        assert!(c.written(b));
+        assert_eq!((c.state(b), c.lookup(6)), (State::Dirty, Some(b)));
     }
 }
