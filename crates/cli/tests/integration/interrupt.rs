@@ -1,34 +1,15 @@
 //! Ctrl-C: the run stops within a second or two and the bundle keeps what was measured,
 //! marked incomplete.
 
-use crate::support::{only_bundle, storbench};
+use crate::support::{interrupt_when, only_bundle, storbench};
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Starts `storbench ARGS`, sends SIGINT after `after`, and returns the summary of the only
 /// bundle under `results` once it exited 130 within 3 s.
 fn interrupt(args: &[&str], results: &Path, after: Duration) -> serde_json::Value {
-    let bin = storbench().get_program().to_owned();
-    let mut child = Command::new(bin)
-        .args(args)
-        .arg("--output-dir")
-        .arg(results)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(after);
-    let sent = Instant::now();
-    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let status = child.wait().unwrap();
-    assert!(sent.elapsed() < Duration::from_secs(3), "stopped in {:?}", sent.elapsed());
-    assert_eq!(status.code(), Some(130));
-    let bundle = only_bundle(results);
-    let s: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
-    assert_eq!(s["complete"], false);
-    s
+    let began = Instant::now();
+    interrupt_when(args, results, &|| began.elapsed() >= after)
 }
 
 #[test]

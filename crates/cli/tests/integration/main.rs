@@ -7,6 +7,7 @@ mod errors;
 mod fallback;
 mod interrupt;
 mod io_runs;
+mod mailbox;
 mod oltp;
 mod oltp_servers;
 mod schema;

@@ -52,6 +52,52 @@ pub fn stderr_text(a: &assert_cmd::assert::Assert) -> String {
     String::from_utf8_lossy(&a.get_output().stderr).into_owned()
 }
 
+/// Runs `cmd` and asserts a refusal of bad input: exit code 2 and a message holding `needle`,
+/// without a panic or backtrace. Returns the message.
+pub fn refused(cmd: &mut Command, needle: &str) -> String {
+    let err = stderr_text(&cmd.assert().code(2));
+    assert!(err.contains(needle), "stderr lacks {needle:?}:\n{err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+    err
+}
+
+/// The summary.json of the only bundle under `root`.
+pub fn bundle_summary(root: &Path) -> serde_json::Value {
+    json(&std::fs::read(only_bundle(root).join("summary.json")).expect("summary.json"))
+}
+
+/// Starts `storbench ARGS --output-dir RESULTS`, sends SIGINT once `ready()` holds (asked every
+/// 20 ms), and returns the summary of the only bundle under `results` once it exited 130 within
+/// 3 s of the signal, marked incomplete.
+pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -> serde_json::Value {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let mut child = std::process::Command::new(storbench().get_program())
+        .args(args)
+        .arg("--output-dir")
+        .arg(results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let began = Instant::now();
+    while !ready() {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("storbench ended ({status}) before it was interrupted");
+        }
+        assert!(began.elapsed() < Duration::from_secs(60), "not ready to interrupt after a minute");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let sent = Instant::now();
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let status = child.wait().unwrap();
+    assert!(sent.elapsed() < Duration::from_secs(3), "stopped in {:?}", sent.elapsed());
+    assert_eq!(status.code(), Some(130));
+    let s = bundle_summary(results);
+    assert_eq!(s["complete"], false);
+    s
+}
+
 /// `storbench oltp run --db-size 1MB --json --output-dir RESULTS TARGET EXTRA` as a plain
 /// command, to spawn (and interrupt or disturb) or to assert on.
 pub fn oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::process::Command {

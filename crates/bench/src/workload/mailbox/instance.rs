@@ -859,12 +859,12 @@ impl Instance {
         while Instant::now() < deadline && self.failure.is_none() {
             self.now = self.clock();
             self.step_sessions();
+            // Sessions waiting for a free buffer finish only if the pool is refilled.
+            self.refill_avail_pool();
             let sessions_busy = self.sessions.iter().any(|s| s.wait != Wait::Idle);
             if !self.cfg.crash_at_end {
                 self.issue_log_write();
                 self.create_next_log();
-                // Sessions finishing their operation may still need free buffers.
-                self.refill_avail_pool();
                 if !sessions_busy {
                     self.flush_all();
                 }

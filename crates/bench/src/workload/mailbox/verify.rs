@@ -208,8 +208,10 @@ fn plan(db_dir: &Path, manifest: &Manifest, chunk_bytes: u64) -> crate::Result<(
     let mut work = Work { targets: Vec::new(), chunks: Vec::new(), total: 0, read_max: 0 };
     let mut tally = Tally::default();
     let files = manifest.files(db_dir);
-    for f in &files {
-        add_database(&mut work, &mut tally, f, page, chunk_bytes)?;
+    for (f, d) in files.iter().zip(&manifest.databases) {
+        // After a clean shutdown every page the manifest records is on disk.
+        let pages = if manifest.clean { d.pages } else { 0 };
+        add_database(&mut work, &mut tally, f, page, pages, chunk_bytes)?;
     }
     for f in &files {
         for generation in f.log_generations() {
@@ -219,12 +221,26 @@ fn plan(db_dir: &Path, manifest: &Manifest, chunk_bytes: u64) -> crate::Result<(
     Ok((work, tally))
 }
 
-/// A database: its whole pages, in chunks; a partial page at the end is a corruption.
-fn add_database(work: &mut Work, tally: &mut Tally, f: &DbFiles, page: u64, chunk: u64) -> crate::Result<()> {
+/// A database: its whole pages, in chunks; a partial page at the end, or fewer than `pages`
+/// pages, is a corruption.
+fn add_database(
+    work: &mut Work,
+    tally: &mut Tally,
+    f: &DbFiles,
+    page: u64,
+    pages: u64,
+    chunk: u64,
+) -> crate::Result<()> {
     let file = open_direct(&f.db, false)?;
     let len = file_size(&f.db)?;
     let whole = len - len % page;
-    if whole < len {
+    if whole / page < pages {
+        tally.corrupt(
+            &f.db,
+            whole,
+            format!("the file ends here, {} of its {pages} pages missing", pages - whole / page),
+        );
+    } else if whole < len {
         tally.corrupt(&f.db, whole, format!("a partial page of {} bytes at the end", len - whole));
     }
     let target = Target { path: f.db.clone(), file: Some(file), kind: Kind::Database { id: f.id, page } };
@@ -597,6 +613,23 @@ mod tests {
         ];
         assert_eq!(r.first, expected);
         assert_eq!((r.pages_checked, r.log_blocks_checked), (PAGES, LOG_BLOCKS + LOG_BLOCKS / 2));
+    }
+
+    #[test]
+    fn a_database_shorter_than_the_manifest_records_is_a_corruption_where_it_ends() {
+        let s = set();
+        let ends = (PAGES - 3) * u64::from(PAGE);
+        std::fs::OpenOptions::new().write(true).open(&s.files.db).unwrap().set_len(ends + 100).unwrap();
+        let r = check(&s, 2);
+        assert_eq!(
+            r.first,
+            vec![corruption(
+                &s.files.db,
+                ends,
+                &format!("the file ends here, 3 of its {PAGES} pages missing")
+            )]
+        );
+        assert_eq!(r.pages_checked, PAGES - 3);
     }
 
     #[test]

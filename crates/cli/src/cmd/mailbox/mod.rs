@@ -247,12 +247,19 @@ fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
     let mut trials = Vec::new();
     loop {
         let (threads, mailboxes, full, suffix) = match tuner.step() {
-            mbx::TuneStep::Trial { threads, mailboxes } => (threads, mailboxes, false, format!("-trial-{threads}t-{mailboxes}mbx")),
-            mbx::TuneStep::Repeat { threads, mailboxes, n } => (threads, mailboxes, true, format!("-tuned-{threads}t-run{n}")),
+            mbx::TuneStep::Trial { threads, mailboxes } => {
+                (threads, mailboxes, false, format!("-trial-{threads}t-{mailboxes}mbx"))
+            }
+            mbx::TuneStep::Repeat { threads, mailboxes, n } => {
+                (threads, mailboxes, true, format!("-tuned-{threads}t-run{n}"))
+            }
             mbx::TuneStep::Done { .. } => break,
             mbx::TuneStep::Impossible => {
                 cleanup(current);
-                bail!("even one thread fails the thresholds with {} mailboxes: this storage cannot hold the profile", tuner.history.last().map_or(0, |h| h.1));
+                bail!(
+                    "even one thread fails the thresholds with {} mailboxes: this storage cannot hold the profile",
+                    tuner.history.last().map_or(0, |h| h.1)
+                );
             }
         };
         if current.as_ref().is_none_or(|(p, _, _)| p.mailboxes != mailboxes) {
@@ -271,7 +278,9 @@ fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
         let mut run = Run::open(a, &p, &suffix)?;
         let (r, phases, cpu, complete, warnings) = transactional(&mut run, &p, s, manifest, stop)?;
         let summary = run.finish(r, phases, cpu, complete, warnings)?;
-        let storbench_report::Results::Mailbox(r) = &summary.results else { unreachable!("a mailbox summary") };
+        let storbench_report::Results::Mailbox(r) = &summary.results else {
+            unreachable!("a mailbox summary")
+        };
         eprintln!(
             "{}: {threads} threads, {mailboxes} mailboxes: {} ({:.0} transactional IOPS)",
             if full { "run" } else { "trial" },
@@ -292,10 +301,13 @@ fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
     if !keep {
         cleanup(current);
     }
-    let iops: Vec<f64> = finals.iter().map(|s| match &s.results {
-        storbench_report::Results::Mailbox(r) => r.transactional_iops,
-        _ => 0.0,
-    }).collect();
+    let iops: Vec<f64> = finals
+        .iter()
+        .map(|s| match &s.results {
+            storbench_report::Results::Mailbox(r) => r.transactional_iops,
+            _ => 0.0,
+        })
+        .collect();
     let median = mbx::median_index(&iops).map(|i| finals.swap_remove(i)).context("no final run")?;
     eprintln!("{}", output::tune_table(&trials));
     eprintln!("reported: the median of the three runs at the best setting ({})", median.name);
@@ -390,7 +402,13 @@ fn run_and_verify(a: &MailboxArgs, plan: &Plan, manifest: &mut Manifest, stop: &
     run_named(a, plan, manifest, stop, "")
 }
 
-fn run_named(a: &MailboxArgs, plan: &Plan, manifest: &mut Manifest, stop: &StopFlag, suffix: &str) -> Result<Summary> {
+fn run_named(
+    a: &MailboxArgs,
+    plan: &Plan,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+    suffix: &str,
+) -> Result<Summary> {
     let mut run = Run::open(a, plan, suffix)?;
     match plan.test {
         TestType::Backup => backup(run, plan, manifest, stop),
@@ -444,7 +462,9 @@ fn transactional(
     )?;
     let mut r = summary::base_results(plan);
     summary::transactional(&mut r, &outcome, manifest, plan.profile.page_size);
-    if plan.verify && outcome.failures.is_empty() && spec.log_files_limit.is_none() {
+    // An interrupted run is not verified: a verification cut short would report corruption
+    // (checksum_ok false) where nothing was checked.
+    if plan.verify && outcome.failures.is_empty() && spec.log_files_limit.is_none() && !stop.is_stopped() {
         let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
         summary::verified(&mut r, &v);
     }

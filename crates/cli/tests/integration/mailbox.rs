@@ -1,0 +1,297 @@
+//! `storbench mailbox`: Jetstress-like tests on a tiny database (50 mailboxes of 1 MB, 8 KiB
+//! pages, a 1 MB cache) on the real disk: the bundle and its figures, pass and fail, kept
+//! databases (reuse, verification, refusal of another shape), bad input, Ctrl-C.
+
+use crate::support::{
+    bundle_summary, disk_tempdir, interrupt_when, only_bundle, refused, stderr_text, stdout_json, storbench,
+};
+use assert_cmd::Command;
+use std::path::Path;
+
+/// The tiny test: one database of 6400 pages of 8 KiB, 2 s measured after at most 1 s of warm-up.
+const TINY: [&str; 16] = [
+    "--preset",
+    "2007",
+    "--mailboxes",
+    "50",
+    "--mailbox-size",
+    "1MB",
+    "--threads",
+    "4",
+    "--cache-size",
+    "1MB",
+    "--duration",
+    "2s",
+    "--max-warmup",
+    "1s",
+    "--seed",
+    "7",
+];
+
+/// Limits any disk meets, so that a run passes on a busy machine (a 1 MB cache stalls often).
+const GENEROUS: [(&str, &str); 5] = [
+    ("--db-read-avg-ms", "1000"),
+    ("--db-read-max-ms", "5000"),
+    ("--log-write-avg-ms", "1000"),
+    ("--log-write-max-ms", "5000"),
+    ("--page-fault-stalls", "1000000"),
+];
+
+const PAGE: u64 = 8192;
+const PAGES: u64 = 50 * (1 << 20) / PAGE;
+
+/// The tiny test's options with `changes` replacing an option's value or added.
+fn tiny(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
+    let mut args = TINY.to_vec();
+    for &(opt, value) in changes {
+        match args.iter().position(|a| *a == opt) {
+            Some(i) => args[i + 1] = value,
+            None => args.extend([opt, value]),
+        }
+    }
+    args
+}
+
+/// The tiny test with the generous limits, then `changes`.
+fn generous(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
+    tiny(&[&GENEROUS[..], changes].concat())
+}
+
+/// `storbench mailbox --target DIR/db --output-dir DIR/results ARGS`.
+fn mailbox(dir: &Path, args: &[&str]) -> Command {
+    let mut cmd = storbench();
+    cmd.arg("mailbox")
+        .arg("--target")
+        .arg(dir.join("db"))
+        .arg("--output-dir")
+        .arg(dir.join("results"))
+        .args(args);
+    cmd
+}
+
+/// `storbench mailbox verify --target DIR/db --json`.
+fn verify(dir: &Path) -> Command {
+    let mut cmd = storbench();
+    cmd.args(["mailbox", "verify", "--json", "--target"]).arg(dir.join("db"));
+    cmd
+}
+
+fn f64_of(v: &serde_json::Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs()).max(1.0)
+}
+
+#[test]
+fn a_short_2007_run_passes_fills_the_bundle_and_removes_its_databases() {
+    let dir = disk_tempdir();
+    let began = std::time::Instant::now();
+    let a = mailbox(dir.path(), &generous(&[])).arg("--json").assert().code(0);
+    // Creation, 1 s of warm-up, 2 s measured, the shutdown and the verification.
+    assert!(began.elapsed().as_secs() < 30, "a 2 s test took {:?}", began.elapsed());
+    let s = stdout_json(&a);
+    assert_eq!(s, bundle_summary(&dir.path().join("results")), "stdout is the bundle's summary.json");
+    assert_eq!(s["workload"], "mailbox");
+    assert_eq!(s["complete"], true);
+    let r = &s["results"];
+    assert_eq!(r["pass"], true, "{r}");
+    assert_eq!(r["checksum_ok"], true, "{r}");
+    assert!(r["checks"].as_array().unwrap().iter().all(|c| c["pass"] == true), "{}", r["checks"]);
+    assert_eq!(
+        (r["preset"].as_str(), r["threads"].as_u64(), r["mailboxes"].as_u64()),
+        (Some("2007"), Some(4), Some(50))
+    );
+    assert_eq!(r["mix"], serde_json::json!({"insert": 40, "delete": 30, "replace": 5, "read": 25}));
+
+    let (reads, writes, logs) =
+        (f64_of(&r["db_reads_per_sec"]), f64_of(&r["db_writes_per_sec"]), f64_of(&r["log_writes_per_sec"]));
+    assert!(reads > 0.0 && writes > 0.0 && logs > 0.0, "{r}");
+    let transactional = f64_of(&r["transactional_iops"]);
+    assert!(close(transactional, reads + writes), "{r}");
+    assert!(close(f64_of(&r["total_iops"]), transactional + logs), "{r}");
+    assert!(f64_of(&r["db_read_avg_ms"]) > 0.0 && f64_of(&r["log_write_avg_ms"]) > 0.0, "{r}");
+    // Log writes are whole sectors: the average is at least one, and the bytes written add
+    // up to whole sectors.
+    let log = &r["databases"][0]["log_writes"];
+    let per_write = f64_of(&r["log_bytes_per_write"]);
+    assert!(per_write >= 512.0, "{r}");
+    let sectors = log["ios"].as_u64().unwrap() as f64 * per_write / 512.0;
+    assert!((sectors - sectors.round()).abs() < 1e-3, "{sectors} sectors: {log}");
+
+    // Every page is verified, the appended ones too; the database grew from its 50 MiB.
+    let (initial, last) =
+        (r["initial_db_size_bytes"].as_u64().unwrap(), r["final_db_size_bytes"].as_u64().unwrap());
+    assert_eq!(initial, PAGES * PAGE);
+    assert!(last > initial, "inserts append pages: {last}");
+    assert_eq!(r["pages_verified"].as_u64(), Some(last / PAGE));
+    assert_eq!(r["databases"][0]["database"], 1);
+
+    let bundle = only_bundle(&dir.path().join("results"));
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|c| *c == "transactional_iops").expect("transactional_iops column");
+    let measured: Vec<f64> = csv
+        .lines()
+        .filter(|l| l.contains(",measure,"))
+        .map(|l| l.split(',').nth(col).unwrap().parse().unwrap())
+        .collect();
+    assert!(measured.len() >= 2 && measured.iter().all(|&x| x > 0.0), "{csv}");
+    let hlog = std::fs::read_to_string(bundle.join("latency.hlog")).unwrap();
+    for tag in ["db_read", "db_write", "log_write"] {
+        assert!(hlog.contains(&format!("Tag={tag}-total,")), "latency.hlog lacks {tag}");
+    }
+
+    let db = dir.path().join("db");
+    for gone in [db.join("mailbox1.edb"), db.join("log1"), db.join("storbench-mailbox.json")] {
+        assert!(!gone.exists(), "{} left behind without --keep", gone.display());
+    }
+}
+
+#[test]
+fn a_latency_over_its_limit_fails_the_run_with_exit_1_and_names_the_check() {
+    let dir = disk_tempdir();
+    let a = mailbox(dir.path(), &generous(&[("--db-read-avg-ms", "0")])).assert().code(1);
+    let table = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
+    assert!(table.contains("FAIL") && table.contains("db_read_avg_ms"), "{table}");
+    let s = bundle_summary(&dir.path().join("results"));
+    assert_eq!(s["complete"], true);
+    let r = &s["results"];
+    assert_eq!(r["pass"], false);
+    assert_eq!(r["checksum_ok"], true, "a slow read is not a corruption");
+    let failed: Vec<&str> = r["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["pass"] == false)
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(failed, ["db_read_avg_ms"], "{}", r["checks"]);
+}
+
+#[test]
+fn kept_databases_are_reused_verified_and_not_replaced_by_another_shape() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("db");
+    let edb = db.join("mailbox1.edb");
+    let first = mailbox(dir.path(), &generous(&[("--duration", "1s")])).arg("--keep").assert().code(0);
+    assert!(stderr_text(&first).contains("databases kept"), "{}", stderr_text(&first));
+    assert!(edb.exists() && db.join("storbench-mailbox.json").exists());
+
+    let clean = verify(dir.path()).assert().code(0);
+    let v = stdout_json(&clean);
+    assert_eq!((v["ok"].as_bool(), v["corruptions"].as_u64()), (Some(true), Some(0)), "{v}");
+    let len = std::fs::metadata(&edb).unwrap().len();
+    assert_eq!(v["pages_checked"].as_u64(), Some(len / PAGE), "{v}");
+    assert!(v["log_blocks_checked"].as_u64().unwrap() > 0, "{v}");
+
+    let again = mailbox(dir.path(), &generous(&[("--duration", "1s")])).arg("--no-verify").assert().code(0);
+    let err = stderr_text(&again);
+    assert!(err.contains("reusing 1 database(s)") && !err.contains("created"), "{err}");
+    assert!(edb.exists(), "databases a run reused stay");
+
+    let before =
+        (std::fs::metadata(&edb).unwrap().len(), std::fs::metadata(&edb).unwrap().modified().unwrap());
+    let bundles = std::fs::read_dir(dir.path().join("results")).unwrap().count();
+    refused(
+        &mut mailbox(dir.path(), &generous(&[("--mailboxes", "100")])),
+        "give the options they were created with",
+    );
+    let after =
+        (std::fs::metadata(&edb).unwrap().len(), std::fs::metadata(&edb).unwrap().modified().unwrap());
+    assert_eq!(after, before, "mailbox1.edb untouched");
+    assert_eq!(std::fs::read_dir(dir.path().join("results")).unwrap().count(), bundles, "no bundle written");
+
+    // One byte changed in a page in the middle of the database.
+    let page = after.0 / PAGE / 2 * PAGE;
+    let f = std::fs::OpenOptions::new().read(true).write(true).open(&edb).unwrap();
+    let mut byte = [0u8];
+    std::os::unix::fs::FileExt::read_exact_at(&f, &mut byte, page + 100).unwrap();
+    std::os::unix::fs::FileExt::write_all_at(&f, &[byte[0] ^ 0xFF], page + 100).unwrap();
+    drop(f);
+    let bad = verify(dir.path()).assert().code(1);
+    let v = stdout_json(&bad);
+    assert_eq!((v["ok"].as_bool(), v["corruptions"].as_u64()), (Some(false), Some(1)), "{v}");
+    assert_eq!(v["first"][0]["file"].as_str(), edb.to_str(), "{v}");
+    assert_eq!(v["first"][0]["offset"].as_u64(), Some(page), "{v}");
+    let text = storbench().args(["mailbox", "verify", "--target"]).arg(&db).assert().code(1);
+    assert!(
+        stderr_text(&text).contains(&format!("{} at offset {page}", edb.display())),
+        "{}",
+        stderr_text(&text)
+    );
+}
+
+#[test]
+fn a_database_cut_short_fails_verification_where_it_ends() {
+    let dir = disk_tempdir();
+    mailbox(dir.path(), &generous(&[("--duration", "1s")])).args(["--keep", "--no-verify"]).assert().code(0);
+    let edb = dir.path().join("db/mailbox1.edb");
+    let len = std::fs::metadata(&edb).unwrap().len();
+    std::fs::OpenOptions::new().write(true).open(&edb).unwrap().set_len(len - 10 * PAGE).unwrap();
+    let v = stdout_json(&verify(dir.path()).assert().code(1));
+    assert_eq!(v["ok"], false, "{v}");
+    assert_eq!(v["first"][0]["offset"].as_u64(), Some(len - 10 * PAGE), "{v}");
+}
+
+#[test]
+fn bad_input_is_refused_with_exit_2_before_anything_is_created() {
+    let dir = disk_tempdir();
+    for (changes, needle) in [
+        (&[("--preset", "2012")][..], "--preset 2012: unknown Jetstress generation; use 2007, 2010 or 2013"),
+        (&[("--threads", "0")], "--threads 0: at least one thread"),
+        (&[("--mix", "40/20/5/30")], "--mix 40/20/5/30: the shares add up to 95, not 100"),
+        (
+            &[("--mailboxes", "1000000"), ("--mailbox-size", "1GB")],
+            "give fewer --mailboxes, a smaller --mailbox-size",
+        ),
+        (&[("--engine", "null")], "--engine null: the mailbox workload needs real files"),
+    ] {
+        let err = refused(&mut mailbox(dir.path(), &tiny(changes)), needle);
+        assert!(err.starts_with("error: "), "{err}");
+        assert!(!dir.path().join("db").exists(), "{changes:?} created the target");
+        assert!(!dir.path().join("results").exists(), "{changes:?} wrote results");
+    }
+}
+
+#[test]
+fn a_database_file_storbench_did_not_create_is_left_alone() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    std::fs::write(db.join("mailbox1.edb"), vec![7u8; 1 << 20]).unwrap();
+    refused(&mut mailbox(dir.path(), &tiny(&[])), "will not overwrite it");
+    assert!(std::fs::read(db.join("mailbox1.edb")).unwrap().iter().all(|&b| b == 7), "contents untouched");
+    let left: Vec<_> = std::fs::read_dir(&db).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, ["mailbox1.edb"], "nothing added next to it");
+    assert!(!dir.path().join("results").exists());
+}
+
+#[test]
+fn verify_without_databases_is_refused() {
+    let dir = disk_tempdir();
+    refused(&mut verify(dir.path()), "holds no storbench mailbox databases");
+}
+
+#[test]
+fn an_interrupted_mailbox_run_stops_at_once_and_keeps_an_incomplete_bundle() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("db");
+    let results = dir.path().join("results");
+    let mut args = vec!["mailbox", "--target", db.to_str().unwrap()];
+    args.extend(generous(&[("--duration", "60s")]));
+    // Interrupted once the measured phase has a row.
+    let measuring = || {
+        std::fs::read_dir(&results).into_iter().flatten().flatten().any(|b| {
+            std::fs::read_to_string(b.path().join("timeseries.csv"))
+                .is_ok_and(|csv| csv.contains(",measure,"))
+        })
+    };
+    let s = interrupt_when(&args, &results, &measuring);
+    let r = &s["results"];
+    assert!(f64_of(&r["transactional_iops"]) > 0.0, "{r}");
+    assert!(f64_of(&s["phases"]["measured_s"]) > 0.0, "{}", s["phases"]);
+    assert!(r["checksum_ok"].is_null(), "an interrupted run is not verified: {r}");
+    assert!(!db.join("mailbox1.edb").exists(), "an interrupted run removes the databases it created");
+}
