@@ -16,6 +16,7 @@ use super::recorder::MailboxRecorder;
 use crate::engine::{self, Completion, Dir, EngineKind, IoEngine, Request, error_kind};
 use crate::rng::{WorkerRng, below, stream, unit};
 use crate::run::StopFlag;
+use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -134,6 +135,23 @@ enum InFlight {
     Bdm,
 }
 
+/// Which sessions wait for what, so that each loop touches only the sessions an event
+/// concerns, however many sessions there are.
+#[derive(Debug, Default)]
+struct Queues {
+    /// To be stepped now.
+    ready: VecDeque<u32>,
+    /// Between operations, waiting for the pacer (or for nothing, once the run ends).
+    idle: VecDeque<u32>,
+    /// Waiting for their commit to reach the log, in log order.
+    commits: VecDeque<(u64, u32)>,
+    /// Waiting for a free buffer, log buffer room or a page another session is reading:
+    /// woken by any completion that may have changed that.
+    blocked: Vec<u32>,
+    /// Sessions inside an operation.
+    active: u32,
+}
+
 /// The next log file: being created, ready, or not started.
 enum NextLog {
     None,
@@ -151,6 +169,7 @@ pub struct Instance {
     cache: Cache,
     log: LogStream,
     sessions: Vec<Session>,
+    queues: Queues,
     slots: Vec<(InFlight, u64)>,
     free_write_slots: Vec<u32>,
     /// First slot of each kind.
@@ -213,6 +232,7 @@ impl Instance {
             cache: Cache::new(cache_buffers),
             log,
             sessions: vec![session; cfg.sessions as usize],
+            queues: Queues { ready: (0..cfg.sessions).collect(), ..Default::default() },
             slots: vec![(InFlight::Free, 0); lens.len()],
             free_write_slots: (write_base..log_slot).rev().collect(),
             log_slot,
@@ -290,8 +310,7 @@ impl Instance {
     /// Submits what is queued and reaps, waiting when nothing is ready to run; then hands the
     /// completions out.
     fn wait(&mut self, done: &mut Vec<Completion>) {
-        let can_start = !self.ending() && (self.pace_interval_ns == 0 || self.now >= self.pace_next_ns);
-        let busy = self.sessions.iter().any(|s| s.wait == Wait::Ready || (s.wait == Wait::Idle && can_start));
+        let busy = !self.queues.ready.is_empty() || self.pacer_due();
         let timeout = if busy { Duration::ZERO } else { self.next_timer() };
         let min = u32::from(!busy && self.in_flight > 0);
         done.clear();
@@ -315,7 +334,7 @@ impl Instance {
 
     fn next_timer(&self) -> Duration {
         let mut at = self.now + MAX_WAIT.as_nanos() as u64;
-        if self.pace_interval_ns > 0 && self.sessions.iter().any(|s| s.wait == Wait::Idle) {
+        if self.pace_interval_ns > 0 && !self.queues.idle.is_empty() {
             at = at.min(self.pace_next_ns);
         }
         if let Some(t) = self.oldest_lazy_ns.filter(|_| !self.log.write_in_flight()) {
@@ -329,11 +348,59 @@ impl Instance {
 
     // ---- sessions ----
 
+    /// Steps the sessions that are ready (those that became ready before this call; one that
+    /// finishes and starts again waits for the next loop), then the paced ones that are due.
     fn step_sessions(&mut self) {
         let shared = self.shared.clone();
         let mut rec = shared.recorder.lock().unwrap_or_else(|p| p.into_inner());
-        for i in 0..self.sessions.len() {
-            self.step(i, &mut rec);
+        for _ in 0..self.queues.ready.len() {
+            let Some(i) = self.queues.ready.pop_front() else { break };
+            self.step(i as usize, &mut rec);
+            self.park(i);
+        }
+        while self.pacer_due() {
+            let Some(i) = self.queues.idle.pop_front() else { break };
+            self.step(i as usize, &mut rec);
+            self.park(i);
+        }
+    }
+
+    /// Whether an idle session may start an operation now.
+    fn pacer_due(&self) -> bool {
+        self.pace_interval_ns > 0
+            && !self.queues.idle.is_empty()
+            && self.now >= self.pace_next_ns
+            && !self.ending()
+    }
+
+    /// Files session `i` under what it now waits for.
+    fn park(&mut self, i: u32) {
+        let unpaced = self.pace_interval_ns == 0 && !self.ending();
+        let q = &mut self.queues;
+        match self.sessions[i as usize].wait {
+            Wait::Idle if unpaced => q.ready.push_back(i),
+            Wait::Idle => q.idle.push_back(i),
+            Wait::Ready => q.ready.push_back(i),
+            Wait::Read => {}
+            Wait::Commit(lgpos) => q.commits.push_back((lgpos, i)),
+            Wait::Page | Wait::FreeBuffer | Wait::LogRoom => q.blocked.push(i),
+        }
+    }
+
+    /// Something that blocked sessions wait for may have changed: let them look again.
+    fn wake_blocked(&mut self) {
+        let q = &mut self.queues;
+        q.ready.extend(q.blocked.drain(..));
+    }
+
+    /// Commits now in the log release their sessions.
+    fn wake_committed(&mut self) {
+        while let Some(&(lgpos, i)) = self.queues.commits.front() {
+            if lgpos > self.log.flushed {
+                break;
+            }
+            self.queues.commits.pop_front();
+            self.queues.ready.push_back(i);
         }
     }
 
@@ -443,6 +510,7 @@ impl Instance {
         }
         s.wait = Wait::Ready;
         self.sessions[i] = s;
+        self.queues.active += 1;
     }
 
     fn random_page(&mut self) -> u64 {
@@ -564,6 +632,7 @@ impl Instance {
     fn finish(&mut self, i: usize, rec: &mut MailboxRecorder) {
         rec.ops[self.sessions[i].op.index()] += 1;
         self.sessions[i].wait = Wait::Idle;
+        self.queues.active -= 1;
     }
 
     /// Unwritten log the buffer can hold: the log file less its header.
@@ -585,7 +654,8 @@ impl Instance {
         if self.log.write_in_flight() || self.log.unflushed() == 0 {
             return;
         }
-        let waiting = self.sessions.iter().any(|s| matches!(s.wait, Wait::Commit(_) | Wait::LogRoom));
+        let waiting = !self.queues.commits.is_empty()
+            || self.queues.blocked.iter().any(|&i| self.sessions[i as usize].wait == Wait::LogRoom);
         let lazy_due = self.oldest_lazy_ns.is_some_and(|t| self.now >= t + LAZY_FLUSH_NS);
         let full = self.log.unflushed() >= self.log_room() / 2;
         if !(waiting || lazy_due || full || self.ending()) {
@@ -683,6 +753,7 @@ impl Instance {
         if self.cache.available() + self.pending_evictions >= start {
             return;
         }
+        let before = self.cache.available();
         for buf in self.cache.lru_tail(2 * stop as usize) {
             if self.cache.available() + self.pending_evictions >= stop {
                 break;
@@ -699,6 +770,9 @@ impl Instance {
                 }
                 _ => {}
             }
+        }
+        if self.cache.available() > before {
+            self.wake_blocked();
         }
     }
 
@@ -786,6 +860,8 @@ impl Instance {
                 }
                 rec.log_writes.record(w.len as u64, lat);
                 self.log.completed();
+                self.wake_committed();
+                self.wake_blocked();
                 if w.closes_file {
                     self.log_needs_roll = true;
                     self.shared.log_files_done.fetch_add(1, Relaxed);
@@ -811,11 +887,14 @@ impl Instance {
         lat: u64,
         rec: &mut MailboxRecorder,
     ) {
-        let s = &mut self.sessions[session as usize];
+        self.queues.ready.push_back(session);
+        // Sessions waiting for this page (or for anything) look again.
+        self.wake_blocked();
         if c.result != self.cfg.profile.page_size as i32 {
             // A failed read fails the operation; the session starts another.
             self.cache.abandon(buf);
-            s.wait = Wait::Idle;
+            self.sessions[session as usize].wait = Wait::Idle;
+            self.queues.active -= 1;
             return;
         }
         rec.db_reads.record(c.result as u64, lat);
@@ -842,11 +921,7 @@ impl Instance {
             }
         }
         // Freed buffers may unblock stalled sessions.
-        for s in &mut self.sessions {
-            if s.wait == Wait::FreeBuffer {
-                s.wait = Wait::Ready;
-            }
-        }
+        self.wake_blocked();
     }
 
     // ---- shutdown ----
@@ -861,7 +936,7 @@ impl Instance {
             self.step_sessions();
             // Sessions waiting for a free buffer finish only if the pool is refilled.
             self.refill_avail_pool();
-            let sessions_busy = self.sessions.iter().any(|s| s.wait != Wait::Idle);
+            let sessions_busy = self.queues.active > 0;
             if !self.cfg.crash_at_end {
                 self.issue_log_write();
                 self.create_next_log();
