@@ -498,12 +498,16 @@ impl Instance {
                 s.n = 2;
             }
             // Inserts beyond what deletes free go to the end of the table and grow it; the
-            // rest reuse space in an existing page.
+            // rest reuse space in an existing leaf and put their long value in an existing
+            // long-value page (mailbox.md §2.8: an insert dirties its leaf and LV pages).
             Op::Insert => {
                 let grow = mix.insert.saturating_sub(mix.delete) as f64 / mix.insert.max(1) as f64;
                 if unit(&mut self.rng) < grow {
                     s.append = true;
                     s.pages[0] = self.tail_page;
+                } else {
+                    s.pages[1] = self.random_page();
+                    s.n = 2;
                 }
             }
             _ => {}
