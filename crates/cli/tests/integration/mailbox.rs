@@ -295,3 +295,45 @@ fn an_interrupted_mailbox_run_stops_at_once_and_keeps_an_incomplete_bundle() {
     assert!(r["checksum_ok"].is_null(), "an interrupted run is not verified: {r}");
     assert!(!db.join("mailbox1.edb").exists(), "an interrupted run removes the databases it created");
 }
+
+/// `args` followed by `flags` (options without a value).
+fn and(mut args: Vec<&'static str>, flags: &[&'static str]) -> Vec<&'static str> {
+    args.extend_from_slice(flags);
+    args
+}
+
+#[test]
+fn backup_and_soft_recovery_report_their_figures_on_kept_databases() {
+    let dir = disk_tempdir();
+    mailbox(dir.path(), &and(generous(&[]), &["--keep"])).assert().code(0);
+    let b =
+        stdout_json(&mailbox(dir.path(), &and(tiny(&[("--test", "backup")]), &["--json"])).assert().code(0));
+    let r = &b["results"];
+    let head = |r: &serde_json::Value| {
+        (r["test"].as_str().map(String::from), r["pass"].as_bool(), r["checksum_ok"].as_bool())
+    };
+    assert_eq!(head(r), (Some("backup".into()), Some(true), Some(true)));
+    assert!(r["pages_verified"].as_u64().unwrap() >= PAGES, "{r}");
+    assert!(f64_of(&r["backup_total_mb_per_sec"]) > 0.0 && f64_of(&r["backup_mb_per_sec"][0]) > 0.0);
+    let recovery = generous(&[("--test", "soft-recovery"), ("--log-files", "3")]);
+    let s = stdout_json(&mailbox(dir.path(), &and(recovery, &["--json"])).assert().code(0));
+    let r = &s["results"];
+    assert_eq!(head(r), (Some("soft_recovery".into()), Some(true), Some(true)));
+    assert!(r["logs_replayed"].as_u64().unwrap() >= 3, "{r}");
+    assert!(f64_of(&r["seconds_per_log"]) > 0.0);
+    assert!(r["checks"].as_array().unwrap().is_empty(), "the generation phase is not judged");
+    // The databases stay (they were kept before) and verify clean after the replay.
+    assert_eq!(stdout_json(&verify(dir.path()).assert().code(0))["ok"], true);
+}
+
+#[test]
+fn tuning_that_cannot_pass_with_one_thread_and_fifty_mailboxes_says_so() {
+    let dir = disk_tempdir();
+    let args = tiny(&[("--threads", "2"), ("--db-read-avg-ms", "0"), ("--trial-duration", "1s")]);
+    let a = mailbox(dir.path(), &and(args, &["--tune"])).assert().code(2);
+    let err = stderr_text(&a);
+    assert!(err.contains("trial: 2 threads, 50 mailboxes: fail"), "{err}");
+    assert!(err.contains("trial: 1 threads, 50 mailboxes: fail"), "{err}");
+    assert!(err.contains("even one thread fails the thresholds with 50 mailboxes"), "{err}");
+    assert!(!dir.path().join("db").join("mailbox1.edb").exists(), "the tuning databases are removed");
+}

@@ -110,3 +110,15 @@ fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
     let v = verify(dir.path(), &m, 2, &StopFlag::new(), &mut |_, _| {}).unwrap();
     assert!(v.ok(), "{:?}", v.first);
 }
+
+#[test]
+fn a_target_rate_paces_the_run_to_the_transactional_iops_asked_for() {
+    let (dir, mut m) = created(Preset::V2013, 1, 4096);
+    let mut s = spec(Preset::V2013, 16, 4);
+    s.target_iops = Some(1500.0);
+    let out = run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
+    let achieved = out.totals.transactional_ios() as f64 / out.measured_s;
+    assert!((1275.0..1725.0).contains(&achieved), "asked 1500 transactional IOPS, got {achieved:.0}");
+    let target = out.verdict.checks.iter().find(|c| c.name == "target_iops").unwrap();
+    assert!(target.pass && target.limit == 1500.0 * 0.95, "{target:?}");
+}
