@@ -25,7 +25,10 @@ use std::time::{Duration, Instant};
 /// Largest coalesced database write (and background read): the engine's 512 KB.
 pub const COALESCE_BYTES: u32 = 512 * 1024;
 /// Maintenance writes in flight per database.
-const WRITE_SLOTS: u32 = 32;
+const WRITE_SLOTS: u32 = 64;
+/// Checkpoint maintenance may hold at most this many of them, so that refilling the free
+/// buffers (what stalled sessions wait for) always finds write slots.
+const CHECKPOINT_SLOTS: u32 = WRITE_SLOTS / 2;
 /// Lazy commits reach the log within this long even when no synchronous commit forces it.
 const LAZY_FLUSH_NS: u64 = 200_000_000;
 /// Longest wait in one reap, so that timers and stop requests are seen.
@@ -129,7 +132,7 @@ struct Session {
 enum InFlight {
     Free,
     SessionRead { session: u32, buf: u32, page: u64 },
-    Write { first: u64, pages: u32 },
+    Write { first: u64, pages: u32, checkpoint: bool },
     Log(LogWrite),
     CreateLog,
     Bdm,
@@ -190,6 +193,7 @@ pub struct Instance {
     pace_interval_ns: u64,
     oldest_lazy_ns: Option<u64>,
     pending_evictions: u32,
+    checkpoint_writes: u32,
     in_flight: u32,
     start: Instant,
     now: u64,
@@ -250,6 +254,7 @@ impl Instance {
             pace_interval_ns: 0,
             oldest_lazy_ns: None,
             pending_evictions: 0,
+            checkpoint_writes: 0,
             in_flight: 0,
             start: Instant::now(),
             now: 0,
@@ -743,7 +748,7 @@ impl Instance {
         if self.log.lgpos < depth {
             return;
         }
-        while !self.free_write_slots.is_empty() {
+        while !self.free_write_slots.is_empty() && self.checkpoint_writes < CHECKPOINT_SLOTS {
             let Some(buf) = self.cache.aged_before(before) else { return };
             self.write_run(buf, false);
         }
@@ -803,9 +808,10 @@ impl Instance {
             write_page(out, db, p, self.stamp, &mut self.filler);
         }
         let n = (hi - lo + 1) as u32;
+        self.checkpoint_writes += u32::from(!evict);
         self.issue(
             slot,
-            InFlight::Write { first: lo, pages: n },
+            InFlight::Write { first: lo, pages: n, checkpoint: !evict },
             Dir::Write,
             DB,
             lo * ps as u64,
@@ -852,7 +858,8 @@ impl Instance {
         }
         match what {
             InFlight::SessionRead { session, buf, page } => self.read_done(c, session, buf, page, lat, rec),
-            InFlight::Write { first, pages } => {
+            InFlight::Write { first, pages, checkpoint } => {
+                self.checkpoint_writes -= u32::from(checkpoint);
                 rec.db_writes.record(c.result.max(0) as u64, lat);
                 self.write_done(first, pages, failed);
                 self.free_write_slots.push(c.slot);

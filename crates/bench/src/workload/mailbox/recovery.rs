@@ -75,7 +75,8 @@ pub fn replay(
             .collect::<Vec<_>>()
     });
     let mut out = RecoveryOutcome { complete: !stop.is_stopped(), ..Default::default() };
-    for (r, d) in results.into_iter().zip(&mut manifest.databases) {
+    let page_size = manifest.page_size;
+    for ((r, d), f) in results.into_iter().zip(&mut manifest.databases).zip(&files) {
         let (o, pages) = r?;
         out.logs_replayed += o.logs_replayed;
         out.records += o.records;
@@ -85,7 +86,10 @@ pub fn replay(
         out.corruptions += o.corruptions;
         let room = MAX_CORRUPTIONS_KEPT.saturating_sub(out.first.len());
         out.first.extend(o.first.into_iter().take(room));
-        d.pages = d.pages.max(pages);
+        // Pages the crashed run allocated but whose records never reached the log do not
+        // exist after recovery: the database is what is on disk plus what was replayed.
+        let on_disk = std::fs::metadata(&f.db).map_or(0, |m| m.len() / u64::from(page_size));
+        d.pages = on_disk.max(pages);
     }
     manifest.clean = out.complete;
     manifest.save(db_dir).map_err(|source| crate::Error::Io {
