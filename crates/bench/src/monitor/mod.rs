@@ -1,5 +1,6 @@
 //! Host monitoring while a benchmark runs: per-second samples of the target's block device,
-//! the CPUs, memory and storbench's own CPU time, and finding the block device under a path.
+//! the CPUs, memory, storbench's own CPU time and power, and finding the block device under a
+//! path.
 //!
 //! Everything here measures and returns data in `storbench_report`'s types; nothing prints,
 //! and odd input (a missing procfs file, an unknown device, a counter that went backwards)
@@ -11,12 +12,15 @@
 //! - [`device`]: path → block device, with partition, device-mapper and md layers.
 //! - [`host`]: host name, kernel and CPU count for every summary.
 //! - [`sampler`]: [`SystemSampler`], one reading per interval and the rates between two.
+//! - [`power`]: watts from RAPL, IPMI, Redfish, PTDaemon or any meter, idle/active and perf/W;
+//!   a configured source that fails is an error naming the fix, not a silent `None`.
 
 pub mod cpu;
 pub mod device;
 pub mod diskstats;
 pub mod host;
 pub mod memory;
+pub mod power;
 pub mod sampler;
 
 pub use device::resolve_device;
