@@ -31,7 +31,7 @@ pub fn resolve_device(path: &Path) -> io::Result<Option<DeviceInfo>> {
 }
 
 /// [`resolve_device`] with the sysfs root and mountinfo file given.
-fn resolve_with(sys: &Path, mountinfo: &Path, path: &Path) -> io::Result<Option<DeviceInfo>> {
+pub(crate) fn resolve_with(sys: &Path, mountinfo: &Path, path: &Path) -> io::Result<Option<DeviceInfo>> {
     let meta = fs::metadata(path)?;
     let dev = if meta.file_type().is_block_device() { meta.rdev() } else { meta.dev() };
     let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));
@@ -67,7 +67,7 @@ pub fn describe_dev(sys: &Path, major: u32, minor: u32) -> Option<DeviceInfo> {
 }
 
 /// Everything storbench reports about the device called `name` (its `/proc/diskstats` name).
-fn describe(sys: &Path, name: &str, dev: String) -> DeviceInfo {
+pub(crate) fn describe(sys: &Path, name: &str, dev: String) -> DeviceInfo {
     let kind = kind_of(sys, name);
     let parent = if kind == "partition" { parent_disk(sys, name) } else { None };
     // Queue limits, members and RAID level belong to the whole device; a partition has no
@@ -89,12 +89,12 @@ fn describe(sys: &Path, name: &str, dev: String) -> DeviceInfo {
 
 /// The sysfs directory of a device. `class/block` lists partitions as well as whole disks,
 /// where `/sys/block` lists whole disks only.
-fn block_dir(sys: &Path, name: &str) -> PathBuf {
+pub(crate) fn block_dir(sys: &Path, name: &str) -> PathBuf {
     sys.join("class/block").join(name)
 }
 
 /// `partition`, `dm`, `md` or `disk`, by sysfs's `partition` file and the kernel's naming.
-fn kind_of(sys: &Path, name: &str) -> &'static str {
+pub(crate) fn kind_of(sys: &Path, name: &str) -> &'static str {
     if block_dir(sys, name).join("partition").exists() {
         "partition"
     } else if name.starts_with("dm-") {
@@ -107,13 +107,13 @@ fn kind_of(sys: &Path, name: &str) -> &'static str {
 }
 
 /// The whole disk a partition is on: sysfs nests a partition's directory in its disk's.
-fn parent_disk(sys: &Path, name: &str) -> Option<String> {
+pub(crate) fn parent_disk(sys: &Path, name: &str) -> Option<String> {
     let dir = fs::canonicalize(block_dir(sys, name)).ok()?;
     file_name(dir.parent()?)
 }
 
 /// The names in a device's `slaves/` directory (the devices it is built from), sorted.
-fn slaves(dir: &Path) -> Vec<String> {
+pub(crate) fn slaves(dir: &Path) -> Vec<String> {
     let Ok(entries) = fs::read_dir(dir.join("slaves")) else {
         return Vec::new();
     };
@@ -152,36 +152,82 @@ fn push_whole_disks(sys: &Path, name: &str, depth: usize, out: &mut Vec<String>)
     }
 }
 
+/// Every device from `name` down to the whole disks: `name` first, then each partition's disk
+/// and each stacked device's members in turn, every device once.
+pub(crate) fn layers(sys: &Path, name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    push_layers(sys, name, 0, &mut out);
+    out
+}
+
+fn push_layers(sys: &Path, name: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > MAX_DEPTH || out.iter().any(|seen| seen == name) {
+        return;
+    }
+    out.push(name.to_owned());
+    let below = if kind_of(sys, name) == "partition" {
+        parent_disk(sys, name).into_iter().collect()
+    } else {
+        slaves(&block_dir(sys, name))
+    };
+    for next in below {
+        push_layers(sys, &next, depth + 1, out);
+    }
+}
+
+/// One line of `/proc/self/mountinfo`, unescaped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub point: String,
+    pub source: String,
+    pub fstype: String,
+    /// Per-mount options (`rw,relatime`).
+    pub options: String,
+    /// The filesystem's own options (`rw,discard`).
+    pub super_options: String,
+}
+
 /// The source of the mount that holds `path` (already canonical), from mountinfo text.
+pub fn mount_source(mountinfo: &str, path: &Path) -> Option<String> {
+    find_mount(mountinfo, path).map(|mount| mount.source)
+}
+
+/// The mount that holds `path` (already canonical), from mountinfo text.
 ///
 /// The mount point that is the longest prefix of `path` wins; among mounts on the same point
 /// the later line wins, since it is stacked on top and hides the earlier ones.
-pub fn mount_source(mountinfo: &str, path: &Path) -> Option<String> {
-    let mut best: Option<(usize, String)> = None;
+pub fn find_mount(mountinfo: &str, path: &Path) -> Option<Mount> {
+    let mut best: Option<(usize, Mount)> = None;
     for line in mountinfo.lines() {
-        let Some((point, source)) = parse_mount_line(line) else {
+        let Some(mount) = parse_mount_line(line) else {
             continue;
         };
-        let point = Path::new(&point);
+        let point = Path::new(&mount.point);
         if !path.starts_with(point) {
             continue;
         }
         let depth = point.components().count();
         if best.as_ref().is_none_or(|(d, _)| depth >= *d) {
-            best = Some((depth, source));
+            best = Some((depth, mount));
         }
     }
-    best.map(|(_, source)| source)
+    best.map(|(_, mount)| mount)
 }
 
-/// Mount point and source of one mountinfo line (see proc(5)):
+/// One mountinfo line (see proc(5)):
 /// `id parent maj:min root mount-point options [optional...] - fstype source super-options`.
-fn parse_mount_line(line: &str) -> Option<(String, String)> {
+fn parse_mount_line(line: &str) -> Option<Mount> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     let point = fields.get(4)?;
     let separator = fields.iter().skip(6).position(|f| *f == "-")? + 6;
     let source = fields.get(separator + 2)?;
-    Some((unescape(point), unescape(source)))
+    Some(Mount {
+        point: unescape(point),
+        source: unescape(source),
+        fstype: unescape(fields.get(separator + 1)?),
+        options: unescape(fields.get(5)?),
+        super_options: fields.get(separator + 3).map_or_else(String::new, |o| unescape(o)),
+    })
 }
 
 /// Undoes the octal escapes (`\040` for a space, `\134` for a backslash ...) the kernel uses in
@@ -208,16 +254,16 @@ pub(crate) fn unescape(field: &str) -> String {
 }
 
 /// A sysfs attribute's text without the trailing newline; `None` when it cannot be read.
-fn read_text(path: &Path) -> Option<String> {
+pub(crate) fn read_text(path: &Path) -> Option<String> {
     Some(fs::read_to_string(path).ok()?.trim().to_owned())
 }
 
 /// A numeric sysfs attribute; `None` when it is missing or not a number.
-fn read_value<T: FromStr>(path: &Path) -> Option<T> {
+pub(crate) fn read_value<T: FromStr>(path: &Path) -> Option<T> {
     read_text(path)?.parse().ok()
 }
 
-fn file_name(path: &Path) -> Option<String> {
+pub(crate) fn file_name(path: &Path) -> Option<String> {
     Some(path.file_name()?.to_str()?.to_owned())
 }
 
@@ -228,13 +274,18 @@ pub(crate) mod tests {
 
     /// A fake sysfs: sda (rotating, 512/4096) with sda1, sdb (SSD) with sdb1, sdc, dm-0 built
     /// on sda1 and sdb1, and md0 (raid1) built on dm-0 and sdc.
-    struct FakeSys {
+    pub(crate) struct FakeSys {
         dir: tempfile::TempDir,
     }
 
     impl FakeSys {
+        /// A sysfs with no devices, to build on.
+        pub(crate) fn empty() -> Self {
+            FakeSys { dir: tempfile::tempdir().unwrap() }
+        }
+
         fn new() -> Self {
-            let fake = FakeSys { dir: tempfile::tempdir().unwrap() };
+            let fake = FakeSys::empty();
             fake.disk("sda", "8:0", "1", 512, 4096);
             fake.partition("sda", "sda1", "8:1");
             fake.disk("sdb", "8:16", "0", 512, 512);
@@ -250,18 +301,18 @@ pub(crate) mod tests {
             fake
         }
 
-        fn root(&self) -> &Path {
+        pub(crate) fn root(&self) -> &Path {
             self.dir.path()
         }
 
-        fn write(&self, rel: &str, text: &str) {
+        pub(crate) fn write(&self, rel: &str, text: &str) {
             let path = self.root().join(rel);
             fs::create_dir_all(path.parent().unwrap()).unwrap();
             fs::write(path, text).unwrap();
         }
 
         /// Links `class/block/NAME` and `dev/block/DEV` to the device directory, as sysfs does.
-        fn register(&self, name: &str, dev: &str, rel_dir: &str) {
+        pub(crate) fn register(&self, name: &str, dev: &str, rel_dir: &str) {
             for link in [format!("class/block/{name}"), format!("dev/block/{dev}")] {
                 let link = self.root().join(link);
                 fs::create_dir_all(link.parent().unwrap()).unwrap();
@@ -270,7 +321,7 @@ pub(crate) mod tests {
             self.write(&format!("devices/virtual/block/{rel_dir}/dev"), &format!("{dev}\n"));
         }
 
-        fn disk(&self, name: &str, dev: &str, rotational: &str, logical: u32, physical: u32) {
+        pub(crate) fn disk(&self, name: &str, dev: &str, rotational: &str, logical: u32, physical: u32) {
             self.register(name, dev, name);
             let queue = format!("devices/virtual/block/{name}/queue");
             self.write(&format!("{queue}/rotational"), &format!("{rotational}\n"));
@@ -278,12 +329,12 @@ pub(crate) mod tests {
             self.write(&format!("{queue}/physical_block_size"), &format!("{physical}\n"));
         }
 
-        fn partition(&self, disk: &str, name: &str, dev: &str) {
+        pub(crate) fn partition(&self, disk: &str, name: &str, dev: &str) {
             self.register(name, dev, &format!("{disk}/{name}"));
             self.write(&format!("devices/virtual/block/{disk}/{name}/partition"), "1\n");
         }
 
-        fn slave(&self, holder: &str, name: &str, rel_target: &str) {
+        pub(crate) fn slave(&self, holder: &str, name: &str, rel_target: &str) {
             let link = self.root().join(format!("devices/virtual/block/{holder}/slaves/{name}"));
             fs::create_dir_all(link.parent().unwrap()).unwrap();
             symlink(format!("../../{rel_target}"), link).unwrap();
@@ -355,6 +406,9 @@ pub(crate) mod tests {
         assert_eq!(src("/mnt/my disk/f").as_deref(), Some("/dev/mapper/vg-my lv"));
         assert_eq!(mount_source("", Path::new("/")), None);
         assert_eq!(mount_source("garbage line\n", Path::new("/")), None);
+        let home = find_mount(MOUNTINFO_TEXT, Path::new("/home/alice")).unwrap();
+        assert_eq!((home.point.as_str(), home.fstype.as_str()), ("/home", "btrfs"));
+        assert_eq!((home.options.as_str(), home.super_options.as_str()), ("rw,relatime", "rw,ssd"));
     }
 
     /// The kernel name and number of the block device holding /var/tmp, read independently

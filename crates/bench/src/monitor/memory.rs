@@ -10,7 +10,7 @@ use std::io;
 const MEMINFO: &str = "/proc/meminfo";
 
 /// Value of one `Key:   123 kB` line, converted to bytes.
-fn field_bytes(text: &str, key: &str) -> Option<u64> {
+pub(crate) fn field_bytes(text: &str, key: &str) -> Option<u64> {
     text.lines().find_map(|line| {
         let (k, rest) = line.split_once(':')?;
         if k.trim() != key {

@@ -10,6 +10,7 @@
 //! - [`cpu`]: `/proc/stat` CPU shares and our own `getrusage` time.
 //! - [`memory`]: `MemAvailable` from `/proc/meminfo`.
 //! - [`device`]: path → block device, with partition, device-mapper and md layers.
+//! - [`disclosure`]: the full-disclosure inventory of CPUs, memory, devices, mounts and OS.
 //! - [`host`]: host name, kernel and CPU count for every summary.
 //! - [`sampler`]: [`SystemSampler`], one reading per interval and the rates between two.
 //! - [`power`]: watts from RAPL, IPMI, Redfish, PTDaemon or any meter, idle/active and perf/W;
@@ -17,6 +18,7 @@
 
 pub mod cpu;
 pub mod device;
+pub mod disclosure;
 pub mod diskstats;
 pub mod host;
 pub mod memory;
