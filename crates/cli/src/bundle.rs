@@ -1,5 +1,7 @@
 //! A result bundle: one directory per run holding `summary.json`, `timeseries.csv` (a row per
-//! second) and `latency.hlog` (HDR histograms per second and for the measured phase).
+//! second), `latency.hlog` (HDR histograms per second and for the measured phase) and
+//! `disclosure.json` (the system under test: CPU, memory, every device layer under the
+//! targets, mounts, kernel, distribution).
 //!
 //! Everything is written as the run goes: the summary first with `complete: false`, each row
 //! and histogram when its interval ends, the final summary at the end (atomically, by rename),
@@ -40,8 +42,13 @@ fn sanitize(name: &str) -> String {
 }
 
 impl Bundle {
-    /// Opens the bundle's files in `dir` (which exists and is empty).
-    pub fn create(dir: PathBuf, start_epoch_s: f64) -> Result<Self> {
+    /// Opens the bundle's files in `dir` (which exists and is empty) and records the system
+    /// under test, with the devices under `targets`.
+    pub fn create(dir: PathBuf, start_epoch_s: f64, targets: &[&Path]) -> Result<Self> {
+        let disclosure = storbench_bench::monitor::disclosure::gather(targets);
+        let path = dir.join("disclosure.json");
+        let text = serde_json::to_string_pretty(&disclosure).context("describing the system")? + "\n";
+        fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
         let open = |name: &str| -> Result<BufWriter<File>> {
             let path = dir.join(name);
             Ok(BufWriter::new(File::create(&path).with_context(|| format!("creating {}", path.display()))?))

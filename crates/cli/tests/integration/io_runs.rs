@@ -41,6 +41,15 @@ fn io_uring_random_reads_on_a_new_file_use_o_direct_and_fill_the_bundle() {
     assert!(csv.lines().skip(1).any(|l| l.contains(",measure,")), "{csv}");
     let hlog = std::fs::read_to_string(bundle.join("latency.hlog")).unwrap();
     assert!(hlog.lines().any(|l| l.starts_with("Tag=read-total,")), "{hlog}");
+    // The system under test, with the device the file lives on (the one the summary names).
+    let d = crate::support::json(&std::fs::read(bundle.join("disclosure.json")).unwrap());
+    assert!(d["kernel"]["release"].as_str().is_some_and(|r| !r.is_empty()), "{d}");
+    assert!(d["cpu"]["threads"].as_u64().unwrap() >= 1, "{d}");
+    if let Some(dev) = s["target"]["device"]["name"].as_str() {
+        let names: Vec<&str> =
+            d["devices"].as_array().unwrap().iter().filter_map(|x| x["name"].as_str()).collect();
+        assert!(names.contains(&dev), "{dev} not in {names:?}");
+    }
 }
 
 #[test]

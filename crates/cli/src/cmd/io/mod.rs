@@ -109,7 +109,8 @@ fn run_job(
     };
     let now = jiff::Timestamp::now();
     let first = summary::started(&spec, &place, &now.to_string());
-    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3)?;
+    let targets: Vec<&Path> = target.map(|t| t.path.as_path()).into_iter().collect();
+    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3, &targets)?;
     bundle.write_summary(&first)?;
     let mut sampler = SystemSampler::new(device.map(|d| d.name.as_str()));
     let bar = output::run_line(label);

@@ -352,7 +352,8 @@ impl Run {
         let device = resolve_device(&plan.db_dir).ok().flatten();
         let now = jiff::Timestamp::now();
         let first = summary::started(plan, &name, device.clone(), &now.to_string());
-        let bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3)?;
+        let targets = [plan.db_dir.as_path(), plan.log_dir.as_path()];
+        let bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3, &targets)?;
         bundle.write_summary(&first)?;
         let sampler = SystemSampler::new(device.as_ref().map(|d| d.name.as_str()));
         Ok(Run { dir, bundle, first, sampler, write_error: None, last_t: 0.0 })

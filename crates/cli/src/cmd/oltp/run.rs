@@ -212,7 +212,9 @@ fn run_into(
 ) -> Result<Summary> {
     let now = jiff::Timestamp::now();
     let first = summary::started(spec, place, name, &now.to_string());
-    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3)?;
+    let places: Vec<PathBuf> = dbs.iter().filter_map(|d| d.data_location()).filter(|p| p.exists()).collect();
+    let targets: Vec<&std::path::Path> = places.iter().map(PathBuf::as_path).collect();
+    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3, &targets)?;
     bundle.write_summary(&first)?;
     let mut printer = Printer::new(lines, dbs.len())?;
     printer.say(&parameter_line(spec, place));
