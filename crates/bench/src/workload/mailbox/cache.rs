@@ -180,14 +180,16 @@ impl Cache {
             let b = &bufs[a.buf as usize];
             b.state == State::Dirty && b.dirty_since == a.lgpos
         };
-        let mut candidates = self.aged.iter().filter(live).take(64);
-        candidates.find(|a| a.lgpos <= before && !bufs[a.buf as usize].writing).map(|a| a.buf)
+        // In log order: nothing past `before` qualifies.
+        let mut candidates = self.aged.iter().take_while(|a| a.lgpos <= before).filter(live).take(64);
+        candidates.find(|a| !bufs[a.buf as usize].writing).map(|a| a.buf)
     }
 
     /// Drops the entries of pages written (or changed again) since they were queued once
-    /// they outnumber the dirty pages, so that scans stay short.
+    /// they outnumber the dirty pages, so that scans stay short. Each compaction costs about
+    /// as many steps as stale entries it drops: constant per write.
     fn compact(&mut self) {
-        if self.aged.len() > 2 * self.dirty as usize + 1024 {
+        if self.aged.len() > 2 * self.dirty as usize + 64 {
             let bufs = &self.bufs;
             self.aged.retain(|a| {
                 let b = &bufs[a.buf as usize];
