@@ -189,6 +189,13 @@ pub struct OutputArgs {
     /// messages go to stderr.
     #[arg(long)]
     pub json: bool,
+
+    /// Power meter for the power_watts column, sampled every second: auto (RAPL or IPMI where
+    /// the machine has one; the default), none, rapl, ipmi, file:PATH (a file holding watts),
+    /// cmd:COMMAND (prints watts), redfish:URL (credentials from STORBENCH_REDFISH_USER and
+    /// STORBENCH_REDFISH_PASSWORD) or ptdaemon:HOST:PORT (a SPEC PTDaemon).
+    #[arg(long, value_name = "SOURCE")]
+    pub power: Option<String>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -6,6 +6,7 @@ mod args;
 mod bundle;
 mod cmd;
 mod output;
+mod power;
 mod units;
 
 use clap::Parser;
@@ -31,6 +32,18 @@ fn real_main() -> i32 {
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
+    let power = match &cli.command {
+        args::Command::Io(a) => Some(a.out.power.as_deref()),
+        args::Command::Oltp(args::OltpCommand::Run(a)) => Some(a.out.power.as_deref()),
+        args::Command::Mailbox(c) if c.sub.is_none() => Some(c.run.out.power.as_deref()),
+        _ => None,
+    };
+    if let Some(spec) = power
+        && let Err(e) = power::start(spec)
+    {
+        eprintln!("error: {e:#}");
+        return 2;
+    }
     let stop = StopFlag::new();
     on_interrupt(stop.clone());
     let result = match cli.command {

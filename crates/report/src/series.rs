@@ -61,6 +61,9 @@ pub struct SystemSample {
     pub mem_available_bytes: u64,
     /// storbench's own CPU time over the interval, percent of one core.
     pub self_cpu_pct: f64,
+    /// Power from the run's power source (`--power`), watts; absent without one.
+    #[serde(default)]
+    pub power_watts: Option<f64>,
 }
 
 /// One line of `timeseries.csv`.
@@ -108,6 +111,7 @@ impl SystemSample {
             ("cpu_iowait_pct", Some(self.cpu.iowait_pct)),
             ("mem_available_bytes", Some(self.mem_available_bytes as f64)),
             ("storbench_cpu_pct", Some(self.self_cpu_pct)),
+            ("power_watts", self.power_watts),
         ]);
         cols
     }

@@ -1036,3 +1036,99 @@ mod tests {
         assert_eq!(perf_per_watt(f64::NAN, 200.0), None);
     }
 }
+
+/// Samples a power source once a second on its own thread (a reading may block for up to
+/// [`IO_TIMEOUT`]), keeping the latest watts for the run's per-second rows to pick up.
+#[derive(Debug)]
+pub struct PowerMonitor {
+    shared: std::sync::Arc<MonitorState>,
+    describe: String,
+}
+
+#[derive(Debug, Default)]
+struct MonitorState {
+    /// The latest watts as f64 bits; NaN while there is none.
+    watts: std::sync::atomic::AtomicU64,
+    error: std::sync::Mutex<Option<String>>,
+    stop: std::sync::atomic::AtomicBool,
+}
+
+impl PowerMonitor {
+    /// Starts sampling `sampler` every `every`.
+    pub fn start(mut sampler: PowerSampler, every: Duration) -> Self {
+        use std::sync::atomic::Ordering::Relaxed;
+        let shared = std::sync::Arc::new(MonitorState::default());
+        shared.watts.store(f64::NAN.to_bits(), Relaxed);
+        let describe = sampler.describe();
+        let s = shared.clone();
+        let spawned = std::thread::Builder::new().name("power".into()).spawn(move || {
+            while !s.stop.load(Relaxed) {
+                let next = Instant::now() + every;
+                match sampler.sample() {
+                    Ok(Some(w)) => s.watts.store(w.to_bits(), Relaxed),
+                    Ok(None) => {}
+                    Err(e) => {
+                        s.watts.store(f64::NAN.to_bits(), Relaxed);
+                        *s.error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.to_string());
+                    }
+                }
+                while Instant::now() < next && !s.stop.load(Relaxed) {
+                    std::thread::sleep(Duration::from_millis(20).min(every));
+                }
+            }
+        });
+        if let Err(e) = spawned {
+            *shared.error.lock().unwrap_or_else(|p| p.into_inner()) =
+                Some(format!("starting the power thread: {e}"));
+        }
+        PowerMonitor { shared, describe }
+    }
+
+    /// The latest reading in watts; None before the first or after a failed one.
+    pub fn latest(&self) -> Option<f64> {
+        let w = f64::from_bits(self.shared.watts.load(std::sync::atomic::Ordering::Relaxed));
+        w.is_finite().then_some(w)
+    }
+
+    /// The last error, if a reading failed.
+    pub fn error(&self) -> Option<String> {
+        self.shared.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    pub fn describe(&self) -> &str {
+        &self.describe
+    }
+}
+
+impl Drop for PowerMonitor {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod monitor_tests {
+    use super::*;
+
+    #[test]
+    fn the_monitor_keeps_the_latest_reading_and_reports_a_failing_source() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("watts");
+        std::fs::write(&path, "250.5\n").unwrap();
+        let m = PowerMonitor::start(
+            PowerSampler::new(PowerSource::File { path: path.clone() }).unwrap(),
+            Duration::from_millis(20),
+        );
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while m.latest().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(m.latest(), Some(250.5));
+        std::fs::remove_file(&path).unwrap();
+        while m.error().is_none() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(m.error().is_some_and(|e| e.contains("watts")), "{:?}", m.error());
+        assert_eq!(m.latest(), None, "a failed reading is not carried forward");
+    }
+}

@@ -26,6 +26,7 @@ struct Reading {
 pub struct SystemSampler {
     device: Option<String>,
     prev: Reading,
+    power: Option<std::sync::Arc<super::power::PowerMonitor>>,
 }
 
 impl SystemSampler {
@@ -35,7 +36,13 @@ impl SystemSampler {
     pub fn new(device: Option<&str>) -> Self {
         let device = device.map(str::to_owned);
         let prev = read(device.as_deref());
-        SystemSampler { device, prev }
+        SystemSampler { device, prev, power: None }
+    }
+
+    /// Adds the latest reading of `power` to every sample.
+    pub fn with_power(mut self, power: Option<std::sync::Arc<super::power::PowerMonitor>>) -> Self {
+        self.power = power;
+        self
     }
 
     /// Rates since the previous call (or since new()); uses the real elapsed time between readings.
@@ -61,6 +68,7 @@ impl SystemSampler {
             // A level, not a counter: read now rather than kept from the last reading.
             mem_available_bytes: memory::read_mem_available().ok().flatten().unwrap_or(0),
             self_cpu_pct: cpu::self_cpu_pct(prev.self_cpu, cur.self_cpu, wall),
+            power_watts: self.power.as_ref().and_then(|p| p.latest()),
         }
     }
 }

@@ -163,3 +163,28 @@ fn a_rate_cap_holds_the_iops_near_the_target() {
         (read["lat_ns"]["p50"].as_u64().unwrap(), read["service_lat_ns"]["p50"].as_u64().unwrap());
     assert!(service <= lat, "service time is part of the latency from the intended start: {service} > {lat}");
 }
+
+#[test]
+fn a_power_meter_fills_the_power_column_and_without_one_the_summary_says_so() {
+    let dir = disk_tempdir();
+    let watts = dir.path().join("watts");
+    std::fs::write(&watts, "212.5\n").unwrap();
+    let power = format!("file:{}", watts.display());
+    let s = run_json(dir.path(), &["--power", &power]);
+    assert!(!s["warnings"].to_string().contains("power"), "{}", s["warnings"]);
+    let csv =
+        std::fs::read_to_string(only_bundle(&dir.path().join("results")).join("timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|c| *c == "power_watts").expect("power_watts column");
+    let values: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(col).unwrap()).collect();
+    assert!(!values.is_empty() && values.iter().all(|v| *v == "212.500"), "{values:?}");
+
+    let other = disk_tempdir();
+    let s = run_json(other.path(), &["--power", "none"]);
+    assert!(s["warnings"].to_string().contains("no power source"), "{}", s["warnings"]);
+    let mut bad = storbench();
+    bad.args(["io", "--engine", "null", "--runtime", "1s", "--power", "meter", "--output-dir"])
+        .arg(other.path().join("r2"));
+    let err = crate::support::refused(&mut bad, "--power meter");
+    assert!(err.contains("file:PATH"), "{err}");
+}

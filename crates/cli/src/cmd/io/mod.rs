@@ -9,7 +9,7 @@ use crate::bundle::{self, Bundle};
 use crate::output;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
-use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::{self, Target, TargetPlan};
 use storbench_bench::workload::io::{self as io_workload, IntervalReport};
@@ -112,7 +112,7 @@ fn run_job(
     let targets: Vec<&Path> = target.map(|t| t.path.as_path()).into_iter().collect();
     let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3, &targets)?;
     bundle.write_summary(&first)?;
-    let mut sampler = SystemSampler::new(device.map(|d| d.name.as_str()));
+    let mut sampler = crate::power::system_sampler(device.map(|d| d.name.as_str()));
     let bar = output::run_line(label);
     let mut write_error = None;
     let outcome = io_workload::run(&spec, target.map(|t| &t.file), &mut sampler, stop, &mut |rep| {
@@ -130,6 +130,7 @@ fn run_job(
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
     bundle.totals(outcome.ramp_s, outcome.measured_s, &hists)?;
     let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
+    summary.warnings.extend(crate::power::warning());
     summary.complete &= outcome.failures.is_empty();
     bundle.write_summary(&summary)?;
     if let Some(why) = outcome.failures.first() {

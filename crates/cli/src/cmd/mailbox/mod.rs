@@ -355,7 +355,7 @@ impl Run {
         let targets = [plan.db_dir.as_path(), plan.log_dir.as_path()];
         let bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3, &targets)?;
         bundle.write_summary(&first)?;
-        let sampler = SystemSampler::new(device.as_ref().map(|d| d.name.as_str()));
+        let sampler = crate::power::system_sampler(device.as_ref().map(|d| d.name.as_str()));
         Ok(Run { dir, bundle, first, sampler, write_error: None, last_t: 0.0 })
     }
 
@@ -390,6 +390,7 @@ impl Run {
             &jiff::Timestamp::now().to_string(),
         );
         s.warnings.extend(warnings);
+        s.warnings.extend(crate::power::warning());
         self.bundle.write_summary(&s)?;
         for w in &s.warnings {
             eprintln!("warning: {w}");

@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_bench::db::Database;
-use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpSpec, TXN_KINDS};
 use storbench_report::{Summary, export};
@@ -218,7 +218,7 @@ fn run_into(
     bundle.write_summary(&first)?;
     let mut printer = Printer::new(lines, dbs.len())?;
     printer.say(&parameter_line(spec, place));
-    let mut sampler = SystemSampler::new(place.device.as_ref().map(|d| d.name.as_str()));
+    let mut sampler = crate::power::system_sampler(place.device.as_ref().map(|d| d.name.as_str()));
     let mut write_error = None;
     let outcome = driver::run(spec, dbs, &mut sampler, stop, &mut |iv| {
         printer.interval(iv);
@@ -236,7 +236,8 @@ fn run_into(
     hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &outcome.totals.txn(k).latency)));
     bundle.totals(outcome.warmup_s, outcome.measured_s, &hists)?;
     printer.finish(&outcome, &place.targets);
-    let summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
+    let mut summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
+    summary.warnings.extend(crate::power::warning());
     bundle.write_summary(&summary)?;
     for w in &summary.warnings {
         eprintln!("warning: {w}");
