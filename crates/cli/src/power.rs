@@ -15,13 +15,7 @@ static MONITOR: OnceLock<Option<Arc<PowerMonitor>>> = OnceLock::new();
 pub fn start(spec: Option<&str>) -> Result<()> {
     let source = match spec.unwrap_or("auto") {
         "none" => None,
-        "auto" => {
-            let found = power::detect();
-            if found.is_none() {
-                eprintln!("note: {}", no_source());
-            }
-            found
-        }
+        "auto" => power::detect(),
         other => Some(parse(other)?),
     };
     let monitor = match source {
@@ -38,9 +32,6 @@ pub fn start(spec: Option<&str>) -> Result<()> {
             }
         }
     };
-    if let Some(m) = &monitor {
-        eprintln!("power: {}", m.describe());
-    }
     let _ = MONITOR.set(monitor);
     Ok(())
 }
@@ -75,9 +66,16 @@ fn no_source() -> String {
         .into()
 }
 
-/// A host sampler for `device` that adds the power reading to every row.
+/// A host sampler for `device` that adds the power reading to every row. The first one says
+/// where power comes from (once the run is really starting, not before input is checked).
 pub fn system_sampler(device: Option<&str>) -> SystemSampler {
-    SystemSampler::new(device).with_power(MONITOR.get().cloned().flatten())
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let monitor = MONITOR.get().cloned().flatten();
+    SAID.call_once(|| match &monitor {
+        Some(m) => eprintln!("power: {}", m.describe()),
+        None => eprintln!("note: {}", no_source()),
+    });
+    SystemSampler::new(device).with_power(monitor)
 }
 
 /// What a summary should say about power: nothing when a source is sampled.

@@ -337,3 +337,14 @@ fn tuning_that_cannot_pass_with_one_thread_and_fifty_mailboxes_says_so() {
     assert!(err.contains("even one thread fails the thresholds with 50 mailboxes"), "{err}");
     assert!(!dir.path().join("db").join("mailbox1.edb").exists(), "the tuning databases are removed");
 }
+
+#[test]
+fn a_dangling_link_in_the_databases_place_is_refused_and_left() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("db");
+    std::fs::create_dir_all(&db).unwrap();
+    let link = db.join("mailbox1.edb");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
+    refused(&mut mailbox(dir.path(), &generous(&[])), "storbench did not create it");
+    assert!(link.symlink_metadata().is_ok(), "the link is still there");
+}

@@ -73,6 +73,8 @@ pub struct InstanceShared {
     /// Set by the instance once every session started: the clock may start.
     pub ready: AtomicBool,
     pub log_files_done: AtomicU64,
+    /// Set by the instance when it has stopped, for whatever reason.
+    pub finished: AtomicBool,
 }
 
 /// How an instance ended.
@@ -290,6 +292,7 @@ impl Instance {
         }
         let shutdown = Instant::now();
         self.shut_down(&mut done);
+        self.shared.finished.store(true, Relaxed);
         InstanceEnd {
             pages: self.pages,
             next_generation: self.log.generation_of(self.log.lgpos) + 1,
@@ -339,13 +342,19 @@ impl Instance {
 
     fn next_timer(&self) -> Duration {
         let mut at = self.now + MAX_WAIT.as_nanos() as u64;
-        if self.pace_interval_ns > 0 && !self.queues.idle.is_empty() {
+        // Only timers that can fire: a due timer whose work cannot start yet would make every
+        // wait a 1 µs spin.
+        if self.pace_interval_ns > 0 && !self.queues.idle.is_empty() && !self.ending() {
             at = at.min(self.pace_next_ns);
         }
-        if let Some(t) = self.oldest_lazy_ns.filter(|_| !self.log.write_in_flight()) {
+        let log_can_write = !self.log.write_in_flight()
+            && (!self.log_needs_roll || matches!(self.next_log, NextLog::Ready(_)));
+        if let Some(t) = self.oldest_lazy_ns.filter(|_| log_can_write) {
             at = at.min(t + LAZY_FLUSH_NS);
         }
-        if self.cfg.profile.bdm_bytes_per_sec > 0 {
+        if self.cfg.profile.bdm_bytes_per_sec > 0
+            && matches!(self.slots[self.bdm_slot as usize].0, InFlight::Free)
+        {
             at = at.min(self.bdm_next_ns);
         }
         Duration::from_nanos(at.saturating_sub(self.now).max(1_000))
@@ -852,9 +861,10 @@ impl Instance {
         let (what, issued) = std::mem::replace(&mut self.slots[c.slot as usize], (InFlight::Free, 0));
         self.in_flight -= 1;
         let lat = self.now.saturating_sub(issued);
-        let failed = c.result < 0;
+        // A short transfer is as much an error as a failed one (error_kind names it "short").
+        let failed = c.result < 0 || (c.result as u32) < expected_len(&what, self);
         if failed {
-            rec.errors.count(error_kind(c.result));
+            rec.errors.count(error_kind(c.result.min(0)));
         }
         match what {
             InFlight::SessionRead { session, buf, page } => self.read_done(c, session, buf, page, lat, rec),
@@ -942,7 +952,16 @@ impl Instance {
     fn shut_down(&mut self, done: &mut Vec<Completion>) {
         let deadline = Instant::now() + Duration::from_secs(120);
         let mut finished = false;
-        while Instant::now() < deadline && self.failure.is_none() {
+        while Instant::now() < deadline {
+            if self.failure.is_some() {
+                // Nothing more is written, but requests in flight must complete before their
+                // buffers go away.
+                if self.in_flight == 0 {
+                    break;
+                }
+                self.wait(done);
+                continue;
+            }
             self.now = self.clock();
             self.step_sessions();
             // Sessions waiting for a free buffer finish only if the pool is refilled.
@@ -983,6 +1002,18 @@ impl Instance {
             let Some(buf) = self.cache.aged_before(u64::MAX) else { return };
             self.write_run(buf, false);
         }
+    }
+}
+
+/// Bytes a request of this kind asks for (0 where any count is fine).
+fn expected_len(what: &InFlight, inst: &Instance) -> u32 {
+    let ps = inst.cfg.profile.page_size;
+    match what {
+        InFlight::SessionRead { .. } => ps,
+        InFlight::Write { pages, .. } => pages * ps,
+        InFlight::Log(w) => w.len as u32,
+        InFlight::CreateLog => inst.cfg.profile.log_file_size,
+        InFlight::Bdm | InFlight::Free => 0,
     }
 }
 

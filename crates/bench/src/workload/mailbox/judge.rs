@@ -36,11 +36,15 @@ impl Verdict {
             .map(|c| {
                 let db = c.database.map(|d| format!(" (database {d})")).unwrap_or_default();
                 let v = c.value.map_or("-".to_string(), |v| format!("{v:.1}"));
-                format!("{}{db}: {v} exceeds {}", c.name, c.limit)
+                let how = if LOWER_BOUNDS.contains(&c.name.as_str()) { "is not above" } else { "exceeds" };
+                format!("{}{db}: {v} {how} {}", c.name, c.limit)
             })
             .collect()
     }
 }
+
+/// Checks whose value must reach (or pass) the limit rather than stay under it.
+const LOWER_BOUNDS: [&str; 2] = ["target_iops", "operations_per_sec"];
 
 /// Latency sums of one sample window of one database.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -104,7 +108,7 @@ pub fn judge(t: &Thresholds, e: &Evidence) -> Verdict {
         let db = Some(i as u32 + 1);
         all.merge(rec);
         let total = WindowSums::of(rec);
-        let windows: Vec<WindowSums> = seconds
+        let mut windows: Vec<WindowSums> = seconds
             .chunks(e.window_s.max(1))
             .map(|c| {
                 c.iter().fold(WindowSums::default(), |mut a, s| {
@@ -113,6 +117,12 @@ pub fn judge(t: &Thresholds, e: &Evidence) -> Verdict {
                 })
             })
             .collect();
+        // A short last window would be judged on fewer samples than the others: it joins the
+        // window before it.
+        if windows.len() > 1 && !seconds.len().is_multiple_of(e.window_s.max(1)) {
+            let last = windows.pop().expect("more than one");
+            windows.last_mut().expect("one left").add(&last);
+        }
         let max = |f: fn(&WindowSums) -> Option<f64>| {
             windows.iter().filter_map(f).fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
         };
@@ -120,6 +130,15 @@ pub fn judge(t: &Thresholds, e: &Evidence) -> Verdict {
         checks.push(check("db_read_max_ms", db, max(|w| ms(w.read_ns, w.reads)), t.db_read_max_ms));
         checks.push(check("log_write_avg_ms", db, ms(total.log_ns, total.log_writes), t.log_write_avg_ms));
         checks.push(check("log_write_max_ms", db, max(|w| ms(w.log_ns, w.log_writes)), t.log_write_max_ms));
+        // A database that did nothing has no latency to judge: it fails rather than passes.
+        let ops = rec.operations() as f64 / e.measured_s.max(1e-9);
+        checks.push(Check {
+            name: "operations_per_sec".into(),
+            database: db,
+            value: Some(ops),
+            limit: 0.0,
+            pass: ops > 0.0,
+        });
     }
     let secs = e.measured_s.max(1e-9);
     checks.push(check(
@@ -155,6 +174,7 @@ mod tests {
             let mut s = MailboxRecorder::default();
             (0..r_n).for_each(|_| s.db_reads.record(8192, r_ms * 1_000_000));
             (0..l_n).for_each(|_| s.log_writes.record(4096, l_ms * 1_000_000));
+            s.ops[3] = r_n;
             secs.push(WindowSums::of(&s));
             total.merge(&s);
         }
@@ -187,6 +207,26 @@ mod tests {
         assert_eq!(v.failures(), vec!["db_read_max_ms (database 1): 60.0 exceeds 50".to_string()]);
         // Judged over one 15 s window, as Jetstress samples: the spike is averaged in.
         assert!(judge(&thresholds(), &ev(15)).pass);
+        // A short last window (here 2 s after 15) joins the one before it, so two slow
+        // seconds at the end do not make a window of their own.
+        let mut reads = vec![(4, 100); 15];
+        reads.extend([(60, 100), (60, 100)]);
+        let dbs = [db(&reads, &vec![(1, 10); 17])];
+        let v = judge(
+            &thresholds(),
+            &Evidence { databases: &dbs, measured_s: 17.0, window_s: 15, target_iops: None },
+        );
+        assert!(v.pass, "{:?}", v.failures());
+    }
+
+    #[test]
+    fn a_database_that_did_nothing_fails() {
+        let dbs = [db(&[(1, 0)], &[(1, 0)])];
+        let v = judge(
+            &thresholds(),
+            &Evidence { databases: &dbs, measured_s: 5.0, window_s: 15, target_iops: None },
+        );
+        assert_eq!(v.failures(), vec!["operations_per_sec (database 1): 0.0 is not above 0".to_string()]);
     }
 
     #[test]

@@ -57,6 +57,14 @@ impl MailboxRecorder {
         self.corruptions.extend(o.corruptions.iter().take(room).cloned());
     }
 
+    /// Takes only `o`'s failures: I/O errors, checksum errors and the corruptions named.
+    pub fn merge_faults(&mut self, o: &MailboxRecorder) {
+        self.errors.merge(&o.errors);
+        self.checksum_errors += o.checksum_errors;
+        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(self.corruptions.len());
+        self.corruptions.extend(o.corruptions.iter().take(room).cloned());
+    }
+
     pub fn operations(&self) -> u64 {
         self.ops.iter().sum()
     }

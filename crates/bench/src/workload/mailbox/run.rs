@@ -208,6 +208,11 @@ impl Coordinator {
                     t.merge(d);
                     secs.push(WindowSums::of(d));
                 }
+            } else {
+                // Errors and corruption count whenever they happen, warm-up included.
+                for (t, d) in self.per_db.iter_mut().zip(&data) {
+                    t.merge_faults(d);
+                }
             }
             let fill = cache_fill_pct(shared);
             let read_ms = WindowSums::of(&merged_of(&data)).read_ms();
@@ -234,7 +239,10 @@ impl Coordinator {
                 Some(from) if now >= from + spec.duration.as_nanos() as u64 => break,
                 _ => {}
             }
-            if !reached || limit_reached {
+            // A database that stopped on its own (it failed) ends the run: measuring the
+            // others on would judge a test that is no longer the one asked for.
+            let one_stopped = shared.iter().any(|s| s.finished.load(Relaxed));
+            if !reached || limit_reached || one_stopped {
                 break;
             }
         }

@@ -43,7 +43,8 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
     }
     let summary = result?;
     show(&summary, a.out.json)?;
-    let pass = matches!(&summary.results, storbench_report::Results::Mailbox(r) if r.pass);
+    let pass =
+        summary.complete && matches!(&summary.results, storbench_report::Results::Mailbox(r) if r.pass);
     Ok(if stop.is_stopped() {
         Ending::Interrupted
     } else if pass {
@@ -148,7 +149,8 @@ fn check_untouched(plan: &Plan) -> Result<()> {
     for id in 1..=plan.databases {
         let f = DbFiles::new(&plan.db_dir, &plan.log_dir, id);
         for p in [&f.db, &f.log_dir] {
-            if p.exists() {
+            // symlink_metadata: a dangling link is something too, and not ours.
+            if p.symlink_metadata().is_ok() {
                 bail!(
                     "{} exists but {} has no {}: storbench did not create it and will not overwrite it; \
                      choose another --target or --log-target",
@@ -562,6 +564,7 @@ fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &Stop
     );
     let (mut r, _, cpu, complete, mut warnings) = transactional(&mut run, plan, gen_spec, manifest, stop)?;
     if !complete {
+        r.pass = false;
         return run.finish(r, Phases::default(), cpu, false, warnings);
     }
     eprintln!("replaying the logs");

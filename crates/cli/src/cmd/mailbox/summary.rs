@@ -103,7 +103,8 @@ pub fn transactional(r: &mut MailboxResults, out: &MailboxOutcome, manifest: &Ma
     let secs = out.measured_s.max(1e-9);
     let t = &out.totals;
     let v = &out.verdict;
-    r.pass = v.pass;
+    // A database that failed (engine error, no shutdown) fails the test whatever was judged.
+    r.pass = v.pass && out.failures.is_empty();
     r.db_reads_per_sec = t.db_reads.ios as f64 / secs;
     r.db_writes_per_sec = t.db_writes.ios as f64 / secs;
     r.log_writes_per_sec = t.log_writes.ios as f64 / secs;
