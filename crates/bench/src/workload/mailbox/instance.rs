@@ -196,6 +196,8 @@ pub struct Instance {
     oldest_lazy_ns: Option<u64>,
     pending_evictions: u32,
     checkpoint_writes: u32,
+    /// Transactional I/Os and operations since the start, for the pacer.
+    paced_counts: (u64, u64),
     in_flight: u32,
     start: Instant,
     now: u64,
@@ -257,6 +259,7 @@ impl Instance {
             oldest_lazy_ns: None,
             pending_evictions: 0,
             checkpoint_writes: 0,
+            paced_counts: (0, 0),
             in_flight: 0,
             start: Instant::now(),
             now: 0,
@@ -474,14 +477,15 @@ impl Instance {
         self.pace_interval_ns = tps.map_or(0, |t| (1e9 / t.max(0.01)) as u64);
     }
 
-    /// Under a target, sets the transaction rate from the I/Os per transaction seen so far.
+    /// Under a target, sets the transaction rate from the I/Os per transaction seen lately:
+    /// the counts halve every second, so the last few seconds weigh most (writes start late,
+    /// once the cache fills) while low rates still have enough to go on.
     fn retune_pace(&mut self) {
         let Some(target) = self.cfg.target_iops else { return };
-        let rec = self.shared.recorder.lock().unwrap_or_else(|p| p.into_inner());
-        let (ios, ops) = (rec.transactional_ios(), rec.operations());
-        drop(rec);
-        if ops >= 100 && ios > 0 {
+        let (ios, ops) = self.paced_counts;
+        if ops >= 20 && ios > 0 {
             self.set_pace(Some(target * ops as f64 / ios as f64));
+            self.paced_counts = (ios / 2, ops / 2);
         }
     }
 
@@ -649,6 +653,7 @@ impl Instance {
 
     fn finish(&mut self, i: usize, rec: &mut MailboxRecorder) {
         rec.ops[self.sessions[i].op.index()] += 1;
+        self.paced_counts.1 += 1;
         self.sessions[i].wait = Wait::Idle;
         self.queues.active -= 1;
     }
@@ -865,6 +870,9 @@ impl Instance {
         let failed = c.result < 0 || (c.result as u32) < expected_len(&what, self);
         if failed {
             rec.errors.count(error_kind(c.result.min(0)));
+        }
+        if matches!(what, InFlight::SessionRead { .. } | InFlight::Write { .. }) {
+            self.paced_counts.0 += 1;
         }
         match what {
             InFlight::SessionRead { session, buf, page } => self.read_done(c, session, buf, page, lat, rec),

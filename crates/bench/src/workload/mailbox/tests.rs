@@ -122,3 +122,14 @@ fn a_target_rate_paces_the_run_to_the_transactional_iops_asked_for() {
     let target = out.verdict.checks.iter().find(|c| c.name == "target_iops").unwrap();
     assert!(target.pass && target.limit == 1500.0 * 0.95, "{target:?}");
 }
+
+#[test]
+fn a_low_target_rate_is_reached_too() {
+    // 100 transactional IOPS: a few dozen operations a second, below what one second shows.
+    let (dir, mut m) = created(Preset::V2013, 1, 4096);
+    let mut s = spec(Preset::V2013, 4, 6);
+    s.target_iops = Some(100.0);
+    let out = run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
+    let achieved = out.totals.transactional_ios() as f64 / out.measured_s;
+    assert!((80.0..125.0).contains(&achieved), "asked 100 transactional IOPS, got {achieved:.0}");
+}
