@@ -15,6 +15,7 @@ pub use settle::{Settled, settle};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 /// Asks a running workload to stop; it finishes within about a second, keeping what it
 /// measured. Cloned into every thread; checked with a relaxed load on the hot path.
@@ -44,5 +45,20 @@ pub trait HostSampler {
 impl HostSampler for crate::monitor::SystemSampler {
     fn sample(&mut self) -> storbench_report::SystemSample {
         crate::monitor::SystemSampler::sample(self)
+    }
+}
+
+/// Sleeps until `at` in steps of at most 50 ms, so that a stop request is seen soon; false
+/// when one came first. The timers of the workloads' coordinators.
+pub fn sleep_until(at: Instant, stop: &StopFlag) -> bool {
+    loop {
+        if stop.is_stopped() {
+            return false;
+        }
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }

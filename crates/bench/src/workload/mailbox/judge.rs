@@ -7,19 +7,8 @@ use super::preset::Thresholds;
 use super::recorder::MailboxRecorder;
 use serde::Serialize;
 
-/// One check of the verdict.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Check {
-    /// `db_read_avg_ms`, `db_read_max_ms`, `log_write_avg_ms`, `log_write_max_ms`,
-    /// `page_fault_stalls_per_sec`, `io_errors`, `checksum_errors`, `target_iops`.
-    pub name: String,
-    /// The database it concerns (from 1); None for the run as a whole.
-    pub database: Option<u32>,
-    /// Absent when nothing was measured (no reads in a database that fit in its cache).
-    pub value: Option<f64>,
-    pub limit: f64,
-    pub pass: bool,
-}
+/// One check of the verdict: the report model's, so that summary.json holds it as judged.
+pub use storbench_report::ThresholdCheck as Check;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {

@@ -65,6 +65,13 @@ impl MailboxRecorder {
         self.corruptions.extend(o.corruptions.iter().take(room).cloned());
     }
 
+    /// All of `parts` merged into one (the databases of an interval).
+    pub fn merged(parts: &[MailboxRecorder]) -> MailboxRecorder {
+        let mut m = MailboxRecorder::default();
+        parts.iter().for_each(|p| m.merge(p));
+        m
+    }
+
     pub fn operations(&self) -> u64 {
         self.ops.iter().sum()
     }

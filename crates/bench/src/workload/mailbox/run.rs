@@ -10,7 +10,7 @@ use super::layout::Manifest;
 use super::preset::{Preset, Profile, TestType, Thresholds};
 use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
-use crate::run::{CpuTimes, HostSampler, StopFlag, process_cpu};
+use crate::run::{CpuTimes, HostSampler, StopFlag, process_cpu, sleep_until};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -215,10 +215,10 @@ impl Coordinator {
                 }
             }
             let fill = cache_fill_pct(shared);
-            let read_ms = WindowSums::of(&merged_of(&data)).read_ms();
+            let read_ms = WindowSums::of(&MailboxRecorder::merged(&data)).read_ms();
             recent.push(read_ms);
             self.end_ns = now;
-            let merged = merged_of(&data);
+            let merged = MailboxRecorder::merged(&data);
             let row = SeriesRow {
                 t_s: now as f64 / 1e9,
                 phase,
@@ -269,8 +269,7 @@ impl Coordinator {
                 target_iops: spec.target_iops,
             },
         );
-        let mut totals = MailboxRecorder::default();
-        self.per_db.iter().for_each(|d| totals.merge(d));
+        let totals = MailboxRecorder::merged(&self.per_db);
         let failures: Vec<String> = ends.iter().filter_map(|e| e.failure.clone()).collect();
         let cpu = match (self.cpu_at_measure, self.cpu_at_end) {
             (Some(a), Some(b)) => b.since(&a),
@@ -290,12 +289,6 @@ impl Coordinator {
             shutdown_s,
         }
     }
-}
-
-fn merged_of(data: &[MailboxRecorder]) -> MailboxRecorder {
-    let mut m = MailboxRecorder::default();
-    data.iter().for_each(|d| m.merge(d));
-    m
 }
 
 /// The last five seconds' read latencies all lie within 20 % of their mean (seconds without
@@ -319,20 +312,6 @@ fn cache_fill_pct(shared: &[Arc<InstanceShared>]) -> f64 {
             (s.cache_used.load(Relaxed) as f64 * 100.0 / target as f64).min(100.0)
         })
         .fold(100.0, f64::min)
-}
-
-/// Sleeps until `at`; false when a stop request came first.
-fn sleep_until(at: Instant, stop: &StopFlag) -> bool {
-    loop {
-        if stop.is_stopped() {
-            return false;
-        }
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
-    }
 }
 
 /// The workload's columns of `timeseries.csv`.

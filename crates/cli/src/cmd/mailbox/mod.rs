@@ -441,7 +441,7 @@ fn transactional(
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
-        let m = merged(iv.per_db);
+        let m = mbx::MailboxRecorder::merged(iv.per_db);
         let hists = [
             ("db_read", &m.db_reads.latency),
             ("db_write", &m.db_writes.latency),
@@ -595,12 +595,6 @@ fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &Stop
     }
     let phases = Phases { ramp_s: 0.0, measured_s: out.seconds };
     run.finish(r, phases, cpu, out.complete, warnings)
-}
-
-fn merged(per_db: &[mbx::MailboxRecorder]) -> mbx::MailboxRecorder {
-    let mut m = mbx::MailboxRecorder::default();
-    per_db.iter().for_each(|d| m.merge(d));
-    m
 }
 
 /// The status line: phase, rates, latencies.

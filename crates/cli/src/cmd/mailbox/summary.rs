@@ -5,7 +5,7 @@ use storbench_bench::metrics::DirectionCounters;
 use storbench_bench::workload::mailbox::{MailboxOutcome, MailboxRecorder, Manifest, Verdict, VerifyReport};
 use storbench_report::{
     CpuUsage, DeviceInfo, ErrorCounts, MailboxDbResult, MailboxResults, Mismatch, Phases, Results,
-    SCHEMA_VERSION, StreamResult, Summary, TargetInfo, ThresholdCheck, Tool,
+    SCHEMA_VERSION, StreamResult, Summary, TargetInfo, Tool,
 };
 
 pub fn started(plan: &Plan, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
@@ -124,17 +124,7 @@ pub fn transactional(r: &mut MailboxResults, out: &MailboxOutcome, manifest: &Ma
     r.bdm_reads_per_sec = t.bdm_reads.ios as f64 / secs;
     r.page_fault_stalls_per_sec = t.page_fault_stalls as f64 / secs;
     r.operations_per_sec = t.operations() as f64 / secs;
-    r.checks = v
-        .checks
-        .iter()
-        .map(|c| ThresholdCheck {
-            name: c.name.clone(),
-            database: c.database,
-            value: c.value,
-            limit: c.limit,
-            pass: c.pass,
-        })
-        .collect();
+    r.checks = v.checks.clone();
     r.errors = errors(t);
     r.corruptions = t.corruptions.iter().map(|c| mismatch(&c.file, c.offset, &c.what)).collect();
     let ps = u64::from(page_size);

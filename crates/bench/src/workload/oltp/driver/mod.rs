@@ -16,7 +16,7 @@ pub use recorder::{LAST_N, OltpRecorder, TXN_KINDS, TxnCounters, TxnKind};
 pub use spec::OltpSpec;
 
 use crate::db::{CounterSampler, DB_COLUMNS, Database, DbError, DbErrorKind};
-use crate::run::{CpuTimes, HostSampler, Schedule, StopFlag, process_cpu};
+use crate::run::{CpuTimes, HostSampler, Schedule, StopFlag, process_cpu, sleep_until};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -285,20 +285,6 @@ impl Coordinator {
             failures,
             threads,
         }
-    }
-}
-
-/// Sleeps until `at`; false when a stop request came first.
-fn sleep_until(at: Instant, stop: &StopFlag) -> bool {
-    loop {
-        if stop.is_stopped() {
-            return false;
-        }
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }
 
