@@ -7,6 +7,7 @@
 //! the measuring library, so an old bundle can always be read and re-rendered.
 
 pub mod disclosure;
+pub mod evaluation;
 pub mod export;
 pub mod model;
 pub mod series;

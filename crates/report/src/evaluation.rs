@@ -1,0 +1,342 @@
+//! An evaluation (`evaluation.json`): every run of a plan, grouped by workload, configuration
+//! and sweep point, with the repetitions' spread and the run reported for each group.
+//!
+//! An evaluation bundle is a directory:
+//!
+//! - `evaluation.json`: this model, rewritten (atomically) after every run, so an interrupted
+//!   evaluation shows what finished and `storbench run --resume DIR` knows what to skip.
+//! - `plan.toml`: the plan as given; `--resume` runs it again.
+//! - `disclosure.json`: the system under test, with the devices under every configuration's
+//!   target.
+//! - `runs/<run id>/<stamp>-<name>/`: each run's own bundle (`summary.json`,
+//!   `timeseries.csv`, `latency.hlog`, `disclosure.json`), as `storbench io`, `oltp run` and
+//!   `mailbox` write them.
+//! - `report.html`, `report.md`: written by `storbench report`.
+//!
+//! Which run is reported: the median of the headline figure over the repetitions that
+//! completed (for an even count, the lower of the two middle runs, so the claim is never the
+//! luckier one); its power figures are that run's own.
+
+use crate::model::{Results, Summary};
+use serde::{Deserialize, Serialize};
+
+/// Version of the `evaluation.json` layout; bump on any change that is not an addition.
+pub const EVALUATION_VERSION: u32 = 1;
+
+/// `evaluation.json`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    pub evaluation_version: u32,
+    /// storbench's version that ran it.
+    pub tool_version: String,
+    pub name: String,
+    /// False while running and after an interrupt; `--resume` finishes it.
+    pub complete: bool,
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub method: Method,
+    pub configurations: Vec<Configuration>,
+    /// Every run in plan order (workload, then configuration, then sweep point, then
+    /// repetition), planned ones included (status `pending`).
+    pub runs: Vec<RunRecord>,
+    /// What the reader should know about how the figures were measured (no power source,
+    /// runs that failed, ...).
+    pub notes: Vec<String>,
+}
+
+/// How the evaluation was run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Method {
+    pub repetitions: u32,
+    /// Seconds of quiet before each run's idle window (dirty pages flushed, device idle).
+    pub idle_settle_s: f64,
+    /// Seconds over which idle power is averaged before each run (0: not measured).
+    pub idle_power_s: f64,
+    /// Passes of sequential 128 KiB writes over each target before its first run.
+    pub precondition_passes: u32,
+    /// `fixed`: each workload's own measured phase; `steady_state`: the SNIA rule below.
+    pub window: String,
+    /// With `window = steady_state`: the rule that ended each measured phase.
+    pub steady_state: Option<SteadyStateRule>,
+    /// The power source (`rapl`, `ipmi`, `file:...`), or None where the machine has none.
+    pub power_source: Option<String>,
+    pub seed: u64,
+}
+
+/// The SNIA PTS steady-state rule: the last `rounds` rounds' figures all lie within
+/// `range_pct` of their mean, and a least-squares line through them changes by no more than
+/// `slope_pct` of the mean over those rounds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateRule {
+    pub round_s: f64,
+    pub rounds: u32,
+    pub range_pct: f64,
+    pub slope_pct: f64,
+    pub max_rounds: u32,
+}
+
+/// One storage configuration under test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Configuration {
+    pub name: String,
+    /// Where its I/O goes (directory, file or device).
+    pub target: String,
+    pub description: Option<String>,
+}
+
+/// Where a run stands.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    #[default]
+    Pending,
+    Done,
+    /// The workload's own check failed (exit 1: mailbox thresholds, data verification); its
+    /// figures are still measured and kept.
+    CheckFailed,
+    Failed,
+    Interrupted,
+}
+
+/// One run: one workload on one configuration at one sweep point, one repetition.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Unique and stable across a resume: `<workload>.<configuration>[.<param>-<value>].r<N>`.
+    pub id: String,
+    /// The workload's label from the plan (`sqlio-8k-randread-qd4`, `oltp`, `mailbox`).
+    pub workload: String,
+    /// `io`, `oltp` or `mailbox`.
+    pub kind: String,
+    pub configuration: String,
+    /// The swept parameter and its value at this point, if the workload has a sweep.
+    pub sweep: Option<SweepPoint>,
+    /// 1-based.
+    pub repetition: u32,
+    pub status: RunStatus,
+    /// The run's bundle, relative to the evaluation directory.
+    pub bundle: Option<String>,
+    pub headline: Option<Headline>,
+    /// Average power over the idle window before the run, watts.
+    pub idle_watts: Option<f64>,
+    /// Average power over the run's measured phase, watts.
+    pub active_watts: Option<f64>,
+    /// Headline per active watt (OPM/W, IOPS/W).
+    pub per_watt: Option<f64>,
+    /// Whether this run is its group's reported (median) run.
+    pub reported: bool,
+    pub error: Option<String>,
+    pub started_at: Option<String>,
+    pub seconds: Option<f64>,
+}
+
+/// A point of a parameter sweep.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepPoint {
+    /// The plan key swept (`iodepth`, `n_threads`, `threads`, `targets`).
+    pub param: String,
+    /// Its value as the plan gives it.
+    pub value: serde_json::Value,
+}
+
+/// The figure a run is judged by.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Headline {
+    /// `IOPS`, `OPM`, `transactional IOPS`, `backup MB/s`, `seconds per log`.
+    pub metric: String,
+    pub value: f64,
+    pub higher_is_better: bool,
+}
+
+/// The figure a run is judged by, from its summary: IOPS (reads + writes) for io, orders per
+/// minute for oltp, achieved transactional IOPS for a mailbox performance or stress test,
+/// MB/s for backup, seconds per log for soft recovery.
+pub fn headline(s: &Summary) -> Option<Headline> {
+    let (metric, value, higher_is_better) = match &s.results {
+        Results::Io(io) => ("IOPS", io.read.iops + io.write.iops, true),
+        Results::Oltp(o) => ("OPM", o.opm, true),
+        Results::Mailbox(m) => match m.test.as_str() {
+            "backup" => ("backup MB/s", m.backup_total_mb_per_sec?, true),
+            "soft_recovery" => ("seconds per log", m.seconds_per_log?, false),
+            _ => ("transactional IOPS", m.transactional_iops, true),
+        },
+    };
+    Some(Headline { metric: metric.into(), value, higher_is_better })
+}
+
+/// The repetitions of one workload on one configuration at one sweep point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group<'a> {
+    pub workload: &'a str,
+    pub configuration: &'a str,
+    pub sweep: Option<&'a SweepPoint>,
+    /// In repetition order.
+    pub runs: Vec<&'a RunRecord>,
+}
+
+/// The spread of a group's headline over the runs that have one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    pub n: usize,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    /// (max − min) / median, percent.
+    pub range_pct: f64,
+}
+
+impl Evaluation {
+    /// The runs grouped by workload, configuration and sweep point, in plan order.
+    pub fn groups(&self) -> Vec<Group<'_>> {
+        let mut groups: Vec<Group<'_>> = Vec::new();
+        for run in &self.runs {
+            let same = |g: &Group<'_>| {
+                g.workload == run.workload
+                    && g.configuration == run.configuration
+                    && g.sweep == run.sweep.as_ref()
+            };
+            match groups.iter_mut().find(|g| same(g)) {
+                Some(g) => g.runs.push(run),
+                None => groups.push(Group {
+                    workload: &run.workload,
+                    configuration: &run.configuration,
+                    sweep: run.sweep.as_ref(),
+                    runs: vec![run],
+                }),
+            }
+        }
+        groups
+    }
+
+    /// Marks each group's reported run (see the module doc) and clears the mark elsewhere.
+    pub fn mark_reported(&mut self) {
+        let chosen: Vec<String> =
+            self.groups().iter().filter_map(|g| g.reported().map(|r| r.id.clone())).collect();
+        for run in &mut self.runs {
+            run.reported = chosen.contains(&run.id);
+        }
+    }
+}
+
+impl Group<'_> {
+    /// Runs with a headline figure (done, or measured though their check failed).
+    fn measured(&self) -> Vec<&RunRecord> {
+        self.runs
+            .iter()
+            .copied()
+            .filter(|r| matches!(r.status, RunStatus::Done | RunStatus::CheckFailed) && r.headline.is_some())
+            .collect()
+    }
+
+    /// The median run by headline; for an even count the less favourable middle one.
+    pub fn reported(&self) -> Option<&RunRecord> {
+        let mut runs = self.measured();
+        let better = runs.first()?.headline.as_ref()?.higher_is_better;
+        runs.sort_by(|a, b| {
+            let (x, y) = (value(a), value(b));
+            if better { x.total_cmp(&y) } else { y.total_cmp(&x) }
+        });
+        Some(runs[(runs.len() - 1) / 2])
+    }
+
+    pub fn spread(&self) -> Option<Spread> {
+        let values: Vec<f64> = self.measured().iter().map(|r| value(r)).collect();
+        let median = value(self.reported()?);
+        let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+        let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let range_pct = if median != 0.0 { 100.0 * (max - min) / median.abs() } else { 0.0 };
+        Some(Spread { n: values.len(), median, min, max, range_pct })
+    }
+}
+
+fn value(r: &RunRecord) -> f64 {
+    r.headline.as_ref().map_or(f64::NAN, |h| h.value)
+}
+
+/// How configuration A's median compares with B's on the same workload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Difference {
+    /// 100 × (A − B) / B.
+    pub pct: f64,
+    /// Whether A is better (by the metric's direction).
+    pub a_better: bool,
+    /// The repetitions' ranges overlap: the difference lies within the run-to-run spread and
+    /// should not be claimed.
+    pub within_spread: bool,
+}
+
+pub fn difference(a: &Spread, b: &Spread, higher_is_better: bool) -> Option<Difference> {
+    if b.median == 0.0 {
+        return None;
+    }
+    let pct = 100.0 * (a.median - b.median) / b.median.abs();
+    let a_better = if higher_is_better { a.median > b.median } else { a.median < b.median };
+    let within_spread = a.min <= b.max && b.min <= a.max;
+    Some(Difference { pct, a_better, within_spread })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(id: &str, config: &str, rep: u32, v: Option<f64>, status: RunStatus) -> RunRecord {
+        RunRecord {
+            id: id.into(),
+            workload: "oltp".into(),
+            kind: "oltp".into(),
+            configuration: config.into(),
+            repetition: rep,
+            status,
+            headline: v.map(|value| Headline { metric: "OPM".into(), value, higher_is_better: true }),
+            ..RunRecord::default()
+        }
+    }
+
+    #[test]
+    fn the_median_run_is_reported_and_failed_runs_do_not_count() {
+        let mut e = Evaluation {
+            runs: vec![
+                run("a1", "a", 1, Some(300.0), RunStatus::Done),
+                run("a2", "a", 2, Some(100.0), RunStatus::Done),
+                run("a3", "a", 3, Some(200.0), RunStatus::Done),
+                run("b1", "b", 1, Some(900.0), RunStatus::Failed),
+                run("b2", "b", 2, Some(50.0), RunStatus::Done),
+                run("b3", "b", 3, Some(70.0), RunStatus::Done),
+            ],
+            ..Evaluation::default()
+        };
+        e.mark_reported();
+        let reported: Vec<&str> = e.runs.iter().filter(|r| r.reported).map(|r| r.id.as_str()).collect();
+        // b: two measured runs, the lower middle one is reported.
+        assert_eq!(reported, ["a3", "b2"]);
+        let groups = e.groups();
+        assert_eq!(groups.len(), 2);
+        let s = groups[0].spread().unwrap();
+        assert_eq!((s.n, s.median, s.min, s.max, s.range_pct), (3, 200.0, 100.0, 300.0, 100.0));
+    }
+
+    #[test]
+    fn lower_is_better_metrics_report_the_median_the_other_way() {
+        let mut runs: Vec<RunRecord> = [4.0, 1.0]
+            .iter()
+            .enumerate()
+            .map(|(i, v)| run(&format!("r{i}"), "a", 1, Some(*v), RunStatus::Done))
+            .collect();
+        for r in &mut runs {
+            r.headline.as_mut().unwrap().higher_is_better = false;
+        }
+        let e = Evaluation { runs, ..Evaluation::default() };
+        // Of two, the less favourable (slower) one is reported.
+        assert_eq!(e.groups()[0].reported().unwrap().id, "r0");
+    }
+
+    #[test]
+    fn a_difference_inside_the_spread_is_flagged() {
+        let s = |median, min, max| Spread { n: 3, median, min, max, range_pct: 0.0 };
+        let d = difference(&s(135.0, 130.0, 140.0), &s(100.0, 95.0, 104.0), true).unwrap();
+        assert!((d.pct - 35.0).abs() < 1e-9 && d.a_better && !d.within_spread);
+        let d = difference(&s(102.0, 97.0, 106.0), &s(100.0, 95.0, 104.0), true).unwrap();
+        assert!(d.within_spread);
+        let d = difference(&s(2.0, 2.0, 2.0), &s(4.0, 4.0, 4.0), false).unwrap();
+        assert!(d.a_better && (d.pct + 50.0).abs() < 1e-9);
+    }
+}
