@@ -60,6 +60,54 @@ pub enum Command {
     ///   storbench mailbox verify --target ./storbench-mailbox
     #[command(verbatim_doc_comment)]
     Mailbox(Box<MailboxCommand>),
+    /// An evaluation: every workload of a plan on every configuration, repeated, with idle
+    /// and active power, into one evaluation bundle. Without a plan: a quick evaluation of the
+    /// current directory (the six SQLIO profiles, DVD Store on SQLite, the mailbox workload;
+    /// a few minutes).
+    ///
+    /// Examples:
+    ///   storbench run                                   # the quick evaluation, here
+    ///   storbench plan init && storbench run storbench-plan.toml
+    ///   storbench run plan.toml --repetitions 5 --idle-power 0
+    ///   storbench run --resume storbench-results/20261122-101500-ssd-vs-hdd
+    #[command(verbatim_doc_comment)]
+    Run(Box<RunArgs>),
+    /// Evaluation plans: `plan init` writes a commented example.
+    #[command(subcommand)]
+    Plan(PlanCommand),
+}
+
+/// Options of `storbench run`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct RunArgs {
+    /// The plan (TOML). Without one, the built-in quick evaluation runs on the current
+    /// directory. `storbench plan init` writes an example that documents every key.
+    #[arg(value_name = "PLAN")]
+    pub plan: Option<PathBuf>,
+
+    /// Finish an interrupted evaluation: the directory it was writing. Runs that finished
+    /// are kept; the others run again.
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+
+    /// Where the evaluation bundle goes: a directory <time>-<plan name> inside. Default:
+    /// ./storbench-results.
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub method: crate::plan::Method,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum PlanCommand {
+    /// Write a commented example plan, every key documented; it is never written over an
+    /// existing file.
+    Init {
+        /// Where to write it.
+        #[arg(value_name = "FILE", default_value = "storbench-plan.toml")]
+        file: PathBuf,
+    },
 }
 
 /// Options of `storbench io`; the same keys work in a plan file's io workload.
@@ -196,6 +244,10 @@ pub struct OutputArgs {
     /// STORBENCH_REDFISH_PASSWORD) or ptdaemon:HOST:PORT (a SPEC PTDaemon).
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
+
+    /// Set by `storbench run`: no result table on stdout (the evaluation prints its own).
+    #[arg(skip)]
+    pub quiet: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

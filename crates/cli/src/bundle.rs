@@ -41,6 +41,14 @@ fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
 }
 
+/// Writes `path` through a temporary file beside it, so a reader never sees half of it.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
+    fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+}
+
 impl Bundle {
     /// Opens the bundle's files in `dir` (which exists and is empty) and records the system
     /// under test, with the devices under `targets`.
@@ -60,11 +68,7 @@ impl Bundle {
 
     /// Writes `summary.json` through a temporary file, so a reader never sees half of it.
     pub fn write_summary(&self, summary: &Summary) -> Result<()> {
-        let tmp = self.dir.join(".summary.json.tmp");
-        let path = self.dir.join("summary.json");
-        fs::write(&tmp, export::summary_json(summary))
-            .with_context(|| format!("writing {}", tmp.display()))?;
-        fs::rename(&tmp, &path).with_context(|| format!("writing {}", path.display()))
+        write_atomic(&self.dir.join("summary.json"), &export::summary_json(summary))
     }
 
     /// Appends one interval: its CSV row and its histograms.

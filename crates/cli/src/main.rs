@@ -6,6 +6,7 @@ mod args;
 mod bundle;
 mod cmd;
 mod output;
+mod plan;
 mod power;
 mod units;
 
@@ -50,6 +51,8 @@ fn real_main() -> i32 {
         args::Command::Io(a) => cmd::io::run(&a, &stop),
         args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
         args::Command::Mailbox(c) => cmd::mailbox::run(c, &stop),
+        args::Command::Run(a) => cmd::run::run(&a, &stop),
+        args::Command::Plan(c) => cmd::plan::run(c),
     };
     match result {
         Ok(cmd::Ending::Ok) => 0,

@@ -6,6 +6,22 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Duration;
 use storbench_report::{DirectionResult, IoResults, Results, Summary};
 
+/// Writes a command's result to stdout (a reader that closed the pipe is not an error);
+/// nothing under `storbench run`, which shows its own table.
+pub fn print_result(out: &crate::args::OutputArgs, text: impl FnOnce() -> String) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use std::io::Write;
+    if out.quiet {
+        return Ok(());
+    }
+    let text = text();
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => other.context("writing to stdout"),
+    }
+}
+
 /// A progress bar of bytes, for filling a test file.
 pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
     let bar = ProgressBar::new(total);
@@ -252,4 +268,51 @@ fn combined(s: &Summary) -> (f64, u64, DirectionResult) {
         Some(r) => (r.read.iops, bs, r.read.clone()),
         None => (0.0, bs, DirectionResult::default()),
     }
+}
+
+/// The evaluation at a glance: per workload, configuration and sweep point, the median
+/// headline of the repetitions, their range, and the run reported.
+pub fn evaluation_table(e: &storbench_report::evaluation::Evaluation) -> String {
+    let mut t = new_table(&[
+        "workload",
+        "configuration",
+        "point",
+        "runs",
+        "median",
+        "min - max",
+        "spread",
+        "W",
+        "per W",
+        "reported run",
+    ]);
+    for g in e.groups() {
+        let point = g.sweep.map(|p| format!("{} = {}", p.param, p.value)).unwrap_or_default();
+        let runs = format!("{}/{}", g.runs.iter().filter(|r| r.headline.is_some()).count(), g.runs.len());
+        let reported = g.reported();
+        let metric = reported.and_then(|r| r.headline.as_ref()).map(|h| h.metric.as_str()).unwrap_or("");
+        let (median, range, spread) = match g.spread() {
+            Some(s) => (
+                format!("{} {metric}", si(s.median)),
+                format!("{} - {}", si(s.min), si(s.max)),
+                format!("{:.1} %", s.range_pct),
+            ),
+            None => ("-".into(), "-".into(), "-".into()),
+        };
+        let watts = reported.and_then(|r| r.active_watts).map_or("-".into(), |w| format!("{w:.0}"));
+        let per_watt = reported.and_then(|r| r.per_watt).map_or("-".into(), |v| format!("{v:.2}"));
+        let id = reported.map_or("(none finished)".to_string(), |r| r.id.clone());
+        t.add_row(vec![
+            g.workload.to_string(),
+            g.configuration.to_string(),
+            point,
+            runs,
+            median,
+            range,
+            spread,
+            watts,
+            per_watt,
+            id,
+        ]);
+    }
+    t.to_string()
 }

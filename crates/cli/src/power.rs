@@ -78,6 +78,16 @@ pub fn system_sampler(device: Option<&str>) -> SystemSampler {
     SystemSampler::new(device).with_power(monitor)
 }
 
+/// The power source being sampled, if there is one.
+pub fn describe() -> Option<String> {
+    MONITOR.get().cloned().flatten().map(|m| m.describe().to_string())
+}
+
+/// The latest power reading, watts.
+pub fn latest() -> Option<f64> {
+    MONITOR.get().cloned().flatten().and_then(|m| m.latest())
+}
+
 /// What a summary should say about power: nothing when a source is sampled.
 pub fn warning() -> Option<String> {
     match MONITOR.get() {

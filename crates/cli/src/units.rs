@@ -108,11 +108,31 @@ impl FromStr for YesNo {
     }
 }
 
+/// A size or duration in a plan file: text (`"4k"`, `"30s"`) or a bare number (bytes,
+/// seconds, or DS3's minutes), read the way the command line reads it.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum TextOrNumber {
+    Text(String),
+    Int(u64),
+    Float(f64),
+}
+
+impl TextOrNumber {
+    fn into_text(self) -> String {
+        match self {
+            TextOrNumber::Text(s) => s,
+            TextOrNumber::Int(n) => n.to_string(),
+            TextOrNumber::Float(x) => x.to_string(),
+        }
+    }
+}
+
 macro_rules! deserialize_from_str {
     ($t:ty) => {
         impl<'de> Deserialize<'de> for $t {
             fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
+                let s = TextOrNumber::deserialize(d)?.into_text();
                 s.parse().map_err(serde::de::Error::custom)
             }
         }
@@ -121,6 +141,13 @@ macro_rules! deserialize_from_str {
 deserialize_from_str!(ByteSize);
 deserialize_from_str!(Seconds);
 deserialize_from_str!(Minutes);
+
+/// Written as it is read: `30s`, `2m`.
+impl serde::Serialize for Seconds {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 impl<'de> Deserialize<'de> for YesNo {
     /// A plan file may write `true`/`false` or DS3's "Y"/"N".

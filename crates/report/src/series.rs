@@ -116,3 +116,73 @@ impl SystemSample {
         cols
     }
 }
+
+/// `timeseries.csv` read back: the column names and each row's values (empty cells are None),
+/// with each row's phase.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Table {
+    pub columns: Vec<String>,
+    pub phases: Vec<String>,
+    pub rows: Vec<Vec<Option<f64>>>,
+}
+
+impl Table {
+    /// Parses the CSV `export::series_header`/`series_line` write. A row of another width is
+    /// an error naming its line.
+    pub fn parse(text: &str) -> Result<Table, String> {
+        let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+        let Some(header) = lines.next() else { return Ok(Table::default()) };
+        let columns: Vec<String> = header.split(',').map(str::to_string).collect();
+        let phase_col = columns.iter().position(|c| c == "phase");
+        let mut table = Table { columns, ..Table::default() };
+        for (n, line) in lines.enumerate() {
+            let cells: Vec<&str> = line.split(',').collect();
+            if cells.len() != table.columns.len() {
+                return Err(format!(
+                    "line {}: {} cells, the header has {}",
+                    n + 2,
+                    cells.len(),
+                    table.columns.len()
+                ));
+            }
+            table.phases.push(phase_col.map_or(String::new(), |i| cells[i].to_string()));
+            table.rows.push(cells.iter().map(|c| c.parse::<f64>().ok()).collect());
+        }
+        Ok(table)
+    }
+
+    /// The values of `column` (None where a row has no value); None if there is no such column.
+    pub fn column(&self, column: &str) -> Option<Vec<Option<f64>>> {
+        let i = self.columns.iter().position(|c| c == column)?;
+        Some(self.rows.iter().map(|r| r[i]).collect())
+    }
+
+    /// Mean of `column` over the rows of `phase` that have a value.
+    pub fn mean(&self, column: &str, phase: &str) -> Option<f64> {
+        let values: Vec<f64> = self
+            .column(column)?
+            .into_iter()
+            .zip(&self.phases)
+            .filter(|(_, p)| *p == phase)
+            .filter_map(|(v, _)| v)
+            .collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    }
+}
+
+#[cfg(test)]
+mod table_tests {
+    use super::*;
+
+    #[test]
+    fn a_series_reads_back_by_column_and_phase() {
+        let csv = "t_s,phase,read_iops,power_watts\n1,ramp,10,100\n2,measure,20,\n3,measure,30,150\n4,measure,40,170\n";
+        let t = Table::parse(csv).unwrap();
+        assert_eq!(t.column("read_iops").unwrap(), [Some(10.0), Some(20.0), Some(30.0), Some(40.0)]);
+        assert_eq!(t.mean("read_iops", "measure"), Some(30.0));
+        // Empty cells are skipped; the ramp row does not count.
+        assert_eq!(t.mean("power_watts", "measure"), Some(160.0));
+        assert_eq!(t.mean("missing", "measure"), None);
+        assert!(Table::parse("a,b\n1\n").unwrap_err().contains("line 2"));
+    }
+}

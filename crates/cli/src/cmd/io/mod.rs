@@ -73,7 +73,7 @@ fn run_jobs(
             None => bundle::new_dir(&root, &stamp, &job.spec.name)?,
         };
         let label = format!("[{}/{}] {}", i + 1, v.jobs.len(), job.title.unwrap_or(&job.spec.name));
-        summaries.push(run_job(job, target, device, &dir, &label, stop)?);
+        summaries.push(run_job(job, target, device, &dir, &label, args.out.quiet, stop)?);
         if stop.is_stopped() {
             break;
         }
@@ -90,6 +90,7 @@ fn run_job(
     device: Option<&DeviceInfo>,
     dir: &Path,
     label: &str,
+    quiet: bool,
     stop: &StopFlag,
 ) -> Result<Summary> {
     let mut spec = job.spec.clone();
@@ -139,10 +140,12 @@ fn run_job(
             dir.display()
         );
     }
-    for w in &summary.warnings {
-        eprintln!("warning: {w}");
+    if !quiet {
+        for w in &summary.warnings {
+            eprintln!("warning: {w}");
+        }
+        eprintln!("bundle: {}", dir.display());
     }
-    eprintln!("bundle: {}", dir.display());
     Ok(summary)
 }
 
@@ -162,8 +165,7 @@ fn progress_text(rep: &IntervalReport) -> String {
 }
 
 fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
-    use std::io::Write;
-    let text = match (args.out.json, &v.profile) {
+    output::print_result(&args.out, || match (args.out.json, &v.profile) {
         (true, Some(_)) => export::profiles_json(summaries),
         (true, None) => summaries.first().map(export::summary_json).unwrap_or_default(),
         (false, Some(_)) => {
@@ -172,12 +174,7 @@ fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
             output::profile_table(&rows) + "\n"
         }
         (false, None) => summaries.first().map(|s| output::job_table(s) + "\n").unwrap_or_default(),
-    };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing to stdout"),
-    }
+    })
 }
 
 fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {

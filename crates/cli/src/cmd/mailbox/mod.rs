@@ -42,7 +42,7 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
         eprintln!("databases kept in {} (reused by the next run of the same shape)", plan.db_dir.display());
     }
     let summary = result?;
-    show(&summary, a.out.json)?;
+    show(&summary, &a.out)?;
     let pass =
         summary.complete && matches!(&summary.results, storbench_report::Results::Mailbox(r) if r.pass);
     Ok(if stop.is_stopped() {
@@ -313,7 +313,7 @@ fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
     let median = mbx::median_index(&iops).map(|i| finals.swap_remove(i)).context("no final run")?;
     eprintln!("{}", output::tune_table(&trials));
     eprintln!("reported: the median of the three runs at the best setting ({})", median.name);
-    show(&median, a.out.json)?;
+    show(&median, &a.out)?;
     let pass = matches!(&median.results, storbench_report::Results::Mailbox(r) if r.pass);
     Ok(if pass { Ending::Ok } else { Ending::CheckFailed })
 }
@@ -668,12 +668,8 @@ fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
     })
 }
 
-fn show(summary: &Summary, json: bool) -> Result<()> {
-    use std::io::Write;
-    let text = if json { export::summary_json(summary) } else { output::mailbox_table(summary) + "\n" };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing to stdout"),
-    }
+fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
+    output::print_result(out, || {
+        if out.json { export::summary_json(summary) } else { output::mailbox_table(summary) + "\n" }
+    })
 }

@@ -6,7 +6,7 @@ mod run;
 mod summary;
 
 use super::Ending;
-use crate::args::{BackendArg, DbArgs, OltpCommand, OltpGenArgs, OltpLoadArgs};
+use crate::args::{BackendArg, DbArgs, OltpCommand, OltpGenArgs, OltpLoadArgs, OltpRunArgs};
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -23,6 +23,37 @@ pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
         OltpCommand::Run(a) => run::run(&a, stop),
         OltpCommand::Check(a) => check(&a),
     }
+}
+
+/// `oltp run --db-size` when it is not given.
+const DEFAULT_DB_SIZE: &str = "10MB";
+
+/// The options as `oltp run` checks them, without touching a database.
+pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
+    run::checked(a).map(drop)
+}
+
+/// Loads each database `a` names unless it already holds a data set of `a`'s size: an
+/// evaluation's first oltp run on a configuration loads it, later ones reset to it.
+pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
+    let size = a.db_size.clone().unwrap_or_else(|| DEFAULT_DB_SIZE.to_string());
+    let counts = db_size(&size)?.counts();
+    for (i, db) in open_databases(&a.db)?.iter().enumerate() {
+        let shape = db.shape().ok();
+        if shape.is_some_and(|s| s.customers == counts.customers && s.products == counts.products) {
+            continue;
+        }
+        let one = DbArgs {
+            backend: a.db.backend,
+            path: a.db.path.clone(),
+            url: a.db.url.get(i).cloned().into_iter().collect(),
+        };
+        let load_args = OltpLoadArgs { db: one, db_size: size.clone(), ds2: false, seed: 1 };
+        if !matches!(load(&load_args, stop)?, Ending::Ok) {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// `--db-size` as DS3 spells it.

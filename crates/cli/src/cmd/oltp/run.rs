@@ -3,7 +3,7 @@
 
 use super::ds3::{self, Sampled};
 use super::summary::{self, Where};
-use super::{db_size, open_databases};
+use super::{DEFAULT_DB_SIZE, db_size, open_databases};
 use crate::args::OltpRunArgs;
 use crate::bundle::{self, Bundle};
 use crate::cmd::Ending;
@@ -15,6 +15,7 @@ use std::time::Duration;
 use storbench_bench::db::Database;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
+use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpSpec, TXN_KINDS};
 use storbench_report::{Summary, export};
 
@@ -24,7 +25,7 @@ const FOREVER: Duration = Duration::from_secs(60_000_000);
 const MAX_THREADS: u32 = 1_000;
 
 /// How DS3's lines are printed.
-struct LineOptions {
+pub(super) struct LineOptions {
     log_freq: u32,
     timestamp: Stamp,
     detailed: bool,
@@ -40,9 +41,7 @@ enum Stamp {
 }
 
 pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
-    let size = db_size(a.db_size.as_deref().unwrap_or("10MB"))?;
-    let spec = validate(a, size.counts())?;
-    let lines = line_options(a)?;
+    let (size, spec, lines) = checked(a)?;
     if let Some(v) = &a.windows_perf_host {
         eprintln!(
             "note: ignoring DS3's '{v}' (perf host, virt_dir or page_type): storbench samples CPU itself and talks to the database directly"
@@ -78,9 +77,17 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
     let root = a.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
     let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
     let summary = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
-    show(&summary, a.out.json)?;
+    show(&summary, &a.out)?;
     eprintln!("bundle: {}", dir.display());
     Ok(if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok })
+}
+
+/// The options as `run` checks them, before it opens a database.
+pub(super) fn checked(a: &OltpRunArgs) -> Result<(DbSize, OltpSpec, LineOptions)> {
+    let size = db_size(a.db_size.as_deref().unwrap_or(DEFAULT_DB_SIZE))?;
+    let spec = validate(a, size.counts())?;
+    let lines = line_options(a)?;
+    Ok((size, spec, lines))
 }
 
 fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
@@ -158,7 +165,7 @@ fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
         log_freq,
         timestamp,
         detailed: a.detailed_view.is_some_and(|y| y.0),
-        to_stderr: a.out.json,
+        to_stderr: a.out.json || a.out.quiet,
         out_file: a.out_filename.clone(),
     })
 }
@@ -368,11 +375,8 @@ impl<'a> Printer<'a> {
     }
 }
 
-fn show(summary: &Summary, json: bool) -> Result<()> {
-    let text = if json { export::summary_json(summary) } else { crate::output::oltp_table(summary) + "\n" };
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => other.context("writing to stdout"),
-    }
+fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
+    crate::output::print_result(out, || {
+        if out.json { export::summary_json(summary) } else { crate::output::oltp_table(summary) + "\n" }
+    })
 }

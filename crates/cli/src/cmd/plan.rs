@@ -1,0 +1,28 @@
+//! `storbench plan init`: writes the commented example plan, never over an existing file.
+
+use super::Ending;
+use crate::args::PlanCommand;
+use anyhow::{Context, Result};
+use std::io::Write;
+
+pub fn run(c: PlanCommand) -> Result<Ending> {
+    match c {
+        PlanCommand::Init { file } => {
+            let mut f =
+                std::fs::OpenOptions::new().write(true).create_new(true).open(&file).with_context(|| {
+                    format!(
+                        "creating {} (an existing file is never overwritten; give another name)",
+                        file.display()
+                    )
+                })?;
+            f.write_all(crate::plan::init::example().as_bytes())
+                .with_context(|| format!("writing {}", file.display()))?;
+            eprintln!(
+                "wrote {}: set each configuration's target, then: storbench run {}",
+                file.display(),
+                file.display()
+            );
+            Ok(Ending::Ok)
+        }
+    }
+}

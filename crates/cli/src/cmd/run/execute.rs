@@ -1,0 +1,194 @@
+//! One run of an evaluation: checks before anything runs, preconditioning, then settle, idle
+//! power, the workload's own command into `runs/<id>/`, and its figures read back.
+
+use crate::args::{IoArgs, MailboxCommand, OltpCommand};
+use crate::cmd::{self, Ending};
+use crate::plan::expand::{self, PlannedRun};
+use crate::plan::{Configuration, Plan, WorkloadArgs};
+use crate::power;
+use crate::units::{ByteSize, Seconds};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use storbench_bench::monitor::resolve_device;
+use storbench_bench::run::StopFlag;
+use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
+use storbench_report::{Summary, series};
+
+/// Every run's options as its command would check them, so that a mistake in the last
+/// workload stops the evaluation before the first run, not hours into it.
+pub fn check_all(plan: &Plan) -> Result<()> {
+    for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
+        let checked = match &run.args {
+            WorkloadArgs::Io(a) => cmd::io::validate::validate(a).map(drop),
+            WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a),
+            WorkloadArgs::Mailbox(a) => cmd::mailbox::validate::validate(a).map(drop),
+        };
+        let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
+        checked.with_context(|| {
+            format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
+        })?;
+    }
+    Ok(())
+}
+
+fn config_name<'a>(plan: &'a Plan, run: &PlannedRun) -> &'a str {
+    &plan.configurations[run.configuration].name
+}
+
+/// The record of a run not yet made.
+pub fn pending(plan: &Plan, run: &PlannedRun) -> RunRecord {
+    RunRecord {
+        id: run.id.clone(),
+        workload: run.workload.clone(),
+        kind: run.args.kind().to_string(),
+        configuration: config_name(plan, run).to_string(),
+        sweep: run.sweep.clone().map(|(param, value)| ev::SweepPoint { param, value }),
+        repetition: run.repetition,
+        ..RunRecord::default()
+    }
+}
+
+/// Before a configuration's first io run: sequential 128 KiB writes over its io file
+/// `passes` times (the io command creates the file first if it is missing).
+pub fn precondition(
+    plan: &Plan,
+    first: &PlannedRun,
+    c: &Configuration,
+    dir: &Path,
+    stop: &StopFlag,
+) -> Result<()> {
+    let passes = plan.method.precondition.unwrap_or(0);
+    let io =
+        expand::runs(plan).into_iter().find(|r| r.configuration == first.configuration).and_then(|r| match r
+            .args
+        {
+            WorkloadArgs::Io(a) => Some(a),
+            _ => None,
+        });
+    let (Some(io), true) = (io, passes > 0) else { return Ok(()) };
+    let size = io.size.map_or(cmd::io::validate::DEFAULT_SIZE, |s| s.0);
+    eprintln!("preconditioning {}: {passes} sequential pass(es) of 128 KiB writes", c.name);
+    let args = IoArgs {
+        rw: Some("write".into()),
+        bs: Some("128k".into()),
+        iodepth: Some(16),
+        runtime: None,
+        ramp: Some(Seconds(Duration::ZERO)),
+        io_size: Some(ByteSize(size * u64::from(passes))),
+        rate_iops: None,
+        rate_bw: None,
+        verify: false,
+        ..(*io).clone()
+    };
+    let mut args = args;
+    args.out.output_dir = Some(dir.join("precondition").join(&c.name));
+    args.out.name = Some(format!("precondition-{}", c.name));
+    args.out.quiet = true;
+    cmd::io::run(&args, stop).with_context(|| format!("preconditioning {}", c.name))?;
+    Ok(())
+}
+
+/// Settles, measures idle power, runs, and reads the run's figures back.
+pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &StopFlag) -> RunRecord {
+    let mut record = pending(plan, run);
+    record.started_at = Some(jiff::Timestamp::now().to_string());
+    let device = resolve_device(&c.target).ok().flatten().map(|d| d.name);
+    if !matches!(run.args, WorkloadArgs::Oltp(_)) {
+        // oltp settles itself, after its reset to the loaded state.
+        let max = plan.method.idle_settle.map_or(Duration::from_secs(30), |s| s.0);
+        storbench_bench::run::settle(device.as_deref(), max, stop);
+    }
+    let idle_for = plan.method.idle_power.map_or(Duration::from_secs(120), |s| s.0);
+    record.idle_watts = idle_power(idle_for, stop);
+    if stop.is_stopped() {
+        record.status = RunStatus::Interrupted;
+        return record;
+    }
+    let run_dir = dir.join("runs").join(&run.id);
+    let ended = std::fs::create_dir_all(&run_dir)
+        .with_context(|| format!("creating {}", run_dir.display()))
+        .and_then(|()| launch(run, &run_dir, stop));
+    record.status = match ended {
+        Ok(Ending::Ok) => RunStatus::Done,
+        Ok(Ending::CheckFailed) => RunStatus::CheckFailed,
+        Ok(Ending::Interrupted | Ending::InterruptedBeforeRun) => RunStatus::Interrupted,
+        Err(e) => {
+            eprintln!("error: run {} failed: {e:#}", run.id);
+            record.error = Some(format!("{e:#}"));
+            RunStatus::Failed
+        }
+    };
+    if let Some(bundle) = newest_bundle(&run_dir) {
+        read_back(&mut record, &bundle, dir);
+    }
+    record
+}
+
+/// The workload's own command, writing its bundle under `run_dir`.
+fn launch(run: &PlannedRun, run_dir: &Path, stop: &StopFlag) -> Result<Ending> {
+    let place = |out: &mut crate::args::OutputArgs| {
+        out.output_dir = Some(run_dir.to_path_buf());
+        out.name = Some(run.id.clone());
+        out.quiet = true;
+    };
+    match run.args.clone() {
+        WorkloadArgs::Io(mut a) => {
+            place(&mut a.out);
+            cmd::io::run(&a, stop)
+        }
+        WorkloadArgs::Oltp(mut a) => {
+            place(&mut a.out);
+            cmd::oltp::ensure_loaded(&a, stop)?;
+            if stop.is_stopped() {
+                return Ok(Ending::InterruptedBeforeRun);
+            }
+            cmd::oltp::run(OltpCommand::Run(a), stop)
+        }
+        WorkloadArgs::Mailbox(mut a) => {
+            place(&mut a.out);
+            cmd::mailbox::run(Box::new(MailboxCommand { sub: None, run: *a }), stop)
+        }
+    }
+}
+
+/// Average of the power readings over `window`, one a second; None without a power source.
+fn idle_power(window: Duration, stop: &StopFlag) -> Option<f64> {
+    power::describe()?;
+    let end = Instant::now() + window;
+    let mut readings = Vec::new();
+    while Instant::now() < end && !stop.is_stopped() {
+        std::thread::sleep(Duration::from_secs(1).min(end.saturating_duration_since(Instant::now())));
+        readings.extend(power::latest());
+    }
+    (!readings.is_empty()).then(|| readings.iter().sum::<f64>() / readings.len() as f64)
+}
+
+/// The most recent bundle directory the command made in `run_dir`.
+fn newest_bundle(run_dir: &Path) -> Option<PathBuf> {
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(run_dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("summary.json").is_file())
+        .collect();
+    dirs.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
+    dirs.pop()
+}
+
+/// Headline, active power and per-watt figure from the run's bundle.
+fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
+    record.bundle = Some(bundle.strip_prefix(root).unwrap_or(bundle).display().to_string());
+    let summary: Option<Summary> =
+        std::fs::read_to_string(bundle.join("summary.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let Some(summary) = summary else { return };
+    if !summary.complete && record.status == RunStatus::Done {
+        record.status = RunStatus::Interrupted;
+    }
+    record.headline = ev::headline(&summary);
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap_or_default();
+    record.active_watts = series::Table::parse(&csv).ok().and_then(|t| t.mean("power_watts", "measure"));
+    record.per_watt = match (&record.headline, record.active_watts) {
+        (Some(h), Some(w)) => storbench_bench::monitor::power::perf_per_watt(h.value, w),
+        _ => None,
+    };
+}

@@ -1,0 +1,253 @@
+//! `storbench run [PLAN]`: an evaluation. Parses and checks the whole plan (or the built-in
+//! quick plan), then runs every workload on every configuration, repetition after repetition:
+//! settle, idle power, the run into its own bundle, its headline and power read back,
+//! `evaluation.json` rewritten. `--resume DIR` skips the runs that finished.
+
+mod execute;
+mod progress;
+
+use super::Ending;
+use crate::args::RunArgs;
+use crate::plan::{self, Plan, QUICK_PLAN, expand, expand::PlannedRun};
+use crate::{bundle, output, power};
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+use storbench_bench::run::StopFlag;
+use storbench_report::evaluation::{self as ev, Evaluation, RunRecord, RunStatus};
+
+/// What the evaluation directory holds besides the runs.
+const EVALUATION_JSON: &str = "evaluation.json";
+const PLAN_COPY: &str = "plan.toml";
+const OVERRIDES: &str = "method.json";
+
+pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
+    let start = match &a.resume {
+        Some(dir) => resume_from(dir, a)?,
+        None => fresh(a)?,
+    };
+    power::start(start.plan.method.power.as_deref())?;
+    let dir = match start.dir {
+        Some(dir) => dir,
+        None => create_dir(a, &start.plan, &start.text)?,
+    };
+    let eval = evaluate(&start.plan, &dir, start.previous, stop)?;
+    finish(&dir, &eval, stop)
+}
+
+/// A plan ready to run, and where it runs (None: a new directory).
+struct Start {
+    plan: Plan,
+    text: String,
+    dir: Option<PathBuf>,
+    previous: Option<Evaluation>,
+}
+
+fn fresh(a: &RunArgs) -> Result<Start> {
+    let (file, text) = match &a.plan {
+        Some(p) => (
+            p.display().to_string(),
+            std::fs::read_to_string(p).with_context(|| {
+                format!("reading the plan {}; `storbench plan init` writes an example", p.display())
+            })?,
+        ),
+        None => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
+    };
+    let mut plan = plan::parse::parse(&file, &text)?;
+    plan.method = plan.method.overridden_by(&a.method);
+    execute::check_all(&plan)?;
+    Ok(Start { plan, text, dir: None, previous: None })
+}
+
+fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
+    if a.plan.is_some() {
+        bail!("--resume takes the plan saved in {}; leave out the plan file", dir.display());
+    }
+    let read = |name: &str| {
+        let path = dir.join(name);
+        std::fs::read_to_string(&path).with_context(|| {
+            format!("reading {}; --resume takes a directory `storbench run` made", path.display())
+        })
+    };
+    let text = read(PLAN_COPY)?;
+    let previous: Evaluation = serde_json::from_str(&read(EVALUATION_JSON)?)
+        .with_context(|| format!("{} is not an evaluation", dir.join(EVALUATION_JSON).display()))?;
+    let saved: plan::Method = serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
+    let mut plan = plan::parse::parse(&dir.join(PLAN_COPY).display().to_string(), &text)?;
+    plan.method = plan.method.overridden_by(&saved).overridden_by(&a.method);
+    execute::check_all(&plan)?;
+    Ok(Start { plan, text, dir: Some(dir.to_path_buf()), previous: Some(previous) })
+}
+
+/// `<output dir>/<time>-<name>/` with the plan, the command-line overrides and the system's
+/// disclosure.
+fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
+    let root = a.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
+    let dir = bundle::new_dir(&root, &stamp, &plan.name)?;
+    bundle::write_atomic(&dir.join(PLAN_COPY), text)?;
+    bundle::write_atomic(&dir.join(OVERRIDES), &serde_json::to_string_pretty(&a.method)?)?;
+    let targets: Vec<&Path> = plan.configurations.iter().map(|c| c.target.as_path()).collect();
+    let disclosure = storbench_bench::monitor::disclosure::gather(&targets);
+    bundle::write_atomic(&dir.join("disclosure.json"), &serde_json::to_string_pretty(&disclosure)?)?;
+    Ok(dir)
+}
+
+fn evaluate(plan: &Plan, dir: &Path, previous: Option<Evaluation>, stop: &StopFlag) -> Result<Evaluation> {
+    let runs = expand::runs(plan);
+    let mut eval = new_evaluation(plan, &runs, previous);
+    save(dir, &eval)?;
+    let todo: Vec<usize> = (0..runs.len()).filter(|&i| !finished(&eval.runs[i])).collect();
+    eprintln!(
+        "evaluation {}: {} runs ({} to do) of {} workload(s) on {} configuration(s); bundle {}",
+        plan.name,
+        runs.len(),
+        todo.len(),
+        plan.workloads.len(),
+        plan.configurations.len(),
+        dir.display()
+    );
+    let mut clock = progress::Eta::new(&runs, &todo, &plan.method);
+    let mut preconditioned = vec![false; plan.configurations.len()];
+    for &i in &todo {
+        let run = &runs[i];
+        let config = &plan.configurations[run.configuration];
+        if !preconditioned[run.configuration] {
+            execute::precondition(plan, run, config, dir, stop)?;
+            preconditioned[run.configuration] = true;
+        }
+        if stop.is_stopped() {
+            break;
+        }
+        eprintln!("{}", clock.line(run, config));
+        let started = Instant::now();
+        let record = execute::one(plan, run, config, dir, stop);
+        eval.runs[i] = RunRecord { seconds: Some(started.elapsed().as_secs_f64()), ..record };
+        clock.done(i, started.elapsed());
+        eval.mark_reported();
+        save(dir, &eval)?;
+        if stop.is_stopped() {
+            break;
+        }
+    }
+    eval.complete = eval.runs.iter().all(finished);
+    if eval.complete {
+        eval.ended_at = Some(jiff::Timestamp::now().to_string());
+    }
+    eval.notes = notes(&eval);
+    save(dir, &eval)?;
+    Ok(eval)
+}
+
+fn finished(r: &RunRecord) -> bool {
+    matches!(r.status, RunStatus::Done | RunStatus::CheckFailed)
+}
+
+/// The evaluation with every planned run; finished ones of an earlier attempt are kept.
+fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>) -> Evaluation {
+    let old = previous.as_ref().map(|p| p.runs.as_slice()).unwrap_or_default();
+    let records = runs
+        .iter()
+        .map(|r| match old.iter().find(|o| o.id == r.id && finished(o)) {
+            Some(kept) => kept.clone(),
+            None => execute::pending(plan, r),
+        })
+        .collect();
+    let m = &plan.method;
+    let secs = |s: Option<crate::units::Seconds>, d: u64| s.map_or(d as f64, |s| s.0.as_secs_f64());
+    let steady = m.window.as_deref() == Some("steady_state");
+    Evaluation {
+        evaluation_version: ev::EVALUATION_VERSION,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        name: plan.name.clone(),
+        complete: false,
+        started_at: previous.map_or_else(|| jiff::Timestamp::now().to_string(), |p| p.started_at),
+        ended_at: None,
+        method: ev::Method {
+            repetitions: m.repetitions.unwrap_or(expand::DEFAULT_REPETITIONS),
+            idle_settle_s: secs(m.idle_settle, 30),
+            idle_power_s: if power::describe().is_some() { secs(m.idle_power, 120) } else { 0.0 },
+            precondition_passes: m.precondition.unwrap_or(0),
+            window: if steady { "steady_state" } else { "fixed" }.to_string(),
+            steady_state: steady.then(|| ev::SteadyStateRule {
+                round_s: secs(m.round, 60),
+                rounds: 5,
+                range_pct: 20.0,
+                slope_pct: 10.0,
+                max_rounds: 25,
+            }),
+            power_source: power::describe(),
+            seed: m.seed.unwrap_or(1),
+        },
+        configurations: plan
+            .configurations
+            .iter()
+            .map(|c| ev::Configuration {
+                name: c.name.clone(),
+                target: c.target.display().to_string(),
+                description: c.description.clone(),
+            })
+            .collect(),
+        runs: records,
+        notes: Vec::new(),
+    }
+}
+
+fn notes(eval: &Evaluation) -> Vec<String> {
+    let mut notes = Vec::new();
+    if eval.method.power_source.is_none() {
+        notes.push(
+            "no power source on this machine (no readable RAPL, no IPMI): power and performance per watt \
+             were not measured; give power = \"file:PATH\" or \"cmd:COMMAND\" in [method] for an external meter"
+                .to_string(),
+        );
+    }
+    for r in eval.runs.iter().filter(|r| matches!(r.status, RunStatus::Failed | RunStatus::CheckFailed)) {
+        let why = r.error.as_deref().unwrap_or("its pass/fail check failed");
+        notes.push(format!("run {} {}: {why}", r.id, status_word(r.status)));
+    }
+    notes
+}
+
+fn status_word(s: RunStatus) -> &'static str {
+    match s {
+        RunStatus::Pending => "pending",
+        RunStatus::Done => "done",
+        RunStatus::CheckFailed => "failed its check",
+        RunStatus::Failed => "failed",
+        RunStatus::Interrupted => "interrupted",
+    }
+}
+
+fn save(dir: &Path, eval: &Evaluation) -> Result<()> {
+    bundle::write_atomic(&dir.join(EVALUATION_JSON), &(serde_json::to_string_pretty(eval)? + "\n"))
+}
+
+fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
+    println!("{}", output::evaluation_table(eval));
+    for n in &eval.notes {
+        eprintln!("note: {n}");
+    }
+    eprintln!("evaluation: {}", dir.display());
+    if !eval.complete {
+        eprintln!(
+            "to finish it (runs that did not finish are run again): storbench run --resume {}",
+            dir.display()
+        );
+    }
+    if stop.is_stopped() {
+        return Ok(Ending::Interrupted);
+    }
+    let failed = eval.runs.iter().any(|r| matches!(r.status, RunStatus::CheckFailed | RunStatus::Failed));
+    Ok(if failed { Ending::CheckFailed } else { Ending::Ok })
+}
+
+/// Seconds as a short duration for progress lines.
+fn short(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s % 3600 / 60),
+    }
+}

@@ -1,0 +1,119 @@
+//! A plan → the runs it asks for, in the order they run: per workload and sweep point, each
+//! repetition runs every configuration in turn, so slow drift of the machine touches every
+//! configuration alike. Each run's options are its command's own, with the configuration's
+//! place and the method's defaults filled in.
+
+use super::{Configuration, Method, Plan, WorkloadArgs};
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use crate::units::{Minutes, Seconds};
+use std::time::Duration;
+
+/// One run of the evaluation.
+#[derive(Debug, Clone)]
+pub struct PlannedRun {
+    /// `<workload>.<configuration>[.<param>-<value>].r<N>`, stable across a resume.
+    pub id: String,
+    pub workload: String,
+    pub configuration: usize,
+    pub sweep: Option<(String, serde_json::Value)>,
+    pub repetition: u32,
+    pub args: WorkloadArgs,
+    /// What the run should take, for the ETA: warm-up plus measured phase.
+    pub expected: Duration,
+}
+
+pub const DEFAULT_REPETITIONS: u32 = 3;
+
+/// Every run of `plan`, in order.
+pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
+    let reps = plan.method.repetitions.unwrap_or(DEFAULT_REPETITIONS);
+    let mut out = Vec::new();
+    for w in &plan.workloads {
+        for (sweep, args) in &w.points {
+            for repetition in 1..=reps {
+                for (ci, c) in plan.configurations.iter().enumerate() {
+                    let point =
+                        sweep.as_ref().map(|(k, v)| format!(".{k}-{}", value_text(v))).unwrap_or_default();
+                    let args = for_configuration(args, c, &plan.method);
+                    out.push(PlannedRun {
+                        id: format!("{}.{}{point}.r{repetition}", w.label, c.name),
+                        workload: w.label.clone(),
+                        configuration: ci,
+                        sweep: sweep.clone(),
+                        repetition,
+                        expected: expected(&args),
+                        args,
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+fn value_text(v: &serde_json::Value) -> String {
+    let text = match v {
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    text.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '_' }).collect()
+}
+
+/// The workload's options with the configuration's place and the method's defaults.
+pub fn for_configuration(args: &WorkloadArgs, c: &Configuration, m: &Method) -> WorkloadArgs {
+    match args {
+        WorkloadArgs::Io(a) => WorkloadArgs::Io(Box::new(io(a, c, m))),
+        WorkloadArgs::Oltp(a) => WorkloadArgs::Oltp(Box::new(oltp(a, c, m))),
+        WorkloadArgs::Mailbox(a) => WorkloadArgs::Mailbox(Box::new(mailbox(a, c, m))),
+    }
+}
+
+fn io(a: &IoArgs, c: &Configuration, m: &Method) -> IoArgs {
+    IoArgs {
+        target: Some(c.target.clone()),
+        allow_device: c.allow_device,
+        runtime: a.runtime.or(m.measure),
+        ramp: a.ramp.or(m.warmup),
+        seed: a.seed.or(m.seed),
+        ..a.clone()
+    }
+}
+
+fn oltp(a: &OltpRunArgs, c: &Configuration, m: &Method) -> OltpRunArgs {
+    let mut out = OltpRunArgs {
+        run_time: a.run_time.or(m.measure.map(|s| Minutes(s.0))),
+        warmup_time: a.warmup_time.or(m.warmup.map(|s| Minutes(s.0))),
+        seed: a.seed.or(m.seed),
+        settle_time: a.settle_time.or(m.idle_settle),
+        ..a.clone()
+    };
+    if c.url.is_empty() {
+        out.db.path = Some(c.target.join("storbench-ds3.db"));
+    } else {
+        out.db.url = c.url.clone();
+    }
+    out
+}
+
+fn mailbox(a: &MailboxArgs, c: &Configuration, m: &Method) -> MailboxArgs {
+    MailboxArgs {
+        target: Some(c.target.join("storbench-mailbox")),
+        log_target: c.log_target.clone(),
+        duration: a.duration.or(m.measure),
+        max_warmup: a.max_warmup.or(m.warmup),
+        seed: a.seed.or(m.seed),
+        ..a.clone()
+    }
+}
+
+/// Warm-up plus measured phase, from the options or the commands' defaults.
+fn expected(args: &WorkloadArgs) -> Duration {
+    let secs = |s: Option<Seconds>, default: u64| s.map_or(Duration::from_secs(default), |s| s.0);
+    let mins = |s: Option<Minutes>, default: u64| s.map_or(Duration::from_secs(default), |s| s.0);
+    match args {
+        WorkloadArgs::Io(a) => secs(a.runtime, 30) + secs(a.ramp, 2),
+        WorkloadArgs::Oltp(a) => mins(a.run_time, 180) + mins(a.warmup_time, 60),
+        // The mailbox warm-up usually ends well before its limit; count half of it.
+        WorkloadArgs::Mailbox(a) => secs(a.duration, 7200) + secs(a.max_warmup, 600) / 2,
+    }
+}

@@ -1,0 +1,154 @@
+//! `storbench plan init`: a commented example plan. Every key's comment is the doc comment of
+//! the option it sets (the same text `--help` shows), so the example cannot drift from the code.
+
+use super::Method;
+use super::parse::keys_of;
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use clap::Args;
+
+/// The example plan's text.
+pub fn example() -> String {
+    let mut s = String::from(HEAD);
+    s.push_str("\n[method]\n");
+    s.push_str(&documented::<Method>(
+        &[],
+        &[("repetitions", "3"), ("idle_settle", "\"30s\""), ("idle_power", "\"2m\"")],
+    ));
+    s.push_str(BODY);
+    for (kind, text) in [
+        ("io", documented::<IoArgs>(&IO_RESERVED, &[])),
+        ("oltp", documented::<OltpRunArgs>(&OLTP_RESERVED, &[])),
+        ("mailbox", documented::<MailboxArgs>(&MAILBOX_RESERVED, &[])),
+    ] {
+        s.push_str(&format!("\n# ---- Every key of a kind = \"{kind}\" workload ----\n"));
+        s.push_str(&text);
+    }
+    s
+}
+
+const IO_RESERVED: [&str; 7] = ["target", "allow_device", "force", "name", "output_dir", "json", "power"];
+const OLTP_RESERVED: [&str; 10] = [
+    "path",
+    "url",
+    "backend",
+    "no_reset",
+    "name",
+    "output_dir",
+    "json",
+    "power",
+    "out_filename",
+    "config_file",
+];
+const MAILBOX_RESERVED: [&str; 6] = ["target", "log_target", "name", "output_dir", "json", "power"];
+
+/// Each key of `T` as a comment block: its help text, then the key, commented out unless
+/// `set` gives it a value.
+fn documented<T: Args>(skip: &[&str], set: &[(&str, &str)]) -> String {
+    let cmd = T::augment_args(clap::Command::new("plan"));
+    let keys = keys_of::<T>(skip);
+    let mut out = String::new();
+    for arg in cmd.get_arguments().filter(|a| keys.contains(&a.get_id().as_str()) && !a.is_hide_set()) {
+        let id = arg.get_id().as_str();
+        let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
+        for line in wrap(&help, 94) {
+            out.push_str(&format!("# {line}\n"));
+        }
+        match set.iter().find(|(k, _)| *k == id) {
+            Some((_, v)) => out.push_str(&format!("{id} = {v}\n\n")),
+            None => {
+                let value = arg
+                    .get_value_names()
+                    .and_then(|v| v.first())
+                    .map_or("true".to_string(), |v| format!("<{v}>"));
+                out.push_str(&format!("# {id} = {value}\n\n"))
+            }
+        }
+    }
+    out
+}
+
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    for para in text.lines() {
+        let mut line = String::new();
+        for word in para.split_whitespace() {
+            if !line.is_empty() && line.len() + 1 + word.len() > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            if !line.is_empty() {
+                line.push(' ');
+            }
+            line.push_str(word);
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+const HEAD: &str = r#"# A storbench evaluation plan. Run it with:  storbench run THIS_FILE
+#
+# The plan names the storage under test ([[configuration]]), what runs on it ([[workload]]) and
+# how ([method]). Every workload runs on every configuration, `repetitions` times, and the run
+# with the median headline figure (IOPS, OPM, transactional IOPS) is reported. Results go to
+# one evaluation bundle (./storbench-results/<time>-<name>/); `storbench report` turns it into
+# HTML and Markdown, and `storbench run --resume DIR` finishes an interrupted evaluation.
+#
+# Workload keys are the options of `storbench io`, `storbench oltp run` and `storbench mailbox`
+# in snake_case (iodepth, n_threads, mailbox_size); the end of this file lists them all.
+
+name = "ssd-vs-hdd"
+"#;
+
+const BODY: &str = r#"
+# ---- The storage under test: one table per configuration ----
+
+[[configuration]]
+name = "ssd"
+# The directory the workloads' files go in (mount the storage under test there).
+target = "/mnt/ssd"
+description = "6 x SSD, RAID 10"
+
+[[configuration]]
+name = "hdd"
+target = "/mnt/hdd"
+description = "12 x 15k HDD, RAID 10"
+# For the mailbox workload's logs on their own volume:
+# log_target = "/mnt/hdd-logs"
+# For oltp on a database server instead of SQLite in target:
+# url = ["postgres://postgres@127.0.0.1/ds3"]
+# Let io use a block device as target (overwritten):
+# allow_device = true
+
+# ---- What runs on every configuration, in this order ----
+
+# The six SQLIO profiles of the SATA study (8k random, 64k sequential).
+[[workload]]
+kind = "io"
+profile = "sqlio"
+runtime = "60s"
+
+# A scaling curve: random 8k reads at growing queue depths.
+[[workload]]
+kind = "io"
+label = "randread-depth"
+rw = "randread"
+bs = "8k"
+runtime = "30s"
+sweep = { iodepth = [1, 2, 4, 8, 16, 32] }
+
+# DVD Store orders per minute (loaded once per configuration, reset before every run).
+[[workload]]
+kind = "oltp"
+db_size = "1GB"
+n_threads = 16
+run_time = "10m"
+warmup_time = "2m"
+
+# The Exchange mailbox workload, judged by Jetstress's thresholds.
+[[workload]]
+kind = "mailbox"
+mailboxes = 200
+mailbox_size = "250MB"
+threads = 16
+duration = "30m"
+"#;

@@ -1,0 +1,164 @@
+//! Evaluation plans: the TOML file `storbench run` reads, parsed (`parse`), checked and
+//! expanded into the list of runs (`expand`), and the commented example `storbench plan init`
+//! writes (`init`).
+//!
+//! A plan has a `name`, a `[method]` table (the options below, also accepted on the command
+//! line), `[[configuration]]` tables (the storage under test) and `[[workload]]` tables, each
+//! with `kind = "io" | "oltp" | "mailbox"` and that command's options under the same names as
+//! its flags (snake_case), plus an optional `label` and `sweep`.
+
+pub mod expand;
+pub mod init;
+pub mod parse;
+
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use crate::units::Seconds;
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+
+/// The built-in quick evaluation `storbench run` performs without a plan: the six SQLIO
+/// profiles, DVD Store on SQLite and the mailbox workload, each small and short, on the
+/// current directory.
+pub const QUICK_PLAN: &str = include_str!("quick.toml");
+
+/// How the evaluation is run: the `[method]` table of a plan; each key is also a
+/// `storbench run` option, which wins over the plan.
+#[derive(Args, Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Method {
+    /// Runs of every workload on every configuration; the median run by the headline figure
+    /// (IOPS, OPM, transactional IOPS) is reported, with its own power figures. Default: 3.
+    #[arg(long, value_name = "N")]
+    pub repetitions: Option<u32>,
+
+    /// Measured phase of every workload that does not set its own (io runtime, oltp
+    /// run_time, mailbox duration), e.g. 1200s. Default: each workload's own default.
+    #[arg(long, value_name = "DURATION")]
+    pub measure: Option<Seconds>,
+
+    /// Warm-up of every workload that does not set its own (io ramp, oltp warmup_time,
+    /// mailbox max_warmup); its figures are logged but excluded. Default: each workload's.
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<Seconds>,
+
+    /// How long the io workloads' measured phase is: fixed (runtime), or steady_state: rounds
+    /// of --round until the SNIA PTS rule holds (5 rounds within 20 % of their mean, fitted
+    /// slope within 10 %), at most --measure or 25 rounds; the last 5 rounds are reported.
+    /// OLTP and mailbox runs keep their fixed window. Default: fixed.
+    #[arg(long, value_name = "fixed|steady_state")]
+    pub window: Option<String>,
+
+    /// Round length for window = steady_state. Default: 60s.
+    #[arg(long, value_name = "DURATION")]
+    pub round: Option<Seconds>,
+
+    /// Before each run: flush dirty pages and wait up to this long for the target's device to
+    /// be idle (under 10 % busy for 2 s). Default: 30s.
+    #[arg(long, value_name = "DURATION")]
+    pub idle_settle: Option<Seconds>,
+
+    /// After settling, average the power reading over this long before each run: the run's
+    /// idle power. Skipped without a power source. Default: 2m.
+    #[arg(long, value_name = "DURATION")]
+    pub idle_power: Option<Seconds>,
+
+    /// Before a configuration's first io run, write its io file (or device) sequentially
+    /// with 128 KiB blocks this many times over (SNIA-style preconditioning). Default: 0.
+    #[arg(long, value_name = "PASSES")]
+    pub precondition: Option<u32>,
+
+    /// Power meter sampled every second: auto, none, rapl, ipmi, file:PATH, cmd:COMMAND,
+    /// redfish:URL (credentials from STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD) or
+    /// ptdaemon:HOST:PORT. Default: auto.
+    #[arg(long, value_name = "SOURCE")]
+    pub power: Option<String>,
+
+    /// Seed of every workload that does not set its own. Default: 1.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+}
+
+impl Method {
+    /// `self` with every option `over` sets taken from `over`.
+    pub fn overridden_by(self, over: &Method) -> Method {
+        Method {
+            repetitions: over.repetitions.or(self.repetitions),
+            measure: over.measure.or(self.measure),
+            warmup: over.warmup.or(self.warmup),
+            window: over.window.clone().or(self.window),
+            round: over.round.or(self.round),
+            idle_settle: over.idle_settle.or(self.idle_settle),
+            idle_power: over.idle_power.or(self.idle_power),
+            precondition: over.precondition.or(self.precondition),
+            power: over.power.clone().or(self.power),
+            seed: over.seed.or(self.seed),
+        }
+    }
+}
+
+/// One storage configuration: where every workload's data goes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Configuration {
+    /// Name used in run ids and the report (letters, digits, - and _).
+    pub name: String,
+    /// Directory (or, with allow_device, a block device) holding the workloads' files: the io
+    /// file storbench-io.dat, the SQLite database storbench-ds3.db and the mailbox databases
+    /// under storbench-mailbox/.
+    pub target: PathBuf,
+    /// Directory for the mailbox workload's log files. Default: with the databases.
+    #[serde(default)]
+    pub log_target: Option<PathBuf>,
+    /// Database server(s) for the oltp workload instead of SQLite on `target`, as oltp's
+    /// --url (postgres://user@host/db, mysql://user@host/db); `target` should then be where
+    /// the server keeps its data, for the disk counters and the disclosure.
+    #[serde(default)]
+    pub url: Vec<String>,
+    /// Let io use a block device as target (it is overwritten).
+    #[serde(default)]
+    pub allow_device: bool,
+    /// Free text for the report (disks, RAID level, controller).
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// A workload's options, as its command takes them.
+#[derive(Debug, Clone)]
+pub enum WorkloadArgs {
+    Io(Box<IoArgs>),
+    Oltp(Box<OltpRunArgs>),
+    Mailbox(Box<MailboxArgs>),
+}
+
+impl WorkloadArgs {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadArgs::Io(_) => "io",
+            WorkloadArgs::Oltp(_) => "oltp",
+            WorkloadArgs::Mailbox(_) => "mailbox",
+        }
+    }
+}
+
+/// One `[[workload]]`: its options, and the values of one option to sweep over.
+#[derive(Debug, Clone)]
+pub struct Workload {
+    pub label: String,
+    pub args: WorkloadArgs,
+    /// Each point's options (the sweep's key set to one of its values), in order; a workload
+    /// without a sweep has one point.
+    pub points: Vec<(Option<(String, serde_json::Value)>, WorkloadArgs)>,
+}
+
+/// A parsed, checked plan.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub method: Method,
+    pub configurations: Vec<Configuration>,
+    pub workloads: Vec<Workload>,
+}
+
+#[cfg(test)]
+mod tests;

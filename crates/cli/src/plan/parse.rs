@@ -1,0 +1,511 @@
+//! Plan text → `Plan`. Every error names the file, line and column of the key or value at
+//! fault, says what is wrong and how to fix it; nothing runs until the whole plan parses.
+
+use super::{Configuration, Method, Plan, Workload, WorkloadArgs};
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use serde::de::DeserializeOwned;
+use std::fmt;
+use std::ops::Range;
+use storbench_bench::workload::io::{Pattern, SQLIO_PROFILES};
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+/// A plan error, located in the plan's text.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlanError {
+    pub file: String,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+    pub hint: Option<String>,
+    /// The line of the plan the error points at.
+    pub source_line: String,
+}
+
+impl fmt::Display for PlanError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)?;
+        write!(f, "\n  {:>4} | {}", self.line, self.source_line)?;
+        write!(f, "\n  {:>4} | {}^", "", " ".repeat(self.column.saturating_sub(1)))?;
+        if let Some(h) = &self.hint {
+            write!(f, "\n  hint: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for PlanError {}
+
+/// Where errors point: the plan's name and text.
+struct Source<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Source<'_> {
+    fn error(&self, span: Range<usize>, message: impl Into<String>, hint: Option<String>) -> PlanError {
+        let at = span.start.min(self.text.len());
+        let before = &self.text[..at];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = self.text[line_start..at].chars().count() + 1;
+        let source_line = self.text[line_start..].lines().next().unwrap_or("").to_string();
+        PlanError { file: self.file.to_string(), line, column, message: message.into(), hint, source_line }
+    }
+
+    /// A toml/serde error, with a hint for the common mistakes.
+    fn toml_error(&self, e: &toml::de::Error, whole: Range<usize>, what: &str, keys: &[&str]) -> PlanError {
+        let message = e.message().trim().to_string();
+        let hint = unknown_key(&message).map(|k| match closest(k, keys) {
+            Some(near) => format!("did you mean `{near}`? {what} takes: {}", keys.join(", ")),
+            None => format!("{what} takes: {}", keys.join(", ")),
+        });
+        let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next());
+        let hint = hint
+            .or_else(|| missing.map(|k| format!("add {k} = ... to this table (see `storbench plan init`)")));
+        let hint = hint.or_else(|| {
+            message.starts_with("invalid type").then(|| {
+                "sizes and durations are strings or numbers (\"4k\", \"30s\", 30); counts are numbers; \
+                 switches are true or false"
+                    .to_string()
+            })
+        });
+        self.error(e.span().unwrap_or(whole), format!("{what}: {message}"), hint)
+    }
+}
+
+/// Parses and checks a plan. `file` names it in errors.
+pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
+    let src = Source { file, text };
+    let doc = DeTable::parse(text).map_err(|e| src.toml_error(&e, 0..0, "the plan is not valid TOML", &[]))?;
+    let whole = doc.span();
+    let root = doc.into_inner();
+    const TOP: [&str; 4] = ["name", "method", "configuration", "workload"];
+    for (key, _) in root.iter() {
+        if !TOP.contains(&key.get_ref().as_ref()) {
+            return Err(src.error(
+                key.span(),
+                format!("unknown key `{}` at the top of the plan", key.get_ref()),
+                Some(hint_for(key.get_ref(), &TOP, "a plan's top level")),
+            ));
+        }
+    }
+    let name = match root.get("name") {
+        None => "evaluation".to_string(),
+        Some(v) => string(&src, v, "name")?,
+    };
+    let method = match root.get("method") {
+        None => Method::default(),
+        Some(v) => {
+            let t = table(&src, v, "[method]")?;
+            typed::<Method>(&src, t, v.span(), "[method]", &keys_of::<Method>(&[]))?
+        }
+    };
+    check_method(&src, &method, root.get("method"))?;
+    let configurations = configurations(&src, root.get("configuration"), whole.clone())?;
+    let workloads = workloads(&src, root.get("workload"), whole)?;
+    Ok(Plan { name, method, configurations, workloads })
+}
+
+fn check_method(src: &Source, m: &Method, at: Option<&Spanned<DeValue>>) -> Result<(), PlanError> {
+    let span = |key: &str| {
+        at.and_then(|v| v.get_ref().as_table()).and_then(|t| t.get(key)).map_or(0..0, |v| v.span())
+    };
+    if let Some(w) = m.window.as_deref()
+        && !matches!(w, "fixed" | "steady_state")
+    {
+        let hint = Some("window is \"fixed\" or \"steady_state\"".to_string());
+        return Err(src.error(span("window"), format!("unknown window `{w}`"), hint));
+    }
+    if m.repetitions == Some(0) {
+        let hint = Some("at least 1; 3 (the default) lets the report show the spread".to_string());
+        return Err(src.error(span("repetitions"), "repetitions = 0 runs nothing", hint));
+    }
+    Ok(())
+}
+
+fn configurations(
+    src: &Source,
+    value: Option<&Spanned<DeValue>>,
+    whole: Range<usize>,
+) -> Result<Vec<Configuration>, PlanError> {
+    let Some(value) = value else {
+        let hint = "add one per storage setup:\n\n    [[configuration]]\n    name = \"ssd\"\n    target = \"/mnt/ssd\"";
+        return Err(src.error(
+            whole.start..whole.start,
+            "the plan has no [[configuration]]",
+            Some(hint.into()),
+        ));
+    };
+    let keys = ["name", "target", "log_target", "url", "allow_device", "description"];
+    let mut out: Vec<Configuration> = Vec::new();
+    for item in tables(src, value, "[[configuration]]")? {
+        let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
+        let at = |key: &str| item.get_ref().get(key).map_or(item.span(), |v| v.span());
+        if c.name.is_empty() || !c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_".contains(ch)) {
+            let hint = Some("use letters, digits, - and _ (it names run ids and directories)".into());
+            return Err(src.error(
+                at("name"),
+                format!("configuration name `{}` is not usable", c.name),
+                hint,
+            ));
+        }
+        if out.iter().any(|o| o.name == c.name) {
+            let hint = Some("give each [[configuration]] its own name".into());
+            return Err(src.error(at("name"), format!("configuration `{}` is named twice", c.name), hint));
+        }
+        check_target(src, &c, at("target"))?;
+        out.push(c);
+    }
+    Ok(out)
+}
+
+fn check_target(src: &Source, c: &Configuration, span: Range<usize>) -> Result<(), PlanError> {
+    use std::os::unix::fs::FileTypeExt;
+    let meta = std::fs::metadata(&c.target).map_err(|e| {
+        let hint =
+            Some("create the directory first (mount the storage under test there), or fix the path".into());
+        src.error(span.clone(), format!("target {}: {e}", c.target.display()), hint)
+    })?;
+    let device = meta.file_type().is_block_device();
+    if !(meta.is_dir() || device) {
+        let hint = Some("a configuration's target is the directory its files go in (or a device)".into());
+        return Err(src.error(span, format!("target {} is not a directory", c.target.display()), hint));
+    }
+    if device && !c.allow_device {
+        let hint =
+            Some("add allow_device = true to the configuration; its contents will be overwritten".into());
+        return Err(src.error(span, format!("target {} is a block device", c.target.display()), hint));
+    }
+    Ok(())
+}
+
+fn workloads(
+    src: &Source,
+    value: Option<&Spanned<DeValue>>,
+    whole: Range<usize>,
+) -> Result<Vec<Workload>, PlanError> {
+    let Some(value) = value else {
+        let hint = "add what to run, e.g.\n\n    [[workload]]\n    kind = \"io\"\n    profile = \"sqlio\"";
+        return Err(src.error(whole.start..whole.start, "the plan has no [[workload]]", Some(hint.into())));
+    };
+    let mut out: Vec<Workload> = Vec::new();
+    for item in tables(src, value, "[[workload]]")? {
+        for mut w in workload(src, &item)? {
+            let base = w.label.clone();
+            for n in 2.. {
+                if !out.iter().any(|o| o.label == w.label) {
+                    break;
+                }
+                w.label = format!("{base}-{n}");
+            }
+            out.push(w);
+        }
+    }
+    Ok(out)
+}
+
+/// Keys a workload table holds besides its command's options.
+const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];
+
+/// One `[[workload]]` table; an io profile set becomes one workload per profile.
+fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, PlanError> {
+    let t = item.get_ref();
+    let kind_value = t.get("kind").ok_or_else(|| {
+        let hint = Some("add kind = \"io\", \"oltp\" or \"mailbox\"".into());
+        src.error(item.span(), "a [[workload]] without a kind", hint)
+    })?;
+    let kind = string(src, kind_value, "kind")?;
+    let label = t.get("label").map(|v| string(src, v, "label")).transpose()?;
+    let mut options = t.clone();
+    for k in OWN_KEYS {
+        options.remove(k);
+    }
+    let sweep = t.get("sweep").map(|v| sweep_of(src, v)).transpose()?;
+    let build = |opts: &DeTable, span: Range<usize>| -> Result<WorkloadArgs, PlanError> {
+        match kind.as_str() {
+            "io" => args::<IoArgs>(src, opts, span, "an io workload", &["target", "allow_device", "force"])
+                .map(|a| WorkloadArgs::Io(Box::new(a))),
+            "oltp" => args::<OltpRunArgs>(
+                src,
+                opts,
+                span,
+                "an oltp workload",
+                &["path", "url", "backend", "no_reset"],
+            )
+            .map(|a| WorkloadArgs::Oltp(Box::new(a))),
+            "mailbox" => {
+                args::<MailboxArgs>(src, opts, span, "a mailbox workload", &["target", "log_target"])
+                    .map(|a| WorkloadArgs::Mailbox(Box::new(a)))
+            }
+            other => Err(src.error(
+                kind_value.span(),
+                format!("unknown workload kind `{other}`"),
+                Some("kind is \"io\", \"oltp\" or \"mailbox\"".into()),
+            )),
+        }
+    };
+    let args = build(&options, item.span())?;
+    let mut points = Vec::new();
+    match &sweep {
+        None => points.push((None, args.clone())),
+        Some((key, values)) => {
+            for v in values {
+                let mut opts = options.clone();
+                opts.insert(key.clone(), v.clone());
+                let point = (key.get_ref().to_string(), json_of(v.get_ref()));
+                points.push((Some(point), build(&opts, v.span())?));
+            }
+        }
+    }
+    let swept = sweep.as_ref().map(|(k, _)| k.get_ref().to_string());
+    let label = label.unwrap_or_else(|| default_label(&args, swept.as_deref()));
+    let workload = Workload { label, args, points };
+    Ok(match &workload.args {
+        WorkloadArgs::Io(a) if a.profile.is_some() => {
+            let a = a.clone();
+            profile_set(src, workload, &a, t)?
+        }
+        _ => vec![workload],
+    })
+}
+
+/// `profile = "sqlio"`: one workload per profile, labelled `<label or profile>-<profile>`.
+fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec<Workload>, PlanError> {
+    let at = t.get("profile").map_or(0..0, |v| v.span());
+    if a.profile.as_deref() != Some("sqlio") {
+        let hint = Some("the profile sets are: sqlio".into());
+        return Err(src.error(at, format!("unknown profile `{}`", a.profile.as_deref().unwrap_or("")), hint));
+    }
+    for key in ["rw", "bs", "iodepth", "rwmix_read"] {
+        if let Some(v) = t.get(key) {
+            let hint = Some(format!("remove `{key}`, or drop `profile` and describe the job yourself"));
+            return Err(src.error(v.span(), format!("`{key}` is set by the sqlio profile set"), hint));
+        }
+    }
+    let prefix = if w.label == "sqlio" { String::new() } else { format!("{}-", w.label) };
+    Ok(SQLIO_PROFILES
+        .iter()
+        .map(|p| {
+            let set = |args: &WorkloadArgs| match args {
+                WorkloadArgs::Io(a) => WorkloadArgs::Io(Box::new(sqlio_job(a, p))),
+                other => other.clone(),
+            };
+            Workload {
+                label: format!("{prefix}sqlio-{}", p.name),
+                args: set(&w.args),
+                points: w.points.iter().map(|(s, a)| (s.clone(), set(a))).collect(),
+            }
+        })
+        .collect())
+}
+
+/// `a` as the single job of one SQLIO profile.
+fn sqlio_job(a: &IoArgs, p: &storbench_bench::workload::io::SqlioProfile) -> IoArgs {
+    let random = matches!(p.pattern, Pattern::Random(_));
+    let rw = match (random, p.read_pct) {
+        (true, 100) => "randread",
+        (true, _) => "randwrite",
+        (false, 100) => "read",
+        (false, _) => "write",
+    };
+    IoArgs {
+        profile: None,
+        rw: Some(rw.into()),
+        bs: Some(p.block_size.to_string()),
+        iodepth: Some(p.iodepth),
+        ..a.clone()
+    }
+}
+
+/// `io-randread-8k-qd4`, `sqlio`, `oltp`, `mailbox`; a swept key shows as `-<key>-sweep`.
+fn default_label(args: &WorkloadArgs, swept: Option<&str>) -> String {
+    let base = match args {
+        WorkloadArgs::Io(a) if a.profile.is_some() => a.profile.clone().unwrap_or_default(),
+        WorkloadArgs::Io(a) => {
+            let depth = if swept == Some("iodepth") {
+                String::new()
+            } else {
+                format!("-qd{}", a.iodepth.unwrap_or(1))
+            };
+            format!("io-{}-{}{depth}", a.rw.as_deref().unwrap_or("randread"), a.bs.as_deref().unwrap_or("4k"))
+                .replace(['/', ':'], "_")
+        }
+        other => other.kind().to_string(),
+    };
+    match swept {
+        Some(k) => format!("{base}-{k}-sweep"),
+        None => base,
+    }
+}
+
+/// `sweep = { KEY = [v1, v2, ...] }`: exactly one key with a non-empty list.
+fn sweep_of<'i>(
+    src: &Source,
+    v: &Spanned<DeValue<'i>>,
+) -> Result<(Spanned<toml::de::DeString<'i>>, Vec<Spanned<DeValue<'i>>>), PlanError> {
+    let hint = || Some("write sweep = { iodepth = [1, 4, 16, 64] }: one option and its values".to_string());
+    let t = v.get_ref().as_table().ok_or_else(|| src.error(v.span(), "sweep is not a table", hint()))?;
+    let mut entries = t.iter();
+    let (Some((key, values)), None) = (entries.next(), entries.next()) else {
+        return Err(src.error(v.span(), "sweep takes exactly one option", hint()));
+    };
+    if OWN_KEYS.contains(&key.get_ref().as_ref()) {
+        return Err(src.error(key.span(), format!("`{}` cannot be swept", key.get_ref()), hint()));
+    }
+    match values.get_ref().as_array() {
+        Some(list) if !list.is_empty() => Ok((key.clone(), list.iter().cloned().collect())),
+        _ => {
+            Err(src.error(values.span(), format!("sweep {} is not a list of values", key.get_ref()), hint()))
+        }
+    }
+}
+
+/// A workload's options as its command's argument struct; `reserved` keys belong to the
+/// configuration.
+fn args<T: DeserializeOwned + clap::Args>(
+    src: &Source,
+    t: &DeTable,
+    span: Range<usize>,
+    what: &str,
+    reserved: &[&str],
+) -> Result<T, PlanError> {
+    for key in reserved {
+        if let Some((k, _)) = t.get_key_value(*key) {
+            let hint = Some("each [[configuration]] says where its data goes; set it there".to_string());
+            return Err(src.error(k.span(), format!("`{key}` is not a workload key"), hint));
+        }
+    }
+    let mut keys = keys_of::<T>(&NOT_PLAN_KEYS);
+    keys.retain(|k| !reserved.contains(k));
+    keys.extend(OWN_KEYS);
+    typed(src, t, span, what, &keys)
+}
+
+/// Deserializes `t` (located at `span`) into `T`, errors located in the plan.
+fn typed<T: DeserializeOwned>(
+    src: &Source,
+    t: &DeTable,
+    span: Range<usize>,
+    what: &str,
+    keys: &[&str],
+) -> Result<T, PlanError> {
+    for (k, _) in t.iter() {
+        if !keys.contains(&k.get_ref().as_ref()) {
+            return Err(src.error(
+                k.span(),
+                format!("{what}: unknown key `{}`", k.get_ref()),
+                Some(hint_for(k.get_ref(), keys, what)),
+            ));
+        }
+    }
+    let de = toml::de::Deserializer::from(Spanned::new(span.clone(), t.clone()));
+    T::deserialize(de).map_err(|e| src.toml_error(&e, span, what, keys))
+}
+
+/// Command-line options that are not workload keys: where output goes (the evaluation decides)
+/// and DS3's file and compatibility options.
+const NOT_PLAN_KEYS: [&str; 7] =
+    ["name", "output_dir", "json", "power", "out_filename", "config_file", "windows_perf_host"];
+
+/// The plan keys of an options struct: its clap argument ids, which are its field names.
+pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<&'static str> {
+    let cmd = T::augment_args(clap::Command::new("plan"));
+    cmd.get_arguments()
+        .map(|a| a.get_id().as_str())
+        .filter(|id| !skip.contains(id) && *id != "help")
+        .map(|id| -> &'static str { Box::leak(id.to_string().into_boxed_str()) })
+        .collect()
+}
+
+fn hint_for(key: &str, keys: &[&str], what: &str) -> String {
+    match closest(key, keys) {
+        Some(near) => format!("did you mean `{near}`? {what} takes: {}", keys.join(", ")),
+        None => format!("{what} takes: {}", keys.join(", ")),
+    }
+}
+
+/// "unknown field `x`, expected ..." → `x`.
+fn unknown_key(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown field `")?.split('`').next()
+}
+
+/// The key nearest to `key` by edit distance, if near enough to be a typo.
+fn closest<'a>(key: &str, keys: &[&'a str]) -> Option<&'a str> {
+    let best = keys.iter().map(|k| (edit_distance(key, k), *k)).min()?;
+    (best.0 <= 2.max(key.len() / 3)).then_some(best.1)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
+}
+
+fn string(src: &Source, v: &Spanned<DeValue>, key: &str) -> Result<String, PlanError> {
+    v.get_ref().as_str().map(str::to_string).ok_or_else(|| {
+        let hint = Some(format!("write {key} = \"...\""));
+        src.error(v.span(), format!("{key} must be a string, not {}", v.get_ref().type_str()), hint)
+    })
+}
+
+fn table<'a, 'i>(
+    src: &Source,
+    v: &'a Spanned<DeValue<'i>>,
+    what: &str,
+) -> Result<&'a DeTable<'i>, PlanError> {
+    v.get_ref().as_table().ok_or_else(|| {
+        src.error(
+            v.span(),
+            format!("{what} must be a table"),
+            Some(format!("write it as {what} with keys below")),
+        )
+    })
+}
+
+/// An array of tables (`[[name]]`), each with its span.
+fn tables<'i>(
+    src: &Source,
+    v: &Spanned<DeValue<'i>>,
+    what: &str,
+) -> Result<Vec<Spanned<DeTable<'i>>>, PlanError> {
+    let hint = || Some(format!("write each one as a {what} table"));
+    let list = v
+        .get_ref()
+        .as_array()
+        .ok_or_else(|| src.error(v.span(), format!("{what} must be a list of tables"), hint()))?;
+    list.iter()
+        .map(|item| match item.get_ref().as_table() {
+            Some(t) => Ok(Spanned::new(item.span(), t.clone())),
+            None => Err(src.error(item.span(), format!("each {what} must be a table"), hint())),
+        })
+        .collect()
+}
+
+/// A sweep value as the evaluation records it.
+fn json_of(v: &DeValue) -> serde_json::Value {
+    if let Some(s) = v.as_str() {
+        return s.into();
+    }
+    if let Some(b) = v.as_bool() {
+        return b.into();
+    }
+    if let Some(i) =
+        v.as_integer().and_then(|i| i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()).ok())
+    {
+        return i.into();
+    }
+    if let Some(f) = v.as_float().and_then(|f| f.as_str().replace('_', "").parse::<f64>().ok()) {
+        return f.into();
+    }
+    serde_json::Value::Null
+}

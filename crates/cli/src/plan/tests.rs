@@ -1,0 +1,169 @@
+use super::expand::runs;
+use super::parse::{PlanError, parse};
+use super::*;
+
+fn dirs() -> (tempfile::TempDir, String, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    (tmp, a.display().to_string(), b.display().to_string())
+}
+
+fn plan_with(workloads: &str) -> (tempfile::TempDir, String) {
+    let (tmp, a, b) = dirs();
+    let text = format!(
+        "name = \"t\"\n[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\n[[configuration]]\nname = \"b\"\ntarget = \"{b}\"\n{workloads}"
+    );
+    (tmp, text)
+}
+
+fn error(text: &str) -> PlanError {
+    parse("plan.toml", text).unwrap_err()
+}
+
+#[test]
+fn the_quick_plan_runs_the_sqlio_set_oltp_and_mailbox_three_times_here() {
+    let plan = parse("quick", QUICK_PLAN).unwrap();
+    let labels: Vec<&str> = plan.workloads.iter().map(|w| w.label.as_str()).collect();
+    assert_eq!(labels.len(), 8, "{labels:?}");
+    assert_eq!(labels[0], "sqlio-randread-8k-qd4");
+    assert_eq!(&labels[6..], ["oltp", "mailbox"]);
+    let all = runs(&plan);
+    assert_eq!(all.len(), 24);
+    assert_eq!(all[0].id, "sqlio-randread-8k-qd4.here.r1");
+    match &all[0].args {
+        WorkloadArgs::Io(a) => {
+            assert_eq!(
+                (a.rw.as_deref(), a.bs.as_deref(), a.iodepth),
+                (Some("randread"), Some("8192"), Some(4))
+            );
+            assert_eq!(a.target.as_deref(), Some(std::path::Path::new(".")));
+            assert!(a.profile.is_none());
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn repetitions_interleave_configurations_and_sweeps_expand_in_order() {
+    let (_tmp, text) = plan_with(
+        "[method]\nrepetitions = 2\n[[workload]]\nkind = \"io\"\nrw = \"randread\"\nsweep = { iodepth = [1, 16] }\n",
+    );
+    let plan = parse("plan.toml", &text).unwrap();
+    let ids: Vec<String> = runs(&plan).into_iter().map(|r| r.id).collect();
+    let w = "io-randread-4k-iodepth-sweep";
+    let expect: Vec<String> = [
+        "a.iodepth-1.r1",
+        "b.iodepth-1.r1",
+        "a.iodepth-1.r2",
+        "b.iodepth-1.r2",
+        "a.iodepth-16.r1",
+        "b.iodepth-16.r1",
+        "a.iodepth-16.r2",
+        "b.iodepth-16.r2",
+    ]
+    .iter()
+    .map(|s| format!("{w}.{s}"))
+    .collect();
+    assert_eq!(ids, expect);
+    let depths: Vec<Option<u32>> = runs(&plan)
+        .iter()
+        .map(|r| match &r.args {
+            WorkloadArgs::Io(a) => a.iodepth,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(depths, [1, 1, 1, 1, 16, 16, 16, 16].map(Some));
+}
+
+#[test]
+fn the_method_fills_in_what_workloads_leave_out_and_the_command_line_wins() {
+    let (_tmp, text) = plan_with(
+        "[method]\nmeasure = \"90s\"\nwarmup = 5\nseed = 7\n[[workload]]\nkind = \"oltp\"\nrun_time = \"2m\"\n[[workload]]\nkind = \"mailbox\"\n",
+    );
+    let mut plan = parse("plan.toml", &text).unwrap();
+    let over = Method { seed: Some(9), ..Method::default() };
+    plan.method = plan.method.overridden_by(&over);
+    let all = runs(&plan);
+    match &all[0].args {
+        WorkloadArgs::Oltp(a) => {
+            assert_eq!(a.run_time.unwrap().0.as_secs(), 120, "the workload's own run_time wins");
+            assert_eq!(a.warmup_time.unwrap().0.as_secs(), 5);
+            assert_eq!(a.seed, Some(9));
+            assert!(a.db.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
+        }
+        other => panic!("{other:?}"),
+    }
+    let mailbox = all.iter().find(|r| r.workload == "mailbox").unwrap();
+    match &mailbox.args {
+        WorkloadArgs::Mailbox(a) => {
+            assert_eq!(a.duration.unwrap().0.as_secs(), 90);
+            assert!(a.target.as_ref().unwrap().ends_with("a/storbench-mailbox"));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_unknown_key_is_located_and_the_nearest_key_suggested() {
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\niodepht = 4\n");
+    let e = error(&text);
+    assert_eq!((e.line, e.column), (10, 1), "{e}");
+    assert!(e.message.contains("unknown key `iodepht`"), "{e}");
+    assert!(e.hint.as_deref().unwrap().starts_with("did you mean `iodepth`?"), "{e}");
+    let e = error("name = \"x\"\n[method]\nrepetitons = 2\n");
+    assert_eq!((e.line, e.column), (3, 1));
+    assert!(e.hint.unwrap().contains("`repetitions`"));
+}
+
+#[test]
+fn a_wrong_type_points_at_the_value() {
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\niodepth = \"four\"\n");
+    let e = error(&text);
+    assert_eq!((e.line, e.column), (10, 11), "{e}");
+    assert!(e.message.contains("expected u32"), "{e}");
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\nsweep = { iodepth = [1, \"x\"] }\n");
+    let e = error(&text);
+    assert_eq!((e.line, e.column), (10, 25), "{e}");
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\nruntime = \"soon\"\n");
+    assert!(error(&text).message.contains("'soon' is not a duration"));
+}
+
+#[test]
+fn a_missing_or_absent_target_and_other_mistakes_are_refused() {
+    let e = error("[[configuration]]\nname = \"a\"\n[[workload]]\nkind = \"io\"\n");
+    assert!(e.message.contains("missing field `target`") && e.line == 1, "{e}");
+    assert!(e.hint.unwrap().contains("add target"));
+    let e =
+        error("[[configuration]]\nname = \"a\"\ntarget = \"/no/such/dir\"\n[[workload]]\nkind = \"io\"\n");
+    assert_eq!((e.line, e.column), (3, 10), "{e}");
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"disk\"\n");
+    assert!(error(&text).message.contains("unknown workload kind `disk`"));
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\ntarget = \"/tmp\"\n");
+    assert!(error(&text).message.contains("`target` is not a workload key"));
+    let (_tmp, text) = plan_with("");
+    assert!(error(&text).message.contains("no [[workload]]"));
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\nprofile = \"sqlio\"\nbs = \"4k\"\n");
+    assert!(error(&text).message.contains("`bs` is set by the sqlio profile set"));
+    let e = error("name = \"x\nworkload = 1\n");
+    assert!(e.message.contains("not valid TOML") && e.line == 1, "{e}");
+}
+
+#[test]
+fn plan_init_documents_every_key_and_parses_once_targets_exist() {
+    let example = init::example();
+    for key in parse::keys_of::<crate::args::MailboxArgs>(&[]) {
+        if !["name", "output_dir", "json", "power", "target", "log_target"].contains(&key) {
+            assert!(example.contains(&format!("# {key} = ")), "{key} is not documented");
+        }
+    }
+    for key in ["iodepth", "rwmix_read", "n_threads", "db_size", "repetitions", "idle_power"] {
+        assert!(example.contains(&format!("{key} = ")), "{key}");
+    }
+    let (_tmp, a, b) = dirs();
+    let text = example.replace("/mnt/ssd", &a).replace("/mnt/hdd", &b);
+    let plan = parse("example", &text).unwrap();
+    assert_eq!(plan.configurations.len(), 2);
+    assert!(plan.workloads.iter().any(|w| w.label == "randread-depth" && w.points.len() == 6));
+}
