@@ -77,7 +77,8 @@ impl Source<'_> {
 /// Parses and checks a plan. `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     let src = Source { file, text };
-    let doc = DeTable::parse(text).map_err(|e| src.toml_error(&e, 0..0, "the plan is not valid TOML", &[]))?;
+    let doc =
+        DeTable::parse(text).map_err(|e| src.toml_error(&e, 0..0, "the plan is not valid TOML", &[]))?;
     let whole = doc.span();
     let root = doc.into_inner();
     const TOP: [&str; 4] = ["name", "method", "configuration", "workload"];

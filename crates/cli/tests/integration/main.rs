@@ -4,6 +4,7 @@
 
 mod device;
 mod errors;
+mod evaluation;
 mod fallback;
 mod interrupt;
 mod io_runs;

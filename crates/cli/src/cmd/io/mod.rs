@@ -18,13 +18,7 @@ use summary::Where;
 use validate::{Job, Validated};
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
-    let v = validate::validate(args)?;
-    let plan = v.target.as_ref().map(target::plan).transpose()?;
-    for job in &v.jobs {
-        let (size, direct, align) =
-            plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
-        validate::check_against_target(&job.spec, size, direct, align)?;
-    }
+    let (v, plan) = check(args)?;
     let target = match plan.as_ref().map(|p| prepare(p, &v, stop)).transpose() {
         // A fill cut short by Ctrl-C removed its partial file; nothing was measured yet.
         Err(_) | Ok(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
@@ -34,6 +28,18 @@ pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
     let summaries = run_jobs(args, &v, target.as_ref(), device.as_ref(), stop)?;
     show(args, &v, &summaries)?;
     Ok(ending(&summaries, stop))
+}
+
+/// The options, checked against the target as it is (nothing is written).
+pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
+    let v = validate::validate(args)?;
+    let plan = v.target.as_ref().map(target::plan).transpose()?;
+    for job in &v.jobs {
+        let (size, direct, align) =
+            plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
+        validate::check_against_target(&job.spec, size, direct, align)?;
+    }
+    Ok((v, plan))
 }
 
 fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> {

@@ -20,7 +20,7 @@ use storbench_report::{Summary, series};
 pub fn check_all(plan: &Plan) -> Result<()> {
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
         let checked = match &run.args {
-            WorkloadArgs::Io(a) => cmd::io::validate::validate(a).map(drop),
+            WorkloadArgs::Io(a) => cmd::io::check(a).map(drop),
             WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a),
             WorkloadArgs::Mailbox(a) => cmd::mailbox::validate::validate(a).map(drop),
         };

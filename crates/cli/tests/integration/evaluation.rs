@@ -1,0 +1,177 @@
+//! `storbench run` and `storbench plan init`: plans, repetitions, the reported run, power,
+//! interruption and resume.
+
+use crate::support::{disk_tempdir, json, refused, stderr_text, storbench};
+use std::path::{Path, PathBuf};
+
+/// A plan with two configurations (directories `a` and `b` under `dir`) and `workloads`.
+fn plan(dir: &Path, method: &str, workloads: &str) -> PathBuf {
+    for c in ["a", "b"] {
+        std::fs::create_dir_all(dir.join(c)).unwrap();
+    }
+    let text = format!(
+        "name = \"test\"\n[method]\nidle_settle = 0\n{method}\n\
+         [[configuration]]\nname = \"a\"\ntarget = \"{}\"\n\
+         [[configuration]]\nname = \"b\"\ntarget = \"{}\"\n{workloads}",
+        dir.join("a").display(),
+        dir.join("b").display()
+    );
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const SMALL_IO: &str = "[[workload]]\nkind = \"io\"\nlabel = \"rr\"\nrw = \"randread\"\nsize = \"8MiB\"\nruntime = 1\nramp = 0\n";
+
+/// The only evaluation directory under `results`, and its evaluation.json.
+fn evaluation(results: &Path) -> (PathBuf, serde_json::Value) {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(results).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(dirs.len(), 1, "{dirs:?}");
+    let e = json(&std::fs::read(dirs[0].join("evaluation.json")).unwrap());
+    (dirs[0].clone(), e)
+}
+
+fn runs(e: &serde_json::Value) -> &Vec<serde_json::Value> {
+    e["runs"].as_array().unwrap()
+}
+
+#[test]
+fn an_evaluation_repeats_every_workload_on_every_configuration_and_marks_the_median_run() {
+    let tmp = disk_tempdir();
+    let p = plan(tmp.path(), "repetitions = 3\npower = \"none\"", SMALL_IO);
+    let results = tmp.path().join("results");
+    let out = storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let (dir, e) = evaluation(&results);
+    assert_eq!(e["complete"], true);
+    assert_eq!(e["method"]["repetitions"], 3);
+    let ids: Vec<&str> = runs(&e).iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["rr.a.r1", "rr.b.r1", "rr.a.r2", "rr.b.r2", "rr.a.r3", "rr.b.r3"]);
+    for r in runs(&e) {
+        assert_eq!(r["status"], "done", "{r}");
+        let summary =
+            json(&std::fs::read(dir.join(r["bundle"].as_str().unwrap()).join("summary.json")).unwrap());
+        let iops = summary["results"]["read"]["iops"].as_f64().unwrap();
+        assert_eq!(r["headline"]["metric"], "IOPS");
+        assert!((r["headline"]["value"].as_f64().unwrap() - iops).abs() < 1e-6 && iops > 0.0);
+    }
+    for config in ["a", "b"] {
+        let group: Vec<&serde_json::Value> =
+            runs(&e).iter().filter(|r| r["configuration"] == config).collect();
+        let mut values: Vec<f64> = group.iter().map(|r| r["headline"]["value"].as_f64().unwrap()).collect();
+        values.sort_by(f64::total_cmp);
+        let reported: Vec<&&serde_json::Value> = group.iter().filter(|r| r["reported"] == true).collect();
+        assert_eq!(reported.len(), 1);
+        assert_eq!(reported[0]["headline"]["value"].as_f64().unwrap(), values[1], "the median is reported");
+    }
+    for file in ["plan.toml", "disclosure.json"] {
+        assert!(dir.join(file).is_file(), "{file}");
+    }
+    let table = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(table.contains("rr.a.r") && table.contains("IOPS"), "{table}");
+    let notes = e["notes"].as_array().unwrap();
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("no power source")), "{notes:?}");
+}
+
+#[test]
+fn power_from_a_meter_gives_idle_and_active_watts_and_performance_per_watt() {
+    let tmp = disk_tempdir();
+    let meter = tmp.path().join("watts");
+    std::fs::write(&meter, "150.0\n").unwrap();
+    let method = format!("repetitions = 1\nidle_power = \"2s\"\npower = \"file:{}\"", meter.display());
+    let p = plan(tmp.path(), &method, SMALL_IO);
+    let results = tmp.path().join("results");
+    storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let (_, e) = evaluation(&results);
+    assert!(e["method"]["power_source"].as_str().unwrap().contains("watts"), "{}", e["method"]);
+    for r in runs(&e) {
+        assert_eq!(r["idle_watts"].as_f64(), Some(150.0), "{r}");
+        assert_eq!(r["active_watts"].as_f64(), Some(150.0), "{r}");
+        let per_watt = r["headline"]["value"].as_f64().unwrap() / 150.0;
+        assert!((r["per_watt"].as_f64().unwrap() - per_watt).abs() < 1e-9, "{r}");
+    }
+}
+
+#[test]
+fn a_bad_plan_is_refused_with_its_line_and_nothing_runs() {
+    let tmp = disk_tempdir();
+    let p = plan(tmp.path(), "", "[[workload]]\nkind = \"io\"\niodepht = 4\n");
+    let results = tmp.path().join("results");
+    let err =
+        refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "unknown key `iodepht`");
+    assert!(err.contains("plan.toml:13:1") && err.contains("did you mean `iodepth`?"), "{err}");
+    assert!(!results.exists(), "nothing may be written for a bad plan");
+    // A mistake only the workload's own checks find also stops everything before the first run.
+    let p = plan(tmp.path(), "", &format!("{SMALL_IO}[[workload]]\nkind = \"io\"\nrw = \"sideways\"\n"));
+    refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "--rw");
+    // So does one that needs the target: a block size O_DIRECT cannot use there.
+    let p = plan(tmp.path(), "", &format!("{SMALL_IO}[[workload]]\nkind = \"io\"\nbs = 1000\n"));
+    refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "1000");
+    assert!(!results.exists());
+    refused(storbench().args(["run", "/no/such/plan.toml"]), "plan init");
+}
+
+#[test]
+fn an_interrupted_evaluation_resumes_without_redoing_finished_runs() {
+    use std::process::Stdio;
+    use std::time::{Duration, Instant};
+    let tmp = disk_tempdir();
+    let io = SMALL_IO.replace("runtime = 1", "runtime = 2");
+    let p = plan(tmp.path(), "repetitions = 2\npower = \"none\"", &io);
+    let results = tmp.path().join("results");
+    let mut child = std::process::Command::new(storbench().get_program())
+        .arg("run")
+        .arg(&p)
+        .arg("--output-dir")
+        .arg(&results)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Interrupt once the first run has finished and the second is going.
+    let started = Instant::now();
+    loop {
+        let done = std::fs::read_dir(&results).ok().and_then(|mut d| d.next()).and_then(|d| {
+            let text = std::fs::read_to_string(d.ok()?.path().join("evaluation.json")).ok()?;
+            Some(text.matches("\"status\": \"done\"").count())
+        });
+        if done.is_some_and(|n| n >= 1) {
+            std::thread::sleep(Duration::from_millis(700));
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the first run never finished");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let (dir, e) = evaluation(&results);
+    assert_eq!(e["complete"], false);
+    let finished: Vec<(String, String)> = runs(&e)
+        .iter()
+        .filter(|r| r["status"] == "done")
+        .map(|r| (r["id"].as_str().unwrap().to_string(), r["started_at"].as_str().unwrap().to_string()))
+        .collect();
+    assert!(!finished.is_empty() && finished.len() < 4, "{e}");
+    assert!(runs(&e).iter().any(|r| r["status"] == "interrupted"), "{e}");
+
+    let out = storbench().arg("run").arg("--resume").arg(&dir).assert().success();
+    let (_, e) = evaluation(&results);
+    assert_eq!(e["complete"], true, "{}", stderr_text(&out));
+    assert!(runs(&e).iter().all(|r| r["status"] == "done"));
+    for (id, started) in &finished {
+        let r = runs(&e).iter().find(|r| r["id"] == id.as_str()).unwrap();
+        assert_eq!(r["started_at"].as_str().unwrap(), started, "{id} was run again");
+    }
+}
+
+#[test]
+fn plan_init_writes_a_documented_plan_and_never_overwrites() {
+    let tmp = disk_tempdir();
+    let file = tmp.path().join("plan.toml");
+    storbench().args(["plan", "init"]).arg(&file).assert().success();
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("[[configuration]]") && text.contains("# iodepth = <N>"), "{text}");
+    std::fs::write(&file, "mine").unwrap();
+    refused(storbench().args(["plan", "init"]).arg(&file), "never overwritten");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
