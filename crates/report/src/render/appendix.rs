@@ -16,7 +16,11 @@ pub(super) fn method(e: &Evaluation) -> Vec<Block> {
             m.repetitions
         ),
         window(m),
-        format!("Idle settle: {} s of quiet before each run's idle window.", num(m.idle_settle_s)),
+        if m.idle_settle_s > 0.0 {
+            format!("Idle settle: {} s of quiet before each run's idle window.", num(m.idle_settle_s))
+        } else {
+            "Idle settle: none (each run started straight after the one before).".into()
+        },
         if m.idle_power_s > 0.0 {
             format!("Idle power: averaged over {} s before each run.", num(m.idle_power_s))
         } else {
@@ -134,11 +138,7 @@ fn system(d: &Disclosure) -> Table {
         vec![
             ("CPU", c.model.clone()),
             ("CPU count", Some(counts)),
-            (
-                "clock",
-                c.mhz_current
-                    .map(|m| format!("{} MHz now, {} MHz max", num(m), c.mhz_max.map_or("—".into(), num))),
-            ),
+            ("clock", c.mhz_current.map(|m| clock(m, c.mhz_max))),
             ("governor", c.governor.clone()),
             ("caches", (!caches.is_empty()).then(|| caches.join("; "))),
             ("memory", d.memory.total_bytes.map(bytes)),
@@ -221,4 +221,11 @@ fn bytes(b: u64) -> String {
         u += 1;
     }
     format!("{} {}", num(v), UNITS[u])
+}
+
+fn clock(now: f64, max: Option<f64>) -> String {
+    match max {
+        Some(max) => format!("{} MHz when gathered, {} MHz max", num(now), num(max)),
+        None => format!("{} MHz when gathered", num(now)),
+    }
 }

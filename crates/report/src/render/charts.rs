@@ -122,6 +122,7 @@ fn chart(series: &Series, spec: &Spec) -> Option<Chart> {
         y_label: spec.unit.into(),
         lines,
         shade: series.measure_window(),
+        x_start: Some(0.0),
         ..Chart::default()
     })
 }

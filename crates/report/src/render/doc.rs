@@ -61,12 +61,13 @@ impl Table {
 }
 
 /// A number as a report shows it: thousands separated, with fewer decimals as it grows
-/// (64,973.7; 501.4; 2.35; 0.412).
+/// (2,418,601; 64,973.7; 501.4; 2.35; 0.412).
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "—".into();
     }
     let decimals = match v.abs() {
+        a if a >= 100_000.0 => 0,
         a if a >= 100.0 => 1,
         a if a >= 1.0 => 2,
         _ => 3,
@@ -109,7 +110,7 @@ mod tests {
         assert_eq!(num(501.44), "501.4");
         assert_eq!(num(2.345), "2.35");
         assert_eq!(num(0.4121), "0.412");
-        assert_eq!(num(-1234567.0), "-1,234,567.0");
+        assert_eq!(num(-1234567.0), "-1,234,567");
         assert_eq!(num(f64::NAN), "—");
         assert_eq!(pct(-35.04), "35 %");
         assert_eq!(pct(4.26), "4.3 %");

@@ -8,14 +8,15 @@ use std::fmt::Write;
 /// Marks a page as storbench's own, so a later report may replace it and nothing else.
 pub const GENERATOR: &str = "<meta name=\"generator\" content=\"storbench report\">";
 
-const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1100px;\
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1200px;\
 margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}\
-th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}th{background:#f2f2f2}\
-td:first-child,th:first-child{text-align:left}tr.reported{background:#fff6d5;font-weight:600}\
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}th{background:#f2f2f2}\
+td.n{text-align:right;font-variant-numeric:tabular-nums}tr.reported{background:#fff6d5;font-weight:600}\
 ul.findings li{margin:.3em 0}li.not-a-finding{color:#666;font-style:italic}\
-figure{margin:.8em 0}svg.chart{max-width:100%;height:auto;border:1px solid #e3e3e3}";
+div.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:.8em}\
+figure{margin:0}svg.chart{width:100%;height:auto;border:1px solid #e3e3e3}";
 
 /// Counts the charts the browser really drew (a plot with a non-empty box) into
 /// `data-charts-drawn` on the body, so a headless browser's DOM dump shows whether they rendered.
@@ -31,9 +32,19 @@ pub(super) fn page(title: &str, blocks: &[Block]) -> String {
          <title>{}</title><style>{STYLE}</style></head>\n<body data-charts=\"{charts}\">\n",
         esc(title)
     );
+    // Consecutive charts share a grid, two abreast where the window is wide enough.
+    let mut in_grid = false;
     for b in blocks {
+        let chart = matches!(b, Block::Chart(_));
+        if chart != in_grid {
+            s.push_str(if chart { "<div class=\"charts\">" } else { "</div>\n" });
+            in_grid = chart;
+        }
         block(&mut s, b);
         s.push('\n');
+    }
+    if in_grid {
+        s.push_str("</div>\n");
     }
     s.push_str(CHECK);
     s.push_str("\n</body></html>\n");
@@ -81,9 +92,17 @@ fn table(s: &mut String, t: &Table) {
     for r in &t.rows {
         s.push_str(if r.marked { "<tr class=\"reported\">" } else { "<tr>" });
         for c in &r.cells {
-            let _ = write!(s, "<td>{}</td>", esc(c));
+            let class = if figure(c) { " class=\"n\"" } else { "" };
+            let _ = write!(s, "<td{class}>{}</td>", esc(c));
         }
         s.push_str("</tr>");
     }
     s.push_str("</tbody></table>");
+}
+
+/// Whether a cell holds a figure (right-aligned so digits line up): a number, a signed
+/// percentage, or the dash of a missing one.
+fn figure(cell: &str) -> bool {
+    let c = cell.trim_start_matches(['+', '-']);
+    c == "—" || c.starts_with(|ch: char| ch.is_ascii_digit())
 }

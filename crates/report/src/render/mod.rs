@@ -129,6 +129,12 @@ pub fn report_markdown(input: &ReportInput) -> String {
     markdown::page(&document(input))
 }
 
+/// Whether a file's text is a report storbench wrote (HTML or Markdown, report or
+/// comparison), which a new report may replace.
+pub fn is_own_report(text: &str) -> bool {
+    text.contains(html::GENERATOR) || text.starts_with(markdown::GENERATOR)
+}
+
 fn title(input: &ReportInput) -> String {
     format!("storbench report: {}", input.evaluation.name)
 }

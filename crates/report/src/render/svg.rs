@@ -17,6 +17,8 @@ pub struct Chart {
     pub x_names: Vec<String>,
     /// Draw a dot at every point (scaling curves: few points, each a measured group).
     pub dots: bool,
+    /// Where the x axis starts when the data starts later (0: the start of a run).
+    pub x_start: Option<f64>,
 }
 
 /// One named line; a point without a y value breaks the line.
@@ -92,6 +94,9 @@ impl Chart {
         if let Some((a, b)) = self.shade {
             (lo, hi) = (lo.min(a), hi.max(b));
         }
+        if let Some(start) = self.x_start {
+            lo = lo.min(start);
+        }
         if !lo.is_finite() {
             (lo, hi) = (0.0, 1.0);
         }
@@ -113,7 +118,7 @@ impl Chart {
             let _ = write!(
                 s,
                 "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{py:.1}\" y2=\"{py:.1}\" stroke=\"#ddd\"/>\
-                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"11\">{}</text>",
+                 <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\" font-size=\"12\">{}</text>",
                 W - RIGHT,
                 LEFT - 6.0,
                 py + 4.0,
@@ -126,7 +131,7 @@ impl Chart {
             let _ = write!(
                 s,
                 "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\
-                 <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>",
+                 <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text>",
                 H - BOTTOM,
                 H - BOTTOM + 4.0,
                 H - BOTTOM + 16.0,
@@ -136,8 +141,8 @@ impl Chart {
         let _ = write!(
             s,
             "<line x1=\"{LEFT}\" x2=\"{:.1}\" y1=\"{b:.1}\" y2=\"{b:.1}\" stroke=\"#555\"/>\
-             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"11\">{}</text>\
-             <text x=\"14\" y=\"{:.1}\" font-size=\"11\" text-anchor=\"middle\" \
+             <text x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text>\
+             <text x=\"14\" y=\"{:.1}\" font-size=\"12\" text-anchor=\"middle\" \
              transform=\"rotate(-90 14 {:.1})\">{}</text>",
             W - RIGHT,
             (LEFT + W - RIGHT) / 2.0,
@@ -206,7 +211,7 @@ impl Chart {
     fn legend(&self, s: &mut String) {
         let _ = write!(
             s,
-            "<text x=\"{LEFT}\" y=\"17\" font-size=\"14\" font-weight=\"bold\">{}</text>",
+            "<text x=\"{LEFT}\" y=\"17\" font-size=\"15\" font-weight=\"bold\">{}</text>",
             esc(&self.title)
         );
         let mut x = LEFT;
@@ -215,7 +220,7 @@ impl Chart {
             let _ = write!(
                 s,
                 "<rect x=\"{x:.1}\" y=\"27\" width=\"14\" height=\"4\" fill=\"{colour}\"/>\
-                 <text x=\"{:.1}\" y=\"33\" font-size=\"11\">{}</text>",
+                 <text x=\"{:.1}\" y=\"33\" font-size=\"12\">{}</text>",
                 x + 18.0,
                 esc(&line.name)
             );

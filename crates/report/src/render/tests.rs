@@ -154,6 +154,7 @@ fn the_markdown_report_has_the_same_tables_without_charts() {
         "{md}"
     );
     assert!(md.contains("## Appendix: the system under test"));
+    assert!(is_own_report(&md) && !is_own_report("# my notes\n"));
 }
 
 #[test]
