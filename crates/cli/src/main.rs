@@ -50,6 +50,8 @@ fn real_main() -> i32 {
         args::Command::Io(a) => cmd::io::run(&a, &stop),
         args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
         args::Command::Mailbox(c) => cmd::mailbox::run(c, &stop),
+        args::Command::Report(a) => cmd::report::run(&a),
+        args::Command::Compare(a) => cmd::compare::run(&a),
     };
     match result {
         Ok(cmd::Ending::Ok) => 0,
