@@ -13,14 +13,20 @@ use storbench_report::render::{self, ReportInput, RunData, Series};
 use storbench_report::{Disclosure, SCHEMA_VERSION, Summary};
 
 pub fn run(args: &ReportArgs) -> Result<Ending> {
-    let input = read_bundle(&args.bundle)?;
-    let dir = args.out.out.as_deref().unwrap_or(&args.bundle);
-    let files =
-        [("report.html", render::report_html(&input)), ("report.md", render::report_markdown(&input))];
-    for path in write_reports(dir, &files)? {
+    let out = args.out.out.as_deref().unwrap_or(&args.bundle);
+    for path in write_report(&args.bundle, out)? {
         println!("{}", path.display());
     }
     Ok(Ending::Ok)
+}
+
+/// Reads `bundle` and writes report.html and report.md into `out`; returns their paths.
+/// `storbench run` calls it with its evaluation directory as both when the evaluation ends.
+pub fn write_report(bundle: &Path, out: &Path) -> Result<Vec<PathBuf>> {
+    let input = read_bundle(bundle)?;
+    let files =
+        [("report.html", render::report_html(&input)), ("report.md", render::report_markdown(&input))];
+    write_reports(out, &files)
 }
 
 /// A bundle directory read into a report's input: `evaluation.json` with each run's own

@@ -101,10 +101,10 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
         );
         return vec![Finding { text, claim: false }];
     }
-    let word = if higher { "more" } else { "less" };
+    let (verb, word) = if higher { ("delivered", "more") } else { ("needed", "less") };
     let few = if a.1.n < 2 || b.1.n < 2 { " One run each: the run-to-run spread is unknown." } else { "" };
     let text = format!(
-        "{} delivered {} {word} {metric} than {} on {place}: {figures} (medians of {} and {} runs).{few}",
+        "{} {verb} {} {word} {metric} than {} on {place}: {figures} (medians of {} and {} runs).{few}",
         ga.configuration,
         pct(d.pct),
         gb.configuration,
