@@ -70,9 +70,9 @@ fn input(runs: Vec<RunRecord>) -> ReportInput {
     let runs = evaluation
         .runs
         .iter()
-        .map(|r| {
-            let v = r.headline.as_ref().unwrap().value;
-            (r.id.clone(), RunData { summary: summary(v), series: Some(series(v)) })
+        .filter_map(|r| {
+            let v = r.headline.as_ref()?.value;
+            Some((r.id.clone(), RunData { summary: summary(v), series: Some(series(v)) }))
         })
         .collect();
     ReportInput { evaluation, runs, ..ReportInput::default() }
@@ -215,4 +215,36 @@ fn two_single_runs_of_one_kind_compare_directly() {
         &Side { input: &b, name: "B", source: "b" },
     );
     assert!(text.contains("A lab1:/data delivered 100 % more IOPS than B lab1:/data on qd8 / qd1"), "{text}");
+}
+
+#[test]
+fn oltp_and_mailbox_series_get_their_own_charts() {
+    let titles = |csv: &str| -> Vec<String> {
+        charts::of(&Series::parse(csv).unwrap()).into_iter().map(|c| c.title).collect()
+    };
+    let oltp =
+        titles("t_s,phase,opm,order_rt_p50_ms,order_rt_p99_ms,cpu_user_pct\n1,measure,6000,2.5,9.1,40\n");
+    assert_eq!(oltp, ["Orders per minute", "Order response time", "CPU"]);
+    let mailbox = titles("t_s,phase,transactional_iops,db_read_avg_ms,power_watts\n1,measure,300,8.2,95\n");
+    assert_eq!(mailbox, ["Mailbox I/O per second", "Mailbox latency", "Power"]);
+}
+
+#[test]
+fn an_unfinished_evaluation_lists_pending_and_failed_runs() {
+    let mut runs = vec![run("ssd", 1, 1300.0, None, None)];
+    runs.push(RunRecord {
+        status: RunStatus::Failed,
+        error: Some("target full".into()),
+        headline: None,
+        ..run("ssd", 2, 0.0, None, None)
+    });
+    runs.push(RunRecord { status: RunStatus::Pending, headline: None, ..run("ssd", 3, 0.0, None, None) });
+    runs.push(RunRecord { status: RunStatus::Pending, headline: None, ..run("hdd", 1, 0.0, None, None) });
+    let mut i = input(runs);
+    i.evaluation.complete = false;
+    let md = report_markdown(&i);
+    assert!(md.contains("| r2 | failed: target full |"), "{md}");
+    assert!(md.contains("| r3 | pending |"), "{md}");
+    assert!(md.contains("hdd\n\n| run | status |") && md.contains("No measured run yet."), "{md}");
+    assert!(md.contains("incomplete: it shows what finished"), "{md}");
 }

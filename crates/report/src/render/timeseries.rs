@@ -90,7 +90,9 @@ fn number(cell: &str) -> Result<Option<f64>, String> {
     if cell.is_empty() {
         return Ok(None);
     }
-    cell.parse().map(Some).map_err(|_| format!("{cell:?} is not a number"))
+    let v: f64 = cell.parse().map_err(|_| format!("{cell:?} is not a number"))?;
+    // NaN or infinity is no measurement; a chart could not place it.
+    Ok(v.is_finite().then_some(v))
 }
 
 #[cfg(test)]
@@ -119,6 +121,7 @@ mod tests {
         let e = Series::parse("t_s,phase,a\n1,measure\n").unwrap_err();
         assert!(e.to_string().contains("1 cells") || e.to_string().contains("2 cells"), "{e}");
         assert!(Series::parse("time,a\n").is_err());
+        assert_eq!(Series::parse("t_s,phase,a\n1,measure,NaN\n").unwrap().column("a").unwrap(), [None]);
         assert_eq!(Series::parse("").unwrap(), Series::default());
     }
 }
