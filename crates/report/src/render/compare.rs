@@ -48,19 +48,19 @@ fn document(a: &Side<'_>, b: &Side<'_>) -> Vec<Block> {
         )
     };
     let mut found = Vec::new();
-    let mut table = Table::new(&[
-        "workload",
-        "A",
-        "A median",
-        "A min–max",
-        "B",
-        "B median",
-        "B min–max",
-        "A vs B",
-        "verdict",
-    ]);
-    table.header[1] = a.name.into();
-    table.header[4] = b.name.into();
+    let (na, nb) = (a.name, b.name);
+    let header = [
+        "workload".into(),
+        na.into(),
+        format!("{na} median"),
+        format!("{na} min–max"),
+        nb.into(),
+        format!("{nb} median"),
+        format!("{nb} min–max"),
+        format!("{na} vs {nb}"),
+        "verdict".into(),
+    ];
+    let mut table = Table { header: header.to_vec(), rows: Vec::new() };
     for (place, ga, gb) in &pairs {
         let la = format!("{} {}", a.name, ga.configuration);
         let lb = format!("{} {}", b.name, gb.configuration);

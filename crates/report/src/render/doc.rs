@@ -61,7 +61,7 @@ impl Table {
 }
 
 /// A number as a report shows it: thousands separated, with fewer decimals as it grows
-/// (2,418,601; 64,973.7; 501.4; 2.35; 0.412).
+/// (2,418,601; 64,973.7; 501.4; 2.35; 0.412; 0.000241).
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "—".into();
@@ -70,7 +70,9 @@ pub fn num(v: f64) -> String {
         a if a >= 100_000.0 => 0,
         a if a >= 100.0 => 1,
         a if a >= 1.0 => 2,
-        _ => 3,
+        0.0 => 0,
+        // Three significant digits below 1 (0.412, 0.000241), so fast latencies keep theirs.
+        a => (2 - a.log10().floor() as i32).clamp(3, 12) as usize,
     };
     let text = format!("{:.*}", decimals, v.abs());
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
@@ -110,6 +112,8 @@ mod tests {
         assert_eq!(num(501.44), "501.4");
         assert_eq!(num(2.345), "2.35");
         assert_eq!(num(0.4121), "0.412");
+        assert_eq!(num(0.000241), "0.000241");
+        assert_eq!(num(0.0), "0");
         assert_eq!(num(-1234567.0), "-1,234,567");
         assert_eq!(num(f64::NAN), "—");
         assert_eq!(pct(-35.04), "35 %");

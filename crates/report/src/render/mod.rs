@@ -162,11 +162,19 @@ fn intro(e: &Evaluation) -> String {
         plural(done),
         workloads(e).len(),
         plural(workloads(e).len()),
-        e.configurations.len().max(1),
-        plural(e.configurations.len().max(1)),
+        configurations(e),
+        plural(configurations(e)),
         e.started_at,
         e.tool_version,
     )
+}
+
+/// How many configurations ran, or were planned to.
+fn configurations(e: &Evaluation) -> usize {
+    let mut names: Vec<&str> = e.runs.iter().map(|r| r.configuration.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len().max(e.configurations.len())
 }
 
 /// The workload labels in plan order.

@@ -27,14 +27,9 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     out
 }
 
-/// Median headline against the swept value, a line per configuration. Numeric sweep values
-/// are placed by value; others evenly, in plan order.
+/// Median headline against the swept value, a line per configuration. The sweep's points are
+/// spaced evenly in plan order and labelled with their values (sweeps usually double).
 fn scaling(workload: &str, points: &[&findings::Point<'_>]) -> Chart {
-    let values: Vec<String> = points.iter().filter_map(|p| p.sweep.map(sweep_value)).collect();
-    let numeric = points.iter().all(|p| p.sweep.is_some_and(|s| s.value.is_number()));
-    let x_of = |i: usize| -> f64 {
-        if numeric { points[i].sweep.and_then(|s| s.value.as_f64()).unwrap_or(i as f64) } else { i as f64 }
-    };
     let mut lines: Vec<Line> = Vec::new();
     let mut metric = String::new();
     for (i, p) in points.iter().enumerate() {
@@ -43,9 +38,10 @@ fn scaling(workload: &str, points: &[&findings::Point<'_>]) -> Chart {
             if let Some(h) = g.reported().and_then(|r| r.headline.as_ref()) {
                 metric = h.metric.clone();
             }
+            let point = (i as f64, y);
             match lines.iter_mut().find(|l| l.name == g.configuration) {
-                Some(l) => l.points.push((x_of(i), y)),
-                None => lines.push(Line { name: g.configuration.to_string(), points: vec![(x_of(i), y)] }),
+                Some(l) => l.points.push(point),
+                None => lines.push(Line { name: g.configuration.to_string(), points: vec![point] }),
             }
         }
     }
@@ -55,7 +51,7 @@ fn scaling(workload: &str, points: &[&findings::Point<'_>]) -> Chart {
         x_label: param,
         y_label: metric,
         lines,
-        x_names: if numeric { Vec::new() } else { values },
+        x_names: points.iter().map(|p| p.sweep.map(sweep_value).unwrap_or_default()).collect(),
         dots: true,
         ..Chart::default()
     }
@@ -71,7 +67,10 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
     header.extend(["CPU %", "idle W", "active W"].map(String::from));
     header.extend([format!("{metric}/W"), "reported".into()]);
     let mut t = Table { header, rows: Vec::new() };
+    // The median by the group itself, whatever evaluation.json's flags say.
+    let reported = g.reported().map(|r| r.id.as_str());
     for r in &g.runs {
+        let marked = reported == Some(r.id.as_str());
         let data = input.runs.get(&r.id);
         let mut cells =
             vec![format!("r{}", r.repetition), status(r), opt(r.headline.as_ref().map(|h| h.value), "")];
@@ -81,8 +80,8 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
         );
         cells.push(opt(data.and_then(cpu_pct), ""));
         cells.extend([r.idle_watts, r.active_watts, r.per_watt].map(|v| opt(v, "")));
-        cells.push(if r.reported { "◀ median".into() } else { String::new() });
-        t.rows.push(Row { cells, marked: r.reported });
+        cells.push(if marked { "◀ median".into() } else { String::new() });
+        t.rows.push(Row { cells, marked });
     }
     drop_empty_columns(&mut t);
     t
