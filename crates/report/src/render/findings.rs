@@ -64,6 +64,15 @@ fn metric(g: &Group<'_>) -> String {
 
 /// One configuration: its median and spread.
 fn alone(place: &str, g: &Group<'_>, s: &Spread) -> Finding {
+    if s.n == 1 {
+        let text = format!(
+            "{} on {place}: {} {} (one run, so the run-to-run spread is unknown).",
+            g.configuration,
+            num(s.median),
+            metric(g)
+        );
+        return Finding { text, claim: true };
+    }
     let text = format!(
         "{} on {place}: {} {} (median of {} run{}; min–max {}–{}, a range of {}).",
         g.configuration,

@@ -181,7 +181,10 @@ fn a_single_run_renders_as_a_one_run_evaluation() {
     assert_eq!(i.evaluation.runs[0].configuration, "lab1:/data");
     assert!(i.evaluation.runs[0].reported);
     let md = report_markdown(&i);
-    assert!(md.contains("lab1:/data on randread: 500.0 IOPS (median of 1 run;"), "{md}");
+    assert!(
+        md.contains("lab1:/data on randread: 500.0 IOPS (one run, so the run-to-run spread is unknown)."),
+        "{md}"
+    );
     assert!(md.contains("No disclosure.json in the bundle"));
 }
 
