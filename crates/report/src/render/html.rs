@@ -13,7 +13,7 @@ margin:2em auto;padding:0 1em;color:#222;line-height:1.45}\
 h1{font-size:1.6em}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.6em 0;font-size:.9em}\
 th,td{border:1px solid #ccc;padding:.25em .6em;text-align:left}th{background:#f2f2f2}\
-td.n{text-align:right;font-variant-numeric:tabular-nums}tr.reported{background:#fff6d5;font-weight:600}\
+td.n,th.n{text-align:right;font-variant-numeric:tabular-nums}tr.reported{background:#fff6d5;font-weight:600}\
 ul.findings li{margin:.3em 0}li.not-a-finding{color:#666;font-style:italic}\
 div.charts{display:grid;grid-template-columns:repeat(auto-fill,minmax(460px,1fr));gap:.8em}\
 figure{margin:0}svg.chart{width:100%;height:auto;border:1px solid #e3e3e3}";
@@ -85,8 +85,11 @@ fn findings(s: &mut String, items: &[Finding]) {
 
 fn table(s: &mut String, t: &Table) {
     s.push_str("<table><thead><tr>");
-    for h in &t.header {
-        let _ = write!(s, "<th>{}</th>", esc(h));
+    for (i, h) in t.header.iter().enumerate() {
+        // A column of figures has its heading over the digits, on the right.
+        let figures = t.rows.iter().filter_map(|r| r.cells.get(i)).all(|c| c.is_empty() || figure(c));
+        let class = if figures && !t.rows.is_empty() { " class=\"n\"" } else { "" };
+        let _ = write!(s, "<th{class}>{}</th>", esc(h));
     }
     s.push_str("</tr></thead><tbody>");
     for r in &t.rows {
