@@ -4,9 +4,11 @@
 
 mod mailbox;
 mod oltp;
+mod report;
 
 pub use mailbox::*;
 pub use oltp::*;
+pub use report::*;
 
 use crate::units::{ByteSize, Seconds};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -75,6 +77,24 @@ pub enum Command {
     /// Evaluation plans: `plan init` writes a commented example.
     #[command(subcommand)]
     Plan(PlanCommand),
+    /// Write report.html and report.md for a bundle: key findings, every repetition with the
+    /// spread, per-second charts (inline SVG, readable offline), the method and the full
+    /// disclosure of the system under test.
+    ///
+    /// Examples:
+    ///   storbench report ./storbench-eval                  # an evaluation from `storbench run`
+    ///   storbench report ./storbench-results/20260101T120000-randread --out /tmp/rep
+    #[command(verbatim_doc_comment)]
+    Report(ReportArgs),
+    /// Compare two bundles (evaluations or single runs, possibly from different machines):
+    /// matched by workload, A against B, saying where a difference lies within the run-to-run
+    /// spread.
+    ///
+    /// Examples:
+    ///   storbench compare ./eval-lab1 ./eval-lab2
+    ///   storbench compare ./run-a ./run-b --out ./compared   # also compare.html, compare.md
+    #[command(verbatim_doc_comment)]
+    Compare(CompareArgs),
 }
 
 /// Options of `storbench run`.

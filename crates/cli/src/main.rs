@@ -53,6 +53,8 @@ fn real_main() -> i32 {
         args::Command::Mailbox(c) => cmd::mailbox::run(c, &stop),
         args::Command::Run(a) => cmd::run::run(&a, &stop),
         args::Command::Plan(c) => cmd::plan::run(c),
+        args::Command::Report(a) => cmd::report::run(&a),
+        args::Command::Compare(a) => cmd::compare::run(&a),
     };
     match result {
         Ok(cmd::Ending::Ok) => 0,

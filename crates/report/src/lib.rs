@@ -3,13 +3,15 @@
 //! The model (`model`) is what every workload's run produces and what a result bundle holds; it
 //! is versioned (`SCHEMA_VERSION`) and documented in `docs/report-schema.md`. Exporters
 //! (`export`) are pure functions from the model to bytes or text. `disclosure` is the inventory
-//! of the system under test that a full-disclosure report ends with. This crate does not depend on
+//! of the system under test that a full-disclosure report ends with. `render` writes the
+//! HTML and Markdown reports and the comparison of two bundles. This crate does not depend on
 //! the measuring library, so an old bundle can always be read and re-rendered.
 
 pub mod disclosure;
 pub mod evaluation;
 pub mod export;
 pub mod model;
+pub mod render;
 pub mod series;
 
 pub use disclosure::*;

@@ -1,10 +1,12 @@
 //! One module per subcommand: validate the parsed options, run, show the result.
 
+pub mod compare;
 pub mod io;
 pub mod mailbox;
 pub mod oltp;
 pub mod plan;
 pub mod run;
+pub mod report;
 
 /// How a command ended, for the exit code.
 pub enum Ending {

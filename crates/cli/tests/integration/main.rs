@@ -11,5 +11,6 @@ mod io_runs;
 mod mailbox;
 mod oltp;
 mod oltp_servers;
+mod report;
 mod schema;
 mod support;

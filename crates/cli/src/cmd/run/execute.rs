@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
-use storbench_report::{Summary, series};
+use storbench_report::Summary;
+use storbench_report::render::Series;
 
 /// Every run's options as its command would check them, so that a mistake in the last
 /// workload stops the evaluation before the first run, not hours into it.
@@ -186,7 +187,7 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
     }
     record.headline = ev::headline(&summary);
     let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap_or_default();
-    record.active_watts = series::Table::parse(&csv).ok().and_then(|t| t.mean("power_watts", "measure"));
+    record.active_watts = Series::parse(&csv).ok().and_then(|t| t.measured_mean("power_watts"));
     record.per_watt = match (&record.headline, record.active_watts) {
         (Some(h), Some(w)) => storbench_bench::monitor::power::perf_per_watt(h.value, w),
         _ => None,

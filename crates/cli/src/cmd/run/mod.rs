@@ -229,6 +229,10 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
         eprintln!("note: {n}");
     }
     eprintln!("evaluation: {}", dir.display());
+    match super::report::write_report(dir, dir) {
+        Ok(files) => files.iter().for_each(|f| eprintln!("report: {}", f.display())),
+        Err(e) => eprintln!("warning: the report could not be written ({e:#}); try storbench report {}", dir.display()),
+    }
     if !eval.complete {
         eprintln!(
             "to finish it (runs that did not finish are run again): storbench run --resume {}",

@@ -1,0 +1,42 @@
+//! Options of `storbench report` and `storbench compare`: they read bundles and write reports,
+//! measuring nothing.
+
+use clap::Args;
+use std::path::PathBuf;
+
+#[derive(Args, Debug, Clone)]
+pub struct ReportArgs {
+    /// The bundle to report on: an evaluation's directory (holding evaluation.json, as
+    /// `storbench run` writes it) or one run's (holding summary.json, as io, oltp run and
+    /// mailbox write it).
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: PathBuf,
+
+    #[command(flatten)]
+    pub out: ReportOutArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct CompareArgs {
+    /// The first bundle (evaluation or run directory); its figures are "A".
+    #[arg(value_name = "A")]
+    pub a: PathBuf,
+
+    /// The second bundle, possibly from another machine; its figures are "B".
+    #[arg(value_name = "B")]
+    pub b: PathBuf,
+
+    #[command(flatten)]
+    pub out: ReportOutArgs,
+}
+
+/// Where a report's files go.
+#[derive(Args, Debug, Clone)]
+pub struct ReportOutArgs {
+    /// Directory for the files (created if missing): report.html and report.md for `report`
+    /// (default: the bundle itself), compare.html and compare.md for `compare` (default: none,
+    /// the findings go to stdout only). storbench replaces a report it wrote earlier there,
+    /// never any other file.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+}

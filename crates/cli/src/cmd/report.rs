@@ -1,0 +1,136 @@
+//! `storbench report BUNDLE`: reads a bundle (an evaluation or one run) into the report
+//! model's `ReportInput` and writes report.html and report.md. The reading lives here; what
+//! the reports say is `storbench_report::render`.
+
+use crate::args::ReportArgs;
+use crate::cmd::Ending;
+use anyhow::{Context, Result, bail};
+use serde::de::DeserializeOwned;
+use std::fs;
+use std::path::{Path, PathBuf};
+use storbench_report::evaluation::{EVALUATION_VERSION, Evaluation};
+use storbench_report::render::{self, ReportInput, RunData, Series};
+use storbench_report::{Disclosure, SCHEMA_VERSION, Summary};
+
+pub fn run(args: &ReportArgs) -> Result<Ending> {
+    let out = args.out.out.as_deref().unwrap_or(&args.bundle);
+    for path in write_report(&args.bundle, out)? {
+        println!("{}", path.display());
+    }
+    Ok(Ending::Ok)
+}
+
+/// Reads `bundle` and writes report.html and report.md into `out`; returns their paths.
+/// `storbench run` calls it with its evaluation directory as both when the evaluation ends.
+pub fn write_report(bundle: &Path, out: &Path) -> Result<Vec<PathBuf>> {
+    let input = read_bundle(bundle)?;
+    let files =
+        [("report.html", render::report_html(&input)), ("report.md", render::report_markdown(&input))];
+    write_reports(out, &files)
+}
+
+/// A bundle directory read into a report's input: `evaluation.json` with each run's own
+/// bundle, or a single run's `summary.json` wrapped as a one-run evaluation.
+pub fn read_bundle(dir: &Path) -> Result<ReportInput> {
+    const FIX: &str = "give the directory `storbench run` wrote (with evaluation.json) or one run's \
+                       bundle (with summary.json), such as ./storbench-results/<time>-<name>";
+    if !dir.exists() {
+        bail!("{}: no such bundle; {FIX}", dir.display());
+    }
+    if !dir.is_dir() {
+        bail!("{} is a file, not a bundle directory; {FIX}", dir.display());
+    }
+    if dir.join("evaluation.json").exists() {
+        read_evaluation(dir)
+    } else if dir.join("summary.json").exists() {
+        let data = read_run(dir)?;
+        let id = dir.file_name().map_or("run".into(), |n| n.to_string_lossy().into_owned());
+        Ok(ReportInput::single_run(&id, data, read_disclosure(dir)))
+    } else {
+        bail!(
+            "{} holds neither evaluation.json nor summary.json, so it is not a bundle; {FIX}",
+            dir.display()
+        )
+    }
+}
+
+fn read_evaluation(dir: &Path) -> Result<ReportInput> {
+    let evaluation: Evaluation = read_json(&dir.join("evaluation.json"))?;
+    if evaluation.evaluation_version > EVALUATION_VERSION {
+        bail!(
+            "{}: evaluation_version {} is newer than this storbench reads ({EVALUATION_VERSION}); \
+             report it with the storbench that ran it",
+            dir.join("evaluation.json").display(),
+            evaluation.evaluation_version
+        );
+    }
+    let mut input = ReportInput { disclosure: read_disclosure(dir), ..ReportInput::default() };
+    for run in &evaluation.runs {
+        let Some(bundle) = &run.bundle else { continue };
+        match read_run(&dir.join(bundle)) {
+            Ok(data) => {
+                input.runs.insert(run.id.clone(), data);
+            }
+            Err(e) => input
+                .problems
+                .push(format!("run {}: {e:#}; its row shows evaluation.json's figures only", run.id)),
+        }
+    }
+    input.evaluation = evaluation;
+    Ok(input)
+}
+
+/// One run's summary and, where present and readable, its time series.
+fn read_run(dir: &Path) -> Result<RunData> {
+    let summary: Summary = read_json(&dir.join("summary.json"))?;
+    if summary.schema_version > SCHEMA_VERSION {
+        bail!(
+            "{}: schema_version {} is newer than this storbench reads ({SCHEMA_VERSION}); report it \
+             with the storbench that ran it",
+            dir.join("summary.json").display(),
+            summary.schema_version
+        );
+    }
+    let path = dir.join("timeseries.csv");
+    let series = match fs::read_to_string(&path) {
+        Ok(text) => Some(Series::parse(&text).with_context(|| format!("{} is malformed", path.display()))?),
+        Err(_) => None,
+    };
+    Ok(RunData { summary, series })
+}
+
+/// The disclosure, if the bundle has a readable one; a report without it says so.
+fn read_disclosure(dir: &Path) -> Option<Disclosure> {
+    read_json(&dir.join("disclosure.json")).ok()
+}
+
+fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
+    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{} is not what storbench writes (truncated, edited, or not a storbench file); \
+             restore it or run the measurement again",
+            path.display()
+        )
+    })
+}
+
+/// Writes `files` into `dir`, replacing only reports storbench wrote; returns their paths.
+/// Every existing file is checked before anything is written.
+pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>> {
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let paths: Vec<PathBuf> = files.iter().map(|(name, _)| dir.join(name)).collect();
+    for path in &paths {
+        if path.exists() && !fs::read(path).is_ok_and(|b| render::is_own_report(&String::from_utf8_lossy(&b)))
+        {
+            bail!(
+                "{} exists and storbench did not write it; move it away or give --out another directory",
+                path.display()
+            );
+        }
+    }
+    for (path, (_, text)) in paths.iter().zip(files) {
+        fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(paths)
+}

@@ -1,0 +1,232 @@
+//! `storbench report` and `storbench compare` on real bundles, and the HTML report in a real
+//! browser: headless Chromium loads report.html from a file:// URL, its DOM shows how many
+//! charts it drew, and the page and a screenshot are kept in target/test-output (report.html,
+//! report.png).
+//!
+//! Without Chromium the browser test skips, saying how to enable it, unless
+//! STORBENCH_REQUIRE_BROWSER=1 (CI), where it fails.
+
+use crate::support::{disk_tempdir, io_in, only_bundle, refused, storbench};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use storbench_report::Summary;
+use storbench_report::evaluation::{Configuration, Evaluation, Method, RunRecord, RunStatus, headline};
+use storbench_report::render::Series;
+
+/// One short real random-read run in `dir` capped at `rate` IOPS (so two configurations differ
+/// by more than their spread even on a busy machine), its bundle under `results`. Power
+/// comes from a file meter holding `watts`, so the power chart and per-watt figures exist.
+fn io_run(dir: &Path, results: &Path, rate: &str, watts: &str) -> PathBuf {
+    let meter = dir.join("watts");
+    std::fs::write(&meter, watts).unwrap();
+    let power = format!("file:{}", meter.display());
+    let args = [
+        "--size",
+        "16MiB",
+        "--runtime",
+        "1s",
+        "--iodepth",
+        "4",
+        "--rate-iops",
+        rate,
+        "--power",
+        &power,
+        "--name",
+        "randread",
+    ];
+    storbench()
+        .args(["io", "--ramp", "1s", "--target"])
+        .arg(dir)
+        .arg("--output-dir")
+        .arg(results)
+        .args(args)
+        .assert()
+        .success();
+    only_bundle(results)
+}
+
+/// An evaluation bundle as `storbench run` will write it: two configurations (500 and 2,000
+/// IOPS caps) of three repetitions each, evaluation.json made from the report model.
+fn evaluation_bundle(dir: &Path) -> PathBuf {
+    let eval = dir.join("eval");
+    let mut runs = Vec::new();
+    for (config, rate, watts) in [("slow", "500", "40"), ("fast", "2000", "55")] {
+        for rep in 1..=3 {
+            let id = format!("randread.{config}.r{rep}");
+            let bundle = io_run(dir, &eval.join("runs").join(&id), rate, watts);
+            runs.push(record(&eval, &bundle, &id, config, rep));
+        }
+    }
+    // The system under test, as `storbench run` records it once for the evaluation.
+    let first = eval.join(runs[0].bundle.as_ref().unwrap()).join("disclosure.json");
+    std::fs::copy(first, eval.join("disclosure.json")).unwrap();
+    let mut e = Evaluation {
+        evaluation_version: 1,
+        tool_version: "0.1.0".into(),
+        name: "slow-vs-fast".into(),
+        complete: true,
+        started_at: "2026-01-01T00:00:00Z".into(),
+        method: Method {
+            repetitions: 3,
+            window: "fixed".into(),
+            power_source: Some("file meter".into()),
+            ..Method::default()
+        },
+        configurations: ["slow", "fast"]
+            .map(|c| Configuration { name: c.into(), target: dir.display().to_string(), description: None })
+            .to_vec(),
+        runs,
+        notes: vec!["Both configurations share one file: a test of the report, not of storage.".into()],
+        ..Evaluation::default()
+    };
+    e.mark_reported();
+    std::fs::write(eval.join("evaluation.json"), serde_json::to_string_pretty(&e).unwrap()).unwrap();
+    eval
+}
+
+/// The run's record as the evaluation keeps it, from its own summary and series.
+fn record(eval: &Path, bundle: &Path, id: &str, config: &str, rep: u32) -> RunRecord {
+    let summary: Summary =
+        serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
+    let series = Series::parse(&std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap()).unwrap();
+    let headline = headline(&summary);
+    let active_watts = series.measured_mean("power_watts");
+    RunRecord {
+        id: id.into(),
+        workload: "randread".into(),
+        kind: "io".into(),
+        configuration: config.into(),
+        repetition: rep,
+        status: RunStatus::Done,
+        bundle: Some(bundle.strip_prefix(eval).unwrap().display().to_string()),
+        per_watt: headline.as_ref().zip(active_watts).map(|(h, w)| h.value / w),
+        headline,
+        active_watts,
+        ..RunRecord::default()
+    }
+}
+
+#[test]
+fn report_writes_html_and_markdown_into_the_bundle_and_a_browser_draws_every_chart() {
+    let dir = disk_tempdir();
+    let eval = evaluation_bundle(dir.path());
+    let out = storbench().arg("report").arg(&eval).assert().success();
+    let printed = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(printed.contains("report.html") && printed.contains("report.md"), "{printed}");
+    let md = std::fs::read_to_string(eval.join("report.md")).unwrap();
+    assert!(md.contains("## Key findings") && md.contains("fast delivered"), "{md}");
+    assert_eq!(md.matches("◀ median").count(), 2, "{md}");
+    assert!(md.contains("Power source: file meter."), "{md}");
+    let html = std::fs::read_to_string(eval.join("report.html")).unwrap();
+    assert!(html.contains("power when active"), "per-watt findings need power: {html}");
+    // A second report replaces storbench's own files.
+    storbench().arg("report").arg(&eval).assert().success();
+    in_browser(&eval.join("report.html"));
+}
+
+/// Loads the page in headless Chromium: every chart drawn, the findings shown, a screenshot.
+fn in_browser(page: &Path) {
+    let Some(chromium) = browser() else { return };
+    let url = format!("file://{}", page.display());
+    let dom = chromium_run(&chromium, &["--dump-dom", &url]);
+    let count = |attr: &str| -> usize {
+        let at = dom.find(&format!("{attr}=\"")).unwrap_or_else(|| panic!("no {attr} in the DOM:\n{dom}"));
+        let rest = &dom[at + attr.len() + 2..];
+        rest[..rest.find('"').unwrap()].parse().unwrap()
+    };
+    let (charts, drawn) = (count("data-charts"), count("data-charts-drawn"));
+    assert!(charts >= 8, "two reported runs with IOPS, latency, CPU and power charts: {charts}");
+    assert_eq!(drawn, charts, "the browser drew {drawn} of {charts} charts");
+    assert!(dom.contains("Key findings") && dom.contains("fast delivered"), "{dom}");
+    // Kept beside the screenshot, to look at after the test.
+    std::fs::copy(page, test_output().join("report.html")).unwrap();
+    let png = test_output().join("report.png");
+    let _ = std::fs::remove_file(&png);
+    chromium_run(&chromium, &[&format!("--screenshot={}", png.display()), "--window-size=1280,2000", &url]);
+    let bytes = std::fs::read(&png).expect("chromium wrote the screenshot");
+    assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 20_000, "{} bytes", bytes.len());
+}
+
+/// Chromium from PATH; without it, skip (or fail under STORBENCH_REQUIRE_BROWSER=1).
+fn browser() -> Option<PathBuf> {
+    let found = ["chromium", "chromium-browser"].iter().find_map(|name| {
+        std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
+    });
+    let required = std::env::var("STORBENCH_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
+    if found.is_none() {
+        assert!(!required, "STORBENCH_REQUIRE_BROWSER=1 but chromium is not on PATH");
+        eprintln!("skipped the browser check: install Chromium (apt-get install chromium) to run it");
+    }
+    found
+}
+
+/// Runs headless Chromium with a fresh profile and no network use; its stdout.
+fn chromium_run(chromium: &Path, args: &[&str]) -> String {
+    let profile = tempfile::tempdir().unwrap();
+    let mut child = Command::new(chromium)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"])
+        .args(["--disable-background-networking", "--disable-component-update", "--disable-sync"])
+        .arg(format!("--user-data-dir={}", profile.path().display()))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("chromium starts");
+    let began = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if began.elapsed() > Duration::from_secs(90) {
+            let _ = child.kill();
+            panic!("chromium did not finish within 90 s");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "chromium failed: {}", out.status);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// target/test-output, beside the test binary's target/<profile>/deps.
+fn test_output() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let target = exe.ancestors().nth(3).unwrap().to_path_buf();
+    let dir = target.join("test-output");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn compare_prints_a_findings_table_for_two_runs_and_writes_files_with_out() {
+    let dir = disk_tempdir();
+    let a = io_run(dir.path(), &dir.path().join("a"), "500", "40");
+    let b = io_run(dir.path(), &dir.path().join("b"), "2000", "40");
+    let out = dir.path().join("compared");
+    let done = storbench().arg("compare").arg(&a).arg(&b).arg("--out").arg(&out).assert().success();
+    let text = String::from_utf8_lossy(&done.get_output().stdout).into_owned();
+    assert!(
+        text.contains("Findings") && text.contains("A vs B") && text.contains("randread (IOPS)"),
+        "{text}"
+    );
+    assert!(text.contains("more IOPS than A "), "B, capped four times higher, is better: {text}");
+    for name in ["compare.html", "compare.md"] {
+        assert!(out.join(name).is_file(), "{name}");
+    }
+}
+
+#[test]
+fn a_missing_or_foreign_bundle_is_refused_with_the_fix() {
+    let dir = disk_tempdir();
+    let missing = dir.path().join("nothing-here");
+    refused(storbench().arg("report").arg(&missing), "no such bundle; give the directory");
+    refused(storbench().arg("compare").arg(dir.path()).arg(&missing), "not a bundle");
+    let bundle = {
+        io_in(dir.path(), &["--engine", "null", "--runtime", "0.2"]);
+        only_bundle(&dir.path().join("results"))
+    };
+    std::fs::write(bundle.join("report.md"), "my own notes\n").unwrap();
+    refused(storbench().arg("report").arg(&bundle), "storbench did not write it; move it away");
+    assert_eq!(std::fs::read_to_string(bundle.join("report.md")).unwrap(), "my own notes\n");
+    assert!(!bundle.join("report.html").exists(), "nothing is written when one file is foreign");
+    std::fs::write(bundle.join("summary.json"), "{\"truncated").unwrap();
+    refused(storbench().arg("report").arg(&bundle), "is not what storbench writes");
+}

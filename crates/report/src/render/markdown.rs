@@ -1,0 +1,45 @@
+//! The document as Markdown (GitHub's tables): everything but the charts.
+
+use super::doc::{Block, Table};
+
+/// First line of every Markdown report: marks it as storbench's own, so a later report may
+/// replace it and nothing else.
+pub const GENERATOR: &str = "<!-- written by storbench report -->";
+
+pub(super) fn page(blocks: &[Block]) -> String {
+    let mut s = format!("{GENERATOR}\n");
+    for b in blocks {
+        let text = match b {
+            Block::Heading(level, text) => format!("{} {text}", "#".repeat(*level as usize)),
+            Block::Para(text) => text.clone(),
+            Block::List(items) => list(items.iter().map(String::as_str)),
+            Block::Findings(items) => list(items.iter().map(|f| f.text.as_str())),
+            Block::Table(t) => table(t),
+            Block::Chart(_) => continue,
+        };
+        s.push('\n');
+        s.push_str(&text);
+        s.push('\n');
+    }
+    s
+}
+
+fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
+    items.map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")
+}
+
+fn table(t: &Table) -> String {
+    let line = |cells: &[String]| {
+        let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
+        format!("| {} |", cells.join(" | "))
+    };
+    let mut out = vec![line(&t.header), format!("|{}", " --- |".repeat(t.header.len()))];
+    out.extend(t.rows.iter().map(|r| line(&r.cells)));
+    out.join("\n")
+}
+
+/// A cell's text with what Markdown would read as table syntax escaped.
+fn cell(text: &str) -> String {
+    let text = text.replace('|', "\\|").replace('\n', " ");
+    if text.is_empty() { " ".into() } else { text }
+}

@@ -1,0 +1,208 @@
+//! Reports from a bundle: `report.html` (with per-second charts as inline SVG, readable
+//! offline) and `report.md` (the same minus charts), and the comparison of two bundles.
+//!
+//! Pure: the caller reads the files into a [`ReportInput`] (an evaluation, or one run wrapped
+//! as a one-run evaluation by [`ReportInput::single_run`]) and gets strings back. The content
+//! is built once as a [`doc`] of plain blocks; `html`, `markdown` and `text` only write it.
+//!
+//! - `findings`: the key findings (who delivered how much more, power, per watt, and what lies
+//!   within the run-to-run spread).
+//! - `results`: a table per workload and configuration with every repetition, scaling curves.
+//! - `charts`: which per-second charts a run gets; `svg` draws them.
+//! - `appendix`: the method followed, the notes and the full disclosure.
+//! - `compare`: two bundles side by side, matched by workload.
+
+mod appendix;
+mod charts;
+pub mod compare;
+pub mod doc;
+mod findings;
+mod html;
+mod markdown;
+mod results;
+pub mod svg;
+mod text;
+pub mod timeseries;
+
+use crate::disclosure::Disclosure;
+use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunStatus};
+use crate::model::{Results, Summary};
+use doc::Block;
+use std::collections::BTreeMap;
+pub use timeseries::Series;
+
+/// Everything a report is made from, read from a bundle by the caller.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportInput {
+    pub evaluation: Evaluation,
+    /// Each run's own bundle, by run id; runs without one (pending, failed, unreadable) are
+    /// reported from `evaluation.json` alone.
+    pub runs: BTreeMap<String, RunData>,
+    pub disclosure: Option<Disclosure>,
+    /// What could not be read (a run's missing file), shown with the notes.
+    pub problems: Vec<String>,
+}
+
+/// One run's bundle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunData {
+    pub summary: Summary,
+    /// None where `timeseries.csv` is missing: the run then has no charts.
+    pub series: Option<Series>,
+}
+
+impl ReportInput {
+    /// One run's bundle as a one-run evaluation: the configuration is the host and target,
+    /// active power the mean of `power_watts` over the measured phase.
+    pub fn single_run(id: &str, data: RunData, disclosure: Option<Disclosure>) -> ReportInput {
+        let s = &data.summary;
+        let headline = evaluation::headline(s);
+        let active_watts = data.series.as_ref().and_then(|x| x.measured_mean("power_watts"));
+        let per_watt =
+            headline.as_ref().zip(active_watts).filter(|(_, w)| *w > 0.0).map(|(h, w)| h.value / w);
+        let configuration = format!("{}:{}", s.host.hostname, s.target.path);
+        let run = RunRecord {
+            id: id.to_string(),
+            workload: s.name.clone(),
+            kind: s.workload.clone(),
+            configuration: configuration.clone(),
+            repetition: 1,
+            status: single_status(s),
+            bundle: Some(".".into()),
+            headline,
+            active_watts,
+            per_watt,
+            reported: true,
+            started_at: Some(s.started_at.clone()),
+            seconds: Some(s.phases.measured_s),
+            ..RunRecord::default()
+        };
+        let method = Method {
+            repetitions: 1,
+            window: "fixed".into(),
+            power_source: active_watts.map(|_| "the run's power_watts column".into()),
+            seed: s.seed,
+            ..Method::default()
+        };
+        let evaluation = Evaluation {
+            evaluation_version: evaluation::EVALUATION_VERSION,
+            tool_version: s.tool.version.clone(),
+            name: s.name.clone(),
+            complete: s.complete,
+            started_at: s.started_at.clone(),
+            ended_at: s.ended_at.clone(),
+            method,
+            configurations: vec![Configuration {
+                name: configuration,
+                target: s.target.path.clone(),
+                description: None,
+            }],
+            runs: vec![run],
+            notes: s.warnings.clone(),
+        };
+        let runs = BTreeMap::from([(id.to_string(), data)]);
+        ReportInput { evaluation, runs, disclosure, problems: Vec::new() }
+    }
+}
+
+/// A run's status from its own summary: interrupted, its check failed, or done.
+fn single_status(s: &Summary) -> RunStatus {
+    let failed = match &s.results {
+        Results::Io(io) => io.verify.mismatches > 0,
+        Results::Mailbox(m) => !m.pass,
+        Results::Oltp(_) => false,
+    };
+    match (s.complete, failed) {
+        (false, _) => RunStatus::Interrupted,
+        (true, true) => RunStatus::CheckFailed,
+        (true, false) => RunStatus::Done,
+    }
+}
+
+/// `report.html`: findings, tables, per-second charts, method and disclosure in one file.
+pub fn report_html(input: &ReportInput) -> String {
+    html::page(&title(input), &document(input))
+}
+
+/// `report.md`: the same as the HTML report without the charts.
+pub fn report_markdown(input: &ReportInput) -> String {
+    markdown::page(&document(input))
+}
+
+/// Whether a file's text is a report storbench wrote (HTML or Markdown, report or
+/// comparison), which a new report may replace.
+pub fn is_own_report(text: &str) -> bool {
+    text.contains(html::GENERATOR) || text.starts_with(markdown::GENERATOR)
+}
+
+fn title(input: &ReportInput) -> String {
+    format!("storbench report: {}", input.evaluation.name)
+}
+
+/// The report's content in reading order.
+fn document(input: &ReportInput) -> Vec<Block> {
+    let e = &input.evaluation;
+    let mut d = vec![Block::Heading(1, title(input)), Block::Para(intro(e))];
+    d.push(Block::Heading(2, "Key findings".into()));
+    d.push(Block::Findings(findings::of(e)));
+    d.extend(results::blocks(input));
+    d.extend(charts::blocks(input));
+    d.extend(appendix::method(e));
+    d.extend(appendix::notes(input));
+    d.extend(appendix::disclosure(input.disclosure.as_ref()));
+    d
+}
+
+fn intro(e: &Evaluation) -> String {
+    let done = e.runs.iter().filter(|r| r.status != RunStatus::Pending).count();
+    let state = if e.complete { "complete" } else { "incomplete: it shows what finished" };
+    format!(
+        "{} run{} of {} workload{} on {} configuration{}, started {} with storbench {}; {state}.",
+        done,
+        plural(done),
+        workloads(e).len(),
+        plural(workloads(e).len()),
+        configurations(e),
+        plural(configurations(e)),
+        e.started_at,
+        e.tool_version,
+    )
+}
+
+/// How many configurations ran, or were planned to.
+fn configurations(e: &Evaluation) -> usize {
+    let mut names: Vec<&str> = e.runs.iter().map(|r| r.configuration.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names.len().max(e.configurations.len())
+}
+
+/// The workload labels in plan order.
+fn workloads(e: &Evaluation) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &e.runs {
+        if !seen.contains(&r.workload.as_str()) {
+            seen.push(&r.workload);
+        }
+    }
+    seen
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// " at iodepth = 4" for a sweep point, "" otherwise.
+fn at(sweep: Option<&evaluation::SweepPoint>) -> String {
+    sweep.map(|p| format!(" at {} = {}", p.param, sweep_value(p))).unwrap_or_default()
+}
+
+fn sweep_value(p: &evaluation::SweepPoint) -> String {
+    match &p.value {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

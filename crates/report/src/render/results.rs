@@ -1,0 +1,166 @@
+//! The results section: per workload, a scaling curve where it was swept, then a table per
+//! configuration (and sweep point) with every repetition, the reported run marked, and the
+//! spread under it.
+
+use super::doc::{Block, Row, Table, num, opt, pct};
+use super::svg::{Chart, Line};
+use super::{ReportInput, RunData, at, findings, plural, sweep_value, workloads};
+use crate::evaluation::{Group, RunRecord, RunStatus};
+use crate::model::{LatencyNs, Results};
+
+pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
+    let e = &input.evaluation;
+    let mut out = vec![Block::Heading(2, "Results".into())];
+    let points = findings::points(e);
+    for workload in workloads(e) {
+        out.push(Block::Heading(3, format!("Workload {workload}")));
+        let mine: Vec<&findings::Point<'_>> = points.iter().filter(|p| p.workload == workload).collect();
+        if mine.iter().any(|p| p.sweep.is_some()) {
+            out.push(Block::Chart(scaling(workload, &mine)));
+        }
+        for g in mine.iter().flat_map(|p| &p.groups) {
+            out.push(Block::Para(format!("{}{}", g.configuration, at(g.sweep))));
+            out.push(Block::Table(table(input, g)));
+            out.push(Block::Para(spread_line(g)));
+        }
+    }
+    out
+}
+
+/// Median headline against the swept value, a line per configuration. The sweep's points are
+/// spaced evenly in plan order and labelled with their values (sweeps usually double).
+fn scaling(workload: &str, points: &[&findings::Point<'_>]) -> Chart {
+    let mut lines: Vec<Line> = Vec::new();
+    let mut metric = String::new();
+    for (i, p) in points.iter().enumerate() {
+        for g in &p.groups {
+            let y = g.spread().map(|s| s.median);
+            if let Some(h) = g.reported().and_then(|r| r.headline.as_ref()) {
+                metric = h.metric.clone();
+            }
+            let point = (i as f64, y);
+            match lines.iter_mut().find(|l| l.name == g.configuration) {
+                Some(l) => l.points.push(point),
+                None => lines.push(Line { name: g.configuration.to_string(), points: vec![point] }),
+            }
+        }
+    }
+    let param = points.iter().find_map(|p| p.sweep.map(|s| s.param.clone())).unwrap_or_default();
+    Chart {
+        title: format!("{workload}: median {metric} by {param}"),
+        x_label: param,
+        y_label: metric,
+        lines,
+        x_names: points.iter().map(|p| p.sweep.map(sweep_value).unwrap_or_default()).collect(),
+        dots: true,
+        ..Chart::default()
+    }
+}
+
+/// Every repetition of one group; columns no run has a value for are left out.
+fn table(input: &ReportInput, g: &Group<'_>) -> Table {
+    let metric =
+        g.runs.iter().find_map(|r| r.headline.as_ref()).map_or("result".into(), |h| h.metric.clone());
+    let lat_names = g.runs.iter().find_map(|r| input.runs.get(&r.id)).map(latencies).unwrap_or_default();
+    let mut header: Vec<String> = vec!["run".into(), "status".into(), metric.clone()];
+    header.extend(lat_names.iter().map(|(n, _)| format!("{n} ms")));
+    header.extend(["CPU %", "idle W", "active W"].map(String::from));
+    header.extend([format!("{metric}/W"), "reported".into()]);
+    let mut t = Table { header, rows: Vec::new() };
+    // The median by the group itself, whatever evaluation.json's flags say.
+    let reported = g.reported().map(|r| r.id.as_str());
+    for r in &g.runs {
+        let marked = reported == Some(r.id.as_str());
+        let data = input.runs.get(&r.id);
+        let mut cells =
+            vec![format!("r{}", r.repetition), status(r), opt(r.headline.as_ref().map(|h| h.value), "")];
+        let lats = data.map(latencies).unwrap_or_default();
+        cells.extend(
+            lat_names.iter().map(|(n, _)| opt(lats.iter().find(|(m, _)| m == n).and_then(|(_, v)| *v), "")),
+        );
+        cells.push(opt(data.and_then(cpu_pct), ""));
+        cells.extend([r.idle_watts, r.active_watts, r.per_watt].map(|v| opt(v, "")));
+        cells.push(if marked { "◀ median".into() } else { String::new() });
+        t.rows.push(Row { cells, marked });
+    }
+    drop_empty_columns(&mut t);
+    t
+}
+
+fn status(r: &RunRecord) -> String {
+    let s = match r.status {
+        RunStatus::Pending => "pending",
+        RunStatus::Done => "done",
+        RunStatus::CheckFailed => "check failed",
+        RunStatus::Failed => "failed",
+        RunStatus::Interrupted => "interrupted",
+    };
+    match &r.error {
+        Some(e) => format!("{s}: {e}"),
+        None => s.into(),
+    }
+}
+
+/// The latencies a reader of each workload looks at, in milliseconds.
+fn latencies(data: &RunData) -> Vec<(String, Option<f64>)> {
+    let ms = |l: &Option<LatencyNs>, f: fn(&LatencyNs) -> f64| l.as_ref().map(|l| f(l) / 1e6);
+    let p50 = |l: &LatencyNs| l.p50 as f64;
+    let p99 = |l: &LatencyNs| l.p99 as f64;
+    let named = |v: Vec<(&str, Option<f64>)>| v.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
+    match &data.summary.results {
+        Results::Io(io) => named(vec![
+            ("read p50", ms(&io.read.lat_ns, p50)),
+            ("read p99", ms(&io.read.lat_ns, p99)),
+            ("write p50", ms(&io.write.lat_ns, p50)),
+            ("write p99", ms(&io.write.lat_ns, p99)),
+        ]),
+        Results::Oltp(o) => named(vec![
+            ("order mean", o.order_rt_mean_ns.map(|v| v / 1e6)),
+            ("order p99", ms(&o.order_rt_ns, p99)),
+        ]),
+        Results::Mailbox(m) => named(vec![
+            ("DB read avg", m.db_read_avg_ms),
+            ("DB write avg", m.db_write_avg_ms),
+            ("log write avg", m.log_write_avg_ms),
+        ]),
+    }
+}
+
+/// Host CPU busy (user + system) over the measured phase.
+fn cpu_pct(data: &RunData) -> Option<f64> {
+    let s = data.series.as_ref()?;
+    Some(s.measured_mean("cpu_user_pct")? + s.measured_mean("cpu_system_pct").unwrap_or(0.0))
+}
+
+/// Removes the columns in which every row has a dash or nothing.
+fn drop_empty_columns(t: &mut Table) {
+    let keep: Vec<bool> = (0..t.header.len())
+        .map(|i| t.rows.iter().any(|r| r.cells.get(i).is_some_and(|c| !c.is_empty() && c != "—")))
+        .collect();
+    let filter = |cells: &mut Vec<String>| {
+        let mut i = 0;
+        cells.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+    };
+    filter(&mut t.header);
+    for r in &mut t.rows {
+        filter(&mut r.cells);
+    }
+}
+
+fn spread_line(g: &Group<'_>) -> String {
+    match g.spread() {
+        Some(s) => format!(
+            "Spread over {} measured run{}: median {}, min–max {}–{}, a range of {} of the median.",
+            s.n,
+            plural(s.n),
+            num(s.median),
+            num(s.min),
+            num(s.max),
+            pct(s.range_pct)
+        ),
+        None => "No measured run yet.".into(),
+    }
+}

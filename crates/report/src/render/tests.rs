@@ -1,0 +1,253 @@
+//! The reports from fixed inputs: two configurations of three runs each, with series.
+
+use super::compare::{Side, compare_markdown, compare_text};
+use super::*;
+use crate::evaluation::{Headline, SweepPoint};
+use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, TargetInfo, Tool};
+
+fn summary(iops: f64) -> Summary {
+    let lat = LatencyNs { p50: 200_000, p99: 900_000, ..LatencyNs::default() };
+    let read = DirectionResult { iops, lat_ns: Some(lat), ..DirectionResult::default() };
+    Summary {
+        schema_version: 1,
+        tool: Tool { name: "storbench".into(), version: "0.1.0".into() },
+        workload: "io".into(),
+        name: "randread".into(),
+        complete: true,
+        started_at: "2026-01-01T00:00:00Z".into(),
+        ended_at: None,
+        seed: 1,
+        host: Host { hostname: "lab1".into(), ..Host::default() },
+        parameters: serde_json::Value::Null,
+        target: TargetInfo { path: "/data".into(), ..TargetInfo::default() },
+        engine: "io_uring".into(),
+        phases: Phases { ramp_s: 1.0, measured_s: 2.0 },
+        results: Results::Io(IoResults { read, ..IoResults::default() }),
+        cpu: Default::default(),
+        warnings: vec![],
+    }
+}
+
+fn series(iops: f64) -> Series {
+    let csv = format!(
+        "t_s,phase,read_iops,write_iops,read_lat_p99_us,disk_busy_pct,cpu_user_pct,cpu_system_pct,power_watts\n\
+         1.000,ramp,{},0,800,90,10,5,\n2.000,measure,{iops},0,900,95,20,10,\n3.000,measure,{iops},0,950,97,30,10,\n",
+        iops / 2.0
+    );
+    Series::parse(&csv).unwrap()
+}
+
+fn run(config: &str, rep: u32, iops: f64, watts: Option<f64>, sweep: Option<u32>) -> RunRecord {
+    let sweep = sweep.map(|v| SweepPoint { param: "iodepth".into(), value: v.into() });
+    let point = sweep.as_ref().map(|s| format!(".iodepth-{}", s.value)).unwrap_or_default();
+    RunRecord {
+        id: format!("randread.{config}{point}.r{rep}"),
+        workload: "randread".into(),
+        kind: "io".into(),
+        configuration: config.into(),
+        sweep,
+        repetition: rep,
+        status: RunStatus::Done,
+        headline: Some(Headline { metric: "IOPS".into(), value: iops, higher_is_better: true }),
+        active_watts: watts,
+        idle_watts: watts.map(|w| w * 0.8),
+        per_watt: watts.map(|w| iops / w),
+        ..RunRecord::default()
+    }
+}
+
+/// ssd: 1300/1350/1400 IOPS; hdd: 950/1000/1040; power where `watts`.
+fn input(runs: Vec<RunRecord>) -> ReportInput {
+    let mut evaluation = Evaluation {
+        name: "ssd-vs-hdd".into(),
+        tool_version: "0.1.0".into(),
+        complete: true,
+        method: Method { repetitions: 3, window: "fixed".into(), ..Method::default() },
+        runs,
+        ..Evaluation::default()
+    };
+    evaluation.mark_reported();
+    let runs = evaluation
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let v = r.headline.as_ref()?.value;
+            Some((r.id.clone(), RunData { summary: summary(v), series: Some(series(v)) }))
+        })
+        .collect();
+    ReportInput { evaluation, runs, ..ReportInput::default() }
+}
+
+fn two_configs(hdd: [f64; 3], watts: bool) -> ReportInput {
+    let w = |x: f64| watts.then_some(x);
+    let mut runs: Vec<RunRecord> =
+        [1300.0, 1400.0, 1350.0].iter().zip(1..).map(|(v, i)| run("ssd", i, *v, w(100.0), None)).collect();
+    runs.extend(hdd.iter().zip(1..).map(|(v, i)| run("hdd", i, *v, w(150.0), None)));
+    input(runs)
+}
+
+fn finding_texts(i: &ReportInput) -> Vec<String> {
+    findings::of(&i.evaluation).into_iter().map(|f| f.text).collect()
+}
+
+#[test]
+fn findings_name_the_better_configuration_with_power_and_per_watt() {
+    let f = finding_texts(&two_configs([1000.0, 950.0, 1040.0], true));
+    assert_eq!(
+        f[0],
+        "ssd delivered 35 % more IOPS than hdd on randread: 1,350.0 vs 1,000.0 IOPS (medians of 3 and 3 runs)."
+    );
+    assert_eq!(f[1], "ssd used 33 % less power when active than hdd: 100.0 vs 150.0 W.");
+    assert_eq!(f[2], "ssd used 33 % less power when idle than hdd: 80.00 vs 120.0 W.");
+    assert_eq!(f[3], "ssd delivered 102 % more IOPS per watt than hdd: 13.50 vs 6.67 IOPS/W.");
+}
+
+#[test]
+fn a_difference_within_the_spread_is_not_a_finding() {
+    let i = two_configs([1290.0, 1330.0, 1380.0], false);
+    let f = findings::of(&i.evaluation);
+    assert_eq!(f.len(), 1);
+    assert!(!f[0].claim);
+    assert!(
+        f[0].text.contains("within the run-to-run spread") && f[0].text.ends_with("not a finding."),
+        "{}",
+        f[0].text
+    );
+}
+
+#[test]
+fn one_configuration_states_its_median_and_spread() {
+    let runs = [1300.0, 1400.0, 1350.0].iter().zip(1..).map(|(v, i)| run("ssd", i, *v, None, None)).collect();
+    let f = finding_texts(&input(runs));
+    assert_eq!(
+        f,
+        ["ssd on randread: 1,350.0 IOPS (median of 3 runs; min–max 1,300.0–1,400.0, a range of 7.4 %)."]
+    );
+}
+
+#[test]
+fn the_html_report_has_every_repetition_charts_method_and_no_fetches() {
+    let html = report_html(&two_configs([1000.0, 950.0, 1040.0], true));
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains(html::GENERATOR));
+    // Two reported runs, each with IOPS, latency, disk busy, CPU; no power column values.
+    assert_eq!(html.matches("<svg class=\"chart\"").count(), 8, "{html}");
+    assert!(html.contains("<body data-charts=\"8\">"));
+    assert_eq!(html.matches("<tr class=\"reported\">").count(), 2);
+    assert_eq!(html.matches("<td>r").count(), 6);
+    assert!(html.contains("Spread over 3 measured runs: median 1,350.0, min–max 1,300.0–1,400.0"));
+    assert!(html.contains("No power source: power not measured."));
+    assert!(html.contains("class=\"window\""), "the measured phase is shaded");
+    for fetch in ["src=", "href=", "@import", "url("] {
+        assert!(!html.contains(fetch), "the page fetches something: {fetch}");
+    }
+}
+
+#[test]
+fn the_markdown_report_has_the_same_tables_without_charts() {
+    let md = report_markdown(&two_configs([1000.0, 950.0, 1040.0], true));
+    assert!(md.starts_with(markdown::GENERATOR));
+    assert!(!md.contains("<svg"));
+    assert!(md.contains("## Key findings\n\n- ssd delivered 35 % more IOPS than hdd"));
+    assert!(md.contains("| run | status | IOPS | read p50 ms | read p99 ms | CPU % | idle W | active W | IOPS/W | reported |"), "{md}");
+    assert!(
+        md.contains("| r3 | done | 1,350.0 | 0.200 | 0.900 | 35.00 | 80.00 | 100.0 | 13.50 | ◀ median |"),
+        "{md}"
+    );
+    assert!(md.contains("## Appendix: the system under test"));
+    assert!(is_own_report(&md) && !is_own_report("# my notes\n"));
+}
+
+#[test]
+fn a_sweep_gets_a_scaling_curve_per_configuration() {
+    let mut runs = Vec::new();
+    for (qd, ssd, hdd) in [(1, 100.0, 90.0), (4, 380.0, 200.0), (16, 1200.0, 260.0)] {
+        runs.push(run("ssd", 1, ssd, None, Some(qd)));
+        runs.push(run("hdd", 1, hdd, None, Some(qd)));
+    }
+    let i = input(runs);
+    let html = report_html(&i);
+    assert!(html.contains("randread: median IOPS by iodepth"), "{html}");
+    let curve = html.split("randread: median IOPS by iodepth").nth(1).unwrap();
+    assert_eq!(curve.split("</svg>").next().unwrap().matches("<circle").count(), 6);
+    let f = finding_texts(&i);
+    assert!(f[0].starts_with("ssd delivered 11 % more IOPS than hdd on randread at iodepth = 1"), "{f:?}");
+    assert!(f.iter().any(|t| t.contains("One run each")), "{f:?}");
+}
+
+#[test]
+fn a_single_run_renders_as_a_one_run_evaluation() {
+    let data = RunData { summary: summary(500.0), series: Some(series(500.0)) };
+    let i = ReportInput::single_run("20260101-randread", data, None);
+    assert_eq!(i.evaluation.runs[0].configuration, "lab1:/data");
+    assert!(i.evaluation.runs[0].reported);
+    let md = report_markdown(&i);
+    assert!(
+        md.contains("lab1:/data on randread: 500.0 IOPS (one run, so the run-to-run spread is unknown)."),
+        "{md}"
+    );
+    assert!(md.contains("No disclosure.json in the bundle"));
+}
+
+#[test]
+fn compare_matches_configurations_by_name_and_flags_the_spread() {
+    let a = two_configs([1000.0, 950.0, 1040.0], false);
+    let b = two_configs([1290.0, 1330.0, 1380.0], false);
+    let (sa, sb) = (
+        Side { input: &a, name: "A", source: "lab1/eval" },
+        Side { input: &b, name: "B", source: "lab2/eval" },
+    );
+    let text = compare_text(&sa, &sb);
+    assert!(text.contains("A = lab1/eval (ssd-vs-hdd, 6 run(s), storbench 0.1.0)"), "{text}");
+    // ssd vs ssd is the same; hdd on B is faster than on A by more than the spread.
+    assert!(text.contains("A ssd and B ssd differ by 0.0 % in IOPS"), "{text}");
+    assert!(text.contains("B hdd delivered 33 % more IOPS than A hdd on randread"), "{text}");
+    assert!(text.lines().any(|l| l.contains("-24.8 %") && l.ends_with("B hdd better")), "{text}");
+    assert!(compare_markdown(&sa, &sb).contains("| randread (IOPS) | A ssd |"));
+}
+
+#[test]
+fn two_single_runs_of_one_kind_compare_directly() {
+    let one = |v: f64, name: &str| {
+        let mut s = summary(v);
+        s.name = name.into();
+        ReportInput::single_run(name, RunData { summary: s, series: None }, None)
+    };
+    let (a, b) = (one(800.0, "qd8"), one(400.0, "qd1"));
+    let text = compare_text(
+        &Side { input: &a, name: "A", source: "a" },
+        &Side { input: &b, name: "B", source: "b" },
+    );
+    assert!(text.contains("A lab1:/data delivered 100 % more IOPS than B lab1:/data on qd8 / qd1"), "{text}");
+}
+
+#[test]
+fn oltp_and_mailbox_series_get_their_own_charts() {
+    let titles = |csv: &str| -> Vec<String> {
+        charts::of(&Series::parse(csv).unwrap()).into_iter().map(|c| c.title).collect()
+    };
+    let oltp =
+        titles("t_s,phase,opm,order_rt_p50_ms,order_rt_p99_ms,cpu_user_pct\n1,measure,6000,2.5,9.1,40\n");
+    assert_eq!(oltp, ["Orders per minute", "Order response time", "CPU"]);
+    let mailbox = titles("t_s,phase,transactional_iops,db_read_avg_ms,power_watts\n1,measure,300,8.2,95\n");
+    assert_eq!(mailbox, ["Mailbox I/O per second", "Mailbox latency", "Power"]);
+}
+
+#[test]
+fn an_unfinished_evaluation_lists_pending_and_failed_runs() {
+    let mut runs = vec![run("ssd", 1, 1300.0, None, None)];
+    runs.push(RunRecord {
+        status: RunStatus::Failed,
+        error: Some("target full".into()),
+        headline: None,
+        ..run("ssd", 2, 0.0, None, None)
+    });
+    runs.push(RunRecord { status: RunStatus::Pending, headline: None, ..run("ssd", 3, 0.0, None, None) });
+    runs.push(RunRecord { status: RunStatus::Pending, headline: None, ..run("hdd", 1, 0.0, None, None) });
+    let mut i = input(runs);
+    i.evaluation.complete = false;
+    let md = report_markdown(&i);
+    assert!(md.contains("| r2 | failed: target full |"), "{md}");
+    assert!(md.contains("| r3 | pending |"), "{md}");
+    assert!(md.contains("hdd\n\n| run | status |") && md.contains("No measured run yet."), "{md}");
+    assert!(md.contains("incomplete: it shows what finished"), "{md}");
+}

@@ -1,0 +1,127 @@
+//! `timeseries.csv` read back into named columns, for charts and per-run averages.
+//!
+//! The file is what `export::series_header`/`series_line` write: `t_s`, `phase`, then numeric
+//! columns whose names depend on the workload; an empty cell is a value that did not exist in
+//! that interval. Columns are looked up by name, so a bundle from a newer storbench with more
+//! columns still renders.
+
+/// The rows of one run's `timeseries.csv`, column by column.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Series {
+    /// Seconds since the run started, at the end of each interval.
+    pub t_s: Vec<f64>,
+    /// `ramp`, `measure` or `verify`, per row.
+    pub phase: Vec<String>,
+    /// Every other column in file order, one value per row.
+    pub columns: Vec<(String, Vec<Option<f64>>)>,
+}
+
+/// Why a `timeseries.csv` could not be read.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("line {line}: {problem}")]
+pub struct SeriesError {
+    pub line: usize,
+    pub problem: String,
+}
+
+impl Series {
+    /// Parses the CSV text; an empty file is an empty series (a run that ended at once).
+    pub fn parse(text: &str) -> Result<Series, SeriesError> {
+        let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let Some((_, header)) = lines.next() else { return Ok(Series::default()) };
+        let names: Vec<&str> = header.split(',').collect();
+        if names.len() < 2 || names[0] != "t_s" || names[1] != "phase" {
+            let problem = "the header does not start with t_s,phase".to_string();
+            return Err(SeriesError { line: 1, problem });
+        }
+        let mut series = Series {
+            columns: names[2..].iter().map(|n| (n.to_string(), Vec::new())).collect(),
+            ..Series::default()
+        };
+        for (i, line) in lines {
+            series.push_row(line, names.len()).map_err(|problem| SeriesError { line: i + 1, problem })?;
+        }
+        Ok(series)
+    }
+
+    fn push_row(&mut self, line: &str, width: usize) -> Result<(), String> {
+        let cells: Vec<&str> = line.split(',').collect();
+        if cells.len() != width {
+            return Err(format!("{} cells where the header has {width}", cells.len()));
+        }
+        self.t_s.push(number(cells[0])?.ok_or("t_s is empty")?);
+        self.phase.push(cells[1].to_string());
+        for ((_, column), cell) in self.columns.iter_mut().zip(&cells[2..]) {
+            column.push(number(cell)?);
+        }
+        Ok(())
+    }
+
+    /// The named column, if the file has it.
+    pub fn column(&self, name: &str) -> Option<&[Option<f64>]> {
+        self.columns.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
+    }
+
+    /// The named column where it has at least one value.
+    pub fn values(&self, name: &str) -> Option<&[Option<f64>]> {
+        self.column(name).filter(|v| v.iter().any(Option::is_some))
+    }
+
+    /// The measured phase as (start, end) seconds: from the end of the row before the first
+    /// measured row (0 when there is none) to the end of the last measured row.
+    pub fn measure_window(&self) -> Option<(f64, f64)> {
+        let first = self.phase.iter().position(|p| p == "measure")?;
+        let last = self.phase.iter().rposition(|p| p == "measure")?;
+        let start = if first == 0 { 0.0 } else { self.t_s[first - 1] };
+        Some((start, self.t_s[last]))
+    }
+
+    /// The mean of the named column over the measured rows that have a value.
+    pub fn measured_mean(&self, name: &str) -> Option<f64> {
+        let column = self.column(name)?;
+        let values: Vec<f64> =
+            column.iter().zip(&self.phase).filter(|(_, p)| *p == "measure").filter_map(|(v, _)| *v).collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    }
+}
+
+fn number(cell: &str) -> Result<Option<f64>, String> {
+    let cell = cell.trim();
+    if cell.is_empty() {
+        return Ok(None);
+    }
+    let v: f64 = cell.parse().map_err(|_| format!("{cell:?} is not a number"))?;
+    // NaN or infinity is no measurement; a chart could not place it.
+    Ok(v.is_finite().then_some(v))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CSV: &str = "t_s,phase,read_iops,power_watts\n\
+                       1.000,ramp,10,\n2.000,measure,20,100\n3.000,measure,30,110\n4.000,verify,5,\n";
+
+    #[test]
+    fn columns_are_read_by_name_with_empty_cells_as_missing_values() {
+        let s = Series::parse(CSV).unwrap();
+        assert_eq!(s.t_s, [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(s.column("read_iops").unwrap(), [Some(10.0), Some(20.0), Some(30.0), Some(5.0)]);
+        assert_eq!(s.column("power_watts").unwrap()[0], None);
+        assert_eq!(s.measure_window(), Some((1.0, 3.0)));
+        assert_eq!(s.measured_mean("read_iops"), Some(25.0));
+        assert_eq!(s.measured_mean("power_watts"), Some(105.0));
+        assert!(s.values("nothing").is_none());
+    }
+
+    #[test]
+    fn a_malformed_file_names_the_line_and_the_problem() {
+        let e = Series::parse("t_s,phase,a\n1,measure,x\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 2: \"x\" is not a number");
+        let e = Series::parse("t_s,phase,a\n1,measure\n").unwrap_err();
+        assert!(e.to_string().contains("1 cells") || e.to_string().contains("2 cells"), "{e}");
+        assert!(Series::parse("time,a\n").is_err());
+        assert_eq!(Series::parse("t_s,phase,a\n1,measure,NaN\n").unwrap().column("a").unwrap(), [None]);
+        assert_eq!(Series::parse("").unwrap(), Series::default());
+    }
+}
