@@ -11,4 +11,5 @@ mod mailbox;
 mod oltp;
 mod oltp_servers;
 mod schema;
+mod steady;
 mod support;
