@@ -186,6 +186,15 @@ pub struct IoArgs {
     #[arg(long, value_name = "DURATION")]
     pub ramp: Option<Seconds>,
 
+    /// Run until the SNIA PTS steady state holds, in rounds of this length (60s; a whole number
+    /// of seconds): after each round, the last 5 rounds' IOPS must lie within 20 % of their
+    /// mean (max − min) and their least-squares line must move by at most 10 % of the mean
+    /// across them. The run then ends and the results cover only those 5 rounds. --runtime is
+    /// the cap (default: 25 rounds); a run that reaches it reports its last 5 rounds and warns
+    /// that steady state was not reached.
+    #[arg(long, value_name = "ROUND", conflicts_with = "io_size")]
+    pub steady_state: Option<Seconds>,
+
     /// Size of the test file, or how much of a file or device to use. Default: 1GiB for a new
     /// file, the whole of an existing file or device.
     #[arg(long, value_name = "SIZE")]

@@ -1,7 +1,7 @@
 //! A result bundle: one directory per run holding `summary.json`, `timeseries.csv` (a row per
 //! second), `latency.hlog` (HDR histograms per second and for the measured phase) and
 //! `disclosure.json` (the system under test: CPU, memory, every device layer under the
-//! targets, mounts, kernel, distribution).
+//! targets, mounts, kernel, distribution, and the database's version and settings).
 //!
 //! Everything is written as the run goes: the summary first with `complete: false`, each row
 //! and histogram when its interval ends, the final summary at the end (atomically, by rename),
@@ -12,7 +12,7 @@ use std::fs::{self, File};
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
-use storbench_report::{Summary, export, series::SeriesRow};
+use storbench_report::{DatabaseInfo, Summary, export, series::SeriesRow};
 
 pub struct Bundle {
     pub dir: PathBuf,
@@ -53,7 +53,18 @@ impl Bundle {
     /// Opens the bundle's files in `dir` (which exists and is empty) and records the system
     /// under test, with the devices under `targets`.
     pub fn create(dir: PathBuf, start_epoch_s: f64, targets: &[&Path]) -> Result<Self> {
-        let disclosure = storbench_bench::monitor::disclosure::gather(targets);
+        Self::create_disclosing(dir, start_epoch_s, targets, DatabaseInfo::default())
+    }
+
+    /// `create` for a workload on a database, which `database` describes in the disclosure.
+    pub fn create_disclosing(
+        dir: PathBuf,
+        start_epoch_s: f64,
+        targets: &[&Path],
+        database: DatabaseInfo,
+    ) -> Result<Self> {
+        let mut disclosure = storbench_bench::monitor::disclosure::gather(targets);
+        disclosure.database = database;
         let path = dir.join("disclosure.json");
         let text = serde_json::to_string_pretty(&disclosure).context("describing the system")? + "\n";
         fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;

@@ -242,7 +242,25 @@ pub fn job_table(s: &Summary) -> String {
             }
         }
     }
-    t.to_string()
+    t.to_string() + &steady_line(s).map(|l| format!("\n{l}")).unwrap_or_default()
+}
+
+/// Under --steady-state, which seconds the table covers and why.
+pub fn steady_line(s: &Summary) -> Option<String> {
+    let st = s.steady_state.as_ref()?;
+    let verdict = if st.reached {
+        format!("steady state reached after {} rounds of {} s", st.rounds_run, st.round_s)
+    } else {
+        format!("steady state NOT reached in {} rounds of {} s", st.rounds_run, st.round_s)
+    };
+    let pct = |p: Option<f64>| p.map_or("n/a".to_string(), |p| format!("{p:.1} %"));
+    Some(format!(
+        "{verdict}; figures cover {:.0}-{:.0} s (range {}, slope {})",
+        st.window_start_s,
+        st.window_end_s,
+        pct(st.range_pct),
+        pct(st.slope_pct)
+    ))
 }
 
 /// A profile set: a row per job, "% of best" among the jobs with the same block size.
@@ -257,7 +275,8 @@ pub fn profile_table(rows: &[(&str, &Summary)]) -> String {
         row.push(pct);
         t.add_row(row);
     }
-    t.to_string()
+    let steady = rows.iter().filter_map(|(title, s)| Some(format!("\n{title}: {}", steady_line(s)?)));
+    t.to_string() + &steady.collect::<String>()
 }
 
 /// The direction a profile job exercises (its only one), its IOPS and block size.

@@ -22,7 +22,8 @@
 //!   `write_cache`, `built_from`, `partitions` [{`name`, `start_sector`, `size_bytes`,
 //!   `aligned_4k`, `aligned_1m`}], `dm` {`name`, `subsystem`}, `md` {`chunk_size_bytes`,
 //!   `raid_disks`}]: every device from the top one down to the whole disks, each once.
-//! - `database` {`kind`, `version`, `non_default_settings`}: filled by the database backend.
+//! - `database` {`kind`, `version`, `non_default_settings`}: filled by the database backend
+//!   for `oltp run` (the first target's); empty (`null`s and `{}`) for workloads without one.
 //!
 //! A serial number identifies one physical drive, so it is stored only as the lowercase hex
 //! SHA-256 of its text: two reports can show the same drive was used without publishing it.
@@ -184,7 +185,18 @@ pub struct KernelInfo {
 pub struct DatabaseInfo {
     /// `sqlite`, `postgres`, `mysql`.
     pub kind: Option<String>,
+    /// As the database states it: PostgreSQL's `server_version`, MySQL's `VERSION()`
+    /// (`10.11.6-MariaDB-...`), `sqlite_version()`.
     pub version: Option<String>,
-    /// Every setting whose value differs from the server's default, name to value.
+    /// Name to value, as the database prints it. PostgreSQL: every `pg_settings` entry set by
+    /// the configuration files (`ALTER SYSTEM` included), the command line, the environment,
+    /// or for the database or user (not built-in or computed defaults, nor what the
+    /// connection itself set). MariaDB: every variable whose
+    /// origin is the configuration, the command line or SQL; MySQL 8: every variable not at its
+    /// compiled value; for both also the five storage variables (buffer pool and redo log size,
+    /// flush settings, `sync_binlog`) even at their defaults. SQLite, which has no server: the
+    /// pragmas a run's connections use (`journal_mode`, `synchronous`, `cache_size`,
+    /// `page_size`, `busy_timeout`). Names that look like they hold a secret (password, key,
+    /// token, connection string) are never written.
     pub non_default_settings: BTreeMap<String, String>,
 }

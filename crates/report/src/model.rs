@@ -36,6 +36,15 @@
 //! - `cpu` {`user_s`, `sys_s`}: storbench's own CPU time during the measured phase, and
 //!   `ns_per_io` where the workload counts I/Os.
 //! - `warnings`: what the user should know about how the figures were measured.
+//! - `steady_state` (only for an io run with `--steady-state`): {`round_s`, `rounds_run`
+//!   (whole rounds completed), `reached` (whether the SNIA PTS rule held), `window_start_s`,
+//!   `window_end_s` (seconds since the run's start: the `results`, `phases.measured_s` and
+//!   `cpu` cover exactly this window, the last 5 rounds), `round_iops` [every round's
+//!   reads + writes per second], `range_pct` ((max − min) / mean of the window's IOPS),
+//!   `slope_pct` (|least-squares slope| × 4 rounds / mean); both percentages absent when the
+//!   mean was 0 or fewer than 5 rounds ran}. `timeseries.csv` is written as the run goes, so
+//!   its `measure` rows before `window_start_s` and after `window_end_s` are logged but do
+//!   not count.
 //!
 //! Latency comes from HDR histograms with 3 significant digits (relative error under 0.1 %),
 //! recorded in nanoseconds. Under a rate target it is measured from each I/O's intended start.
@@ -344,4 +353,23 @@ pub struct Summary {
     pub results: Results,
     pub cpu: CpuUsage,
     pub warnings: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyState>,
+}
+
+/// How a run with steady-state rounds ended, and which of its seconds the results cover.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyState {
+    pub round_s: f64,
+    /// Whole rounds completed; a round cut off by the run's end is not one.
+    pub rounds_run: u64,
+    pub reached: bool,
+    /// Seconds since the run's start; the results cover exactly this span.
+    pub window_start_s: f64,
+    pub window_end_s: f64,
+    pub round_iops: Vec<f64>,
+    /// (max − min) / mean over the window, percent.
+    pub range_pct: Option<f64>,
+    /// |least-squares slope| × (rounds in the window − 1) / mean, percent.
+    pub slope_pct: Option<f64>,
 }

@@ -18,6 +18,7 @@ use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
 use crate::workload::oltp::schema::Table;
 use std::fmt;
+use storbench_report::DatabaseInfo;
 
 /// Which database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -253,6 +254,27 @@ pub const DB_COLUMNS: [&str; 7] = [
     "db_deadlocks",
 ];
 
+/// The disclosure of a `kind` database: its version and settings, without any setting whose
+/// name looks like it could hold a secret (a password, a key, a connection string).
+pub(crate) fn database_info(
+    kind: BackendKind,
+    version: String,
+    settings: impl IntoIterator<Item = (String, String)>,
+) -> DatabaseInfo {
+    DatabaseInfo {
+        kind: Some(kind.as_str().to_owned()),
+        version: Some(version).filter(|v| !v.is_empty()),
+        non_default_settings: settings.into_iter().filter(|(name, _)| !secret_looking(name)).collect(),
+    }
+}
+
+fn secret_looking(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["password", "passwd", "secret", "key", "token", "credential", "conninfo", "passphrase", "auth"]
+        .iter()
+        .any(|w| name.contains(w))
+}
+
 /// Samples the database's counters; each call covers the time since the previous one.
 pub trait CounterSampler: Send {
     /// Values in `DB_COLUMNS` order; rates use the real time elapsed between calls.
@@ -279,9 +301,34 @@ pub trait Database: Send + Sync {
     fn connect(&self) -> DbResult<Box<dyn Session>>;
     fn check(&self) -> DbResult<CheckReport>;
     fn counters(&self) -> DbResult<Box<dyn CounterSampler>>;
-    /// Server version and non-default settings, for the full disclosure.
-    fn server_info(&self) -> DbResult<Vec<(String, String)>>;
+    /// Version and non-default settings, for the full disclosure (`disclosure.json`); built
+    /// with `database_info`, so nothing that looks like a secret is in it.
+    fn server_info(&self) -> DbResult<DatabaseInfo>;
     /// Where the data lives on this machine (the database file, or the server's data
     /// directory), so its block device can be found and sampled; None when not local or unknown.
     fn data_location(&self) -> Option<std::path::PathBuf>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_disclosure_never_holds_a_setting_that_looks_like_a_secret() {
+        let settings = [
+            ("shared_buffers", "128MB"),
+            ("ssl_key_file", "/etc/ssl/private/x.key"),
+            ("primary_conninfo", "host=a password=hunter2"),
+            ("wsrep_sst_auth", "root:hunter2"),
+        ];
+        let info = database_info(
+            BackendKind::Postgres,
+            "16.2".into(),
+            settings.iter().map(|(k, v)| (k.to_string(), v.to_string())),
+        );
+        assert_eq!(info.kind.as_deref(), Some("postgres"));
+        assert_eq!(info.version.as_deref(), Some("16.2"));
+        assert_eq!(info.non_default_settings.keys().collect::<Vec<_>>(), vec!["shared_buffers"]);
+        assert_eq!(database_info(BackendKind::Sqlite, String::new(), []).version, None);
+    }
 }

@@ -1,17 +1,19 @@
 //! The run lifecycle every workload shares: a ramp phase that is excluded from the results, a
 //! measured phase ended by time, by work done or by a stop request, one-second intervals
-//! aligned to the start of the measured phase, storbench's own CPU time, and settling the
-//! device before a run.
+//! aligned to the start of the measured phase, storbench's own CPU time, steady state (SNIA
+//! PTS rounds) and settling the device before a run.
 
 mod collector;
 mod cpu;
 mod schedule;
 mod settle;
+pub mod steady;
 
 pub use collector::{Collector, IntervalData};
 pub use cpu::{CpuTimes, process_cpu};
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};
+pub use steady::{Rounds, Rule};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -13,4 +13,5 @@ mod oltp;
 mod oltp_servers;
 mod report;
 mod schema;
+mod steady;
 mod support;

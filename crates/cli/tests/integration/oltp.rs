@@ -77,6 +77,13 @@ fn a_short_sqlite_run_prints_ds3s_lines_and_writes_a_bundle_with_opm() {
     }
     assert!(csv.lines().filter(|l| l.contains(",measure,")).count() >= 3);
     assert_eq!(json(&std::fs::read(bundle.join("summary.json")).unwrap())["results"]["orders"], r["orders"]);
+    // The disclosure names SQLite's version and the pragmas every session ran with.
+    let d = &json(&std::fs::read(bundle.join("disclosure.json")).unwrap())["database"];
+    assert_eq!(d["kind"], "sqlite");
+    assert!(d["version"].as_str().is_some_and(|v| v.starts_with("3.")), "{d}");
+    let set = &d["non_default_settings"];
+    assert_eq!((&set["journal_mode"], &set["synchronous"]), (&"wal".into(), &"full".into()), "{d}");
+    assert_eq!(set["cache_size"], "-32768", "32 MiB a connection: {d}");
     storbench().args(["oltp", "check", "--path"]).arg(&db).assert().success();
 }
 

@@ -95,7 +95,27 @@ fn load_and_run(kind: BackendKind, tag: &str) {
     let err = stderr_text(&a);
     assert!(err.lines().any(|l| l.starts_with("Final (")), "{err}");
     assert!(!url.contains(':') || !err.contains("password"), "no password is printed");
+    disclosed(&db, &crate::support::only_bundle(&dir.path().join("results")));
     storbench().args(["oltp", "check", "--url", &url]).assert().success();
+}
+
+/// disclosure.json names the server's version and every setting its configuration file
+/// changed, as the server itself lists them (whatever this machine's configuration is).
+fn disclosed(db: &ServerDb, bundle: &std::path::Path) {
+    let text = std::fs::read_to_string(bundle.join("disclosure.json")).unwrap();
+    let d = &crate::support::json(text.as_bytes())["database"];
+    assert_eq!(d["kind"], db.kind.as_str());
+    assert!(d["version"].as_str().is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())), "{d}");
+    let configured = db.sql(match db.kind {
+        BackendKind::Postgres => "SELECT name FROM pg_settings WHERE source = 'configuration file'",
+        _ => "SELECT LOWER(variable_name) FROM information_schema.SYSTEM_VARIABLES WHERE global_value_origin = 'CONFIG'",
+    });
+    let names: Vec<&str> = configured.lines().filter(|n| !n.is_empty() && !n.contains("key")).collect();
+    assert!(!names.is_empty(), "the test server has a configuration file");
+    for name in names {
+        assert!(d["non_default_settings"].get(name).is_some(), "{name} missing: {d}");
+    }
+    assert!(!text.contains("password="), "no secret is written");
 }
 
 #[test]

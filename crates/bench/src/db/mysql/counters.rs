@@ -17,11 +17,12 @@
 //! - deadlocks: Innodb_deadlocks in the interval (MariaDB has it; None elsewhere).
 
 use super::{Ctx, Mysql, run};
-use crate::db::{CheckReport, CounterSampler, DbResult};
+use crate::db::{BackendKind, CheckReport, CounterSampler, DbResult, database_info};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 use std::collections::HashMap;
 use std::time::Instant;
+use storbench_report::DatabaseInfo;
 
 const STATUS: [&str; 9] = [
     "Innodb_buffer_pool_read_requests",
@@ -132,9 +133,9 @@ const ALWAYS: [&str; 5] = [
 /// The version, the variables the configuration or a SET changed (MariaDB's
 /// `information_schema.SYSTEM_VARIABLES` origin, MySQL 8's `performance_schema.variables_info`
 /// source), and the five that matter most for storage in every case.
-pub(crate) fn server_info(conn: &mut Conn) -> DbResult<Vec<(String, String)>> {
+pub(crate) fn server_info(conn: &mut Conn) -> DbResult<DatabaseInfo> {
     let version: String = conn.query_first("SELECT VERSION()").ctx("version")?.unwrap_or_default();
-    let mut out = vec![("version".to_owned(), version)];
+    let mut out = Vec::new();
     let changed: Vec<(String, Option<String>)> = conn
         .query(
             "SELECT LOWER(variable_name), global_value FROM information_schema.SYSTEM_VARIABLES \
@@ -156,5 +157,5 @@ pub(crate) fn server_info(conn: &mut Conn) -> DbResult<Vec<(String, String)>> {
             out.push((name.to_owned(), v.flatten().unwrap_or_else(|| "(not on this server)".to_owned())));
         }
     }
-    Ok(out)
+    Ok(database_info(BackendKind::Mysql, version, out))
 }

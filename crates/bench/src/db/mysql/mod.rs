@@ -298,7 +298,7 @@ impl Database for Mysql {
         Ok(Box::new(counters::StatusSampler::new(self.conn(false)?)?))
     }
 
-    fn server_info(&self) -> DbResult<Vec<(String, String)>> {
+    fn server_info(&self) -> DbResult<storbench_report::DatabaseInfo> {
         counters::server_info(&mut self.conn(false)?)
     }
 

@@ -20,7 +20,7 @@ mod tests;
 
 use super::{
     BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
-    LoadReport, LoadedShape, Session,
+    LoadReport, LoadedShape, Session, database_info,
 };
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -28,6 +28,7 @@ use postgres::config::Host;
 use postgres::{Client, Config, NoTls};
 use std::str::FromStr;
 use std::time::Duration;
+use storbench_report::DatabaseInfo;
 
 /// The suffix of the pristine copy's name: `<db>_pristine`.
 const PRISTINE_SUFFIX: &str = "_pristine";
@@ -238,14 +239,6 @@ fn literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
-/// Settings whose names look like they could hold a secret are never reported.
-fn secret_looking(name: &str) -> bool {
-    let name = name.to_ascii_lowercase();
-    ["password", "passwd", "secret", "key", "token", "credential", "conninfo", "passphrase", "auth"]
-        .iter()
-        .any(|w| name.contains(w))
-}
-
 impl Database for Postgres {
     fn kind(&self) -> BackendKind {
         BackendKind::Postgres
@@ -290,22 +283,21 @@ impl Database for Postgres {
         Some(std::path::PathBuf::from(dir)).filter(|p| p.exists())
     }
 
-    fn server_info(&self) -> DbResult<Vec<(String, String)>> {
+    /// `server_version`, and the settings the server was configured with: the sources
+    /// `default` and `override` (computed at start-up) are the server's own, `client` and
+    /// `session` describe this connection, not the server the runs use.
+    fn server_info(&self) -> DbResult<DatabaseInfo> {
         let mut client = self.connect_db()?;
         let version: String =
-            client.query_one("SELECT version()", &[]).map_err(err("reading the server version"))?.get(0);
+            client.query_one("SHOW server_version", &[]).map_err(err("reading the server version"))?.get(0);
         let rows = client
             .query(
-                "SELECT name, current_setting(name) FROM pg_settings WHERE source <> 'default' ORDER BY name",
+                "SELECT name, current_setting(name) FROM pg_settings \
+                 WHERE source NOT IN ('default', 'override', 'client', 'session') ORDER BY name",
                 &[],
             )
             .map_err(err("reading the server settings"))?;
-        let mut info = vec![("version".to_owned(), version)];
-        info.extend(
-            rows.iter()
-                .map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)))
-                .filter(|(name, _)| !secret_looking(name)),
-        );
-        Ok(info)
+        let settings = rows.iter().map(|r| (r.get::<_, String>(0), r.get::<_, String>(1)));
+        Ok(database_info(BackendKind::Postgres, version, settings))
     }
 }

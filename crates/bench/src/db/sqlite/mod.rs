@@ -13,7 +13,7 @@ mod session;
 
 use super::{
     BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
-    LoadReport, LoadedShape, Session,
+    LoadReport, LoadedShape, Session, database_info,
 };
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -21,6 +21,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use storbench_report::DatabaseInfo;
 
 /// Page cache per connection during runs, KiB (SQLite's `cache_size` in its negative form).
 const RUN_CACHE_KIB: i64 = 32 * 1024;
@@ -161,14 +162,38 @@ impl Database for Sqlite {
         Some(self.path.clone())
     }
 
-    fn server_info(&self) -> DbResult<Vec<(String, String)>> {
-        Ok(vec![
-            ("sqlite_version".into(), rusqlite::version().into()),
-            ("journal_mode".into(), "wal".into()),
-            ("synchronous".into(), "full".into()),
-            ("cache_size_kib_per_connection".into(), RUN_CACHE_KIB.to_string()),
-        ])
+    /// SQLite has no server: the settings are the pragmas of a connection opened as a run's
+    /// sessions open theirs, read back from it rather than restated.
+    fn server_info(&self) -> DbResult<DatabaseInfo> {
+        let conn = self.open_for_run()?;
+        let settings = run_pragmas(&conn).map_err(|e| query(&self.path, e))?;
+        Ok(database_info(BackendKind::Sqlite, rusqlite::version().to_owned(), settings))
     }
+}
+
+/// The pragmas `open_for_run` sets, and the page size the load chose, as SQLite reports them.
+fn run_pragmas(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
+    let pragma =
+        |name: &str| conn.query_row(&format!("PRAGMA {name}"), [], |r| r.get::<_, rusqlite::types::Value>(0));
+    let text = |v: rusqlite::types::Value| match v {
+        rusqlite::types::Value::Integer(i) => i.to_string(),
+        rusqlite::types::Value::Text(t) => t,
+        other => format!("{other:?}"),
+    };
+    let synchronous = match text(pragma("synchronous")?).as_str() {
+        "0" => "off".to_owned(),
+        "1" => "normal".to_owned(),
+        "2" => "full".to_owned(),
+        "3" => "extra".to_owned(),
+        other => other.to_owned(),
+    };
+    Ok(vec![
+        ("journal_mode".into(), text(pragma("journal_mode")?)),
+        ("synchronous".into(), synchronous),
+        ("cache_size".into(), text(pragma("cache_size")?)),
+        ("page_size".into(), text(pragma("page_size")?)),
+        ("busy_timeout".into(), text(pragma("busy_timeout")?)),
+    ])
 }
 
 fn remove_if_present(path: &Path) -> DbResult<()> {

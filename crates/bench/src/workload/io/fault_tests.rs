@@ -1,5 +1,6 @@
 //! Verification against injected faults: an engine wrapper corrupts what the disk returns for
-//! one block, as a failing device would, and the run must report it, not crash.
+//! one block, as a failing device would, and the run must report it, not crash. The wrapper
+//! also serves the steady-state tests as a device that keeps slowing down.
 
 use super::*;
 use crate::engine::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request};
@@ -8,13 +9,16 @@ use storbench_report::SystemSample;
 
 /// What goes wrong, as a failing device or kernel would make it.
 #[derive(Clone, Copy)]
-enum Fault {
+pub(super) enum Fault {
     /// Every read of the block at this offset returns one flipped bit.
     CorruptReadsAt(u64),
     /// Every completion takes this long, like a device that stalls.
     Slow(Duration),
     /// The engine itself fails after this many calls.
     BreakAfter(u32),
+    /// Each call waits a microsecond per millisecond since this instant, so the rate falls
+    /// like 1/t and never settles.
+    SlowerSince(Instant),
 }
 
 /// Wraps a real engine and injects `fault`.
@@ -25,7 +29,7 @@ struct Faulty {
     calls: u32,
 }
 
-fn faulty(inner: Box<dyn IoEngine>, fault: Fault) -> Box<dyn IoEngine> {
+pub(super) fn faulty(inner: Box<dyn IoEngine>, fault: Fault) -> Box<dyn IoEngine> {
     Box::new(Faulty { inner, fault, reads_in_flight: vec![None; 256], calls: 0 })
 }
 
@@ -67,6 +71,9 @@ impl IoEngine for Faulty {
                 }
             }
             Fault::Slow(d) => std::thread::sleep(d * (out.len() - first) as u32),
+            Fault::SlowerSince(t) => {
+                std::thread::sleep(Duration::from_micros(t.elapsed().as_millis() as u64))
+            }
             Fault::BreakAfter(_) => {}
         }
         Ok(())
@@ -85,7 +92,8 @@ fn run_faulty(spec: &IoSpec, file: Option<&std::fs::File>, fault: Fault, faulty_
     run_on(spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap()
 }
 
-struct Quiet;
+/// A host sampler that samples nothing.
+pub(super) struct Quiet;
 impl HostSampler for Quiet {
     fn sample(&mut self) -> SystemSample {
         SystemSample::default()
@@ -108,6 +116,7 @@ fn spec(read_pct: u8) -> IoSpec {
         engine: EngineKind::Psync,
         region: Region { start: 0, len: 64 * 4096 },
         interval: Duration::from_secs(1),
+        steady_state: None,
     }
 }
 

@@ -2,7 +2,9 @@
 //!
 //! Workers (one thread each, own engine and RNG stream) report per-interval counters to a
 //! coordinator on this thread, which merges them, samples the host at each boundary, hands each
-//! row to the caller as it completes, and adds measured intervals into the totals.
+//! row to the caller as it completes, and adds measured intervals into the totals. Under
+//! steady state it also groups them into rounds, ends the job once the SNIA rule holds, and
+//! the totals are then those of the last window of rounds only.
 
 pub mod blocksize;
 pub mod offsets;
@@ -13,6 +15,8 @@ mod worker;
 
 #[cfg(test)]
 mod fault_tests;
+#[cfg(test)]
+mod steady_tests;
 
 pub use blocksize::BlockSizeMix;
 pub use offsets::{Distribution, Pattern, Region};
@@ -21,12 +25,12 @@ pub use spec::{End, IoSpec};
 
 use crate::engine::{self, IoEngine};
 use crate::metrics::Recorder;
-use crate::run::{Collector, CpuTimes, HostSampler, Schedule, StopFlag, process_cpu};
+use crate::run::{Collector, CpuTimes, HostSampler, Rounds, Rule, Schedule, StopFlag, process_cpu};
 use std::fs::File;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 use storbench_report::series::{Phase, SeriesRow};
-use storbench_report::{Mismatch, VerifyResult};
+use storbench_report::{Mismatch, SteadyState, VerifyResult};
 use worker::{Msg, VerifyReport, Worker};
 
 /// One finished interval as the caller sees it: the row for `timeseries.csv` and the merged
@@ -41,7 +45,8 @@ pub struct IntervalReport<'a> {
 /// What a run measured, before it is put into a report.
 #[derive(Debug)]
 pub struct IoOutcome {
-    /// Counters over the measured phase, all workers merged.
+    /// Counters over the measured phase (under steady state: over its window), all workers
+    /// merged.
     pub totals: Recorder,
     pub ramp_s: f64,
     pub measured_s: f64,
@@ -57,6 +62,8 @@ pub struct IoOutcome {
     /// Workers whose engine failed (not single I/Os, which are counted as errors): the run's
     /// figures then cover only what the others did, and the run is not to be trusted.
     pub failures: Vec<String>,
+    /// Under steady state: the rounds, the verdict and the window the figures cover.
+    pub steady: Option<SteadyState>,
 }
 
 /// Runs `spec` against `file` (None only for the null engine). Calls `on_interval` once per
@@ -99,7 +106,8 @@ pub fn run_on(
             .into_iter()
             .enumerate()
             .map(|(id, engine)| {
-                let w = Worker::new(id, spec, engine, schedule, start, tx.clone());
+                let done = coordinator.done.clone();
+                let w = Worker::new(id, spec, engine, schedule, start, tx.clone(), done);
                 let stop = stop.clone();
                 scope.spawn(move || w.run(&stop))
             })
@@ -161,6 +169,9 @@ struct Coordinator {
     cpu_at_measure: Option<CpuTimes>,
     cpu_at_end: Option<CpuTimes>,
     verify: Vec<VerifyReport>,
+    rounds: Option<Rounds<Recorder>>,
+    /// Tells the workers to end early: set when steady state is reached.
+    done: StopFlag,
 }
 
 impl Coordinator {
@@ -175,6 +186,11 @@ impl Coordinator {
             cpu_at_measure: (schedule.ramp_ns == 0).then(process_cpu),
             cpu_at_end: None,
             verify: Vec::new(),
+            rounds: spec.steady_state.map(|round| {
+                let per_round = (round.as_nanos() as u64 / schedule.interval_ns).max(1);
+                Rounds::new(Rule::SNIA_PTS, per_round, schedule.interval_ns)
+            }),
+            done: StopFlag::new(),
         }
     }
 
@@ -252,6 +268,11 @@ impl Coordinator {
         let span_ns = end_ns.saturating_sub(start_ns);
         if phase == Phase::Measure {
             self.totals.merge(&data);
+            if let Some(r) = &mut self.rounds
+                && r.add(&data, data.ios(), start_ns, end_ns, process_cpu)
+            {
+                self.done.stop();
+            }
         }
         let row = SeriesRow {
             t_s: end_ns as f64 / 1e9,
@@ -272,7 +293,7 @@ impl Coordinator {
         let end = self.cpu_at_end.unwrap_or_else(process_cpu);
         let cpu = self.cpu_at_measure.map(|m| end.since(&m)).unwrap_or_default();
         let ramp_ns = self.schedule.ramp_ns.min(self.measured_end_ns);
-        IoOutcome {
+        let out = IoOutcome {
             totals: self.totals,
             ramp_s: ramp_ns as f64 / 1e9,
             measured_s: self.measured_end_ns.saturating_sub(self.schedule.ramp_ns) as f64 / 1e9,
@@ -282,8 +303,38 @@ impl Coordinator {
             warnings,
             engine,
             failures: Vec::new(),
+            steady: None,
+        };
+        match self.rounds {
+            Some(rounds) => steady_window(out, rounds, self.cpu_at_measure),
+            None => out,
         }
     }
+}
+
+/// Narrows a finished run's figures to the steady-state window. A run that ended before its
+/// first whole round keeps every measured interval, and says so.
+fn steady_window(
+    mut out: IoOutcome,
+    rounds: Rounds<Recorder>,
+    cpu_at_measure: Option<CpuTimes>,
+) -> IoOutcome {
+    let Some((totals, cpu, steady)) = rounds.finish(cpu_at_measure) else {
+        out.warnings.push("steady state: the run ended before its first whole round; the figures cover the whole measured phase".into());
+        return out;
+    };
+    if !steady.reached {
+        out.warnings.push(format!(
+            "steady state not reached in {} rounds; the figures cover the last {} rounds",
+            steady.rounds_run,
+            steady.rounds_run.min(Rule::SNIA_PTS.window as u64)
+        ));
+    }
+    out.totals = totals;
+    out.cpu = cpu.unwrap_or_default();
+    out.measured_s = steady.window_end_s - steady.window_start_s;
+    out.steady = Some(steady);
+    out
 }
 
 /// The workload's columns of `timeseries.csv` for one interval of `span_ns`.

@@ -36,6 +36,10 @@ pub struct IoSpec {
     /// The part of the target the job uses.
     pub region: Region,
     pub interval: Duration,
+    /// Round length for SNIA PTS steady state (a whole number of intervals): the run ends once
+    /// the rule holds over the last rounds, the results cover only those rounds, and
+    /// `End::Time` is the cap.
+    pub steady_state: Option<Duration>,
 }
 
 impl IoSpec {

@@ -90,6 +90,8 @@ pub struct Worker<'a> {
     writes: u64,
     tx: Sender<Msg>,
     completions: Vec<Completion>,
+    /// Set by the coordinator when the job is done before its planned end (steady state).
+    done: StopFlag,
 }
 
 impl<'a> Worker<'a> {
@@ -100,6 +102,7 @@ impl<'a> Worker<'a> {
         schedule: Schedule,
         start: Instant,
         tx: Sender<Msg>,
+        done: StopFlag,
     ) -> Self {
         let depth = if engine.capabilities().synchronous { 1 } else { spec.iodepth };
         let region = spec.worker_region(id as u32);
@@ -133,6 +136,7 @@ impl<'a> Worker<'a> {
             writes: 0,
             tx,
             completions: Vec::with_capacity(depth as usize),
+            done,
         }
     }
 
@@ -160,7 +164,10 @@ impl<'a> Worker<'a> {
     fn main_loop(&mut self, stop: &StopFlag, end_ns: Option<u64>) -> std::io::Result<()> {
         let mut now = self.now();
         loop {
-            let ending = stop.is_stopped() || end_ns.is_some_and(|e| now >= e) || self.budget == Some(0);
+            let ending = stop.is_stopped()
+                || self.done.is_stopped()
+                || end_ns.is_some_and(|e| now >= e)
+                || self.budget == Some(0);
             if !ending {
                 self.issue(now);
             }

@@ -135,7 +135,8 @@ fn run_job(
         return Err(e.context(format!("writing the bundle in {}", dir.display())));
     }
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
-    bundle.totals(outcome.ramp_s, outcome.measured_s, &hists)?;
+    let window_start = outcome.steady.as_ref().map_or(outcome.ramp_s, |st| st.window_start_s);
+    bundle.totals(window_start, outcome.measured_s, &hists)?;
     let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
     summary.warnings.extend(crate::power::warning());
     summary.complete &= outcome.failures.is_empty();

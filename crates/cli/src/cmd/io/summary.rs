@@ -42,6 +42,7 @@ pub fn started(spec: &IoSpec, place: &Where, started_at: &str) -> Summary {
         results: Results::Io(IoResults::default()),
         cpu: CpuUsage::default(),
         warnings: Vec::new(),
+        steady_state: None,
     }
 }
 
@@ -70,6 +71,7 @@ pub fn finished(mut s: Summary, out: &IoOutcome, ended_at: &str) -> Summary {
         ns_per_io: (ios > 0).then(|| cpu_s * 1e9 / ios as f64),
     };
     s.warnings = out.warnings.clone();
+    s.steady_state = out.steady.clone();
     s
 }
 
@@ -121,5 +123,6 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
         "seed": spec.seed,
         "verify": spec.verify,
         "engine": spec.engine.name(),
+        "steady_state_s": spec.steady_state.map(|r| r.as_secs_f64()),
     })
 }

@@ -2,10 +2,12 @@
 //! was wrong and what to write instead; nothing is written before all of it passes.
 
 use crate::args::{EngineArg, IoArgs};
+use crate::units::Seconds;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
+use storbench_bench::run::Rule;
 use storbench_bench::target::TargetRequest;
 use storbench_bench::workload::io::{
     BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES,
@@ -15,6 +17,8 @@ pub const DEFAULT_SIZE: u64 = 1 << 30;
 pub const DEFAULT_RUNTIME: Duration = Duration::from_secs(30);
 pub const DEFAULT_RAMP: Duration = Duration::from_secs(2);
 pub const DEFAULT_SEED: u64 = 1;
+/// Under --steady-state without --runtime, the cap in rounds (SNIA PTS allows up to 25).
+pub const DEFAULT_STEADY_ROUNDS: u32 = 25;
 const MAX_BLOCK: u64 = 64 << 20;
 
 /// A validated job and how to present it.
@@ -83,6 +87,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
         engine: template_engine(args),
         region: Region { start: 0, len: size },
         interval: Duration::from_secs(1),
+        steady_state: steady_round(args)?,
     })
 }
 
@@ -169,8 +174,37 @@ fn parse_end(args: &IoArgs) -> Result<End> {
             bail!("--runtime must be more than 0 (or use --io-size)")
         }
         (Some(r), None) => Ok(End::Time(r.0)),
-        (None, None) => Ok(End::Time(DEFAULT_RUNTIME)),
+        (None, None) => Ok(End::Time(match args.steady_state {
+            Some(round) => round.0 * DEFAULT_STEADY_ROUNDS,
+            None => DEFAULT_RUNTIME,
+        })),
     }
+}
+
+/// --steady-state: whole seconds (rounds are made of the one-second intervals), and a cap
+/// with room for the rule's window of rounds.
+fn steady_round(args: &IoArgs) -> Result<Option<Duration>> {
+    let Some(round) = args.steady_state.map(|r| r.0) else {
+        return Ok(None);
+    };
+    let window = Rule::SNIA_PTS.window as u32;
+    if args.io_size.is_some() {
+        bail!("--steady-state ends the job by time, --io-size by bytes; drop one of them");
+    }
+    if round.is_zero() || round.subsec_nanos() != 0 {
+        bail!("--steady-state {}: a round is a whole number of seconds above 0, such as 60s", Seconds(round));
+    }
+    if let Some(cap) = args.runtime.map(|r| r.0)
+        && cap < round * window
+    {
+        bail!(
+            "--runtime {} leaves no room for the {window} rounds of {} that steady state is judged on; use --runtime {} or more, or drop --runtime (the cap is then {DEFAULT_STEADY_ROUNDS} rounds)",
+            Seconds(cap),
+            Seconds(round),
+            Seconds(round * window)
+        );
+    }
+    Ok(Some(round))
 }
 
 fn rate(args: &IoArgs, sizes: &BlockSizeMix) -> Result<Option<f64>> {

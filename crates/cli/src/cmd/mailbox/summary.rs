@@ -32,6 +32,7 @@ pub fn started(plan: &Plan, name: &str, device: Option<DeviceInfo>, started_at: 
         results: Results::Mailbox(base_results(plan)),
         cpu: CpuUsage::default(),
         warnings: Vec::new(),
+        steady_state: None,
     }
 }
 

@@ -17,7 +17,7 @@ use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpSpec, TXN_KINDS};
-use storbench_report::{Summary, export};
+use storbench_report::{DatabaseInfo, Summary, export};
 
 /// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
 const FOREVER: Duration = Duration::from_secs(60_000_000);
@@ -218,10 +218,13 @@ fn run_into(
     stop: &StopFlag,
 ) -> Result<Summary> {
     let now = jiff::Timestamp::now();
-    let first = summary::started(spec, place, name, &now.to_string());
+    let mut first = summary::started(spec, place, name, &now.to_string());
     let places: Vec<PathBuf> = dbs.iter().filter_map(|d| d.data_location()).filter(|p| p.exists()).collect();
     let targets: Vec<&std::path::Path> = places.iter().map(PathBuf::as_path).collect();
-    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3, &targets)?;
+    let (database, unknown) = database_info(dbs);
+    first.warnings.extend(unknown);
+    let start = now.as_millisecond() as f64 / 1e3;
+    let mut bundle = Bundle::create_disclosing(dir.to_path_buf(), start, &targets, database)?;
     bundle.write_summary(&first)?;
     let mut printer = Printer::new(lines, dbs.len())?;
     printer.say(&parameter_line(spec, place));
@@ -250,6 +253,20 @@ fn run_into(
         eprintln!("warning: {w}");
     }
     Ok(summary)
+}
+
+/// The first database's version and settings for `disclosure.json`; a server that will not
+/// tell them is not a reason to skip the run, so that becomes a warning.
+fn database_info(dbs: &[Arc<dyn Database>]) -> (DatabaseInfo, Option<String>) {
+    let db = &dbs[0];
+    match db.server_info() {
+        Ok(info) => (info, None),
+        Err(e) => {
+            let kind = Some(db.kind().as_str().to_owned());
+            let why = format!("{}'s version and settings are not in disclosure.json: {e}", db.describe());
+            (DatabaseInfo { kind, ..DatabaseInfo::default() }, Some(why))
+        }
+    }
 }
 
 /// DS3 echoes its parameters first.

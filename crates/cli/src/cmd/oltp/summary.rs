@@ -40,6 +40,7 @@ pub fn started(spec: &OltpSpec, place: &Where, name: &str, started_at: &str) -> 
         results: Results::Oltp(OltpResults::default()),
         cpu: CpuUsage::default(),
         warnings: Vec::new(),
+        steady_state: None,
     }
 }
 

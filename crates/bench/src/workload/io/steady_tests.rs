@@ -1,0 +1,77 @@
+//! Steady-state runs on the null engine, with short intervals so rounds take a fifth of a
+//! second: a paced null engine is steady at once, and one that slows down as the run goes on
+//! never is, so the cap ends it.
+
+use super::fault_tests::{Fault, Quiet, faulty};
+use super::*;
+use crate::engine::EngineKind;
+
+const ROUND: Duration = Duration::from_millis(200);
+
+/// Random reads on the null engine in rounds of 200 ms (two 100 ms intervals), capped at `cap`.
+fn spec(cap: Duration, rate_iops: Option<f64>) -> IoSpec {
+    IoSpec {
+        name: "steady".into(),
+        pattern: Pattern::Random(Distribution::Uniform),
+        read_pct: 100,
+        block_sizes: BlockSizeMix::single(4096),
+        iodepth: 1,
+        workers: 1,
+        ramp: Duration::ZERO,
+        end: End::Time(cap),
+        rate_iops,
+        seed: 7,
+        verify: false,
+        engine: EngineKind::Null,
+        region: Region { start: 0, len: 1 << 20 },
+        interval: Duration::from_millis(100),
+        steady_state: Some(ROUND),
+    }
+}
+
+fn run_with(spec: &IoSpec, slowing: bool) -> (IoOutcome, Duration) {
+    let mut engines = open_engines(spec, None).unwrap();
+    if slowing {
+        let fault = Fault::SlowerSince(Instant::now());
+        engines.engines = engines.engines.into_iter().map(|e| faulty(e, fault)).collect();
+    }
+    let began = Instant::now();
+    let out = run_on(spec, engines, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+    (out, began.elapsed())
+}
+
+#[test]
+fn a_steady_device_ends_the_run_after_its_first_five_steady_rounds_and_the_results_cover_only_them() {
+    let cap = Duration::from_secs(10);
+    let (out, took) = run_with(&spec(cap, Some(2000.0)), false);
+    let st = out.steady.as_ref().expect("steady-state outcome");
+    assert!(st.reached, "{st:?}");
+    assert!(st.rounds_run >= 5 && st.rounds_run <= 8, "a paced null engine is steady at once: {st:?}");
+    assert!(took < Duration::from_secs(3), "the run ended early, not at its 10 s cap: {took:?}");
+    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    // The window is the last five whole rounds, and the totals are theirs alone.
+    assert_eq!(st.round_s, 0.2);
+    assert!((st.window_end_s - st.window_start_s - 1.0).abs() < 1e-9, "{st:?}");
+    assert!((st.window_end_s - 0.2 * st.rounds_run as f64).abs() < 1e-9, "{st:?}");
+    assert!((out.measured_s - 1.0).abs() < 1e-9);
+    let window_ios: f64 = st.round_iops[st.rounds_run as usize - 5..].iter().map(|r| r * 0.2).sum();
+    assert_eq!(out.totals.ios(), window_ios.round() as u64);
+    assert!((out.totals.ios() as f64 - 2000.0).abs() <= 10.0, "2000 IOPS for 1 s: {}", out.totals.ios());
+    assert!(st.range_pct.unwrap() <= 20.0 && st.slope_pct.unwrap() <= 10.0, "{st:?}");
+}
+
+#[test]
+fn a_device_that_keeps_slowing_runs_to_the_cap_and_reports_its_last_five_rounds() {
+    let (out, _) = run_with(&spec(Duration::from_secs(2), None), true);
+    let st = out.steady.as_ref().expect("steady-state outcome");
+    assert!(!st.reached, "{st:?}");
+    assert_eq!(st.rounds_run, 10, "2 s cap / 0.2 s rounds: {st:?}");
+    assert_eq!((st.window_start_s, st.window_end_s), (1.0, 2.0));
+    assert!(st.round_iops[0] > 2.0 * st.round_iops[9], "the rate fell: {:?}", st.round_iops);
+    assert_eq!(
+        out.warnings,
+        vec!["steady state not reached in 10 rounds; the figures cover the last 5 rounds"]
+    );
+    let window_ios: f64 = st.round_iops[5..].iter().map(|r| r * 0.2).sum();
+    assert_eq!(out.totals.ios(), window_ios.round() as u64);
+}
