@@ -5,8 +5,8 @@ pub mod io;
 pub mod mailbox;
 pub mod oltp;
 pub mod plan;
-pub mod run;
 pub mod report;
+pub mod run;
 
 /// How a command ended, for the exit code.
 pub enum Ending {

@@ -69,8 +69,11 @@ pub fn for_configuration(args: &WorkloadArgs, c: &Configuration, m: &Method) -> 
 }
 
 fn io(a: &IoArgs, c: &Configuration, m: &Method) -> IoArgs {
+    let steady = m.window.as_deref() == Some("steady_state");
+    let round = m.round.unwrap_or(Seconds(Duration::from_secs(60)));
     IoArgs {
         target: Some(c.target.clone()),
+        steady_state: a.steady_state.or(steady.then_some(round)),
         allow_device: c.allow_device,
         runtime: a.runtime.or(m.measure),
         ramp: a.ramp.or(m.warmup),
@@ -111,7 +114,11 @@ fn expected(args: &WorkloadArgs) -> Duration {
     let secs = |s: Option<Seconds>, default: u64| s.map_or(Duration::from_secs(default), |s| s.0);
     let mins = |s: Option<Minutes>, default: u64| s.map_or(Duration::from_secs(default), |s| s.0);
     match args {
-        WorkloadArgs::Io(a) => secs(a.runtime, 30) + secs(a.ramp, 2),
+        // Steady state usually comes within a few rounds of the first five; count eight.
+        WorkloadArgs::Io(a) => match (a.steady_state, a.runtime) {
+            (Some(round), None) => round.0 * 8 + secs(a.ramp, 2),
+            _ => secs(a.runtime, 30) + secs(a.ramp, 2),
+        },
         WorkloadArgs::Oltp(a) => mins(a.run_time, 180) + mins(a.warmup_time, 60),
         // The mailbox warm-up usually ends well before its limit; count half of it.
         WorkloadArgs::Mailbox(a) => secs(a.duration, 7200) + secs(a.max_warmup, 600) / 2,

@@ -63,7 +63,7 @@ fn an_evaluation_repeats_every_workload_on_every_configuration_and_marks_the_med
         assert_eq!(reported.len(), 1);
         assert_eq!(reported[0]["headline"]["value"].as_f64().unwrap(), values[1], "the median is reported");
     }
-    for file in ["plan.toml", "disclosure.json"] {
+    for file in ["plan.toml", "disclosure.json", "report.html", "report.md"] {
         assert!(dir.join(file).is_file(), "{file}");
     }
     let table = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
@@ -161,6 +161,28 @@ fn an_interrupted_evaluation_resumes_without_redoing_finished_runs() {
     for (id, started) in &finished {
         let r = runs(&e).iter().find(|r| r["id"] == id.as_str()).unwrap();
         assert_eq!(r["started_at"].as_str().unwrap(), started, "{id} was run again");
+    }
+}
+
+#[test]
+fn a_steady_state_window_ends_each_io_run_once_the_snia_rule_holds() {
+    let tmp = disk_tempdir();
+    let io = "[[workload]]\nkind = \"io\"\nengine = \"null\"\nrate_iops = 1000\nramp = 0\n";
+    let p =
+        plan(tmp.path(), "repetitions = 1\npower = \"none\"\nwindow = \"steady_state\"\nround = \"1s\"", io);
+    let results = tmp.path().join("results");
+    storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let (dir, e) = evaluation(&results);
+    assert_eq!(e["method"]["window"], "steady_state");
+    assert_eq!(e["method"]["steady_state"]["round_s"], 1.0);
+    for r in runs(&e) {
+        let summary =
+            json(&std::fs::read(dir.join(r["bundle"].as_str().unwrap()).join("summary.json")).unwrap());
+        let steady = &summary["steady_state"];
+        assert_eq!(steady["reached"], true, "{steady}");
+        assert_eq!(steady["rounds_run"], 5, "a paced null engine is steady from the first round: {steady}");
+        let iops = r["headline"]["value"].as_f64().unwrap();
+        assert!((iops - 1000.0).abs() < 30.0, "{iops}");
     }
 }
 

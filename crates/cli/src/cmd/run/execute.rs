@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 use storbench_report::Summary;
+use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 use storbench_report::render::Series;
 
 /// Every run's options as its command would check them, so that a mistake in the last

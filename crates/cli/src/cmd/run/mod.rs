@@ -174,7 +174,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                 rounds: 5,
                 range_pct: 20.0,
                 slope_pct: 10.0,
-                max_rounds: 25,
+                max_rounds: m.measure.map_or(25, |t| (t.0.as_secs_f64() / secs(m.round, 60)).floor() as u32),
             }),
             power_source: power::describe(),
             seed: m.seed.unwrap_or(1),
@@ -231,7 +231,10 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     eprintln!("evaluation: {}", dir.display());
     match super::report::write_report(dir, dir) {
         Ok(files) => files.iter().for_each(|f| eprintln!("report: {}", f.display())),
-        Err(e) => eprintln!("warning: the report could not be written ({e:#}); try storbench report {}", dir.display()),
+        Err(e) => eprintln!(
+            "warning: the report could not be written ({e:#}); try storbench report {}",
+            dir.display()
+        ),
     }
     if !eval.complete {
         eprintln!(
