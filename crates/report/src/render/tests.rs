@@ -25,6 +25,7 @@ fn summary(iops: f64) -> Summary {
         results: Results::Io(IoResults { read, ..IoResults::default() }),
         cpu: Default::default(),
         warnings: vec![],
+        steady_state: None,
     }
 }
 
