@@ -125,6 +125,10 @@ pub struct RunRecord {
     /// Whether this run is its group's reported (median) run.
     pub reported: bool,
     pub error: Option<String>,
+    /// The run's own warnings (steady state not reached, an engine fallback, ...), except the
+    /// missing power source, which the evaluation's notes say once.
+    #[serde(default)]
+    pub warnings: Vec<String>,
     pub started_at: Option<String>,
     pub seconds: Option<f64>,
 }

@@ -54,6 +54,18 @@ pub fn read_bundle(dir: &Path) -> Result<ReportInput> {
     }
 }
 
+/// The evaluation's disclosure is gathered before any database runs; the database part comes
+/// from the first oltp run that recorded one (its version and settings).
+fn fill_database(input: &mut ReportInput, evaluation: &Evaluation, dir: &Path) {
+    let Some(disclosure) = input.disclosure.as_mut().filter(|d| d.database.kind.is_none()) else { return };
+    let from_runs = evaluation.runs.iter().filter(|r| r.kind == "oltp").filter_map(|r| r.bundle.as_ref());
+    if let Some(db) =
+        from_runs.filter_map(|b| read_disclosure(&dir.join(b))).map(|d| d.database).find(|d| d.kind.is_some())
+    {
+        disclosure.database = db;
+    }
+}
+
 fn read_evaluation(dir: &Path) -> Result<ReportInput> {
     let evaluation: Evaluation = read_json(&dir.join("evaluation.json"))?;
     if evaluation.evaluation_version > EVALUATION_VERSION {
@@ -76,6 +88,7 @@ fn read_evaluation(dir: &Path) -> Result<ReportInput> {
                 .push(format!("run {}: {e:#}; its row shows evaluation.json's figures only", run.id)),
         }
     }
+    fill_database(&mut input, &evaluation, dir);
     input.evaluation = evaluation;
     Ok(input)
 }

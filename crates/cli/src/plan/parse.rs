@@ -64,11 +64,13 @@ impl Source<'_> {
         let hint = hint
             .or_else(|| missing.map(|k| format!("add {k} = ... to this table (see `storbench plan init`)")));
         let hint = hint.or_else(|| {
-            message.starts_with("invalid type").then(|| {
-                "sizes and durations are strings or numbers (\"4k\", \"30s\", 30); counts are numbers; \
+            (message.starts_with("invalid type") || message.contains("did not match any variant")).then(
+                || {
+                    "sizes and durations are strings or numbers (\"4k\", \"30s\", 30); counts are numbers; \
                  switches are true or false"
-                    .to_string()
-            })
+                        .to_string()
+                },
+            )
         });
         self.error(e.span().unwrap_or(whole), format!("{what}: {message}"), hint)
     }
@@ -112,17 +114,31 @@ fn check_method(src: &Source, m: &Method, at: Option<&Spanned<DeValue>>) -> Resu
     let span = |key: &str| {
         at.and_then(|v| v.get_ref().as_table()).and_then(|t| t.get(key)).map_or(0..0, |v| v.span())
     };
-    if let Some(w) = m.window.as_deref()
-        && !matches!(w, "fixed" | "steady_state")
-    {
-        let hint = Some("window is \"fixed\" or \"steady_state\"".to_string());
-        return Err(src.error(span("window"), format!("unknown window `{w}`"), hint));
+    m.check().map_err(|(key, message, hint)| src.error(span(key), message, Some(hint.to_string())))
+}
+
+impl Method {
+    /// The values a type cannot rule out; `Err((key, message, hint))`. Also run on the method
+    /// after the command line's overrides.
+    pub fn check(&self) -> Result<(), (&'static str, String, &'static str)> {
+        if let Some(w) = self.window.as_deref()
+            && !matches!(w, "fixed" | "steady_state")
+        {
+            return Err((
+                "window",
+                format!("unknown window `{w}`"),
+                "window is \"fixed\" or \"steady_state\"",
+            ));
+        }
+        if self.repetitions == Some(0) {
+            let hint = "at least 1; 3 (the default) lets the report show the spread";
+            return Err(("repetitions", "repetitions = 0 runs nothing".into(), hint));
+        }
+        if self.round.is_some_and(|r| r.0.is_zero()) {
+            return Err(("round", "round = 0 never ends a round".into(), "give a round such as \"60s\""));
+        }
+        Ok(())
     }
-    if m.repetitions == Some(0) {
-        let hint = Some("at least 1; 3 (the default) lets the report show the spread".to_string());
-        return Err(src.error(span("repetitions"), "repetitions = 0 runs nothing", hint));
-    }
-    Ok(())
 }
 
 fn configurations(
@@ -143,40 +159,58 @@ fn configurations(
     for item in tables(src, value, "[[configuration]]")? {
         let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
         let at = |key: &str| item.get_ref().get(key).map_or(item.span(), |v| v.span());
-        if c.name.is_empty() || !c.name.chars().all(|ch| ch.is_ascii_alphanumeric() || "-_".contains(ch)) {
-            let hint = Some("use letters, digits, - and _ (it names run ids and directories)".into());
-            return Err(src.error(
-                at("name"),
-                format!("configuration name `{}` is not usable", c.name),
-                hint,
-            ));
-        }
+        check_name(src, &c.name, at("name"), "configuration name")?;
         if out.iter().any(|o| o.name == c.name) {
             let hint = Some("give each [[configuration]] its own name".into());
             return Err(src.error(at("name"), format!("configuration `{}` is named twice", c.name), hint));
         }
-        check_target(src, &c, at("target"))?;
+        check_target(src, &c.target, c.allow_device, at("target"))?;
+        if let Some(logs) = &c.log_target {
+            check_target(src, logs, false, at("log_target"))?;
+        }
+        // Absolute, so that a resume from another directory runs on the same storage.
+        let absolute = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let c = Configuration {
+            target: absolute(&c.target),
+            log_target: c.log_target.as_deref().map(absolute),
+            ..c
+        };
         out.push(c);
     }
     Ok(out)
 }
 
-fn check_target(src: &Source, c: &Configuration, span: Range<usize>) -> Result<(), PlanError> {
+/// Names become run ids and directory names: letters, digits, `-`, `_` and `.` only.
+fn check_name(src: &Source, name: &str, span: Range<usize>, what: &str) -> Result<(), PlanError> {
+    let usable = |ch: char| ch.is_ascii_alphanumeric() || "-_.".contains(ch);
+    if name.is_empty() || name.starts_with('.') || !name.chars().all(usable) {
+        let hint = Some("use letters, digits, -, _ and . (it names run ids and directories)".into());
+        return Err(src.error(span, format!("{what} `{name}` is not usable"), hint));
+    }
+    Ok(())
+}
+
+fn check_target(
+    src: &Source,
+    path: &std::path::Path,
+    allow_device: bool,
+    span: Range<usize>,
+) -> Result<(), PlanError> {
     use std::os::unix::fs::FileTypeExt;
-    let meta = std::fs::metadata(&c.target).map_err(|e| {
+    let meta = std::fs::metadata(path).map_err(|e| {
         let hint =
             Some("create the directory first (mount the storage under test there), or fix the path".into());
-        src.error(span.clone(), format!("target {}: {e}", c.target.display()), hint)
+        src.error(span.clone(), format!("{}: {e}", path.display()), hint)
     })?;
     let device = meta.file_type().is_block_device();
     if !(meta.is_dir() || device) {
         let hint = Some("a configuration's target is the directory its files go in (or a device)".into());
-        return Err(src.error(span, format!("target {} is not a directory", c.target.display()), hint));
+        return Err(src.error(span, format!("{} is not a directory", path.display()), hint));
     }
-    if device && !c.allow_device {
+    if device && !allow_device {
         let hint =
             Some("add allow_device = true to the configuration; its contents will be overwritten".into());
-        return Err(src.error(span, format!("target {} is a block device", c.target.display()), hint));
+        return Err(src.error(span, format!("{} is a block device", path.display()), hint));
     }
     Ok(())
 }
@@ -218,6 +252,9 @@ fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, Plan
     })?;
     let kind = string(src, kind_value, "kind")?;
     let label = t.get("label").map(|v| string(src, v, "label")).transpose()?;
+    if let (Some(l), Some(v)) = (&label, t.get("label")) {
+        check_name(src, l, v.span(), "label")?;
+    }
     let mut options = t.clone();
     for k in OWN_KEYS {
         options.remove(k);
@@ -277,6 +314,13 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
     if a.profile.as_deref() != Some("sqlio") {
         let hint = Some("the profile sets are: sqlio".into());
         return Err(src.error(at, format!("unknown profile `{}`", a.profile.as_deref().unwrap_or("")), hint));
+    }
+    let swept = t.get("sweep").and_then(|v| v.get_ref().as_table()).and_then(|s| s.iter().next());
+    if let Some((k, _)) =
+        swept.filter(|(k, _)| ["rw", "bs", "iodepth", "rwmix_read"].contains(&k.get_ref().as_ref()))
+    {
+        let hint = Some("sweep another option, or describe the job yourself without `profile`".into());
+        return Err(src.error(k.span(), format!("`{}` is set by the sqlio profile set", k.get_ref()), hint));
     }
     for key in ["rw", "bs", "iodepth", "rwmix_read"] {
         if let Some(v) = t.get(key) {
@@ -354,8 +398,24 @@ fn sweep_of<'i>(
     if OWN_KEYS.contains(&key.get_ref().as_ref()) {
         return Err(src.error(key.span(), format!("`{}` cannot be swept", key.get_ref()), hint()));
     }
+    if key.get_ref() == "profile" {
+        let hint = Some("give each profile set its own [[workload]]".into());
+        return Err(src.error(key.span(), "`profile` cannot be swept", hint));
+    }
     match values.get_ref().as_array() {
-        Some(list) if !list.is_empty() => Ok((key.clone(), list.iter().cloned().collect())),
+        Some(list) if !list.is_empty() => {
+            for (i, v) in list.iter().enumerate() {
+                if list[..i].iter().any(|w| json_of(w.get_ref()) == json_of(v.get_ref())) {
+                    let hint = Some("give each value once: each is one point of the curve".into());
+                    return Err(src.error(
+                        v.span(),
+                        format!("sweep {} repeats a value", key.get_ref()),
+                        hint,
+                    ));
+                }
+            }
+            Ok((key.clone(), list.iter().cloned().collect()))
+        }
         _ => {
             Err(src.error(values.span(), format!("sweep {} is not a list of values", key.get_ref()), hint()))
         }

@@ -38,7 +38,7 @@ fn the_quick_plan_runs_the_sqlio_set_oltp_and_mailbox_three_times_here() {
                 (a.rw.as_deref(), a.bs.as_deref(), a.iodepth),
                 (Some("randread"), Some("8192"), Some(4))
             );
-            assert_eq!(a.target.as_deref(), Some(std::path::Path::new(".")));
+            assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
             assert!(a.profile.is_none());
         }
         other => panic!("{other:?}"),
@@ -166,4 +166,35 @@ fn plan_init_documents_every_key_and_parses_once_targets_exist() {
     let plan = parse("example", &text).unwrap();
     assert_eq!(plan.configurations.len(), 2);
     assert!(plan.workloads.iter().any(|w| w.label == "randread-depth" && w.points.len() == 6));
+}
+
+#[test]
+fn labels_sweeps_and_log_targets_that_would_misfile_runs_are_refused() {
+    let io = "[[workload]]\nkind = \"io\"\n";
+    let (_tmp, text) = plan_with(&format!("{io}label = \"../../x\"\n"));
+    assert!(error(&text).message.contains("label `../../x` is not usable"));
+    let (_tmp, text) = plan_with(&format!("{io}sweep = {{ iodepth = [4, 4] }}\n"));
+    let e = error(&text);
+    assert!(e.message.contains("repeats a value") && e.column == 25, "{e}");
+    let (_tmp, text) = plan_with(&format!("{io}profile = \"sqlio\"\nsweep = {{ iodepth = [1, 4] }}\n"));
+    assert!(error(&text).message.contains("`iodepth` is set by the sqlio profile set"));
+    let (_tmp, text) = plan_with(&format!("{io}sweep = {{ profile = [\"sqlio\"] }}\n"));
+    assert!(error(&text).message.contains("`profile` cannot be swept"));
+    let (_tmp, a, _) = dirs();
+    let text = format!("[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\nlog_target = \"/no/logs\"\n{io}");
+    let e = error(&text);
+    assert_eq!((e.line, e.column), (4, 14), "{e}");
+}
+
+#[test]
+fn targets_are_made_absolute_and_the_method_is_checked_after_overrides() {
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\n");
+    let plan = parse("plan.toml", &text).unwrap();
+    assert!(plan.configurations.iter().all(|c| c.target.is_absolute()));
+    let quick = parse("quick", QUICK_PLAN).unwrap();
+    assert_eq!(quick.configurations[0].target, std::env::current_dir().unwrap().canonicalize().unwrap());
+    let bad = Method { window: Some("steady".into()), ..Method::default() };
+    assert_eq!(plan.method.clone().overridden_by(&bad).check().unwrap_err().0, "window");
+    let none = Method { repetitions: Some(0), ..Method::default() };
+    assert_eq!(plan.method.overridden_by(&none).check().unwrap_err().0, "repetitions");
 }

@@ -108,6 +108,13 @@ fn a_bad_plan_is_refused_with_its_line_and_nothing_runs() {
     refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "1000");
     assert!(!results.exists());
     refused(storbench().args(["run", "/no/such/plan.toml"]), "plan init");
+    // Options on the command line are checked as the plan's are.
+    let p = plan(tmp.path(), "", SMALL_IO);
+    refused(
+        storbench().arg("run").arg(&p).args(["--window", "steady"]).arg("--output-dir").arg(&results),
+        "unknown window",
+    );
+    assert!(!results.exists());
 }
 
 #[test]

@@ -111,16 +111,20 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
         return vec![Finding { text, claim: false }];
     }
     let (verb, word) = if higher { ("delivered", "more") } else { ("needed", "less") };
-    let few = if a.1.n < 2 || b.1.n < 2 { " One run each: the run-to-run spread is unknown." } else { "" };
+    // Ranges of one or two runs fail to overlap by chance too often (1 in 3 for two runs of
+    // the same distribution) to carry a claim.
+    let few = a.1.n < 3 || b.1.n < 3;
+    let caveat =
+        if few { " Fewer than 3 runs each cannot tell this from chance: repeat to confirm." } else { "" };
     let text = format!(
-        "{} {verb} {} {word} {metric} than {} on {place}: {figures} (medians of {} and {} runs).{few}",
+        "{} {verb} {} {word} {metric} than {} on {place}: {figures} (medians of {} and {} runs).{caveat}",
         ga.configuration,
         pct(d.pct),
         gb.configuration,
         a.1.n,
         b.1.n,
     );
-    let mut out = vec![Finding { text, claim: true }];
+    let mut out = vec![Finding { text, claim: !few }];
     out.extend(power(ga, gb, &metric));
     out
 }

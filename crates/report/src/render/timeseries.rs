@@ -77,6 +77,16 @@ impl Series {
     }
 
     /// The mean of the named column over the measured rows that have a value.
+    /// Mean of `name` over the rows whose interval ends in `(from_s, to_s]` (a few ms of slack
+    /// for the interval clock).
+    pub fn mean_between(&self, name: &str, from_s: f64, to_s: f64) -> Option<f64> {
+        let column = self.column(name)?;
+        let inside = |t: f64| t > from_s + 1e-3 && t <= to_s + 1e-3;
+        let values: Vec<f64> =
+            column.iter().zip(&self.t_s).filter(|(_, t)| inside(**t)).filter_map(|(v, _)| *v).collect();
+        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+    }
+
     pub fn measured_mean(&self, name: &str) -> Option<f64> {
         let column = self.column(name)?;
         let values: Vec<f64> =

@@ -26,6 +26,12 @@ pub fn run(c: Box<MailboxCommand>, stop: &StopFlag) -> Result<Ending> {
     }
 }
 
+/// The options and the room they need, checked before anything is written (an evaluation
+/// checks every run this way before the first one).
+pub fn check(a: &MailboxArgs) -> Result<()> {
+    check_space(&validate::validate(a)?)
+}
+
 fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
     let plan = validate::validate(a)?;
     if plan.tune {

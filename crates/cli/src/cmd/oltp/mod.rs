@@ -11,7 +11,7 @@ use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::sync::Arc;
-use storbench_bench::db::{Database, LoadProgress, sqlite::Sqlite};
+use storbench_bench::db::{Database, DbErrorKind, LoadProgress, sqlite::Sqlite};
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::datagen::DataSet;
@@ -37,11 +37,12 @@ pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
 /// evaluation's first oltp run on a configuration loads it, later ones reset to it.
 pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
     let size = a.db_size.clone().unwrap_or_else(|| DEFAULT_DB_SIZE.to_string());
-    let counts = db_size(&size)?.counts();
+    db_size(&size)?;
     for (i, db) in open_databases(&a.db)?.iter().enumerate() {
-        let shape = db.shape().ok();
-        if shape.is_some_and(|s| s.customers == counts.customers && s.products == counts.products) {
-            continue;
+        // Only an absent data set is loaded; one of another size was refused by the plan check.
+        match db.shape() {
+            Err(e) if e.kind == DbErrorKind::Missing => {}
+            _ => continue,
         }
         let one = DbArgs {
             backend: a.db.backend,
@@ -51,6 +52,31 @@ pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
         let load_args = OltpLoadArgs { db: one, db_size: size.clone(), ds2: false, seed: 1 };
         if !matches!(load(&load_args, stop)?, Ending::Ok) {
             break;
+        }
+    }
+    Ok(())
+}
+
+/// What an evaluation's oltp runs will find, checked before anything runs: each database is
+/// reachable and either not loaded yet (the first run loads it) or loaded at the plan's size;
+/// a data set of another size is never replaced unasked.
+pub fn check_loadable(a: &OltpRunArgs) -> Result<()> {
+    let size = a.db_size.clone().unwrap_or_else(|| DEFAULT_DB_SIZE.to_string());
+    let counts = db_size(&size)?.counts();
+    for db in open_databases(&a.db)? {
+        match db.shape() {
+            Ok(s) if s.customers != counts.customers || s.products != counts.products => bail!(
+                "{} holds a DVD Store data set of {} customers, not the {size} the plan asks for ({} customers); \
+                 set db_size to the size it was loaded at, or remove it to have it loaded at {size}",
+                db.describe(),
+                s.customers,
+                counts.customers
+            ),
+            Ok(_) => {}
+            Err(e) if e.kind == DbErrorKind::Missing => {}
+            Err(e) => {
+                return Err(anyhow::anyhow!("{e}")).with_context(|| format!("reaching {}", db.describe()));
+            }
         }
     }
     Ok(())

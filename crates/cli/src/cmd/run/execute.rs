@@ -1,7 +1,7 @@
 //! One run of an evaluation: checks before anything runs, preconditioning, then settle, idle
 //! power, the workload's own command into `runs/<id>/`, and its figures read back.
 
-use crate::args::{IoArgs, MailboxCommand, OltpCommand};
+use crate::args::{EngineArg, IoArgs, MailboxCommand, OltpCommand};
 use crate::cmd::{self, Ending};
 use crate::plan::expand::{self, PlannedRun};
 use crate::plan::{Configuration, Plan, WorkloadArgs};
@@ -22,13 +22,19 @@ pub fn check_all(plan: &Plan) -> Result<()> {
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
         let checked = match &run.args {
             WorkloadArgs::Io(a) => cmd::io::check(a).map(drop),
-            WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a),
-            WorkloadArgs::Mailbox(a) => cmd::mailbox::validate::validate(a).map(drop),
+            WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a).and_then(|()| cmd::oltp::check_loadable(a)),
+            WorkloadArgs::Mailbox(a) => cmd::mailbox::check(a),
         };
         let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
         checked.with_context(|| {
             format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
         })?;
+    }
+    for i in 0..plan.configurations.len() {
+        if let Some(args) = precondition_args(plan, i) {
+            cmd::io::check(&args)
+                .with_context(|| format!("in the plan, preconditioning {}", plan.configurations[i].name))?;
+        }
     }
     Ok(())
 }
@@ -50,39 +56,41 @@ pub fn pending(plan: &Plan, run: &PlannedRun) -> RunRecord {
     }
 }
 
-/// Before a configuration's first io run: sequential 128 KiB writes over its io file
-/// `passes` times (the io command creates the file first if it is missing).
-pub fn precondition(
-    plan: &Plan,
-    first: &PlannedRun,
-    c: &Configuration,
-    dir: &Path,
-    stop: &StopFlag,
-) -> Result<()> {
-    let passes = plan.method.precondition.unwrap_or(0);
-    let io =
-        expand::runs(plan).into_iter().find(|r| r.configuration == first.configuration).and_then(|r| match r
-            .args
-        {
-            WorkloadArgs::Io(a) => Some(a),
-            _ => None,
-        });
-    let (Some(io), true) = (io, passes > 0) else { return Ok(()) };
-    let size = io.size.map_or(cmd::io::validate::DEFAULT_SIZE, |s| s.0);
-    eprintln!("preconditioning {}: {passes} sequential pass(es) of 128 KiB writes", c.name);
-    let args = IoArgs {
+/// The preconditioning job of configuration `ci`: sequential 128 KiB writes over the whole of
+/// its io target (file or device), `precondition` times; None without passes or an io workload.
+pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
+    let passes = plan.method.precondition.filter(|&p| p > 0)?;
+    let io = expand::runs(plan).into_iter().find_map(|r| match r.args {
+        WorkloadArgs::Io(a) if r.configuration == ci && a.engine != Some(EngineArg::Null) => Some(a),
+        _ => None,
+    })?;
+    let whole = cmd::io::check(&io).ok().and_then(|(_, target)| target.map(|t| t.size));
+    let size = whole.unwrap_or_else(|| io.size.map_or(cmd::io::validate::DEFAULT_SIZE, |s| s.0));
+    Some(IoArgs {
         rw: Some("write".into()),
         bs: Some("128k".into()),
         iodepth: Some(16),
+        workers: Some(1),
         runtime: None,
         ramp: Some(Seconds(Duration::ZERO)),
         io_size: Some(ByteSize(size * u64::from(passes))),
+        steady_state: None,
         rate_iops: None,
         rate_bw: None,
         verify: false,
         ..(*io).clone()
-    };
-    let mut args = args;
+    })
+}
+
+/// Runs configuration `ci`'s preconditioning job, if the plan asks for one.
+pub fn precondition(plan: &Plan, ci: usize, dir: &Path, stop: &StopFlag) -> Result<()> {
+    let Some(mut args) = precondition_args(plan, ci) else { return Ok(()) };
+    let c = &plan.configurations[ci];
+    eprintln!(
+        "preconditioning {}: {} pass(es) of sequential 128 KiB writes",
+        c.name,
+        plan.method.precondition.unwrap_or(0)
+    );
     args.out.output_dir = Some(dir.join("precondition").join(&c.name));
     args.out.name = Some(format!("precondition-{}", c.name));
     args.out.quiet = true;
@@ -186,8 +194,15 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
         record.status = RunStatus::Interrupted;
     }
     record.headline = ev::headline(&summary);
+    record.warnings =
+        summary.warnings.iter().filter(|w| !w.starts_with("no power source")).cloned().collect();
     let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap_or_default();
-    record.active_watts = Series::parse(&csv).ok().and_then(|t| t.measured_mean("power_watts"));
+    let series = Series::parse(&csv).ok();
+    // Power over the seconds the headline covers: the steady-state window when there is one.
+    record.active_watts = match &summary.steady_state {
+        Some(w) => series.and_then(|t| t.mean_between("power_watts", w.window_start_s, w.window_end_s)),
+        None => series.and_then(|t| t.measured_mean("power_watts")),
+    };
     record.per_watt = match (&record.headline, record.active_watts) {
         (Some(h), Some(w)) => storbench_bench::monitor::power::perf_per_watt(h.value, w),
         _ => None,

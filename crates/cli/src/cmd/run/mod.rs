@@ -54,7 +54,7 @@ fn fresh(a: &RunArgs) -> Result<Start> {
         None => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
     };
     let mut plan = plan::parse::parse(&file, &text)?;
-    plan.method = plan.method.overridden_by(&a.method);
+    plan.method = checked(plan.method.overridden_by(&a.method))?;
     execute::check_all(&plan)?;
     Ok(Start { plan, text, dir: None, previous: None })
 }
@@ -74,9 +74,17 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
         .with_context(|| format!("{} is not an evaluation", dir.join(EVALUATION_JSON).display()))?;
     let saved: plan::Method = serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
     let mut plan = plan::parse::parse(&dir.join(PLAN_COPY).display().to_string(), &text)?;
-    plan.method = plan.method.overridden_by(&saved).overridden_by(&a.method);
+    plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
     execute::check_all(&plan)?;
     Ok(Start { plan, text, dir: Some(dir.to_path_buf()), previous: Some(previous) })
+}
+
+/// The method once the command line's options are in.
+fn checked(m: plan::Method) -> Result<plan::Method> {
+    match m.check() {
+        Ok(()) => Ok(m),
+        Err((key, message, hint)) => bail!("{message} (--{}); {hint}", key.replace('_', "-")),
+    }
 }
 
 /// `<output dir>/<time>-<name>/` with the plan, the command-line overrides and the system's
@@ -112,8 +120,8 @@ fn evaluate(plan: &Plan, dir: &Path, previous: Option<Evaluation>, stop: &StopFl
     for &i in &todo {
         let run = &runs[i];
         let config = &plan.configurations[run.configuration];
-        if !preconditioned[run.configuration] {
-            execute::precondition(plan, run, config, dir, stop)?;
+        if run.args.kind() == "io" && !preconditioned[run.configuration] {
+            execute::precondition(plan, run.configuration, dir, stop)?;
             preconditioned[run.configuration] = true;
         }
         if stop.is_stopped() {
@@ -202,6 +210,9 @@ fn notes(eval: &Evaluation) -> Vec<String> {
                 .to_string(),
         );
     }
+    for r in &eval.runs {
+        notes.extend(r.warnings.iter().map(|w| format!("run {}: {w}", r.id)));
+    }
     for r in eval.runs.iter().filter(|r| matches!(r.status, RunStatus::Failed | RunStatus::CheckFailed)) {
         let why = r.error.as_deref().unwrap_or("its pass/fail check failed");
         notes.push(format!("run {} {}: {why}", r.id, status_word(r.status)));
@@ -245,7 +256,13 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     if stop.is_stopped() {
         return Ok(Ending::Interrupted);
     }
-    let failed = eval.runs.iter().any(|r| matches!(r.status, RunStatus::CheckFailed | RunStatus::Failed));
+    if eval.runs.iter().any(|r| r.status == RunStatus::Failed) {
+        bail!(
+            "{} run(s) failed (see the notes above and evaluation.json)",
+            eval.runs.iter().filter(|r| r.status == RunStatus::Failed).count()
+        );
+    }
+    let failed = eval.runs.iter().any(|r| r.status == RunStatus::CheckFailed);
     Ok(if failed { Ending::CheckFailed } else { Ending::Ok })
 }
 
