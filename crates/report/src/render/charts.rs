@@ -78,8 +78,11 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     let mut out = Vec::new();
     for g in input.evaluation.groups() {
         let Some(run) = g.reported() else { continue };
-        let Some(series) = input.runs.get(&run.id).and_then(|d| d.series.as_ref()) else { continue };
-        let charts = of(series);
+        let Some(data) = input.runs.get(&run.id) else { continue };
+        let Some(series) = data.series.as_ref() else { continue };
+        // Under steady state only the last rounds count: shade those.
+        let steady = data.summary.steady_state.as_ref().map(|w| (w.window_start_s, w.window_end_s));
+        let charts = of(series, steady.or_else(|| series.measure_window()));
         if charts.is_empty() {
             continue;
         }
@@ -87,7 +90,8 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
             out.push(Block::Heading(2, "Per second".into()));
             out.push(Block::Para(
                 "Each group's reported run, second by second; the shaded band is the measured \
-                 phase (warm-up before it and verification after it are not counted)."
+                 phase that counts (warm-up before it, verification after it, and under steady state the \
+                 rounds before the steady window are not counted)."
                     .into(),
             ));
         }
@@ -101,11 +105,11 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
 }
 
 /// The charts a series has columns for.
-pub(super) fn of(series: &Series) -> Vec<Chart> {
-    SPECS.iter().filter_map(|spec| chart(series, spec)).collect()
+pub(super) fn of(series: &Series, shade: Option<(f64, f64)>) -> Vec<Chart> {
+    SPECS.iter().filter_map(|spec| chart(series, spec, shade)).collect()
 }
 
-fn chart(series: &Series, spec: &Spec) -> Option<Chart> {
+fn chart(series: &Series, spec: &Spec, shade: Option<(f64, f64)>) -> Option<Chart> {
     let lines: Vec<Line> = spec
         .columns
         .iter()
@@ -121,7 +125,7 @@ fn chart(series: &Series, spec: &Spec) -> Option<Chart> {
         x_label: "seconds since the run started".into(),
         y_label: spec.unit.into(),
         lines,
-        shade: series.measure_window(),
+        shade,
         x_start: Some(0.0),
         ..Chart::default()
     })

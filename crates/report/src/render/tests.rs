@@ -224,7 +224,7 @@ fn two_single_runs_of_one_kind_compare_directly() {
 #[test]
 fn oltp_and_mailbox_series_get_their_own_charts() {
     let titles = |csv: &str| -> Vec<String> {
-        charts::of(&Series::parse(csv).unwrap()).into_iter().map(|c| c.title).collect()
+        charts::of(&Series::parse(csv).unwrap(), None).into_iter().map(|c| c.title).collect()
     };
     let oltp =
         titles("t_s,phase,opm,order_rt_p50_ms,order_rt_p99_ms,cpu_user_pct\n1,measure,6000,2.5,9.1,40\n");
