@@ -42,6 +42,13 @@ pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
     Ok((v, plan))
 }
 
+/// Creates and fills the target file if it is missing, without running a job: an evaluation
+/// does this before its idle window, so the fill's writes are not in the run's idle power.
+pub fn prepare_target(args: &IoArgs, stop: &StopFlag) -> Result<()> {
+    let (v, plan) = check(args)?;
+    plan.map(|p| prepare(&p, &v, stop)).transpose().map(drop)
+}
+
 fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> {
     let seed = v.jobs[0].spec.seed;
     let bar = output::fill_bar(plan.size, &format!("filling {}", plan.path.display()));

@@ -102,6 +102,11 @@ pub fn precondition(plan: &Plan, ci: usize, dir: &Path, stop: &StopFlag) -> Resu
 pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &StopFlag) -> RunRecord {
     let mut record = pending(plan, run);
     record.started_at = Some(jiff::Timestamp::now().to_string());
+    if let Err(e) = prepare(run, stop) {
+        record.error = Some(format!("{e:#}"));
+        record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
+        return record;
+    }
     let device = resolve_device(&c.target).ok().flatten().map(|d| d.name);
     if !matches!(run.args, WorkloadArgs::Oltp(_)) {
         // oltp settles itself, after its reset to the loaded state.
@@ -134,6 +139,16 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
     record
 }
 
+/// What a run needs in place before the settle and idle window: the io file created and
+/// filled, the oltp database loaded (mailbox databases are created by each run itself).
+fn prepare(run: &PlannedRun, stop: &StopFlag) -> Result<()> {
+    match &run.args {
+        WorkloadArgs::Io(a) => cmd::io::prepare_target(a, stop),
+        WorkloadArgs::Oltp(a) => cmd::oltp::ensure_loaded(a, stop),
+        WorkloadArgs::Mailbox(_) => Ok(()),
+    }
+}
+
 /// The workload's own command, writing its bundle under `run_dir`.
 fn launch(run: &PlannedRun, run_dir: &Path, stop: &StopFlag) -> Result<Ending> {
     let place = |out: &mut crate::args::OutputArgs| {
@@ -148,10 +163,6 @@ fn launch(run: &PlannedRun, run_dir: &Path, stop: &StopFlag) -> Result<Ending> {
         }
         WorkloadArgs::Oltp(mut a) => {
             place(&mut a.out);
-            cmd::oltp::ensure_loaded(&a, stop)?;
-            if stop.is_stopped() {
-                return Ok(Ending::InterruptedBeforeRun);
-            }
             cmd::oltp::run(OltpCommand::Run(a), stop)
         }
         WorkloadArgs::Mailbox(mut a) => {

@@ -240,6 +240,7 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
         eprintln!("note: {n}");
     }
     eprintln!("evaluation: {}", dir.display());
+    say_what_stays(eval);
     match super::report::write_report(dir, dir) {
         Ok(files) => files.iter().for_each(|f| eprintln!("report: {}", f.display())),
         Err(e) => eprintln!(
@@ -264,6 +265,23 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     }
     let failed = eval.runs.iter().any(|r| r.status == RunStatus::CheckFailed);
     Ok(if failed { Ending::CheckFailed } else { Ending::Ok })
+}
+
+/// The data files the workloads keep for the next evaluation to reuse, so the user knows
+/// what to delete.
+fn say_what_stays(eval: &Evaluation) {
+    const KEPT: [&str; 3] = ["storbench-io.dat", "storbench-ds3.db", "storbench-ds3.db.pristine"];
+    for c in &eval.configurations {
+        let here: Vec<String> = KEPT
+            .iter()
+            .map(|f| Path::new(&c.target).join(f))
+            .filter_map(|p| std::fs::metadata(&p).ok().map(|m| (p, m.len())))
+            .map(|(p, len)| format!("{} ({})", p.display(), crate::units::human_bytes(len)))
+            .collect();
+        if !here.is_empty() {
+            eprintln!("kept for later runs (delete when done): {}", here.join(", "));
+        }
+    }
 }
 
 /// Seconds as a short duration for progress lines.
