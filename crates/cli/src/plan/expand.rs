@@ -34,7 +34,12 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
                 for (ci, c) in plan.configurations.iter().enumerate() {
                     let point =
                         sweep.as_ref().map(|(k, v)| format!(".{k}-{}", value_text(v))).unwrap_or_default();
-                    let args = for_configuration(args, c, &plan.method);
+                    let mut args = for_configuration(args, c, &plan.method);
+                    if let (Some((key, n)), WorkloadArgs::Oltp(a)) = (sweep, &mut args)
+                        && key == super::parse::TARGETS
+                    {
+                        a.db.url.truncate(n.as_u64().unwrap_or(1) as usize);
+                    }
                     out.push(PlannedRun {
                         id: format!("{}.{}{point}.r{repetition}", w.label, c.name),
                         workload: w.label.clone(),

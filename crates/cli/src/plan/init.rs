@@ -144,7 +144,9 @@ n_threads = 16
 run_time = "10m"
 warmup_time = "2m"
 
-# The Exchange mailbox workload, judged by Jetstress's thresholds.
+# The Exchange mailbox workload, judged by Jetstress's thresholds. A sweep may also count
+# targets: sweep = { targets = [1, 2, 4] } runs 1, 2 and 4 databases (for oltp: the first N
+# of the configuration's urls).
 [[workload]]
 kind = "mailbox"
 mailboxes = 200

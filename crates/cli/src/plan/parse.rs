@@ -290,7 +290,11 @@ fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, Plan
         Some((key, values)) => {
             for v in values {
                 let mut opts = options.clone();
-                opts.insert(key.clone(), v.clone());
+                if key.get_ref() == TARGETS {
+                    targets_point(src, &kind, key, v, &mut opts)?;
+                } else {
+                    opts.insert(key.clone(), v.clone());
+                }
                 let point = (key.get_ref().to_string(), json_of(v.get_ref()));
                 points.push((Some(point), build(&opts, v.span())?));
             }
@@ -306,6 +310,34 @@ fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, Plan
         }
         _ => vec![workload],
     })
+}
+
+/// The sweep key for the number of targets: an oltp workload uses the first N of the
+/// configuration's `url`s, a mailbox workload N databases.
+pub const TARGETS: &str = "targets";
+
+fn targets_point<'i>(
+    src: &Source,
+    kind: &str,
+    key: &Spanned<toml::de::DeString<'i>>,
+    v: &Spanned<DeValue<'i>>,
+    opts: &mut DeTable<'i>,
+) -> Result<(), PlanError> {
+    if !matches!(json_of(v.get_ref()).as_i64(), Some(n) if n >= 1) {
+        let hint = Some("targets are counted: sweep = { targets = [1, 2, 4] }".into());
+        return Err(src.error(v.span(), "a number of targets is a whole number of at least 1", hint));
+    }
+    match kind {
+        "mailbox" => {
+            opts.insert(Spanned::new(key.span(), "databases".into()), v.clone());
+            Ok(())
+        }
+        "oltp" => Ok(()),
+        _ => {
+            let hint = Some("sweep targets in an oltp workload (its configuration's urls) or a mailbox workload (databases); an io workload sweeps workers or iodepth".into());
+            Err(src.error(key.span(), "an io workload has one target", hint))
+        }
+    }
 }
 
 /// `profile = "sqlio"`: one workload per profile, labelled `<label or profile>-<profile>`.

@@ -198,3 +198,31 @@ fn targets_are_made_absolute_and_the_method_is_checked_after_overrides() {
     let none = Method { repetitions: Some(0), ..Method::default() };
     assert_eq!(plan.method.overridden_by(&none).check().unwrap_err().0, "repetitions");
 }
+
+#[test]
+fn a_sweep_over_targets_uses_more_databases() {
+    let (tmp, a, _) = dirs();
+    let text = format!(
+        "[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\nurl = [\"postgres://h1/d\", \"postgres://h2/d\"]\n\
+         [[workload]]\nkind = \"oltp\"\nsweep = {{ targets = [1, 2] }}\n\
+         [[workload]]\nkind = \"mailbox\"\nsweep = {{ targets = [1, 4] }}\n[method]\nrepetitions = 1\n"
+    );
+    let plan = parse("plan.toml", &text).unwrap();
+    let shapes: Vec<String> = runs(&plan)
+        .iter()
+        .map(|r| match &r.args {
+            WorkloadArgs::Oltp(o) => format!("{} urls", o.db.url.len()),
+            WorkloadArgs::Mailbox(m) => format!("{} databases", m.databases.unwrap()),
+            WorkloadArgs::Io(_) => String::new(),
+        })
+        .collect();
+    assert_eq!(shapes, ["1 urls", "2 urls", "1 databases", "4 databases"]);
+    assert!(runs(&plan)[1].id.ends_with(".targets-2.r1"));
+    let io = format!(
+        "[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\n[[workload]]\nkind = \"io\"\nsweep = {{ targets = [1, 2] }}\n"
+    );
+    assert!(error(&io).message.contains("an io workload has one target"));
+    let zero = text.replace("targets = [1, 4]", "targets = [0]");
+    assert!(error(&zero).message.contains("at least 1"));
+    drop(tmp);
+}

@@ -7,7 +7,7 @@ use crate::plan::expand::{self, PlannedRun};
 use crate::plan::{Configuration, Plan, WorkloadArgs};
 use crate::power;
 use crate::units::{ByteSize, Seconds};
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::monitor::resolve_device;
@@ -20,6 +20,19 @@ use storbench_report::render::Series;
 /// workload stops the evaluation before the first run, not hours into it.
 pub fn check_all(plan: &Plan) -> Result<()> {
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
+        let c = &plan.configurations[run.configuration];
+        if let (Some((key, n)), WorkloadArgs::Oltp(_)) = (&run.sweep, &run.args)
+            && key == crate::plan::parse::TARGETS
+            && n.as_u64().unwrap_or(0) as usize > c.url.len()
+        {
+            bail!(
+                "in the plan, workload {} sweeps targets = {n}, but configuration {} has {} url(s); \
+                 give it at least {n} database servers in `url`",
+                run.workload,
+                c.name,
+                c.url.len()
+            );
+        }
         let checked = match &run.args {
             WorkloadArgs::Io(a) => cmd::io::check(a).map(drop),
             WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a).and_then(|()| cmd::oltp::check_loadable(a)),
