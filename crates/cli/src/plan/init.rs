@@ -2,7 +2,7 @@
 //! the option it sets (the same text `--help` shows), so the example cannot drift from the code.
 
 use super::Method;
-use super::parse::keys_of;
+use super::parse::{IO_RESERVED, MAILBOX_RESERVED, NOT_PLAN_KEYS, OLTP_RESERVED, keys_of};
 use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
 use clap::Args;
 
@@ -16,30 +16,15 @@ pub fn example() -> String {
     ));
     s.push_str(BODY);
     for (kind, text) in [
-        ("io", documented::<IoArgs>(&IO_RESERVED, &[])),
-        ("oltp", documented::<OltpRunArgs>(&OLTP_RESERVED, &[])),
-        ("mailbox", documented::<MailboxArgs>(&MAILBOX_RESERVED, &[])),
+        ("io", documented::<IoArgs>(&[&IO_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
+        ("oltp", documented::<OltpRunArgs>(&[&OLTP_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
+        ("mailbox", documented::<MailboxArgs>(&[&MAILBOX_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
     ] {
         s.push_str(&format!("\n# ---- Every key of a kind = \"{kind}\" workload ----\n"));
         s.push_str(&text);
     }
     s
 }
-
-const IO_RESERVED: [&str; 7] = ["target", "allow_device", "force", "name", "output_dir", "json", "power"];
-const OLTP_RESERVED: [&str; 10] = [
-    "path",
-    "url",
-    "backend",
-    "no_reset",
-    "name",
-    "output_dir",
-    "json",
-    "power",
-    "out_filename",
-    "config_file",
-];
-const MAILBOX_RESERVED: [&str; 6] = ["target", "log_target", "name", "output_dir", "json", "power"];
 
 /// Each key of `T` as a comment block: its help text, then the key, commented out unless
 /// `set` gives it a value.

@@ -240,6 +240,11 @@ fn workloads(
     Ok(out)
 }
 
+/// Options that belong to the configuration, not the workload: where the data goes.
+pub const IO_RESERVED: [&str; 3] = ["target", "allow_device", "force"];
+pub const OLTP_RESERVED: [&str; 4] = ["path", "url", "backend", "no_reset"];
+pub const MAILBOX_RESERVED: [&str; 2] = ["target", "log_target"];
+
 /// Keys a workload table holds besides its command's options.
 const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];
 
@@ -262,20 +267,12 @@ fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, Plan
     let sweep = t.get("sweep").map(|v| sweep_of(src, v)).transpose()?;
     let build = |opts: &DeTable, span: Range<usize>| -> Result<WorkloadArgs, PlanError> {
         match kind.as_str() {
-            "io" => args::<IoArgs>(src, opts, span, "an io workload", &["target", "allow_device", "force"])
+            "io" => args::<IoArgs>(src, opts, span, "an io workload", &IO_RESERVED)
                 .map(|a| WorkloadArgs::Io(Box::new(a))),
-            "oltp" => args::<OltpRunArgs>(
-                src,
-                opts,
-                span,
-                "an oltp workload",
-                &["path", "url", "backend", "no_reset"],
-            )
-            .map(|a| WorkloadArgs::Oltp(Box::new(a))),
-            "mailbox" => {
-                args::<MailboxArgs>(src, opts, span, "a mailbox workload", &["target", "log_target"])
-                    .map(|a| WorkloadArgs::Mailbox(Box::new(a)))
-            }
+            "oltp" => args::<OltpRunArgs>(src, opts, span, "an oltp workload", &OLTP_RESERVED)
+                .map(|a| WorkloadArgs::Oltp(Box::new(a))),
+            "mailbox" => args::<MailboxArgs>(src, opts, span, "a mailbox workload", &MAILBOX_RESERVED)
+                .map(|a| WorkloadArgs::Mailbox(Box::new(a))),
             other => Err(src.error(
                 kind_value.span(),
                 format!("unknown workload kind `{other}`"),
@@ -498,7 +495,7 @@ fn typed<T: DeserializeOwned>(
 
 /// Command-line options that are not workload keys: where output goes (the evaluation decides)
 /// and DS3's file and compatibility options.
-const NOT_PLAN_KEYS: [&str; 7] =
+pub const NOT_PLAN_KEYS: [&str; 7] =
     ["name", "output_dir", "json", "power", "out_filename", "config_file", "windows_perf_host"];
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.
