@@ -133,6 +133,8 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
         return record;
     }
     let run_dir = dir.join("runs").join(&run.id);
+    // An earlier attempt's bundle (before a resume) is not this run's.
+    let launched = std::time::SystemTime::now() - Duration::from_secs(1);
     let ended = std::fs::create_dir_all(&run_dir)
         .with_context(|| format!("creating {}", run_dir.display()))
         .and_then(|()| launch(run, &run_dir, stop));
@@ -146,7 +148,7 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
             RunStatus::Failed
         }
     };
-    if let Some(bundle) = newest_bundle(&run_dir) {
+    if let Some(bundle) = newest_bundle(&run_dir, launched) {
         read_back(&mut record, &bundle, dir);
     }
     record
@@ -197,15 +199,17 @@ fn idle_power(window: Duration, stop: &StopFlag) -> Option<f64> {
     (!readings.is_empty()).then(|| readings.iter().sum::<f64>() / readings.len() as f64)
 }
 
-/// The most recent bundle directory the command made in `run_dir`.
-fn newest_bundle(run_dir: &Path) -> Option<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(run_dir)
+/// The most recent bundle directory the command made in `run_dir` since `since`.
+fn newest_bundle(run_dir: &Path, since: std::time::SystemTime) -> Option<PathBuf> {
+    let made = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.created().or_else(|_| m.modified())).ok();
+    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(run_dir)
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("summary.json").is_file())
+        .filter_map(|p| made(&p).filter(|t| *t >= since).map(|t| (t, p)))
         .collect();
-    dirs.sort_by_key(|p| std::fs::metadata(p).and_then(|m| m.modified()).ok());
-    dirs.pop()
+    dirs.sort();
+    dirs.pop().map(|(_, p)| p)
 }
 
 /// Headline, active power and per-watt figure from the run's bundle.

@@ -28,7 +28,12 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
     };
     power::start(start.plan.method.power.as_deref())?;
     let dir = match start.dir {
-        Some(dir) => dir,
+        Some(dir) => {
+            // What this resume ran with, for the next one.
+            let overrides = start.saved.overridden_by(&a.method);
+            bundle::write_atomic(&dir.join(OVERRIDES), &serde_json::to_string_pretty(&overrides)?)?;
+            dir
+        }
         None => create_dir(a, &start.plan, &start.text)?,
     };
     let eval = evaluate(&start.plan, &dir, start.previous, stop)?;
@@ -41,6 +46,8 @@ struct Start {
     text: String,
     dir: Option<PathBuf>,
     previous: Option<Evaluation>,
+    /// The command-line method options saved by the runs before (for a resume).
+    saved: plan::Method,
 }
 
 fn fresh(a: &RunArgs) -> Result<Start> {
@@ -56,7 +63,7 @@ fn fresh(a: &RunArgs) -> Result<Start> {
     let mut plan = plan::parse::parse(&file, &text)?;
     plan.method = checked(plan.method.overridden_by(&a.method))?;
     execute::check_all(&plan)?;
-    Ok(Start { plan, text, dir: None, previous: None })
+    Ok(Start { plan, text, dir: None, previous: None, saved: plan::Method::default() })
 }
 
 fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
@@ -75,8 +82,14 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     let saved: plan::Method = serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
     let mut plan = plan::parse::parse(&dir.join(PLAN_COPY).display().to_string(), &text)?;
     plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
+    // The storage the evaluation started on, wherever the resume is run from.
+    for c in &mut plan.configurations {
+        if let Some(first) = previous.configurations.iter().find(|p| p.name == c.name) {
+            c.target = PathBuf::from(&first.target);
+        }
+    }
     execute::check_all(&plan)?;
-    Ok(Start { plan, text, dir: Some(dir.to_path_buf()), previous: Some(previous) })
+    Ok(Start { plan, text, dir: Some(dir.to_path_buf()), previous: Some(previous), saved })
 }
 
 /// The method once the command line's options are in.
