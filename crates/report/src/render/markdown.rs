@@ -10,8 +10,8 @@ pub(super) fn page(blocks: &[Block]) -> String {
     let mut s = format!("{GENERATOR}\n");
     for b in blocks {
         let text = match b {
-            Block::Heading(level, text) => format!("{} {text}", "#".repeat(*level as usize)),
-            Block::Para(text) => text.clone(),
+            Block::Heading(level, text) => format!("{} {}", "#".repeat(*level as usize), inline(text)),
+            Block::Para(text) => inline(text),
             Block::List(items) => list(items.iter().map(String::as_str)),
             Block::Findings(items) => list(items.iter().map(|f| f.text.as_str())),
             Block::Table(t) => table(t),
@@ -25,7 +25,7 @@ pub(super) fn page(blocks: &[Block]) -> String {
 }
 
 fn list<'a>(items: impl Iterator<Item = &'a str>) -> String {
-    items.map(|i| format!("- {i}")).collect::<Vec<_>>().join("\n")
+    items.map(|i| format!("- {}", inline(i))).collect::<Vec<_>>().join("\n")
 }
 
 fn table(t: &Table) -> String {
@@ -40,6 +40,23 @@ fn table(t: &Table) -> String {
 
 /// A cell's text with what Markdown would read as table syntax escaped.
 fn cell(text: &str) -> String {
-    let text = text.replace('|', "\\|").replace('\n', " ");
+    let text = inline(text).replace('|', "\\|").replace('\n', " ");
     if text.is_empty() { " ".into() } else { text }
+}
+
+/// Text from plans and bundles (names, descriptions, errors) with the characters a Markdown
+/// viewer would take for HTML written as entities, so it shows as written.
+fn inline(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_in_plan_text_shows_as_text() {
+        let md = page(&[Block::Para("6 x SSD <script>alert(1)</script> & more".into())]);
+        assert!(md.contains("6 x SSD &lt;script&gt;alert(1)&lt;/script&gt; &amp; more"), "{md}");
+    }
 }
