@@ -269,8 +269,10 @@ pub struct OutputArgs {
 
     /// Power meter for the power_watts column, sampled every second: auto (RAPL or IPMI where
     /// the machine has one; the default), none, rapl, ipmi, file:PATH (a file holding watts),
-    /// cmd:COMMAND (prints watts), redfish:URL (credentials from STORBENCH_REDFISH_USER and
-    /// STORBENCH_REDFISH_PASSWORD) or ptdaemon:HOST:PORT (a SPEC PTDaemon).
+    /// cmd:COMMAND (prints watts), redfish:URL (http or https; credentials from
+    /// STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD; a BMC's own CA or certificate as
+    /// a PEM file in STORBENCH_REDFISH_CA, or STORBENCH_REDFISH_INSECURE=1 to accept any) or
+    /// ptdaemon:HOST:PORT (a SPEC PTDaemon).
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
 

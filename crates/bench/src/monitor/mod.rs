@@ -24,6 +24,7 @@ pub mod host;
 pub mod memory;
 pub mod power;
 pub mod sampler;
+pub mod tls;
 
 pub use device::resolve_device;
 pub use host::host;

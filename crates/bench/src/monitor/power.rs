@@ -444,17 +444,21 @@ impl Meter for MeterFile {
 const REDFISH_FIX: &str = "check that the URL names the chassis Power resource, e.g. \
                            http://bmc/redfish/v1/Chassis/1/Power";
 
-/// A Redfish `Power` resource over plain HTTP.
-///
-/// Most BMCs serve Redfish over https only; that needs a TLS client, which is not in
-/// storbench's dependencies yet, so an https URL is refused rather than half-supported. A
-/// local TLS proxy (stunnel, socat) in front of the BMC makes it reachable meanwhile.
+/// Names the https trust settings are read from: a PEM file of the BMC's CA (or its own
+/// certificate), and `1` to accept any certificate.
+pub const REDFISH_CA_ENV: &str = "STORBENCH_REDFISH_CA";
+pub const REDFISH_INSECURE_ENV: &str = "STORBENCH_REDFISH_INSECURE";
+
+/// A Redfish `Power` resource over HTTP or HTTPS (most BMCs serve https only, with a
+/// certificate of their own: see [`REDFISH_CA_ENV`]).
 #[derive(Debug)]
 struct Redfish {
     url: String,
     /// `host:port` to connect to, and the `Host` header.
     authority: String,
     path: String,
+    /// For https: the TLS configuration and the host name the certificate must carry.
+    tls: Option<(std::sync::Arc<rustls::ClientConfig>, String)>,
     /// The value of the `Authorization` header, when credentials were given.
     auth: Option<Secret>,
     /// The credential variables' names, for the error when the BMC refuses.
@@ -477,16 +481,20 @@ impl Redfish {
         password_env: &str,
         env: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Self, PowerError> {
-        let (authority, path) = split_http_url(&url)?;
+        let parts = split_http_url(&url)?;
         let auth = basic_auth(user_env, password_env, env)?.map(Secret);
         let credential_vars = format!("{user_env} and {password_env}");
-        Ok(Redfish { url, authority, path, auth, credential_vars })
+        let tls = match parts.tls {
+            false => None,
+            true => Some((tls_config(env)?, parts.host)),
+        };
+        Ok(Redfish { url, authority: parts.authority, path: parts.path, tls, auth, credential_vars })
     }
 
     fn get(&self) -> Result<(u16, Vec<u8>), PowerError> {
         let read_error =
             |error| PowerError::Read { meter: "Redfish", what: self.url.clone(), error, fix: REDFISH_FIX };
-        let mut stream = connect(&self.authority).map_err(read_error)?;
+        let tcp = connect(&self.authority).map_err(read_error)?;
         // HTTP/1.0 so the BMC answers with a plain body ended by closing, never chunked.
         let mut request =
             format!("GET {} HTTP/1.0\r\nHost: {}\r\nAccept: application/json\r\n", self.path, self.authority);
@@ -494,9 +502,16 @@ impl Redfish {
             request.push_str(&format!("Authorization: {auth}\r\n"));
         }
         request.push_str("Connection: close\r\n\r\n");
-        stream.write_all(request.as_bytes()).map_err(read_error)?;
-        let mut reply = Vec::new();
-        stream.take(MAX_HTTP_REPLY).read_to_end(&mut reply).map_err(read_error)?;
+        let reply = match &self.tls {
+            None => exchange(tcp, &request),
+            Some((config, host)) => {
+                let stream = super::tls::connect(config, host, tcp).map_err(|problem| {
+                    PowerError::Unusable { meter: "Redfish", problem, fix: REDFISH_FIX }
+                })?;
+                exchange(stream, &request)
+            }
+        };
+        let reply = reply.map_err(|e| tls_hint(read_error(e)))?;
         split_http_reply(&reply).ok_or_else(|| PowerError::NoReading {
             meter: "Redfish",
             what: self.url.clone(),
@@ -526,27 +541,83 @@ impl Meter for Redfish {
     }
 }
 
-/// `http://host[:port]/path` → (`host:port`, `/path`).
-fn split_http_url(url: &str) -> Result<(String, String), PowerError> {
-    let unusable = |problem: String, fix| PowerError::Unusable { meter: "Redfish", problem, fix };
-    if url.starts_with("https://") {
-        return Err(unusable(
-            format!("{url} needs https, and storbench has no TLS client yet"),
-            "use the BMC's http URL if it has one, or put a local TLS proxy (stunnel) in front of it",
-        ));
+/// Sends `request` and reads the reply until the server closes. A TLS peer that closes
+/// without saying so (many BMCs) ends the reply too, once something has arrived.
+fn exchange<S: Read + Write>(mut stream: S, request: &str) -> io::Result<Vec<u8>> {
+    stream.write_all(request.as_bytes())?;
+    stream.flush()?;
+    let mut reply = Vec::new();
+    match stream.take(MAX_HTTP_REPLY).read_to_end(&mut reply) {
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && !reply.is_empty() => Ok(reply),
+        other => other.map(|_| reply),
     }
-    let Some(rest) = url.strip_prefix("http://") else {
-        return Err(unusable(format!("{url} is not an http:// URL"), REDFISH_FIX));
+}
+
+/// The trust for https, from the environment.
+fn tls_config(
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<std::sync::Arc<rustls::ClientConfig>, PowerError> {
+    let trust = match env(REDFISH_INSECURE_ENV).as_deref() {
+        Some("1") => super::tls::Trust::Anything,
+        _ => super::tls::Trust::Verify { extra_ca: env(REDFISH_CA_ENV).map(std::path::PathBuf::from) },
+    };
+    super::tls::client_config(&trust).map_err(|problem| PowerError::Unusable {
+        meter: "Redfish",
+        problem,
+        fix: "give STORBENCH_REDFISH_CA a PEM file holding the BMC's CA or certificate",
+    })
+}
+
+/// A certificate the BMC's TLS did not pass gets the way out named.
+fn tls_hint(e: PowerError) -> PowerError {
+    match e {
+        PowerError::Read { meter, what, error, .. } if error.to_string().contains("certificate") => {
+            PowerError::Read {
+                meter,
+                what,
+                error,
+                fix: "the BMC's certificate is not signed by a public CA: give STORBENCH_REDFISH_CA a PEM \
+                  file holding its CA (or the certificate itself), or set STORBENCH_REDFISH_INSECURE=1 \
+                  to accept any certificate on a network you trust",
+            }
+        }
+        other => other,
+    }
+}
+
+/// A Redfish URL's parts.
+#[derive(Debug, PartialEq)]
+struct UrlParts {
+    tls: bool,
+    /// `host:port`, the port defaulting to 80 or 443.
+    authority: String,
+    host: String,
+    path: String,
+}
+
+/// `http[s]://host[:port]/path` → its parts.
+fn split_http_url(url: &str) -> Result<UrlParts, PowerError> {
+    let unusable = |problem: String, fix| PowerError::Unusable { meter: "Redfish", problem, fix };
+    let (tls, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
+        (Some(rest), _) => (true, rest),
+        (None, Some(rest)) => (false, rest),
+        (None, None) => {
+            return Err(unusable(format!("{url} is not an http:// or https:// URL"), REDFISH_FIX));
+        }
     };
     let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
     if authority.is_empty() {
         return Err(unusable(format!("{url} names no host"), REDFISH_FIX));
     }
     // A port follows the last ':' unless that ':' is inside an IPv6 literal "[...]".
-    let has_port = authority.rfind(':').is_some_and(|i| !authority[i..].contains(']'));
-    let authority = if has_port { authority.to_owned() } else { format!("{authority}:80") };
-    let path = if path.is_empty() { "/" } else { path };
-    Ok((authority, path.to_owned()))
+    let port_at = authority.rfind(':').filter(|&i| !authority[i..].contains(']'));
+    let host = port_at.map_or(authority, |i| &authority[..i]).to_owned();
+    let authority = match port_at {
+        Some(_) => authority.to_owned(),
+        None => format!("{authority}:{}", if tls { 443 } else { 80 }),
+    };
+    let path = if path.is_empty() { "/" } else { path }.to_owned();
+    Ok(UrlParts { tls, authority, host, path })
 }
 
 /// `Basic base64(user:password)` from the two variables; none when neither is set. One
@@ -941,21 +1012,78 @@ mod tests {
         assert!(err.contains("BMC_PASS is not set"), "{err}");
     }
 
+    /// An https server for `localhost` with a certificate of its own, answering one request
+    /// with `body`; returns the URL and the certificate's PEM.
+    fn serve_https_once(body: &str) -> (String, String) {
+        let cert = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+        let pem = cert.cert.pem();
+        let key = rustls::pki_types::PrivateKeyDer::Pkcs8(cert.key_pair.serialize_der().into());
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(vec![cert.cert.der().clone()], key)
+            .unwrap();
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let reply = format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\n\r\n{body}", body.len());
+        std::thread::spawn(move || {
+            let (tcp, _) = listener.accept().unwrap();
+            let conn = rustls::ServerConnection::new(std::sync::Arc::new(config)).unwrap();
+            let mut tls = rustls::StreamOwned::new(conn, tcp);
+            let mut reader = BufReader::new(&mut tls);
+            let mut request = String::new();
+            // A client that refuses the certificate ends here.
+            while reader.read_line(&mut request).unwrap_or(0) > 2 {}
+            let _ = tls.write_all(reply.as_bytes());
+            tls.conn.send_close_notify();
+            let _ = tls.flush();
+        });
+        (format!("https://localhost:{port}/redfish/v1/Chassis/1/Power"), pem)
+    }
+
     #[test]
-    fn redfish_over_https_is_refused_until_there_is_a_tls_client() {
-        let err = redfish("https://bmc/redfish/v1/Chassis/1/Power", &|_| None).unwrap_err().to_string();
-        assert!(err.starts_with("Redfish: https://bmc/redfish/v1/Chassis/1/Power needs https"), "{err}");
+    fn redfish_over_https_trusts_the_bmcs_ca_when_named_and_says_how_otherwise() {
+        let dir = tempfile::tempdir().unwrap();
+        let (url, pem) = serve_https_once(POWER_JSON);
+        let ca = dir.path().join("bmc.pem");
+        fs::write(&ca, pem).unwrap();
+        let with_ca = |name: &str| (name == REDFISH_CA_ENV).then(|| ca.display().to_string());
+        assert_eq!(redfish(&url, &with_ca).unwrap().sample().unwrap(), Some(344.0));
+
+        let (url, _) = serve_https_once(POWER_JSON);
+        let err = redfish(&url, &|_| None).unwrap().sample().unwrap_err().to_string();
+        assert!(
+            err.contains("certificate") && err.contains(REDFISH_CA_ENV) && err.contains(REDFISH_INSECURE_ENV),
+            "{err}"
+        );
+
+        let (url, _) = serve_https_once(POWER_JSON);
+        let insecure = |name: &str| (name == REDFISH_INSECURE_ENV).then(|| "1".to_owned());
+        assert_eq!(redfish(&url, &insecure).unwrap().sample().unwrap(), Some(344.0));
+
+        let missing = |name: &str| (name == REDFISH_CA_ENV).then(|| "/no/such/ca.pem".to_owned());
+        let err = redfish(&url, &missing).unwrap_err().to_string();
+        assert!(err.contains("/no/such/ca.pem"), "{err}");
     }
 
     #[test]
     fn http_urls_split_into_address_and_path() {
-        let split = |url| split_http_url(url).unwrap();
+        let split = |url| {
+            let p = split_http_url(url).unwrap();
+            (p.tls, p.authority, p.host, p.path)
+        };
         assert_eq!(
             split("http://10.0.0.5/redfish/v1/Chassis/1/Power"),
-            ("10.0.0.5:80".into(), "/redfish/v1/Chassis/1/Power".into())
+            (false, "10.0.0.5:80".into(), "10.0.0.5".into(), "/redfish/v1/Chassis/1/Power".into())
         );
-        assert_eq!(split("http://bmc:8000"), ("bmc:8000".into(), "/".into()));
-        assert_eq!(split("http://[fe80::1]/x"), ("[fe80::1]:80".into(), "/x".into()));
+        assert_eq!(split("http://bmc:8000"), (false, "bmc:8000".into(), "bmc".into(), "/".into()));
+        assert_eq!(
+            split("https://[fe80::1]/x"),
+            (true, "[fe80::1]:443".into(), "[fe80::1]".into(), "/x".into())
+        );
+        assert!(split_http_url("ftp://bmc/x").is_err());
     }
 
     /// A fake PTDaemon on one connection, greeting with `hello`; the commands it received come

@@ -68,9 +68,9 @@ pub struct Method {
     #[arg(long, value_name = "PASSES")]
     pub precondition: Option<u32>,
 
-    /// Power meter sampled every second: auto, none, rapl, ipmi, file:PATH, cmd:COMMAND,
-    /// redfish:URL (credentials from STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD) or
-    /// ptdaemon:HOST:PORT. Default: auto.
+    /// Power meter sampled every second, as the measuring commands' --power: auto, none, rapl,
+    /// ipmi, file:PATH, cmd:COMMAND, redfish:URL (http or https; credentials and trust from the
+    /// environment, see `storbench io --help`) or ptdaemon:HOST:PORT. Default: auto.
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
 
