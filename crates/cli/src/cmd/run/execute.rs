@@ -21,6 +21,21 @@ use storbench_report::render::Series;
 pub fn check_all(plan: &Plan) -> Result<()> {
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
         let c = &plan.configurations[run.configuration];
+        let needs_files = match &run.args {
+            WorkloadArgs::Io(_) => false,
+            WorkloadArgs::Oltp(_) => c.url.is_empty(),
+            WorkloadArgs::Mailbox(_) => true,
+        };
+        if needs_files && !c.target.is_dir() {
+            bail!(
+                "in the plan, workload {} needs a filesystem, but configuration {}'s target {} is a \
+                 device; give it a configuration whose target is a directory on that storage{}",
+                run.workload,
+                c.name,
+                c.target.display(),
+                if run.args.kind() == "oltp" { ", or database servers in `url`" } else { "" }
+            );
+        }
         if let (Some((key, n)), WorkloadArgs::Oltp(_)) = (&run.sweep, &run.args)
             && key == crate::plan::parse::TARGETS
             && n.as_u64().unwrap_or(0) as usize > c.url.len()
