@@ -48,10 +48,58 @@ pub(super) fn of(e: &Evaluation) -> Vec<Finding> {
             [] => {}
         }
     }
+    out.extend(scaling(e));
     if out.is_empty() {
         out.push(Finding { text: "No run has finished with a result yet.".into(), claim: false });
     }
     out
+}
+
+/// A point of a scaling curve: where, the spread there, and the metric's name.
+type CurvePoint<'a> = (&'a SweepPoint, Spread, String);
+
+/// A sweep in one sentence per configuration, as a lab report describes its scaling curve:
+/// from the first point to the last, and the peak when it is elsewhere.
+fn scaling(e: &Evaluation) -> Vec<Finding> {
+    let mut curves: Vec<(&str, &str, Vec<CurvePoint<'_>>)> = Vec::new();
+    for g in e.groups() {
+        let (Some(point), Some(s)) = (g.sweep, g.spread()) else { continue };
+        let entry = (point, s, metric(&g));
+        match curves.iter_mut().find(|c| c.0 == g.workload && c.1 == g.configuration) {
+            Some(c) => c.2.push(entry),
+            None => curves.push((g.workload, g.configuration, vec![entry])),
+        }
+    }
+    curves
+        .into_iter()
+        .filter(|c| c.2.len() >= 2)
+        .map(|(workload, configuration, points)| {
+            let (first, last) = (&points[0], &points[points.len() - 1]);
+            let peak = points.iter().max_by(|a, b| a.1.median.total_cmp(&b.1.median)).unwrap_or(last);
+            let value = |p: &SweepPoint| p.value.to_string().trim_matches('"').to_string();
+            let ratio = if first.1.median != 0.0 { last.1.median / first.1.median } else { f64::NAN };
+            let mut text = format!(
+                "{configuration} on {workload} went from {} {} at {} = {} to {} at {} = {} ({ratio:.2}x)",
+                num(first.1.median),
+                first.2,
+                first.0.param,
+                value(first.0),
+                num(last.1.median),
+                last.0.param,
+                value(last.0),
+            );
+            if !std::ptr::eq(peak, last) {
+                text.push_str(&format!(
+                    "; highest at {} = {}: {}",
+                    peak.0.param,
+                    value(peak.0),
+                    num(peak.1.median)
+                ));
+            }
+            text.push('.');
+            Finding { text, claim: true }
+        })
+        .collect()
 }
 
 fn higher_is_better(g: &Group<'_>) -> Option<bool> {

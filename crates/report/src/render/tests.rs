@@ -172,7 +172,19 @@ fn a_sweep_gets_a_scaling_curve_per_configuration() {
     assert_eq!(curve.split("</svg>").next().unwrap().matches("<circle").count(), 6);
     let f = finding_texts(&i);
     assert!(f[0].starts_with("ssd delivered 11 % more IOPS than hdd on randread at iodepth = 1"), "{f:?}");
-    assert!(f.iter().all(|t| t.contains("Fewer than 3 runs each cannot tell this from chance")), "{f:?}");
+    let pairs: Vec<&String> = f.iter().filter(|t| t.contains(" than ")).collect();
+    assert!(pairs.len() == 3 && pairs.iter().all(|t| t.contains("Fewer than 3 runs each")), "{f:?}");
+    assert!(
+        f.contains(
+            &"ssd on randread went from 100.0 IOPS at iodepth = 1 to 1,200.0 at iodepth = 16 (12.00x)."
+                .to_string()
+        ),
+        "{f:?}"
+    );
+    assert!(
+        f.iter().any(|t| t.starts_with("hdd on randread went from 90.00 IOPS at iodepth = 1 to 260.0")),
+        "{f:?}"
+    );
 }
 
 #[test]
