@@ -20,34 +20,7 @@ use storbench_report::render::Series;
 /// workload stops the evaluation before the first run, not hours into it.
 pub fn check_all(plan: &Plan) -> Result<()> {
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
-        let c = &plan.configurations[run.configuration];
-        let needs_files = match &run.args {
-            WorkloadArgs::Io(_) => false,
-            WorkloadArgs::Oltp(_) => c.url.is_empty(),
-            WorkloadArgs::Mailbox(_) => true,
-        };
-        if needs_files && !c.target.is_dir() {
-            bail!(
-                "in the plan, workload {} needs a filesystem, but configuration {}'s target {} is a \
-                 device; give it a configuration whose target is a directory on that storage{}",
-                run.workload,
-                c.name,
-                c.target.display(),
-                if run.args.kind() == "oltp" { ", or database servers in `url`" } else { "" }
-            );
-        }
-        if let (Some((key, n)), WorkloadArgs::Oltp(_)) = (&run.sweep, &run.args)
-            && key == crate::plan::parse::TARGETS
-            && n.as_u64().unwrap_or(0) as usize > c.url.len()
-        {
-            bail!(
-                "in the plan, workload {} sweeps targets = {n}, but configuration {} has {} url(s); \
-                 give it at least {n} database servers in `url`",
-                run.workload,
-                c.name,
-                c.url.len()
-            );
-        }
+        check_place(plan, run)?;
         let checked = match &run.args {
             WorkloadArgs::Io(a) => cmd::io::check(a).map(drop),
             WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a).and_then(|()| cmd::oltp::check_loadable(a)),
@@ -63,6 +36,39 @@ pub fn check_all(plan: &Plan) -> Result<()> {
             cmd::io::check(&args)
                 .with_context(|| format!("in the plan, preconditioning {}", plan.configurations[i].name))?;
         }
+    }
+    Ok(())
+}
+
+/// What a run needs of its configuration's target that the workload's own checks cannot see.
+fn check_place(plan: &Plan, run: &PlannedRun) -> Result<()> {
+    let c = &plan.configurations[run.configuration];
+    let needs_files = match &run.args {
+        WorkloadArgs::Io(_) => false,
+        WorkloadArgs::Oltp(_) => c.url.is_empty(),
+        WorkloadArgs::Mailbox(_) => true,
+    };
+    if needs_files && !c.target.is_dir() {
+        bail!(
+            "in the plan, workload {} needs a filesystem, but configuration {}'s target {} is a \
+             device; give it a configuration whose target is a directory on that storage{}",
+            run.workload,
+            c.name,
+            c.target.display(),
+            if run.args.kind() == "oltp" { ", or database servers in `url`" } else { "" }
+        );
+    }
+    if let (Some((key, n)), WorkloadArgs::Oltp(_)) = (&run.sweep, &run.args)
+        && key == crate::plan::parse::TARGETS
+        && n.as_u64().unwrap_or(0) as usize > c.url.len()
+    {
+        bail!(
+            "in the plan, workload {} sweeps targets = {n}, but configuration {} has {} url(s); \
+             give it at least {n} database servers in `url`",
+            run.workload,
+            c.name,
+            c.url.len()
+        );
     }
     Ok(())
 }
