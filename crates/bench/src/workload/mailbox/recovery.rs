@@ -143,13 +143,19 @@ impl<'a> Replayer<'a> {
             if stop.is_stopped() {
                 break;
             }
-            carry.extend(self.payload(g)?);
+            let (payload, intact) = self.payload(g)?;
+            carry.extend(payload);
             let (recs, used) = records(&carry);
             carry.drain(..used);
             self.out.records += recs.len() as u64;
             let pages: BTreeSet<u64> = recs.into_iter().flat_map(|(_, p)| p).collect();
             self.redo(&pages)?;
             self.out.logs_replayed += 1;
+            if !intact {
+                // As the engine's recovery does: the log ends at the first damaged block. What
+                // follows could not be framed into records, so nothing after it is redone.
+                break;
+            }
         }
         self.flush()?;
         self.out.seconds = start.elapsed().as_secs_f64();
@@ -157,8 +163,9 @@ impl<'a> Replayer<'a> {
         Ok((self.out, pages))
     }
 
-    /// The used payload of every block of generation `g`'s file, up to the end of the log.
-    fn payload(&mut self, g: u32) -> crate::Result<Vec<u8>> {
+    /// The used payload of every block of generation `g`'s file, up to the end of the log, and
+    /// whether the file was intact (false: a damaged block ended it, and it is recorded).
+    fn payload(&mut self, g: u32) -> crate::Result<(Vec<u8>, bool)> {
         let path = self.files.log_path(g);
         let file = open_direct(&path, false)?;
         let mut buf = engine::AlignedBuf::new(self.geo.file_size)
@@ -179,11 +186,11 @@ impl<'a> Replayer<'a> {
                 Err(PageFault::Misplaced { .. }) if check_log_block(block, 0, i as u32).is_ok() => break,
                 Err(f) => {
                     self.corrupt(&path, (i * self.geo.block) as u64, f.to_string());
-                    break;
+                    return Ok((payload, false));
                 }
             }
         }
-        Ok(payload)
+        Ok((payload, true))
     }
 
     /// Reads the pages not cached (to see their state, as redo must), then holds them dirty.

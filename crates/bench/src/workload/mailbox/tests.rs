@@ -112,6 +112,37 @@ fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
 }
 
 #[test]
+fn replay_stops_at_a_damaged_log_block_and_never_redoes_what_follows() {
+    use std::os::unix::fs::FileExt;
+    let (dir, mut m) = created(Preset::V2013, 1, 2048);
+    let first = m.databases[0].next_generation;
+    let mut s = spec(Preset::V2013, 4, 60);
+    s.max_warmup = Duration::ZERO;
+    s.keep_logs = true;
+    s.log_files_limit = Some(4);
+    run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
+    let files = m.files(dir.path());
+    assert!(files[0].log_generations().len() >= 4, "{:?}", files[0].log_generations());
+    let size_before = std::fs::metadata(&files[0].db).unwrap().len();
+    // Garbage in the middle of the second log file (a full one).
+    let log = std::fs::OpenOptions::new().write(true).open(files[0].log_path(first + 1)).unwrap();
+    log.write_all_at(&[0xAB; 4096], 512 << 10).unwrap();
+    let r = replay(dir.path(), &mut m, &[first], 4 << 20, EngineKind::IoUring, &StopFlag::new()).unwrap();
+    assert_eq!(r.corruptions, 1, "{:?}", r.first);
+    assert!(
+        r.first[0]
+            .file
+            .ends_with(&files[0].log_path(first + 1).file_name().unwrap().to_string_lossy().to_string())
+    );
+    assert_eq!(r.logs_replayed, 2, "the first file and the intact part of the second: {r:?}");
+    let size_after = std::fs::metadata(&files[0].db).unwrap().len();
+    assert!(
+        size_after <= size_before + (16 << 20),
+        "replay wrote beyond the database: {size_before} -> {size_after}"
+    );
+}
+
+#[test]
 fn a_target_rate_paces_the_run_to_the_transactional_iops_asked_for() {
     let (dir, mut m) = created(Preset::V2013, 1, 4096);
     let mut s = spec(Preset::V2013, 16, 4);
