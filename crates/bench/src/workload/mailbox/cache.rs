@@ -30,6 +30,9 @@ struct Buffer {
     evict_after_write: bool,
     /// Log position of the first change since the page was last clean.
     dirty_since: u64,
+    /// Log position of the latest change: the page may be written only once the log is
+    /// durable past it (write-ahead logging).
+    last_change: u64,
     prev: u32,
     next: u32,
 }
@@ -62,6 +65,7 @@ impl Cache {
                 writing: false,
                 evict_after_write: false,
                 dirty_since: 0,
+                last_change: 0,
                 prev: NONE,
                 next: NONE,
             };
@@ -154,12 +158,26 @@ impl Cache {
     /// a buffer still being read (the page was evicted and is being read again by another
     /// session) is left alone.
     pub fn dirty(&mut self, buf: u32, lgpos: u64) {
+        self.mark_dirty(buf, lgpos, lgpos);
+    }
+
+    /// A page whose write failed: dirty again from `lgpos` (for recovery's start), but its
+    /// changes were logged before the write began, so it need not wait for the log.
+    pub fn dirty_again(&mut self, buf: u32, lgpos: u64) {
+        self.mark_dirty(buf, lgpos, 0);
+    }
+
+    fn mark_dirty(&mut self, buf: u32, lgpos: u64, change: u64) {
         let b = &mut self.bufs[buf as usize];
+        if b.state == State::Dirty {
+            b.last_change = b.last_change.max(change);
+        }
         if b.state != State::Clean {
             return;
         }
         b.state = State::Dirty;
         b.dirty_since = lgpos;
+        b.last_change = change;
         self.dirty += 1;
         self.aged.push_back(Aged { lgpos, buf });
     }
@@ -170,9 +188,16 @@ impl Cache {
         self.aged.front().map(|a| a.lgpos)
     }
 
-    /// The oldest dirty page not being written, if its change is at or before `before`.
-    /// (A page changed again while being written waits behind its write; look a little past it.)
-    pub fn aged_before(&mut self, before: u64) -> Option<u32> {
+    /// Whether every change of the page in `buf` is in the log up to `flushed` (a change at
+    /// position p is a record starting there, so the log must be durable beyond p).
+    pub fn logged(&self, buf: u32, flushed: u64) -> bool {
+        self.bufs[buf as usize].last_change < flushed
+    }
+
+    /// The oldest dirty page not being written whose changes are logged up to `flushed`, if
+    /// its first change is at or before `before`. (A page changed again while being written
+    /// waits behind its write; look a little past it.)
+    pub fn aged_before(&mut self, before: u64, flushed: u64) -> Option<u32> {
         self.skip_stale();
         self.compact();
         let bufs = &self.bufs;
@@ -182,7 +207,9 @@ impl Cache {
         };
         // In log order: nothing past `before` qualifies.
         let mut candidates = self.aged.iter().take_while(|a| a.lgpos <= before).filter(live).take(64);
-        candidates.find(|a| !bufs[a.buf as usize].writing).map(|a| a.buf)
+        candidates
+            .find(|a| !bufs[a.buf as usize].writing && bufs[a.buf as usize].last_change < flushed)
+            .map(|a| a.buf)
     }
 
     /// Drops the entries of pages written (or changed again) since they were queued once
@@ -260,11 +287,12 @@ impl Cache {
         self.free.push(buf);
     }
 
-    /// Whether `page` is cached, dirty and free to be written (for coalescing).
-    pub fn writable(&self, page: u64) -> Option<u32> {
+    /// Whether `page` is cached, dirty, free to be written and logged up to `flushed` (for
+    /// coalescing).
+    pub fn writable(&self, page: u64, flushed: u64) -> Option<u32> {
         let buf = self.lookup(page)?;
         let b = &self.bufs[buf as usize];
-        (b.state == State::Dirty && !b.writing).then_some(buf)
+        (b.state == State::Dirty && !b.writing && b.last_change < flushed).then_some(buf)
     }
 
     fn push_head(&mut self, buf: u32) {
@@ -330,8 +358,12 @@ mod tests {
         c.dirty(b, 200);
         c.dirty(a, 300); // already dirty: keeps its first position
         assert_eq!(c.oldest_dirty(), Some(100));
-        assert_eq!(c.aged_before(150), Some(a));
-        assert_eq!(c.aged_before(50), None);
+        assert_eq!(c.aged_before(150, u64::MAX), Some(a));
+        assert_eq!(c.aged_before(50, u64::MAX), None);
+        // Write-ahead logging: a's latest change (300) is not durable until the log passes it.
+        assert_eq!(c.aged_before(150, 300), None);
+        assert_eq!((c.writable(1, 300), c.writable(1, 301)), (None, Some(a)));
+        assert!(!c.logged(a, 300) && c.logged(b, 201));
         c.start_write(a, false);
         assert_eq!(c.oldest_dirty(), Some(200));
         c.dirty(a, 400); // changed while its write is in flight

@@ -763,7 +763,7 @@ impl Instance {
             return;
         }
         while !self.free_write_slots.is_empty() && self.checkpoint_writes < CHECKPOINT_SLOTS {
-            let Some(buf) = self.cache.aged_before(before) else { return };
+            let Some(buf) = self.cache.aged_before(before, self.log.flushed) else { return };
             self.write_run(buf, false);
         }
     }
@@ -787,7 +787,10 @@ impl Instance {
             }
             match self.cache.state(buf) {
                 State::Clean => self.cache.evict(buf),
-                State::Dirty if !self.free_write_slots.is_empty() => {
+                // Write-ahead logging: a page whose latest change is not yet durable waits.
+                State::Dirty
+                    if !self.free_write_slots.is_empty() && self.cache.logged(buf, self.log.flushed) =>
+                {
                     self.pending_evictions += 1;
                     self.write_run(buf, true);
                 }
@@ -805,16 +808,17 @@ impl Instance {
         let page = self.cache.page_of(buf);
         let max = u64::from((COALESCE_BYTES / self.cfg.profile.page_size).max(1));
         let (mut lo, mut hi) = (page, page);
-        while hi - lo + 1 < max && self.cache.writable(hi + 1).is_some() {
+        let flushed = self.log.flushed;
+        while hi - lo + 1 < max && self.cache.writable(hi + 1, flushed).is_some() {
             hi += 1;
         }
-        while hi - lo + 1 < max && lo > 0 && self.cache.writable(lo - 1).is_some() {
+        while hi - lo + 1 < max && lo > 0 && self.cache.writable(lo - 1, flushed).is_some() {
             lo -= 1;
         }
         let ps = self.cfg.profile.page_size as usize;
         let db = self.cfg.db;
         for p in lo..=hi {
-            let b = self.cache.writable(p).expect("checked above");
+            let b = self.cache.writable(p, flushed).expect("checked above");
             self.cache.start_write(b, evict && b == buf);
             self.stamp += 1;
             let off = (p - lo) as usize * ps;
@@ -943,7 +947,7 @@ impl Instance {
             let Some(buf) = self.cache.lookup(p) else { continue };
             if failed {
                 // Not on disk: the page stays dirty and is written again.
-                self.cache.dirty(buf, self.log.lgpos);
+                self.cache.dirty_again(buf, self.log.lgpos);
             }
             if self.cache.written(buf) {
                 self.pending_evictions = self.pending_evictions.saturating_sub(1);
@@ -1007,7 +1011,7 @@ impl Instance {
 
     fn flush_all(&mut self) {
         while !self.free_write_slots.is_empty() {
-            let Some(buf) = self.cache.aged_before(u64::MAX) else { return };
+            let Some(buf) = self.cache.aged_before(u64::MAX, self.log.flushed) else { return };
             self.write_run(buf, false);
         }
     }
