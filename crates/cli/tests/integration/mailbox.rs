@@ -144,9 +144,19 @@ fn a_short_2007_run_passes_fills_the_bundle_and_removes_its_databases() {
     }
 
     let db = dir.path().join("db");
-    for gone in [db.join("mailbox1.edb"), db.join("log1"), db.join("storbench-mailbox.json")] {
+    for gone in [db.join("mailbox1.edb"), db.join("log1"), db.join("storbench-mailbox.json"), db.clone()] {
         assert!(!gone.exists(), "{} left behind without --keep", gone.display());
     }
+}
+
+#[test]
+fn a_directory_the_user_made_stays_when_the_databases_go() {
+    let dir = disk_tempdir();
+    let mine = dir.path().join("db");
+    std::fs::create_dir(&mine).unwrap();
+    mailbox(dir.path(), &generous(&[])).assert().code(0);
+    assert!(mine.is_dir(), "the user's directory was removed");
+    assert_eq!(std::fs::read_dir(&mine).unwrap().count(), 0, "the databases are gone");
 }
 
 #[test]

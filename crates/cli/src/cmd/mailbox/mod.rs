@@ -74,7 +74,7 @@ fn prepare(plan: &Plan, stop: &StopFlag) -> Result<(Manifest, bool)> {
     check_untouched(plan)?;
     check_space(plan)?;
     for dir in [&plan.db_dir, &plan.log_dir] {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        make_dirs(dir)?;
     }
     let manifest = Manifest {
         version: layout::MANIFEST_VERSION,
@@ -209,6 +209,27 @@ fn fs_id(p: &Path) -> Option<u64> {
 }
 
 /// Removes what a test created: database files, log directories' log files, the manifest.
+/// Directories this process made for databases and logs: only these are removed with the
+/// databases (a directory the user made stays, even when empty).
+static MADE_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// `create_dir_all`, remembering each directory it had to make.
+fn make_dirs(dir: &Path) -> Result<()> {
+    let missing: Vec<&Path> =
+        dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut made = MADE_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+    made.extend(missing.into_iter().map(Path::to_path_buf));
+    Ok(())
+}
+
+/// Removes the directories `make_dirs` made, deepest first, where they are empty.
+fn remove_made_dirs() {
+    let mut made = MADE_DIRS.lock().unwrap_or_else(|p| p.into_inner());
+    made.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
+    made.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
+}
+
 fn remove_databases(plan: &Plan, m: &Manifest) {
     for f in m.files(&plan.db_dir) {
         let _ = std::fs::remove_file(&f.db);
@@ -219,8 +240,7 @@ fn remove_databases(plan: &Plan, m: &Manifest) {
         let _ = std::fs::remove_dir(&f.log_dir);
     }
     let _ = std::fs::remove_file(Manifest::path(&plan.db_dir));
-    let _ = std::fs::remove_dir(&plan.log_dir);
-    let _ = std::fs::remove_dir(&plan.db_dir);
+    remove_made_dirs();
 }
 
 fn spec(plan: &Plan) -> MailboxSpec {
