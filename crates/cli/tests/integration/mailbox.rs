@@ -212,6 +212,14 @@ fn kept_databases_are_reused_verified_and_not_replaced_by_another_shape() {
         (std::fs::metadata(&edb).unwrap().len(), std::fs::metadata(&edb).unwrap().modified().unwrap());
     assert_eq!(after, before, "mailbox1.edb untouched");
     assert_eq!(std::fs::read_dir(dir.path().join("results")).unwrap().count(), bundles, "no bundle written");
+    // The same shape with its logs asked for elsewhere: the kept logs are not silently used.
+    let elsewhere = dir.path().join("logs");
+    let err = refused(
+        mailbox(dir.path(), &generous(&[("--duration", "1s")])).arg("--log-target").arg(&elsewhere),
+        "keep their logs in",
+    );
+    assert!(err.contains(&format!("--log-target {}", db.display())), "{err}");
+    assert!(!elsewhere.exists());
 
     // One byte changed in a page in the middle of the database.
     let page = after.0 / PAGE / 2 * PAGE;

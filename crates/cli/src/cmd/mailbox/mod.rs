@@ -139,6 +139,19 @@ fn check_reusable(plan: &Plan, m: &Manifest) -> Result<()> {
             layout::MANIFEST
         );
     }
+    let same_logs = |a: &Path, b: &Path| {
+        a == b || a.canonicalize().ok().zip(b.canonicalize().ok()).is_some_and(|(x, y)| x == y)
+    };
+    if !same_logs(&m.log_dir, &plan.log_dir) {
+        bail!(
+            "the databases in {} keep their logs in {}, not {}; give --log-target {} (or leave it out if \
+             that is the target), or remove the databases to create them with logs elsewhere",
+            plan.db_dir.display(),
+            m.log_dir.display(),
+            plan.log_dir.display(),
+            m.log_dir.display()
+        );
+    }
     if !m.clean {
         bail!(
             "the databases in {} were not shut down cleanly (an interrupted or failed run); check them with \
