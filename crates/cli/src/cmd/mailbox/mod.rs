@@ -38,7 +38,14 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
         return tune(a, plan, stop);
     }
     let (mut manifest, created) = match prepare(&plan, stop) {
-        Err(_) | Ok(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
+        Ok((m, created)) if stop.is_stopped() => {
+            // Stopped just as creation finished: what this run made goes, as it would after a run.
+            if created && !plan.keep {
+                remove_databases(&plan, &m);
+            }
+            return Ok(Ending::InterruptedBeforeRun);
+        }
+        Err(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
         other => other?,
     };
     let result = run_and_verify(a, &plan, &mut manifest, stop);
