@@ -167,6 +167,13 @@ pub fn headline(s: &Summary) -> Option<Headline> {
     Some(Headline { metric: metric.into(), value, higher_is_better })
 }
 
+/// Performance per watt (e.g. NOPM/W, IOPS/W); `None` unless both are finite and watts > 0.
+///
+/// The figure and the watts must be averaged over the same window (oltp-power-metrics.md §3.8).
+pub fn perf_per_watt(figure: f64, watts: f64) -> Option<f64> {
+    (figure.is_finite() && watts.is_finite() && watts > 0.0).then(|| figure / watts)
+}
+
 /// The repetitions of one workload on one configuration at one sweep point.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Group<'a> {
@@ -331,6 +338,16 @@ mod tests {
         let e = Evaluation { runs, ..Evaluation::default() };
         // Of two, the less favourable (slower) one is reported.
         assert_eq!(e.groups()[0].reported().unwrap().id, "r0");
+    }
+
+    #[test]
+    fn perf_per_watt_needs_positive_watts() {
+        // Spec §3.8's example: +35% NOPM at 48% of the power is +184% NOPM/W.
+        let b = perf_per_watt(100_000.0, 500.0).unwrap();
+        let a = perf_per_watt(135_000.0, 500.0 * 1.35 / 2.84).unwrap();
+        assert!((a / b - 2.84).abs() < 1e-9);
+        assert_eq!(perf_per_watt(1000.0, 0.0), None);
+        assert_eq!(perf_per_watt(f64::NAN, 200.0), None);
     }
 
     #[test]

@@ -163,13 +163,6 @@ fn window_mean(samples: &[(f64, f64)], (from, to): (f64, f64)) -> Option<f64> {
     (!inside.is_empty()).then(|| inside.iter().sum::<f64>() / inside.len() as f64)
 }
 
-/// Performance per watt (e.g. NOPM/W, IOPS/W); `None` unless both are finite and watts > 0.
-///
-/// The figure and the watts must be averaged over the same window (spec §3.8).
-pub fn perf_per_watt(figure: f64, watts: f64) -> Option<f64> {
-    (figure.is_finite() && watts.is_finite() && watts > 0.0).then(|| figure / watts)
-}
-
 /// The first number in `text` ("123.5 W", "Watts,23.43", "power=80"), if any.
 fn first_number(text: &str) -> Option<f64> {
     let numeric = |c: char| c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E');
@@ -1152,16 +1145,6 @@ mod tests {
         assert_eq!(idle, Some(105.0));
         assert_eq!(active, Some(310.0));
         assert_eq!(idle_and_active(&samples, (10.0, 20.0), (0.0, 0.0)), (None, None));
-    }
-
-    #[test]
-    fn perf_per_watt_needs_positive_watts() {
-        // Spec §3.8's example: +35% NOPM at 48% of the power is +184% NOPM/W.
-        let b = perf_per_watt(100_000.0, 500.0).unwrap();
-        let a = perf_per_watt(135_000.0, 500.0 * 1.35 / 2.84).unwrap();
-        assert!((a / b - 2.84).abs() < 1e-9);
-        assert_eq!(perf_per_watt(1000.0, 0.0), None);
-        assert_eq!(perf_per_watt(f64::NAN, 200.0), None);
     }
 }
 

@@ -81,8 +81,7 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         let Some(data) = input.runs.get(&run.id) else { continue };
         let Some(series) = data.series.as_ref() else { continue };
         // Under steady state only the last rounds count: shade those.
-        let steady = data.summary.steady_state.as_ref().map(|w| (w.window_start_s, w.window_end_s));
-        let charts = of(series, steady.or_else(|| series.measure_window()));
+        let charts = of(series, series.counted_window(data.summary.steady_state.as_ref()));
         if charts.is_empty() {
             continue;
         }

@@ -53,13 +53,13 @@ pub struct RunData {
 
 impl ReportInput {
     /// One run's bundle as a one-run evaluation: the configuration is the host and target,
-    /// active power the mean of `power_watts` over the measured phase.
+    /// active power the mean of `power_watts` over the seconds its results cover.
     pub fn single_run(id: &str, data: RunData, disclosure: Option<Disclosure>) -> ReportInput {
         let s = &data.summary;
         let headline = evaluation::headline(s);
-        let active_watts = data.series.as_ref().and_then(|x| x.measured_mean("power_watts"));
+        let active_watts = data.series.as_ref().and_then(|x| x.active_watts(s));
         let per_watt =
-            headline.as_ref().zip(active_watts).filter(|(_, w)| *w > 0.0).map(|(h, w)| h.value / w);
+            headline.as_ref().zip(active_watts).and_then(|(h, w)| evaluation::perf_per_watt(h.value, w));
         let configuration = format!("{}:{}", s.host.hostname, s.target.path);
         let run = RunRecord {
             id: id.to_string(),

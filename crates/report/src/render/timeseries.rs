@@ -5,6 +5,8 @@
 //! that interval. Columns are looked up by name, so a bundle from a newer storbench with more
 //! columns still renders.
 
+use crate::model::{SteadyState, Summary};
+
 /// The rows of one run's `timeseries.csv`, column by column.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Series {
@@ -76,22 +78,30 @@ impl Series {
         Some((start, self.t_s[last]))
     }
 
-    /// The mean of the named column over the measured rows that have a value.
-    /// Mean of `name` over the rows whose interval ends in `(from_s, to_s]` (a few ms of slack
-    /// for the interval clock).
-    pub fn mean_between(&self, name: &str, from_s: f64, to_s: f64) -> Option<f64> {
+    /// The seconds a run's results cover: under steady state the window of its last rounds,
+    /// else the measured phase.
+    pub fn counted_window(&self, steady: Option<&SteadyState>) -> Option<(f64, f64)> {
+        steady.map(|w| (w.window_start_s, w.window_end_s)).or_else(|| self.measure_window())
+    }
+
+    /// Mean of `name` over the rows whose interval ends in `(from, to]` (a few ms of slack for
+    /// the interval clock) and that have a value.
+    pub fn mean_between(&self, name: &str, (from, to): (f64, f64)) -> Option<f64> {
         let column = self.column(name)?;
-        let inside = |t: f64| t > from_s + 1e-3 && t <= to_s + 1e-3;
+        let inside = |t: f64| t > from + 1e-3 && t <= to + 1e-3;
         let values: Vec<f64> =
             column.iter().zip(&self.t_s).filter(|(_, t)| inside(**t)).filter_map(|(v, _)| *v).collect();
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     }
 
+    /// The mean of the named column over the measured rows that have a value.
     pub fn measured_mean(&self, name: &str) -> Option<f64> {
-        let column = self.column(name)?;
-        let values: Vec<f64> =
-            column.iter().zip(&self.phase).filter(|(_, p)| *p == "measure").filter_map(|(v, _)| *v).collect();
-        (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        self.mean_between(name, self.measure_window()?)
+    }
+
+    /// Average power over the seconds the run's headline covers, watts.
+    pub fn active_watts(&self, summary: &Summary) -> Option<f64> {
+        self.mean_between("power_watts", self.counted_window(summary.steady_state.as_ref())?)
     }
 }
 

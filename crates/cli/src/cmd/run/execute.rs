@@ -247,13 +247,9 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
         summary.warnings.iter().filter(|w| !w.starts_with("no power source")).cloned().collect();
     let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap_or_default();
     let series = Series::parse(&csv).ok();
-    // Power over the seconds the headline covers: the steady-state window when there is one.
-    record.active_watts = match &summary.steady_state {
-        Some(w) => series.and_then(|t| t.mean_between("power_watts", w.window_start_s, w.window_end_s)),
-        None => series.and_then(|t| t.measured_mean("power_watts")),
-    };
+    record.active_watts = series.and_then(|t| t.active_watts(&summary));
     record.per_watt = match (&record.headline, record.active_watts) {
-        (Some(h), Some(w)) => storbench_bench::monitor::power::perf_per_watt(h.value, w),
+        (Some(h), Some(w)) => ev::perf_per_watt(h.value, w),
         _ => None,
     };
 }
