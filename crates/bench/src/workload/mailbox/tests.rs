@@ -89,15 +89,22 @@ fn a_short_run_reads_writes_and_logs_at_the_presets_shape_and_records_the_growth
     assert!(v.pages_checked >= 2 * 8192 && v.log_blocks_checked > 0, "{v:?}");
 }
 
-#[test]
-fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
+/// One database run until it has filled `logs` log files, then stopped as by a crash (its
+/// cache not written, the logs kept); returns it with the first generation to replay.
+fn crashed_after(logs: u32) -> (tempfile::TempDir, Manifest, u32, MailboxOutcome) {
     let (dir, mut m) = created(Preset::V2013, 1, 2048);
     let first = m.databases[0].next_generation;
     let mut s = spec(Preset::V2013, 4, 60);
     s.max_warmup = Duration::ZERO;
     s.keep_logs = true;
-    s.log_files_limit = Some(3);
+    s.log_files_limit = Some(logs);
     let out = run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
+    (dir, m, first, out)
+}
+
+#[test]
+fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
+    let (dir, mut m, first, out) = crashed_after(3);
     assert!(out.failures.is_empty(), "{:?}", out.failures);
     assert!(!m.clean, "a crash leaves the databases unclean");
     let files = m.files(dir.path());
@@ -114,13 +121,7 @@ fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
 #[test]
 fn replay_stops_at_a_damaged_log_block_and_never_redoes_what_follows() {
     use std::os::unix::fs::FileExt;
-    let (dir, mut m) = created(Preset::V2013, 1, 2048);
-    let first = m.databases[0].next_generation;
-    let mut s = spec(Preset::V2013, 4, 60);
-    s.max_warmup = Duration::ZERO;
-    s.keep_logs = true;
-    s.log_files_limit = Some(4);
-    run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
+    let (dir, mut m, first, _) = crashed_after(4);
     let files = m.files(dir.path());
     assert!(files[0].log_generations().len() >= 4, "{:?}", files[0].log_generations());
     let size_before = std::fs::metadata(&files[0].db).unwrap().len();
