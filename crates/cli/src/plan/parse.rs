@@ -56,10 +56,7 @@ impl Source<'_> {
     /// A toml/serde error, with a hint for the common mistakes.
     fn toml_error(&self, e: &toml::de::Error, whole: Range<usize>, what: &str, keys: &[&str]) -> PlanError {
         let message = e.message().trim().to_string();
-        let hint = unknown_key(&message).map(|k| match closest(k, keys) {
-            Some(near) => format!("did you mean `{near}`? {what} takes: {}", keys.join(", ")),
-            None => format!("{what} takes: {}", keys.join(", ")),
-        });
+        let hint = unknown_key(&message).map(|k| hint_for(k, keys, what));
         let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next());
         let hint = hint
             .or_else(|| missing.map(|k| format!("add {k} = ... to this table (see `storbench plan init`)")));
