@@ -2,6 +2,22 @@
 //! verification), 2 an error (bad input, an unusable target), 130 interrupted (what was
 //! measured is kept, marked incomplete).
 
+/// A line on stderr for the person at the terminal. A closed stderr (`2>&1 | head -1`) is not
+/// an error: the line is dropped and the run goes on, so its results are still written.
+macro_rules! say {
+    ($($t:tt)*) => { $crate::output::to_stderr(format_args!($($t)*)) };
+}
+
+/// A line on stdout; a reader that closed the pipe is not an error (see `say!`).
+macro_rules! tell {
+    ($($t:tt)*) => { $crate::output::to_stdout(format_args!($($t)*), true) };
+}
+
+/// Text on stdout with no newline added; a closed pipe is not an error.
+macro_rules! tell_raw {
+    ($($t:tt)*) => { $crate::output::to_stdout(format_args!($($t)*), false) };
+}
+
 mod args;
 mod bundle;
 mod cmd;
@@ -22,7 +38,7 @@ fn real_main() -> i32 {
     let argv = match args::expand_config_files(std::env::args_os().collect()) {
         Ok(argv) => argv,
         Err(e) => {
-            eprintln!("error: {e}");
+            say!("error: {e}");
             return 2;
         }
     };
@@ -42,7 +58,7 @@ fn real_main() -> i32 {
     if let Some(spec) = power
         && let Err(e) = power::start(spec)
     {
-        eprintln!("error: {e:#}");
+        say!("error: {e:#}");
         return 2;
     }
     let stop = StopFlag::new();
@@ -60,17 +76,15 @@ fn real_main() -> i32 {
         Ok(cmd::Ending::Ok) => 0,
         Ok(cmd::Ending::CheckFailed) => 1,
         Ok(cmd::Ending::Interrupted) => {
-            eprintln!(
-                "interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)"
-            );
+            say!("interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)");
             130
         }
         Ok(cmd::Ending::InterruptedBeforeRun) => {
-            eprintln!("interrupted before the run started: nothing was measured");
+            say!("interrupted before the run started: nothing was measured");
             130
         }
         Err(e) => {
-            eprintln!("error: {e:#}");
+            say!("error: {e:#}");
             2
         }
     }
@@ -82,7 +96,7 @@ fn on_interrupt(stop: StopFlag) {
         if stop.is_stopped() {
             std::process::exit(130);
         }
-        eprintln!("\nstopping; keeping what was measured (press Ctrl-C again to quit at once)");
+        say!("\nstopping; keeping what was measured (press Ctrl-C again to quit at once)");
         stop.stop();
     });
 }
@@ -97,7 +111,7 @@ fn quiet_panics() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        eprintln!("error: internal error{at}: {msg}. This is a bug in storbench; please report it.");
+        say!("error: internal error{at}: {msg}. This is a bug in storbench; please report it.");
         std::process::exit(2);
     }));
 }

@@ -26,7 +26,7 @@ pub fn start(spec: Option<&str>) -> Result<()> {
                 Ok(sampler) => Some(Arc::new(PowerMonitor::start(sampler, Duration::from_secs(1)))),
                 Err(e) if explicit => bail!("--power: {e}"),
                 Err(e) => {
-                    eprintln!("note: power source found but unusable ({e}); power_watts stays empty");
+                    say!("note: power source found but unusable ({e}); power_watts stays empty");
                     None
                 }
             }
@@ -72,8 +72,8 @@ pub fn system_sampler(device: Option<&str>) -> SystemSampler {
     static SAID: std::sync::Once = std::sync::Once::new();
     let monitor = MONITOR.get().cloned().flatten();
     SAID.call_once(|| match &monitor {
-        Some(m) => eprintln!("power: {}", m.describe()),
-        None => eprintln!("note: {}", no_source()),
+        Some(m) => say!("power: {}", m.describe()),
+        None => say!("note: {}", no_source()),
     });
     SystemSampler::new(device).with_power(monitor)
 }

@@ -4,6 +4,9 @@
 //! It restarts the machine's PostgreSQL cluster (pg_ctlcluster, as root), so it runs only where
 //! that is allowed: under STORBENCH_REQUIRE_SERVERS=1 (CI), or with STORBENCH_TEST_RESTART=1.
 
+// Tests say why they skipped on std's stderr, which cargo captures.
+#![allow(clippy::disallowed_macros)]
+
 #[path = "integration/support.rs"]
 #[allow(dead_code)]
 mod support;

@@ -11,6 +11,7 @@ use std::time::Duration;
 /// The base URL of the test server of `kind` (its database `test`), from
 /// `STORBENCH_TEST_PG_URL` / `STORBENCH_TEST_MYSQL_URL` or the local default. None (after a
 /// message) when it is down and servers are not required.
+#[allow(clippy::disallowed_macros)] // test support: the skip message goes to the test's output
 pub fn server_url(kind: BackendKind) -> Option<String> {
     let (var, default, port) = match kind {
         BackendKind::Postgres => ("STORBENCH_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test", 5432),

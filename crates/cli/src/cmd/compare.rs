@@ -12,11 +12,11 @@ pub fn run(args: &CompareArgs) -> Result<Ending> {
     let (source_a, source_b) = (args.a.display().to_string(), args.b.display().to_string());
     let sa = Side { input: &a, name: "A", source: &source_a };
     let sb = Side { input: &b, name: "B", source: &source_b };
-    print!("{}", compare_text(&sa, &sb));
+    tell_raw!("{}", compare_text(&sa, &sb));
     if let Some(dir) = &args.out.out {
         let files = [("compare.html", compare_html(&sa, &sb)), ("compare.md", compare_markdown(&sa, &sb))];
         for path in write_reports(dir, &files)? {
-            eprintln!("wrote {}", path.display());
+            say!("wrote {}", path.display());
         }
     }
     Ok(Ending::Ok)

@@ -17,7 +17,7 @@ pub fn run(c: PlanCommand) -> Result<Ending> {
                 })?;
             f.write_all(crate::plan::init::example().as_bytes())
                 .with_context(|| format!("writing {}", file.display()))?;
-            eprintln!(
+            say!(
                 "wrote {}: set each configuration's target, then: storbench run {}",
                 file.display(),
                 file.display()

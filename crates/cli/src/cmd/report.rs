@@ -15,7 +15,7 @@ use storbench_report::{Disclosure, SCHEMA_VERSION, Summary};
 pub fn run(args: &ReportArgs) -> Result<Ending> {
     let out = args.out.out.as_deref().unwrap_or(&args.bundle);
     for path in write_report(&args.bundle, out)? {
-        println!("{}", path.display());
+        tell!("{}", path.display());
     }
     Ok(Ending::Ok)
 }

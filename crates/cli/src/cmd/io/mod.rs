@@ -56,7 +56,7 @@ fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> 
     bar.finish_and_clear();
     let target = target.with_context(|| format!("preparing {}", plan.path.display()))?;
     if target.created {
-        eprintln!(
+        say!(
             "created {} ({}) with incompressible data",
             target.path.display(),
             crate::units::human_bytes(target.size)
@@ -92,7 +92,7 @@ fn run_jobs(
         }
     }
     if let Some(set) = set_dir {
-        eprintln!("results: {}", set.display());
+        say!("results: {}", set.display());
     }
     Ok(summaries)
 }
@@ -156,9 +156,9 @@ fn run_job(
     }
     if !quiet {
         for w in &summary.warnings {
-            eprintln!("warning: {w}");
+            say!("warning: {w}");
         }
-        eprintln!("bundle: {}", dir.display());
+        say!("bundle: {}", dir.display());
     }
     Ok(summary)
 }
@@ -200,7 +200,7 @@ fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
         })
         .sum();
     if mismatches > 0 {
-        eprintln!(
+        say!(
             "verify: {mismatches} block(s) did not read back as written; see results.verify in summary.json"
         );
         Ending::CheckFailed

@@ -52,7 +52,7 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
     if created && !plan.keep {
         remove_databases(&plan, &manifest);
     } else {
-        eprintln!("databases kept in {} (reused by the next run of the same shape)", plan.db_dir.display());
+        say!("databases kept in {} (reused by the next run of the same shape)", plan.db_dir.display());
     }
     let summary = result?;
     show(&summary, &a.out)?;
@@ -75,7 +75,7 @@ fn prepare(plan: &Plan, stop: &StopFlag) -> Result<(Manifest, bool)> {
         .with_context(|| format!("reading {}", Manifest::path(&plan.db_dir).display()))?;
     if let Some(m) = existing {
         check_reusable(plan, &m)?;
-        eprintln!("reusing {} database(s) in {}", m.databases.len(), plan.db_dir.display());
+        say!("reusing {} database(s) in {}", m.databases.len(), plan.db_dir.display());
         return Ok((m, false));
     }
     check_untouched(plan)?;
@@ -107,7 +107,7 @@ fn prepare(plan: &Plan, stop: &StopFlag) -> Result<(Manifest, bool)> {
     }
     made.context("creating the databases")?;
     let secs = t0.elapsed().as_secs_f64();
-    eprintln!(
+    say!(
         "created {} database(s) of {} in {secs:.1} s ({:.0} MB/s), every page with its checksum",
         plan.databases,
         crate::units::human_bytes(plan.db_bytes()),
@@ -329,7 +329,7 @@ fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
         let storbench_report::Results::Mailbox(r) = &summary.results else {
             unreachable!("a mailbox summary")
         };
-        eprintln!(
+        say!(
             "{}: {threads} threads, {mailboxes} mailboxes: {} ({:.0} transactional IOPS)",
             if full { "run" } else { "trial" },
             if r.pass { "pass" } else { "fail" },
@@ -357,8 +357,8 @@ fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
         })
         .collect();
     let median = mbx::median_index(&iops).map(|i| finals.swap_remove(i)).context("no final run")?;
-    eprintln!("{}", output::tune_table(&trials));
-    eprintln!("reported: the median of the three runs at the best setting ({})", median.name);
+    say!("{}", output::tune_table(&trials));
+    say!("reported: the median of the three runs at the best setting ({})", median.name);
     show(&median, &a.out)?;
     let pass = matches!(&median.results, storbench_report::Results::Mailbox(r) if r.pass);
     Ok(if pass { Ending::Ok } else { Ending::CheckFailed })
@@ -441,9 +441,9 @@ impl Run {
         s.warnings.extend(crate::power::warning());
         self.bundle.write_summary(&s)?;
         for w in &s.warnings {
-            eprintln!("warning: {w}");
+            say!("warning: {w}");
         }
-        eprintln!("bundle: {}", self.dir.display());
+        say!("bundle: {}", self.dir.display());
         Ok(s)
     }
 }
@@ -571,7 +571,7 @@ fn backup(mut run: Run, plan: &Plan, manifest: &Manifest, stop: &StopFlag) -> Re
     r.pages_verified = out.pages_checked;
     r.pass = out.corruptions == 0 && out.complete;
     summary::corrupt(&mut r, &out.first);
-    eprintln!(
+    say!(
         "backup read {} pages in {:.1} s: {:.1} MB/s in all",
         out.pages_checked,
         out.elapsed_s,
@@ -604,7 +604,7 @@ fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &Stop
         log_files_limit: Some(plan.log_files),
         ..spec(plan)
     };
-    eprintln!(
+    say!(
         "soft recovery: generating {} log files per database, then stopping without a clean shutdown",
         plan.log_files
     );
@@ -613,7 +613,7 @@ fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &Stop
         r.pass = false;
         return run.finish(r, Phases::default(), cpu, false, warnings);
     }
-    eprintln!("replaying the logs");
+    say!("replaying the logs");
     let out = mbx::replay(&plan.db_dir, manifest, &from, plan.profile.cache_max, plan.engine, stop)
         .context("replaying the logs")?;
     // The generation phase is not judged: only the replay and the databases after it count.
@@ -621,7 +621,7 @@ fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &Stop
     r.logs_replayed = Some(out.logs_replayed);
     r.seconds_per_log = out.seconds_per_log(manifest.databases.len());
     summary::corrupt(&mut r, &out.first);
-    eprintln!(
+    say!(
         "replayed {} log files ({} records; {} pages read, {} written) in {:.1} s: {:.3} s per log file",
         out.logs_replayed,
         out.records,
@@ -668,7 +668,7 @@ fn verify_with_bar(db_dir: &Path, manifest: &Manifest, stop: &StopFlag) -> Resul
     });
     bar.finish_and_clear();
     let v = v.context("verifying the databases")?;
-    eprintln!(
+    say!(
         "verified {} pages and {} log blocks in {:.1} s: {}",
         v.pages_checked,
         v.log_blocks_checked,
@@ -676,7 +676,7 @@ fn verify_with_bar(db_dir: &Path, manifest: &Manifest, stop: &StopFlag) -> Resul
         if v.ok() { "all checksums match".to_string() } else { format!("{} corrupt", v.corruptions) }
     );
     for c in &v.first {
-        eprintln!("  corrupt: {} at offset {}: {}", c.file, c.offset, c.what);
+        say!("  corrupt: {} at offset {}: {}", c.file, c.offset, c.what);
     }
     Ok(v)
 }
@@ -703,7 +703,7 @@ fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
             "corruptions": v.corruptions, "seconds": v.seconds,
             "first": v.first.iter().map(|c| serde_json::json!({"file": c.file, "offset": c.offset, "what": c.what})).collect::<Vec<_>>(),
         });
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        tell!("{}", serde_json::to_string_pretty(&json)?);
     }
     Ok(if stop.is_stopped() {
         Ending::Interrupted

@@ -180,12 +180,12 @@ fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
     bar.finish_and_clear();
     let report = report.with_context(|| format!("writing the data set into {}", a.out.display()))?;
     if stop.is_stopped() {
-        eprintln!("interrupted: the files in {} are incomplete", a.out.display());
+        say!("interrupted: the files in {} are incomplete", a.out.display());
         return Ok(Ending::InterruptedBeforeRun);
     }
     let secs = started.elapsed().as_secs_f64();
-    println!("{}", output::gen_table(&report.files));
-    println!(
+    tell!("{}", output::gen_table(&report.files));
+    tell!(
         "{} rows, {} in {:.1} s ({:.2} M rows/s) with {threads} thread(s)",
         report.rows,
         crate::units::human_bytes(report.bytes),
@@ -223,12 +223,12 @@ fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
     );
     bar.finish_and_clear();
     if stop.is_stopped() {
-        eprintln!("interrupted: the load was abandoned; nothing was left half-loaded");
+        say!("interrupted: the load was abandoned; nothing was left half-loaded");
         return Ok(Ending::InterruptedBeforeRun);
     }
     let report = report.with_context(|| format!("loading {}", db.describe()))?;
     let rows: u64 = report.rows.iter().map(|r| r.1).sum();
-    println!(
+    tell!(
         "loaded {} ({rows} rows) into {} in {:.2} s (rows {:.2} s, indexes and statistics {:.2} s){}",
         data.size,
         db.describe(),
@@ -245,7 +245,7 @@ fn check(a: &DbArgs) -> Result<Ending> {
     for db in open_databases(a)? {
         let r = db.check().with_context(|| format!("checking {}", db.describe()))?;
         if r.mismatch_count == 0 && r.orphans == 0 {
-            println!(
+            tell!(
                 "{}: {} products checked: sales agree with the order lines",
                 db.describe(),
                 r.products_checked
@@ -253,7 +253,7 @@ fn check(a: &DbArgs) -> Result<Ending> {
             continue;
         }
         ending = Ending::CheckFailed;
-        println!(
+        tell!(
             "{}: {} of {} products have sales that differ from their order lines; {} orphan orders or lines",
             db.describe(),
             r.mismatch_count,
@@ -261,7 +261,7 @@ fn check(a: &DbArgs) -> Result<Ending> {
             r.orphans
         );
         for (prod, sales, lines) in r.mismatches.iter().take(20) {
-            println!("  product {prod}: inventory sales {sales}, order lines {lines}");
+            tell!("  product {prod}: inventory sales {sales}, order lines {lines}");
         }
     }
     Ok(ending)

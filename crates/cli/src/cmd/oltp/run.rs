@@ -43,7 +43,7 @@ enum Stamp {
 pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
     let (size, spec, lines) = checked(a)?;
     if let Some(v) = &a.windows_perf_host {
-        eprintln!(
+        say!(
             "note: ignoring DS3's '{v}' (perf host, virt_dir or page_type): storbench samples CPU itself and talks to the database directly"
         );
     }
@@ -63,7 +63,7 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
             let secs = db
                 .reset()
                 .with_context(|| format!("resetting {} to its state after the load", db.describe()))?;
-            eprintln!("reset {} to its state after the load in {secs:.1} s", db.describe());
+            say!("reset {} to its state after the load in {secs:.1} s", db.describe());
         }
     }
     let place = place_of(&dbs, size.to_string());
@@ -71,14 +71,14 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
     let settled = storbench_bench::run::settle(place.device.as_ref().map(|d| d.name.as_str()), max, stop);
     if !max.is_zero() {
         let how = if settled.idle { "the device is idle" } else { "the device is still busy; going on" };
-        eprintln!("settled for {:.1} s: {how}", settled.waited.as_secs_f64());
+        say!("settled for {:.1} s: {how}", settled.waited.as_secs_f64());
     }
     let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
     let root = a.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
     let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
     let summary = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
     show(&summary, &a.out)?;
-    eprintln!("bundle: {}", dir.display());
+    say!("bundle: {}", dir.display());
     Ok(if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok })
 }
 
@@ -250,7 +250,7 @@ fn run_into(
     summary.warnings.extend(crate::power::warning());
     bundle.write_summary(&summary)?;
     for w in &summary.warnings {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     Ok(summary)
 }
@@ -335,7 +335,7 @@ impl<'a> Printer<'a> {
             Stamp::Local => jiff::Zoned::now().strftime("%Y-%m-%dT%H:%M:%S%.3f ").to_string(),
         };
         if self.opts.to_stderr {
-            eprintln!("{stamp}{line}");
+            say!("{stamp}{line}");
         } else {
             let mut out = std::io::stdout().lock();
             let _ = writeln!(out, "{stamp}{line}");

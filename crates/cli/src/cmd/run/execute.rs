@@ -120,7 +120,7 @@ pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
 pub fn precondition(plan: &Plan, ci: usize, dir: &Path, stop: &StopFlag) -> Result<()> {
     let Some(mut args) = precondition_args(plan, ci) else { return Ok(()) };
     let c = &plan.configurations[ci];
-    eprintln!(
+    say!(
         "preconditioning {}: {} pass(es) of sequential 128 KiB writes",
         c.name,
         plan.method.precondition.unwrap_or(0)
@@ -164,7 +164,7 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
         Ok(Ending::CheckFailed) => RunStatus::CheckFailed,
         Ok(Ending::Interrupted | Ending::InterruptedBeforeRun) => RunStatus::Interrupted,
         Err(e) => {
-            eprintln!("error: run {} failed: {e:#}", run.id);
+            say!("error: run {} failed: {e:#}", run.id);
             record.error = Some(format!("{e:#}"));
             RunStatus::Failed
         }

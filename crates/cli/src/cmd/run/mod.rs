@@ -119,7 +119,7 @@ fn evaluate(plan: &Plan, dir: &Path, previous: Option<Evaluation>, stop: &StopFl
     let mut eval = new_evaluation(plan, &runs, previous);
     save(dir, &eval)?;
     let todo: Vec<usize> = (0..runs.len()).filter(|&i| !finished(&eval.runs[i])).collect();
-    eprintln!(
+    say!(
         "evaluation {}: {} runs ({} to do) of {} workload(s) on {} configuration(s); bundle {}",
         plan.name,
         runs.len(),
@@ -140,7 +140,7 @@ fn evaluate(plan: &Plan, dir: &Path, previous: Option<Evaluation>, stop: &StopFl
         if stop.is_stopped() {
             break;
         }
-        eprintln!("{}", clock.line(run, config));
+        say!("{}", clock.line(run, config));
         let started = Instant::now();
         let record = execute::one(plan, run, config, dir, stop);
         eval.runs[i] = RunRecord { seconds: Some(started.elapsed().as_secs_f64()), ..record };
@@ -248,21 +248,20 @@ fn save(dir: &Path, eval: &Evaluation) -> Result<()> {
 }
 
 fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
-    println!("{}", output::evaluation_table(eval));
+    tell!("{}", output::evaluation_table(eval));
     for n in &eval.notes {
-        eprintln!("note: {n}");
+        say!("note: {n}");
     }
-    eprintln!("evaluation: {}", dir.display());
+    say!("evaluation: {}", dir.display());
     say_what_stays(eval);
     match super::report::write_report(dir, dir) {
-        Ok(files) => files.iter().for_each(|f| eprintln!("report: {}", f.display())),
-        Err(e) => eprintln!(
-            "warning: the report could not be written ({e:#}); try storbench report {}",
-            dir.display()
-        ),
+        Ok(files) => files.iter().for_each(|f| say!("report: {}", f.display())),
+        Err(e) => {
+            say!("warning: the report could not be written ({e:#}); try storbench report {}", dir.display())
+        }
     }
     if !eval.complete {
-        eprintln!(
+        say!(
             "to finish it (runs that did not finish are run again): storbench run --resume {}",
             dir.display()
         );
@@ -292,7 +291,7 @@ fn say_what_stays(eval: &Evaluation) {
             .map(|(p, len)| format!("{} ({})", p.display(), crate::units::human_bytes(len)))
             .collect();
         if !here.is_empty() {
-            eprintln!("kept for later runs (delete when done): {}", here.join(", "));
+            say!("kept for later runs (delete when done): {}", here.join(", "));
         }
     }
 }
