@@ -17,6 +17,7 @@ pub mod metrics;
 pub mod monitor;
 pub mod rng;
 pub mod run;
+pub mod secret;
 pub mod target;
 pub mod workload;
 

@@ -22,18 +22,21 @@ pub fn print_result(out: &crate::args::OutputArgs, text: impl FnOnce() -> String
     }
 }
 
-/// Writes one line to stderr, dropping it when stderr is closed or full: a message must never
-/// end a run whose measurements are not yet written.
+/// Writes one line to stderr, secrets hidden, dropping it when stderr is closed or full: a
+/// message must never end a run whose measurements are not yet written.
 pub fn to_stderr(args: std::fmt::Arguments) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr().lock(), "{args}");
+    let text = storbench_bench::secret::redact(&args.to_string());
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
-/// Writes to stdout, with a newline when `line`; a closed pipe drops the text (see `to_stderr`).
+/// Writes to stdout, secrets hidden, with a newline when `line`; a closed pipe drops the text
+/// (see `to_stderr`).
 pub fn to_stdout(args: std::fmt::Arguments, line: bool) {
     use std::io::Write;
+    let text = storbench_bench::secret::redact(&args.to_string());
     let mut out = std::io::stdout().lock();
-    let _ = if line { writeln!(out, "{args}") } else { write!(out, "{args}") }.and_then(|_| out.flush());
+    let _ = if line { writeln!(out, "{text}") } else { write!(out, "{text}") }.and_then(|_| out.flush());
 }
 
 /// A progress bar of bytes, for filling a test file.

@@ -1,0 +1,174 @@
+//! Keeping secrets out of everything storbench prints or writes.
+//!
+//! Two nets, because a password can reach a message by paths no one planned:
+//! - by shape: `redact` replaces the password of every `scheme://user:password@host` in a text
+//!   and the value of every `password=`-like key (URL query, conninfo, TOML line);
+//! - by value: every password storbench is handed (`remember`) is replaced wherever it appears,
+//!   even inside a driver's error message that quotes it without a URL around it.
+
+use std::sync::Mutex;
+
+/// What a hidden secret reads as.
+pub const MASK: &str = "***";
+
+/// Keys whose value is a secret, in URLs (`?password=`), conninfo strings and plan lines.
+const SECRET_KEYS: &[&str] = &["password", "passwd", "pwd", "pass", "secret", "token", "api_key", "apikey"];
+
+/// Secrets seen so far in this process (shorter ones would match too much ordinary text).
+static KNOWN: Mutex<Vec<String>> = Mutex::new(Vec::new());
+const MIN_REMEMBERED_LEN: usize = 3;
+
+/// Remembers `secret` so that `redact` hides it wherever it appears later.
+pub fn remember(secret: &str) {
+    if secret.len() < MIN_REMEMBERED_LEN {
+        return;
+    }
+    let mut known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    if !known.iter().any(|k| k == secret) {
+        known.push(secret.to_owned());
+        // Longest first, so a secret that contains another is hidden whole.
+        known.sort_by_key(|k| std::cmp::Reverse(k.len()));
+    }
+}
+
+/// Remembers the password of every URL in `text` (see `remember`).
+pub fn remember_in(text: &str) {
+    for range in url_passwords(text) {
+        remember(&text[range]);
+    }
+}
+
+/// `text` with every secret it holds replaced by `***`: URL passwords, values of secret keys,
+/// and every remembered secret.
+pub fn redact(text: &str) -> String {
+    let mut out = mask_ranges(text, url_passwords(text));
+    out = mask_ranges(&out, key_values(&out));
+    let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
+    for secret in known.iter() {
+        if out.contains(secret.as_str()) {
+            out = out.replace(secret.as_str(), MASK);
+        }
+    }
+    out
+}
+
+/// Whether `text` holds a secret `redact` would hide.
+pub fn holds_secret(text: &str) -> bool {
+    redact(text) != text
+}
+
+fn mask_ranges(text: &str, mut ranges: Vec<std::ops::Range<usize>>) -> String {
+    ranges.sort_by_key(|r| r.start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for r in ranges {
+        if r.start < at || r.is_empty() {
+            continue;
+        }
+        out.push_str(&text[at..r.start]);
+        out.push_str(MASK);
+        at = r.end;
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// Byte ranges of the passwords in `scheme://user:password@host` URLs. The authority ends at
+/// white space, a quote or a path; its last `@` ends the user part, so a password may hold `@`.
+fn url_passwords(text: &str) -> Vec<std::ops::Range<usize>> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(pos) = text[from..].find("://") {
+        let start = from + pos + 3;
+        let rest = &text[start..];
+        let end = rest.find(|c: char| c.is_whitespace() || "\"'`/<>".contains(c)).unwrap_or(rest.len());
+        let authority = &rest[..end];
+        if let Some(at) = authority.rfind('@')
+            && let Some(colon) = authority[..at].find(':')
+        {
+            found.push(start + colon + 1..start + at);
+        }
+        from = start + end;
+    }
+    found
+}
+
+/// Byte ranges of the values of secret keys: `password=v`, `password: v`, `password = "v"`,
+/// up to `&`, `;`, white space or the closing quote.
+fn key_values(text: &str) -> Vec<std::ops::Range<usize>> {
+    let lower = text.to_ascii_lowercase();
+    let mut found = Vec::new();
+    for key in SECRET_KEYS {
+        let mut from = 0;
+        while let Some(pos) = lower[from..].find(key) {
+            let key_start = from + pos;
+            from = key_start + key.len();
+            let word_start = key_start == 0 || !is_word(lower.as_bytes()[key_start - 1]);
+            if !word_start || lower.as_bytes().get(from).is_some_and(|&b| is_word(b)) {
+                continue;
+            }
+            if let Some(range) = value_after(text, from) {
+                from = range.end;
+                found.push(range);
+            }
+        }
+    }
+    found
+}
+
+fn is_word(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// The value after a key ending at `at`: `= v`, `: v` or `=v`, quoted or bare.
+fn value_after(text: &str, at: usize) -> Option<std::ops::Range<usize>> {
+    let rest = &text[at..];
+    let trimmed = rest.trim_start_matches([' ', '\t']);
+    let sep = trimmed.chars().next().filter(|c| *c == '=' || *c == ':')?;
+    let after_sep = &trimmed[sep.len_utf8()..];
+    let value = after_sep.trim_start_matches([' ', '\t']);
+    let start = text.len() - value.len();
+    let (start, len) = match value.chars().next() {
+        Some(q @ ('"' | '\'')) => (start + 1, value[1..].find(q).unwrap_or(value.len() - 1)),
+        Some(_) => {
+            (start, value.find(|c: char| c.is_whitespace() || "&;,)}]".contains(c)).unwrap_or(value.len()))
+        }
+        None => return None,
+    };
+    (len > 0).then_some(start..start + len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_passwords_are_hidden_even_when_they_hold_an_at_sign() {
+        assert_eq!(redact("postgres://bob:pa@ss@db:5432/test"), "postgres://bob:***@db:5432/test");
+        assert_eq!(
+            redact("url = \"mysql://root:s3cr3t@10.0.0.1/x\""),
+            "url = \"mysql://root:***@10.0.0.1/x\""
+        );
+        assert_eq!(redact("https://admin:hunter2@bmc/redfish/v1"), "https://admin:***@bmc/redfish/v1");
+        assert_eq!(
+            redact("postgres://bob@db/test and http://host:8080/x"),
+            "postgres://bob@db/test and http://host:8080/x"
+        );
+    }
+
+    #[test]
+    fn values_of_secret_keys_are_hidden_in_queries_conninfo_and_plan_lines() {
+        assert_eq!(redact("http://bmc/x?user=a&password=abc123&y=1"), "http://bmc/x?user=a&password=***&y=1");
+        assert_eq!(redact("host=db password=abc123 dbname=t"), "host=db password=*** dbname=t");
+        assert_eq!(redact("password = \"two words\""), "password = \"***\"");
+        assert_eq!(redact("passwords matter; compass=north"), "passwords matter; compass=north");
+    }
+
+    #[test]
+    fn a_remembered_secret_is_hidden_wherever_it_appears() {
+        remember_in("postgres://u:Zq9-distinctive@h/d");
+        assert_eq!(redact("server said: bad password Zq9-distinctive"), "server said: bad password ***");
+        assert!(holds_secret("x Zq9-distinctive y"));
+        assert!(!holds_secret("nothing here"));
+    }
+}
