@@ -6,6 +6,11 @@
 //! Everything is written as the run goes: the summary first with `complete: false`, each row
 //! and histogram when its interval ends, the final summary at the end (atomically, by rename),
 //! so an interrupted or killed run leaves what it measured.
+//!
+//! A full output disk must not lose the results: a write that fails stops that file (noted,
+//! not fatal), and the final summary, small and written first, has room kept for it by a
+//! reserve file freed when nothing else fits. The run then ends with an error naming what
+//! could not be written.
 
 use anyhow::{Context, Result};
 use std::fs::{self, File};
@@ -19,7 +24,23 @@ pub struct Bundle {
     csv: BufWriter<File>,
     csv_header: bool,
     hlog: HlogWriter<BufWriter<File>>,
+    /// Files that stopped being written, with when and why.
+    lost: Vec<Lost>,
+    /// Room kept for the final summary on a filling disk.
+    reserve: Option<PathBuf>,
 }
+
+/// A bundle file that could not be written from some point on.
+struct Lost {
+    file: &'static str,
+    at_s: Option<f64>,
+    why: String,
+}
+
+/// Bytes kept free for the final summary (a summary is a few KiB; a mailbox run's, with a
+/// row per database, some tens).
+const RESERVE_BYTES: u64 = 256 << 10;
+const RESERVE_NAME: &str = ".storbench-reserve";
 
 /// A new directory under `parent` named `<stamp>-<name>`; never reuses an existing one.
 pub fn new_dir(parent: &Path, stamp: &str, name: &str) -> Result<PathBuf> {
@@ -74,38 +95,116 @@ impl Bundle {
         };
         let csv = open("timeseries.csv")?;
         let hlog = HlogWriter::new(open("latency.hlog")?, start_epoch_s).context("writing latency.hlog")?;
-        Ok(Bundle { dir, csv, csv_header: false, hlog })
+        let reserve = make_reserve(&dir);
+        Ok(Bundle { dir, csv, csv_header: false, hlog, lost: Vec::new(), reserve })
     }
 
-    /// Writes `summary.json` through a temporary file, so a reader never sees half of it.
-    pub fn write_summary(&self, summary: &Summary) -> Result<()> {
-        write_atomic(&self.dir.join("summary.json"), &export::summary_json(summary))
+    /// Writes `summary.json` through a temporary file, so a reader never sees half of it,
+    /// with a warning for each bundle file that could not be written. Where the disk is full,
+    /// the reserve is given up for it. Fails, once the summary is written, when a file was lost.
+    pub fn write_summary(&mut self, summary: &Summary) -> Result<()> {
+        let mut summary = summary.clone();
+        summary.warnings.extend(self.lost.iter().map(Lost::describe));
+        let text = export::summary_json(&summary);
+        let path = self.dir.join("summary.json");
+        if write_atomic(&path, &text).is_err() {
+            self.free_reserve();
+            write_atomic(&path, &text)?;
+        }
+        if self.lost.is_empty() {
+            return Ok(());
+        }
+        let lost: Vec<String> = self.lost.iter().map(Lost::describe).collect();
+        anyhow::bail!(
+            "the bundle in {} is incomplete: {}. summary.json holds the results; free space on that filesystem or give \
+             another --output-dir",
+            self.dir.display(),
+            lost.join("; ")
+        )
     }
 
-    /// Appends one interval: its CSV row and its histograms.
-    pub fn interval(
-        &mut self,
-        row: &SeriesRow,
-        start_s: f64,
-        hists: &[(&str, &LatencyHistogram)],
-    ) -> Result<()> {
-        if !self.csv_header {
-            self.csv.write_all(export::series_header(row).as_bytes())?;
+    /// Appends one interval: its CSV row and its histograms. A file that cannot be written is
+    /// noted and left as it is; the run goes on.
+    pub fn interval(&mut self, row: &SeriesRow, start_s: f64, hists: &[(&str, &LatencyHistogram)]) {
+        if !self.is_lost("timeseries.csv") {
+            let header = (!self.csv_header).then(|| export::series_header(row));
+            let written = header
+                .map_or(Ok(()), |h| self.csv.write_all(h.as_bytes()))
+                .and_then(|()| self.csv.write_all(export::series_line(row).as_bytes()))
+                .and_then(|()| self.csv.flush());
             self.csv_header = true;
+            self.note("timeseries.csv", Some(row.t_s), written);
         }
-        self.csv.write_all(export::series_line(row).as_bytes())?;
-        self.csv.flush().context("writing timeseries.csv")?;
-        for (tag, h) in hists {
-            self.hlog.write(tag, start_s, row.t_s - start_s, h)?;
-        }
-        self.hlog.flush().context("writing latency.hlog")
+        self.histograms(hists, |tag| tag.to_string(), start_s, row.t_s - start_s, Some(row.t_s));
     }
 
     /// The measured phase's histograms, tagged `<tag>-total`.
-    pub fn totals(&mut self, start_s: f64, length_s: f64, hists: &[(&str, &LatencyHistogram)]) -> Result<()> {
-        for (tag, h) in hists {
-            self.hlog.write(&format!("{tag}-total"), start_s, length_s, h)?;
+    pub fn totals(&mut self, start_s: f64, length_s: f64, hists: &[(&str, &LatencyHistogram)]) {
+        self.histograms(hists, |tag| format!("{tag}-total"), start_s, length_s, None);
+    }
+
+    fn histograms(
+        &mut self,
+        hists: &[(&str, &LatencyHistogram)],
+        tag: impl Fn(&str) -> String,
+        start_s: f64,
+        length_s: f64,
+        at_s: Option<f64>,
+    ) {
+        if self.is_lost("latency.hlog") {
+            return;
         }
-        self.hlog.flush().context("writing latency.hlog")
+        let mut written = Ok(());
+        for (name, h) in hists {
+            written = written.and_then(|()| self.hlog.write(&tag(name), start_s, length_s, h));
+        }
+        let written = written.and_then(|()| self.hlog.flush());
+        self.note("latency.hlog", at_s, written);
+    }
+
+    fn is_lost(&self, file: &str) -> bool {
+        self.lost.iter().any(|l| l.file == file)
+    }
+
+    fn note(&mut self, file: &'static str, at_s: Option<f64>, written: std::io::Result<()>) {
+        if let Err(e) = written {
+            let why = e.to_string();
+            say!("warning: {file} in {} stopped being written: {why}", self.dir.display());
+            self.lost.push(Lost { file, at_s, why });
+        }
+    }
+
+    fn free_reserve(&mut self) {
+        if let Some(path) = self.reserve.take() {
+            let _ = fs::remove_file(path);
+        }
+    }
+}
+
+impl Drop for Bundle {
+    fn drop(&mut self) {
+        self.free_reserve();
+    }
+}
+
+impl Lost {
+    fn describe(&self) -> String {
+        match self.at_s {
+            Some(t) => format!("{} stops at {t:.0} s ({})", self.file, self.why),
+            None => format!("{} lacks the measured phase's histograms ({})", self.file, self.why),
+        }
+    }
+}
+
+/// A file of `RESERVE_BYTES` really allocated in `dir` (None where it cannot be made).
+fn make_reserve(dir: &Path) -> Option<PathBuf> {
+    let path = dir.join(RESERVE_NAME);
+    let file = File::create(&path).ok()?;
+    match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, RESERVE_BYTES) {
+        Ok(()) => Some(path),
+        Err(_) => {
+            let _ = fs::remove_file(&path);
+            None
+        }
     }
 }

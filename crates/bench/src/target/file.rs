@@ -10,8 +10,19 @@ use std::path::{Path, PathBuf};
 /// The file storbench creates in a directory target.
 pub const DEFAULT_FILE_NAME: &str = "storbench-io.dat";
 
-/// Extended attribute that marks a file storbench created and filled, with its size.
+/// Extended attribute that marks a file storbench created, with its size and whether the fill
+/// finished: `v1 filling size=N` from creation on, `v1 size=N` once every byte is written
+/// and synced. A file killed mid-fill keeps the first, so it is never taken as ready.
 const MARK_XATTR: &str = "user.storbench";
+
+/// What a file's mark says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mark {
+    /// Created by storbench; the fill has not finished.
+    Filling { size: u64 },
+    /// Created and completely filled by storbench.
+    Complete { size: u64 },
+}
 
 /// Checks the request and decides what to do; writes nothing.
 pub fn plan(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
@@ -51,9 +62,10 @@ fn plan_file(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
     let existing = std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len());
     let mark = existing.and_then(|_| read_mark(path));
     let (action, size) = match (existing, mark) {
-        (Some(len), Some(marked)) if marked == len && req.size.is_none_or(|s| s == len) => {
+        (Some(len), Some(Mark::Complete { size })) if size == len && req.size.is_none_or(|s| s == len) => {
             (Action::ReuseFile, len)
         }
+        (Some(_), Some(Mark::Filling { size })) => (Action::RefillPartial, req.size.unwrap_or(size)),
         (Some(_), Some(_)) => (Action::CreateFile, req.size.unwrap_or(req.default_size)),
         (Some(len), None) => {
             if req.writes && !req.force {
@@ -68,7 +80,7 @@ fn plan_file(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
         (None, _) => (Action::CreateFile, req.size.unwrap_or(req.default_size)),
     };
     let dir = parent_dir(path)?;
-    if action == Action::CreateFile {
+    if matches!(action, Action::CreateFile | Action::RefillPartial) {
         check_creatable(&dir, size, existing.unwrap_or(0))?;
     }
     let direct_align = direct_alignment(&dir);
@@ -122,15 +134,32 @@ fn direct_alignment(dir: &Path) -> u32 {
     crate::monitor::resolve_device(dir).ok().flatten().and_then(|d| d.logical_sector_size).unwrap_or(512)
 }
 
-/// The size recorded in our mark, if the file carries one (an extended attribute, or a
-/// sidecar file where the filesystem has no user xattrs).
-fn read_mark(path: &Path) -> Option<u64> {
+/// Our mark, if the file carries one (an extended attribute, or a sidecar file where the
+/// filesystem has no user xattrs).
+pub(super) fn read_mark(path: &Path) -> Option<Mark> {
     let mut buf = [0u8; 64];
     let text = match rustix::fs::getxattr(path, MARK_XATTR, &mut buf) {
         Ok(n) => String::from_utf8_lossy(&buf[..n]).into_owned(),
-        Err(_) => std::fs::read_to_string(sidecar(path)).ok()?,
+        Err(_) => read_sidecar(path)?,
     };
-    text.strip_prefix("v1 size=")?.trim().parse().ok()
+    let text = text.strip_prefix("v1 ")?.trim();
+    match text.strip_prefix("filling ") {
+        Some(rest) => Some(Mark::Filling { size: rest.strip_prefix("size=")?.parse().ok()? }),
+        None => Some(Mark::Complete { size: text.strip_prefix("size=")?.parse().ok()? }),
+    }
+}
+
+/// The sidecar's text: a small regular file only (a link to a device is not a mark).
+fn read_sidecar(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let car = sidecar(path);
+    let meta = std::fs::symlink_metadata(&car).ok()?;
+    if !meta.is_file() || meta.len() > 64 {
+        return None;
+    }
+    let mut text = String::new();
+    File::open(&car).ok()?.take(64).read_to_string(&mut text).ok()?;
+    Some(text)
 }
 
 /// `dir/.name.storbench`, the mark where extended attributes are unsupported.
@@ -139,12 +168,21 @@ pub(super) fn sidecar(path: &Path) -> PathBuf {
     path.with_file_name(format!(".{name}.storbench"))
 }
 
-/// Marks `file` (at `path`) as created and completely filled by storbench.
-pub(super) fn write_mark(file: &File, path: &Path, size: u64) -> io::Result<()> {
-    let value = format!("v1 size={size}");
+/// Marks `file` (at `path`) as created by storbench, filling or completely filled. The
+/// sidecar is replaced by a rename, so a crash leaves the old mark or the new one, never half.
+pub(super) fn write_mark(file: &File, path: &Path, mark: Mark) -> io::Result<()> {
+    let value = match mark {
+        Mark::Filling { size } => format!("v1 filling size={size}"),
+        Mark::Complete { size } => format!("v1 size={size}"),
+    };
     match rustix::fs::fsetxattr(file, MARK_XATTR, value.as_bytes(), rustix::fs::XattrFlags::empty()) {
         Ok(()) => Ok(()),
-        Err(_) => std::fs::write(sidecar(path), value),
+        Err(_) => {
+            let car = sidecar(path);
+            let tmp = car.with_extension("storbench-new");
+            std::fs::write(&tmp, value)?;
+            std::fs::rename(&tmp, &car)
+        }
     }
 }
 
@@ -172,7 +210,7 @@ pub fn prepare(
     progress: &mut dyn FnMut(u64, u64),
     stop: &crate::run::StopFlag,
 ) -> crate::Result<Target> {
-    let created = plan.action == Action::CreateFile;
+    let created = matches!(plan.action, Action::CreateFile | Action::RefillPartial);
     if created {
         super::fill::create_filled(plan, seed, progress, stop)?;
     }
@@ -184,6 +222,7 @@ pub fn prepare(
         size: plan.size,
         direct: plan.direct,
         created,
+        refilled: plan.action == Action::RefillPartial,
     })
 }
 
@@ -198,8 +237,14 @@ mod tests {
         let f = File::create(&path).unwrap();
         assert_eq!(read_mark(&path), None, "an unmarked file is not ours");
         std::fs::write(sidecar(&path), "v1 size=4096").unwrap();
-        assert_eq!(read_mark(&path), Some(4096), "the sidecar counts where there is no xattr");
-        write_mark(&f, &path, 8192).unwrap();
-        assert_eq!(read_mark(&path), Some(8192), "the xattr comes first");
+        assert_eq!(
+            read_mark(&path),
+            Some(Mark::Complete { size: 4096 }),
+            "the sidecar counts without xattrs"
+        );
+        write_mark(&f, &path, Mark::Filling { size: 8192 }).unwrap();
+        assert_eq!(read_mark(&path), Some(Mark::Filling { size: 8192 }), "the xattr comes first");
+        write_mark(&f, &path, Mark::Complete { size: 8192 }).unwrap();
+        assert_eq!(read_mark(&path), Some(Mark::Complete { size: 8192 }));
     }
 }

@@ -24,29 +24,39 @@ pub fn create_filled(
     match result {
         Ok(f) if !stop.is_stopped() => {
             f.sync_all().map_err(|e| io_err("syncing", e))?;
-            file::write_mark(&f, &plan.path, plan.size).map_err(|e| io_err("marking", e))?;
+            let done = file::Mark::Complete { size: plan.size };
+            file::write_mark(&f, &plan.path, done).map_err(|e| io_err("marking", e))?;
             Ok(())
         }
         Ok(_) => {
-            let _ = std::fs::remove_file(&plan.path);
+            remove_partial(plan);
             Err(io_err("filling", io::Error::new(io::ErrorKind::Interrupted, "interrupted")))
         }
         Err(e) => {
-            let _ = std::fs::remove_file(&plan.path);
+            remove_partial(plan);
             Err(io_err("creating and filling", e))
         }
     }
 }
 
-fn create(plan: &TargetPlan) -> io::Result<File> {
+/// Removes our file and its sidecar mark (a mark left alone would claim a file the user may
+/// later put at that path).
+fn remove_partial(plan: &TargetPlan) {
     let _ = std::fs::remove_file(&plan.path);
     let _ = std::fs::remove_file(file::sidecar(&plan.path));
+}
+
+fn create(plan: &TargetPlan) -> io::Result<File> {
+    remove_partial(plan);
     let mut opts = OpenOptions::new();
     opts.write(true).create_new(true);
     if plan.direct {
         opts.custom_flags(libc::O_DIRECT);
     }
     let f = opts.open(&plan.path)?;
+    // Ours from the first byte, and not ready until the fill's end says so: a fill killed
+    // now leaves a file that the next run refills instead of measuring.
+    file::write_mark(&f, &plan.path, file::Mark::Filling { size: plan.size })?;
     // Reserve the space up front so a full disk fails now, not halfway through.
     match rustix::fs::fallocate(&f, rustix::fs::FallocateFlags::empty(), 0, plan.size) {
         Ok(()) => {}

@@ -7,6 +7,7 @@
 pub mod device;
 mod file;
 mod fill;
+pub mod lock;
 
 /// `plan` checks the request and decides what to do, writing nothing; `prepare` carries the
 /// plan out (create and fill a new file with progress, then open the target), removing a
@@ -37,6 +38,9 @@ pub struct TargetRequest {
 pub enum Action {
     /// Create (or re-create, when it is ours with another size) and fill a file.
     CreateFile,
+    /// Fill our own file again: a fill that was killed (or lost power) left it partly written,
+    /// and measuring it would read holes and stale blocks.
+    RefillPartial,
     /// Use our own file as it is.
     ReuseFile,
     /// Use a file storbench did not create (read-only workloads, or `--force`).
@@ -58,6 +62,17 @@ pub struct TargetPlan {
     pub writes: bool,
 }
 
+impl TargetPlan {
+    /// Takes the one-run-at-a-time lock: on the device, or on the directory the file is in
+    /// (where a directory target's file goes, so the lock also covers its creation).
+    pub fn lock(&self) -> Result<lock::Lock, lock::LockError> {
+        match self.action {
+            Action::UseDevice => lock::lock(&self.path, "target"),
+            _ => lock::lock_place(self.path.parent().unwrap_or(std::path::Path::new(".")), "target"),
+        }
+    }
+}
+
 /// An open target, ready for the workload.
 #[derive(Debug)]
 pub struct Target {
@@ -68,6 +83,8 @@ pub struct Target {
     pub direct: bool,
     /// Whether `prepare` created and filled the file this time.
     pub created: bool,
+    /// Whether the file was an earlier fill that never finished, filled again this time.
+    pub refilled: bool,
 }
 
 /// Why a target cannot be used; each message names the problem and the fix.

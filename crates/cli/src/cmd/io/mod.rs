@@ -19,6 +19,7 @@ use validate::{Job, Validated};
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
     let (v, plan) = check(args)?;
+    let _lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
     let target = match plan.as_ref().map(|p| prepare(p, &v, stop)).transpose() {
         // A fill cut short by Ctrl-C removed its partial file; nothing was measured yet.
         Err(_) | Ok(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
@@ -46,11 +47,18 @@ pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
 /// does this before its idle window, so the fill's writes are not in the run's idle power.
 pub fn prepare_target(args: &IoArgs, stop: &StopFlag) -> Result<()> {
     let (v, plan) = check(args)?;
+    let _lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
     plan.map(|p| prepare(&p, &v, stop)).transpose().map(drop)
 }
 
 fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> {
     let seed = v.jobs[0].spec.seed;
+    if plan.action == target::Action::RefillPartial {
+        say!(
+            "{} was left partly filled by a storbench run that did not finish; filling it again before measuring",
+            plan.path.display()
+        );
+    }
     let bar = output::fill_bar(plan.size, &format!("filling {}", plan.path.display()));
     let target = target::prepare(plan, seed, &mut |done, _| bar.set_position(done), stop);
     bar.finish_and_clear();
@@ -128,22 +136,16 @@ fn run_job(
     bundle.write_summary(&first)?;
     let mut sampler = crate::power::system_sampler(device.map(|d| d.name.as_str()));
     let bar = output::run_line(label);
-    let mut write_error = None;
     let outcome = io_workload::run(&spec, target.map(|t| &t.file), &mut sampler, stop, &mut |rep| {
         bar.set_message(progress_text(rep));
         let hists = [("read", &rep.data.read.latency), ("write", &rep.data.write.latency)];
-        if let Err(e) = bundle.interval(&rep.row, rep.start_s, &hists) {
-            write_error.get_or_insert(e);
-        }
+        bundle.interval(&rep.row, rep.start_s, &hists);
     });
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;
-    if let Some(e) = write_error {
-        return Err(e.context(format!("writing the bundle in {}", dir.display())));
-    }
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
     let window_start = outcome.steady.as_ref().map_or(outcome.ramp_s, |st| st.window_start_s);
-    bundle.totals(window_start, outcome.measured_s, &hists)?;
+    bundle.totals(window_start, outcome.measured_s, &hists);
     let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
     summary.warnings.extend(crate::power::warning());
     summary.complete &= outcome.failures.is_empty();

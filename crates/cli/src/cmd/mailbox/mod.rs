@@ -13,6 +13,7 @@ use std::path::Path;
 use storbench_bench::monitor::{SystemSampler, resolve_device};
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::free_space;
+use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::mailbox::{
     self as mbx, DbFiles, DbState, MailboxSpec, Manifest, TestType, VerifyReport, layout,
 };
@@ -34,6 +35,8 @@ pub fn check(a: &MailboxArgs) -> Result<()> {
 
 fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
     let plan = validate::validate(a)?;
+    let _locks = [&plan.db_dir, &plan.log_dir].map(|d| lock_place(d, "--target"));
+    let _locks = _locks.into_iter().collect::<Result<Vec<_>, _>>()?;
     if plan.tune {
         return tune(a, plan, stop);
     }
@@ -386,7 +389,6 @@ struct Run {
     bundle: Bundle,
     first: Summary,
     sampler: SystemSampler,
-    write_error: Option<anyhow::Error>,
     last_t: f64,
 }
 
@@ -401,10 +403,10 @@ impl Run {
         let now = jiff::Timestamp::now();
         let first = summary::started(plan, &name, device.clone(), &now.to_string());
         let targets = [plan.db_dir.as_path(), plan.log_dir.as_path()];
-        let bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3, &targets)?;
+        let mut bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3, &targets)?;
         bundle.write_summary(&first)?;
         let sampler = crate::power::system_sampler(device.as_ref().map(|d| d.name.as_str()));
-        Ok(Run { dir, bundle, first, sampler, write_error: None, last_t: 0.0 })
+        Ok(Run { dir, bundle, first, sampler, last_t: 0.0 })
     }
 
     fn row(
@@ -412,9 +414,7 @@ impl Run {
         row: &storbench_report::SeriesRow,
         hists: &[(&str, &storbench_bench::metrics::LatencyHistogram)],
     ) {
-        if let Err(e) = self.bundle.interval(row, self.last_t, hists) {
-            self.write_error.get_or_insert(e);
-        }
+        self.bundle.interval(row, self.last_t, hists);
         self.last_t = row.t_s;
     }
 
@@ -426,9 +426,6 @@ impl Run {
         complete: bool,
         warnings: Vec<String>,
     ) -> Result<Summary> {
-        if let Some(e) = self.write_error.take() {
-            return Err(e.context(format!("writing the bundle in {}", self.dir.display())));
-        }
         let mut s = summary::finish(
             self.first.clone(),
             r,
@@ -483,7 +480,7 @@ fn transactional(
     stop: &StopFlag,
 ) -> Result<Figures> {
     let line = output::run_line("mailbox");
-    let Run { bundle, sampler, write_error, last_t, .. } = run;
+    let Run { bundle, sampler, last_t, .. } = run;
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
@@ -493,9 +490,7 @@ fn transactional(
             ("db_write", &m.db_writes.latency),
             ("log_write", &m.log_writes.latency),
         ];
-        if let Err(e) = bundle.interval(&iv.row, *last_t, &hists) {
-            write_error.get_or_insert(e);
-        }
+        bundle.interval(&iv.row, *last_t, &hists);
         *last_t = iv.row.t_s;
     });
     line.finish_and_clear();
@@ -509,7 +504,7 @@ fn transactional(
             ("db_write", &t.db_writes.latency),
             ("log_write", &t.log_writes.latency),
         ],
-    )?;
+    );
     let mut r = summary::base_results(plan);
     summary::transactional(&mut r, &outcome, manifest, plan.profile.page_size);
     // An interrupted run is not verified: a verification cut short would report corruption
@@ -682,6 +677,8 @@ fn verify_with_bar(db_dir: &Path, manifest: &Manifest, stop: &StopFlag) -> Resul
 }
 
 fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
+    // A verify beside a running test would read pages mid-write and call them corrupt.
+    let _lock = lock_place(&a.target, "--target")?;
     let m = Manifest::load(&a.target)
         .with_context(|| format!("reading {}", Manifest::path(&a.target).display()))?
         .ok_or_else(|| {

@@ -14,6 +14,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
+use storbench_bench::target::lock::{self, Lock};
 use storbench_report::evaluation::{self as ev, Evaluation, RunRecord, RunStatus};
 
 /// What the evaluation directory holds besides the runs.
@@ -26,6 +27,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
         Some(dir) => resume_from(dir, a)?,
         None => fresh(a)?,
     };
+    let _locks = lock_places(&start)?;
     power::start(start.plan.method.power.as_deref())?;
     let dir = match start.dir {
         Some(dir) => {
@@ -38,6 +40,22 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
     };
     let eval = evaluate(&start.plan, &dir, start.previous, stop)?;
     finish(&dir, &eval, stop)
+}
+
+/// One evaluation at a time per bundle and per target: a second `--resume` of a running
+/// evaluation, or another storbench on one of its targets, is refused before anything is
+/// written. Held for the whole evaluation; its runs take the same locks again.
+fn lock_places(start: &Start) -> Result<Vec<Lock>> {
+    let mut locks = Vec::new();
+    if let Some(dir) = &start.dir {
+        locks.push(lock::lock(dir, "evaluation")?);
+    }
+    for c in &start.plan.configurations {
+        for place in std::iter::once(&c.target).chain(c.log_target.as_ref()) {
+            locks.push(lock::lock_place(place, "target")?);
+        }
+    }
+    Ok(locks)
 }
 
 /// A plan ready to run, and where it runs (None: a new directory).
