@@ -90,7 +90,8 @@ pub struct Target {
 /// Why a target cannot be used; each message names the problem and the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    #[error("{0}")]
+    // Transparent: the message once, not again as its own cause ("X: X").
+    #[error(transparent)]
     Device(#[from] device::DeviceRefusal),
     #[error(
         "{path}: block devices are only used with --allow-device (the benchmark may overwrite the device)"
@@ -100,7 +101,9 @@ pub enum Refusal {
         "{path} does not exist, and its parent directory {parent} does not exist either; create the directory or name another path"
     )]
     MissingParent { path: PathBuf, parent: PathBuf },
-    #[error("{path} is not writable ({reason}); choose a directory you can write to")]
+    #[error(
+        "{path} is not writable ({reason}); check its permissions and attributes (ls -ld, lsattr), or choose another target"
+    )]
     NotWritable { path: PathBuf, reason: String },
     #[error(
         "{path} exists and storbench did not create it; a write workload would overwrite it. Pass --force to use it anyway, or name a directory or a new file"

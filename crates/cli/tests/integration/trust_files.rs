@@ -190,3 +190,26 @@ fn a_full_output_directory_keeps_the_summary_with_the_results_and_says_what_is_m
     let warnings = summary["warnings"].to_string();
     assert!(warnings.contains("stops at"), "the summary says which file is cut: {warnings}");
 }
+
+#[test]
+fn a_refused_target_is_explained_once() {
+    let tmp = disk_tempdir();
+    let file = tmp.path().join("theirs.dat");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    if !Command::new("chattr").arg("+i").arg(&file).status().is_ok_and(|s| s.success()) {
+        println!("skipped: chattr +i is not allowed here");
+        return;
+    }
+    let out = storbench()
+        .args(["io", "--rw", "randwrite", "--force", "--runtime", "1s", "--target"])
+        .arg(&file)
+        .arg("--output-dir")
+        .arg(tmp.path().join("results"))
+        .assert()
+        .code(2);
+    let _ = Command::new("chattr").arg("-i").arg(&file).status();
+    let err = stderr_text(&out);
+    assert_eq!(err.matches("is not writable").count(), 1, "said once: {err}");
+    assert!(err.contains("lsattr"), "the fix names the attribute: {err}");
+    assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 1 << 20], "the file is untouched");
+}
