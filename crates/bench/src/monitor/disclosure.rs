@@ -138,7 +138,8 @@ fn vpd_serial(page: &[u8]) -> Option<String> {
     (!serial.is_empty()).then_some(serial)
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
+/// SHA-256 of `bytes` as lowercase hex.
+pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
 }
 

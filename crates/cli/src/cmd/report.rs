@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
+use storbench_bench::monitor::disclosure::sha256_hex;
 use storbench_report::evaluation::{EVALUATION_VERSION, Evaluation};
 use storbench_report::render::{self, ReportInput, RunData, Series};
 use storbench_report::{Disclosure, SCHEMA_VERSION, Summary};
@@ -128,22 +129,53 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
     })
 }
 
-/// Writes `files` into `dir`, replacing only reports storbench wrote; returns their paths.
-/// Every existing file is checked before anything is written.
+/// Where a directory records what storbench last wrote into each report: `name sha256` lines.
+const WRITTEN_RECORD: &str = ".storbench-reports";
+
+/// Writes `files` into `dir`, replacing only reports storbench wrote and nobody edited since;
+/// returns their paths. Every existing file is checked before anything is written.
 pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let record = read_record(dir);
     let paths: Vec<PathBuf> = files.iter().map(|(name, _)| dir.join(name)).collect();
-    for path in &paths {
-        if path.exists() && !fs::read(path).is_ok_and(|b| render::is_own_report(&String::from_utf8_lossy(&b)))
-        {
-            bail!(
-                "{} exists and storbench did not write it; move it away or give --out another directory",
-                path.display()
-            );
-        }
+    for ((name, _), path) in files.iter().zip(&paths) {
+        check_replaceable(path, record.as_ref().map(|r| r.get(*name)))?;
     }
     for (path, (_, text)) in paths.iter().zip(files) {
-        fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        crate::bundle::write_atomic(path, text)?;
     }
+    let lines: String =
+        files.iter().map(|(name, text)| format!("{name} {}\n", sha256_hex(text.as_bytes()))).collect();
+    crate::bundle::write_atomic(&dir.join(WRITTEN_RECORD), &lines)?;
     Ok(paths)
+}
+
+/// The hashes of the reports storbench wrote into `dir`; None where it never recorded any
+/// (no report yet, or reports of a storbench before the record existed).
+fn read_record(dir: &Path) -> Option<std::collections::HashMap<String, String>> {
+    let text = fs::read_to_string(dir.join(WRITTEN_RECORD)).ok()?;
+    let pairs = text.lines().filter_map(|l| l.split_once(' ')).map(|(n, h)| (n.to_owned(), h.to_owned()));
+    Some(pairs.collect())
+}
+
+/// A report at `path` may be replaced when there is none, or when it is what storbench wrote:
+/// its hash is the recorded one (`recorded` is None without a record, where the generator
+/// line is the only sign left). A link, an edited or a foreign file is refused.
+fn check_replaceable(path: &Path, recorded: Option<Option<&String>>) -> Result<()> {
+    let Ok(meta) = fs::symlink_metadata(path) else { return Ok(()) };
+    let text = if meta.is_file() { fs::read(path).ok() } else { None };
+    let ours = match (&text, recorded) {
+        (Some(t), Some(Some(hash))) => sha256_hex(t) == *hash,
+        (Some(t), None) => render::is_own_report(&String::from_utf8_lossy(t)),
+        _ => false,
+    };
+    if ours {
+        return Ok(());
+    }
+    let what = if text.is_some() && recorded.is_some_and(|r| r.is_some()) {
+        "was edited since storbench wrote it"
+    } else {
+        "exists and storbench did not write it"
+    };
+    bail!("{} {what}; move it away or give --out another directory", path.display())
 }

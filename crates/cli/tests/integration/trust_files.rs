@@ -213,3 +213,24 @@ fn a_refused_target_is_explained_once() {
     assert!(err.contains("lsattr"), "the fix names the attribute: {err}");
     assert_eq!(std::fs::read(&file).unwrap(), vec![7u8; 1 << 20], "the file is untouched");
 }
+
+#[test]
+fn an_edited_report_is_never_overwritten() {
+    let tmp = disk_tempdir();
+    let results = tmp.path().join("results");
+    storbench()
+        .args(["io", "--engine", "null", "--runtime", "1s", "--ramp", "0", "--power", "none", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .success();
+    let bundle = only_bundle(&results);
+    let report = || storbench().arg("report").arg(&bundle).assert();
+    report().success();
+    report().success(); // its own, unedited report is replaced
+    let md = bundle.join("report.md");
+    let edited = std::fs::read_to_string(&md).unwrap() + "\nMy notes: the SSD was replaced on Monday.\n";
+    std::fs::write(&md, &edited).unwrap();
+    let err = stderr_text(&report().code(2));
+    assert!(err.contains("report.md was edited since storbench wrote it"), "{err}");
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), edited, "the edit is kept");
+}
