@@ -128,8 +128,8 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
     })
 }
 
-/// Writes `files` into `dir`, replacing only reports storbench wrote; returns their paths.
-/// Every existing file is checked before anything is written.
+/// Writes `files` into `dir`, secrets hidden, replacing only reports storbench wrote; returns
+/// their paths. Every existing file is checked before anything is written.
 pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let paths: Vec<PathBuf> = files.iter().map(|(name, _)| dir.join(name)).collect();
@@ -143,6 +143,7 @@ pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf
         }
     }
     for (path, (_, text)) in paths.iter().zip(files) {
+        let text = storbench_bench::secret::redact(text);
         fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(paths)
