@@ -93,6 +93,65 @@ fn files_holding(root: &Path, needle: &str) -> Vec<PathBuf> {
     found
 }
 
+/// Runs `plan` with a Redfish meter holding [`PASSWORD`], checks what the bundle keeps (the
+/// plan's url and the meter, passwords hidden), resumes it (which needs the passwords given
+/// again) and renders its report; returns all they printed.
+fn evaluate_resume_and_report(tmp: &Path, plan: &Path, with_url: bool) -> String {
+    let results = tmp.join("results");
+    let run = storbench()
+        .arg("run")
+        .arg(plan)
+        .args(["--power", &redfish_power()])
+        .arg("--output-dir")
+        .arg(&results)
+        .output()
+        .unwrap();
+    let mut output = printed(&run);
+    assert_eq!(run.status.code(), Some(0), "{output}");
+    let dir = std::fs::read_dir(&results).unwrap().next().unwrap().unwrap().path();
+    let method = std::fs::read_to_string(dir.join("method.json")).unwrap();
+    assert!(method.contains("redfish:http://admin:***@127.0.0.1:"), "{method}");
+    if with_url {
+        let copy = std::fs::read_to_string(dir.join("plan.toml")).unwrap();
+        assert!(copy.contains(":***@127.0.0.1"), "the plan copy keeps its url, password hidden: {copy}");
+        let evaluation = json(&std::fs::read(dir.join("evaluation.json")).unwrap());
+        let oltp = evaluation["runs"].as_array().unwrap().iter().find(|r| r["kind"] == "oltp").unwrap();
+        assert_eq!(oltp["status"], "done", "{oltp}");
+        let without_plan = storbench().arg("run").arg("--resume").arg(&dir).output().unwrap();
+        output += &printed(&without_plan);
+        assert!(printed(&without_plan).contains("passwords hidden"), "{}", printed(&without_plan));
+    }
+    let resume = |args: &[&str]| {
+        let mut cmd = storbench();
+        cmd.arg("run").arg("--resume").arg(&dir);
+        if with_url {
+            cmd.arg(plan);
+        }
+        cmd.args(args).output().unwrap()
+    };
+    let without_meter = resume(&[]);
+    output += &printed(&without_meter);
+    assert_eq!(without_meter.status.code(), Some(2), "{}", printed(&without_meter));
+    assert!(printed(&without_meter).contains("password hidden"), "{}", printed(&without_meter));
+    let resumed = resume(&["--power", "none"]);
+    output += &printed(&resumed);
+    assert_eq!(resumed.status.code(), Some(0), "{}", printed(&resumed));
+    output + &printed(&storbench().arg("report").arg(&dir).output().unwrap())
+}
+
+/// A plan that is not TOML on its url line (a comma missing) is refused quoting that line;
+/// returns what was printed.
+fn refuse_a_broken_url_line(tmp: &Path, url: Option<&str>) -> String {
+    let bad = tmp.join("bad.toml");
+    let bad_url = url.map_or_else(|| format!("postgres://postgres:{PASSWORD}@127.0.0.1:1/x"), str::to_owned);
+    let text = plan_text(tmp, None).replace("target", &format!("url = [\"{bad_url}\" \"x\"]\ntarget"));
+    std::fs::write(&bad, text).unwrap();
+    let err =
+        refused(storbench().arg("run").arg(&bad).arg("--output-dir").arg(tmp.join("results")), "bad.toml:");
+    assert!(err.contains(":***@"), "the line is shown, its password hidden: {err}");
+    err
+}
+
 #[test]
 fn a_password_given_anywhere_is_never_printed_or_written() {
     let db = PasswordDb::new();
@@ -100,54 +159,10 @@ fn a_password_given_anywhere_is_never_printed_or_written() {
     let tmp = disk_tempdir();
     let plan = tmp.path().join("plan.toml");
     std::fs::write(&plan, plan_text(tmp.path(), url.as_deref())).unwrap();
-    let results = tmp.path().join("results");
-    let power = redfish_power();
-    let mut output = String::new();
-
-    let run = storbench()
-        .arg("run")
-        .arg(&plan)
-        .args(["--power", &power])
-        .arg("--output-dir")
-        .arg(&results)
-        .output();
-    let run = run.unwrap();
-    output += &printed(&run);
-    assert_eq!(run.status.code(), Some(0), "{}", printed(&run));
-    let dir = std::fs::read_dir(&results).unwrap().next().unwrap().unwrap().path();
-    let method = std::fs::read_to_string(dir.join("method.json")).unwrap();
-    assert!(method.contains("redfish:http://admin:***@127.0.0.1:"), "{method}");
-    if url.is_some() {
-        let copy = std::fs::read_to_string(dir.join("plan.toml")).unwrap();
-        assert!(copy.contains(":***@127.0.0.1"), "the plan copy keeps its url, password hidden: {copy}");
-        let evaluation = json(&std::fs::read(dir.join("evaluation.json")).unwrap());
-        let oltp = evaluation["runs"].as_array().unwrap().iter().find(|r| r["kind"] == "oltp").unwrap();
-        assert_eq!(oltp["status"], "done", "{oltp}");
-
-        // The copy cannot connect again, so a resume asks for the plan, and takes it.
-        let again = storbench().arg("run").arg("--resume").arg(&dir).output().unwrap();
-        output += &printed(&again);
-        assert_eq!(again.status.code(), Some(2), "{}", printed(&again));
-        assert!(printed(&again).contains("passwords hidden"), "{}", printed(&again));
-        let again =
-            storbench().arg("run").arg("--resume").arg(&dir).arg(&plan).args(["--power", "none"]).output();
-        let again = again.unwrap();
-        output += &printed(&again);
-        assert_eq!(again.status.code(), Some(0), "{}", printed(&again));
-    }
-    let report = storbench().arg("report").arg(&dir).output().unwrap();
-    output += &printed(&report);
-
-    // A plan that is not TOML on its url line (a comma missing) quotes that line.
-    let bad = tmp.path().join("bad.toml");
-    let bad_url = url.clone().unwrap_or_else(|| format!("postgres://postgres:{PASSWORD}@127.0.0.1:1/x"));
-    let text = plan_text(tmp.path(), None).replace("target", &format!("url = [\"{bad_url}\" \"x\"]\ntarget"));
-    std::fs::write(&bad, text).unwrap();
-    let err = refused(storbench().arg("run").arg(&bad).arg("--output-dir").arg(&results), "bad.toml:");
-    assert!(err.contains(":***@"), "the line is shown, its password hidden: {err}");
-    output += &err;
-
+    let output = evaluate_resume_and_report(tmp.path(), &plan, url.is_some())
+        + &refuse_a_broken_url_line(tmp.path(), url.as_deref());
     assert!(!output.contains(PASSWORD), "storbench printed the password:\n{output}");
+    let bad = tmp.path().join("bad.toml");
     assert_eq!(files_holding(tmp.path(), PASSWORD), [plan, bad], "only the user's own plans hold it");
 }
 
@@ -157,11 +172,25 @@ fn processes_running(command: &str) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_owned()
 }
 
+/// A meter command no other process runs (so that pgrep finds only this test's), which never
+/// answers.
+fn hanging_meter(tag: u32) -> String {
+    format!("sleep 100.{}{tag}", std::process::id())
+}
+
+/// Waits up to 2 s for every process running `command` to end; whether they did.
+fn all_ended(command: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while !processes_running(command).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    processes_running(command).is_empty()
+}
+
 #[test]
 fn a_meter_command_that_never_answers_ends_with_the_run_and_its_silence_is_a_warning() {
     let tmp = disk_tempdir();
-    // A sleep no other process runs, so that pgrep finds only this meter's.
-    let meter = format!("sleep 100.{}", std::process::id());
+    let meter = hanging_meter(1);
     let results = tmp.path().join("results");
     let run = storbench()
         .args(["io", "--ramp", "0", "--runtime", "1", "--size", "8MiB", "--power", &format!("cmd:{meter}")])
@@ -172,15 +201,26 @@ fn a_meter_command_that_never_answers_ends_with_the_run_and_its_silence_is_a_war
         .output()
         .unwrap();
     assert_eq!(run.status.code(), Some(0), "{}", printed(&run));
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while !processes_running(&meter).is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert_eq!(processes_running(&meter), "", "the meter command outlived storbench");
+    assert!(all_ended(&meter), "the meter command outlived storbench");
     let summary = crate::support::bundle_summary(&results);
     let warnings = summary["warnings"].to_string();
     assert!(warnings.contains("power meter") && warnings.contains("gave no reading"), "{warnings}");
     assert!(printed(&run).contains("gave no reading"), "the terminal says it too: {}", printed(&run));
+}
+
+#[test]
+fn an_interrupted_run_ends_its_meter_command_too() {
+    let tmp = disk_tempdir();
+    let meter = hanging_meter(2);
+    let results = tmp.path().join("results");
+    let target = tmp.path().display().to_string();
+    let power = format!("cmd:{meter}");
+    let args =
+        ["io", "--ramp", "0", "--runtime", "60", "--size", "8MiB", "--power", &power, "--target", &target];
+    let started =
+        || !processes_running(&meter).is_empty() && results.read_dir().is_ok_and(|mut d| d.next().is_some());
+    crate::support::interrupt_when(&args, &results, &started);
+    assert!(all_ended(&meter), "the meter command outlived the interrupted storbench");
 }
 
 #[test]

@@ -79,6 +79,15 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     let saved: plan::Method = serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
     let mut plan = plan::parse::parse(&file, &text)?;
     plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
+    if let Some(power) =
+        plan.method.power.as_deref().filter(|p| storbench_bench::secret::holds_hidden_secret(p))
+    {
+        bail!(
+            "the power meter {power} saved in {} has its password hidden; give it again with --power, \
+             or its credentials in STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD",
+            dir.join(OVERRIDES).display()
+        );
+    }
     // The storage the evaluation started on, wherever the resume is run from.
     for c in &mut plan.configurations {
         if let Some(first) = previous.configurations.iter().find(|p| p.name == c.name) {
