@@ -162,8 +162,9 @@ fn a_password_given_anywhere_is_never_printed_or_written() {
     let output = evaluate_resume_and_report(tmp.path(), &plan, url.is_some())
         + &refuse_a_broken_url_line(tmp.path(), url.as_deref());
     assert!(!output.contains(PASSWORD), "storbench printed the password:\n{output}");
-    let bad = tmp.path().join("bad.toml");
-    assert_eq!(files_holding(tmp.path(), PASSWORD), [plan, bad], "only the user's own plans hold it");
+    let mut holding = files_holding(tmp.path(), PASSWORD);
+    holding.sort();
+    assert_eq!(holding, [tmp.path().join("bad.toml"), plan], "only the user's own plans hold it");
 }
 
 /// Processes whose command line is exactly `command`.
