@@ -31,11 +31,41 @@ pub fn remember(secret: &str) {
     }
 }
 
-/// Remembers the password of every URL in `text` (see `remember`).
+/// Remembers the password of every URL in `text` (see `remember`), as written and
+/// percent-decoded (`pa%40ss` reaches a server, and its error messages, as `pa@ss`).
 pub fn remember_in(text: &str) {
     for range in url_passwords(text) {
-        remember(&text[range]);
+        let written = &text[range];
+        remember(written);
+        remember(&percent_decoded(written));
     }
+}
+
+/// `text` with every `%XX` escape decoded; an escape that is not one stays as written.
+pub fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match hex.filter(|_| bytes[i] == b'%').and_then(|h| u8::from_str_radix(h, 16).ok()) {
+            Some(b) => {
+                out.push(b);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Whether `text` holds a secret that `redact` already hid: a URL password or secret key's
+/// value that is just the mask. Such text cannot be used to connect again.
+pub fn holds_hidden_secret(text: &str) -> bool {
+    url_passwords(text).into_iter().chain(key_values(text)).any(|r| &text[r] == MASK)
 }
 
 /// `text` with every secret it holds replaced by `***`: URL passwords, values of secret keys,
@@ -45,8 +75,12 @@ pub fn redact(text: &str) -> String {
     out = mask_ranges(&out, key_values(&out));
     let known = KNOWN.lock().unwrap_or_else(|e| e.into_inner());
     for secret in known.iter() {
-        if out.contains(secret.as_str()) {
-            out = out.replace(secret.as_str(), MASK);
+        // As written, and as JSON writes it inside a string (`"` and `\` escaped).
+        let escaped = secret.replace('\\', "\\\\").replace('"', "\\\"");
+        for form in [secret.as_str(), escaped.as_str()] {
+            if out.contains(form) {
+                out = out.replace(form, MASK);
+            }
         }
     }
     out
@@ -170,5 +204,21 @@ mod tests {
         assert_eq!(redact("server said: bad password Zq9-distinctive"), "server said: bad password ***");
         assert!(holds_secret("x Zq9-distinctive y"));
         assert!(!holds_secret("nothing here"));
+    }
+
+    #[test]
+    fn a_remembered_secret_is_hidden_percent_decoded_and_json_escaped_too() {
+        remember_in("mysql://u:Qx7%40\\back@h/d");
+        assert_eq!(redact("denied for 'u' using Qx7@\\back"), "denied for 'u' using ***");
+        assert_eq!(redact(r#"{"error": "Qx7@\\back"}"#), r#"{"error": "***"}"#);
+        assert_eq!(percent_decoded("a%40b%zz%4"), "a@b%zz%4");
+    }
+
+    #[test]
+    fn text_whose_secrets_are_already_hidden_is_recognised() {
+        assert!(holds_hidden_secret("url = [\"postgres://u:***@h/d\"]"));
+        assert!(holds_hidden_secret("host=h password=***"));
+        assert!(!holds_hidden_secret("url = [\"postgres://u@h/d\"]"));
+        assert!(!holds_hidden_secret("postgres://u:pw@h/d"));
     }
 }

@@ -106,7 +106,8 @@ pub struct RunArgs {
     pub plan: Option<PathBuf>,
 
     /// Finish an interrupted evaluation: the directory it was writing. Runs that finished
-    /// are kept; the others run again.
+    /// are kept; the others run again. The plan saved there is run, unless its passwords are
+    /// hidden (storbench writes none): then give the plan again, `--resume DIR PLAN`.
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
 
@@ -269,10 +270,13 @@ pub struct OutputArgs {
 
     /// Power meter for the power_watts column, sampled every second: auto (RAPL or IPMI where
     /// the machine has one; the default), none, rapl, ipmi, file:PATH (a file holding watts),
-    /// cmd:COMMAND (prints watts), redfish:URL (http or https; credentials from
-    /// STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD; a BMC's own CA or certificate as
-    /// a PEM file in STORBENCH_REDFISH_CA, or STORBENCH_REDFISH_INSECURE=1 to accept any) or
-    /// ptdaemon:HOST:PORT (a SPEC PTDaemon).
+    /// cmd:COMMAND (prints watts within 5 s; run in a process group of its own, ended with
+    /// the run), redfish:URL (http or https; credentials in the URL, https://user:pw@bmc/...,
+    /// or better from STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD, which no process
+    /// listing shows; a BMC's own CA or certificate as a PEM file in STORBENCH_REDFISH_CA, or
+    /// STORBENCH_REDFISH_INSECURE=1 to accept any) or ptdaemon:HOST:PORT (a SPEC PTDaemon; no
+    /// credentials). A meter silent for 10 s is a warning in the summary; passwords are
+    /// never printed or written.
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
 

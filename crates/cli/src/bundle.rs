@@ -11,6 +11,10 @@
 //! not fatal), and the final summary, small and written first, has room kept for it by a
 //! reserve file freed when nothing else fits. The run then ends with an error naming what
 //! could not be written.
+//!
+//! No password is written: every file that can hold user text (summaries, disclosures, the
+//! evaluation's plan copy, method and evaluation) goes through `write_atomic`, which hides
+//! secrets (`storbench_bench::secret`). The time series and histograms hold numbers only.
 
 use anyhow::{Context, Result};
 use std::fs::{self, File};
@@ -62,10 +66,12 @@ fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
 }
 
-/// Writes `path` through a temporary file beside it, so a reader never sees half of it.
+/// Writes `path`, its secrets hidden, through a temporary file beside it, so a reader never
+/// sees half of it.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp"));
+    let text = storbench_bench::secret::redact(text);
     fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
 }
@@ -86,9 +92,8 @@ impl Bundle {
     ) -> Result<Self> {
         let mut disclosure = storbench_bench::monitor::disclosure::gather(targets);
         disclosure.database = database;
-        let path = dir.join("disclosure.json");
         let text = serde_json::to_string_pretty(&disclosure).context("describing the system")? + "\n";
-        fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
+        write_atomic(&dir.join("disclosure.json"), &text)?;
         let open = |name: &str| -> Result<BufWriter<File>> {
             let path = dir.join(name);
             Ok(BufWriter::new(File::create(&path).with_context(|| format!("creating {}", path.display()))?))

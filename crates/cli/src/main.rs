@@ -30,18 +30,27 @@ use clap::Parser;
 use storbench_bench::run::StopFlag;
 
 fn main() {
-    std::process::exit(real_main());
+    exit(real_main());
+}
+
+/// Ends the process: a power meter's command still running is ended with it.
+fn exit(code: i32) -> ! {
+    power::stop();
+    std::process::exit(code)
 }
 
 fn real_main() -> i32 {
     quiet_panics();
-    let argv = match args::expand_config_files(std::env::args_os().collect()) {
+    let given: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    remember_secrets(&given);
+    let argv = match args::expand_config_files(given) {
         Ok(argv) => argv,
         Err(e) => {
             say!("error: {e}");
             return 2;
         }
     };
+    remember_secrets(&argv);
     let cli = match args::Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => {
@@ -90,11 +99,25 @@ fn real_main() -> i32 {
     }
 }
 
+/// Before anything can echo them: every password in a URL storbench is handed (--url,
+/// --power, a config file's lines) or in the variables it reads them from is hidden from
+/// then on, wherever it turns up.
+fn remember_secrets(argv: &[std::ffi::OsString]) {
+    for arg in argv {
+        storbench_bench::secret::remember_in(&arg.to_string_lossy());
+    }
+    for var in ["PGPASSWORD", "MYSQL_PWD", "STORBENCH_REDFISH_PASSWORD"] {
+        if let Ok(password) = std::env::var(var) {
+            storbench_bench::secret::remember(&password);
+        }
+    }
+}
+
 /// First Ctrl-C (or SIGTERM/SIGHUP): stop the run and keep its results. Second: quit now.
 fn on_interrupt(stop: StopFlag) {
     let _ = ctrlc::set_handler(move || {
         if stop.is_stopped() {
-            std::process::exit(130);
+            exit(130);
         }
         say!("\nstopping; keeping what was measured (press Ctrl-C again to quit at once)");
         stop.stop();
@@ -112,6 +135,6 @@ fn quiet_panics() {
             .unwrap_or_default();
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
         say!("error: internal error{at}: {msg}. This is a bug in storbench; please report it.");
-        std::process::exit(2);
+        exit(2);
     }));
 }

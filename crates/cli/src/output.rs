@@ -6,15 +6,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Duration;
 use storbench_report::{DirectionResult, IoResults, Results, Summary};
 
-/// Writes a command's result to stdout (a reader that closed the pipe is not an error);
-/// nothing under `storbench run`, which shows its own table.
+/// Writes a command's result to stdout, secrets hidden (a reader that closed the pipe is not
+/// an error); nothing under `storbench run`, which shows its own table.
 pub fn print_result(out: &crate::args::OutputArgs, text: impl FnOnce() -> String) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::io::Write;
     if out.quiet {
         return Ok(());
     }
-    let text = text();
+    let text = storbench_bench::secret::redact(&text());
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

@@ -1,18 +1,29 @@
 //! `--power`: which meter every run's per-second rows take their watts from. The monitor is
-//! chosen once per command (before anything runs) and shared by every bundle it writes.
+//! chosen once per command (before anything runs) and shared by every bundle it writes; it is
+//! stopped (a meter command still running is ended) when the process exits.
+//!
+//! The spec is kept and shown with its secrets hidden (`redfish:https://user:***@bmc/...`);
+//! Redfish credentials can also come from `STORBENCH_REDFISH_USER`/`STORBENCH_REDFISH_PASSWORD`.
 
 use anyhow::{Result, bail};
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
 use storbench_bench::monitor::SystemSampler;
-use storbench_bench::monitor::power::{self, PowerMonitor, PowerSampler, PowerSource};
+use storbench_bench::monitor::power::{self, PowerMonitor, PowerSampler, PowerSource, SILENCE_WARNING};
+use storbench_bench::secret;
 
 static MONITOR: OnceLock<Option<Arc<PowerMonitor>>> = OnceLock::new();
+
+/// When the current run started sampling, for its warning about a silent meter.
+static RUN_STARTED: Mutex<Option<Instant>> = Mutex::new(None);
 
 /// Parses `--power` and starts the monitor. `auto` (the default) uses RAPL or IPMI where the
 /// machine has one; a source given explicitly must work, or the command stops here.
 pub fn start(spec: Option<&str>) -> Result<()> {
+    if let Some(spec) = spec {
+        secret::remember_in(spec);
+    }
     let source = match spec.unwrap_or("auto") {
         "none" => None,
         "auto" => power::detect(),
@@ -53,9 +64,10 @@ fn parse(spec: &str) -> Result<PowerSource> {
         },
         ("ptdaemon", addr) if !addr.is_empty() => PowerSource::PtDaemon { addr: addr.into() },
         _ => bail!(
-            "--power {spec}: use auto, none, rapl, ipmi, file:PATH (a file holding watts), cmd:COMMAND \
+            "--power {}: use auto, none, rapl, ipmi, file:PATH (a file holding watts), cmd:COMMAND \
              (prints watts), redfish:URL (credentials from STORBENCH_REDFISH_USER and \
-             STORBENCH_REDFISH_PASSWORD) or ptdaemon:HOST:PORT"
+             STORBENCH_REDFISH_PASSWORD, or in the URL) or ptdaemon:HOST:PORT",
+            secret::redact(spec)
         ),
     })
 }
@@ -71,6 +83,7 @@ fn no_source() -> String {
 pub fn system_sampler(device: Option<&str>) -> SystemSampler {
     static SAID: std::sync::Once = std::sync::Once::new();
     let monitor = MONITOR.get().cloned().flatten();
+    *RUN_STARTED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     SAID.call_once(|| match &monitor {
         Some(m) => say!("power: {}", m.describe()),
         None => say!("note: {}", no_source()),
@@ -88,11 +101,35 @@ pub fn latest() -> Option<f64> {
     MONITOR.get().cloned().flatten().and_then(|m| m.latest())
 }
 
-/// What a summary should say about power: nothing when a source is sampled.
+/// What a summary should say about power: nothing when the source gave its readings.
 pub fn warning() -> Option<String> {
     match MONITOR.get() {
-        Some(Some(m)) => m.error().map(|e| format!("power readings failed: {e}")),
+        Some(Some(m)) => silence(m).or_else(|| m.error().map(|e| format!("power readings failed: {e}"))),
         _ => Some(no_source()),
+    }
+}
+
+/// A warning when the meter gave no reading in the current run, or none for
+/// [`SILENCE_WARNING`] at a stretch (the commands print their summary's warnings).
+fn silence(m: &PowerMonitor) -> Option<String> {
+    let since = RUN_STARTED.lock().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(Instant::now);
+    let silent = m.longest_silence_since(since).as_secs();
+    let what = match m.read_since(since) {
+        false => format!("gave no reading during this run ({silent} s)"),
+        true if silent >= SILENCE_WARNING.as_secs() => format!("gave no reading for {silent} s"),
+        true => return None,
+    };
+    let why = m.error().map(|e| format!(" (last error: {e})")).unwrap_or_default();
+    Some(format!(
+        "the power meter, {}, {what}{why}; power_watts is empty for those seconds: check the meter",
+        m.describe()
+    ))
+}
+
+/// Stops the power monitor, ending a meter command still running (and what it started).
+pub fn stop() {
+    if let Some(Some(m)) = MONITOR.get() {
+        m.stop();
     }
 }
 

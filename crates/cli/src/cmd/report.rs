@@ -132,8 +132,8 @@ fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
 /// Where a directory records what storbench last wrote into each report: `name sha256` lines.
 const WRITTEN_RECORD: &str = ".storbench-reports";
 
-/// Writes `files` into `dir`, replacing only reports storbench wrote and nobody edited since;
-/// returns their paths. Every existing file is checked before anything is written.
+/// Writes `files` into `dir`, secrets hidden, replacing only reports storbench wrote and nobody
+/// edited since; returns their paths. Every existing file is checked before anything is written.
 pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>> {
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let record = read_record(dir);
@@ -144,8 +144,9 @@ pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf
     for (path, (_, text)) in paths.iter().zip(files) {
         crate::bundle::write_atomic(path, text)?;
     }
-    let lines: String =
-        files.iter().map(|(name, text)| format!("{name} {}\n", sha256_hex(text.as_bytes()))).collect();
+    // The hash of what is on disk: `write_atomic` wrote the text with its secrets hidden.
+    let written = |text: &str| sha256_hex(storbench_bench::secret::redact(text).as_bytes());
+    let lines: String = files.iter().map(|(name, text)| format!("{name} {}\n", written(text))).collect();
     crate::bundle::write_atomic(&dir.join(WRITTEN_RECORD), &lines)?;
     Ok(paths)
 }

@@ -69,8 +69,9 @@ pub struct Method {
     pub precondition: Option<u32>,
 
     /// Power meter sampled every second, as the measuring commands' --power: auto, none, rapl,
-    /// ipmi, file:PATH, cmd:COMMAND, redfish:URL (http or https; credentials and trust from the
-    /// environment, see `storbench io --help`) or ptdaemon:HOST:PORT. Default: auto.
+    /// ipmi, file:PATH, cmd:COMMAND, redfish:URL (http or https; credentials in the URL or
+    /// the environment, trust from the environment, see `storbench io --help`) or
+    /// ptdaemon:HOST:PORT. Default: auto.
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
 
@@ -112,7 +113,9 @@ pub struct Configuration {
     pub log_target: Option<PathBuf>,
     /// Database server(s) for the oltp workload instead of SQLite on `target`, as oltp's
     /// --url (postgres://user@host/db, mysql://user@host/db); `target` should then be where
-    /// the server keeps its data, for the disk counters and the disclosure.
+    /// the server keeps its data, for the disk counters and the disclosure. A password is
+    /// better left to PGPASSWORD or MYSQL_PWD: the evaluation's copy of the plan has it hidden,
+    /// so `run --resume` then needs the plan given again.
     #[serde(default)]
     pub url: Vec<String>,
     /// Let io use a block device as target (it is overwritten).

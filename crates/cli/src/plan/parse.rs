@@ -6,6 +6,7 @@ use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::ops::Range;
+use storbench_bench::secret::redact;
 use storbench_bench::workload::io::{Pattern, SQLIO_PROFILES};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -18,15 +19,18 @@ pub struct PlanError {
     pub column: usize,
     pub message: String,
     pub hint: Option<String>,
-    /// The line of the plan the error points at.
+    /// The line of the plan the error points at, its secrets hidden (the message may be
+    /// printed or saved anywhere).
     pub source_line: String,
+    /// Where the caret goes under `source_line` (the column, less what hiding took out).
+    pub caret: usize,
 }
 
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)?;
         write!(f, "\n  {:>4} | {}", self.line, self.source_line)?;
-        write!(f, "\n  {:>4} | {}^", "", " ".repeat(self.column.saturating_sub(1)))?;
+        write!(f, "\n  {:>4} | {}^", "", " ".repeat(self.caret.saturating_sub(1)))?;
         if let Some(h) = &self.hint {
             write!(f, "\n  hint: {h}")?;
         }
@@ -49,8 +53,11 @@ impl Source<'_> {
         let line = before.matches('\n').count() + 1;
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
         let column = self.text[line_start..at].chars().count() + 1;
-        let source_line = self.text[line_start..].lines().next().unwrap_or("").to_string();
-        PlanError { file: self.file.to_string(), line, column, message: message.into(), hint, source_line }
+        let source_line = redact(self.text[line_start..].lines().next().unwrap_or(""));
+        let caret = redact(&self.text[line_start..at]).chars().count() + 1;
+        let message = redact(&message.into());
+        let hint = hint.map(|h| redact(&h));
+        PlanError { file: self.file.to_string(), line, column, message, hint, source_line, caret }
     }
 
     /// A toml/serde error, with a hint for the common mistakes.
@@ -75,6 +82,9 @@ impl Source<'_> {
 
 /// Parses and checks a plan. `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
+    // Every password in the plan's URLs is hidden from here on, even where a message quotes
+    // it without its URL around it.
+    storbench_bench::secret::remember_in(text);
     let src = Source { file, text };
     let doc =
         DeTable::parse(text).map_err(|e| src.toml_error(&e, 0..0, "the plan is not valid TOML", &[]))?;

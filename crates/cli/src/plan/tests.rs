@@ -226,3 +226,21 @@ fn a_sweep_over_targets_uses_more_databases() {
     assert!(error(&zero).message.contains("at least 1"));
     drop(tmp);
 }
+
+#[test]
+fn a_plan_error_on_a_url_line_shows_the_line_with_its_password_hidden() {
+    let (_tmp, a, _) = dirs();
+    let text = format!(
+        "[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\nurl = [\"postgres://u:Vb3-plan-pw@db/x\", 7]\n"
+    );
+    let e = error(&text);
+    assert_eq!(e.line, 4, "{e}");
+    let shown = e.to_string();
+    assert!(!shown.contains("Vb3-plan-pw"), "{shown}");
+    assert!(shown.contains("postgres://u:***@db/x"), "{shown}");
+    // The caret still points at the value in the line as shown.
+    let lines: Vec<&str> = shown.lines().collect();
+    let caret = lines.iter().position(|l| l.trim_end().ends_with('^')).unwrap();
+    let at = lines[caret].find('^').unwrap();
+    assert!(lines[caret - 1][at..].starts_with('7'), "{shown}");
+}

@@ -19,3 +19,4 @@ mod schema;
 mod steady;
 mod support;
 mod trust_files;
+mod trust_secrets;

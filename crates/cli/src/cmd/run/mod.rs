@@ -85,21 +85,27 @@ fn fresh(a: &RunArgs) -> Result<Start> {
 }
 
 fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
-    if a.plan.is_some() {
-        bail!("--resume takes the plan saved in {}; leave out the plan file", dir.display());
-    }
     let read = |name: &str| {
         let path = dir.join(name);
         std::fs::read_to_string(&path).with_context(|| {
             format!("reading {}; --resume takes a directory `storbench run` made", path.display())
         })
     };
-    let text = read(PLAN_COPY)?;
+    let (file, text) = plan_to_resume(dir, &read(PLAN_COPY)?, a.plan.as_deref())?;
     let previous: Evaluation = serde_json::from_str(&read(EVALUATION_JSON)?)
         .with_context(|| format!("{} is not an evaluation", dir.join(EVALUATION_JSON).display()))?;
     let saved: plan::Method = serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
-    let mut plan = plan::parse::parse(&dir.join(PLAN_COPY).display().to_string(), &text)?;
+    let mut plan = plan::parse::parse(&file, &text)?;
     plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
+    if let Some(power) =
+        plan.method.power.as_deref().filter(|p| storbench_bench::secret::holds_hidden_secret(p))
+    {
+        bail!(
+            "the power meter {power} saved in {} has its password hidden; give it again with --power, \
+             or its credentials in STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD",
+            dir.join(OVERRIDES).display()
+        );
+    }
     // The storage the evaluation started on, wherever the resume is run from.
     for c in &mut plan.configurations {
         if let Some(first) = previous.configurations.iter().find(|p| p.name == c.name) {
@@ -108,6 +114,40 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     }
     execute::check_all(&plan)?;
     Ok(Start { plan, text, dir: Some(dir.to_path_buf()), previous: Some(previous), saved })
+}
+
+/// The plan a resume runs, and its name for errors: the copy saved in `dir`, unless that has
+/// passwords hidden (storbench never writes one); then the plan the evaluation started
+/// with, given again, which must be the same but for its passwords.
+fn plan_to_resume(dir: &Path, saved: &str, given: Option<&Path>) -> Result<(String, String)> {
+    let copy = dir.join(PLAN_COPY);
+    let hidden = storbench_bench::secret::holds_hidden_secret(saved);
+    match given {
+        None if hidden => bail!(
+            "{} has its passwords hidden (storbench writes none to disk); give the plan the evaluation \
+             started with: storbench run --resume {} PLAN",
+            copy.display(),
+            dir.display()
+        ),
+        None => Ok((copy.display().to_string(), saved.to_string())),
+        Some(_) if !hidden => {
+            bail!("--resume takes the plan saved in {}; leave out the plan file", dir.display())
+        }
+        Some(p) => {
+            let text =
+                std::fs::read_to_string(p).with_context(|| format!("reading the plan {}", p.display()))?;
+            if storbench_bench::secret::redact(&text) != saved {
+                bail!(
+                    "{} is not the plan {} ran (it differs from {} beyond its passwords); give the plan \
+                     the evaluation started with",
+                    p.display(),
+                    dir.display(),
+                    copy.display()
+                );
+            }
+            Ok((p.display().to_string(), text))
+        }
+    }
 }
 
 /// The method once the command line's options are in.
