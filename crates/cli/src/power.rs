@@ -25,7 +25,10 @@ pub fn start(spec: Option<&str>) -> Result<()> {
         secret::remember_in(spec);
     }
     let source = match spec.unwrap_or("auto") {
-        "none" => None,
+        "none" => {
+            NOT_ASKED.store(true, std::sync::atomic::Ordering::Relaxed);
+            None
+        }
         "auto" => power::detect(),
         other => Some(parse(other)?),
     };
@@ -72,7 +75,24 @@ fn parse(spec: &str) -> Result<PowerSource> {
     })
 }
 
+/// Whether the user chose no power source (`none`), which is not a missing meter.
+static NOT_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Whether the user chose no power source.
+pub fn not_asked() -> bool {
+    NOT_ASKED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Whether a summary's warning is the one about power not being measured (an evaluation says
+/// that once in its notes instead of once per run).
+pub fn is_no_source_warning(warning: &str) -> bool {
+    warning == no_source()
+}
+
 fn no_source() -> String {
+    if not_asked() {
+        return "power was not measured (power source: none)".into();
+    }
     "no power source on this machine (no readable RAPL, no IPMI); the power_watts column stays empty. \
      Give --power file:PATH or --power cmd:COMMAND for an external meter"
         .into()
@@ -86,6 +106,7 @@ pub fn system_sampler(device: Option<&str>) -> SystemSampler {
     *RUN_STARTED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     SAID.call_once(|| match &monitor {
         Some(m) => say!("power: {}", m.describe()),
+        None if not_asked() => {}
         None => say!("note: {}", no_source()),
     });
     SystemSampler::new(device).with_power(monitor)

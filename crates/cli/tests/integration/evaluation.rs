@@ -69,7 +69,7 @@ fn an_evaluation_repeats_every_workload_on_every_configuration_and_marks_the_med
     let table = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
     assert!(table.contains("rr.a.r") && table.contains("IOPS"), "{table}");
     let notes = e["notes"].as_array().unwrap();
-    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("no power source")), "{notes:?}");
+    assert!(notes.iter().any(|n| n.as_str().unwrap().contains("power was not measured")), "{notes:?}");
 }
 
 #[test]

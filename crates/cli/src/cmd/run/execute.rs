@@ -244,7 +244,7 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
     }
     record.headline = ev::headline(&summary);
     record.warnings =
-        summary.warnings.iter().filter(|w| !w.starts_with("no power source")).cloned().collect();
+        summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();
     let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap_or_default();
     let series = Series::parse(&csv).ok();
     record.active_watts = series.and_then(|t| t.active_watts(&summary));
