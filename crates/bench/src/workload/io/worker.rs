@@ -6,7 +6,7 @@ use super::blocksize::BlockSizeMix;
 use super::offsets::OffsetGen;
 use super::spec::{End, IoSpec};
 use super::verify::{self, BadBlock};
-use crate::engine::{Completion, Dir, IoEngine, Request, error_kind};
+use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
 use crate::rng::{WorkerRng, below};
 use crate::run::{IntervalClock, Schedule, StopFlag};
@@ -283,8 +283,8 @@ impl<'a> Worker<'a> {
         self.slots[c.slot as usize].dir = None;
         self.free.push(c.slot);
         let Some(dir) = slot.dir else { return };
-        if c.result != slot.len as i32 {
-            self.interval.errors.count(error_kind(c.result));
+        if let Some(kind) = c.failure(slot.len) {
+            self.interval.errors.count(kind);
             if let (Some(v), Dir::Write) = (&mut self.verify, dir) {
                 // A failed write leaves the block's content unknown: stop checking it.
                 v.written(slot.offset - self.base, 0);
@@ -374,8 +374,8 @@ impl<'a> Worker<'a> {
     fn check_verified_read(&mut self, c: Completion, base: u64) {
         let slot = self.slots[c.slot as usize];
         self.slots[c.slot as usize].dir = None;
-        if c.result != slot.len as i32 {
-            self.interval.errors.count(error_kind(c.result));
+        if let Some(kind) = c.failure(slot.len) {
+            self.interval.errors.count(kind);
             return;
         }
         let buf = self.engine.buffer(c.slot);
