@@ -35,6 +35,8 @@ pub enum Msg {
 #[derive(Debug, Default, Clone)]
 pub struct VerifyReport {
     pub checked: u64,
+    /// Read-back I/Os of the verify pass that failed (after the measured phase).
+    pub failed_reads: u64,
     pub mismatches: u64,
     pub first: Vec<(u64, BadBlock)>,
 }
@@ -374,8 +376,10 @@ impl<'a> Worker<'a> {
     fn check_verified_read(&mut self, c: Completion, base: u64) {
         let slot = self.slots[c.slot as usize];
         self.slots[c.slot as usize].dir = None;
-        if let Some(kind) = c.failure(slot.len) {
-            self.interval.errors.count(kind);
+        if c.failure(slot.len).is_some() {
+            if let Some(v) = &mut self.verify {
+                v.report.failed_reads += 1;
+            }
             return;
         }
         let buf = self.engine.buffer(c.slot);

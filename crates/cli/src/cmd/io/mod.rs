@@ -86,7 +86,7 @@ fn run_jobs(
             None => bundle::new_dir(&root, &stamp, &job.spec.name)?,
         };
         let label = format!("[{}/{}] {}", i + 1, v.jobs.len(), job.title.unwrap_or(&job.spec.name));
-        summaries.push(run_job(job, target, device, &dir, &label, args.out.quiet, stop)?);
+        summaries.push(run_job(job, target, device, &dir, &label, args, stop)?);
         if stop.is_stopped() {
             break;
         }
@@ -103,7 +103,7 @@ fn run_job(
     device: Option<&DeviceInfo>,
     dir: &Path,
     label: &str,
-    quiet: bool,
+    args: &IoArgs,
     stop: &StopFlag,
 ) -> Result<Summary> {
     let mut spec = job.spec.clone();
@@ -122,7 +122,7 @@ fn run_job(
         device: device.cloned(),
     };
     let now = jiff::Timestamp::now();
-    let first = summary::started(&spec, &place, &now.to_string());
+    let first = summary::started(&spec, &place, args.continue_on_error, &now.to_string());
     let targets: Vec<&Path> = target.map(|t| t.path.as_path()).into_iter().collect();
     let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3, &targets)?;
     bundle.write_summary(&first)?;
@@ -146,6 +146,14 @@ fn run_job(
     bundle.totals(window_start, outcome.measured_s, &hists)?;
     let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
     summary.warnings.extend(crate::power::warning());
+    // A run kept as a measurement despite failed I/Os says so to the reader of its report
+    // (the terminal has it under the table; a failed run says it in its error instead).
+    let kept_errors = summary
+        .io_errors()
+        .filter(|e| e.any() && summary.continues_on_error())
+        .map(|e| format!("{e}; {}", output::ONLY_COMPLETED));
+    let shown = summary.warnings.len();
+    summary.warnings.extend(kept_errors);
     summary.complete &= outcome.failures.is_empty();
     bundle.write_summary(&summary)?;
     if let Some(why) = outcome.failures.first() {
@@ -154,8 +162,8 @@ fn run_job(
             dir.display()
         );
     }
-    if !quiet {
-        for w in &summary.warnings {
+    if !args.out.quiet {
+        for w in &summary.warnings[..shown] {
             say!("warning: {w}");
         }
         say!("bundle: {}", dir.display());
@@ -191,7 +199,17 @@ fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
     })
 }
 
+/// Exit 1 when a block did not verify or an I/O failed (unless --continue-on-error), 130 when
+/// interrupted.
 fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
+    let failed: Vec<String> =
+        summaries.iter().filter_map(|s| s.failed_ios().map(|e| format!("{}: {e}", s.name))).collect();
+    for f in &failed {
+        say!(
+            "error: {f}. The storage is failing or full; to keep such a run as a measurement \
+             with its error rate, give --continue-on-error"
+        );
+    }
     let mismatches: u64 = summaries
         .iter()
         .map(|s| match &s.results {
@@ -203,6 +221,8 @@ fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
         say!(
             "verify: {mismatches} block(s) did not read back as written; see results.verify in summary.json"
         );
+        Ending::CheckFailed
+    } else if !failed.is_empty() {
         Ending::CheckFailed
     } else if stop.is_stopped() {
         Ending::Interrupted

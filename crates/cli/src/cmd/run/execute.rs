@@ -239,6 +239,13 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
     let summary: Option<Summary> =
         std::fs::read_to_string(bundle.join("summary.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
     let Some(summary) = summary else { return };
+    if let Some(e) = summary.failed_ios()
+        && matches!(record.status, RunStatus::Done | RunStatus::CheckFailed)
+    {
+        // Its figures stand for storage that failed: never a median candidate.
+        record.status = RunStatus::Failed;
+        record.error = Some(e.to_string());
+    }
     if !summary.complete && record.status == RunStatus::Done {
         record.status = RunStatus::Interrupted;
     }
