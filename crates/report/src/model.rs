@@ -20,7 +20,7 @@
 //!   `error_rate_pct` (present when any I/O was attempted) is failed I/Os as a percentage of
 //!   those attempted in the window the figures cover; `errors_outside_window` (present when
 //!   not 0) counts failed I/Os outside it (warm-up, the verify pass, steady-state rounds before
-//!   the window). Any failed I/O fails the run (exit 1) unless `parameters.continue_on_error`.
+//!   the window, and a failed flush of a buffered run's writes at its end). Any failed I/O fails the run (exit 1) unless `parameters.continue_on_error`.
 //!   For `oltp`: `opm`, `orders`, `purchases`, `rollbacks`, `rollback_pct`,
 //!   `failed_orders`, `order_rt_mean_ns`, `order_rt_ns` {percentiles as above},
 //!   `transactions` {type: {`calls`, `per_sec`, `mean_ns`, `lat_ns`}}, `errors`,
@@ -177,7 +177,8 @@ pub struct IoResults {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_rate_pct: Option<f64>,
     /// Failed I/Os outside the window the figures cover (warm-up, verify pass, steady-state
-    /// rounds before the window): not in `errors`, but they fail the run too.
+    /// rounds before the window, a buffered run's final flush): not in `errors`, but they fail
+    /// the run too.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub errors_outside_window: u64,
     pub verify: VerifyResult,
@@ -226,16 +227,21 @@ impl IoErrors<'_> {
     }
 }
 
-/// "181678 of 182954 I/Os failed (99.3 %: ENOSPC 181678)", plus those outside the window.
+/// "181678 of 182954 I/Os failed (99.3 %: ENOSPC 181678)", then those outside the window.
 impl std::fmt::Display for IoErrors<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const OUTSIDE: &str = "outside the measured window (warm-up, verify pass, final flush)";
+        if self.failed == 0 && self.outside > 0 {
+            let done = self.completed;
+            return write!(f, "{} I/Os failed {OUTSIDE}; all {done} in the window completed", self.outside);
+        }
         let kinds: Vec<String> = self.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
         write!(f, "{} of {} I/Os failed", self.failed, self.failed + self.completed)?;
         if let Some(rate) = self.rate_pct().filter(|_| self.failed > 0) {
             write!(f, " ({}: {})", rate_text(rate), kinds.join(", "))?;
         }
         if self.outside > 0 {
-            write!(f, ", and {} outside the measured window", self.outside)?;
+            write!(f, ", and {} more {OUTSIDE}", self.outside)?;
         }
         Ok(())
     }
@@ -487,4 +493,23 @@ pub struct SteadyState {
     pub range_pct: Option<f64>,
     /// |least-squares slope| × (rounds in the window − 1) / mean, percent.
     pub slope_pct: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_rate_is_failed_over_attempted_and_never_rounds_to_0_or_100_percent() {
+        assert_eq!(error_rate_pct(0, 0), None);
+        assert_eq!(error_rate_pct(1, 3), Some(25.0));
+        assert_eq!(rate_text(99.99), "over 99.9 %");
+        assert_eq!(rate_text(0.01), "under 0.1 %");
+        assert_eq!(rate_text(100.0), "100.0 %");
+        let kinds = std::collections::BTreeMap::from([("ENOSPC".to_string(), 3)]);
+        let e = IoErrors { failed: 3, completed: 1, outside: 0, by_kind: &kinds };
+        assert_eq!(e.to_string(), "3 of 4 I/Os failed (75.0 %: ENOSPC 3)");
+        let flush = IoErrors { failed: 0, completed: 9, outside: 1, by_kind: &Default::default() };
+        assert!(flush.any() && flush.to_string().starts_with("1 I/Os failed outside"), "{flush}");
+    }
 }

@@ -166,3 +166,17 @@ fn an_evaluation_records_a_run_with_failed_ios_as_failed_and_never_as_its_median
     let table = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(table.contains("(100.0 % of I/Os failed)"), "beside the kept run's median: {table}");
 }
+
+#[test]
+fn buffered_writes_that_the_device_cannot_store_fail_the_run_when_flushed_at_its_end() {
+    let Some(dev) = FullDevice::or_skip() else { return };
+    let tmp = disk_tempdir();
+    let results = tmp.path().join("results");
+    // The page cache takes every write; only the flush finds that none can be stored.
+    let a = randwrite(&dev.dev, &results, &["--buffered"]).code(1);
+    let err = stderr_text(&a);
+    assert!(err.contains("flushing the page cache to the target at the end failed"), "{err}");
+    assert!(err.contains("failed outside the measured window"), "{err}");
+    let s = summary_of(&only_bundle(&results));
+    assert_eq!(s["results"]["errors_outside_window"], 1, "{}", s["results"]);
+}

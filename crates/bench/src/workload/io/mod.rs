@@ -59,8 +59,9 @@ pub struct IoOutcome {
     pub warnings: Vec<String>,
     /// Effective engine after any fallback.
     pub engine: engine::EngineKind,
-    /// Failed I/Os outside the window `totals` covers (warm-up, after the end, the verify
-    /// pass, steady-state rounds before the window). `totals.errors` has those inside it.
+    /// Failed I/Os outside the window `totals` covers (warm-up, the verify pass, steady-state
+    /// rounds before the window, a failed final flush of buffered writes). `totals.errors`
+    /// has those inside it.
     pub errors_outside_window: u64,
     /// Workers whose engine failed (not single I/Os, which are counted as errors): the run's
     /// figures then cover only what the others did, and the run is not to be trusted.
@@ -79,7 +80,31 @@ pub fn run(
     on_interval: &mut dyn FnMut(&IntervalReport),
 ) -> crate::Result<IoOutcome> {
     let engines = open_engines(spec, file)?;
-    run_on(spec, engines, sampler, stop, on_interval)
+    let mut out = run_on(spec, engines, sampler, stop, on_interval)?;
+    if let Some(f) = file
+        && spec.read_pct < 100
+        && let Err(e) = flush_buffered(f)
+    {
+        out.errors_outside_window += 1;
+        out.warnings.push(format!(
+            "flushing the page cache to the target at the end failed ({e}): writes counted as done \
+             did not all reach the storage"
+        ));
+    }
+    Ok(out)
+}
+
+/// Writes the page cache's share of a buffered run to the storage, so that a write the kernel
+/// accepted but could not store (a full or failing device) shows as the error it is. Nothing
+/// for O_DIRECT, whose writes completed on the device.
+fn flush_buffered(f: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL reads the descriptor's flags; f keeps it open.
+    let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+    if flags >= 0 && flags & libc::O_DIRECT != 0 {
+        return Ok(());
+    }
+    f.sync_data()
 }
 
 /// One engine per worker, opened for a job, with what the user should know about them.
