@@ -134,22 +134,28 @@ fn with_continue_on_error_a_run_on_a_full_device_exits_0_with_the_error_rate_bes
     assert!(md.contains("0 IOPS (100.0 % of I/Os failed)"), "beside the key finding: {md}");
 }
 
+const IO: &str = "kind = \"io\"\nrw = \"randwrite\"\nbs = \"64k\"\nruntime = 1\nramp = 0\n";
+
+/// `storbench run` of a plan on `dev` with `method` lines and `workloads`, results under `dir`.
+fn evaluate(dev: &str, dir: &Path, method: &str, workloads: &str) -> assert_cmd::assert::Assert {
+    let plan = format!(
+        "name = \"full\"\n[method]\nrepetitions = 1\nidle_settle = 0\npower = \"none\"\n{method}\
+         [[configuration]]\nname = \"full\"\ntarget = \"{dev}\"\nallow_device = true\n{workloads}"
+    );
+    let path = dir.join("plan.toml");
+    std::fs::write(&path, plan).unwrap();
+    storbench().arg("run").arg(&path).arg("--output-dir").arg(dir.join("results")).assert()
+}
+
 #[test]
 fn an_evaluation_records_a_run_with_failed_ios_as_failed_and_never_as_its_median() {
     let Some(dev) = FullDevice::or_skip() else { return };
     let tmp = disk_tempdir();
-    let io = "kind = \"io\"\nrw = \"randwrite\"\nbs = \"64k\"\nruntime = 1\nramp = 0\n";
-    let plan = format!(
-        "name = \"full\"\n[method]\nrepetitions = 1\nidle_settle = 0\npower = \"none\"\n\
-         [[configuration]]\nname = \"full\"\ntarget = \"{}\"\nallow_device = true\n\
-         [[workload]]\nlabel = \"strict\"\n{io}\
-         [[workload]]\nlabel = \"kept\"\ncontinue_on_error = true\n{io}",
-        dev.dev
+    let workloads = format!(
+        "[[workload]]\nlabel = \"strict\"\n{IO}[[workload]]\nlabel = \"kept\"\ncontinue_on_error = true\n{IO}"
     );
-    let path = tmp.path().join("plan.toml");
-    std::fs::write(&path, plan).unwrap();
+    let a = evaluate(&dev.dev, tmp.path(), "", &workloads).code(2);
     let results = tmp.path().join("results");
-    let a = storbench().arg("run").arg(&path).arg("--output-dir").arg(&results).assert().code(2);
     let err = stderr_text(&a);
     assert!(err.contains("1 run(s) failed"), "{err}");
 
@@ -179,4 +185,16 @@ fn buffered_writes_that_the_device_cannot_store_fail_the_run_when_flushed_at_its
     assert!(err.contains("failed outside the measured window"), "{err}");
     let s = summary_of(&only_bundle(&results));
     assert_eq!(s["results"]["errors_outside_window"], 1, "{}", s["results"]);
+}
+
+#[test]
+fn preconditioning_whose_writes_fail_stops_the_evaluation_before_any_run() {
+    let Some(dev) = FullDevice::or_skip() else { return };
+    let tmp = disk_tempdir();
+    let workloads = format!("[[workload]]\nlabel = \"rw\"\n{IO}");
+    let a = evaluate(&dev.dev, tmp.path(), "precondition = 1\n", &workloads).code(2);
+    let err = stderr_text(&a);
+    assert!(err.contains("preconditioning full failed: its writes did not all complete"), "{err}");
+    let e = json(&std::fs::read(only_bundle(&tmp.path().join("results")).join("evaluation.json")).unwrap());
+    assert_eq!(e["runs"][0]["status"], "pending", "no run measured unpreconditioned storage: {e}");
 }

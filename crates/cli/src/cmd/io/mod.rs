@@ -176,8 +176,10 @@ fn progress_text(rep: &IntervalReport) -> String {
     let iops = col("read_iops").unwrap_or(0.0) + col("write_iops").unwrap_or(0.0);
     let mbs = (col("read_bytes_per_sec").unwrap_or(0.0) + col("write_bytes_per_sec").unwrap_or(0.0)) / 1e6;
     let p99 = col("read_lat_p99_us").into_iter().chain(col("write_lat_p99_us")).fold(0.0, f64::max);
+    let failed =
+        col("errors").filter(|n| *n > 0.0).map(|n| format!("  {n:.0} I/Os FAILED")).unwrap_or_default();
     format!(
-        "{:>6.0}s {:<7} {} IOPS  {:.1} MB/s  p99 {}",
+        "{:>6.0}s {:<7} {} IOPS  {:.1} MB/s  p99 {}{failed}",
         rep.row.t_s,
         rep.row.phase.as_str(),
         output::si(iops),

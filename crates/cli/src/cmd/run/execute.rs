@@ -128,7 +128,12 @@ pub fn precondition(plan: &Plan, ci: usize, dir: &Path, stop: &StopFlag) -> Resu
     args.out.output_dir = Some(dir.join("precondition").join(&c.name));
     args.out.name = Some(format!("precondition-{}", c.name));
     args.out.quiet = true;
-    cmd::io::run(&args, stop).with_context(|| format!("preconditioning {}", c.name))?;
+    let ended = cmd::io::run(&args, stop).with_context(|| format!("preconditioning {}", c.name))?;
+    if matches!(ended, Ending::CheckFailed) {
+        // Its writes failed (said above): the runs after it would measure storage that is
+        // neither preconditioned nor sound.
+        bail!("preconditioning {} failed: its writes did not all complete", c.name);
+    }
     Ok(())
 }
 
