@@ -245,6 +245,13 @@ pub struct IoArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// Keep a run whose I/Os fail (a full or failing device) as a measurement: exit 0 instead
+    /// of 1, and show the error rate (failed I/Os as a percentage of those attempted) beside
+    /// every figure. Without it, any failed I/O fails the run. Either way IOPS, bandwidth and
+    /// latency count completed I/Os only.
+    #[arg(long)]
+    pub continue_on_error: bool,
+
     #[command(flatten)]
     #[serde(skip)]
     pub out: OutputArgs,

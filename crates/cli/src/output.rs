@@ -174,7 +174,8 @@ pub fn mailbox_table(s: &Summary) -> String {
             if k.pass { "ok".into() } else { "FAIL".into() },
         ]);
     }
-    format!("{head}\n{t}\n{c}")
+    let errors = errors_line(s).map(|l| format!("\n{l}")).unwrap_or_default();
+    format!("{head}\n{t}\n{c}{errors}")
 }
 
 /// The trials of `mailbox --tune`: threads, mailboxes, result, IOPS.
@@ -247,19 +248,56 @@ fn lat_cells(d: &DirectionResult) -> Vec<String> {
     }
 }
 
-/// One job: a row per direction that did any I/O.
+/// What every report of failed I/Os adds about the figures.
+pub const ONLY_COMPLETED: &str = "IOPS, bandwidth and latency count completed I/Os only";
+
+/// Under a run's table: its failed I/Os, when any.
+pub fn errors_line(s: &Summary) -> Option<String> {
+    let e = s.io_errors().filter(|e| e.any())?;
+    Some(format!("{e}; {ONLY_COMPLETED}"))
+}
+
+/// The error-rate cell beside a run's figures, when any of its I/Os failed.
+fn rate_cell(s: &Summary) -> Option<String> {
+    let e = s.io_errors().filter(|e| e.any())?;
+    Some(e.rate_pct().map_or_else(|| "n/a".into(), storbench_report::rate_text))
+}
+
+/// The header of a table of I/O figures, with the error-rate column after IOPS and MB/s when
+/// `errors`.
+fn io_header(first: &str, errors: bool, last: Option<&str>) -> Table {
+    let mut cols = vec![first, "IOPS", "MB/s"];
+    cols.extend(errors.then_some("I/Os failed"));
+    cols.extend(["mean", "p50", "p99", "p99.9", "max"]);
+    cols.extend(last);
+    new_table(&cols)
+}
+
+/// Label, IOPS, MB/s, the error rate if any, latencies.
+fn io_row(label: &str, d: &DirectionResult, rate: Option<&String>) -> Vec<String> {
+    let mut row = vec![label.to_string(), si(d.iops), format!("{:.1}", d.bytes_per_sec / 1e6)];
+    row.extend(rate.cloned());
+    row.extend(lat_cells(d));
+    row
+}
+
+/// One job: a row per direction that did any I/O (or, when every I/O failed, per direction
+/// it tried), then its failed I/Os and steady state.
 pub fn job_table(s: &Summary) -> String {
-    let mut t = new_table(&["", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max"]);
+    let rate = rate_cell(s);
+    let mut t = io_header("", rate.is_some(), None);
     if let Some(r) = io(s) {
-        for (label, d) in [("read", &r.read), ("write", &r.write)] {
-            if d.ios > 0 {
-                let mut row = vec![label.to_string(), si(d.iops), format!("{:.1}", d.bytes_per_sec / 1e6)];
-                row.extend(lat_cells(d));
-                t.add_row(row);
+        let read_pct = s.parameters["rwmix_read"].as_u64().unwrap_or(50);
+        let nothing_done = r.read.ios + r.write.ios == 0;
+        let tried = [read_pct > 0, read_pct < 100];
+        for ((label, d), tried) in [("read", &r.read), ("write", &r.write)].into_iter().zip(tried) {
+            if d.ios > 0 || (nothing_done && tried && rate.is_some()) {
+                t.add_row(io_row(label, d, rate.as_ref()));
             }
         }
     }
-    t.to_string() + &steady_line(s).map(|l| format!("\n{l}")).unwrap_or_default()
+    let notes = [errors_line(s), steady_line(s)];
+    t.to_string() + &notes.into_iter().flatten().map(|l| format!("\n{l}")).collect::<String>()
 }
 
 /// Under --steady-state, which seconds the table covers and why.
@@ -282,18 +320,22 @@ pub fn steady_line(s: &Summary) -> Option<String> {
 
 /// A profile set: a row per job, "% of best" among the jobs with the same block size.
 pub fn profile_table(rows: &[(&str, &Summary)]) -> String {
-    let mut t = new_table(&["profile", "IOPS", "MB/s", "mean", "p50", "p99", "p99.9", "max", "% of best"]);
+    let rates: Vec<Option<String>> = rows.iter().map(|(_, s)| rate_cell(s)).collect();
+    let errors = rates.iter().any(Option::is_some);
+    let mut t = io_header("profile", errors, Some("% of best"));
     let stats: Vec<(f64, u64, DirectionResult)> = rows.iter().map(|(_, s)| combined(s)).collect();
-    for ((title, _), (iops, bs, d)) in rows.iter().zip(&stats) {
+    for (((title, _), (_, bs, d)), rate) in rows.iter().zip(&stats).zip(&rates) {
         let best = stats.iter().filter(|(_, b, _)| b == bs).map(|(i, _, _)| *i).fold(0.0, f64::max);
-        let pct = if best > 0.0 { format!("{:.0} %", iops / best * 100.0) } else { "n/a".into() };
-        let mut row = vec![title.to_string(), si(*iops), format!("{:.1}", d.bytes_per_sec / 1e6)];
-        row.extend(lat_cells(d));
+        let pct = if best > 0.0 { format!("{:.0} %", d.iops / best * 100.0) } else { "n/a".into() };
+        let none = "0.0 %".to_string();
+        let mut row = io_row(title, d, errors.then(|| rate.as_ref().unwrap_or(&none)));
         row.push(pct);
         t.add_row(row);
     }
-    let steady = rows.iter().filter_map(|(title, s)| Some(format!("\n{title}: {}", steady_line(s)?)));
-    t.to_string() + &steady.collect::<String>()
+    let notes = rows.iter().flat_map(|(title, s)| {
+        [errors_line(s), steady_line(s)].into_iter().flatten().map(move |l| format!("\n{title}: {l}"))
+    });
+    t.to_string() + &notes.collect::<String>()
 }
 
 /// The direction a profile job exercises (its only one), its IOPS and block size.
@@ -328,7 +370,7 @@ pub fn evaluation_table(e: &storbench_report::evaluation::Evaluation) -> String 
         let metric = reported.and_then(|r| r.headline.as_ref()).map(|h| h.metric.as_str()).unwrap_or("");
         let (median, range, spread) = match g.spread() {
             Some(s) => (
-                format!("{} {metric}", si(s.median)),
+                format!("{} {metric}{}", si(s.median), g.errors_note()),
                 format!("{} - {}", si(s.min), si(s.max)),
                 format!("{:.1} %", s.range_pct),
             ),

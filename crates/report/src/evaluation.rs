@@ -149,6 +149,17 @@ pub struct Headline {
     pub metric: String,
     pub value: f64,
     pub higher_is_better: bool,
+    /// When I/Os failed (a run told to continue on errors): the run's error rate, which goes
+    /// beside the figure wherever it is shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate_pct: Option<f64>,
+}
+
+impl Headline {
+    /// What goes beside the figure: " (99.3 % of I/Os failed)" when any failed, else "".
+    pub fn errors_note(&self) -> String {
+        self.error_rate_pct.map(|r| format!(" ({} of I/Os failed)", crate::rate_text(r))).unwrap_or_default()
+    }
 }
 
 /// The figure a run is judged by, from its summary: IOPS (reads + writes) for io, orders per
@@ -164,7 +175,8 @@ pub fn headline(s: &Summary) -> Option<Headline> {
             _ => ("transactional IOPS", m.transactional_iops, true),
         },
     };
-    Some(Headline { metric: metric.into(), value, higher_is_better })
+    let error_rate_pct = s.io_errors().filter(|e| e.failed > 0).and_then(|e| e.rate_pct());
+    Some(Headline { metric: metric.into(), value, higher_is_better, error_rate_pct })
 }
 
 /// Performance per watt (e.g. NOPM/W, IOPS/W); `None` unless both are finite and watts > 0.
@@ -249,6 +261,11 @@ impl Group<'_> {
         Some(runs[(runs.len() - 1) / 2])
     }
 
+    /// Beside the group's figures: its reported run's error rate, when any of its I/Os failed.
+    pub fn errors_note(&self) -> String {
+        self.reported().and_then(|r| r.headline.as_ref()).map(Headline::errors_note).unwrap_or_default()
+    }
+
     pub fn spread(&self) -> Option<Spread> {
         let values: Vec<f64> = self.measured().iter().map(|r| value(r)).collect();
         let median = value(self.reported()?);
@@ -297,7 +314,12 @@ mod tests {
             configuration: config.into(),
             repetition: rep,
             status,
-            headline: v.map(|value| Headline { metric: "OPM".into(), value, higher_is_better: true }),
+            headline: v.map(|value| Headline {
+                metric: "OPM".into(),
+                value,
+                higher_is_better: true,
+                error_rate_pct: None,
+            }),
             ..RunRecord::default()
         }
     }

@@ -15,7 +15,12 @@
 //! - `results`: the workload's figures over the measured phase; for `io`, `read` and `write`
 //!   each {`ios`, `bytes`, `iops`, `bytes_per_sec`, `lat_ns` {`min`, `mean`, `p50`, `p90`,
 //!   `p99`, `p999`, `p9999`, `max`}, and under a rate cap `service_lat_ns` (issue to
-//!   completion) beside it}, plus `errors` and `verify`.
+//!   completion) beside it}, plus `errors`, `error_rate_pct`, `errors_outside_window` and
+//!   `verify`. The figures count completed I/Os only; a failed or short one is an error.
+//!   `error_rate_pct` (present when any I/O was attempted) is failed I/Os as a percentage of
+//!   those attempted in the window the figures cover; `errors_outside_window` (present when
+//!   not 0) counts failed I/Os outside it (warm-up, the verify pass, steady-state rounds before
+//!   the window, and a failed flush of a buffered run's writes at its end). Any failed I/O fails the run (exit 1) unless `parameters.continue_on_error`.
 //!   For `oltp`: `opm`, `orders`, `purchases`, `rollbacks`, `rollback_pct`,
 //!   `failed_orders`, `order_rt_mean_ns`, `order_rt_ns` {percentiles as above},
 //!   `transactions` {type: {`calls`, `per_sec`, `mean_ns`, `lat_ns`}}, `errors`,
@@ -28,7 +33,7 @@
 //!   the highest average over a sample window), `log_bytes_per_write`, `bdm_reads_per_sec`,
 //!   `page_fault_stalls_per_sec`, `operations_per_sec`, `checks` [{`name`, `database`,
 //!   `value`, `limit`, `pass`}], `checksum_ok`, `pages_verified`, `log_blocks_verified`,
-//!   `corruptions`, `errors`, `initial_db_size_bytes`, `final_db_size_bytes`, `databases`
+//!   `corruptions`, `errors`, `error_rate_pct` (as for io), `initial_db_size_bytes`, `final_db_size_bytes`, `databases`
 //!   [per database: `db_reads`, `db_writes`, `log_writes`, `bdm_reads` each {`ios`,
 //!   `per_sec`, `bytes_per_io`, `avg_ms`, `window_max_ms`, `max_ms`, `lat_ns`}, sizes],
 //!   `mailboxes`, `threads`, `mix`, `lazy_commit_pct`; backup: `backup_mb_per_sec`,
@@ -168,7 +173,78 @@ pub struct IoResults {
     pub read: DirectionResult,
     pub write: DirectionResult,
     pub errors: ErrorCounts,
+    /// See [`error_rate_pct`]; absent when nothing was attempted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate_pct: Option<f64>,
+    /// Failed I/Os outside the window the figures cover (warm-up, verify pass, steady-state
+    /// rounds before the window, a buffered run's final flush): not in `errors`, but they fail
+    /// the run too.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub errors_outside_window: u64,
     pub verify: VerifyResult,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// A run's error rate, the one definition every table, summary and report shows: failed I/Os
+/// as a percentage of those attempted (failed + completed). None when nothing was attempted.
+pub fn error_rate_pct(failed: u64, completed: u64) -> Option<f64> {
+    let attempted = failed + completed;
+    (attempted > 0).then(|| 100.0 * failed as f64 / attempted as f64)
+}
+
+/// An error rate as the user reads it: one decimal, but never rounded to 0 % or 100 % when
+/// some I/Os failed or some completed.
+pub fn rate_text(pct: f64) -> String {
+    match pct {
+        p if p > 0.0 && p < 0.05 => "under 0.1 %".into(),
+        p if p > 99.95 && p < 100.0 => "over 99.9 %".into(),
+        p => format!("{p:.1} %"),
+    }
+}
+
+/// The failed I/Os of a run, against those attempted, as the user is told of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IoErrors<'a> {
+    /// In the window the figures cover.
+    pub failed: u64,
+    pub completed: u64,
+    /// Outside that window.
+    pub outside: u64,
+    pub by_kind: &'a std::collections::BTreeMap<String, u64>,
+}
+
+impl IoErrors<'_> {
+    /// Any failed I/O, in the window or outside it.
+    pub fn any(&self) -> bool {
+        self.failed + self.outside > 0
+    }
+
+    pub fn rate_pct(&self) -> Option<f64> {
+        error_rate_pct(self.failed, self.completed)
+    }
+}
+
+/// "181678 of 182954 I/Os failed (99.3 %: ENOSPC 181678)", then those outside the window.
+impl std::fmt::Display for IoErrors<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const OUTSIDE: &str = "outside the measured window (warm-up, verify pass, final flush)";
+        if self.failed == 0 && self.outside > 0 {
+            let done = self.completed;
+            return write!(f, "{} I/Os failed {OUTSIDE}; all {done} in the window completed", self.outside);
+        }
+        let kinds: Vec<String> = self.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        write!(f, "{} of {} I/Os failed", self.failed, self.failed + self.completed)?;
+        if let Some(rate) = self.rate_pct().filter(|_| self.failed > 0) {
+            write!(f, " ({}: {})", rate_text(rate), kinds.join(", "))?;
+        }
+        if self.outside > 0 {
+            write!(f, ", and {} more {OUTSIDE}", self.outside)?;
+        }
+        Ok(())
+    }
 }
 
 /// Calls of one OLTP transaction type over the measured phase.
@@ -297,6 +373,9 @@ pub struct MailboxResults {
     pub log_blocks_verified: u64,
     pub corruptions: Vec<Mismatch>,
     pub errors: ErrorCounts,
+    /// See [`error_rate_pct`]; absent when nothing was attempted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_rate_pct: Option<f64>,
     pub initial_db_size_bytes: u64,
     pub final_db_size_bytes: u64,
     pub databases: Vec<MailboxDbResult>,
@@ -357,6 +436,48 @@ pub struct Summary {
     pub steady_state: Option<SteadyState>,
 }
 
+impl Summary {
+    /// The I/Os the run attempted and those that failed; None for a workload whose errors are
+    /// not I/Os (oltp: database calls).
+    pub fn io_errors(&self) -> Option<IoErrors<'_>> {
+        match &self.results {
+            Results::Io(r) => Some(IoErrors {
+                failed: r.errors.total,
+                completed: r.read.ios + r.write.ios,
+                outside: r.errors_outside_window,
+                by_kind: &r.errors.by_kind,
+            }),
+            Results::Mailbox(m) => Some(IoErrors {
+                failed: m.errors.total,
+                completed: m.completed_ios(),
+                outside: 0,
+                by_kind: &m.errors.by_kind,
+            }),
+            Results::Oltp(_) => None,
+        }
+    }
+
+    /// Whether the user asked the run to go on despite failed I/Os (`continue_on_error`).
+    pub fn continues_on_error(&self) -> bool {
+        self.parameters["continue_on_error"].as_bool().unwrap_or(false)
+    }
+
+    /// Failed I/Os that fail the run: any, unless it was told to continue on errors.
+    pub fn failed_ios(&self) -> Option<IoErrors<'_>> {
+        self.io_errors().filter(|e| e.any() && !self.continues_on_error())
+    }
+}
+
+impl MailboxResults {
+    /// Completed I/Os of every database and stream: what failed ones are measured against.
+    pub fn completed_ios(&self) -> u64 {
+        self.databases
+            .iter()
+            .map(|d| d.db_reads.ios + d.db_writes.ios + d.log_writes.ios + d.bdm_reads.ios)
+            .sum()
+    }
+}
+
 /// How a run with steady-state rounds ended, and which of its seconds the results cover.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SteadyState {
@@ -372,4 +493,23 @@ pub struct SteadyState {
     pub range_pct: Option<f64>,
     /// |least-squares slope| × (rounds in the window − 1) / mean, percent.
     pub slope_pct: Option<f64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_error_rate_is_failed_over_attempted_and_never_rounds_to_0_or_100_percent() {
+        assert_eq!(error_rate_pct(0, 0), None);
+        assert_eq!(error_rate_pct(1, 3), Some(25.0));
+        assert_eq!(rate_text(99.99), "over 99.9 %");
+        assert_eq!(rate_text(0.01), "under 0.1 %");
+        assert_eq!(rate_text(100.0), "100.0 %");
+        let kinds = std::collections::BTreeMap::from([("ENOSPC".to_string(), 3)]);
+        let e = IoErrors { failed: 3, completed: 1, outside: 0, by_kind: &kinds };
+        assert_eq!(e.to_string(), "3 of 4 I/Os failed (75.0 %: ENOSPC 3)");
+        let flush = IoErrors { failed: 0, completed: 9, outside: 1, by_kind: &Default::default() };
+        assert!(flush.any() && flush.to_string().starts_with("1 I/Os failed outside"), "{flush}");
+    }
 }

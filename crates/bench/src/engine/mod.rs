@@ -41,6 +41,16 @@ pub struct Completion {
     pub result: i32,
 }
 
+impl Completion {
+    /// Why the request did not complete: the errno's name, or `short` when fewer than
+    /// `expected` bytes moved. None for a completed transfer, the only kind that may count
+    /// toward IOPS, bandwidth or latency: every workload asks this one question.
+    #[inline]
+    pub fn failure(self, expected: u32) -> Option<&'static str> {
+        (self.result < 0 || (self.result as u32) < expected).then(|| error_kind(self.result.min(0)))
+    }
+}
+
 /// Which engine to use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]

@@ -1,22 +1,39 @@
 //! The io_uring engine: one ring per worker, its buffers and file registered with the kernel
 //! so that each request skips the page pinning and file lookup it would otherwise cost.
+//!
+//! The kernel writes into a request's buffer until the request completes, whatever happens to
+//! the ring in between; so the buffers are freed only once every request handed to the kernel
+//! has completed (see `drain`), and are leaked when that cannot be known.
 
 use super::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request, SlotPool};
 use io_uring::{IoUring, opcode, types};
 use std::fs::File;
 use std::io;
+use std::mem::ManuallyDrop;
 use std::os::fd::AsRawFd;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// user_data of the cancel requests `drain` sends; request user_data are slot numbers.
+const CANCEL_TAG: u64 = u64::MAX;
+
+/// How long a dropped engine waits for requests that cannot be cancelled (already at the
+/// device) before it gives their buffers up for lost.
+const DRAIN_LIMIT: Duration = Duration::from_secs(60);
 
 pub struct UringEngine {
     ring: IoUring,
     // Keep the registered descriptors open for as long as the ring uses them.
     files: Vec<File>,
-    pool: SlotPool,
+    /// Freed by `drop` only when no request that may write into it is left with the kernel.
+    pool: ManuallyDrop<SlotPool>,
     fixed_buffers: bool,
     /// Created disabled (single issuer): `start` enables it on the worker's thread.
     disabled: bool,
+    /// Requests queued and not yet reaped: those the kernel may still be writing into.
     pending: u32,
+    /// Test hook: `submit_and_reap` submits, then fails as a broken ring would.
+    #[cfg(test)]
+    fail_after_submit: bool,
 }
 
 impl UringEngine {
@@ -26,10 +43,52 @@ impl UringEngine {
         let fds: Vec<i32> = files.iter().map(|f| f.as_raw_fd()).collect();
         ring.submitter().register_files(&fds)?;
         let iov = libc::iovec { iov_base: pool.as_mut_ptr().cast(), iov_len: pool.len() };
-        // SAFETY: the pool outlives the ring's use of it: both live in self, and the ring is
-        // dropped (unregistering) before the pool since it is declared first.
+        // SAFETY: the pool outlives the ring's use of it: `drop` frees it only after every
+        // request completed and the buffers were unregistered, and otherwise never.
         let fixed_buffers = unsafe { ring.submitter().register_buffers(&[iov]) }.is_ok();
-        Ok(UringEngine { ring, files, pool, fixed_buffers, disabled, pending: 0 })
+        Ok(UringEngine {
+            ring,
+            files,
+            pool: ManuallyDrop::new(pool),
+            fixed_buffers,
+            disabled,
+            pending: 0,
+            #[cfg(test)]
+            fail_after_submit: false,
+        })
+    }
+
+    /// Ends every request still with the kernel: asks it to cancel them all, then reaps until
+    /// each has completed (one already at the device completes in its own time). Returns
+    /// whether none is left, that is whether the buffers may be freed. Only called on the way
+    /// out, so the I/O path pays nothing for it.
+    fn drain(&mut self) -> bool {
+        if self.disabled || self.pending == 0 {
+            // A disabled ring never took a request.
+            return true;
+        }
+        let _ = self.ring.submit();
+        for slot in 0..self.pool.slots() as u64 {
+            let cancel = opcode::AsyncCancel::new(slot).build().user_data(CANCEL_TAG);
+            // SAFETY: a cancel names no buffer. A full queue only means fewer cancels: the
+            // loop below still waits for every request.
+            if unsafe { self.ring.submission().push(&cancel) }.is_err() {
+                break;
+            }
+        }
+        let deadline = Instant::now() + DRAIN_LIMIT;
+        while self.pending > 0 && Instant::now() < deadline {
+            let ts = types::Timespec::from(Duration::from_millis(100));
+            let waited = self.ring.submitter().submit_with_args(1, &types::SubmitArgs::new().timespec(&ts));
+            if let Err(e) = waited
+                && !matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY))
+            {
+                return false;
+            }
+            let requests = self.ring.completion().filter(|c| c.user_data() != CANCEL_TAG).count();
+            self.pending -= requests as u32;
+        }
+        self.pending == 0
     }
 
     fn entry(&mut self, req: Request) -> io_uring::squeue::Entry {
@@ -121,6 +180,10 @@ impl IoEngine for UringEngine {
             }
             _ => self.ring.submit_and_wait(want),
         };
+        #[cfg(test)]
+        if self.fail_after_submit {
+            return Err(io::Error::from_raw_os_error(libc::EBADF));
+        }
         match result {
             Ok(_) => {}
             Err(e) if matches!(e.raw_os_error(), Some(libc::ETIME | libc::EINTR | libc::EBUSY)) => {}
@@ -131,5 +194,65 @@ impl IoEngine for UringEngine {
             self.pending -= 1;
         }
         Ok(())
+    }
+}
+
+impl Drop for UringEngine {
+    fn drop(&mut self) {
+        if self.drain() {
+            let _ = self.ring.submitter().unregister_buffers();
+            // SAFETY: dropped once, here; no request that may use the pool is left.
+            unsafe { ManuallyDrop::drop(&mut self.pool) }
+        }
+        // Otherwise the pool is leaked: the kernel may still write into it, and memory that
+        // is never freed cannot be reused for anything else.
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::fd::FromRawFd;
+
+    /// A pipe's read and write ends; a read of the empty pipe stays with the kernel.
+    fn pipe() -> (File, File) {
+        let mut fds = [0; 2];
+        // SAFETY: fds has room for the two descriptors pipe2 returns, which we then own.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) }, 0);
+        unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) }
+    }
+
+    #[test]
+    fn after_a_failed_submit_a_read_in_flight_is_cancelled_and_reaped_before_its_buffer_is_freed() {
+        let (mut rx, mut tx) = pipe();
+        let mut e = match UringEngine::new(&[&rx], SlotPool::uniform(4, 4096).unwrap()) {
+            Ok(e) => e,
+            Err(err) => {
+                eprintln!("skipped: io_uring is unavailable here ({err})");
+                return;
+            }
+        };
+        e.start().unwrap();
+        e.fail_after_submit = true;
+        // Offset -1: the pipe's current position.
+        e.queue(Request { slot: 1, file: 0, dir: Dir::Read, offset: u64::MAX, len: 4096 });
+        let mut out = Vec::new();
+        let failed = e.submit_and_reap(1, Some(Duration::from_millis(20)), &mut out);
+        assert!(failed.is_err() && out.is_empty(), "{failed:?} {out:?}");
+        assert_eq!(e.pending, 1, "the read waits in the kernel on the empty pipe");
+        assert!(e.drain(), "a read waiting on a pipe can be cancelled");
+        assert_eq!(e.pending, 0, "its completion was reaped before the buffers may go");
+
+        // The same failure, then the engine dropped as the worker's error path drops it.
+        e.queue(Request { slot: 2, file: 0, dir: Dir::Read, offset: u64::MAX, len: 4096 });
+        assert!(e.submit_and_reap(1, Some(Duration::from_millis(20)), &mut out).is_err());
+        assert_eq!(e.pending, 1);
+        drop(e);
+        // No request of ours is left reading the pipe: a byte written now is still there.
+        tx.write_all(b"x").unwrap();
+        let mut got = [0u8; 8];
+        assert_eq!(rx.read(&mut got).unwrap(), 1, "the dropped engine's read did not take it");
+        assert_eq!(got[0], b'x');
     }
 }

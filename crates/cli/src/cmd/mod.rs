@@ -11,7 +11,8 @@ pub mod run;
 /// How a command ended, for the exit code.
 pub enum Ending {
     Ok,
-    /// A check failed: data verification found mismatches, or sales disagree with orders.
+    /// A check failed: data verification found mismatches, I/Os failed (io without
+    /// --continue-on-error, mailbox), or sales disagree with orders.
     CheckFailed,
     /// Stopped while running: the bundles keep what was measured.
     Interrupted,

@@ -18,5 +18,6 @@ mod report;
 mod schema;
 mod steady;
 mod support;
+mod trust_errors;
 mod trust_files;
 mod trust_secrets;

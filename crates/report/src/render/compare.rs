@@ -130,10 +130,10 @@ fn compare_groups(place: &str, ga: &Group<'_>, gb: &Group<'_>) -> Option<(Vec<St
     let row = vec![
         format!("{place} ({metric})"),
         ga.configuration.to_string(),
-        format!("{} (n={})", num(sa.median), sa.n),
+        format!("{}{} (n={})", num(sa.median), ga.errors_note(), sa.n),
         range(&sa),
         gb.configuration.to_string(),
-        format!("{} (n={})", num(sb.median), sb.n),
+        format!("{}{} (n={})", num(sb.median), gb.errors_note(), sb.n),
         range(&sb),
         format!("{:+.1} %", d.pct),
         verdict,

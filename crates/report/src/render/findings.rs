@@ -6,7 +6,7 @@
 
 use super::doc::{Finding, num, pct};
 use super::{at, plural};
-use crate::evaluation::{Evaluation, Group, Spread, SweepPoint, difference};
+use crate::evaluation::{Evaluation, Group, RunStatus, Spread, SweepPoint, difference};
 
 /// One workload at one sweep point, with its configurations' groups in plan order.
 pub(super) struct Point<'a> {
@@ -50,7 +50,12 @@ pub(super) fn of(e: &Evaluation) -> Vec<Finding> {
     }
     out.extend(scaling(e));
     if out.is_empty() {
-        out.push(Finding { text: "No run has finished with a result yet.".into(), claim: false });
+        let failed = e.runs.iter().filter(|r| r.status == RunStatus::Failed).count();
+        let text = match failed {
+            0 => "No run has finished with a result yet.".into(),
+            n => format!("No run has a result that counts: {n} failed (see Results for why)."),
+        };
+        out.push(Finding { text, claim: false });
     }
     out
 }
@@ -114,18 +119,20 @@ fn metric(g: &Group<'_>) -> String {
 fn alone(place: &str, g: &Group<'_>, s: &Spread) -> Finding {
     if s.n == 1 {
         let text = format!(
-            "{} on {place}: {} {} (one run, so the run-to-run spread is unknown).",
+            "{} on {place}: {} {}{} (one run, so the run-to-run spread is unknown).",
             g.configuration,
             num(s.median),
-            metric(g)
+            metric(g),
+            g.errors_note()
         );
         return Finding { text, claim: true };
     }
     let text = format!(
-        "{} on {place}: {} {} (median of {} run{}; min–max {}–{}, a range of {}).",
+        "{} on {place}: {} {}{} (median of {} run{}; min–max {}–{}, a range of {}).",
         g.configuration,
         num(s.median),
         metric(g),
+        g.errors_note(),
         s.n,
         plural(s.n),
         num(s.min),
@@ -141,7 +148,13 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
     let Some(higher) = higher_is_better(ga) else { return Vec::new() };
     let Some(d) = difference(a.1, b.1, higher) else { return Vec::new() };
     let metric = metric(ga);
-    let figures = format!("{} vs {} {metric}", num(a.1.median), num(b.1.median));
+    let figures = format!(
+        "{}{} vs {}{} {metric}",
+        num(a.1.median),
+        ga.errors_note(),
+        num(b.1.median),
+        gb.errors_note()
+    );
     if d.within_spread {
         let text = format!(
             "On {place}, {} and {} differ by {} in {metric} ({figures}), which lies within the \

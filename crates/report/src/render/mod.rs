@@ -68,6 +68,7 @@ impl ReportInput {
             configuration: configuration.clone(),
             repetition: 1,
             status: single_status(s),
+            error: s.failed_ios().map(|e| e.to_string()),
             bundle: Some(".".into()),
             headline,
             active_watts,
@@ -105,8 +106,12 @@ impl ReportInput {
     }
 }
 
-/// A run's status from its own summary: interrupted, its check failed, or done.
+/// A run's status from its own summary: interrupted, failed (I/Os failed and it was not told
+/// to continue), its check failed, or done.
 fn single_status(s: &Summary) -> RunStatus {
+    if s.complete && s.failed_ios().is_some() {
+        return RunStatus::Failed;
+    }
     let failed = match &s.results {
         Results::Io(io) => io.verify.mismatches > 0,
         Results::Mailbox(m) => !m.pass,

@@ -72,8 +72,8 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
     for r in &g.runs {
         let marked = reported == Some(r.id.as_str());
         let data = input.runs.get(&r.id);
-        let mut cells =
-            vec![format!("r{}", r.repetition), status(r), opt(r.headline.as_ref().map(|h| h.value), "")];
+        let figure = r.headline.as_ref().map_or_else(|| opt(None, ""), |h| num(h.value) + &h.errors_note());
+        let mut cells = vec![format!("r{}", r.repetition), status(r), figure];
         let lats = data.map(latencies).unwrap_or_default();
         cells.extend(
             lat_names.iter().map(|(n, _)| opt(lats.iter().find(|(m, _)| m == n).and_then(|(_, v)| *v), "")),
@@ -153,10 +153,11 @@ fn drop_empty_columns(t: &mut Table) {
 fn spread_line(g: &Group<'_>) -> String {
     match g.spread() {
         Some(s) => format!(
-            "Spread over {} measured run{}: median {}, min–max {}–{}, a range of {} of the median.",
+            "Spread over {} measured run{}: median {}{}, min–max {}–{}, a range of {} of the median.",
             s.n,
             plural(s.n),
             num(s.median),
+            g.errors_note(),
             num(s.min),
             num(s.max),
             pct(s.range_pct)

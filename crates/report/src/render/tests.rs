@@ -49,7 +49,12 @@ fn run(config: &str, rep: u32, iops: f64, watts: Option<f64>, sweep: Option<u32>
         sweep,
         repetition: rep,
         status: RunStatus::Done,
-        headline: Some(Headline { metric: "IOPS".into(), value: iops, higher_is_better: true }),
+        headline: Some(Headline {
+            metric: "IOPS".into(),
+            value: iops,
+            higher_is_better: true,
+            error_rate_pct: None,
+        }),
         active_watts: watts,
         idle_watts: watts.map(|w| w * 0.8),
         per_watt: watts.map(|w| iops / w),

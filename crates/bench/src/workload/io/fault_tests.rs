@@ -19,6 +19,8 @@ pub(super) enum Fault {
     /// Each call waits a microsecond per millisecond since this instant, so the rate falls
     /// like 1/t and never settles.
     SlowerSince(Instant),
+    /// Every write fails with this errno, as on a full or failing device.
+    FailWrites(i32),
 }
 
 /// Wraps a real engine and injects `fault`.
@@ -73,6 +75,13 @@ impl IoEngine for Faulty {
             Fault::Slow(d) => std::thread::sleep(d * (out.len() - first) as u32),
             Fault::SlowerSince(t) => {
                 std::thread::sleep(Duration::from_micros(t.elapsed().as_millis() as u64))
+            }
+            Fault::FailWrites(errno) => {
+                for c in &mut out[first..] {
+                    if self.reads_in_flight[c.slot as usize].is_none() {
+                        c.result = -errno;
+                    }
+                }
             }
             Fault::BreakAfter(_) => {}
         }
@@ -196,4 +205,37 @@ fn a_failing_engine_ends_its_worker_and_is_reported_as_a_failure_not_a_panic() {
     assert_eq!(out.failures.len(), 1, "{:?}", out.failures);
     assert!(out.failures[0].contains("Bad file descriptor"), "{:?}", out.failures);
     assert!(out.totals.read.ios > 10, "the healthy worker kept measuring");
+}
+
+#[test]
+fn failed_writes_are_errors_and_never_iops_bytes_or_latency() {
+    // Null engine, a fixed number of I/Os, every write failing: exactly the reads count.
+    let mut spec = spec(50);
+    spec.verify = false;
+    spec.engine = EngineKind::Null;
+    spec.end = End::Bytes(1000 * 4096);
+    let out = run_faulty(&spec, None, Fault::FailWrites(libc::ENOSPC), 1);
+    let t = &out.totals;
+    assert_eq!(t.write.ios, 0);
+    assert_eq!(t.write.bytes, 0);
+    assert!(t.write.latency.is_empty(), "a failed write has no latency to report");
+    assert!(t.read.ios > 300 && t.read.ios < 700, "about half are reads: {}", t.read.ios);
+    assert_eq!(t.read.bytes, t.read.ios * 4096);
+    assert_eq!(t.errors.by_kind.get("ENOSPC"), Some(&(1000 - t.read.ios)), "{:?}", t.errors);
+    assert_eq!(t.errors.total(), 1000 - t.read.ios);
+    assert_eq!(out.errors_outside_window, 0);
+}
+
+#[test]
+fn failed_ios_in_the_warm_up_are_counted_outside_the_window() {
+    let mut spec = spec(0);
+    spec.verify = false;
+    spec.engine = EngineKind::Null;
+    spec.ramp = Duration::from_millis(200);
+    spec.end = End::Time(Duration::from_millis(200));
+    spec.interval = Duration::from_millis(100);
+    let out = run_faulty(&spec, None, Fault::FailWrites(libc::EIO), 1);
+    assert_eq!(out.totals.write.ios, 0);
+    assert!(out.totals.errors.total() > 0);
+    assert!(out.errors_outside_window > 0, "the warm-up's failures are not lost");
 }

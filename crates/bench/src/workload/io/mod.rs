@@ -59,6 +59,10 @@ pub struct IoOutcome {
     pub warnings: Vec<String>,
     /// Effective engine after any fallback.
     pub engine: engine::EngineKind,
+    /// Failed I/Os outside the window `totals` covers (warm-up, the verify pass, steady-state
+    /// rounds before the window, a failed final flush of buffered writes). `totals.errors`
+    /// has those inside it.
+    pub errors_outside_window: u64,
     /// Workers whose engine failed (not single I/Os, which are counted as errors): the run's
     /// figures then cover only what the others did, and the run is not to be trusted.
     pub failures: Vec<String>,
@@ -76,7 +80,31 @@ pub fn run(
     on_interval: &mut dyn FnMut(&IntervalReport),
 ) -> crate::Result<IoOutcome> {
     let engines = open_engines(spec, file)?;
-    run_on(spec, engines, sampler, stop, on_interval)
+    let mut out = run_on(spec, engines, sampler, stop, on_interval)?;
+    if let Some(f) = file
+        && spec.read_pct < 100
+        && let Err(e) = flush_buffered(f)
+    {
+        out.errors_outside_window += 1;
+        out.warnings.push(format!(
+            "flushing the page cache to the target at the end failed ({e}): writes counted as done \
+             did not all reach the storage"
+        ));
+    }
+    Ok(out)
+}
+
+/// Writes the page cache's share of a buffered run to the storage, so that a write the kernel
+/// accepted but could not store (a full or failing device) shows as the error it is. Nothing
+/// for O_DIRECT, whose writes completed on the device.
+fn flush_buffered(f: &File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: F_GETFL reads the descriptor's flags; f keeps it open.
+    let flags = unsafe { libc::fcntl(f.as_raw_fd(), libc::F_GETFL) };
+    if flags >= 0 && flags & libc::O_DIRECT != 0 {
+        return Ok(());
+    }
+    f.sync_data()
 }
 
 /// One engine per worker, opened for a job, with what the user should know about them.
@@ -169,6 +197,8 @@ struct Coordinator {
     cpu_at_measure: Option<CpuTimes>,
     cpu_at_end: Option<CpuTimes>,
     verify: Vec<VerifyReport>,
+    /// Failed I/Os in every interval and the verify pass, whatever the phase.
+    errors_seen: u64,
     rounds: Option<Rounds<Recorder>>,
     /// Tells the workers to end early: set when steady state is reached.
     done: StopFlag,
@@ -186,6 +216,7 @@ impl Coordinator {
             cpu_at_measure: (schedule.ramp_ns == 0).then(process_cpu),
             cpu_at_end: None,
             verify: Vec::new(),
+            errors_seen: 0,
             rounds: spec.steady_state.map(|round| {
                 let per_round = (round.as_nanos() as u64 / schedule.interval_ns).max(1);
                 Rounds::new(Rule::SNIA_PTS, per_round, schedule.interval_ns)
@@ -251,7 +282,10 @@ impl Coordinator {
                     self.cpu_at_end = Some(process_cpu());
                 }
             }
-            Msg::Verified { report } => self.verify.push(report),
+            Msg::Verified { report } => {
+                self.errors_seen += report.failed_reads;
+                self.verify.push(report);
+            }
         }
     }
 
@@ -266,6 +300,7 @@ impl Coordinator {
         let phase = self.schedule.phase(index);
         let start_ns = self.schedule.interval_start(index);
         let span_ns = end_ns.saturating_sub(start_ns);
+        self.errors_seen += data.errors.total();
         if phase == Phase::Measure {
             self.totals.merge(&data);
             if let Some(r) = &mut self.rounds
@@ -302,13 +337,16 @@ impl Coordinator {
             complete: !stop.is_stopped(),
             warnings,
             engine,
+            errors_outside_window: 0,
             failures: Vec::new(),
             steady: None,
         };
-        match self.rounds {
+        let mut out = match self.rounds {
             Some(rounds) => steady_window(out, rounds, self.cpu_at_measure),
             None => out,
-        }
+        };
+        out.errors_outside_window = self.errors_seen.saturating_sub(out.totals.errors.total());
+        out
     }
 }
 

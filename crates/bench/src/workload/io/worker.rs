@@ -6,7 +6,7 @@ use super::blocksize::BlockSizeMix;
 use super::offsets::OffsetGen;
 use super::spec::{End, IoSpec};
 use super::verify::{self, BadBlock};
-use crate::engine::{Completion, Dir, IoEngine, Request, error_kind};
+use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
 use crate::rng::{WorkerRng, below};
 use crate::run::{IntervalClock, Schedule, StopFlag};
@@ -35,6 +35,8 @@ pub enum Msg {
 #[derive(Debug, Default, Clone)]
 pub struct VerifyReport {
     pub checked: u64,
+    /// Read-back I/Os of the verify pass that failed (after the measured phase).
+    pub failed_reads: u64,
     pub mismatches: u64,
     pub first: Vec<(u64, BadBlock)>,
 }
@@ -283,8 +285,8 @@ impl<'a> Worker<'a> {
         self.slots[c.slot as usize].dir = None;
         self.free.push(c.slot);
         let Some(dir) = slot.dir else { return };
-        if c.result != slot.len as i32 {
-            self.interval.errors.count(error_kind(c.result));
+        if let Some(kind) = c.failure(slot.len) {
+            self.interval.errors.count(kind);
             if let (Some(v), Dir::Write) = (&mut self.verify, dir) {
                 // A failed write leaves the block's content unknown: stop checking it.
                 v.written(slot.offset - self.base, 0);
@@ -374,8 +376,10 @@ impl<'a> Worker<'a> {
     fn check_verified_read(&mut self, c: Completion, base: u64) {
         let slot = self.slots[c.slot as usize];
         self.slots[c.slot as usize].dir = None;
-        if c.result != slot.len as i32 {
-            self.interval.errors.count(error_kind(c.result));
+        if c.failure(slot.len).is_some() {
+            if let Some(v) = &mut self.verify {
+                v.report.failed_reads += 1;
+            }
             return;
         }
         let buf = self.engine.buffer(c.slot);

@@ -13,7 +13,7 @@ use super::layout::{DbFiles, open_direct};
 use super::log::{LogGeometry, LogStream, LogWrite, RecordKind};
 use super::preset::Profile;
 use super::recorder::MailboxRecorder;
-use crate::engine::{self, Completion, Dir, EngineKind, IoEngine, Request, error_kind};
+use crate::engine::{self, Completion, Dir, EngineKind, IoEngine, Request};
 use crate::rng::{WorkerRng, below, stream, unit};
 use crate::run::StopFlag;
 use std::collections::VecDeque;
@@ -870,11 +870,13 @@ impl Instance {
         let (what, issued) = std::mem::replace(&mut self.slots[c.slot as usize], (InFlight::Free, 0));
         self.in_flight -= 1;
         let lat = self.now.saturating_sub(issued);
-        // A short transfer is as much an error as a failed one (error_kind names it "short").
-        let failed = c.result < 0 || (c.result as u32) < expected_len(&what, self);
-        if failed {
-            rec.errors.count(error_kind(c.result.min(0)));
+        // A short transfer is as much an error as a failed one; neither counts as an I/O of
+        // its stream (only completed transfers are throughput).
+        let failure = c.failure(expected_len(&what, self));
+        if let Some(kind) = failure {
+            rec.errors.count(kind);
         }
+        let failed = failure.is_some();
         if matches!(what, InFlight::SessionRead { .. } | InFlight::Write { .. }) {
             self.paced_counts.0 += 1;
         }
@@ -882,7 +884,9 @@ impl Instance {
             InFlight::SessionRead { session, buf, page } => self.read_done(c, session, buf, page, lat, rec),
             InFlight::Write { first, pages, checkpoint } => {
                 self.checkpoint_writes -= u32::from(checkpoint);
-                rec.db_writes.record(c.result.max(0) as u64, lat);
+                if !failed {
+                    rec.db_writes.record(c.result as u64, lat);
+                }
                 self.write_done(first, pages, failed);
                 self.free_write_slots.push(c.slot);
             }
@@ -901,12 +905,15 @@ impl Instance {
                 }
             }
             InFlight::CreateLog => {
-                rec.log_creates.record(c.result.max(0) as u64, lat);
+                if !failed {
+                    rec.log_creates.record(c.result as u64, lat);
+                }
                 if let NextLog::Creating(f) = std::mem::replace(&mut self.next_log, NextLog::None) {
                     self.next_log = if failed { NextLog::None } else { NextLog::Ready(f) };
                 }
             }
-            InFlight::Bdm => rec.bdm_reads.record(c.result.max(0) as u64, lat),
+            InFlight::Bdm if !failed => rec.bdm_reads.record(c.result as u64, lat),
+            InFlight::Bdm => {}
             InFlight::Free => {}
         }
     }

@@ -94,7 +94,7 @@ fn run_jobs(
             None => bundle::new_dir(&root, &stamp, &job.spec.name)?,
         };
         let label = format!("[{}/{}] {}", i + 1, v.jobs.len(), job.title.unwrap_or(&job.spec.name));
-        summaries.push(run_job(job, target, device, &dir, &label, args.out.quiet, stop)?);
+        summaries.push(run_job(job, target, device, &dir, &label, args, stop)?);
         if stop.is_stopped() {
             break;
         }
@@ -111,7 +111,7 @@ fn run_job(
     device: Option<&DeviceInfo>,
     dir: &Path,
     label: &str,
-    quiet: bool,
+    args: &IoArgs,
     stop: &StopFlag,
 ) -> Result<Summary> {
     let mut spec = job.spec.clone();
@@ -130,7 +130,7 @@ fn run_job(
         device: device.cloned(),
     };
     let now = jiff::Timestamp::now();
-    let first = summary::started(&spec, &place, &now.to_string());
+    let first = summary::started(&spec, &place, args.continue_on_error, &now.to_string());
     let targets: Vec<&Path> = target.map(|t| t.path.as_path()).into_iter().collect();
     let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3, &targets)?;
     bundle.write_summary(&first)?;
@@ -148,6 +148,14 @@ fn run_job(
     bundle.totals(window_start, outcome.measured_s, &hists);
     let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
     summary.warnings.extend(crate::power::warning());
+    // A run kept as a measurement despite failed I/Os says so to the reader of its report
+    // (the terminal has it under the table; a failed run says it in its error instead).
+    let kept_errors = summary
+        .io_errors()
+        .filter(|e| e.any() && summary.continues_on_error())
+        .map(|e| format!("{e}; {}", output::ONLY_COMPLETED));
+    let shown = summary.warnings.len();
+    summary.warnings.extend(kept_errors);
     summary.complete &= outcome.failures.is_empty();
     bundle.write_summary(&summary)?;
     if let Some(why) = outcome.failures.first() {
@@ -156,8 +164,8 @@ fn run_job(
             dir.display()
         );
     }
-    if !quiet {
-        for w in &summary.warnings {
+    if !args.out.quiet {
+        for w in &summary.warnings[..shown] {
             say!("warning: {w}");
         }
         say!("bundle: {}", dir.display());
@@ -170,8 +178,10 @@ fn progress_text(rep: &IntervalReport) -> String {
     let iops = col("read_iops").unwrap_or(0.0) + col("write_iops").unwrap_or(0.0);
     let mbs = (col("read_bytes_per_sec").unwrap_or(0.0) + col("write_bytes_per_sec").unwrap_or(0.0)) / 1e6;
     let p99 = col("read_lat_p99_us").into_iter().chain(col("write_lat_p99_us")).fold(0.0, f64::max);
+    let failed =
+        col("errors").filter(|n| *n > 0.0).map(|n| format!("  {n:.0} I/Os FAILED")).unwrap_or_default();
     format!(
-        "{:>6.0}s {:<7} {} IOPS  {:.1} MB/s  p99 {}",
+        "{:>6.0}s {:<7} {} IOPS  {:.1} MB/s  p99 {}{failed}",
         rep.row.t_s,
         rep.row.phase.as_str(),
         output::si(iops),
@@ -193,7 +203,17 @@ fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
     })
 }
 
+/// Exit 1 when a block did not verify or an I/O failed (unless --continue-on-error), 130 when
+/// interrupted.
 fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
+    let failed: Vec<String> =
+        summaries.iter().filter_map(|s| s.failed_ios().map(|e| format!("{}: {e}", s.name))).collect();
+    for f in &failed {
+        say!(
+            "error: {f}. The storage is failing or full; to keep such a run as a measurement \
+             with its error rate, give --continue-on-error"
+        );
+    }
     let mismatches: u64 = summaries
         .iter()
         .map(|s| match &s.results {
@@ -205,6 +225,8 @@ fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
         say!(
             "verify: {mismatches} block(s) did not read back as written; see results.verify in summary.json"
         );
+        Ending::CheckFailed
+    } else if !failed.is_empty() {
         Ending::CheckFailed
     } else if stop.is_stopped() {
         Ending::Interrupted

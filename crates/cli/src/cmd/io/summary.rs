@@ -4,7 +4,7 @@ use storbench_bench::metrics::DirectionCounters;
 use storbench_bench::workload::io::{Distribution, IoOutcome, IoSpec, Pattern};
 use storbench_report::{
     CpuUsage, DeviceInfo, DirectionResult, ErrorCounts, IoResults, Phases, Results, SCHEMA_VERSION, Summary,
-    TargetInfo, Tool,
+    TargetInfo, Tool, error_rate_pct,
 };
 
 /// Where the job ran, as the summary records it.
@@ -18,7 +18,9 @@ pub struct Where {
 }
 
 /// A summary with no results yet, written when the run starts.
-pub fn started(spec: &IoSpec, place: &Where, started_at: &str) -> Summary {
+pub fn started(spec: &IoSpec, place: &Where, continue_on_error: bool, started_at: &str) -> Summary {
+    let mut parameters = parameters(spec);
+    parameters["continue_on_error"] = continue_on_error.into();
     Summary {
         schema_version: SCHEMA_VERSION,
         tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
@@ -29,7 +31,7 @@ pub fn started(spec: &IoSpec, place: &Where, started_at: &str) -> Summary {
         ended_at: None,
         seed: spec.seed,
         host: storbench_bench::monitor::host(),
-        parameters: parameters(spec),
+        parameters,
         target: TargetInfo {
             path: place.path.clone(),
             kind: place.kind.into(),
@@ -61,6 +63,8 @@ pub fn finished(mut s: Summary, out: &IoOutcome, ended_at: &str) -> Summary {
             total: t.errors.total(),
             by_kind: t.errors.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         },
+        error_rate_pct: error_rate_pct(t.errors.total(), t.ios()),
+        errors_outside_window: out.errors_outside_window,
         verify: out.verify.clone(),
     });
     let cpu_s = out.cpu.total().as_secs_f64();

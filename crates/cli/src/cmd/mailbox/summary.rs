@@ -137,6 +137,7 @@ pub fn transactional(r: &mut MailboxResults, out: &MailboxOutcome, manifest: &Ma
         .collect();
     r.initial_db_size_bytes = r.databases.iter().map(|d| d.initial_size_bytes).sum();
     r.final_db_size_bytes = r.databases.iter().map(|d| d.final_size_bytes).sum();
+    r.error_rate_pct = storbench_report::error_rate_pct(r.errors.total, r.completed_ios());
 }
 
 fn db_result(

@@ -128,7 +128,12 @@ pub fn precondition(plan: &Plan, ci: usize, dir: &Path, stop: &StopFlag) -> Resu
     args.out.output_dir = Some(dir.join("precondition").join(&c.name));
     args.out.name = Some(format!("precondition-{}", c.name));
     args.out.quiet = true;
-    cmd::io::run(&args, stop).with_context(|| format!("preconditioning {}", c.name))?;
+    let ended = cmd::io::run(&args, stop).with_context(|| format!("preconditioning {}", c.name))?;
+    if matches!(ended, Ending::CheckFailed) {
+        // Its writes failed (said above): the runs after it would measure storage that is
+        // neither preconditioned nor sound.
+        bail!("preconditioning {} failed: its writes did not all complete", c.name);
+    }
     Ok(())
 }
 
@@ -239,6 +244,13 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
     let summary: Option<Summary> =
         std::fs::read_to_string(bundle.join("summary.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
     let Some(summary) = summary else { return };
+    if let Some(e) = summary.failed_ios()
+        && matches!(record.status, RunStatus::Done | RunStatus::CheckFailed)
+    {
+        // Its figures stand for storage that failed: never a median candidate.
+        record.status = RunStatus::Failed;
+        record.error = Some(e.to_string());
+    }
     if !summary.complete && record.status == RunStatus::Done {
         record.status = RunStatus::Interrupted;
     }
