@@ -14,13 +14,14 @@
 
 mod counters;
 mod load;
+mod ownership;
 mod session;
 #[cfg(test)]
 mod tests;
 
 use super::{
-    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
-    LoadReport, LoadedShape, Session, database_info,
+    BackendKind, CheckReport, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult,
+    LoadProgress, LoadReport, LoadedShape, Session, WriterLock, database_info, url_with_encoded_password,
 };
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -38,12 +39,15 @@ const MAX_NAME: usize = 63;
 const MAINTENANCE_DB: &str = "postgres";
 
 /// A PostgreSQL database at a URL `postgres://user[:password]@host[:port]/dbname`; the
-/// password comes from the URL or else from `PGPASSWORD`.
+/// password comes from the URL, else `with_password` (a password file), else `PGPASSWORD`.
+/// Every password is remembered by `secret`, so no message shows it.
 pub struct Postgres {
     config: Config,
     dbname: String,
     /// The URL without its password.
     shown: String,
+    /// Whether the URL gave the password (which then wins over a password file).
+    password_in_url: bool,
 }
 
 impl Postgres {
@@ -53,7 +57,8 @@ impl Postgres {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(DbError::new(DbErrorKind::Connection, format!("not a PostgreSQL URL; {usage}")));
         }
-        let mut config = Config::from_str(url).map_err(|e| {
+        // The driver ends the password at its first `@`; encoded, every character may be in it.
+        let mut config = Config::from_str(&url_with_encoded_password(url)).map_err(|e| {
             DbError::new(
                 DbErrorKind::Connection,
                 format!("cannot parse the PostgreSQL URL ({}); {usage}", chain(&e)),
@@ -78,10 +83,12 @@ impl Postgres {
                 ),
             ));
         }
-        if config.get_password().is_none()
-            && let Ok(password) = std::env::var("PGPASSWORD")
-        {
+        let password_in_url = config.get_password().is_some();
+        if !password_in_url && let Ok(password) = std::env::var("PGPASSWORD") {
             config.password(password);
+        }
+        if let Some(password) = config.get_password() {
+            crate::secret::remember(&String::from_utf8_lossy(password));
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
@@ -89,7 +96,16 @@ impl Postgres {
         config.application_name("storbench");
         let port = config.get_ports().first().copied().unwrap_or(5432);
         let shown = format!("postgres://{user}@{host}:{port}/{dbname}");
-        Ok(Postgres { config, dbname, shown })
+        Ok(Postgres { config, dbname, shown, password_in_url })
+    }
+
+    /// Uses `password` unless the URL has one (a password file's, read by the caller).
+    pub fn with_password(mut self, password: &str) -> Postgres {
+        crate::secret::remember(password);
+        if !self.password_in_url {
+            self.config.password(password);
+        }
+        self
     }
 
     /// `postgres://user@host:port`, for messages.
@@ -135,6 +151,13 @@ impl Postgres {
                 format!(
                     "database '{dbname}' does not exist at {server}: {what}; run the OLTP load first (it \
                      creates the database) or fix the database name in the URL"
+                ),
+            ),
+            _ if e.code().is_some_and(|c| c.code() == "53300") => DbError::new(
+                DbErrorKind::Connection,
+                format!(
+                    "PostgreSQL at {server} has no connection left for database '{dbname}' ({what}): every one \
+                     of its max_connections is taken; open fewer sessions or raise max_connections on the server"
                 ),
             ),
             DbErrorKind::Connection | DbErrorKind::Deadlock | DbErrorKind::Query => DbError::new(
@@ -248,6 +271,10 @@ impl Database for Postgres {
         self.shown.clone()
     }
 
+    fn lock_writer(&self) -> DbResult<WriterLock> {
+        ownership::lock_writer(self)
+    }
+
     fn load(
         &self,
         data: &DataSet,
@@ -269,7 +296,12 @@ impl Database for Postgres {
         Ok(Box::new(session::PgSession::new(self.connect_db()?)?))
     }
 
+    fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
+        ownership::connection_room(self).map(Some)
+    }
+
     fn check(&self) -> DbResult<CheckReport> {
+        load::shape(self)?;
         load::check(&mut self.connect_db()?)
     }
 
