@@ -276,12 +276,44 @@ fn a_password_with_at_and_semicolon_works_and_never_appears_in_any_output() {
     db.sql(&format!("DROP USER '{user}'@'%'"));
 }
 
-#[test]
-fn a_run_with_more_threads_than_the_server_takes_is_refused_naming_max_connections() {
-    let Some(db) = ServerDb::new(BackendKind::Postgres, "trustpgconn") else { return };
+/// 300 threads on a server that takes 100 (PostgreSQL) or 151 (MariaDB) connections: refused
+/// before the reset, naming max_connections and the fix, not "is the server running?".
+fn three_hundred_threads_are_refused(kind: BackendKind, tag: &str) {
+    let Some(db) = ServerDb::new(kind, tag) else { return };
     load(&db.url(), "1MB").assert().success();
     let dir = disk_tempdir();
-    let mut run = short_run(&["--url", &db.url()], dir.path(), &["--n-threads", "900"]);
+    let mut run = short_run(&["--url", &db.url()], dir.path(), &["--n-threads", "300"]);
     let err = refused(&mut run, "max_connections");
-    assert!(err.contains("--n-threads 900 needs") && err.contains("or fewer"), "{err}");
+    assert!(err.contains("--n-threads 300 needs") && err.contains("or fewer"), "{err}");
+    assert!(!err.contains("server running"), "{err}");
+}
+
+#[test]
+fn a_postgres_run_with_more_threads_than_the_server_takes_is_refused_naming_max_connections() {
+    three_hundred_threads_are_refused(BackendKind::Postgres, "trustpgconn");
+}
+
+#[test]
+fn a_mariadb_run_with_more_threads_than_the_server_takes_is_refused_naming_max_connections() {
+    three_hundred_threads_are_refused(BackendKind::Mysql, "trustmyconn");
+}
+
+#[test]
+fn a_password_from_pgpassfile_never_appears_in_any_output_whatever_the_files_mode() {
+    let Some(db) = ServerDb::new(BackendKind::Postgres, "trustpgpass") else { return };
+    let dir = disk_tempdir();
+    let pgpass = dir.path().join("pgpass");
+    let escaped = PASSWORD.replace(':', "\\:");
+    std::fs::write(&pgpass, format!("# storbench test\n*:*:*:*:{escaped}\n")).unwrap();
+    for mode in [0o600, 0o644] {
+        std::fs::set_permissions(&pgpass, std::os::unix::fs::PermissionsExt::from_mode(mode)).unwrap();
+        let mut check = storbench();
+        check.args(["oltp", "check", "--url", &db.url()]).env("PGPASSFILE", &pgpass).env_remove("PGPASSWORD");
+        let a = prints_no_password(&mut check).code(2);
+        assert!(stderr_text(&a).contains("does not exist"), "{}", stderr_text(&a));
+        let mut load = load(&db.url(), "1MB");
+        prints_no_password(load.env("PGPASSFILE", &pgpass).env_remove("PGPASSWORD")).success();
+        db.sql(&format!("DROP DATABASE IF EXISTS \"{}\"", db.name));
+        db.sql(&format!("DROP DATABASE IF EXISTS \"{}_pristine\"", db.name));
+    }
 }

@@ -15,6 +15,7 @@
 mod counters;
 mod load;
 mod ownership;
+mod pgpass;
 mod session;
 #[cfg(test)]
 mod tests;
@@ -39,7 +40,8 @@ const MAX_NAME: usize = 63;
 const MAINTENANCE_DB: &str = "postgres";
 
 /// A PostgreSQL database at a URL `postgres://user[:password]@host[:port]/dbname`; the
-/// password comes from the URL, else `with_password` (a password file), else `PGPASSWORD`.
+/// password comes from the URL, else `with_password` (a password file), else `PGPASSWORD`,
+/// else PostgreSQL's own password file (`PGPASSFILE` or `~/.pgpass`, see `pgpass`).
 /// Every password is remembered by `secret`, so no message shows it.
 pub struct Postgres {
     config: Config,
@@ -48,6 +50,9 @@ pub struct Postgres {
     shown: String,
     /// Whether the URL gave the password (which then wins over a password file).
     password_in_url: bool,
+    /// Why `~/.pgpass` (or `PGPASSFILE`) had a password for this server that was not used,
+    /// told when the server refuses the login.
+    password_note: Option<String>,
 }
 
 impl Postgres {
@@ -83,8 +88,12 @@ impl Postgres {
                 ),
             ));
         }
+        let port = config.get_ports().first().copied().unwrap_or(5432);
         let password_in_url = config.get_password().is_some();
-        if !password_in_url && let Ok(password) = std::env::var("PGPASSWORD") {
+        let found =
+            if password_in_url { Ok(None) } else { password_from_environment(&config, port, &dbname, &user) };
+        let password_note = found.as_ref().err().cloned();
+        if let Ok(Some(password)) = found {
             config.password(password);
         }
         if let Some(password) = config.get_password() {
@@ -94,9 +103,8 @@ impl Postgres {
             config.connect_timeout(Duration::from_secs(10));
         }
         config.application_name("storbench");
-        let port = config.get_ports().first().copied().unwrap_or(5432);
         let shown = format!("postgres://{user}@{host}:{port}/{dbname}");
-        Ok(Postgres { config, dbname, shown, password_in_url })
+        Ok(Postgres { config, dbname, shown, password_in_url, password_note })
     }
 
     /// Uses `password` unless the URL has one (a password file's, read by the caller).
@@ -104,6 +112,7 @@ impl Postgres {
         crate::secret::remember(password);
         if !self.password_in_url {
             self.config.password(password);
+            self.password_note = None;
         }
         self
     }
@@ -143,7 +152,9 @@ impl Postgres {
                 DbErrorKind::Auth,
                 format!(
                     "PostgreSQL at {server} refused user '{user}' for database '{dbname}': {what}; check the \
-                     user and password (in the URL or PGPASSWORD) and the server's pg_hba.conf"
+                     user and password (in the URL, the password file, PGPASSWORD or ~/.pgpass) and the server's \
+                     pg_hba.conf{}",
+                    self.password_note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
                 ),
             ),
             DbErrorKind::Missing => DbError::new(
@@ -169,6 +180,26 @@ impl Postgres {
             ),
         }
     }
+}
+
+/// The password when the URL has none, looked up as psql does: `PGPASSWORD`, else the line
+/// of PostgreSQL's password file that matches this connection (see `pgpass`). `Err` is why a
+/// matching line was not used.
+fn password_from_environment(
+    config: &Config,
+    port: u16,
+    dbname: &str,
+    user: &str,
+) -> Result<Option<String>, String> {
+    if let Ok(password) = std::env::var("PGPASSWORD") {
+        return Ok(Some(password));
+    }
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.as_str(),
+        // libpq matches a Unix-socket connection with `localhost`.
+        _ => "localhost",
+    };
+    pgpass::lookup(host, port, dbname, user)
 }
 
 /// The error kind of a PostgreSQL error, from its SQLSTATE; errors without one are the
