@@ -8,17 +8,20 @@
 //! place, so every backend is measured the same way.
 
 pub mod mysql;
+pub mod ownership;
 pub mod postgres;
 pub mod sqlite;
 /// Test support for this crate's and the CLI's tests: where the test servers are.
 #[doc(hidden)]
 pub mod testing;
+pub mod writer_lock;
 
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
 use crate::workload::oltp::schema::Table;
 use std::fmt;
 use storbench_report::DatabaseInfo;
+pub use writer_lock::WriterLock;
 
 /// Which database.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,6 +245,15 @@ pub struct CheckReport {
     pub orphans: u64,
 }
 
+/// A server's connection limit, to check that a run's sessions fit before it starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConnectionRoom {
+    /// The server's `max_connections` (minus the slots it keeps for superusers).
+    pub max: u64,
+    /// Connections open now, this process's included.
+    pub in_use: u64,
+}
+
 /// The database's own counters for the per-second series. The column names are the same for
 /// every backend; a counter a backend does not have is None.
 pub const DB_COLUMNS: [&str; 7] = [
@@ -275,6 +287,44 @@ fn secret_looking(name: &str) -> bool {
         .any(|w| name.contains(w))
 }
 
+/// The error for a database whose load of `size` was stopped or failed midway: its rows are
+/// incomplete, so neither a run nor a check means anything on it.
+pub(crate) fn load_unfinished(place: &str, size: &str) -> DbError {
+    DbError::new(
+        DbErrorKind::Missing,
+        format!(
+            "the load of {size} into {place} did not finish (it was stopped or failed midway), so its data is \
+             incomplete and cannot be checked or run on; load it again"
+        ),
+    )
+}
+
+/// `url` with the password of its `scheme://user:password@host` part percent-encoded, so a
+/// password may hold `@`, `:`, `/`, `;` or `#` written plainly: the password runs from the
+/// user's `:` to the URL's last `@`. A `%` that already starts an escape is kept.
+pub(crate) fn url_with_encoded_password(url: &str) -> String {
+    use std::fmt::Write as _;
+    let Some(start) = url.find("://").map(|i| i + 3) else { return url.to_owned() };
+    let Some(at) = url.rfind('@').filter(|&at| at > start) else { return url.to_owned() };
+    let Some(colon) = url[start..at].find(':').map(|c| start + c) else { return url.to_owned() };
+    let password = &url[colon + 1..at];
+    let mut out = url[..=colon].to_owned();
+    for (i, ch) in password.char_indices() {
+        let escape =
+            ch == '%' && password.get(i + 1..i + 3).is_some_and(|h| h.bytes().all(|b| b.is_ascii_hexdigit()));
+        if ch.is_ascii_alphanumeric() || "-._~".contains(ch) || escape {
+            out.push(ch);
+        } else {
+            let mut bytes = [0; 4];
+            for b in ch.encode_utf8(&mut bytes).bytes() {
+                let _ = write!(out, "%{b:02X}");
+            }
+        }
+    }
+    out.push_str(&url[at..]);
+    out
+}
+
 /// Samples the database's counters; each call covers the time since the previous one.
 pub trait CounterSampler: Send {
     /// Values in `DB_COLUMNS` order; rates use the real time elapsed between calls.
@@ -286,8 +336,14 @@ pub trait Database: Send + Sync {
     fn kind(&self) -> BackendKind;
     /// Where it is, for messages and the summary (a path, or a URL without its password).
     fn describe(&self) -> String;
+    /// Makes this process the database's one writer until the guard is dropped: load, reset
+    /// and a run hold it, so a second storbench cannot load or reset under them. Fails at
+    /// once (never waits) with an error naming the holder when another process has it.
+    fn lock_writer(&self) -> DbResult<WriterLock>;
     /// Loads `data` from scratch (dropping what storbench loaded there before), leaving the
-    /// database pristine: `reset` returns to exactly this state.
+    /// database pristine: `reset` returns to exactly this state. The caller holds
+    /// `lock_writer`. A database holding anything storbench did not create is refused before
+    /// the first write (see [`ownership`]).
     fn load(
         &self,
         data: &DataSet,
@@ -297,8 +353,12 @@ pub trait Database: Send + Sync {
     /// What is loaded, or an error of kind `Missing` when nothing is.
     fn shape(&self) -> DbResult<LoadedShape>;
     /// Puts the database back to the state right after the load. Returns the seconds it took.
+    /// The caller holds `lock_writer`.
     fn reset(&self) -> DbResult<f64>;
     fn connect(&self) -> DbResult<Box<dyn Session>>;
+    /// How many connections the server allows and how many are open now; None for an
+    /// embedded database, which has no such limit.
+    fn connection_room(&self) -> DbResult<Option<ConnectionRoom>>;
     fn check(&self) -> DbResult<CheckReport>;
     fn counters(&self) -> DbResult<Box<dyn CounterSampler>>;
     /// Version and non-default settings, for the full disclosure (`disclosure.json`); built
@@ -330,5 +390,15 @@ mod tests {
         assert_eq!(info.version.as_deref(), Some("16.2"));
         assert_eq!(info.non_default_settings.keys().collect::<Vec<_>>(), vec!["shared_buffers"]);
         assert_eq!(database_info(BackendKind::Sqlite, String::new(), []).version, None);
+    }
+
+    #[test]
+    fn a_password_may_hold_any_character_written_plainly() {
+        assert_eq!(
+            url_with_encoded_password("postgres://u:pa@s;s/#@h:5432/db"),
+            "postgres://u:pa%40s%3Bs%2F%23@h:5432/db"
+        );
+        assert_eq!(url_with_encoded_password("postgres://u:a%40b@h/db"), "postgres://u:a%40b@h/db");
+        assert_eq!(url_with_encoded_password("postgres://u@h/db"), "postgres://u@h/db");
     }
 }

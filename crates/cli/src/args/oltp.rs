@@ -52,10 +52,24 @@ pub struct DbArgs {
     pub path: Option<PathBuf>,
 
     /// Server database URL: postgres://user[:password]@host[:port]/dbname or
-    /// mysql://user@host/dbname. The password may instead come from PGPASSWORD or MYSQL_PWD;
-    /// it is never printed. Several targets (for `run`): repeat --url or separate with ';'.
-    #[arg(long, value_name = "URL", alias = "target", value_delimiter = ';')]
+    /// mysql://user[:password]@host[:port]/dbname. The password may hold any character
+    /// (`@`, `;`, `:`, `/`) as it is, or percent-encoded; it may instead come from
+    /// --password-file, PGPASSWORD, MYSQL_PWD or ~/.pgpass, and is never printed. Several targets (for
+    /// `run`): repeat --url, or separate URLs with ';' (a ';' splits only where a new
+    /// scheme:// follows, so one inside a password stays).
+    #[arg(long, value_name = "URL", alias = "target")]
     pub url: Vec<String>,
+
+    /// File holding the server password on its first line (trailing white space dropped), for
+    /// a password that should not sit in a command line, a plan or the environment; keep it
+    /// readable by you alone (chmod 600). Used when the URL has no password; wins over
+    /// PGPASSWORD / MYSQL_PWD. Without any of these, PostgreSQL's own password file is read
+    /// as psql reads it: PGPASSFILE, else ~/.pgpass, lines host:port:database:user:password
+    /// (`*` matches anything, `\:` and `\\` escape, `#` comments, the first match wins, a
+    /// Unix socket matches `localhost`); a file others may read (not chmod 600) is not used,
+    /// and a refused login then says so.
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Clone)]

@@ -18,6 +18,7 @@ mod report;
 mod schema;
 mod steady;
 mod support;
+mod trust_databases;
 mod trust_errors;
 mod trust_files;
 mod trust_secrets;

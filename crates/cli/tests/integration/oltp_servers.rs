@@ -3,63 +3,9 @@
 //! a wrong URL gives. Each test uses its own database and drops it. Without a server the tests
 //! skip (saying how to enable them); under STORBENCH_REQUIRE_SERVERS=1 (CI) they fail.
 
-use crate::support::{disk_tempdir, spawn_oltp_run, stderr_text, stdout_json, storbench};
-use std::process::Command;
+use crate::support::{ServerDb, disk_tempdir, spawn_oltp_run, stderr_text, stdout_json, storbench};
 use std::time::Duration;
 use storbench_bench::db::BackendKind;
-use storbench_bench::db::testing::{server_url, unique_db_name};
-
-/// A server database for one test, dropped (with its pristine copy) at the end.
-struct ServerDb {
-    kind: BackendKind,
-    base: String,
-    name: String,
-}
-
-impl ServerDb {
-    fn new(kind: BackendKind, tag: &str) -> Option<Self> {
-        let base = server_url(kind)?;
-        Some(ServerDb { kind, base, name: unique_db_name(tag) })
-    }
-
-    /// The base URL with this test's database name.
-    fn url(&self) -> String {
-        let (server, _) = self.base.rsplit_once('/').expect("a URL with a database");
-        format!("{server}/{}", self.name)
-    }
-
-    /// Runs SQL on the server's base database with the server's own client.
-    fn sql(&self, sql: &str) -> String {
-        let out = match self.kind {
-            BackendKind::Postgres => Command::new("psql").args([&self.base, "-XAtc", sql]).output(),
-            _ => Command::new("mariadb").args(["-h", "127.0.0.1", "-u", "root", "-N", "-e", sql]).output(),
-        }
-        .expect("the server's client runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-}
-
-impl Drop for ServerDb {
-    fn drop(&mut self) {
-        let like = format!("{}%", self.name);
-        match self.kind {
-            BackendKind::Postgres => {
-                let dbs = self.sql(&format!("SELECT datname FROM pg_database WHERE datname LIKE '{like}'"));
-                for db in dbs.lines().filter(|l| !l.is_empty()) {
-                    self.sql(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"));
-                }
-            }
-            _ => {
-                let dbs = self.sql(&format!(
-                    "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE '{like}'"
-                ));
-                for db in dbs.lines().filter(|l| !l.is_empty()) {
-                    self.sql(&format!("DROP DATABASE IF EXISTS `{db}`"));
-                }
-            }
-        }
-    }
-}
 
 fn load_and_run(kind: BackendKind, tag: &str) {
     let Some(db) = ServerDb::new(kind, tag) else { return };

@@ -2,6 +2,8 @@
 
 use assert_cmd::Command;
 use std::path::{Path, PathBuf};
+use storbench_bench::db::BackendKind;
+use storbench_bench::db::testing::{server_url, unique_db_name};
 
 /// The storbench binary with a clean, predictable environment.
 pub fn storbench() -> Command {
@@ -117,4 +119,71 @@ pub fn spawn_oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::p
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("storbench starts")
+}
+
+/// A server database for one test, dropped (with its pristine copy) at the end.
+pub struct ServerDb {
+    pub kind: BackendKind,
+    pub base: String,
+    pub name: String,
+}
+
+impl ServerDb {
+    pub fn new(kind: BackendKind, tag: &str) -> Option<Self> {
+        let base = server_url(kind)?;
+        Some(ServerDb { kind, base, name: unique_db_name(tag) })
+    }
+
+    /// The base URL with this test's database name.
+    pub fn url(&self) -> String {
+        let (server, _) = self.base.rsplit_once('/').expect("a URL with a database");
+        format!("{server}/{}", self.name)
+    }
+
+    /// Runs SQL on the server's base database with the server's own client.
+    pub fn sql(&self, sql: &str) -> String {
+        self.sql_on(&self.base, None, sql)
+    }
+
+    /// Runs SQL in this test's database; panics when the server reports an error.
+    pub fn sql_in(&self, sql: &str) -> String {
+        self.sql_on(&self.url(), Some(&self.name), sql)
+    }
+
+    fn sql_on(&self, url: &str, db: Option<&str>, sql: &str) -> String {
+        let out = match self.kind {
+            BackendKind::Postgres => std::process::Command::new("psql").args([url, "-XAtc", sql]).output(),
+            _ => std::process::Command::new("mariadb")
+                .args(["-h", "127.0.0.1", "-u", "root", "-N", "-e", sql])
+                .args(db.map(|d| format!("-D{d}")))
+                .output(),
+        }
+        .expect("the server's client runs");
+        if db.is_some() {
+            assert!(out.status.success(), "{sql}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+}
+
+impl Drop for ServerDb {
+    fn drop(&mut self) {
+        let like = format!("{}%", self.name);
+        match self.kind {
+            BackendKind::Postgres => {
+                let dbs = self.sql(&format!("SELECT datname FROM pg_database WHERE datname LIKE '{like}'"));
+                for db in dbs.lines().filter(|l| !l.is_empty()) {
+                    self.sql(&format!("DROP DATABASE IF EXISTS \"{db}\" WITH (FORCE)"));
+                }
+            }
+            _ => {
+                let dbs = self.sql(&format!(
+                    "SELECT schema_name FROM information_schema.schemata WHERE schema_name LIKE '{like}'"
+                ));
+                for db in dbs.lines().filter(|l| !l.is_empty()) {
+                    self.sql(&format!("DROP DATABASE IF EXISTS `{db}`"));
+                }
+            }
+        }
+    }
 }

@@ -24,9 +24,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
-const TABLES_SQL: &str = include_str!("tables.sql");
-const INDEXES_SQL: &str = include_str!("indexes.sql");
-const PROCS_SQL: &str = include_str!("procs.sql");
+pub(super) const TABLES_SQL: &str = include_str!("tables.sql");
+pub(super) const INDEXES_SQL: &str = include_str!("indexes.sql");
+pub(super) const PROCS_SQL: &str = include_str!("procs.sql");
 
 /// Generator threads feeding one LOAD DATA stream.
 const CSV_THREADS: usize = 2;
@@ -255,7 +255,7 @@ pub(crate) fn set_auto_increments(conn: &mut Conn, m: &Meta) -> DbResult<()> {
     Ok(())
 }
 
-/// Connects to the database, creating it when missing; refuses a database with tables that
+/// Connects to the database, creating it when missing; refuses a database holding any object
 /// storbench did not create; drops what storbench loaded there before and marks it as loading.
 pub(crate) fn claim_database(db: &Mysql, data: &DataSet) -> DbResult<Conn> {
     let mut server = db.conn(false)?;
@@ -275,21 +275,7 @@ pub(crate) fn claim_database(db: &Mysql, data: &DataSet) -> DbResult<Conn> {
     }
     drop(server);
     let mut conn = db.conn(true)?;
-    let tables: Vec<String> = conn
-        .query("SELECT table_name FROM information_schema.TABLES WHERE table_schema = DATABASE()")
-        .ctx("list the tables")?;
-    let ours = tables.iter().any(|t| t.eq_ignore_ascii_case(META_TABLE));
-    if !tables.is_empty() && !ours {
-        return Err(DbError::new(
-            DbErrorKind::Query,
-            format!(
-                "database '{name}' already holds {} table(s) (such as '{}') that storbench did not create; \
-                 storbench never drops data it did not load: use another database name in the URL",
-                tables.len(),
-                tables[0]
-            ),
-        ));
-    }
+    super::ownership::refuse_foreign_objects(db, &mut conn)?;
     drop_ours(&mut conn)?;
     run(
         &mut conn,
@@ -344,6 +330,14 @@ pub(crate) fn read_meta(conn: &mut Conn) -> DbResult<Option<Meta>> {
         max_review,
         max_helpfulness,
     }))
+}
+
+/// The size of a load that started here and did not finish, if that is what the mark says.
+pub(crate) fn unfinished_load(conn: &mut Conn) -> DbResult<Option<String>> {
+    match conn.query_first(format!("SELECT size FROM {META_TABLE} WHERE id = 1 AND state <> 'ready'")) {
+        Err(mysql::Error::MySqlError(e)) if e.code == 1146 => Ok(None),
+        r => r.ctx("read storbench_meta"),
+    }
 }
 
 /// The FULLTEXT searches need every title and actor word to be a token (six letters against

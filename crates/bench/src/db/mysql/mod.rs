@@ -27,14 +27,15 @@
 
 mod counters;
 mod load;
+mod ownership;
 mod reset;
 mod session;
 #[cfg(test)]
 mod tests;
 
 use super::{
-    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
-    LoadReport, LoadedShape, Session,
+    BackendKind, CheckReport, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult,
+    LoadProgress, LoadReport, LoadedShape, Session, WriterLock,
 };
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -53,6 +54,8 @@ pub struct Mysql {
     pass: Option<String>,
     db: String,
     method: LoadMethod,
+    /// Whether the URL gave the password (which then wins over a password file).
+    password_in_url: bool,
 }
 
 impl std::fmt::Debug for Mysql {
@@ -73,7 +76,7 @@ impl Mysql {
                 DbErrorKind::Connection,
                 format!(
                     "'{}' is not a MariaDB/MySQL URL ({why}); write mysql://user[:password]@host[:port]/dbname",
-                    redact(url)
+                    crate::secret::redact(url)
                 ),
             )
         };
@@ -98,7 +101,11 @@ impl Mysql {
         {
             return Err(bad("the database name must be 1-64 letters, digits, _ or $"));
         }
+        let password_in_url = pass.is_some();
         let pass = pass.or_else(|| std::env::var("MYSQL_PWD").ok());
+        if let Some(p) = &pass {
+            crate::secret::remember(p);
+        }
         Ok(Mysql {
             host: host.to_owned(),
             port,
@@ -106,7 +113,22 @@ impl Mysql {
             pass,
             db,
             method: LoadMethod::Auto,
+            password_in_url,
         })
+    }
+
+    /// Uses `password` unless the URL has one (a password file's, read by the caller).
+    pub fn with_password(mut self, password: &str) -> Mysql {
+        crate::secret::remember(password);
+        if !self.password_in_url {
+            self.pass = Some(password.to_owned());
+        }
+        self
+    }
+
+    /// `mysql://user@host:port`, for messages.
+    fn server(&self) -> String {
+        format!("mysql://{}@{}:{}", self.user, self.host, self.port)
     }
 
     /// How `load` puts rows in (default `Auto`).
@@ -140,6 +162,7 @@ impl Mysql {
 
     /// A connection error with what to do about it.
     fn connect_error(&self, e: mysql::Error) -> DbError {
+        let too_many = matches!(&e, mysql::Error::MySqlError(m) if m.code == 1040);
         let err = DbError::from(e);
         let at = self.describe();
         let fix = match err.kind {
@@ -151,6 +174,11 @@ impl Mysql {
                 "database '{}' does not exist: load it first (`storbench oltp load`) or fix the name in the URL",
                 self.db
             ),
+            _ if too_many => {
+                "every one of the server's max_connections is taken; open fewer sessions or raise \
+                 max_connections on the server"
+                    .to_owned()
+            }
             DbErrorKind::Connection => "check that the server runs and the URL's host and port".to_owned(),
             _ => "check the server's error log".to_owned(),
         };
@@ -159,6 +187,12 @@ impl Mysql {
 
     /// What storbench loaded here, or Missing when nothing (or not all of it) is.
     pub(crate) fn meta(&self, conn: &mut Conn) -> DbResult<load::Meta> {
+        if let Some(size) = load::unfinished_load(conn)? {
+            return Err(crate::db::load_unfinished(
+                &format!("database '{}' at {}", self.db, self.server()),
+                &size,
+            ));
+        }
         load::read_meta(conn)?.ok_or_else(|| {
             DbError::new(
                 DbErrorKind::Missing,
@@ -168,17 +202,6 @@ impl Mysql {
                 ),
             )
         })
-    }
-}
-
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let auth = &url[s + 3..at];
-            let user = auth.split(':').next().unwrap_or_default();
-            format!("{}{user}{}", &url[..s + 3], &url[at..])
-        }
-        _ => url.to_owned(),
     }
 }
 
@@ -267,6 +290,10 @@ impl Database for Mysql {
         format!("mysql://{}@{}:{}/{}", self.user, self.host, self.port, self.db)
     }
 
+    fn lock_writer(&self) -> DbResult<WriterLock> {
+        ownership::lock_writer(self)
+    }
+
     fn load(
         &self,
         data: &DataSet,
@@ -288,6 +315,10 @@ impl Database for Mysql {
 
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         Ok(Box::new(session::MysqlSession::new(self.conn(true)?)))
+    }
+
+    fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
+        ownership::connection_room(self).map(Some)
     }
 
     fn check(&self) -> DbResult<CheckReport> {

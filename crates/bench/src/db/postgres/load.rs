@@ -6,6 +6,7 @@
 //! loaded ids; records what it loaded in `storbench_meta`; runs VACUUM ANALYZE; and finally
 //! clones the result into `<db>_pristine`, the template `reset` copies back.
 
+use super::ownership::refuse_foreign_objects;
 use super::{Postgres, db_error, err, ident, literal};
 use crate::db::{CheckReport, DbError, DbErrorKind, DbResult, LoadProgress, LoadReport, LoadedShape};
 use crate::run::StopFlag;
@@ -15,11 +16,11 @@ use postgres::{Client, IsolationLevel};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-const SCHEMA: &str = include_str!("schema.sql");
-const SCHEMA_DS3: &str = include_str!("schema_ds3.sql");
+pub(super) const SCHEMA: &str = include_str!("schema.sql");
+pub(super) const SCHEMA_DS3: &str = include_str!("schema_ds3.sql");
 pub(super) const INDEXES: &str = include_str!("indexes.sql");
-const FOREIGN_KEYS: &str = include_str!("foreign_keys.sql");
-const FUNCTIONS: &str = include_str!("functions.sql");
+pub(super) const FOREIGN_KEYS: &str = include_str!("foreign_keys.sql");
+pub(super) const FUNCTIONS: &str = include_str!("functions.sql");
 
 /// The comments that mark storbench's databases; `owned` recognises both.
 const MARK_WORKING: &str = "storbench OLTP database: storbench may drop, reload and re-create it \
@@ -28,7 +29,7 @@ const MARK_PRISTINE: &str = "storbench pristine copy of an OLTP database: the te
                              reset clones; storbench may drop it";
 
 /// The serial columns, moved past the loaded ids after the load.
-const SERIALS: [(Table, &str); 6] = [
+pub(super) const SERIALS: [(Table, &str); 6] = [
     (Table::Categories, "category"),
     (Table::Products, "prod_id"),
     (Table::Customers, "customerid"),
@@ -136,10 +137,16 @@ fn create_database(admin: &mut Client, name: &str, template: &str, mark: &str) -
 }
 
 /// Makes the working database ready for a load: created when absent, re-created when
-/// storbench owns it, adopted when it exists empty; refused when it holds someone's tables.
+/// storbench owns it and it holds nothing but storbench's objects, adopted when it holds no
+/// objects at all; refused, before anything is written, when it holds anything else.
 /// A pristine copy of an earlier load is dropped, so a failed load leaves none behind.
 pub(super) fn prepare_databases(pg: &Postgres, admin: &mut Client) -> DbResult<()> {
     let pristine = pg.pristine_name();
+    let db = pg.dbname.as_str();
+    let working = existing(admin, db)?;
+    if working != Existing::Absent {
+        refuse_foreign_objects(pg, &mut pg.connect_db()?, working == Existing::Owned)?;
+    }
     match existing(admin, &pristine)? {
         Existing::Absent => {}
         Existing::Owned => drop_database(admin, &pristine)?,
@@ -151,38 +158,17 @@ pub(super) fn prepare_databases(pg: &Postgres, admin: &mut Client) -> DbResult<(
             ));
         }
     }
-    let db = pg.dbname.as_str();
-    match existing(admin, db)? {
+    match working {
         Existing::Absent => create_database(admin, db, "template0", MARK_WORKING),
         Existing::Owned => {
             drop_database(admin, db)?;
             create_database(admin, db, "template0", MARK_WORKING)
         }
         Existing::Foreign => {
-            let tables = user_relations(&mut pg.connect_db()?)?;
-            if !tables.is_empty() {
-                let why = format!("it holds {} tables or views, such as {}", tables.len(), tables[0]);
-                return Err(foreign_database(pg, db, &why));
-            }
             let comment = format!("COMMENT ON DATABASE {} IS {}", ident(db), literal(MARK_WORKING));
             execute(admin, &comment, &format!("marking the empty database '{db}' as storbench's"))
         }
     }
-}
-
-/// Tables, views and sequences outside the system schemas, as `schema.name`.
-fn user_relations(client: &mut Client) -> DbResult<Vec<String>> {
-    let rows = client
-        .query(
-            "SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
-             WHERE c.relkind IN ('r', 'p', 'v', 'm', 'f', 'S') \
-               AND n.nspname NOT IN ('pg_catalog', 'information_schema') \
-               AND n.nspname NOT LIKE 'pg\\_toast%' AND n.nspname NOT LIKE 'pg\\_temp%' \
-             ORDER BY 1",
-            &[],
-        )
-        .map_err(err("listing the database's tables"))?;
-    Ok(rows.iter().map(|r| r.get(0)).collect())
 }
 
 fn stopped(pg: &Postgres) -> DbError {
@@ -207,11 +193,17 @@ pub(super) fn load(
     prepare_databases(pg, &mut admin)?;
     let mut client = pg.connect_db()?;
     create_schema(&mut client, data.ds2)?;
+    client
+        .execute(
+            "INSERT INTO storbench_meta (db_size, seed, ds2, state) VALUES ($1, $2, $3, 'loading')",
+            &[&data.size.to_string(), &data.seed.to_string(), &data.ds2],
+        )
+        .map_err(err("recording the load's start in storbench_meta"))?;
     let started = Instant::now();
     let rows = copy_all(pg, data, progress, stop).map_err(|e| e.unwrap_or(stopped(pg)))?;
     let load_s = started.elapsed().as_secs_f64();
     let indexing = Instant::now();
-    let size_bytes = complete(pg, &mut admin, client, data, &rows, progress, stop)?;
+    let size_bytes = complete(pg, &mut admin, client, &rows, progress, stop)?;
     Ok(LoadReport { rows, load_s, index_s: indexing.elapsed().as_secs_f64(), size_bytes })
 }
 
@@ -221,18 +213,15 @@ pub(super) fn complete(
     pg: &Postgres,
     admin: &mut Client,
     mut client: Client,
-    data: &DataSet,
     rows: &[(Table, u64)],
     progress: &mut dyn FnMut(LoadProgress),
     stop: &StopFlag,
 ) -> DbResult<Option<u64>> {
     finish_load(&mut client, rows, progress, stop).map_err(|e| e.unwrap_or(stopped(pg)))?;
-    let meta =
-        "INSERT INTO storbench_meta (db_size, seed, ds2, customers, products) VALUES ($1, $2, $3, $4, $5)";
-    let (size, seed) = (data.size.to_string(), data.seed.to_string());
+    let meta = "UPDATE storbench_meta SET state = 'ready', customers = $1, products = $2, loaded_at = now()";
     let count = |t: Table| rows.iter().find(|(r, _)| *r == t).map_or(0, |&(_, n)| n as i64);
     client
-        .execute(meta, &[&size, &seed, &data.ds2, &count(Table::Customers), &count(Table::Products)])
+        .execute(meta, &[&count(Table::Customers), &count(Table::Products)])
         .map_err(err("recording the load in storbench_meta"))?;
     analyze(&mut client, rows, progress)?;
     let size_bytes: i64 = client
@@ -437,8 +426,10 @@ pub(super) fn reset(pg: &Postgres) -> DbResult<f64> {
             return Err(foreign_database(pg, &pristine, "so it is not storbench's pristine copy"));
         }
     }
-    if existing(&mut admin, &pg.dbname)? == Existing::Foreign {
-        return Err(foreign_database(pg, &pg.dbname, "so reset will not drop it"));
+    match existing(&mut admin, &pg.dbname)? {
+        Existing::Foreign => return Err(foreign_database(pg, &pg.dbname, "so reset will not drop it")),
+        Existing::Owned => refuse_foreign_objects(pg, &mut pg.connect_db()?, true)?,
+        Existing::Absent => {}
     }
     drop_database(&mut admin, &pg.dbname)?;
     create_database(&mut admin, &pg.dbname, &pristine, MARK_WORKING)?;
@@ -456,7 +447,8 @@ pub(super) fn shape(pg: &Postgres) -> DbResult<LoadedShape> {
     let row = client
         .query_opt(
             "SELECT m.customers, m.products, to_regclass('membership') IS NOT NULL \
-                    AND to_regclass('reviews') IS NOT NULL AND to_regclass('reviews_helpfulness') IS NOT NULL \
+                    AND to_regclass('reviews') IS NOT NULL AND to_regclass('reviews_helpfulness') IS NOT NULL, \
+                    m.state, m.db_size \
                FROM storbench_meta m",
             &[],
         )
@@ -465,6 +457,10 @@ pub(super) fn shape(pg: &Postgres) -> DbResult<LoadedShape> {
             _ => db_error("reading storbench_meta", &e),
         })?
         .ok_or_else(|| nothing("its load did not finish"))?;
+    let (state, size): (String, String) = (row.get(3), row.get(4));
+    if state != "ready" {
+        return Err(crate::db::load_unfinished(&format!("database '{}'", pg.dbname), &size));
+    }
     Ok(LoadedShape {
         customers: u64::try_from(row.get::<_, i64>(0)).unwrap_or(0),
         products: u64::try_from(row.get::<_, i64>(1)).unwrap_or(0),

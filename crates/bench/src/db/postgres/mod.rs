@@ -14,13 +14,15 @@
 
 mod counters;
 mod load;
+mod ownership;
+mod pgpass;
 mod session;
 #[cfg(test)]
 mod tests;
 
 use super::{
-    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
-    LoadReport, LoadedShape, Session, database_info,
+    BackendKind, CheckReport, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult,
+    LoadProgress, LoadReport, LoadedShape, Session, WriterLock, database_info, url_with_encoded_password,
 };
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -38,12 +40,19 @@ const MAX_NAME: usize = 63;
 const MAINTENANCE_DB: &str = "postgres";
 
 /// A PostgreSQL database at a URL `postgres://user[:password]@host[:port]/dbname`; the
-/// password comes from the URL or else from `PGPASSWORD`.
+/// password comes from the URL, else `with_password` (a password file), else `PGPASSWORD`,
+/// else PostgreSQL's own password file (`PGPASSFILE` or `~/.pgpass`, see `pgpass`).
+/// Every password is remembered by `secret`, so no message shows it.
 pub struct Postgres {
     config: Config,
     dbname: String,
     /// The URL without its password.
     shown: String,
+    /// Whether the URL gave the password (which then wins over a password file).
+    password_in_url: bool,
+    /// Why `~/.pgpass` (or `PGPASSFILE`) had a password for this server that was not used,
+    /// told when the server refuses the login.
+    password_note: Option<String>,
 }
 
 impl Postgres {
@@ -53,7 +62,8 @@ impl Postgres {
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(DbError::new(DbErrorKind::Connection, format!("not a PostgreSQL URL; {usage}")));
         }
-        let mut config = Config::from_str(url).map_err(|e| {
+        // The driver ends the password at its first `@`; encoded, every character may be in it.
+        let mut config = Config::from_str(&url_with_encoded_password(url)).map_err(|e| {
             DbError::new(
                 DbErrorKind::Connection,
                 format!("cannot parse the PostgreSQL URL ({}); {usage}", chain(&e)),
@@ -78,18 +88,33 @@ impl Postgres {
                 ),
             ));
         }
-        if config.get_password().is_none()
-            && let Ok(password) = std::env::var("PGPASSWORD")
-        {
+        let port = config.get_ports().first().copied().unwrap_or(5432);
+        let password_in_url = config.get_password().is_some();
+        let found =
+            if password_in_url { Ok(None) } else { password_from_environment(&config, port, &dbname, &user) };
+        let password_note = found.as_ref().err().cloned();
+        if let Ok(Some(password)) = found {
             config.password(password);
+        }
+        if let Some(password) = config.get_password() {
+            crate::secret::remember(&String::from_utf8_lossy(password));
         }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
         }
         config.application_name("storbench");
-        let port = config.get_ports().first().copied().unwrap_or(5432);
         let shown = format!("postgres://{user}@{host}:{port}/{dbname}");
-        Ok(Postgres { config, dbname, shown })
+        Ok(Postgres { config, dbname, shown, password_in_url, password_note })
+    }
+
+    /// Uses `password` unless the URL has one (a password file's, read by the caller).
+    pub fn with_password(mut self, password: &str) -> Postgres {
+        crate::secret::remember(password);
+        if !self.password_in_url {
+            self.config.password(password);
+            self.password_note = None;
+        }
+        self
     }
 
     /// `postgres://user@host:port`, for messages.
@@ -127,7 +152,9 @@ impl Postgres {
                 DbErrorKind::Auth,
                 format!(
                     "PostgreSQL at {server} refused user '{user}' for database '{dbname}': {what}; check the \
-                     user and password (in the URL or PGPASSWORD) and the server's pg_hba.conf"
+                     user and password (in the URL, the password file, PGPASSWORD or ~/.pgpass) and the server's \
+                     pg_hba.conf{}",
+                    self.password_note.as_ref().map(|n| format!("; {n}")).unwrap_or_default()
                 ),
             ),
             DbErrorKind::Missing => DbError::new(
@@ -135,6 +162,13 @@ impl Postgres {
                 format!(
                     "database '{dbname}' does not exist at {server}: {what}; run the OLTP load first (it \
                      creates the database) or fix the database name in the URL"
+                ),
+            ),
+            _ if e.code().is_some_and(|c| c.code() == "53300") => DbError::new(
+                DbErrorKind::Connection,
+                format!(
+                    "PostgreSQL at {server} has no connection left for database '{dbname}' ({what}): every one \
+                     of its max_connections is taken; open fewer sessions or raise max_connections on the server"
                 ),
             ),
             DbErrorKind::Connection | DbErrorKind::Deadlock | DbErrorKind::Query => DbError::new(
@@ -146,6 +180,26 @@ impl Postgres {
             ),
         }
     }
+}
+
+/// The password when the URL has none, looked up as psql does: `PGPASSWORD`, else the line
+/// of PostgreSQL's password file that matches this connection (see `pgpass`). `Err` is why a
+/// matching line was not used.
+fn password_from_environment(
+    config: &Config,
+    port: u16,
+    dbname: &str,
+    user: &str,
+) -> Result<Option<String>, String> {
+    if let Ok(password) = std::env::var("PGPASSWORD") {
+        return Ok(Some(password));
+    }
+    let host = match config.get_hosts().first() {
+        Some(Host::Tcp(h)) => h.as_str(),
+        // libpq matches a Unix-socket connection with `localhost`.
+        _ => "localhost",
+    };
+    pgpass::lookup(host, port, dbname, user)
 }
 
 /// The error kind of a PostgreSQL error, from its SQLSTATE; errors without one are the
@@ -248,6 +302,10 @@ impl Database for Postgres {
         self.shown.clone()
     }
 
+    fn lock_writer(&self) -> DbResult<WriterLock> {
+        ownership::lock_writer(self)
+    }
+
     fn load(
         &self,
         data: &DataSet,
@@ -269,7 +327,12 @@ impl Database for Postgres {
         Ok(Box::new(session::PgSession::new(self.connect_db()?)?))
     }
 
+    fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
+        ownership::connection_room(self).map(Some)
+    }
+
     fn check(&self) -> DbResult<CheckReport> {
+        load::shape(self)?;
         load::check(&mut self.connect_db()?)
     }
 

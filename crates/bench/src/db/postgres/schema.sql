@@ -78,12 +78,14 @@ CREATE TABLE reorder (
     date_expected  date
 );
 
--- What storbench loaded here: one row, written at the end of a load.
+-- What storbench loaded here: one row, written as the load starts (state 'loading') and
+-- completed at its end (state 'ready', with the rows loaded).
 CREATE TABLE storbench_meta (
     db_size   text NOT NULL,
     seed      text NOT NULL,
     ds2       boolean NOT NULL,
-    customers bigint NOT NULL,
-    products  bigint NOT NULL,
+    state     text NOT NULL,
+    customers bigint NOT NULL DEFAULT 0,
+    products  bigint NOT NULL DEFAULT 0,
     loaded_at timestamptz NOT NULL DEFAULT now()
 );

@@ -7,6 +7,7 @@
 //! half-loaded. A file that is not a storbench database is never replaced.
 
 use super::{Sqlite, classify, clone_file, meta, remove_if_present, sidecar};
+use crate::db::ownership::{DbObject, created_names, not_ours, refusal};
 use crate::db::{DbError, DbErrorKind, DbResult, LoadProgress, LoadReport, LoadedShape};
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -14,6 +15,11 @@ use crate::workload::oltp::schema::{Date, Field, Table};
 use rusqlite::{Connection, ToSql, params_from_iter, types::ToSqlOutput, types::Value};
 use std::path::Path;
 use std::time::Instant;
+
+const SCHEMA: &str = include_str!("schema.sql");
+const SCHEMA_DS3: &str = include_str!("schema_ds3.sql");
+const INDEXES: &str = include_str!("indexes.sql");
+const INDEXES_DS3: &str = include_str!("indexes_ds3.sql");
 
 /// Rows between progress reports.
 const PROGRESS_EVERY: u64 = 1 << 16;
@@ -25,6 +31,7 @@ pub(super) fn load(
     stop: &StopFlag,
 ) -> DbResult<LoadReport> {
     refuse_foreign(&db.path)?;
+    refuse_foreign(&db.pristine_path())?;
     let loading = sidecar(&db.path, "loading");
     remove_if_present(&loading)?;
     let result = build(&loading, data, progress, stop);
@@ -43,24 +50,52 @@ pub(super) fn load(
     Ok(report)
 }
 
-/// Refuses to replace a file that is not a storbench database.
-fn refuse_foreign(path: &Path) -> DbResult<()> {
+/// Refuses to replace or reset `path` unless it is absent or a storbench database holding
+/// nothing but storbench's objects: a file storbench did not make, or one where a user added
+/// a table, view, index or trigger, is left as it is.
+pub(super) fn refuse_foreign(path: &Path) -> DbResult<()> {
     if !path.exists() {
         return Ok(());
     }
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY);
-    let ours = conn.ok().and_then(|c| read_shape(&c).ok().flatten()).is_some();
-    if ours {
+    let listed = conn.ok().and_then(|c| Some((read_shape(&c).ok()??, objects(&c).ok()?)));
+    let Some((_, found)) = listed else {
+        return Err(DbError::new(
+            DbErrorKind::Query,
+            format!(
+                "{} exists and is not a storbench database; storbench will not replace it. Choose another \
+                 --path, or remove the file yourself if it is expendable",
+                path.display()
+            ),
+        ));
+    };
+    let theirs = not_ours(found, true, &ours());
+    if theirs.is_empty() {
         return Ok(());
     }
-    Err(DbError::new(
-        DbErrorKind::Query,
-        format!(
-            "{} exists and is not a storbench database; storbench will not replace it. Choose another --path, \
-             or remove the file yourself if it is expendable",
-            path.display()
-        ),
-    ))
+    Err(refusal(&path.display().to_string(), &theirs, "another file (storbench creates it)"))
+}
+
+/// Everything in the file's schema but SQLite's own tables (statistics, automatic indexes).
+fn objects(conn: &Connection) -> rusqlite::Result<Vec<DbObject>> {
+    let mut stmt = conn.prepare(
+        "SELECT type, name FROM sqlite_master WHERE name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY 1, 2",
+    )?;
+    let rows = stmt.query_map([], |r| {
+        let (kind, name): (String, String) = (r.get(0)?, r.get(1)?);
+        Ok(DbObject { kind, shown: name.clone(), name })
+    })?;
+    rows.collect()
+}
+
+/// What storbench's SQL creates in the file, with the tables FTS5 keeps its index in.
+fn ours() -> Vec<(&'static str, String)> {
+    let sql = [SCHEMA, SCHEMA_DS3, INDEXES, INDEXES_DS3];
+    let mut names: Vec<_> = sql.into_iter().flat_map(created_names).collect();
+    names.extend(
+        ["data", "idx", "content", "docsize", "config"].map(|s| ("table", format!("products_fts_{s}"))),
+    );
+    names
 }
 
 fn build(
@@ -76,9 +111,9 @@ fn build(
         "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-262144;",
     )
     .map_err(err)?;
-    conn.execute_batch(include_str!("schema.sql")).map_err(err)?;
+    conn.execute_batch(SCHEMA).map_err(err)?;
     if !data.ds2 {
-        conn.execute_batch(include_str!("schema_ds3.sql")).map_err(err)?;
+        conn.execute_batch(SCHEMA_DS3).map_err(err)?;
     }
     let mut report = LoadReport::default();
     for &table in data.tables() {
@@ -136,9 +171,9 @@ fn finish(conn: &Connection, data: &DataSet, progress: &mut dyn FnMut(LoadProgre
         progress(LoadProgress { table: Table::Products, step, rows_done: 0, rows_total: 0 })
     };
     step(progress, "index");
-    conn.execute_batch(include_str!("indexes.sql"))?;
+    conn.execute_batch(INDEXES)?;
     if !data.ds2 {
-        conn.execute_batch(include_str!("indexes_ds3.sql"))?;
+        conn.execute_batch(INDEXES_DS3)?;
     }
     step(progress, "analyze");
     conn.execute_batch("ANALYZE;")?;

@@ -12,8 +12,8 @@ mod load;
 mod session;
 
 use super::{
-    BackendKind, CheckReport, CounterSampler, Database, DbError, DbErrorKind, DbResult, LoadProgress,
-    LoadReport, LoadedShape, Session, database_info,
+    BackendKind, CheckReport, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult,
+    LoadProgress, LoadReport, LoadedShape, Session, WriterLock, database_info,
 };
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
@@ -107,6 +107,11 @@ impl Database for Sqlite {
         self.path.display().to_string()
     }
 
+    /// `flock` on `<file>.lock` beside the database (see `writer_lock`).
+    fn lock_writer(&self) -> DbResult<WriterLock> {
+        crate::db::writer_lock::lock_file(&sidecar(&self.path, "lock"), &self.path.display().to_string())
+    }
+
     fn load(
         &self,
         data: &DataSet,
@@ -138,6 +143,8 @@ impl Database for Sqlite {
                 format!("no pristine copy at {}; load the database again", pristine.display()),
             ));
         }
+        load::refuse_foreign(&self.path)?;
+        load::refuse_foreign(&pristine)?;
         for ext in ["wal", "shm"] {
             remove_if_present(&sidecar(&self.path, ext))?;
         }
@@ -147,6 +154,10 @@ impl Database for Sqlite {
 
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         Ok(Box::new(session::SqliteSession::new(self.open_for_run()?, self.path.clone(), self.stats.clone())))
+    }
+
+    fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
+        Ok(None)
     }
 
     fn check(&self) -> DbResult<CheckReport> {

@@ -38,6 +38,7 @@ pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
 pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
     let size = a.db_size.clone().unwrap_or_else(|| DEFAULT_DB_SIZE.to_string());
     db_size(&size)?;
+    let urls = targets(&a.db.url);
     for (i, db) in open_databases(&a.db)?.iter().enumerate() {
         // Only an absent data set is loaded; one of another size was refused by the plan check.
         match db.shape() {
@@ -47,7 +48,8 @@ pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
         let one = DbArgs {
             backend: a.db.backend,
             path: a.db.path.clone(),
-            url: a.db.url.get(i).cloned().into_iter().collect(),
+            url: urls.get(i).cloned().into_iter().collect(),
+            password_file: a.db.password_file.clone(),
         };
         let load_args = OltpLoadArgs { db: one, db_size: size.clone(), ds2: false, seed: 1 };
         if !matches!(load(&load_args, stop)?, Ending::Ok) {
@@ -89,14 +91,15 @@ fn db_size(text: &str) -> Result<DbSize> {
 
 /// The databases the options name: one SQLite file, or one or more server URLs.
 fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Database>>> {
-    let backend = match (a.backend, a.url.first()) {
+    let urls = targets(&a.url);
+    let backend = match (a.backend, urls.first()) {
         (Some(b), _) => b,
         (None, Some(url)) => backend_of_url(url)?,
         (None, None) => BackendArg::Sqlite,
     };
     match backend {
         BackendArg::Sqlite => {
-            if !a.url.is_empty() {
+            if !urls.is_empty() {
                 bail!(
                     "--url is for database servers; SQLite takes --path FILE (or pick --backend postgres or mysql)"
                 );
@@ -108,7 +111,7 @@ fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Database>>> {
             if a.path.is_some() {
                 bail!("--path is for SQLite; a {} server takes --url", backend_name(server));
             }
-            if a.url.is_empty() {
+            if urls.is_empty() {
                 bail!(
                     "--backend {} needs --url, such as {}",
                     backend_name(server),
@@ -118,9 +121,56 @@ fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Database>>> {
                     }
                 );
             }
-            a.url.iter().map(|u| open_server(server, u)).collect()
+            let password = a.password_file.as_deref().map(read_password_file).transpose()?;
+            urls.iter().map(|u| open_server(server, u, password.as_deref())).collect()
         }
     }
+}
+
+/// The URLs of the --url values: a value splits at a ';' only where another `scheme://`
+/// follows, so a ';' inside a password is kept.
+fn targets(values: &[String]) -> Vec<String> {
+    let mut urls = Vec::new();
+    for value in values {
+        let mut rest = value.as_str();
+        while let Some(cut) = next_target(rest) {
+            urls.push(rest[..cut].to_owned());
+            rest = &rest[cut + 1..];
+        }
+        urls.push(rest.to_owned());
+    }
+    urls.retain(|u| !u.trim().is_empty());
+    urls
+}
+
+/// Where in `text` a ';' is followed by a URL scheme.
+fn next_target(text: &str) -> Option<usize> {
+    text.match_indices(';').map(|(i, _)| i).find(|&i| {
+        let after = text[i + 1..].trim_start();
+        after.split_once("://").is_some_and(|(scheme, _)| {
+            !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
+        })
+    })
+}
+
+/// The password on the first line of `path`; the file must be a small regular file.
+fn read_password_file(path: &std::path::Path) -> Result<String> {
+    const MAX: u64 = 4096;
+    let meta = std::fs::metadata(path).with_context(|| format!("--password-file {}", path.display()))?;
+    if !meta.is_file() || meta.len() > MAX {
+        bail!(
+            "--password-file {}: not a regular file of at most {MAX} bytes; write the password alone on its first line",
+            path.display()
+        );
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("--password-file {}", path.display()))?;
+    let password = text.lines().next().unwrap_or_default().trim_end().to_owned();
+    storbench_bench::secret::remember(&password);
+    if password.is_empty() {
+        bail!("--password-file {}: the first line is empty; write the password there", path.display());
+    }
+    Ok(password)
 }
 
 fn backend_name(b: BackendArg) -> &'static str {
@@ -137,30 +187,21 @@ fn backend_of_url(url: &str) -> Result<BackendArg> {
         Some("mysql" | "mariadb") => Ok(BackendArg::Mysql),
         _ => bail!(
             "--url {}: not a database URL; write postgres://user@host:port/db or mysql://user@host:port/db",
-            redact(url)
+            storbench_bench::secret::redact(url)
         ),
     }
 }
 
-fn open_server(kind: BackendArg, url: &str) -> Result<Arc<dyn Database>> {
+fn open_server(kind: BackendArg, url: &str, password: Option<&str>) -> Result<Arc<dyn Database>> {
     use storbench_bench::db::{mysql::Mysql, postgres::Postgres};
-    let db: Arc<dyn Database> = match kind {
-        BackendArg::Postgres => Arc::new(Postgres::new(url)?),
-        _ => Arc::new(Mysql::new(url)?),
+    storbench_bench::secret::remember_in(url);
+    let db: Arc<dyn Database> = match (kind, password) {
+        (BackendArg::Postgres, None) => Arc::new(Postgres::new(url)?),
+        (BackendArg::Postgres, Some(p)) => Arc::new(Postgres::new(url)?.with_password(p)),
+        (_, None) => Arc::new(Mysql::new(url)?),
+        (_, Some(p)) => Arc::new(Mysql::new(url)?.with_password(p)),
     };
     Ok(db)
-}
-
-/// A URL without its password, for messages.
-fn redact(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(s), Some(at)) if at > s => {
-            let userinfo = &url[s + 3..at];
-            let user = userinfo.split(':').next().unwrap_or("");
-            format!("{}{user}{}", &url[..s + 3], &url[at..])
-        }
-        _ => url.to_owned(),
-    }
 }
 
 fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
@@ -202,6 +243,7 @@ fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
         bail!("oltp load takes one database; give one --url");
     }
     let db = &dbs[0];
+    let _writer = db.lock_writer()?;
     let total: u64 = data.tables().iter().map(|&t| data.rows(t)).sum();
     let bar = output::count_bar(&format!("loading {} into {}", data.size, db.describe()), "rows");
     bar.set_length(total);
@@ -223,7 +265,10 @@ fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
     );
     bar.finish_and_clear();
     if stop.is_stopped() {
-        say!("interrupted: the load was abandoned; nothing was left half-loaded");
+        say!(
+            "interrupted: the load was abandoned; {} holds no usable data set until it is loaded again",
+            db.describe()
+        );
         return Ok(Ending::InterruptedBeforeRun);
     }
     let report = report.with_context(|| format!("loading {}", db.describe()))?;

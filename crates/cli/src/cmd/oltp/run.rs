@@ -55,8 +55,11 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
             spec.n_threads
         );
     }
+    // One writer per database, from before the reset to the end of the run.
+    let _writers = dbs.iter().map(|db| db.lock_writer()).collect::<Result<Vec<_>, _>>()?;
     for db in &dbs {
         check_shape(db.as_ref(), &spec, &size.to_string())?;
+        check_connections(db.as_ref(), spec.n_threads)?;
     }
     if !a.no_reset {
         for db in &dbs {
@@ -80,6 +83,35 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
     show(&summary, &a.out)?;
     say!("bundle: {}", dir.display());
     Ok(if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok })
+}
+
+/// Connections a run opens besides its driver threads' sessions: the writer's lock and the
+/// counters' sampler.
+const EXTRA_CONNECTIONS: u64 = 2;
+
+/// Refuses a run whose sessions would not fit in the server's free connections, before it
+/// resets anything (rather than failing midway with "too many clients").
+fn check_connections(db: &dyn Database, threads: u32) -> Result<()> {
+    let Some(room) =
+        db.connection_room().with_context(|| format!("reading {}'s connection limit", db.describe()))?
+    else {
+        return Ok(());
+    };
+    // This process's lock connection is already counted in use.
+    let free = room.max.saturating_sub(room.in_use);
+    let needed = u64::from(threads) + EXTRA_CONNECTIONS - 1;
+    if needed > free {
+        bail!(
+            "--n-threads {threads} needs {needed} more connections to {}, but the server takes {} (its \
+             max_connections, less any kept for superusers), {} of them open now, leaving {free}; use \
+             --n-threads {} or fewer, or raise max_connections on the server",
+            db.describe(),
+            room.max,
+            room.in_use,
+            free.saturating_sub(EXTRA_CONNECTIONS - 1)
+        );
+    }
+    Ok(())
 }
 
 /// The options as `run` checks them, before it opens a database.
