@@ -26,7 +26,7 @@ mod plan;
 mod power;
 mod units;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use storbench_bench::run::StopFlag;
 
 fn main() {
@@ -42,7 +42,8 @@ fn real_main() -> i32 {
             return 2;
         }
     };
-    let cli = match args::Cli::try_parse_from(argv) {
+    let parsed = args::command().try_get_matches_from(argv);
+    let cli = match parsed.and_then(|m| args::Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
