@@ -148,6 +148,7 @@ pub fn run(
         d.next_generation = e.next_generation;
     }
     manifest.clean = ends.iter().all(|e| e.failure.is_none()) && spec.log_files_limit.is_none();
+    manifest.note_logs(db_dir);
     save(manifest, db_dir)?;
     Ok(c.outcome(spec, stop, ends, shutdown_s))
 }
