@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 
 /// The limit for the text files storbench reads: plans, DS3 parameter files, manifests.
 pub const TEXT_LIMIT: u64 = 16 << 20;
+/// The limit for the data files of a result bundle (a year of per-second rows fits).
+pub const DATA_LIMIT: u64 = 1 << 30;
 
 /// Why an input file was not read.
 #[derive(Debug, thiserror::Error)]

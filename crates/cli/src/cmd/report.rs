@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
+use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_report::evaluation::{EVALUATION_VERSION, Evaluation};
 use storbench_report::render::{self, ReportInput, RunData, Series};
 use storbench_report::{Disclosure, SCHEMA_VERSION, Summary};
@@ -105,7 +106,7 @@ fn read_run(dir: &Path) -> Result<RunData> {
         );
     }
     let path = dir.join("timeseries.csv");
-    let series = match fs::read_to_string(&path) {
+    let series = match read_text(&path, DATA_LIMIT) {
         Ok(text) => Some(Series::parse(&text).with_context(|| format!("{} is malformed", path.display()))?),
         Err(_) => None,
     };
@@ -118,7 +119,7 @@ fn read_disclosure(dir: &Path) -> Option<Disclosure> {
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = read_text(path, DATA_LIMIT)?;
     serde_json::from_str(&text).with_context(|| {
         format!(
             "{} is not what storbench writes (truncated, edited, or not a storbench file); \

@@ -13,6 +13,7 @@ use crate::{bundle, output, power};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use storbench_bench::input::{DATA_LIMIT, TEXT_LIMIT, read_text};
 use storbench_bench::run::StopFlag;
 use storbench_report::evaluation::{self as ev, Evaluation, RunRecord, RunStatus};
 
@@ -54,9 +55,8 @@ fn fresh(a: &RunArgs) -> Result<Start> {
     let (file, text) = match &a.plan {
         Some(p) => (
             p.display().to_string(),
-            std::fs::read_to_string(p).with_context(|| {
-                format!("reading the plan {}; `storbench plan init` writes an example", p.display())
-            })?,
+            read_text(p, TEXT_LIMIT)
+                .map_err(|e| anyhow::anyhow!("the plan {e} (`storbench plan init` writes an example)"))?,
         ),
         None => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
     };
@@ -71,10 +71,8 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
         bail!("--resume takes the plan saved in {}; leave out the plan file", dir.display());
     }
     let read = |name: &str| {
-        let path = dir.join(name);
-        std::fs::read_to_string(&path).with_context(|| {
-            format!("reading {}; --resume takes a directory `storbench run` made", path.display())
-        })
+        read_text(&dir.join(name), DATA_LIMIT)
+            .map_err(|e| anyhow::anyhow!("{e} (--resume takes a directory `storbench run` made)"))
     };
     let text = read(PLAN_COPY)?;
     let previous: Evaluation = serde_json::from_str(&read(EVALUATION_JSON)?)
