@@ -202,7 +202,7 @@ fn check_space(plan: &Plan) -> Result<()> {
     let log_at = validate::existing_ancestor(&plan.log_dir);
     let same_fs = fs_id(db_at) == fs_id(log_at);
     let free_db = free_space(db_at).unwrap_or(u64::MAX);
-    let need_db = if same_fs { data + logs } else { data };
+    let need_db = if same_fs { data.saturating_add(logs) } else { data };
     let h = crate::units::human_bytes;
     if need_db > free_db {
         bail!(
@@ -401,7 +401,7 @@ impl Run {
         let test = summary::base_results(plan).test;
         let name =
             a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
-        let root = a.out.output_dir.clone().unwrap_or_else(|| "storbench-results".into());
+        let root = crate::cmd::results_root(a.out.output_dir.as_deref())?;
         let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
         let device = resolve_device(&plan.db_dir).ok().flatten();
         let now = jiff::Timestamp::now();

@@ -101,7 +101,7 @@ fn checked(m: plan::Method) -> Result<plan::Method> {
 /// `<output dir>/<time>-<name>/` with the plan, the command-line overrides and the system's
 /// disclosure.
 fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
-    let root = a.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let root = crate::cmd::results_root(a.output_dir.as_deref())?;
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
     let dir = bundle::new_dir(&root, &stamp, &plan.name)?;
     bundle::write_atomic(&dir.join(PLAN_COPY), text)?;
