@@ -18,3 +18,4 @@ mod report;
 mod schema;
 mod steady;
 mod support;
+mod trust_limits;

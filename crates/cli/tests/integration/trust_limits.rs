@@ -1,0 +1,172 @@
+//! Issue 12, classes 7, 8, 10, 11 and 13: numbers that would wrap or exhaust memory are
+//! refused before anything is created, input files are read only as bounded regular files,
+//! a mailbox manifest finds its logs from anywhere and a missing one fails verification,
+//! verification after a dirty shutdown says so first, and messages name the real problem.
+
+use crate::support::{disk_tempdir, refused, storbench};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A tiny kept mailbox set (one database of 50 mailboxes of 1 MB) in DIR/db.
+const TINY: [&str; 14] = [
+    "--preset",
+    "2007",
+    "--mailboxes",
+    "50",
+    "--mailbox-size",
+    "1MB",
+    "--threads",
+    "4",
+    "--cache-size",
+    "1MB",
+    "--max-warmup",
+    "1s",
+    "--seed",
+    "7",
+];
+
+fn mailbox(dir: &Path) -> assert_cmd::Command {
+    let mut cmd = storbench();
+    cmd.arg("mailbox").arg("--target").arg(dir.join("db")).arg("--output-dir").arg(dir.join("results"));
+    cmd
+}
+
+fn empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).unwrap().next().is_none()
+}
+
+#[test]
+fn mailbox_sizes_that_would_wrap_or_exceed_memory_are_refused_before_anything_is_created() {
+    let dir = tempfile::tempdir().unwrap();
+    refused(mailbox(dir.path()).args(["--mailboxes", "2", "--mailbox-size", "8EB"]), "beyond any storage");
+    for cache in ["64TB", "1PB"] {
+        let err = refused(
+            mailbox(dir.path()).args(["--mailboxes", "2", "--mailbox-size", "1MB", "--cache-size", cache]),
+            "--cache-size",
+        );
+        assert!(err.contains("available; give a smaller --cache-size"), "{err}");
+    }
+    assert!(empty(dir.path()), "nothing may be created");
+}
+
+#[test]
+fn io_numbers_that_would_panic_are_refused_with_their_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let io = || {
+        let mut cmd = storbench();
+        cmd.args(["io", "--buffered", "--size", "1M", "--target"]).arg(dir.path());
+        cmd.arg("--output-dir").arg(dir.path().join("results"));
+        cmd
+    };
+    refused(io().args(["--verify", "--rw", "randwrite", "--bs", "16"]), "32-byte header");
+    refused(io().args(["--steady-state", "1e18"]), "at most 365 days");
+    refused(io().args(["--bs", "64M", "--iodepth", "4096", "--workers", "1024"]), "of memory");
+    let err = refused(io().args(["--runtime", "-5s"]), "'-5s' is negative");
+    assert!(!err.contains("unexpected argument"), "{err}");
+    assert!(empty(dir.path()), "nothing may be created");
+}
+
+#[test]
+fn a_device_given_as_plan_or_parameter_file_is_refused_at_once() {
+    let start = Instant::now();
+    refused(storbench().args(["run", "/dev/zero"]), "/dev/zero is a character device, not a regular file");
+    refused(
+        storbench().args(["oltp", "run", "--config-file", "/dev/zero"]),
+        "/dev/zero is a character device",
+    );
+    assert!(start.elapsed() < Duration::from_secs(10), "refused fast, not after reading");
+}
+
+#[test]
+fn a_mailbox_manifest_linked_to_a_device_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.path().join("storbench-mailbox.json")).unwrap();
+    let mut cmd = storbench();
+    cmd.args(["mailbox", "verify", "--target"]).arg(dir.path()).timeout(Duration::from_secs(10));
+    refused(&mut cmd, "storbench-mailbox.json is a character device, not a regular file");
+}
+
+#[test]
+fn an_output_dir_that_is_a_file_is_named_as_a_file_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("results");
+    std::fs::write(&file, "mine").unwrap();
+    let mut cmd = storbench();
+    cmd.args(["io", "--size", "1M", "--runtime", "1", "--target"])
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(&file);
+    let err = refused(&mut cmd, "is a file, not a directory; pick a directory");
+    assert!(!err.contains("os error 17"), "{err}");
+    assert!(!dir.path().join("storbench-io.dat").exists(), "the test file is not made first");
+}
+
+#[test]
+fn a_target_smaller_than_a_block_without_size_says_the_targets_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = dir.path().join("small.dat");
+    std::fs::write(&small, "abc").unwrap();
+    let mut cmd = storbench();
+    cmd.args(["io", "--runtime", "1", "--target"]).arg(&small);
+    let err = refused(&mut cmd, "the target holds 3 bytes (no --size was given)");
+    assert!(!err.contains("--size 3 bytes"), "{err}");
+}
+
+/// Runs the tiny mailbox test with --keep for `secs`, then kills it with SIGKILL (None: lets
+/// it finish).
+fn kept_run(dir: &Path, duration: &str, kill_after: Option<Duration>) {
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("storbench"));
+    cmd.arg("mailbox").arg("--target").arg(dir.join("db")).arg("--output-dir").arg(dir.join("results"));
+    cmd.args(TINY).args(["--keep", "--no-verify", "--duration", duration]);
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(after) = kill_after {
+        let manifest = dir.join("db/storbench-mailbox.json");
+        let deadline = Instant::now() + Duration::from_secs(60);
+        // Killed once the run has marked the databases in use.
+        while !std::fs::read_to_string(&manifest).is_ok_and(|t| t.contains("\"clean\": false")) {
+            assert!(Instant::now() < deadline, "the run never started");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        std::thread::sleep(after);
+        child.kill().unwrap();
+    }
+    child.wait().unwrap();
+}
+
+#[test]
+fn verify_from_another_directory_finds_a_missing_log_file_and_fails() {
+    let dir = disk_tempdir();
+    kept_run(dir.path(), "2s", None);
+    let manifest = std::fs::read_to_string(dir.path().join("db/storbench-mailbox.json")).unwrap();
+    let logs = dir.path().join("db/log1");
+    assert!(
+        manifest.contains(&format!("\"log_dir\": \"{}\"", dir.path().join("db").display())),
+        "{manifest}"
+    );
+    let mut first: Vec<_> = std::fs::read_dir(&logs).unwrap().map(|e| e.unwrap().path()).collect();
+    first.sort();
+    std::fs::remove_file(&first[0]).unwrap();
+    let out = storbench()
+        .current_dir("/")
+        .args(["mailbox", "verify", "--target"])
+        .arg(dir.path().join("db"))
+        .assert()
+        .code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(err.contains("missing: the manifest's log stream needs this file"), "{err}");
+}
+
+#[test]
+fn verify_after_a_killed_run_reports_the_dirty_shutdown_before_any_page_count() {
+    let dir = disk_tempdir();
+    kept_run(dir.path(), "60s", Some(Duration::from_millis(1500)));
+    let mut cmd = storbench();
+    let out = cmd.args(["mailbox", "verify", "--target"]).arg(dir.path().join("db")).assert().code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let dirty = err.find("not shut down cleanly (a dirty shutdown").unwrap_or_else(|| panic!("{err}"));
+    let counted = err.find("verified ").unwrap_or_else(|| panic!("{err}"));
+    assert!(dirty < counted, "the dirty shutdown comes first:\n{err}");
+    assert!(err.contains("not evidence of storage corruption") && !err.contains(" corrupt:"), "{err}");
+    assert!(err.contains("soft recovery"), "{err}");
+}
