@@ -7,24 +7,6 @@ use crate::support::{disk_tempdir, refused, storbench};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// A tiny kept mailbox set (one database of 50 mailboxes of 1 MB) in DIR/db.
-const TINY: [&str; 14] = [
-    "--preset",
-    "2007",
-    "--mailboxes",
-    "50",
-    "--mailbox-size",
-    "1MB",
-    "--threads",
-    "4",
-    "--cache-size",
-    "1MB",
-    "--max-warmup",
-    "1s",
-    "--seed",
-    "7",
-];
-
 fn mailbox(dir: &Path) -> assert_cmd::Command {
     let mut cmd = storbench();
     cmd.arg("mailbox").arg("--target").arg(dir.join("db")).arg("--output-dir").arg(dir.join("results"));
@@ -112,12 +94,12 @@ fn a_target_smaller_than_a_block_without_size_says_the_targets_size() {
     assert!(!err.contains("--size 3 bytes"), "{err}");
 }
 
-/// Runs the tiny mailbox test with --keep for `secs`, then kills it with SIGKILL (None: lets
-/// it finish).
-fn kept_run(dir: &Path, duration: &str, kill_after: Option<Duration>) {
+/// Runs the mailbox module's tiny test with --keep for `duration`; with `kill_after`, kills it
+/// with SIGKILL that long after it marked the databases in use.
+fn kept_run(dir: &Path, duration: &'static str, kill_after: Option<Duration>) {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("storbench"));
     cmd.arg("mailbox").arg("--target").arg(dir.join("db")).arg("--output-dir").arg(dir.join("results"));
-    cmd.args(TINY).args(["--keep", "--no-verify", "--duration", duration]);
+    cmd.args(crate::mailbox::tiny(&[("--duration", duration)])).args(["--keep", "--no-verify"]);
     cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().unwrap();
     if let Some(after) = kill_after {
