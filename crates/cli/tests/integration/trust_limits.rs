@@ -140,15 +140,26 @@ fn verify_from_another_directory_finds_a_missing_log_file_and_fails() {
 }
 
 #[test]
-fn verify_after_a_killed_run_reports_the_dirty_shutdown_before_any_page_count() {
+fn verify_after_a_killed_run_reports_the_dirty_shutdown_first_and_recover_makes_it_clean() {
     let dir = disk_tempdir();
-    kept_run(dir.path(), "60s", Some(Duration::from_millis(1500)));
-    let mut cmd = storbench();
-    let out = cmd.args(["mailbox", "verify", "--target"]).arg(dir.path().join("db")).assert().code(1);
+    kept_run(dir.path(), "60s", Some(Duration::from_millis(200)));
+    let db = dir.path().join("db");
+    let verify = || {
+        let mut cmd = storbench();
+        cmd.args(["mailbox", "verify", "--target"]).arg(&db);
+        cmd
+    };
+    let out = verify().assert().code(1);
     let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     let dirty = err.find("not shut down cleanly (a dirty shutdown").unwrap_or_else(|| panic!("{err}"));
     let counted = err.find("verified ").unwrap_or_else(|| panic!("{err}"));
     assert!(dirty < counted, "the dirty shutdown comes first:\n{err}");
     assert!(err.contains("not evidence of storage corruption") && !err.contains(" corrupt:"), "{err}");
-    assert!(err.contains("soft recovery"), "{err}");
+    if err.contains("soft recovery cannot replay these logs") {
+        eprintln!("circular logging removed the run's first log file before the kill: recover not tried");
+        return;
+    }
+    assert!(err.contains("`storbench mailbox recover --target"), "{err}");
+    storbench().args(["mailbox", "recover", "--target"]).arg(&db).assert().code(0);
+    verify().assert().code(0);
 }

@@ -94,9 +94,10 @@ pub struct DbState {
     pub initial_pages: u64,
     pub pages: u64,
     pub next_generation: u32,
-    /// The oldest log generation kept after the last run: with a clean shutdown, every
-    /// generation from it to `next_generation - 1` must be there. None in manifests of
-    /// earlier versions and before the first run.
+    /// The oldest log generation kept: with a clean shutdown, every generation from it to
+    /// `next_generation - 1` must be there; after a dirty end, the first log file of the run
+    /// that ended so (where a replay starts). None in manifests of earlier versions and
+    /// before the first run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_from: Option<u32>,
 }
@@ -149,13 +150,14 @@ impl Manifest {
         std::fs::rename(tmp, Self::path(db_dir))
     }
 
-    /// Records, per database, the oldest log generation now on disk (see `log_from`).
+    /// Records, per database, the log stream now on disk: its first generation (`log_from`)
+    /// and the one after its last (`next_generation`).
     pub fn note_logs(&mut self, db_dir: &Path) {
         for (f, d) in self.files(db_dir).iter().zip(&mut self.databases) {
             let present = f.log_generations();
             d.log_from = present.first().copied();
             if let Some(last) = present.last() {
-                d.next_generation = d.next_generation.max(last.saturating_add(1));
+                d.next_generation = last.saturating_add(1);
             }
         }
     }

@@ -695,7 +695,7 @@ fn verify_with_bar(db_dir: &Path, manifest: &Manifest, stop: &StopFlag) -> Resul
 /// Records are framed from a stream's start, so a stream whose start circular logging has
 /// removed cannot be replayed; the error says what to do instead.
 fn replay_start(db_dir: &Path, m: &Manifest) -> Result<Vec<u32>> {
-    let from: Vec<u32> = m.databases.iter().map(|d| d.next_generation).collect();
+    let from: Vec<u32> = m.databases.iter().map(|d| d.log_from.unwrap_or(d.next_generation)).collect();
     for (f, &first) in m.files(db_dir).iter().zip(&from) {
         if f.log_generations().first() != Some(&first) {
             bail!(
