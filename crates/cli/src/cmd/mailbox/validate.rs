@@ -198,6 +198,9 @@ pub fn parse_mix(s: &str) -> Result<OpMix> {
         bail!("--mix {s}: give four whole percentages INSERT/DELETE/REPLACE/READ, e.g. 40/20/5/35");
     };
     let mix = OpMix { insert, delete, replace, read };
+    if [insert, delete, replace, read].iter().any(|&share| share > 100) {
+        bail!("--mix {s}: each share is a percentage, 0 to 100");
+    }
     if mix.total() != 100 {
         bail!("--mix {s}: the shares add up to {}, not 100", mix.total());
     }
@@ -275,5 +278,6 @@ mod tests {
         assert!(err("40/20/5/30").contains("add up to 95"));
         assert!(err("40/20/5").contains("four whole percentages"));
         assert!(err("20/40/5/35").contains("drain"));
+        assert!(err("4294967295/4294967295/2/0").contains("0 to 100"), "no overflow adding them up");
     }
 }
