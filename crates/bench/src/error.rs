@@ -10,7 +10,7 @@ pub enum Error {
     Io { op: &'static str, path: PathBuf, source: std::io::Error },
     #[error("{what}: {source}")]
     Setup { what: &'static str, source: std::io::Error },
-    #[error("{0}")]
+    #[error(transparent)]
     Refused(#[from] crate::target::Refusal),
     #[error("invalid job: {0}")]
     InvalidJob(String),

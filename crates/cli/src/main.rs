@@ -59,7 +59,7 @@ fn real_main() -> i32 {
     if let Some(spec) = power
         && let Err(e) = power::start(spec)
     {
-        say!("error: {e:#}");
+        say!("error: {}", output::reason(&e));
         return 2;
     }
     let stop = StopFlag::new();
@@ -85,7 +85,7 @@ fn real_main() -> i32 {
             130
         }
         Err(e) => {
-            say!("error: {e:#}");
+            say!("error: {}", output::reason(&e));
             2
         }
     }

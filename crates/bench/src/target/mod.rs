@@ -73,7 +73,7 @@ pub struct Target {
 /// Why a target cannot be used; each message names the problem and the fix.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
-    #[error("{0}")]
+    #[error(transparent)]
     Device(#[from] device::DeviceRefusal),
     #[error(
         "{path}: block devices are only used with --allow-device (the benchmark may overwrite the device)"

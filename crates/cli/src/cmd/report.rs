@@ -84,9 +84,11 @@ fn read_evaluation(dir: &Path) -> Result<ReportInput> {
             Ok(data) => {
                 input.runs.insert(run.id.clone(), data);
             }
-            Err(e) => input
-                .problems
-                .push(format!("run {}: {e:#}; its row shows evaluation.json's figures only", run.id)),
+            Err(e) => input.problems.push(format!(
+                "run {}: {}; its row shows evaluation.json's figures only",
+                run.id,
+                crate::output::reason(&e)
+            )),
         }
     }
     fill_database(&mut input, &evaluation, dir);

@@ -141,6 +141,9 @@ fn verify_from_another_directory_finds_the_logs_and_fails_on_a_missing_one() {
     let failed = verify_from_root(dir.path()).code(1);
     let err = crate::support::stderr_text(&failed);
     assert!(err.contains("missing: the manifest's log stream needs this file"), "{err}");
+    std::fs::remove_file(dir.path().join("db/mailbox1.edb")).unwrap();
+    let err = crate::support::stderr_text(&verify_from_root(dir.path()).code(2));
+    assert_eq!(err.matches("No such file or directory").count(), 1, "said once: {err}");
 }
 
 #[test]

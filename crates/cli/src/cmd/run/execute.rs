@@ -138,7 +138,7 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
     let mut record = pending(plan, run);
     record.started_at = Some(jiff::Timestamp::now().to_string());
     if let Err(e) = prepare(run, stop) {
-        record.error = Some(format!("{e:#}"));
+        record.error = Some(crate::output::reason(&e));
         record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
         return record;
     }
@@ -165,8 +165,8 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
         Ok(Ending::CheckFailed) => RunStatus::CheckFailed,
         Ok(Ending::Interrupted | Ending::InterruptedBeforeRun) => RunStatus::Interrupted,
         Err(e) => {
-            say!("error: run {} failed: {e:#}", run.id);
-            record.error = Some(format!("{e:#}"));
+            say!("error: run {} failed: {}", run.id, crate::output::reason(&e));
+            record.error = Some(crate::output::reason(&e));
             RunStatus::Failed
         }
     };

@@ -255,7 +255,11 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     match super::report::write_report(dir, dir) {
         Ok(files) => files.iter().for_each(|f| say!("report: {}", f.display())),
         Err(e) => {
-            say!("warning: the report could not be written ({e:#}); try storbench report {}", dir.display())
+            say!(
+                "warning: the report could not be written ({}); try storbench report {}",
+                crate::output::reason(&e),
+                dir.display()
+            )
         }
     }
     if !eval.complete {
