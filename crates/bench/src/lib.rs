@@ -13,6 +13,7 @@
 pub mod db;
 pub mod engine;
 mod error;
+pub mod input;
 pub mod metrics;
 pub mod monitor;
 pub mod rng;

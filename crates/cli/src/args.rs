@@ -11,7 +11,7 @@ pub use oltp::*;
 pub use report::*;
 
 use crate::units::{ByteSize, Seconds};
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
 
@@ -26,6 +26,38 @@ use std::path::PathBuf;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// Value names of the options that take a number, a size or a duration.
+const NUMBER_VALUES: [&str; 11] = [
+    "N",
+    "SIZE",
+    "SIZE[/WEIGHT:...]",
+    "DURATION",
+    "ROUND",
+    "PCT",
+    "IOPS",
+    "MS",
+    "SECONDS",
+    "USERS_PER_S",
+    "PASSES",
+];
+
+/// The command line as clap reads it, with one change the derive cannot state once for all
+/// options: a value starting with '-' given to an option that takes a number, size or duration
+/// reaches that option's parser, which says why a negative value does not work. Clap alone
+/// reads `--runtime -5s` as an unknown flag `-5`.
+pub fn command() -> clap::Command {
+    negatives_reach_parsers(Cli::command())
+}
+
+fn negatives_reach_parsers(cmd: clap::Command) -> clap::Command {
+    let numeric = |a: &clap::Arg| {
+        a.get_value_names().is_some_and(|names| names.iter().any(|n| NUMBER_VALUES.contains(&n.as_str())))
+    };
+    let cmd = cmd.mut_args(|a| if numeric(&a) { a.allow_hyphen_values(true) } else { a });
+    let subcommands: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_owned()).collect();
+    subcommands.into_iter().fold(cmd, |cmd, name| cmd.mut_subcommand(name, negatives_reach_parsers))
 }
 
 #[derive(Subcommand, Debug)]

@@ -26,7 +26,7 @@ mod plan;
 mod power;
 mod units;
 
-use clap::Parser;
+use clap::FromArgMatches;
 use storbench_bench::run::StopFlag;
 
 fn main() {
@@ -51,7 +51,8 @@ fn real_main() -> i32 {
         }
     };
     remember_secrets(&argv);
-    let cli = match args::Cli::try_parse_from(argv) {
+    let parsed = args::command().try_get_matches_from(argv);
+    let cli = match parsed.and_then(|m| args::Cli::from_arg_matches(&m)) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -67,7 +68,7 @@ fn real_main() -> i32 {
     if let Some(spec) = power
         && let Err(e) = power::start(spec)
     {
-        say!("error: {e:#}");
+        say!("error: {}", output::reason(&e));
         return 2;
     }
     let stop = StopFlag::new();
@@ -93,7 +94,7 @@ fn real_main() -> i32 {
             130
         }
         Err(e) => {
-            say!("error: {e:#}");
+            say!("error: {}", output::reason(&e));
             2
         }
     }

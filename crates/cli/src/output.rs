@@ -22,6 +22,23 @@ pub fn print_result(out: &crate::args::OutputArgs, text: impl FnOnce() -> String
     }
 }
 
+/// An error and its causes in one line, each said once: a library error often includes its
+/// cause in its own message (`opening X: No such file`), and that cause, listed again, would
+/// read "No such file: No such file".
+pub fn reason(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain().map(ToString::to_string) {
+        if text.contains(&cause) {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push_str(": ");
+        }
+        text.push_str(&cause);
+    }
+    text
+}
+
 /// Writes one line to stderr, secrets hidden, dropping it when stderr is closed or full: a
 /// message must never end a run whose measurements are not yet written.
 pub fn to_stderr(args: std::fmt::Arguments) {
@@ -393,4 +410,18 @@ pub fn evaluation_table(e: &storbench_report::evaluation::Evaluation) -> String 
         ]);
     }
     t.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reason;
+
+    #[test]
+    fn a_cause_the_message_already_holds_is_said_once() {
+        let io = std::io::Error::from(std::io::ErrorKind::NotFound);
+        let lib = anyhow::Error::new(io)
+            .context(format!("opening X: {}", std::io::Error::from(std::io::ErrorKind::NotFound)));
+        let e = lib.context("verifying the databases");
+        assert_eq!(reason(&e), "verifying the databases: opening X: entity not found");
+    }
 }

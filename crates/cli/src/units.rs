@@ -1,12 +1,21 @@
 //! Sizes and durations as users type them: `4k`, `1GiB`, `30s`, `2m`, `500ms`.
 //!
 //! Sizes are binary, as in fio: `4k` = 4096, `1G` = `1GiB` = 2^30. A bare duration number is
-//! seconds.
+//! seconds. A duration is at most [`MAX_DURATION`], so that every sum and product of the
+//! durations a run is made of (rounds times their count, ramp plus runtime, in nanoseconds)
+//! stays far inside 64 bits.
 
 use serde::{Deserialize, Deserializer};
 use std::fmt;
 use std::str::FromStr;
 use std::time::Duration;
+
+/// Text that starts like an option: the value of the option before it is missing.
+fn looks_like_an_option(t: &str) -> Option<String> {
+    let second = t.strip_prefix('-')?.chars().next();
+    (!second.is_some_and(|c| c.is_ascii_digit() || c == '.'))
+        .then(|| format!("'{t}' is an option, not a value; give the option before it a value"))
+}
 
 /// A byte count.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -16,6 +25,9 @@ impl FromStr for ByteSize {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim();
+        if let Some(e) = looks_like_an_option(t) {
+            return Err(e);
+        }
         if t.starts_with('-') {
             return Err(format!("'{s}' is negative; a size is a positive number such as 4k or 1GiB"));
         }
@@ -45,6 +57,17 @@ pub fn human_bytes(n: u64) -> String {
     if v.fract() == 0.0 { format!("{v}{}", UNITS[unit]) } else { format!("{v:.1}{}", UNITS[unit]) }
 }
 
+/// The longest duration any option takes: a year, longer than any test.
+pub const MAX_DURATION: Duration = Duration::from_secs(365 * 86_400);
+
+/// `d` when it is at most [`MAX_DURATION`]; `s` is the text it came from.
+fn at_most_a_year(s: &str, d: Option<Duration>) -> Result<Duration, String> {
+    match d {
+        Some(d) if d <= MAX_DURATION => Ok(d),
+        _ => Err(format!("'{s}' is longer than any test runs; a duration is at most 365 days (365d)")),
+    }
+}
+
 /// A duration; a bare number means seconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seconds(pub Duration);
@@ -53,17 +76,23 @@ impl FromStr for Seconds {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         let t = s.trim();
+        if let Some(e) = looks_like_an_option(t) {
+            return Err(e);
+        }
         if t.starts_with('-') {
             return Err(format!("'{s}' is negative; a duration is zero or more, such as 30s or 2m"));
         }
         if let Ok(secs) = t.parse::<f64>() {
-            return Duration::try_from_secs_f64(secs)
-                .map(Seconds)
-                .map_err(|_| format!("'{s}' is not a usable number of seconds"));
+            if secs.is_nan() {
+                return Err(format!("'{s}' is not a number of seconds; write it like 30, 30s, 2m or 1h30m"));
+            }
+            return at_most_a_year(s, Duration::try_from_secs_f64(secs).ok()).map(Seconds);
         }
-        humantime::parse_duration(t)
-            .map(Seconds)
-            .map_err(|e| format!("'{s}' is not a duration ({e}); write it like 30, 30s, 2m or 1h30m"))
+        match humantime::parse_duration(t) {
+            Ok(d) => at_most_a_year(s, Some(d)).map(Seconds),
+            Err(humantime::DurationError::NumberOverflow) => at_most_a_year(s, None).map(Seconds),
+            Err(e) => Err(format!("'{s}' is not a duration ({e}); write it like 30, 30s, 2m or 1h30m")),
+        }
     }
 }
 
@@ -82,9 +111,7 @@ impl FromStr for Minutes {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
         match s.trim().parse::<f64>() {
-            Ok(m) if m >= 0.0 => Duration::try_from_secs_f64(m * 60.0)
-                .map(Minutes)
-                .map_err(|_| format!("'{s}' is not a usable number of minutes")),
+            Ok(m) if m >= 0.0 => at_most_a_year(s, Duration::try_from_secs_f64(m * 60.0).ok()).map(Minutes),
             Ok(_) => {
                 Err(format!("'{s}' is negative; a duration is zero or more, such as 5 (minutes) or 90s"))
             }
@@ -186,7 +213,21 @@ mod tests {
         assert_eq!("500ms".parse::<Seconds>().unwrap().0, Duration::from_millis(500));
         assert_eq!("1.5".parse::<Seconds>().unwrap().0, Duration::from_millis(1500));
         assert!("-5s".parse::<Seconds>().unwrap_err().contains("negative"));
+        assert!("-.5".parse::<Seconds>().unwrap_err().contains("negative"));
+        assert!("--buffered".parse::<Seconds>().unwrap_err().contains("is an option, not a value"));
+        assert!("--size".parse::<ByteSize>().unwrap_err().contains("is an option, not a value"));
         assert!("soon".parse::<Seconds>().is_err());
+    }
+
+    #[test]
+    fn a_duration_longer_than_a_year_is_refused_not_wrapped() {
+        assert_eq!("365d".parse::<Seconds>().unwrap().0, MAX_DURATION);
+        for huge in ["1e18", "366d", "99999999999999999999s", "inf", "1e400"] {
+            let e = huge.parse::<Seconds>().unwrap_err();
+            assert!(e.contains("at most 365 days"), "{huge}: {e}");
+        }
+        assert!("NaN".parse::<Seconds>().unwrap_err().contains("not a number"));
+        assert!("1e18".parse::<Minutes>().unwrap_err().contains("at most 365 days"));
     }
 
     #[test]

@@ -40,6 +40,13 @@ pub fn parse_mem_available(text: &str) -> Option<u64> {
     Some(free.saturating_add(buffers).saturating_add(cached))
 }
 
+/// The most memory a run may ask for: what is available now (`MemAvailable`, or its stand-in),
+/// else all of it (`MemTotal`); None when /proc/meminfo cannot be read.
+pub fn memory_limit() -> Option<u64> {
+    let text = std::fs::read_to_string(MEMINFO).ok()?;
+    parse_mem_available(&text).or_else(|| field_bytes(&text, "MemTotal"))
+}
+
 /// Reads the memory available now, in bytes; `Ok(None)` when meminfo has no usable field.
 pub fn read_mem_available() -> io::Result<Option<u64>> {
     Ok(parse_mem_available(&std::fs::read_to_string(MEMINFO)?))

@@ -22,6 +22,17 @@ pub enum MailboxSub {
     /// their checksums, in parallel. Corrupt pages are listed by file and offset; exit code 1
     /// when there is any.
     Verify(MailboxVerifyArgs),
+    /// Soft recovery of databases left by a dirty shutdown (a run that was killed or failed):
+    /// replays their log files into the databases, as Exchange's `eseutil /r` does, and marks
+    /// them cleanly shut down. Verify them afterwards.
+    Recover(MailboxRecoverArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct MailboxRecoverArgs {
+    /// Directory holding the databases (storbench-mailbox.json and mailbox<N>.edb).
+    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox")]
+    pub target: PathBuf,
 }
 
 #[derive(Args, Debug, Clone, Default)]

@@ -280,8 +280,11 @@ pub fn expand_config_files(args: Vec<std::ffi::OsString>) -> Result<Vec<std::ffi
                 continue;
             }
         };
-        let body = std::fs::read_to_string(&path)
-            .map_err(|e| format!("--config-file {path}: {e}; give the path of a DS3 parameter file"))?;
+        let body = storbench_bench::input::read_text(
+            std::path::Path::new(&path),
+            storbench_bench::input::TEXT_LIMIT,
+        )
+        .map_err(|e| format!("--config-file {e} (a DS3 parameter file)"))?;
         for (n, line) in body.lines().enumerate().map(|(i, l)| (i + 1, l.trim())) {
             if line.is_empty() || line.starts_with('#') {
                 continue;

@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
+use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::monitor::disclosure::sha256_hex;
 use storbench_report::evaluation::{EVALUATION_VERSION, Evaluation};
 use storbench_report::render::{self, ReportInput, RunData, Series};
@@ -84,9 +85,11 @@ fn read_evaluation(dir: &Path) -> Result<ReportInput> {
             Ok(data) => {
                 input.runs.insert(run.id.clone(), data);
             }
-            Err(e) => input
-                .problems
-                .push(format!("run {}: {e:#}; its row shows evaluation.json's figures only", run.id)),
+            Err(e) => input.problems.push(format!(
+                "run {}: {}; its row shows evaluation.json's figures only",
+                run.id,
+                crate::output::reason(&e)
+            )),
         }
     }
     fill_database(&mut input, &evaluation, dir);
@@ -106,7 +109,7 @@ fn read_run(dir: &Path) -> Result<RunData> {
         );
     }
     let path = dir.join("timeseries.csv");
-    let series = match fs::read_to_string(&path) {
+    let series = match read_text(&path, DATA_LIMIT) {
         Ok(text) => Some(Series::parse(&text).with_context(|| format!("{} is malformed", path.display()))?),
         Err(_) => None,
     };
@@ -119,7 +122,7 @@ fn read_disclosure(dir: &Path) -> Option<Disclosure> {
 }
 
 fn read_json<T: DeserializeOwned>(path: &Path) -> Result<T> {
-    let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = read_text(path, DATA_LIMIT)?;
     serde_json::from_str(&text).with_context(|| {
         format!(
             "{} is not what storbench writes (truncated, edited, or not a storbench file); \

@@ -41,7 +41,7 @@ const PAGE: u64 = 8192;
 const PAGES: u64 = 50 * (1 << 20) / PAGE;
 
 /// The tiny test's options with `changes` replacing an option's value or added.
-fn tiny(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
+pub(crate) fn tiny(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
     let mut args = TINY.to_vec();
     for &(opt, value) in changes {
         match args.iter().position(|a| *a == opt) {

@@ -21,4 +21,5 @@ mod support;
 mod trust_databases;
 mod trust_errors;
 mod trust_files;
+mod trust_limits;
 mod trust_secrets;

@@ -8,6 +8,7 @@
 
 use super::format::{Filler, filler_stream, write_page};
 use crate::engine::{self, Dir, EngineKind, Request};
+use crate::input::{InputError, TEXT_LIMIT, read_bounded};
 use crate::run::StopFlag;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, OpenOptions};
@@ -71,6 +72,7 @@ pub struct Manifest {
     /// Bytes per log block: the log's sector, the unit of every log write.
     #[serde(default = "default_log_block")]
     pub log_block: u32,
+    /// Absolute (a relative one, written by earlier versions, is resolved by `load`).
     pub log_dir: PathBuf,
     pub seed: u64,
     /// Per database: pages now, and the next log generation.
@@ -92,6 +94,12 @@ pub struct DbState {
     pub initial_pages: u64,
     pub pages: u64,
     pub next_generation: u32,
+    /// The oldest log generation kept: with a clean shutdown, every generation from it to
+    /// `next_generation - 1` must be there; after a dirty end, the first log file of the run
+    /// that ended so (where a replay starts). None in manifests of earlier versions and
+    /// before the first run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_from: Option<u32>,
 }
 
 impl Manifest {
@@ -99,19 +107,59 @@ impl Manifest {
         db_dir.join(MANIFEST)
     }
 
-    pub fn load(db_dir: &Path) -> std::io::Result<Option<Manifest>> {
-        match std::fs::read(Self::path(db_dir)) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(std::io::Error::other),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(e),
-        }
+    /// The manifest in `db_dir`; None when there is none. It is read only as a regular file
+    /// of at most 16 MiB.
+    pub fn load(db_dir: &Path) -> Result<Option<Manifest>, InputError> {
+        let path = Self::path(db_dir);
+        let bytes = match read_bounded(&path, TEXT_LIMIT) {
+            Ok(bytes) => bytes,
+            Err(e) if e.is_not_found() => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let mut m: Manifest = serde_json::from_slice(&bytes).map_err(|e| InputError::Io {
+            path: path.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
+        })?;
+        m.log_dir = m.resolved_log_dir(db_dir);
+        Ok(Some(m))
     }
 
-    /// Writes the manifest atomically (a new file renamed over the old).
+    /// Earlier versions wrote the log directory as given, relative to where they ran: it is
+    /// taken from the manifest's directory or the nearest of its parents that holds the first
+    /// database's log directory (the manifest's directory itself when none does, so that the
+    /// missing logs are reported).
+    fn resolved_log_dir(&self, db_dir: &Path) -> PathBuf {
+        let Ok(home) = std::path::absolute(db_dir) else { return self.log_dir.clone() };
+        if self.log_dir.is_absolute() {
+            return self.log_dir.clone();
+        }
+        let id = self.databases.first().map_or(1, |d| d.id);
+        home.ancestors()
+            .map(|at| at.join(&self.log_dir))
+            .find(|logs| DbFiles::new(&home, logs, id).log_dir.is_dir())
+            .unwrap_or_else(|| home.join(&self.log_dir))
+    }
+
+    /// Writes the manifest atomically (a new file renamed over the old), with the log
+    /// directory as an absolute path, so that it is found from anywhere.
     pub fn save(&self, db_dir: &Path) -> std::io::Result<()> {
+        let mut m = self.clone();
+        m.log_dir = std::path::absolute(&self.log_dir)?;
         let tmp = db_dir.join(format!(".{MANIFEST}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?)?;
+        std::fs::write(&tmp, serde_json::to_vec_pretty(&m).map_err(std::io::Error::other)?)?;
         std::fs::rename(tmp, Self::path(db_dir))
+    }
+
+    /// Records, per database, the log stream now on disk: its first generation (`log_from`)
+    /// and the one after its last (`next_generation`).
+    pub fn note_logs(&mut self, db_dir: &Path) {
+        for (f, d) in self.files(db_dir).iter().zip(&mut self.databases) {
+            let present = f.log_generations();
+            d.log_from = present.first().copied();
+            if let Some(last) = present.last() {
+                d.next_generation = last.saturating_add(1);
+            }
+        }
     }
 
     pub fn files(&self, db_dir: &Path) -> Vec<DbFiles> {

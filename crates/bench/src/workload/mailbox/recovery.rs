@@ -92,6 +92,7 @@ pub fn replay(
         d.pages = on_disk.max(pages);
     }
     manifest.clean = out.complete;
+    manifest.note_logs(db_dir);
     manifest.save(db_dir).map_err(|source| crate::Error::Io {
         op: "writing",
         path: Manifest::path(db_dir),

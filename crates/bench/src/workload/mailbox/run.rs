@@ -112,6 +112,9 @@ pub fn run(
         instances.push(Instance::open(cfg, s.clone(), stop.clone())?);
         shared.push(s);
     }
+    // The stream this run writes starts at the log file each instance has just made: recorded
+    // so that a replay after a dirty end knows where to start.
+    manifest.note_logs(db_dir);
     manifest.clean = false;
     save(manifest, db_dir)?;
     let handles: Vec<_> = instances
@@ -148,6 +151,9 @@ pub fn run(
         d.next_generation = e.next_generation;
     }
     manifest.clean = ends.iter().all(|e| e.failure.is_none()) && spec.log_files_limit.is_none();
+    if manifest.clean {
+        manifest.note_logs(db_dir);
+    }
     save(manifest, db_dir)?;
     Ok(c.outcome(spec, stop, ends, shutdown_s))
 }

@@ -6,7 +6,7 @@
 //! may hold data depends on the blocks before it (nothing is written after the log's end).
 
 use super::format::{LOG_BLOCK_HEADER, PAGE_HEADER, PageFault, check_log_block, check_page};
-use super::layout::{DbFiles, Manifest, open_direct};
+use super::layout::{DbFiles, DbState, Manifest, open_direct};
 use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
 use crate::engine::AlignedBuf;
 use crate::run::StopFlag;
@@ -213,12 +213,27 @@ fn plan(db_dir: &Path, manifest: &Manifest, chunk_bytes: u64) -> crate::Result<(
         let pages = if manifest.clean { d.pages } else { 0 };
         add_database(&mut work, &mut tally, f, page, pages, chunk_bytes)?;
     }
-    for f in &files {
-        for generation in f.log_generations() {
+    for (f, d) in files.iter().zip(&manifest.databases) {
+        let present = f.log_generations();
+        for generation in missing_logs(&present, d, manifest.clean) {
+            tally.corrupt(&f.log_path(generation), 0, "missing: the manifest's log stream needs this file");
+        }
+        for generation in present {
             add_log(&mut work, &mut tally, f.log_path(generation), generation, manifest)?;
         }
     }
     Ok((work, tally))
+}
+
+/// Log generations the manifest needs that are not on disk (`present`, in order). After a
+/// clean shutdown: every one from `log_from` (or the first there) to `next_generation - 1`.
+/// After an unclean one the manifest does not know where the stream ends: the gaps.
+fn missing_logs(present: &[u32], d: &DbState, clean: bool) -> Vec<u32> {
+    let last =
+        if clean { d.next_generation.checked_sub(1).filter(|&g| g >= 1) } else { present.last().copied() };
+    let Some(last) = last else { return Vec::new() };
+    let kept_from = if clean { d.log_from.or(present.first().copied()) } else { present.first().copied() };
+    (kept_from.unwrap_or(last)..=last).filter(|g| present.binary_search(g).is_err()).collect()
 }
 
 /// A database: its whole pages, in chunks; a partial page at the end, or fewer than `pages`
@@ -452,7 +467,7 @@ fn check_log(reader: &mut Reader, chunk: &Chunk, generation: u32, block: u64, ta
 mod tests {
     use super::super::format::seal_log_block;
     use super::super::instance::unused_log_pattern;
-    use super::super::layout::{DbState, MANIFEST_VERSION, create_database};
+    use super::super::layout::{MANIFEST_VERSION, create_database};
     use super::super::log::LogGeometry;
     use super::*;
     use crate::engine::EngineKind;
@@ -462,6 +477,21 @@ mod tests {
     const BLOCK: usize = 512;
     const LOG_SIZE: usize = 64 * 1024;
     const LOG_BLOCKS: u64 = (LOG_SIZE / BLOCK) as u64;
+
+    #[test]
+    fn a_log_file_the_manifest_needs_is_missing_when_it_is_not_there() {
+        let d =
+            |next, from| DbState { id: 1, initial_pages: 1, pages: 1, next_generation: next, log_from: from };
+        assert_eq!(missing_logs(&[0x2B, 0x2C], &d(0x2D, Some(0x2B)), true), Vec::<u32>::new());
+        assert_eq!(missing_logs(&[0x2C], &d(0x2D, Some(0x2B)), true), vec![0x2B]);
+        assert_eq!(
+            missing_logs(&[], &d(0x2D, None), true),
+            vec![0x2C],
+            "an old manifest: the last one at least"
+        );
+        assert_eq!(missing_logs(&[], &d(1, None), true), Vec::<u32>::new(), "never run: no logs");
+        assert_eq!(missing_logs(&[5, 7], &d(2, Some(1)), false), vec![6], "unclean: only the gaps");
+    }
 
     struct Set {
         dir: tempfile::TempDir,
@@ -481,7 +511,13 @@ mod tests {
             log_block: BLOCK as u32,
             log_dir: dir.path().join("logs"),
             seed: 7,
-            databases: vec![DbState { id: 1, initial_pages: PAGES, pages: PAGES, next_generation: 4 }],
+            databases: vec![DbState {
+                id: 1,
+                initial_pages: PAGES,
+                pages: PAGES,
+                next_generation: 4,
+                log_from: None,
+            }],
             clean: true,
         };
         let files = manifest.files(dir.path()).remove(0);

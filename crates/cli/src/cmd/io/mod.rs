@@ -8,7 +8,7 @@ use crate::args::IoArgs;
 use crate::bundle::{self, Bundle};
 use crate::output;
 use anyhow::{Context, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::{self, Target, TargetPlan};
@@ -34,11 +34,12 @@ pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
 /// The options, checked against the target as it is (nothing is written).
 pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
     let v = validate::validate(args)?;
+    crate::cmd::results_root(args.out.output_dir.as_deref())?;
     let plan = v.target.as_ref().map(target::plan).transpose()?;
     for job in &v.jobs {
         let (size, direct, align) =
             plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
-        validate::check_against_target(&job.spec, size, direct, align)?;
+        validate::check_against_target(&job.spec, size, args.size.is_some(), direct, align)?;
     }
     Ok((v, plan))
 }
@@ -80,7 +81,7 @@ fn run_jobs(
     device: Option<&DeviceInfo>,
     stop: &StopFlag,
 ) -> Result<Vec<Summary>> {
-    let root = args.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let root = crate::cmd::results_root(args.out.output_dir.as_deref())?;
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
     let set_dir = v.profile.as_deref().map(|p| bundle::new_dir(&root, &stamp, p)).transpose()?;
     let mut summaries = Vec::new();

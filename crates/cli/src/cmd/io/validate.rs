@@ -69,8 +69,22 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     if args.verify && !block_sizes.is_single() {
         bail!("--verify needs a single --bs (it checks whole blocks); drop the mix or --verify");
     }
+    let header = storbench_bench::workload::io::verify::HEADER_LEN as u32;
+    if args.verify && block_sizes.max() < header {
+        bail!(
+            "--verify writes a {header}-byte header into every block, so --bs {} is too small; use --bs {header} or more (4k is usual)",
+            block_sizes.max()
+        );
+    }
     let iodepth = bounded("--iodepth", args.iodepth.unwrap_or(1), 1, 4096)?;
     let workers = bounded("--workers", args.workers.unwrap_or(1), 1, 1024)?;
+    // Every worker holds a buffer of the largest block for each request in flight.
+    let buffers = u64::from(block_sizes.max()) * u64::from(iodepth) * u64::from(workers);
+    crate::cmd::check_memory(
+        &format!("--bs {} with --iodepth {iodepth} and --workers {workers}", block_sizes.max()),
+        Some(buffers),
+        "give a smaller --bs, --iodepth or --workers",
+    )?;
     let size = args.size.map_or(DEFAULT_SIZE, |s| s.0);
     Ok(IoSpec {
         name: args.out.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
@@ -259,7 +273,22 @@ fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
 }
 
 /// Checks that need the target: alignment for O_DIRECT, and room for every worker's blocks.
-pub fn check_against_target(job: &IoSpec, size: u64, direct: bool, align: u32) -> Result<()> {
+/// How the size used came about: the user's --size, or the target's own size.
+fn sized(size: u64, given: bool) -> String {
+    if given {
+        format!("--size {size} bytes")
+    } else {
+        format!("the target holds {size} bytes (no --size was given), which")
+    }
+}
+
+pub fn check_against_target(
+    job: &IoSpec,
+    size: u64,
+    size_given: bool,
+    direct: bool,
+    align: u32,
+) -> Result<()> {
     if direct {
         for (bs, _) in job.block_sizes.entries() {
             if bs % align != 0 {
@@ -274,7 +303,8 @@ pub fn check_against_target(job: &IoSpec, size: u64, direct: bool, align: u32) -
     let max = spec.block_sizes.max() as u64;
     if spec.min_worker_region() < max {
         bail!(
-            "--size {size} bytes is smaller than one {max}-byte block per worker ({} workers); use a larger --size or fewer --workers",
+            "{} is smaller than one {max}-byte block per worker ({} workers); use a larger --size or fewer --workers",
+            sized(size, size_given),
             spec.workers
         );
     }

@@ -23,6 +23,7 @@ use validate::Plan;
 pub fn run(c: Box<MailboxCommand>, stop: &StopFlag) -> Result<Ending> {
     match c.sub {
         Some(MailboxSub::Verify(v)) => verify_command(&v, stop),
+        Some(MailboxSub::Recover(r)) => recover_command(&r.target, stop),
         None => test(&c.run, stop),
     }
 }
@@ -74,8 +75,7 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
 /// returns the manifest and whether this run created them. Everything is checked before the
 /// first file is written.
 fn prepare(plan: &Plan, stop: &StopFlag) -> Result<(Manifest, bool)> {
-    let existing = Manifest::load(&plan.db_dir)
-        .with_context(|| format!("reading {}", Manifest::path(&plan.db_dir).display()))?;
+    let existing = Manifest::load(&plan.db_dir)?;
     if let Some(m) = existing {
         check_reusable(plan, &m)?;
         say!("reusing {} database(s) in {}", m.databases.len(), plan.db_dir.display());
@@ -95,7 +95,13 @@ fn prepare(plan: &Plan, stop: &StopFlag) -> Result<(Manifest, bool)> {
         log_block: log_block(&plan.log_dir),
         seed: plan.seed,
         databases: (1..=plan.databases)
-            .map(|id| DbState { id, initial_pages: plan.pages, pages: plan.pages, next_generation: 1 })
+            .map(|id| DbState {
+                id,
+                initial_pages: plan.pages,
+                pages: plan.pages,
+                next_generation: 1,
+                log_from: None,
+            })
             .collect(),
         clean: true,
     };
@@ -199,7 +205,7 @@ fn check_space(plan: &Plan) -> Result<()> {
     let log_at = validate::existing_ancestor(&plan.log_dir);
     let same_fs = fs_id(db_at) == fs_id(log_at);
     let free_db = free_space(db_at).unwrap_or(u64::MAX);
-    let need_db = if same_fs { data + logs } else { data };
+    let need_db = if same_fs { data.saturating_add(logs) } else { data };
     let h = crate::units::human_bytes;
     if need_db > free_db {
         bail!(
@@ -397,7 +403,7 @@ impl Run {
         let test = summary::base_results(plan).test;
         let name =
             a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
-        let root = a.out.output_dir.clone().unwrap_or_else(|| "storbench-results".into());
+        let root = crate::cmd::results_root(a.out.output_dir.as_deref())?;
         let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
         let device = resolve_device(&plan.db_dir).ok().flatten();
         let now = jiff::Timestamp::now();
@@ -663,31 +669,112 @@ fn verify_with_bar(db_dir: &Path, manifest: &Manifest, stop: &StopFlag) -> Resul
     });
     bar.finish_and_clear();
     let v = v.context("verifying the databases")?;
+    // After a dirty shutdown, pages that only the logs hold are expected not to match: they
+    // say nothing about the storage until soft recovery has replayed the logs.
+    let (bad, label) =
+        if manifest.clean { ("corrupt", "corrupt") } else { ("not matching yet", "not matching") };
     say!(
         "verified {} pages and {} log blocks in {:.1} s: {}",
         v.pages_checked,
         v.log_blocks_checked,
         v.seconds,
-        if v.ok() { "all checksums match".to_string() } else { format!("{} corrupt", v.corruptions) }
+        if v.ok() { "all checksums match".to_string() } else { format!("{} {bad}", v.corruptions) }
     );
     for c in &v.first {
-        say!("  corrupt: {} at offset {}: {}", c.file, c.offset, c.what);
+        say!("  {label}: {} at offset {}: {}", c.file, c.offset, c.what);
     }
     Ok(v)
+}
+
+/// Where each database's replay starts: the first log file of the run that ended dirty.
+/// Records are framed from a stream's start, so a stream whose start circular logging has
+/// removed cannot be replayed; the error says what to do instead.
+fn replay_start(db_dir: &Path, m: &Manifest) -> Result<Vec<u32>> {
+    let from: Vec<u32> = m.databases.iter().map(|d| d.log_from.unwrap_or(d.next_generation)).collect();
+    for (f, &first) in m.files(db_dir).iter().zip(&from) {
+        if f.log_generations().first() != Some(&first) {
+            bail!(
+                "soft recovery cannot replay these logs: {} no longer holds {}, the first log file of the \
+                 run that ended dirty (circular logging removed it); remove the databases (the \
+                 directory's mailbox*.edb, log directories and {}) and let the next run create them afresh",
+                f.log_dir.display(),
+                f.log_path(first).display(),
+                layout::MANIFEST
+            );
+        }
+    }
+    Ok(from)
+}
+
+/// Said before any page count when the last run did not end with a clean shutdown.
+fn say_dirty_shutdown(db_dir: &Path, m: &Manifest) {
+    let next = match replay_start(db_dir, m) {
+        Ok(_) => format!(
+            "run soft recovery, which replays the logs: `storbench mailbox recover --target {}`; then verify again",
+            db_dir.display()
+        ),
+        Err(e) => e.to_string(),
+    };
+    say!(
+        "the databases in {} were not shut down cleanly (a dirty shutdown: the last run was killed or \
+         failed before it wrote its cache and closed its logs). Changes since the last checkpoint are \
+         only in the logs, so pages that do not match now are not evidence of storage corruption. \
+         To go on: {next}",
+        db_dir.display(),
+    );
+}
+
+/// The manifest of the databases kept in `db_dir`; an error when there is none.
+fn kept_databases(db_dir: &Path) -> Result<Manifest> {
+    Manifest::load(db_dir)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "{} holds no storbench mailbox databases (no {}); give the --target of a run made with --keep",
+            db_dir.display(),
+            layout::MANIFEST
+        )
+    })
+}
+
+/// `mailbox recover`: replays each database's logs from the oldest one kept.
+fn recover_command(db_dir: &Path, stop: &StopFlag) -> Result<Ending> {
+    let _lock = lock_place(db_dir, "--target")?;
+    let mut m = kept_databases(db_dir)?;
+    if m.clean {
+        say!("the databases in {} were shut down cleanly: there is nothing to recover", db_dir.display());
+        return Ok(Ending::Ok);
+    }
+    let from = replay_start(db_dir, &m)?;
+    let cache = mbx::Preset::parse(&m.preset).map_or(256 << 20, |p| p.profile().cache_max);
+    say!("soft recovery: replaying the logs of {} database(s) in {}", m.databases.len(), db_dir.display());
+    let engine = storbench_bench::engine::EngineKind::IoUring;
+    let out = mbx::replay(db_dir, &mut m, &from, cache, engine, stop).context("replaying the logs")?;
+    say!(
+        "replayed {} log files ({} records; {} pages written) in {:.1} s",
+        out.logs_replayed,
+        out.records,
+        out.pages_written,
+        out.seconds
+    );
+    for c in &out.first {
+        say!("  damaged log: {} at offset {}: {}", c.file, c.offset, c.what);
+    }
+    if stop.is_stopped() {
+        return Ok(Ending::Interrupted);
+    }
+    say!(
+        "the databases are shut down cleanly now; check them with `storbench mailbox verify --target {}`",
+        db_dir.display()
+    );
+    Ok(if out.corruptions == 0 { Ending::Ok } else { Ending::CheckFailed })
 }
 
 fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
     // A verify beside a running test would read pages mid-write and call them corrupt.
     let _lock = lock_place(&a.target, "--target")?;
-    let m = Manifest::load(&a.target)
-        .with_context(|| format!("reading {}", Manifest::path(&a.target).display()))?
-        .ok_or_else(|| {
-            anyhow::anyhow!(
-                "{} holds no storbench mailbox databases (no {}); give the --target of a run made with --keep",
-                a.target.display(),
-                layout::MANIFEST
-            )
-        })?;
+    let m = kept_databases(&a.target)?;
+    if !m.clean {
+        say_dirty_shutdown(&a.target, &m);
+    }
     let v = match a.threads {
         Some(0) => bail!("--threads 0: at least one thread reads"),
         Some(t) => mbx::verify(&a.target, &m, t, stop, &mut |_, _| {}).context("verifying the databases")?,
@@ -695,7 +782,7 @@ fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
     };
     if a.json {
         let json = serde_json::json!({
-            "ok": v.ok(), "complete": v.complete, "pages_checked": v.pages_checked,
+            "ok": v.ok() && m.clean, "clean_shutdown": m.clean, "complete": v.complete, "pages_checked": v.pages_checked,
             "log_blocks_checked": v.log_blocks_checked, "log_files": v.log_files, "bytes": v.bytes,
             "corruptions": v.corruptions, "seconds": v.seconds,
             "first": v.first.iter().map(|c| serde_json::json!({"file": c.file, "offset": c.offset, "what": c.what})).collect::<Vec<_>>(),
@@ -704,7 +791,7 @@ fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
     }
     Ok(if stop.is_stopped() {
         Ending::Interrupted
-    } else if v.ok() {
+    } else if v.ok() && m.clean {
         Ending::Ok
     } else {
         Ending::CheckFailed

@@ -2,6 +2,7 @@
 //! the fix, before anything is created or written.
 
 use crate::args::{EngineArg, MailboxArgs, TestArg};
+use crate::units::ByteSize;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -53,6 +54,7 @@ pub fn validate(a: &MailboxArgs) -> Result<Plan> {
         TestArg::Backup => TestType::Backup,
         TestArg::SoftRecovery => TestType::SoftRecovery,
     };
+    crate::cmd::results_root(a.out.output_dir.as_deref())?;
     let profile = profile(a, preset)?;
     let thresholds = thresholds(a, preset, test)?;
     let db_dir = a.target.clone().unwrap_or_else(|| PathBuf::from("storbench-mailbox"));
@@ -80,7 +82,14 @@ pub fn validate(a: &MailboxArgs) -> Result<Plan> {
             layout::mailboxes_for_capacity(cap, capacity_pct, mailbox_bytes)
         }
     };
-    let pages = (mailboxes * mailbox_bytes / u64::from(databases) / u64::from(profile.page_size)).max(64);
+    let Some(total_bytes) = mailboxes.checked_mul(mailbox_bytes) else {
+        bail!(
+            "--mailboxes {mailboxes} of --mailbox-size {}: together more than 16 EiB, beyond any storage; \
+             give fewer or smaller mailboxes",
+            ByteSize(mailbox_bytes)
+        );
+    };
+    let pages = (total_bytes / u64::from(databases) / u64::from(profile.page_size)).max(64);
     let target_iops = match a.iops_per_mailbox {
         Some(x) if !(x > 0.0 && x.is_finite()) => {
             bail!("--iops-per-mailbox {x}: give a rate above 0, or leave it out to run unthrottled")
@@ -93,6 +102,7 @@ pub fn validate(a: &MailboxArgs) -> Result<Plan> {
         Some(t) => t,
         None => target_iops.map_or(4 * databases, |t| ((t * 1.5 / 135.0).ceil() as u32).max(databases)),
     };
+    check_memory_use(&profile, databases, threads)?;
     let default_duration = if test == TestType::Stress { 24 * 3600 } else { 2 * 3600 };
     let duration = a.duration.map_or(Duration::from_secs(default_duration), |d| d.0);
     if duration.is_zero() {
@@ -137,6 +147,16 @@ pub fn validate(a: &MailboxArgs) -> Result<Plan> {
     Ok(plan)
 }
 
+/// The database caches (each --cache-size, standing for the memory the server would give it)
+/// and the sessions' page buffers must fit in the memory this machine has available.
+fn check_memory_use(p: &Profile, databases: u32, threads: u32) -> Result<()> {
+    let caches = p.cache_max.checked_mul(u64::from(databases));
+    let what = format!("--cache-size {} for each of {databases} database(s)", ByteSize(p.cache_max));
+    crate::cmd::check_memory(&what, caches, "give a smaller --cache-size or fewer --databases")?;
+    let buffers = u64::from(threads) * u64::from(p.page_size);
+    crate::cmd::check_memory(&format!("--threads {threads}"), Some(buffers), "give fewer --threads")
+}
+
 /// The preset's engine parameters with the user's overrides.
 fn profile(a: &MailboxArgs, preset: Preset) -> Result<Profile> {
     let mut p = preset.profile();
@@ -178,6 +198,9 @@ pub fn parse_mix(s: &str) -> Result<OpMix> {
         bail!("--mix {s}: give four whole percentages INSERT/DELETE/REPLACE/READ, e.g. 40/20/5/35");
     };
     let mix = OpMix { insert, delete, replace, read };
+    if [insert, delete, replace, read].iter().any(|&share| share > 100) {
+        bail!("--mix {s}: each share is a percentage, 0 to 100");
+    }
     if mix.total() != 100 {
         bail!("--mix {s}: the shares add up to {}, not 100", mix.total());
     }
@@ -232,12 +255,15 @@ impl Plan {
 
     /// Bytes the databases need (with room to grow) and the logs need.
     pub fn space_needed(&self) -> (u64, u64) {
-        let data = self.db_bytes() * u64::from(self.databases) * (100 + GROWTH_RESERVE_PCT) / 100;
+        // Saturating: a need beyond 64 bits is more than any free space, and refused as such.
+        let data =
+            self.db_bytes().saturating_mul(u64::from(self.databases)) / 100 * (100 + GROWTH_RESERVE_PCT);
         let logs_per_db = match self.test {
             TestType::SoftRecovery => u64::from(self.log_files) + 4,
             _ => self.profile.checkpoint_depth / u64::from(self.profile.log_file_size) + 8,
         };
-        (data, logs_per_db * u64::from(self.profile.log_file_size) * u64::from(self.databases))
+        let logs = logs_per_db.saturating_mul(u64::from(self.profile.log_file_size));
+        (data, logs.saturating_mul(u64::from(self.databases)))
     }
 }
 
@@ -252,5 +278,6 @@ mod tests {
         assert!(err("40/20/5/30").contains("add up to 95"));
         assert!(err("40/20/5").contains("four whole percentages"));
         assert!(err("20/40/5/35").contains("drain"));
+        assert!(err("4294967295/4294967295/2/0").contains("0 to 100"), "no overflow adding them up");
     }
 }

@@ -77,7 +77,7 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
         say!("settled for {:.1} s: {how}", settled.waited.as_secs_f64());
     }
     let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
-    let root = a.out.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let root = crate::cmd::results_root(a.out.output_dir.as_deref())?;
     let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
     let summary = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
     show(&summary, &a.out)?;

@@ -10,6 +10,7 @@ use crate::units::{ByteSize, Seconds};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_report::Summary;
@@ -142,7 +143,7 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
     let mut record = pending(plan, run);
     record.started_at = Some(jiff::Timestamp::now().to_string());
     if let Err(e) = prepare(run, stop) {
-        record.error = Some(format!("{e:#}"));
+        record.error = Some(crate::output::reason(&e));
         record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
         return record;
     }
@@ -169,8 +170,8 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
         Ok(Ending::CheckFailed) => RunStatus::CheckFailed,
         Ok(Ending::Interrupted | Ending::InterruptedBeforeRun) => RunStatus::Interrupted,
         Err(e) => {
-            say!("error: run {} failed: {e:#}", run.id);
-            record.error = Some(format!("{e:#}"));
+            say!("error: run {} failed: {}", run.id, crate::output::reason(&e));
+            record.error = Some(crate::output::reason(&e));
             RunStatus::Failed
         }
     };
@@ -242,7 +243,7 @@ fn newest_bundle(run_dir: &Path, since: std::time::SystemTime) -> Option<PathBuf
 fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
     record.bundle = Some(bundle.strip_prefix(root).unwrap_or(bundle).display().to_string());
     let summary: Option<Summary> =
-        std::fs::read_to_string(bundle.join("summary.json")).ok().and_then(|t| serde_json::from_str(&t).ok());
+        read_text(&bundle.join("summary.json"), DATA_LIMIT).ok().and_then(|t| serde_json::from_str(&t).ok());
     let Some(summary) = summary else { return };
     if let Some(e) = summary.failed_ios()
         && matches!(record.status, RunStatus::Done | RunStatus::CheckFailed)
@@ -257,7 +258,7 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
     record.headline = ev::headline(&summary);
     record.warnings =
         summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();
-    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap_or_default();
+    let csv = read_text(&bundle.join("timeseries.csv"), DATA_LIMIT).unwrap_or_default();
     let series = Series::parse(&csv).ok();
     record.active_watts = series.and_then(|t| t.active_watts(&summary));
     record.per_watt = match (&record.headline, record.active_watts) {

@@ -13,6 +13,7 @@ use crate::{bundle, output, power};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use storbench_bench::input::{DATA_LIMIT, TEXT_LIMIT, read_text};
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::{self, Lock};
 use storbench_report::evaluation::{self as ev, Evaluation, RunRecord, RunStatus};
@@ -72,9 +73,8 @@ fn fresh(a: &RunArgs) -> Result<Start> {
     let (file, text) = match &a.plan {
         Some(p) => (
             p.display().to_string(),
-            std::fs::read_to_string(p).with_context(|| {
-                format!("reading the plan {}; `storbench plan init` writes an example", p.display())
-            })?,
+            read_text(p, TEXT_LIMIT)
+                .map_err(|e| anyhow::anyhow!("the plan {e} (`storbench plan init` writes an example)"))?,
         ),
         None => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
     };
@@ -86,10 +86,8 @@ fn fresh(a: &RunArgs) -> Result<Start> {
 
 fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     let read = |name: &str| {
-        let path = dir.join(name);
-        std::fs::read_to_string(&path).with_context(|| {
-            format!("reading {}; --resume takes a directory `storbench run` made", path.display())
-        })
+        read_text(&dir.join(name), DATA_LIMIT)
+            .map_err(|e| anyhow::anyhow!("{e} (--resume takes a directory `storbench run` made)"))
     };
     let (file, text) = plan_to_resume(dir, &read(PLAN_COPY)?, a.plan.as_deref())?;
     let previous: Evaluation = serde_json::from_str(&read(EVALUATION_JSON)?)
@@ -161,7 +159,7 @@ fn checked(m: plan::Method) -> Result<plan::Method> {
 /// `<output dir>/<time>-<name>/` with the plan, the command-line overrides and the system's
 /// disclosure.
 fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
-    let root = a.output_dir.clone().unwrap_or_else(|| PathBuf::from("storbench-results"));
+    let root = crate::cmd::results_root(a.output_dir.as_deref())?;
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
     let dir = bundle::new_dir(&root, &stamp, &plan.name)?;
     bundle::write_atomic(&dir.join(PLAN_COPY), text)?;
@@ -317,7 +315,11 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     match super::report::write_report(dir, dir) {
         Ok(files) => files.iter().for_each(|f| say!("report: {}", f.display())),
         Err(e) => {
-            say!("warning: the report could not be written ({e:#}); try storbench report {}", dir.display())
+            say!(
+                "warning: the report could not be written ({}); try storbench report {}",
+                crate::output::reason(&e),
+                dir.display()
+            )
         }
     }
     if !eval.complete {
