@@ -26,7 +26,7 @@ fn mailbox_sizes_that_would_wrap_or_exceed_memory_are_refused_before_anything_is
             mailbox(dir.path()).args(["--mailboxes", "2", "--mailbox-size", "1MB", "--cache-size", cache]),
             "--cache-size",
         );
-        assert!(err.contains("available; give a smaller --cache-size"), "{err}");
+        assert!(err.contains("available") && err.contains("give a smaller --cache-size"), "{err}");
     }
     assert!(empty(dir.path()), "nothing may be created");
 }

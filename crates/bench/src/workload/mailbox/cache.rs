@@ -44,6 +44,22 @@ struct Aged {
     buf: u32,
 }
 
+/// Page buffers of a cache of `cache_bytes` over pages of `page_size` bytes (at least 64).
+pub fn buffers_for(cache_bytes: u64, page_size: u32) -> u64 {
+    (cache_bytes / u64::from(page_size.max(1))).max(64)
+}
+
+/// Memory a cache of `buffers` page buffers really takes, bytes: it tracks pages (state, LRU
+/// links, the page map, the free and ageing lists) and holds none of their contents. None past
+/// the largest cache it can index.
+pub fn bookkeeping_bytes(buffers: u64) -> Option<u64> {
+    use std::mem::size_of;
+    // A map entry with the hash table's spare room (it keeps at most 7/8 of its slots full).
+    let map_entry = 2 * size_of::<(u64, u32)>() + 1;
+    let per_buffer = size_of::<Buffer>() + map_entry + size_of::<u32>() + size_of::<Aged>();
+    u32::try_from(buffers).ok().map(|_| buffers * per_buffer as u64)
+}
+
 pub struct Cache {
     bufs: Vec<Buffer>,
     map: HashMap<u64, u32>,

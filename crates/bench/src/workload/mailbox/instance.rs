@@ -7,7 +7,7 @@
 //! maintenance reads, then submit and reap, read the clock once, and hand completions to
 //! whoever waits for them. Latency is completion minus issue, both from those clock reads.
 
-use super::cache::{Cache, State};
+use super::cache::{self, Cache, State};
 use super::format::{Filler, check_page, filler_stream, write_page};
 use super::layout::{DbFiles, open_direct};
 use super::log::{LogGeometry, LogStream, LogWrite, RecordKind};
@@ -221,7 +221,8 @@ impl Instance {
             .map_err(|source| crate::Error::Setup { what: "opening the I/O engine", source })?;
         let write_base = cfg.sessions;
         let log_slot = write_base + WRITE_SLOTS;
-        let cache_buffers = (p.cache_max / u64::from(page)).max(64) as u32;
+        // Validation keeps the cache within what the map indexes; saturate rather than wrap.
+        let cache_buffers = u32::try_from(cache::buffers_for(p.cache_max, page)).unwrap_or(u32::MAX);
         let geo = LogGeometry { block: cfg.log_block, file_size: p.log_file_size as usize };
         let log = LogStream::new(geo, cfg.first_generation, Filler::new(cfg.seed, filler_stream(cfg.db, 2)));
         shared.cache_target.store(u64::from(cache_buffers).min(cfg.pages) * 9 / 10, Relaxed);

@@ -9,7 +9,7 @@
 //! thresholds; `judge` applies them.
 
 mod backup;
-mod cache;
+pub mod cache;
 mod format;
 mod instance;
 mod judge;

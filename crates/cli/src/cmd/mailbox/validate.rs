@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
-use storbench_bench::workload::mailbox::{OpMix, Preset, Profile, TestType, Thresholds, layout};
+use storbench_bench::workload::mailbox::{OpMix, Preset, Profile, TestType, Thresholds, cache, layout};
 
 /// Share of the DB size kept free for growth during a run (Jetstress reserves 20 % of the
 /// capacity for growth next to the 60 % of data).
@@ -147,11 +147,16 @@ pub fn validate(a: &MailboxArgs) -> Result<Plan> {
     Ok(plan)
 }
 
-/// The database caches (each --cache-size, standing for the memory the server would give it)
-/// and the sessions' page buffers must fit in the memory this machine has available.
+/// The database caches and the sessions' page buffers must fit in the memory this machine has
+/// available. A cache stands for the memory the server would give it, but storbench keeps only
+/// its page bookkeeping, so that is what must fit.
 fn check_memory_use(p: &Profile, databases: u32, threads: u32) -> Result<()> {
-    let caches = p.cache_max.checked_mul(u64::from(databases));
-    let what = format!("--cache-size {} for each of {databases} database(s)", ByteSize(p.cache_max));
+    let buffers = cache::buffers_for(p.cache_max, p.page_size);
+    let caches = cache::bookkeeping_bytes(buffers).and_then(|b| b.checked_mul(u64::from(databases)));
+    let what = format!(
+        "--cache-size {} for each of {databases} database(s) ({buffers} pages of bookkeeping each)",
+        ByteSize(p.cache_max)
+    );
     crate::cmd::check_memory(&what, caches, "give a smaller --cache-size or fewer --databases")?;
     let buffers = u64::from(threads) * u64::from(p.page_size);
     crate::cmd::check_memory(&format!("--threads {threads}"), Some(buffers), "give fewer --threads")
@@ -279,5 +284,15 @@ mod tests {
         assert!(err("40/20/5").contains("four whole percentages"));
         assert!(err("20/40/5/35").contains("drain"));
         assert!(err("4294967295/4294967295/2/0").contains("0 to 100"), "no overflow adding them up");
+    }
+
+    #[test]
+    fn a_cache_is_checked_by_the_bookkeeping_storbench_keeps_not_by_the_memory_it_stands_for() {
+        let p = |cache_max| Profile { cache_max, ..Preset::V2010.profile() };
+        // 99 databases of 1 GiB stand for 99 GiB of server memory, more than this machine has;
+        // storbench keeps about 3 MiB of page bookkeeping for each.
+        check_memory_use(&p(1 << 30), 99, 17).expect("a large simulated cache is allowed");
+        let err = check_memory_use(&p(1 << 50), 2, 1).unwrap_err().to_string();
+        assert!(err.contains("give a smaller --cache-size"), "{err}");
     }
 }
