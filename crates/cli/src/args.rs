@@ -148,6 +148,13 @@ pub struct RunArgs {
     #[arg(long, value_name = "DIR")]
     pub output_dir: Option<PathBuf>,
 
+    /// Run the quick evaluation on this directory instead of the current one. Repeat it to
+    /// compare storage: each directory is a configuration of its own (named after it, or
+    /// NAME=DIR), the runs take turns, and the report compares them. A plan names its places
+    /// in [[configuration]] instead.
+    #[arg(long = "target", value_name = "[NAME=]DIR", conflicts_with_all = ["plan", "resume"])]
+    pub targets: Vec<String>,
+
     #[command(flatten)]
     pub method: crate::plan::Method,
 }

@@ -10,6 +10,7 @@
 pub mod expand;
 pub mod init;
 pub mod parse;
+pub mod quick;
 
 use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
 use crate::units::Seconds;

@@ -204,3 +204,71 @@ fn plan_init_writes_a_documented_plan_and_never_overwrites() {
     refused(storbench().args(["plan", "init"]).arg(&file), "never overwritten");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
 }
+
+#[test]
+fn the_quick_evaluation_compares_the_places_given_with_target_taking_turns() {
+    use std::time::{Duration, Instant};
+    let tmp = disk_tempdir();
+    let (fast, slow) = (tmp.path().join("nvme"), tmp.path().join("hdd"));
+    for d in [&fast, &slow] {
+        std::fs::create_dir(d).unwrap();
+    }
+    let results = tmp.path().join("results");
+    let mut child = std::process::Command::new(storbench().get_program())
+        .arg("run")
+        .arg("--target")
+        .arg(format!("fast={}", fast.display()))
+        .arg("--target")
+        .arg(&slow)
+        .args([
+            "--repetitions",
+            "1",
+            "--idle-settle",
+            "0",
+            "--idle-power",
+            "0",
+            "--power",
+            "none",
+            "--output-dir",
+        ])
+        .arg(&results)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // The first workload on both places is enough to see the turns; the rest is the quick plan.
+    let done = || {
+        let dir = std::fs::read_dir(&results).ok()?.next()?.ok()?.path();
+        let e = json(&std::fs::read(dir.join("evaluation.json")).ok()?);
+        let n = e["runs"].as_array()?.iter().filter(|r| r["status"] == "done").count();
+        (n >= 2).then_some((dir, e))
+    };
+    let began = Instant::now();
+    let (dir, e) = loop {
+        if let Some(found) = done() {
+            break found;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "storbench ended before two runs were done");
+        assert!(began.elapsed() < Duration::from_secs(240), "two runs not done in 4 minutes");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert_eq!(child.wait().unwrap().code(), Some(130));
+    let configs: Vec<(String, String)> = e["configurations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap().into(), c["target"].as_str().unwrap().into()))
+        .collect();
+    let want =
+        [("fast".to_string(), fast.display().to_string()), ("hdd".to_string(), slow.display().to_string())];
+    assert_eq!(configs, want, "one configuration per --target, named as given or after the directory");
+    let first: Vec<&str> = runs(&e)[..2].iter().map(|r| r["configuration"].as_str().unwrap()).collect();
+    assert_eq!(first, ["fast", "hdd"], "the places take turns");
+    let saved = std::fs::read_to_string(dir.join("plan.toml")).unwrap();
+    assert!(
+        saved.contains(&fast.display().to_string()) && saved.contains(&slow.display().to_string()),
+        "{saved}"
+    );
+    assert!(fast.join("storbench-io.dat").exists() && slow.join("storbench-io.dat").exists());
+}

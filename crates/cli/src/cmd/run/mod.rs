@@ -76,7 +76,8 @@ fn fresh(a: &RunArgs) -> Result<Start> {
             read_text(p, TEXT_LIMIT)
                 .map_err(|e| anyhow::anyhow!("the plan {e} (`storbench plan init` writes an example)"))?,
         ),
-        None => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
+        None if a.targets.is_empty() => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
+        None => ("(built-in quick plan on --target)".to_string(), plan::quick::plan_for(&a.targets)?),
     };
     let mut plan = plan::parse::parse(&file, &text)?;
     plan.method = checked(plan.method.overridden_by(&a.method))?;
