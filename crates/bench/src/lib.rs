@@ -2,10 +2,12 @@
 //!
 //! It measures and returns data; it prints nothing and knows nothing of the command line.
 //! Layout: `engine` (io_uring, psync, null), `target` (files and block devices: create, fill,
-//! safety checks), `workload` (one module and one entry point per workload: `io`, `oltp`),
-//! `db` (the OLTP workload's databases: SQLite, PostgreSQL, MariaDB/MySQL), `metrics` (HDR
-//! histograms and per-worker recorders), `monitor` (/proc and /sys samplers), `run` (phases,
-//! intervals, stop requests, own CPU time), `rng` (seeded random streams).
+//! safety checks, the one-run-per-target lock), `workload` (one module and one entry point per
+//! workload: `io`, `oltp`, `mailbox`), `db` (the OLTP workload's databases: SQLite, PostgreSQL,
+//! MariaDB/MySQL), `metrics` (HDR histograms and per-worker recorders), `monitor` (/proc and /sys
+//! samplers, power meters, the disclosure), `run` (phases, intervals, stop requests, own CPU
+//! time, steady state), `rng` (seeded random streams), `input` (bounded reading of user-given
+//! files), `secret` (hiding passwords in everything printed or written).
 
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]

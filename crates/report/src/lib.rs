@@ -1,8 +1,9 @@
 //! storbench's report model and its exporters.
 //!
 //! The model (`model`) is what every workload's run produces and what a result bundle holds; it
-//! is versioned (`SCHEMA_VERSION`) and documented in `docs/report-schema.md`. Exporters
-//! (`export`) are pure functions from the model to bytes or text. `disclosure` is the inventory
+//! is versioned (`SCHEMA_VERSION`), each field documented on its type here and the bundle's
+//! files in README's "Output" section. Exporters (`export`) are pure functions from the model
+//! to bytes or text. `disclosure` is the inventory
 //! of the system under test that a full-disclosure report ends with. `render` writes the
 //! HTML and Markdown reports and the comparison of two bundles. This crate does not depend on
 //! the measuring library, so an old bundle can always be read and re-rendered.

@@ -17,7 +17,7 @@ const PROC_STAT: &str = "/proc/stat";
 /// `guest` and `guest_nice` are left out: the kernel already counts them inside `user` and
 /// `nice`, so adding them would count that time twice.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CpuTimes {
+pub struct HostCpuTicks {
     pub user: u64,
     pub nice: u64,
     pub system: u64,
@@ -32,14 +32,14 @@ pub struct CpuTimes {
 ///
 /// Old kernels print fewer columns (iowait from 2.5.41, steal from 2.6.11); missing columns
 /// count as zero. `None` when there is no such line or it has fewer than the first four.
-pub fn parse_stat(text: &str) -> Option<CpuTimes> {
+pub fn parse_stat(text: &str) -> Option<HostCpuTicks> {
     let line = text.lines().find(|l| l.split_whitespace().next() == Some("cpu"))?;
     let f = line.split_whitespace().skip(1).map(|t| t.parse::<u64>().ok()).collect::<Option<Vec<u64>>>()?;
     if f.len() < 4 {
         return None;
     }
     let at = |i: usize| f.get(i).copied().unwrap_or(0);
-    Some(CpuTimes {
+    Some(HostCpuTicks {
         user: at(0),
         nice: at(1),
         system: at(2),
@@ -52,7 +52,7 @@ pub fn parse_stat(text: &str) -> Option<CpuTimes> {
 }
 
 /// Reads the current aggregate CPU times; `Ok(None)` when the text has no usable `cpu` line.
-pub fn read_stat() -> io::Result<Option<CpuTimes>> {
+pub fn read_stat() -> io::Result<Option<HostCpuTicks>> {
     Ok(parse_stat(&std::fs::read_to_string(PROC_STAT)?))
 }
 
@@ -61,8 +61,8 @@ pub fn read_stat() -> io::Result<Option<CpuTimes>> {
 /// Each column's growth is floored at zero on its own (iowait is known to step backwards on
 /// tickless kernels) and the total is the sum of those growths, so every share stays within
 /// 0..=100 and they never add up to more than 100. No time elapsed gives all zeros.
-pub fn cpu_sample(prev: &CpuTimes, cur: &CpuTimes) -> CpuSample {
-    let d = |f: fn(&CpuTimes) -> u64| f(cur).saturating_sub(f(prev)) as f64;
+pub fn cpu_sample(prev: &HostCpuTicks, cur: &HostCpuTicks) -> CpuSample {
+    let d = |f: fn(&HostCpuTicks) -> u64| f(cur).saturating_sub(f(prev)) as f64;
     let user = d(|c| c.user) + d(|c| c.nice);
     let system = d(|c| c.system) + d(|c| c.irq) + d(|c| c.softirq);
     let iowait = d(|c| c.iowait);
@@ -136,7 +136,7 @@ mod tests {
         let t = parse_stat(STAT_A).unwrap();
         assert_eq!(
             t,
-            CpuTimes {
+            HostCpuTicks {
                 user: 13645,
                 nice: 0,
                 system: 3977,
@@ -172,8 +172,8 @@ mod tests {
 
     #[test]
     fn a_counter_going_backwards_keeps_shares_within_bounds() {
-        let a = CpuTimes { user: 100, idle: 100, iowait: 50, ..CpuTimes::default() };
-        let b = CpuTimes { user: 200, idle: 200, iowait: 40, ..CpuTimes::default() };
+        let a = HostCpuTicks { user: 100, idle: 100, iowait: 50, ..HostCpuTicks::default() };
+        let b = HostCpuTicks { user: 200, idle: 200, iowait: 40, ..HostCpuTicks::default() };
         let s = cpu_sample(&a, &b);
         assert_eq!(s.iowait_pct, 0.0);
         assert_eq!(s.user_pct, 50.0);

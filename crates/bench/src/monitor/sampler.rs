@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use storbench_report::{CpuSample, SystemSample};
 
-use super::cpu::{self, CpuTimes};
+use super::cpu::{self, HostCpuTicks};
 use super::diskstats::{self, DiskCounters};
 use super::memory;
 
@@ -17,7 +17,7 @@ use super::memory;
 struct Reading {
     at: Instant,
     disk: Option<DiskCounters>,
-    cpu: Option<CpuTimes>,
+    cpu: Option<HostCpuTicks>,
     self_cpu: Duration,
 }
 

@@ -4,15 +4,15 @@ use std::time::Duration;
 
 /// User and system CPU time of the whole process.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct CpuTimes {
+pub struct OwnCpuTime {
     pub user: Duration,
     pub sys: Duration,
 }
 
-impl CpuTimes {
+impl OwnCpuTime {
     /// CPU used between `earlier` and `self`.
-    pub fn since(&self, earlier: &CpuTimes) -> CpuTimes {
-        CpuTimes { user: self.user.saturating_sub(earlier.user), sys: self.sys.saturating_sub(earlier.sys) }
+    pub fn since(&self, earlier: &OwnCpuTime) -> OwnCpuTime {
+        OwnCpuTime { user: self.user.saturating_sub(earlier.user), sys: self.sys.saturating_sub(earlier.sys) }
     }
 
     pub fn total(&self) -> Duration {
@@ -21,9 +21,9 @@ impl CpuTimes {
 }
 
 /// CPU time used by every thread of this process so far.
-pub fn process_cpu() -> CpuTimes {
+pub fn process_cpu() -> OwnCpuTime {
     let (user, sys) = crate::monitor::cpu::self_cpu_times();
-    CpuTimes { user, sys }
+    OwnCpuTime { user, sys }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ mod settle;
 pub mod steady;
 
 pub use collector::{Collector, IntervalData};
-pub use cpu::{CpuTimes, process_cpu};
+pub use cpu::{OwnCpuTime, process_cpu};
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};
 pub use steady::{Rounds, Rule};

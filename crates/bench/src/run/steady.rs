@@ -7,7 +7,7 @@
 //! keeps the data of the last window's rounds so the results can cover exactly that window,
 //! and applies the rule after each round.
 
-use super::CpuTimes;
+use super::OwnCpuTime;
 use super::collector::IntervalData;
 use std::collections::VecDeque;
 use storbench_report::SteadyState;
@@ -31,7 +31,7 @@ impl Rule {
 
 /// The rule applied to the last `rule.window` rounds.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Check {
+pub struct SteadyCheck {
     /// Index of the window's first round.
     pub first: usize,
     pub mean: f64,
@@ -45,7 +45,7 @@ pub struct Check {
 }
 
 /// Applies `rule` to the last `rule.window` values of `rounds`; None while there are fewer.
-pub fn steady(rounds: &[f64], rule: &Rule) -> Option<Check> {
+pub fn steady(rounds: &[f64], rule: &Rule) -> Option<SteadyCheck> {
     let n = rule.window;
     if n < 2 || rounds.len() < n {
         return None;
@@ -60,7 +60,7 @@ pub fn steady(rounds: &[f64], rule: &Rule) -> Option<Check> {
     // Compared as x × 100 ≤ limit × mean, so a value exactly on the limit passes whatever the
     // rounding of a division would do.
     let within = |x: f64, limit: f64| x * 100.0 <= limit * mean;
-    Some(Check {
+    Some(SteadyCheck {
         first,
         mean,
         range_pct: pct(range),
@@ -89,7 +89,7 @@ struct Round<T> {
     start_ns: u64,
     end_ns: u64,
     /// Process CPU time when the round was found complete.
-    cpu_end: CpuTimes,
+    cpu_end: OwnCpuTime,
 }
 
 /// Groups measured intervals into rounds of `intervals_per_round` and decides, after each
@@ -104,9 +104,9 @@ pub struct Rounds<T> {
     in_current: u64,
     window: VecDeque<Round<T>>,
     /// CPU time at the start of the window's first round, once earlier rounds left it.
-    cpu_before_window: Option<CpuTimes>,
+    cpu_before_window: Option<OwnCpuTime>,
     rates: Vec<f64>,
-    check: Option<Check>,
+    check: Option<SteadyCheck>,
 }
 
 impl<T: IntervalData> Rounds<T> {
@@ -140,7 +140,7 @@ impl<T: IntervalData> Rounds<T> {
         ops: u64,
         start_ns: u64,
         end_ns: u64,
-        cpu: impl FnOnce() -> CpuTimes,
+        cpu: impl FnOnce() -> OwnCpuTime,
     ) -> bool {
         if self.reached() {
             return false;
@@ -158,7 +158,7 @@ impl<T: IntervalData> Rounds<T> {
         self.reached()
     }
 
-    fn close_round(&mut self, end_ns: u64, cpu_end: CpuTimes) {
+    fn close_round(&mut self, end_ns: u64, cpu_end: OwnCpuTime) {
         let secs = (end_ns.saturating_sub(self.current_start_ns) as f64 / 1e9).max(1e-9);
         self.rates.push(self.current_ops as f64 / secs);
         self.window.push_back(Round {
@@ -179,7 +179,7 @@ impl<T: IntervalData> Rounds<T> {
     /// The window's data merged (None before the first whole round), the CPU time it took
     /// (from `cpu_at_first` when the window starts with the first round), and what the rounds
     /// came to (`round_iops` holds the rate of whatever operations the workload counts).
-    pub fn finish(self, cpu_at_first: Option<CpuTimes>) -> Option<(T, Option<CpuTimes>, SteadyState)> {
+    pub fn finish(self, cpu_at_first: Option<OwnCpuTime>) -> Option<(T, Option<OwnCpuTime>, SteadyState)> {
         let (first, last) = (self.window.front()?, self.window.back()?);
         let cpu = self.cpu_before_window.or(cpu_at_first).map(|start| last.cpu_end.since(&start));
         let outcome = SteadyState {
@@ -204,7 +204,7 @@ impl<T: IntervalData> Rounds<T> {
 mod tests {
     use super::*;
 
-    fn check(rounds: &[f64]) -> Check {
+    fn check(rounds: &[f64]) -> SteadyCheck {
         steady(rounds, &Rule::SNIA_PTS).expect("enough rounds")
     }
 
@@ -274,7 +274,7 @@ mod tests {
     fn feed(rounds: &mut Rounds<Count>, per_second: &[u64]) -> Option<usize> {
         for (i, &ops) in per_second.iter().enumerate() {
             let t = i as u64 * S;
-            if rounds.add(&Count(ops), ops, t, t + S, CpuTimes::default) {
+            if rounds.add(&Count(ops), ops, t, t + S, OwnCpuTime::default) {
                 return Some(i);
             }
         }
@@ -288,7 +288,7 @@ mod tests {
         ops.extend([100; 20]);
         // Rounds: 10, 50, then 100s: steady once rounds 3..7 are all 100, after second 13.
         assert_eq!(feed(&mut r, &ops), Some(13));
-        assert!(!r.add(&Count(7), 7, 14 * S, 15 * S, CpuTimes::default));
+        assert!(!r.add(&Count(7), 7, 14 * S, 15 * S, OwnCpuTime::default));
         let (data, _, out) = r.finish(None).unwrap();
         assert_eq!(data.0, 1000);
         assert_eq!(out.round_iops, vec![10.0, 50.0, 100.0, 100.0, 100.0, 100.0, 100.0]);

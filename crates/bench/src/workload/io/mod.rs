@@ -25,7 +25,7 @@ pub use spec::{End, IoSpec};
 
 use crate::engine::{self, IoEngine};
 use crate::metrics::Recorder;
-use crate::run::{Collector, CpuTimes, HostSampler, Rounds, Rule, Schedule, StopFlag, process_cpu};
+use crate::run::{Collector, HostSampler, OwnCpuTime, Rounds, Rule, Schedule, StopFlag, process_cpu};
 use std::fs::File;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -51,7 +51,7 @@ pub struct IoOutcome {
     pub ramp_s: f64,
     pub measured_s: f64,
     /// storbench's CPU time over the measured phase.
-    pub cpu: CpuTimes,
+    pub cpu: OwnCpuTime,
     pub verify: VerifyResult,
     /// False when a stop request cut the run short.
     pub complete: bool,
@@ -194,8 +194,8 @@ struct Coordinator {
     totals: Recorder,
     measured: usize,
     measured_end_ns: u64,
-    cpu_at_measure: Option<CpuTimes>,
-    cpu_at_end: Option<CpuTimes>,
+    cpu_at_measure: Option<OwnCpuTime>,
+    cpu_at_end: Option<OwnCpuTime>,
     verify: Vec<VerifyReport>,
     /// Failed I/Os in every interval and the verify pass, whatever the phase.
     errors_seen: u64,
@@ -355,7 +355,7 @@ impl Coordinator {
 fn steady_window(
     mut out: IoOutcome,
     rounds: Rounds<Recorder>,
-    cpu_at_measure: Option<CpuTimes>,
+    cpu_at_measure: Option<OwnCpuTime>,
 ) -> IoOutcome {
     let Some((totals, cpu, steady)) = rounds.finish(cpu_at_measure) else {
         out.warnings.push("steady state: the run ended before its first whole round; the figures cover the whole measured phase".into());

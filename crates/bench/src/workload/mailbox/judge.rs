@@ -8,12 +8,12 @@ use super::recorder::MailboxRecorder;
 use serde::Serialize;
 
 /// One check of the verdict: the report model's, so that summary.json holds it as judged.
-pub use storbench_report::ThresholdCheck as Check;
+pub use storbench_report::ThresholdCheck;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Verdict {
     pub pass: bool,
-    pub checks: Vec<Check>,
+    pub checks: Vec<ThresholdCheck>,
 }
 
 impl Verdict {
@@ -86,7 +86,7 @@ pub struct Evidence<'a> {
 pub fn judge(t: &Thresholds, e: &Evidence) -> Verdict {
     let mut checks = Vec::new();
     let mut all = MailboxRecorder::default();
-    let check = |name: &str, database, value: Option<f64>, limit: f64| Check {
+    let check = |name: &str, database, value: Option<f64>, limit: f64| ThresholdCheck {
         name: name.to_string(),
         database,
         value,
@@ -121,7 +121,7 @@ pub fn judge(t: &Thresholds, e: &Evidence) -> Verdict {
         checks.push(check("log_write_max_ms", db, max(|w| ms(w.log_ns, w.log_writes)), t.log_write_max_ms));
         // A database that did nothing has no latency to judge: it fails rather than passes.
         let ops = rec.operations() as f64 / e.measured_s.max(1e-9);
-        checks.push(Check {
+        checks.push(ThresholdCheck {
             name: "operations_per_sec".into(),
             database: db,
             value: Some(ops),
@@ -141,7 +141,7 @@ pub fn judge(t: &Thresholds, e: &Evidence) -> Verdict {
     if let Some(target) = e.target_iops {
         let achieved = all.transactional_ios() as f64 / secs;
         // Here the value must reach the limit, not stay under it: report the shortfall.
-        checks.push(Check {
+        checks.push(ThresholdCheck {
             name: "target_iops".into(),
             database: None,
             value: Some(achieved),

@@ -24,7 +24,7 @@ mod verify;
 
 pub use backup::{BackupOutcome, backup};
 pub use instance::InstanceEnd;
-pub use judge::{Check, Verdict};
+pub use judge::{ThresholdCheck, Verdict};
 pub use layout::{DbFiles, DbState, Manifest};
 pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
 pub use recorder::{Corruption, MailboxRecorder};

@@ -10,7 +10,7 @@ use super::layout::Manifest;
 use super::preset::{Preset, Profile, TestType, Thresholds};
 use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
-use crate::run::{CpuTimes, HostSampler, StopFlag, process_cpu, sleep_until};
+use crate::run::{HostSampler, OwnCpuTime, StopFlag, process_cpu, sleep_until};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
@@ -63,7 +63,7 @@ pub struct MailboxOutcome {
     /// Whether the caches reached 90 % before the warm-up limit.
     pub warmed: bool,
     pub verdict: Verdict,
-    pub cpu: CpuTimes,
+    pub cpu: OwnCpuTime,
     pub complete: bool,
     pub failures: Vec<String>,
     pub ends: Vec<InstanceEnd>,
@@ -169,8 +169,8 @@ struct Coordinator {
     measure_from_ns: Option<u64>,
     end_ns: u64,
     warmed: bool,
-    cpu_at_measure: Option<CpuTimes>,
-    cpu_at_end: Option<CpuTimes>,
+    cpu_at_measure: Option<OwnCpuTime>,
+    cpu_at_end: Option<OwnCpuTime>,
 }
 
 impl Coordinator {
@@ -279,7 +279,7 @@ impl Coordinator {
         let failures: Vec<String> = ends.iter().filter_map(|e| e.failure.clone()).collect();
         let cpu = match (self.cpu_at_measure, self.cpu_at_end) {
             (Some(a), Some(b)) => b.since(&a),
-            _ => CpuTimes::default(),
+            _ => OwnCpuTime::default(),
         };
         MailboxOutcome {
             per_db: self.per_db,

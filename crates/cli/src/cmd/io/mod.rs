@@ -14,7 +14,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::target::{self, Target, TargetPlan};
 use storbench_bench::workload::io::{self as io_workload, IntervalReport};
 use storbench_report::{DeviceInfo, Results, Summary, export};
-use summary::Where;
+use summary::IoPlace;
 use validate::{Job, Validated};
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
@@ -119,7 +119,7 @@ fn run_job(
     if let Some(t) = target {
         spec.region.len = t.size;
     }
-    let place = Where {
+    let place = IoPlace {
         path: target.map_or_else(|| "(null engine)".into(), |t| t.path.display().to_string()),
         kind: match target {
             None => "none",

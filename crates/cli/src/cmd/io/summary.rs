@@ -8,7 +8,7 @@ use storbench_report::{
 };
 
 /// Where the job ran, as the summary records it.
-pub struct Where {
+pub struct IoPlace {
     pub path: String,
     /// `file`, `device`, or `none` for the null engine.
     pub kind: &'static str,
@@ -18,7 +18,7 @@ pub struct Where {
 }
 
 /// A summary with no results yet, written when the run starts.
-pub fn started(spec: &IoSpec, place: &Where, continue_on_error: bool, started_at: &str) -> Summary {
+pub fn started(spec: &IoSpec, place: &IoPlace, continue_on_error: bool, started_at: &str) -> Summary {
     let mut parameters = parameters(spec);
     parameters["continue_on_error"] = continue_on_error.into();
     Summary {

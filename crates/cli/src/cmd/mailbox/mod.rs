@@ -18,7 +18,7 @@ use storbench_bench::workload::mailbox::{
     self as mbx, DbFiles, DbState, MailboxSpec, Manifest, TestType, VerifyReport, layout,
 };
 use storbench_report::{MailboxResults, Phases, Summary, export};
-use validate::Plan;
+use validate::MailboxPlan;
 
 pub fn run(c: Box<MailboxCommand>, stop: &StopFlag) -> Result<Ending> {
     match c.sub {
@@ -74,7 +74,7 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
 /// Reuses the databases in the target when they have the shape asked for, else creates them;
 /// returns the manifest and whether this run created them. Everything is checked before the
 /// first file is written.
-fn prepare(plan: &Plan, stop: &StopFlag) -> Result<(Manifest, bool)> {
+fn prepare(plan: &MailboxPlan, stop: &StopFlag) -> Result<(Manifest, bool)> {
     let existing = Manifest::load(&plan.db_dir)?;
     if let Some(m) = existing {
         check_reusable(plan, &m)?;
@@ -130,7 +130,7 @@ fn log_block(log_dir: &Path) -> u32 {
     resolve_device(log_dir).ok().flatten().and_then(|d| d.logical_sector_size).unwrap_or(512).max(512)
 }
 
-fn check_reusable(plan: &Plan, m: &Manifest) -> Result<()> {
+fn check_reusable(plan: &MailboxPlan, m: &Manifest) -> Result<()> {
     let want = (plan.preset.name(), plan.profile.page_size, plan.databases as usize, plan.pages);
     let have = (
         m.preset.as_str(),
@@ -180,7 +180,7 @@ fn check_reusable(plan: &Plan, m: &Manifest) -> Result<()> {
 }
 
 /// Without a manifest, none of the files the test would create may exist: they are not ours.
-fn check_untouched(plan: &Plan) -> Result<()> {
+fn check_untouched(plan: &MailboxPlan) -> Result<()> {
     for id in 1..=plan.databases {
         let f = DbFiles::new(&plan.db_dir, &plan.log_dir, id);
         for p in [&f.db, &f.log_dir] {
@@ -199,7 +199,7 @@ fn check_untouched(plan: &Plan) -> Result<()> {
     Ok(())
 }
 
-fn check_space(plan: &Plan) -> Result<()> {
+fn check_space(plan: &MailboxPlan) -> Result<()> {
     let (data, logs) = plan.space_needed();
     let db_at = validate::existing_ancestor(&plan.db_dir);
     let log_at = validate::existing_ancestor(&plan.log_dir);
@@ -259,7 +259,7 @@ fn remove_made_dirs() {
     made.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
 }
 
-fn remove_databases(plan: &Plan, m: &Manifest) {
+fn remove_databases(plan: &MailboxPlan, m: &Manifest) {
     for f in m.files(&plan.db_dir) {
         let _ = std::fs::remove_file(&f.db);
         for g in f.log_generations() {
@@ -272,7 +272,7 @@ fn remove_databases(plan: &Plan, m: &Manifest) {
     remove_made_dirs();
 }
 
-fn spec(plan: &Plan) -> MailboxSpec {
+fn spec(plan: &MailboxPlan) -> MailboxSpec {
     MailboxSpec {
         preset: plan.preset,
         test: plan.test,
@@ -294,12 +294,12 @@ fn spec(plan: &Plan) -> MailboxSpec {
 /// `--tune`: trials (short, no verification, each warmed until latency is steady) move the
 /// thread count (and, when one thread fails, the mailboxes); then three full runs of the best
 /// setting, of which the median by transactional IOPS is reported.
-fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
+fn tune(a: &MailboxArgs, plan: MailboxPlan, stop: &StopFlag) -> Result<Ending> {
     if !matches!(plan.test, TestType::Performance | TestType::Stress) {
         bail!("--tune finds the thread count of a performance or stress test, not of --test {:?}", plan.test);
     }
     let mut tuner = mbx::Tuner::new(plan.threads, plan.mailboxes, 4096);
-    let mut current: Option<(Plan, Manifest, bool)> = None;
+    let mut current: Option<(MailboxPlan, Manifest, bool)> = None;
     let mut finals: Vec<Summary> = Vec::new();
     let mut trials = Vec::new();
     loop {
@@ -374,7 +374,7 @@ fn tune(a: &MailboxArgs, plan: Plan, stop: &StopFlag) -> Result<Ending> {
 }
 
 /// `plan` with `mailboxes` mailboxes (database pages follow).
-fn resized(plan: &Plan, mailboxes: u64) -> Plan {
+fn resized(plan: &MailboxPlan, mailboxes: u64) -> MailboxPlan {
     let mut p = plan.clone();
     p.mailboxes = mailboxes;
     p.pages = (mailboxes * p.mailbox_bytes / u64::from(p.databases) / u64::from(p.profile.page_size)).max(64);
@@ -383,7 +383,7 @@ fn resized(plan: &Plan, mailboxes: u64) -> Plan {
 }
 
 /// Removes databases a tuning step created.
-fn cleanup(current: Option<(Plan, Manifest, bool)>) {
+fn cleanup(current: Option<(MailboxPlan, Manifest, bool)>) {
     if let Some((p, m, true)) = current {
         remove_databases(&p, &m);
     }
@@ -399,7 +399,7 @@ struct Run {
 }
 
 impl Run {
-    fn open(a: &MailboxArgs, plan: &Plan, suffix: &str) -> Result<Run> {
+    fn open(a: &MailboxArgs, plan: &MailboxPlan, suffix: &str) -> Result<Run> {
         let test = summary::base_results(plan).test;
         let name =
             a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
@@ -451,13 +451,18 @@ impl Run {
     }
 }
 
-fn run_and_verify(a: &MailboxArgs, plan: &Plan, manifest: &mut Manifest, stop: &StopFlag) -> Result<Summary> {
+fn run_and_verify(
+    a: &MailboxArgs,
+    plan: &MailboxPlan,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+) -> Result<Summary> {
     run_named(a, plan, manifest, stop, "")
 }
 
 fn run_named(
     a: &MailboxArgs,
-    plan: &Plan,
+    plan: &MailboxPlan,
     manifest: &mut Manifest,
     stop: &StopFlag,
     suffix: &str,
@@ -480,7 +485,7 @@ type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, bool, Vec<St
 /// then the verification.
 fn transactional(
     run: &mut Run,
-    plan: &Plan,
+    plan: &MailboxPlan,
     spec: MailboxSpec,
     manifest: &mut Manifest,
     stop: &StopFlag,
@@ -532,7 +537,7 @@ fn transactional(
 }
 
 /// Reads every database sequentially, all at once; MB/s per database.
-fn backup(mut run: Run, plan: &Plan, manifest: &Manifest, stop: &StopFlag) -> Result<Summary> {
+fn backup(mut run: Run, plan: &MailboxPlan, manifest: &Manifest, stop: &StopFlag) -> Result<Summary> {
     let total = plan.db_bytes() * manifest.databases.len() as u64;
     let bar = output::fill_bar(total, "backup: reading the databases");
     let t0 = std::time::Instant::now();
@@ -596,7 +601,12 @@ const DB_MB_COLUMNS: [&str; 8] = [
 
 /// Fills --log-files log files per database, stops without writing the cache (a crash), then
 /// replays the logs and verifies the databases.
-fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &StopFlag) -> Result<Summary> {
+fn soft_recovery(
+    mut run: Run,
+    plan: &MailboxPlan,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+) -> Result<Summary> {
     let from: Vec<u32> = manifest.databases.iter().map(|d| d.next_generation).collect();
     let gen_spec = MailboxSpec {
         duration: std::time::Duration::from_secs(365 * 86_400),
@@ -645,7 +655,7 @@ fn soft_recovery(mut run: Run, plan: &Plan, manifest: &mut Manifest, stop: &Stop
 }
 
 /// The status line: phase, rates, latencies.
-fn progress(iv: &mbx::MailboxInterval, plan: &Plan) -> String {
+fn progress(iv: &mbx::MailboxInterval, plan: &MailboxPlan) -> String {
     let col =
         |name: &str| iv.row.workload.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v).unwrap_or(0.0);
     let phase = match iv.row.phase {

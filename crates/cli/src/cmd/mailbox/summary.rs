@@ -1,6 +1,6 @@
 //! Puts a finished mailbox test into the report model.
 
-use super::validate::Plan;
+use super::validate::MailboxPlan;
 use storbench_bench::metrics::DirectionCounters;
 use storbench_bench::workload::mailbox::{MailboxOutcome, MailboxRecorder, Manifest, Verdict, VerifyReport};
 use storbench_report::{
@@ -8,7 +8,7 @@ use storbench_report::{
     SCHEMA_VERSION, StreamResult, Summary, TargetInfo, Tool,
 };
 
-pub fn started(plan: &Plan, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
+pub fn started(plan: &MailboxPlan, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
     Summary {
         schema_version: SCHEMA_VERSION,
         tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
@@ -37,7 +37,7 @@ pub fn started(plan: &Plan, name: &str, device: Option<DeviceInfo>, started_at: 
 }
 
 /// The results every test type shares: what was run.
-pub fn base_results(plan: &Plan) -> MailboxResults {
+pub fn base_results(plan: &MailboxPlan) -> MailboxResults {
     let m = plan.profile.mix;
     MailboxResults {
         test: serde_json::to_value(plan.test)
@@ -57,7 +57,7 @@ pub fn base_results(plan: &Plan) -> MailboxResults {
     }
 }
 
-fn parameters(plan: &Plan) -> serde_json::Value {
+fn parameters(plan: &MailboxPlan) -> serde_json::Value {
     serde_json::json!({
         "target": plan.db_dir.display().to_string(),
         "log_target": plan.log_dir.display().to_string(),

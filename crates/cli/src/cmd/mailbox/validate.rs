@@ -15,7 +15,7 @@ const GROWTH_RESERVE_PCT: u64 = 25;
 
 /// What a mailbox command will do.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub struct MailboxPlan {
     pub db_dir: PathBuf,
     pub log_dir: PathBuf,
     pub preset: Preset,
@@ -41,7 +41,7 @@ pub struct Plan {
     pub seed: u64,
 }
 
-pub fn validate(a: &MailboxArgs) -> Result<Plan> {
+pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
     let preset = match a.preset.as_deref() {
         None => Preset::V2013,
         Some(p) => Preset::parse(p.trim()).ok_or_else(|| {
@@ -112,7 +112,7 @@ pub fn validate(a: &MailboxArgs) -> Result<Plan> {
     if log_files == 0 {
         bail!("--log-files 0: soft recovery replays at least one log file");
     }
-    let plan = Plan {
+    let plan = MailboxPlan {
         db_dir,
         log_dir,
         preset,
@@ -253,7 +253,7 @@ pub fn existing_ancestor(p: &Path) -> &Path {
     }
 }
 
-impl Plan {
+impl MailboxPlan {
     pub fn db_bytes(&self) -> u64 {
         self.pages * u64::from(self.profile.page_size)
     }

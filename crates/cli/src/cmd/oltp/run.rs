@@ -2,7 +2,7 @@
 //! state after the load, run the driver into a bundle, print DS3's lines, then the summary.
 
 use super::ds3::{self, Sampled};
-use super::summary::{self, Where};
+use super::summary::{self, OltpPlace};
 use super::{DEFAULT_DB_SIZE, db_size, open_databases};
 use crate::args::OltpRunArgs;
 use crate::bundle::{self, Bundle};
@@ -222,7 +222,7 @@ fn check_shape(db: &dyn Database, spec: &OltpSpec, size: &str) -> Result<()> {
     Ok(())
 }
 
-fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> Where {
+fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> OltpPlace {
     let first = &dbs[0];
     let local_path = first.data_location();
     let device = local_path.as_deref().and_then(|p| resolve_device(p).ok().flatten());
@@ -231,7 +231,7 @@ fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> Where {
         .and_then(|p| std::fs::metadata(p).ok())
         .filter(|m| m.is_file())
         .map_or(0, |m| m.len());
-    Where {
+    OltpPlace {
         backend: first.kind().as_str(),
         targets: dbs.iter().map(|d| d.describe()).collect(),
         db_size,
@@ -243,7 +243,7 @@ fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> Where {
 fn run_into(
     spec: &OltpSpec,
     dbs: &[Arc<dyn Database>],
-    place: &Where,
+    place: &OltpPlace,
     name: &str,
     dir: &std::path::Path,
     lines: &LineOptions,
@@ -296,7 +296,7 @@ fn database_info(dbs: &[Arc<dyn Database>]) -> (DatabaseInfo, Option<String>) {
 }
 
 /// DS3 echoes its parameters first.
-fn parameter_line(spec: &OltpSpec, place: &Where) -> String {
+fn parameter_line(spec: &OltpSpec, place: &OltpPlace) -> String {
     format!(
         "target={} n_threads={} ramp_rate={} run_time={} db_size={} warmup_time={} think_time={} \
          pct_newcustomers={} pct_newmember={} n_searches={} search_batch_size={} search_depth={} n_reviews={} \

@@ -7,7 +7,7 @@ use storbench_report::{
 };
 
 /// Where the run went, as the summary records it.
-pub struct Where {
+pub struct OltpPlace {
     pub backend: &'static str,
     /// Every target, described without passwords.
     pub targets: Vec<String>,
@@ -16,7 +16,7 @@ pub struct Where {
     pub size_bytes: u64,
 }
 
-pub fn started(spec: &OltpSpec, place: &Where, name: &str, started_at: &str) -> Summary {
+pub fn started(spec: &OltpSpec, place: &OltpPlace, name: &str, started_at: &str) -> Summary {
     Summary {
         schema_version: SCHEMA_VERSION,
         tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
@@ -117,7 +117,7 @@ fn transactions(t: &OltpRecorder, secs: f64) -> std::collections::BTreeMap<Strin
 }
 
 /// The run's parameters, with the plan-file keys (DS3's names).
-fn parameters(spec: &OltpSpec, place: &Where) -> serde_json::Value {
+fn parameters(spec: &OltpSpec, place: &OltpPlace) -> serde_json::Value {
     serde_json::json!({
         "backend": place.backend,
         "db_size": place.db_size,

@@ -16,7 +16,7 @@ pub use recorder::{LAST_N, OltpRecorder, TXN_KINDS, TxnCounters, TxnKind};
 pub use spec::OltpSpec;
 
 use crate::db::{CounterSampler, DB_COLUMNS, Database, DbError, DbErrorKind};
-use crate::run::{CpuTimes, HostSampler, Schedule, StopFlag, process_cpu, sleep_until};
+use crate::run::{HostSampler, OwnCpuTime, Schedule, StopFlag, process_cpu, sleep_until};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -54,7 +54,7 @@ pub struct OltpOutcome {
     pub warmup_s: f64,
     pub measured_s: f64,
     /// storbench's CPU time over the measured phase (with SQLite, the database's too).
-    pub cpu: CpuTimes,
+    pub cpu: OwnCpuTime,
     pub complete: bool,
     /// Threads that gave up or did not finish in time.
     pub failures: Vec<String>,
@@ -153,8 +153,8 @@ struct Coordinator {
     phase_per_target: Vec<OltpRecorder>,
     from_start: OltpRecorder,
     end_ns: u64,
-    cpu_at_measure: Option<CpuTimes>,
-    cpu_at_end: Option<CpuTimes>,
+    cpu_at_measure: Option<OwnCpuTime>,
+    cpu_at_end: Option<OwnCpuTime>,
 }
 
 impl Coordinator {
