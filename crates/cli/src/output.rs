@@ -56,6 +56,22 @@ pub fn to_stdout(args: std::fmt::Arguments, line: bool) {
     let _ = if line { writeln!(out, "{text}") } else { write!(out, "{text}") }.and_then(|_| out.flush());
 }
 
+/// Says each of a run's warnings, each once per command: a profile set or an evaluation
+/// repeats the same run's warnings (no power source) on every run, and the terminal needs them
+/// once. The summaries keep them all.
+pub fn say_warnings<'a>(warnings: impl IntoIterator<Item = &'a String>) {
+    static SAID: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+    let mut said = SAID.lock().unwrap_or_else(|p| p.into_inner());
+    for w in warnings {
+        // The power note said at the start stands for this one.
+        if crate::power::is_no_source_warning(w) || said.contains(w) {
+            continue;
+        }
+        say!("warning: {w}");
+        said.push(w.clone());
+    }
+}
+
 /// A progress bar of bytes, for filling a test file.
 pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
     let bar = ProgressBar::new(total);

@@ -190,3 +190,27 @@ fn a_power_meter_fills_the_power_column_and_without_one_the_summary_says_so() {
     let err = crate::support::refused(&mut bad, "--power meter");
     assert!(err.contains("file:PATH"), "{err}");
 }
+
+#[test]
+fn a_profile_set_says_each_warning_once_not_once_per_profile() {
+    let dir = disk_tempdir();
+    let out = storbench()
+        .args([
+            "io",
+            "--profile",
+            "sqlio",
+            "--engine",
+            "null",
+            "--runtime",
+            "1s",
+            "--ramp",
+            "0",
+            "--output-dir",
+        ])
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let err = stderr_text(&out);
+    assert!(err.matches("bundle: ").count() == 6, "{err}");
+    assert!(err.matches("no power source").count() <= 1, "the power note once, not six times: {err}");
+}

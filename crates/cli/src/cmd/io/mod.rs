@@ -166,9 +166,7 @@ fn run_job(
         );
     }
     if !args.out.quiet {
-        for w in &summary.warnings[..shown] {
-            say!("warning: {w}");
-        }
+        output::say_warnings(&summary.warnings[..shown]);
         say!("bundle: {}", dir.display());
     }
     Ok(summary)

@@ -443,9 +443,7 @@ impl Run {
         s.warnings.extend(warnings);
         s.warnings.extend(crate::power::warning());
         self.bundle.write_summary(&s)?;
-        for w in &s.warnings {
-            say!("warning: {w}");
-        }
+        output::say_warnings(&s.warnings);
         say!("bundle: {}", self.dir.display());
         Ok(s)
     }

@@ -275,9 +275,7 @@ fn run_into(
     let mut summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
     summary.warnings.extend(crate::power::warning());
     bundle.write_summary(&summary)?;
-    for w in &summary.warnings {
-        say!("warning: {w}");
-    }
+    crate::output::say_warnings(&summary.warnings);
     Ok(summary)
 }
 
