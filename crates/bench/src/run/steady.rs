@@ -27,6 +27,8 @@ pub struct Rule {
 impl Rule {
     /// SNIA PTS: five rounds, 20 % data excursion, 10 % slope excursion.
     pub const SNIA_PTS: Rule = Rule { window: 5, max_range_pct: 20.0, max_slope_pct: 10.0 };
+    /// SNIA PTS: steady state must be reached within this many rounds.
+    pub const SNIA_PTS_MAX_ROUNDS: u32 = 25;
 }
 
 /// The rule applied to the last `rule.window` rounds.

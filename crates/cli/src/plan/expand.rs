@@ -75,7 +75,7 @@ pub fn for_configuration(args: &WorkloadArgs, c: &Configuration, m: &Method) -> 
 
 fn io(a: &IoArgs, c: &Configuration, m: &Method) -> IoArgs {
     let steady = m.window.as_deref() == Some("steady_state");
-    let round = m.round.unwrap_or(Seconds(Duration::from_secs(60)));
+    let round = Seconds(m.round_or_default());
     IoArgs {
         target: Some(c.target.clone()),
         steady_state: a.steady_state.or(steady.then_some(round)),

@@ -10,9 +10,12 @@ use clap::Args;
 pub fn example() -> String {
     let mut s = String::from(HEAD);
     s.push_str("\n[method]\n");
+    let duration = |d| format!("\"{}\"", humantime::format_duration(d));
+    let repetitions = super::expand::DEFAULT_REPETITIONS.to_string();
+    let (settle, idle) = (duration(Method::IDLE_SETTLE), duration(Method::IDLE_POWER));
     s.push_str(&documented::<Method>(
         &[],
-        &[("repetitions", "3"), ("idle_settle", "\"30s\""), ("idle_power", "\"2m\"")],
+        &[("repetitions", &repetitions), ("idle_settle", &settle), ("idle_power", &idle)],
     ));
     s.push_str(BODY);
     for (kind, text) in [

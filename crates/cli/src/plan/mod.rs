@@ -17,6 +17,7 @@ use crate::units::Seconds;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// The built-in quick evaluation `storbench run` performs without a plan: the six SQLIO
 /// profiles, DVD Store on SQLite and the mailbox workload, each small and short, on the
@@ -82,6 +83,27 @@ pub struct Method {
 }
 
 impl Method {
+    /// The defaults of the durations above, each defined once: the help text, `plan init`'s
+    /// example, the runner, the ETA and evaluation.json all take them from here.
+    pub const IDLE_SETTLE: Duration = Duration::from_secs(30);
+    pub const IDLE_POWER: Duration = Duration::from_secs(120);
+    pub const ROUND: Duration = Duration::from_secs(60);
+
+    /// How long to wait for the device to be idle before each run.
+    pub fn idle_settle_or_default(&self) -> Duration {
+        self.idle_settle.map_or(Self::IDLE_SETTLE, |s| s.0)
+    }
+
+    /// How long idle power is averaged before each run.
+    pub fn idle_power_or_default(&self) -> Duration {
+        self.idle_power.map_or(Self::IDLE_POWER, |s| s.0)
+    }
+
+    /// A steady-state round's length.
+    pub fn round_or_default(&self) -> Duration {
+        self.round.map_or(Self::ROUND, |s| s.0)
+    }
+
     /// `self` with every option `over` sets taken from `over`.
     pub fn overridden_by(self, over: &Method) -> Method {
         Method {

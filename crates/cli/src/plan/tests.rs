@@ -244,3 +244,34 @@ fn a_plan_error_on_a_url_line_shows_the_line_with_its_password_hidden() {
     let at = lines[caret].find('^').unwrap();
     assert!(lines[caret - 1][at..].starts_with('7'), "{shown}");
 }
+
+#[test]
+fn the_help_text_names_each_method_default_that_the_runner_uses() {
+    use clap::Args;
+    let cmd = Method::augment_args(clap::Command::new("run"));
+    let help = |id: &str| {
+        let arg = cmd.get_arguments().find(|a| a.get_id() == id).expect(id);
+        arg.get_help().map(|h| h.to_string()).unwrap_or_default()
+    };
+    for (id, default) in
+        [("idle_settle", Method::IDLE_SETTLE), ("idle_power", Method::IDLE_POWER), ("round", Method::ROUND)]
+    {
+        let text = help(id);
+        let shown = text.split("Default: ").nth(1).and_then(|t| t.split([' ', '.', ';']).next());
+        let parsed = shown.and_then(|t| humantime::parse_duration(t).ok());
+        assert_eq!(parsed, Some(default), "--{id}'s help must name the default the runner uses: {text}");
+    }
+    let rule = storbench_bench::run::Rule::SNIA_PTS;
+    let steady = format!(
+        "{} rounds within {} % of their mean, fitted slope within {} %), at most --measure or {} rounds",
+        rule.window,
+        rule.max_range_pct,
+        rule.max_slope_pct,
+        storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS
+    );
+    assert!(
+        help("window").split_whitespace().collect::<Vec<_>>().join(" ").contains(&steady),
+        "{}",
+        help("window")
+    );
+}

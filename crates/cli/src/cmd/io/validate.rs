@@ -18,7 +18,7 @@ pub const DEFAULT_RUNTIME: Duration = Duration::from_secs(30);
 pub const DEFAULT_RAMP: Duration = Duration::from_secs(2);
 pub const DEFAULT_SEED: u64 = 1;
 /// Under --steady-state without --runtime, the cap in rounds (SNIA PTS allows up to 25).
-pub const DEFAULT_STEADY_ROUNDS: u32 = 25;
+pub const DEFAULT_STEADY_ROUNDS: u32 = storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS;
 const MAX_BLOCK: u64 = 64 << 20;
 
 /// A validated job and how to present it.

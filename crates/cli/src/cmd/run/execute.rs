@@ -150,10 +150,10 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
     let device = resolve_device(&c.target).ok().flatten().map(|d| d.name);
     if !matches!(run.args, WorkloadArgs::Oltp(_)) {
         // oltp settles itself, after its reset to the loaded state.
-        let max = plan.method.idle_settle.map_or(Duration::from_secs(30), |s| s.0);
+        let max = plan.method.idle_settle_or_default();
         storbench_bench::run::settle(device.as_deref(), max, stop);
     }
-    let idle_for = plan.method.idle_power.map_or(Duration::from_secs(120), |s| s.0);
+    let idle_for = plan.method.idle_power_or_default();
     record.idle_watts = idle_power(idle_for, stop);
     if stop.is_stopped() {
         record.status = RunStatus::Interrupted;

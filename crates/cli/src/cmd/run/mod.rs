@@ -14,7 +14,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::input::{DATA_LIMIT, TEXT_LIMIT, read_text};
-use storbench_bench::run::StopFlag;
+use storbench_bench::run::{Rule, StopFlag};
 use storbench_bench::target::lock::{self, Lock};
 use storbench_report::evaluation::{self as ev, Evaluation, RunRecord, RunStatus};
 
@@ -232,7 +232,6 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
         })
         .collect();
     let m = &plan.method;
-    let secs = |s: Option<crate::units::Seconds>, d: u64| s.map_or(d as f64, |s| s.0.as_secs_f64());
     let steady = m.window.as_deref() == Some("steady_state");
     Evaluation {
         evaluation_version: ev::EVALUATION_VERSION,
@@ -243,16 +242,22 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
         ended_at: None,
         method: ev::Method {
             repetitions: m.repetitions.unwrap_or(expand::DEFAULT_REPETITIONS),
-            idle_settle_s: secs(m.idle_settle, 30),
-            idle_power_s: if power::describe().is_some() { secs(m.idle_power, 120) } else { 0.0 },
+            idle_settle_s: m.idle_settle_or_default().as_secs_f64(),
+            idle_power_s: if power::describe().is_some() {
+                m.idle_power_or_default().as_secs_f64()
+            } else {
+                0.0
+            },
             precondition_passes: m.precondition.unwrap_or(0),
             window: if steady { "steady_state" } else { "fixed" }.to_string(),
             steady_state: steady.then(|| ev::SteadyStateRule {
-                round_s: secs(m.round, 60),
-                rounds: 5,
-                range_pct: 20.0,
-                slope_pct: 10.0,
-                max_rounds: m.measure.map_or(25, |t| (t.0.as_secs_f64() / secs(m.round, 60)).floor() as u32),
+                round_s: m.round_or_default().as_secs_f64(),
+                rounds: Rule::SNIA_PTS.window as u32,
+                range_pct: Rule::SNIA_PTS.max_range_pct,
+                slope_pct: Rule::SNIA_PTS.max_slope_pct,
+                max_rounds: m.measure.map_or(Rule::SNIA_PTS_MAX_ROUNDS, |t| {
+                    (t.0.as_secs_f64() / m.round_or_default().as_secs_f64()).floor() as u32
+                }),
             }),
             power_source: power::describe(),
             seed: m.seed.unwrap_or(1),

@@ -21,7 +21,7 @@ pub struct Eta {
 
 impl Eta {
     pub fn new(runs: &[PlannedRun], todo: &[usize], m: &Method) -> Eta {
-        let idle = m.idle_power.map_or(120.0, |s| s.0.as_secs_f64());
+        let idle = m.idle_power_or_default().as_secs_f64();
         let idle = if crate::power::describe().is_some() { idle } else { 0.0 };
         Eta {
             started: Instant::now(),
