@@ -67,7 +67,8 @@ pub fn read_text(path: &Path, limit: u64) -> Result<String, InputError> {
     })
 }
 
-fn kind_of(t: std::fs::FileType) -> &'static str {
+/// What a file that is not a regular one is, for a message: "a directory", "a FIFO", ...
+pub fn kind_of(t: std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
     if t.is_dir() {
         "a directory"

@@ -43,25 +43,12 @@ impl MeterFile {
         if !kind.is_file() {
             return Err(PowerError::Unusable {
                 meter: "file",
-                problem: format!("{what} is {}, not a regular file", kind_name(kind)),
+                problem: format!("{what} is {}, not a regular file", crate::input::kind_of(kind)),
                 fix: "give the file a meter daemon rewrites with the watts, or use cmd:COMMAND \
                       for a meter read by a program",
             });
         }
         Ok(file)
-    }
-}
-
-/// "a directory", "a character device", ... for a message.
-fn kind_name(kind: std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    match kind {
-        k if k.is_dir() => "a directory",
-        k if k.is_char_device() => "a character device",
-        k if k.is_block_device() => "a block device",
-        k if k.is_fifo() => "a FIFO",
-        k if k.is_socket() => "a socket",
-        _ => "not a file",
     }
 }
 
