@@ -21,8 +21,8 @@ pub fn profiles_json(summaries: &[Summary]) -> String {
 /// The CSV header for rows shaped like `row`.
 pub fn series_header(row: &SeriesRow) -> String {
     let mut cols = vec!["t_s", "phase"];
-    cols.extend(row.workload.iter().map(|(k, _)| *k));
-    cols.extend(row.system.columns().iter().map(|(k, _)| *k));
+    cols.extend(row.workload.iter().map(|(c, _)| c.name));
+    cols.extend(row.system.columns().iter().map(|(c, _)| c.name));
     let mut s = cols.join(",");
     s.push('\n');
     s
@@ -50,6 +50,7 @@ fn format_number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::columns::io;
     use crate::series::{Phase, SystemSample};
 
     #[test]
@@ -57,7 +58,7 @@ mod tests {
         let row = SeriesRow {
             t_s: 1.0,
             phase: Phase::Measure,
-            workload: vec![("read_iops", Some(10.0)), ("read_lat_p99_us", None)],
+            workload: vec![(io::READ_IOPS, Some(10.0)), (io::READ_LAT_P99_US, None)],
             system: SystemSample::default(),
         };
         let header = series_header(&row);

@@ -8,6 +8,7 @@
 //! HTML and Markdown reports and the comparison of two bundles. This crate does not depend on
 //! the measuring library, so an old bundle can always be read and re-rendered.
 
+pub mod columns;
 pub mod disclosure;
 pub mod evaluation;
 pub mod export;

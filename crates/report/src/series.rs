@@ -1,8 +1,10 @@
 //! One row per second of the time series: the workload's own counters beside the host's.
 //!
-//! Workloads contribute named columns (`SeriesRow::workload`); the system part has a fixed set
-//! of columns so that every bundle's `timeseries.csv` can be read the same way.
+//! Workloads contribute their columns (`SeriesRow::workload`); the system part has a fixed set
+//! of columns so that every bundle's `timeseries.csv` can be read the same way. Every column is
+//! defined once, in `columns`.
 
+use crate::columns::{Column, system as col};
 use serde::{Deserialize, Serialize};
 
 /// Phase of a run a row belongs to; only `Measure` rows count towards the results.
@@ -73,24 +75,21 @@ pub struct SeriesRow {
     pub t_s: f64,
     pub phase: Phase,
     /// The workload's own columns, in a fixed order for a given workload.
-    pub workload: Vec<(&'static str, Option<f64>)>,
+    pub workload: Vec<(Column, Option<f64>)>,
     pub system: SystemSample,
 }
 
-const DISK_COLUMNS: [&str; 8] = [
-    "disk_reads_per_sec",
-    "disk_writes_per_sec",
-    "disk_read_bytes_per_sec",
-    "disk_write_bytes_per_sec",
-    "disk_read_await_ms",
-    "disk_write_await_ms",
-    "disk_queue_size",
-    "disk_busy_pct",
-];
+impl SeriesRow {
+    /// The workload's value in `column` (None when the workload has no such column or the
+    /// interval had no value).
+    pub fn value(&self, column: Column) -> Option<f64> {
+        self.workload.iter().find(|(c, _)| *c == column).and_then(|(_, v)| *v)
+    }
+}
 
 impl SystemSample {
     /// The system's columns in their fixed order; disk columns are empty without a device.
-    pub fn columns(&self) -> Vec<(&'static str, Option<f64>)> {
+    pub fn columns(&self) -> Vec<(Column, Option<f64>)> {
         let disk: [Option<f64>; 8] = match &self.disk {
             Some(d) => [
                 Some(d.reads_per_sec),
@@ -104,14 +103,24 @@ impl SystemSample {
             ],
             None => [None; 8],
         };
-        let mut cols: Vec<(&'static str, Option<f64>)> = DISK_COLUMNS.into_iter().zip(disk).collect();
+        let disk_columns = [
+            col::DISK_READS_PER_SEC,
+            col::DISK_WRITES_PER_SEC,
+            col::DISK_READ_BYTES_PER_SEC,
+            col::DISK_WRITE_BYTES_PER_SEC,
+            col::DISK_READ_AWAIT_MS,
+            col::DISK_WRITE_AWAIT_MS,
+            col::DISK_QUEUE_SIZE,
+            col::DISK_BUSY_PCT,
+        ];
+        let mut cols: Vec<(Column, Option<f64>)> = disk_columns.into_iter().zip(disk).collect();
         cols.extend([
-            ("cpu_user_pct", Some(self.cpu.user_pct)),
-            ("cpu_system_pct", Some(self.cpu.system_pct)),
-            ("cpu_iowait_pct", Some(self.cpu.iowait_pct)),
-            ("mem_available_bytes", Some(self.mem_available_bytes as f64)),
-            ("storbench_cpu_pct", Some(self.self_cpu_pct)),
-            ("power_watts", self.power_watts),
+            (col::CPU_USER_PCT, Some(self.cpu.user_pct)),
+            (col::CPU_SYSTEM_PCT, Some(self.cpu.system_pct)),
+            (col::CPU_IOWAIT_PCT, Some(self.cpu.iowait_pct)),
+            (col::MEM_AVAILABLE_BYTES, Some(self.mem_available_bytes as f64)),
+            (col::STORBENCH_CPU_PCT, Some(self.self_cpu_pct)),
+            (col::POWER_WATTS, self.power_watts),
         ]);
         cols
     }

@@ -254,18 +254,6 @@ pub struct ConnectionRoom {
     pub in_use: u64,
 }
 
-/// The database's own counters for the per-second series. The column names are the same for
-/// every backend; a counter a backend does not have is None.
-pub const DB_COLUMNS: [&str; 7] = [
-    "db_cache_hit_pct",
-    "db_blocks_read_per_sec",
-    "db_blocks_written_per_sec",
-    "db_checkpoints",
-    "db_commits_per_sec",
-    "db_rollbacks_per_sec",
-    "db_deadlocks",
-];
-
 /// The disclosure of a `kind` database: its version and settings, without any setting whose
 /// name looks like it could hold a secret (a password, a key, a connection string).
 pub(crate) fn database_info(
@@ -327,7 +315,8 @@ pub(crate) fn url_with_encoded_password(url: &str) -> String {
 
 /// Samples the database's counters; each call covers the time since the previous one.
 pub trait CounterSampler: Send {
-    /// Values in `DB_COLUMNS` order; rates use the real time elapsed between calls.
+    /// Values in the order of `storbench_report::columns::db::ALL`; rates use the real time
+    /// elapsed between calls.
     fn sample(&mut self) -> [Option<f64>; 7];
 }
 

@@ -8,11 +8,16 @@ use std::collections::BTreeMap;
 /// What a worker reports for an interval; merging must be exact and order-independent.
 pub trait IntervalData: Default {
     fn merge(&mut self, other: &Self);
+    /// Operations completed (the rate steady-state rounds judge).
+    fn ops(&self) -> u64;
 }
 
 impl IntervalData for crate::metrics::Recorder {
     fn merge(&mut self, other: &Self) {
         crate::metrics::Recorder::merge(self, other)
+    }
+    fn ops(&self) -> u64 {
+        self.ios()
     }
 }
 
@@ -76,13 +81,7 @@ impl<T: IntervalData> Collector<T> {
 mod tests {
     use super::*;
 
-    #[derive(Default, Debug, PartialEq)]
-    struct Count(u64);
-    impl IntervalData for Count {
-        fn merge(&mut self, other: &Self) {
-            self.0 += other.0;
-        }
-    }
+    use crate::run::Count;
 
     #[test]
     fn an_interval_is_emitted_only_when_every_live_worker_reported_it() {

@@ -1,16 +1,21 @@
-//! The run lifecycle every workload shares: a ramp phase that is excluded from the results, a
-//! measured phase ended by time, by work done or by a stop request, one-second intervals
-//! aligned to the start of the measured phase, storbench's own CPU time, steady state (SNIA
-//! PTS rounds) and settling the device before a run.
+//! The run lifecycle every workload shares, driven by `drive` (driver.rs): a warm-up that is
+//! excluded from the results (ended by time or by the workload's own test), a measured phase
+//! ended by time, by work done or by a stop request, intervals aligned to the start of the
+//! measured phase, storbench's own CPU time, steady state (SNIA PTS rounds), one `Outcome`,
+//! and settling the device before a run.
 
 mod collector;
 mod cpu;
+mod driver;
+mod parts;
 mod schedule;
 mod settle;
 pub mod steady;
 
 pub use collector::{Collector, IntervalData};
 pub use cpu::{OwnCpuTime, process_cpu};
+pub use driver::{Closed, Interval, Length, Outcome, Pace, RunPlan, Take, Warmup, Workload, drive};
+pub use parts::Parts;
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};
 pub use steady::{Rounds, Rule};
@@ -51,7 +56,7 @@ impl HostSampler for crate::monitor::SystemSampler {
 }
 
 /// Sleeps until `at` in steps of at most 50 ms, so that a stop request is seen soon; false
-/// when one came first. The timers of the workloads' coordinators.
+/// when one came first. The driver's timer.
 pub fn sleep_until(at: Instant, stop: &StopFlag) -> bool {
     loop {
         if stop.is_stopped() {
@@ -62,5 +67,20 @@ pub fn sleep_until(at: Instant, stop: &StopFlag) -> bool {
             return true;
         }
         std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}
+
+/// Interval data for tests: a count of operations.
+#[cfg(test)]
+#[derive(Default, Debug, PartialEq, Clone)]
+pub(crate) struct Count(pub u64);
+
+#[cfg(test)]
+impl IntervalData for Count {
+    fn merge(&mut self, other: &Self) {
+        self.0 += other.0;
+    }
+    fn ops(&self) -> u64 {
+        self.0
     }
 }

@@ -262,13 +262,7 @@ mod tests {
         assert_eq!(c.range_pct, None);
     }
 
-    #[derive(Default)]
-    struct Count(u64);
-    impl IntervalData for Count {
-        fn merge(&mut self, other: &Self) {
-            self.0 += other.0;
-        }
-    }
+    use crate::run::Count;
 
     const S: u64 = 1_000_000_000;
 

@@ -91,7 +91,7 @@ fn record(eval: &Path, bundle: &Path, id: &str, config: &str, rep: u32) -> RunRe
         serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
     let series = Series::parse(&std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap()).unwrap();
     let headline = headline(&summary);
-    let active_watts = series.measured_mean("power_watts");
+    let active_watts = series.measured_mean(storbench_report::columns::system::POWER_WATTS);
     RunRecord {
         id: id.into(),
         workload: "randread".into(),

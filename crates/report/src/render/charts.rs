@@ -6,72 +6,63 @@
 use super::doc::Block;
 use super::svg::{Chart, Line};
 use super::{ReportInput, Series, at};
+use crate::columns::{Column, io, mailbox, oltp, system};
 
-/// A chart: its title, the unit of its y axis, and (column, legend name) for each line.
+/// A chart: its title and (column, legend name) for each line; the y axis is in the columns'
+/// unit, which they share.
 struct Spec {
     title: &'static str,
-    unit: &'static str,
-    columns: &'static [(&'static str, &'static str)],
+    columns: &'static [(Column, &'static str)],
 }
 
 const SPECS: &[Spec] = &[
-    Spec {
-        title: "I/O per second",
-        unit: "IOPS",
-        columns: &[("read_iops", "read"), ("write_iops", "write")],
-    },
-    Spec { title: "Orders per minute", unit: "OPM", columns: &[("opm", "OPM")] },
+    Spec { title: "I/O per second", columns: &[(io::READ_IOPS, "read"), (io::WRITE_IOPS, "write")] },
+    Spec { title: "Orders per minute", columns: &[(oltp::OPM, "OPM")] },
     Spec {
         title: "Mailbox I/O per second",
-        unit: "I/O per s",
         columns: &[
-            ("transactional_iops", "transactional"),
-            ("db_reads_per_sec", "DB reads"),
-            ("db_writes_per_sec", "DB writes"),
-            ("log_writes_per_sec", "log writes"),
+            (mailbox::TRANSACTIONAL_IOPS, "transactional"),
+            (mailbox::DB_READS_PER_SEC, "DB reads"),
+            (mailbox::DB_WRITES_PER_SEC, "DB writes"),
+            (mailbox::LOG_WRITES_PER_SEC, "log writes"),
         ],
     },
     Spec {
         title: "Latency",
-        unit: "µs",
         columns: &[
-            ("read_lat_p50_us", "read p50"),
-            ("read_lat_p99_us", "read p99"),
-            ("write_lat_p50_us", "write p50"),
-            ("write_lat_p99_us", "write p99"),
+            (io::READ_LAT_P50_US, "read p50"),
+            (io::READ_LAT_P99_US, "read p99"),
+            (io::WRITE_LAT_P50_US, "write p50"),
+            (io::WRITE_LAT_P99_US, "write p99"),
         ],
     },
     Spec {
         title: "Order response time",
-        unit: "ms",
-        columns: &[("order_rt_p50_ms", "p50"), ("order_rt_p99_ms", "p99")],
+        columns: &[(oltp::ORDER_RT_P50_MS, "p50"), (oltp::ORDER_RT_P99_MS, "p99")],
     },
     Spec {
         title: "Mailbox latency",
-        unit: "ms",
         columns: &[
-            ("db_read_avg_ms", "DB read"),
-            ("db_write_avg_ms", "DB write"),
-            ("log_write_avg_ms", "log write"),
+            (mailbox::DB_READ_AVG_MS, "DB read"),
+            (mailbox::DB_WRITE_AVG_MS, "DB write"),
+            (mailbox::LOG_WRITE_AVG_MS, "log write"),
         ],
     },
-    Spec { title: "Disk busy", unit: "%", columns: &[("disk_busy_pct", "busy")] },
+    Spec { title: "Disk busy", columns: &[(system::DISK_BUSY_PCT, "busy")] },
     Spec {
         title: "Disk I/O per second",
-        unit: "per s",
-        columns: &[("disk_reads_per_sec", "reads"), ("disk_writes_per_sec", "writes")],
+        columns: &[(system::DISK_READS_PER_SEC, "reads"), (system::DISK_WRITES_PER_SEC, "writes")],
     },
     Spec {
         title: "CPU",
-        unit: "%",
         columns: &[
-            ("cpu_user_pct", "user"),
-            ("cpu_system_pct", "system"),
-            ("cpu_iowait_pct", "iowait"),
-            ("storbench_cpu_pct", "storbench, % of one core"),
+            (system::CPU_USER_PCT, "user"),
+            (system::CPU_SYSTEM_PCT, "system"),
+            (system::CPU_IOWAIT_PCT, "iowait"),
+            (system::STORBENCH_CPU_PCT, "storbench, % of one core"),
         ],
     },
-    Spec { title: "Power", unit: "W", columns: &[("power_watts", "power")] },
+    Spec { title: "Power", columns: &[(system::POWER_WATTS, "power")] },
 ];
 
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
@@ -114,7 +105,7 @@ fn chart(series: &Series, spec: &Spec, shade: Option<(f64, f64)>) -> Option<Char
         .iter()
         .filter_map(|(column, name)| {
             // A line at zero throughout (writes in a read-only job) says nothing.
-            let values = series.values(column).filter(|v| v.iter().any(|x| x.is_some_and(|x| x != 0.0)))?;
+            let values = series.values(*column).filter(|v| v.iter().any(|x| x.is_some_and(|x| x != 0.0)))?;
             let points = series.t_s.iter().copied().zip(values.iter().copied()).collect();
             Some(Line { name: name.to_string(), points })
         })
@@ -122,10 +113,23 @@ fn chart(series: &Series, spec: &Spec, shade: Option<(f64, f64)>) -> Option<Char
     (!lines.is_empty()).then(|| Chart {
         title: spec.title.into(),
         x_label: "seconds since the run started".into(),
-        y_label: spec.unit.into(),
+        y_label: spec.columns[0].0.unit.label().into(),
         lines,
         shade,
         x_start: Some(0.0),
         ..Chart::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lines_of_a_chart_share_its_axis_unit() {
+        for spec in SPECS {
+            let unit = spec.columns[0].0.unit;
+            assert!(spec.columns.iter().all(|(c, _)| c.unit == unit), "{}", spec.title);
+        }
+    }
 }

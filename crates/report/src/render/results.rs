@@ -5,6 +5,7 @@
 use super::doc::{Block, Row, Table, num, opt, pct};
 use super::svg::{Chart, Line};
 use super::{ReportInput, RunData, at, findings, plural, sweep_value, workloads};
+use crate::columns::system;
 use crate::evaluation::{Group, RunRecord, RunStatus};
 use crate::model::{LatencyNs, Results};
 
@@ -129,7 +130,7 @@ fn latencies(data: &RunData) -> Vec<(String, Option<f64>)> {
 /// Host CPU busy (user + system) over the measured phase.
 fn cpu_pct(data: &RunData) -> Option<f64> {
     let s = data.series.as_ref()?;
-    Some(s.measured_mean("cpu_user_pct")? + s.measured_mean("cpu_system_pct").unwrap_or(0.0))
+    Some(s.measured_mean(system::CPU_USER_PCT)? + s.measured_mean(system::CPU_SYSTEM_PCT).unwrap_or(0.0))
 }
 
 /// Removes the columns in which every row has a dash or nothing.

@@ -2,9 +2,10 @@
 //!
 //! The file is what `export::series_header`/`series_line` write: `t_s`, `phase`, then numeric
 //! columns whose names depend on the workload; an empty cell is a value that did not exist in
-//! that interval. Columns are looked up by name, so a bundle from a newer storbench with more
-//! columns still renders.
+//! that interval. Columns are looked up by their definition (`columns`), under their name or
+//! an old one, so a bundle from an older or newer storbench still renders.
 
+use crate::columns::{Column, system};
 use crate::model::{SteadyState, Summary};
 
 /// The rows of one run's `timeseries.csv`, column by column.
@@ -59,14 +60,14 @@ impl Series {
         Ok(())
     }
 
-    /// The named column, if the file has it.
-    pub fn column(&self, name: &str) -> Option<&[Option<f64>]> {
-        self.columns.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_slice())
+    /// The column, if the file has it.
+    pub fn column(&self, column: Column) -> Option<&[Option<f64>]> {
+        self.columns.iter().find(|(n, _)| column.answers_to(n)).map(|(_, v)| v.as_slice())
     }
 
-    /// The named column where it has at least one value.
-    pub fn values(&self, name: &str) -> Option<&[Option<f64>]> {
-        self.column(name).filter(|v| v.iter().any(Option::is_some))
+    /// The column where it has at least one value.
+    pub fn values(&self, column: Column) -> Option<&[Option<f64>]> {
+        self.column(column).filter(|v| v.iter().any(Option::is_some))
     }
 
     /// The measured phase as (start, end) seconds: from the end of the row before the first
@@ -86,8 +87,8 @@ impl Series {
 
     /// Mean of `name` over the rows whose interval ends in `(from, to]` (a few ms of slack for
     /// the interval clock) and that have a value.
-    pub fn mean_between(&self, name: &str, (from, to): (f64, f64)) -> Option<f64> {
-        let column = self.column(name)?;
+    pub fn mean_between(&self, column: Column, (from, to): (f64, f64)) -> Option<f64> {
+        let column = self.column(column)?;
         let inside = |t: f64| t > from + 1e-3 && t <= to + 1e-3;
         let values: Vec<f64> =
             column.iter().zip(&self.t_s).filter(|(_, t)| inside(**t)).filter_map(|(v, _)| *v).collect();
@@ -95,13 +96,13 @@ impl Series {
     }
 
     /// The mean of the named column over the measured rows that have a value.
-    pub fn measured_mean(&self, name: &str) -> Option<f64> {
-        self.mean_between(name, self.measure_window()?)
+    pub fn measured_mean(&self, column: Column) -> Option<f64> {
+        self.mean_between(column, self.measure_window()?)
     }
 
     /// Average power over the seconds the run's headline covers, watts.
     pub fn active_watts(&self, summary: &Summary) -> Option<f64> {
-        self.mean_between("power_watts", self.counted_window(summary.steady_state.as_ref())?)
+        self.mean_between(system::POWER_WATTS, self.counted_window(summary.steady_state.as_ref())?)
     }
 }
 
@@ -118,6 +119,7 @@ fn number(cell: &str) -> Result<Option<f64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::columns::{Kind, Unit, io};
 
     const CSV: &str = "t_s,phase,read_iops,power_watts\n\
                        1.000,ramp,10,\n2.000,measure,20,100\n3.000,measure,30,110\n4.000,verify,5,\n";
@@ -126,12 +128,18 @@ mod tests {
     fn columns_are_read_by_name_with_empty_cells_as_missing_values() {
         let s = Series::parse(CSV).unwrap();
         assert_eq!(s.t_s, [1.0, 2.0, 3.0, 4.0]);
-        assert_eq!(s.column("read_iops").unwrap(), [Some(10.0), Some(20.0), Some(30.0), Some(5.0)]);
-        assert_eq!(s.column("power_watts").unwrap()[0], None);
+        assert_eq!(s.column(io::READ_IOPS).unwrap(), [Some(10.0), Some(20.0), Some(30.0), Some(5.0)]);
+        assert_eq!(s.column(system::POWER_WATTS).unwrap()[0], None);
         assert_eq!(s.measure_window(), Some((1.0, 3.0)));
-        assert_eq!(s.measured_mean("read_iops"), Some(25.0));
-        assert_eq!(s.measured_mean("power_watts"), Some(105.0));
-        assert!(s.values("nothing").is_none());
+        assert_eq!(s.measured_mean(io::READ_IOPS), Some(25.0));
+        assert_eq!(s.measured_mean(system::POWER_WATTS), Some(105.0));
+        assert!(s.values(io::WRITE_IOPS).is_none());
+    }
+
+    #[test]
+    fn a_bundle_written_before_a_rename_is_read_under_the_old_name() {
+        let renamed = Column { name: "reads_per_second", old_names: &["read_iops"], ..io::READ_IOPS };
+        assert_eq!(Series::parse(CSV).unwrap().measured_mean(renamed), Some(25.0));
     }
 
     #[test]
@@ -141,7 +149,8 @@ mod tests {
         let e = Series::parse("t_s,phase,a\n1,measure\n").unwrap_err();
         assert!(e.to_string().contains("1 cells") || e.to_string().contains("2 cells"), "{e}");
         assert!(Series::parse("time,a\n").is_err());
-        assert_eq!(Series::parse("t_s,phase,a\n1,measure,NaN\n").unwrap().column("a").unwrap(), [None]);
+        let a = Column::new("a", Unit::Count, Kind::Count);
+        assert_eq!(Series::parse("t_s,phase,a\n1,measure,NaN\n").unwrap().column(a).unwrap(), [None]);
         assert_eq!(Series::parse("").unwrap(), Series::default());
     }
 }

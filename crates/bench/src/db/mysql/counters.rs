@@ -1,6 +1,6 @@
 //! `check`, the per-second counters from SHOW GLOBAL STATUS, and `server_info`.
 //!
-//! Counters, in `DB_COLUMNS` order:
+//! Counters, in the order of `storbench_report::columns::db::ALL`:
 //! - cache hit %: 100 × (1 − Innodb_buffer_pool_reads / Innodb_buffer_pool_read_requests) over
 //!   the interval (None when nothing was read);
 //! - blocks read/s: Innodb_buffer_pool_reads (pages the buffer pool had to read from disk);

@@ -5,6 +5,7 @@
 use super::*;
 use crate::engine::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request};
 use crate::run::HostSampler;
+use std::time::Duration;
 use storbench_report::SystemSample;
 
 /// What goes wrong, as a failing device or kernel would make it.
@@ -146,7 +147,7 @@ fn temp_file(len: u64) -> (tempfile::TempDir, std::fs::File) {
 fn a_corrupted_block_is_reported_with_its_offset_and_the_run_completes() {
     let (_dir, file) = temp_file(64 * 4096);
     let out = run_faulty(&spec(50), Some(&file), Fault::CorruptReadsAt(5 * 4096), 1);
-    let v = &out.verify;
+    let v = &out.detail.verify;
     assert!(v.blocks_checked > 0);
     assert!(v.mismatches >= 1, "{v:?}");
     assert!(v.first_mismatches.iter().all(|m| m.offset == 5 * 4096 && m.field == "crc"), "{v:?}");
@@ -158,8 +159,12 @@ fn a_corrupted_block_is_reported_with_its_offset_and_the_run_completes() {
 fn without_faults_every_written_block_verifies() {
     let (_dir, file) = temp_file(64 * 4096);
     let out = run_faulty(&spec(0), Some(&file), Fault::CorruptReadsAt(u64::MAX), 1);
-    assert_eq!(out.verify.mismatches, 0);
-    assert!(out.verify.blocks_checked >= 32, "the read-back pass checks written blocks: {:?}", out.verify);
+    assert_eq!(out.detail.verify.mismatches, 0);
+    assert!(
+        out.detail.verify.blocks_checked >= 32,
+        "the read-back pass checks written blocks: {:?}",
+        out.detail.verify
+    );
 }
 
 #[test]
@@ -223,7 +228,7 @@ fn failed_writes_are_errors_and_never_iops_bytes_or_latency() {
     assert_eq!(t.read.bytes, t.read.ios * 4096);
     assert_eq!(t.errors.by_kind.get("ENOSPC"), Some(&(1000 - t.read.ios)), "{:?}", t.errors);
     assert_eq!(t.errors.total(), 1000 - t.read.ios);
-    assert_eq!(out.errors_outside_window, 0);
+    assert_eq!(out.detail.errors_outside_window, 0);
 }
 
 #[test]
@@ -237,5 +242,5 @@ fn failed_ios_in_the_warm_up_are_counted_outside_the_window() {
     let out = run_faulty(&spec, None, Fault::FailWrites(libc::EIO), 1);
     assert_eq!(out.totals.write.ios, 0);
     assert!(out.totals.errors.total() > 0);
-    assert!(out.errors_outside_window > 0, "the warm-up's failures are not lost");
+    assert!(out.detail.errors_outside_window > 0, "the warm-up's failures are not lost");
 }

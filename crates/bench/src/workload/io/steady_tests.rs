@@ -5,6 +5,7 @@
 use super::fault_tests::{Fault, Quiet, faulty};
 use super::*;
 use crate::engine::EngineKind;
+use std::time::Duration;
 
 const ROUND: Duration = Duration::from_millis(200);
 

@@ -24,7 +24,6 @@ pub enum Msg {
     /// The measured phase is over for this worker (the verify pass may follow).
     Measured {
         worker: usize,
-        end_ns: u64,
     },
     Verified {
         report: VerifyReport,
@@ -153,7 +152,7 @@ impl<'a> Worker<'a> {
         let result = self.engine.start().and_then(|()| self.main_loop(stop, end_ns));
         let end = end_ns.map_or(self.now(), |e| self.now().min(e));
         self.flush(end);
-        let _ = self.tx.send(Msg::Measured { worker: self.id, end_ns: end });
+        let _ = self.tx.send(Msg::Measured { worker: self.id });
         if result.is_ok() && self.verify.is_some() && !stop.is_stopped() {
             self.verify_pass(stop)?;
         }

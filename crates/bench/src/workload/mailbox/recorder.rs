@@ -57,15 +57,14 @@ impl MailboxRecorder {
         self.corruptions.extend(o.corruptions.iter().take(room).cloned());
     }
 
-    /// Takes only `o`'s failures: I/O errors, checksum errors and the corruptions named.
-    pub fn merge_faults(&mut self, o: &MailboxRecorder) {
-        self.errors.merge(&o.errors);
-        self.checksum_errors += o.checksum_errors;
-        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(self.corruptions.len());
-        self.corruptions.extend(o.corruptions.iter().take(room).cloned());
+    /// Takes the errors and corruption of `all` (a span that holds this one), so that faults
+    /// outside this recorder's span count too.
+    pub fn take_faults_of(&mut self, all: &MailboxRecorder) {
+        self.errors = all.errors.clone();
+        self.checksum_errors = all.checksum_errors;
+        self.corruptions.clone_from(&all.corruptions);
     }
 
-    /// All of `parts` merged into one (the databases of an interval).
     pub fn merged(parts: &[MailboxRecorder]) -> MailboxRecorder {
         let mut m = MailboxRecorder::default();
         parts.iter().for_each(|p| m.merge(p));
@@ -92,5 +91,8 @@ impl MailboxRecorder {
 impl crate::run::IntervalData for MailboxRecorder {
     fn merge(&mut self, other: &Self) {
         MailboxRecorder::merge(self, other)
+    }
+    fn ops(&self) -> u64 {
+        self.transactional_ios()
     }
 }

@@ -1,8 +1,9 @@
 //! The transactional run (performance and stress tests): `run` starts one instance per
-//! database, closes an interval every second on its own timer, ends the warm-up when every
-//! cache is 90 % full ("attaining prerequisites", Jetstress's PreloadJetCache 0.9) or the
-//! warm-up limit passed, measures for the duration, then shuts the instances down and records
-//! the databases' new state in the manifest.
+//! database and hands them to the run driver (`run::drive`, `Pace::Timer`), which closes an
+//! interval every second, ends the warm-up when every cache is 90 % full ("attaining
+//! prerequisites", Jetstress's PreloadJetCache 0.9) or the warm-up limit passed, and measures
+//! for the duration; then the instances shut down and the databases' new state goes into the
+//! manifest.
 
 use super::instance::{Instance, InstanceConfig, InstanceEnd, InstanceShared};
 use super::judge::{Evidence, Verdict, WindowSums, judge};
@@ -10,12 +11,19 @@ use super::layout::Manifest;
 use super::preset::{Preset, Profile, TestType, Thresholds};
 use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
-use crate::run::{HostSampler, OwnCpuTime, StopFlag, process_cpu, sleep_until};
+use crate::run::{
+    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
+};
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use storbench_report::series::{Phase, SeriesRow};
+use storbench_report::columns::{Column, mailbox as col};
+use storbench_report::series::Phase;
+
+/// The judge works on one-second windows (Jetstress's sample window is in seconds), so the
+/// mailbox run's intervals are one second.
+const INTERVAL: Duration = Duration::from_secs(1);
 
 /// A validated transactional run.
 #[derive(Debug, Clone)]
@@ -44,28 +52,19 @@ pub struct MailboxSpec {
     pub log_files_limit: Option<u32>,
 }
 
-/// One interval as the caller sees it.
-pub struct MailboxInterval<'a> {
-    pub row: SeriesRow,
-    pub per_db: &'a [MailboxRecorder],
-    /// Cache fill, percent of its target, lowest of all databases (during the warm-up).
-    pub cache_fill_pct: f64,
-}
+/// One interval as the caller sees it: per database in `data.parts`, merged in `data.total`.
+pub type MailboxInterval<'a> = Closed<'a, Parts<MailboxRecorder>>;
 
-/// What a run measured.
+/// What a run measured: measured-phase totals per database (`totals.parts`) and merged; the
+/// errors and corruption found in the warm-up are in them too.
+pub type MailboxOutcome = Outcome<Parts<MailboxRecorder>, MailboxDetail>;
+
+/// What only the mailbox workload has in its outcome.
 #[derive(Debug)]
-pub struct MailboxOutcome {
-    /// Measured-phase totals per database and merged.
-    pub per_db: Vec<MailboxRecorder>,
-    pub totals: MailboxRecorder,
-    pub warmup_s: f64,
-    pub measured_s: f64,
+pub struct MailboxDetail {
     /// Whether the caches reached 90 % before the warm-up limit.
     pub warmed: bool,
     pub verdict: Verdict,
-    pub cpu: OwnCpuTime,
-    pub complete: bool,
-    pub failures: Vec<String>,
     pub ends: Vec<InstanceEnd>,
     pub shutdown_s: f64,
 }
@@ -128,9 +127,8 @@ pub fn run(
     while !shared.iter().all(|s| s.ready.load(Relaxed)) {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let mut c = Coordinator::new(spec, n);
-    sampler.sample();
-    c.intervals(spec, &shared, sampler, stop, on_interval);
+    let mut work = MailboxWork::new(spec, shared.clone());
+    let driven = crate::run::drive(&run_plan(spec), &mut work, Instant::now(), sampler, stop, on_interval);
     for s in &shared {
         s.end.store(true, Relaxed);
     }
@@ -155,145 +153,129 @@ pub fn run(
         manifest.note_logs(db_dir);
     }
     save(manifest, db_dir)?;
-    Ok(c.outcome(spec, stop, ends, shutdown_s))
+    Ok(outcome(spec, driven, work, ends, shutdown_s))
+}
+
+fn run_plan(spec: &MailboxSpec) -> RunPlan {
+    RunPlan {
+        warmup: match spec.max_warmup {
+            d if d.is_zero() => Warmup::For(d),
+            max => Warmup::Until { max },
+        },
+        length: Length::For(spec.duration),
+        interval: INTERVAL,
+        rounds: None,
+    }
+}
+
+/// Judges the measured phase and adds what only the mailbox run has.
+fn outcome(
+    spec: &MailboxSpec,
+    driven: Outcome<Parts<MailboxRecorder>>,
+    work: MailboxWork,
+    ends: Vec<InstanceEnd>,
+    shutdown_s: f64,
+) -> MailboxOutcome {
+    let mut out = driven;
+    // Errors and corruption count whenever they happened, warm-up included.
+    for (t, all) in out.totals.parts.iter_mut().zip(&out.all.parts) {
+        t.take_faults_of(all);
+    }
+    out.totals.total.take_faults_of(&out.all.total);
+    let evidence: Vec<(MailboxRecorder, Vec<WindowSums>)> =
+        out.totals.parts.iter().cloned().zip(work.seconds).collect();
+    let verdict = judge(
+        &spec.thresholds,
+        &Evidence {
+            databases: &evidence,
+            measured_s: out.measured_s,
+            window_s: spec.sample_window.as_secs().max(1) as usize,
+            target_iops: spec.target_iops,
+        },
+    );
+    let failures: Vec<String> = ends.iter().filter_map(|e| e.failure.clone()).collect();
+    let mut out = out.with(MailboxDetail { warmed: work.cache_full, verdict, ends, shutdown_s });
+    out.failed(failures);
+    out
 }
 
 fn save(m: &Manifest, db_dir: &Path) -> crate::Result<()> {
     m.save(db_dir).map_err(|source| crate::Error::Io { op: "writing", path: Manifest::path(db_dir), source })
 }
 
-struct Coordinator {
-    start: Instant,
-    per_db: Vec<MailboxRecorder>,
+/// The mailbox workload as the driver sees it: the instances' recorders taken every second,
+/// the warm-up test (caches full, read latency steady where asked) and the per-second sums
+/// the judge needs.
+struct MailboxWork {
+    shared: Vec<Arc<InstanceShared>>,
+    steady_latency: bool,
+    log_files_limit: Option<u32>,
+    /// The least-filled cache at the last boundary, percent of its warm-up target.
+    fill: f64,
+    /// Whether the caches were full at the last warm-up interval.
+    cache_full: bool,
+    /// Read latency of each second so far (the steady-latency test).
+    recent: Vec<Option<f64>>,
+    /// Each measured second's sums, per database.
     seconds: Vec<Vec<WindowSums>>,
-    measure_from_ns: Option<u64>,
-    end_ns: u64,
-    warmed: bool,
-    cpu_at_measure: Option<OwnCpuTime>,
-    cpu_at_end: Option<OwnCpuTime>,
 }
 
-impl Coordinator {
-    fn new(spec: &MailboxSpec, n: usize) -> Self {
-        let zero_warmup = spec.max_warmup.is_zero();
-        Coordinator {
-            start: Instant::now(),
-            per_db: vec![MailboxRecorder::default(); n],
-            seconds: vec![Vec::new(); n],
-            measure_from_ns: zero_warmup.then_some(0),
-            end_ns: 0,
-            warmed: false,
-            cpu_at_measure: zero_warmup.then(process_cpu),
-            cpu_at_end: None,
+impl MailboxWork {
+    fn new(spec: &MailboxSpec, shared: Vec<Arc<InstanceShared>>) -> Self {
+        MailboxWork {
+            seconds: vec![Vec::new(); shared.len()],
+            shared,
+            steady_latency: spec.steady_latency,
+            log_files_limit: spec.log_files_limit,
+            fill: 0.0,
+            cache_full: spec.max_warmup.is_zero(),
+            recent: Vec::new(),
+        }
+    }
+}
+
+impl crate::run::Workload for MailboxWork {
+    type Data = Parts<MailboxRecorder>;
+
+    fn pace(&self) -> Pace {
+        Pace::Timer
+    }
+
+    fn take(&mut self, _index: u64, now_ns: u64) -> Take<Self::Data> {
+        let data = self
+            .shared
+            .iter()
+            .map(|s| std::mem::take(&mut *s.recorder.lock().unwrap_or_else(|p| p.into_inner())))
+            .collect();
+        self.fill = cache_fill_pct(&self.shared);
+        Take::Closed { end_ns: now_ns, data: Parts::new(data) }
+    }
+
+    fn columns(&self, interval: &Interval<'_, Self::Data>) -> Vec<(Column, Option<f64>)> {
+        columns(&interval.data.total, interval.span_s(), self.fill)
+    }
+
+    fn observe(&mut self, interval: &Interval<'_, Self::Data>) {
+        self.recent.push(WindowSums::of(&interval.data.total).read_ms());
+        if interval.phase == Phase::Measure {
+            for (secs, d) in self.seconds.iter_mut().zip(&interval.data.parts) {
+                secs.push(WindowSums::of(d));
+            }
         }
     }
 
-    fn intervals(
-        &mut self,
-        spec: &MailboxSpec,
-        shared: &[Arc<InstanceShared>],
-        sampler: &mut dyn HostSampler,
-        stop: &StopFlag,
-        on_interval: &mut dyn FnMut(&MailboxInterval),
-    ) {
-        let second = 1_000_000_000u64;
-        let max_warmup = spec.max_warmup.as_nanos() as u64;
-        let mut recent: Vec<Option<f64>> = Vec::new();
-        for index in 1u64.. {
-            let boundary = index * second;
-            let reached = sleep_until(self.start + Duration::from_nanos(boundary), stop);
-            let now = if reached { boundary } else { self.start.elapsed().as_nanos() as u64 };
-            let span = now - (index - 1) * second;
-            let data: Vec<MailboxRecorder> = shared
-                .iter()
-                .map(|s| std::mem::take(&mut *s.recorder.lock().unwrap_or_else(|p| p.into_inner())))
-                .collect();
-            let phase = if self.measure_from_ns.is_some() { Phase::Measure } else { Phase::Ramp };
-            if phase == Phase::Measure {
-                for ((t, secs), d) in self.per_db.iter_mut().zip(&mut self.seconds).zip(&data) {
-                    t.merge(d);
-                    secs.push(WindowSums::of(d));
-                }
-            } else {
-                // Errors and corruption count whenever they happen, warm-up included.
-                for (t, d) in self.per_db.iter_mut().zip(&data) {
-                    t.merge_faults(d);
-                }
-            }
-            let fill = cache_fill_pct(shared);
-            let read_ms = WindowSums::of(&MailboxRecorder::merged(&data)).read_ms();
-            recent.push(read_ms);
-            self.end_ns = now;
-            let merged = MailboxRecorder::merged(&data);
-            let row = SeriesRow {
-                t_s: now as f64 / 1e9,
-                phase,
-                workload: columns(&merged, span, fill),
-                system: sampler.sample(),
-            };
-            on_interval(&MailboxInterval { row, per_db: &data, cache_fill_pct: fill });
-            let limit_reached = spec
-                .log_files_limit
-                .is_some_and(|l| shared.iter().all(|s| s.log_files_done.load(Relaxed) >= u64::from(l)));
-            let steady = !spec.steady_latency || is_steady(&recent);
-            match self.measure_from_ns {
-                None if (fill >= 100.0 && steady) || now >= max_warmup => {
-                    self.warmed = fill >= 100.0;
-                    self.measure_from_ns = Some(now);
-                    self.cpu_at_measure = Some(process_cpu());
-                }
-                Some(from) if now >= from + spec.duration.as_nanos() as u64 => break,
-                _ => {}
-            }
-            // A database that stopped on its own (it failed) ends the run: measuring the
-            // others on would judge a test that is no longer the one asked for.
-            let one_stopped = shared.iter().any(|s| s.finished.load(Relaxed));
-            if !reached || limit_reached || one_stopped {
-                break;
-            }
-        }
-        self.cpu_at_end = Some(process_cpu());
+    fn warmed(&mut self, _interval: &Interval<'_, Self::Data>) -> bool {
+        self.cache_full = self.fill >= 100.0;
+        self.cache_full && (!self.steady_latency || is_steady(&self.recent))
     }
 
-    fn outcome(
-        self,
-        spec: &MailboxSpec,
-        stop: &StopFlag,
-        ends: Vec<InstanceEnd>,
-        shutdown_s: f64,
-    ) -> MailboxOutcome {
-        let from = self.measure_from_ns.unwrap_or(self.end_ns);
-        let measured_s = self.end_ns.saturating_sub(from) as f64 / 1e9;
-        let evidence: Vec<(MailboxRecorder, Vec<WindowSums>)> =
-            self.per_db.iter().cloned().zip(self.seconds).collect();
-        let verdict = judge(
-            &spec.thresholds,
-            &Evidence {
-                databases: &evidence,
-                measured_s,
-                window_s: spec.sample_window.as_secs().max(1) as usize,
-                target_iops: spec.target_iops,
-            },
-        );
-        let totals = MailboxRecorder::merged(&self.per_db);
-        let failures: Vec<String> = ends.iter().filter_map(|e| e.failure.clone()).collect();
-        let cpu = match (self.cpu_at_measure, self.cpu_at_end) {
-            (Some(a), Some(b)) => b.since(&a),
-            _ => OwnCpuTime::default(),
-        };
-        MailboxOutcome {
-            per_db: self.per_db,
-            totals,
-            warmup_s: from as f64 / 1e9,
-            measured_s,
-            warmed: self.warmed,
-            verdict,
-            cpu,
-            complete: !stop.is_stopped() && failures.is_empty(),
-            failures,
-            ends,
-            shutdown_s,
-        }
+    /// A database that stopped on its own (it failed) ends the run: measuring the others on
+    /// would judge a test that is no longer the one asked for.
+    fn ended(&self) -> bool {
+        let limit_reached = self
+            .log_files_limit
+            .is_some_and(|l| self.shared.iter().all(|s| s.log_files_done.load(Relaxed) >= u64::from(l)));
+        limit_reached || self.shared.iter().any(|s| s.finished.load(Relaxed))
     }
 }
 
@@ -321,38 +303,37 @@ fn cache_fill_pct(shared: &[Arc<InstanceShared>]) -> f64 {
 }
 
 /// The workload's columns of `timeseries.csv`.
-fn columns(d: &MailboxRecorder, span_ns: u64, cache_fill_pct: f64) -> Vec<(&'static str, Option<f64>)> {
-    let secs = (span_ns as f64 / 1e9).max(1e-9);
+fn columns(d: &MailboxRecorder, secs: f64, cache_fill_pct: f64) -> Vec<(Column, Option<f64>)> {
     let rate = |n: u64| Some(n as f64 / secs);
     let avg_ms = |c: &crate::metrics::DirectionCounters| (c.ios > 0).then(|| c.latency.mean_ns() / 1e6);
     vec![
-        ("transactional_iops", rate(d.transactional_ios())),
-        ("db_reads_per_sec", rate(d.db_reads.ios)),
-        ("db_writes_per_sec", rate(d.db_writes.ios)),
-        ("log_writes_per_sec", rate(d.log_writes.ios)),
-        ("bdm_reads_per_sec", rate(d.bdm_reads.ios)),
-        ("db_read_avg_ms", avg_ms(&d.db_reads)),
-        ("db_read_max_ms", (d.db_reads.ios > 0).then(|| d.db_reads.latency.quantile_ns(1.0) as f64 / 1e6)),
-        ("db_write_avg_ms", avg_ms(&d.db_writes)),
-        ("log_write_avg_ms", avg_ms(&d.log_writes)),
+        (col::TRANSACTIONAL_IOPS, rate(d.transactional_ios())),
+        (col::DB_READS_PER_SEC, rate(d.db_reads.ios)),
+        (col::DB_WRITES_PER_SEC, rate(d.db_writes.ios)),
+        (col::LOG_WRITES_PER_SEC, rate(d.log_writes.ios)),
+        (col::BDM_READS_PER_SEC, rate(d.bdm_reads.ios)),
+        (col::DB_READ_AVG_MS, avg_ms(&d.db_reads)),
+        (col::DB_READ_MAX_MS, (d.db_reads.ios > 0).then(|| d.db_reads.latency.quantile_ns(1.0) as f64 / 1e6)),
+        (col::DB_WRITE_AVG_MS, avg_ms(&d.db_writes)),
+        (col::LOG_WRITE_AVG_MS, avg_ms(&d.log_writes)),
         (
-            "log_write_max_ms",
+            col::LOG_WRITE_MAX_MS,
             (d.log_writes.ios > 0).then(|| d.log_writes.latency.quantile_ns(1.0) as f64 / 1e6),
         ),
         (
-            "db_write_bytes_avg",
+            col::DB_WRITE_BYTES_AVG,
             (d.db_writes.ios > 0).then(|| d.db_writes.bytes as f64 / d.db_writes.ios as f64),
         ),
         (
-            "log_bytes_per_write",
+            col::LOG_BYTES_PER_WRITE,
             (d.log_writes.ios > 0).then(|| d.log_writes.bytes as f64 / d.log_writes.ios as f64),
         ),
-        ("operations_per_sec", rate(d.operations())),
-        ("page_fault_stalls", Some(d.page_fault_stalls as f64)),
-        ("log_stalls", Some(d.log_stalls as f64)),
-        ("errors", Some(d.errors.total() as f64)),
-        ("checksum_errors", Some(d.checksum_errors as f64)),
-        ("cache_fill_pct", Some(cache_fill_pct)),
+        (col::OPERATIONS_PER_SEC, rate(d.operations())),
+        (col::PAGE_FAULT_STALLS, Some(d.page_fault_stalls as f64)),
+        (col::LOG_STALLS, Some(d.log_stalls as f64)),
+        (col::ERRORS, Some(d.errors.total() as f64)),
+        (col::CHECKSUM_ERRORS, Some(d.checksum_errors as f64)),
+        (col::CACHE_FILL_PCT, Some(cache_fill_pct)),
     ]
 }
 

@@ -62,7 +62,7 @@ fn a_short_run_reads_writes_and_logs_at_the_presets_shape_and_records_the_growth
         rows.push(i.row.clone())
     })
     .unwrap();
-    let t = &out.totals;
+    let t = &out.totals.total;
     eprintln!(
         "ops {} reads {} writes {} log {} bytes/log {} stalls {} lazy {} sync {} cpu {:?} measured {}",
         t.operations(),
@@ -149,9 +149,9 @@ fn a_target_rate_paces_the_run_to_the_transactional_iops_asked_for() {
     let mut s = spec(Preset::V2013, 16, 4);
     s.target_iops = Some(1500.0);
     let out = run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
-    let achieved = out.totals.transactional_ios() as f64 / out.measured_s;
+    let achieved = out.totals.total.transactional_ios() as f64 / out.measured_s;
     assert!((1275.0..1725.0).contains(&achieved), "asked 1500 transactional IOPS, got {achieved:.0}");
-    let target = out.verdict.checks.iter().find(|c| c.name == "target_iops").unwrap();
+    let target = out.detail.verdict.checks.iter().find(|c| c.name == "target_iops").unwrap();
     assert!(target.pass && target.limit == 1500.0 * 0.95, "{target:?}");
 }
 
@@ -162,6 +162,6 @@ fn a_low_target_rate_is_reached_too() {
     let mut s = spec(Preset::V2013, 4, 6);
     s.target_iops = Some(100.0);
     let out = run(&s, dir.path(), &mut m, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
-    let achieved = out.totals.transactional_ios() as f64 / out.measured_s;
+    let achieved = out.totals.total.transactional_ios() as f64 / out.measured_s;
     assert!((80.0..125.0).contains(&achieved), "asked 100 transactional IOPS, got {achieved:.0}");
 }

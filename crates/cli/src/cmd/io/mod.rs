@@ -12,7 +12,8 @@ use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::{self, Target, TargetPlan};
-use storbench_bench::workload::io::{self as io_workload, IntervalReport};
+use storbench_bench::workload::io::{self as io_workload, IoInterval};
+use storbench_report::columns::io as col;
 use storbench_report::{DeviceInfo, Results, Summary, export};
 use summary::IoPlace;
 use validate::{Job, Validated};
@@ -139,13 +140,14 @@ fn run_job(
     let bar = output::run_line(label);
     let outcome = io_workload::run(&spec, target.map(|t| &t.file), &mut sampler, stop, &mut |rep| {
         bar.set_message(progress_text(rep));
-        let hists = [("read", &rep.data.read.latency), ("write", &rep.data.write.latency)];
-        bundle.interval(&rep.row, rep.start_s, &hists);
+        let data = rep.interval.data;
+        let hists = [("read", &data.read.latency), ("write", &data.write.latency)];
+        bundle.interval(&rep.row, rep.interval.start_s, &hists);
     });
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
-    let window_start = outcome.steady.as_ref().map_or(outcome.ramp_s, |st| st.window_start_s);
+    let window_start = outcome.steady.as_ref().map_or(outcome.warmup_s, |st| st.window_start_s);
     bundle.totals(window_start, outcome.measured_s, &hists);
     let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
     summary.warnings.extend(crate::power::warning());
@@ -172,13 +174,15 @@ fn run_job(
     Ok(summary)
 }
 
-fn progress_text(rep: &IntervalReport) -> String {
-    let col = |name: &str| rep.row.workload.iter().find(|(k, _)| *k == name).and_then(|(_, v)| *v);
-    let iops = col("read_iops").unwrap_or(0.0) + col("write_iops").unwrap_or(0.0);
-    let mbs = (col("read_bytes_per_sec").unwrap_or(0.0) + col("write_bytes_per_sec").unwrap_or(0.0)) / 1e6;
-    let p99 = col("read_lat_p99_us").into_iter().chain(col("write_lat_p99_us")).fold(0.0, f64::max);
+fn progress_text(rep: &IoInterval) -> String {
+    let value = |c| rep.row.value(c);
+    let iops = value(col::READ_IOPS).unwrap_or(0.0) + value(col::WRITE_IOPS).unwrap_or(0.0);
+    let mbs = (value(col::READ_BYTES_PER_SEC).unwrap_or(0.0)
+        + value(col::WRITE_BYTES_PER_SEC).unwrap_or(0.0))
+        / 1e6;
+    let p99 = value(col::READ_LAT_P99_US).into_iter().chain(value(col::WRITE_LAT_P99_US)).fold(0.0, f64::max);
     let failed =
-        col("errors").filter(|n| *n > 0.0).map(|n| format!("  {n:.0} I/Os FAILED")).unwrap_or_default();
+        value(col::ERRORS).filter(|n| *n > 0.0).map(|n| format!("  {n:.0} I/Os FAILED")).unwrap_or_default();
     format!(
         "{:>6.0}s {:<7} {} IOPS  {:.1} MB/s  p99 {}{failed}",
         rep.row.t_s,

@@ -54,8 +54,8 @@ pub fn finished(mut s: Summary, out: &IoOutcome, ended_at: &str) -> Summary {
     let t = &out.totals;
     s.complete = out.complete;
     s.ended_at = Some(ended_at.into());
-    s.engine = out.engine.name().into();
-    s.phases = Phases { ramp_s: out.ramp_s, measured_s: secs };
+    s.engine = out.detail.engine.name().into();
+    s.phases = Phases { ramp_s: out.warmup_s, measured_s: secs };
     s.results = Results::Io(IoResults {
         read: direction(&t.read, secs),
         write: direction(&t.write, secs),
@@ -64,8 +64,8 @@ pub fn finished(mut s: Summary, out: &IoOutcome, ended_at: &str) -> Summary {
             by_kind: t.errors.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         },
         error_rate_pct: error_rate_pct(t.errors.total(), t.ios()),
-        errors_outside_window: out.errors_outside_window,
-        verify: out.verify.clone(),
+        errors_outside_window: out.detail.errors_outside_window,
+        verify: out.detail.verify.clone(),
     });
     let cpu_s = out.cpu.total().as_secs_f64();
     let ios = t.ios();

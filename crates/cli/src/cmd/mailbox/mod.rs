@@ -17,6 +17,7 @@ use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::mailbox::{
     self as mbx, DbFiles, DbState, MailboxSpec, Manifest, TestType, VerifyReport, layout,
 };
+use storbench_report::columns::{backup as backup_col, mailbox as col};
 use storbench_report::{MailboxResults, Phases, Summary, export};
 use validate::MailboxPlan;
 
@@ -493,7 +494,7 @@ fn transactional(
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
-        let m = mbx::MailboxRecorder::merged(iv.per_db);
+        let m = &iv.interval.data.total;
         let hists = [
             ("db_read", &m.db_reads.latency),
             ("db_write", &m.db_writes.latency),
@@ -504,7 +505,7 @@ fn transactional(
     });
     line.finish_and_clear();
     let outcome = outcome.context("running the mailbox test")?;
-    let t = &outcome.totals;
+    let t = &outcome.totals.total;
     run.bundle.totals(
         outcome.warmup_s,
         outcome.measured_s,
@@ -524,7 +525,7 @@ fn transactional(
     }
     let phases = Phases { ramp_s: outcome.warmup_s, measured_s: outcome.measured_s };
     let mut warnings = Vec::new();
-    if !outcome.warmed && !spec.max_warmup.is_zero() {
+    if !outcome.detail.warmed && !spec.max_warmup.is_zero() {
         warnings.push(format!(
             "the caches did not reach 90 % within the warm-up limit ({:.0} s); the measured phase may include cache warm-up",
             plan.max_warmup.as_secs_f64()
@@ -545,7 +546,7 @@ fn backup(mut run: Run, plan: &MailboxPlan, manifest: &Manifest, stop: &StopFlag
     let out = mbx::backup(&plan.db_dir, manifest, plan.engine, stop, &mut |done| {
         bar.set_position(done.iter().sum());
         let mut cols = vec![(
-            "backup_mb_per_sec",
+            backup_col::MB_PER_SEC,
             Some((done.iter().sum::<u64>() - prev.iter().sum::<u64>()) as f64 / 1e6),
         )];
         cols.extend(
@@ -553,7 +554,7 @@ fn backup(mut run: Run, plan: &MailboxPlan, manifest: &Manifest, stop: &StopFlag
                 .zip(&prev)
                 .take(8)
                 .enumerate()
-                .map(|(i, (d, p))| (DB_MB_COLUMNS[i], Some((d - p) as f64 / 1e6))),
+                .map(|(i, (d, p))| (backup_col::DB_MB_PER_SEC[i], Some((d - p) as f64 / 1e6))),
         );
         prev = done.to_vec();
         rows.push(storbench_report::SeriesRow {
@@ -584,18 +585,6 @@ fn backup(mut run: Run, plan: &MailboxPlan, manifest: &Manifest, stop: &StopFlag
     let phases = Phases { ramp_s: 0.0, measured_s: out.elapsed_s };
     run.finish(r, phases, Default::default(), out.complete, Vec::new())
 }
-
-/// Per-database columns of the backup series (the first eight databases).
-const DB_MB_COLUMNS: [&str; 8] = [
-    "db1_mb_per_sec",
-    "db2_mb_per_sec",
-    "db3_mb_per_sec",
-    "db4_mb_per_sec",
-    "db5_mb_per_sec",
-    "db6_mb_per_sec",
-    "db7_mb_per_sec",
-    "db8_mb_per_sec",
-];
 
 /// Fills --log-files log files per database, stops without writing the cache (a crash), then
 /// replays the logs and verifies the databases.
@@ -654,17 +643,18 @@ fn soft_recovery(
 
 /// The status line: phase, rates, latencies.
 fn progress(iv: &mbx::MailboxInterval, plan: &MailboxPlan) -> String {
-    let col =
-        |name: &str| iv.row.workload.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v).unwrap_or(0.0);
+    let value = |c| iv.row.value(c).unwrap_or(0.0);
     let phase = match iv.row.phase {
-        storbench_report::series::Phase::Ramp => format!("warming the cache ({:.0} %)", iv.cache_fill_pct),
+        storbench_report::series::Phase::Ramp => {
+            format!("warming the cache ({:.0} %)", value(col::CACHE_FILL_PCT))
+        }
         _ => format!("measuring ({:.0} s of {:.0} s)", 0.0f64.max(iv.row.t_s), plan.duration.as_secs_f64()),
     };
     format!(
         "{phase}: {:.0} transactional IOPS, read {:.1} ms, log write {:.1} ms",
-        col("transactional_iops"),
-        col("db_read_avg_ms"),
-        col("log_write_avg_ms")
+        value(col::TRANSACTIONAL_IOPS),
+        value(col::DB_READ_AVG_MS),
+        value(col::LOG_WRITE_AVG_MS)
     )
 }
 

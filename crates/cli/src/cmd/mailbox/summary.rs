@@ -102,8 +102,8 @@ fn window_max(v: &Verdict, name: &str, db: Option<u32>) -> Option<f64> {
 /// Fills in a transactional test's figures.
 pub fn transactional(r: &mut MailboxResults, out: &MailboxOutcome, manifest: &Manifest, page_size: u32) {
     let secs = out.measured_s.max(1e-9);
-    let t = &out.totals;
-    let v = &out.verdict;
+    let t = &out.totals.total;
+    let v = &out.detail.verdict;
     // A database that failed (engine error, no shutdown) fails the test whatever was judged.
     r.pass = v.pass && out.failures.is_empty();
     r.db_reads_per_sec = t.db_reads.ios as f64 / secs;
@@ -130,7 +130,8 @@ pub fn transactional(r: &mut MailboxResults, out: &MailboxOutcome, manifest: &Ma
     r.corruptions = t.corruptions.iter().map(|c| mismatch(&c.file, c.offset, &c.what)).collect();
     let ps = u64::from(page_size);
     r.databases = out
-        .per_db
+        .totals
+        .parts
         .iter()
         .zip(&manifest.databases)
         .map(|(d, m)| db_result(d, m.id, secs, v, m.initial_pages * ps, m.pages * ps))
@@ -202,7 +203,7 @@ pub fn finish(
 
 /// storbench's CPU over the measured phase, per I/O of every stream.
 pub fn cpu(out: &MailboxOutcome) -> CpuUsage {
-    let t = &out.totals;
+    let t = &out.totals.total;
     let ios = t.db_reads.ios + t.db_writes.ios + t.log_writes.ios + t.bdm_reads.ios + t.log_creates.ios;
     CpuUsage {
         user_s: out.cpu.user.as_secs_f64(),

@@ -16,7 +16,7 @@ use storbench_bench::db::Database;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
-use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpSpec, TXN_KINDS};
+use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{DatabaseInfo, Summary, export};
 
 /// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
@@ -263,13 +263,15 @@ fn run_into(
     let mut sampler = crate::power::system_sampler(place.device.as_ref().map(|d| d.name.as_str()));
     let outcome = driver::run(spec, dbs, &mut sampler, stop, &mut |iv| {
         printer.interval(iv);
-        let mut hists = vec![("order", &iv.data.order_rt)];
-        hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &iv.data.txn(k).latency)));
-        bundle.interval(&iv.row, iv.start_s, &hists);
+        let data = &iv.interval.data.total;
+        let mut hists = vec![("order", &data.order_rt)];
+        hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &data.txn(k).latency)));
+        bundle.interval(&iv.row, iv.interval.start_s, &hists);
     });
     let outcome = outcome.context("starting the run")?;
-    let mut hists = vec![("order", &outcome.totals.order_rt)];
-    hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &outcome.totals.txn(k).latency)));
+    let totals = &outcome.totals.total;
+    let mut hists = vec![("order", &totals.order_rt)];
+    hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &totals.txn(k).latency)));
     bundle.totals(outcome.warmup_s, outcome.measured_s, &hists);
     printer.finish(&outcome, &place.targets);
     let mut summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
@@ -367,32 +369,34 @@ impl<'a> Printer<'a> {
         }
     }
 
-    fn interval(&mut self, iv: &OltpInterval) {
+    fn interval(&mut self, closed: &OltpInterval) {
+        let iv = &closed.interval;
         if iv.first_measured {
             self.prev_all = Sampled::default();
             self.prev.iter_mut().for_each(|p| *p = Sampled::default());
             self.say("Stats reset");
         }
-        let tick = iv.row.t_s.round() as u64;
+        let tick = closed.row.t_s.round() as u64;
         if tick == 0 || !tick.is_multiple_of(u64::from(self.opts.log_freq)) {
             return;
         }
-        let line = ds3::periodic(iv.phase_total, iv.phase_elapsed_s, self.prev_all);
-        self.write_csv(iv);
+        let phase_total = &iv.phase_total.total;
+        let line = ds3::periodic(phase_total, iv.phase_elapsed_s, self.prev_all);
+        self.write_csv(phase_total, iv.phase_elapsed_s);
         self.say(&line);
-        self.prev_all = Sampled::of(iv.phase_total);
-        if self.opts.detailed && iv.phase_per_target.len() > 1 {
+        self.prev_all = Sampled::of(phase_total);
+        if self.opts.detailed && iv.phase_total.parts.len() > 1 {
             self.say("Individual Stats for each DB / Web Server:");
-            for (i, t) in iv.phase_per_target.iter().enumerate() {
+            for (i, t) in iv.phase_total.parts.iter().enumerate() {
                 self.say(&ds3::periodic(t, iv.phase_elapsed_s, self.prev[i]));
                 self.prev[i] = Sampled::of(t);
             }
         }
     }
 
-    fn write_csv(&mut self, iv: &OltpInterval) {
+    fn write_csv(&mut self, phase_total: &OltpRecorder, phase_elapsed_s: f64) {
         let Some(w) = self.csv.as_mut() else { return };
-        let figures = ds3::Periodic::of(iv.phase_total, iv.phase_elapsed_s, self.prev_all);
+        let figures = ds3::Periodic::of(phase_total, phase_elapsed_s, self.prev_all);
         let now = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
         let _ = writeln!(w, "{}", figures.csv_row(&now)).and_then(|_| w.flush());
     }
@@ -401,16 +405,16 @@ impl<'a> Printer<'a> {
         let when = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
         // Final covers the measured phase, whose totals the outcome holds.
         let et = out.measured_s;
-        self.say(&format!("Final ({when}): {}", ds3::final_fields(&out.totals, et, self.prev_all)));
-        if out.per_target.len() > 1 {
-            for (i, t) in out.per_target.iter().enumerate() {
+        self.say(&format!("Final ({when}): {}", ds3::final_fields(&out.totals.total, et, self.prev_all)));
+        if out.totals.parts.len() > 1 {
+            for (i, t) in out.totals.parts.iter().enumerate() {
                 self.say(&format!("Final: target={} {}", targets[i], ds3::final_fields(t, et, self.prev[i])));
             }
         }
         self.say(&format!("Controller ({when}): all threads stopped, exiting"));
         self.say(&format!(
             "n_purchase_from_start= {} n_rollbacks_from_start= {}",
-            out.from_start.purchases, out.from_start.rollbacks
+            out.all.total.purchases, out.all.total.rollbacks
         ));
         self.say("Run over");
     }

@@ -50,7 +50,7 @@ pub fn finished(mut s: Summary, out: &OltpOutcome, targets: &[String], ended_at:
     s.ended_at = Some(ended_at.into());
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: secs };
     s.results = Results::Oltp(results(out, targets));
-    let ops = out.totals.orders;
+    let ops = out.totals.total.orders;
     s.cpu = CpuUsage {
         user_s: out.cpu.user.as_secs_f64(),
         sys_s: out.cpu.sys.as_secs_f64(),
@@ -65,7 +65,7 @@ fn per_min(n: u64, secs: f64) -> f64 {
 }
 
 fn results(out: &OltpOutcome, targets: &[String]) -> OltpResults {
-    let t = &out.totals;
+    let t = &out.totals.total;
     let secs = out.measured_s;
     OltpResults {
         opm: per_min(t.orders, secs),
@@ -82,9 +82,10 @@ fn results(out: &OltpOutcome, targets: &[String]) -> OltpResults {
             by_kind: t.errors.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
         },
         reconnects: t.reconnects,
-        threads: out.threads as u64,
+        threads: out.detail.threads as u64,
         targets: out
-            .per_target
+            .totals
+            .parts
             .iter()
             .zip(targets)
             .map(|(r, name)| OltpTargetResult {
@@ -95,8 +96,8 @@ fn results(out: &OltpOutcome, targets: &[String]) -> OltpResults {
                 failed_orders: r.failed_orders,
             })
             .collect(),
-        purchases_from_start: out.from_start.purchases,
-        rollbacks_from_start: out.from_start.rollbacks,
+        purchases_from_start: out.all.total.purchases,
+        rollbacks_from_start: out.all.total.rollbacks,
     }
 }
 

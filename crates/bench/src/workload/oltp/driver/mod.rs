@@ -3,9 +3,9 @@
 //! Threads are assigned to targets round-robin (thread i to target i mod n, as DS3 does), each
 //! with one connection. When every thread is connected the clock starts; the warm-up runs
 //! like the measured phase and is then dropped whole (every counter starts again from zero).
-//! The coordinator, on the caller's thread, closes an interval every second on its own timer,
-//! whatever the threads are doing: it swaps each thread's recorder out, merges them per target
-//! and overall, samples the host and the databases, and hands the row to the caller.
+//! The run driver (`run::drive`, `Pace::Timer`), on the caller's thread, closes an interval
+//! every second on its own timer, whatever the threads are doing: each thread's recorder is
+//! swapped out and merged per target, and the databases' counters are sampled.
 
 mod recorder;
 mod spec;
@@ -15,49 +15,32 @@ mod worker;
 pub use recorder::{LAST_N, OltpRecorder, TXN_KINDS, TxnCounters, TxnKind};
 pub use spec::OltpSpec;
 
-use crate::db::{CounterSampler, DB_COLUMNS, Database, DbError, DbErrorKind};
-use crate::run::{HostSampler, OwnCpuTime, Schedule, StopFlag, process_cpu, sleep_until};
+use crate::db::{CounterSampler, Database, DbError, DbErrorKind};
+use crate::run::{
+    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
+};
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use storbench_report::series::{Phase, SeriesRow};
+use storbench_report::columns::{Column, db as db_col, oltp as col};
 use worker::{ENDING, Shared, Worker};
 
 /// How long threads may take to finish the order they are in once the run has ended.
 const DRAIN: Duration = Duration::from_secs(30);
 
-/// One interval as the caller sees it.
-pub struct OltpInterval<'a> {
-    pub row: SeriesRow,
-    /// Seconds since the start at which the interval began.
-    pub start_s: f64,
-    /// This interval, all targets merged, and per target.
-    pub data: &'a OltpRecorder,
-    pub per_target: &'a [OltpRecorder],
-    /// Everything since the current phase began (the warm-up, or the measured phase after
-    /// the reset), all targets and per target: what DS3's cumulative lines report.
-    pub phase_total: &'a OltpRecorder,
-    pub phase_per_target: &'a [OltpRecorder],
-    pub phase_elapsed_s: f64,
-    /// True on the first interval of the measured phase (DS3 prints "Stats reset").
-    pub first_measured: bool,
-}
+/// One interval as the caller sees it: all targets merged (`data.total`) and per target
+/// (`data.parts`); `phase_total` is everything since the phase began (the warm-up, or the
+/// measured phase after the reset), what DS3's cumulative lines report.
+pub type OltpInterval<'a> = Closed<'a, Parts<OltpRecorder>>;
 
-/// What a run measured.
+/// What a run measured: `totals` is the measured phase, `all` includes the warm-up (DS3's
+/// n_purchase_from_start and n_rollbacks_from_start); both per target in `parts`. The CPU
+/// time is storbench's over the measured phase (with SQLite, the database's too).
+pub type OltpOutcome = Outcome<Parts<OltpRecorder>, OltpDetail>;
+
+/// What only the OLTP workload has in its outcome.
 #[derive(Debug)]
-pub struct OltpOutcome {
-    /// The measured phase, all targets merged, and per target.
-    pub totals: OltpRecorder,
-    pub per_target: Vec<OltpRecorder>,
-    /// Warm-up included: DS3's n_purchase_from_start and n_rollbacks_from_start.
-    pub from_start: OltpRecorder,
-    pub warmup_s: f64,
-    pub measured_s: f64,
-    /// storbench's CPU time over the measured phase (with SQLite, the database's too).
-    pub cpu: OwnCpuTime,
-    pub complete: bool,
-    /// Threads that gave up or did not finish in time.
-    pub failures: Vec<String>,
+pub struct OltpDetail {
     pub threads: usize,
 }
 
@@ -96,13 +79,12 @@ pub fn run(
             })?;
     }
     drop(done_tx);
-    let mut counters = targets.iter().map(|t| t.counters()).collect::<Result<Vec<_>, _>>()?;
+    let counters = targets.iter().map(|t| t.counters()).collect::<Result<Vec<_>, _>>()?;
     wait_connected(&shared, n, spec.connect_timeout + stagger, stop)?;
     let start = Instant::now();
     shared.release(Some(start));
-    sampler.sample();
-    let mut c = Coordinator::new(spec, targets.len(), start);
-    c.intervals(&shared, sampler, &mut counters, stop, on_interval);
+    let mut work = OltpWork { shared: shared.clone(), targets: targets.len(), counters, db: [None; 7] };
+    let driven = crate::run::drive(&run_plan(spec), &mut work, start, sampler, stop, on_interval);
     shared.state.store(ENDING, Relaxed);
     let mut failures = std::mem::take(&mut *shared.failures.lock().unwrap_or_else(|p| p.into_inner()));
     let finished = (0..n).take_while(|_| done_rx.recv_timeout(DRAIN).is_ok()).count();
@@ -112,7 +94,18 @@ pub fn run(
             n - finished
         ));
     }
-    Ok(c.outcome(stop, failures, n))
+    let mut out = driven.with(OltpDetail { threads: n });
+    out.failed(failures);
+    Ok(out)
+}
+
+fn run_plan(spec: &OltpSpec) -> RunPlan {
+    RunPlan {
+        warmup: Warmup::For(spec.warmup_time),
+        length: Length::For(spec.run_time),
+        interval: spec.interval,
+        rounds: None,
+    }
 }
 
 /// Waits until every thread holds a connection; an error names the first that failed.
@@ -143,148 +136,36 @@ fn wait_connected(shared: &Shared, n: usize, timeout: Duration, stop: &StopFlag)
     }
 }
 
-struct Coordinator {
-    schedule: Schedule,
-    start: Instant,
+/// The OLTP workload as the driver sees it: the threads' recorders and the databases'
+/// counters, taken at each boundary.
+struct OltpWork {
+    shared: Arc<Shared>,
     targets: usize,
-    totals: OltpRecorder,
-    per_target: Vec<OltpRecorder>,
-    phase_total: OltpRecorder,
-    phase_per_target: Vec<OltpRecorder>,
-    from_start: OltpRecorder,
-    end_ns: u64,
-    cpu_at_measure: Option<OwnCpuTime>,
-    cpu_at_end: Option<OwnCpuTime>,
+    counters: Vec<Box<dyn CounterSampler>>,
+    /// The databases' counters over the interval just taken.
+    db: [Option<f64>; 7],
 }
 
-impl Coordinator {
-    fn new(spec: &OltpSpec, targets: usize, start: Instant) -> Self {
-        let ramp_ns = spec.warmup_time.as_nanos() as u64;
-        let schedule = Schedule {
-            ramp_ns,
-            end_ns: Some(ramp_ns + spec.run_time.as_nanos() as u64),
-            interval_ns: spec.interval.as_nanos().max(1) as u64,
-        };
-        Coordinator {
-            schedule,
-            start,
-            targets,
-            totals: OltpRecorder::default(),
-            per_target: vec![OltpRecorder::default(); targets],
-            phase_total: OltpRecorder::default(),
-            phase_per_target: vec![OltpRecorder::default(); targets],
-            from_start: OltpRecorder::default(),
-            end_ns: 0,
-            cpu_at_measure: (ramp_ns == 0).then(process_cpu),
-            cpu_at_end: None,
-        }
+impl crate::run::Workload for OltpWork {
+    type Data = Parts<OltpRecorder>;
+
+    fn pace(&self) -> Pace {
+        Pace::Timer
     }
 
-    fn intervals(
-        &mut self,
-        shared: &Shared,
-        sampler: &mut dyn HostSampler,
-        counters: &mut [Box<dyn CounterSampler>],
-        stop: &StopFlag,
-        on_interval: &mut dyn FnMut(&OltpInterval),
-    ) {
-        let end = self.schedule.end_ns.unwrap_or(u64::MAX);
-        for index in 0.. {
-            let boundary = self.schedule.boundary(index).min(end);
-            let reached = sleep_until(self.start + Duration::from_nanos(boundary), stop);
-            let now_ns = if reached { boundary } else { self.start.elapsed().as_nanos() as u64 };
-            let (merged, per_target) = self.swap(shared);
-            self.end_ns = now_ns;
-            if self.schedule.phase(index) == Phase::Measure && self.cpu_at_measure.is_none() {
-                self.cpu_at_measure = Some(process_cpu());
-            }
-            let db = sample_databases(counters);
-            self.emit(index, now_ns, &merged, &per_target, db, sampler, on_interval);
-            if !reached || now_ns >= end {
-                self.cpu_at_end = Some(process_cpu());
-                return;
-            }
-        }
-    }
-
-    /// Takes every thread's recorder, leaving fresh ones: merged overall and per target.
-    fn swap(&self, shared: &Shared) -> (OltpRecorder, Vec<OltpRecorder>) {
+    /// Takes every thread's recorder, leaving fresh ones, merged per target.
+    fn take(&mut self, _index: u64, now_ns: u64) -> Take<Self::Data> {
         let mut per_target = vec![OltpRecorder::default(); self.targets];
-        for (id, slot) in shared.slots.iter().enumerate() {
+        for (id, slot) in self.shared.slots.iter().enumerate() {
             let rec = std::mem::take(&mut *slot.lock().unwrap_or_else(|p| p.into_inner()));
             per_target[id % self.targets].merge(&rec);
         }
-        let mut merged = OltpRecorder::default();
-        for t in &per_target {
-            merged.merge(t);
-        }
-        (merged, per_target)
+        self.db = sample_databases(&mut self.counters);
+        Take::Closed { end_ns: now_ns, data: Parts::new(per_target) }
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn emit(
-        &mut self,
-        index: u64,
-        now_ns: u64,
-        data: &OltpRecorder,
-        per_target: &[OltpRecorder],
-        db: [Option<f64>; 7],
-        sampler: &mut dyn HostSampler,
-        on_interval: &mut dyn FnMut(&OltpInterval),
-    ) {
-        let phase = self.schedule.phase(index);
-        let first_measured = phase == Phase::Measure && index == self.schedule.ramp_intervals();
-        if first_measured {
-            self.phase_total = OltpRecorder::default();
-            self.phase_per_target = vec![OltpRecorder::default(); self.targets];
-        }
-        self.from_start.merge(data);
-        self.phase_total.merge(data);
-        for (p, d) in self.phase_per_target.iter_mut().zip(per_target) {
-            p.merge(d);
-        }
-        if phase == Phase::Measure {
-            self.totals.merge(data);
-            for (t, d) in self.per_target.iter_mut().zip(per_target) {
-                t.merge(d);
-            }
-        }
-        let start_ns = self.schedule.interval_start(index);
-        let phase_start = if phase == Phase::Measure { self.schedule.ramp_ns } else { 0 };
-        let phase_elapsed_s = now_ns.saturating_sub(phase_start) as f64 / 1e9;
-        let row = SeriesRow {
-            t_s: now_ns as f64 / 1e9,
-            phase,
-            workload: columns(data, now_ns.saturating_sub(start_ns), &self.phase_total, phase_elapsed_s, db),
-            system: sampler.sample(),
-        };
-        on_interval(&OltpInterval {
-            row,
-            start_s: start_ns as f64 / 1e9,
-            data,
-            per_target,
-            phase_total: &self.phase_total,
-            phase_per_target: &self.phase_per_target,
-            phase_elapsed_s,
-            first_measured,
-        });
-    }
-
-    fn outcome(self, stop: &StopFlag, failures: Vec<String>, threads: usize) -> OltpOutcome {
-        let end = self.cpu_at_end.unwrap_or_else(process_cpu);
-        let cpu = self.cpu_at_measure.map(|m| end.since(&m)).unwrap_or_default();
-        let ramp = self.schedule.ramp_ns;
-        OltpOutcome {
-            totals: self.totals,
-            per_target: self.per_target,
-            from_start: self.from_start,
-            warmup_s: ramp.min(self.end_ns) as f64 / 1e9,
-            measured_s: self.end_ns.saturating_sub(ramp) as f64 / 1e9,
-            cpu,
-            complete: !stop.is_stopped() && failures.is_empty(),
-            failures,
-            threads,
-        }
+    fn columns(&self, interval: &Interval<'_, Self::Data>) -> Vec<(Column, Option<f64>)> {
+        columns(interval, self.db)
     }
 }
 
@@ -305,49 +186,59 @@ fn sample_databases(counters: &mut [Box<dyn CounterSampler>]) -> [Option<f64>; 7
 /// The workload's columns of `timeseries.csv`: orders and OPM (this interval and cumulative
 /// over the phase), rollbacks, failures, the order response time, each transaction type's
 /// calls, mean and p99 in ms, then the databases' counters.
-fn columns(
-    d: &OltpRecorder,
-    span_ns: u64,
-    phase: &OltpRecorder,
-    phase_s: f64,
-    db: [Option<f64>; 7],
-) -> Vec<(&'static str, Option<f64>)> {
-    let secs = (span_ns as f64 / 1e9).max(1e-9);
+fn columns(i: &Interval<'_, Parts<OltpRecorder>>, db: [Option<f64>; 7]) -> Vec<(Column, Option<f64>)> {
+    let (d, phase) = (&i.data.total, &i.phase_total.total);
+    let secs = i.span_s();
     let ms = |ns: f64| ns / 1e6;
     let q =
         |h: &crate::metrics::LatencyHistogram, p: f64| (!h.is_empty()).then(|| ms(h.quantile_ns(p) as f64));
     let mut cols = vec![
-        ("orders", Some(d.orders as f64)),
-        ("opm", Some(d.orders as f64 * 60.0 / secs)),
-        ("opm_cumulative", (phase_s > 0.0).then(|| phase.orders as f64 * 60.0 / phase_s)),
-        ("rollbacks", Some(d.rollbacks as f64)),
-        ("failed_orders", Some(d.failed_orders as f64)),
-        ("errors", Some(d.errors.total() as f64)),
-        ("reconnects", Some(d.reconnects as f64)),
-        ("order_rt_mean_ms", (d.orders > 0).then(|| ms(d.order_rt_sum_ns as f64 / d.orders as f64))),
-        ("order_rt_p50_ms", q(&d.order_rt, 0.5)),
-        ("order_rt_p99_ms", q(&d.order_rt, 0.99)),
-        ("order_rt_max_ms", q(&d.order_rt, 1.0)),
+        (col::ORDERS, Some(d.orders as f64)),
+        (col::OPM, Some(d.orders as f64 * 60.0 / secs)),
+        (
+            col::OPM_CUMULATIVE,
+            (i.phase_elapsed_s > 0.0).then(|| phase.orders as f64 * 60.0 / i.phase_elapsed_s),
+        ),
+        (col::ROLLBACKS, Some(d.rollbacks as f64)),
+        (col::FAILED_ORDERS, Some(d.failed_orders as f64)),
+        (col::ERRORS, Some(d.errors.total() as f64)),
+        (col::RECONNECTS, Some(d.reconnects as f64)),
+        (col::ORDER_RT_MEAN_MS, (d.orders > 0).then(|| ms(d.order_rt_sum_ns as f64 / d.orders as f64))),
+        (col::ORDER_RT_P50_MS, q(&d.order_rt, 0.5)),
+        (col::ORDER_RT_P99_MS, q(&d.order_rt, 0.99)),
+        (col::ORDER_RT_MAX_MS, q(&d.order_rt, 1.0)),
     ];
-    for kind in TXN_KINDS {
+    for (kind, [calls, mean, p99]) in TXN_KINDS.into_iter().zip(col::TXN) {
         let t = d.txn(kind);
-        let [calls, mean, p99] = txn_column_names(kind);
         cols.push((calls, Some(t.calls as f64)));
         cols.push((mean, (t.calls > 0).then(|| ms(t.sum_ns as f64 / t.calls as f64))));
         cols.push((p99, q(&t.latency, 0.99)));
     }
-    cols.extend(DB_COLUMNS.into_iter().zip(db));
+    cols.extend(db_col::ALL.iter().copied().zip(db));
     cols
 }
 
-/// `<type>_calls`, `<type>_mean_ms`, `<type>_p99_ms`.
-fn txn_column_names(kind: TxnKind) -> [&'static str; 3] {
-    macro_rules! names {
-        ($($k:ident => $s:literal),*) => {
-            match kind { $(TxnKind::$k => [concat!($s, "_calls"), concat!($s, "_mean_ms"), concat!($s, "_p99_ms")]),* }
-        };
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_transaction_types_columns_carry_its_name() {
+        let names = [
+            "login",
+            "new_customer",
+            "new_member",
+            "browse",
+            "review_browse",
+            "get_reviews",
+            "new_review",
+            "new_helpfulness",
+            "purchase",
+            "price_query",
+        ];
+        for ((kind, columns), name) in TXN_KINDS.into_iter().zip(col::TXN).zip(names) {
+            assert!(columns.iter().all(|c| c.name.starts_with(name)), "{kind:?} {columns:?}");
+            assert_eq!(format!("{kind:?}").to_lowercase(), name.replace('_', ""));
+        }
     }
-    names!(Login => "login", NewCustomer => "new_customer", NewMember => "new_member", Browse => "browse",
-        ReviewBrowse => "review_browse", GetReviews => "get_reviews", NewReview => "new_review",
-        NewHelpfulness => "new_helpfulness", Purchase => "purchase", PriceQuery => "price_query")
 }

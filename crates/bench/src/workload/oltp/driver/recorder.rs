@@ -143,6 +143,9 @@ impl crate::run::IntervalData for OltpRecorder {
     fn merge(&mut self, other: &Self) {
         OltpRecorder::merge(self, other)
     }
+    fn ops(&self) -> u64 {
+        self.orders
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,515 @@
+//! The one run driver every workload runs through: it keeps the schedule (a warm-up ended by
+//! time or by the workload's own test, a measured phase ended by time, by the workload's work
+//! running out or by a stop request, steady-state rounds), closes one interval per tick,
+//! samples the host at each boundary, keeps storbench's own CPU time over the measured phase,
+//! and returns one `Outcome`.
+//!
+//! A workload brings its workers (started before `drive` is called), the data an interval
+//! carries, and its columns. It says how intervals close: on the driver's timer, taking what
+//! the workers recorded so far (`Pace::Timer`), or when every worker has reported the
+//! interval on its own clock (`Pace::Workers`, for engines that time each I/O themselves).
+
+use super::schedule::Schedule;
+use super::steady::{Rounds, Rule};
+use super::{HostSampler, IntervalData, OwnCpuTime, StopFlag, process_cpu, sleep_until};
+use std::time::{Duration, Instant};
+use storbench_report::SteadyState;
+use storbench_report::columns::Column;
+use storbench_report::series::{Phase, SeriesRow};
+
+/// How the warm-up ends; nothing it records counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warmup {
+    For(Duration),
+    /// When the workload's `warmed` test first holds after an interval, or after `max`.
+    Until {
+        max: Duration,
+    },
+}
+
+/// How the measured phase ends (a stop request ends either).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Length {
+    For(Duration),
+    /// When the workload has no more intervals to give (`Take::Finished`).
+    UntilDone,
+}
+
+/// The shape of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RunPlan {
+    pub warmup: Warmup,
+    pub length: Length,
+    pub interval: Duration,
+    /// Steady-state rounds of this length (SNIA PTS rule): the run ends once the rule holds
+    /// and its figures are those of the last window of rounds.
+    pub rounds: Option<Duration>,
+}
+
+impl RunPlan {
+    /// Interval boundaries and phases as they stand before the run (a warm-up that ends on
+    /// the workload's test is planned at its longest).
+    pub fn schedule(&self) -> Schedule {
+        let ramp_ns = match self.warmup {
+            Warmup::For(d) | Warmup::Until { max: d } => nanos(d),
+        };
+        let end_ns = match self.length {
+            Length::For(d) => Some(ramp_ns.saturating_add(nanos(d))),
+            Length::UntilDone => None,
+        };
+        Schedule { ramp_ns, end_ns, interval_ns: nanos(self.interval).max(1) }
+    }
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Who decides when an interval ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pace {
+    /// The driver sleeps until each boundary, then takes what the workers recorded.
+    Timer,
+    /// The workers close intervals on their own clocks; `take` waits for all of them.
+    Workers,
+}
+
+/// What closing an interval gave.
+pub enum Take<T> {
+    /// The interval ended at `end_ns` (since the start) with `data`.
+    Closed { end_ns: u64, data: T },
+    /// Every worker has finished: there are no more intervals.
+    Finished,
+}
+
+/// One closed interval as the workload's columns and the caller see it.
+pub struct Interval<'a, T> {
+    pub index: u64,
+    pub phase: Phase,
+    /// Seconds since the start at which the interval began and ended.
+    pub start_s: f64,
+    pub end_s: f64,
+    pub data: &'a T,
+    /// Everything since the current phase began (the warm-up, or the measured phase).
+    pub phase_total: &'a T,
+    pub phase_elapsed_s: f64,
+    /// The first interval of the measured phase.
+    pub first_measured: bool,
+}
+
+impl<T> Interval<'_, T> {
+    pub fn span_s(&self) -> f64 {
+        (self.end_s - self.start_s).max(1e-9)
+    }
+}
+
+/// A closed interval with its row of `timeseries.csv`: what the caller is handed.
+pub struct Closed<'a, T> {
+    pub row: SeriesRow,
+    pub interval: Interval<'a, T>,
+}
+
+/// What a workload brings to the driver besides its workers.
+pub trait Workload {
+    type Data: IntervalData;
+
+    fn pace(&self) -> Pace;
+
+    /// Closes interval `index`. Under `Pace::Timer` the driver calls it at `now_ns`, the
+    /// interval's end; under `Pace::Workers` it blocks until every worker reported the
+    /// interval (or finished), and `now_ns` is only the planned boundary.
+    fn take(&mut self, index: u64, now_ns: u64) -> Take<Self::Data>;
+
+    /// The workload's columns of `timeseries.csv` for one interval, in a fixed order.
+    fn columns(&self, interval: &Interval<'_, Self::Data>) -> Vec<(Column, Option<f64>)>;
+
+    /// Asked after each warm-up interval when the warm-up ends on the workload's test.
+    fn warmed(&mut self, _interval: &Interval<'_, Self::Data>) -> bool {
+        true
+    }
+
+    /// Sees every closed interval (for figures the workload keeps per interval).
+    fn observe(&mut self, _interval: &Interval<'_, Self::Data>) {}
+
+    /// The workload ended on its own (a worker failed, a limit was reached): the run ends
+    /// after this interval.
+    fn ended(&self) -> bool {
+        false
+    }
+
+    /// The run's figures are complete (steady state reached): the workers should finish.
+    fn wind_down(&mut self) {}
+}
+
+/// What a run measured, for every workload; `detail` holds what only one workload has.
+#[derive(Debug)]
+pub struct Outcome<T, D = ()> {
+    /// The measured phase (under steady state: its window), every worker merged.
+    pub totals: T,
+    /// Every interval, the warm-up included (errors count whenever they happened).
+    pub all: T,
+    pub warmup_s: f64,
+    pub measured_s: f64,
+    /// storbench's CPU time over what `totals` covers.
+    pub cpu: OwnCpuTime,
+    /// False when a stop request or a failure cut the run short.
+    pub complete: bool,
+    /// Workers that failed as a whole (single failed operations are errors in the data).
+    pub failures: Vec<String>,
+    /// Things to tell the user about how the figures came about.
+    pub warnings: Vec<String>,
+    pub steady: Option<SteadyState>,
+    pub detail: D,
+}
+
+impl<T, D> Outcome<T, D> {
+    /// The same outcome with the workload's own part.
+    pub fn with<E>(self, detail: E) -> Outcome<T, E> {
+        let Outcome { totals, all, warmup_s, measured_s, cpu, complete, failures, warnings, steady, .. } =
+            self;
+        Outcome { totals, all, warmup_s, measured_s, cpu, complete, failures, warnings, steady, detail }
+    }
+
+    /// Adds workers that failed; the run is then not complete.
+    pub fn failed(&mut self, failures: impl IntoIterator<Item = String>) {
+        self.failures.extend(failures);
+        self.complete &= self.failures.is_empty();
+    }
+}
+
+/// Runs the schedule of `plan` over `workload`, whose workers started at `start`. Calls
+/// `on_interval` once per interval, in order.
+pub fn drive<W: Workload>(
+    plan: &RunPlan,
+    workload: &mut W,
+    start: Instant,
+    sampler: &mut dyn HostSampler,
+    stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&Closed<'_, W::Data>),
+) -> Outcome<W::Data> {
+    let mut d = Driver::new(plan);
+    sampler.sample();
+    let timer = workload.pace() == Pace::Timer;
+    for index in 0.. {
+        let boundary = d.schedule.boundary(index).min(d.schedule.end_ns.unwrap_or(u64::MAX));
+        let reached = !timer || sleep_until(start + Duration::from_nanos(boundary), stop);
+        let now_ns = if reached { boundary } else { elapsed_ns(start) };
+        let Take::Closed { end_ns, data } = workload.take(index, now_ns) else { break };
+        d.close(index, end_ns, data, workload, sampler, on_interval);
+        let over = d.schedule.end_ns.is_some_and(|e| end_ns >= e) || d.steady_reached();
+        if timer && (!reached || over) || workload.ended() {
+            break;
+        }
+    }
+    d.finish(stop)
+}
+
+fn elapsed_ns(start: Instant) -> u64 {
+    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// The driver's state between intervals.
+struct Driver<T> {
+    schedule: Schedule,
+    warm_by_test: Option<u64>,
+    measured_len_ns: Option<u64>,
+    all: T,
+    phase_total: T,
+    measuring: bool,
+    end_ns: u64,
+    rounds: Option<Rounds<T>>,
+    cpu_at_measure: Option<OwnCpuTime>,
+    cpu_at_end: Option<OwnCpuTime>,
+}
+
+impl<T: IntervalData> Driver<T> {
+    fn new(plan: &RunPlan) -> Self {
+        let schedule = plan.schedule();
+        Driver {
+            schedule,
+            warm_by_test: match plan.warmup {
+                Warmup::Until { .. } => Some(schedule.ramp_ns),
+                Warmup::For(_) => None,
+            },
+            measured_len_ns: match plan.length {
+                Length::For(d) => Some(nanos(d)),
+                Length::UntilDone => None,
+            },
+            all: T::default(),
+            phase_total: T::default(),
+            measuring: false,
+            end_ns: 0,
+            rounds: plan.rounds.map(|round| {
+                let per_round = (nanos(round) / schedule.interval_ns).max(1);
+                Rounds::new(Rule::SNIA_PTS, per_round, schedule.interval_ns)
+            }),
+            cpu_at_measure: (schedule.ramp_ns == 0).then(process_cpu),
+            cpu_at_end: None,
+        }
+    }
+
+    fn steady_reached(&self) -> bool {
+        self.rounds.as_ref().is_some_and(Rounds::reached)
+    }
+
+    fn close<W: Workload<Data = T>>(
+        &mut self,
+        index: u64,
+        end_ns: u64,
+        data: T,
+        workload: &mut W,
+        sampler: &mut dyn HostSampler,
+        on_interval: &mut dyn FnMut(&Closed<'_, T>),
+    ) {
+        let phase = self.schedule.phase(index);
+        let first_measured = phase == Phase::Measure && !self.measuring;
+        if first_measured {
+            self.measuring = true;
+            self.phase_total = T::default();
+        }
+        let start_ns = self.schedule.interval_start(index);
+        self.end_ns = end_ns;
+        self.all.merge(&data);
+        self.phase_total.merge(&data);
+        if phase == Phase::Measure
+            && let Some(r) = &mut self.rounds
+            && r.add(&data, data.ops(), start_ns, end_ns, process_cpu)
+        {
+            workload.wind_down();
+        }
+        let phase_start = if phase == Phase::Measure { self.schedule.ramp_ns } else { 0 };
+        let interval = Interval {
+            index,
+            phase,
+            start_s: start_ns as f64 / 1e9,
+            end_s: end_ns as f64 / 1e9,
+            data: &data,
+            phase_total: &self.phase_total,
+            phase_elapsed_s: end_ns.saturating_sub(phase_start) as f64 / 1e9,
+            first_measured,
+        };
+        workload.observe(&interval);
+        let row = SeriesRow {
+            t_s: interval.end_s,
+            phase,
+            workload: workload.columns(&interval),
+            system: sampler.sample(),
+        };
+        let warmed = phase == Phase::Ramp && self.warm_by_test.is_some() && workload.warmed(&interval);
+        on_interval(&Closed { row, interval });
+        if warmed {
+            self.end_warmup_at(index);
+        }
+        if self.schedule.phase(index + 1) == Phase::Measure && self.cpu_at_measure.is_none() {
+            self.cpu_at_measure = Some(process_cpu());
+        }
+    }
+
+    /// The workload's test held after interval `index`: measuring starts at its end.
+    fn end_warmup_at(&mut self, index: u64) {
+        let ramp_ns = self.schedule.boundary(index);
+        self.schedule.ramp_ns = ramp_ns;
+        self.schedule.end_ns = self.measured_len_ns.map(|len| ramp_ns.saturating_add(len));
+        self.warm_by_test = None;
+    }
+
+    fn finish(mut self, stop: &StopFlag) -> Outcome<T> {
+        let cpu_end = *self.cpu_at_end.get_or_insert_with(process_cpu);
+        let ramp_ns = self.schedule.ramp_ns.min(self.end_ns);
+        let mut out = Outcome {
+            totals: if self.measuring { self.phase_total } else { T::default() },
+            all: self.all,
+            warmup_s: ramp_ns as f64 / 1e9,
+            measured_s: self.end_ns.saturating_sub(ramp_ns) as f64 / 1e9,
+            cpu: self.cpu_at_measure.map(|m| cpu_end.since(&m)).unwrap_or_default(),
+            complete: !stop.is_stopped(),
+            failures: Vec::new(),
+            warnings: Vec::new(),
+            steady: None,
+            detail: (),
+        };
+        if let Some(rounds) = self.rounds {
+            steady_window(&mut out, rounds, self.cpu_at_measure);
+        }
+        out
+    }
+}
+
+/// Narrows a finished run's figures to the steady-state window. A run that ended before its
+/// first whole round keeps every measured interval, and says so.
+fn steady_window<T: IntervalData>(
+    out: &mut Outcome<T>,
+    rounds: Rounds<T>,
+    cpu_at_measure: Option<OwnCpuTime>,
+) {
+    let Some((totals, cpu, steady)) = rounds.finish(cpu_at_measure) else {
+        out.warnings.push(
+            "steady state: the run ended before its first whole round; the figures cover the whole measured phase"
+                .into(),
+        );
+        return;
+    };
+    if !steady.reached {
+        out.warnings.push(format!(
+            "steady state not reached in {} rounds; the figures cover the last {} rounds",
+            steady.rounds_run,
+            steady.rounds_run.min(Rule::SNIA_PTS.window as u64)
+        ));
+    }
+    out.totals = totals;
+    out.cpu = cpu.unwrap_or_default();
+    out.measured_s = steady.window_end_s - steady.window_start_s;
+    out.steady = Some(steady);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Count;
+    use storbench_report::columns::io;
+
+    struct NoHost;
+    impl HostSampler for NoHost {
+        fn sample(&mut self) -> storbench_report::SystemSample {
+            Default::default()
+        }
+    }
+
+    /// A workload whose workers did `per_interval` operations in every interval.
+    struct Fake {
+        pace: Pace,
+        per_interval: u64,
+        /// Workers-paced: intervals the workers have before they finish.
+        intervals: u64,
+        warm_after: Option<u64>,
+        wound_down: bool,
+        observed: Vec<(u64, Phase)>,
+    }
+
+    impl Fake {
+        fn new(pace: Pace) -> Self {
+            Fake {
+                pace,
+                per_interval: 10,
+                intervals: u64::MAX,
+                warm_after: None,
+                wound_down: false,
+                observed: vec![],
+            }
+        }
+    }
+
+    impl Workload for Fake {
+        type Data = Count;
+        fn pace(&self) -> Pace {
+            self.pace
+        }
+        fn take(&mut self, index: u64, now_ns: u64) -> Take<Count> {
+            if index >= self.intervals || self.wound_down {
+                return Take::Finished;
+            }
+            Take::Closed { end_ns: now_ns, data: Count(self.per_interval) }
+        }
+        fn columns(&self, i: &Interval<'_, Count>) -> Vec<(Column, Option<f64>)> {
+            vec![(io::READ_IOPS, Some(i.data.0 as f64 / i.span_s()))]
+        }
+        fn warmed(&mut self, i: &Interval<'_, Count>) -> bool {
+            self.warm_after.is_some_and(|n| i.index + 1 >= n)
+        }
+        fn observe(&mut self, i: &Interval<'_, Count>) {
+            self.observed.push((i.index, i.phase));
+        }
+        fn wind_down(&mut self) {
+            self.wound_down = true;
+        }
+    }
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn plan(warmup: Warmup, length: Length) -> RunPlan {
+        RunPlan { warmup, length, interval: 10 * MS, rounds: None }
+    }
+
+    /// Drives `w` and returns the outcome with each row's (end in ms, phase, first column).
+    fn run(plan: &RunPlan, w: &mut Fake, stop_at: Option<u64>) -> (Outcome<Count>, Vec<(u64, Phase, u64)>) {
+        let stop = StopFlag::new();
+        let mut rows = Vec::new();
+        let out = drive(plan, w, Instant::now(), &mut NoHost, &stop, &mut |c| {
+            let ms = (c.interval.end_s * 1e3).round() as u64;
+            rows.push((ms, c.row.phase, c.interval.phase_total.0));
+            if Some(c.interval.index) == stop_at {
+                stop.stop();
+            }
+        });
+        (out, rows)
+    }
+
+    #[test]
+    fn a_fractional_warm_up_ends_on_its_own_boundary_and_only_the_measured_intervals_count() {
+        let mut w = Fake::new(Pace::Workers);
+        w.intervals = 6;
+        let (out, rows) = run(&plan(Warmup::For(25 * MS), Length::UntilDone), &mut w, None);
+        use Phase::{Measure as M, Ramp as R};
+        // Warm-up closes at 10, 20 and 25 ms; then whole intervals; the phase total restarts.
+        assert_eq!(rows, [(10, R, 10), (20, R, 20), (25, R, 30), (35, M, 10), (45, M, 20), (55, M, 30)]);
+        assert_eq!((out.totals.0, out.all.0), (30, 60));
+        assert!((out.warmup_s - 0.025).abs() < 1e-9 && (out.measured_s - 0.030).abs() < 1e-9, "{out:?}");
+        assert!(out.complete && out.steady.is_none());
+        assert_eq!(w.observed.len(), 6);
+    }
+
+    #[test]
+    fn a_timed_run_closes_exact_boundaries_on_the_drivers_timer_and_ends_at_its_length() {
+        let mut w = Fake::new(Pace::Timer);
+        let (out, rows) = run(&plan(Warmup::For(20 * MS), Length::For(30 * MS)), &mut w, None);
+        let ends: Vec<u64> = rows.iter().map(|r| r.0).collect();
+        assert_eq!(ends, [10, 20, 30, 40, 50]);
+        assert_eq!((out.totals.0, out.all.0), (30, 50));
+        assert!((out.measured_s - 0.030).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_warm_up_by_the_workloads_test_ends_when_the_test_first_holds() {
+        let mut w = Fake::new(Pace::Timer);
+        w.warm_after = Some(3);
+        let (out, rows) =
+            run(&plan(Warmup::Until { max: Duration::from_secs(60) }, Length::For(20 * MS)), &mut w, None);
+        use Phase::{Measure as M, Ramp as R};
+        let phases: Vec<(u64, Phase)> = rows.iter().map(|r| (r.0, r.1)).collect();
+        assert_eq!(phases, [(10, R), (20, R), (30, R), (40, M), (50, M)]);
+        assert!((out.warmup_s - 0.030).abs() < 1e-9 && (out.measured_s - 0.020).abs() < 1e-9, "{out:?}");
+        assert_eq!(out.totals.0, 20);
+    }
+
+    #[test]
+    fn a_warm_up_whose_test_never_holds_ends_at_its_limit() {
+        let mut w = Fake::new(Pace::Timer);
+        w.warm_after = None;
+        let (out, rows) = run(&plan(Warmup::Until { max: 20 * MS }, Length::For(10 * MS)), &mut w, None);
+        assert_eq!(rows.iter().map(|r| r.1).collect::<Vec<_>>(), [Phase::Ramp, Phase::Ramp, Phase::Measure]);
+        assert_eq!(out.totals.0, 10);
+    }
+
+    #[test]
+    fn a_stop_request_closes_the_interval_in_progress_and_keeps_what_was_measured() {
+        let mut w = Fake::new(Pace::Timer);
+        let (out, rows) =
+            run(&plan(Warmup::For(10 * MS), Length::For(Duration::from_secs(60))), &mut w, Some(2));
+        assert_eq!(rows.len(), 4, "{rows:?}");
+        assert!(rows[3].0 < 40, "the last interval is cut short at the stop: {rows:?}");
+        assert!(!out.complete);
+        assert_eq!(out.totals.0, 30, "three measured intervals");
+    }
+
+    #[test]
+    fn steady_rounds_wind_the_workers_down_and_keep_only_the_window() {
+        let mut w = Fake::new(Pace::Workers);
+        let mut p = plan(Warmup::For(Duration::ZERO), Length::For(Duration::from_secs(60)));
+        p.rounds = Some(20 * MS);
+        let (out, rows) = run(&p, &mut w, None);
+        let steady = out.steady.expect("steady state");
+        assert!(steady.reached && w.wound_down);
+        assert_eq!(rows.len(), 2 * Rule::SNIA_PTS.window, "two intervals a round until the rule held");
+        assert_eq!(out.totals.0, 10 * 2 * Rule::SNIA_PTS.window as u64);
+    }
+}

@@ -1,0 +1,262 @@
+//! Every column of `timeseries.csv`, defined once: its name in the file, its unit and what kind
+//! of figure it is. The workloads fill them, the CLI's progress lines read them and the
+//! report's charts draw them, all through these constants, so that renaming a column is a
+//! compile error rather than a chart that silently goes empty. A renamed column keeps its old
+//! names in `old_names`, so that bundles written before the rename still render.
+
+/// What a column's numbers are counted in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unit {
+    PerSecond,
+    PerMinute,
+    BytesPerSecond,
+    Bytes,
+    Microseconds,
+    Milliseconds,
+    Percent,
+    /// Events within the interval.
+    Count,
+    Watts,
+}
+
+impl Unit {
+    /// How a chart's axis names the unit.
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::PerSecond => "per s",
+            Unit::PerMinute => "per min",
+            Unit::BytesPerSecond => "B/s",
+            Unit::Bytes => "B",
+            Unit::Microseconds => "µs",
+            Unit::Milliseconds => "ms",
+            Unit::Percent => "%",
+            Unit::Count => "count",
+            Unit::Watts => "W",
+        }
+    }
+}
+
+/// How a column's value relates to the interval it stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Work done in the interval divided by its length.
+    Rate,
+    /// A latency statistic of the operations completed in the interval.
+    Latency,
+    /// Events counted in the interval.
+    Count,
+    /// A level at the interval's end or over the phase so far (a fill, a queue, a cumulative
+    /// rate, a power reading).
+    Level,
+}
+
+/// One column of `timeseries.csv`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    pub name: &'static str,
+    pub unit: Unit,
+    pub kind: Kind,
+    /// Names the column had in older bundles.
+    pub old_names: &'static [&'static str],
+}
+
+impl Column {
+    pub const fn new(name: &'static str, unit: Unit, kind: Kind) -> Column {
+        Column { name, unit, kind, old_names: &[] }
+    }
+
+    /// Whether a file's header cell names this column (under its name or an old one).
+    pub fn answers_to(&self, header: &str) -> bool {
+        self.name == header || self.old_names.contains(&header)
+    }
+}
+
+macro_rules! columns {
+    ($($(#[$doc:meta])* $id:ident = $name:literal, $unit:ident, $kind:ident;)*) => {
+        $($(#[$doc])* pub const $id: Column = Column::new($name, Unit::$unit, Kind::$kind);)*
+        /// Every column of this group, in the file's order.
+        pub const ALL: &[Column] = &[$($id),*];
+    };
+}
+
+/// The synthetic I/O workload (`storbench io`).
+pub mod io {
+    use super::{Column, Kind, Unit};
+    columns! {
+        READ_IOPS = "read_iops", PerSecond, Rate;
+        WRITE_IOPS = "write_iops", PerSecond, Rate;
+        READ_BYTES_PER_SEC = "read_bytes_per_sec", BytesPerSecond, Rate;
+        WRITE_BYTES_PER_SEC = "write_bytes_per_sec", BytesPerSecond, Rate;
+        READ_LAT_MEAN_US = "read_lat_mean_us", Microseconds, Latency;
+        READ_LAT_P50_US = "read_lat_p50_us", Microseconds, Latency;
+        READ_LAT_P99_US = "read_lat_p99_us", Microseconds, Latency;
+        READ_LAT_MAX_US = "read_lat_max_us", Microseconds, Latency;
+        WRITE_LAT_MEAN_US = "write_lat_mean_us", Microseconds, Latency;
+        WRITE_LAT_P50_US = "write_lat_p50_us", Microseconds, Latency;
+        WRITE_LAT_P99_US = "write_lat_p99_us", Microseconds, Latency;
+        WRITE_LAT_MAX_US = "write_lat_max_us", Microseconds, Latency;
+        /// Failed I/Os completed in the interval.
+        ERRORS = "errors", Count, Count;
+    }
+}
+
+/// The DVD Store workload (`storbench oltp run`); the transaction types' own columns are in
+/// `TXN`, the databases' counters in `db`.
+pub mod oltp {
+    use super::{Column, Kind, Unit};
+    columns! {
+        ORDERS = "orders", Count, Count;
+        OPM = "opm", PerMinute, Rate;
+        /// Orders per minute since the phase began, as DS3's own lines report it.
+        OPM_CUMULATIVE = "opm_cumulative", PerMinute, Level;
+        ROLLBACKS = "rollbacks", Count, Count;
+        FAILED_ORDERS = "failed_orders", Count, Count;
+        ERRORS = "errors", Count, Count;
+        RECONNECTS = "reconnects", Count, Count;
+        ORDER_RT_MEAN_MS = "order_rt_mean_ms", Milliseconds, Latency;
+        ORDER_RT_P50_MS = "order_rt_p50_ms", Milliseconds, Latency;
+        ORDER_RT_P99_MS = "order_rt_p99_ms", Milliseconds, Latency;
+        ORDER_RT_MAX_MS = "order_rt_max_ms", Milliseconds, Latency;
+    }
+
+    const fn txn(calls: &'static str, mean: &'static str, p99: &'static str) -> [Column; 3] {
+        [
+            Column::new(calls, Unit::Count, Kind::Count),
+            Column::new(mean, Unit::Milliseconds, Kind::Latency),
+            Column::new(p99, Unit::Milliseconds, Kind::Latency),
+        ]
+    }
+
+    /// Calls, mean and p99 response time of each transaction type, in DS3's order of types
+    /// (login, new customer, new member, browse, review browse, get reviews, new review, new
+    /// helpfulness, purchase, price query).
+    pub const TXN: [[Column; 3]; 10] = [
+        txn("login_calls", "login_mean_ms", "login_p99_ms"),
+        txn("new_customer_calls", "new_customer_mean_ms", "new_customer_p99_ms"),
+        txn("new_member_calls", "new_member_mean_ms", "new_member_p99_ms"),
+        txn("browse_calls", "browse_mean_ms", "browse_p99_ms"),
+        txn("review_browse_calls", "review_browse_mean_ms", "review_browse_p99_ms"),
+        txn("get_reviews_calls", "get_reviews_mean_ms", "get_reviews_p99_ms"),
+        txn("new_review_calls", "new_review_mean_ms", "new_review_p99_ms"),
+        txn("new_helpfulness_calls", "new_helpfulness_mean_ms", "new_helpfulness_p99_ms"),
+        txn("purchase_calls", "purchase_mean_ms", "purchase_p99_ms"),
+        txn("price_query_calls", "price_query_mean_ms", "price_query_p99_ms"),
+    ];
+}
+
+/// A database server's own counters, the same columns for every backend (a counter a backend
+/// lacks stays empty).
+pub mod db {
+    use super::{Column, Kind, Unit};
+    columns! {
+        CACHE_HIT_PCT = "db_cache_hit_pct", Percent, Level;
+        BLOCKS_READ_PER_SEC = "db_blocks_read_per_sec", PerSecond, Rate;
+        BLOCKS_WRITTEN_PER_SEC = "db_blocks_written_per_sec", PerSecond, Rate;
+        CHECKPOINTS = "db_checkpoints", Count, Count;
+        COMMITS_PER_SEC = "db_commits_per_sec", PerSecond, Rate;
+        ROLLBACKS_PER_SEC = "db_rollbacks_per_sec", PerSecond, Rate;
+        DEADLOCKS = "db_deadlocks", Count, Count;
+    }
+}
+
+/// The mailbox workload (`storbench mailbox`).
+pub mod mailbox {
+    use super::{Column, Kind, Unit};
+    columns! {
+        TRANSACTIONAL_IOPS = "transactional_iops", PerSecond, Rate;
+        DB_READS_PER_SEC = "db_reads_per_sec", PerSecond, Rate;
+        DB_WRITES_PER_SEC = "db_writes_per_sec", PerSecond, Rate;
+        LOG_WRITES_PER_SEC = "log_writes_per_sec", PerSecond, Rate;
+        BDM_READS_PER_SEC = "bdm_reads_per_sec", PerSecond, Rate;
+        DB_READ_AVG_MS = "db_read_avg_ms", Milliseconds, Latency;
+        DB_READ_MAX_MS = "db_read_max_ms", Milliseconds, Latency;
+        DB_WRITE_AVG_MS = "db_write_avg_ms", Milliseconds, Latency;
+        LOG_WRITE_AVG_MS = "log_write_avg_ms", Milliseconds, Latency;
+        LOG_WRITE_MAX_MS = "log_write_max_ms", Milliseconds, Latency;
+        DB_WRITE_BYTES_AVG = "db_write_bytes_avg", Bytes, Level;
+        LOG_BYTES_PER_WRITE = "log_bytes_per_write", Bytes, Level;
+        OPERATIONS_PER_SEC = "operations_per_sec", PerSecond, Rate;
+        PAGE_FAULT_STALLS = "page_fault_stalls", Count, Count;
+        LOG_STALLS = "log_stalls", Count, Count;
+        ERRORS = "errors", Count, Count;
+        CHECKSUM_ERRORS = "checksum_errors", Count, Count;
+        /// The least-filled database cache, percent of its warm-up target.
+        CACHE_FILL_PCT = "cache_fill_pct", Percent, Level;
+    }
+}
+
+/// The mailbox backup test (`storbench mailbox --test backup`): read rate in all and of the
+/// first eight databases.
+pub mod backup {
+    use super::{Column, Kind, Unit};
+    columns! {
+        MB_PER_SEC = "backup_mb_per_sec", PerSecond, Rate;
+    }
+
+    const fn db(name: &'static str) -> Column {
+        Column::new(name, Unit::PerSecond, Kind::Rate)
+    }
+
+    /// MB read per second from databases 1 to 8.
+    pub const DB_MB_PER_SEC: [Column; 8] = [
+        db("db1_mb_per_sec"),
+        db("db2_mb_per_sec"),
+        db("db3_mb_per_sec"),
+        db("db4_mb_per_sec"),
+        db("db5_mb_per_sec"),
+        db("db6_mb_per_sec"),
+        db("db7_mb_per_sec"),
+        db("db8_mb_per_sec"),
+    ];
+}
+
+/// The host's columns, the same in every bundle (`SystemSample`).
+pub mod system {
+    use super::{Column, Kind, Unit};
+    columns! {
+        DISK_READS_PER_SEC = "disk_reads_per_sec", PerSecond, Rate;
+        DISK_WRITES_PER_SEC = "disk_writes_per_sec", PerSecond, Rate;
+        DISK_READ_BYTES_PER_SEC = "disk_read_bytes_per_sec", BytesPerSecond, Rate;
+        DISK_WRITE_BYTES_PER_SEC = "disk_write_bytes_per_sec", BytesPerSecond, Rate;
+        DISK_READ_AWAIT_MS = "disk_read_await_ms", Milliseconds, Latency;
+        DISK_WRITE_AWAIT_MS = "disk_write_await_ms", Milliseconds, Latency;
+        DISK_QUEUE_SIZE = "disk_queue_size", Count, Level;
+        DISK_BUSY_PCT = "disk_busy_pct", Percent, Level;
+        CPU_USER_PCT = "cpu_user_pct", Percent, Level;
+        CPU_SYSTEM_PCT = "cpu_system_pct", Percent, Level;
+        CPU_IOWAIT_PCT = "cpu_iowait_pct", Percent, Level;
+        MEM_AVAILABLE_BYTES = "mem_available_bytes", Bytes, Level;
+        /// storbench's own CPU time, percent of one core.
+        STORBENCH_CPU_PCT = "storbench_cpu_pct", Percent, Level;
+        POWER_WATTS = "power_watts", Watts, Level;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_two_columns_of_one_file_share_a_name() {
+        let workloads: [Vec<Column>; 4] = [
+            io::ALL.to_vec(),
+            [oltp::ALL, &oltp::TXN.concat(), db::ALL].concat(),
+            mailbox::ALL.to_vec(),
+            [backup::ALL, &backup::DB_MB_PER_SEC].concat(),
+        ];
+        for columns in workloads {
+            let mut names: Vec<&str> = columns.iter().chain(system::ALL).map(|c| c.name).collect();
+            let all = names.len();
+            names.sort_unstable();
+            names.dedup();
+            assert_eq!(names.len(), all, "{names:?}");
+        }
+    }
+
+    #[test]
+    fn a_renamed_column_still_answers_to_its_old_name() {
+        let renamed = Column { old_names: &["opm_total"], ..oltp::OPM };
+        assert!(renamed.answers_to("opm") && renamed.answers_to("opm_total"));
+        assert!(!renamed.answers_to("orders"));
+    }
+}
