@@ -109,9 +109,19 @@ pub struct Closed<'a, T> {
     pub interval: Interval<'a, T>,
 }
 
+/// One column of a workload's time series: its definition (name, unit, kind) and how an
+/// interval's value is computed from the interval and the workload.
+pub struct Measure<W: Workload> {
+    pub column: Column,
+    pub value: fn(&W, &Interval<'_, W::Data>) -> Option<f64>,
+}
+
 /// What a workload brings to the driver besides its workers.
-pub trait Workload {
+pub trait Workload: Sized + 'static {
     type Data: IntervalData;
+
+    /// The workload's columns of `timeseries.csv`, in groups, in the file's order.
+    const COLUMNS: &'static [&'static [Measure<Self>]];
 
     fn pace(&self) -> Pace;
 
@@ -119,9 +129,6 @@ pub trait Workload {
     /// interval's end; under `Pace::Workers` it blocks until every worker reported the
     /// interval (or finished), and `now_ns` is only the planned boundary.
     fn take(&mut self, index: u64, now_ns: u64) -> Take<Self::Data>;
-
-    /// The workload's columns of `timeseries.csv` for one interval, in a fixed order.
-    fn columns(&self, interval: &Interval<'_, Self::Data>) -> Vec<(Column, Option<f64>)>;
 
     /// Asked after each warm-up interval when the warm-up ends on the workload's test.
     fn warmed(&mut self, _interval: &Interval<'_, Self::Data>) -> bool {
@@ -292,7 +299,11 @@ impl<T: IntervalData> Driver<T> {
         let row = SeriesRow {
             t_s: interval.end_s,
             phase,
-            workload: workload.columns(&interval),
+            workload: W::COLUMNS
+                .iter()
+                .flat_map(|g| g.iter())
+                .map(|m| (m.column, (m.value)(workload, &interval)))
+                .collect(),
             system: sampler.sample(),
         };
         let warmed = phase == Phase::Ramp && self.warm_by_test.is_some() && workload.warmed(&interval);
@@ -401,6 +412,8 @@ mod tests {
 
     impl Workload for Fake {
         type Data = Count;
+        const COLUMNS: &'static [&'static [Measure<Self>]] =
+            &[&[Measure { column: io::READ_IOPS, value: |_, i| Some(i.data.0 as f64 / i.span_s()) }]];
         fn pace(&self) -> Pace {
             self.pace
         }
@@ -409,9 +422,6 @@ mod tests {
                 return Take::Finished;
             }
             Take::Closed { end_ns: now_ns, data: Count(self.per_interval) }
-        }
-        fn columns(&self, i: &Interval<'_, Count>) -> Vec<(Column, Option<f64>)> {
-            vec![(io::READ_IOPS, Some(i.data.0 as f64 / i.span_s()))]
         }
         fn warmed(&mut self, i: &Interval<'_, Count>) -> bool {
             self.warm_after.is_some_and(|n| i.index + 1 >= n)

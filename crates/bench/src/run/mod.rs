@@ -14,7 +14,7 @@ pub mod steady;
 
 pub use collector::{Collector, IntervalData};
 pub use cpu::{OwnCpuTime, process_cpu};
-pub use driver::{Closed, Interval, Length, Outcome, Pace, RunPlan, Take, Warmup, Workload, drive};
+pub use driver::{Closed, Interval, Length, Measure, Outcome, Pace, RunPlan, Take, Warmup, Workload, drive};
 pub use parts::Parts;
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};

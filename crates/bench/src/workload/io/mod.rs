@@ -24,13 +24,16 @@ pub use profile::{SQLIO_PROFILES, SqlioProfile};
 pub use spec::{End, IoSpec};
 
 use crate::engine::{self, IoEngine};
+use crate::metrics::LatencyHistogram;
 use crate::metrics::Recorder;
-use crate::run::{Closed, Collector, HostSampler, Length, Outcome, Pace, RunPlan, StopFlag, Take, Warmup};
+use crate::run::{
+    Closed, Collector, HostSampler, Interval, Length, Measure, Outcome, Pace, RunPlan, StopFlag, Take, Warmup,
+};
 use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::mpsc;
 use std::time::Instant;
-use storbench_report::columns::{Column, io as col};
+use storbench_report::columns::io as col;
 use storbench_report::{Mismatch, VerifyResult};
 use worker::{Msg, VerifyReport, Worker};
 
@@ -221,6 +224,7 @@ impl IoWork {
 
 impl crate::run::Workload for IoWork {
     type Data = Recorder;
+    const COLUMNS: &'static [&'static [Measure<Self>]] = &[COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Workers
@@ -242,36 +246,41 @@ impl crate::run::Workload for IoWork {
         }
     }
 
-    fn columns(&self, interval: &crate::run::Interval<'_, Recorder>) -> Vec<(Column, Option<f64>)> {
-        interval_columns(interval.data, interval.span_s())
-    }
-
     fn wind_down(&mut self) {
         self.done.stop();
     }
 }
 
-/// The workload's columns of `timeseries.csv` for one interval of `secs` seconds.
-fn interval_columns(data: &Recorder, secs: f64) -> Vec<(Column, Option<f64>)> {
-    let lat =
-        |h: &crate::metrics::LatencyHistogram, q: f64| (!h.is_empty()).then(|| h.quantile_ns(q) as f64 / 1e3);
-    let mean = |h: &crate::metrics::LatencyHistogram| (!h.is_empty()).then(|| h.mean_ns() / 1e3);
-    vec![
-        (col::READ_IOPS, Some(data.read.ios as f64 / secs)),
-        (col::WRITE_IOPS, Some(data.write.ios as f64 / secs)),
-        (col::READ_BYTES_PER_SEC, Some(data.read.bytes as f64 / secs)),
-        (col::WRITE_BYTES_PER_SEC, Some(data.write.bytes as f64 / secs)),
-        (col::READ_LAT_MEAN_US, mean(&data.read.latency)),
-        (col::READ_LAT_P50_US, lat(&data.read.latency, 0.5)),
-        (col::READ_LAT_P99_US, lat(&data.read.latency, 0.99)),
-        (col::READ_LAT_MAX_US, lat(&data.read.latency, 1.0)),
-        (col::WRITE_LAT_MEAN_US, mean(&data.write.latency)),
-        (col::WRITE_LAT_P50_US, lat(&data.write.latency, 0.5)),
-        (col::WRITE_LAT_P99_US, lat(&data.write.latency, 0.99)),
-        (col::WRITE_LAT_MAX_US, lat(&data.write.latency, 1.0)),
-        (col::ERRORS, Some(data.errors.total() as f64)),
-    ]
+type Of<'a> = Interval<'a, Recorder>;
+
+fn per_s(n: u64, i: &Of) -> Option<f64> {
+    Some(n as f64 / i.span_s())
 }
+
+fn quantile_us(h: &LatencyHistogram, q: f64) -> Option<f64> {
+    (!h.is_empty()).then(|| h.quantile_ns(q) as f64 / 1e3)
+}
+
+fn mean_us(h: &LatencyHistogram) -> Option<f64> {
+    (!h.is_empty()).then(|| h.mean_ns() / 1e3)
+}
+
+/// The workload's columns of `timeseries.csv`.
+const COLUMNS: &[Measure<IoWork>] = &[
+    Measure { column: col::READ_IOPS, value: |_, i| per_s(i.data.read.ios, i) },
+    Measure { column: col::WRITE_IOPS, value: |_, i| per_s(i.data.write.ios, i) },
+    Measure { column: col::READ_BYTES_PER_SEC, value: |_, i| per_s(i.data.read.bytes, i) },
+    Measure { column: col::WRITE_BYTES_PER_SEC, value: |_, i| per_s(i.data.write.bytes, i) },
+    Measure { column: col::READ_LAT_MEAN_US, value: |_, i| mean_us(&i.data.read.latency) },
+    Measure { column: col::READ_LAT_P50_US, value: |_, i| quantile_us(&i.data.read.latency, 0.5) },
+    Measure { column: col::READ_LAT_P99_US, value: |_, i| quantile_us(&i.data.read.latency, 0.99) },
+    Measure { column: col::READ_LAT_MAX_US, value: |_, i| quantile_us(&i.data.read.latency, 1.0) },
+    Measure { column: col::WRITE_LAT_MEAN_US, value: |_, i| mean_us(&i.data.write.latency) },
+    Measure { column: col::WRITE_LAT_P50_US, value: |_, i| quantile_us(&i.data.write.latency, 0.5) },
+    Measure { column: col::WRITE_LAT_P99_US, value: |_, i| quantile_us(&i.data.write.latency, 0.99) },
+    Measure { column: col::WRITE_LAT_MAX_US, value: |_, i| quantile_us(&i.data.write.latency, 1.0) },
+    Measure { column: col::ERRORS, value: |_, i| Some(i.data.errors.total() as f64) },
+];
 
 fn verify_result(enabled: bool, reports: &[VerifyReport]) -> VerifyResult {
     let mut v = VerifyResult { enabled, ..VerifyResult::default() };

@@ -11,14 +11,15 @@ use super::layout::Manifest;
 use super::preset::{Preset, Profile, TestType, Thresholds};
 use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
+use crate::metrics::DirectionCounters;
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
+    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
 };
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use storbench_report::columns::{Column, mailbox as col};
+use storbench_report::columns::mailbox as col;
 use storbench_report::series::Phase;
 
 /// The judge works on one-second windows (Jetstress's sample window is in seconds), so the
@@ -236,6 +237,7 @@ impl MailboxWork {
 
 impl crate::run::Workload for MailboxWork {
     type Data = Parts<MailboxRecorder>;
+    const COLUMNS: &'static [&'static [Measure<Self>]] = &[COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Timer
@@ -249,10 +251,6 @@ impl crate::run::Workload for MailboxWork {
             .collect();
         self.fill = cache_fill_pct(&self.shared);
         Take::Closed { end_ns: now_ns, data: Parts::new(data) }
-    }
-
-    fn columns(&self, interval: &Interval<'_, Self::Data>) -> Vec<(Column, Option<f64>)> {
-        columns(&interval.data.total, interval.span_s(), self.fill)
     }
 
     fn observe(&mut self, interval: &Interval<'_, Self::Data>) {
@@ -302,40 +300,45 @@ fn cache_fill_pct(shared: &[Arc<InstanceShared>]) -> f64 {
         .fold(100.0, f64::min)
 }
 
-/// The workload's columns of `timeseries.csv`.
-fn columns(d: &MailboxRecorder, secs: f64, cache_fill_pct: f64) -> Vec<(Column, Option<f64>)> {
-    let rate = |n: u64| Some(n as f64 / secs);
-    let avg_ms = |c: &crate::metrics::DirectionCounters| (c.ios > 0).then(|| c.latency.mean_ns() / 1e6);
-    vec![
-        (col::TRANSACTIONAL_IOPS, rate(d.transactional_ios())),
-        (col::DB_READS_PER_SEC, rate(d.db_reads.ios)),
-        (col::DB_WRITES_PER_SEC, rate(d.db_writes.ios)),
-        (col::LOG_WRITES_PER_SEC, rate(d.log_writes.ios)),
-        (col::BDM_READS_PER_SEC, rate(d.bdm_reads.ios)),
-        (col::DB_READ_AVG_MS, avg_ms(&d.db_reads)),
-        (col::DB_READ_MAX_MS, (d.db_reads.ios > 0).then(|| d.db_reads.latency.quantile_ns(1.0) as f64 / 1e6)),
-        (col::DB_WRITE_AVG_MS, avg_ms(&d.db_writes)),
-        (col::LOG_WRITE_AVG_MS, avg_ms(&d.log_writes)),
-        (
-            col::LOG_WRITE_MAX_MS,
-            (d.log_writes.ios > 0).then(|| d.log_writes.latency.quantile_ns(1.0) as f64 / 1e6),
-        ),
-        (
-            col::DB_WRITE_BYTES_AVG,
-            (d.db_writes.ios > 0).then(|| d.db_writes.bytes as f64 / d.db_writes.ios as f64),
-        ),
-        (
-            col::LOG_BYTES_PER_WRITE,
-            (d.log_writes.ios > 0).then(|| d.log_writes.bytes as f64 / d.log_writes.ios as f64),
-        ),
-        (col::OPERATIONS_PER_SEC, rate(d.operations())),
-        (col::PAGE_FAULT_STALLS, Some(d.page_fault_stalls as f64)),
-        (col::LOG_STALLS, Some(d.log_stalls as f64)),
-        (col::ERRORS, Some(d.errors.total() as f64)),
-        (col::CHECKSUM_ERRORS, Some(d.checksum_errors as f64)),
-        (col::CACHE_FILL_PCT, Some(cache_fill_pct)),
-    ]
+type Of<'a> = Interval<'a, Parts<MailboxRecorder>>;
+
+fn per_s(n: u64, i: &Of) -> Option<f64> {
+    Some(n as f64 / i.span_s())
 }
+
+fn avg_ms(c: &DirectionCounters) -> Option<f64> {
+    (c.ios > 0).then(|| c.latency.mean_ns() / 1e6)
+}
+
+fn max_ms(c: &DirectionCounters) -> Option<f64> {
+    (c.ios > 0).then(|| c.latency.quantile_ns(1.0) as f64 / 1e6)
+}
+
+fn bytes_per_io(c: &DirectionCounters) -> Option<f64> {
+    (c.ios > 0).then(|| c.bytes as f64 / c.ios as f64)
+}
+
+/// The workload's columns of `timeseries.csv`, all databases merged.
+const COLUMNS: &[Measure<MailboxWork>] = &[
+    Measure { column: col::TRANSACTIONAL_IOPS, value: |_, i| per_s(i.data.total.transactional_ios(), i) },
+    Measure { column: col::DB_READS_PER_SEC, value: |_, i| per_s(i.data.total.db_reads.ios, i) },
+    Measure { column: col::DB_WRITES_PER_SEC, value: |_, i| per_s(i.data.total.db_writes.ios, i) },
+    Measure { column: col::LOG_WRITES_PER_SEC, value: |_, i| per_s(i.data.total.log_writes.ios, i) },
+    Measure { column: col::BDM_READS_PER_SEC, value: |_, i| per_s(i.data.total.bdm_reads.ios, i) },
+    Measure { column: col::DB_READ_AVG_MS, value: |_, i| avg_ms(&i.data.total.db_reads) },
+    Measure { column: col::DB_READ_MAX_MS, value: |_, i| max_ms(&i.data.total.db_reads) },
+    Measure { column: col::DB_WRITE_AVG_MS, value: |_, i| avg_ms(&i.data.total.db_writes) },
+    Measure { column: col::LOG_WRITE_AVG_MS, value: |_, i| avg_ms(&i.data.total.log_writes) },
+    Measure { column: col::LOG_WRITE_MAX_MS, value: |_, i| max_ms(&i.data.total.log_writes) },
+    Measure { column: col::DB_WRITE_BYTES_AVG, value: |_, i| bytes_per_io(&i.data.total.db_writes) },
+    Measure { column: col::LOG_BYTES_PER_WRITE, value: |_, i| bytes_per_io(&i.data.total.log_writes) },
+    Measure { column: col::OPERATIONS_PER_SEC, value: |_, i| per_s(i.data.total.operations(), i) },
+    Measure { column: col::PAGE_FAULT_STALLS, value: |_, i| Some(i.data.total.page_fault_stalls as f64) },
+    Measure { column: col::LOG_STALLS, value: |_, i| Some(i.data.total.log_stalls as f64) },
+    Measure { column: col::ERRORS, value: |_, i| Some(i.data.total.errors.total() as f64) },
+    Measure { column: col::CHECKSUM_ERRORS, value: |_, i| Some(i.data.total.checksum_errors as f64) },
+    Measure { column: col::CACHE_FILL_PCT, value: |w, _| Some(w.fill) },
+];
 
 #[cfg(test)]
 mod steady_tests {

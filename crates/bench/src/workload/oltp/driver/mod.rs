@@ -16,13 +16,14 @@ pub use recorder::{LAST_N, OltpRecorder, TXN_KINDS, TxnCounters, TxnKind};
 pub use spec::OltpSpec;
 
 use crate::db::{CounterSampler, Database, DbError, DbErrorKind};
+use crate::metrics::LatencyHistogram;
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
+    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
 };
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-use storbench_report::columns::{Column, db as db_col, oltp as col};
+use storbench_report::columns::{db as db_col, oltp as col};
 use worker::{ENDING, Shared, Worker};
 
 /// How long threads may take to finish the order they are in once the run has ended.
@@ -148,6 +149,7 @@ struct OltpWork {
 
 impl crate::run::Workload for OltpWork {
     type Data = Parts<OltpRecorder>;
+    const COLUMNS: &'static [&'static [Measure<Self>]] = &[ORDER_COLUMNS, &TXN_COLUMNS, &DB_COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Timer
@@ -162,10 +164,6 @@ impl crate::run::Workload for OltpWork {
         }
         self.db = sample_databases(&mut self.counters);
         Take::Closed { end_ns: now_ns, data: Parts::new(per_target) }
-    }
-
-    fn columns(&self, interval: &Interval<'_, Self::Data>) -> Vec<(Column, Option<f64>)> {
-        columns(interval, self.db)
     }
 }
 
@@ -183,40 +181,78 @@ fn sample_databases(counters: &mut [Box<dyn CounterSampler>]) -> [Option<f64>; 7
     })
 }
 
-/// The workload's columns of `timeseries.csv`: orders and OPM (this interval and cumulative
-/// over the phase), rollbacks, failures, the order response time, each transaction type's
-/// calls, mean and p99 in ms, then the databases' counters.
-fn columns(i: &Interval<'_, Parts<OltpRecorder>>, db: [Option<f64>; 7]) -> Vec<(Column, Option<f64>)> {
-    let (d, phase) = (&i.data.total, &i.phase_total.total);
-    let secs = i.span_s();
-    let ms = |ns: f64| ns / 1e6;
-    let q =
-        |h: &crate::metrics::LatencyHistogram, p: f64| (!h.is_empty()).then(|| ms(h.quantile_ns(p) as f64));
-    let mut cols = vec![
-        (col::ORDERS, Some(d.orders as f64)),
-        (col::OPM, Some(d.orders as f64 * 60.0 / secs)),
-        (
-            col::OPM_CUMULATIVE,
-            (i.phase_elapsed_s > 0.0).then(|| phase.orders as f64 * 60.0 / i.phase_elapsed_s),
-        ),
-        (col::ROLLBACKS, Some(d.rollbacks as f64)),
-        (col::FAILED_ORDERS, Some(d.failed_orders as f64)),
-        (col::ERRORS, Some(d.errors.total() as f64)),
-        (col::RECONNECTS, Some(d.reconnects as f64)),
-        (col::ORDER_RT_MEAN_MS, (d.orders > 0).then(|| ms(d.order_rt_sum_ns as f64 / d.orders as f64))),
-        (col::ORDER_RT_P50_MS, q(&d.order_rt, 0.5)),
-        (col::ORDER_RT_P99_MS, q(&d.order_rt, 0.99)),
-        (col::ORDER_RT_MAX_MS, q(&d.order_rt, 1.0)),
-    ];
-    for (kind, [calls, mean, p99]) in TXN_KINDS.into_iter().zip(col::TXN) {
-        let t = d.txn(kind);
-        cols.push((calls, Some(t.calls as f64)));
-        cols.push((mean, (t.calls > 0).then(|| ms(t.sum_ns as f64 / t.calls as f64))));
-        cols.push((p99, q(&t.latency, 0.99)));
-    }
-    cols.extend(db_col::ALL.iter().copied().zip(db));
-    cols
+type Of<'a> = Interval<'a, Parts<OltpRecorder>>;
+
+fn ms(ns: f64) -> f64 {
+    ns / 1e6
 }
+
+fn quantile_ms(h: &LatencyHistogram, q: f64) -> Option<f64> {
+    (!h.is_empty()).then(|| ms(h.quantile_ns(q) as f64))
+}
+
+fn count(n: u64) -> Option<f64> {
+    Some(n as f64)
+}
+
+/// Orders per minute over `secs` seconds.
+fn opm(orders: u64, secs: f64) -> Option<f64> {
+    (secs > 0.0).then(|| orders as f64 * 60.0 / secs)
+}
+
+/// Orders and OPM (this interval, and cumulative over the phase as DS3's lines have it),
+/// rollbacks, failures and the order response time, all targets merged.
+const ORDER_COLUMNS: &[Measure<OltpWork>] = &[
+    Measure { column: col::ORDERS, value: |_, i| count(i.data.total.orders) },
+    Measure { column: col::OPM, value: |_, i| opm(i.data.total.orders, i.span_s()) },
+    Measure { column: col::OPM_CUMULATIVE, value: |_, i| opm(i.phase_total.total.orders, i.phase_elapsed_s) },
+    Measure { column: col::ROLLBACKS, value: |_, i| count(i.data.total.rollbacks) },
+    Measure { column: col::FAILED_ORDERS, value: |_, i| count(i.data.total.failed_orders) },
+    Measure { column: col::ERRORS, value: |_, i| count(i.data.total.errors.total()) },
+    Measure { column: col::RECONNECTS, value: |_, i| count(i.data.total.reconnects) },
+    Measure { column: col::ORDER_RT_MEAN_MS, value: |_, i| order_rt_mean_ms(&i.data.total) },
+    Measure { column: col::ORDER_RT_P50_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 0.5) },
+    Measure { column: col::ORDER_RT_P99_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 0.99) },
+    Measure { column: col::ORDER_RT_MAX_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 1.0) },
+];
+
+fn order_rt_mean_ms(d: &OltpRecorder) -> Option<f64> {
+    (d.orders > 0).then(|| ms(d.order_rt_sum_ns as f64 / d.orders as f64))
+}
+
+fn txn_mean_ms(i: &Of, kind: TxnKind) -> Option<f64> {
+    let t = i.data.total.txn(kind);
+    (t.calls > 0).then(|| ms(t.sum_ns as f64 / t.calls as f64))
+}
+
+/// Calls, mean and p99 response time in ms of each transaction type (`col::TXN`'s order).
+macro_rules! txn_columns {
+    ($($kind:ident $n:literal),*) => {
+        [$(
+            Measure { column: col::TXN[$n][0], value: |_, i| count(i.data.total.txn(TxnKind::$kind).calls) },
+            Measure { column: col::TXN[$n][1], value: |_, i| txn_mean_ms(i, TxnKind::$kind) },
+            Measure {
+                column: col::TXN[$n][2],
+                value: |_, i| quantile_ms(&i.data.total.txn(TxnKind::$kind).latency, 0.99),
+            },
+        )*]
+    };
+}
+
+const TXN_COLUMNS: [Measure<OltpWork>; 30] = txn_columns!(Login 0, NewCustomer 1, NewMember 2, Browse 3,
+    ReviewBrowse 4, GetReviews 5, NewReview 6, NewHelpfulness 7, Purchase 8, PriceQuery 9);
+
+/// The databases' counters (rates summed over targets, the hit ratio averaged), in
+/// `db_col::ALL`'s order as every backend's sampler gives them.
+const DB_COLUMNS: [Measure<OltpWork>; 7] = [
+    Measure { column: db_col::CACHE_HIT_PCT, value: |w, _| w.db[0] },
+    Measure { column: db_col::BLOCKS_READ_PER_SEC, value: |w, _| w.db[1] },
+    Measure { column: db_col::BLOCKS_WRITTEN_PER_SEC, value: |w, _| w.db[2] },
+    Measure { column: db_col::CHECKPOINTS, value: |w, _| w.db[3] },
+    Measure { column: db_col::COMMITS_PER_SEC, value: |w, _| w.db[4] },
+    Measure { column: db_col::ROLLBACKS_PER_SEC, value: |w, _| w.db[5] },
+    Measure { column: db_col::DEADLOCKS, value: |w, _| w.db[6] },
+];
 
 #[cfg(test)]
 mod tests {
