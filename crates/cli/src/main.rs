@@ -73,6 +73,9 @@ fn real_main() -> i32 {
     }
     let stop = StopFlag::new();
     on_interrupt(stop.clone());
+    // An evaluation's targets and workloads come from its plan: a remedy names the plan's key.
+    let how: &dyn Fn(_) -> String =
+        if matches!(cli.command, args::Command::Run(_)) { &plan::key_for } else { &args::IoArgs::flag_for };
     let result = match cli.command {
         args::Command::Io(a) => cmd::io::run(&a, &stop),
         args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
@@ -94,7 +97,7 @@ fn real_main() -> i32 {
             130
         }
         Err(e) => {
-            say!("error: {}", output::reason(&e));
+            say!("error: {}", output::reason_worded(&e, how));
             2
         }
     }

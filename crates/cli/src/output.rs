@@ -4,6 +4,7 @@
 use comfy_table::{Cell, CellAlignment, Table, presets};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Duration;
+use storbench_bench::target::{Refusal, Remedy};
 use storbench_report::{DirectionResult, IoResults, Results, Summary};
 
 /// Writes a command's result to stdout, secrets hidden (a reader that closed the pipe is not
@@ -22,12 +23,19 @@ pub fn print_result(out: &crate::args::OutputArgs, text: impl FnOnce() -> String
     }
 }
 
-/// An error and its causes in one line, each said once: a library error often includes its
-/// cause in its own message (`opening X: No such file`), and that cause, listed again, would
-/// read "No such file: No such file".
+/// An error and its causes in one line, each said once, a target refusal's remedy worded for
+/// the command line's flags: a library error often includes its cause in its own message
+/// (`opening X: No such file`), and that cause, listed again, would read "No such file: No
+/// such file".
 pub fn reason(e: &anyhow::Error) -> String {
+    reason_worded(e, &crate::args::IoArgs::flag_for)
+}
+
+/// `reason`, with `how` wording a target refusal's remedy for where its options were given
+/// (flags, or a plan's keys: `plan::key_for`).
+pub fn reason_worded(e: &anyhow::Error, how: &dyn Fn(Remedy) -> String) -> String {
     let mut text = String::new();
-    for cause in e.chain().map(ToString::to_string) {
+    for cause in e.chain().map(|c| refusal_of(c).map_or_else(|| c.to_string(), |r| r.message(how))) {
         if text.contains(&cause) {
             continue;
         }
@@ -37,6 +45,14 @@ pub fn reason(e: &anyhow::Error) -> String {
         text.push_str(&cause);
     }
     text
+}
+
+/// The target refusal `e` is, bare or as the library's error.
+fn refusal_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a Refusal> {
+    match e.downcast_ref::<storbench_bench::Error>() {
+        Some(storbench_bench::Error::Refused(r)) => Some(r),
+        _ => e.downcast_ref::<Refusal>(),
+    }
 }
 
 /// Writes one line to stderr, secrets hidden, dropping it when stderr is closed or full: a

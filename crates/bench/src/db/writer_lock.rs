@@ -3,12 +3,13 @@
 //!
 //! Servers hold an advisory lock on a connection kept open inside the guard (PostgreSQL's
 //! `pg_try_advisory_lock`, MariaDB's `GET_LOCK`), so a process that dies releases it with its
-//! connection. A SQLite file is locked with `flock` on `<file>.lock` beside it, which holds the
-//! holder's pid and host for the message a second process gets; the kernel releases the lock
-//! when the holder exits, however it exits.
+//! connection. A SQLite file is locked with `flock` on `<file>.lock` beside it, by the lock
+//! module that also locks targets (`target::lock::lock_file`): the kernel releases the lock
+//! when the holder exits, however it exits, and a second process is told the holder's pid and
+//! command line.
 
 use super::{DbError, DbErrorKind, DbResult};
-use std::io::{Read, Seek, Write};
+use crate::target::lock::LockError;
 use std::path::Path;
 
 /// Held while this process is the database's one writer; dropping it lets the next one in.
@@ -20,12 +21,6 @@ impl WriterLock {
     pub(crate) fn new(held: impl Send + 'static) -> WriterLock {
         WriterLock { _held: Box::new(held) }
     }
-}
-
-/// This process, as a holder is named to another one: `storbench pid 1234 on host`.
-pub(crate) fn this_process() -> String {
-    let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
-    format!("storbench pid {} on {host}", std::process::id())
 }
 
 /// The error a second writer gets: which database, who holds it, what to do.
@@ -40,36 +35,17 @@ pub(crate) fn held_by(place: &str, holder: &str) -> DbError {
     )
 }
 
-/// Takes the lock file `lock` (created when missing) without waiting, and writes this
-/// process into it; the error names the holder written there.
+/// Takes the lock file `lock` beside the SQLite database `place` (see
+/// [`crate::target::lock::lock_file`]); the error names the holder.
 pub(crate) fn lock_file(lock: &Path, place: &str) -> DbResult<WriterLock> {
-    let fail = |e: std::io::Error| {
-        DbError::new(
+    match crate::target::lock::lock_file(lock, "database") {
+        Ok(held) => Ok(WriterLock::new(held)),
+        Err(LockError::InUse { holder, .. }) => Err(held_by(place, &holder)),
+        Err(LockError::Failed { path, reason }) => Err(DbError::new(
             DbErrorKind::Query,
-            format!("cannot lock {} ({e}); check the directory's permissions", lock.display()),
-        )
-    };
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(lock)
-        .map_err(fail)?;
-    use rustix::fs::{FlockOperation, flock};
-    if let Err(e) = flock(&file, FlockOperation::NonBlockingLockExclusive) {
-        if e != rustix::io::Errno::WOULDBLOCK {
-            return Err(fail(e.into()));
-        }
-        let mut holder = String::new();
-        let _ = file.read_to_string(&mut holder);
-        let holder = holder.trim();
-        return Err(held_by(place, if holder.is_empty() { "a process that wrote no name" } else { holder }));
+            format!("cannot lock {} ({reason}); check the directory's permissions", path.display()),
+        )),
     }
-    file.set_len(0).map_err(fail)?;
-    file.rewind().map_err(fail)?;
-    writeln!(file, "{}", this_process()).map_err(fail)?;
-    Ok(WriterLock::new(file))
 }
 
 #[cfg(test)]
@@ -83,7 +59,8 @@ mod tests {
         let first = lock_file(&lock, "x.db").unwrap();
         // flock is per open file description, so a second open in this process conflicts too.
         let err = lock_file(&lock, "x.db").err().expect("the second writer is refused");
-        assert!(err.message.contains(&format!("pid {}", std::process::id())), "{}", err.message);
+        let named = format!("x.db is in use by another storbench (pid {}", std::process::id());
+        assert!(err.message.starts_with(&named), "{}", err.message);
         drop(first);
         assert!(lock_file(&lock, "x.db").is_ok());
     }

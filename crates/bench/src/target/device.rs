@@ -1,8 +1,8 @@
 //! May storbench write to this block device? And how big is it?
 //!
-//! `--target /dev/X --allow-device` names a device that a benchmark will overwrite.
-//! [`check_writable`] refuses, always, a device that is mounted or held by another kernel user
-//! (device mapper, md, swap, an exclusive opener), and, unless `--force`, one that has partitions,
+//! A device target the user allowed is one a benchmark will overwrite. [`check_writable`]
+//! refuses, always, a device that is mounted or held by another kernel user (device mapper,
+//! md, swap, an exclusive opener), and, unless forced, one that has partitions,
 //! a partition table or a filesystem/volume signature in its first [`HEAD_LEN`] bytes.
 //! [`geometry`] reads its size and sector sizes.
 //!
@@ -16,6 +16,7 @@ use std::io::{self, Read};
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
+use super::Remedy;
 use crate::monitor::device::unescape;
 use rustix::fs::{Mode, OFlags};
 
@@ -34,16 +35,16 @@ const SYS_ROOT: &str = "/sys";
 /// A device number as (major, minor), the form mountinfo and sysfs use.
 type DevNum = (u32, u32);
 
-/// Why a device is refused; each Display names the reason and says "pass --force to use it
-/// anyway" where --force applies.
+/// Why a device is refused. Where an option gets past the refusal ([`Remedy::Force`]),
+/// [`DeviceRefusal::message`] lets the caller word it; `Display` words it neutrally.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DeviceRefusal {
     /// The path does not exist or is not a block device.
     NotABlockDevice { path: PathBuf },
-    /// The device or one of its partitions is mounted. `--force` does not override this.
+    /// The device or one of its partitions is mounted. No option overrides this.
     Mounted { device: String, mount_point: String },
     /// The kernel holds the device or a partition of it (dm, md, LVM, swap, an exclusive
-    /// opener). `--force` does not override this.
+    /// opener). No option overrides this.
     InUse { device: String, holders: Vec<String> },
     /// The kernel knows partitions on the device (`/sys/block/X/XN`).
     HasPartitions { device: String, partitions: Vec<String> },
@@ -53,47 +54,56 @@ pub enum DeviceRefusal {
     FilesystemSignature { device: String, kind: &'static str },
 }
 
-impl fmt::Display for DeviceRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl DeviceRefusal {
+    /// The option that gets past this refusal: forcing, for what only may hold data.
+    pub fn remedy(&self) -> Option<Remedy> {
         match self {
-            Self::NotABlockDevice { path } => write!(
-                f,
-                "{} is not a block device; with --allow-device, --target must name one \
-                 (such as /dev/sdb)",
+            Self::HasPartitions { .. } | Self::PartitionTable { .. } | Self::FilesystemSignature { .. } => {
+                Some(Remedy::Force)
+            }
+            Self::NotABlockDevice { .. } | Self::Mounted { .. } | Self::InUse { .. } => None,
+        }
+    }
+
+    /// The message, with `how` wording the remedy as an instruction ("pass --force").
+    pub fn message(&self, how: &dyn Fn(Remedy) -> String) -> String {
+        let force = how(Remedy::Force);
+        match self {
+            Self::NotABlockDevice { path } => format!(
+                "{} is not a block device; a device target must name one (such as /dev/sdb)",
                 path.display()
             ),
-            Self::Mounted { device, mount_point } => write!(
-                f,
+            Self::Mounted { device, mount_point } => format!(
                 "{device} (or a partition on it) is mounted at {mount_point}; unmount it first \
-                 (--force does not override this)"
+                 (no option overrides this)"
             ),
-            Self::InUse { device, holders } => write!(
-                f,
-                "{device} is in use by {}; release it first (--force does not override this)",
+            Self::InUse { device, holders } => format!(
+                "{device} is in use by {}; release it first (no option overrides this)",
                 holders.join(", ")
             ),
-            Self::HasPartitions { device, partitions } => write!(
-                f,
-                "{device} has partitions ({}); name an unused device, or pass --force to use it \
-                 anyway (this destroys them)",
+            Self::HasPartitions { device, partitions } => format!(
+                "{device} has partitions ({}); name an unused device, or, to use it anyway (this \
+                 destroys them), {force}",
                 partitions.join(", ")
             ),
-            Self::PartitionTable { device, kind } => write!(
-                f,
-                "{device} has a partition table ({kind}); pass --force to use it anyway \
-                 (this destroys it)"
+            Self::PartitionTable { device, kind } => format!(
+                "{device} has a partition table ({kind}); to use it anyway (this destroys it), {force}"
             ),
-            Self::FilesystemSignature { device, kind } if *kind == UNREADABLE => write!(
-                f,
+            Self::FilesystemSignature { device, kind } if *kind == UNREADABLE => format!(
                 "could not read the first {HEAD_LEN} bytes of {device} to look for a filesystem, \
-                 so it may hold data; check the device, or pass --force to use it anyway"
+                 so it may hold data; check the device, or, to use it anyway, {force}"
             ),
-            Self::FilesystemSignature { device, kind } => write!(
-                f,
+            Self::FilesystemSignature { device, kind } => format!(
                 "{device} holds a {kind} signature (a filesystem or volume that may hold data); \
-                 pass --force to use it anyway (this destroys it)"
+                 to use it anyway (this destroys it), {force}"
             ),
         }
+    }
+}
+
+impl fmt::Display for DeviceRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message(&Remedy::neutral))
     }
 }
 
@@ -654,7 +664,7 @@ garbage line
     }
 
     #[test]
-    fn display_offers_force_only_where_it_applies() {
+    fn force_is_offered_only_where_it_applies_in_the_callers_words() {
         let device = "/dev/sdz".to_owned();
         let forceable = [
             DeviceRefusal::HasPartitions { device: device.clone(), partitions: vec!["/dev/sdz1".into()] },
@@ -662,17 +672,21 @@ garbage line
             DeviceRefusal::FilesystemSignature { device: device.clone(), kind: "xfs" },
             DeviceRefusal::FilesystemSignature { device: device.clone(), kind: UNREADABLE },
         ];
+        let flag = |r: Remedy| format!("pass the {r:?} flag");
         for refusal in &forceable {
-            let text = refusal.to_string();
-            assert!(text.contains(&device) && text.contains("pass --force"), "{text}");
+            assert_eq!(refusal.remedy(), Some(Remedy::Force));
+            let text = refusal.message(&flag);
+            assert!(text.contains(&device) && text.contains("pass the Force flag"), "{text}");
+            assert!(refusal.to_string().contains(&Remedy::Force.neutral()), "{refusal}");
         }
         let fixed = [
             DeviceRefusal::Mounted { device: device.clone(), mount_point: "/data".into() },
             DeviceRefusal::InUse { device: device.clone(), holders: vec!["dm-0".into()] },
         ];
         for refusal in &fixed {
-            let text = refusal.to_string();
-            assert!(text.contains("does not override") && !text.contains("pass --force"));
+            assert_eq!(refusal.remedy(), None);
+            let text = refusal.message(&flag);
+            assert!(text.contains("no option overrides this") && !text.contains("flag"), "{text}");
         }
         assert!(forceable[2].to_string().contains("xfs signature"));
     }
@@ -757,7 +771,7 @@ garbage line
         assert!(geo.physical_sector_size.is_power_of_two() && geo.physical_sector_size >= 512);
         assert_eq!(check_writable(&path, false), Ok(()));
 
-        // Someone else holding it exclusively makes it in use, even with --force.
+        // Someone else holding it exclusively makes it in use, even when forced.
         let exclusive = open_exclusive(&path);
         let held = check_writable(&path, true);
         assert!(matches!(held, Err(DeviceRefusal::InUse { .. })), "{held:?}");

@@ -1,13 +1,17 @@
-//! One storbench at a time per target: an advisory lock (flock) on the target directory, file
-//! or device, and on an evaluation's bundle directory, taken before anything is written.
+//! One storbench at a time per place: an advisory lock (flock) on the target directory, file
+//! or device, on an evaluation's bundle directory, and on the lock file beside a SQLite
+//! database, taken before anything is written.
 //!
 //! Two runs on one target would each measure the other's I/O, and two `--verify` runs would
 //! each see the other's writes as corruption. The lock is the kernel's, so it goes with the
-//! process however it ends (no stale lock files). The holder is named from /proc/locks.
-//! Within one process a path locked twice shares the first lock: an evaluation holds its
-//! targets for its whole length while each of its runs takes them again.
+//! process however it ends (no stale locks). The holder is named from /proc/locks.
+//! [`lock`]: within one process a place locked twice shares the first lock, since an
+//! evaluation holds its targets for its whole length while each of its runs takes them again.
+//! [`lock_file`]: one holder only, even within a process (a database's one writer); it writes
+//! the holder into the file, for a holder /proc/locks does not list (another host).
 
 use std::fs::File;
+use std::io::{Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
@@ -20,21 +24,24 @@ pub struct Lock {
 
 #[derive(Debug)]
 struct Held {
-    key: FileKey,
+    /// Where this process shares it (None: held by one holder alone).
+    shared: Option<FileKey>,
     _file: File,
 }
 
 impl Drop for Held {
     fn drop(&mut self) {
-        let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
-        held.retain(|(key, mine)| *key != self.key || mine.strong_count() > 0);
+        if self.shared.is_some() {
+            let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
+            held.retain(|(key, mine)| Some(*key) != self.shared || mine.strong_count() > 0);
+        }
     }
 }
 
 /// A file by (device, inode): the same file whatever path named it.
 type FileKey = (u64, u64);
 
-/// Locks this process holds.
+/// Shared locks this process holds.
 static HELD: Mutex<Vec<(FileKey, Weak<Held>)>> = Mutex::new(Vec::new());
 
 /// Why a lock was not taken.
@@ -46,10 +53,17 @@ pub enum LockError {
     Failed { path: PathBuf, reason: String },
 }
 
+/// This process, as a holder is named to another one: `storbench pid 1234 on host`.
+pub fn this_process() -> String {
+    let host = rustix::system::uname().nodename().to_string_lossy().into_owned();
+    format!("storbench pid {} on {host}", std::process::id())
+}
+
 /// Takes the lock on `path` (a directory, file or block device that exists), or says who holds
-/// it. `what` names the kind of thing for the message ("target", "evaluation").
+/// it; shared with this process's other holders. `what` names the kind of thing for the
+/// message ("target", "evaluation").
 pub fn lock(path: &Path, what: &'static str) -> Result<Lock, LockError> {
-    let failed = |e: std::io::Error| LockError::Failed { path: path.to_path_buf(), reason: e.to_string() };
+    let failed = failed(path);
     let meta = std::fs::metadata(path).map_err(failed)?;
     let key = (meta.dev(), meta.ino());
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
@@ -57,18 +71,45 @@ pub fn lock(path: &Path, what: &'static str) -> Result<Lock, LockError> {
         return Ok(Lock { _held: mine });
     }
     let file = File::open(path).map_err(failed)?;
-    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-        Ok(()) => {}
-        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
-            let holder = holder(&meta).unwrap_or_else(|| "another process".into());
-            return Err(LockError::InUse { path: path.to_path_buf(), holder, what });
-        }
-        Err(e) => return Err(failed(e.into())),
-    }
-    let mine = Arc::new(Held { key, _file: file });
+    flock(&file, path, what)?;
+    let mine = Arc::new(Held { shared: Some(key), _file: file });
     held.retain(|(k, _)| *k != key);
     held.push((key, Arc::downgrade(&mine)));
     Ok(Lock { _held: mine })
+}
+
+/// Takes the lock on the file `path` (created when missing) for one holder: a second lock on
+/// it is refused, in this process too. Writes [`this_process`] into the file.
+pub fn lock_file(path: &Path, what: &'static str) -> Result<Lock, LockError> {
+    let failed = failed(path);
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(failed)?;
+    flock(&file, path, what)?;
+    file.set_len(0).map_err(failed)?;
+    file.rewind().map_err(failed)?;
+    writeln!(file, "{}", this_process()).map_err(failed)?;
+    Ok(Lock { _held: Arc::new(Held { shared: None, _file: file }) })
+}
+
+fn failed(path: &Path) -> impl Fn(std::io::Error) -> LockError + Copy + '_ {
+    move |e| LockError::Failed { path: path.to_path_buf(), reason: e.to_string() }
+}
+
+/// Takes the flock on `file` without waiting; when another holds it, names the holder.
+fn flock(file: &File, path: &Path, what: &'static str) -> Result<(), LockError> {
+    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
+            let holder = holder(file).unwrap_or_else(|| "another process".into());
+            Err(LockError::InUse { path: path.to_path_buf(), holder, what })
+        }
+        Err(e) => Err(failed(path)(e.into())),
+    }
 }
 
 /// Locks `path`, or where it does not exist yet, the nearest directory above it that does (so
@@ -79,10 +120,14 @@ pub fn lock_place(path: &Path, what: &'static str) -> Result<Lock, LockError> {
     lock(existing, what)
 }
 
-/// "pid N: its command line" of the process holding a flock on the file, from /proc/locks.
-fn holder(meta: &std::fs::Metadata) -> Option<String> {
-    let locks = std::fs::read_to_string("/proc/locks").ok()?;
-    let pid = holder_pid(&locks, meta.dev(), meta.ino())?;
+/// Who holds the flock on `file`: "pid N: its command line" from /proc/locks, or else (a holder
+/// on another host) what [`lock_file`] wrote into a regular file.
+fn holder(file: &File) -> Option<String> {
+    let meta = file.metadata().ok()?;
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    let Some(pid) = holder_pid(&locks, meta.dev(), meta.ino()) else {
+        return meta.is_file().then(|| written_holder(file)).flatten();
+    };
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
     let words: Vec<String> = cmdline
         .split(|b| *b == 0)
@@ -91,6 +136,14 @@ fn holder(meta: &std::fs::Metadata) -> Option<String> {
         .collect();
     let command = crate::secret::redact(&words.join(" "));
     Some(if command.is_empty() { format!("pid {pid}") } else { format!("pid {pid}: {command}") })
+}
+
+/// The holder [`lock_file`] wrote, if the file holds one.
+fn written_holder(file: &File) -> Option<String> {
+    let mut text = String::new();
+    file.take(200).read_to_string(&mut text).ok()?;
+    let line = text.lines().next()?.trim();
+    line.starts_with("storbench pid ").then(|| line.to_string())
 }
 
 /// The pid of the FLOCK line on device `dev`, inode `ino` in /proc/locks text, whose lines read
@@ -114,6 +167,36 @@ mod tests {
         let text = "1: POSIX  ADVISORY  WRITE 11 fd:01:99 0 EOF\n2: FLOCK  ADVISORY  WRITE 4242 fd:01:131090 0 EOF\n";
         assert_eq!(holder_pid(text, rustix::fs::makedev(0xfd, 1), 131090), Some(4242));
         assert_eq!(holder_pid(text, rustix::fs::makedev(0xfd, 1), 99), None, "a POSIX lock is not ours");
+    }
+
+    #[test]
+    fn a_lock_file_has_one_holder_even_in_this_process_named_and_written_into_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db.lock");
+        let first = lock_file(&path, "database").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap().trim(), this_process());
+        // flock is per open file description, so a second open in this process conflicts too.
+        match lock_file(&path, "database") {
+            Err(LockError::InUse { holder, .. }) => {
+                assert!(holder.starts_with(&format!("pid {}", std::process::id())), "{holder}")
+            }
+            other => panic!("the second holder must be refused: {other:?}"),
+        }
+        drop(first);
+        assert!(lock_file(&path, "database").is_ok(), "free once dropped");
+    }
+
+    #[test]
+    fn a_holder_proc_locks_does_not_list_is_named_from_the_lock_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.db.lock");
+        std::fs::write(&path, "storbench pid 77 on elsewhere\n").unwrap();
+        assert_eq!(
+            written_holder(&File::open(&path).unwrap()).as_deref(),
+            Some("storbench pid 77 on elsewhere")
+        );
+        std::fs::write(&path, "some data\n").unwrap();
+        assert_eq!(written_holder(&File::open(&path).unwrap()), None, "only what lock_file writes");
     }
 
     #[test]

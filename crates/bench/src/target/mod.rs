@@ -29,7 +29,7 @@ pub struct TargetRequest {
     pub direct: bool,
     pub allow_device: bool,
     pub force: bool,
-    /// Whether the workload writes (decides what may be used without --force).
+    /// Whether the workload writes (decides what may be used without `force`).
     pub writes: bool,
 }
 
@@ -43,7 +43,7 @@ pub enum Action {
     RefillPartial,
     /// Use our own file as it is.
     ReuseFile,
-    /// Use a file storbench did not create (read-only workloads, or `--force`).
+    /// Use a file storbench did not create (read-only workloads, or `force`).
     UseForeignFile,
     /// Use a block device.
     UseDevice,
@@ -87,38 +87,112 @@ pub struct Target {
     pub refilled: bool,
 }
 
-/// Why a target cannot be used; each message names the problem and the fix.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+/// What the user can change to get past a refusal. The library knows which remedy applies;
+/// the caller knows where the option was given (a command-line flag, a plan key) and words it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Remedy {
+    /// Use a file or device that may hold data anyway, overwriting it.
+    Force,
+    /// Let a block device be the target.
+    AllowDevice,
+    /// Ask for a smaller size of the target.
+    SmallerSize,
+    /// Go through the page cache instead of O_DIRECT.
+    Buffered,
+}
+
+impl Remedy {
+    /// The remedy as a plain instruction, for a caller that does not word it itself.
+    pub fn neutral(self) -> String {
+        match self {
+            Remedy::Force => "allow it to be overwritten",
+            Remedy::AllowDevice => "allow a block device as target",
+            Remedy::SmallerSize => "ask for a smaller size",
+            Remedy::Buffered => "use buffered I/O",
+        }
+        .to_string()
+    }
+}
+
+/// Why a target cannot be used. Each message names the problem and the fix; where the fix is
+/// an option, [`Refusal::message`] lets the caller word it (`Display` words it neutrally).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
-    // Transparent: the message once, not again as its own cause ("X: X").
-    #[error(transparent)]
-    Device(#[from] device::DeviceRefusal),
-    #[error(
-        "{path}: block devices are only used with --allow-device (the benchmark may overwrite the device)"
-    )]
+    Device(device::DeviceRefusal),
     DeviceNotAllowed { path: PathBuf },
-    #[error(
-        "{path} does not exist, and its parent directory {parent} does not exist either; create the directory or name another path"
-    )]
     MissingParent { path: PathBuf, parent: PathBuf },
-    #[error(
-        "{path} is not writable ({reason}); check its permissions and attributes (ls -ld, lsattr), or choose another target"
-    )]
     NotWritable { path: PathBuf, reason: String },
-    #[error(
-        "{path} exists and storbench did not create it; a write workload would overwrite it. Pass --force to use it anyway, or name a directory or a new file"
-    )]
     ForeignFile { path: PathBuf },
-    #[error("{path} is {actual} bytes, smaller than --size {wanted}; use a smaller --size or another file")]
     TooSmall { path: PathBuf, actual: u64, wanted: u64 },
-    #[error(
-        "not enough free space for a {wanted}-byte test file in {dir}: {free} bytes free; use a smaller --size or another directory"
-    )]
     NoSpace { dir: PathBuf, wanted: u64, free: u64 },
-    #[error("{path} is not a regular file, directory or block device")]
     Unsupported { path: PathBuf },
-    #[error(
-        "{path} cannot be opened with O_DIRECT ({reason}); the filesystem may not support it: pass --buffered to go through the page cache"
-    )]
     NoDirect { path: PathBuf, reason: String },
+}
+
+impl Refusal {
+    /// The option that gets past this refusal, if one does.
+    pub fn remedy(&self) -> Option<Remedy> {
+        match self {
+            Refusal::Device(d) => d.remedy(),
+            Refusal::DeviceNotAllowed { .. } => Some(Remedy::AllowDevice),
+            Refusal::ForeignFile { .. } => Some(Remedy::Force),
+            Refusal::TooSmall { .. } | Refusal::NoSpace { .. } => Some(Remedy::SmallerSize),
+            Refusal::NoDirect { .. } => Some(Remedy::Buffered),
+            Refusal::MissingParent { .. } | Refusal::NotWritable { .. } | Refusal::Unsupported { .. } => None,
+        }
+    }
+
+    /// The message, with `how` wording the remedy as an instruction ("pass --force").
+    pub fn message(&self, how: &dyn Fn(Remedy) -> String) -> String {
+        let fix = self.remedy().map(how).unwrap_or_default();
+        match self {
+            Refusal::Device(d) => d.message(how),
+            Refusal::DeviceNotAllowed { path } => format!(
+                "{} is a block device, which the benchmark may overwrite; to use it, {fix}",
+                path.display()
+            ),
+            Refusal::MissingParent { path, parent } => format!(
+                "{} does not exist, and its parent directory {} does not exist either; create the directory or name another path",
+                path.display(),
+                parent.display()
+            ),
+            Refusal::NotWritable { path, reason } => format!(
+                "{} is not writable ({reason}); check its permissions and attributes (ls -ld, lsattr), or choose another target",
+                path.display()
+            ),
+            Refusal::ForeignFile { path } => format!(
+                "{} exists and storbench did not create it: a write workload would overwrite it. To use it anyway, {fix}; or name a directory or a new file",
+                path.display()
+            ),
+            Refusal::TooSmall { path, actual, wanted } => format!(
+                "{} is {actual} bytes, smaller than the {wanted} bytes asked for; {fix} or use another file",
+                path.display()
+            ),
+            Refusal::NoSpace { dir, wanted, free } => format!(
+                "not enough free space for a {wanted}-byte test file in {}: {free} bytes free; {fix} or use another directory",
+                dir.display()
+            ),
+            Refusal::Unsupported { path } => {
+                format!("{} is not a regular file, directory or block device", path.display())
+            }
+            Refusal::NoDirect { path, reason } => format!(
+                "{} cannot be opened with O_DIRECT ({reason}); the filesystem may not support it: {fix} to go through the page cache",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message(&Remedy::neutral))
+    }
+}
+
+impl std::error::Error for Refusal {}
+
+impl From<device::DeviceRefusal> for Refusal {
+    fn from(d: device::DeviceRefusal) -> Self {
+        Refusal::Device(d)
+    }
 }

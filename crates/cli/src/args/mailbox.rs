@@ -5,6 +5,7 @@ use crate::units::{ByteSize, Seconds};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// `storbench mailbox [OPTIONS]` runs a test; `storbench mailbox verify` checks databases.
 #[derive(Args, Debug)]
@@ -213,4 +214,22 @@ pub struct MailboxArgs {
     #[command(flatten)]
     #[serde(skip)]
     pub out: OutputArgs,
+}
+
+impl MailboxArgs {
+    /// The defaults of the phases above, each defined once: validation, the evaluation's ETA
+    /// and the help text (held to them by a test) take them from here.
+    pub const DURATION: Duration = Duration::from_secs(2 * 3600);
+    pub const STRESS_DURATION: Duration = Duration::from_secs(24 * 3600);
+    pub const MAX_WARMUP: Duration = Duration::from_secs(600);
+
+    /// The measured phase: --duration, or the test type's default.
+    pub fn duration_or_default(&self) -> Duration {
+        let default = if self.test == Some(TestArg::Stress) { Self::STRESS_DURATION } else { Self::DURATION };
+        self.duration.map_or(default, |d| d.0)
+    }
+
+    pub fn max_warmup_or_default(&self) -> Duration {
+        self.max_warmup.map_or(Self::MAX_WARMUP, |d| d.0)
+    }
 }

@@ -80,6 +80,7 @@ fn io(a: &IoArgs, c: &Configuration, m: &Method) -> IoArgs {
         target: Some(c.target.clone()),
         steady_state: a.steady_state.or(steady.then_some(round)),
         allow_device: c.allow_device,
+        force: c.force,
         runtime: a.runtime.or(m.measure),
         ramp: a.ramp.or(m.warmup),
         seed: a.seed.or(m.seed),
@@ -116,16 +117,14 @@ fn mailbox(a: &MailboxArgs, c: &Configuration, m: &Method) -> MailboxArgs {
 
 /// Warm-up plus measured phase, from the options or the commands' defaults.
 fn expected(args: &WorkloadArgs) -> Duration {
-    let secs = |s: Option<Seconds>, default: u64| s.map_or(Duration::from_secs(default), |s| s.0);
-    let mins = |s: Option<Minutes>, default: u64| s.map_or(Duration::from_secs(default), |s| s.0);
     match args {
         // Steady state usually comes within a few rounds of the first five; count eight.
         WorkloadArgs::Io(a) => match (a.steady_state, a.runtime) {
-            (Some(round), None) => round.0 * 8 + secs(a.ramp, 2),
-            _ => secs(a.runtime, 30) + secs(a.ramp, 2),
+            (Some(round), None) => round.0 * 8 + a.ramp_or_default(),
+            _ => a.runtime.map_or(IoArgs::RUNTIME, |r| r.0) + a.ramp_or_default(),
         },
-        WorkloadArgs::Oltp(a) => mins(a.run_time, 180) + mins(a.warmup_time, 60),
+        WorkloadArgs::Oltp(a) => a.run_time_or_default() + a.warmup_time_or_default(),
         // The mailbox warm-up usually ends well before its limit; count half of it.
-        WorkloadArgs::Mailbox(a) => secs(a.duration, 7200) + secs(a.max_warmup, 600) / 2,
+        WorkloadArgs::Mailbox(a) => a.duration_or_default() + a.max_warmup_or_default() / 2,
     }
 }

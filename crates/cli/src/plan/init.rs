@@ -106,6 +106,8 @@ description = "12 x 15k HDD, RAID 10"
 # url = ["postgres://postgres@127.0.0.1/ds3"]
 # Let io use a block device as target (overwritten):
 # allow_device = true
+# Let io overwrite what may hold data (a file storbench did not create, a formatted device):
+# force = true
 
 # ---- What runs on every configuration, in this order ----
 

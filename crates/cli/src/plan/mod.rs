@@ -18,6 +18,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
+use storbench_bench::target::Remedy;
 
 /// The built-in quick evaluation `storbench run` performs without a plan: the six SQLIO
 /// profiles, DVD Store on SQLite and the mailbox workload, each small and short, on the
@@ -144,9 +145,25 @@ pub struct Configuration {
     /// Let io use a block device as target (it is overwritten).
     #[serde(default)]
     pub allow_device: bool,
+    /// Let io overwrite what may hold data: an io file storbench did not create, or a device
+    /// with partitions, a partition table or a filesystem signature.
+    #[serde(default)]
+    pub force: bool,
     /// Free text for the report (disks, RAID level, controller).
     #[serde(default)]
     pub description: Option<String>,
+}
+
+/// A target refusal's remedy as the plan key to set, for a plan's user: the key where the
+/// plan says it (the configuration's place, the workload's size and I/O path).
+pub fn key_for(remedy: Remedy) -> String {
+    match remedy {
+        Remedy::Force => "set force = true in the [[configuration]]",
+        Remedy::AllowDevice => "set allow_device = true in the [[configuration]]",
+        Remedy::SmallerSize => "set a smaller size in the [[workload]]",
+        Remedy::Buffered => "set buffered = true in the [[workload]]",
+    }
+    .to_string()
 }
 
 /// A workload's options, as its command takes them.

@@ -161,7 +161,7 @@ fn configurations(
             Some(hint.into()),
         ));
     };
-    let keys = ["name", "target", "log_target", "url", "allow_device", "description"];
+    let keys = ["name", "target", "log_target", "url", "allow_device", "force", "description"];
     let mut out: Vec<Configuration> = Vec::new();
     for item in tables(src, value, "[[configuration]]")? {
         let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;

@@ -275,3 +275,94 @@ fn the_help_text_names_each_method_default_that_the_runner_uses() {
         help("window")
     );
 }
+
+/// The durations a help text (or a comment made of it) names after "Default:", in order.
+fn defaults_named(text: &str) -> Vec<std::time::Duration> {
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let sentence = flat.split("Default: ").nth(1).and_then(|t| t.split(". ").next()).unwrap_or_default();
+    sentence
+        .split([' ', ',', ';', '.'])
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(|w| humantime::parse_duration(w).ok())
+        .collect()
+}
+
+/// The help text of option `id` of `T`.
+fn help_of<T: clap::Args>(id: &str) -> String {
+    let cmd = T::augment_args(clap::Command::new("t"));
+    let arg = cmd.get_arguments().find(|a| a.get_id() == id).expect(id);
+    arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default()
+}
+
+/// The comment `plan init` writes above `key` in the part of the example that starts at `part`.
+fn init_comment(example: &str, part: &str, key: &str) -> String {
+    let from = &example[example.find(part).expect(part)..];
+    let block = &from[..from.find(&format!("\n# {key} = ")).expect(key)];
+    let comment = block.rsplit("\n\n").next().unwrap_or_default();
+    comment.lines().map(|l| l.trim_start_matches('#')).collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validation_uses() {
+    use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+    let example = init::example();
+    let kinds = [
+        ("io", help_of::<IoArgs> as fn(&str) -> String),
+        ("oltp", help_of::<OltpRunArgs>),
+        ("mailbox", help_of::<MailboxArgs>),
+    ];
+    let options: [(&str, &str, &[std::time::Duration]); 7] = [
+        ("io", "runtime", &[IoArgs::RUNTIME]),
+        ("io", "ramp", &[IoArgs::RAMP]),
+        ("oltp", "run_time", &[OltpRunArgs::RUN_TIME]),
+        ("oltp", "warmup_time", &[OltpRunArgs::WARMUP_TIME]),
+        ("oltp", "settle_time", &[OltpRunArgs::SETTLE_TIME]),
+        ("mailbox", "duration", &[MailboxArgs::DURATION, MailboxArgs::STRESS_DURATION]),
+        ("mailbox", "max_warmup", &[MailboxArgs::MAX_WARMUP]),
+    ];
+    for (kind, id, defaults) in options {
+        let help = kinds.iter().find(|(k, _)| *k == kind).map(|(_, help)| help(id)).unwrap();
+        assert_eq!(defaults_named(&help), defaults, "{kind} {id}'s help must name its default: {help}");
+        let part = format!("kind = \"{kind}\" workload");
+        let comment = init_comment(&example, &part, id);
+        assert_eq!(defaults_named(&comment), defaults, "plan init's {kind} {id}: {comment}");
+    }
+    let (_tmp, text) = plan_with(
+        "[[workload]]\nkind = \"io\"\n[[workload]]\nkind = \"oltp\"\n[[workload]]\nkind = \"mailbox\"\n\
+         [[workload]]\nkind = \"mailbox\"\ntest = \"stress\"\n",
+    );
+    let plan = parse("plan.toml", &text).unwrap();
+    let expected: Vec<std::time::Duration> = runs(&plan)
+        .iter()
+        .filter(|r| r.configuration == 0 && r.repetition == 1)
+        .map(|r| r.expected)
+        .collect();
+    // The ETA counts half the mailbox's warm-up limit: its caches usually fill well before.
+    assert_eq!(
+        expected,
+        [
+            IoArgs::RUNTIME + IoArgs::RAMP,
+            OltpRunArgs::RUN_TIME + OltpRunArgs::WARMUP_TIME,
+            MailboxArgs::DURATION + MailboxArgs::MAX_WARMUP / 2,
+            MailboxArgs::STRESS_DURATION + MailboxArgs::MAX_WARMUP / 2,
+        ]
+    );
+}
+
+#[test]
+fn the_io_steady_state_help_names_the_snia_rule_the_runner_applies() {
+    let rule = storbench_bench::run::Rule::SNIA_PTS;
+    let help =
+        help_of::<crate::args::IoArgs>("steady_state").split_whitespace().collect::<Vec<_>>().join(" ");
+    for said in [
+        format!(
+            "the last {} rounds' IOPS must lie within {} % of their mean",
+            rule.window, rule.max_range_pct
+        ),
+        format!("at most {} % of the mean", rule.max_slope_pct),
+        format!("(default: {} rounds)", storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS),
+        format!("reports its last {} rounds", rule.window),
+    ] {
+        assert!(help.contains(&said), "--steady-state's help must say {said:?}: {help}");
+    }
+}

@@ -194,6 +194,45 @@ fn a_steady_state_window_ends_each_io_run_once_the_snia_rule_holds() {
 }
 
 #[test]
+fn a_refused_target_names_the_flag_on_the_command_line_and_the_plan_key_in_a_plan() {
+    let tmp = disk_tempdir();
+    let results = tmp.path().join("results");
+    let write = "[[workload]]\nkind = \"io\"\nlabel = \"w\"\nrw = \"randwrite\"\nruntime = 1\nramp = 0\n";
+    let method = "repetitions = 1\npower = \"none\"";
+    let evaluate = |p: &Path| {
+        let mut cmd = storbench();
+        cmd.arg("run").arg(p).arg("--output-dir").arg(&results);
+        cmd
+    };
+    let io = |extra: &[&str]| {
+        let mut cmd = storbench();
+        cmd.args(["io", "--rw", "randwrite", "--target"]).arg(tmp.path().join("a")).args(extra);
+        cmd.arg("--output-dir").arg(&results);
+        cmd
+    };
+    // Not enough room for the size asked for: --size, or the workload's size key.
+    let err = refused(&mut io(&["--size", "900TiB"]), "not enough free space");
+    assert!(err.contains("give a smaller --size") && !err.contains("[[workload]]"), "{err}");
+    let p = plan(tmp.path(), method, &format!("{write}size = \"900TiB\"\n"));
+    let err = refused(&mut evaluate(&p), "not enough free space");
+    assert!(err.contains("set a smaller size in the [[workload]]") && !err.contains("--size"), "{err}");
+    // A file storbench did not create where the io file goes: written over only when forced.
+    let file = tmp.path().join("a/storbench-io.dat");
+    std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
+    let err = refused(&mut io(&[]), "did not create it");
+    assert!(err.contains("pass --force") && !err.contains("force = true"), "{err}");
+    let p = plan(tmp.path(), method, write);
+    let err = refused(&mut evaluate(&p), "did not create it");
+    assert!(err.contains("set force = true in the [[configuration]]") && !err.contains("--force"), "{err}");
+    assert!(!results.exists() && std::fs::read(&file).unwrap().iter().all(|&b| b == 7), "nothing written");
+    // The key the message names is one the plan takes: with it, the run overwrites the file.
+    let text = std::fs::read_to_string(&p).unwrap();
+    std::fs::write(&p, text.replacen("name = \"a\"\n", "name = \"a\"\nforce = true\n", 1)).unwrap();
+    evaluate(&p).assert().success();
+    assert!(std::fs::read(&file).unwrap().iter().any(|&b| b != 7), "force = true let the run write the file");
+}
+
+#[test]
 fn plan_init_writes_a_documented_plan_and_never_overwrites() {
     let tmp = disk_tempdir();
     let file = tmp.path().join("plan.toml");

@@ -194,7 +194,9 @@ fn a_second_sqlite_run_or_load_while_one_runs_exits_2_naming_the_holder() {
     let loader = std::fs::read_to_string(&lock).unwrap_or_default();
     let lock_seen =
         || std::fs::read_to_string(&lock).is_ok_and(|t| t != loader && t.contains("storbench pid"));
-    a_second_writer_is_refused(&["--path", &path_arg], &lock_seen, &|pid| format!("storbench pid {pid} on "));
+    // The holder's pid and command line, as for a target.
+    let holder = |pid| format!("pid {pid}: {}", env!("CARGO_BIN_EXE_storbench"));
+    a_second_writer_is_refused(&["--path", &path_arg], &lock_seen, &holder);
 }
 
 /// Starts a 30MB load, SIGKILLs it once `busy` (SQL on the server) finds its bulk load

@@ -171,7 +171,7 @@ impl Mysql {
                 self.user, self.db
             ),
             DbErrorKind::Missing => format!(
-                "database '{}' does not exist: load it first (`storbench oltp load`) or fix the name in the URL",
+                "database '{}' does not exist: run the OLTP load first (it creates the database) or fix the name in the URL",
                 self.db
             ),
             _ if too_many => {
@@ -196,10 +196,7 @@ impl Mysql {
         load::read_meta(conn)?.ok_or_else(|| {
             DbError::new(
                 DbErrorKind::Missing,
-                format!(
-                    "{} holds no storbench OLTP data set; run `storbench oltp load` first",
-                    self.describe()
-                ),
+                format!("{} holds no storbench OLTP data set; run the OLTP load first", self.describe()),
             )
         })
     }

@@ -165,7 +165,7 @@ fn connection_errors_have_the_right_kind_and_say_what_to_do() {
     let missing = Mysql::new(&url_for("sbtest_no_such_database").unwrap()).unwrap();
     let e = missing.connect().err().unwrap();
     assert_eq!(e.kind, DbErrorKind::Missing, "{e}");
-    assert!(e.message.contains("storbench oltp load"), "{e}");
+    assert!(e.message.contains("run the OLTP load first"), "{e}");
 }
 
 #[test]

@@ -10,8 +10,9 @@
 use super::load::{FOREIGN_KEYS, FUNCTIONS, INDEXES, SCHEMA, SCHEMA_DS3, SERIALS};
 use super::{Postgres, err};
 use crate::db::ownership::{DbObject, created_names, not_ours, refusal};
-use crate::db::writer_lock::{WriterLock, held_by, this_process};
+use crate::db::writer_lock::{WriterLock, held_by};
 use crate::db::{ConnectionRoom, DbResult};
+use crate::target::lock::this_process;
 use postgres::{Client, NoTls};
 
 /// Every object outside the system schemas: (kind, name when it is in the current schema,

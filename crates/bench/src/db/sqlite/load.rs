@@ -64,7 +64,7 @@ pub(super) fn refuse_foreign(path: &Path) -> DbResult<()> {
             DbErrorKind::Query,
             format!(
                 "{} exists and is not a storbench database; storbench will not replace it. Choose another \
-                 --path, or remove the file yourself if it is expendable",
+                 database file, or remove the file yourself if it is expendable",
                 path.display()
             ),
         ));

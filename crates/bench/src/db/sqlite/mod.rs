@@ -71,11 +71,7 @@ fn open_existing(path: &Path) -> DbResult<Connection> {
     if !path.exists() {
         return Err(DbError::new(
             DbErrorKind::Missing,
-            format!(
-                "no database at {}; load one first with `storbench oltp load --backend sqlite --path {}`",
-                path.display(),
-                path.display()
-            ),
+            format!("no database at {}; load one first (the OLTP load creates it)", path.display()),
         ));
     }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;

@@ -163,7 +163,7 @@ pub fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines
     }
     if kind == engine::EngineKind::Psync && spec.iodepth > 1 {
         warnings.push(format!(
-            "psync is synchronous: --iodepth {} acts as 1 per worker; use --workers for more I/Os in flight",
+            "psync is synchronous: an I/O depth of {} acts as 1 per worker; use more workers for more I/Os in flight",
             spec.iodepth
         ));
     }

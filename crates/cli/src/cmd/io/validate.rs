@@ -14,8 +14,6 @@ use storbench_bench::workload::io::{
 };
 
 pub const DEFAULT_SIZE: u64 = 1 << 30;
-pub const DEFAULT_RUNTIME: Duration = Duration::from_secs(30);
-pub const DEFAULT_RAMP: Duration = Duration::from_secs(2);
 pub const DEFAULT_SEED: u64 = 1;
 /// Under --steady-state without --runtime, the cap in rounds (SNIA PTS allows up to 25).
 pub const DEFAULT_STEADY_ROUNDS: u32 = storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS;
@@ -94,7 +92,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
         block_sizes,
         iodepth,
         workers,
-        ramp: args.ramp.map_or(DEFAULT_RAMP, |r| r.0),
+        ramp: args.ramp_or_default(),
         end: parse_end(args)?,
         seed: args.seed.unwrap_or(DEFAULT_SEED),
         verify: args.verify,
@@ -190,7 +188,7 @@ fn parse_end(args: &IoArgs) -> Result<End> {
         (Some(r), None) => Ok(End::Time(r.0)),
         (None, None) => Ok(End::Time(match args.steady_state {
             Some(round) => round.0 * DEFAULT_STEADY_ROUNDS,
-            None => DEFAULT_RUNTIME,
+            None => IoArgs::RUNTIME,
         })),
     }
 }

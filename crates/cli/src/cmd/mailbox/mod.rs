@@ -37,7 +37,7 @@ pub fn check(a: &MailboxArgs) -> Result<()> {
 
 fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
     let plan = validate::validate(a)?;
-    let _locks = [&plan.db_dir, &plan.log_dir].map(|d| lock_place(d, "--target"));
+    let _locks = [&plan.db_dir, &plan.log_dir].map(|d| lock_place(d, "target"));
     let _locks = _locks.into_iter().collect::<Result<Vec<_>, _>>()?;
     if plan.tune {
         return tune(a, plan, stop);
@@ -735,7 +735,7 @@ fn kept_databases(db_dir: &Path) -> Result<Manifest> {
 
 /// `mailbox recover`: replays each database's logs from the oldest one kept.
 fn recover_command(db_dir: &Path, stop: &StopFlag) -> Result<Ending> {
-    let _lock = lock_place(db_dir, "--target")?;
+    let _lock = lock_place(db_dir, "target")?;
     let mut m = kept_databases(db_dir)?;
     if m.clean {
         say!("the databases in {} were shut down cleanly: there is nothing to recover", db_dir.display());
@@ -768,7 +768,7 @@ fn recover_command(db_dir: &Path, stop: &StopFlag) -> Result<Ending> {
 
 fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<Ending> {
     // A verify beside a running test would read pages mid-write and call them corrupt.
-    let _lock = lock_place(&a.target, "--target")?;
+    let _lock = lock_place(&a.target, "target")?;
     let m = kept_databases(&a.target)?;
     if !m.clean {
         say_dirty_shutdown(&a.target, &m);

@@ -103,8 +103,7 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
         None => target_iops.map_or(4 * databases, |t| ((t * 1.5 / 135.0).ceil() as u32).max(databases)),
     };
     check_memory_use(&profile, databases, threads)?;
-    let default_duration = if test == TestType::Stress { 24 * 3600 } else { 2 * 3600 };
-    let duration = a.duration.map_or(Duration::from_secs(default_duration), |d| d.0);
+    let duration = a.duration_or_default();
     if duration.is_zero() {
         bail!("--duration 0: the measured phase needs at least a second");
     }
@@ -126,7 +125,7 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
         threads,
         target_iops,
         duration,
-        max_warmup: a.max_warmup.map_or(Duration::from_secs(600), |d| d.0),
+        max_warmup: a.max_warmup_or_default(),
         sample_window: a.sample_window.map_or(Duration::from_secs(15), |d| d.0.max(Duration::from_secs(1))),
         log_files,
         tune: a.tune,

@@ -70,7 +70,7 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
         }
     }
     let place = place_of(&dbs, size.to_string());
-    let max = a.settle_time.map_or(Duration::from_secs(30), |s| s.0);
+    let max = a.settle_time.map_or(OltpRunArgs::SETTLE_TIME, |s| s.0);
     let settled = storbench_bench::run::settle(place.device.as_ref().map(|d| d.name.as_str()), max, stop);
     if !max.is_zero() {
         let how = if settled.idle { "the device is idle" } else { "the device is still busy; going on" };
@@ -124,12 +124,12 @@ pub(super) fn checked(a: &OltpRunArgs) -> Result<(DbSize, OltpSpec, LineOptions)
 
 fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
     let d = OltpSpec::default();
-    let run_time = a.run_time.map_or(Duration::from_secs(180), |m| m.0);
+    let run_time = a.run_time_or_default();
     let spec = OltpSpec {
         n_threads: a.n_threads.unwrap_or(d.n_threads),
         ramp_rate: a.ramp_rate.unwrap_or(d.ramp_rate),
         run_time: if run_time.is_zero() { FOREVER } else { run_time },
-        warmup_time: a.warmup_time.map_or(d.warmup_time, |m| m.0),
+        warmup_time: a.warmup_time_or_default(),
         think_time: a.think_time.map_or(d.think_time, |s| s.0),
         pct_newcustomers: a.pct_newcustomers.unwrap_or(d.pct_newcustomers),
         pct_newmember: a.pct_newmember.unwrap_or(d.pct_newmember),

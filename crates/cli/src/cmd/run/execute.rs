@@ -143,7 +143,7 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
     let mut record = pending(plan, run);
     record.started_at = Some(jiff::Timestamp::now().to_string());
     if let Err(e) = prepare(run, stop) {
-        record.error = Some(crate::output::reason(&e));
+        record.error = Some(crate::output::reason_worded(&e, &crate::plan::key_for));
         record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
         return record;
     }
@@ -170,8 +170,8 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
         Ok(Ending::CheckFailed) => RunStatus::CheckFailed,
         Ok(Ending::Interrupted | Ending::InterruptedBeforeRun) => RunStatus::Interrupted,
         Err(e) => {
-            say!("error: run {} failed: {}", run.id, crate::output::reason(&e));
-            record.error = Some(crate::output::reason(&e));
+            say!("error: run {} failed: {}", run.id, crate::output::reason_worded(&e, &crate::plan::key_for));
+            record.error = Some(crate::output::reason_worded(&e, &crate::plan::key_for));
             RunStatus::Failed
         }
     };

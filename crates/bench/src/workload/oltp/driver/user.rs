@@ -91,7 +91,9 @@ impl<'a> User<'a> {
         if login.customer_id == 0 {
             return Err(crate::db::DbError::new(
                 DbErrorKind::Missing,
-                format!("login of {user} found no customer: the database does not match --db-size"),
+                format!(
+                    "login of {user} found no customer: the database was loaded at another size than this run's"
+                ),
             ));
         }
         Ok(login.customer_id)
