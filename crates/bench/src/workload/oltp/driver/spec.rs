@@ -42,13 +42,21 @@ pub struct OltpSpec {
     pub connect_timeout: Duration,
 }
 
+impl OltpSpec {
+    /// The measured phase unless told otherwise: three minutes, long enough for the order rate
+    /// to settle on a database that fits in memory (DS3 itself runs until stopped).
+    pub const RUN_TIME: Duration = Duration::from_secs(180);
+    /// DS3's warm-up.
+    pub const WARMUP_TIME: Duration = Duration::from_secs(60);
+}
+
 impl Default for OltpSpec {
     fn default() -> Self {
         OltpSpec {
             n_threads: 1,
             ramp_rate: 10.0,
-            run_time: Duration::from_secs(60),
-            warmup_time: Duration::from_secs(60),
+            run_time: Self::RUN_TIME,
+            warmup_time: Self::WARMUP_TIME,
             think_time: Duration::ZERO,
             pct_newcustomers: 20.0,
             pct_newmember: 1.0,
