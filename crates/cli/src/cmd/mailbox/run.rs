@@ -1,0 +1,195 @@
+//! One mailbox test into its bundle: the bundle opened when the test starts, the test run
+//! (performance and stress here, backup and soft recovery in their modules), the summary
+//! written when it ends.
+
+use super::validate::MailboxPlan;
+use super::{backup::backup, recovery::soft_recovery, summary, verify::verify_with_bar};
+use crate::args::MailboxArgs;
+use crate::bundle::{self, Bundle};
+use crate::output;
+use anyhow::{Context, Result};
+use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::run::StopFlag;
+use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, TestType};
+use storbench_report::{MailboxResults, Phases, Summary};
+
+/// The library's description of the test `plan` holds.
+pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
+    MailboxSpec {
+        preset: plan.preset,
+        test: plan.test,
+        profile: plan.profile,
+        thresholds: plan.thresholds,
+        threads: plan.threads,
+        target_iops: plan.target_iops,
+        duration: plan.duration,
+        max_warmup: plan.max_warmup,
+        steady_latency: false,
+        sample_window: plan.sample_window,
+        seed: plan.seed,
+        engine: plan.engine,
+        keep_logs: false,
+        log_files_limit: None,
+    }
+}
+
+/// A test's bundle, open from the start of the test.
+pub(super) struct Run {
+    dir: std::path::PathBuf,
+    bundle: Bundle,
+    first: Summary,
+    pub(super) sampler: SystemSampler,
+    last_t: f64,
+}
+
+impl Run {
+    pub(super) fn open(a: &MailboxArgs, plan: &MailboxPlan, suffix: &str) -> Result<Run> {
+        let test = summary::base_results(plan).test;
+        let name =
+            a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
+        let root = crate::cmd::results_root(a.out.output_dir.as_deref())?;
+        let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
+        let device = resolve_device(&plan.db_dir).ok().flatten();
+        let now = jiff::Timestamp::now();
+        let first = summary::started(plan, &name, device.clone(), &now.to_string());
+        let targets = [plan.db_dir.as_path(), plan.log_dir.as_path()];
+        let mut bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3, &targets)?;
+        bundle.write_summary(&first)?;
+        let sampler = crate::power::system_sampler(device.as_ref().map(|d| d.name.as_str()));
+        Ok(Run { dir, bundle, first, sampler, last_t: 0.0 })
+    }
+
+    pub(super) fn row(
+        &mut self,
+        row: &storbench_report::SeriesRow,
+        hists: &[(&str, &storbench_bench::metrics::LatencyHistogram)],
+    ) {
+        self.bundle.interval(row, self.last_t, hists);
+        self.last_t = row.t_s;
+    }
+
+    pub(super) fn finish(
+        mut self,
+        r: MailboxResults,
+        phases: Phases,
+        cpu: storbench_report::CpuUsage,
+        complete: bool,
+        warnings: Vec<String>,
+    ) -> Result<Summary> {
+        let mut s = summary::finish(
+            self.first.clone(),
+            r,
+            phases,
+            cpu,
+            complete,
+            &jiff::Timestamp::now().to_string(),
+        );
+        s.warnings.extend(warnings);
+        s.warnings.extend(crate::power::warning());
+        self.bundle.write_summary(&s)?;
+        output::say_warnings(&s.warnings);
+        say!("bundle: {}", self.dir.display());
+        Ok(s)
+    }
+}
+
+pub(super) fn run_and_verify(
+    a: &MailboxArgs,
+    plan: &MailboxPlan,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+) -> Result<Summary> {
+    run_named(a, plan, manifest, stop, "")
+}
+
+fn run_named(
+    a: &MailboxArgs,
+    plan: &MailboxPlan,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+    suffix: &str,
+) -> Result<Summary> {
+    let mut run = Run::open(a, plan, suffix)?;
+    match plan.test {
+        TestType::Backup => backup(run, plan, manifest, stop),
+        TestType::SoftRecovery => soft_recovery(run, plan, manifest, stop),
+        _ => {
+            let (r, phases, cpu, complete, warnings) =
+                transactional(&mut run, plan, spec(plan), manifest, stop)?;
+            run.finish(r, phases, cpu, complete, warnings)
+        }
+    }
+}
+
+pub(super) type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, bool, Vec<String>);
+
+/// The transactional workload (performance, stress, or soft recovery's log generation),
+/// then the verification.
+pub(super) fn transactional(
+    run: &mut Run,
+    plan: &MailboxPlan,
+    spec: MailboxSpec,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+) -> Result<Figures> {
+    let line = output::run_line("mailbox");
+    let Run { bundle, sampler, last_t, .. } = run;
+    let outcome = mbx::run(&spec, &plan.db_dir, manifest, sampler, stop, &mut |iv| {
+        line.set_message(progress(iv, plan));
+        // Each row is written when its second ends, so that a killed run keeps its rows.
+        let m = mbx::MailboxRecorder::merged(iv.per_db);
+        let hists = [
+            ("db_read", &m.db_reads.latency),
+            ("db_write", &m.db_writes.latency),
+            ("log_write", &m.log_writes.latency),
+        ];
+        bundle.interval(&iv.row, *last_t, &hists);
+        *last_t = iv.row.t_s;
+    });
+    line.finish_and_clear();
+    let outcome = outcome.context("running the mailbox test")?;
+    let t = &outcome.totals;
+    run.bundle.totals(
+        outcome.warmup_s,
+        outcome.measured_s,
+        &[
+            ("db_read", &t.db_reads.latency),
+            ("db_write", &t.db_writes.latency),
+            ("log_write", &t.log_writes.latency),
+        ],
+    );
+    let mut r = summary::base_results(plan);
+    summary::transactional(&mut r, &outcome, manifest, plan.profile.page_size);
+    // An interrupted run is not verified: a verification cut short would report corruption
+    // (checksum_ok false) where nothing was checked.
+    if plan.verify && outcome.failures.is_empty() && spec.log_files_limit.is_none() && !stop.is_stopped() {
+        let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
+        summary::verified(&mut r, &v);
+    }
+    let phases = Phases { ramp_s: outcome.warmup_s, measured_s: outcome.measured_s };
+    let mut warnings = Vec::new();
+    if !outcome.warmed && !spec.max_warmup.is_zero() {
+        warnings.push(format!(
+            "the caches did not reach 90 % within the warm-up limit ({:.0} s); the measured phase may include cache warm-up",
+            plan.max_warmup.as_secs_f64()
+        ));
+    }
+    warnings.extend(outcome.failures.iter().cloned());
+    Ok((r, phases, summary::cpu(&outcome), outcome.complete, warnings))
+}
+
+/// The status line: phase, rates, latencies.
+fn progress(iv: &mbx::MailboxInterval, plan: &MailboxPlan) -> String {
+    let col =
+        |name: &str| iv.row.workload.iter().find(|(n, _)| *n == name).and_then(|(_, v)| *v).unwrap_or(0.0);
+    let phase = match iv.row.phase {
+        storbench_report::series::Phase::Ramp => format!("warming the cache ({:.0} %)", iv.cache_fill_pct),
+        _ => format!("measuring ({:.0} s of {:.0} s)", 0.0f64.max(iv.row.t_s), plan.duration.as_secs_f64()),
+    };
+    format!(
+        "{phase}: {:.0} transactional IOPS, read {:.1} ms, log write {:.1} ms",
+        col("transactional_iops"),
+        col("db_read_avg_ms"),
+        col("log_write_avg_ms")
+    )
+}
