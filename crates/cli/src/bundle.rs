@@ -77,14 +77,9 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 }
 
 impl Bundle {
-    /// Opens the bundle's files in `dir` (which exists and is empty) and records the system
-    /// under test, with the devices under `targets`.
-    pub fn create(dir: PathBuf, start_epoch_s: f64, targets: &[&Path]) -> Result<Self> {
-        Self::create_disclosing(dir, start_epoch_s, targets, DatabaseInfo::default())
-    }
-
-    /// `create` for a workload on a database, which `database` describes in the disclosure.
-    pub fn create_disclosing(
+    /// Opens the bundle's files in `dir` (which exists) and records the system under test,
+    /// with the devices under `targets` and, for a workload on a database, `database`.
+    pub fn create(
         dir: PathBuf,
         start_epoch_s: f64,
         targets: &[&Path],
@@ -174,7 +169,7 @@ impl Bundle {
     fn note(&mut self, file: &'static str, at_s: Option<f64>, written: std::io::Result<()>) {
         if let Err(e) = written {
             let why = e.to_string();
-            say!("warning: {file} in {} stopped being written: {why}", self.dir.display());
+            alert!("warning: {file} in {} stopped being written: {why}", self.dir.display());
             self.lost.push(Lost { file, at_s, why });
         }
     }

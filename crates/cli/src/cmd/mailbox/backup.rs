@@ -1,22 +1,22 @@
 //! The backup test: every database read sequentially, all at once, each page's checksum
 //! checked; MB/s per database.
 
-use super::run::Run;
+use super::run::{Figures, Run};
 use super::summary;
 use super::validate::MailboxPlan;
 use crate::output;
 use anyhow::{Context, Result};
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::mailbox::{self as mbx, Manifest};
-use storbench_report::{Phases, Summary};
+use storbench_report::Phases;
 
 /// Reads every database sequentially, all at once; MB/s per database.
 pub(super) fn backup(
-    mut run: Run,
+    run: &mut Run<'_>,
     plan: &MailboxPlan,
     manifest: &Manifest,
     stop: &StopFlag,
-) -> Result<Summary> {
+) -> Result<Figures> {
     let total = plan.db_bytes() * manifest.databases.len() as u64;
     let bar = output::fill_bar(total, "backup: reading the databases");
     let t0 = std::time::Instant::now();
@@ -63,7 +63,7 @@ pub(super) fn backup(
         out.total_mb_per_sec()
     );
     let phases = Phases { ramp_s: 0.0, measured_s: out.elapsed_s };
-    run.finish(r, phases, Default::default(), out.complete, Vec::new())
+    Ok((r, phases, Default::default(), out.complete, Vec::new()))
 }
 
 /// Per-database columns of the backup series (the first eight databases).

@@ -19,9 +19,11 @@ mod verify;
 
 use super::Ending;
 use crate::args::{MailboxArgs, MailboxCommand, MailboxSub};
+use crate::measure::Ran;
 use crate::output;
 use anyhow::Result;
 use databases::{prepare, remove_databases};
+use std::path::Path;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::lock_place;
 use storbench_report::{Summary, export};
@@ -41,44 +43,56 @@ pub fn check(a: &MailboxArgs) -> Result<()> {
 }
 
 fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
+    let ran = measure(a, None, stop)?;
+    if let Some(m) = &ran.measured {
+        show(&m.summary, &a.out)?;
+    }
+    Ok(ran.ending)
+}
+
+/// The test the options describe (or, with --tune, the median of its final runs) into the
+/// bundle directory `given`, or a new one under --output-dir: its ending, summary and bundle.
+/// `storbench run` calls this.
+pub fn measure(a: &MailboxArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let plan = validate::validate(a)?;
     let _locks = [&plan.db_dir, &plan.log_dir].map(|d| lock_place(d, "--target"));
     let _locks = _locks.into_iter().collect::<Result<Vec<_>, _>>()?;
     if plan.tune {
-        return tune::tune(a, plan, stop);
+        return tune::tune(a, plan, given, stop);
     }
+    let before_run = Ran { ending: Ending::InterruptedBeforeRun, measured: None };
     let (mut manifest, created) = match prepare(&plan, stop) {
         Ok((m, created)) if stop.is_stopped() => {
             // Stopped just as creation finished: what this run made goes, as it would after a run.
             if created && !plan.keep {
                 remove_databases(&plan, &m);
             }
-            return Ok(Ending::InterruptedBeforeRun);
+            return Ok(before_run);
         }
-        Err(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
+        Err(_) if stop.is_stopped() => return Ok(before_run),
         other => other?,
     };
-    let result = run::run_and_verify(a, &plan, &mut manifest, stop);
+    let result = run::run_and_verify(a, &plan, &mut manifest, given, stop);
     if created && !plan.keep {
         remove_databases(&plan, &manifest);
     } else {
         say!("databases kept in {} (reused by the next run of the same shape)", plan.db_dir.display());
     }
-    let summary = result?;
-    show(&summary, &a.out)?;
-    let pass =
-        summary.complete && matches!(&summary.results, storbench_report::Results::Mailbox(r) if r.pass);
-    Ok(if stop.is_stopped() {
+    let measured = result?;
+    let s = &measured.summary;
+    let pass = s.complete && matches!(&s.results, storbench_report::Results::Mailbox(r) if r.pass);
+    let ending = if stop.is_stopped() {
         Ending::Interrupted
     } else if pass {
         Ending::Ok
     } else {
         Ending::CheckFailed
-    })
+    };
+    Ok(Ran { ending, measured: Some(measured) })
 }
 
 fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
-    output::print_result(out, || {
+    output::print_result(|| {
         if out.json { export::summary_json(summary) } else { output::mailbox_table(summary) + "\n" }
     })
 }

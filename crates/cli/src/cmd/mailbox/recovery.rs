@@ -2,7 +2,7 @@
 //! `mailbox recover`, which replays the logs of databases a run left after a dirty shutdown.
 
 use super::Ending;
-use super::run::{Run, spec, transactional};
+use super::run::{Figures, Run, spec, transactional};
 use super::summary;
 use super::validate::MailboxPlan;
 use super::verify::{kept_databases, verify_with_bar};
@@ -11,16 +11,16 @@ use std::path::Path;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, layout};
-use storbench_report::{Phases, Summary};
+use storbench_report::Phases;
 
 /// Fills --log-files log files per database, stops without writing the cache (a crash), then
 /// replays the logs and verifies the databases.
 pub(super) fn soft_recovery(
-    mut run: Run,
+    run: &mut Run<'_>,
     plan: &MailboxPlan,
     manifest: &mut Manifest,
     stop: &StopFlag,
-) -> Result<Summary> {
+) -> Result<Figures> {
     let from: Vec<u32> = manifest.databases.iter().map(|d| d.next_generation).collect();
     let gen_spec = MailboxSpec {
         duration: std::time::Duration::from_secs(365 * 86_400),
@@ -33,10 +33,10 @@ pub(super) fn soft_recovery(
         "soft recovery: generating {} log files per database, then stopping without a clean shutdown",
         plan.log_files
     );
-    let (mut r, _, cpu, complete, mut warnings) = transactional(&mut run, plan, gen_spec, manifest, stop)?;
+    let (mut r, _, cpu, complete, mut warnings) = transactional(run, plan, gen_spec, manifest, stop)?;
     if !complete {
         r.pass = false;
-        return run.finish(r, Phases::default(), cpu, false, warnings);
+        return Ok((r, Phases::default(), cpu, false, warnings));
     }
     say!("replaying the logs");
     let out = mbx::replay(&plan.db_dir, manifest, &from, plan.profile.cache_max, plan.engine, stop)
@@ -65,7 +65,7 @@ pub(super) fn soft_recovery(
         r.pass = false;
     }
     let phases = Phases { ramp_s: 0.0, measured_s: out.seconds };
-    run.finish(r, phases, cpu, out.complete, warnings)
+    Ok((r, phases, cpu, out.complete, warnings))
 }
 
 /// Where each database's replay starts: the first log file of the run that ended dirty.

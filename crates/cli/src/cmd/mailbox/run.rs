@@ -5,13 +5,15 @@
 use super::validate::MailboxPlan;
 use super::{backup::backup, recovery::soft_recovery, summary, verify::verify_with_bar};
 use crate::args::MailboxArgs;
-use crate::bundle::{self, Bundle};
+use crate::bundle::Bundle;
+use crate::measure::{self, BundleDir, Finished, Measured, Start};
 use crate::output;
 use anyhow::{Context, Result};
+use std::path::Path;
 use storbench_bench::monitor::{SystemSampler, resolve_device};
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, TestType};
-use storbench_report::{MailboxResults, Phases, Summary};
+use storbench_report::{DatabaseInfo, MailboxResults, Phases, Summary};
 
 /// The library's description of the test `plan` holds.
 pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
@@ -33,32 +35,15 @@ pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
     }
 }
 
-/// A test's bundle, open from the start of the test.
-pub(super) struct Run {
-    dir: std::path::PathBuf,
-    bundle: Bundle,
-    first: Summary,
-    pub(super) sampler: SystemSampler,
+/// A test's bundle while it runs, and where its last row ended (each row's histograms start
+/// there).
+pub(super) struct Run<'a> {
+    bundle: &'a mut Bundle,
+    pub(super) sampler: &'a mut SystemSampler,
     last_t: f64,
 }
 
-impl Run {
-    pub(super) fn open(a: &MailboxArgs, plan: &MailboxPlan, suffix: &str) -> Result<Run> {
-        let test = summary::base_results(plan).test;
-        let name =
-            a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
-        let root = crate::cmd::results_root(a.out.output_dir.as_deref())?;
-        let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
-        let device = resolve_device(&plan.db_dir).ok().flatten();
-        let now = jiff::Timestamp::now();
-        let first = summary::started(plan, &name, device.clone(), &now.to_string());
-        let targets = [plan.db_dir.as_path(), plan.log_dir.as_path()];
-        let mut bundle = Bundle::create(dir.clone(), now.as_millisecond() as f64 / 1e3, &targets)?;
-        bundle.write_summary(&first)?;
-        let sampler = crate::power::system_sampler(device.as_ref().map(|d| d.name.as_str()));
-        Ok(Run { dir, bundle, first, sampler, last_t: 0.0 })
-    }
-
+impl Run<'_> {
     pub(super) fn row(
         &mut self,
         row: &storbench_report::SeriesRow,
@@ -67,58 +52,60 @@ impl Run {
         self.bundle.interval(row, self.last_t, hists);
         self.last_t = row.t_s;
     }
-
-    pub(super) fn finish(
-        mut self,
-        r: MailboxResults,
-        phases: Phases,
-        cpu: storbench_report::CpuUsage,
-        complete: bool,
-        warnings: Vec<String>,
-    ) -> Result<Summary> {
-        let mut s = summary::finish(
-            self.first.clone(),
-            r,
-            phases,
-            cpu,
-            complete,
-            &jiff::Timestamp::now().to_string(),
-        );
-        s.warnings.extend(warnings);
-        s.warnings.extend(crate::power::warning());
-        self.bundle.write_summary(&s)?;
-        output::say_warnings(&s.warnings);
-        say!("bundle: {}", self.dir.display());
-        Ok(s)
-    }
 }
 
+/// The test `plan` holds into its bundle: the directory `given`, or a new one named after the
+/// test (and `suffix`) under --output-dir.
 pub(super) fn run_and_verify(
     a: &MailboxArgs,
     plan: &MailboxPlan,
     manifest: &mut Manifest,
+    given: Option<&Path>,
     stop: &StopFlag,
-) -> Result<Summary> {
-    run_named(a, plan, manifest, stop, "")
+) -> Result<Measured> {
+    measure_test(a, plan, spec(plan), manifest, given, "", stop)
 }
 
-fn run_named(
+/// One test into its bundle; `spec` is its transactional workload's (a tuning trial's warms
+/// until latency is steady).
+pub(super) fn measure_test(
     a: &MailboxArgs,
     plan: &MailboxPlan,
+    spec: MailboxSpec,
     manifest: &mut Manifest,
-    stop: &StopFlag,
+    given: Option<&Path>,
     suffix: &str,
-) -> Result<Summary> {
-    let mut run = Run::open(a, plan, suffix)?;
-    match plan.test {
-        TestType::Backup => backup(run, plan, manifest, stop),
-        TestType::SoftRecovery => soft_recovery(run, plan, manifest, stop),
-        _ => {
-            let (r, phases, cpu, complete, warnings) =
-                transactional(&mut run, plan, spec(plan), manifest, stop)?;
-            run.finish(r, phases, cpu, complete, warnings)
-        }
-    }
+    stop: &StopFlag,
+) -> Result<Measured> {
+    let test = summary::base_results(plan).test;
+    let name = a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
+    let dir = BundleDir::choose(given, &a.out, &name)?;
+    let device = resolve_device(&plan.db_dir).ok().flatten();
+    let at = jiff::Timestamp::now();
+    let start = Start {
+        at,
+        summary: summary::started(plan, &name, device.clone(), &at.to_string()),
+        targets: vec![plan.db_dir.as_path(), plan.log_dir.as_path()],
+        database: DatabaseInfo::default(),
+        device: device.as_ref().map(|d| d.name.as_str()),
+        table: output::mailbox_table,
+    };
+    measure::measure(&dir, start, |rec, first| {
+        let mut run = Run { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last_t: 0.0 };
+        let figures = match plan.test {
+            TestType::Backup => backup(&mut run, plan, manifest, stop)?,
+            TestType::SoftRecovery => soft_recovery(&mut run, plan, manifest, stop)?,
+            _ => transactional(&mut run, plan, spec, manifest, stop)?,
+        };
+        Ok(finished(first, figures))
+    })
+}
+
+/// The test's summary from its figures.
+fn finished(first: Summary, (r, phases, cpu, complete, warnings): Figures) -> Finished {
+    let mut s = summary::finish(first, r, phases, cpu, complete, &jiff::Timestamp::now().to_string());
+    s.warnings.extend(warnings);
+    Finished::new(s)
 }
 
 pub(super) type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, bool, Vec<String>);
@@ -126,7 +113,7 @@ pub(super) type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, b
 /// The transactional workload (performance, stress, or soft recovery's log generation),
 /// then the verification.
 pub(super) fn transactional(
-    run: &mut Run,
+    run: &mut Run<'_>,
     plan: &MailboxPlan,
     spec: MailboxSpec,
     manifest: &mut Manifest,
@@ -134,7 +121,7 @@ pub(super) fn transactional(
 ) -> Result<Figures> {
     let line = output::run_line("mailbox");
     let Run { bundle, sampler, last_t, .. } = run;
-    let outcome = mbx::run(&spec, &plan.db_dir, manifest, sampler, stop, &mut |iv| {
+    let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
         let m = mbx::MailboxRecorder::merged(iv.per_db);

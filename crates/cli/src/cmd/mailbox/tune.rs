@@ -1,27 +1,33 @@
 //! `mailbox --tune`: trials that move the thread count (and the mailboxes) until the most
 //! threads that pass are found, then three full runs of that setting.
 
+use super::Ending;
 use super::databases::{prepare, remove_databases};
-use super::run::{Run, spec, transactional};
+use super::run::{measure_test, spec};
 use super::validate::MailboxPlan;
-use super::{Ending, show};
 use crate::args::MailboxArgs;
+use crate::measure::{Measured, Ran};
 use crate::output;
 use anyhow::{Context, Result, bail};
+use std::path::Path;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::mailbox::{self as mbx, Manifest, TestType};
-use storbench_report::Summary;
 
 /// `--tune`: trials (short, no verification, each warmed until latency is steady) move the
 /// thread count (and, when one thread fails, the mailboxes); then three full runs of the best
-/// setting, of which the median by transactional IOPS is reported.
-pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, stop: &StopFlag) -> Result<Ending> {
+/// setting, of which the median by transactional IOPS is reported. Each has its own bundle,
+/// in `given` when a caller gives a directory.
+pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     if !matches!(plan.test, TestType::Performance | TestType::Stress) {
         bail!("--tune finds the thread count of a performance or stress test, not of --test {:?}", plan.test);
     }
+    let mut a = a.clone();
+    if let Some(dir) = given {
+        a.out.output_dir = Some(dir.to_path_buf());
+    }
     let mut tuner = mbx::Tuner::new(plan.threads, plan.mailboxes, 4096);
     let mut current: Option<(MailboxPlan, Manifest, bool)> = None;
-    let mut finals: Vec<Summary> = Vec::new();
+    let mut finals: Vec<Measured> = Vec::new();
     let mut trials = Vec::new();
     loop {
         let (threads, mailboxes, full, suffix) = match tuner.step() {
@@ -53,10 +59,8 @@ pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, stop: &StopFlag) -> Resul
         p.verify = full && plan.verify;
         let mut s = spec(&p);
         s.steady_latency = !full;
-        let mut run = Run::open(a, &p, &suffix)?;
-        let (r, phases, cpu, complete, warnings) = transactional(&mut run, &p, s, manifest, stop)?;
-        let summary = run.finish(r, phases, cpu, complete, warnings)?;
-        let storbench_report::Results::Mailbox(r) = &summary.results else {
+        let measured = measure_test(&a, &p, s, manifest, None, &suffix, stop)?;
+        let storbench_report::Results::Mailbox(r) = &measured.summary.results else {
             unreachable!("a mailbox summary")
         };
         say!(
@@ -67,12 +71,12 @@ pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, stop: &StopFlag) -> Resul
         );
         if stop.is_stopped() {
             cleanup(current);
-            return Ok(Ending::Interrupted);
+            return Ok(Ran { ending: Ending::Interrupted, measured: None });
         }
         trials.push((threads, mailboxes, r.pass, r.transactional_iops, full));
         tuner.record(r.pass);
         if full {
-            finals.push(summary);
+            finals.push(measured);
         }
     }
     let keep = plan.keep;
@@ -81,17 +85,16 @@ pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, stop: &StopFlag) -> Resul
     }
     let iops: Vec<f64> = finals
         .iter()
-        .map(|s| match &s.results {
+        .map(|m| match &m.summary.results {
             storbench_report::Results::Mailbox(r) => r.transactional_iops,
             _ => 0.0,
         })
         .collect();
     let median = mbx::median_index(&iops).map(|i| finals.swap_remove(i)).context("no final run")?;
     say!("{}", output::tune_table(&trials));
-    say!("reported: the median of the three runs at the best setting ({})", median.name);
-    show(&median, &a.out)?;
-    let pass = matches!(&median.results, storbench_report::Results::Mailbox(r) if r.pass);
-    Ok(if pass { Ending::Ok } else { Ending::CheckFailed })
+    say!("reported: the median of the three runs at the best setting ({})", median.summary.name);
+    let pass = matches!(&median.summary.results, storbench_report::Results::Mailbox(r) if r.pass);
+    Ok(Ran { ending: if pass { Ending::Ok } else { Ending::CheckFailed }, measured: Some(median) })
 }
 
 /// `plan` with `mailboxes` mailboxes (database pages follow).
