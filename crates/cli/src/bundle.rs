@@ -1,7 +1,8 @@
 //! A result bundle: one directory per run holding `summary.json`, `timeseries.csv` (a row per
-//! second), `latency.hlog` (HDR histograms per second and for the measured phase) and
+//! second), `latency.hlog` (HDR histograms per second and for the measured phase),
 //! `disclosure.json` (the system under test: CPU, memory, every device layer under the
-//! targets, mounts, kernel, distribution, and the database's version and settings).
+//! targets, mounts, kernel, distribution, and the database's version and settings) and
+//! `output.log` (what the run said, written by `console`).
 //!
 //! Everything is written as the run goes: the summary first with `complete: false`, each row
 //! and histogram when its interval ends, the final summary at the end (atomically, by rename),
