@@ -47,10 +47,12 @@ struct Lost {
 const RESERVE_BYTES: u64 = 256 << 10;
 const RESERVE_NAME: &str = ".storbench-reserve";
 
-/// A new directory under `parent` named `<stamp>-<name>`; never reuses an existing one.
-pub fn new_dir(parent: &Path, stamp: &str, name: &str) -> Result<PathBuf> {
+/// A new directory under `parent` named `<time now>-<name>` (`20261122-101500-name`); never
+/// reuses an existing one.
+pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf> {
     fs::create_dir_all(parent)
         .with_context(|| format!("creating the results directory {}", parent.display()))?;
+    let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S");
     let base = format!("{stamp}-{}", sanitize(name));
     for n in 1.. {
         let dir = if n == 1 { parent.join(&base) } else { parent.join(format!("{base}-{n}")) };

@@ -38,15 +38,10 @@ impl BundleDir {
 
     fn make(&self) -> Result<PathBuf> {
         match self {
-            BundleDir::New { root, name } => bundle::new_dir(root, &stamp(), name),
+            BundleDir::New { root, name } => bundle::new_dir(root, name),
             BundleDir::Given(dir) => Ok(dir.clone()),
         }
     }
-}
-
-/// The time in a bundle directory's name.
-pub fn stamp() -> String {
-    jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string()
 }
 
 /// A run measured into its bundle.

@@ -118,7 +118,7 @@ fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> 
 /// job on the terminal.
 fn run_set(set: &str, args: &IoArgs, r: &Ready, stop: &StopFlag) -> Result<Vec<Summary>> {
     let root = crate::cmd::results_root(args.out.output_dir.as_deref())?;
-    let set_dir = bundle::new_dir(&root, &measure::stamp(), set)?;
+    let set_dir = bundle::new_dir(&root, set)?;
     crate::power::announce(true);
     let mut summaries = Vec::new();
     for (i, job) in r.v.jobs.iter().enumerate() {
@@ -138,6 +138,7 @@ fn run_set(set: &str, args: &IoArgs, r: &Ready, stop: &StopFlag) -> Result<Vec<S
     Ok(summaries)
 }
 
+/// One job into its bundle at `dir`: where it runs and its started summary, then `record_job`.
 fn measure_job(
     job: &Job,
     r: &Ready,

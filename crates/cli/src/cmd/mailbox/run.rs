@@ -55,7 +55,7 @@ impl Run<'_> {
 }
 
 /// The test `plan` holds into its bundle: the directory `given`, or a new one named after the
-/// test (and `suffix`) under --output-dir.
+/// test under --output-dir.
 pub(super) fn run_and_verify(
     a: &MailboxArgs,
     plan: &MailboxPlan,
@@ -66,8 +66,8 @@ pub(super) fn run_and_verify(
     measure_test(a, plan, spec(plan), manifest, given, "", stop)
 }
 
-/// One test into its bundle; `spec` is its transactional workload's (a tuning trial's warms
-/// until latency is steady).
+/// One test into its bundle (`given`, or a new one named after the test and `suffix`);
+/// `spec` is its transactional workload's (a tuning trial's warms until latency is steady).
 pub(super) fn measure_test(
     a: &MailboxArgs,
     plan: &MailboxPlan,

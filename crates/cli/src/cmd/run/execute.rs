@@ -4,7 +4,7 @@
 
 use crate::args::{EngineArg, IoArgs};
 use crate::cmd::{self, Ending};
-use crate::measure::{self, Measured, Ran};
+use crate::measure::{Measured, Ran};
 use crate::plan::expand::{self, PlannedRun};
 use crate::plan::{Configuration, Plan, WorkloadArgs};
 use crate::power;
@@ -131,7 +131,7 @@ pub fn precondition(plan: &Plan, ci: usize, dir: &Path, verbose: bool, stop: &St
     );
     let name = format!("precondition-{}", c.name);
     args.out.name = Some(name.clone());
-    let ran = bundle::new_dir(&dir.join("precondition").join(&c.name), &measure::stamp(), &name)
+    let ran = bundle::new_dir(&dir.join("precondition").join(&c.name), &name)
         .and_then(|bundle| {
             let _log = console::capture(&bundle, verbose)?;
             cmd::io::measure(&args, Some(&bundle), stop)
@@ -159,7 +159,7 @@ pub fn one(
     let mut record = pending(plan, run);
     record.started_at = Some(jiff::Timestamp::now().to_string());
     // A new directory: an earlier attempt's bundle (before a resume) is not this run's.
-    let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &measure::stamp(), &run.id)
+    let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &run.id)
         .and_then(|bundle| console::capture(&bundle, verbose).map(|log| (bundle, log)));
     let (bundle, _log) = match opened {
         Ok(opened) => opened,
@@ -186,7 +186,13 @@ pub fn one(
         record.status = RunStatus::Interrupted;
         return record;
     }
-    match launch(run, &bundle, stop) {
+    record_ran(&mut record, launch(run, &bundle, stop), &bundle, dir);
+    record
+}
+
+/// How the run into `bundle` went, into its record.
+fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Path) {
+    match ran {
         Ok(ran) => {
             record.status = match ran.ending {
                 Ending::Ok => RunStatus::Done,
@@ -194,20 +200,19 @@ pub fn one(
                 Ending::Interrupted | Ending::InterruptedBeforeRun => RunStatus::Interrupted,
             };
             if let Some(m) = &ran.measured {
-                record_measured(&mut record, m, dir);
+                record_measured(record, m, root);
             }
         }
         Err(e) => {
-            say!("error: run {} failed: {}", run.id, crate::output::reason(&e));
+            say!("error: run {} failed: {}", record.id, crate::output::reason(&e));
             record.error = Some(crate::output::reason(&e));
             record.status = RunStatus::Failed;
             // A run that failed after measuring keeps its bundle for the report.
             if bundle.join("summary.json").is_file() {
-                record.bundle = Some(relative(&bundle, dir));
+                record.bundle = Some(relative(bundle, root));
             }
         }
     }
-    record
 }
 
 /// What a run needs in place before the settle and idle window: the io file created and

@@ -161,8 +161,7 @@ fn checked(m: plan::Method) -> Result<plan::Method> {
 /// disclosure.
 fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
     let root = crate::cmd::results_root(a.output_dir.as_deref())?;
-    let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
-    let dir = bundle::new_dir(&root, &stamp, &plan.name)?;
+    let dir = bundle::new_dir(&root, &plan.name)?;
     bundle::write_atomic(&dir.join(PLAN_COPY), text)?;
     bundle::write_atomic(&dir.join(OVERRIDES), &serde_json::to_string_pretty(&a.method)?)?;
     let targets: Vec<&Path> = plan.configurations.iter().map(|c| c.target.as_path()).collect();
