@@ -1,7 +1,8 @@
 //! `storbench run [PLAN]`: an evaluation. Parses and checks the whole plan (or the built-in
 //! quick plan), then runs every workload on every configuration, repetition after repetition:
-//! settle, idle power, the run into its own bundle, its headline and power read back,
-//! `evaluation.json` rewritten. `--resume DIR` skips the runs that finished.
+//! settle, idle power, the run into its own bundle, its headline and power from the summary
+//! it returns, `evaluation.json` rewritten. The terminal shows a line per run; each run's own
+//! output is in its bundle's output.log. `--resume DIR` skips the runs that finished.
 
 mod execute;
 mod progress;
