@@ -157,6 +157,12 @@ pub struct RunArgs {
     #[arg(long = "target", value_name = "[NAME=]DIR", conflicts_with_all = ["plan", "resume"])]
     pub targets: Vec<String>,
 
+    /// Show each run's own output live (its per-second lines, DS3's lines, database creation
+    /// and verification), as the workload's command does, besides the line per run. Each
+    /// run's output.log has it either way.
+    #[arg(long)]
+    pub verbose: bool,
+
     #[command(flatten)]
     pub method: crate::plan::Method,
 }
@@ -293,6 +299,13 @@ pub struct IoArgs {
     #[arg(long)]
     pub continue_on_error: bool,
 
+    /// With --profile: show each job's own output (its per-second status, warnings, bundle)
+    /// as a single run does, instead of one line per job. Each job's output.log has it either
+    /// way.
+    #[arg(long)]
+    #[serde(skip)]
+    pub verbose: bool,
+
     #[command(flatten)]
     #[serde(skip)]
     pub out: OutputArgs,
@@ -349,10 +362,6 @@ pub struct OutputArgs {
     /// never printed or written.
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
-
-    /// Set by `storbench run`: no result table on stdout (the evaluation prints its own).
-    #[arg(skip)]
-    pub quiet: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -1,7 +1,8 @@
 //! A result bundle: one directory per run holding `summary.json`, `timeseries.csv` (a row per
-//! second), `latency.hlog` (HDR histograms per second and for the measured phase) and
+//! second), `latency.hlog` (HDR histograms per second and for the measured phase),
 //! `disclosure.json` (the system under test: CPU, memory, every device layer under the
-//! targets, mounts, kernel, distribution, and the database's version and settings).
+//! targets, mounts, kernel, distribution, and the database's version and settings) and
+//! `output.log` (what the run said, written by `console`).
 //!
 //! Everything is written as the run goes: the summary first with `complete: false`, each row
 //! and histogram when its interval ends, the final summary at the end (atomically, by rename),
@@ -46,10 +47,12 @@ struct Lost {
 const RESERVE_BYTES: u64 = 256 << 10;
 const RESERVE_NAME: &str = ".storbench-reserve";
 
-/// A new directory under `parent` named `<stamp>-<name>`; never reuses an existing one.
-pub fn new_dir(parent: &Path, stamp: &str, name: &str) -> Result<PathBuf> {
+/// A new directory under `parent` named `<time now>-<name>` (`20261122-101500-name`); never
+/// reuses an existing one.
+pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf> {
     fs::create_dir_all(parent)
         .with_context(|| format!("creating the results directory {}", parent.display()))?;
+    let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S");
     let base = format!("{stamp}-{}", sanitize(name));
     for n in 1.. {
         let dir = if n == 1 { parent.join(&base) } else { parent.join(format!("{base}-{n}")) };
@@ -77,14 +80,9 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
 }
 
 impl Bundle {
-    /// Opens the bundle's files in `dir` (which exists and is empty) and records the system
-    /// under test, with the devices under `targets`.
-    pub fn create(dir: PathBuf, start_epoch_s: f64, targets: &[&Path]) -> Result<Self> {
-        Self::create_disclosing(dir, start_epoch_s, targets, DatabaseInfo::default())
-    }
-
-    /// `create` for a workload on a database, which `database` describes in the disclosure.
-    pub fn create_disclosing(
+    /// Opens the bundle's files in `dir` (which exists) and records the system under test,
+    /// with the devices under `targets` and, for a workload on a database, `database`.
+    pub fn create(
         dir: PathBuf,
         start_epoch_s: f64,
         targets: &[&Path],
@@ -174,7 +172,7 @@ impl Bundle {
     fn note(&mut self, file: &'static str, at_s: Option<f64>, written: std::io::Result<()>) {
         if let Err(e) = written {
             let why = e.to_string();
-            say!("warning: {file} in {} stopped being written: {why}", self.dir.display());
+            alert!("warning: {file} in {} stopped being written: {why}", self.dir.display());
             self.lost.push(Lost { file, at_s, why });
         }
     }

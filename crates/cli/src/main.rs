@@ -3,24 +3,34 @@
 //! measured is kept, marked incomplete).
 
 /// A line on stderr for the person at the terminal. A closed stderr (`2>&1 | head -1`) is not
-/// an error: the line is dropped and the run goes on, so its results are still written.
+/// an error: the line is dropped and the run goes on, so its results are still written. Said
+/// during a run, it is in the run's output.log too, and only there while a profile set or an
+/// evaluation shows one line per run (`console`).
 macro_rules! say {
-    ($($t:tt)*) => { $crate::output::to_stderr(format_args!($($t)*)) };
+    ($($t:tt)*) => { $crate::console::to_stderr(format_args!($($t)*)) };
+}
+
+/// A line on stderr that reaches the person even while a run's output goes only to its log
+/// (a warning, the stop notice): see `console`.
+macro_rules! alert {
+    ($($t:tt)*) => { $crate::console::to_terminal(format_args!($($t)*)) };
 }
 
 /// A line on stdout; a reader that closed the pipe is not an error (see `say!`).
 macro_rules! tell {
-    ($($t:tt)*) => { $crate::output::to_stdout(format_args!($($t)*), true) };
+    ($($t:tt)*) => { $crate::console::to_stdout(format_args!($($t)*), true) };
 }
 
 /// Text on stdout with no newline added; a closed pipe is not an error.
 macro_rules! tell_raw {
-    ($($t:tt)*) => { $crate::output::to_stdout(format_args!($($t)*), false) };
+    ($($t:tt)*) => { $crate::console::to_stdout(format_args!($($t)*), false) };
 }
 
 mod args;
 mod bundle;
 mod cmd;
+mod console;
+mod measure;
 mod output;
 mod plan;
 mod power;
@@ -123,7 +133,7 @@ fn on_interrupt(stop: StopFlag) {
         if stop.is_stopped() {
             exit(130);
         }
-        say!("\nstopping; keeping what was measured (press Ctrl-C again to quit at once)");
+        alert!("\nstopping; keeping what was measured (press Ctrl-C again to quit at once)");
         stop.stop();
     });
 }
@@ -138,7 +148,7 @@ fn quiet_panics() {
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_default();
         let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
-        say!("error: internal error{at}: {msg}. This is a bug in storbench; please report it.");
+        alert!("error: internal error{at}: {msg}. This is a bug in storbench; please report it.");
         exit(2);
     }));
 }

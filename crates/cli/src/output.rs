@@ -8,13 +8,10 @@ use storbench_bench::target::{Refusal, Remedy};
 use storbench_report::{DirectionResult, IoResults, Results, Summary};
 
 /// Writes a command's result to stdout, secrets hidden (a reader that closed the pipe is not
-/// an error); nothing under `storbench run`, which shows its own table.
-pub fn print_result(out: &crate::args::OutputArgs, text: impl FnOnce() -> String) -> anyhow::Result<()> {
+/// an error).
+pub fn print_result(text: impl FnOnce() -> String) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::io::Write;
-    if out.quiet {
-        return Ok(());
-    }
     let text = storbench_bench::secret::redact(&text());
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
@@ -55,23 +52,6 @@ fn refusal_of<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a Refusa
     }
 }
 
-/// Writes one line to stderr, secrets hidden, dropping it when stderr is closed or full: a
-/// message must never end a run whose measurements are not yet written.
-pub fn to_stderr(args: std::fmt::Arguments) {
-    use std::io::Write;
-    let text = storbench_bench::secret::redact(&args.to_string());
-    let _ = writeln!(std::io::stderr().lock(), "{text}");
-}
-
-/// Writes to stdout, secrets hidden, with a newline when `line`; a closed pipe drops the text
-/// (see `to_stderr`).
-pub fn to_stdout(args: std::fmt::Arguments, line: bool) {
-    use std::io::Write;
-    let text = storbench_bench::secret::redact(&args.to_string());
-    let mut out = std::io::stdout().lock();
-    let _ = if line { writeln!(out, "{text}") } else { write!(out, "{text}") }.and_then(|_| out.flush());
-}
-
 /// Says each of a run's warnings, each once per command: a profile set or an evaluation
 /// repeats the same run's warnings (no power source) on every run, and the terminal needs them
 /// once. The summaries keep them all.
@@ -83,14 +63,14 @@ pub fn say_warnings<'a>(warnings: impl IntoIterator<Item = &'a String>) {
         if crate::power::is_no_source_warning(w) || said.contains(w) {
             continue;
         }
-        say!("warning: {w}");
+        alert!("warning: {w}");
         said.push(w.clone());
     }
 }
 
 /// A progress bar of bytes, for filling a test file.
 pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
-    let bar = ProgressBar::new(total);
+    let bar = new_bar(total);
     bar.set_style(
         ProgressStyle::with_template("{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
             .expect("static template")
@@ -102,7 +82,7 @@ pub fn fill_bar(total: u64, label: &str) -> ProgressBar {
 
 /// A progress bar of counted things (rows), with their rate.
 pub fn count_bar(label: &str, unit: &str) -> ProgressBar {
-    let bar = ProgressBar::new(0);
+    let bar = new_bar(0);
     bar.set_style(
         ProgressStyle::with_template(&format!(
             "{label} {{msg}} [{{bar:30}}] {{human_pos}}/{{human_len}} {unit} {{per_sec}} eta {{eta}}"
@@ -242,13 +222,71 @@ pub fn tune_table(trials: &[(u32, u64, bool, f64, bool)]) -> String {
     t.to_string()
 }
 
-/// A one-line status for a running job, refreshed every interval.
-pub fn run_line(label: &str) -> ProgressBar {
-    let bar = ProgressBar::new_spinner();
+/// A bar of `len` steps, drawn only where the run's output reaches the terminal.
+fn new_bar(len: u64) -> ProgressBar {
+    if crate::console::shows_run_output() { ProgressBar::new(len) } else { ProgressBar::hidden() }
+}
+
+/// A one-line status for a running job, refreshed every interval: on the terminal a spinner,
+/// in the run's output.log a line per interval.
+pub struct StatusLine {
+    bar: ProgressBar,
+    label: String,
+}
+
+/// The status line of a job labelled `label`.
+pub fn run_line(label: &str) -> StatusLine {
+    let bar =
+        if crate::console::shows_run_output() { ProgressBar::new_spinner() } else { ProgressBar::hidden() };
     bar.set_style(ProgressStyle::with_template("{spinner} {prefix} {msg}").expect("static template"));
     bar.set_prefix(label.to_string());
     bar.enable_steady_tick(Duration::from_millis(200));
-    bar
+    StatusLine { bar, label: label.to_string() }
+}
+
+impl StatusLine {
+    /// The status now.
+    pub fn set_message(&self, text: String) {
+        crate::console::log_only(&format!("{} {text}", self.label));
+        self.bar.set_message(text);
+    }
+
+    /// Takes the spinner off the terminal.
+    pub fn finish_and_clear(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A run's headline figure as its line per run ends: `33.6k IOPS`, `4,776 OPM`,
+/// `0.412 seconds per log`, with the share of failed I/Os when any failed.
+pub fn headline(h: &storbench_report::evaluation::Headline) -> String {
+    let figure = match h.value {
+        v if v >= 1e4 => si(v),
+        v if v >= 100.0 => thousands(v.round() as u64),
+        v if v >= 1.0 => format!("{v:.1}"),
+        v => format!("{v:.3}"),
+    };
+    format!("{figure} {}{}", h.metric, h.errors_note())
+}
+
+/// A finished run in a few words: its headline, and that it was interrupted if it was.
+pub fn result_text(s: &Summary) -> String {
+    let figure =
+        storbench_report::evaluation::headline(s).map_or_else(|| "no result".into(), |h| headline(&h));
+    if s.complete { figure } else { format!("{figure}, interrupted") }
+}
+
+/// `4776` → `4,776`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `123456.7` → `123.5k`.
@@ -446,7 +484,26 @@ pub fn evaluation_table(e: &storbench_report::evaluation::Evaluation) -> String 
 
 #[cfg(test)]
 mod tests {
-    use super::reason;
+    use super::{headline, reason};
+    use storbench_report::evaluation::Headline;
+
+    #[test]
+    fn a_headline_reads_as_the_run_line_gives_it() {
+        let h = |metric: &str, value: f64| Headline {
+            metric: metric.into(),
+            value,
+            higher_is_better: true,
+            error_rate_pct: None,
+        };
+        assert_eq!(headline(&h("IOPS", 33_612.0)), "33.6k IOPS");
+        assert_eq!(headline(&h("OPM", 4_776.4)), "4,776 OPM");
+        assert_eq!(headline(&h("OPM", 1_234_567.0)), "1.23M OPM");
+        assert_eq!(headline(&h("transactional IOPS", 212.3)), "212 transactional IOPS");
+        assert_eq!(headline(&h("backup MB/s", 52.34)), "52.3 backup MB/s");
+        assert_eq!(headline(&h("seconds per log", 0.4123)), "0.412 seconds per log");
+        let failing = Headline { error_rate_pct: Some(12.5), ..h("IOPS", 900.0) };
+        assert!(headline(&failing).starts_with("900 IOPS (12.5 % of I/Os failed"), "{}", headline(&failing));
+    }
 
     #[test]
     fn a_cause_the_message_already_holds_is_said_once() {

@@ -101,15 +101,23 @@ fn no_source() -> String {
 /// A host sampler for `device` that adds the power reading to every row. The first one says
 /// where power comes from (once the run is really starting, not before input is checked).
 pub fn system_sampler(device: Option<&str>) -> SystemSampler {
-    static SAID: std::sync::Once = std::sync::Once::new();
+    announce(true);
     let monitor = MONITOR.get().cloned().flatten();
     *RUN_STARTED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-    SAID.call_once(|| match &monitor {
-        Some(m) => say!("power: {}", m.describe()),
-        None if not_asked() => {}
-        None => say!("note: {}", no_source()),
-    });
     SystemSampler::new(device).with_power(monitor)
+}
+
+/// Says where power comes from, once per command, on the terminal whatever a run's output
+/// does: a profile set or an evaluation says it before its first run, not amid its run
+/// lines. `missing`: whether to note that there is no source (an evaluation says that in
+/// its notes instead).
+pub fn announce(missing: bool) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| match MONITOR.get().cloned().flatten() {
+        Some(m) => alert!("power: {}", m.describe()),
+        None if not_asked() || !missing => {}
+        None => alert!("note: {}", no_source()),
+    });
 }
 
 /// The power source being sampled, if there is one.

@@ -1,6 +1,6 @@
-//! `storbench report BUNDLE`: reads a bundle (an evaluation or one run) into the report
-//! model's `ReportInput` and writes report.html and report.md. The reading lives here; what
-//! the reports say is `storbench_report::render`.
+//! `storbench report BUNDLE`: reads a bundle (an evaluation, one run, or a profile set's
+//! directory of runs) into the report model's `ReportInput` and writes report.html and
+//! report.md. The reading lives here; what the reports say is `storbench_report::render`.
 
 use crate::args::ReportArgs;
 use crate::cmd::Ending;
@@ -34,8 +34,9 @@ pub fn write_report(bundle: &Path, out: &Path) -> Result<Vec<PathBuf>> {
 /// A bundle directory read into a report's input: `evaluation.json` with each run's own
 /// bundle, or a single run's `summary.json` wrapped as a one-run evaluation.
 pub fn read_bundle(dir: &Path) -> Result<ReportInput> {
-    const FIX: &str = "give the directory `storbench run` wrote (with evaluation.json) or one run's \
-                       bundle (with summary.json), such as ./storbench-results/<time>-<name>";
+    const FIX: &str = "give the directory `storbench run` wrote (with evaluation.json), one run's \
+                       bundle (with summary.json) or a profile set's directory, such as \
+                       ./storbench-results/<time>-<name>";
     if !dir.exists() {
         bail!("{}: no such bundle; {FIX}", dir.display());
     }
@@ -46,14 +47,77 @@ pub fn read_bundle(dir: &Path) -> Result<ReportInput> {
         read_evaluation(dir)
     } else if dir.join("summary.json").exists() {
         let data = read_run(dir)?;
-        let id = dir.file_name().map_or("run".into(), |n| n.to_string_lossy().into_owned());
-        Ok(ReportInput::single_run(&id, data, read_disclosure(dir)))
+        Ok(ReportInput::single_run(&name_of(dir), data, read_disclosure(dir)))
+    } else if let Some(members) = run_bundles_in(dir)? {
+        read_set(dir, &members)
     } else {
         bail!(
-            "{} holds neither evaluation.json nor summary.json, so it is not a bundle; {FIX}",
+            "{} holds neither evaluation.json nor summary.json nor run bundles, so it is not a bundle; {FIX}",
             dir.display()
         )
     }
+}
+
+fn name_of(dir: &Path) -> String {
+    dir.file_name().map_or("run".into(), |n| n.to_string_lossy().into_owned())
+}
+
+/// The run bundles directly inside `dir` (each with a summary.json), or None if it has none.
+fn run_bundles_in(dir: &Path) -> Result<Option<Vec<PathBuf>>> {
+    let entries = fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))?;
+    let mut members: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("summary.json").is_file())
+        .collect();
+    members.sort();
+    Ok((!members.is_empty()).then_some(members))
+}
+
+/// A profile set's directory (`storbench io --profile`), a bundle per job: read as an
+/// evaluation of its jobs, one run each, in the order they ran.
+fn read_set(dir: &Path, members: &[PathBuf]) -> Result<ReportInput> {
+    let mut runs = Vec::new();
+    for m in members {
+        let data = read_run(m).with_context(|| format!("reading the set {}", dir.display()))?;
+        runs.push((name_of(m), data, read_disclosure(m)));
+    }
+    runs.sort_by(|a, b| a.1.summary.started_at.cmp(&b.1.summary.started_at));
+    let mut set: Option<ReportInput> = None;
+    for (id, data, disclosure) in runs {
+        let mut one = ReportInput::single_run(&id, data, disclosure);
+        for r in &mut one.evaluation.runs {
+            r.bundle = Some(id.clone());
+        }
+        let Some(set) = set.as_mut() else {
+            one.evaluation.name = name_of(dir);
+            set = Some(one);
+            continue;
+        };
+        add_to_set(set, one);
+    }
+    set.context("the set has no runs")
+}
+
+/// Adds a one-run evaluation to a set's: its run, its configuration where new, its notes.
+fn add_to_set(set: &mut ReportInput, one: ReportInput) {
+    let (e, o) = (&mut set.evaluation, one.evaluation);
+    e.complete &= o.complete;
+    e.ended_at = o.ended_at;
+    for c in o.configurations {
+        if !e.configurations.iter().any(|x| x.name == c.name) {
+            e.configurations.push(c);
+        }
+    }
+    for n in o.notes {
+        if !e.notes.contains(&n) {
+            e.notes.push(n);
+        }
+    }
+    if e.method.power_source.is_none() {
+        e.method.power_source = o.method.power_source;
+    }
+    e.runs.extend(o.runs);
+    set.runs.extend(one.runs);
 }
 
 /// The evaluation's disclosure is gathered before any database runs; the database part comes

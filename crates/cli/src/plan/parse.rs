@@ -500,10 +500,10 @@ fn typed<T: DeserializeOwned>(
     T::deserialize(de).map_err(|e| src.toml_error(&e, span, what, keys))
 }
 
-/// Command-line options that are not workload keys: where output goes (the evaluation decides)
-/// and DS3's file and compatibility options.
-pub const NOT_PLAN_KEYS: [&str; 7] =
-    ["name", "output_dir", "json", "power", "out_filename", "config_file", "windows_perf_host"];
+/// Command-line options that are not workload keys: where output goes and what the terminal
+/// shows (the evaluation decides) and DS3's file and compatibility options.
+pub const NOT_PLAN_KEYS: [&str; 8] =
+    ["name", "output_dir", "json", "power", "verbose", "out_filename", "config_file", "windows_perf_host"];
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.
 pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<&'static str> {

@@ -73,6 +73,40 @@ fn an_evaluation_repeats_every_workload_on_every_configuration_and_marks_the_med
 }
 
 #[test]
+fn each_run_records_its_own_bundle_even_when_runs_start_within_the_same_second() {
+    let tmp = disk_tempdir();
+    // A null-engine run of 4 KiB ends at once: the next run starts within the same second.
+    let io =
+        "[[workload]]\nkind = \"io\"\nlabel = \"tiny\"\nengine = \"null\"\nio_size = \"4KiB\"\nramp = 0\n";
+    let p = plan(tmp.path(), "repetitions = 2\npower = \"none\"", io);
+    let results = tmp.path().join("results");
+    storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let (dir, e) = evaluation(&results);
+    let mut bundles = Vec::new();
+    let mut seconds = Vec::new();
+    for r in runs(&e) {
+        let id = r["id"].as_str().unwrap();
+        let bundle = dir.join(r["bundle"].as_str().unwrap_or_else(|| panic!("no bundle: {r}")));
+        assert!(
+            bundle.starts_with(dir.join("runs").join(id)),
+            "{id}'s bundle is its own: {}",
+            bundle.display()
+        );
+        assert!(!bundles.contains(&bundle), "{id} shares a bundle: {}", bundle.display());
+        let summary = json(&std::fs::read(bundle.join("summary.json")).unwrap());
+        assert_eq!(summary["name"], id, "{}", bundle.display());
+        assert_eq!(summary["complete"], true);
+        assert_eq!(
+            r["headline"]["value"], summary["results"]["read"]["iops"],
+            "{id}'s figure is its bundle's"
+        );
+        seconds.push(summary["started_at"].as_str().unwrap()[..19].to_string());
+        bundles.push(bundle);
+    }
+    assert!(seconds.windows(2).any(|w| w[0] == w[1]), "no two runs started in one second: {seconds:?}");
+}
+
+#[test]
 fn power_from_a_meter_gives_idle_and_active_watts_and_performance_per_watt() {
     let tmp = disk_tempdir();
     let meter = tmp.path().join("watts");

@@ -192,7 +192,7 @@ fn a_power_meter_fills_the_power_column_and_without_one_the_summary_says_so() {
 }
 
 #[test]
-fn a_profile_set_says_each_warning_once_not_once_per_profile() {
+fn a_profile_set_shows_a_line_per_profile_and_says_each_warning_once() {
     let dir = disk_tempdir();
     let out = storbench()
         .args([
@@ -211,6 +211,17 @@ fn a_profile_set_says_each_warning_once_not_once_per_profile() {
         .assert()
         .success();
     let err = stderr_text(&out);
-    assert!(err.matches("bundle: ").count() == 6, "{err}");
+    let lines: Vec<&str> = err.lines().filter(|l| l.starts_with('[')).collect();
+    assert_eq!(lines.len(), 6, "{err}");
+    assert!(
+        lines.iter().all(|l| l.contains("/6] ") && l.ends_with(" IOPS")),
+        "each with its headline: {err}"
+    );
     assert!(err.matches("no power source").count() <= 1, "the power note once, not six times: {err}");
+    assert!(!err.contains("bundle: "), "each profile's own output is in its log: {err}");
+    let set = crate::support::only_bundle(&dir.path().join("results"));
+    for job in std::fs::read_dir(&set).unwrap().map(|e| e.unwrap().path()) {
+        let log = std::fs::read_to_string(job.join("output.log")).unwrap();
+        assert!(log.contains(&format!("bundle: {}", job.display())), "{log}");
+    }
 }

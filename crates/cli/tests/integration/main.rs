@@ -18,6 +18,7 @@ mod report;
 mod schema;
 mod steady;
 mod support;
+mod terminal;
 mod trust_databases;
 mod trust_errors;
 mod trust_files;

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use storbench_report::Summary;
 use storbench_report::evaluation::{Configuration, Evaluation, Method, RunRecord, RunStatus, headline};
 use storbench_report::render::Series;
+use storbench_report::render::doc::num;
 
 /// One short real random-read run in `dir` capped at `rate` IOPS (so two configurations differ
 /// by more than their spread even on a busy machine), its bundle under `results`. Power
@@ -210,6 +211,50 @@ fn compare_prints_a_findings_table_for_two_runs_and_writes_files_with_out() {
     assert!(text.contains("more IOPS than A "), "B, capped four times higher, is better: {text}");
     for name in ["compare.html", "compare.md"] {
         assert!(out.join(name).is_file(), "{name}");
+    }
+}
+
+/// The jobs of the sqlio profile set, by name.
+const SQLIO: [&str; 6] = [
+    "randread-8k-qd4",
+    "randwrite-8k-qd4",
+    "read-64k-qd4",
+    "write-64k-qd4",
+    "randread-8k-qd1",
+    "randwrite-8k-qd1",
+];
+
+/// `storbench io --profile sqlio` on the null engine, briefly; the set's directory.
+fn profile_set(results: &Path) -> PathBuf {
+    storbench()
+        .args(["io", "--profile", "sqlio", "--engine", "null", "--runtime", "0.3", "--ramp", "0"])
+        .args(["--power", "none", "--output-dir"])
+        .arg(results)
+        .assert()
+        .success();
+    only_bundle(results)
+}
+
+#[test]
+fn a_profile_sets_directory_is_a_bundle_that_report_and_compare_read() {
+    let dir = disk_tempdir();
+    let (a, b) = (profile_set(&dir.path().join("a")), profile_set(&dir.path().join("b")));
+    storbench().arg("report").arg(&a).assert().success();
+    let md = std::fs::read_to_string(a.join("report.md")).unwrap();
+    assert!(md.contains("6 runs of 6 workloads on 1 configuration"), "{md}");
+    for (i, job) in SQLIO.iter().enumerate() {
+        // The set holds a bundle per job, numbered in the order they ran.
+        let bundle = a.join(format!("{}-{job}", i + 1));
+        let summary: Summary =
+            serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
+        let iops = headline(&summary).unwrap().value;
+        assert!(md.contains(&format!("### Workload {job}")), "{job}: {md}");
+        assert!(md.contains(&format!("| {} |", num(iops))), "{job}'s {iops} IOPS: {md}");
+    }
+    let out = storbench().arg("compare").arg(&a).arg(&b).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    for job in SQLIO {
+        assert!(text.contains(&format!("{job} (IOPS)")), "matched by job: {text}");
     }
 }
 

@@ -1,35 +1,75 @@
 //! `storbench io`: validate, prepare the target, run each job into its bundle, show results.
+//! A profile set shows a line per job with its headline; each job's own output is in its
+//! bundle's output.log (and on the terminal too with --verbose).
 
 mod summary;
 pub mod validate;
 
 use super::Ending;
 use crate::args::IoArgs;
-use crate::bundle::{self, Bundle};
+use crate::bundle;
+use crate::console::{self, RunLine};
+use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
 use crate::output;
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::target::{self, Target, TargetPlan};
-use storbench_bench::workload::io::{self as io_workload, IoInterval};
+use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};
+use storbench_bench::workload::io::{self as io_workload, IoInterval, IoSpec};
 use storbench_report::columns::io as col;
-use storbench_report::{DeviceInfo, Results, Summary, export};
+use storbench_report::{DatabaseInfo, DeviceInfo, Results, Summary, export};
 use summary::IoPlace;
 use validate::{Job, Validated};
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
+    let Some(ready) = ready(args, stop)? else { return Ok(Ending::InterruptedBeforeRun) };
+    let summaries = match &ready.v.profile {
+        Some(set) => run_set(set, args, &ready, stop)?,
+        None => vec![measure_one(args, &ready, None, stop)?.summary],
+    };
+    show(args, &ready.v, &summaries)?;
+    Ok(ending(&summaries, stop))
+}
+
+/// One job (the options name one, not a profile set) into the bundle directory `given`, or a
+/// new one under --output-dir: its ending, summary and bundle. `storbench run` calls this.
+pub fn measure(args: &IoArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+    let Some(ready) = ready(args, stop)? else {
+        return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
+    };
+    let m = measure_one(args, &ready, given, stop)?;
+    Ok(Ran { ending: ending(std::slice::from_ref(&m.summary), stop), measured: Some(m) })
+}
+
+/// The jobs ready to run: checked, their target locked, created and filled where needed.
+struct Ready {
+    v: Validated,
+    _lock: Option<Lock>,
+    target: Option<Target>,
+    device: Option<DeviceInfo>,
+}
+
+/// None when interrupted while preparing the target: nothing was measured.
+fn ready(args: &IoArgs, stop: &StopFlag) -> Result<Option<Ready>> {
     let (v, plan) = check(args)?;
-    let _lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
+    let lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
     let target = match plan.as_ref().map(|p| prepare(p, &v, stop)).transpose() {
         // A fill cut short by Ctrl-C removed its partial file; nothing was measured yet.
-        Err(_) | Ok(_) if stop.is_stopped() => return Ok(Ending::InterruptedBeforeRun),
+        Err(_) | Ok(_) if stop.is_stopped() => return Ok(None),
         other => other?,
     };
     let device = target.as_ref().and_then(|t| resolve_device(&t.path).ok().flatten());
-    let summaries = run_jobs(args, &v, target.as_ref(), device.as_ref(), stop)?;
-    show(args, &v, &summaries)?;
-    Ok(ending(&summaries, stop))
+    Ok(Some(Ready { v, _lock: lock, target, device }))
+}
+
+fn measure_one(args: &IoArgs, r: &Ready, given: Option<&Path>, stop: &StopFlag) -> Result<Measured> {
+    let [job] = r.v.jobs.as_slice() else {
+        bail!("a profile set runs with `storbench io --profile`; a plan gives each of its jobs a workload")
+    };
+    let dir = BundleDir::choose(given, &args.out, &job.spec.name)?;
+    let label = format!("[1/1] {}", job.title.unwrap_or(&job.spec.name));
+    measure_job(job, r, &dir, &label, args, stop)
 }
 
 /// The options, checked against the target as it is (nothing is written).
@@ -75,47 +115,40 @@ fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> 
     Ok(target)
 }
 
-fn run_jobs(
-    args: &IoArgs,
-    v: &Validated,
-    target: Option<&Target>,
-    device: Option<&DeviceInfo>,
-    stop: &StopFlag,
-) -> Result<Vec<Summary>> {
+/// A profile set: a directory `<time>-<set>` with a numbered bundle per job, and a line per
+/// job on the terminal.
+fn run_set(set: &str, args: &IoArgs, r: &Ready, stop: &StopFlag) -> Result<Vec<Summary>> {
     let root = crate::cmd::results_root(args.out.output_dir.as_deref())?;
-    let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
-    let set_dir = v.profile.as_deref().map(|p| bundle::new_dir(&root, &stamp, p)).transpose()?;
+    let set_dir = bundle::new_dir(&root, set)?;
+    crate::power::announce(true);
     let mut summaries = Vec::new();
-    for (i, job) in v.jobs.iter().enumerate() {
-        let dir = match &set_dir {
-            Some(set) => {
-                let d = set.join(format!("{}-{}", i + 1, job.spec.name));
-                std::fs::create_dir(&d).with_context(|| format!("creating {}", d.display()))?;
-                d
-            }
-            None => bundle::new_dir(&root, &stamp, &job.spec.name)?,
-        };
-        let label = format!("[{}/{}] {}", i + 1, v.jobs.len(), job.title.unwrap_or(&job.spec.name));
-        summaries.push(run_job(job, target, device, &dir, &label, args, stop)?);
+    for (i, job) in r.v.jobs.iter().enumerate() {
+        let dir = set_dir.join(format!("{}-{}", i + 1, job.spec.name));
+        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        let label = format!("[{}/{}] {}", i + 1, r.v.jobs.len(), job.title.unwrap_or(&job.spec.name));
+        let line = RunLine::start(&label);
+        let measured = console::capture(&dir, args.verbose)
+            .and_then(|_log| measure_job(job, r, &BundleDir::Given(dir), &label, args, stop));
+        line.end(&measured.as_ref().map_or_else(|_| "failed".into(), |m| output::result_text(&m.summary)));
+        summaries.push(measured?.summary);
         if stop.is_stopped() {
             break;
         }
     }
-    if let Some(set) = set_dir {
-        say!("results: {}", set.display());
-    }
+    say!("results: {}", set_dir.display());
     Ok(summaries)
 }
 
-fn run_job(
+/// One job into its bundle at `dir`: where it runs and its started summary, then `record_job`.
+fn measure_job(
     job: &Job,
-    target: Option<&Target>,
-    device: Option<&DeviceInfo>,
-    dir: &Path,
+    r: &Ready,
+    dir: &BundleDir,
     label: &str,
     args: &IoArgs,
     stop: &StopFlag,
-) -> Result<Summary> {
+) -> Result<Measured> {
+    let target = r.target.as_ref();
     let mut spec = job.spec.clone();
     if let Some(t) = target {
         spec.region.len = t.size;
@@ -129,49 +162,52 @@ fn run_job(
         },
         size: spec.region.len,
         direct: target.is_some_and(|t| t.direct),
-        device: device.cloned(),
+        device: r.device.clone(),
     };
-    let now = jiff::Timestamp::now();
-    let first = summary::started(&spec, &place, args.continue_on_error, &now.to_string());
-    let targets: Vec<&Path> = target.map(|t| t.path.as_path()).into_iter().collect();
-    let mut bundle = Bundle::create(dir.to_path_buf(), now.as_millisecond() as f64 / 1e3, &targets)?;
-    bundle.write_summary(&first)?;
-    let mut sampler = crate::power::system_sampler(device.map(|d| d.name.as_str()));
+    let at = jiff::Timestamp::now();
+    let start = Start {
+        at,
+        summary: summary::started(&spec, &place, args.continue_on_error, &at.to_string()),
+        targets: target.map(|t| t.path.as_path()).into_iter().collect(),
+        database: DatabaseInfo::default(),
+        device: r.device.as_ref().map(|d| d.name.as_str()),
+        table: output::job_table,
+    };
+    measure::measure(dir, start, |rec, first| record_job(rec, first, &spec, target, label, stop))
+}
+
+/// Runs the job, each second into the bundle; its finished summary.
+fn record_job(
+    rec: &mut Recording,
+    first: Summary,
+    spec: &IoSpec,
+    target: Option<&Target>,
+    label: &str,
+    stop: &StopFlag,
+) -> Result<Finished> {
     let bar = output::run_line(label);
-    let outcome = io_workload::run(&spec, target.map(|t| &t.file), &mut sampler, stop, &mut |rep| {
+    let outcome = io_workload::run(spec, target.map(|t| &t.file), &mut rec.sampler, stop, &mut |rep| {
         bar.set_message(progress_text(rep));
         let data = rep.interval.data;
         let hists = [("read", &data.read.latency), ("write", &data.write.latency)];
-        bundle.interval(&rep.row, rep.interval.start_s, &hists);
+        rec.bundle.interval(&rep.row, rep.interval.start_s, &hists);
     });
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
     let window_start = outcome.steady.as_ref().map_or(outcome.warmup_s, |st| st.window_start_s);
-    bundle.totals(window_start, outcome.measured_s, &hists);
+    rec.bundle.totals(window_start, outcome.measured_s, &hists);
     let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
-    summary.warnings.extend(crate::power::warning());
     // A run kept as a measurement despite failed I/Os says so to the reader of its report
     // (the terminal has it under the table; a failed run says it in its error instead).
     let kept_errors = summary
         .io_errors()
         .filter(|e| e.any() && summary.continues_on_error())
         .map(|e| format!("{e}; {}", output::ONLY_COMPLETED));
-    let shown = summary.warnings.len();
-    summary.warnings.extend(kept_errors);
+    let unsaid = kept_errors.into_iter().collect();
     summary.complete &= outcome.failures.is_empty();
-    bundle.write_summary(&summary)?;
-    if let Some(why) = outcome.failures.first() {
-        anyhow::bail!(
-            "the I/O engine failed during the run ({why}); the bundle in {} keeps what was measured",
-            dir.display()
-        );
-    }
-    if !args.out.quiet {
-        output::say_warnings(&summary.warnings[..shown]);
-        say!("bundle: {}", dir.display());
-    }
-    Ok(summary)
+    let failure = outcome.failures.first().map(|why| format!("the I/O engine failed during the run ({why})"));
+    Ok(Finished { summary, unsaid, failure })
 }
 
 fn progress_text(rep: &IoInterval) -> String {
@@ -194,7 +230,7 @@ fn progress_text(rep: &IoInterval) -> String {
 }
 
 fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
-    output::print_result(&args.out, || match (args.out.json, &v.profile) {
+    output::print_result(|| match (args.out.json, &v.profile) {
         (true, Some(_)) => export::profiles_json(summaries),
         (true, None) => summaries.first().map(export::summary_json).unwrap_or_default(),
         (false, Some(_)) => {

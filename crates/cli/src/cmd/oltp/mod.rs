@@ -5,6 +5,8 @@ mod ds3;
 mod run;
 mod summary;
 
+pub use run::measure;
+
 use super::Ending;
 use crate::args::{BackendArg, DbArgs, OltpCommand, OltpGenArgs, OltpLoadArgs, OltpRunArgs};
 use crate::output;

@@ -5,11 +5,11 @@ use super::ds3::{self, Sampled};
 use super::summary::{self, OltpPlace};
 use super::{DEFAULT_DB_SIZE, db_size, open_databases};
 use crate::args::OltpRunArgs;
-use crate::bundle::{self, Bundle};
 use crate::cmd::Ending;
+use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_bench::db::Database;
@@ -41,6 +41,16 @@ enum Stamp {
 }
 
 pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
+    let ran = measure(a, None, stop)?;
+    if let Some(m) = &ran.measured {
+        show(&m.summary, &a.out)?;
+    }
+    Ok(ran.ending)
+}
+
+/// `oltp run` into the bundle directory `given`, or a new one under --output-dir: its ending,
+/// summary and bundle. `storbench run` calls this.
+pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let (size, spec, lines) = checked(a)?;
     if let Some(v) = &a.windows_perf_host {
         say!(
@@ -77,12 +87,10 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
         say!("settled for {:.1} s: {how}", settled.waited.as_secs_f64());
     }
     let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
-    let root = crate::cmd::results_root(a.out.output_dir.as_deref())?;
-    let dir = bundle::new_dir(&root, &jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string(), &name)?;
-    let summary = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
-    show(&summary, &a.out)?;
-    say!("bundle: {}", dir.display());
-    Ok(if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok })
+    let dir = BundleDir::choose(given, &a.out, &name)?;
+    let measured = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
+    let ending = if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok };
+    Ok(Ran { ending, measured: Some(measured) })
 }
 
 /// Connections a run opens besides its driver threads' sessions: the writer's lock and the
@@ -197,7 +205,7 @@ fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
         log_freq,
         timestamp,
         detailed: a.detailed_view.is_some_and(|y| y.0),
-        to_stderr: a.out.json || a.out.quiet,
+        to_stderr: a.out.json,
         out_file: a.out_filename.clone(),
     })
 }
@@ -245,40 +253,53 @@ fn run_into(
     dbs: &[Arc<dyn Database>],
     place: &OltpPlace,
     name: &str,
-    dir: &std::path::Path,
+    dir: &BundleDir,
     lines: &LineOptions,
     stop: &StopFlag,
-) -> Result<Summary> {
-    let now = jiff::Timestamp::now();
-    let mut first = summary::started(spec, place, name, &now.to_string());
+) -> Result<Measured> {
+    let at = jiff::Timestamp::now();
+    let mut first = summary::started(spec, place, name, &at.to_string());
     let places: Vec<PathBuf> = dbs.iter().filter_map(|d| d.data_location()).filter(|p| p.exists()).collect();
-    let targets: Vec<&std::path::Path> = places.iter().map(PathBuf::as_path).collect();
     let (database, unknown) = database_info(dbs);
     first.warnings.extend(unknown);
-    let start = now.as_millisecond() as f64 / 1e3;
-    let mut bundle = Bundle::create_disclosing(dir.to_path_buf(), start, &targets, database)?;
-    bundle.write_summary(&first)?;
+    let start = Start {
+        at,
+        summary: first,
+        targets: places.iter().map(PathBuf::as_path).collect(),
+        database,
+        device: place.device.as_ref().map(|d| d.name.as_str()),
+        table: crate::output::oltp_table,
+    };
+    measure::measure(dir, start, |rec, first| record_run(rec, first, spec, dbs, place, lines, stop))
+}
+
+/// Runs the driver, each second into the bundle and DS3's lines; its finished summary.
+fn record_run(
+    rec: &mut Recording,
+    first: Summary,
+    spec: &OltpSpec,
+    dbs: &[Arc<dyn Database>],
+    place: &OltpPlace,
+    lines: &LineOptions,
+    stop: &StopFlag,
+) -> Result<Finished> {
     let mut printer = Printer::new(lines, dbs.len())?;
     printer.say(&parameter_line(spec, place));
-    let mut sampler = crate::power::system_sampler(place.device.as_ref().map(|d| d.name.as_str()));
-    let outcome = driver::run(spec, dbs, &mut sampler, stop, &mut |iv| {
+    let outcome = driver::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
         printer.interval(iv);
         let data = &iv.interval.data.total;
         let mut hists = vec![("order", &data.order_rt)];
         hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &data.txn(k).latency)));
-        bundle.interval(&iv.row, iv.interval.start_s, &hists);
+        rec.bundle.interval(&iv.row, iv.interval.start_s, &hists);
     });
     let outcome = outcome.context("starting the run")?;
     let totals = &outcome.totals.total;
     let mut hists = vec![("order", &totals.order_rt)];
     hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &totals.txn(k).latency)));
-    bundle.totals(outcome.warmup_s, outcome.measured_s, &hists);
+    rec.bundle.totals(outcome.warmup_s, outcome.measured_s, &hists);
     printer.finish(&outcome, &place.targets);
-    let mut summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
-    summary.warnings.extend(crate::power::warning());
-    bundle.write_summary(&summary)?;
-    crate::output::say_warnings(&summary.warnings);
-    Ok(summary)
+    let summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
+    Ok(Finished::new(summary))
 }
 
 /// The first database's version and settings for `disclosure.json`; a server that will not
@@ -363,9 +384,7 @@ impl<'a> Printer<'a> {
         if self.opts.to_stderr {
             say!("{stamp}{line}");
         } else {
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{stamp}{line}");
-            let _ = out.flush();
+            tell!("{stamp}{line}");
         }
     }
 
@@ -421,7 +440,7 @@ impl<'a> Printer<'a> {
 }
 
 fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
-    crate::output::print_result(out, || {
+    crate::output::print_result(|| {
         if out.json { export::summary_json(summary) } else { crate::output::oltp_table(summary) + "\n" }
     })
 }

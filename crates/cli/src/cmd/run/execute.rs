@@ -1,19 +1,21 @@
 //! One run of an evaluation: checks before anything runs, preconditioning, then settle, idle
-//! power, the workload's own command into `runs/<id>/`, and its figures read back.
+//! power, the workload's run into its bundle under `runs/<id>/`, and its figures from the
+//! summary it returns.
 
-use crate::args::{EngineArg, IoArgs, MailboxCommand, OltpCommand};
+use crate::args::{EngineArg, IoArgs};
 use crate::cmd::{self, Ending};
+use crate::measure::{Measured, Ran};
 use crate::plan::expand::{self, PlannedRun};
 use crate::plan::{Configuration, Plan, WorkloadArgs};
 use crate::power;
 use crate::units::{ByteSize, Seconds};
+use crate::{bundle, console};
 use anyhow::{Context, Result, bail};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_report::Summary;
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 use storbench_report::render::Series;
 
@@ -117,8 +119,9 @@ pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
     })
 }
 
-/// Runs configuration `ci`'s preconditioning job, if the plan asks for one.
-pub fn precondition(plan: &Plan, ci: usize, dir: &Path, stop: &StopFlag) -> Result<()> {
+/// Runs configuration `ci`'s preconditioning job, if the plan asks for one, into a bundle
+/// under `precondition/` whose output.log has its output (the terminal too with `verbose`).
+pub fn precondition(plan: &Plan, ci: usize, dir: &Path, verbose: bool, stop: &StopFlag) -> Result<()> {
     let Some(mut args) = precondition_args(plan, ci) else { return Ok(()) };
     let c = &plan.configurations[ci];
     say!(
@@ -126,22 +129,46 @@ pub fn precondition(plan: &Plan, ci: usize, dir: &Path, stop: &StopFlag) -> Resu
         c.name,
         plan.method.precondition.unwrap_or(0)
     );
-    args.out.output_dir = Some(dir.join("precondition").join(&c.name));
-    args.out.name = Some(format!("precondition-{}", c.name));
-    args.out.quiet = true;
-    let ended = cmd::io::run(&args, stop).with_context(|| format!("preconditioning {}", c.name))?;
-    if matches!(ended, Ending::CheckFailed) {
-        // Its writes failed (said above): the runs after it would measure storage that is
-        // neither preconditioned nor sound.
+    let name = format!("precondition-{}", c.name);
+    args.out.name = Some(name.clone());
+    let ran = bundle::new_dir(&dir.join("precondition").join(&c.name), &name)
+        .and_then(|bundle| {
+            let _log = console::capture(&bundle, verbose)?;
+            cmd::io::measure(&args, Some(&bundle), stop)
+        })
+        .with_context(|| format!("preconditioning {}", c.name))?;
+    if matches!(ran.ending, Ending::CheckFailed) {
+        // Its writes failed (said in its log): the runs after it would measure storage that
+        // is neither preconditioned nor sound.
         bail!("preconditioning {} failed: its writes did not all complete", c.name);
     }
     Ok(())
 }
 
-/// Settles, measures idle power, runs, and reads the run's figures back.
-pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &StopFlag) -> RunRecord {
+/// Settles, measures idle power, then runs into a new bundle under `runs/<id>/`, whose
+/// output.log has everything the run says from the start (the terminal too with `verbose`);
+/// the run's record, its figures from the summary the run returns.
+pub fn one(
+    plan: &Plan,
+    run: &PlannedRun,
+    c: &Configuration,
+    dir: &Path,
+    verbose: bool,
+    stop: &StopFlag,
+) -> RunRecord {
     let mut record = pending(plan, run);
     record.started_at = Some(jiff::Timestamp::now().to_string());
+    // A new directory: an earlier attempt's bundle (before a resume) is not this run's.
+    let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &run.id)
+        .and_then(|bundle| console::capture(&bundle, verbose).map(|log| (bundle, log)));
+    let (bundle, _log) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            record.error = Some(crate::output::reason(&e));
+            record.status = RunStatus::Failed;
+            return record;
+        }
+    };
     if let Err(e) = prepare(run, stop) {
         record.error = Some(crate::output::reason_worded(&e, &crate::plan::key_for));
         record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
@@ -159,26 +186,34 @@ pub fn one(plan: &Plan, run: &PlannedRun, c: &Configuration, dir: &Path, stop: &
         record.status = RunStatus::Interrupted;
         return record;
     }
-    let run_dir = dir.join("runs").join(&run.id);
-    // An earlier attempt's bundle (before a resume) is not this run's.
-    let launched = std::time::SystemTime::now() - Duration::from_secs(1);
-    let ended = std::fs::create_dir_all(&run_dir)
-        .with_context(|| format!("creating {}", run_dir.display()))
-        .and_then(|()| launch(run, &run_dir, stop));
-    record.status = match ended {
-        Ok(Ending::Ok) => RunStatus::Done,
-        Ok(Ending::CheckFailed) => RunStatus::CheckFailed,
-        Ok(Ending::Interrupted | Ending::InterruptedBeforeRun) => RunStatus::Interrupted,
-        Err(e) => {
-            say!("error: run {} failed: {}", run.id, crate::output::reason_worded(&e, &crate::plan::key_for));
-            record.error = Some(crate::output::reason_worded(&e, &crate::plan::key_for));
-            RunStatus::Failed
-        }
-    };
-    if let Some(bundle) = newest_bundle(&run_dir, launched) {
-        read_back(&mut record, &bundle, dir);
-    }
+    record_ran(&mut record, launch(run, &bundle, stop), &bundle, dir);
     record
+}
+
+/// How the run into `bundle` went, into its record.
+fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Path) {
+    match ran {
+        Ok(ran) => {
+            record.status = match ran.ending {
+                Ending::Ok => RunStatus::Done,
+                Ending::CheckFailed => RunStatus::CheckFailed,
+                Ending::Interrupted | Ending::InterruptedBeforeRun => RunStatus::Interrupted,
+            };
+            if let Some(m) = &ran.measured {
+                record_measured(record, m, root);
+            }
+        }
+        Err(e) => {
+            let why = crate::output::reason_worded(&e, &crate::plan::key_for);
+            say!("error: run {} failed: {why}", record.id);
+            record.error = Some(why);
+            record.status = RunStatus::Failed;
+            // A run that failed after measuring keeps its bundle for the report.
+            if bundle.join("summary.json").is_file() {
+                record.bundle = Some(relative(bundle, root));
+            }
+        }
+    }
 }
 
 /// What a run needs in place before the settle and idle window: the io file created and
@@ -191,25 +226,21 @@ fn prepare(run: &PlannedRun, stop: &StopFlag) -> Result<()> {
     }
 }
 
-/// The workload's own command, writing its bundle under `run_dir`.
-fn launch(run: &PlannedRun, run_dir: &Path, stop: &StopFlag) -> Result<Ending> {
-    let place = |out: &mut crate::args::OutputArgs| {
-        out.output_dir = Some(run_dir.to_path_buf());
-        out.name = Some(run.id.clone());
-        out.quiet = true;
-    };
+/// The workload's run into `bundle`, named after the run.
+fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
+    let name = Some(run.id.clone());
     match run.args.clone() {
         WorkloadArgs::Io(mut a) => {
-            place(&mut a.out);
-            cmd::io::run(&a, stop)
+            a.out.name = name;
+            cmd::io::measure(&a, Some(bundle), stop)
         }
         WorkloadArgs::Oltp(mut a) => {
-            place(&mut a.out);
-            cmd::oltp::run(OltpCommand::Run(a), stop)
+            a.out.name = name;
+            cmd::oltp::measure(&a, Some(bundle), stop)
         }
         WorkloadArgs::Mailbox(mut a) => {
-            place(&mut a.out);
-            cmd::mailbox::run(Box::new(MailboxCommand { sub: None, run: *a }), stop)
+            a.out.name = name;
+            cmd::mailbox::measure(&a, Some(bundle), stop)
         }
     }
 }
@@ -226,25 +257,17 @@ fn idle_power(window: Duration, stop: &StopFlag) -> Option<f64> {
     (!readings.is_empty()).then(|| readings.iter().sum::<f64>() / readings.len() as f64)
 }
 
-/// The most recent bundle directory the command made in `run_dir` since `since`.
-fn newest_bundle(run_dir: &Path, since: std::time::SystemTime) -> Option<PathBuf> {
-    let made = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.created().or_else(|_| m.modified())).ok();
-    let mut dirs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(run_dir)
-        .ok()?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("summary.json").is_file())
-        .filter_map(|p| made(&p).filter(|t| *t >= since).map(|t| (t, p)))
-        .collect();
-    dirs.sort();
-    dirs.pop().map(|(_, p)| p)
+/// `bundle` as evaluation.json records it: relative to the evaluation directory.
+fn relative(bundle: &Path, root: &Path) -> String {
+    bundle.strip_prefix(root).unwrap_or(bundle).display().to_string()
 }
 
-/// Headline, active power and per-watt figure from the run's bundle.
-fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
-    record.bundle = Some(bundle.strip_prefix(root).unwrap_or(bundle).display().to_string());
-    let summary: Option<Summary> =
-        read_text(&bundle.join("summary.json"), DATA_LIMIT).ok().and_then(|t| serde_json::from_str(&t).ok());
-    let Some(summary) = summary else { return };
+/// The run's figures from the summary it returned: its headline and warnings, its status
+/// corrected by what the summary says, and active power and the per-watt figure from its
+/// time series.
+fn record_measured(record: &mut RunRecord, m: &Measured, root: &Path) {
+    record.bundle = Some(relative(&m.bundle, root));
+    let summary = &m.summary;
     if let Some(e) = summary.failed_ios()
         && matches!(record.status, RunStatus::Done | RunStatus::CheckFailed)
     {
@@ -255,12 +278,12 @@ fn read_back(record: &mut RunRecord, bundle: &Path, root: &Path) {
     if !summary.complete && record.status == RunStatus::Done {
         record.status = RunStatus::Interrupted;
     }
-    record.headline = ev::headline(&summary);
+    record.headline = ev::headline(summary);
     record.warnings =
         summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();
-    let csv = read_text(&bundle.join("timeseries.csv"), DATA_LIMIT).unwrap_or_default();
+    let csv = read_text(&m.bundle.join("timeseries.csv"), DATA_LIMIT).unwrap_or_default();
     let series = Series::parse(&csv).ok();
-    record.active_watts = series.and_then(|t| t.active_watts(&summary));
+    record.active_watts = series.and_then(|t| t.active_watts(summary));
     record.per_watt = match (&record.headline, record.active_watts) {
         (Some(h), Some(w)) => ev::perf_per_watt(h.value, w),
         _ => None,

@@ -1,7 +1,8 @@
 //! `storbench run [PLAN]`: an evaluation. Parses and checks the whole plan (or the built-in
 //! quick plan), then runs every workload on every configuration, repetition after repetition:
-//! settle, idle power, the run into its own bundle, its headline and power read back,
-//! `evaluation.json` rewritten. `--resume DIR` skips the runs that finished.
+//! settle, idle power, the run into its own bundle, its headline and power from the summary
+//! it returns, `evaluation.json` rewritten. The terminal shows a line per run; each run's own
+//! output is in its bundle's output.log. `--resume DIR` skips the runs that finished.
 
 mod execute;
 mod progress;
@@ -9,7 +10,7 @@ mod progress;
 use super::Ending;
 use crate::args::RunArgs;
 use crate::plan::{self, Plan, QUICK_PLAN, expand, expand::PlannedRun};
-use crate::{bundle, output, power};
+use crate::{bundle, console, output, power};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -39,7 +40,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
         }
         None => create_dir(a, &start.plan, &start.text)?,
     };
-    let eval = evaluate(&start.plan, &dir, start.previous, stop)?;
+    let eval = evaluate(&start.plan, &dir, start.previous, a.verbose, stop)?;
     finish(&dir, &eval, stop)
 }
 
@@ -161,8 +162,7 @@ fn checked(m: plan::Method) -> Result<plan::Method> {
 /// disclosure.
 fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
     let root = crate::cmd::results_root(a.output_dir.as_deref())?;
-    let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S").to_string();
-    let dir = bundle::new_dir(&root, &stamp, &plan.name)?;
+    let dir = bundle::new_dir(&root, &plan.name)?;
     bundle::write_atomic(&dir.join(PLAN_COPY), text)?;
     bundle::write_atomic(&dir.join(OVERRIDES), &serde_json::to_string_pretty(&a.method)?)?;
     let targets: Vec<&Path> = plan.configurations.iter().map(|c| c.target.as_path()).collect();
@@ -171,7 +171,15 @@ fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
-fn evaluate(plan: &Plan, dir: &Path, previous: Option<Evaluation>, stop: &StopFlag) -> Result<Evaluation> {
+/// Runs what is still to do, a line per run on the terminal (each run's own output in its
+/// bundle's output.log, and on the terminal too with `verbose`).
+fn evaluate(
+    plan: &Plan,
+    dir: &Path,
+    previous: Option<Evaluation>,
+    verbose: bool,
+    stop: &StopFlag,
+) -> Result<Evaluation> {
     let runs = expand::runs(plan);
     let mut eval = new_evaluation(plan, &runs, previous);
     save(dir, &eval)?;
@@ -185,21 +193,23 @@ fn evaluate(plan: &Plan, dir: &Path, previous: Option<Evaluation>, stop: &StopFl
         plan.configurations.len(),
         dir.display()
     );
+    power::announce(false);
     let mut clock = progress::Eta::new(&runs, &todo, &plan.method);
     let mut preconditioned = vec![false; plan.configurations.len()];
     for &i in &todo {
         let run = &runs[i];
         let config = &plan.configurations[run.configuration];
         if run.args.kind() == "io" && !preconditioned[run.configuration] {
-            execute::precondition(plan, run.configuration, dir, stop)?;
+            execute::precondition(plan, run.configuration, dir, verbose, stop)?;
             preconditioned[run.configuration] = true;
         }
         if stop.is_stopped() {
             break;
         }
-        say!("{}", clock.line(run, config));
+        let line = console::RunLine::start(&clock.line(run, config));
         let started = Instant::now();
-        let record = execute::one(plan, run, config, dir, stop);
+        let record = execute::one(plan, run, config, dir, verbose, stop);
+        line.end(&run_result(&record));
         eval.runs[i] = RunRecord { seconds: Some(started.elapsed().as_secs_f64()), ..record };
         clock.done(i, started.elapsed());
         eval.mark_reported();
@@ -295,6 +305,18 @@ fn notes(eval: &Evaluation) -> Vec<String> {
         notes.push(format!("run {} {}: {why}", r.id, status_word(r.status)));
     }
     notes
+}
+
+/// How a run ended, completing its line: its headline and status.
+fn run_result(r: &RunRecord) -> String {
+    let status = match (r.status, &r.error) {
+        (RunStatus::Failed, Some(e)) => format!("FAILED: {e}"),
+        (s, _) => status_word(s).to_string(),
+    };
+    match &r.headline {
+        Some(h) => format!("{}, {status}", output::headline(h)),
+        None => status,
+    }
 }
 
 fn status_word(s: RunStatus) -> &'static str {

@@ -1,0 +1,184 @@
+//! One mailbox test into its bundle: the bundle opened when the test starts, the test run
+//! (performance and stress here, backup and soft recovery in their modules), the summary
+//! written when it ends.
+
+use super::validate::MailboxPlan;
+use super::{backup::backup, recovery::soft_recovery, summary, verify::verify_with_bar};
+use crate::args::MailboxArgs;
+use crate::bundle::Bundle;
+use crate::measure::{self, BundleDir, Finished, Measured, Start};
+use crate::output;
+use anyhow::{Context, Result};
+use std::path::Path;
+use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::run::StopFlag;
+use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, TestType};
+use storbench_report::columns::mailbox as col;
+use storbench_report::{DatabaseInfo, MailboxResults, Phases, Summary};
+
+/// The library's description of the test `plan` holds.
+pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
+    MailboxSpec {
+        preset: plan.preset,
+        test: plan.test,
+        profile: plan.profile,
+        thresholds: plan.thresholds,
+        threads: plan.threads,
+        target_iops: plan.target_iops,
+        duration: plan.duration,
+        max_warmup: plan.max_warmup,
+        steady_latency: false,
+        sample_window: plan.sample_window,
+        seed: plan.seed,
+        engine: plan.engine,
+        keep_logs: false,
+        log_files_limit: None,
+    }
+}
+
+/// A test's bundle while it runs, and where its last row ended (each row's histograms start
+/// there).
+pub(super) struct Run<'a> {
+    bundle: &'a mut Bundle,
+    pub(super) sampler: &'a mut SystemSampler,
+    last_t: f64,
+}
+
+impl Run<'_> {
+    pub(super) fn row(
+        &mut self,
+        row: &storbench_report::SeriesRow,
+        hists: &[(&str, &storbench_bench::metrics::LatencyHistogram)],
+    ) {
+        self.bundle.interval(row, self.last_t, hists);
+        self.last_t = row.t_s;
+    }
+}
+
+/// The test `plan` holds into its bundle: the directory `given`, or a new one named after the
+/// test under --output-dir.
+pub(super) fn run_and_verify(
+    a: &MailboxArgs,
+    plan: &MailboxPlan,
+    manifest: &mut Manifest,
+    given: Option<&Path>,
+    stop: &StopFlag,
+) -> Result<Measured> {
+    measure_test(a, plan, spec(plan), manifest, given, "", stop)
+}
+
+/// One test into its bundle (`given`, or a new one named after the test and `suffix`);
+/// `spec` is its transactional workload's (a tuning trial's warms until latency is steady).
+pub(super) fn measure_test(
+    a: &MailboxArgs,
+    plan: &MailboxPlan,
+    spec: MailboxSpec,
+    manifest: &mut Manifest,
+    given: Option<&Path>,
+    suffix: &str,
+    stop: &StopFlag,
+) -> Result<Measured> {
+    let test = summary::base_results(plan).test;
+    let name = a.out.name.clone().unwrap_or_else(|| format!("mailbox-{}-{test}{suffix}", plan.preset.name()));
+    let dir = BundleDir::choose(given, &a.out, &name)?;
+    let device = resolve_device(&plan.db_dir).ok().flatten();
+    let at = jiff::Timestamp::now();
+    let start = Start {
+        at,
+        summary: summary::started(plan, &name, device.clone(), &at.to_string()),
+        targets: vec![plan.db_dir.as_path(), plan.log_dir.as_path()],
+        database: DatabaseInfo::default(),
+        device: device.as_ref().map(|d| d.name.as_str()),
+        table: output::mailbox_table,
+    };
+    measure::measure(&dir, start, |rec, first| {
+        let mut run = Run { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last_t: 0.0 };
+        let figures = match plan.test {
+            TestType::Backup => backup(&mut run, plan, manifest, stop)?,
+            TestType::SoftRecovery => soft_recovery(&mut run, plan, manifest, stop)?,
+            _ => transactional(&mut run, plan, spec, manifest, stop)?,
+        };
+        Ok(finished(first, figures))
+    })
+}
+
+/// The test's summary from its figures.
+fn finished(first: Summary, (r, phases, cpu, complete, warnings): Figures) -> Finished {
+    let mut s = summary::finish(first, r, phases, cpu, complete, &jiff::Timestamp::now().to_string());
+    s.warnings.extend(warnings);
+    Finished::new(s)
+}
+
+pub(super) type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, bool, Vec<String>);
+
+/// The transactional workload (performance, stress, or soft recovery's log generation),
+/// then the verification.
+pub(super) fn transactional(
+    run: &mut Run<'_>,
+    plan: &MailboxPlan,
+    spec: MailboxSpec,
+    manifest: &mut Manifest,
+    stop: &StopFlag,
+) -> Result<Figures> {
+    let line = output::run_line("mailbox");
+    let Run { bundle, sampler, last_t, .. } = run;
+    let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
+        line.set_message(progress(iv, plan));
+        // Each row is written when its second ends, so that a killed run keeps its rows.
+        let m = &iv.interval.data.total;
+        let hists = [
+            ("db_read", &m.db_reads.latency),
+            ("db_write", &m.db_writes.latency),
+            ("log_write", &m.log_writes.latency),
+        ];
+        bundle.interval(&iv.row, *last_t, &hists);
+        *last_t = iv.row.t_s;
+    });
+    line.finish_and_clear();
+    let outcome = outcome.context("running the mailbox test")?;
+    let t = &outcome.totals.total;
+    run.bundle.totals(
+        outcome.warmup_s,
+        outcome.measured_s,
+        &[
+            ("db_read", &t.db_reads.latency),
+            ("db_write", &t.db_writes.latency),
+            ("log_write", &t.log_writes.latency),
+        ],
+    );
+    let mut r = summary::base_results(plan);
+    summary::transactional(&mut r, &outcome, manifest, plan.profile.page_size);
+    // An interrupted run is not verified: a verification cut short would report corruption
+    // (checksum_ok false) where nothing was checked.
+    if plan.verify && outcome.failures.is_empty() && spec.log_files_limit.is_none() && !stop.is_stopped() {
+        let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
+        summary::verified(&mut r, &v);
+    }
+    let phases = Phases { ramp_s: outcome.warmup_s, measured_s: outcome.measured_s };
+    let mut warnings = Vec::new();
+    if !outcome.detail.warmed && !spec.max_warmup.is_zero() {
+        warnings.push(format!(
+            "the caches did not reach 90 % within the warm-up limit ({:.0} s); the measured phase may include cache warm-up",
+            plan.max_warmup.as_secs_f64()
+        ));
+    }
+    warnings.extend(outcome.failures.iter().cloned());
+    Ok((r, phases, summary::cpu(&outcome), outcome.complete, warnings))
+}
+
+/// The status line: phase, rates, latencies.
+fn progress(iv: &mbx::MailboxInterval, plan: &MailboxPlan) -> String {
+    let value = |c| iv.row.value(c).unwrap_or(0.0);
+    let phase = match iv.row.phase {
+        storbench_report::series::Phase::Ramp => {
+            format!("warming the cache ({:.0} %)", value(col::CACHE_FILL_PCT))
+        }
+        _ => format!("measuring ({:.0} s of {:.0} s)", 0.0f64.max(iv.row.t_s), plan.duration.as_secs_f64()),
+    };
+    format!(
+        "{phase}: {:.0} transactional IOPS, read {:.1} ms, log write {:.1} ms",
+        value(col::TRANSACTIONAL_IOPS),
+        value(col::DB_READ_AVG_MS),
+        value(col::LOG_WRITE_AVG_MS)
+    )
+}

@@ -1,0 +1,128 @@
+//! One run into its bundle, the same for every measuring command (io, oltp run, mailbox and
+//! every one to come): the bundle directory and its `output.log`, the summary written as the
+//! run starts, the system sampler, the per-second rows and histograms, the final summary with
+//! the power warning, its warnings said once, and the summary and bundle path handed back.
+//!
+//! A workload brings only what differs: its started summary ([`Start`]), the call to the
+//! library's run with an interval callback that writes into the [`Recording`], and its
+//! finished summary ([`Finished`]).
+
+use crate::args::OutputArgs;
+use crate::bundle::{self, Bundle};
+use crate::cmd::Ending;
+use crate::{console, output, power};
+use anyhow::Result;
+use std::path::{Path, PathBuf};
+use storbench_bench::monitor::SystemSampler;
+use storbench_report::{DatabaseInfo, Summary};
+
+/// Where a run's bundle goes.
+pub enum BundleDir {
+    /// A new directory `<time>-<name>` under `root`: a command's own run.
+    New { root: PathBuf, name: String },
+    /// A directory the caller made for it: a job of a profile set, a run of an evaluation.
+    Given(PathBuf),
+}
+
+impl BundleDir {
+    /// `given`, or else a new directory named after the run under --output-dir.
+    pub fn choose(given: Option<&Path>, out: &OutputArgs, name: &str) -> Result<BundleDir> {
+        Ok(match given {
+            Some(dir) => BundleDir::Given(dir.to_path_buf()),
+            None => BundleDir::New {
+                root: crate::cmd::results_root(out.output_dir.as_deref())?,
+                name: name.into(),
+            },
+        })
+    }
+
+    fn make(&self) -> Result<PathBuf> {
+        match self {
+            BundleDir::New { root, name } => bundle::new_dir(root, name),
+            BundleDir::Given(dir) => Ok(dir.clone()),
+        }
+    }
+}
+
+/// A run measured into its bundle.
+pub struct Measured {
+    /// The summary as written to `summary.json`.
+    pub summary: Summary,
+    /// The bundle directory.
+    pub bundle: PathBuf,
+}
+
+/// How a measuring command's run ended: its exit status, and the run itself when it got as
+/// far as measuring (an interrupt while preparing ends it before).
+pub struct Ran {
+    pub ending: Ending,
+    pub measured: Option<Measured>,
+}
+
+/// What a run's bundle starts with.
+pub struct Start<'a> {
+    /// When the run starts: the time series and histograms count from here.
+    pub at: jiff::Timestamp,
+    /// The summary with no results yet (`complete: false`).
+    pub summary: Summary,
+    /// The paths whose devices `disclosure.json` describes.
+    pub targets: Vec<&'a Path>,
+    /// The database the workload runs on, for the disclosure.
+    pub database: DatabaseInfo,
+    /// The block device the sampler reads every second.
+    pub device: Option<&'a str>,
+    /// The run's result table, for its log.
+    pub table: fn(&Summary) -> String,
+}
+
+/// The open bundle and the sampler, for the workload's run and its interval callback.
+pub struct Recording {
+    pub bundle: Bundle,
+    pub sampler: SystemSampler,
+}
+
+/// What a workload hands back once it ran.
+pub struct Finished {
+    pub summary: Summary,
+    /// Warnings for the summary that the terminal shows elsewhere (under the result table).
+    pub unsaid: Vec<String>,
+    /// Why the run failed although it measured: the summary is written, then this is the error.
+    pub failure: Option<String>,
+}
+
+impl Finished {
+    pub fn new(summary: Summary) -> Finished {
+        Finished { summary, unsaid: Vec::new(), failure: None }
+    }
+}
+
+/// Runs `work` into its bundle at `dir`: the bundle opened with `start`'s summary, then
+/// `work` (given the recording and that summary) runs the workload and finishes the summary,
+/// which is written with the power warning. The warnings are said (each once per command),
+/// the table and the bundle's path go to the run's log.
+pub fn measure(
+    dir: &BundleDir,
+    start: Start,
+    work: impl FnOnce(&mut Recording, Summary) -> Result<Finished>,
+) -> Result<Measured> {
+    let dir = dir.make()?;
+    let _log = console::log_run(&dir)?;
+    let epoch_s = start.at.as_millisecond() as f64 / 1e3;
+    let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database)?;
+    bundle.write_summary(&start.summary)?;
+    let sampler = power::system_sampler(start.device);
+    let mut recording = Recording { bundle, sampler };
+    let done = work(&mut recording, start.summary)?;
+    let mut summary = done.summary;
+    summary.warnings.extend(power::warning());
+    let said = summary.warnings.len();
+    summary.warnings.extend(done.unsaid);
+    recording.bundle.write_summary(&summary)?;
+    if let Some(why) = done.failure {
+        anyhow::bail!("{why}; the bundle in {} keeps what was measured", dir.display());
+    }
+    output::say_warnings(&summary.warnings[..said]);
+    console::log_only(&(start.table)(&summary));
+    say!("bundle: {}", dir.display());
+    Ok(Measured { summary, bundle: dir })
+}
