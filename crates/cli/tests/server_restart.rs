@@ -56,7 +56,7 @@ fn a_postgres_restart_mid_run_is_survived_and_counted() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let s = json(&out.stdout);
     let r = &s["results"];
-    assert_eq!(s["complete"], true, "{r}");
+    assert_eq!(s["complete"], true, "{}\n{r}", s["warnings"]);
     assert!(r["reconnects"].as_u64().unwrap() >= 1, "{r}");
     assert!(r["errors"]["by_kind"]["connection"].as_u64().unwrap() >= 1, "{r}");
     assert!(r["opm"].as_f64().unwrap() > 0.0);

@@ -9,8 +9,9 @@
 //! - `disclosure.json`: the system under test, with the devices under every configuration's
 //!   target.
 //! - `runs/<run id>/<stamp>-<name>/`: each run's own bundle (`summary.json`,
-//!   `timeseries.csv`, `latency.hlog`, `disclosure.json`), as `storbench io`, `oltp run` and
-//!   `mailbox` write them.
+//!   `timeseries.csv`, `latency.hlog`, `disclosure.json`, and `output.log`: what the run said,
+//!   which the evaluation's terminal leaves out), as `storbench io`, `oltp run` and `mailbox`
+//!   write them.
 //! - `report.html`, `report.md`: written by `storbench report`.
 //!
 //! Which run is reported: the median of the headline figure over the repetitions that

@@ -139,11 +139,11 @@ fn text(b: &[u8]) -> String {
 
 /// A customer for the driver's NEW_CUSTOMER call (DS3 §3.2 step 1): like a generated one, but
 /// US or not 50/50, a state among the 50, age 18..=99, expiry year 2008..=2012, and the user
-/// name `newuser<U[1,max_customer]>`.
-pub fn new_customer(rng: &mut WorkerRng, max_customer: u64) -> NewCustomer {
+/// name `newuser<U[1,names]>` (DS3: `names` is the size's customer count).
+pub fn new_customer(rng: &mut WorkerRng, names: u64) -> NewCustomer {
     let us = rng::below(rng, 2) == 0;
     let p = Person::draw(rng, us, &NEW);
-    let user = rng::between(rng, 1, max_customer.max(1));
+    let user = rng::between(rng, 1, names.max(1));
     NewCustomer {
         firstname: text(&p.first),
         lastname: text(&p.last),

@@ -104,11 +104,7 @@ impl<'a> User<'a> {
     fn register(&mut self, s: &mut dyn Session) -> DbResult<i64> {
         let (rng, max) = (&mut self.rng, self.spec.max_customer);
         timed(&mut self.log, &mut self.jitter, TxnKind::NewCustomer, s, |s| {
-            loop {
-                if let Some(id) = s.new_customer(&new_customer(rng, max))? {
-                    return Ok(id);
-                }
-            }
+            register_with(rng, max, |c| s.new_customer(c))
         })
     }
 
@@ -269,9 +265,46 @@ fn timed<T>(
     }
 }
 
+/// Draws new customers until `try_name` takes one: the first name from DS3's space
+/// `newuser<U[1,max_customer]>`, each retry from a space twice as large as the last. DS3 draws
+/// from the same space for ever, so once a long run has registered about as many customers as
+/// the size holds, nearly every name is taken and the retries never end; a real site's names
+/// keep growing with it, and so does this space.
+fn register_with(
+    rng: &mut WorkerRng,
+    max_customer: u64,
+    mut try_name: impl FnMut(&crate::db::NewCustomer) -> DbResult<Option<i64>>,
+) -> DbResult<i64> {
+    let mut names = max_customer.max(1);
+    loop {
+        if let Some(id) = try_name(&new_customer(rng, names))? {
+            return Ok(id);
+        }
+        names = names.saturating_mul(2);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_past_the_sizes_customers_still_finds_a_free_name_in_a_few_tries() {
+        let mut rng = crate::rng::stream(5, 0);
+        // Every name of the size's space is taken, as after a long run.
+        let max = 1_000u64;
+        let mut tries = 0;
+        let id = register_with(&mut rng, max, |c| {
+            tries += 1;
+            let n: u64 = c.username.strip_prefix("newuser").unwrap().parse().unwrap();
+            Ok((n > max).then_some(n as i64))
+        })
+        .unwrap();
+        assert!(id > max as i64 && tries < 20, "{tries} tries");
+        // A free first draw is DS3's: U[1, max_customer].
+        let first = register_with(&mut rng, max, |c| Ok(Some(c.username[7..].parse().unwrap()))).unwrap();
+        assert!((1..=max as i64).contains(&first));
+    }
 
     fn user(max_product: u64) -> User<'static> {
         let spec = Box::leak(Box::new(OltpSpec { max_product, ..OltpSpec::default() }));
