@@ -166,6 +166,46 @@ pub fn key_for(remedy: Remedy) -> String {
     .to_string()
 }
 
+/// A message of a workload's own checks in a plan's terms: each `--flag` that is a plan key
+/// becomes the key (`--bs 1000` reads `bs 1000`), since a plan's user set a key, not a flag.
+/// Commands quoted in back-quotes stay as they are: they are to be run as written.
+pub fn in_plan_terms(text: &str) -> String {
+    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    let keys = KEYS.get_or_init(|| {
+        let mut k = parse::keys_of::<IoArgs>(&[]);
+        k.extend(parse::keys_of::<OltpRunArgs>(&[]));
+        k.extend(parse::keys_of::<MailboxArgs>(&[]));
+        k.extend(["log_target", "url"]);
+        k
+    });
+    let mut out = String::with_capacity(text.len());
+    for (i, part) in text.split('`').enumerate() {
+        if i > 0 {
+            out.push('`');
+        }
+        if i % 2 == 1 {
+            out.push_str(part);
+            continue;
+        }
+        let mut rest = part;
+        while let Some(at) = rest.find("--") {
+            let name_len = rest[at + 2..]
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_'))
+                .unwrap_or(rest.len() - at - 2);
+            let key = rest[at + 2..at + 2 + name_len].replace('-', "_");
+            out.push_str(&rest[..at]);
+            if keys.contains(&key.as_str()) {
+                out.push_str(&key);
+            } else {
+                out.push_str(&rest[at..at + 2 + name_len]);
+            }
+            rest = &rest[at + 2 + name_len..];
+        }
+        out.push_str(rest);
+    }
+    out
+}
+
 /// A workload's options, as its command takes them.
 #[derive(Debug, Clone)]
 pub enum WorkloadArgs {

@@ -366,3 +366,16 @@ fn the_io_steady_state_help_names_the_snia_rule_the_runner_applies() {
         assert!(help.contains(&said), "--steady-state's help must say {said:?}: {help}");
     }
 }
+
+#[test]
+fn a_workloads_own_message_names_plan_keys_where_it_named_flags_but_leaves_quoted_commands() {
+    let said = "--bs 1000 is not a multiple of the 512-byte sector; pass --buffered, or check with \
+                `storbench io --target x --buffered`; --no-such-flag stays";
+    assert_eq!(
+        in_plan_terms(said),
+        "bs 1000 is not a multiple of the 512-byte sector; pass buffered, or check with \
+         `storbench io --target x --buffered`; --no-such-flag stays"
+    );
+    assert_eq!(in_plan_terms("--n-threads 0: --pct-newcustomers"), "n_threads 0: pct_newcustomers");
+    assert_eq!(in_plan_terms("--mailbox-size and --log-target"), "mailbox_size and log_target");
+}

@@ -136,10 +136,12 @@ fn a_bad_plan_is_refused_with_its_line_and_nothing_runs() {
     assert!(!results.exists(), "nothing may be written for a bad plan");
     // A mistake only the workload's own checks find also stops everything before the first run.
     let p = plan(tmp.path(), "", &format!("{SMALL_IO}[[workload]]\nkind = \"io\"\nrw = \"sideways\"\n"));
-    refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "--rw");
+    let err = refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "rw");
+    assert!(err.contains("sideways") && !err.contains("--rw"), "a plan's user reads its keys: {err}");
     // So does one that needs the target: a block size O_DIRECT cannot use there.
     let p = plan(tmp.path(), "", &format!("{SMALL_IO}[[workload]]\nkind = \"io\"\nbs = 1000\n"));
-    refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "1000");
+    let err = refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "1000");
+    assert!(!err.contains("--bs") && !err.contains("--buffered"), "a plan's user reads its keys: {err}");
     assert!(!results.exists());
     refused(storbench().args(["run", "/no/such/plan.toml"]), "plan init");
     // Options on the command line are checked as the plan's are.

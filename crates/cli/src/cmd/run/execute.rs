@@ -30,6 +30,7 @@ pub fn check_all(plan: &Plan) -> Result<()> {
             WorkloadArgs::Mailbox(a) => cmd::mailbox::check(a),
         };
         let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
+        let checked = checked.map_err(|e| anyhow::anyhow!(in_plan(&e)));
         checked.with_context(|| {
             format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
         })?;
@@ -41,6 +42,11 @@ pub fn check_all(plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A workload's error as a plan's user reads it: remedies and options named by their plan keys.
+fn in_plan(e: &anyhow::Error) -> String {
+    crate::plan::in_plan_terms(&crate::output::reason_worded(e, &crate::plan::key_for))
 }
 
 /// What a run needs of its configuration's target that the workload's own checks cannot see.
@@ -170,7 +176,7 @@ pub fn one(
         }
     };
     if let Err(e) = prepare(run, stop) {
-        record.error = Some(crate::output::reason_worded(&e, &crate::plan::key_for));
+        record.error = Some(in_plan(&e));
         record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
         return record;
     }
@@ -204,7 +210,7 @@ fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Pa
             }
         }
         Err(e) => {
-            let why = crate::output::reason_worded(&e, &crate::plan::key_for);
+            let why = in_plan(&e);
             say!("error: run {} failed: {why}", record.id);
             record.error = Some(why);
             record.status = RunStatus::Failed;
