@@ -1,113 +1,71 @@
-//! TLS for talking to a BMC (Redfish over https): which certificates are trusted, and a
-//! client stream over a TCP connection.
+//! TLS for talking to a BMC (Redfish over https): which certificates are trusted.
 //!
 //! BMCs usually present a certificate their vendor or the site made, not one a public CA
 //! signed, so besides the public roots an operator can name the BMC's CA (or its own
-//! certificate) in a PEM file, or, knowingly, skip verification.
+//! certificate) in a PEM file, or, knowingly, skip verification. The HTTP client does the
+//! TLS itself; this file only says whom it trusts.
 
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{WebPkiSupportedAlgorithms, ring};
-use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{
-    ClientConfig, ClientConnection, DigitallySignedStruct, RootCertStore, SignatureScheme, StreamOwned,
-};
-use std::net::TcpStream;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use ureq::tls::{Certificate, PemItem, RootCerts, TlsConfig};
 
 /// Whom to trust.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Trust {
     /// The public CAs (Mozilla's list), plus the certificates in this PEM file if given.
-    Verify { extra_ca: Option<std::path::PathBuf> },
+    Verify { extra_ca: Option<PathBuf> },
     /// Any certificate: for a BMC with a self-made certificate, on a network the operator trusts.
     Anything,
 }
 
-/// A client configuration for `trust`; an unreadable or empty CA file is an error naming it.
-pub fn client_config(trust: &Trust) -> Result<Arc<ClientConfig>, String> {
-    let provider = Arc::new(ring::default_provider());
-    let builder = ClientConfig::builder_with_provider(provider.clone())
-        .with_safe_default_protocol_versions()
-        .map_err(|e| format!("setting up TLS: {e}"))?;
-    let config = match trust {
-        Trust::Verify { extra_ca } => {
-            let mut roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
-            if let Some(path) = extra_ca {
-                add_pem(&mut roots, path)?;
-            }
-            builder.with_root_certificates(roots).with_no_client_auth()
+/// The client's TLS settings for `trust`; an unreadable or empty CA file is an error naming it.
+pub fn client_config(trust: &Trust) -> Result<TlsConfig, String> {
+    let roots = match trust {
+        Trust::Verify { extra_ca: None } => RootCerts::WebPki,
+        Trust::Verify { extra_ca: Some(path) } => {
+            // The client's built-in public roots take no additions: the same Mozilla list
+            // comes here as certificates, and the file's join it.
+            let public =
+                webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().map(|der| Certificate::from_der(der));
+            RootCerts::from(public.chain(pem_certificates(path)?))
         }
-        Trust::Anything => builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AcceptAny(provider.signature_verification_algorithms)))
-            .with_no_client_auth(),
+        Trust::Anything => return Ok(TlsConfig::builder().disable_verification(true).build()),
     };
-    Ok(Arc::new(config))
+    Ok(TlsConfig::builder().root_certs(roots).build())
 }
 
-fn add_pem(roots: &mut RootCertStore, path: &Path) -> Result<(), String> {
-    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(path)
-        .and_then(|it| it.collect::<Result<_, _>>())
-        .map_err(|e| format!("reading certificates from {}: {e}", path.display()))?;
-    if certs.is_empty() {
-        return Err(format!("{} holds no PEM certificate", path.display()));
+/// The certificates in a PEM file (keys and other sections beside them are skipped).
+fn pem_certificates(path: &Path) -> Result<Vec<Certificate<'static>>, String> {
+    let unreadable = |e: &dyn std::fmt::Display| format!("reading certificates from {}: {e}", path.display());
+    let pem = std::fs::read(path).map_err(|e| unreadable(&e))?;
+    let mut certs = Vec::new();
+    for item in ureq::tls::parse_pem(&pem) {
+        if let PemItem::Certificate(cert) = item.map_err(|e| unreadable(&e))? {
+            certs.push(cert);
+        }
     }
-    for cert in certs {
-        roots.add(cert).map_err(|e| format!("{}: {e}", path.display()))?;
+    match certs.is_empty() {
+        true => Err(format!("{} holds no PEM certificate", path.display())),
+        false => Ok(certs),
     }
-    Ok(())
 }
 
-/// A TLS client stream to `host` over `tcp`.
-pub fn connect(
-    config: &Arc<ClientConfig>,
-    host: &str,
-    tcp: TcpStream,
-) -> Result<StreamOwned<ClientConnection, TcpStream>, String> {
-    let name = ServerName::try_from(host.trim_start_matches('[').trim_end_matches(']').to_owned())
-        .map_err(|e| format!("{host} is not a host name TLS can check: {e}"))?;
-    let conn =
-        ClientConnection::new(config.clone(), name).map_err(|e| format!("starting TLS with {host}: {e}"))?;
-    Ok(StreamOwned::new(conn, tcp))
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// Accepts every certificate, while still checking that the handshake is signed by it.
-#[derive(Debug)]
-struct AcceptAny(WebPkiSupportedAlgorithms);
+    #[test]
+    fn a_named_ca_joins_the_public_roots_and_a_file_without_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = dir.path().join("bmc.pem");
+        let cert = rcgen::generate_simple_self_signed(vec!["bmc".to_owned()]).unwrap();
+        std::fs::write(&ca, cert.cert.pem()).unwrap();
+        let config = client_config(&Trust::Verify { extra_ca: Some(ca.clone()) }).unwrap();
+        let RootCerts::Specific(roots) = config.root_certs() else { panic!("{config:?}") };
+        assert_eq!(roots.len(), webpki_root_certs::TLS_SERVER_ROOT_CERTS.len() + 1);
+        assert_eq!(roots.last().unwrap().der(), cert.cert.der().as_ref());
 
-impl ServerCertVerifier for AcceptAny {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_schemes()
+        std::fs::write(&ca, "not a certificate\n").unwrap();
+        let err = client_config(&Trust::Verify { extra_ca: Some(ca.clone()) }).unwrap_err();
+        assert_eq!(err, format!("{} holds no PEM certificate", ca.display()));
     }
 }

@@ -1,19 +1,25 @@
 //! Redfish: a BMC's chassis `Power` resource over http or https. Credentials come from the
 //! URL (`https://user:password@bmc/...`) or from two environment variables; the password is
-//! remembered as a secret, and the URL is kept and shown with it hidden.
+//! remembered as a secret, and the URL is kept and shown with it hidden. HTTP and TLS are
+//! ureq's; this file says what to ask, whom to trust and what the answer means.
 
-use super::{Meter, PowerError, connect, first_line};
+use super::{IO_TIMEOUT, Meter, PowerError, first_line};
 use crate::monitor::tls;
 use crate::secret;
 use base64::Engine as _;
-use std::io::{self, Read, Write};
 use std::time::Instant;
+use ureq::http::Uri;
 
 /// Largest reply read from a Redfish BMC; a Power resource is a few KiB.
 const MAX_HTTP_REPLY: u64 = 1 << 20;
 
 const REDFISH_FIX: &str = "check that the URL names the chassis Power resource, e.g. \
                            http://bmc/redfish/v1/Chassis/1/Power";
+
+/// The way out when the BMC's certificate did not pass.
+const CERTIFICATE_FIX: &str = "the BMC's certificate is not signed by a public CA: give STORBENCH_REDFISH_CA \
+                               a PEM file holding its CA (or the certificate itself), or set \
+                               STORBENCH_REDFISH_INSECURE=1 to accept any certificate on a network you trust";
 
 /// Names the https trust settings are read from: a PEM file of the BMC's CA (or its own
 /// certificate), and `1` to accept any certificate.
@@ -26,11 +32,10 @@ pub const REDFISH_INSECURE_ENV: &str = "STORBENCH_REDFISH_INSECURE";
 pub(super) struct Redfish {
     /// The URL as shown in messages and reports: its password hidden.
     url: String,
-    /// `host:port` to connect to, and the `Host` header.
-    authority: String,
-    path: String,
-    /// For https: the TLS configuration and the host name the certificate must carry.
-    tls: Option<(std::sync::Arc<rustls::ClientConfig>, String)>,
+    /// The URL requested: without `user:password@`, which goes in `auth`.
+    uri: Uri,
+    /// The HTTP client, with its timeouts and, for https, whom it trusts.
+    agent: ureq::Agent,
     /// The value of the `Authorization` header, when credentials were given.
     auth: Option<Secret>,
     /// Where the credentials came from, for the error when the BMC refuses.
@@ -55,8 +60,8 @@ impl Redfish {
     ) -> Result<Self, PowerError> {
         secret::remember_in(url);
         let url_shown = secret::redact(url);
-        let parts = split_http_url(url)?;
-        let (credentials, credential_vars) = match parts.userinfo {
+        let (uri, userinfo) = split_credentials(url, &url_shown)?;
+        let (credentials, credential_vars) = match userinfo {
             Some(userinfo) => (Some(userinfo), "the URL".to_owned()),
             None => (env_credentials(user_env, password_env, env)?, format!("{user_env} and {password_env}")),
         };
@@ -65,42 +70,28 @@ impl Redfish {
             let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
             Secret(format!("Basic {token}"))
         });
-        let tls = match parts.tls {
-            false => None,
-            true => Some((tls_config(env)?, parts.host)),
+        let tls = match uri.scheme_str() {
+            Some("https") => tls_config(env)?,
+            _ => ureq::tls::TlsConfig::default(),
         };
-        let (authority, path) = (parts.authority, parts.path);
-        Ok(Redfish { url: url_shown, authority, path, tls, auth, credential_vars })
+        Ok(Redfish { url: url_shown, uri, agent: agent(tls), auth, credential_vars })
     }
 
+    /// Status code and body of the BMC's answer.
     fn get(&self) -> Result<(u16, Vec<u8>), PowerError> {
-        let read_error =
-            |error| PowerError::Read { meter: "Redfish", what: self.url.clone(), error, fix: REDFISH_FIX };
-        let tcp = connect(&self.authority).map_err(read_error)?;
-        // HTTP/1.0 so the BMC answers with a plain body ended by closing, never chunked.
-        let mut request =
-            format!("GET {} HTTP/1.0\r\nHost: {}\r\nAccept: application/json\r\n", self.path, self.authority);
+        let mut request = self.agent.get(&self.uri).header("Accept", "application/json");
         if let Some(Secret(auth)) = &self.auth {
-            request.push_str(&format!("Authorization: {auth}\r\n"));
+            request = request.header("Authorization", auth);
         }
-        request.push_str("Connection: close\r\n\r\n");
-        let reply = match &self.tls {
-            None => exchange(tcp, &request),
-            Some((config, host)) => {
-                let stream = tls::connect(config, host, tcp).map_err(|problem| PowerError::Unusable {
-                    meter: "Redfish",
-                    problem,
-                    fix: REDFISH_FIX,
-                })?;
-                exchange(stream, &request)
-            }
-        };
-        let reply = reply.map_err(|e| tls_hint(read_error(e)))?;
-        split_http_reply(&reply).ok_or_else(|| PowerError::NoReading {
+        let reply = request.call().and_then(|mut response| {
+            let body = response.body_mut().with_config().limit(MAX_HTTP_REPLY).read_to_vec()?;
+            Ok((response.status().as_u16(), body))
+        });
+        reply.map_err(|e| PowerError::Read {
             meter: "Redfish",
             what: self.url.clone(),
-            got: first_line(&String::from_utf8_lossy(&reply)),
-            fix: REDFISH_FIX,
+            fix: if e.to_string().contains("certificate") { CERTIFICATE_FIX } else { REDFISH_FIX },
+            error: e.into_io(),
         })
     }
 }
@@ -125,22 +116,27 @@ impl Meter for Redfish {
     }
 }
 
-/// Sends `request` and reads the reply until the server closes. A TLS peer that closes
-/// without saying so (many BMCs) ends the reply too, once something has arrived.
-fn exchange<S: Read + Write>(mut stream: S, request: &str) -> io::Result<Vec<u8>> {
-    stream.write_all(request.as_bytes())?;
-    stream.flush()?;
-    let mut reply = Vec::new();
-    match stream.take(MAX_HTTP_REPLY).read_to_end(&mut reply) {
-        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof && !reply.is_empty() => Ok(reply),
-        other => other.map(|_| reply),
-    }
+/// A client that returns every status (a 401 is ours to word), follows no redirect (its
+/// status is shown instead), ignores proxy variables (a BMC sits on a management network),
+/// opens a new connection for each reading (a BMC may close an idle one just as it is
+/// reused, and a reading would fail) and waits [`IO_TIMEOUT`] at most to connect and for
+/// each read or write.
+fn agent(tls: ureq::tls::TlsConfig) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .tls_config(tls)
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .max_idle_connections(0)
+        .timeout_connect(Some(IO_TIMEOUT))
+        .timeout_per_read(Some(IO_TIMEOUT))
+        .timeout_per_write(Some(IO_TIMEOUT))
+        .build()
+        .into()
 }
 
 /// The trust for https, from the environment.
-fn tls_config(
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<std::sync::Arc<rustls::ClientConfig>, PowerError> {
+fn tls_config(env: &dyn Fn(&str) -> Option<String>) -> Result<ureq::tls::TlsConfig, PowerError> {
     let trust = match env(REDFISH_INSECURE_ENV).as_deref() {
         Some("1") => tls::Trust::Anything,
         _ => tls::Trust::Verify { extra_ca: env(REDFISH_CA_ENV).map(std::path::PathBuf::from) },
@@ -152,65 +148,26 @@ fn tls_config(
     })
 }
 
-/// A certificate the BMC's TLS did not pass gets the way out named.
-fn tls_hint(e: PowerError) -> PowerError {
-    match e {
-        PowerError::Read { meter, what, error, .. } if error.to_string().contains("certificate") => {
-            PowerError::Read {
-                meter,
-                what,
-                error,
-                fix: "the BMC's certificate is not signed by a public CA: give STORBENCH_REDFISH_CA a PEM \
-                  file holding its CA (or the certificate itself), or set STORBENCH_REDFISH_INSECURE=1 \
-                  to accept any certificate on a network you trust",
-            }
-        }
-        other => other,
+/// An http(s) URL without its `user:password@`, and those, percent-decoded. `shown` is the
+/// URL with its password hidden, for messages.
+fn split_credentials(url: &str, shown: &str) -> Result<(Uri, Option<(String, String)>), PowerError> {
+    let unusable = |problem: String| PowerError::Unusable { meter: "Redfish", problem, fix: REDFISH_FIX };
+    let uri: Uri = url.parse().map_err(|e| unusable(format!("{shown} is not a valid http(s) URL: {e}")))?;
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(unusable(format!("{shown} is not an http:// or https:// URL")));
     }
-}
-
-/// A Redfish URL's parts.
-#[derive(Debug, PartialEq)]
-struct UrlParts {
-    tls: bool,
-    /// `user:password@` before the host, percent-decoded.
-    userinfo: Option<(String, String)>,
-    /// `host:port`, the port defaulting to 80 or 443.
-    authority: String,
-    host: String,
-    path: String,
-}
-
-/// `http[s]://[user:password@]host[:port]/path` → its parts.
-fn split_http_url(url: &str) -> Result<UrlParts, PowerError> {
-    let unusable = |problem: String, fix| PowerError::Unusable { meter: "Redfish", problem, fix };
-    let (tls, rest) = match (url.strip_prefix("https://"), url.strip_prefix("http://")) {
-        (Some(rest), _) => (true, rest),
-        (None, Some(rest)) => (false, rest),
-        (None, None) => {
-            return Err(unusable(format!("{url} is not an http:// or https:// URL"), REDFISH_FIX));
-        }
-    };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let (userinfo, authority) = match authority.rsplit_once('@') {
-        Some((info, host)) => {
-            let (user, password) = info.split_once(':').unwrap_or((info, ""));
-            (Some((secret::percent_decoded(user), secret::percent_decoded(password))), host)
-        }
-        None => (None, authority),
-    };
-    if authority.is_empty() {
-        return Err(unusable(format!("{url} names no host"), REDFISH_FIX));
+    if uri.host().is_none_or(str::is_empty) {
+        return Err(unusable(format!("{shown} names no host")));
     }
-    // A port follows the last ':' unless that ':' is inside an IPv6 literal "[...]".
-    let port_at = authority.rfind(':').filter(|&i| !authority[i..].contains(']'));
-    let host = port_at.map_or(authority, |i| &authority[..i]).to_owned();
-    let authority = match port_at {
-        Some(_) => authority.to_owned(),
-        None => format!("{authority}:{}", if tls { 443 } else { 80 }),
-    };
-    let path = if path.is_empty() { "/" } else { path }.to_owned();
-    Ok(UrlParts { tls, userinfo, authority, host, path })
+    let authority = uri.authority().map(|a| a.as_str().to_owned()).unwrap_or_default();
+    let Some((userinfo, host)) = authority.rsplit_once('@') else { return Ok((uri, None)) };
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let credentials = (secret::percent_decoded(user), secret::percent_decoded(password));
+    let mut parts = uri.into_parts();
+    parts.authority = host.parse().ok();
+    let uri =
+        Uri::from_parts(parts).map_err(|e| unusable(format!("{shown} is not a valid http(s) URL: {e}")))?;
+    Ok((uri, Some(credentials)))
 }
 
 /// User and password from the two variables; none when neither is set. One without the
@@ -231,17 +188,6 @@ fn env_credentials(
         problem: format!("{missing} is not set, but the other credential variable is"),
         fix: "set both the user and the password variable, or neither for a BMC without authentication",
     })
-}
-
-/// Status code and body of an HTTP reply; `None` when it is not one.
-fn split_http_reply(reply: &[u8]) -> Option<(u16, Vec<u8>)> {
-    let end = reply.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&reply[..end]).ok()?;
-    let status_line = head.lines().next()?;
-    let mut parts = status_line.split_whitespace();
-    parts.next().filter(|v| v.starts_with("HTTP/"))?;
-    let status = parts.next()?.parse().ok()?;
-    Some((status, reply[end + 4..].to_vec()))
 }
 
 /// `PowerControl[0].PowerConsumedWatts` of a Power resource.
@@ -265,7 +211,7 @@ mod tests {
     use super::super::{PowerSampler, PowerSource};
     use super::*;
     use std::fs;
-    use std::io::{BufRead, BufReader};
+    use std::io::{BufRead, BufReader, Write};
     use std::net::TcpListener;
     use std::sync::mpsc;
 
@@ -287,6 +233,14 @@ mod tests {
             tx.send(request).unwrap();
         });
         (format!("http://{addr}/redfish/v1/Chassis/1/Power"), rx)
+    }
+
+    /// The value of header `name` in a request; header names are case-insensitive.
+    fn header<'r>(request: &'r str, name: &str) -> Option<&'r str> {
+        request.lines().find_map(|line| {
+            let (field, value) = line.split_once(':')?;
+            field.eq_ignore_ascii_case(name).then(|| value.trim())
+        })
     }
 
     const POWER_JSON: &str = r#"{"@odata.id":"/redfish/v1/Chassis/1/Power","PowerControl":[{"Name":"System Power Control","PowerConsumedWatts":344,"PowerMetrics":{"IntervalInMin":1,"AverageConsumedWatts":338}}]}"#;
@@ -314,7 +268,8 @@ mod tests {
         let request = request.recv().unwrap();
         assert!(request.starts_with("GET /redfish/v1/Chassis/1/Power HTTP/1."), "{request}");
         // base64("root:calvin")
-        assert!(request.contains("Authorization: Basic cm9vdDpjYWx2aW4=\r\n"), "{request}");
+        assert_eq!(header(&request, "Authorization"), Some("Basic cm9vdDpjYWx2aW4="), "{request}");
+        assert_eq!(header(&request, "Accept"), Some("application/json"), "{request}");
     }
 
     #[test]
@@ -323,9 +278,11 @@ mod tests {
         let url = url.replace("http://", "http://root:Rf5%40url-pw@");
         let mut sampler = redfish(&url, &|_| None).unwrap();
         assert!(sampler.describe().contains("http://root:***@127.0.0.1:"), "{}", sampler.describe());
+        assert!(!format!("{sampler:?}").contains("url-pw"), "Debug output shows the password");
         assert_eq!(sampler.sample().unwrap(), Some(344.0));
         let token = base64::engine::general_purpose::STANDARD.encode("root:Rf5@url-pw");
-        assert!(request.recv().unwrap().contains(&format!("Authorization: Basic {token}\r\n")));
+        let request = request.recv().unwrap();
+        assert_eq!(header(&request, "Authorization"), Some(format!("Basic {token}").as_str()), "{request}");
         assert_eq!(secret::redact("the BMC said Rf5@url-pw"), "the BMC said ***");
     }
 
@@ -334,7 +291,8 @@ mod tests {
         let (url, request) = serve_http_once("200 OK", POWER_JSON);
         let mut sampler = redfish(&url, &|_| None).unwrap();
         assert_eq!(sampler.sample().unwrap(), Some(344.0));
-        assert!(!request.recv().unwrap().contains("Authorization"));
+        let request = request.recv().unwrap();
+        assert_eq!(header(&request, "Authorization"), None, "{request}");
     }
 
     #[test]
@@ -407,23 +365,18 @@ mod tests {
     }
 
     #[test]
-    fn http_urls_split_into_address_and_path() {
-        let split = |url| {
-            let p = split_http_url(url).unwrap();
-            (p.tls, p.authority, p.host, p.path)
-        };
-        assert_eq!(
-            split("http://10.0.0.5/redfish/v1/Chassis/1/Power"),
-            (false, "10.0.0.5:80".into(), "10.0.0.5".into(), "/redfish/v1/Chassis/1/Power".into())
-        );
-        assert_eq!(split("http://bmc:8000"), (false, "bmc:8000".into(), "bmc".into(), "/".into()));
-        assert_eq!(
-            split("https://[fe80::1]/x"),
-            (true, "[fe80::1]:443".into(), "[fe80::1]".into(), "/x".into())
-        );
-        assert!(split_http_url("ftp://bmc/x").is_err());
-        let with_user = split_http_url("https://admin:p%3Aw@bmc:8443/x").unwrap();
-        assert_eq!(with_user.userinfo, Some(("admin".into(), "p:w".into())));
-        assert_eq!((with_user.authority.as_str(), with_user.host.as_str()), ("bmc:8443", "bmc"));
+    fn url_credentials_are_split_off_decoded_and_kept_out_of_the_request_url() {
+        let split = |url| split_credentials(url, url);
+        let (uri, credentials) = split("https://admin:p%3Aw@bmc:8443/x").unwrap();
+        assert_eq!(uri.to_string(), "https://bmc:8443/x");
+        assert_eq!(credentials, Some(("admin".into(), "p:w".into())));
+        let (uri, credentials) = split("https://[fe80::1]/x").unwrap();
+        assert_eq!((uri.to_string(), credentials), ("https://[fe80::1]/x".into(), None));
+        let err = split("ftp://bmc/x").unwrap_err().to_string();
+        assert!(err.contains("not an http:// or https:// URL"), "{err}");
+        let err = split("http://root:pw@:80/x").unwrap_err().to_string();
+        assert!(err.contains("names no host"), "{err}");
+        let err = split("bmc/redfish").unwrap_err().to_string();
+        assert!(err.contains("not a valid http(s) URL"), "{err}");
     }
 }
