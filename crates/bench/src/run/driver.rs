@@ -218,7 +218,8 @@ fn elapsed_ns(start: Instant) -> u64 {
 /// The driver's state between intervals.
 struct Driver<T> {
     schedule: Schedule,
-    warm_by_test: Option<u64>,
+    /// The warm-up ends on the workload's test (and has not yet).
+    warm_by_test: bool,
     measured_len_ns: Option<u64>,
     all: T,
     phase_total: T,
@@ -226,7 +227,6 @@ struct Driver<T> {
     end_ns: u64,
     rounds: Option<Rounds<T>>,
     cpu_at_measure: Option<OwnCpuTime>,
-    cpu_at_end: Option<OwnCpuTime>,
 }
 
 impl<T: IntervalData> Driver<T> {
@@ -234,10 +234,7 @@ impl<T: IntervalData> Driver<T> {
         let schedule = plan.schedule();
         Driver {
             schedule,
-            warm_by_test: match plan.warmup {
-                Warmup::Until { .. } => Some(schedule.ramp_ns),
-                Warmup::For(_) => None,
-            },
+            warm_by_test: matches!(plan.warmup, Warmup::Until { .. }),
             measured_len_ns: match plan.length {
                 Length::For(d) => Some(nanos(d)),
                 Length::UntilDone => None,
@@ -251,7 +248,6 @@ impl<T: IntervalData> Driver<T> {
                 Rounds::new(Rule::SNIA_PTS, per_round, schedule.interval_ns)
             }),
             cpu_at_measure: (schedule.ramp_ns == 0).then(process_cpu),
-            cpu_at_end: None,
         }
     }
 
@@ -306,7 +302,7 @@ impl<T: IntervalData> Driver<T> {
                 .collect(),
             system: sampler.sample(),
         };
-        let warmed = phase == Phase::Ramp && self.warm_by_test.is_some() && workload.warmed(&interval);
+        let warmed = phase == Phase::Ramp && self.warm_by_test && workload.warmed(&interval);
         on_interval(&Closed { row, interval });
         if warmed {
             self.end_warmup_at(index);
@@ -321,11 +317,11 @@ impl<T: IntervalData> Driver<T> {
         let ramp_ns = self.schedule.boundary(index);
         self.schedule.ramp_ns = ramp_ns;
         self.schedule.end_ns = self.measured_len_ns.map(|len| ramp_ns.saturating_add(len));
-        self.warm_by_test = None;
+        self.warm_by_test = false;
     }
 
-    fn finish(mut self, stop: &StopFlag) -> Outcome<T> {
-        let cpu_end = *self.cpu_at_end.get_or_insert_with(process_cpu);
+    fn finish(self, stop: &StopFlag) -> Outcome<T> {
+        let cpu_end = process_cpu();
         let ramp_ns = self.schedule.ramp_ns.min(self.end_ns);
         let mut out = Outcome {
             totals: if self.measuring { self.phase_total } else { T::default() },
