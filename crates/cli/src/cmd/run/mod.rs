@@ -289,11 +289,12 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
 fn notes(eval: &Evaluation) -> Vec<String> {
     let mut notes = Vec::new();
     if eval.method.power_source.is_none() && power::not_asked() {
-        notes.push("power was not measured (power = \"none\" in [method])".to_string());
+        notes.push("power was not measured (power source: none)".to_string());
     } else if eval.method.power_source.is_none() {
         notes.push(
             "no power source on this machine (no readable RAPL, no IPMI): power and performance per watt \
-             were not measured; give power = \"file:PATH\" or \"cmd:COMMAND\" in [method] for an external meter"
+             were not measured; for an external meter give --power file:PATH or --power cmd:COMMAND, or \
+             power = \"file:PATH\" in a plan's [method]"
                 .to_string(),
         );
     }
