@@ -106,12 +106,19 @@ impl Periodic {
         line
     }
 
-    /// A row of DS3's `out_filename` CSV (header `CSV_HEADER`).
-    pub fn csv_row(&self, datetime: &str) -> String {
-        let values = self.values().map(|v| v.trim().to_string());
-        std::iter::once(datetime.to_string()).chain(values).collect::<Vec<_>>().join(", ")
+    /// A row of DS3's `out_filename` CSV (header `CSV_HEADER`), laid out as DS3 writes it: the
+    /// lines' time stamp (empty without --log-timestamp, else ending in a space), a space and
+    /// the padded et in the first field, then the other seven figures, comma-separated without
+    /// spaces. Eight fields under eight names.
+    pub fn csv_row(&self, stamp: &str) -> String {
+        format!("{stamp} {}", self.values().join(","))
     }
 }
+
+/// DS3's time stamps of its lines (`log_timestamp`), each followed by a space: UTC with
+/// milliseconds, and the local time as .NET's `MM/dd/yyyy h:mm:ss tt` prints it.
+pub const UTC_STAMP: &str = "%Y-%m-%dT%H:%M:%S%.3fZ ";
+pub const LOCAL_STAMP: &str = "%m/%d/%Y %-I:%M:%S %p ";
 
 /// DS3's header of the `out_filename` CSV, as DS3 writes it.
 pub const CSV_HEADER: &str = "datetime et, n_overall, opm, rt_tot_lastn_max_msec, rt_tot_avg_msec, rt_tot_sampled, n_rollbacks_overall, rollback_pct";
@@ -194,10 +201,20 @@ mod tests {
     }
 
     #[test]
+    fn time_stamps_read_as_ds3_prints_them() {
+        let t = jiff::civil::date(2026, 11, 24).at(14, 5, 7, 250_000_000);
+        assert_eq!(t.strftime(LOCAL_STAMP).to_string(), "11/24/2026 2:05:07 PM ");
+        let utc = t.to_zoned(jiff::tz::TimeZone::UTC).unwrap().timestamp();
+        assert_eq!(utc.strftime(UTC_STAMP).to_string(), "2026-11-24T14:05:07.250Z ");
+    }
+
+    #[test]
     fn the_csv_row_holds_the_periodic_figures() {
-        let row = Periodic::of(&recorder(), 30.0, Sampled::default()).csv_row("2026-11-22 10:00:00");
-        assert_eq!(row, "2026-11-22 10:00:00, 30.0, 3, 6, 30, 20, 20, 1, 33.3");
-        assert_eq!(CSV_HEADER.split(", ").count(), 8);
+        let figures = Periodic::of(&recorder(), 30.0, Sampled::default());
+        assert_eq!(figures.csv_row(""), "    30.0,3,6,30,20,20,1, 33.3");
+        let row = figures.csv_row("2026-11-22T10:00:00.000Z ");
+        assert_eq!(row, "2026-11-22T10:00:00.000Z     30.0,3,6,30,20,20,1, 33.3");
+        assert_eq!(CSV_HEADER.split(", ").count(), row.split(',').count(), "a field for every name");
     }
 
     #[test]

@@ -375,12 +375,18 @@ impl<'a> Printer<'a> {
         Ok(Printer { opts, prev: vec![Sampled::default(); targets], prev_all: Sampled::default(), csv })
     }
 
-    fn say(&self, line: &str) {
-        let stamp = match self.opts.timestamp {
+    /// DS3's time stamp of a line (`--log-timestamp`): nothing, UTC with milliseconds, or the
+    /// local time as DS3's LOCAL prints it; a space follows one.
+    fn stamp(&self) -> String {
+        match self.opts.timestamp {
             Stamp::None => String::new(),
-            Stamp::Utc => jiff::Timestamp::now().strftime("%Y-%m-%dT%H:%M:%S%.3fZ ").to_string(),
-            Stamp::Local => jiff::Zoned::now().strftime("%Y-%m-%dT%H:%M:%S%.3f ").to_string(),
-        };
+            Stamp::Utc => jiff::Timestamp::now().strftime(ds3::UTC_STAMP).to_string(),
+            Stamp::Local => jiff::Zoned::now().strftime(ds3::LOCAL_STAMP).to_string(),
+        }
+    }
+
+    fn say(&self, line: &str) {
+        let stamp = self.stamp();
         if self.opts.to_stderr {
             say!("{stamp}{line}");
         } else {
@@ -414,10 +420,10 @@ impl<'a> Printer<'a> {
     }
 
     fn write_csv(&mut self, phase_total: &OltpRecorder, phase_elapsed_s: f64) {
+        let stamp = self.stamp();
         let Some(w) = self.csv.as_mut() else { return };
         let figures = ds3::Periodic::of(phase_total, phase_elapsed_s, self.prev_all);
-        let now = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
-        let _ = writeln!(w, "{}", figures.csv_row(&now)).and_then(|_| w.flush());
+        let _ = writeln!(w, "{}", figures.csv_row(&stamp)).and_then(|_| w.flush());
     }
 
     fn finish(&mut self, out: &driver::OltpOutcome, targets: &[String]) {
