@@ -16,6 +16,7 @@ use std::fmt;
 
 use crate::rng::mix;
 use crate::workload::io::verify::fill_random;
+use crate::workload::mailbox::format::{get_u32, get_u64};
 
 pub const PAGE: usize = 8192;
 pub const SECTOR: usize = 512;
@@ -155,11 +156,11 @@ pub fn check_page(buf: &[u8], expected: PageId) -> Checked {
 
 /// The page's (id, generation) when its magic and checksum hold.
 fn intact_header(buf: &[u8]) -> Option<(PageId, u64)> {
-    if &buf[MAGIC_AT..CRC_AT] != MAGIC || word32(buf, CRC_AT) != page_crc(buf) {
+    if &buf[MAGIC_AT..CRC_AT] != MAGIC || get_u32(buf, CRC_AT) != page_crc(buf) {
         return None;
     }
     let file = u16::from_le_bytes([buf[FILE_AT], buf[FILE_AT + 1]]);
-    Some((PageId { file, page: word64(buf, PAGE_AT) }, word64(buf, GENERATION_AT)))
+    Some((PageId { file, page: get_u64(buf, PAGE_AT) }, get_u64(buf, GENERATION_AT)))
 }
 
 fn stamps_match(buf: &[u8], id: PageId, generation: u64) -> bool {
@@ -182,8 +183,8 @@ fn sector_generations(buf: &[u8], id: PageId) -> Option<[u64; SECTORS]> {
 
 /// The generation a sector's stamp names, when its seal is that of sector `index` of `id`.
 fn stamp_generation(sector: &[u8], id: PageId, index: usize) -> Option<u64> {
-    let generation = word64(sector, 0);
-    (generation != 0 && word64(sector, 8) == seal(id, index, generation)).then_some(generation)
+    let generation = get_u64(sector, 0);
+    (generation != 0 && get_u64(sector, 8) == seal(id, index, generation)).then_some(generation)
 }
 
 fn seal(id: PageId, index: usize, generation: u64) -> u64 {
@@ -193,14 +194,6 @@ fn seal(id: PageId, index: usize, generation: u64) -> u64 {
 /// crc32c of the page without its crc field.
 fn page_crc(buf: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&buf[..CRC_AT]), &buf[FILE_AT..])
-}
-
-fn word32(buf: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(buf[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn word64(buf: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"))
 }
 
 #[cfg(test)]

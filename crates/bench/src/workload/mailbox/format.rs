@@ -90,11 +90,13 @@ fn put_u64(buf: &mut [u8], at: usize, v: u64) {
     buf[at..at + 8].copy_from_slice(&v.to_le_bytes());
 }
 
-fn get_u32(buf: &[u8], at: usize) -> u32 {
+/// The little-endian u32 at `at` (page headers here and in the integrity workload).
+pub(crate) fn get_u32(buf: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(buf[at..at + 4].try_into().expect("4 bytes"))
 }
 
-fn get_u64(buf: &[u8], at: usize) -> u64 {
+/// The little-endian u64 at `at`.
+pub(crate) fn get_u64(buf: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(buf[at..at + 8].try_into().expect("8 bytes"))
 }
 

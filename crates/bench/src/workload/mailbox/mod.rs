@@ -10,7 +10,7 @@
 
 mod backup;
 pub mod cache;
-mod format;
+pub(crate) mod format;
 mod instance;
 mod judge;
 pub mod layout;
