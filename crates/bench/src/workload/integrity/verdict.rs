@@ -3,6 +3,7 @@
 //! error record each failure leaves in the bundle's error file.
 
 use super::page::{Checked, PageId};
+use crate::engine::Dir;
 
 /// The error classes, named as the results' `errors` fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -105,6 +106,23 @@ impl ErrorRecord {
             page: id.page,
             expected,
             found: checked.to_string(),
+        }
+    }
+
+    /// The record of a request on `id` that the kernel failed; `failure` names why (the
+    /// errno's name, as `Completion::failure` gives it).
+    pub fn of_failed_io(id: PageId, dir: Dir, failure: &str) -> ErrorRecord {
+        let (class, expected) = match dir {
+            Dir::Read => (ErrorClass::ReadErrors, "a completed read"),
+            Dir::Write => (ErrorClass::WriteErrors, "a completed write"),
+        };
+        ErrorRecord {
+            class,
+            file: id.file,
+            offset: id.offset(),
+            page: id.page,
+            expected: expected.to_string(),
+            found: failure.to_string(),
         }
     }
 }
