@@ -1,14 +1,17 @@
 //! The integrity workload (a SQLIOSim-class stress that proves storage keeps what it
 //! acknowledged). So far its verification core: the self-checking 8 KiB page (`page`), the
 //! journal of acknowledged writes kept apart from the data (`journal`), the judgement of a
-//! page read against both, by error class (`verdict`), and a seeded fault-injecting engine
-//! wrapper that proves the checker finds every class (`faults`).
+//! page read against both, by error class (`verdict`), a seeded fault-injecting engine
+//! wrapper that proves the checker finds every class (`faults`), and the final audit pass that
+//! reads every page of the files against the journal (`audit`).
 
+pub mod audit;
 pub mod faults;
 pub mod journal;
 pub mod page;
 pub mod verdict;
 
+pub use audit::{AuditReport, MAX_ERRORS_KEPT, audit};
 pub use faults::{Fault, FaultPlan, FaultyEngine, Injection, InjectionLog, When, misdirected_offset};
 pub use journal::{Expected, Journal, JournalError};
 pub use page::{Checked, PAGE, PageId, SECTOR, SECTORS, check_page, write_page};

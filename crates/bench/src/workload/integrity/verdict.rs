@@ -6,7 +6,7 @@ use super::page::{Checked, PageId};
 use crate::engine::Dir;
 
 /// The error classes, named as the results' `errors` fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorClass {
     /// An acknowledged write is not there: an older generation (or nothing) came back.
@@ -95,17 +95,26 @@ pub struct ErrorRecord {
 impl ErrorRecord {
     /// The record of a page check that `classify` failed with `class` and `expected`.
     pub fn of_page(id: PageId, class: ErrorClass, expected: Option<u64>, checked: &Checked) -> ErrorRecord {
-        let expected = match expected {
-            Some(generation) => format!("generation {generation} or newer"),
-            None => "a page of this place".to_string(),
-        };
         ErrorRecord {
             class,
             file: id.file,
             offset: id.offset(),
             page: id.page,
-            expected,
+            expected: at_least(expected),
             found: checked.to_string(),
+        }
+    }
+
+    /// The record of a page acknowledged at `acknowledged` that lies past the end of its file,
+    /// `pages` whole pages long: a lost write (the file was truncated or never grew).
+    pub fn of_page_past_end(id: PageId, acknowledged: u64, pages: u64) -> ErrorRecord {
+        ErrorRecord {
+            class: ErrorClass::LostWrites,
+            file: id.file,
+            offset: id.offset(),
+            page: id.page,
+            expected: at_least(Some(acknowledged)),
+            found: format!("past the end of the file ({pages} whole pages)"),
         }
     }
 
@@ -124,6 +133,14 @@ impl ErrorRecord {
             expected: expected.to_string(),
             found: failure.to_string(),
         }
+    }
+}
+
+/// What a page should hold: at least a generation, or (None) any page of its own place.
+fn at_least(generation: Option<u64>) -> String {
+    match generation {
+        Some(generation) => format!("generation {generation} or newer"),
+        None => "a page of this place".to_string(),
     }
 }
 

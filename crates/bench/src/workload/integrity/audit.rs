@@ -1,0 +1,381 @@
+//! The final audit pass, after a run and for `integrity verify`: reads every whole page of the
+//! workload's files in order, judges each against the journal (`verdict::classify`, with no
+//! generation read before), and names each acknowledged page that lies past its file's end as
+//! a lost write. Counts errors by class and keeps the first error records.
+
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use super::journal::Expected;
+use super::page::{PAGE, PageId, check_page};
+use super::verdict::{ErrorClass, ErrorRecord, Verdict, classify};
+use crate::engine::{Dir, error_kind};
+use crate::run::StopFlag;
+
+/// Bytes read at once: large sequential reads, so the audit runs at the device's bandwidth.
+const CHUNK: usize = 1 << 20;
+/// How many error records a report keeps; the counts go on.
+pub const MAX_ERRORS_KEPT: usize = 1000;
+const PROGRESS_EVERY: Duration = Duration::from_millis(200);
+
+/// What the audit found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct AuditReport {
+    /// Pages read and judged (a page whose read failed counts: it is a read error).
+    pub pages_checked: u64,
+    /// Errors by class; a class without errors is absent.
+    pub errors_by_class: BTreeMap<ErrorClass, u64>,
+    /// The first errors, in file order and by offset within a file (at most `MAX_ERRORS_KEPT`).
+    pub first_errors: Vec<ErrorRecord>,
+    /// False when a stop request ended the audit before every page was read.
+    pub complete: bool,
+}
+
+impl AuditReport {
+    /// Errors of all classes.
+    pub fn errors(&self) -> u64 {
+        self.errors_by_class.values().sum()
+    }
+
+    /// Every page was checked and none was wrong.
+    pub fn ok(&self) -> bool {
+        self.complete && self.errors() == 0
+    }
+
+    fn add(&mut self, record: ErrorRecord) {
+        *self.errors_by_class.entry(record.class).or_default() += 1;
+        if self.first_errors.len() < MAX_ERRORS_KEPT {
+            self.first_errors.push(record);
+        }
+    }
+}
+
+/// Audits `files` (file id, path) against `expected`; `progress` gets (bytes read, bytes
+/// total) about five times a second and once at the end. A file that cannot be opened or sized
+/// is an error; a read that fails is a `read_errors` record of each page it failed on.
+pub fn audit(
+    files: &[(u16, &Path)],
+    expected: &Expected,
+    stop: &StopFlag,
+    progress: &mut dyn FnMut(u64, u64),
+) -> crate::Result<AuditReport> {
+    let opened =
+        files.iter().map(|&(id, path)| DataFile::open(id, path)).collect::<crate::Result<Vec<_>>>()?;
+    let mut meter = Meter::new(opened.iter().map(|f| f.pages * PAGE as u64).sum(), progress);
+    let mut report = AuditReport::default();
+    let mut buf = vec![0u8; CHUNK];
+    report.complete = opened.iter().all(|file| {
+        let read_all = audit_file(file, expected, stop, &mut buf, &mut report, &mut meter);
+        if read_all {
+            report_past_end(file, expected, &mut report);
+        }
+        read_all
+    });
+    meter.report();
+    Ok(report)
+}
+
+/// One file of the workload, open for reading.
+struct DataFile {
+    id: u16,
+    file: File,
+    /// Whole pages in the file.
+    pages: u64,
+}
+
+impl DataFile {
+    fn open(id: u16, path: &Path) -> crate::Result<DataFile> {
+        let failed = |op| move |source| crate::Error::Io { op, path: path.to_path_buf(), source };
+        let file = File::open(path).map_err(failed("open"))?;
+        let len = file.metadata().map_err(failed("stat"))?.len();
+        Ok(DataFile { id, file, pages: len / PAGE as u64 })
+    }
+}
+
+/// Checks every whole page of `file`, a chunk at a time; false when a stop request came first.
+fn audit_file(
+    file: &DataFile,
+    expected: &Expected,
+    stop: &StopFlag,
+    buf: &mut [u8],
+    report: &mut AuditReport,
+    meter: &mut Meter,
+) -> bool {
+    let mut first = 0;
+    while first < file.pages {
+        if stop.is_stopped() {
+            return false;
+        }
+        let count = (file.pages - first).min((buf.len() / PAGE) as u64);
+        let chunk = &mut buf[..count as usize * PAGE];
+        match file.file.read_exact_at(chunk, first * PAGE as u64) {
+            Ok(()) => {
+                for (index, page) in chunk.chunks_exact(PAGE).enumerate() {
+                    judge(PageId { file: file.id, page: first + index as u64 }, page, expected, report);
+                }
+            }
+            Err(_) => reread_pages(file, first, chunk, expected, report),
+        }
+        first += count;
+        meter.advance(count * PAGE as u64);
+    }
+    true
+}
+
+/// After a chunk's read failed: each page alone, so that a read error names the pages it hit
+/// and the pages around them are still judged.
+fn reread_pages(
+    file: &DataFile,
+    first: u64,
+    chunk: &mut [u8],
+    expected: &Expected,
+    report: &mut AuditReport,
+) {
+    for (index, page) in chunk.chunks_exact_mut(PAGE).enumerate() {
+        let id = PageId { file: file.id, page: first + index as u64 };
+        match file.file.read_exact_at(page, id.offset()) {
+            Ok(()) => judge(id, page, expected, report),
+            Err(err) => {
+                report.pages_checked += 1;
+                report.add(ErrorRecord::of_failed_io(id, Dir::Read, failure(&err)));
+            }
+        }
+    }
+}
+
+fn judge(id: PageId, page: &[u8], expected: &Expected, report: &mut AuditReport) {
+    let checked = check_page(page, id);
+    report.pages_checked += 1;
+    let verdict = classify(expected.acknowledged(id), checked, None, expected.issued_limit);
+    if let Verdict::Error { class, expected: generation } = verdict {
+        report.add(ErrorRecord::of_page(id, class, generation, &checked));
+    }
+}
+
+/// The errno's name, as the engines name a failed completion; `short` for a file that shrank
+/// under the audit.
+fn failure(err: &io::Error) -> &'static str {
+    match err.raw_os_error() {
+        Some(errno) => error_kind(-errno),
+        None if err.kind() == io::ErrorKind::UnexpectedEof => error_kind(0),
+        None => "other",
+    }
+}
+
+/// Each page of `file` acknowledged past its end is a lost write, by page order.
+fn report_past_end(file: &DataFile, expected: &Expected, report: &mut AuditReport) {
+    let mut past_end: Vec<(PageId, u64)> =
+        expected.pages().filter(|(id, _)| id.file == file.id && id.page >= file.pages).collect();
+    past_end.sort_unstable();
+    for (id, acknowledged) in past_end {
+        report.add(ErrorRecord::of_page_past_end(id, acknowledged, file.pages));
+    }
+}
+
+/// Reports progress at most every `PROGRESS_EVERY`.
+struct Meter<'a> {
+    done: u64,
+    total: u64,
+    last: Instant,
+    progress: &'a mut dyn FnMut(u64, u64),
+}
+
+impl<'a> Meter<'a> {
+    fn new(total: u64, progress: &'a mut dyn FnMut(u64, u64)) -> Meter<'a> {
+        Meter { done: 0, total, last: Instant::now(), progress }
+    }
+
+    fn advance(&mut self, bytes: u64) {
+        self.done += bytes;
+        if self.last.elapsed() >= PROGRESS_EVERY {
+            self.report();
+        }
+    }
+
+    fn report(&mut self) {
+        (self.progress)(self.done, self.total);
+        self.last = Instant::now();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::super::journal::Journal;
+    use super::super::page::{SECTOR, write_page};
+    use super::*;
+
+    const SEED: u64 = 0x5EED_A0D1;
+    /// File 0: 200 written pages (two chunks, the second partial); file 1: 35 written pages
+    /// and 5 never written.
+    const PAGES: [u64; 2] = [200, 40];
+    const WRITTEN: [u64; 2] = [200, 35];
+    /// Pages of file 0 written twice, so that they have an older generation to go back to.
+    const REWRITTEN: u64 = 10;
+
+    struct Set {
+        _dir: tempfile::TempDir,
+        paths: [PathBuf; 2],
+        expected: Expected,
+        /// (file, page) -> every generation written, oldest first.
+        history: BTreeMap<(u16, u64), Vec<u64>>,
+    }
+
+    impl Set {
+        fn audit(&self) -> AuditReport {
+            let files = [(0, self.paths[0].as_path()), (1, self.paths[1].as_path())];
+            audit(&files, &self.expected, &StopFlag::new(), &mut |_, _| {}).unwrap()
+        }
+
+        fn image(&self, file: u16, page: u64, generation: u64) -> Vec<u8> {
+            let mut buf = vec![0u8; PAGE];
+            write_page(&mut buf, PageId { file, page }, generation, SEED);
+            buf
+        }
+
+        fn overwrite(&self, file: u16, page: u64, bytes: &[u8]) {
+            let out = std::fs::OpenOptions::new().write(true).open(&self.paths[file as usize]).unwrap();
+            out.write_all_at(bytes, page * PAGE as u64).unwrap();
+        }
+
+        fn generations(&self, file: u16, page: u64) -> &[u64] {
+            &self.history[&(file, page)]
+        }
+    }
+
+    /// A healthy set: every write made on disk and journalled, one run-wide generation sequence.
+    fn healthy() -> Set {
+        let dir = tempfile::tempdir().unwrap();
+        let paths = [dir.path().join("data"), dir.path().join("log")];
+        let mut journal = Journal::create(&dir.path().join("journal")).unwrap();
+        journal.reserve(1000).unwrap();
+        let mut history: BTreeMap<(u16, u64), Vec<u64>> = BTreeMap::new();
+        let mut next = 0;
+        let rewrites = (0..REWRITTEN).map(|page| (0u16, page));
+        let writes = (0..2u16).flat_map(|file| (0..WRITTEN[file as usize]).map(move |page| (file, page)));
+        for (file, page) in writes.chain(rewrites) {
+            next += 1;
+            journal.record(PageId { file, page }, next).unwrap();
+            history.entry((file, page)).or_default().push(next);
+        }
+        journal.sync().unwrap();
+        for (file, path) in paths.iter().enumerate() {
+            let mut bytes = vec![0u8; PAGES[file] as usize * PAGE];
+            for ((f, page), generations) in history.range((file as u16, 0)..(file as u16 + 1, 0)) {
+                let at = *page as usize * PAGE;
+                write_page(
+                    &mut bytes[at..at + PAGE],
+                    PageId { file: *f, page: *page },
+                    *generations.last().expect("written at least once"),
+                    SEED,
+                );
+            }
+            std::fs::write(path, bytes).unwrap();
+        }
+        let expected = Journal::load(&dir.path().join("journal")).unwrap();
+        Set { _dir: dir, paths, expected, history }
+    }
+
+    fn tally(report: &AuditReport) -> Vec<(ErrorClass, u16, u64, u64)> {
+        report.first_errors.iter().map(|r| (r.class, r.file, r.page, r.offset)).collect()
+    }
+
+    #[test]
+    fn a_healthy_set_checks_every_page_without_error_and_reports_progress_to_the_end() {
+        let set = healthy();
+        let files = [(0, set.paths[0].as_path()), (1, set.paths[1].as_path())];
+        let mut last = (0, 0);
+        let report =
+            audit(&files, &set.expected, &StopFlag::new(), &mut |done, total| last = (done, total)).unwrap();
+        assert_eq!(report.pages_checked, PAGES.iter().sum::<u64>());
+        assert_eq!((report.errors(), report.first_errors.len(), report.complete), (0, 0, true));
+        assert!(report.ok());
+        let bytes = PAGES.iter().sum::<u64>() * PAGE as u64;
+        assert_eq!(last, (bytes, bytes));
+    }
+
+    #[test]
+    fn each_damage_on_disk_is_counted_once_by_class_at_its_file_page_and_offset() {
+        let set = healthy();
+        let old = set.generations(0, 3)[0];
+        set.overwrite(0, 3, &set.image(0, 3, old));
+        let mut flipped = set.image(0, 100, set.generations(0, 100)[0]);
+        flipped[4000] ^= 0x10;
+        set.overwrite(0, 100, &flipped);
+        let torn = set.image(0, 150, set.generations(0, 150)[0] - 1);
+        set.overwrite(0, 150, &torn[..4 * SECTOR]);
+        set.overwrite(1, 7, &set.image(1, 8, set.generations(1, 8)[0]));
+        let report = set.audit();
+        let at = |page: u64| page * PAGE as u64;
+        let want = vec![
+            (ErrorClass::LostWrites, 0, 3, at(3)),
+            (ErrorClass::Checksum, 0, 100, at(100)),
+            (ErrorClass::TornPages, 0, 150, at(150)),
+            (ErrorClass::MisplacedPages, 1, 7, at(7)),
+        ];
+        assert_eq!(tally(&report), want);
+        let counts = want.iter().map(|w| (w.0, 1)).collect::<BTreeMap<_, _>>();
+        assert_eq!(report.errors_by_class, counts);
+        assert_eq!((report.pages_checked, report.complete), (PAGES.iter().sum::<u64>(), true));
+        let lost = &report.first_errors[0];
+        let newest = set.generations(0, 3)[1];
+        assert_eq!(
+            (&lost.expected[..], &lost.found[..]),
+            (&format!("generation {newest} or newer")[..], &format!("generation {old}")[..])
+        );
+        assert_eq!(
+            report.first_errors[3].found,
+            format!("file 1 page 8 generation {}", set.generations(1, 8)[0])
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(json["errors_by_class"]["torn_pages"], 1);
+    }
+
+    #[test]
+    fn acknowledged_pages_past_a_truncated_files_end_are_lost_writes_and_a_cut_page_too() {
+        let set = healthy();
+        // File 1 keeps 30 whole pages and part of page 30; pages 30-34 were acknowledged.
+        let out = std::fs::OpenOptions::new().write(true).open(&set.paths[1]).unwrap();
+        out.set_len(30 * PAGE as u64 + 100).unwrap();
+        let report = set.audit();
+        let want: Vec<_> =
+            (30..35).map(|page| (ErrorClass::LostWrites, 1, page, page * PAGE as u64)).collect();
+        assert_eq!(tally(&report), want);
+        assert_eq!(report.errors_by_class, BTreeMap::from([(ErrorClass::LostWrites, 5)]));
+        assert_eq!(report.pages_checked, PAGES[0] + 30);
+        let record = &report.first_errors[0];
+        assert_eq!(record.expected, format!("generation {} or newer", set.generations(1, 30)[0]));
+        assert_eq!(record.found, "past the end of the file (30 whole pages)");
+    }
+
+    #[test]
+    fn a_stop_requested_before_the_audit_ends_it_incomplete() {
+        let set = healthy();
+        let files = [(0, set.paths[0].as_path()), (1, set.paths[1].as_path())];
+        let stop = StopFlag::new();
+        stop.stop();
+        let report = audit(&files, &set.expected, &stop, &mut |_, _| {}).unwrap();
+        assert_eq!((report.complete, report.pages_checked, report.errors()), (false, 0, 0));
+        assert!(!report.ok());
+    }
+
+    #[test]
+    fn a_missing_file_is_an_error_naming_it() {
+        let set = healthy();
+        let missing = set.paths[0].with_file_name("absent");
+        let err =
+            audit(&[(0, missing.as_path())], &set.expected, &StopFlag::new(), &mut |_, _| {}).unwrap_err();
+        assert!(err.to_string().contains("absent"), "{err}");
+    }
+
+    #[test]
+    fn a_failed_read_is_named_by_its_errno_or_as_short() {
+        assert_eq!(failure(&io::Error::from_raw_os_error(libc::EIO)), "EIO");
+        assert_eq!(failure(&io::Error::from(io::ErrorKind::UnexpectedEof)), "short");
+    }
+}
