@@ -185,6 +185,31 @@ pub mod mailbox {
     }
 }
 
+/// The integrity workload (`storbench integrity`): every activity's IOPS and mean latency,
+/// the data file's size, errors, throttling and I/Os outstanding past the delay threshold.
+pub mod integrity {
+    use super::{Column, Kind, Unit};
+    columns! {
+        IOPS = "iops", PerSecond, Rate;
+        AVG_MS = "avg_ms", Milliseconds, Latency;
+        RANDOM_IOPS = "random_iops", PerSecond, Rate;
+        RANDOM_AVG_MS = "random_avg_ms", Milliseconds, Latency;
+        READ_AHEAD_IOPS = "read_ahead_iops", PerSecond, Rate;
+        READ_AHEAD_AVG_MS = "read_ahead_avg_ms", Milliseconds, Latency;
+        BULK_IOPS = "bulk_iops", PerSecond, Rate;
+        BULK_AVG_MS = "bulk_avg_ms", Milliseconds, Latency;
+        LAZY_WRITER_IOPS = "lazy_writer_iops", PerSecond, Rate;
+        LAZY_WRITER_AVG_MS = "lazy_writer_avg_ms", Milliseconds, Latency;
+        LOG_IOPS = "log_iops", PerSecond, Rate;
+        LOG_AVG_MS = "log_avg_ms", Milliseconds, Latency;
+        DATA_FILE_BYTES = "data_file_bytes", Bytes, Level;
+        ERRORS = "errors", Count, Count;
+        THROTTLED = "throttled_ios", Count, Count;
+        DELAYED = "delayed_ios", Count, Count;
+        OUTSTANDING = "outstanding_ios", Count, Level;
+    }
+}
+
 /// The mailbox backup test (`storbench mailbox --test backup`): read rate in all and of the
 /// first eight databases.
 pub mod backup {

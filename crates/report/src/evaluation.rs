@@ -165,7 +165,7 @@ impl Headline {
 
 /// The figure a run is judged by, from its summary: IOPS (reads + writes) for io, orders per
 /// minute for oltp, achieved transactional IOPS for a mailbox performance or stress test,
-/// MB/s for backup, seconds per log for soft recovery.
+/// MB/s for backup, seconds per log for soft recovery, IOPS for integrity.
 pub fn headline(s: &Summary) -> Option<Headline> {
     let (metric, value, higher_is_better) = match &s.results {
         Results::Io(io) => ("IOPS", io.read.iops + io.write.iops, true),
@@ -175,6 +175,7 @@ pub fn headline(s: &Summary) -> Option<Headline> {
             "soft_recovery" => ("seconds per log", m.seconds_per_log?, false),
             _ => ("transactional IOPS", m.transactional_iops, true),
         },
+        Results::Integrity(i) => ("IOPS", i.iops, true),
     };
     let error_rate_pct = s.io_errors().filter(|e| e.failed > 0).and_then(|e| e.rate_pct());
     Some(Headline { metric: metric.into(), value, higher_is_better, error_rate_pct })

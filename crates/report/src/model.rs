@@ -396,6 +396,106 @@ pub struct MailboxResults {
     pub seconds_per_log: Option<f64>,
 }
 
+/// Integrity errors by class (`storbench integrity`): what the checker found during the run
+/// and in the final audit, together.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IntegrityErrors {
+    /// An acknowledged write is not there: an older generation (or nothing) came back.
+    pub lost_writes: u64,
+    /// A read returned an older generation than one already read back.
+    pub stale_reads: u64,
+    /// Sectors of one page from different writes.
+    pub torn_pages: u64,
+    /// A page holding another page's id.
+    pub misplaced_pages: u64,
+    /// Anything else that does not check.
+    pub checksum: u64,
+    pub read_errors: u64,
+    pub write_errors: u64,
+}
+
+impl IntegrityErrors {
+    pub fn total(&self) -> u64 {
+        self.lost_writes
+            + self.stale_reads
+            + self.torn_pages
+            + self.misplaced_pages
+            + self.checksum
+            + self.read_errors
+            + self.write_errors
+    }
+}
+
+/// One simulated activity of the integrity workload (random user I/O, read-ahead, bulk
+/// update, lazy writer and checkpoint, log writer) over the measured phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntegrityActivity {
+    pub name: String,
+    pub reads: u64,
+    pub writes: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    /// The sum of its I/Os' durations, seconds.
+    pub io_time_s: f64,
+    pub lat_ns: Option<LatencyNs>,
+    /// Times it cut its outstanding I/O because an I/O took longer than the target duration.
+    pub throttled_ios: u64,
+    /// I/Os outstanding longer than the delay threshold.
+    pub delayed_ios: u64,
+}
+
+/// The final audit: every page read back and checked against the journal.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AuditResult {
+    pub pages_checked: u64,
+    pub seconds: f64,
+    pub bytes_per_sec: f64,
+    /// False when it was cut short.
+    pub complete: bool,
+}
+
+/// Crash cycles: the writer killed (or the machine cut off) at a random point, then every
+/// acknowledged write looked for.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CrashResult {
+    pub cycles: u32,
+    /// Page writes the journal holds as acknowledged, over all cycles.
+    pub writes_acknowledged: u64,
+    /// Of those, the ones whose page holds that generation or a newer one.
+    pub writes_found: u64,
+    pub lost: u64,
+}
+
+/// The integrity (SQLIOSim-class) workload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntegrityResults {
+    /// No error of any class, every page audited.
+    pub pass: bool,
+    pub ios: u64,
+    pub iops: f64,
+    pub bytes: u64,
+    /// The sum of every I/O's duration, seconds (SQLIOSim's total I/O time).
+    pub total_io_time_s: f64,
+    pub throttled_ios: u64,
+    pub delayed_ios: u64,
+    pub delay_threshold_s: f64,
+    pub target_io_ms: f64,
+    pub lat_ns: Option<LatencyNs>,
+    pub errors: IntegrityErrors,
+    /// Pages checked on every read during the run.
+    pub pages_checked: u64,
+    pub activities: Vec<IntegrityActivity>,
+    pub audit: Option<AuditResult>,
+    pub data_initial_bytes: u64,
+    pub data_final_bytes: u64,
+    pub data_max_bytes: u64,
+    pub log_bytes: u64,
+    pub grows: u64,
+    pub shrinks: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashResult>,
+}
+
 /// The workload-specific part of a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -403,6 +503,7 @@ pub enum Results {
     Io(IoResults),
     Oltp(OltpResults),
     Mailbox(MailboxResults),
+    Integrity(IntegrityResults),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -412,6 +513,8 @@ pub struct CpuUsage {
     /// (user + sys) / I/Os completed, in ns; absent when nothing completed.
     pub ns_per_io: Option<f64>,
 }
+
+static EMPTY_KINDS: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -452,6 +555,12 @@ impl Summary {
                 completed: m.completed_ios(),
                 outside: 0,
                 by_kind: &m.errors.by_kind,
+            }),
+            Results::Integrity(r) => Some(IoErrors {
+                failed: r.errors.read_errors + r.errors.write_errors,
+                completed: r.ios,
+                outside: 0,
+                by_kind: &EMPTY_KINDS,
             }),
             Results::Oltp(_) => None,
         }

@@ -115,6 +115,7 @@ fn single_status(s: &Summary) -> RunStatus {
     let failed = match &s.results {
         Results::Io(io) => io.verify.mismatches > 0,
         Results::Mailbox(m) => !m.pass,
+        Results::Integrity(i) => !i.pass,
         Results::Oltp(_) => false,
     };
     match (s.complete, failed) {

@@ -124,6 +124,7 @@ fn latencies(data: &RunData) -> Vec<(String, Option<f64>)> {
             ("DB write avg", m.db_write_avg_ms),
             ("log write avg", m.log_write_avg_ms),
         ]),
+        Results::Integrity(i) => named(vec![("p50", ms(&i.lat_ns, p50)), ("p99", ms(&i.lat_ns, p99))]),
     }
 }
 
