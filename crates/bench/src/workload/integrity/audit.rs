@@ -252,7 +252,7 @@ mod tests {
     fn healthy() -> Set {
         let dir = tempfile::tempdir().unwrap();
         let paths = [dir.path().join("data"), dir.path().join("log")];
-        let mut journal = Journal::create(&dir.path().join("journal")).unwrap();
+        let mut journal = Journal::create(&dir.path().join("journal"), 1).unwrap();
         journal.reserve(1000).unwrap();
         let mut history: BTreeMap<(u16, u64), Vec<u64>> = BTreeMap::new();
         let mut next = 0;

@@ -408,7 +408,7 @@ mod tests {
             let inner =
                 open_files(EngineKind::Psync, &[&files[0], &files[1]], &[PAGE as u32]).unwrap().engine;
             let journal_path = dir.path().join("journal");
-            let mut journal = Journal::create(&journal_path).unwrap();
+            let mut journal = Journal::create(&journal_path, 1).unwrap();
             journal.reserve(1 << 20).unwrap();
             let engine = FaultyEngine::new(inner, plan, SEED);
             Rig { _dir: dir, engine, journal, journal_path, generation: 0, seen: HashMap::new() }

@@ -14,8 +14,15 @@
 //! flight, or completed but not yet journalled, when the writer died may have reached the disk
 //! or not (and may be torn between the two).
 //!
+//! A third kind of record, a truncation (`truncate`), says a file was cut to a number of pages:
+//! acknowledgements of pages past its new end no longer count. It is synced before the file is
+//! cut, so a crash between the two leaves pages the journal no longer asks for, never the
+//! reverse.
+//!
 //! Format (little-endian): a header of magic `SBIJ` and version u32, then 24-byte records: page
-//! (8), generation (8), file id (2), kind (1), a zero byte, crc32c (4) of the 20 bytes before.
+//! (8), generation (8), file id (2), kind (1), a count byte, crc32c (4) of the 20 bytes before.
+//! An acknowledgement covers `count + 1` consecutive pages from `page`, written by one request
+//! with consecutive generations from `generation` (one record per request, not per page).
 //! After a crash the end of the file may hold a record cut short, a whole record half written
 //! (records straddle sectors), or zeros where the filesystem extended the file but the data
 //! never arrived: `load` ignores such a tail (one bad record followed by nothing but zeros)
@@ -34,6 +41,10 @@ const HEADER: usize = 8;
 const RECORD: usize = 24;
 const ACKNOWLEDGED: u8 = 1;
 const RESERVED: u8 = 2;
+const TRUNCATED: u8 = 3;
+const IDENTITY: u8 = 4;
+/// Pages one acknowledgement record covers at most.
+pub const MAX_RUN: u64 = 256;
 
 /// Why a journal cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -53,9 +64,10 @@ pub struct Journal {
 }
 
 impl Journal {
-    /// Creates the journal at `path`; refuses a path that exists, so a kept journal is never
-    /// overwritten.
-    pub fn create(path: &Path) -> Result<Journal> {
+    /// Creates the journal at `path` for the files of run `run_id` (its first record, so that
+    /// a journal is never checked against another run's files); refuses a path that exists,
+    /// so a kept journal is never overwritten.
+    pub fn create(path: &Path, run_id: u64) -> Result<Journal> {
         let file =
             OpenOptions::new().write(true).create_new(true).open(path).map_err(io_error("create", path))?;
         let mut journal =
@@ -64,13 +76,37 @@ impl Journal {
         header[..4].copy_from_slice(MAGIC);
         header[4..].copy_from_slice(&VERSION.to_le_bytes());
         journal.write(&header)?;
+        journal.write(&encode(IDENTITY, PageId { file: 0, page: 0 }, run_id))?;
         journal.sync()?;
         Ok(journal)
     }
 
     /// Appends the acknowledgement of write `generation` of `id` (buffered until `sync`).
     pub fn record(&mut self, id: PageId, generation: u64) -> Result<()> {
-        self.write(&encode(ACKNOWLEDGED, id, generation))
+        self.record_run(id, generation, 1)
+    }
+
+    /// Appends the acknowledgement of one request that wrote `pages` consecutive pages from
+    /// `first` with consecutive generations from `generation` (buffered until `sync`).
+    pub fn record_run(&mut self, first: PageId, generation: u64, pages: u64) -> Result<()> {
+        let mut at = 0;
+        while at < pages {
+            let count = (pages - at).min(MAX_RUN);
+            let id = PageId { file: first.file, page: first.page + at };
+            let mut record = encode(ACKNOWLEDGED, id, generation + at);
+            record[19] = (count - 1) as u8;
+            seal_record(&mut record);
+            self.write(&record)?;
+            at += count;
+        }
+        Ok(())
+    }
+
+    /// Records that `file` is about to be cut to `pages` pages; durable on return. Call it
+    /// before truncating the file.
+    pub fn truncate(&mut self, file: u16, pages: u64) -> Result<()> {
+        self.write(&encode(TRUNCATED, PageId { file, page: pages }, 0))?;
+        self.sync()
     }
 
     /// Makes every generation up to `up_to` valid to find on disk; durable on return. Call it
@@ -131,6 +167,8 @@ pub struct Expected {
     pub acknowledgements: u64,
     /// Bytes at the end ignored as a record the crash cut or tore.
     pub ignored_tail: u64,
+    /// The run whose files this journal describes.
+    pub run_id: Option<u64>,
 }
 
 impl Expected {
@@ -150,13 +188,20 @@ impl Expected {
                 return Err("a reservation below an earlier one");
             }
             Entry::Reserved(up_to) => self.issued_limit = up_to,
-            Entry::Acknowledged(_, generation) if generation > self.issued_limit => {
+            Entry::Acknowledged(_, generation, count) if generation + count - 1 > self.issued_limit => {
                 return Err("an acknowledged generation above the reservation");
             }
-            Entry::Acknowledged(id, generation) => {
-                let newest = self.acknowledged.entry(id).or_default();
-                *newest = (*newest).max(generation);
-                self.acknowledgements += 1;
+            Entry::Acknowledged(first, generation, count) => {
+                for at in 0..count {
+                    let id = PageId { file: first.file, page: first.page + at };
+                    let newest = self.acknowledged.entry(id).or_default();
+                    *newest = (*newest).max(generation + at);
+                }
+                self.acknowledgements += count;
+            }
+            Entry::Identity(run_id) => self.run_id = Some(run_id),
+            Entry::Truncated(file, pages) => {
+                self.acknowledged.retain(|id, _| id.file != file || id.page < pages)
             }
         }
         Ok(())
@@ -164,8 +209,12 @@ impl Expected {
 }
 
 enum Entry {
-    Acknowledged(PageId, u64),
+    /// The first page, its generation, and the pages the request wrote.
+    Acknowledged(PageId, u64, u64),
     Reserved(u64),
+    /// A file and the pages it was cut to.
+    Truncated(u16, u64),
+    Identity(u64),
 }
 
 fn encode(kind: u8, id: PageId, generation: u64) -> [u8; RECORD] {
@@ -174,20 +223,27 @@ fn encode(kind: u8, id: PageId, generation: u64) -> [u8; RECORD] {
     record[8..16].copy_from_slice(&generation.to_le_bytes());
     record[16..18].copy_from_slice(&id.file.to_le_bytes());
     record[18] = kind;
+    seal_record(&mut record);
+    record
+}
+
+fn seal_record(record: &mut [u8; RECORD]) {
     let crc = crc32c::crc32c(&record[..20]);
     record[20..].copy_from_slice(&crc.to_le_bytes());
-    record
 }
 
 fn decode(record: &[u8]) -> Option<Entry> {
     let word = |at: usize| u64::from_le_bytes(record[at..at + 8].try_into().expect("8 bytes"));
-    if record[20..] != crc32c::crc32c(&record[..20]).to_le_bytes() || record[19] != 0 {
+    if record[20..] != crc32c::crc32c(&record[..20]).to_le_bytes() {
         return None;
     }
     let id = PageId { file: u16::from_le_bytes([record[16], record[17]]), page: word(0) };
+    let count = u64::from(record[19]) + 1;
     match record[18] {
-        ACKNOWLEDGED => Some(Entry::Acknowledged(id, word(8))),
-        RESERVED => Some(Entry::Reserved(word(8))),
+        ACKNOWLEDGED => Some(Entry::Acknowledged(id, word(8), count)),
+        RESERVED if count == 1 => Some(Entry::Reserved(word(8))),
+        TRUNCATED if count == 1 => Some(Entry::Truncated(id.file, id.page)),
+        IDENTITY if count == 1 => Some(Entry::Identity(word(8))),
         _ => None,
     }
 }
@@ -214,7 +270,7 @@ mod tests {
     /// of file 0 again at generation n + 1; returns its path and bytes.
     fn written(dir: &Path, n: u64) -> (PathBuf, Vec<u8>) {
         let path = dir.join("journal");
-        let mut journal = Journal::create(&path).unwrap();
+        let mut journal = Journal::create(&path, 7).unwrap();
         journal.reserve(n + 1).unwrap();
         for i in 0..n {
             journal.record(id((i % 3) as u16, i), i + 1).unwrap();
@@ -229,7 +285,7 @@ mod tests {
     fn records_round_trip_and_the_newest_generation_of_a_page_wins() {
         let dir = tempfile::tempdir().unwrap();
         let (path, bytes) = written(dir.path(), 10);
-        assert_eq!(bytes.len(), HEADER + 12 * RECORD);
+        assert_eq!(bytes.len(), HEADER + 13 * RECORD, "identity, reservation, 11 acknowledgements");
         let expected = Journal::load(&path).unwrap();
         assert_eq!(expected.acknowledged(id(0, 0)), Some(11));
         assert_eq!(expected.acknowledged(id(1, 4)), Some(5));
@@ -243,7 +299,7 @@ mod tests {
     fn create_refuses_an_existing_journal() {
         let dir = tempfile::tempdir().unwrap();
         let (path, bytes) = written(dir.path(), 2);
-        assert!(matches!(Journal::create(&path), Err(JournalError::Io(_))));
+        assert!(matches!(Journal::create(&path, 7), Err(JournalError::Io(_))));
         assert_eq!(std::fs::read(&path).unwrap(), bytes, "the kept journal is untouched");
     }
 
@@ -296,16 +352,39 @@ mod tests {
     fn an_acknowledgement_above_the_reservation_or_another_file_is_refused() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("journal");
-        let mut journal = Journal::create(&path).unwrap();
+        let mut journal = Journal::create(&path, 7).unwrap();
         journal.reserve(5).unwrap();
         journal.record(id(0, 1), 6).unwrap();
         journal.sync().unwrap();
         let err = Journal::load(&path).unwrap_err();
         assert!(
-            matches!(err, JournalError::Mismatch { offset, .. } if offset == (HEADER + RECORD) as u64),
+            matches!(err, JournalError::Mismatch { offset, .. } if offset == (HEADER + 2 * RECORD) as u64),
             "{err}"
         );
         std::fs::write(&path, b"not a journal at all").unwrap();
         assert!(matches!(Journal::load(&path), Err(JournalError::Mismatch { offset: 0, .. })));
+    }
+
+    #[test]
+    fn a_run_record_covers_its_pages_and_a_truncation_drops_the_pages_past_the_new_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("journal");
+        let mut journal = Journal::create(&path, 7).unwrap();
+        journal.reserve(1000).unwrap();
+        journal.record_run(id(0, 10), 100, 300).unwrap();
+        journal.record_run(id(1, 0), 700, 2).unwrap();
+        journal.sync().unwrap();
+        let before = Journal::load(&path).unwrap();
+        assert_eq!(before.acknowledgements, 302);
+        assert_eq!(before.run_id, Some(7));
+        assert_eq!(before.acknowledged(id(0, 10)), Some(100));
+        assert_eq!(before.acknowledged(id(0, 309)), Some(399), "past the first record's 256 pages");
+        assert_eq!(before.acknowledged(id(0, 310)), None);
+        assert_eq!(std::fs::read(&path).unwrap().len(), HEADER + 5 * RECORD, "300 pages in two records");
+        journal.truncate(0, 200).unwrap();
+        let after = Journal::load(&path).unwrap();
+        assert_eq!(after.acknowledged(id(0, 199)), Some(289));
+        assert_eq!(after.acknowledged(id(0, 200)), None, "cut off");
+        assert_eq!(after.acknowledged(id(1, 1)), Some(701), "another file keeps its pages");
     }
 }

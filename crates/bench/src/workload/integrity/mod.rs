@@ -8,11 +8,21 @@
 pub mod audit;
 pub mod faults;
 pub mod journal;
+pub mod layout;
 pub mod page;
+pub mod recorder;
+pub mod run;
+#[cfg(test)]
+mod run_tests;
+pub mod state;
 pub mod verdict;
+mod worker;
 
 pub use audit::{AuditReport, MAX_ERRORS_KEPT, audit};
 pub use faults::{Fault, FaultPlan, FaultyEngine, Injection, InjectionLog, When, misdirected_offset};
 pub use journal::{Expected, Journal, JournalError};
+pub use layout::{Layout, Manifest, Sizes};
 pub use page::{Checked, PAGE, PageId, SECTOR, SECTORS, check_page, write_page};
+pub use recorder::{Activity, IntegrityRecorder};
+pub use run::{IntegrityDetail, IntegrityInterval, IntegrityOutcome, IntegritySpec, create, run};
 pub use verdict::{ErrorClass, ErrorRecord, Verdict, classify};

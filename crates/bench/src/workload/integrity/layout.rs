@@ -1,0 +1,156 @@
+//! The workload's files in its target directory and the manifest that says they are
+//! storbench's: a data file (id 0), a log file (id 1), the journal of acknowledged writes, and
+//! `storbench-integrity.json` (sizes, seed, run id, whether the last run ended cleanly). The
+//! manifest is written first and removed last, so a set of files without one is not ours.
+
+use std::path::{Path, PathBuf};
+
+use super::page::PAGE;
+
+pub const DATA_FILE: &str = "storbench-integrity.mdf";
+pub const LOG_FILE: &str = "storbench-integrity.ldf";
+pub const JOURNAL_FILE: &str = "storbench-integrity.journal";
+pub const MANIFEST_FILE: &str = "storbench-integrity.json";
+pub const DATA_ID: u16 = 0;
+pub const LOG_ID: u16 = 1;
+
+/// The sizes of the files, in pages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Sizes {
+    pub data_pages: u64,
+    pub data_max_pages: u64,
+    pub growth_pages: u64,
+    pub log_pages: u64,
+}
+
+impl Sizes {
+    /// Sizes from bytes, each rounded down to whole pages.
+    pub fn from_bytes(data: u64, data_max: u64, growth: u64, log: u64) -> Sizes {
+        let pages = |b: u64| b / PAGE as u64;
+        Sizes {
+            data_pages: pages(data),
+            data_max_pages: pages(data_max),
+            growth_pages: pages(growth),
+            log_pages: pages(log),
+        }
+    }
+
+    /// What is wrong with these sizes, worded with `name` for each option.
+    pub fn problem(&self) -> Option<String> {
+        let mb = |pages: u64| pages * PAGE as u64 / 1_000_000;
+        if self.data_pages < 64 {
+            Some(format!(
+                "the data file must be at least 64 pages (512 KiB); it is {} pages",
+                self.data_pages
+            ))
+        } else if self.log_pages < 16 {
+            Some(format!("the log file must be at least 16 pages (128 KiB); it is {} pages", self.log_pages))
+        } else if self.data_max_pages < self.data_pages {
+            Some(format!(
+                "the data file's maximum ({} MB) is below its initial size ({} MB)",
+                mb(self.data_max_pages),
+                mb(self.data_pages)
+            ))
+        } else if self.growth_pages == 0 && self.data_max_pages > self.data_pages {
+            Some("a growth of zero can never take the data file to its maximum".to_string())
+        } else if self.data_max_pages > self.data_pages
+            && self.growth_pages > self.data_max_pages - self.data_pages
+        {
+            Some(format!(
+                "the growth ({} MB) is larger than the room between initial size and maximum ({} MB)",
+                mb(self.growth_pages),
+                mb(self.data_max_pages - self.data_pages)
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// Bytes the files take at most (the journal aside).
+    pub fn max_bytes(&self) -> u64 {
+        (self.data_max_pages + self.log_pages) * PAGE as u64
+    }
+}
+
+/// `storbench-integrity.json`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Manifest {
+    pub version: u32,
+    pub run_id: u64,
+    pub seed: u64,
+    pub page_size: u32,
+    pub sizes: Sizes,
+    /// The data file's size when the manifest was last written, in pages.
+    pub data_pages_now: u64,
+    /// False while a run writes (and after a run that was killed).
+    pub clean: bool,
+}
+
+/// The workload's files in `dir`.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn new(dir: &Path) -> Layout {
+        Layout { dir: dir.to_path_buf() }
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.dir.join(DATA_FILE)
+    }
+
+    pub fn log(&self) -> PathBuf {
+        self.dir.join(LOG_FILE)
+    }
+
+    pub fn journal(&self) -> PathBuf {
+        self.dir.join(JOURNAL_FILE)
+    }
+
+    pub fn manifest(&self) -> PathBuf {
+        self.dir.join(MANIFEST_FILE)
+    }
+
+    /// The data and log files with their ids, as the audit reads them.
+    pub fn files(&self) -> [(u16, PathBuf); 2] {
+        [(DATA_ID, self.data()), (LOG_ID, self.log())]
+    }
+
+    /// The workload's files that exist in the directory now.
+    pub fn existing(&self) -> Vec<PathBuf> {
+        [self.manifest(), self.data(), self.log(), self.journal()]
+            .into_iter()
+            .filter(|p| p.exists())
+            .collect()
+    }
+
+    /// Reads the manifest.
+    pub fn load(&self) -> Result<Manifest, String> {
+        let path = self.manifest();
+        let text = crate::input::read_text(&path, 1 << 20).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not a storbench integrity manifest: {e}", path.display()))
+    }
+
+    /// Writes the manifest (atomically: a new file renamed over the old).
+    pub fn save(&self, manifest: &Manifest) -> crate::Result<()> {
+        let path = self.manifest();
+        let tmp = self.dir.join(format!("{MANIFEST_FILE}.new"));
+        let text = serde_json::to_string_pretty(manifest).expect("a manifest serializes");
+        let io = |op| {
+            let path = path.clone();
+            move |source| crate::Error::Io { op, path, source }
+        };
+        std::fs::write(&tmp, text).map_err(io("writing"))?;
+        std::fs::rename(&tmp, self.manifest()).map_err(io("renaming"))
+    }
+
+    /// Removes the workload's files, the manifest last.
+    pub fn remove(&self) {
+        for path in [self.data(), self.log(), self.journal(), self.manifest()] {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}

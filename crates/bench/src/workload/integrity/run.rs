@@ -1,0 +1,481 @@
+//! One integrity run: create the files (the manifest first, the data file filled with first
+//! generations, the journal), start the activities and the syncer, drive them through the run
+//! lifecycle (`run::drive`, one-second intervals, no warm-up: an error counts whenever it
+//! happens), stop and sync, then audit every page against the journal.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering::{Relaxed, SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicU64};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::audit::{AuditReport, audit};
+use super::faults::{FaultPlan, FaultyEngine, InjectionLog};
+use super::journal::Journal;
+use super::layout::{Layout, Manifest, Sizes};
+use super::page::{PAGE, PageId, write_page};
+use super::recorder::{Activity, IntegrityRecorder};
+use super::state::{DirtyMap, Generations, PageState, PageTable};
+use super::worker::{Shared, Worker, WorkerOut, shape};
+use crate::engine::{AlignedBuf, EngineKind, open_files};
+use crate::run::{
+    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, RunPlan, StopFlag, Take, Warmup,
+};
+use storbench_report::columns::integrity as col;
+
+/// A validated integrity run.
+#[derive(Debug, Clone)]
+pub struct IntegritySpec {
+    pub dir: PathBuf,
+    pub sizes: Sizes,
+    pub duration: Duration,
+    pub seed: u64,
+    pub engine: EngineKind,
+    /// O_DIRECT (SQLIOSim's NoBuffering).
+    pub direct: bool,
+    /// O_DSYNC on every write (SQLIOSim's WriteThrough).
+    pub write_through: bool,
+    /// User threads doing random I/O.
+    pub users: u32,
+    /// Above this an I/O throttles its activity.
+    pub target_io: Duration,
+    /// I/Os outstanding longer than this are delayed (SQL Server's 15 s message).
+    pub delay_threshold: Duration,
+    /// How often acknowledged writes are made durable and journalled (the checkpoint).
+    pub sync_every: Duration,
+    /// Faults to inject into every activity's engine (tests of the checker).
+    pub faults: Option<FaultPlan>,
+}
+
+/// The interval as the caller sees it.
+pub type IntegrityInterval<'a> = Closed<'a, IntegrityRecorder>;
+
+/// What a run measured.
+pub type IntegrityOutcome = Outcome<IntegrityRecorder, IntegrityDetail>;
+
+/// What only the integrity workload has in its outcome.
+#[derive(Debug, Default)]
+pub struct IntegrityDetail {
+    /// None when the run was stopped before it.
+    pub audit: Option<AuditReport>,
+    pub audit_s: f64,
+    pub data_initial_bytes: u64,
+    pub data_final_bytes: u64,
+    pub grows: u64,
+    pub shrinks: u64,
+    /// Writes the journal holds as acknowledged.
+    pub acknowledged: u64,
+    /// What the fault-injecting engines did, when the spec asked for faults.
+    pub injections: Vec<InjectionLog>,
+}
+
+/// Creates the files of a new run in `spec.dir` (refusing if any of them exists), filling the
+/// data file with every page's first generation; `progress` gets (bytes, total).
+pub fn create(spec: &IntegritySpec, progress: &mut dyn FnMut(u64, u64)) -> crate::Result<Created> {
+    let layout = Layout::new(&spec.dir);
+    if let Some(existing) = layout.existing().first() {
+        return Err(crate::Error::InvalidJob(format!(
+            "{} already exists; storbench creates its integrity files itself and never overwrites them \
+             (check kept files with `storbench integrity verify --target {}`, then remove them)",
+            existing.display(),
+            spec.dir.display()
+        )));
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let run_id = crate::rng::mix(spec.seed ^ now.as_nanos() as u64);
+    let manifest = Manifest {
+        version: 1,
+        run_id,
+        seed: spec.seed,
+        page_size: PAGE as u32,
+        sizes: spec.sizes,
+        data_pages_now: spec.sizes.data_pages,
+        clean: false,
+    };
+    create_manifest(&layout, &manifest)?;
+    let data = open(&layout.data(), spec, true)?;
+    let log = open(&layout.log(), spec, true)?;
+    let len = |f: &File, pages: u64, path: PathBuf| {
+        f.set_len(pages * PAGE as u64).map_err(|source| crate::Error::Io { op: "sizing", path, source })
+    };
+    len(&data, spec.sizes.data_pages, layout.data())?;
+    len(&log, spec.sizes.log_pages, layout.log())?;
+    let mut journal = Journal::create(&layout.journal(), run_id).map_err(journal_error)?;
+    journal.reserve(spec.sizes.data_pages).map_err(journal_error)?;
+    fill(&data, spec, &layout, &mut journal, progress)?;
+    Ok(Created { layout, manifest, data, log, journal })
+}
+
+/// The files of a run, open.
+pub struct Created {
+    pub layout: Layout,
+    pub manifest: Manifest,
+    data: File,
+    log: File,
+    journal: Journal,
+}
+
+fn create_manifest(layout: &Layout, manifest: &Manifest) -> crate::Result<()> {
+    let path = layout.manifest();
+    OpenOptions::new().write(true).create_new(true).open(&path).map_err(|source| crate::Error::Io {
+        op: "creating",
+        path,
+        source,
+    })?;
+    layout.save(manifest)
+}
+
+fn open(path: &std::path::Path, spec: &IntegritySpec, new: bool) -> crate::Result<File> {
+    let mut flags = 0;
+    if spec.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if spec.write_through {
+        flags |= libc::O_DSYNC;
+    }
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(new)
+        .custom_flags(flags)
+        .open(path)
+        .map_err(|source| crate::Error::Io { op: "opening", path: path.to_path_buf(), source })
+}
+
+fn journal_error(e: super::journal::JournalError) -> crate::Error {
+    match e {
+        super::journal::JournalError::Io(e) => e,
+        other => crate::Error::InvalidJob(other.to_string()),
+    }
+}
+
+/// Writes every initial data page at generation page + 1, in 1 MiB requests, and journals them.
+fn fill(
+    data: &File,
+    spec: &IntegritySpec,
+    layout: &Layout,
+    journal: &mut Journal,
+    progress: &mut dyn FnMut(u64, u64),
+) -> crate::Result<()> {
+    use std::os::unix::fs::FileExt;
+    const CHUNK: u64 = 128;
+    let total = spec.sizes.data_pages;
+    let mut buf = AlignedBuf::new(CHUNK as usize * PAGE)
+        .map_err(|source| crate::Error::Setup { what: "allocating the fill buffer", source })?;
+    let mut first = 0;
+    while first < total {
+        let n = (total - first).min(CHUNK);
+        let bytes = &mut buf.as_mut_slice()[..n as usize * PAGE];
+        for (i, page) in bytes.chunks_exact_mut(PAGE).enumerate() {
+            let id = PageId { file: super::layout::DATA_ID, page: first + i as u64 };
+            write_page(page, id, id.page + 1, spec.seed);
+        }
+        data.write_all_at(bytes, first * PAGE as u64).map_err(|source| crate::Error::Io {
+            op: "filling",
+            path: layout.data(),
+            source,
+        })?;
+        journal
+            .record_run(PageId { file: super::layout::DATA_ID, page: first }, first + 1, n)
+            .map_err(journal_error)?;
+        first += n;
+        progress(first * PAGE as u64, total * PAGE as u64);
+    }
+    data.sync_data().map_err(|source| crate::Error::Io { op: "syncing", path: layout.data(), source })?;
+    journal.sync().map_err(journal_error)
+}
+
+/// Runs the workload on files `create` made, then audits them.
+pub fn run(
+    spec: &IntegritySpec,
+    created: Created,
+    sampler: &mut dyn HostSampler,
+    stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&IntegrityInterval),
+    on_audit: &mut dyn FnMut(u64, u64),
+) -> crate::Result<IntegrityOutcome> {
+    let Created { layout, mut manifest, data, log, journal } = created;
+    let kinds = activities(spec);
+    let outs: Vec<Arc<WorkerOut>> =
+        kinds.iter().map(|&a| Arc::new(WorkerOut::new(shape(a).2 as usize))).collect();
+    let shared = Arc::new(shared(spec, data, log, journal, outs.clone())?);
+    let mut injections = Vec::new();
+    let mut handles = Vec::new();
+    for (i, &activity) in kinds.iter().enumerate() {
+        let engine = engine(spec, &shared, activity, i as u64, &mut injections)?;
+        let rng = crate::rng::stream(spec.seed, 1000 + i as u64);
+        let worker =
+            Worker::new(activity, engine, shared.clone(), outs[i].clone(), rng, spec.sizes.data_max_pages);
+        let name = format!("integrity-{}", activity.name());
+        handles.push(
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(move || worker.run())
+                .map_err(|source| crate::Error::Setup { what: "starting an activity thread", source })?,
+        );
+    }
+    let syncer = start_syncer(shared.clone(), spec.sync_every)?;
+    let mut work = IntegrityWork {
+        shared: shared.clone(),
+        kinds,
+        named: Vec::new(),
+        delay_ns: spec.delay_threshold.as_nanos() as u64,
+    };
+    let plan = RunPlan {
+        warmup: Warmup::For(Duration::ZERO),
+        length: Length::For(spec.duration),
+        interval: Duration::from_secs(1),
+        rounds: None,
+    };
+    let driven = crate::run::drive(&plan, &mut work, shared.start, sampler, stop, on_interval);
+    shared.end.store(true, SeqCst);
+    for h in handles {
+        let _ = h.join();
+    }
+    let sync_failure = syncer.join().unwrap_or_else(|_| Some("the syncer panicked".into()));
+    // The activities have stopped: their last acknowledgements go into the journal too.
+    let sync_failure = sync_failure
+        .or_else(|| shared.sync_point().err().map(|e| format!("journalling acknowledged writes: {e}")));
+    let failures: Vec<String> = outs
+        .iter()
+        .filter_map(|o| o.failure.lock().unwrap_or_else(|p| p.into_inner()).clone())
+        .chain(sync_failure)
+        .collect();
+    manifest.data_pages_now = shared.data_pages.load(SeqCst);
+    manifest.clean = true;
+    layout.save(&manifest)?;
+    let mut detail = IntegrityDetail {
+        data_initial_bytes: spec.sizes.data_pages * PAGE as u64,
+        data_final_bytes: manifest.data_pages_now * PAGE as u64,
+        grows: shared.grows.load(Relaxed),
+        shrinks: shared.shrinks.load(Relaxed),
+        injections,
+        ..Default::default()
+    };
+    // The recorders may hold the last moments' counts after the last interval: they belong to
+    // the run's errors too.
+    let mut out = driven;
+    let mut tail = IntegrityRecorder::default();
+    for o in &outs {
+        crate::run::IntervalData::merge(
+            &mut tail,
+            &std::mem::take(&mut *o.recorder.lock().unwrap_or_else(|p| p.into_inner())),
+        );
+    }
+    fold_errors(&mut out.totals, &out.all, &tail);
+    if !stop.is_stopped() {
+        let expected = Journal::load(&layout.journal()).map_err(journal_error)?;
+        detail.acknowledged = expected.acknowledgements;
+        let files = layout.files();
+        let paths: Vec<(u16, &std::path::Path)> = files.iter().map(|(id, p)| (*id, p.as_path())).collect();
+        let started = Instant::now();
+        let report = audit(&paths, &expected, stop, on_audit)?;
+        detail.audit_s = started.elapsed().as_secs_f64();
+        detail.audit = Some(report);
+    }
+    let mut out = out.with(detail);
+    out.failed(failures);
+    Ok(out)
+}
+
+/// The errors of the whole run (warm-up and the last moments included) go into the totals.
+fn fold_errors(totals: &mut IntegrityRecorder, all: &IntegrityRecorder, tail: &IntegrityRecorder) {
+    let mut errors = all.clone();
+    crate::run::IntervalData::merge(&mut errors, tail);
+    totals.errors = errors.errors;
+    totals.records = errors.records;
+    for (t, x) in totals.activities.iter_mut().zip(&tail.activities) {
+        t.merge(x);
+    }
+}
+
+/// The activities: the users, then one of each other kind.
+fn activities(spec: &IntegritySpec) -> Vec<Activity> {
+    let mut kinds = vec![Activity::Random; spec.users.max(1) as usize];
+    kinds.extend([Activity::ReadAhead, Activity::Bulk, Activity::LazyWriter, Activity::Log]);
+    kinds
+}
+
+fn shared(
+    spec: &IntegritySpec,
+    data: File,
+    log: File,
+    journal: Journal,
+    outs: Vec<Arc<WorkerOut>>,
+) -> crate::Result<Shared> {
+    let s = spec.sizes;
+    let data_table = PageTable::new(s.data_max_pages);
+    for page in 0..s.data_pages {
+        data_table.release(page, PageState::written(page + 1));
+    }
+    let journal = Arc::new(Mutex::new(journal));
+    Ok(Shared {
+        data: data_table,
+        log: PageTable::new(s.log_pages),
+        dirty: DirtyMap::new(s.data_max_pages),
+        gens: Generations::new(s.data_pages + 1, journal.clone()),
+        journal,
+        data_file: data,
+        log_file: log,
+        data_pages: AtomicU64::new(s.data_pages),
+        initial_pages: s.data_pages,
+        growth_pages: s.growth_pages.max(1),
+        append_at: AtomicU64::new(s.data_pages),
+        log_pending: AtomicU64::new(0),
+        grows: AtomicU64::new(0),
+        shrinks: AtomicU64::new(0),
+        outs,
+        seed: spec.seed,
+        end: AtomicBool::new(false),
+        start: Instant::now(),
+        target_io_ns: spec.target_io.as_nanos() as u64,
+        delay_ns: spec.delay_threshold.as_nanos() as u64,
+    })
+}
+
+/// One activity's engine on the data and log files (wrapped in the fault injector if asked).
+fn engine(
+    spec: &IntegritySpec,
+    shared: &Shared,
+    activity: Activity,
+    index: u64,
+    injections: &mut Vec<InjectionLog>,
+) -> crate::Result<Box<dyn crate::engine::IoEngine>> {
+    let (_, max_pages, depth) = shape(activity);
+    let lens = vec![(max_pages as usize * PAGE) as u32; depth as usize];
+    let opened = open_files(spec.engine, &[&shared.data_file, &shared.log_file], &lens)
+        .map_err(|source| crate::Error::Setup { what: "opening the I/O engine", source })?;
+    Ok(match &spec.faults {
+        Some(plan) => {
+            let faulty = FaultyEngine::new(opened.engine, plan.clone(), crate::rng::mix(spec.seed ^ index));
+            injections.push(faulty.log());
+            Box::new(faulty)
+        }
+        None => opened.engine,
+    })
+}
+
+/// The checkpoint: every `every`, the writes acknowledged so far are made durable and
+/// journalled, until the run ends. Returns why it failed, if it did.
+fn start_syncer(
+    shared: Arc<Shared>,
+    every: Duration,
+) -> crate::Result<std::thread::JoinHandle<Option<String>>> {
+    std::thread::Builder::new()
+        .name("integrity-syncer".into())
+        .spawn(move || {
+            let mut next = Instant::now() + every;
+            while !shared.end.load(SeqCst) {
+                std::thread::sleep(Duration::from_millis(5));
+                if Instant::now() >= next {
+                    if let Err(e) = shared.sync_point() {
+                        shared.end.store(true, SeqCst);
+                        return Some(format!("journalling acknowledged writes: {e}"));
+                    }
+                    next += every;
+                }
+            }
+            None
+        })
+        .map_err(|source| crate::Error::Setup { what: "starting the syncer", source })
+}
+
+/// The workload as the driver sees it.
+struct IntegrityWork {
+    shared: Arc<Shared>,
+    kinds: Vec<Activity>,
+    /// I/Os already named as delayed: (worker, slot, issue time).
+    named: Vec<(usize, usize, u64)>,
+    delay_ns: u64,
+}
+
+impl IntegrityWork {
+    /// Names every I/O outstanding past the delay threshold, once.
+    fn watch(&mut self, now_ns: u64, data: &mut IntegrityRecorder) {
+        for (w, out) in self.shared.outs.iter().enumerate() {
+            for (slot, issued) in out.issued_ns.iter().enumerate() {
+                let at = issued.load(Relaxed);
+                if at == 0 || now_ns.saturating_sub(at) < self.delay_ns || self.named.contains(&(w, slot, at))
+                {
+                    continue;
+                }
+                self.named.push((w, slot, at));
+                let place = out.place[slot].load(Relaxed);
+                let file = if place >> 56 == 1 { super::layout::LOG_FILE } else { super::layout::DATA_FILE };
+                data.notices.push(format!(
+                    "I/O outstanding for {:.0} s: {} request on {file} at offset {}",
+                    (now_ns - at) as f64 / 1e9,
+                    self.kinds[w].name(),
+                    place & ((1 << 56) - 1)
+                ));
+            }
+        }
+    }
+}
+
+impl crate::run::Workload for IntegrityWork {
+    type Data = IntegrityRecorder;
+    const COLUMNS: &'static [&'static [Measure<Self>]] = &[COLUMNS];
+
+    fn pace(&self) -> Pace {
+        Pace::Timer
+    }
+
+    fn take(&mut self, _index: u64, now_ns: u64) -> Take<Self::Data> {
+        let mut data = IntegrityRecorder::default();
+        for out in &self.shared.outs {
+            let taken = std::mem::take(&mut *out.recorder.lock().unwrap_or_else(|p| p.into_inner()));
+            crate::run::IntervalData::merge(&mut data, &taken);
+        }
+        data.data_file_bytes = self.shared.data_pages.load(Relaxed) * PAGE as u64;
+        data.outstanding = self.shared.outs.iter().map(|o| o.in_flight.load(Relaxed)).sum();
+        self.watch(now_ns, &mut data);
+        Take::Closed { end_ns: now_ns, data }
+    }
+
+    /// A failed activity or syncer ends the run.
+    fn ended(&self) -> bool {
+        self.shared.end.load(Relaxed)
+    }
+}
+
+type Of<'a> = Interval<'a, IntegrityRecorder>;
+
+fn iops(a: Activity, i: &Of) -> Option<f64> {
+    Some(i.data.activities[a.index()].ios() as f64 / i.span_s())
+}
+
+fn avg_ms(a: Activity, i: &Of) -> Option<f64> {
+    let c = &i.data.activities[a.index()];
+    let n = c.ios();
+    (n > 0).then(|| c.io_time_ns as f64 / n as f64 / 1e6)
+}
+
+/// The workload's columns of `timeseries.csv`.
+const COLUMNS: &[Measure<IntegrityWork>] = &[
+    Measure { column: col::IOPS, value: |_, i| Some(i.data.total().ios() as f64 / i.span_s()) },
+    Measure {
+        column: col::AVG_MS,
+        value: |_, i| {
+            let t = i.data.total();
+            (t.ios() > 0).then(|| t.io_time_ns as f64 / t.ios() as f64 / 1e6)
+        },
+    },
+    Measure { column: col::RANDOM_IOPS, value: |_, i| iops(Activity::Random, i) },
+    Measure { column: col::RANDOM_AVG_MS, value: |_, i| avg_ms(Activity::Random, i) },
+    Measure { column: col::READ_AHEAD_IOPS, value: |_, i| iops(Activity::ReadAhead, i) },
+    Measure { column: col::READ_AHEAD_AVG_MS, value: |_, i| avg_ms(Activity::ReadAhead, i) },
+    Measure { column: col::BULK_IOPS, value: |_, i| iops(Activity::Bulk, i) },
+    Measure { column: col::BULK_AVG_MS, value: |_, i| avg_ms(Activity::Bulk, i) },
+    Measure { column: col::LAZY_WRITER_IOPS, value: |_, i| iops(Activity::LazyWriter, i) },
+    Measure { column: col::LAZY_WRITER_AVG_MS, value: |_, i| avg_ms(Activity::LazyWriter, i) },
+    Measure { column: col::LOG_IOPS, value: |_, i| iops(Activity::Log, i) },
+    Measure { column: col::LOG_AVG_MS, value: |_, i| avg_ms(Activity::Log, i) },
+    Measure { column: col::DATA_FILE_BYTES, value: |_, i| Some(i.data.data_file_bytes as f64) },
+    Measure { column: col::ERRORS, value: |_, i| Some(i.data.errors_total() as f64) },
+    Measure { column: col::THROTTLED, value: |_, i| Some(i.data.total().throttled as f64) },
+    Measure { column: col::DELAYED, value: |_, i| Some(i.data.total().delayed as f64) },
+    Measure { column: col::OUTSTANDING, value: |_, i| Some(i.data.outstanding as f64) },
+];
