@@ -2,10 +2,12 @@
 //! its field name is the plan-file key (snake_case) and the flag (kebab-case). Nothing here
 //! has side effects; `cmd::*` validates these plain values into the library's typed jobs.
 
+mod integrity;
 mod mailbox;
 mod oltp;
 mod report;
 
+pub use integrity::*;
 pub use mailbox::*;
 pub use oltp::*;
 pub use report::*;
@@ -96,6 +98,20 @@ pub enum Command {
     ///   storbench mailbox verify --target ./storbench-mailbox
     #[command(verbatim_doc_comment)]
     Mailbox(Box<MailboxCommand>),
+    /// Integrity: a SQLIOSim-class stress that proves the storage keeps what it acknowledged.
+    /// A data file and a log file driven as a database server drives them (random user I/O,
+    /// read-ahead, bulk writes, the lazy writer, the log writer, growth and shrink), every page
+    /// checked when read and audited at the end against a journal of acknowledged writes.
+    /// Errors by class (lost writes, stale reads, torn and misplaced pages, checksum, read and
+    /// write errors) go to errors.jsonl in the bundle; any error fails the run (exit 1).
+    ///
+    /// Examples:
+    ///   storbench integrity --target /data                 # 004's small set, 5 minutes
+    ///   storbench integrity --preset big --duration 20m --target /data
+    ///   storbench integrity --data-size 64MB --data-max 128MB --data-growth 16MB --log-size 8MB
+    ///   storbench integrity --keep && storbench integrity verify --target .
+    #[command(verbatim_doc_comment)]
+    Integrity(Box<IntegrityCommand>),
     /// An evaluation: every workload of a plan on every configuration, repeated, with idle
     /// and active power, into one evaluation bundle. Without a plan: a quick evaluation of the
     /// current directory (the six SQLIO profiles, DVD Store on SQLite, the mailbox workload;

@@ -102,6 +102,11 @@ impl Bundle {
         Ok(Bundle { dir, csv, csv_header: false, hlog, lost: Vec::new(), reserve })
     }
 
+    /// The bundle's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
     /// Writes `summary.json` through a temporary file, so a reader never sees half of it,
     /// with a warning for each bundle file that could not be written. Where the disk is full,
     /// the reserve is given up for it. Fails, once the summary is written, when a file was lost.

@@ -73,6 +73,7 @@ fn real_main() -> i32 {
         args::Command::Io(a) => Some(a.out.power.as_deref()),
         args::Command::Oltp(args::OltpCommand::Run(a)) => Some(a.out.power.as_deref()),
         args::Command::Mailbox(c) if c.sub.is_none() => Some(c.run.out.power.as_deref()),
+        args::Command::Integrity(c) if c.sub.is_none() => Some(c.run.out.power.as_deref()),
         _ => None,
     };
     if let Some(spec) = power
@@ -90,6 +91,7 @@ fn real_main() -> i32 {
         args::Command::Io(a) => cmd::io::run(&a, &stop),
         args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
         args::Command::Mailbox(c) => cmd::mailbox::run(c, &stop),
+        args::Command::Integrity(c) => cmd::integrity::run(c, &stop),
         args::Command::Run(a) => cmd::run::run(&a, &stop),
         args::Command::Plan(c) => cmd::plan::run(c),
         args::Command::Report(a) => cmd::report::run(&a),

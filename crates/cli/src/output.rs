@@ -207,6 +207,66 @@ pub fn mailbox_table(s: &Summary) -> String {
     format!("{head}\n{t}\n{c}{errors}")
 }
 
+/// An integrity run: the verdict with SQLIOSim's figures (total I/O time, throttled and
+/// delayed I/Os), the errors by class, then each activity.
+pub fn integrity_table(s: &Summary) -> String {
+    let Results::Integrity(r) = &s.results else { return String::new() };
+    let e = &r.errors;
+    let verdict = if r.pass { "Pass" } else { "FAIL" };
+    let audit = r.audit.as_ref().map_or_else(
+        || "not audited".to_string(),
+        |a| format!("{} pages, {:.0} MB/s", a.pages_checked, a.bytes_per_sec / 1e6),
+    );
+    let mut head =
+        new_table(&["result", "IOPS", "total I/O time", "throttled", "delayed", "errors", "audit"]);
+    head.add_row(vec![
+        verdict.into(),
+        format!("{:.0}", r.iops),
+        format!("{:.1} s", r.total_io_time_s),
+        r.throttled_ios.to_string(),
+        format!("{} (> {:.0} s)", r.delayed_ios, r.delay_threshold_s),
+        e.total().to_string(),
+        audit,
+    ]);
+    let mut t = new_table(&["activity", "reads", "writes", "IOPS", "p50", "p99", "I/O time", "throttled"]);
+    for a in &r.activities {
+        let lat = |f: fn(&storbench_report::LatencyNs) -> u64| {
+            a.lat_ns.as_ref().map_or_else(|| "n/a".into(), |l| latency(f(l) as f64))
+        };
+        t.add_row(vec![
+            a.name.clone(),
+            a.reads.to_string(),
+            a.writes.to_string(),
+            format!("{:.0}", a.iops),
+            lat(|l| l.p50),
+            lat(|l| l.p99),
+            format!("{:.1} s", a.io_time_s),
+            a.throttled_ios.to_string(),
+        ]);
+    }
+    let mut out = format!("{head}\n{t}");
+    if e.total() > 0 {
+        let mut c = new_table(&["error class", "count"]);
+        for (name, n) in [
+            ("lost_writes", e.lost_writes),
+            ("stale_reads", e.stale_reads),
+            ("torn_pages", e.torn_pages),
+            ("misplaced_pages", e.misplaced_pages),
+            ("checksum", e.checksum),
+            ("read_errors", e.read_errors),
+            ("write_errors", e.write_errors),
+        ] {
+            if n > 0 {
+                c.add_row(vec![name.into(), n.to_string()]);
+            }
+        }
+        out = format!(
+            "{out}\n{c}\nerrors.jsonl in the bundle lists each error with its file, offset, page, expected and found"
+        );
+    }
+    out
+}
+
 /// The trials of `mailbox --tune`: threads, mailboxes, result, IOPS.
 pub fn tune_table(trials: &[(u32, u64, bool, f64, bool)]) -> String {
     let mut t = new_table(&["run", "threads", "mailboxes", "result", "transactional IOPS"]);

@@ -1,6 +1,7 @@
 //! One module per subcommand: validate the parsed options, run, show the result.
 
 pub mod compare;
+pub mod integrity;
 pub mod io;
 pub mod mailbox;
 pub mod oltp;

@@ -67,6 +67,9 @@ pub struct IntegrityDetail {
     pub shrinks: u64,
     /// Writes the journal holds as acknowledged.
     pub acknowledged: u64,
+    /// Errors found after the last interval closed (the activities' last moments), which no
+    /// interval's records hold.
+    pub late_records: Vec<super::verdict::ErrorRecord>,
     /// What the fault-injecting engines did, when the spec asked for faults.
     pub injections: Vec<InjectionLog>,
 }
@@ -265,6 +268,7 @@ pub fn run(
         );
     }
     fold_errors(&mut out.totals, &out.all, &tail);
+    detail.late_records = tail.records;
     if !stop.is_stopped() {
         let expected = Journal::load(&layout.journal()).map_err(journal_error)?;
         detail.acknowledged = expected.acknowledgements;

@@ -197,7 +197,6 @@ pub struct Worker {
     credit: u32,
     rng: WorkerRng,
     local: IntegrityRecorder,
-    acks: Vec<Ack>,
     states: Vec<PageState>,
     completions: Vec<Completion>,
     checked: Vec<Checked>,
@@ -230,7 +229,6 @@ impl Worker {
             credit: 0,
             rng,
             local: IntegrityRecorder::default(),
-            acks: Vec::new(),
             states: Vec::new(),
             completions: Vec::new(),
             checked: Vec::new(),
@@ -441,10 +439,13 @@ impl Worker {
         match req.dir {
             Dir::Write => {
                 counters.writes.record(u64::from(len), latency);
+                // The syncer must see the acknowledgement before anyone can take the pages
+                // again: a shrink syncs the journal once it holds them, then cuts the file.
+                let ack = Ack { file: req.file, first: req.first, generation: req.generation, pages };
+                self.out.acks.lock().unwrap_or_else(|p| p.into_inner()).push(ack);
                 for i in 0..pages {
                     table.release(req.first + i, PageState::written(req.generation + i));
                 }
-                self.acks.push(Ack { file: req.file, first: req.first, generation: req.generation, pages });
                 self.after_log_write(&req, true);
             }
             Dir::Read => {
@@ -538,12 +539,9 @@ impl Worker {
         }
     }
 
-    /// Hands what this worker counted and acknowledged to the driver and the syncer.
+    /// Hands what this worker counted to the driver.
     fn publish(&mut self) {
         self.out.in_flight.store(u64::from(self.in_flight()), Relaxed);
-        if !self.acks.is_empty() {
-            self.out.acks.lock().unwrap_or_else(|p| p.into_inner()).append(&mut self.acks);
-        }
         let mut shared = self.out.recorder.lock().unwrap_or_else(|p| p.into_inner());
         crate::run::IntervalData::merge(&mut *shared, &self.local);
         drop(shared);

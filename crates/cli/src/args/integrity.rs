@@ -1,0 +1,139 @@
+//! Options of `storbench integrity`: SQLIOSim's file and simulation parameters, each
+//! overridable, with its two file sets of the reference evaluation as presets.
+
+use super::{EngineArg, OutputArgs};
+use crate::units::{ByteSize, Seconds};
+use clap::{Args, Subcommand, ValueEnum};
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// `storbench integrity [OPTIONS]` runs the stress; `storbench integrity verify` checks kept
+/// files.
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct IntegrityCommand {
+    #[command(subcommand)]
+    pub sub: Option<IntegritySub>,
+    #[command(flatten)]
+    pub run: IntegrityArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum IntegritySub {
+    /// Check the files a run kept (--keep, or a run that was killed) against its journal of
+    /// acknowledged writes: every page must hold at least the generation last acknowledged.
+    /// Writes in flight when a run died may hold either generation, and are no error. Exit
+    /// code 1 on any error.
+    Verify(IntegrityVerifyArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+pub struct IntegrityVerifyArgs {
+    /// Directory holding the files (storbench-integrity.json, .mdf, .ldf and .journal).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub target: PathBuf,
+
+    /// Print the verification as JSON to stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The file sets of the reference evaluation (004): data initial, maximum, growth; log.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntegrityPreset {
+    /// Data 500 MB growing to 1,000 MB by 50 MB; log 50 MB.
+    Small,
+    /// Data 5,000 MB growing to 10,000 MB by 500 MB; log 50 MB.
+    Big,
+}
+
+impl IntegrityPreset {
+    /// (data, data max, growth, log) in bytes.
+    pub fn sizes(self) -> (u64, u64, u64, u64) {
+        const MB: u64 = 1 << 20;
+        match self {
+            IntegrityPreset::Small => (500 * MB, 1000 * MB, 50 * MB, 50 * MB),
+            IntegrityPreset::Big => (5000 * MB, 10_000 * MB, 500 * MB, 50 * MB),
+        }
+    }
+}
+
+/// Options of `storbench integrity`; the same keys work in a plan file's integrity workload.
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IntegrityArgs {
+    /// Directory for the files: storbench-integrity.mdf (data), .ldf (log), .journal (the
+    /// acknowledged writes) and .json (what they are). The directory must not hold them
+    /// already. Default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub target: Option<PathBuf>,
+
+    /// The file sizes of one of the reference evaluation's two sets: small (data 500 MB to
+    /// 1,000 MB by 50 MB, log 50 MB; the default) or big (5,000 MB to 10,000 MB by 500 MB).
+    #[arg(long, value_enum)]
+    pub preset: Option<IntegrityPreset>,
+
+    /// Initial size of the data file. Default: the preset's (500MB).
+    #[arg(long, value_name = "SIZE")]
+    pub data_size: Option<ByteSize>,
+
+    /// Largest size the data file grows to; at it, the file shrinks by --data-growth and
+    /// grows again. Default: the preset's (1000MB).
+    #[arg(long, value_name = "SIZE")]
+    pub data_max: Option<ByteSize>,
+
+    /// How much the data file grows at a time. Default: the preset's (50MB).
+    #[arg(long, value_name = "SIZE")]
+    pub data_growth: Option<ByteSize>,
+
+    /// Size of the log file (fixed; written circularly). Default: the preset's (50MB).
+    #[arg(long, value_name = "SIZE")]
+    pub log_size: Option<ByteSize>,
+
+    /// How long the activities run; the final audit of every page comes after. Default: 5m
+    /// (SQLIOSim's TestCycleDuration).
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<Seconds>,
+
+    /// User threads doing random I/O in runs of 1-100 pages. Default: twice the CPUs, at
+    /// most 8 (SQLIOSim's).
+    #[arg(long, value_name = "N")]
+    pub users: Option<u32>,
+
+    /// An I/O slower than this makes its activity halve its outstanding I/O (a throttle
+    /// event). Default: 100 (SQLIOSim's TargetIODuration).
+    #[arg(long, value_name = "MS")]
+    pub target_io_ms: Option<u64>,
+
+    /// I/Os outstanding longer than this are delayed: named in the log while outstanding and
+    /// counted. Default: 15s (SQL Server's message 833).
+    #[arg(long, value_name = "DURATION")]
+    pub delay_threshold: Option<Seconds>,
+
+    /// Go through the page cache instead of O_DIRECT (SQLIOSim's NoBuffering off).
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Open the files with O_DSYNC, so every write is on stable storage when it completes
+    /// (SQLIOSim's WriteThrough; FUA where the device has it).
+    #[arg(long)]
+    pub write_through: bool,
+
+    /// Keep the files and the journal after the run (for `storbench integrity verify`).
+    /// Files with errors are kept either way.
+    #[arg(long)]
+    pub keep: bool,
+
+    /// I/O engine: io_uring (default) or psync.
+    #[arg(long, value_enum)]
+    pub engine: Option<EngineArg>,
+
+    /// Seed for every random choice and every page's contents. Default: 1.
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+
+    #[command(flatten)]
+    #[serde(skip)]
+    pub out: OutputArgs,
+}

@@ -1,0 +1,228 @@
+//! `storbench integrity`: validate, create the files (with a fill bar), run the activities into
+//! a bundle (per-second lines, errors.jsonl, delayed I/Os named as they happen), audit every
+//! page, show the result; `integrity verify` checks kept files against their journal.
+//!
+//! - `validate`: options into the library's `IntegritySpec`, every refusal before a write.
+//! - `summary`: the summary's `IntegrityResults` from the outcome.
+//! - `verify`: `integrity verify`.
+
+mod summary;
+pub mod validate;
+mod verify;
+
+use super::Ending;
+use crate::args::{IntegrityArgs, IntegrityCommand, IntegritySub};
+use crate::measure::{self, BundleDir, Finished, Measured, Ran, Start};
+use crate::output;
+use anyhow::{Context, Result};
+use std::io::Write;
+use std::path::Path;
+use storbench_bench::monitor::resolve_device;
+use storbench_bench::run::StopFlag;
+use storbench_bench::target::lock::lock_place;
+use storbench_bench::workload::integrity::{self as integ, IntegritySpec, Layout};
+use storbench_report::columns::integrity as col;
+use storbench_report::{DatabaseInfo, Results, Summary, export};
+
+pub fn run(c: Box<IntegrityCommand>, stop: &StopFlag) -> Result<Ending> {
+    match c.sub {
+        Some(IntegritySub::Verify(v)) => verify::verify_command(&v, stop),
+        None => {
+            let ran = measure(&c.run, None, stop)?;
+            if let Some(m) = &ran.measured {
+                show(&m.summary, &c.run.out)?;
+            }
+            Ok(ran.ending)
+        }
+    }
+}
+
+/// The run the options describe into the bundle directory `given`, or a new one under
+/// --output-dir. `storbench run` calls this.
+pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+    let spec = validate::validate(a)?;
+    let _lock = lock_place(&spec.dir, "target")?;
+    validate::check_target(&spec)?;
+    let bar = output::fill_bar(spec.sizes.data_pages * 8192, "creating the data file");
+    let created = integ::create(&spec, &mut |done, total| {
+        bar.set_length(total);
+        bar.set_position(done);
+    });
+    bar.finish_and_clear();
+    let layout = Layout::new(&spec.dir);
+    let created = match created {
+        Ok(c) => c,
+        Err(e) => {
+            layout.remove();
+            return Err(e).context("creating the integrity files");
+        }
+    };
+    if stop.is_stopped() {
+        layout.remove();
+        return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
+    }
+    let result = measure_run(a, &spec, created, given, stop);
+    let errors = result.as_ref().map_or(true, |m| !passed(&m.summary));
+    if a.keep || (errors && !stop.is_stopped() && result.is_ok()) {
+        say!(
+            "files kept in {} (check them with `storbench integrity verify --target {}`)",
+            spec.dir.display(),
+            spec.dir.display()
+        );
+    } else {
+        layout.remove();
+    }
+    let measured = result?;
+    let ending = if stop.is_stopped() {
+        Ending::Interrupted
+    } else if passed(&measured.summary) {
+        Ending::Ok
+    } else {
+        Ending::CheckFailed
+    };
+    Ok(Ran { ending, measured: Some(measured) })
+}
+
+fn passed(s: &Summary) -> bool {
+    s.complete && matches!(&s.results, Results::Integrity(r) if r.pass)
+}
+
+fn measure_run(
+    a: &IntegrityArgs,
+    spec: &IntegritySpec,
+    created: integ::run::Created,
+    given: Option<&Path>,
+    stop: &StopFlag,
+) -> Result<Measured> {
+    let name = a.out.name.clone().unwrap_or_else(|| "integrity".into());
+    let dir = BundleDir::choose(given, &a.out, &name)?;
+    let device = resolve_device(&spec.dir).ok().flatten();
+    let at = jiff::Timestamp::now();
+    let start = Start {
+        at,
+        summary: summary::started(spec, &name, device.clone(), &at.to_string()),
+        targets: vec![spec.dir.as_path()],
+        database: DatabaseInfo::default(),
+        device: device.as_ref().map(|d| d.name.as_str()),
+        table: output::integrity_table,
+    };
+    measure::measure(&dir, start, |rec, first| {
+        let line = output::run_line("integrity");
+        let errors_path = rec.bundle.dir().join("errors.jsonl");
+        let mut errors = ErrorFile::new(errors_path);
+        let mut last_t = 0.0;
+        let bundle = &mut rec.bundle;
+        let audit_bar = std::cell::RefCell::new(None::<indicatif::ProgressBar>);
+        let outcome = integ::run(
+            spec,
+            created,
+            &mut rec.sampler,
+            stop,
+            &mut |iv| {
+                line.set_message(progress(iv, spec));
+                for notice in &iv.interval.data.notices {
+                    alert!("{notice}");
+                }
+                errors.write(&iv.interval.data.records);
+                let t = iv.interval.data.total();
+                bundle.interval(
+                    &iv.row,
+                    last_t,
+                    &[("io", &t.reads.latency), ("io_write", &t.writes.latency)],
+                );
+                last_t = iv.row.t_s;
+            },
+            &mut |done, total| {
+                let mut bar = audit_bar.borrow_mut();
+                let bar = bar.get_or_insert_with(|| {
+                    line.finish_and_clear();
+                    output::fill_bar(total, "auditing every page")
+                });
+                bar.set_position(done);
+            },
+        );
+        if let Some(bar) = audit_bar.borrow_mut().take() {
+            bar.finish_and_clear();
+        }
+        line.finish_and_clear();
+        let outcome = outcome.context("running the integrity stress")?;
+        errors.write(&outcome.detail.late_records);
+        if let Some(audit) = &outcome.detail.audit {
+            errors.write(&audit.first_errors);
+        }
+        let t = outcome.totals.total();
+        rec.bundle.totals(
+            outcome.warmup_s,
+            outcome.measured_s,
+            &[("io", &t.reads.latency), ("io_write", &t.writes.latency)],
+        );
+        let mut finished =
+            Finished::new(summary::finish(first, spec, &outcome, &jiff::Timestamp::now().to_string()));
+        if let Some(why) = errors.failure {
+            finished.summary.warnings.push(why);
+        }
+        Ok(finished)
+    })
+}
+
+/// `errors.jsonl`: one JSON object per error (class, file, offset, page, expected, found),
+/// written as the run finds them, so a killed run keeps them.
+struct ErrorFile {
+    path: std::path::PathBuf,
+    file: Option<std::fs::File>,
+    failure: Option<String>,
+}
+
+impl ErrorFile {
+    fn new(path: std::path::PathBuf) -> ErrorFile {
+        ErrorFile { path, file: None, failure: None }
+    }
+
+    fn write(&mut self, records: &[integ::ErrorRecord]) {
+        if records.is_empty() || self.failure.is_some() {
+            return;
+        }
+        let result = (|| -> std::io::Result<()> {
+            if self.file.is_none() {
+                self.file = Some(std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?);
+            }
+            let file = self.file.as_mut().expect("opened");
+            let mut text = String::new();
+            for r in records {
+                text.push_str(&serde_json::to_string(r).expect("an error record serializes"));
+                text.push('\n');
+            }
+            file.write_all(text.as_bytes())
+        })();
+        if let Err(e) = result {
+            self.failure = Some(format!(
+                "errors.jsonl could not be written ({e}); the counts in the summary are complete"
+            ));
+        }
+    }
+}
+
+/// The status line: rates, latency, the data file, errors.
+fn progress(iv: &integ::IntegrityInterval, spec: &IntegritySpec) -> String {
+    let value = |c| iv.row.value(c).unwrap_or(0.0);
+    format!(
+        "{:.0} s of {:.0} s: {:.0} IOPS (random {:.0}, read-ahead {:.0}, bulk {:.0}, lazy writer {:.0}, log {:.0}), {:.1} ms avg, data file {:.0} MB, {} errors",
+        iv.row.t_s,
+        spec.duration.as_secs_f64(),
+        value(col::IOPS),
+        value(col::RANDOM_IOPS),
+        value(col::READ_AHEAD_IOPS),
+        value(col::BULK_IOPS),
+        value(col::LAZY_WRITER_IOPS),
+        value(col::LOG_IOPS),
+        value(col::AVG_MS),
+        value(col::DATA_FILE_BYTES) / 1e6,
+        iv.interval.phase_total.errors_total(),
+    )
+}
+
+fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
+    output::print_result(|| {
+        if out.json { export::summary_json(summary) } else { output::integrity_table(summary) + "\n" }
+    })
+}

@@ -1,0 +1,110 @@
+//! The options of `storbench integrity` into the library's `IntegritySpec`: sizes that fit
+//! together and in the free space, a target that holds none of the workload's files, and the
+//! defaults (004's small set, 5 minutes, SQLIOSim's thresholds). Nothing is written here.
+
+use crate::args::{EngineArg, IntegrityArgs, IntegrityPreset};
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+use std::time::Duration;
+use storbench_bench::engine::EngineKind;
+use storbench_bench::target::free_space;
+use storbench_bench::workload::integrity::{IntegritySpec, Layout, Sizes};
+
+impl IntegrityArgs {
+    /// SQLIOSim's TestCycleDuration.
+    pub const DURATION: Duration = Duration::from_secs(300);
+    /// SQLIOSim's TargetIODuration.
+    pub const TARGET_IO_MS: u64 = 100;
+    /// SQL Server's message 833.
+    pub const DELAY_THRESHOLD: Duration = Duration::from_secs(15);
+}
+
+/// The run the options describe.
+pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
+    crate::cmd::results_root(a.out.output_dir.as_deref())?;
+    let (data, max, growth, log) = a.preset.unwrap_or(IntegrityPreset::Small).sizes();
+    let pick = |v: Option<crate::units::ByteSize>, d: u64| v.map_or(d, |s| s.0);
+    let data = pick(a.data_size, data);
+    // A data size given alone sets the maximum too, unless the maximum is given.
+    let max = a.data_max.map_or(if a.data_size.is_some() { data.max(max) } else { max }, |s| s.0);
+    let sizes = Sizes::from_bytes(data, max, pick(a.data_growth, growth), pick(a.log_size, log));
+    if let Some(problem) = sizes.problem() {
+        bail!("{problem}; give --data-size, --data-max, --data-growth and --log-size that fit together");
+    }
+    let duration = a.duration.map_or(IntegrityArgs::DURATION, |d| d.0);
+    if duration < Duration::from_secs(1) {
+        bail!("--duration {:?}: the activities need at least 1s", duration);
+    }
+    let users = a.users.unwrap_or_else(default_users);
+    if !(1..=64).contains(&users) {
+        bail!("--users {users}: use 1 to 64 user threads");
+    }
+    let target_io_ms = a.target_io_ms.unwrap_or(IntegrityArgs::TARGET_IO_MS);
+    if target_io_ms == 0 {
+        bail!("--target-io-ms 0: the target I/O duration must be at least 1 ms");
+    }
+    let engine = match a.engine.unwrap_or(EngineArg::IoUring) {
+        EngineArg::IoUring => EngineKind::IoUring,
+        EngineArg::Psync => EngineKind::Psync,
+        EngineArg::Null => {
+            bail!("--engine null: the integrity stress checks real data; use io_uring or psync")
+        }
+    };
+    let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
+    if dir.exists() && !dir.is_dir() {
+        bail!("--target {}: not a directory; give the directory the files go in", dir.display());
+    }
+    Ok(IntegritySpec {
+        dir,
+        sizes,
+        duration,
+        seed: a.seed.unwrap_or(1),
+        engine,
+        direct: !a.buffered,
+        write_through: a.write_through,
+        users,
+        target_io: Duration::from_millis(target_io_ms),
+        delay_threshold: a.delay_threshold.map_or(IntegrityArgs::DELAY_THRESHOLD, |d| d.0),
+        sync_every: Duration::from_secs(1),
+        faults: None,
+    })
+}
+
+/// SQLIOSim's user threads: twice the CPUs, at most 8.
+fn default_users() -> u32 {
+    std::thread::available_parallelism().map_or(2, |n| n.get() as u32 * 2).min(8)
+}
+
+/// The target must exist (or be creatable), hold none of the workload's files, and have room
+/// for the files at their largest plus the journal.
+pub fn check_target(spec: &IntegritySpec) -> Result<()> {
+    std::fs::create_dir_all(&spec.dir)
+        .map_err(|e| anyhow::anyhow!("--target {}: cannot create the directory: {e}", spec.dir.display()))?;
+    let layout = Layout::new(&spec.dir);
+    if let Some(found) = layout.existing().first() {
+        bail!(
+            "{} already exists: storbench never writes over files it finds; check kept files with \
+             `storbench integrity verify --target {}`, then remove them, or give another --target",
+            found.display(),
+            spec.dir.display()
+        );
+    }
+    let need = spec.sizes.max_bytes() + journal_room(spec);
+    let free = free_space(&spec.dir).unwrap_or(u64::MAX);
+    if need > free {
+        let h = crate::units::human_bytes;
+        bail!(
+            "the files need up to {} (data at its maximum, log and journal) but {} has {} free; \
+             give a smaller --data-max or --log-size, or another --target",
+            h(need),
+            spec.dir.display(),
+            h(free)
+        );
+    }
+    Ok(())
+}
+
+/// Room for the journal: a record per write request, at a generous 20,000 requests a second.
+fn journal_room(spec: &IntegritySpec) -> u64 {
+    24 * 20_000 * spec.duration.as_secs().max(1)
+}
