@@ -9,6 +9,7 @@ mod device;
 mod errors;
 mod evaluation;
 mod fallback;
+mod integrity;
 mod interrupt;
 mod io_runs;
 mod mailbox;

@@ -1,0 +1,116 @@
+//! `storbench integrity`: a small SQLIOSim-class stress on the real disk (data 16 MiB growing
+//! to 24 MiB by 4 MiB, a 2 MiB log): a healthy run passes with every figure in its summary,
+//! kept files verify, a journal of another run and damaged files are caught, and bad input is
+//! refused with nothing written or removed.
+
+use crate::support::{bundle_summary, disk_tempdir, refused, stderr_text, stdout_json, storbench};
+use assert_cmd::Command;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+const SMALL: [&str; 10] = [
+    "--data-size",
+    "16MiB",
+    "--data-max",
+    "24MiB",
+    "--data-growth",
+    "4MiB",
+    "--log-size",
+    "2MiB",
+    "--users",
+    "2",
+];
+
+fn integrity(target: &Path, results: &Path, extra: &[&str]) -> Command {
+    let mut cmd = storbench();
+    cmd.args(["integrity", "--target"]).arg(target).arg("--output-dir").arg(results).args(SMALL).args(extra);
+    cmd
+}
+
+#[test]
+fn a_healthy_run_passes_reports_every_activity_and_removes_its_files() {
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    let out = integrity(&target, &results, &["--duration", "3s", "--json"]).assert().success();
+    let s = stdout_json(&out);
+    assert_eq!(s["workload"], "integrity");
+    let r = &s["results"];
+    assert_eq!(r["pass"], true, "{r}");
+    assert!(r["ios"].as_u64().unwrap() > 100, "{r}");
+    assert!(r["total_io_time_s"].as_f64().unwrap() > 0.0);
+    for class in [
+        "lost_writes",
+        "stale_reads",
+        "torn_pages",
+        "misplaced_pages",
+        "checksum",
+        "read_errors",
+        "write_errors",
+    ] {
+        assert_eq!(r["errors"][class], 0, "{class}");
+    }
+    let names: Vec<&str> =
+        r["activities"].as_array().unwrap().iter().map(|a| a["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["random", "read_ahead", "bulk", "lazy_writer", "log_writer"]);
+    for a in r["activities"].as_array().unwrap() {
+        assert!(a["reads"].as_u64().unwrap() + a["writes"].as_u64().unwrap() > 0, "{a}");
+    }
+    let pages = (r["data_final_bytes"].as_u64().unwrap() + (2 << 20)) / 8192;
+    assert_eq!(r["audit"]["pages_checked"].as_u64().unwrap(), pages, "the audit read every page");
+    assert_eq!(s["target"]["direct"], true, "O_DIRECT by default");
+    assert_eq!(bundle_summary(&results), s, "the bundle holds the summary printed");
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "the files went with the run");
+}
+
+#[test]
+fn kept_files_verify_and_damage_or_another_runs_journal_is_caught() {
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    integrity(&target, &results, &["--duration", "2s", "--keep"]).assert().success();
+    let verify = |t: &Path| {
+        let mut c = storbench();
+        c.args(["integrity", "verify", "--json", "--target"]).arg(t);
+        c
+    };
+    let ok = stdout_json(&verify(&target).assert().success());
+    assert_eq!(ok["pass"], true, "{ok}");
+    // A page overwritten with zeros where an acknowledged write was: a lost write at its offset.
+    let data = std::fs::OpenOptions::new().write(true).open(target.join("storbench-integrity.mdf")).unwrap();
+    data.write_all_at(&[0u8; 8192], 5 * 8192).unwrap();
+    data.sync_all().unwrap();
+    let bad = stdout_json(&verify(&target).assert().code(1));
+    assert_eq!(bad["errors"]["lost_writes"], 1, "{bad}");
+    assert_eq!(bad["first_errors"][0]["offset"], 5 * 8192);
+    // Another run's journal beside these files is refused, and nothing is changed.
+    let other = dir.path().join("o");
+    integrity(&other, &results, &["--duration", "1s", "--keep", "--seed", "9"]).assert().success();
+    std::fs::copy(other.join("storbench-integrity.journal"), target.join("storbench-integrity.journal"))
+        .unwrap();
+    refused(&mut verify(&target), "does not belong");
+}
+
+#[test]
+fn bad_sizes_and_a_target_holding_files_are_refused_with_nothing_written() {
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    let cases: [(&[&str], &str); 3] = [
+        (&["--data-size", "16MiB", "--data-max", "8MiB"], "below its initial size"),
+        (&["--data-size", "16MiB", "--data-max", "32MiB", "--data-growth", "0"], "growth of zero"),
+        (&["--data-size", "16MiB", "--log-size", "1PiB"], "free"),
+    ];
+    for (args, needle) in cases {
+        let mut cmd = storbench();
+        cmd.args(["integrity", "--target"]).arg(&target).arg("--output-dir").arg(&results).args(args);
+        refused(&mut cmd, needle);
+        assert!(!results.exists(), "{args:?}: no bundle");
+        assert!(std::fs::read_dir(&target).map_or(0, |d| d.count()) == 0, "{args:?}: no file");
+    }
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::write(target.join("storbench-integrity.mdf"), b"the user's own data").unwrap();
+    let err = refused(&mut integrity(&target, &results, &["--duration", "1s"]), "already exists");
+    assert!(err.contains("integrity verify"), "{err}");
+    assert_eq!(std::fs::read(target.join("storbench-integrity.mdf")).unwrap(), b"the user's own data");
+    let err =
+        stderr_text(&storbench().args(["integrity", "verify", "--target"]).arg(dir.path()).assert().code(2));
+    assert!(err.contains("storbench-integrity.json"), "{err}");
+}
