@@ -4,7 +4,7 @@
 //! place and the method's defaults filled in.
 
 use super::{Configuration, Method, Plan, WorkloadArgs};
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
 use crate::units::{Minutes, Seconds};
 use std::time::Duration;
 
@@ -70,6 +70,7 @@ pub fn for_configuration(args: &WorkloadArgs, c: &Configuration, m: &Method) -> 
         WorkloadArgs::Io(a) => WorkloadArgs::Io(Box::new(io(a, c, m))),
         WorkloadArgs::Oltp(a) => WorkloadArgs::Oltp(Box::new(oltp(a, c, m))),
         WorkloadArgs::Mailbox(a) => WorkloadArgs::Mailbox(Box::new(mailbox(a, c, m))),
+        WorkloadArgs::Integrity(a) => WorkloadArgs::Integrity(Box::new(integrity(a, c, m))),
     }
 }
 
@@ -115,6 +116,16 @@ fn mailbox(a: &MailboxArgs, c: &Configuration, m: &Method) -> MailboxArgs {
     }
 }
 
+/// The integrity stress has no warm-up: an error counts whenever it happens.
+fn integrity(a: &IntegrityArgs, c: &Configuration, m: &Method) -> IntegrityArgs {
+    IntegrityArgs {
+        target: Some(c.target.join("storbench-integrity")),
+        duration: a.duration.or(m.measure),
+        seed: a.seed.or(m.seed),
+        ..a.clone()
+    }
+}
+
 /// Warm-up plus measured phase, from the options or the commands' defaults.
 fn expected(args: &WorkloadArgs) -> Duration {
     match args {
@@ -126,5 +137,6 @@ fn expected(args: &WorkloadArgs) -> Duration {
         WorkloadArgs::Oltp(a) => a.run_time_or_default() + a.warmup_time_or_default(),
         // The mailbox warm-up usually ends well before its limit; count half of it.
         WorkloadArgs::Mailbox(a) => a.duration_or_default() + a.max_warmup_or_default() / 2,
+        WorkloadArgs::Integrity(a) => a.duration.map_or(IntegrityArgs::DURATION, |d| d.0),
     }
 }

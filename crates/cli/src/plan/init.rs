@@ -2,8 +2,10 @@
 //! the option it sets (the same text `--help` shows), so the example cannot drift from the code.
 
 use super::Method;
-use super::parse::{IO_RESERVED, MAILBOX_RESERVED, NOT_PLAN_KEYS, OLTP_RESERVED, keys_of};
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use super::parse::{
+    INTEGRITY_RESERVED, IO_RESERVED, MAILBOX_RESERVED, NOT_PLAN_KEYS, OLTP_RESERVED, keys_of,
+};
+use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
 use clap::Args;
 
 /// The example plan's text.
@@ -22,6 +24,7 @@ pub fn example() -> String {
         ("io", documented::<IoArgs>(&[&IO_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
         ("oltp", documented::<OltpRunArgs>(&[&OLTP_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
         ("mailbox", documented::<MailboxArgs>(&[&MAILBOX_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
+        ("integrity", documented::<IntegrityArgs>(&[&INTEGRITY_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
     ] {
         s.push_str(&format!("\n# ---- Every key of a kind = \"{kind}\" workload ----\n"));
         s.push_str(&text);

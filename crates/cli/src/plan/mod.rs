@@ -12,7 +12,7 @@ pub mod init;
 pub mod parse;
 pub mod quick;
 
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
 use crate::units::Seconds;
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -175,6 +175,7 @@ pub fn in_plan_terms(text: &str) -> String {
         let mut k = parse::keys_of::<IoArgs>(&[]);
         k.extend(parse::keys_of::<OltpRunArgs>(&[]));
         k.extend(parse::keys_of::<MailboxArgs>(&[]));
+        k.extend(parse::keys_of::<IntegrityArgs>(&[]));
         k.extend(["log_target", "url"]);
         k
     });
@@ -212,6 +213,7 @@ pub enum WorkloadArgs {
     Io(Box<IoArgs>),
     Oltp(Box<OltpRunArgs>),
     Mailbox(Box<MailboxArgs>),
+    Integrity(Box<IntegrityArgs>),
 }
 
 impl WorkloadArgs {
@@ -220,6 +222,7 @@ impl WorkloadArgs {
             WorkloadArgs::Io(_) => "io",
             WorkloadArgs::Oltp(_) => "oltp",
             WorkloadArgs::Mailbox(_) => "mailbox",
+            WorkloadArgs::Integrity(_) => "integrity",
         }
     }
 }

@@ -2,7 +2,7 @@
 //! fault, says what is wrong and how to fix it; nothing runs until the whole plan parses.
 
 use super::{Configuration, Method, Plan, Workload, WorkloadArgs};
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::ops::Range;
@@ -251,6 +251,7 @@ fn workloads(
 pub const IO_RESERVED: [&str; 3] = ["target", "allow_device", "force"];
 pub const OLTP_RESERVED: [&str; 4] = ["path", "url", "backend", "no_reset"];
 pub const MAILBOX_RESERVED: [&str; 2] = ["target", "log_target"];
+pub const INTEGRITY_RESERVED: [&str; 1] = ["target"];
 
 /// Keys a workload table holds besides its command's options.
 const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];
@@ -280,10 +281,14 @@ fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, Plan
                 .map(|a| WorkloadArgs::Oltp(Box::new(a))),
             "mailbox" => args::<MailboxArgs>(src, opts, span, "a mailbox workload", &MAILBOX_RESERVED)
                 .map(|a| WorkloadArgs::Mailbox(Box::new(a))),
+            "integrity" => {
+                args::<IntegrityArgs>(src, opts, span, "an integrity workload", &INTEGRITY_RESERVED)
+                    .map(|a| WorkloadArgs::Integrity(Box::new(a)))
+            }
             other => Err(src.error(
                 kind_value.span(),
                 format!("unknown workload kind `{other}`"),
-                Some("kind is \"io\", \"oltp\" or \"mailbox\"".into()),
+                Some("kind is \"io\", \"oltp\", \"mailbox\" or \"integrity\"".into()),
             )),
         }
     };

@@ -213,7 +213,7 @@ fn a_sweep_over_targets_uses_more_databases() {
         .map(|r| match &r.args {
             WorkloadArgs::Oltp(o) => format!("{} urls", o.db.url.len()),
             WorkloadArgs::Mailbox(m) => format!("{} databases", m.databases.unwrap()),
-            WorkloadArgs::Io(_) => String::new(),
+            WorkloadArgs::Io(_) | WorkloadArgs::Integrity(_) => String::new(),
         })
         .collect();
     assert_eq!(shapes, ["1 urls", "2 urls", "1 databases", "4 databases"]);
@@ -304,14 +304,15 @@ fn init_comment(example: &str, part: &str, key: &str) -> String {
 
 #[test]
 fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validation_uses() {
-    use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+    use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
     let example = init::example();
     let kinds = [
         ("io", help_of::<IoArgs> as fn(&str) -> String),
         ("oltp", help_of::<OltpRunArgs>),
         ("mailbox", help_of::<MailboxArgs>),
+        ("integrity", help_of::<IntegrityArgs>),
     ];
-    let options: [(&str, &str, &[std::time::Duration]); 7] = [
+    let options: [(&str, &str, &[std::time::Duration]); 9] = [
         ("io", "runtime", &[IoArgs::RUNTIME]),
         ("io", "ramp", &[IoArgs::RAMP]),
         ("oltp", "run_time", &[OltpRunArgs::RUN_TIME]),
@@ -319,6 +320,8 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
         ("oltp", "settle_time", &[OltpRunArgs::SETTLE_TIME]),
         ("mailbox", "duration", &[MailboxArgs::DURATION, MailboxArgs::STRESS_DURATION]),
         ("mailbox", "max_warmup", &[MailboxArgs::MAX_WARMUP]),
+        ("integrity", "duration", &[IntegrityArgs::DURATION]),
+        ("integrity", "delay_threshold", &[IntegrityArgs::DELAY_THRESHOLD]),
     ];
     for (kind, id, defaults) in options {
         let help = kinds.iter().find(|(k, _)| *k == kind).map(|(_, help)| help(id)).unwrap();
@@ -329,7 +332,7 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
     }
     let (_tmp, text) = plan_with(
         "[[workload]]\nkind = \"io\"\n[[workload]]\nkind = \"oltp\"\n[[workload]]\nkind = \"mailbox\"\n\
-         [[workload]]\nkind = \"mailbox\"\ntest = \"stress\"\n",
+         [[workload]]\nkind = \"mailbox\"\ntest = \"stress\"\n[[workload]]\nkind = \"integrity\"\n",
     );
     let plan = parse("plan.toml", &text).unwrap();
     let expected: Vec<std::time::Duration> = runs(&plan)
@@ -345,6 +348,7 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
             OltpRunArgs::RUN_TIME + OltpRunArgs::WARMUP_TIME,
             MailboxArgs::DURATION + MailboxArgs::MAX_WARMUP / 2,
             MailboxArgs::STRESS_DURATION + MailboxArgs::MAX_WARMUP / 2,
+            IntegrityArgs::DURATION,
         ]
     );
 }

@@ -28,6 +28,7 @@ pub fn check_all(plan: &Plan) -> Result<()> {
             WorkloadArgs::Io(a) => cmd::io::check(a).map(drop),
             WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a).and_then(|()| cmd::oltp::check_loadable(a)),
             WorkloadArgs::Mailbox(a) => cmd::mailbox::check(a),
+            WorkloadArgs::Integrity(a) => cmd::integrity::validate::validate(a).map(drop),
         };
         let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
         let checked = checked.map_err(|e| anyhow::anyhow!(in_plan(&e)));
@@ -55,7 +56,7 @@ fn check_place(plan: &Plan, run: &PlannedRun) -> Result<()> {
     let needs_files = match &run.args {
         WorkloadArgs::Io(_) => false,
         WorkloadArgs::Oltp(_) => c.url.is_empty(),
-        WorkloadArgs::Mailbox(_) => true,
+        WorkloadArgs::Mailbox(_) | WorkloadArgs::Integrity(_) => true,
     };
     if needs_files && !c.target.is_dir() {
         bail!(
@@ -228,7 +229,7 @@ fn prepare(run: &PlannedRun, stop: &StopFlag) -> Result<()> {
     match &run.args {
         WorkloadArgs::Io(a) => cmd::io::prepare_target(a, stop),
         WorkloadArgs::Oltp(a) => cmd::oltp::ensure_loaded(a, stop),
-        WorkloadArgs::Mailbox(_) => Ok(()),
+        WorkloadArgs::Mailbox(_) | WorkloadArgs::Integrity(_) => Ok(()),
     }
 }
 
@@ -247,6 +248,10 @@ fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
         WorkloadArgs::Mailbox(mut a) => {
             a.out.name = name;
             cmd::mailbox::measure(&a, Some(bundle), stop)
+        }
+        WorkloadArgs::Integrity(mut a) => {
+            a.out.name = name;
+            cmd::integrity::measure(&a, Some(bundle), stop)
         }
     }
 }
