@@ -106,6 +106,12 @@ pub struct IntegrityArgs {
     #[arg(long, value_name = "MS")]
     pub target_io_ms: Option<u64>,
 
+    /// At its maximum size the data file is cut by one --data-growth increment at most this
+    /// often (and bulk inserts then grow it again). Default: 2m (SQLIOSim shrinks and grows
+    /// every 2 to 10 minutes).
+    #[arg(long, value_name = "DURATION")]
+    pub shrink_every: Option<Seconds>,
+
     /// I/Os outstanding longer than this are delayed: named in the log while outstanding and
     /// counted. Default: 15s (SQL Server's message 833).
     #[arg(long, value_name = "DURATION")]

@@ -31,13 +31,16 @@ fn integrity(target: &Path, results: &Path, extra: &[&str]) -> Command {
 fn a_healthy_run_passes_reports_every_activity_and_removes_its_files() {
     let dir = disk_tempdir();
     let (target, results) = (dir.path().join("t"), dir.path().join("r"));
-    let out = integrity(&target, &results, &["--duration", "3s", "--json"]).assert().success();
+    let out = integrity(&target, &results, &["--duration", "3s", "--shrink-every", "1s", "--json"])
+        .assert()
+        .success();
     let s = stdout_json(&out);
     assert_eq!(s["workload"], "integrity");
     let r = &s["results"];
     assert_eq!(r["pass"], true, "{r}");
     assert!(r["ios"].as_u64().unwrap() > 100, "{r}");
     assert!(r["total_io_time_s"].as_f64().unwrap() > 0.0);
+    assert!(r["grows"].as_u64().unwrap() >= 2 && r["shrinks"].as_u64().unwrap() >= 1, "{r}");
     for class in [
         "lost_writes",
         "stale_reads",
@@ -113,4 +116,40 @@ fn bad_sizes_and_a_target_holding_files_are_refused_with_nothing_written() {
     let err =
         stderr_text(&storbench().args(["integrity", "verify", "--target"]).arg(dir.path()).assert().code(2));
     assert!(err.contains("storbench-integrity.json"), "{err}");
+}
+
+#[test]
+fn a_plan_runs_the_integrity_stress_on_each_configuration_into_one_evaluation() {
+    let dir = disk_tempdir();
+    for c in ["a", "b"] {
+        std::fs::create_dir_all(dir.path().join(c)).unwrap();
+    }
+    let plan = dir.path().join("plan.toml");
+    let text = format!(
+        "name = \"qualify\"\n[method]\nidle_settle = 0\nrepetitions = 1\npower = \"none\"\n\
+         [[configuration]]\nname = \"a\"\ntarget = \"{}\"\n[[configuration]]\nname = \"b\"\ntarget = \"{}\"\n\
+         [[workload]]\nkind = \"integrity\"\ndata_size = \"8MiB\"\ndata_max = \"12MiB\"\ndata_growth = \"2MiB\"\n\
+         log_size = \"1MiB\"\nduration = \"2s\"\nusers = 2\n",
+        dir.path().join("a").display(),
+        dir.path().join("b").display()
+    );
+    std::fs::write(&plan, text).unwrap();
+    let results = dir.path().join("results");
+    storbench().arg("run").arg(&plan).arg("--output-dir").arg(&results).assert().success();
+    let eval_dir = std::fs::read_dir(&results).unwrap().next().unwrap().unwrap().path();
+    let e = crate::support::json(&std::fs::read(eval_dir.join("evaluation.json")).unwrap());
+    let runs = e["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for r in runs {
+        assert_eq!(r["status"], "done", "{r}");
+        assert_eq!(r["headline"]["metric"], "IOPS");
+        let s = crate::support::json(
+            &std::fs::read(eval_dir.join(r["bundle"].as_str().unwrap()).join("summary.json")).unwrap(),
+        );
+        assert_eq!(s["results"]["pass"], true);
+    }
+    for c in ["a", "b"] {
+        let place = dir.path().join(c).join("storbench-integrity");
+        assert_eq!(std::fs::read_dir(&place).unwrap().count(), 0, "{c}: the run's files are gone");
+    }
 }

@@ -45,6 +45,8 @@ pub struct IntegritySpec {
     pub delay_threshold: Duration,
     /// How often acknowledged writes are made durable and journalled (the checkpoint).
     pub sync_every: Duration,
+    /// At its maximum the data file is cut by one growth increment at most this often.
+    pub shrink_every: Duration,
     /// Faults to inject into every activity's engine (tests of the checker).
     pub faults: Option<FaultPlan>,
 }
@@ -330,6 +332,8 @@ fn shared(
         log_pending: AtomicU64::new(0),
         grows: AtomicU64::new(0),
         shrinks: AtomicU64::new(0),
+        shrink_every_ns: spec.shrink_every.as_nanos() as u64,
+        last_shrink_ns: AtomicU64::new(0),
         outs,
         seed: spec.seed,
         end: AtomicBool::new(false),

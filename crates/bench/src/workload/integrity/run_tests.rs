@@ -32,6 +32,7 @@ fn spec(dir: &std::path::Path, seconds: u64, faults: Option<FaultPlan>) -> Integ
         target_io: Duration::from_millis(100),
         delay_threshold: Duration::from_secs(15),
         sync_every: Duration::from_millis(200),
+        shrink_every: Duration::from_millis(500),
         faults,
     }
 }

@@ -73,6 +73,9 @@ pub struct Shared {
     pub log_pending: AtomicU64,
     pub grows: AtomicU64,
     pub shrinks: AtomicU64,
+    /// At the maximum, the file shrinks at most this often (ns), and at the last shrink.
+    pub shrink_every_ns: u64,
+    pub last_shrink_ns: AtomicU64,
     pub outs: Vec<Arc<WorkerOut>>,
     pub seed: u64,
     pub end: AtomicBool,
@@ -106,6 +109,11 @@ impl Shared {
             journal.record_run(PageId { file: a.file, page: a.first }, a.generation, a.pages)?;
         }
         journal.sync()
+    }
+
+    /// Whether a shrink is due (the first one a period after the start).
+    pub fn shrink_due(&self) -> bool {
+        self.now_ns().saturating_sub(self.last_shrink_ns.load(Relaxed)) >= self.shrink_every_ns
     }
 
     /// Grows the data file by one increment, or at its maximum cuts the last increment off
@@ -143,6 +151,7 @@ impl Shared {
         }
         self.append_at.fetch_min(new, SeqCst);
         self.shrinks.fetch_add(1, Relaxed);
+        self.last_shrink_ns.store(self.now_ns(), Relaxed);
         Ok(())
     }
 }
@@ -345,8 +354,14 @@ impl Worker {
         }
         let len = between(&mut self.rng, lo, hi);
         let at = self.shared.append_at.load(SeqCst);
-        if at + len > self.shared.data_pages.load(SeqCst) {
-            self.resize_due = true;
+        let pages = self.shared.data_pages.load(SeqCst);
+        if at + len > pages {
+            if pages < self.data_max_pages || self.shared.shrink_due() {
+                self.resize_due = true;
+                return None;
+            }
+            // At the maximum between shrinks: inserts go on over the grown part.
+            self.shared.append_at.store(self.shared.initial_pages, SeqCst);
             return None;
         }
         let first = self.take_data(at, len)?;

@@ -62,8 +62,10 @@ pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Resu
         return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
     }
     let result = measure_run(a, &spec, created, given, stop);
-    let errors = result.as_ref().map_or(true, |m| !passed(&m.summary));
-    if a.keep || (errors && !stop.is_stopped() && result.is_ok()) {
+    // A run of its own keeps files with errors for inspection; in an evaluation the bundle's
+    // errors.jsonl says what was wrong, and the next repetition needs the place.
+    let errors = result.as_ref().is_ok_and(|m| !passed(&m.summary));
+    if a.keep || (errors && given.is_none() && !stop.is_stopped()) {
         say!(
             "files kept in {} (check them with `storbench integrity verify --target {}`)",
             spec.dir.display(),

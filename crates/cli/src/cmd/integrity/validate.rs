@@ -15,6 +15,8 @@ impl IntegrityArgs {
     pub const DURATION: Duration = Duration::from_secs(300);
     /// SQLIOSim's TargetIODuration.
     pub const TARGET_IO_MS: u64 = 100;
+    /// SQLIOSim's shortest shrink-and-grow period.
+    pub const SHRINK_EVERY: Duration = Duration::from_secs(120);
     /// SQL Server's message 833.
     pub const DELAY_THRESHOLD: Duration = Duration::from_secs(15);
 }
@@ -66,6 +68,7 @@ pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
         target_io: Duration::from_millis(target_io_ms),
         delay_threshold: a.delay_threshold.map_or(IntegrityArgs::DELAY_THRESHOLD, |d| d.0),
         sync_every: Duration::from_secs(1),
+        shrink_every: a.shrink_every.map_or(IntegrityArgs::SHRINK_EVERY, |d| d.0),
         faults: None,
     })
 }
