@@ -244,7 +244,22 @@ pub fn integrity_table(s: &Summary) -> String {
             a.throttled_ios.to_string(),
         ]);
     }
-    let mut out = format!("{head}\n{t}");
+    let mut out = match &r.crash {
+        Some(c) => {
+            let mut k =
+                new_table(&["result", "crash cycles", "writes acknowledged", "found", "lost", "errors"]);
+            k.add_row(vec![
+                verdict.into(),
+                c.cycles.to_string(),
+                c.writes_acknowledged.to_string(),
+                c.writes_found.to_string(),
+                c.lost.to_string(),
+                e.total().to_string(),
+            ]);
+            k.to_string()
+        }
+        None => format!("{head}\n{t}"),
+    };
     if e.total() > 0 {
         let mut c = new_table(&["error class", "count"]);
         for (name, n) in [

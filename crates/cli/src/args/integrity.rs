@@ -131,6 +131,31 @@ pub struct IntegrityArgs {
     #[arg(long)]
     pub keep: bool,
 
+    /// Crash consistency: run the stress as a separate writer process and kill it (SIGKILL) at
+    /// a random point between half this and this after its activities start, then check
+    /// that every acknowledged write is on disk. Report: cycles, writes acknowledged, found,
+    /// lost. Command line only.
+    #[arg(long, value_name = "DURATION")]
+    #[serde(skip)]
+    pub crash_after: Option<Seconds>,
+
+    /// With --crash-after: at the crash point run this command (through sh -c) instead of
+    /// killing the writer, e.g. a power cut through the test machine's BMC. A writer still
+    /// alive 10 s after the command is killed.
+    #[arg(long, value_name = "COMMAND", requires = "crash_after")]
+    #[serde(skip)]
+    pub crash_cmd: Option<String>,
+
+    /// With --crash-after: how many crash cycles, each on new files. Default: 1.
+    #[arg(long, value_name = "N", requires = "crash_after")]
+    #[serde(skip)]
+    pub crash_cycles: Option<u32>,
+
+    /// Internal: run as the writer of a crash cycle (create, say "ready", run until killed).
+    #[arg(long, hide = true)]
+    #[serde(skip)]
+    pub crash_writer: bool,
+
     /// I/O engine: io_uring (default) or psync.
     #[arg(long, value_enum)]
     pub engine: Option<EngineArg>,

@@ -507,8 +507,20 @@ fn typed<T: DeserializeOwned>(
 
 /// Command-line options that are not workload keys: where output goes and what the terminal
 /// shows (the evaluation decides) and DS3's file and compatibility options.
-pub const NOT_PLAN_KEYS: [&str; 8] =
-    ["name", "output_dir", "json", "power", "verbose", "out_filename", "config_file", "windows_perf_host"];
+pub const NOT_PLAN_KEYS: [&str; 12] = [
+    "name",
+    "output_dir",
+    "json",
+    "power",
+    "verbose",
+    "out_filename",
+    "config_file",
+    "windows_perf_host",
+    "crash_after",
+    "crash_cmd",
+    "crash_cycles",
+    "crash_writer",
+];
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.
 pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<&'static str> {

@@ -153,3 +153,39 @@ fn a_plan_runs_the_integrity_stress_on_each_configuration_into_one_evaluation() 
         assert_eq!(std::fs::read_dir(&place).unwrap().count(), 0, "{c}: the run's files are gone");
     }
 }
+
+#[test]
+fn crash_cycles_find_every_acknowledged_write_and_a_crash_that_loses_one_fails() {
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    let out = integrity(&target, &results, &["--crash-after", "1500ms", "--crash-cycles", "2", "--json"])
+        .assert()
+        .success();
+    let crash = &stdout_json(&out)["results"]["crash"];
+    assert_eq!(crash["cycles"], 2, "{crash}");
+    let acknowledged = crash["writes_acknowledged"].as_u64().unwrap();
+    assert!(acknowledged > 2 * 2048, "at least the filled pages of each cycle: {crash}");
+    assert_eq!(crash["writes_found"].as_u64().unwrap(), acknowledged);
+    assert_eq!(crash["lost"], 0);
+    assert_eq!(std::fs::read_dir(&target).unwrap().count(), 0, "healthy cycles leave no files");
+    // A "power cut" that takes an acknowledged page with it: the writer is killed and page 5
+    // of the data file zeroed, as a cache that never wrote it would leave it. (`[-]` keeps the
+    // pattern from matching the command lines that carry it.)
+    let mdf = target.join("storbench-integrity.mdf");
+    let cut = format!(
+        "pkill -KILL -f -- '[-]-crash-writer --target {}'; sleep 0.2; dd if=/dev/zero of={} bs=8192 seek=5 count=1 conv=notrunc status=none",
+        target.display(),
+        mdf.display()
+    );
+    let results2 = dir.path().join("r2");
+    let out = integrity(&target, &results2, &["--crash-after", "1s", "--crash-cmd", &cut, "--json"])
+        .assert()
+        .code(1);
+    let r = &stdout_json(&out)["results"];
+    assert_eq!(r["crash"]["lost"], 1, "{r}");
+    assert_eq!(r["errors"]["lost_writes"], 1, "{r}");
+    let errors =
+        std::fs::read_to_string(crate::support::only_bundle(&results2).join("errors.jsonl")).unwrap();
+    assert!(errors.contains("\"offset\":40960"), "{errors}");
+    assert!(mdf.exists(), "the files of a cycle with errors are kept");
+}

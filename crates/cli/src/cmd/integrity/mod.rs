@@ -6,6 +6,7 @@
 //! - `summary`: the summary's `IntegrityResults` from the outcome.
 //! - `verify`: `integrity verify`.
 
+mod crash;
 mod summary;
 pub mod validate;
 mod verify;
@@ -41,7 +42,24 @@ pub fn run(c: Box<IntegrityCommand>, stop: &StopFlag) -> Result<Ending> {
 /// --output-dir. `storbench run` calls this.
 pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let spec = validate::validate(a)?;
+    if a.crash_writer {
+        // The crash cycle's parent holds the target's lock for its writer.
+        crash::writer(&spec, stop)?;
+        return Ok(Ran { ending: Ending::Ok, measured: None });
+    }
     let _lock = lock_place(&spec.dir, "target")?;
+    if let Some(after) = a.crash_after {
+        validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() })?;
+        let measured = measure_crashes(a, &spec, after.0, given, stop)?;
+        let ending = if stop.is_stopped() {
+            Ending::Interrupted
+        } else if passed(&measured.summary) {
+            Ending::Ok
+        } else {
+            Ending::CheckFailed
+        };
+        return Ok(Ran { ending, measured: Some(measured) });
+    }
     validate::check_target(&spec)?;
     let bar = output::fill_bar(spec.sizes.data_pages * 8192, "creating the data file");
     let created = integ::create(&spec, &mut |done, total| {
@@ -164,6 +182,36 @@ fn measure_run(
             finished.summary.warnings.push(why);
         }
         Ok(finished)
+    })
+}
+
+/// Crash cycles into their bundle: the summary holds the cycles' figures and errors.
+fn measure_crashes(
+    a: &IntegrityArgs,
+    spec: &IntegritySpec,
+    after: std::time::Duration,
+    given: Option<&Path>,
+    stop: &StopFlag,
+) -> Result<Measured> {
+    let name = a.out.name.clone().unwrap_or_else(|| "integrity-crash".into());
+    let dir = BundleDir::choose(given, &a.out, &name)?;
+    let device = resolve_device(&spec.dir).ok().flatten();
+    let at = jiff::Timestamp::now();
+    let start = Start {
+        at,
+        summary: summary::started(spec, &name, device.clone(), &at.to_string()),
+        targets: vec![spec.dir.as_path()],
+        database: DatabaseInfo::default(),
+        device: device.as_ref().map(|d| d.name.as_str()),
+        table: output::integrity_table,
+    };
+    measure::measure(&dir, start, |rec, first| {
+        let mut errors = ErrorFile::new(rec.bundle.dir().join("errors.jsonl"));
+        let cycles = a.crash_cycles.unwrap_or(1).max(1);
+        let c = crash::run_cycles(spec, after, a.crash_cmd.as_deref(), cycles, &mut errors, stop)?;
+        let mut s = summary::crashed(first, &c, &jiff::Timestamp::now().to_string());
+        s.warnings.extend(errors.failure);
+        Ok(Finished::new(s))
     })
 }
 

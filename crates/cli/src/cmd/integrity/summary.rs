@@ -164,7 +164,29 @@ fn by_class(count: impl Fn(ErrorClass) -> u64) -> IntegrityErrors {
     }
 }
 
-fn add(a: &mut IntegrityErrors, b: &IntegrityErrors) {
+/// The summary of crash cycles: their figures, errors and the audits' reading rate.
+pub fn crashed(mut s: Summary, c: &super::crash::Cycles, ended_at: &str) -> Summary {
+    let Results::Integrity(mut r) = s.results.clone() else { return s };
+    r.errors = c.errors.clone();
+    r.pass = c.complete && c.errors.total() == 0 && c.crash.lost == 0;
+    r.audit = Some(AuditResult {
+        pages_checked: c.pages_checked,
+        seconds: c.audit_s,
+        bytes_per_sec: c.pages_checked as f64 * PAGE as f64 / c.audit_s.max(1e-9),
+        complete: c.complete,
+    });
+    r.crash = Some(c.crash.clone());
+    s.complete = c.complete;
+    s.ended_at = Some(ended_at.into());
+    s.phases = Phases { ramp_s: 0.0, measured_s: c.run_s };
+    s.warnings.push(
+        "crash cycles: the I/O figures of a killed writer are not kept; the summary holds what the audits found".into(),
+    );
+    s.results = Results::Integrity(r);
+    s
+}
+
+pub fn add(a: &mut IntegrityErrors, b: &IntegrityErrors) {
     a.lost_writes += b.lost_writes;
     a.stale_reads += b.stale_reads;
     a.torn_pages += b.torn_pages;

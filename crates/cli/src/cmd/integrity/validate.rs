@@ -81,17 +81,7 @@ fn default_users() -> u32 {
 /// The target must exist (or be creatable), hold none of the workload's files, and have room
 /// for the files at their largest plus the journal.
 pub fn check_target(spec: &IntegritySpec) -> Result<()> {
-    std::fs::create_dir_all(&spec.dir)
-        .map_err(|e| anyhow::anyhow!("--target {}: cannot create the directory: {e}", spec.dir.display()))?;
-    let layout = Layout::new(&spec.dir);
-    if let Some(found) = layout.existing().first() {
-        bail!(
-            "{} already exists: storbench never writes over files it finds; check kept files with \
-             `storbench integrity verify --target {}`, then remove them, or give another --target",
-            found.display(),
-            spec.dir.display()
-        );
-    }
+    refuse_existing(spec)?;
     let need = spec.sizes.max_bytes() + journal_room(spec);
     let free = free_space(&spec.dir).unwrap_or(u64::MAX);
     if need > free {
@@ -102,6 +92,22 @@ pub fn check_target(spec: &IntegritySpec) -> Result<()> {
             h(need),
             spec.dir.display(),
             h(free)
+        );
+    }
+    Ok(())
+}
+
+/// The target must exist (or be creatable) and hold none of the workload's files.
+pub fn refuse_existing(spec: &IntegritySpec) -> Result<()> {
+    std::fs::create_dir_all(&spec.dir)
+        .map_err(|e| anyhow::anyhow!("--target {}: cannot create the directory: {e}", spec.dir.display()))?;
+    let layout = Layout::new(&spec.dir);
+    if let Some(found) = layout.existing().first() {
+        bail!(
+            "{} already exists: storbench never writes over files it finds; check kept files with \
+             `storbench integrity verify --target {}`, then remove them, or give another --target",
+            found.display(),
+            spec.dir.display()
         );
     }
     Ok(())
