@@ -1,5 +1,6 @@
 //! The final audit pass, after a run and for `integrity verify`: reads every whole page of the
-//! workload's files in order, judges each against the journal (`verdict::classify`, with no
+//! workload's files in order (O_DIRECT where the filesystem allows it, so the device is read
+//! and not the page cache, with a reader thread a few chunks ahead of the checks), judges each against the journal (`verdict::classify`, with no
 //! generation read before), and names each acknowledged page that lies past its file's end as
 //! a lost write. Counts errors by class and keeps the first error records.
 
@@ -13,11 +14,14 @@ use std::time::{Duration, Instant};
 use super::journal::Expected;
 use super::page::{PAGE, PageId, check_page};
 use super::verdict::{ErrorClass, ErrorRecord, Verdict, classify};
+use crate::engine::AlignedBuf;
 use crate::engine::{Dir, error_kind};
 use crate::run::StopFlag;
 
 /// Bytes read at once: large sequential reads, so the audit runs at the device's bandwidth.
 const CHUNK: usize = 1 << 20;
+/// Chunks the reader may be ahead of the checks, plus the one being checked.
+const BUFFERS: usize = 4;
 /// How many error records a report keeps; the counts go on.
 pub const MAX_ERRORS_KEPT: usize = 1000;
 const PROGRESS_EVERY: Duration = Duration::from_millis(200);
@@ -67,14 +71,20 @@ pub fn audit(
         files.iter().map(|&(id, path)| DataFile::open(id, path)).collect::<crate::Result<Vec<_>>>()?;
     let mut meter = Meter::new(opened.iter().map(|f| f.pages * PAGE as u64).sum(), progress);
     let mut report = AuditReport::default();
-    let mut buf = vec![0u8; CHUNK];
-    report.complete = opened.iter().all(|file| {
-        let read_all = audit_file(file, expected, stop, &mut buf, &mut report, &mut meter);
-        if read_all {
-            report_past_end(file, expected, &mut report);
+    let mut complete = true;
+    for file in &opened {
+        let buffers = (0..BUFFERS)
+            .map(|_| AlignedBuf::new(CHUNK))
+            .collect::<io::Result<Vec<_>>>()
+            .map_err(|source| crate::Error::Setup { what: "allocating audit buffers", source })?;
+        let read_all = audit_file(file, expected, stop, buffers, &mut report, &mut meter);
+        if !read_all {
+            complete = false;
+            break;
         }
-        read_all
-    });
+        report_past_end(file, expected, &mut report);
+    }
+    report.complete = complete;
     meter.report();
     Ok(report)
 }
@@ -88,42 +98,70 @@ struct DataFile {
 }
 
 impl DataFile {
+    /// Opens `path` with O_DIRECT, or buffered where the filesystem refuses it (tmpfs).
     fn open(id: u16, path: &Path) -> crate::Result<DataFile> {
+        use std::os::unix::fs::OpenOptionsExt;
         let failed = |op| move |source| crate::Error::Io { op, path: path.to_path_buf(), source };
-        let file = File::open(path).map_err(failed("open"))?;
+        let direct = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path);
+        let file = match direct {
+            Ok(f) => f,
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => File::open(path).map_err(failed("open"))?,
+            Err(e) => return Err(failed("open")(e)),
+        };
         let len = file.metadata().map_err(failed("stat"))?.len();
         Ok(DataFile { id, file, pages: len / PAGE as u64 })
     }
 }
 
-/// Checks every whole page of `file`, a chunk at a time; false when a stop request came first.
+/// Checks every whole page of `file`, a chunk at a time, while a reader thread reads the next
+/// chunks into the other buffers; false when a stop request came first.
 fn audit_file(
     file: &DataFile,
     expected: &Expected,
     stop: &StopFlag,
-    buf: &mut [u8],
+    buffers: Vec<AlignedBuf>,
     report: &mut AuditReport,
     meter: &mut Meter,
 ) -> bool {
-    let mut first = 0;
-    while first < file.pages {
-        if stop.is_stopped() {
-            return false;
-        }
-        let count = (file.pages - first).min((buf.len() / PAGE) as u64);
-        let chunk = &mut buf[..count as usize * PAGE];
-        match file.file.read_exact_at(chunk, first * PAGE as u64) {
-            Ok(()) => {
-                for (index, page) in chunk.chunks_exact(PAGE).enumerate() {
-                    judge(PageId { file: file.id, page: first + index as u64 }, page, expected, report);
-                }
-            }
-            Err(_) => reread_pages(file, first, chunk, expected, report),
-        }
-        first += count;
-        meter.advance(count * PAGE as u64);
+    let per_chunk = (CHUNK / PAGE) as u64;
+    let (full_tx, full_rx) = std::sync::mpsc::channel::<(u64, u64, AlignedBuf, io::Result<()>)>();
+    let (empty_tx, empty_rx) = std::sync::mpsc::channel::<AlignedBuf>();
+    for buf in buffers {
+        let _ = empty_tx.send(buf);
     }
-    true
+    let mut checked_to = 0;
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut first = 0;
+            while first < file.pages && !stop.is_stopped() {
+                let Ok(mut buf) = empty_rx.recv() else { return };
+                let count = (file.pages - first).min(per_chunk);
+                let bytes = &mut buf.as_mut_slice()[..count as usize * PAGE];
+                let result = file.file.read_exact_at(bytes, first * PAGE as u64);
+                if full_tx.send((first, count, buf, result)).is_err() {
+                    return;
+                }
+                first += count;
+            }
+        });
+        for (first, count, mut buf, result) in full_rx.iter() {
+            let chunk = &mut buf.as_mut_slice()[..count as usize * PAGE];
+            match result {
+                Ok(()) => {
+                    for (index, page) in chunk.chunks_exact(PAGE).enumerate() {
+                        judge(PageId { file: file.id, page: first + index as u64 }, page, expected, report);
+                    }
+                }
+                Err(_) => reread_pages(file, first, chunk, expected, report),
+            }
+            checked_to = first + count;
+            meter.advance(count * PAGE as u64);
+            if empty_tx.send(buf).is_err() {
+                break;
+            }
+        }
+    });
+    checked_to >= file.pages
 }
 
 /// After a chunk's read failed: each page alone, so that a read error names the pages it hit
@@ -204,6 +242,7 @@ impl<'a> Meter<'a> {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::OpenOptionsExt;
     use std::path::PathBuf;
 
     use super::super::journal::Journal;
@@ -297,6 +336,27 @@ mod tests {
         assert!(report.ok());
         let bytes = PAGES.iter().sum::<u64>() * PAGE as u64;
         assert_eq!(last, (bytes, bytes));
+    }
+
+    #[test]
+    fn files_on_a_filesystem_without_o_direct_are_audited_through_the_page_cache() {
+        let shm = Path::new("/dev/shm");
+        if !shm.is_dir() {
+            eprintln!("skipped: no /dev/shm (tmpfs) on this machine");
+            return;
+        }
+        let set = healthy();
+        let dir = tempfile::tempdir_in(shm).unwrap();
+        let paths: Vec<PathBuf> = set.paths.iter().map(|p| dir.path().join(p.file_name().unwrap())).collect();
+        for (from, to) in set.paths.iter().zip(&paths) {
+            std::fs::copy(from, to).unwrap();
+        }
+        let refused =
+            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&paths[0]).is_err();
+        let files = [(0, paths[0].as_path()), (1, paths[1].as_path())];
+        let report = audit(&files, &set.expected, &StopFlag::new(), &mut |_, _| {}).unwrap();
+        assert!(report.ok(), "tmpfs refuses O_DIRECT ({refused}); the audit reads anyway: {report:?}");
+        assert_eq!(report.pages_checked, PAGES.iter().sum::<u64>());
     }
 
     #[test]

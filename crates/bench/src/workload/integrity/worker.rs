@@ -169,9 +169,6 @@ pub fn shape(activity: Activity) -> (u64, u64, u32) {
 
 /// Log records are 64 to 8,192 bytes (SQL Server's range).
 const LOG_RECORD: (u64, u64) = (64, 8192);
-/// How often a worker hands its counts and acknowledgements over: often enough for the
-/// driver's one-second intervals, rarely enough to cost nothing per I/O.
-const PUBLISH_EVERY_NS: u64 = 10_000_000;
 /// The lazy writer's rest when no page is dirty.
 const IDLE: Duration = Duration::from_millis(1);
 
@@ -205,11 +202,9 @@ pub struct Worker {
     max_depth: u32,
     credit: u32,
     rng: WorkerRng,
-    local: IntegrityRecorder,
     states: Vec<PageState>,
     completions: Vec<Completion>,
     checked: Vec<Checked>,
-    last_publish_ns: u64,
     log: LogCursor,
     lazy_cursor: u64,
     data_max_pages: u64,
@@ -237,11 +232,9 @@ impl Worker {
             max_depth: depth,
             credit: 0,
             rng,
-            local: IntegrityRecorder::default(),
             states: Vec::new(),
             completions: Vec::new(),
             checked: Vec::new(),
-            last_publish_ns: 0,
             log: LogCursor::default(),
             lazy_cursor: 0,
             data_max_pages,
@@ -258,7 +251,7 @@ impl Worker {
         if let Err(why) = self.drive() {
             self.fail(why);
         }
-        self.publish();
+        self.out.in_flight.store(0, Relaxed);
     }
 
     fn fail(&self, why: String) {
@@ -285,7 +278,7 @@ impl Worker {
                 } else {
                     std::thread::sleep(IDLE);
                 }
-                self.maybe_publish(self.shared.now_ns());
+                self.out.in_flight.store(0, Relaxed);
                 continue;
             }
             self.completions.clear();
@@ -294,11 +287,16 @@ impl Worker {
                 .submit_and_reap(1, Some(Duration::from_millis(50)), &mut done)
                 .map_err(|e| format!("{}: {e}", self.activity.name()))?;
             let now = self.shared.now_ns();
+            // The batch is counted straight into the recorder the driver takes each second:
+            // one uncontended lock per batch, nothing to merge or reset.
+            let out = self.out.clone();
+            let mut rec = out.recorder.lock().unwrap_or_else(|p| p.into_inner());
             for c in done.drain(..) {
-                self.complete(c, now);
+                self.complete(c, now, &mut rec);
             }
+            drop(rec);
             self.completions = done;
-            self.maybe_publish(now);
+            self.out.in_flight.store(u64::from(self.in_flight()), Relaxed);
         }
     }
 
@@ -429,18 +427,18 @@ impl Worker {
         Ok(())
     }
 
-    fn complete(&mut self, c: Completion, now: u64) {
+    fn complete(&mut self, c: Completion, now: u64, rec: &mut IntegrityRecorder) {
         let Some(req) = self.slots[c.slot as usize].take() else { return };
         self.free.push(c.slot);
         self.out.issued_ns[c.slot as usize].store(0, Relaxed);
         let pages = req.states.len() as u64;
         let len = (pages as usize * PAGE) as u32;
         let latency = now.saturating_sub(req.issued_ns);
-        self.throttle(latency);
+        self.throttle(latency, rec);
         let id = PageId { file: req.file, page: req.first };
         let table = if req.file == LOG_ID { &self.shared.log } else { &self.shared.data };
         if let Some(why) = c.failure(len) {
-            self.local.error(ErrorRecord::of_failed_io(id, req.dir, why));
+            rec.error(ErrorRecord::of_failed_io(id, req.dir, why));
             for (i, state) in req.states.iter().enumerate() {
                 let after = if req.dir == Dir::Write { state.after_failed_write() } else { *state };
                 table.release(req.first + i as u64, after);
@@ -448,7 +446,7 @@ impl Worker {
             self.after_log_write(&req, false);
             return;
         }
-        let counters = self.local.activity(self.activity);
+        let counters = rec.activity(self.activity);
         counters.io_time_ns += latency;
         counters.delayed += u64::from(latency > self.shared.delay_ns);
         match req.dir {
@@ -466,7 +464,7 @@ impl Worker {
             Dir::Read => {
                 counters.reads.record(u64::from(len), latency);
                 counters.pages_checked += pages;
-                self.check_read(c.slot, &req);
+                self.check_read(c.slot, &req, rec);
             }
         }
     }
@@ -491,7 +489,7 @@ impl Worker {
     }
 
     /// Checks every page a read returned; a user then dirties the run and commits a record.
-    fn check_read(&mut self, slot: u32, req: &InFlight) {
+    fn check_read(&mut self, slot: u32, req: &InFlight, rec: &mut IntegrityRecorder) {
         let limit = self.shared.gens.issued_limit();
         let buf = self.engine.buffer(slot);
         self.checked.clear();
@@ -516,7 +514,7 @@ impl Worker {
                 },
                 Verdict::Error { class, expected } => {
                     fine = false;
-                    self.local.error(ErrorRecord::of_page(id, class, expected, &checked));
+                    rec.error(ErrorRecord::of_page(id, class, expected, &checked));
                     state.after_failed_write()
                 }
             };
@@ -533,9 +531,9 @@ impl Worker {
 
     /// SQLIOSim's rule: a request over the target duration halves the outstanding I/O (a
     /// throttle event); quick ones earn it back one at a time.
-    fn throttle(&mut self, latency: u64) {
+    fn throttle(&mut self, latency: u64, rec: &mut IntegrityRecorder) {
         if latency > self.shared.target_io_ns {
-            self.local.activity(self.activity).throttled += 1;
+            rec.activity(self.activity).throttled += 1;
             self.depth = (self.depth / 2).max(1);
             self.credit = 0;
         } else if self.depth < self.max_depth {
@@ -545,21 +543,5 @@ impl Worker {
                 self.credit = 0;
             }
         }
-    }
-
-    fn maybe_publish(&mut self, now: u64) {
-        if now.saturating_sub(self.last_publish_ns) >= PUBLISH_EVERY_NS {
-            self.last_publish_ns = now;
-            self.publish();
-        }
-    }
-
-    /// Hands what this worker counted to the driver.
-    fn publish(&mut self) {
-        self.out.in_flight.store(u64::from(self.in_flight()), Relaxed);
-        let mut shared = self.out.recorder.lock().unwrap_or_else(|p| p.into_inner());
-        crate::run::IntervalData::merge(&mut *shared, &self.local);
-        drop(shared);
-        self.local = IntegrityRecorder::default();
     }
 }

@@ -14,11 +14,19 @@ pub const HEADER_LEN: usize = 32;
 /// Fills `buf` with bytes no compressor or deduplicator can shrink: a stream seeded by `key`.
 pub fn fill_random(buf: &mut [u8], key: u64) {
     let mut state = mix(key ^ 0xA076_1D64_78BD_642F);
-    for chunk in buf.chunks_mut(8) {
+    let mut next = || {
         state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let v = mix(state).to_le_bytes();
-        chunk.copy_from_slice(&v[..chunk.len()]);
+        mix(state).to_le_bytes()
+    };
+    // Whole words first: a copy of a fixed 8 bytes is a store, where a copy of a slice of
+    // unknown length is a call to memcpy for every 8 bytes.
+    let mut words = buf.chunks_exact_mut(8);
+    for word in &mut words {
+        word.copy_from_slice(&next());
     }
+    let tail = words.into_remainder();
+    let len = tail.len();
+    tail.copy_from_slice(&next()[..len]);
 }
 
 /// Makes a reused write buffer unique for this write, cheaply: the first 16 bytes of every
