@@ -7,8 +7,8 @@
 #   2. `storbench io --verify` on a file of the same size, random reads and writes at the
 #      integrity run's mean request size (rounded to 8 KiB) and read share, QD16: CPU per I/O
 #      and per MiB (the issue's target: integrity within 1.5x);
-#   3. `storbench io --rw read --bs 1m` over the integrity run's kept data file, O_DIRECT and
-#      buffered (the audit reads buffered): the sequential rate the audit is measured against.
+#   3. `storbench io --rw read --bs 1m` (O_DIRECT, as the audit reads) over the integrity run's
+#      kept data file: the sequential rate the audit is measured against.
 # Prints each round and the medians. CPU time per operation is steadier than rates on a
 # shared VM.
 #
@@ -52,11 +52,9 @@ for i in $(seq 1 "$runs"); do
     "' '.join(str(x) for x in [s['results']['read']['ios']+s['results']['write']['ios'], s['results']['read']['bytes']+s['results']['write']['bytes'], s['cpu']['user_s']+s['cpu']['sys_s']])")"
   mdf="$dir/t/storbench-integrity.mdf"
   "$bin" io --target "$mdf" --rw read --bs 1m --runtime 5 --ramp 0 --output-dir "$dir/out" --json > "$dir/d.json" 2>/dev/null
-  "$bin" io --target "$mdf" --rw read --bs 1m --runtime 5 --ramp 0 --buffered --output-dir "$dir/out" --json > "$dir/b.json" 2>/dev/null
   direct=$(field "$dir/d.json" "s['results']['read']['bytes_per_sec']")
-  buffered=$(field "$dir/b.json" "s['results']['read']['bytes_per_sec']")
   printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$i" "$ios" "$bytes" "$cpu" "$bs" "$pct" \
-    "$vios" "$vbytes" "$vcpu" "$audit" "$direct	$buffered" >> "$raw"
+    "$vios" "$vbytes" "$vcpu" "$audit" "$direct" >> "$raw"
 done
 
 python3 - "$raw" "$seconds" <<'PY'
@@ -64,16 +62,16 @@ import statistics, sys
 rows = [l.split('\t') for l in open(sys.argv[1]).read().split('\n') if l]
 secs = float(sys.argv[2])
 med = statistics.median
-print(f"{'round':>5} {'integ IOPS':>10} {'us/IO':>7} {'us/MiB':>7} {'bs':>7} {'read%':>5} | {'verify IOPS':>11} {'us/IO':>7} {'us/MiB':>7} | {'audit MB/s':>10} {'1m direct':>9} {'1m buffered':>11}")
+print(f"{'round':>5} {'integ IOPS':>10} {'us/IO':>7} {'us/MiB':>7} {'bs':>7} {'read%':>5} | {'verify IOPS':>11} {'us/IO':>7} {'us/MiB':>7} | {'audit MB/s':>10} {'1m direct':>9}")
 cols = []
 for r in rows:
-    i, ios, b, cpu, bs, pct, vios, vb, vcpu, audit, direct, buffered = r
+    i, ios, b, cpu, bs, pct, vios, vb, vcpu, audit, direct = r
     ios, b, cpu, vios, vb, vcpu = map(float, (ios, b, cpu, vios, vb, vcpu))
     c = (ios / secs, cpu / ios * 1e6, cpu / (b / 2**20) * 1e6, int(bs), int(pct), vios / secs, vcpu / vios * 1e6,
-         vcpu / (vb / 2**20) * 1e6, float(audit) / 1e6, float(direct) / 1e6, float(buffered) / 1e6)
+         vcpu / (vb / 2**20) * 1e6, float(audit) / 1e6, float(direct) / 1e6)
     cols.append(c)
-    print(f"{i:>5} {c[0]:>10.0f} {c[1]:>7.1f} {c[2]:>7.1f} {c[3]:>7} {c[4]:>5} | {c[5]:>11.0f} {c[6]:>7.1f} {c[7]:>7.1f} | {c[8]:>10.0f} {c[9]:>9.0f} {c[10]:>11.0f}")
-m = [med(c[k] for c in cols) for k in range(11)]
-print(f"{'median':>5} {m[0]:>10.0f} {m[1]:>7.1f} {m[2]:>7.1f} {m[3]:>7.0f} {m[4]:>5.0f} | {m[5]:>11.0f} {m[6]:>7.1f} {m[7]:>7.1f} | {m[8]:>10.0f} {m[9]:>9.0f} {m[10]:>11.0f}")
-print(f"integrity / io --verify CPU per I/O: {m[1]/m[6]:.2f}x, per MiB: {m[2]/m[7]:.2f}x; audit / 1m direct read: {m[8]/m[9]:.2f}x, / 1m buffered: {m[8]/m[10]:.2f}x")
+    print(f"{i:>5} {c[0]:>10.0f} {c[1]:>7.1f} {c[2]:>7.1f} {c[3]:>7} {c[4]:>5} | {c[5]:>11.0f} {c[6]:>7.1f} {c[7]:>7.1f} | {c[8]:>10.0f} {c[9]:>9.0f}")
+m = [med(c[k] for c in cols) for k in range(10)]
+print(f"{'median':>5} {m[0]:>10.0f} {m[1]:>7.1f} {m[2]:>7.1f} {m[3]:>7.0f} {m[4]:>5.0f} | {m[5]:>11.0f} {m[6]:>7.1f} {m[7]:>7.1f} | {m[8]:>10.0f} {m[9]:>9.0f}")
+print(f"integrity / io --verify CPU per I/O: {m[1]/m[6]:.2f}x, per MiB: {m[2]/m[7]:.2f}x; audit / 1m direct read: {m[8]/m[9]:.2f}x")
 PY

@@ -189,3 +189,81 @@ fn crash_cycles_find_every_acknowledged_write_and_a_crash_that_loses_one_fails()
     assert!(errors.contains("\"offset\":40960"), "{errors}");
     assert!(mdf.exists(), "the files of a cycle with errors are kept");
 }
+
+/// A filesystem of `kind` made on a loop device over a sparse file, mounted; unmounted and
+/// detached when dropped.
+struct LoopFs {
+    dev: String,
+    mnt: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl LoopFs {
+    /// None (and why on stderr) where loop devices, the mkfs tool or mounts are missing; under
+    /// STORBENCH_REQUIRE_SERVERS=1 (CI) a missing piece fails instead.
+    fn new(kind: &str) -> Option<LoopFs> {
+        let made = Self::make(kind);
+        if made.is_none() {
+            let why =
+                format!("skipped: a {kind} filesystem on a loop device needs root, losetup and mkfs.{kind}");
+            assert!(std::env::var_os("STORBENCH_REQUIRE_SERVERS").is_none(), "{why}");
+            eprintln!("{why}");
+        }
+        made
+    }
+
+    fn make(kind: &str) -> Option<LoopFs> {
+        use std::process::Command;
+        let dir = disk_tempdir();
+        let image = dir.path().join("disk.img");
+        std::fs::File::create(&image).ok()?.set_len(512 << 20).ok()?;
+        let out = Command::new("losetup").args(["--find", "--show"]).arg(&image).output().ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        if !out.status.success() || dev.is_empty() {
+            return None;
+        }
+        let mnt = dir.path().join("mnt");
+        let fs = LoopFs { dev, mnt, _dir: dir };
+        std::fs::create_dir(&fs.mnt).ok()?;
+        let force = if kind == "btrfs" { "-f" } else { "-F" };
+        let made = Command::new(format!("mkfs.{kind}")).args(["-q", force, &fs.dev]).output().ok()?;
+        let mounted =
+            made.status.success() && Command::new("mount").arg(&fs.dev).arg(&fs.mnt).status().ok()?.success();
+        mounted.then_some(fs)
+    }
+}
+
+impl Drop for LoopFs {
+    fn drop(&mut self) {
+        use std::process::Command;
+        // The filesystem may be busy a moment after the run's last file closed.
+        for _ in 0..100 {
+            let done = Command::new("umount").arg(&self.mnt).stderr(std::process::Stdio::null()).status();
+            if done.is_ok_and(|s| s.success()) {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+#[test]
+fn healthy_ext4_and_btrfs_on_loop_devices_show_no_error() {
+    for kind in ["ext4", "btrfs"] {
+        let Some(fs) = LoopFs::new(kind) else { continue };
+        let (target, results) = (fs.mnt.join("t"), fs.mnt.join("r"));
+        let out = integrity(&target, &results, &["--duration", "3s", "--shrink-every", "1s", "--json"])
+            .assert()
+            .success();
+        let r = &stdout_json(&out)["results"];
+        assert_eq!(r["pass"], true, "{kind}: {r}");
+        assert_eq!(
+            r["errors"],
+            serde_json::json!({"lost_writes": 0, "stale_reads": 0, "torn_pages": 0,
+            "misplaced_pages": 0, "checksum": 0, "read_errors": 0, "write_errors": 0}),
+            "{kind}"
+        );
+        assert!(r["shrinks"].as_u64().unwrap() >= 1, "{kind}: the file was cut and grown again: {r}");
+    }
+}

@@ -99,3 +99,30 @@ fn dropped_torn_and_misdirected_writes_and_eio_are_each_reported_in_their_class(
         }
     }
 }
+
+#[test]
+fn an_io_held_past_the_delay_threshold_is_named_while_outstanding_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = FaultPlan::default().with(Fault::Delay(Duration::from_millis(2500)), When::Requests(vec![3]));
+    let mut spec = spec(dir.path(), 3, Some(plan));
+    spec.delay_threshold = Duration::from_millis(1200);
+    let created = create(&spec, &mut |_, _| {}).unwrap();
+    let mut notices = Vec::new();
+    let out = run(
+        &spec,
+        created,
+        &mut NoHost,
+        &StopFlag::new(),
+        &mut |iv| notices.extend(iv.interval.data.notices.iter().cloned()),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let delayed: u64 = out.totals.activities.iter().map(|a| a.delayed).sum();
+    let throttled: u64 = out.totals.activities.iter().map(|a| a.throttled).sum();
+    // Every activity's engine holds its request number 3.
+    assert_eq!(delayed, Activity::ALL.len() as u64 + 1, "one per activity thread (two users)");
+    assert!(throttled >= delayed, "a request over the target duration throttles its activity");
+    assert!(!notices.is_empty() && notices[0].contains("I/O outstanding for"), "{notices:?}");
+    assert_eq!(out.totals.errors_total(), 0, "a late I/O is no error");
+    assert!(out.detail.audit.unwrap().ok());
+}
