@@ -16,6 +16,32 @@ use std::path::{Path, PathBuf};
 use storbench_bench::monitor::SystemSampler;
 use storbench_report::{DatabaseInfo, Summary};
 
+/// What every workload's summary holds when its run starts: the schema, the tool and the host,
+/// the workload's name for itself, its placeholder `results`, nothing measured yet. Each
+/// workload sets its own name, seed, parameters, target and engine over it.
+pub fn started_summary(workload: &str, started_at: &str, results: storbench_report::Results) -> Summary {
+    use storbench_report::{CpuUsage, Phases, SCHEMA_VERSION, TargetInfo, Tool};
+    Summary {
+        schema_version: SCHEMA_VERSION,
+        tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
+        workload: workload.into(),
+        name: String::new(),
+        complete: false,
+        started_at: started_at.into(),
+        ended_at: None,
+        seed: 0,
+        host: storbench_bench::monitor::host(),
+        parameters: serde_json::Value::Null,
+        target: TargetInfo::default(),
+        engine: String::new(),
+        phases: Phases::default(),
+        results,
+        cpu: CpuUsage::default(),
+        warnings: Vec::new(),
+        steady_state: None,
+    }
+}
+
 /// Where a run's bundle goes.
 pub enum BundleDir {
     /// A new directory `<time>-<name>` under `root`: a command's own run.

@@ -114,22 +114,8 @@ fn measure_run(
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Measured> {
-    let name = a.out.name.clone().unwrap_or_else(|| "integrity".into());
-    let dir = BundleDir::choose(given, &a.out, &name)?;
-    let device = resolve_device(&spec.dir).ok().flatten();
-    let at = jiff::Timestamp::now();
-    let start = Start {
-        at,
-        summary: summary::started(spec, &name, device.clone(), &at.to_string()),
-        targets: vec![spec.dir.as_path()],
-        database: DatabaseInfo::default(),
-        device: device.as_ref().map(|d| d.name.as_str()),
-        table: output::integrity_table,
-    };
-    measure::measure(&dir, start, |rec, first| {
+    into_bundle(a, spec, "integrity", given, |rec, first, errors| {
         let line = output::run_line("integrity");
-        let errors_path = rec.bundle.dir().join("errors.jsonl");
-        let mut errors = ErrorFile::new(errors_path);
         let mut last_t = 0.0;
         let bundle = &mut rec.bundle;
         let audit_bar = std::cell::RefCell::new(None::<indicatif::ProgressBar>);
@@ -176,12 +162,7 @@ fn measure_run(
             outcome.measured_s,
             &[("io", &t.reads.latency), ("io_write", &t.writes.latency)],
         );
-        let mut finished =
-            Finished::new(summary::finish(first, spec, &outcome, &jiff::Timestamp::now().to_string()));
-        if let Some(why) = errors.failure {
-            finished.summary.warnings.push(why);
-        }
-        Ok(finished)
+        Ok(summary::finish(first, spec, &outcome, &jiff::Timestamp::now().to_string()))
     })
 }
 
@@ -193,7 +174,24 @@ fn measure_crashes(
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Measured> {
-    let name = a.out.name.clone().unwrap_or_else(|| "integrity-crash".into());
+    into_bundle(a, spec, "integrity-crash", given, |_, first, errors| {
+        let cycles = a.crash_cycles.unwrap_or(1).max(1);
+        let c = crash::run_cycles(spec, after, a.crash_cmd.as_deref(), cycles, errors, stop)?;
+        Ok(summary::crashed(first, &c, &jiff::Timestamp::now().to_string()))
+    })
+}
+
+/// A run into its bundle (`given`, or a new one named after the run): `work` gets the
+/// recording, the started summary and the bundle's errors.jsonl, and returns the finished
+/// summary.
+fn into_bundle(
+    a: &IntegrityArgs,
+    spec: &IntegritySpec,
+    default_name: &str,
+    given: Option<&Path>,
+    work: impl FnOnce(&mut measure::Recording, Summary, &mut ErrorFile) -> Result<Summary>,
+) -> Result<Measured> {
+    let name = a.out.name.clone().unwrap_or_else(|| default_name.into());
     let dir = BundleDir::choose(given, &a.out, &name)?;
     let device = resolve_device(&spec.dir).ok().flatten();
     let at = jiff::Timestamp::now();
@@ -207,11 +205,9 @@ fn measure_crashes(
     };
     measure::measure(&dir, start, |rec, first| {
         let mut errors = ErrorFile::new(rec.bundle.dir().join("errors.jsonl"));
-        let cycles = a.crash_cycles.unwrap_or(1).max(1);
-        let c = crash::run_cycles(spec, after, a.crash_cmd.as_deref(), cycles, &mut errors, stop)?;
-        let mut s = summary::crashed(first, &c, &jiff::Timestamp::now().to_string());
-        s.warnings.extend(errors.failure);
-        Ok(Finished::new(s))
+        let mut summary = work(rec, first, &mut errors)?;
+        summary.warnings.extend(errors.failure);
+        Ok(Finished::new(summary))
     })
 }
 

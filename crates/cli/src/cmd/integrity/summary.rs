@@ -7,20 +7,13 @@ use storbench_bench::workload::integrity::{
 };
 use storbench_report::{
     AuditResult, CpuUsage, DeviceInfo, IntegrityActivity, IntegrityErrors, IntegrityResults, Phases, Results,
-    SCHEMA_VERSION, Summary, TargetInfo, Tool,
+    Summary, TargetInfo,
 };
 
 pub fn started(spec: &IntegritySpec, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
     Summary {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-        workload: "integrity".into(),
         name: name.into(),
-        complete: false,
-        started_at: started_at.into(),
-        ended_at: None,
         seed: spec.seed,
-        host: storbench_bench::monitor::host(),
         parameters: parameters(spec),
         target: TargetInfo {
             path: spec.dir.display().to_string(),
@@ -30,18 +23,18 @@ pub fn started(spec: &IntegritySpec, name: &str, device: Option<DeviceInfo>, sta
             device,
         },
         engine: spec.engine.name().into(),
-        phases: Phases::default(),
-        results: Results::Integrity(IntegrityResults {
-            delay_threshold_s: spec.delay_threshold.as_secs_f64(),
-            target_io_ms: spec.target_io.as_secs_f64() * 1e3,
-            data_initial_bytes: spec.sizes.data_pages * PAGE as u64,
-            data_max_bytes: spec.sizes.data_max_pages * PAGE as u64,
-            log_bytes: spec.sizes.log_pages * PAGE as u64,
-            ..Default::default()
-        }),
-        cpu: CpuUsage::default(),
-        warnings: Vec::new(),
-        steady_state: None,
+        ..crate::measure::started_summary(
+            "integrity",
+            started_at,
+            Results::Integrity(IntegrityResults {
+                delay_threshold_s: spec.delay_threshold.as_secs_f64(),
+                target_io_ms: spec.target_io.as_secs_f64() * 1e3,
+                data_initial_bytes: spec.sizes.data_pages * PAGE as u64,
+                data_max_bytes: spec.sizes.data_max_pages * PAGE as u64,
+                log_bytes: spec.sizes.log_pages * PAGE as u64,
+                ..Default::default()
+            }),
+        )
     }
 }
 

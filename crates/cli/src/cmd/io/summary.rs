@@ -3,8 +3,8 @@
 use storbench_bench::metrics::DirectionCounters;
 use storbench_bench::workload::io::{Distribution, IoOutcome, IoSpec, Pattern};
 use storbench_report::{
-    CpuUsage, DeviceInfo, DirectionResult, ErrorCounts, IoResults, Phases, Results, SCHEMA_VERSION, Summary,
-    TargetInfo, Tool, error_rate_pct,
+    CpuUsage, DeviceInfo, DirectionResult, ErrorCounts, IoResults, Phases, Results, Summary, TargetInfo,
+    error_rate_pct,
 };
 
 /// Where the job ran, as the summary records it.
@@ -22,15 +22,8 @@ pub fn started(spec: &IoSpec, place: &IoPlace, continue_on_error: bool, started_
     let mut parameters = parameters(spec);
     parameters["continue_on_error"] = continue_on_error.into();
     Summary {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-        workload: "io".into(),
         name: spec.name.clone(),
-        complete: false,
-        started_at: started_at.into(),
-        ended_at: None,
         seed: spec.seed,
-        host: storbench_bench::monitor::host(),
         parameters,
         target: TargetInfo {
             path: place.path.clone(),
@@ -40,11 +33,7 @@ pub fn started(spec: &IoSpec, place: &IoPlace, continue_on_error: bool, started_
             device: place.device.clone(),
         },
         engine: spec.engine.name().into(),
-        phases: Phases::default(),
-        results: Results::Io(IoResults::default()),
-        cpu: CpuUsage::default(),
-        warnings: Vec::new(),
-        steady_state: None,
+        ..crate::measure::started_summary("io", started_at, Results::Io(IoResults::default()))
     }
 }
 

@@ -5,20 +5,13 @@ use storbench_bench::metrics::DirectionCounters;
 use storbench_bench::workload::mailbox::{MailboxOutcome, MailboxRecorder, Manifest, Verdict, VerifyReport};
 use storbench_report::{
     CpuUsage, DeviceInfo, ErrorCounts, MailboxDbResult, MailboxResults, Mismatch, Phases, Results,
-    SCHEMA_VERSION, StreamResult, Summary, TargetInfo, Tool,
+    StreamResult, Summary, TargetInfo,
 };
 
 pub fn started(plan: &MailboxPlan, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
     Summary {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-        workload: "mailbox".into(),
         name: name.into(),
-        complete: false,
-        started_at: started_at.into(),
-        ended_at: None,
         seed: plan.seed,
-        host: storbench_bench::monitor::host(),
         parameters: parameters(plan),
         target: TargetInfo {
             path: plan.db_dir.display().to_string(),
@@ -28,11 +21,7 @@ pub fn started(plan: &MailboxPlan, name: &str, device: Option<DeviceInfo>, start
             device,
         },
         engine: plan.engine.name().into(),
-        phases: Phases::default(),
-        results: Results::Mailbox(base_results(plan)),
-        cpu: CpuUsage::default(),
-        warnings: Vec::new(),
-        steady_state: None,
+        ..crate::measure::started_summary("mailbox", started_at, Results::Mailbox(base_results(plan)))
     }
 }
 

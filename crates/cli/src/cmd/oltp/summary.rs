@@ -2,8 +2,8 @@
 
 use storbench_bench::workload::oltp::driver::{OltpOutcome, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{
-    CpuUsage, DeviceInfo, ErrorCounts, OltpResults, OltpTargetResult, Phases, Results, SCHEMA_VERSION,
-    Summary, TargetInfo, Tool, TxnResult,
+    CpuUsage, DeviceInfo, ErrorCounts, OltpResults, OltpTargetResult, Phases, Results, Summary, TargetInfo,
+    TxnResult,
 };
 
 /// Where the run went, as the summary records it.
@@ -18,15 +18,8 @@ pub struct OltpPlace {
 
 pub fn started(spec: &OltpSpec, place: &OltpPlace, name: &str, started_at: &str) -> Summary {
     Summary {
-        schema_version: SCHEMA_VERSION,
-        tool: Tool { name: "storbench".into(), version: env!("CARGO_PKG_VERSION").into() },
-        workload: "oltp".into(),
         name: name.into(),
-        complete: false,
-        started_at: started_at.into(),
-        ended_at: None,
         seed: spec.seed,
-        host: storbench_bench::monitor::host(),
         parameters: parameters(spec, place),
         target: TargetInfo {
             path: place.targets.join(";"),
@@ -36,11 +29,7 @@ pub fn started(spec: &OltpSpec, place: &OltpPlace, name: &str, started_at: &str)
             device: place.device.clone(),
         },
         engine: place.backend.into(),
-        phases: Phases::default(),
-        results: Results::Oltp(OltpResults::default()),
-        cpu: CpuUsage::default(),
-        warnings: Vec::new(),
-        steady_state: None,
+        ..crate::measure::started_summary("oltp", started_at, Results::Oltp(OltpResults::default()))
     }
 }
 
