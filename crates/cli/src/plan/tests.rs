@@ -23,14 +23,14 @@ fn error(text: &str) -> PlanError {
 }
 
 #[test]
-fn the_quick_plan_runs_the_sqlio_set_oltp_and_mailbox_three_times_here() {
+fn the_quick_plan_runs_the_sqlio_set_oltp_mailbox_and_integrity_three_times_here() {
     let plan = parse("quick", QUICK_PLAN).unwrap();
     let labels: Vec<&str> = plan.workloads.iter().map(|w| w.label.as_str()).collect();
-    assert_eq!(labels.len(), 8, "{labels:?}");
+    assert_eq!(labels.len(), 9, "{labels:?}");
     assert_eq!(labels[0], "sqlio-randread-8k-qd4");
-    assert_eq!(&labels[6..], ["oltp", "mailbox"]);
+    assert_eq!(&labels[6..], ["oltp", "mailbox", "integrity"]);
     let all = runs(&plan);
-    assert_eq!(all.len(), 24);
+    assert_eq!(all.len(), 27);
     assert_eq!(all[0].id, "sqlio-randread-8k-qd4.here.r1");
     match &all[0].args {
         WorkloadArgs::Io(a) => {
