@@ -47,7 +47,22 @@ pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Resu
         crash::writer(&spec, stop)?;
         return Ok(Ran { ending: Ending::Ok, measured: None });
     }
+    let made_dir = !spec.dir.exists();
     let _lock = lock_place(&spec.dir, "target")?;
+    let ran = measure_locked(a, &spec, given, stop);
+    // A directory this run made for its files goes with them.
+    if made_dir {
+        let _ = std::fs::remove_dir(&spec.dir);
+    }
+    ran
+}
+
+fn measure_locked(
+    a: &IntegrityArgs,
+    spec: &IntegritySpec,
+    given: Option<&Path>,
+    stop: &StopFlag,
+) -> Result<Ran> {
     if let Some(after) = a.crash_after {
         validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() })?;
         let measured = measure_crashes(a, &spec, after.0, given, stop)?;
