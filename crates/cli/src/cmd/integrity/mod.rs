@@ -65,7 +65,7 @@ fn measure_locked(
 ) -> Result<Ran> {
     if let Some(after) = a.crash_after {
         validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() })?;
-        let measured = measure_crashes(a, &spec, after.0, given, stop)?;
+        let measured = measure_crashes(a, spec, after.0, given, stop)?;
         let ending = if stop.is_stopped() {
             Ending::Interrupted
         } else if passed(&measured.summary) {
@@ -75,9 +75,9 @@ fn measure_locked(
         };
         return Ok(Ran { ending, measured: Some(measured) });
     }
-    validate::check_target(&spec)?;
+    validate::check_target(spec)?;
     let bar = output::fill_bar(spec.sizes.data_pages * 8192, "creating the data file");
-    let created = integ::create(&spec, &mut |done, total| {
+    let created = integ::create(spec, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     });
@@ -94,7 +94,7 @@ fn measure_locked(
         layout.remove();
         return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
     }
-    let result = measure_run(a, &spec, created, given, stop);
+    let result = measure_run(a, spec, created, given, stop);
     // A run of its own keeps files with errors for inspection; in an evaluation the bundle's
     // errors.jsonl says what was wrong, and the next repetition needs the place.
     let errors = result.as_ref().is_ok_and(|m| !passed(&m.summary));
