@@ -6,7 +6,7 @@
 use super::doc::Block;
 use super::svg::{Chart, Line};
 use super::{ReportInput, Series, at};
-use crate::columns::{Column, io, mailbox, oltp, system};
+use crate::columns::{Column, integrity, io, mailbox, oltp, system};
 
 /// A chart: its title and (column, legend name) for each line; the y axis is in the columns'
 /// unit, which they share.
@@ -46,6 +46,35 @@ const SPECS: &[Spec] = &[
             (mailbox::DB_READ_AVG_MS, "DB read"),
             (mailbox::DB_WRITE_AVG_MS, "DB write"),
             (mailbox::LOG_WRITE_AVG_MS, "log write"),
+        ],
+    },
+    Spec {
+        title: "Integrity I/O per second",
+        columns: &[
+            (integrity::RANDOM_IOPS, "random"),
+            (integrity::READ_AHEAD_IOPS, "read-ahead"),
+            (integrity::BULK_IOPS, "bulk"),
+            (integrity::LAZY_WRITER_IOPS, "lazy writer"),
+            (integrity::LOG_IOPS, "log writer"),
+        ],
+    },
+    Spec {
+        title: "Integrity latency (mean)",
+        columns: &[
+            (integrity::RANDOM_AVG_MS, "random"),
+            (integrity::READ_AHEAD_AVG_MS, "read-ahead"),
+            (integrity::BULK_AVG_MS, "bulk"),
+            (integrity::LAZY_WRITER_AVG_MS, "lazy writer"),
+            (integrity::LOG_AVG_MS, "log writer"),
+        ],
+    },
+    Spec { title: "Integrity data file", columns: &[(integrity::DATA_FILE_BYTES, "size")] },
+    Spec {
+        title: "Integrity errors, throttled and delayed I/Os",
+        columns: &[
+            (integrity::ERRORS, "errors"),
+            (integrity::THROTTLED, "throttled"),
+            (integrity::DELAYED, "delayed"),
         ],
     },
     Spec { title: "Disk busy", columns: &[(system::DISK_BUSY_PCT, "busy")] },

@@ -18,6 +18,7 @@ pub mod compare;
 pub mod doc;
 mod findings;
 mod html;
+mod integrity;
 mod markdown;
 mod results;
 pub mod svg;
@@ -150,8 +151,12 @@ fn document(input: &ReportInput) -> Vec<Block> {
     let e = &input.evaluation;
     let mut d = vec![Block::Heading(1, title(input)), Block::Para(intro(e))];
     d.push(Block::Heading(2, "Key findings".into()));
-    d.push(Block::Findings(findings::of(e)));
+    // Storage that lost data it acknowledged is the first thing a reader must see.
+    let mut found = integrity::findings(input);
+    found.extend(findings::of(e));
+    d.push(Block::Findings(found));
     d.extend(results::blocks(input));
+    d.extend(integrity::blocks(input));
     d.extend(charts::blocks(input));
     d.extend(appendix::method(e));
     d.extend(appendix::notes(input));

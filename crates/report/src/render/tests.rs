@@ -269,3 +269,107 @@ fn an_unfinished_evaluation_lists_pending_and_failed_runs() {
     assert!(md.contains("hdd\n\n| run | status |") && md.contains("No measured run yet."), "{md}");
     assert!(md.contains("incomplete: it shows what finished"), "{md}");
 }
+
+/// An integrity evaluation: ssd clean in its three runs, hdd with lost writes and a delayed
+/// I/O in one of them.
+fn integrity_input() -> ReportInput {
+    use crate::model::{AuditResult, IntegrityActivity, IntegrityErrors, IntegrityResults};
+    let mut runs: Vec<RunRecord> = Vec::new();
+    let mut data = std::collections::BTreeMap::new();
+    for (config, iops) in [("ssd", [4000.0, 4100.0, 4200.0]), ("hdd", [300.0, 320.0, 310.0])] {
+        for (rep, v) in (1..).zip(iops) {
+            let mut r = run(config, rep, v, None, None);
+            r.id = format!("integrity.{config}.r{rep}");
+            r.workload = "integrity".into();
+            r.kind = "integrity".into();
+            let bad = config == "hdd" && rep == 2;
+            if bad {
+                r.status = RunStatus::CheckFailed;
+            }
+            let results = IntegrityResults {
+                pass: !bad,
+                iops: v,
+                total_io_time_s: if config == "ssd" { 25.5 } else { 880.0 },
+                throttled_ios: if config == "ssd" { 0 } else { 12 },
+                delayed_ios: u64::from(bad),
+                delay_threshold_s: 15.0,
+                errors: IntegrityErrors {
+                    lost_writes: if bad { 3 } else { 0 },
+                    ..IntegrityErrors::default()
+                },
+                activities: vec![IntegrityActivity {
+                    name: "random".into(),
+                    reads: 100,
+                    ..Default::default()
+                }],
+                audit: Some(AuditResult {
+                    pages_checked: 64_000,
+                    seconds: 1.0,
+                    bytes_per_sec: 5.0e8,
+                    complete: true,
+                }),
+                data_initial_bytes: 500 << 20,
+                data_max_bytes: 1000 << 20,
+                ..IntegrityResults::default()
+            };
+            let mut s = summary(v);
+            s.workload = "integrity".into();
+            s.results = Results::Integrity(results);
+            data.insert(r.id.clone(), RunData { summary: s, series: None });
+            runs.push(r);
+        }
+    }
+    let mut evaluation = Evaluation {
+        name: "qualify".into(),
+        tool_version: "0.1.0".into(),
+        complete: true,
+        method: Method { repetitions: 3, window: "fixed".into(), ..Method::default() },
+        runs,
+        ..Evaluation::default()
+    };
+    evaluation.mark_reported();
+    ReportInput { evaluation, runs: data, ..ReportInput::default() }
+}
+
+#[test]
+fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configuration() {
+    let input = integrity_input();
+    let md = report_markdown(&input);
+    let findings = &md[md.find("Key findings").unwrap()..md.find("## Results").unwrap()];
+    let first = findings.lines().find(|l| l.starts_with("- ")).unwrap();
+    assert!(
+        first.contains(
+            "FAILED: hdd on integrity lost or damaged data it acknowledged: 3 lost_writes in 1 of 3 runs"
+        ),
+        "{first}"
+    );
+    assert!(findings.contains("hdd on integrity: 1 I/O outstanding longer than 15 s"), "{findings}");
+    assert!(!findings.contains("FAILED: ssd"), "{findings}");
+    let section = &md[md.find("## Integrity").expect("an Integrity section")..];
+    let row =
+        |config: &str| section.lines().find(|l| l.starts_with(&format!("| {config} "))).unwrap().to_string();
+    let ssd = row("ssd");
+    assert!(ssd.contains("| 500 → 1000 |") && ssd.contains("| 25.5 |") && ssd.ends_with("| pass |"), "{ssd}");
+    let hdd = row("hdd");
+    assert!(
+        hdd.contains("| 880.0 |") && hdd.contains("3 (3 lost_writes)") && hdd.ends_with("| FAIL |"),
+        "{hdd}"
+    );
+    assert!(section.contains("activities of run integrity.ssd.r2"), "{section}");
+    // The run with errors is never the reported one.
+    assert!(
+        section.contains("activities of run integrity.hdd.r") && !section.contains("run integrity.hdd.r2")
+    );
+    assert!(md.contains("| r2 | check failed |"), "{md}");
+}
+
+#[test]
+fn an_integrity_summary_round_trips_as_integrity_and_the_other_workloads_do_not_become_it() {
+    let input = integrity_input();
+    let s = &input.runs["integrity.hdd.r2"].summary;
+    let text = serde_json::to_string(s).unwrap();
+    let back: Summary = serde_json::from_str(&text).unwrap();
+    assert!(matches!(back.results, Results::Integrity(ref r) if r.errors.lost_writes == 3));
+    let io: Summary = serde_json::from_str(&serde_json::to_string(&summary(5.0)).unwrap()).unwrap();
+    assert!(matches!(io.results, Results::Io(_)));
+}
