@@ -267,3 +267,52 @@ fn healthy_ext4_and_btrfs_on_loop_devices_show_no_error() {
         assert!(r["shrinks"].as_u64().unwrap() >= 1, "{kind}: the file was cut and grown again: {r}");
     }
 }
+
+/// Runs the stress on `rule`'s faulting filesystem; its summary's results, the errors.jsonl
+/// records and the faults made; None where FUSE is unavailable.
+fn through_faultfs(
+    rule: Option<(crate::faultfs::Fault, u64)>,
+) -> Option<(serde_json::Value, Vec<serde_json::Value>, Vec<crate::faultfs::Injected>)> {
+    let dir = disk_tempdir();
+    let (backing, mnt) = (dir.path().join("backing"), dir.path().join("mnt"));
+    std::fs::create_dir_all(&backing).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    // Faults start once the data file's 16 MiB fill is written.
+    let fs = crate::faultfs::mount(&backing, &mnt, rule, 16 << 20)?;
+    let results = dir.path().join("r");
+    let out = integrity(&mnt.join("t"), &results, &["--duration", "2s", "--json"]).output().unwrap();
+    let summary = crate::support::json(&out.stdout);
+    let errors = std::fs::read_to_string(crate::support::only_bundle(&results).join("errors.jsonl"))
+        .unwrap_or_default();
+    let records = errors.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let injected = fs.log.lock().unwrap().clone();
+    drop(fs);
+    Some((summary["results"].clone(), records, injected))
+}
+
+#[test]
+fn through_a_faulting_fuse_filesystem_every_fault_is_found_in_its_class_and_place() {
+    use crate::faultfs::Fault;
+    let Some((healthy, records, _)) = through_faultfs(None) else { return };
+    assert_eq!(healthy["pass"], true, "no false alarm through FUSE: {healthy} {records:?}");
+    let cases = [
+        (Fault::DropWrite, "lost_writes"),
+        (Fault::Tear(3), "torn_pages"),
+        (Fault::Misdirect, "misplaced_pages"),
+        (Fault::EioWrite, "write_errors"),
+        (Fault::StaleRead, "stale_reads"),
+    ];
+    for (fault, class) in cases {
+        let every = if fault == Fault::StaleRead { 5 } else { 30 };
+        let (r, records, injected) = through_faultfs(Some((fault, every))).unwrap();
+        assert!(!injected.is_empty(), "{fault:?} was made");
+        assert_eq!(r["pass"], false, "{fault:?}: {r}");
+        assert!(r["errors"][class].as_u64().unwrap() > 0, "{fault:?} reported as {class}: {}", r["errors"]);
+        assert!(!records.is_empty(), "{fault:?}: errors.jsonl names them");
+        for e in &records {
+            let (file, offset) = (e["file"].as_u64().unwrap(), e["offset"].as_u64().unwrap());
+            assert_eq!(file, 0, "{fault:?}: only the data file was faulted: {e}");
+            assert!(injected.iter().any(|i| i.covers(offset)), "{fault:?}: {e} is explained by a fault made");
+        }
+    }
+}

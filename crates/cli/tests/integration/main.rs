@@ -9,6 +9,7 @@ mod device;
 mod errors;
 mod evaluation;
 mod fallback;
+mod faultfs;
 mod integrity;
 mod interrupt;
 mod io_runs;

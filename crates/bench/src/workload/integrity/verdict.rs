@@ -53,7 +53,8 @@ impl Verdict {
 /// above `issued_limit` was ever issued. The rule: the page must hold at least the acknowledged
 /// generation; anything newer up to `issued_limit` is a write in flight (or not yet journalled)
 /// and fine, even torn between such writes, as a crash leaves it; it must not go back below a
-/// generation already read. Unwritten counts as generation 0.
+/// generation already read (a stale read, even where that generation was the acknowledged
+/// one: it was there). Unwritten counts as generation 0.
 pub fn classify(
     acknowledged: Option<u64>,
     checked: Checked,
@@ -69,8 +70,13 @@ pub fn classify(
         };
     };
     let torn = matches!(checked, Checked::Torn { .. });
+    // A write already read back that goes missing was there: the read is stale, the more
+    // specific name.
+    let read_back = newest_seen.filter(|&s| s >= acknowledged.unwrap_or(0));
     if newest > issued_limit {
         error(ErrorClass::Checksum, acknowledged)
+    } else if read_back.is_some_and(|s| oldest < s) {
+        error(if torn { ErrorClass::TornPages } else { ErrorClass::StaleReads }, read_back)
     } else if acknowledged.is_some_and(|a| oldest < a) {
         error(if torn { ErrorClass::TornPages } else { ErrorClass::LostWrites }, acknowledged)
     } else if newest_seen.is_some_and(|s| oldest < s) {
@@ -172,6 +178,7 @@ mod tests {
         let cases = [
             (Some(9), None, LIMIT, lost, "acknowledged newer"),
             (Some(7), Some(9), LIMIT, stale, "read newer before"),
+            (Some(9), Some(9), LIMIT, stale, "the acknowledged write was read back before"),
             (Some(7), Some(7), LIMIT, Verdict::Fine, "newer only in flight"),
             (Some(5), None, LIMIT, Verdict::Fine, "a newer unjournalled write landed"),
             (Some(5), None, 6, never_issued, "a generation never issued"),
