@@ -29,7 +29,8 @@ pub enum IntegritySub {
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct IntegrityVerifyArgs {
-    /// Directory holding the files (storbench-integrity.json, .mdf, .ldf and .journal).
+    /// Directory holding the files (storbench-integrity.json, .mdf, .ldf and .journal); for a
+    /// run on a device, the --journal-dir it used (its manifest names the device).
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub target: PathBuf,
 
@@ -65,9 +66,27 @@ impl IntegrityPreset {
 pub struct IntegrityArgs {
     /// Directory for the files: storbench-integrity.mdf (data), .ldf (log), .journal (the
     /// acknowledged writes) and .json (what they are). The directory must not hold them
-    /// already. Default: the current directory.
-    #[arg(long, value_name = "DIR")]
+    /// already. Or a block device with --allow-device: the data from its first byte up to
+    /// --data-max, the log after it, and the journal and manifest in --journal-dir. Default:
+    /// the current directory.
+    #[arg(long, value_name = "PATH")]
     pub target: Option<PathBuf>,
+
+    /// Allow --target to be a block device, whose data from byte 0 up to --data-max plus
+    /// --log-size is overwritten. Refused when mounted or in use; a device with partitions,
+    /// a partition table or a filesystem signature also needs force.
+    #[arg(long)]
+    pub allow_device: bool,
+
+    /// Write to a device although it has partitions, a partition table or a filesystem
+    /// signature (never to one mounted or in use).
+    #[arg(long)]
+    pub force: bool,
+
+    /// With a device target: the directory for the journal and the manifest (kept apart from
+    /// the data). Default: the current directory.
+    #[arg(long, value_name = "DIR")]
+    pub journal_dir: Option<PathBuf>,
 
     /// The file sizes of one of the reference evaluation's two sets: small (data 500 MB to
     /// 1,000 MB by 50 MB, log 50 MB; the default) or big (5,000 MB to 10,000 MB by 500 MB).

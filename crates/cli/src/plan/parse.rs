@@ -251,7 +251,7 @@ fn workloads(
 pub const IO_RESERVED: [&str; 3] = ["target", "allow_device", "force"];
 pub const OLTP_RESERVED: [&str; 4] = ["path", "url", "backend", "no_reset"];
 pub const MAILBOX_RESERVED: [&str; 2] = ["target", "log_target"];
-pub const INTEGRITY_RESERVED: [&str; 1] = ["target"];
+pub const INTEGRITY_RESERVED: [&str; 4] = ["target", "allow_device", "force", "journal_dir"];
 
 /// Keys a workload table holds besides its command's options.
 const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];

@@ -190,12 +190,47 @@ fn crash_cycles_find_every_acknowledged_write_and_a_crash_that_loses_one_fails()
     assert!(mdf.exists(), "the files of a cycle with errors are kept");
 }
 
-/// A filesystem of `kind` made on a loop device over a sparse file, mounted; unmounted and
-/// detached when dropped.
-struct LoopFs {
+/// A loop device over a sparse file of `mib` MiB; detached when dropped.
+struct LoopDev {
     dev: String,
+    dir: tempfile::TempDir,
+}
+
+impl LoopDev {
+    fn new(mib: u64) -> Option<LoopDev> {
+        let dir = disk_tempdir();
+        let image = dir.path().join("disk.img");
+        std::fs::File::create(&image).ok()?.set_len(mib << 20).ok()?;
+        let out =
+            std::process::Command::new("losetup").args(["--find", "--show"]).arg(&image).output().ok()?;
+        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        (out.status.success() && !dev.is_empty()).then_some(LoopDev { dev, dir })
+    }
+
+    /// None (and why on stderr) where loop devices are not allowed; under
+    /// STORBENCH_REQUIRE_SERVERS=1 (CI) that fails instead.
+    fn or_skip(mib: u64) -> Option<LoopDev> {
+        let made = LoopDev::new(mib);
+        if made.is_none() {
+            let why = "skipped: a loop device needs root and losetup";
+            assert!(std::env::var_os("STORBENCH_REQUIRE_SERVERS").is_none(), "{why}");
+            eprintln!("{why}");
+        }
+        made
+    }
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+/// A filesystem of `kind` made on a loop device, mounted; unmounted when dropped (before
+/// the device is detached).
+struct LoopFs {
     mnt: std::path::PathBuf,
-    _dir: tempfile::TempDir,
+    _dev: LoopDev,
 }
 
 impl LoopFs {
@@ -214,22 +249,14 @@ impl LoopFs {
 
     fn make(kind: &str) -> Option<LoopFs> {
         use std::process::Command;
-        let dir = disk_tempdir();
-        let image = dir.path().join("disk.img");
-        std::fs::File::create(&image).ok()?.set_len(512 << 20).ok()?;
-        let out = Command::new("losetup").args(["--find", "--show"]).arg(&image).output().ok()?;
-        let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        if !out.status.success() || dev.is_empty() {
-            return None;
-        }
-        let mnt = dir.path().join("mnt");
-        let fs = LoopFs { dev, mnt, _dir: dir };
-        std::fs::create_dir(&fs.mnt).ok()?;
+        let dev = LoopDev::new(512)?;
+        let mnt = dev.dir.path().join("mnt");
+        std::fs::create_dir(&mnt).ok()?;
         let force = if kind == "btrfs" { "-f" } else { "-F" };
-        let made = Command::new(format!("mkfs.{kind}")).args(["-q", force, &fs.dev]).output().ok()?;
+        let made = Command::new(format!("mkfs.{kind}")).args(["-q", force, &dev.dev]).output().ok()?;
         let mounted =
-            made.status.success() && Command::new("mount").arg(&fs.dev).arg(&fs.mnt).status().ok()?.success();
-        mounted.then_some(fs)
+            made.status.success() && Command::new("mount").arg(&dev.dev).arg(&mnt).status().ok()?.success();
+        mounted.then_some(LoopFs { mnt, _dev: dev })
     }
 }
 
@@ -244,7 +271,6 @@ impl Drop for LoopFs {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
     }
 }
 
@@ -315,4 +341,37 @@ fn through_a_faulting_fuse_filesystem_every_fault_is_found_in_its_class_and_plac
             assert!(injected.iter().any(|i| i.covers(offset)), "{fault:?}: {e} is explained by a fault made");
         }
     }
+}
+
+#[test]
+fn a_block_device_needs_allow_device_holds_data_and_log_and_verifies_from_its_journal_dir() {
+    let Some(dev) = LoopDev::or_skip(64) else { return };
+    let results = dev.dir.path().join("r");
+    let journal = dev.dir.path().join("j");
+    let run = |extra: &[&str]| {
+        let mut c = storbench();
+        c.args(["integrity", "--target", &dev.dev, "--output-dir"]).arg(&results).args(SMALL).args(extra);
+        c
+    };
+    refused(&mut run(&["--duration", "1s"]), "pass --allow-device");
+    assert!(!results.exists(), "nothing written");
+    let j = journal.to_str().unwrap();
+    let out = run(&["--allow-device", "--journal-dir", j, "--duration", "2s", "--keep", "--json"])
+        .assert()
+        .success();
+    let s = stdout_json(&out);
+    assert_eq!(s["results"]["pass"], true, "{}", s["results"]);
+    let pages = (24 << 20) / 8192 + (2 << 20) / 8192;
+    assert_eq!(
+        s["results"]["audit"]["pages_checked"], pages,
+        "the data region at its largest and the log region"
+    );
+    let verified =
+        stdout_json(&storbench().args(["integrity", "verify", "--json", "--target", j]).assert().success());
+    assert_eq!(verified["pass"], true, "{verified}");
+    // A device with a filesystem on it needs --force too.
+    assert!(std::process::Command::new("mkfs.ext4").args(["-q", "-F", &dev.dev]).status().unwrap().success());
+    let other = dev.dir.path().join("j2");
+    let err = refused(&mut run(&["--allow-device", "--journal-dir", other.to_str().unwrap()]), "ext4");
+    assert!(err.contains("--force"), "{err}");
 }

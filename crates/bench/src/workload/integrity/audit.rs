@@ -58,17 +58,34 @@ impl AuditReport {
     }
 }
 
-/// Audits `files` (file id, path) against `expected`; `progress` gets (bytes read, bytes
+/// Where one of the workload's files lies: a file of its own (base 0, all of it), or a region
+/// of a block device (its first byte and its length in pages).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Region {
+    pub id: u16,
+    pub path: std::path::PathBuf,
+    pub base: u64,
+    /// None: every whole page of the file.
+    pub pages: Option<u64>,
+}
+
+impl Region {
+    /// A file of its own.
+    pub fn file(id: u16, path: &Path) -> Region {
+        Region { id, path: path.to_path_buf(), base: 0, pages: None }
+    }
+}
+
+/// Audits `files` against `expected`; `progress` gets (bytes read, bytes
 /// total) about five times a second and once at the end. A file that cannot be opened or sized
 /// is an error; a read that fails is a `read_errors` record of each page it failed on.
 pub fn audit(
-    files: &[(u16, &Path)],
+    files: &[Region],
     expected: &Expected,
     stop: &StopFlag,
     progress: &mut dyn FnMut(u64, u64),
 ) -> crate::Result<AuditReport> {
-    let opened =
-        files.iter().map(|&(id, path)| DataFile::open(id, path)).collect::<crate::Result<Vec<_>>>()?;
+    let opened = files.iter().map(DataFile::open).collect::<crate::Result<Vec<_>>>()?;
     let mut meter = Meter::new(opened.iter().map(|f| f.pages * PAGE as u64).sum(), progress);
     let mut report = AuditReport::default();
     let mut complete = true;
@@ -93,13 +110,16 @@ pub fn audit(
 struct DataFile {
     id: u16,
     file: File,
+    /// Where page 0 lies.
+    base: u64,
     /// Whole pages in the file.
     pages: u64,
 }
 
 impl DataFile {
     /// Opens `path` with O_DIRECT, or buffered where the filesystem refuses it (tmpfs).
-    fn open(id: u16, path: &Path) -> crate::Result<DataFile> {
+    fn open(region: &Region) -> crate::Result<DataFile> {
+        let (id, path) = (region.id, region.path.as_path());
         use std::os::unix::fs::OpenOptionsExt;
         let failed = |op| move |source| crate::Error::Io { op, path: path.to_path_buf(), source };
         let direct = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path);
@@ -109,7 +129,8 @@ impl DataFile {
             Err(e) => return Err(failed("open")(e)),
         };
         let len = file.metadata().map_err(failed("stat"))?.len();
-        Ok(DataFile { id, file, pages: len / PAGE as u64 })
+        let pages = region.pages.unwrap_or(len / PAGE as u64);
+        Ok(DataFile { id, file, base: region.base, pages })
     }
 }
 
@@ -137,7 +158,7 @@ fn audit_file(
                 let Ok(mut buf) = empty_rx.recv() else { return };
                 let count = (file.pages - first).min(per_chunk);
                 let bytes = &mut buf.as_mut_slice()[..count as usize * PAGE];
-                let result = file.file.read_exact_at(bytes, first * PAGE as u64);
+                let result = file.file.read_exact_at(bytes, file.base + first * PAGE as u64);
                 if full_tx.send((first, count, buf, result)).is_err() {
                     return;
                 }
@@ -175,7 +196,7 @@ fn reread_pages(
 ) {
     for (index, page) in chunk.chunks_exact_mut(PAGE).enumerate() {
         let id = PageId { file: file.id, page: first + index as u64 };
-        match file.file.read_exact_at(page, id.offset()) {
+        match file.file.read_exact_at(page, file.base + id.offset()) {
             Ok(()) => judge(id, page, expected, report),
             Err(err) => {
                 report.pages_checked += 1;
@@ -267,7 +288,7 @@ mod tests {
 
     impl Set {
         fn audit(&self) -> AuditReport {
-            let files = [(0, self.paths[0].as_path()), (1, self.paths[1].as_path())];
+            let files = [Region::file(0, &self.paths[0]), Region::file(1, &self.paths[1])];
             audit(&files, &self.expected, &StopFlag::new(), &mut |_, _| {}).unwrap()
         }
 
@@ -327,7 +348,7 @@ mod tests {
     #[test]
     fn a_healthy_set_checks_every_page_without_error_and_reports_progress_to_the_end() {
         let set = healthy();
-        let files = [(0, set.paths[0].as_path()), (1, set.paths[1].as_path())];
+        let files = [Region::file(0, &set.paths[0]), Region::file(1, &set.paths[1])];
         let mut last = (0, 0);
         let report =
             audit(&files, &set.expected, &StopFlag::new(), &mut |done, total| last = (done, total)).unwrap();
@@ -353,7 +374,7 @@ mod tests {
         }
         let refused =
             std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&paths[0]).is_err();
-        let files = [(0, paths[0].as_path()), (1, paths[1].as_path())];
+        let files = [Region::file(0, &paths[0]), Region::file(1, &paths[1])];
         let report = audit(&files, &set.expected, &StopFlag::new(), &mut |_, _| {}).unwrap();
         assert!(report.ok(), "tmpfs refuses O_DIRECT ({refused}); the audit reads anyway: {report:?}");
         assert_eq!(report.pages_checked, PAGES.iter().sum::<u64>());
@@ -416,7 +437,7 @@ mod tests {
     #[test]
     fn a_stop_requested_before_the_audit_ends_it_incomplete() {
         let set = healthy();
-        let files = [(0, set.paths[0].as_path()), (1, set.paths[1].as_path())];
+        let files = [Region::file(0, &set.paths[0]), Region::file(1, &set.paths[1])];
         let stop = StopFlag::new();
         stop.stop();
         let report = audit(&files, &set.expected, &stop, &mut |_, _| {}).unwrap();
@@ -429,7 +450,7 @@ mod tests {
         let set = healthy();
         let missing = set.paths[0].with_file_name("absent");
         let err =
-            audit(&[(0, missing.as_path())], &set.expected, &StopFlag::new(), &mut |_, _| {}).unwrap_err();
+            audit(&[Region::file(0, &missing)], &set.expected, &StopFlag::new(), &mut |_, _| {}).unwrap_err();
         assert!(err.to_string().contains("absent"), "{err}");
     }
 

@@ -2,9 +2,14 @@
 //! storbench's: a data file (id 0), a log file (id 1), the journal of acknowledged writes, and
 //! `storbench-integrity.json` (sizes, seed, run id, whether the last run ended cleanly). The
 //! manifest is written first and removed last, so a set of files without one is not ours.
+//!
+//! On a block device the data and the log are regions of the device (the data from byte 0 up
+//! to its largest size, the log after it), and the journal and the manifest go in a directory
+//! of their own, apart from the data.
 
 use std::path::{Path, PathBuf};
 
+use super::audit::Region;
 use super::page::PAGE;
 
 pub const DATA_FILE: &str = "storbench-integrity.mdf";
@@ -84,25 +89,41 @@ pub struct Manifest {
     pub data_pages_now: u64,
     /// False while a run writes (and after a run that was killed).
     pub clean: bool,
+    /// The block device holding the data and the log, when they are not files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<PathBuf>,
 }
 
-/// The workload's files in `dir`.
+/// The workload's files in `dir`, or its regions of `device` with the journal and the
+/// manifest in `dir`.
 #[derive(Debug, Clone)]
 pub struct Layout {
     pub dir: PathBuf,
+    pub device: Option<PathBuf>,
 }
 
 impl Layout {
     pub fn new(dir: &Path) -> Layout {
-        Layout { dir: dir.to_path_buf() }
+        Layout { dir: dir.to_path_buf(), device: None }
+    }
+
+    /// The data and the log on `device`, the journal and the manifest in `dir`.
+    pub fn on_device(dir: &Path, device: &Path) -> Layout {
+        Layout { dir: dir.to_path_buf(), device: Some(device.to_path_buf()) }
     }
 
     pub fn data(&self) -> PathBuf {
-        self.dir.join(DATA_FILE)
+        self.device.clone().unwrap_or_else(|| self.dir.join(DATA_FILE))
     }
 
     pub fn log(&self) -> PathBuf {
-        self.dir.join(LOG_FILE)
+        self.device.clone().unwrap_or_else(|| self.dir.join(LOG_FILE))
+    }
+
+    /// Where the log's page 0 lies: 0 in its own file, after the data's largest size on a
+    /// device.
+    pub fn log_base(&self, sizes: &Sizes) -> u64 {
+        if self.device.is_some() { sizes.data_max_pages * PAGE as u64 } else { 0 }
     }
 
     pub fn journal(&self) -> PathBuf {
@@ -113,17 +134,31 @@ impl Layout {
         self.dir.join(MANIFEST_FILE)
     }
 
-    /// The data and log files with their ids, as the audit reads them.
-    pub fn files(&self) -> [(u16, PathBuf); 2] {
-        [(DATA_ID, self.data()), (LOG_ID, self.log())]
+    /// The data and the log as the audit reads them: whole files, or on a device the data
+    /// region at its largest (pages past the data's current end hold nothing acknowledged)
+    /// and the log region.
+    pub fn regions(&self, sizes: &Sizes) -> [Region; 2] {
+        match &self.device {
+            None => [Region::file(DATA_ID, &self.data()), Region::file(LOG_ID, &self.log())],
+            Some(dev) => [
+                Region { id: DATA_ID, path: dev.clone(), base: 0, pages: Some(sizes.data_max_pages) },
+                Region {
+                    id: LOG_ID,
+                    path: dev.clone(),
+                    base: self.log_base(sizes),
+                    pages: Some(sizes.log_pages),
+                },
+            ],
+        }
     }
 
-    /// The workload's files that exist in the directory now.
+    /// The workload's files that exist now (on a device: the journal and the manifest).
     pub fn existing(&self) -> Vec<PathBuf> {
-        [self.manifest(), self.data(), self.log(), self.journal()]
-            .into_iter()
-            .filter(|p| p.exists())
-            .collect()
+        let mut ours = vec![self.manifest(), self.journal()];
+        if self.device.is_none() {
+            ours.extend([self.data(), self.log()]);
+        }
+        ours.into_iter().filter(|p| p.exists()).collect()
     }
 
     /// Reads the manifest.
@@ -147,9 +182,10 @@ impl Layout {
         std::fs::rename(&tmp, self.manifest()).map_err(io("renaming"))
     }
 
-    /// Removes the workload's files, the manifest last.
+    /// Removes the workload's files, the manifest last (a device is left as it is).
     pub fn remove(&self) {
-        for path in [self.data(), self.log(), self.journal(), self.manifest()] {
+        let files = if self.device.is_none() { vec![self.data(), self.log()] } else { Vec::new() };
+        for path in files.into_iter().chain([self.journal(), self.manifest()]) {
             let _ = std::fs::remove_file(path);
         }
     }

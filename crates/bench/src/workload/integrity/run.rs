@@ -28,7 +28,10 @@ use storbench_report::columns::integrity as col;
 /// A validated integrity run.
 #[derive(Debug, Clone)]
 pub struct IntegritySpec {
+    /// Where the files go; with `device`, where the journal and the manifest go.
     pub dir: PathBuf,
+    /// A block device for the data and the log (the caller checked that it may be written).
+    pub device: Option<PathBuf>,
     pub sizes: Sizes,
     pub duration: Duration,
     pub seed: u64,
@@ -76,10 +79,22 @@ pub struct IntegrityDetail {
     pub injections: Vec<InjectionLog>,
 }
 
+impl IntegritySpec {
+    /// Where this run's files and regions are.
+    pub fn layout(&self) -> Layout {
+        match &self.device {
+            Some(dev) => Layout::on_device(&self.dir, dev),
+            None => Layout::new(&self.dir),
+        }
+    }
+}
+
 /// Creates the files of a new run in `spec.dir` (refusing if any of them exists), filling the
-/// data file with every page's first generation; `progress` gets (bytes, total).
+/// data file with every page's first generation; on a device, the rest of the data region and
+/// the log region are zeroed, so nothing an earlier user left there reads as a page.
+/// `progress` gets (bytes, total).
 pub fn create(spec: &IntegritySpec, progress: &mut dyn FnMut(u64, u64)) -> crate::Result<Created> {
-    let layout = Layout::new(&spec.dir);
+    let layout = spec.layout();
     if let Some(existing) = layout.existing().first() {
         return Err(crate::Error::InvalidJob(format!(
             "{} already exists; storbench creates its integrity files itself and never overwrites them \
@@ -98,18 +113,27 @@ pub fn create(spec: &IntegritySpec, progress: &mut dyn FnMut(u64, u64)) -> crate
         sizes: spec.sizes,
         data_pages_now: spec.sizes.data_pages,
         clean: false,
+        device: spec.device.clone(),
     };
     create_manifest(&layout, &manifest)?;
-    let data = open(&layout.data(), spec, true)?;
-    let log = open(&layout.log(), spec, true)?;
+    let on_device = spec.device.is_some();
+    let data = open(&layout.data(), spec, !on_device)?;
+    let log = open(&layout.log(), spec, !on_device)?;
     let len = |f: &File, pages: u64, path: PathBuf| {
         f.set_len(pages * PAGE as u64).map_err(|source| crate::Error::Io { op: "sizing", path, source })
     };
-    len(&data, spec.sizes.data_pages, layout.data())?;
-    len(&log, spec.sizes.log_pages, layout.log())?;
+    if !on_device {
+        len(&data, spec.sizes.data_pages, layout.data())?;
+        len(&log, spec.sizes.log_pages, layout.log())?;
+    }
     let mut journal = Journal::create(&layout.journal(), run_id).map_err(journal_error)?;
     journal.reserve(spec.sizes.data_pages).map_err(journal_error)?;
     fill(&data, spec, &layout, &mut journal, progress)?;
+    if on_device {
+        let s = spec.sizes;
+        let from = s.data_pages * PAGE as u64;
+        zero(&data, from, (s.data_max_pages + s.log_pages) * PAGE as u64 - from, &layout)?;
+    }
     Ok(Created { layout, manifest, data, log, journal })
 }
 
@@ -190,6 +214,22 @@ fn fill(
     }
     data.sync_data().map_err(|source| crate::Error::Io { op: "syncing", path: layout.data(), source })?;
     journal.sync().map_err(journal_error)
+}
+
+/// Writes zeros over `len` bytes from `at` of a device, 1 MiB at a time, and syncs them.
+fn zero(device: &File, at: u64, len: u64, layout: &Layout) -> crate::Result<()> {
+    use std::os::unix::fs::FileExt;
+    const CHUNK: u64 = 1 << 20;
+    let mut buf = AlignedBuf::new(CHUNK as usize)
+        .map_err(|source| crate::Error::Setup { what: "allocating the zero buffer", source })?;
+    let failed = |source| crate::Error::Io { op: "zeroing", path: layout.data(), source };
+    let mut done = 0;
+    while done < len {
+        let n = (len - done).min(CHUNK);
+        device.write_all_at(&buf.as_mut_slice()[..n as usize], at + done).map_err(failed)?;
+        done += n;
+    }
+    device.sync_data().map_err(failed)
 }
 
 /// Runs the workload on files `create` made, then audits them.
@@ -274,10 +314,8 @@ pub fn run(
     if !stop.is_stopped() {
         let expected = Journal::load(&layout.journal()).map_err(journal_error)?;
         detail.acknowledged = expected.acknowledgements;
-        let files = layout.files();
-        let paths: Vec<(u16, &std::path::Path)> = files.iter().map(|(id, p)| (*id, p.as_path())).collect();
         let started = Instant::now();
-        let report = audit(&paths, &expected, stop, on_audit)?;
+        let report = audit(&layout.regions(&spec.sizes), &expected, stop, on_audit)?;
         detail.audit_s = started.elapsed().as_secs_f64();
         detail.audit = Some(report);
     }
@@ -327,6 +365,8 @@ fn shared(
         log_file: log,
         data_pages: AtomicU64::new(s.data_pages),
         initial_pages: s.data_pages,
+        log_base: spec.layout().log_base(&s),
+        on_device: spec.device.is_some(),
         growth_pages: s.growth_pages.max(1),
         append_at: AtomicU64::new(s.data_pages),
         log_pending: AtomicU64::new(0),

@@ -22,6 +22,7 @@ impl HostSampler for NoHost {
 fn spec(dir: &std::path::Path, seconds: u64, faults: Option<FaultPlan>) -> IntegritySpec {
     IntegritySpec {
         dir: dir.to_path_buf(),
+        device: None,
         sizes: Sizes::from_bytes(4 << 20, 6 << 20, 1 << 20, 512 << 10),
         duration: Duration::from_secs(seconds),
         seed: 42,

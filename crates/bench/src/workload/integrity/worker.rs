@@ -66,6 +66,11 @@ pub struct Shared {
     /// The data file's current size, pages; no request goes past it.
     pub data_pages: AtomicU64,
     pub initial_pages: u64,
+    /// Where the log's page 0 lies on its file (after the data region on a device).
+    pub log_base: u64,
+    /// The data and the log are regions of a block device: they neither grow nor shrink on
+    /// disk, only the data's end moves.
+    pub on_device: bool,
     pub growth_pages: u64,
     /// Where bulk inserts append next.
     pub append_at: AtomicU64,
@@ -124,8 +129,10 @@ impl Shared {
         if pages < max_pages {
             let new = (pages + self.growth_pages).min(max_pages);
             let (at, len) = (pages * PAGE as u64, (new - pages) * PAGE as u64);
-            rustix::fs::fallocate(self.data_file.as_fd(), rustix::fs::FallocateFlags::empty(), at, len)
-                .map_err(|e| format!("growing the data file: {e}"))?;
+            if !self.on_device {
+                rustix::fs::fallocate(self.data_file.as_fd(), rustix::fs::FallocateFlags::empty(), at, len)
+                    .map_err(|e| format!("growing the data file: {e}"))?;
+            }
             self.data_pages.store(new, SeqCst);
             self.grows.fetch_add(1, Relaxed);
             return Ok(());
@@ -145,7 +152,9 @@ impl Shared {
             .unwrap_or_else(|p| p.into_inner())
             .truncate(DATA_ID, new)
             .map_err(|e| e.to_string())?;
-        self.data_file.set_len(new * PAGE as u64).map_err(|e| format!("shrinking the data file: {e}"))?;
+        if !self.on_device {
+            self.data_file.set_len(new * PAGE as u64).map_err(|e| format!("shrinking the data file: {e}"))?;
+        }
         for page in new..pages {
             self.data.release(page, PageState::UNWRITTEN);
         }
@@ -418,7 +427,8 @@ impl Worker {
                 write_page(page, id, generation + i as u64, self.shared.seed);
             }
         }
-        let offset = first * PAGE as u64;
+        let base = if file == LOG_ID { self.shared.log_base } else { 0 };
+        let offset = base + first * PAGE as u64;
         self.engine.queue(Request { slot, file, dir, offset, len: (pages as usize * PAGE) as u32 });
         self.out.issued_ns[slot as usize].store(now.max(1), Relaxed);
         self.out.place[slot as usize].store(u64::from(file) << 56 | offset, Relaxed);

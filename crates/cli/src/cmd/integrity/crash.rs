@@ -39,7 +39,7 @@ pub fn run_cycles(
     errors: &mut ErrorFile,
     stop: &StopFlag,
 ) -> Result<Cycles> {
-    let layout = Layout::new(&spec.dir);
+    let layout = spec.layout();
     let mut out = Cycles {
         crash: CrashResult::default(),
         errors: IntegrityErrors::default(),
@@ -60,7 +60,7 @@ pub fn run_cycles(
             out.complete = false;
             break;
         }
-        let (report, acknowledged, seconds) = audit_cycle(&layout, stop)?;
+        let (report, acknowledged, seconds) = audit_cycle(&layout, &spec.sizes, stop)?;
         say!(
             "crash cycle {cycle} of {cycles}: killed after {:.1} s; {} pages acknowledged, {}",
             delay.as_secs_f64(),
@@ -100,7 +100,17 @@ fn start_writer(spec: &IntegritySpec, cycle: u32) -> Result<Child> {
     let ms = |d: Duration| format!("{}ms", d.as_millis());
     let s = spec.sizes;
     let mut args: Vec<String> = vec!["integrity".into(), "--crash-writer".into(), "--target".into()];
-    args.push(spec.dir.display().to_string());
+    match &spec.device {
+        // The parent checked the device and holds its lock.
+        Some(dev) => args.extend([
+            dev.display().to_string(),
+            "--allow-device".into(),
+            "--force".into(),
+            "--journal-dir".into(),
+            spec.dir.display().to_string(),
+        ]),
+        None => args.push(spec.dir.display().to_string()),
+    }
     for (flag, value) in [
         ("--data-size", (s.data_pages * page).to_string()),
         ("--data-max", (s.data_max_pages * page).to_string()),
@@ -176,13 +186,12 @@ fn wait_ready(writer: &mut Child) -> Result<()> {
 }
 
 /// The audit after a crash: the files against the journal the writer left.
-fn audit_cycle(layout: &Layout, stop: &StopFlag) -> Result<(AuditReport, u64, f64)> {
+fn audit_cycle(layout: &Layout, sizes: &integ::Sizes, stop: &StopFlag) -> Result<(AuditReport, u64, f64)> {
     let expected = Journal::load(&layout.journal()).context("reading the writer's journal")?;
     let acknowledged = expected.pages().count() as u64;
-    let files = layout.files();
-    let paths: Vec<(u16, &std::path::Path)> = files.iter().map(|(id, p)| (*id, p.as_path())).collect();
     let started = Instant::now();
-    let report = integ::audit(&paths, &expected, stop, &mut |_, _| {}).context("auditing after the crash")?;
+    let report = integ::audit(&layout.regions(sizes), &expected, stop, &mut |_, _| {})
+        .context("auditing after the crash")?;
     Ok((report, acknowledged, started.elapsed().as_secs_f64()))
 }
 

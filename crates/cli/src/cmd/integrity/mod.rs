@@ -21,7 +21,7 @@ use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::lock_place;
-use storbench_bench::workload::integrity::{self as integ, IntegritySpec, Layout};
+use storbench_bench::workload::integrity::{self as integ, IntegritySpec};
 use storbench_report::columns::integrity as col;
 use storbench_report::{DatabaseInfo, Results, Summary, export};
 
@@ -49,6 +49,7 @@ pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Resu
     }
     let made_dir = !spec.dir.exists();
     let _lock = lock_place(&spec.dir, "target")?;
+    let _device_lock = spec.device.as_deref().map(|d| lock_place(d, "target")).transpose()?;
     let ran = measure_locked(a, &spec, given, stop);
     // A directory this run made for its files goes with them.
     if made_dir {
@@ -64,7 +65,7 @@ fn measure_locked(
     stop: &StopFlag,
 ) -> Result<Ran> {
     if let Some(after) = a.crash_after {
-        validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() })?;
+        validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() }, a.force)?;
         let measured = measure_crashes(a, spec, after.0, given, stop)?;
         let ending = if stop.is_stopped() {
             Ending::Interrupted
@@ -75,14 +76,14 @@ fn measure_locked(
         };
         return Ok(Ran { ending, measured: Some(measured) });
     }
-    validate::check_target(spec)?;
+    validate::check_target(spec, a.force)?;
     let bar = output::fill_bar(spec.sizes.data_pages * 8192, "creating the data file");
     let created = integ::create(spec, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     });
     bar.finish_and_clear();
-    let layout = Layout::new(&spec.dir);
+    let layout = spec.layout();
     let created = match created {
         Ok(c) => c,
         Err(e) => {

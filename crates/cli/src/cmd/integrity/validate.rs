@@ -7,8 +7,8 @@ use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
-use storbench_bench::target::free_space;
-use storbench_bench::workload::integrity::{IntegritySpec, Layout, Sizes};
+use storbench_bench::target::{Refusal, free_space};
+use storbench_bench::workload::integrity::{IntegritySpec, Sizes};
 
 impl IntegrityArgs {
     /// SQLIOSim's TestCycleDuration.
@@ -52,12 +52,10 @@ pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
             bail!("--engine null: the integrity stress checks real data; use io_uring or psync")
         }
     };
-    let dir = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
-    if dir.exists() && !dir.is_dir() {
-        bail!("--target {}: not a directory; give the directory the files go in", dir.display());
-    }
+    let (dir, device) = place(a)?;
     Ok(IntegritySpec {
         dir,
+        device,
         sizes,
         duration,
         seed: a.seed.unwrap_or(1),
@@ -73,6 +71,30 @@ pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
     })
 }
 
+/// Where the files go, and the device for the data and the log if the target is one.
+fn place(a: &IntegrityArgs) -> Result<(PathBuf, Option<PathBuf>)> {
+    use std::os::unix::fs::FileTypeExt;
+    let target = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
+    let kind = std::fs::metadata(&target).map(|m| m.file_type()).ok();
+    if kind.is_some_and(|k| k.is_block_device()) {
+        if !a.allow_device {
+            return Err(storbench_bench::Error::from(Refusal::DeviceNotAllowed { path: target }).into());
+        }
+        let dir = a.journal_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        return Ok((dir, Some(target)));
+    }
+    if a.journal_dir.is_some() {
+        bail!("--journal-dir is for a device target; in a directory the journal goes beside the files");
+    }
+    if kind.is_some_and(|k| !k.is_dir()) {
+        bail!(
+            "--target {}: not a directory or a block device; give the directory the files go in",
+            target.display()
+        );
+    }
+    Ok((target, None))
+}
+
 /// SQLIOSim's user threads: twice the CPUs, at most 8.
 fn default_users() -> u32 {
     std::thread::available_parallelism().map_or(2, |n| n.get() as u32 * 2).min(8)
@@ -80,9 +102,13 @@ fn default_users() -> u32 {
 
 /// The target must exist (or be creatable), hold none of the workload's files, and have room
 /// for the files at their largest plus the journal.
-pub fn check_target(spec: &IntegritySpec) -> Result<()> {
+pub fn check_target(spec: &IntegritySpec, force: bool) -> Result<()> {
     refuse_existing(spec)?;
-    let need = spec.sizes.max_bytes() + journal_room(spec);
+    if let Some(dev) = &spec.device {
+        check_device(dev, spec, force)?;
+    }
+    let on_disk = if spec.device.is_some() { 0 } else { spec.sizes.max_bytes() };
+    let need = on_disk + journal_room(spec);
     let free = free_space(&spec.dir).unwrap_or(u64::MAX);
     if need > free {
         let h = crate::units::human_bytes;
@@ -101,13 +127,33 @@ pub fn check_target(spec: &IntegritySpec) -> Result<()> {
 pub fn refuse_existing(spec: &IntegritySpec) -> Result<()> {
     std::fs::create_dir_all(&spec.dir)
         .map_err(|e| anyhow::anyhow!("--target {}: cannot create the directory: {e}", spec.dir.display()))?;
-    let layout = Layout::new(&spec.dir);
+    let layout = spec.layout();
     if let Some(found) = layout.existing().first() {
         bail!(
             "{} already exists: storbench never writes over files it finds; check kept files with \
              `storbench integrity verify --target {}`, then remove them, or give another --target",
             found.display(),
             spec.dir.display()
+        );
+    }
+    Ok(())
+}
+
+/// A device may be written (io's rules: never mounted or in use; partitions, a partition
+/// table or a signature need force) and holds the data at its largest and the log.
+fn check_device(dev: &std::path::Path, spec: &IntegritySpec, force: bool) -> Result<()> {
+    storbench_bench::target::device::check_writable(dev, force)
+        .map_err(|r| storbench_bench::Error::from(Refusal::from(r)))?;
+    let size = storbench_bench::target::device::geometry(dev)
+        .map_err(|e| anyhow::anyhow!("{}: cannot read its size: {e}", dev.display()))?
+        .size_bytes;
+    if spec.sizes.max_bytes() > size {
+        let h = crate::units::human_bytes;
+        bail!(
+            "{} holds {} but the data at its maximum and the log need {}; give a smaller --data-max or --log-size",
+            dev.display(),
+            h(size),
+            h(spec.sizes.max_bytes())
         );
     }
     Ok(())

@@ -11,7 +11,7 @@ use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::integrity::{AuditReport, Journal, Layout, audit};
 
 pub(super) fn verify_command(a: &IntegrityVerifyArgs, stop: &StopFlag) -> Result<Ending> {
-    let layout = Layout::new(&a.target);
+    let mut layout = Layout::new(&a.target);
     // A verify beside a running stress would read pages mid-write.
     let _lock = lock_place(&a.target, "target")?;
     let manifest = layout.load().map_err(|e| {
@@ -19,6 +19,7 @@ pub(super) fn verify_command(a: &IntegrityVerifyArgs, stop: &StopFlag) -> Result
             "{e}; give the --target of a run made with --keep (it holds storbench-integrity.json)"
         )
     })?;
+    layout.device = manifest.device.clone();
     let expected = Journal::load(&layout.journal()).context("reading the journal")?;
     if expected.run_id != Some(manifest.run_id) {
         bail!(
@@ -32,11 +33,9 @@ pub(super) fn verify_command(a: &IntegrityVerifyArgs, stop: &StopFlag) -> Result
             "the run that wrote these files did not end cleanly: writes in flight when it stopped may hold either generation, and are no error"
         );
     }
-    let files = layout.files();
-    let paths: Vec<(u16, &std::path::Path)> = files.iter().map(|(id, p)| (*id, p.as_path())).collect();
     let bar = output::fill_bar(0, "auditing every page");
     let started = std::time::Instant::now();
-    let report = audit(&paths, &expected, stop, &mut |done, total| {
+    let report = audit(&layout.regions(&manifest.sizes), &expected, stop, &mut |done, total| {
         bar.set_length(total);
         bar.set_position(done);
     });
