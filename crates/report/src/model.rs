@@ -38,6 +38,14 @@
 //!   `per_sec`, `bytes_per_io`, `avg_ms`, `window_max_ms`, `max_ms`, `lat_ns`}, sizes],
 //!   `mailboxes`, `threads`, `mix`, `lazy_commit_pct`; backup: `backup_mb_per_sec`,
 //!   `backup_total_mb_per_sec`; soft recovery: `logs_replayed`, `seconds_per_log`.
+//!   For `integrity`: `pass`, `ios`, `iops`, `bytes`, `total_io_time_s`, `throttled_ios`,
+//!   `delayed_ios`, `delay_threshold_s`, `target_io_ms`, `lat_ns`, `errors` {`lost_writes`,
+//!   `stale_reads`, `torn_pages`, `misplaced_pages`, `checksum`, `read_errors`,
+//!   `write_errors`}, `pages_checked`, `activities` [{`name`, `reads`, `writes`, `bytes`,
+//!   `iops`, `io_time_s`, `lat_ns`, `throttled_ios`, `delayed_ios`}], `audit`
+//!   {`pages_checked`, `seconds`, `bytes_per_sec`, `complete`}, data file sizes, `grows`,
+//!   `shrinks`, and for crash cycles `crash` {`cycles`, `writes_acknowledged`,
+//!   `writes_found`, `lost`}.
 //! - `cpu` {`user_s`, `sys_s`}: storbench's own CPU time during the measured phase, and
 //!   `ns_per_io` where the workload counts I/Os.
 //! - `warnings`: what the user should know about how the figures were measured.
