@@ -22,8 +22,8 @@ use storbench_bench::target::Remedy;
 /// Storage evaluation for database servers.
 ///
 /// storbench measures what storage gives a database: synthetic I/O profiles (fio/SQLIO-style),
-/// the DVD Store OLTP workload on real databases and an Exchange (Jetstress-class) mailbox
-/// workload, with latency from HDR histograms, disk,
+/// the DVD Store OLTP workload on real databases, an Exchange (Jetstress-class) mailbox
+/// workload and a SQLIOSim-class integrity stress, with latency from HDR histograms, disk,
 /// CPU and database counters every second, and a result bundle per run that scripts can read.
 #[derive(Parser, Debug)]
 #[command(name = "storbench", version, max_term_width = 100, propagate_version = true)]

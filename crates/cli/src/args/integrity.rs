@@ -74,7 +74,7 @@ pub struct IntegrityArgs {
 
     /// Allow --target to be a block device, whose data from byte 0 up to --data-max plus
     /// --log-size is overwritten. Refused when mounted or in use; a device with partitions,
-    /// a partition table or a filesystem signature also needs force.
+    /// a partition table or a filesystem signature also needs --force.
     #[arg(long)]
     pub allow_device: bool,
 
@@ -97,8 +97,8 @@ pub struct IntegrityArgs {
     #[arg(long, value_name = "SIZE")]
     pub data_size: Option<ByteSize>,
 
-    /// Largest size the data file grows to; at it, the file shrinks by --data-growth and
-    /// grows again. Default: the preset's (1000MB).
+    /// Largest size the data file grows to; at it, the file shrinks by --data-growth every
+    /// --shrink-every and grows again. Default: the preset's (1000MB).
     #[arg(long, value_name = "SIZE")]
     pub data_max: Option<ByteSize>,
 
