@@ -263,11 +263,12 @@ mod tests {
 
     #[test]
     fn no_two_columns_of_one_file_share_a_name() {
-        let workloads: [Vec<Column>; 4] = [
+        let workloads: [Vec<Column>; 5] = [
             io::ALL.to_vec(),
             [oltp::ALL, &oltp::TXN.concat(), db::ALL].concat(),
             mailbox::ALL.to_vec(),
             [backup::ALL, &backup::DB_MB_PER_SEC].concat(),
+            integrity::ALL.to_vec(),
         ];
         for columns in workloads {
             let mut names: Vec<&str> = columns.iter().chain(system::ALL).map(|c| c.name).collect();

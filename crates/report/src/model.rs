@@ -245,8 +245,11 @@ impl std::fmt::Display for IoErrors<'_> {
         }
         let kinds: Vec<String> = self.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
         write!(f, "{} of {} I/Os failed", self.failed, self.failed + self.completed)?;
-        if let Some(rate) = self.rate_pct().filter(|_| self.failed > 0) {
-            write!(f, " ({}: {})", rate_text(rate), kinds.join(", "))?;
+        match self.rate_pct().filter(|_| self.failed > 0) {
+            // Integrity counts failed reads and writes by class, not by errno.
+            Some(rate) if kinds.is_empty() => write!(f, " ({})", rate_text(rate))?,
+            Some(rate) => write!(f, " ({}: {})", rate_text(rate), kinds.join(", "))?,
+            None => {}
         }
         if self.outside > 0 {
             write!(f, ", and {} more {OUTSIDE}", self.outside)?;
@@ -628,5 +631,7 @@ mod tests {
         assert_eq!(e.to_string(), "3 of 4 I/Os failed (75.0 %: ENOSPC 3)");
         let flush = IoErrors { failed: 0, completed: 9, outside: 1, by_kind: &Default::default() };
         assert!(flush.any() && flush.to_string().starts_with("1 I/Os failed outside"), "{flush}");
+        let unnamed = IoErrors { failed: 1, completed: 3, outside: 0, by_kind: &Default::default() };
+        assert_eq!(unnamed.to_string(), "1 of 4 I/Os failed (25.0 %)");
     }
 }

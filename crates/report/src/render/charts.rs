@@ -13,85 +13,95 @@ use crate::columns::{Column, integrity, io, mailbox, oltp, system};
 struct Spec {
     title: &'static str,
     columns: &'static [(Column, &'static str)],
+    /// A column only the workload's own file has: the chart is drawn only where it is, since
+    /// a name it shares (`errors`) means another workload's counter in another file.
+    needs: Option<Column>,
+}
+
+const fn spec(title: &'static str, columns: &'static [(Column, &'static str)]) -> Spec {
+    Spec { title, columns, needs: None }
+}
+
+const fn integrity_spec(title: &'static str, columns: &'static [(Column, &'static str)]) -> Spec {
+    Spec { title, columns, needs: Some(integrity::DELAYED) }
 }
 
 const SPECS: &[Spec] = &[
-    Spec { title: "I/O per second", columns: &[(io::READ_IOPS, "read"), (io::WRITE_IOPS, "write")] },
-    Spec { title: "Orders per minute", columns: &[(oltp::OPM, "OPM")] },
-    Spec {
-        title: "Mailbox I/O per second",
-        columns: &[
+    spec("I/O per second", &[(io::READ_IOPS, "read"), (io::WRITE_IOPS, "write")]),
+    spec("Orders per minute", &[(oltp::OPM, "OPM")]),
+    spec(
+        "Mailbox I/O per second",
+        &[
             (mailbox::TRANSACTIONAL_IOPS, "transactional"),
             (mailbox::DB_READS_PER_SEC, "DB reads"),
             (mailbox::DB_WRITES_PER_SEC, "DB writes"),
             (mailbox::LOG_WRITES_PER_SEC, "log writes"),
         ],
-    },
-    Spec {
-        title: "Latency",
-        columns: &[
+    ),
+    spec(
+        "Latency",
+        &[
             (io::READ_LAT_P50_US, "read p50"),
             (io::READ_LAT_P99_US, "read p99"),
             (io::WRITE_LAT_P50_US, "write p50"),
             (io::WRITE_LAT_P99_US, "write p99"),
         ],
-    },
-    Spec {
-        title: "Order response time",
-        columns: &[(oltp::ORDER_RT_P50_MS, "p50"), (oltp::ORDER_RT_P99_MS, "p99")],
-    },
-    Spec {
-        title: "Mailbox latency",
-        columns: &[
+    ),
+    spec("Order response time", &[(oltp::ORDER_RT_P50_MS, "p50"), (oltp::ORDER_RT_P99_MS, "p99")]),
+    spec(
+        "Mailbox latency",
+        &[
             (mailbox::DB_READ_AVG_MS, "DB read"),
             (mailbox::DB_WRITE_AVG_MS, "DB write"),
             (mailbox::LOG_WRITE_AVG_MS, "log write"),
         ],
-    },
-    Spec {
-        title: "Integrity I/O per second",
-        columns: &[
+    ),
+    integrity_spec(
+        "Integrity I/O per second",
+        &[
+            (integrity::IOPS, "all"),
             (integrity::RANDOM_IOPS, "random"),
             (integrity::READ_AHEAD_IOPS, "read-ahead"),
             (integrity::BULK_IOPS, "bulk"),
             (integrity::LAZY_WRITER_IOPS, "lazy writer"),
             (integrity::LOG_IOPS, "log writer"),
         ],
-    },
-    Spec {
-        title: "Integrity latency (mean)",
-        columns: &[
+    ),
+    integrity_spec(
+        "Integrity latency (mean)",
+        &[
+            (integrity::AVG_MS, "all"),
             (integrity::RANDOM_AVG_MS, "random"),
             (integrity::READ_AHEAD_AVG_MS, "read-ahead"),
             (integrity::BULK_AVG_MS, "bulk"),
             (integrity::LAZY_WRITER_AVG_MS, "lazy writer"),
             (integrity::LOG_AVG_MS, "log writer"),
         ],
-    },
-    Spec { title: "Integrity data file", columns: &[(integrity::DATA_FILE_BYTES, "size")] },
-    Spec {
-        title: "Integrity errors, throttled and delayed I/Os",
-        columns: &[
+    ),
+    integrity_spec("Integrity data file", &[(integrity::DATA_FILE_BYTES, "size")]),
+    integrity_spec(
+        "Integrity errors, throttled and delayed I/Os",
+        &[
             (integrity::ERRORS, "errors"),
             (integrity::THROTTLED, "throttled"),
             (integrity::DELAYED, "delayed"),
         ],
-    },
-    Spec { title: "Disk busy", columns: &[(system::DISK_BUSY_PCT, "busy")] },
-    Spec {
-        title: "Disk I/O per second",
-        columns: &[(system::DISK_READS_PER_SEC, "reads"), (system::DISK_WRITES_PER_SEC, "writes")],
-    },
-    Spec {
-        title: "CPU",
-        columns: &[
+    ),
+    spec("Disk busy", &[(system::DISK_BUSY_PCT, "busy")]),
+    spec(
+        "Disk I/O per second",
+        &[(system::DISK_READS_PER_SEC, "reads"), (system::DISK_WRITES_PER_SEC, "writes")],
+    ),
+    spec(
+        "CPU",
+        &[
             (system::CPU_USER_PCT, "user"),
             (system::CPU_SYSTEM_PCT, "system"),
             (system::CPU_IOWAIT_PCT, "iowait"),
             (system::STORBENCH_CPU_PCT, "storbench, % of one core"),
         ],
-    },
-    Spec { title: "Power", columns: &[(system::POWER_WATTS, "power")] },
+    ),
+    spec("Power", &[(system::POWER_WATTS, "power")]),
 ];
 
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
@@ -129,6 +139,9 @@ pub(super) fn of(series: &Series, shade: Option<(f64, f64)>) -> Vec<Chart> {
 }
 
 fn chart(series: &Series, spec: &Spec, shade: Option<(f64, f64)>) -> Option<Chart> {
+    if spec.needs.is_some_and(|c| series.column(c).is_none()) {
+        return None;
+    }
     let lines: Vec<Line> = spec
         .columns
         .iter()

@@ -1,12 +1,13 @@
 //! Integrity runs in the report: findings that flag every configuration whose storage lost
 //! or damaged what it acknowledged, or kept I/Os outstanding past the delay threshold; the
 //! configuration table of the reference evaluation's SQLIOSim results (total I/O time,
-//! throttled and delayed I/Os, errors), and each reported run's activities.
+//! throttled and delayed I/Os, errors, the audit), each reported run's activities, and why a
+//! run's check failed.
 
-use super::doc::{Block, Finding, Table, num};
+use super::doc::{Block, Finding, Table, num, opt};
 use super::{ReportInput, plural};
 use crate::evaluation::Group;
-use crate::model::{IntegrityErrors, IntegrityResults, Results};
+use crate::model::{IntegrityErrors, IntegrityResults, Results, Summary};
 
 /// Each group's integrity runs: the group, and the results of its runs that have them.
 fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a IntegrityResults>)> {
@@ -58,6 +59,20 @@ fn sum_errors(results: &[&IntegrityResults]) -> IntegrityErrors {
     all
 }
 
+/// Why an integrity run did not pass, in a few words; None for another workload or a pass.
+pub(super) fn failure(s: &Summary) -> Option<String> {
+    let Results::Integrity(r) = &s.results else { return None };
+    if r.errors.total() > 0 {
+        return Some(classes(&r.errors));
+    }
+    match &r.audit {
+        _ if r.pass => None,
+        Some(a) if !a.complete => Some("the final audit was cut short".into()),
+        None => Some("no final audit".into()),
+        Some(_) => Some("see the run's warnings".into()),
+    }
+}
+
 /// Findings first in the list: any error fails the storage, delayed I/O is named.
 pub(super) fn findings(input: &ReportInput) -> Vec<Finding> {
     let mut out = Vec::new();
@@ -83,9 +98,10 @@ pub(super) fn findings(input: &ReportInput) -> Vec<Finding> {
             let threshold = results[0].delay_threshold_s;
             out.push(Finding {
                 text: format!(
-                    "{place}: {delayed} I/O{} outstanding longer than {threshold:.0} s (SQL Server logs \
-                     message 833 for each).",
-                    plural(delayed as usize)
+                    "{place}: {delayed} I/O{} outstanding longer than {threshold} s, which SQL Server \
+                     reports as \"I/O requests taking longer than 15 seconds to complete\" (message \
+                     833).",
+                    plural(delayed as usize),
                 ),
                 claim: true,
             });
@@ -103,58 +119,77 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     let mut out = vec![
         Block::Heading(2, "Integrity".into()),
         Block::Para(
-            "Per configuration, its reported (median) run: the data file's sizes, the sum of every \
-             I/O's duration (SQLIOSim's total I/O time), I/Os its activities throttled (slower than \
-             the target duration) and delayed (outstanding past the threshold), and errors over all \
-             its runs, the final audit included."
+            "Per configuration, its reported (median) run: the data file's sizes, IOPS, the sum of \
+             every I/O's duration (SQLIOSim's total I/O time), I/Os its activities throttled (slower \
+             than the target duration) and delayed (outstanding past the threshold), the final \
+             audit's pages and rate; and errors over all its runs, the audit's included."
                 .into(),
         ),
+        Block::Table(configurations(input, &groups)),
     ];
-    let mut t = Table::new(&[
-        "configuration",
-        "runs",
-        "data file MiB",
-        "total I/O time s",
-        "throttled",
-        "delayed",
-        "errors",
-        "audit MB/s",
-        "result",
-    ]);
-    for (g, results) in &groups {
-        let reported = g.reported().and_then(|r| input.runs.get(&r.id));
-        let Some(Results::Integrity(r)) = reported.map(|d| &d.summary.results) else { continue };
-        let errors = sum_errors(results);
-        let mib = |b: u64| b as f64 / f64::from(1 << 20);
-        t.push(vec![
-            g.configuration.to_string(),
-            results.len().to_string(),
-            format!("{:.0} → {:.0}", mib(r.data_initial_bytes), mib(r.data_max_bytes)),
-            format!("{:.1}", r.total_io_time_s),
-            r.throttled_ios.to_string(),
-            format!("{} (over {:.0} s)", r.delayed_ios, r.delay_threshold_s),
-            if errors.total() == 0 {
-                "0".into()
-            } else {
-                format!("{} ({})", errors.total(), classes(&errors))
-            },
-            r.audit.as_ref().map_or("-".into(), |a| num(a.bytes_per_sec / 1e6)),
-            if errors.total() == 0 && results.iter().all(|r| r.pass) { "pass".into() } else { "FAIL".into() },
-        ]);
-    }
-    out.push(Block::Table(t));
     for (g, _) in &groups {
         let Some(run) = g.reported() else { continue };
         let Some(Results::Integrity(r)) = input.runs.get(&run.id).map(|d| &d.summary.results) else {
             continue;
         };
-        if r.activities.is_empty() {
-            continue;
+        if let Some(c) = &r.crash {
+            out.push(Block::Para(format!(
+                "{}: {} crash cycle{}, {} of {} acknowledged page writes found after them (run {}).",
+                g.configuration,
+                c.cycles,
+                plural(c.cycles as usize),
+                c.writes_found,
+                c.writes_acknowledged,
+                run.id
+            )));
         }
-        out.push(Block::Para(format!("{}: activities of run {}", g.configuration, run.id)));
-        out.push(Block::Table(activities(r)));
+        if !r.activities.is_empty() {
+            out.push(Block::Para(format!("{}: activities of run {}", g.configuration, run.id)));
+            out.push(Block::Table(activities(r)));
+        }
     }
     out
+}
+
+/// A row per configuration, as the reference's SQLIOSim table has one per device and RAID.
+fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResults>)]) -> Table {
+    let mut t = Table::new(&[
+        "configuration",
+        "runs",
+        "data file MiB",
+        "IOPS",
+        "total I/O time s",
+        "throttled",
+        "delayed",
+        "errors",
+        "audit pages",
+        "audit MB/s",
+        "result",
+    ]);
+    for (g, results) in groups {
+        let reported = g.reported().and_then(|r| input.runs.get(&r.id));
+        let Some(Results::Integrity(r)) = reported.map(|d| &d.summary.results) else { continue };
+        let errors = sum_errors(results);
+        let mib = |b: u64| b as f64 / f64::from(1 << 20);
+        let passed = errors.total() == 0 && results.iter().all(|r| r.pass);
+        t.push(vec![
+            g.configuration.to_string(),
+            results.len().to_string(),
+            format!("{:.0} → {:.0}", mib(r.data_initial_bytes), mib(r.data_max_bytes)),
+            num(r.iops),
+            num(r.total_io_time_s),
+            r.throttled_ios.to_string(),
+            format!("{} (over {} s)", r.delayed_ios, r.delay_threshold_s),
+            match errors.total() {
+                0 => "0".into(),
+                n => format!("{n} ({})", classes(&errors)),
+            },
+            r.audit.as_ref().map_or("—".into(), |a| a.pages_checked.to_string()),
+            opt(r.audit.as_ref().map(|a| a.bytes_per_sec / 1e6), ""),
+            if passed { "pass".into() } else { "FAIL".into() },
+        ]);
+    }
+    t
 }
 
 fn activities(r: &IntegrityResults) -> Table {
@@ -163,22 +198,22 @@ fn activities(r: &IntegrityResults) -> Table {
         "reads",
         "writes",
         "IOPS",
-        "p50 ms",
+        "mean ms",
         "p99 ms",
         "I/O time s",
         "throttled",
         "delayed",
     ]);
-    let ms = |v: Option<u64>| v.map_or("-".into(), |ns| format!("{:.2}", ns as f64 / 1e6));
     for a in &r.activities {
+        let lat = a.lat_ns.as_ref();
         t.push(vec![
             a.name.clone(),
             a.reads.to_string(),
             a.writes.to_string(),
             num(a.iops),
-            ms(a.lat_ns.as_ref().map(|l| l.p50)),
-            ms(a.lat_ns.as_ref().map(|l| l.p99)),
-            format!("{:.1}", a.io_time_s),
+            opt(lat.map(|l| l.mean / 1e6), ""),
+            opt(lat.map(|l| l.p99 as f64 / 1e6), ""),
+            num(a.io_time_s),
             a.throttled_ios.to_string(),
             a.delayed_ios.to_string(),
         ]);

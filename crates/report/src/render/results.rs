@@ -4,7 +4,7 @@
 
 use super::doc::{Block, Row, Table, num, opt, pct};
 use super::svg::{Chart, Line};
-use super::{ReportInput, RunData, at, findings, plural, sweep_value, workloads};
+use super::{ReportInput, RunData, at, findings, integrity, plural, sweep_value, workloads};
 use crate::columns::system;
 use crate::evaluation::{Group, RunRecord, RunStatus};
 use crate::model::{LatencyNs, Results};
@@ -74,7 +74,7 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
         let marked = reported == Some(r.id.as_str());
         let data = input.runs.get(&r.id);
         let figure = r.headline.as_ref().map_or_else(|| opt(None, ""), |h| num(h.value) + &h.errors_note());
-        let mut cells = vec![format!("r{}", r.repetition), status(r), figure];
+        let mut cells = vec![format!("r{}", r.repetition), status(r, data), figure];
         let lats = data.map(latencies).unwrap_or_default();
         cells.extend(
             lat_names.iter().map(|(n, _)| opt(lats.iter().find(|(m, _)| m == n).and_then(|(_, v)| *v), "")),
@@ -88,7 +88,9 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
     t
 }
 
-fn status(r: &RunRecord) -> String {
+/// The run's status, with why it failed: the run's error, or else (a check that failed) what
+/// its summary says went wrong.
+fn status(r: &RunRecord, data: Option<&RunData>) -> String {
     let s = match r.status {
         RunStatus::Pending => "pending",
         RunStatus::Done => "done",
@@ -96,7 +98,11 @@ fn status(r: &RunRecord) -> String {
         RunStatus::Failed => "failed",
         RunStatus::Interrupted => "interrupted",
     };
-    match &r.error {
+    let why = r.error.clone().or_else(|| {
+        let checked = r.status == RunStatus::CheckFailed;
+        data.filter(|_| checked).and_then(|d| integrity::failure(&d.summary))
+    });
+    match why {
         Some(e) => format!("{s}: {e}"),
         None => s.into(),
     }

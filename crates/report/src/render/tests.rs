@@ -248,6 +248,9 @@ fn oltp_and_mailbox_series_get_their_own_charts() {
     assert_eq!(oltp, ["Orders per minute", "Order response time", "CPU"]);
     let mailbox = titles("t_s,phase,transactional_iops,db_read_avg_ms,power_watts\n1,measure,300,8.2,95\n");
     assert_eq!(mailbox, ["Mailbox I/O per second", "Mailbox latency", "Power"]);
+    // Mailbox counts its failed I/Os in a column named as integrity's errors: not an integrity chart.
+    let failing = titles("t_s,phase,transactional_iops,errors\n1,measure,300,7\n");
+    assert_eq!(failing, ["Mailbox I/O per second"]);
 }
 
 #[test]
@@ -349,7 +352,11 @@ fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configurat
     let row =
         |config: &str| section.lines().find(|l| l.starts_with(&format!("| {config} "))).unwrap().to_string();
     let ssd = row("ssd");
-    assert!(ssd.contains("| 500 → 1000 |") && ssd.contains("| 25.5 |") && ssd.ends_with("| pass |"), "{ssd}");
+    assert!(
+        ssd.contains("| 500 → 1000 | 4,100.0 | 25.50 | 0 | 0 (over 15 s) | 0 | 64000 | 500.0 |")
+            && ssd.ends_with("| pass |"),
+        "{ssd}"
+    );
     let hdd = row("hdd");
     assert!(
         hdd.contains("| 880.0 |") && hdd.contains("3 (3 lost_writes)") && hdd.ends_with("| FAIL |"),
@@ -360,7 +367,7 @@ fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configurat
     assert!(
         section.contains("activities of run integrity.hdd.r") && !section.contains("run integrity.hdd.r2")
     );
-    assert!(md.contains("| r2 | check failed |"), "{md}");
+    assert!(md.contains("| r2 | check failed: 3 lost_writes |"), "{md}");
 }
 
 #[test]
@@ -372,4 +379,126 @@ fn an_integrity_summary_round_trips_as_integrity_and_the_other_workloads_do_not_
     assert!(matches!(back.results, Results::Integrity(ref r) if r.errors.lost_writes == 3));
     let io: Summary = serde_json::from_str(&serde_json::to_string(&summary(5.0)).unwrap()).unwrap();
     assert!(matches!(io.results, Results::Io(_)));
+    // The variants are tried in order and untagged: each must keep its own.
+    let others = [
+        Results::Oltp(crate::model::OltpResults { opm: 60.0, ..Default::default() }),
+        Results::Mailbox(crate::model::MailboxResults { pass: true, ..Default::default() }),
+    ];
+    for results in others {
+        let s = Summary { results: results.clone(), ..summary(5.0) };
+        let back: Summary = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back.results, results);
+    }
+}
+
+#[test]
+fn integrity_results_as_the_file_spells_them_read_back_as_integrity() {
+    let results = r#"{"pass": false, "ios": 1000, "iops": 50.0, "bytes": 8192000,
+        "total_io_time_s": 12.5, "throttled_ios": 4, "delayed_ios": 1, "delay_threshold_s": 15.0,
+        "target_io_ms": 100.0, "lat_ns": null,
+        "errors": {"lost_writes": 2, "stale_reads": 0, "torn_pages": 1, "misplaced_pages": 0,
+                   "checksum": 0, "read_errors": 0, "write_errors": 0},
+        "pages_checked": 900, "activities": [], "audit": null, "data_initial_bytes": 1,
+        "data_final_bytes": 1, "data_max_bytes": 2, "log_bytes": 1, "grows": 0, "shrinks": 0}"#;
+    let r: Results = serde_json::from_str(results).unwrap();
+    let Results::Integrity(r) = r else { panic!("read as another workload: {r:?}") };
+    assert_eq!((r.errors.total(), r.throttled_ios, r.crash), (3, 4, None));
+}
+
+/// One integrity run of its own: 2 lost writes, a torn page and a delayed I/O where `bad`.
+fn integrity_run(bad: bool) -> ReportInput {
+    use crate::model::{AuditResult, IntegrityActivity, IntegrityErrors, IntegrityResults};
+    let lat = LatencyNs { mean: 2_500_000.0, p99: 40_000_000, ..LatencyNs::default() };
+    let activity = |name: &str, reads, writes| IntegrityActivity {
+        name: name.into(),
+        reads,
+        writes,
+        iops: (reads + writes) as f64 / 60.0,
+        io_time_s: 30.0,
+        lat_ns: Some(lat.clone()),
+        throttled_ios: 2,
+        ..IntegrityActivity::default()
+    };
+    let errors = IntegrityErrors {
+        lost_writes: if bad { 2 } else { 0 },
+        torn_pages: u64::from(bad),
+        ..IntegrityErrors::default()
+    };
+    let results = IntegrityResults {
+        pass: !bad,
+        ios: 12_000,
+        iops: 200.0,
+        total_io_time_s: 1234.5,
+        throttled_ios: 4,
+        delayed_ios: u64::from(bad),
+        delay_threshold_s: 15.0,
+        lat_ns: Some(lat.clone()),
+        errors,
+        activities: vec![activity("random", 6000, 3000), activity("log_writer", 0, 3000)],
+        audit: Some(AuditResult {
+            pages_checked: 128_000,
+            seconds: 2.0,
+            bytes_per_sec: 524.3e6,
+            complete: true,
+        }),
+        data_initial_bytes: 64 << 20,
+        data_max_bytes: 128 << 20,
+        ..IntegrityResults::default()
+    };
+    let mut s = summary(200.0);
+    s.workload = "integrity".into();
+    s.name = "qualify".into();
+    s.results = Results::Integrity(results);
+    let csv = "t_s,phase,iops,avg_ms,random_iops,random_avg_ms,log_iops,log_avg_ms,data_file_bytes,\
+               errors,throttled_ios,delayed_ios,cpu_user_pct\n\
+               1,measure,200,2.5,150,3.1,50,0.4,67108864,0,1,0,20\n\
+               2,measure,210,2.4,160,3.0,50,0.4,70000000,3,3,1,21\n";
+    let data = RunData { summary: s, series: Some(Series::parse(csv).unwrap()) };
+    ReportInput::single_run("20260101-qualify", data, None)
+}
+
+#[test]
+fn a_clean_integrity_run_has_its_sqliosim_row_activities_and_charts() {
+    let input = integrity_run(false);
+    assert_eq!(input.evaluation.runs[0].status, RunStatus::Done);
+    let md = report_markdown(&input);
+    assert!(
+        md.contains(
+            "| lab1:/data | 1 | 64 → 128 | 200.0 | 1,234.5 | 4 | 0 (over 15 s) | 0 | 128000 | 524.3 | pass |"
+        ),
+        "{md}"
+    );
+    assert!(md.contains("| random | 6000 | 3000 | 150.0 | 2.50 | 40.00 | 30.00 | 2 | 0 |"), "{md}");
+    assert!(md.contains("| log_writer | 0 | 3000 | 50.00 |"), "{md}");
+    assert!(!md.contains("FAILED") && !md.contains("message 833"), "{md}");
+    let html = report_html(&input);
+    for title in ["Integrity I/O per second", "Integrity latency (mean)", "Integrity data file"] {
+        assert!(html.contains(title), "no chart {title}");
+    }
+}
+
+#[test]
+fn an_integrity_run_with_errors_is_flagged_first_and_its_check_failed() {
+    let input = integrity_run(true);
+    assert_eq!(input.evaluation.runs[0].status, RunStatus::CheckFailed);
+    let md = report_markdown(&input);
+    let findings = &md[md.find("## Key findings").unwrap()..md.find("## Results").unwrap()];
+    let items: Vec<&str> = findings.lines().filter(|l| l.starts_with("- ")).collect();
+    assert!(
+        items[0].starts_with(
+            "- FAILED: lab1:/data on qualify lost or damaged data it acknowledged: 2 lost_writes, \
+             1 torn_pages in 1 of 1 run"
+        ),
+        "{findings}"
+    );
+    assert!(
+        items[1].contains("1 I/O outstanding longer than 15 s")
+            && items[1].contains("I/O requests taking longer than 15 seconds"),
+        "{findings}"
+    );
+    assert!(md.contains("| r1 | check failed: 2 lost_writes, 1 torn_pages | 200.0 |"), "{md}");
+    assert!(md.contains("| 3 (2 lost_writes, 1 torn_pages) | 128000 | 524.3 | FAIL |"), "{md}");
+    let html = report_html(&input);
+    assert!(html.contains("Integrity errors, throttled and delayed I/Os"), "{html}");
+    assert!(html.contains("FAILED: lab1:/data on qualify"));
 }
