@@ -262,15 +262,7 @@ pub fn integrity_table(s: &Summary) -> String {
     };
     if e.total() > 0 {
         let mut c = new_table(&["error class", "count"]);
-        for (name, n) in [
-            ("lost_writes", e.lost_writes),
-            ("stale_reads", e.stale_reads),
-            ("torn_pages", e.torn_pages),
-            ("misplaced_pages", e.misplaced_pages),
-            ("checksum", e.checksum),
-            ("read_errors", e.read_errors),
-            ("write_errors", e.write_errors),
-        ] {
+        for (name, n) in e.named() {
             if n > 0 {
                 c.add_row(vec![name.into(), n.to_string()]);
             }

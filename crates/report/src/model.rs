@@ -426,14 +426,32 @@ pub struct IntegrityErrors {
 }
 
 impl IntegrityErrors {
+    /// Each class by its field name, in the summary's order.
+    pub fn named(&self) -> [(&'static str, u64); 7] {
+        [
+            ("lost_writes", self.lost_writes),
+            ("stale_reads", self.stale_reads),
+            ("torn_pages", self.torn_pages),
+            ("misplaced_pages", self.misplaced_pages),
+            ("checksum", self.checksum),
+            ("read_errors", self.read_errors),
+            ("write_errors", self.write_errors),
+        ]
+    }
+
     pub fn total(&self) -> u64 {
-        self.lost_writes
-            + self.stale_reads
-            + self.torn_pages
-            + self.misplaced_pages
-            + self.checksum
-            + self.read_errors
-            + self.write_errors
+        self.named().iter().map(|(_, n)| n).sum()
+    }
+
+    /// Adds `other`'s counts, class by class.
+    pub fn add(&mut self, other: &IntegrityErrors) {
+        self.lost_writes += other.lost_writes;
+        self.stale_reads += other.stale_reads;
+        self.torn_pages += other.torn_pages;
+        self.misplaced_pages += other.misplaced_pages;
+        self.checksum += other.checksum;
+        self.read_errors += other.read_errors;
+        self.write_errors += other.write_errors;
     }
 }
 

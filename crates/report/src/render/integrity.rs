@@ -32,30 +32,17 @@ fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a IntegrityResult
 
 /// The error classes with a count, as "3 lost_writes, 1 torn_pages".
 pub(super) fn classes(e: &IntegrityErrors) -> String {
-    let named = [
-        ("lost_writes", e.lost_writes),
-        ("stale_reads", e.stale_reads),
-        ("torn_pages", e.torn_pages),
-        ("misplaced_pages", e.misplaced_pages),
-        ("checksum", e.checksum),
-        ("read_errors", e.read_errors),
-        ("write_errors", e.write_errors),
-    ];
-    named.iter().filter(|(_, n)| *n > 0).map(|(name, n)| format!("{n} {name}")).collect::<Vec<_>>().join(", ")
+    e.named()
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{n} {name}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn sum_errors(results: &[&IntegrityResults]) -> IntegrityErrors {
     let mut all = IntegrityErrors::default();
-    for r in results {
-        let e = &r.errors;
-        all.lost_writes += e.lost_writes;
-        all.stale_reads += e.stale_reads;
-        all.torn_pages += e.torn_pages;
-        all.misplaced_pages += e.misplaced_pages;
-        all.checksum += e.checksum;
-        all.read_errors += e.read_errors;
-        all.write_errors += e.write_errors;
-    }
+    results.iter().for_each(|r| all.add(&r.errors));
     all
 }
 

@@ -88,7 +88,7 @@ fn add_cycle(out: &mut Cycles, report: &AuditReport, acknowledged: u64, seconds:
     out.crash.writes_acknowledged += acknowledged;
     out.crash.writes_found += acknowledged.saturating_sub(lost);
     out.crash.lost += lost.min(acknowledged);
-    super::summary::add(&mut out.errors, &e);
+    out.errors.add(&e);
     out.audit_s += seconds;
     out.pages_checked += report.pages_checked;
 }

@@ -65,7 +65,7 @@ pub fn finish(mut s: Summary, spec: &IntegritySpec, out: &IntegrityOutcome, ende
     let secs = out.measured_s.max(1e-9);
     let mut errors = errors_of_run(t);
     if let Some(a) = &out.detail.audit {
-        add(&mut errors, &errors_of_audit(a));
+        errors.add(&errors_of_audit(a));
     }
     let audited = out.detail.audit.as_ref().is_some_and(|a| a.complete);
     let r = IntegrityResults {
@@ -177,14 +177,4 @@ pub fn crashed(mut s: Summary, c: &super::crash::Cycles, ended_at: &str) -> Summ
     );
     s.results = Results::Integrity(r);
     s
-}
-
-pub fn add(a: &mut IntegrityErrors, b: &IntegrityErrors) {
-    a.lost_writes += b.lost_writes;
-    a.stale_reads += b.stale_reads;
-    a.torn_pages += b.torn_pages;
-    a.misplaced_pages += b.misplaced_pages;
-    a.checksum += b.checksum;
-    a.read_errors += b.read_errors;
-    a.write_errors += b.write_errors;
 }
