@@ -200,6 +200,10 @@ pub trait Session: Send {
     /// rolled back. The inventory rows are locked while read and updated, so concurrent
     /// purchases never lose a sale.
     fn purchase(&mut self, p: &Purchase) -> DbResult<Option<i64>>;
+    /// Whether a sale that leaves fewer than 3 in stock restocks the product (the default) or
+    /// sells it out, as DS3's MySQL edition does (its restock trigger is a stub), for this
+    /// session's purchases. A backend without the choice answers with an error of kind `Query`.
+    fn set_restock(&mut self, on: bool) -> DbResult<()>;
 }
 
 /// Loading progress: rows written so far of one table, and of the whole set.

@@ -24,6 +24,13 @@ pub enum OltpCommand {
     /// Verify a database after runs: every product's sales must equal the quantities of its
     /// order lines (a lost update breaks it). Exit code 1 when they do not.
     Check(DbArgs),
+    /// Measure the storage work of DS3's calls by the server's own counters: the calls of
+    /// --orders orders (drawn as a run draws them) are replayed per call type and whole, once
+    /// through storbench's calls and once through DS3's own SQL, each from the state after
+    /// the load, on an idle PostgreSQL or MariaDB/MySQL server. Prints per call and per order
+    /// the change of every counter for both and their ratio. The database must be loaded
+    /// (`oltp load`); it is reset to that state before each batch and at the end.
+    Fidelity(OltpFidelityArgs),
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -123,6 +130,35 @@ pub struct OltpLoadArgs {
     pub seed: u64,
 }
 
+#[derive(Args, Debug, Clone)]
+pub struct OltpFidelityArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+
+    /// Size the database was loaded at: S (10MB), M (1GB), L (100GB), or <n>MB / <n>GB.
+    #[arg(long, value_name = "SIZE", default_value = "10MB", alias = "db_size")]
+    pub db_size: String,
+
+    /// Orders whose calls are replayed.
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub orders: u64,
+
+    /// Seed of the orders' choices (a run's first thread draws the same).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub seed: u64,
+
+    /// A DS3 checkout (github.com/dvdstore/ds3, the directory holding pgsqlds3/): on
+    /// PostgreSQL its pgsqlds3/build/pgsqlds3_create_sp.sql is installed in schema ds3 and
+    /// called as DS3's driver calls it. MariaDB/MySQL needs none: DS3's statements are sent
+    /// as its driver sends them.
+    #[arg(long, value_name = "DIR")]
+    pub ds3_source: Option<PathBuf>,
+
+    /// Print the figures as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// Options of `storbench oltp run`; the same keys work in a plan file's oltp workload.
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -196,6 +232,12 @@ pub struct OltpRunArgs {
     /// Mean items per purchase, at most 10 bought (n_line_items). Default: 5.
     #[arg(long, value_name = "N", alias = "n_line_items")]
     pub n_line_items: Option<u32>,
+
+    /// Restock a product when a sale leaves fewer than 3 in stock: Y (the default) as DS3
+    /// does on PostgreSQL, or N as DS3's MySQL edition does, whose restock trigger is a stub:
+    /// products sell out and the rollback rate climbs with the order count. Servers only.
+    #[arg(long, value_name = "Y|N", num_args = 0..=1, default_missing_value = "Y")]
+    pub restock: Option<YesNo>,
 
     /// DS2's workload on the DS3 schema: no membership or review steps (ds2_mode). Takes an
     /// optional Y/N as DS3 does.

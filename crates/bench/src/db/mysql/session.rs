@@ -11,7 +11,7 @@
 //! the final status), so the connection is ready for the next call, on an error too.
 //!
 //! List arguments go as one string: PURCHASE's items as `prod:qty,...` and the prices' ids as
-//! `id,...`. Full-text words go as a BOOLEAN MODE query with every word required (`+A +B`).
+//! `id,...`. Full-text words go as they are, for DS3's natural-language search.
 
 use super::Ctx;
 use crate::db::{
@@ -76,12 +76,6 @@ fn join_into<T>(buf: &mut String, items: &[T], item: impl Fn(&mut String, &T) ->
         let _ = item(buf, x);
     }
 }
-
-/// `+A +B`: every word required, the same meaning on every backend.
-fn all_words(text: &str) -> String {
-    text.split_whitespace().map(|w| format!("+{w}")).collect::<Vec<_>>().join(" ")
-}
-
 impl Session for MysqlSession {
     fn login(&mut self, username: &str, password: &str) -> DbResult<Login> {
         let mut result = self.conn.exec_iter("CALL ds3_login(?, ?)", (username, password)).ctx("login")?;
@@ -136,8 +130,8 @@ impl Session for MysqlSession {
             Browse::Category(c) => {
                 self.count("CALL ds3_browse_by_category(?, ?)", (c, batch), "browse by category")
             }
-            Browse::Actor(a) => self.count(WORDS, (false, all_words(a), batch), "browse by actor"),
-            Browse::Title(t) => self.count(WORDS, (true, all_words(t), batch), "browse by title"),
+            Browse::Actor(a) => self.count(WORDS, (false, a, batch), "browse by actor"),
+            Browse::Title(t) => self.count(WORDS, (true, t, batch), "browse by title"),
         }
     }
 
@@ -146,7 +140,7 @@ impl Session for MysqlSession {
             ReviewSearch::Actor(w) => (false, w, "reviews by actor"),
             ReviewSearch::Title(w) => (true, w, "reviews by title"),
         };
-        self.count("CALL ds3_review_search(?, ?, ?, ?)", (by_title, all_words(word), depth, batch), what)
+        self.count("CALL ds3_review_search(?, ?, ?, ?)", (by_title, word, depth, batch), what)
     }
 
     fn get_reviews(&mut self, prod_id: i64, order: ReviewOrder, batch: u32) -> DbResult<u32> {
@@ -199,5 +193,10 @@ impl Session for MysqlSession {
         ];
         let id = self.first("CALL ds3_purchase(?, ?, ?, ?, ?, ?)", params, "purchase")?;
         Ok(id.filter(|&id| id > 0))
+    }
+
+    fn set_restock(&mut self, on: bool) -> DbResult<()> {
+        let value: Option<u8> = if on { None } else { Some(1) };
+        self.conn.exec_drop("SET @storbench_no_restock = ?", (value,)).ctx("setting restock")
     }
 }

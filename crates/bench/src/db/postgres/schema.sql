@@ -77,6 +77,7 @@ CREATE TABLE reorder (
     quan_reordered integer,
     date_expected  date
 );
+CREATE INDEX ix_reorder_prodid ON reorder (prod_id);
 
 -- What storbench loaded here: one row, written as the load starts (state 'loading') and
 -- completed at its end (state 'ready', with the rows loaded).

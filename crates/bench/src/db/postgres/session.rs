@@ -199,4 +199,12 @@ impl Session for PgSession {
             .map_err(err("purchase"))?;
         self.id(row, "purchase")
     }
+
+    fn set_restock(&mut self, on: bool) -> DbResult<()> {
+        let value = if on { "off" } else { "on" };
+        self.client
+            .execute("SELECT set_config('storbench.no_restock', $1, false)", &[&value])
+            .map_err(err("setting restock"))?;
+        Ok(())
+    }
 }

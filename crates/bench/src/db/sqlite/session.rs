@@ -201,6 +201,17 @@ impl Session for SqliteSession {
         self.stats.after_transaction(&self.conn, matches!(out, Ok(Some(_))));
         out.map_err(|e| classify(&self.path, e))
     }
+
+    /// SQLite always restocks: DS3 has no SQLite edition whose behaviour there is to follow.
+    fn set_restock(&mut self, on: bool) -> DbResult<()> {
+        if on {
+            return Ok(());
+        }
+        Err(crate::db::DbError::new(
+            crate::db::DbErrorKind::Query,
+            "restocking off follows DS3's MySQL edition and is for the server backends; SQLite always restocks",
+        ))
+    }
 }
 
 /// One purchase in one write transaction, taken at BEGIN so no other writer interleaves.

@@ -149,6 +149,7 @@ fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts)
         pct_newhelpfulness: a.pct_newhelpfulness.unwrap_or(d.pct_newhelpfulness),
         n_line_items: a.n_line_items.unwrap_or(d.n_line_items),
         ds2_mode: a.ds2_mode.is_some_and(|y| y.0),
+        restock: a.restock.is_none_or(|y| y.0),
         max_customer: counts.customers,
         max_product: counts.products,
         seed: a.seed.unwrap_or(d.seed),
@@ -222,6 +223,12 @@ fn check_shape(db: &dyn Database, spec: &OltpSpec, size: &str) -> Result<()> {
             shape.products,
             spec.max_customer,
             spec.max_product
+        );
+    }
+    if !spec.restock && db.kind() == storbench_bench::db::BackendKind::Sqlite {
+        bail!(
+            "--restock N follows DS3's MySQL edition (no restock trigger) and is for the server backends; \
+             SQLite always restocks: drop --restock N, or run on --backend mysql or postgres"
         );
     }
     if !shape.ds3 && !spec.ds2_mode {
@@ -321,7 +328,7 @@ fn parameter_line(spec: &OltpSpec, place: &OltpPlace) -> String {
     format!(
         "target={} n_threads={} ramp_rate={} run_time={} db_size={} warmup_time={} think_time={} \
          pct_newcustomers={} pct_newmember={} n_searches={} search_batch_size={} search_depth={} n_reviews={} \
-         pct_newreviews={} pct_newhelpfulness={} n_line_items={} ds2_mode={} seed={}",
+         pct_newreviews={} pct_newhelpfulness={} n_line_items={} ds2_mode={} restock={} seed={}",
         place.targets.join(";"),
         spec.n_threads,
         spec.ramp_rate,
@@ -339,6 +346,7 @@ fn parameter_line(spec: &OltpSpec, place: &OltpPlace) -> String {
         spec.pct_newhelpfulness,
         spec.n_line_items,
         if spec.ds2_mode { "Y" } else { "N" },
+        if spec.restock { "Y" } else { "N" },
         spec.seed
     )
 }

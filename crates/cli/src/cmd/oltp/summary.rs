@@ -127,6 +127,7 @@ fn parameters(spec: &OltpSpec, place: &OltpPlace) -> serde_json::Value {
         "pct_newhelpfulness": spec.pct_newhelpfulness,
         "n_line_items": spec.n_line_items,
         "ds2_mode": spec.ds2_mode,
+        "restock": spec.restock,
         "max_customer": spec.max_customer,
         "max_product": spec.max_product,
         "seed": spec.seed,

@@ -32,6 +32,9 @@ pub struct OltpSpec {
     pub n_line_items: u32,
     /// Skip DS3's membership and review steps: DS2's workload.
     pub ds2_mode: bool,
+    /// A sale that leaves fewer than 3 in stock restocks the product; false sells it out, as
+    /// DS3's MySQL edition does.
+    pub restock: bool,
     /// Customers and products of the loaded size (from --db-size).
     pub max_customer: u64,
     pub max_product: u64,
@@ -68,6 +71,7 @@ impl Default for OltpSpec {
             pct_newhelpfulness: 10.0,
             n_line_items: 5,
             ds2_mode: false,
+            restock: true,
             max_customer: 20_000,
             max_product: 10_000,
             seed: 1,

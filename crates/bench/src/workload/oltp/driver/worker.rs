@@ -5,7 +5,7 @@
 use super::recorder::OltpRecorder;
 use super::spec::OltpSpec;
 use super::user::{OrderLog, User};
-use crate::db::{Database, DbError, DbErrorKind, Session};
+use crate::db::{Database, DbError, DbErrorKind, DbResult, Session};
 use crate::rng::{below, stream};
 use crate::run::StopFlag;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
@@ -96,7 +96,7 @@ impl Worker {
     }
 
     fn first_connection(&self) -> Option<Box<dyn Session>> {
-        match self.db.connect() {
+        match self.connect() {
             Ok(s) => Some(s),
             Err(e) => {
                 self.shared.fail(format!(
@@ -141,6 +141,15 @@ impl Worker {
         }
     }
 
+    /// A session set up as the spec says.
+    fn connect(&self) -> DbResult<Box<dyn Session>> {
+        let mut session = self.db.connect()?;
+        if !self.spec.restock {
+            session.set_restock(false)?;
+        }
+        Ok(session)
+    }
+
     /// Opens a new connection with doubling backoff until it works or the run ends.
     fn reconnect(&self, session: &mut Box<dyn Session>) -> bool {
         let mut backoff = BACKOFF_FIRST;
@@ -148,7 +157,7 @@ impl Worker {
             if !self.sleep_while(backoff, |s| s.state.load(Relaxed) == RUNNING) {
                 return false;
             }
-            match self.db.connect() {
+            match self.connect() {
                 Ok(s) => {
                     *session = s;
                     self.slot().reconnects += 1;
