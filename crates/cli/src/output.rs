@@ -383,7 +383,7 @@ fn io(s: &Summary) -> Option<&IoResults> {
     }
 }
 
-fn new_table(header: &[&str]) -> Table {
+pub(crate) fn new_table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED);
     t.set_header(header.iter().map(Cell::new));

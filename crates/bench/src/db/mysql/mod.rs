@@ -8,9 +8,9 @@
 //! - Schema: DS3's tables, every one on InnoDB. DS3 kept PRODUCTS on MyISAM for its FULLTEXT
 //!   indexes; InnoDB has FULLTEXT since MySQL 5.6 / MariaDB 10.0, and keeping PRODUCTS on
 //!   InnoDB keeps every table crash-safe and transactional and the buffer-pool counters
-//!   complete. Full-text searches use BOOLEAN MODE with every word required (`+A +B`), so
-//!   a browse means what it means on the other backends (DS3's natural-language mode matched
-//!   either word).
+//!   complete. The index set and every query's access path are DS3's (natural-language
+//!   full-text search, helpfulness read through the clustered index), so an order asks of the
+//!   storage what it asks in DS3.
 //! - Load: `LOAD DATA LOCAL INFILE` streamed from the generator through the driver's
 //!   local-infile handler (no temporary files), with multi-row INSERTs as the fallback when
 //!   the server has `local_infile` off; unique and foreign-key checks are off during the load,
@@ -26,6 +26,7 @@
 //!   maxima) and restores INVENTORY and MEMBERSHIP from copies kept at load time.
 
 mod counters;
+mod fidelity;
 mod load;
 mod ownership;
 mod reset;

@@ -13,6 +13,7 @@
 //! end of the load; so load and reset need the CREATEDB privilege.
 
 mod counters;
+mod fidelity;
 mod load;
 mod ownership;
 mod pgpass;

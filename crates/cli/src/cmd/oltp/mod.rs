@@ -1,7 +1,8 @@
-//! `storbench oltp`: gen (DS3's CSV files), load, run and check, on SQLite, PostgreSQL or
+//! `storbench oltp`: gen (DS3's CSV files), load, run, check and fidelity, on SQLite, PostgreSQL or
 //! MariaDB/MySQL.
 
 mod ds3;
+mod fidelity;
 mod run;
 mod summary;
 
@@ -24,6 +25,7 @@ pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
         OltpCommand::Load(a) => load(&a, stop),
         OltpCommand::Run(a) => run::run(&a, stop),
         OltpCommand::Check(a) => check(&a),
+        OltpCommand::Fidelity(a) => fidelity::fidelity(&a),
     }
 }
 

@@ -7,6 +7,7 @@
 //! every second on its own timer, whatever the threads are doing: each thread's recorder is
 //! swapped out and merged per target, and the databases' counters are sampled.
 
+pub mod fidelity;
 mod recorder;
 mod spec;
 mod user;

@@ -1,0 +1,295 @@
+//! How much storage work an order asks of a server, by the server's own counters: the one
+//! entry point is [`measure`].
+//!
+//! The calls of `orders` orders are drawn once by the driver's own user (same seed, same
+//! choices as a run's first thread) against a recorder that stands in for the database. Those
+//! calls are then replayed on a session, one call type at a time and then whole, each batch
+//! from the state right after the load (`reset`), with the server's cumulative counters read
+//! before and after it. The same calls replayed on a second kind of session (DS3's own SQL)
+//! give the figures to compare with. A replay is one session on an idle server, so every
+//! change of a counter is the batch's; the cost of opening and closing a session and of
+//! reading the counters is measured once with an empty batch and taken off.
+
+use super::spec::OltpSpec;
+use super::user::User;
+use crate::db::{
+    Browse, DbError, DbErrorKind, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder,
+    ReviewSearch, Session,
+};
+use crate::rng::stream;
+
+/// A server's cumulative counters of the work it did, read on a connection of their own.
+pub trait WorkCounters {
+    /// (name as the server spells it, value) of every counter, always in the same order. A
+    /// server whose statistics lag (PostgreSQL's arrive when a session ends) waits here until
+    /// the sessions that did the work are gone.
+    fn read(&mut self) -> DbResult<Vec<(&'static str, f64)>>;
+}
+
+/// One call of an order, with its arguments: what the driver asked of the database.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Call {
+    Login(String),
+    NewCustomer(Box<NewCustomer>),
+    NewMember(i64, u8),
+    BrowseCategory(u8, u32),
+    BrowseActor(String, u32),
+    BrowseTitle(String, u32),
+    ReviewsByActor(String, u32, u32),
+    ReviewsByTitle(String, u32, u32),
+    GetReviews(i64, ReviewOrder, u32),
+    NewReview(NewReview),
+    NewHelpfulness(i64, i64, u8),
+    Prices(Vec<i64>),
+    Purchase(Purchase),
+}
+
+/// The call types in the order a table shows them.
+pub const CALL_TYPES: [&str; 15] = [
+    "login",
+    "new customer",
+    "new member",
+    "browse by category",
+    "browse by actor",
+    "browse by title",
+    "reviews by actor",
+    "reviews by title",
+    "reviews, most helpful",
+    "reviews by stars",
+    "reviews by date",
+    "new review",
+    "new helpfulness",
+    "prices",
+    "purchase",
+];
+
+impl Call {
+    pub fn kind(&self) -> &'static str {
+        let i = match self {
+            Call::Login(_) => 0,
+            Call::NewCustomer(_) => 1,
+            Call::NewMember(..) => 2,
+            Call::BrowseCategory(..) => 3,
+            Call::BrowseActor(..) => 4,
+            Call::BrowseTitle(..) => 5,
+            Call::ReviewsByActor(..) => 6,
+            Call::ReviewsByTitle(..) => 7,
+            Call::GetReviews(_, ReviewOrder::Helpful, _) => 8,
+            Call::GetReviews(_, ReviewOrder::Stars(_), _) => 9,
+            Call::GetReviews(_, ReviewOrder::Date, _) => 10,
+            Call::NewReview(_) => 11,
+            Call::NewHelpfulness(..) => 12,
+            Call::Prices(_) => 13,
+            Call::Purchase(_) => 14,
+        };
+        CALL_TYPES[i]
+    }
+
+    /// Runs the call on `s`; what it returns is not kept.
+    pub fn run(&self, s: &mut dyn Session) -> DbResult<()> {
+        match self {
+            Call::Login(user) => s.login(user, "password").map(drop),
+            Call::NewCustomer(c) => s.new_customer(c).map(drop),
+            Call::NewMember(id, level) => s.new_member(*id, *level).map(drop),
+            Call::BrowseCategory(c, batch) => s.browse(Browse::Category(*c), *batch).map(drop),
+            Call::BrowseActor(a, batch) => s.browse(Browse::Actor(a), *batch).map(drop),
+            Call::BrowseTitle(t, batch) => s.browse(Browse::Title(t), *batch).map(drop),
+            Call::ReviewsByActor(w, batch, depth) => {
+                s.review_search(ReviewSearch::Actor(w), *batch, *depth).map(drop)
+            }
+            Call::ReviewsByTitle(w, batch, depth) => {
+                s.review_search(ReviewSearch::Title(w), *batch, *depth).map(drop)
+            }
+            Call::GetReviews(prod, order, batch) => s.get_reviews(*prod, *order, *batch).map(drop),
+            Call::NewReview(r) => s.new_review(r).map(drop),
+            Call::NewHelpfulness(review, customer, rating) => {
+                s.new_helpfulness(*review, *customer, *rating).map(drop)
+            }
+            Call::Prices(ids) => s.prices(ids, &mut Vec::new()),
+            Call::Purchase(p) => s.purchase(p).map(drop),
+        }
+    }
+}
+
+/// Stands in for the database while the user draws its orders: it keeps every call and
+/// answers as a loaded database would (user `userN` is customer N, every new name is free,
+/// every product costs $10). A new customer's later calls go under a loaded customer's id,
+/// so that a batch of one call type, replayed without the new customers, finds every
+/// customer it names; the rows written are the same.
+struct Recorder {
+    calls: Vec<Call>,
+    new_customers: i64,
+    max_customer: i64,
+}
+
+impl Session for Recorder {
+    fn login(&mut self, username: &str, _password: &str) -> DbResult<Login> {
+        self.calls.push(Call::Login(username.to_owned()));
+        let id = username.trim_start_matches("user").parse().unwrap_or(1);
+        Ok(Login { customer_id: id, history_rows: 0 })
+    }
+    fn new_customer(&mut self, c: &NewCustomer) -> DbResult<Option<i64>> {
+        self.calls.push(Call::NewCustomer(Box::new(c.clone())));
+        self.new_customers += 1;
+        Ok(Some(1 + self.new_customers % self.max_customer))
+    }
+    fn new_member(&mut self, customer_id: i64, level: u8) -> DbResult<bool> {
+        self.calls.push(Call::NewMember(customer_id, level));
+        Ok(true)
+    }
+    fn browse(&mut self, by: Browse<'_>, batch: u32) -> DbResult<u32> {
+        self.calls.push(match by {
+            Browse::Category(c) => Call::BrowseCategory(c, batch),
+            Browse::Actor(a) => Call::BrowseActor(a.to_owned(), batch),
+            Browse::Title(t) => Call::BrowseTitle(t.to_owned(), batch),
+        });
+        Ok(0)
+    }
+    fn review_search(&mut self, by: ReviewSearch<'_>, batch: u32, depth: u32) -> DbResult<u32> {
+        self.calls.push(match by {
+            ReviewSearch::Actor(w) => Call::ReviewsByActor(w.to_owned(), batch, depth),
+            ReviewSearch::Title(w) => Call::ReviewsByTitle(w.to_owned(), batch, depth),
+        });
+        Ok(0)
+    }
+    fn get_reviews(&mut self, prod_id: i64, order: ReviewOrder, batch: u32) -> DbResult<u32> {
+        self.calls.push(Call::GetReviews(prod_id, order, batch));
+        Ok(0)
+    }
+    fn new_review(&mut self, r: &NewReview) -> DbResult<i64> {
+        self.calls.push(Call::NewReview(r.clone()));
+        Ok(1)
+    }
+    fn new_helpfulness(&mut self, review_id: i64, customer_id: i64, rating: u8) -> DbResult<i64> {
+        self.calls.push(Call::NewHelpfulness(review_id, customer_id, rating));
+        Ok(1)
+    }
+    fn prices(&mut self, prod_ids: &[i64], out: &mut Vec<(i64, i64)>) -> DbResult<()> {
+        self.calls.push(Call::Prices(prod_ids.to_vec()));
+        out.clear();
+        out.extend(prod_ids.iter().map(|&p| (p, 1_000)));
+        Ok(())
+    }
+    fn purchase(&mut self, p: &Purchase) -> DbResult<Option<i64>> {
+        self.calls.push(Call::Purchase(p.clone()));
+        Ok(Some(1))
+    }
+    fn set_restock(&mut self, _on: bool) -> DbResult<()> {
+        Ok(())
+    }
+}
+
+/// The calls of `orders` orders as the first thread of a run with `spec` makes them.
+pub fn record_orders(spec: &OltpSpec, orders: u64) -> Vec<Call> {
+    let mut rec =
+        Recorder { calls: Vec::new(), new_customers: 0, max_customer: spec.max_customer.max(1) as i64 };
+    let mut user = User::new(spec, stream(spec.seed, 0), stream(spec.seed, 1));
+    for _ in 0..orders {
+        // The recorder never fails.
+        let _ = user.order(&mut rec);
+    }
+    rec.calls
+}
+
+/// What one batch of calls cost the server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    /// A call type of [`CALL_TYPES`], or "order" for the whole orders.
+    pub name: &'static str,
+    pub calls: u64,
+    /// Calls the database refused (DS3's PURCHASE raises an error for an item out of stock).
+    pub errors: u64,
+    /// The change of each counter over the batch, the empty batch's taken off.
+    pub delta: Vec<f64>,
+}
+
+/// Everything one kind of session cost, per call type and for the whole orders.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Measured {
+    /// Counter names, in the order of every `delta`.
+    pub counters: Vec<&'static str>,
+    pub orders: u64,
+    pub batches: Vec<Batch>,
+}
+
+/// What a replay needs of a database: a way back to the state after the load, sessions of
+/// the kind measured, and the counters.
+pub struct Replay<'a> {
+    pub reset: &'a dyn Fn() -> DbResult<()>,
+    pub connect: &'a dyn Fn() -> DbResult<Box<dyn Session>>,
+    pub counters: &'a mut dyn WorkCounters,
+}
+
+/// Replays `calls` (the calls of `orders` orders) type by type and then whole.
+pub fn measure(calls: &[Call], orders: u64, r: &mut Replay<'_>) -> DbResult<Measured> {
+    let baseline = empty_batch(r)?;
+    let counters: Vec<&'static str> = baseline.iter().map(|(n, _)| *n).collect();
+    let mut batches = Vec::new();
+    let mut one = |name: &'static str, picked: &[&Call]| -> DbResult<()> {
+        (r.reset)()?;
+        let before = r.counters.read()?;
+        let errors = replay(r, picked)?;
+        let after = r.counters.read()?;
+        let delta =
+            before.iter().zip(&after).zip(&baseline).map(|(((_, b), (_, a)), (_, base))| a - b - base);
+        batches.push(Batch { name, calls: picked.len() as u64, errors, delta: delta.collect() });
+        Ok(())
+    };
+    for name in CALL_TYPES {
+        let picked: Vec<&Call> = calls.iter().filter(|c| c.kind() == name).collect();
+        if !picked.is_empty() {
+            one(name, &picked)?;
+        }
+    }
+    one("order", &calls.iter().collect::<Vec<_>>())?;
+    Ok(Measured { counters, orders, batches })
+}
+
+/// The counters' change over an empty batch: opening and closing a session, reading them.
+fn empty_batch(r: &mut Replay<'_>) -> DbResult<Vec<(&'static str, f64)>> {
+    let before = r.counters.read()?;
+    replay(r, &[])?;
+    let after = r.counters.read()?;
+    Ok(before.iter().zip(&after).map(|((n, b), (_, a))| (*n, a - b)).collect())
+}
+
+/// Runs `calls` on a new session, closed at the end; returns how many the database refused.
+/// A lost connection ends the replay with an error: its figures would be incomplete.
+fn replay(r: &Replay<'_>, calls: &[&Call]) -> DbResult<u64> {
+    let mut session = (r.connect)()?;
+    let mut errors = 0;
+    for call in calls {
+        match call.run(session.as_mut()) {
+            Ok(()) => {}
+            Err(e) if e.kind == DbErrorKind::Connection => {
+                return Err(DbError::new(e.kind, format!("{} during the replay: {e}", call.kind())));
+            }
+            Err(_) => errors += 1,
+        }
+    }
+    drop(session);
+    Ok(errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recorded_orders_follow_the_seed_and_the_mix() {
+        let spec = OltpSpec { seed: 7, ..OltpSpec::default() };
+        let calls = record_orders(&spec, 200);
+        assert_eq!(calls, record_orders(&spec, 200), "the same seed draws the same calls");
+        assert_ne!(calls, record_orders(&OltpSpec { seed: 8, ..spec.clone() }, 200));
+        let count = |name: &str| calls.iter().filter(|c| c.kind() == name).count();
+        // Every order ends in one price look-up and one purchase, and starts with a login or
+        // a new customer (20 % by default).
+        assert_eq!(count("purchase"), 200);
+        assert_eq!(count("prices"), 200);
+        assert_eq!(count("login") + count("new customer"), 200);
+        assert!((20..=60).contains(&count("new customer")), "{}", count("new customer"));
+        // Browses: U[1, 5] per order, mean 3.
+        let browses = count("browse by category") + count("browse by actor") + count("browse by title");
+        assert!((500..=700).contains(&browses), "{browses}");
+    }
+}
