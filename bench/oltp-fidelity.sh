@@ -5,19 +5,20 @@
 # tuples) and WAL bytes; MariaDB/MySQL: Innodb_rows_*, Handler_read_*, Com_commit, buffer pool
 # requests and reads, redo bytes (Innodb_lsn_current).
 #
-# Usage: bench/oltp-fidelity.sh --ds3 DIR [--size 10MB] [--orders 500] [--json]
+# Usage: bench/oltp-fidelity.sh --ds3 DIR [--size 10MB] [--orders 500] [--repeat 3] [--json]
 #          [--pg postgres://postgres@127.0.0.1:5432] [--my mysql://root@127.0.0.1:3306]
 #   DIR: a checkout of github.com/dvdstore/ds3 (its ds3/ directory, which holds pgsqlds3/).
 #   Loads the size into database sb_fidelity on each server unless it is loaded there already
 #   (creates it; PostgreSQL also sb_fidelity_pristine), and leaves it as loaded.
 set -euo pipefail
-size=10MB orders=500 ds3= json=
+size=10MB orders=500 repeat=3 ds3= json=
 pg=postgres://postgres@127.0.0.1:5432 my=mysql://root@127.0.0.1:3306
 while [ $# -gt 0 ]; do
   case $1 in
     --ds3) ds3=$2; shift 2 ;;
     --size) size=$2; shift 2 ;;
     --orders) orders=$2; shift 2 ;;
+    --repeat) repeat=$2; shift 2 ;;
     --json) json=--json; shift ;;
     --pg) pg=$2; shift 2 ;;
     --my) my=$2; shift 2 ;;
@@ -35,5 +36,5 @@ for url in "$pg/sb_fidelity" "$my/sb_fidelity"; do
     "$bin" oltp load --url "$url" --db-size "$size" >/dev/null
   fi
   echo "== ${url%%://*}: $orders orders at $size"
-  "$bin" oltp fidelity --url "$url" --db-size "$size" --orders "$orders" --ds3-source "$ds3" $json
+  "$bin" oltp fidelity --url "$url" --db-size "$size" --orders "$orders" --repeat "$repeat" --ds3-source "$ds3" $json
 done

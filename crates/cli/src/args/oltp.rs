@@ -147,6 +147,11 @@ pub struct OltpFidelityArgs {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub seed: u64,
 
+    /// Times each batch is replayed (from the state after the load each time); every figure
+    /// is the median.
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: u32,
+
     /// A DS3 checkout (github.com/dvdstore/ds3, the directory holding pgsqlds3/): on
     /// PostgreSQL its pgsqlds3/build/pgsqlds3_create_sp.sql is installed in schema ds3 and
     /// called as DS3's driver calls it. MariaDB/MySQL needs none: DS3's statements are sent

@@ -56,21 +56,32 @@ fn redo(values: &[(&'static str, f64)]) -> f64 {
 }
 
 impl WorkCounters for Status {
-    /// Waits until the redo log has stood still for a moment: InnoDB's purge goes on writing
-    /// after a reset or a batch of writes, and that work belongs to what came before.
+    /// Waits until InnoDB's purge has caught up (no undo history left) and the redo log has
+    /// stood still for a moment: purge goes on writing after a reset or a batch of writes,
+    /// and that work belongs to what came before.
     fn read(&mut self) -> DbResult<Vec<(&'static str, f64)>> {
         let started = std::time::Instant::now();
         let mut last = self.once()?;
         loop {
-            std::thread::sleep(std::time::Duration::from_millis(300));
+            std::thread::sleep(std::time::Duration::from_millis(500));
+            let history: f64 = self
+                .conn
+                .query_first::<(String, f64), _>(HISTORY)
+                .ctx("SHOW GLOBAL STATUS")?
+                .map_or(0.0, |(_, v)| v);
             let now = self.once()?;
-            if redo(&now) == redo(&last) || started.elapsed() > std::time::Duration::from_secs(20) {
+            if (history == 0.0 && redo(&now) == redo(&last))
+                || started.elapsed() > std::time::Duration::from_secs(60)
+            {
                 return Ok(now);
             }
             last = now;
         }
     }
 }
+
+/// The undo history purge has yet to remove.
+const HISTORY: &str = "SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'";
 
 impl Mysql {
     /// The server's work counters, on a connection of their own.

@@ -710,7 +710,7 @@ fn fidelity_replays_the_same_calls_through_ds3s_statements_with_the_same_work() 
     let reset = || f.db.reset().map(drop);
     let run = |connect: &dyn Fn() -> crate::db::DbResult<Box<dyn Session>>| -> Measured {
         let mut counters = f.db.work_counters().unwrap();
-        measure(&calls, 30, &mut Replay { reset: &reset, connect, counters: counters.as_mut() }).unwrap()
+        measure(&calls, 30, 1, &mut Replay { reset: &reset, connect, counters: counters.as_mut() }).unwrap()
     };
     let ours = run(&|| f.db.connect());
     let ds3 = run(&|| f.db.connect_ds3());

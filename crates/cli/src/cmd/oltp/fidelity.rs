@@ -19,8 +19,8 @@ const PG_FUNCTIONS: &str = "pgsqlds3/build/pgsqlds3_create_sp.sql";
 
 pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
     let counts = db_size(&a.db_size)?.counts();
-    if a.orders == 0 {
-        bail!("--orders 0: replay at least 1 order");
+    if a.orders == 0 || a.repeat == 0 {
+        bail!("--orders and --repeat must be at least 1");
     }
     let urls = targets(&a.db.url);
     let [url] = urls.as_slice() else {
@@ -56,7 +56,15 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
                 }
                 Ok(())
             };
-            both(&pg, &calls, a.orders, || pg.work_counters(), || pg.connect_ds3(), install, &spec)?
+            both(
+                &pg,
+                &calls,
+                (a.orders, a.repeat),
+                || pg.work_counters(),
+                || pg.connect_ds3(),
+                install,
+                &spec,
+            )?
         }
         BackendArg::Mysql => {
             let my = Mysql::new(url)?;
@@ -64,7 +72,15 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
                 Some(p) => my.with_password(p),
                 None => my,
             };
-            both(&my, &calls, a.orders, || my.work_counters(), || my.connect_ds3(), |_| Ok(()), &spec)?
+            both(
+                &my,
+                &calls,
+                (a.orders, a.repeat),
+                || my.work_counters(),
+                || my.connect_ds3(),
+                |_| Ok(()),
+                &spec,
+            )?
         }
         BackendArg::Sqlite => {
             bail!("oltp fidelity compares with DS3's SQL on a server; DS3 has no SQLite edition: give --url")
@@ -73,7 +89,7 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
     if a.json {
         tell!("{}", serde_json::to_string_pretty(&as_json(&ours, &ds3))?);
     } else {
-        print_table(&ours, &ds3);
+        print_table(&ours, &ds3, a.repeat);
     }
     Ok(Ending::Ok)
 }
@@ -97,7 +113,7 @@ fn ds3_functions(a: &OltpFidelityArgs) -> Result<String> {
 fn both(
     db: &dyn Database,
     calls: &[Call],
-    orders: u64,
+    (orders, repeat): (u64, u32),
     counters: impl Fn() -> DbResult<Box<dyn WorkCounters>>,
     connect_ds3: impl Fn() -> DbResult<Box<dyn Session>>,
     install_ds3: impl Fn(bool) -> DbResult<()>,
@@ -118,6 +134,7 @@ fn both(
     let ours = measure(
         calls,
         orders,
+        repeat,
         &mut Replay { reset: &reset, connect: &|| db.connect(), counters: counters()?.as_mut() },
     )
     .context("replaying storbench's calls")?;
@@ -125,6 +142,7 @@ fn both(
     let ds3 = measure(
         calls,
         orders,
+        repeat,
         &mut Replay { reset: &reset_ds3, connect: &connect_ds3, counters: counters()?.as_mut() },
     )
     .context("replaying DS3's SQL");
@@ -144,7 +162,7 @@ fn per_unit(m: &Measured) -> Vec<(&'static str, u64, u64, Vec<f64>)> {
         .collect()
 }
 
-fn print_table(ours: &Measured, ds3: &Measured) {
+fn print_table(ours: &Measured, ds3: &Measured, repeat: u32) {
     let mut t = crate::output::new_table(&["calls", "counter", "storbench", "DS3's SQL", "ratio"]);
     for ((name, calls, errors, o), (_, _, ds3_errors, d)) in per_unit(ours).into_iter().zip(per_unit(ds3)) {
         let unit = if name == "order" { "per order" } else { "per call" };
@@ -171,7 +189,8 @@ fn print_table(ours: &Measured, ds3: &Measured) {
     tell!("{t}");
     tell!(
         "Counters are the server's own, read before and after each batch of calls on one session, each batch \
-         from the state after the load; an empty batch's change is taken off. {} orders.",
+         from the state after the load, less an empty batch's change; medians of {} repeats. {} orders.",
+        repeat,
         ours.orders
     );
 }

@@ -8,7 +8,8 @@
 //! before and after it. The same calls replayed on a second kind of session (DS3's own SQL)
 //! give the figures to compare with. A replay is one session on an idle server, so every
 //! change of a counter is the batch's; the cost of opening and closing a session and of
-//! reading the counters is measured once with an empty batch and taken off.
+//! reading the counters is measured with an empty batch before each batch and taken off, and
+//! each batch is repeated, its median kept.
 
 use super::spec::OltpSpec;
 use super::user::User;
@@ -220,37 +221,49 @@ pub struct Replay<'a> {
     pub counters: &'a mut dyn WorkCounters,
 }
 
-/// Replays `calls` (the calls of `orders` orders) type by type and then whole.
-pub fn measure(calls: &[Call], orders: u64, r: &mut Replay<'_>) -> DbResult<Measured> {
-    let baseline = empty_batch(r)?;
-    let counters: Vec<&'static str> = baseline.iter().map(|(n, _)| *n).collect();
+/// Replays `calls` (the calls of `orders` orders) type by type and then whole, each batch
+/// `repeat` times; a counter's figure is its median over the repeats.
+pub fn measure(calls: &[Call], orders: u64, repeat: u32, r: &mut Replay<'_>) -> DbResult<Measured> {
+    let mut counters = Vec::new();
     let mut batches = Vec::new();
-    let mut one = |name: &'static str, picked: &[&Call]| -> DbResult<()> {
-        (r.reset)()?;
-        let before = r.counters.read()?;
-        let errors = replay(r, picked)?;
-        let after = r.counters.read()?;
-        let delta =
-            before.iter().zip(&after).zip(&baseline).map(|(((_, b), (_, a)), (_, base))| a - b - base);
-        batches.push(Batch { name, calls: picked.len() as u64, errors, delta: delta.collect() });
-        Ok(())
-    };
-    for name in CALL_TYPES {
-        let picked: Vec<&Call> = calls.iter().filter(|c| c.kind() == name).collect();
-        if !picked.is_empty() {
-            one(name, &picked)?;
+    let mut all: Vec<(&'static str, Vec<&Call>)> = CALL_TYPES
+        .iter()
+        .map(|&name| (name, calls.iter().filter(|c| c.kind() == name).collect::<Vec<_>>()))
+        .filter(|(_, picked)| !picked.is_empty())
+        .collect();
+    all.push(("order", calls.iter().collect()));
+    for (name, picked) in &all {
+        let mut runs = Vec::new();
+        for _ in 0..repeat.max(1) {
+            let (names, errors, delta) = one_batch(r, picked)?;
+            counters = names;
+            runs.push((errors, delta));
         }
+        let delta = (0..counters.len()).map(|i| median(runs.iter().map(|(_, d)| d[i]).collect())).collect();
+        batches.push(Batch { name, calls: picked.len() as u64, errors: runs[0].0, delta });
     }
-    one("order", &calls.iter().collect::<Vec<_>>())?;
     Ok(Measured { counters, orders, batches })
 }
 
-/// The counters' change over an empty batch: opening and closing a session, reading them.
-fn empty_batch(r: &mut Replay<'_>) -> DbResult<Vec<(&'static str, f64)>> {
-    let before = r.counters.read()?;
+/// One batch from the state after the load: each counter's change over the calls, less its
+/// change over an empty batch taken just before from the same state (opening and closing a
+/// session, reading the counters).
+fn one_batch(r: &mut Replay<'_>, picked: &[&Call]) -> DbResult<(Vec<&'static str>, u64, Vec<f64>)> {
+    (r.reset)()?;
+    let start = r.counters.read()?;
     replay(r, &[])?;
+    let before = r.counters.read()?;
+    let errors = replay(r, picked)?;
     let after = r.counters.read()?;
-    Ok(before.iter().zip(&after).map(|((n, b), (_, a))| (*n, a - b)).collect())
+    let names = start.iter().map(|(n, _)| *n).collect();
+    let delta = start.iter().zip(&before).zip(&after).map(|(((_, s), (_, b)), (_, a))| (a - b) - (b - s));
+    Ok((names, errors, delta.collect()))
+}
+
+fn median(mut values: Vec<f64>) -> f64 {
+    values.sort_by(f64::total_cmp);
+    let n = values.len();
+    if n % 2 == 1 { values[n / 2] } else { (values[n / 2 - 1] + values[n / 2]) / 2.0 }
 }
 
 /// Runs `calls` on a new session, closed at the end; returns how many the database refused.
