@@ -146,6 +146,11 @@ fn run_errors_come_before_anything_runs() {
     );
     refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--n-line-items", "0"], "at least 1");
     refuses(dir.path(), &["run", "--path", p, "--db-size", "1MB", "--run-time=-2"], "negative");
+    refuses(
+        dir.path(),
+        &["run", "--path", p, "--db-size", "1MB", "--restock", "N"],
+        "SQLite always restocks",
+    );
     refuses(dir.path(), &["run", "--url", "http://x", "--db-size", "1MB"], "not a database URL");
     refuses(dir.path(), &["run", "--backend", "postgres", "--db-size", "1MB"], "needs --url");
 }

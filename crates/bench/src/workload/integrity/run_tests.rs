@@ -94,7 +94,13 @@ fn dropped_torn_and_misdirected_writes_and_eio_are_each_reported_in_their_class(
         assert!(injected > 0, "{fault:?} was injected");
         assert!(class_count(&out, class) > 0, "{fault:?} reported as {class:?}: {:?}", out.totals.errors);
         for other in CLASSES.iter().filter(|&&c| c != class && c != ErrorClass::LostWrites) {
-            if fault != Fault::Eio {
+            // A misdirected write lands on a page nobody marked busy, so a read of that page
+            // in flight at the same moment may see it half written: a checksum error, which
+            // is what the storage did. It stays a side effect, never the main finding.
+            let side_effect = fault == Fault::Misdirect && *other == ErrorClass::Checksum;
+            if side_effect {
+                assert!(class_count(&out, *other) < class_count(&out, class), "{:?}", out.totals.errors);
+            } else if fault != Fault::Eio {
                 assert_eq!(class_count(&out, *other), 0, "{fault:?} reported as {other:?}");
             }
         }
