@@ -43,10 +43,15 @@ pub(crate) struct StatusSampler {
     at: Instant,
 }
 
+/// SHOW GLOBAL STATUS of just these variables.
+pub(super) fn status_query(names: &[&str]) -> String {
+    let list: Vec<String> = names.iter().map(|s| format!("'{s}'")).collect();
+    format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "))
+}
+
 impl StatusSampler {
     pub(crate) fn new(conn: Conn) -> DbResult<Self> {
-        let list: Vec<String> = STATUS.iter().map(|s| format!("'{s}'")).collect();
-        let sql = format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "));
+        let sql = status_query(&STATUS);
         let mut s = StatusSampler { conn, sql, last: HashMap::new(), at: Instant::now() };
         s.last = s.read()?;
         Ok(s)

@@ -86,8 +86,7 @@ const HISTORY: &str = "SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'";
 impl Mysql {
     /// The server's work counters, on a connection of their own.
     pub fn work_counters(&self) -> DbResult<Box<dyn WorkCounters>> {
-        let list: Vec<String> = STATUS.iter().map(|s| format!("'{s}'")).collect();
-        let sql = format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "));
+        let sql = super::counters::status_query(&STATUS);
         Ok(Box::new(Status { conn: self.conn(true)?, sql }))
     }
 
