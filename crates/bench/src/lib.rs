@@ -6,8 +6,9 @@
 //! workload: `io`, `oltp`, `mailbox`), `db` (the OLTP workload's databases: SQLite, PostgreSQL,
 //! MariaDB/MySQL), `metrics` (HDR histograms and per-worker recorders), `monitor` (/proc and /sys
 //! samplers, power meters, the disclosure), `run` (phases, intervals, stop requests, own CPU
-//! time, steady state), `rng` (seeded random streams), `input` (bounded reading of user-given
-//! files), `secret` (hiding passwords in everything printed or written).
+//! time, steady state), `rng` (seeded random streams), `files` (the one module that creates,
+//! opens and removes files, and reads the user's input files), `secret` (hiding passwords in
+//! everything printed or written).
 
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
@@ -15,7 +16,7 @@
 pub mod db;
 pub mod engine;
 mod error;
-pub mod input;
+pub mod files;
 pub mod metrics;
 pub mod monitor;
 pub mod rng;
@@ -25,3 +26,5 @@ pub mod target;
 pub mod workload;
 
 pub use error::{Error, Result};
+/// Reading the files a user names as input (kept at its old path for callers).
+pub use files::input;

@@ -18,9 +18,10 @@
 //! secrets (`storbench_bench::secret`). The time series and histograms hold numbers only.
 
 use anyhow::{Context, Result};
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use storbench_bench::files::{self, How};
 use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
 use storbench_report::{DatabaseInfo, Summary, export, series::SeriesRow};
 
@@ -50,15 +51,15 @@ const RESERVE_NAME: &str = ".storbench-reserve";
 /// A new directory under `parent` named `<time now>-<name>` (`20261122-101500-name`); never
 /// reuses an existing one.
 pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf> {
-    fs::create_dir_all(parent)
+    files::create_dirs(parent)
         .with_context(|| format!("creating the results directory {}", parent.display()))?;
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S");
     let base = format!("{stamp}-{}", sanitize(name));
     for n in 1.. {
         let dir = if n == 1 { parent.join(&base) } else { parent.join(format!("{base}-{n}")) };
-        match fs::create_dir(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+        match files::create_dir(&dir) {
+            Ok(_) => return Ok(dir),
+            Err(files::FileError::Exists { .. }) => continue,
             Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
         }
     }
@@ -72,11 +73,8 @@ fn sanitize(name: &str) -> String {
 /// Writes `path`, its secrets hidden, through a temporary file beside it, so a reader never
 /// sees half of it.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!(".{name}.tmp"));
     let text = storbench_bench::secret::redact(text);
-    fs::write(&tmp, text).with_context(|| format!("writing {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    files::write_atomic(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
 }
 
 impl Bundle {
@@ -94,7 +92,9 @@ impl Bundle {
         write_atomic(&dir.join("disclosure.json"), &text)?;
         let open = |name: &str| -> Result<BufWriter<File>> {
             let path = dir.join(name);
-            Ok(BufWriter::new(File::create(&path).with_context(|| format!("creating {}", path.display()))?))
+            Ok(BufWriter::new(
+                files::create(&path, How::WRITE).with_context(|| format!("creating {}", path.display()))?,
+            ))
         };
         let csv = open("timeseries.csv")?;
         let hlog = HlogWriter::new(open("latency.hlog")?, start_epoch_s).context("writing latency.hlog")?;
@@ -184,7 +184,7 @@ impl Bundle {
 
     fn free_reserve(&mut self) {
         if let Some(path) = self.reserve.take() {
-            let _ = fs::remove_file(path);
+            let _ = files::remove_file(&path);
         }
     }
 }
@@ -207,11 +207,11 @@ impl Lost {
 /// A file of `RESERVE_BYTES` really allocated in `dir` (None where it cannot be made).
 fn make_reserve(dir: &Path) -> Option<PathBuf> {
     let path = dir.join(RESERVE_NAME);
-    let file = File::create(&path).ok()?;
+    let file = files::create(&path, How::WRITE).ok()?;
     match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, RESERVE_BYTES) {
         Ok(()) => Some(path),
         Err(_) => {
-            let _ = fs::remove_file(&path);
+            let _ = files::remove_file(&path);
             None
         }
     }

@@ -55,7 +55,8 @@ impl Drop for Captured {
 /// before the run (and its preparation) begins.
 pub fn capture(dir: &Path, show: bool) -> Result<Captured> {
     let path = dir.join(LOG_NAME);
-    let file = File::create(&path).with_context(|| format!("creating {}", path.display()))?;
+    let file = storbench_bench::files::create(&path, storbench_bench::files::How::WRITE)
+        .with_context(|| format!("creating {}", path.display()))?;
     *lock(&CAPTURE) = Some(Capture { log: Some(BufWriter::new(file)), show });
     Ok(Captured { owner: true })
 }

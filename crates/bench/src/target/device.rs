@@ -123,11 +123,7 @@ const BLKGETSIZE64: rustix::ioctl::Opcode = rustix::ioctl::opcode::read::<usize>
 
 /// Opens read-only, reads size (ioctl BLKGETSIZE64) and sector sizes (BLKSSZGET, BLKPBSZGET).
 pub fn geometry(path: &Path) -> io::Result<DeviceGeometry> {
-    let file = File::open(path)?;
-    if !file.metadata()?.file_type().is_block_device() {
-        let msg = format!("{} is not a block device", path.display());
-        return Err(io::Error::new(io::ErrorKind::InvalidInput, msg));
-    }
+    let file = crate::files::open_device(path, crate::files::How::READ)?;
     Ok(DeviceGeometry {
         size_bytes: size_bytes(&file)?,
         logical_sector_size: rustix::fs::ioctl_blksszget(&file)?,
@@ -210,7 +206,7 @@ fn check_blank_head(device: &str, path: &Path) -> Result<(), DeviceRefusal> {
 /// The first [`HEAD_LEN`] bytes (fewer on a smaller device), read through the page cache.
 fn read_head(path: &Path) -> io::Result<Vec<u8>> {
     let mut head = Vec::with_capacity(HEAD_LEN);
-    File::open(path)?.take(HEAD_LEN as u64).read_to_end(&mut head)?;
+    crate::files::open_device(path, crate::files::How::READ)?.take(HEAD_LEN as u64).read_to_end(&mut head)?;
     Ok(head)
 }
 

@@ -2,9 +2,9 @@
 //! space, O_DIRECT alignment, and opening.
 
 use super::{Action, Refusal, Target, TargetPlan, TargetRequest, device};
-use std::fs::{File, OpenOptions};
+use crate::files::{self, FileId, How, Kind};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 /// The file storbench creates in a directory target.
@@ -24,31 +24,41 @@ pub(super) enum Mark {
     Complete { size: u64 },
 }
 
-/// Checks the request and decides what to do; writes nothing.
+/// Checks the request and decides what to do; writes nothing. The path is resolved once here
+/// (links the user put in it followed); the plan's path has none, and a link at the file's
+/// own name is refused, never followed or replaced.
 pub fn plan(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
-    let meta = std::fs::metadata(&req.path);
-    match meta {
-        Ok(m) if m.file_type().is_block_device() => plan_device(req),
-        Ok(m) if m.is_dir() => plan_file(req, &req.path.join(DEFAULT_FILE_NAME)),
-        Ok(m) if m.is_file() => plan_file(req, &req.path),
-        Ok(_) => Err(Refusal::Unsupported { path: req.path.clone() }),
-        Err(_) => plan_file(req, &req.path),
+    let path = files::resolve(&req.path).map_err(|e| Refusal::file(&req.path, e))?;
+    match look(&path)? {
+        Some(Kind::BlockDevice) => plan_device(req, &path),
+        Some(Kind::Dir) => plan_file(req, &path.join(DEFAULT_FILE_NAME)),
+        _ => plan_file(req, &path),
     }
 }
 
-fn plan_device(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
-    if !req.allow_device {
-        return Err(Refusal::DeviceNotAllowed { path: req.path.clone() });
+/// What `path` is (None: nothing yet); a link or a special file is refused.
+fn look(path: &Path) -> Result<Option<Kind>, Refusal> {
+    match files::entry(path).map_err(|e| Refusal::file(path, e))? {
+        None => Ok(None),
+        Some(e) if e.kind == Kind::Link => Err(Refusal::Link { path: path.to_path_buf() }),
+        Some(e) if matches!(e.kind, Kind::File | Kind::Dir | Kind::BlockDevice) => Ok(Some(e.kind)),
+        Some(e) => Err(Refusal::Unsupported { path: path.to_path_buf(), kind: e.kind.describe() }),
     }
-    device::check_writable(&req.path, req.force)?;
-    let geo = device::geometry(&req.path)
-        .map_err(|e| Refusal::NotWritable { path: req.path.clone(), reason: e.to_string() })?;
+}
+
+fn plan_device(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
+    if !req.allow_device {
+        return Err(Refusal::DeviceNotAllowed { path: path.to_path_buf() });
+    }
+    device::check_writable(path, req.force)?;
+    let geo = device::geometry(path)
+        .map_err(|e| Refusal::NotWritable { path: path.to_path_buf(), reason: e.to_string() })?;
     let size = req.size.unwrap_or(geo.size_bytes);
     if size > geo.size_bytes {
-        return Err(Refusal::TooSmall { path: req.path.clone(), actual: geo.size_bytes, wanted: size });
+        return Err(Refusal::TooSmall { path: path.to_path_buf(), actual: geo.size_bytes, wanted: size });
     }
     let plan = TargetPlan {
-        path: req.path.clone(),
+        path: path.to_path_buf(),
         action: Action::UseDevice,
         size,
         direct: req.direct,
@@ -59,7 +69,11 @@ fn plan_device(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
 }
 
 fn plan_file(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
-    let existing = std::fs::metadata(path).ok().filter(|m| m.is_file()).map(|m| m.len());
+    let existing = match look(path)? {
+        Some(Kind::File) => Some(files::entry(path).ok().flatten().map_or(0, |e| e.len)),
+        Some(kind) => return Err(Refusal::Unsupported { path: path.to_path_buf(), kind: kind.describe() }),
+        None => None,
+    };
     let mark = existing.and_then(|_| read_mark(path));
     let (action, size) = match (existing, mark) {
         (Some(len), Some(Mark::Complete { size })) if size == len && req.size.is_none_or(|s| s == len) => {
@@ -134,32 +148,55 @@ fn direct_alignment(dir: &Path) -> u32 {
     crate::monitor::resolve_device(dir).ok().flatten().and_then(|d| d.logical_sector_size).unwrap_or(512)
 }
 
-/// Our mark, if the file carries one (an extended attribute, or a sidecar file where the
-/// filesystem has no user xattrs).
+/// Our mark, if the file carries one (an extended attribute, or a sidecar file naming this
+/// very file where the filesystem has no user xattrs).
 pub(super) fn read_mark(path: &Path) -> Option<Mark> {
+    let file = files::open(path, How::READ).ok()?;
     let mut buf = [0u8; 64];
-    let text = match rustix::fs::getxattr(path, MARK_XATTR, &mut buf) {
+    let text = match rustix::fs::fgetxattr(&file, MARK_XATTR, &mut buf) {
         Ok(n) => String::from_utf8_lossy(&buf[..n]).into_owned(),
-        Err(_) => read_sidecar(path)?,
+        Err(_) => read_sidecar(path, FileId::of(&file).ok()?)?,
     };
-    let text = text.strip_prefix("v1 ")?.trim();
-    match text.strip_prefix("filling ") {
-        Some(rest) => Some(Mark::Filling { size: rest.strip_prefix("size=")?.parse().ok()? }),
-        None => Some(Mark::Complete { size: text.strip_prefix("size=")?.parse().ok()? }),
-    }
+    parse_mark(&text)
 }
 
-/// The sidecar's text: a small regular file only (a link to a device is not a mark).
-fn read_sidecar(path: &Path) -> Option<String> {
-    use std::io::Read;
+fn parse_mark(text: &str) -> Option<Mark> {
+    let text = text.strip_prefix("v1 ")?.trim();
+    let (filling, rest) = match text.strip_prefix("filling ") {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let size = rest.split_whitespace().next()?.strip_prefix("size=")?.parse().ok()?;
+    Some(if filling { Mark::Filling { size } } else { Mark::Complete { size } })
+}
+
+/// The sidecar's mark when it names the file `id` (a sidecar left beside another file, or
+/// planted beside the user's, is not a mark). A sidecar that is is claimed as storbench's.
+fn read_sidecar(path: &Path, id: FileId) -> Option<String> {
     let car = sidecar(path);
-    let meta = std::fs::symlink_metadata(&car).ok()?;
-    if !meta.is_file() || meta.len() > 64 {
-        return None;
+    let text = files::input::read_own_text(&car, 128).ok()?;
+    let named = text.split_whitespace().find_map(|w| w.strip_prefix("file="))?;
+    (named == file_key(id)).then(|| {
+        if let Ok(Some(e)) = files::entry(&car) {
+            files::claim(e.id);
+        }
+        text
+    })
+}
+
+/// The file a sidecar is for, as `dev:ino:born`.
+fn file_key(id: FileId) -> String {
+    format!("{}:{}:{}", id.dev, id.ino, id.born)
+}
+
+/// Claims the file at `path` (and its sidecar) as storbench's when it carries storbench's
+/// mark: a partial fill storbench may then remove.
+pub(super) fn claim_marked(path: &Path) -> bool {
+    let marked = read_mark(path).is_some();
+    if marked && let Ok(Some(e)) = files::entry(path) {
+        files::claim(e.id);
     }
-    let mut text = String::new();
-    File::open(&car).ok()?.take(64).read_to_string(&mut text).ok()?;
-    Some(text)
+    marked
 }
 
 /// `dir/.name.storbench`, the mark where extended attributes are unsupported.
@@ -178,10 +215,8 @@ pub(super) fn write_mark(file: &File, path: &Path, mark: Mark) -> io::Result<()>
     match rustix::fs::fsetxattr(file, MARK_XATTR, value.as_bytes(), rustix::fs::XattrFlags::empty()) {
         Ok(()) => Ok(()),
         Err(_) => {
-            let car = sidecar(path);
-            let tmp = car.with_extension("storbench-new");
-            std::fs::write(&tmp, value)?;
-            std::fs::rename(&tmp, &car)
+            let text = format!("{value} file={}", file_key(FileId::of(file)?));
+            Ok(files::write_atomic(&sidecar(path), text.as_bytes())?)
         }
     }
 }
@@ -189,16 +224,16 @@ pub(super) fn write_mark(file: &File, path: &Path, mark: Mark) -> io::Result<()>
 /// Opens the planned target for the workload, with O_DIRECT unless buffered I/O was asked for,
 /// and for reading only when the workload does not write.
 pub(super) fn open(plan: &TargetPlan) -> Result<File, Refusal> {
-    let mut opts = OpenOptions::new();
-    opts.read(true).write(plan.writes);
-    if plan.direct {
-        opts.custom_flags(libc::O_DIRECT);
-    }
-    opts.open(&plan.path).map_err(|e| match e.raw_os_error() {
+    let how = if plan.writes { How::READ_WRITE } else { How::READ }.direct(plan.direct);
+    let opened = match plan.action {
+        Action::UseDevice => files::open_device(&plan.path, how),
+        _ => files::open(&plan.path, how),
+    };
+    opened.map_err(|e| match e.os_error() {
         Some(libc::EINVAL) if plan.direct => {
             Refusal::NoDirect { path: plan.path.clone(), reason: e.to_string() }
         }
-        _ => Refusal::NotWritable { path: plan.path.clone(), reason: e.to_string() },
+        _ => Refusal::file(&plan.path, e),
     })
 }
 
@@ -237,6 +272,9 @@ mod tests {
         let f = File::create(&path).unwrap();
         assert_eq!(read_mark(&path), None, "an unmarked file is not ours");
         std::fs::write(sidecar(&path), "v1 size=4096").unwrap();
+        assert_eq!(read_mark(&path), None, "a sidecar that does not name this file is no mark");
+        let named = format!("v1 size=4096 file={}", file_key(FileId::of(&f).unwrap()));
+        std::fs::write(sidecar(&path), named).unwrap();
         assert_eq!(
             read_mark(&path),
             Some(Mark::Complete { size: 4096 }),

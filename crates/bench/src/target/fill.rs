@@ -3,11 +3,12 @@
 
 use super::{TargetPlan, file};
 use crate::engine::AlignedBuf;
+use crate::files::{self, How};
 use crate::run::StopFlag;
 use crate::workload::io::verify::fill_random;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::os::unix::fs::FileExt;
 
 const CHUNK: usize = 1 << 20;
 
@@ -40,20 +41,17 @@ pub fn create_filled(
 }
 
 /// Removes our file and its sidecar mark (a mark left alone would claim a file the user may
-/// later put at that path).
+/// later put at that path). Only storbench's own files go: one this run created, or one whose
+/// mark proves it storbench's.
 fn remove_partial(plan: &TargetPlan) {
-    let _ = std::fs::remove_file(&plan.path);
-    let _ = std::fs::remove_file(file::sidecar(&plan.path));
+    file::claim_marked(&plan.path);
+    let _ = files::remove_file(&plan.path);
+    let _ = files::remove_file(&file::sidecar(&plan.path));
 }
 
 fn create(plan: &TargetPlan) -> io::Result<File> {
     remove_partial(plan);
-    let mut opts = OpenOptions::new();
-    opts.write(true).create_new(true);
-    if plan.direct {
-        opts.custom_flags(libc::O_DIRECT);
-    }
-    let f = opts.open(&plan.path)?;
+    let f = files::create(&plan.path, How::WRITE.direct(plan.direct))?;
     // Ours from the first byte, and not ready until the fill's end says so: a fill killed
     // now leaves a file that the next run refills instead of measuring.
     file::write_mark(&f, &plan.path, file::Mark::Filling { size: plan.size })?;

@@ -10,6 +10,7 @@
 //! [`lock_file`]: one holder only, even within a process (a database's one writer); it writes
 //! the holder into the file, for a holder /proc/locks does not list (another host).
 
+use crate::files;
 use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
@@ -64,13 +65,13 @@ pub fn this_process() -> String {
 /// message ("target", "evaluation").
 pub fn lock(path: &Path, what: &'static str) -> Result<Lock, LockError> {
     let failed = failed(path);
-    let meta = std::fs::metadata(path).map_err(failed)?;
+    let file = files::open_for_lock(path).map_err(|e| failed(e.into()))?;
+    let meta = file.metadata().map_err(failed)?;
     let key = (meta.dev(), meta.ino());
     let mut held = HELD.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(mine) = held.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
         return Ok(Lock { _held: mine });
     }
-    let file = File::open(path).map_err(failed)?;
     flock(&file, path, what)?;
     let mine = Arc::new(Held { shared: Some(key), _file: file });
     held.retain(|(k, _)| *k != key);
@@ -79,21 +80,29 @@ pub fn lock(path: &Path, what: &'static str) -> Result<Lock, LockError> {
 }
 
 /// Takes the lock on the file `path` (created when missing) for one holder: a second lock on
-/// it is refused, in this process too. Writes [`this_process`] into the file.
+/// it is refused, in this process too. Writes [`this_process`] into the file when storbench
+/// made it (it is new, or holds what an earlier storbench wrote); a file of the user's at that
+/// name is locked as it is, never truncated or written. A link or a special file there is
+/// refused.
 pub fn lock_file(path: &Path, what: &'static str) -> Result<Lock, LockError> {
     let failed = failed(path);
-    let mut file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(path)
-        .map_err(failed)?;
+    let (mut file, created) =
+        files::open_or_create(path, files::How::READ_WRITE).map_err(|e| failed(e.into()))?;
+    let ours = created || written_by_storbench(&file);
     flock(&file, path, what)?;
-    file.set_len(0).map_err(failed)?;
-    file.rewind().map_err(failed)?;
-    writeln!(file, "{}", this_process()).map_err(failed)?;
+    if ours {
+        file.set_len(0).map_err(failed)?;
+        file.rewind().map_err(failed)?;
+        writeln!(file, "{}", this_process()).map_err(failed)?;
+    }
     Ok(Lock { _held: Arc::new(Held { shared: None, _file: file }) })
+}
+
+/// Whether the whole of `file` is what [`lock_file`] writes.
+fn written_by_storbench(file: &File) -> bool {
+    let mut text = String::new();
+    let read = file.take(201).read_to_string(&mut text);
+    read.is_ok() && text.len() <= 200 && text.lines().count() == 1 && written_holder_line(&text).is_some()
 }
 
 fn failed(path: &Path) -> impl Fn(std::io::Error) -> LockError + Copy + '_ {
@@ -115,7 +124,7 @@ fn flock(file: &File, path: &Path, what: &'static str) -> Result<(), LockError> 
 /// Locks `path`, or where it does not exist yet, the nearest directory above it that does (so
 /// two runs about to create the same directory cannot both go ahead).
 pub fn lock_place(path: &Path, what: &'static str) -> Result<Lock, LockError> {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let absolute = files::resolve(path).unwrap_or_else(|_| path.to_path_buf());
     let existing = absolute.ancestors().find(|p| p.exists()).unwrap_or(Path::new("/"));
     lock(existing, what)
 }
@@ -142,6 +151,10 @@ fn holder(file: &File) -> Option<String> {
 fn written_holder(file: &File) -> Option<String> {
     let mut text = String::new();
     file.take(200).read_to_string(&mut text).ok()?;
+    written_holder_line(&text)
+}
+
+fn written_holder_line(text: &str) -> Option<String> {
     let line = text.lines().next()?.trim();
     line.starts_with("storbench pid ").then(|| line.to_string())
 }

@@ -119,14 +119,43 @@ impl Remedy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Refusal {
     Device(device::DeviceRefusal),
-    DeviceNotAllowed { path: PathBuf },
-    MissingParent { path: PathBuf, parent: PathBuf },
-    NotWritable { path: PathBuf, reason: String },
-    ForeignFile { path: PathBuf },
-    TooSmall { path: PathBuf, actual: u64, wanted: u64 },
-    NoSpace { dir: PathBuf, wanted: u64, free: u64 },
-    Unsupported { path: PathBuf },
-    NoDirect { path: PathBuf, reason: String },
+    DeviceNotAllowed {
+        path: PathBuf,
+    },
+    MissingParent {
+        path: PathBuf,
+        parent: PathBuf,
+    },
+    NotWritable {
+        path: PathBuf,
+        reason: String,
+    },
+    ForeignFile {
+        path: PathBuf,
+    },
+    TooSmall {
+        path: PathBuf,
+        actual: u64,
+        wanted: u64,
+    },
+    NoSpace {
+        dir: PathBuf,
+        wanted: u64,
+        free: u64,
+    },
+    Unsupported {
+        path: PathBuf,
+        kind: &'static str,
+    },
+    NoDirect {
+        path: PathBuf,
+        reason: String,
+    },
+    /// A symbolic link where the target's file goes (dangling, or to a device or another
+    /// file): never followed, never replaced.
+    Link {
+        path: PathBuf,
+    },
 }
 
 impl Refusal {
@@ -138,7 +167,10 @@ impl Refusal {
             Refusal::ForeignFile { .. } => Some(Remedy::Force),
             Refusal::TooSmall { .. } | Refusal::NoSpace { .. } => Some(Remedy::SmallerSize),
             Refusal::NoDirect { .. } => Some(Remedy::Buffered),
-            Refusal::MissingParent { .. } | Refusal::NotWritable { .. } | Refusal::Unsupported { .. } => None,
+            Refusal::MissingParent { .. }
+            | Refusal::NotWritable { .. }
+            | Refusal::Unsupported { .. }
+            | Refusal::Link { .. } => None,
         }
     }
 
@@ -172,13 +204,34 @@ impl Refusal {
                 "not enough free space for a {wanted}-byte test file in {}: {free} bytes free; {fix} or use another directory",
                 dir.display()
             ),
-            Refusal::Unsupported { path } => {
-                format!("{} is not a regular file, directory or block device", path.display())
-            }
+            Refusal::Unsupported { path, kind } => format!(
+                "{} is {kind}, not a regular file, directory or block device; name a directory, a file or a device",
+                path.display()
+            ),
+            Refusal::Link { path } => format!(
+                "{} is a symbolic link; storbench never writes through a link or replaces one: name the real \
+                 file or directory, or remove the link",
+                path.display()
+            ),
             Refusal::NoDirect { path, reason } => format!(
                 "{} cannot be opened with O_DIRECT ({reason}); the filesystem may not support it: {fix} to go through the page cache",
                 path.display()
             ),
+        }
+    }
+}
+
+impl Refusal {
+    /// The refusal for what the file module would not do at `path`.
+    pub fn file(path: &std::path::Path, e: crate::files::FileError) -> Refusal {
+        use crate::files::FileError as F;
+        match e {
+            F::Link { path } => Refusal::Link { path },
+            F::NotRegular { path, kind } | F::NotDevice { path, kind } | F::NotDir { path, kind } => {
+                Refusal::Unsupported { path, kind: kind.describe() }
+            }
+            F::Exists { path, .. } | F::NotOurs { path } => Refusal::ForeignFile { path },
+            other => Refusal::NotWritable { path: path.to_path_buf(), reason: other.to_string() },
         }
     }
 }

@@ -42,7 +42,7 @@ pub fn results_root(output_dir: Option<&std::path::Path>) -> anyhow::Result<std:
             p.display()
         );
     }
-    Ok(root)
+    Ok(storbench_bench::files::resolve(&root)?)
 }
 
 /// How a command ended, for the exit code.

@@ -8,8 +8,9 @@ use std::io::Write;
 pub fn run(c: PlanCommand) -> Result<Ending> {
     match c {
         PlanCommand::Init { file } => {
-            let mut f =
-                std::fs::OpenOptions::new().write(true).create_new(true).open(&file).with_context(|| {
+            let path = storbench_bench::files::resolve_parent(&file)?;
+            let mut f = storbench_bench::files::create(&path, storbench_bench::files::How::WRITE)
+                .with_context(|| {
                     format!(
                         "creating {} (an existing file is never overwritten; give another name)",
                         file.display()

@@ -202,7 +202,8 @@ const WRITTEN_RECORD: &str = ".storbench-reports";
 /// Writes `files` into `dir`, secrets hidden, replacing only reports storbench wrote and nobody
 /// edited since; returns their paths. Every existing file is checked before anything is written.
 pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>> {
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = &storbench_bench::files::resolve(dir)?;
+    storbench_bench::files::create_dirs(dir).with_context(|| format!("creating {}", dir.display()))?;
     let record = read_record(dir);
     let paths: Vec<PathBuf> = files.iter().map(|(name, _)| dir.join(name)).collect();
     for ((name, _), path) in files.iter().zip(&paths) {
@@ -221,7 +222,9 @@ pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf
 /// The hashes of the reports storbench wrote into `dir`; None where it never recorded any
 /// (no report yet, or reports of a storbench before the record existed).
 fn read_record(dir: &Path) -> Option<std::collections::HashMap<String, String>> {
-    let text = fs::read_to_string(dir.join(WRITTEN_RECORD)).ok()?;
+    let path = dir.join(WRITTEN_RECORD);
+    let text = storbench_bench::input::read_own_text(&path, storbench_bench::input::TEXT_LIMIT).ok()?;
+    storbench_bench::files::claim_at(&path);
     let pairs = text.lines().filter_map(|l| l.split_once(' ')).map(|(n, h)| (n.to_owned(), h.to_owned()));
     Some(pairs.collect())
 }
@@ -230,14 +233,18 @@ fn read_record(dir: &Path) -> Option<std::collections::HashMap<String, String>> 
 /// its hash is the recorded one (`recorded` is None without a record, where the generator
 /// line is the only sign left). A link, an edited or a foreign file is refused.
 fn check_replaceable(path: &Path, recorded: Option<Option<&String>>) -> Result<()> {
-    let Ok(meta) = fs::symlink_metadata(path) else { return Ok(()) };
-    let text = if meta.is_file() { fs::read(path).ok() } else { None };
+    if storbench_bench::files::entry(path)?.is_none() {
+        return Ok(());
+    }
+    let text = storbench_bench::input::read_own(path, DATA_LIMIT).ok();
     let ours = match (&text, recorded) {
         (Some(t), Some(Some(hash))) => sha256_hex(t) == *hash,
         (Some(t), None) => render::is_own_report(&String::from_utf8_lossy(t)),
         _ => false,
     };
     if ours {
+        // Proven storbench's by its hash: it may be replaced.
+        storbench_bench::files::claim_at(path);
         return Ok(());
     }
     let what = if text.is_some() && recorded.is_some_and(|r| r.is_some()) {

@@ -25,4 +25,5 @@ mod trust_databases;
 mod trust_errors;
 mod trust_files;
 mod trust_limits;
+mod trust_rules;
 mod trust_secrets;

@@ -60,12 +60,12 @@ fn a_device_given_as_plan_or_parameter_file_is_refused_at_once() {
 }
 
 #[test]
-fn a_mailbox_manifest_linked_to_a_device_is_refused() {
+fn a_mailbox_manifest_linked_to_a_device_is_refused_as_a_link_never_read() {
     let dir = tempfile::tempdir().unwrap();
     std::os::unix::fs::symlink("/dev/zero", dir.path().join("storbench-mailbox.json")).unwrap();
     let mut cmd = storbench();
     cmd.args(["mailbox", "verify", "--target"]).arg(dir.path()).timeout(Duration::from_secs(10));
-    refused(&mut cmd, "storbench-mailbox.json is a character device, not a regular file");
+    refused(&mut cmd, "storbench-mailbox.json is a symbolic link; storbench does not follow links");
 }
 
 #[test]

@@ -6,7 +6,10 @@
 //! the next load removes) and renames it into place when complete, so a database is never
 //! half-loaded. A file that is not a storbench database is never replaced.
 
-use super::{Sqlite, classify, clone_file, meta, remove_if_present, sidecar};
+use super::{
+    NO_FOLLOW, Sqlite, classify, clone_file, file_error, is_regular_file, meta, remove_if_present,
+    remove_sqlite_files, sidecar,
+};
 use crate::db::ownership::{DbObject, created_names, not_ours, refusal};
 use crate::db::{DbError, DbErrorKind, DbResult, LoadProgress, LoadReport, LoadedShape};
 use crate::run::StopFlag;
@@ -33,18 +36,19 @@ pub(super) fn load(
     refuse_foreign(&db.path)?;
     refuse_foreign(&db.pristine_path())?;
     let loading = sidecar(&db.path, "loading");
+    // A load killed earlier left its file: storbench's by its content, so it goes.
+    refuse_foreign(&loading)?;
     remove_if_present(&loading)?;
+    drop(crate::files::create(&loading, crate::files::How::WRITE).map_err(file_error)?);
     let result = build(&loading, data, progress, stop);
     if result.is_err() || stop.is_stopped() {
-        let _ = std::fs::remove_file(&loading);
+        let _ = crate::files::remove_file(&loading);
         return result.and_then(|_| Err(DbError::new(DbErrorKind::Query, "the load was interrupted")));
     }
     let mut report = result?;
-    for ext in ["wal", "shm", "pristine"] {
-        remove_if_present(&sidecar(&db.path, ext))?;
-    }
-    std::fs::rename(&loading, &db.path)
-        .map_err(|e| DbError::new(DbErrorKind::Query, format!("renaming {}: {e}", loading.display())))?;
+    remove_sqlite_files(&db.path)?;
+    remove_if_present(&db.pristine_path())?;
+    crate::files::rename(&loading, &db.path).map_err(file_error)?;
     clone_file(&db.path, &db.pristine_path())?;
     report.size_bytes = std::fs::metadata(&db.path).ok().map(|m| m.len());
     Ok(report)
@@ -54,12 +58,11 @@ pub(super) fn load(
 /// nothing but storbench's objects: a file storbench did not make, or one where a user added
 /// a table, view, index or trigger, is left as it is.
 pub(super) fn refuse_foreign(path: &Path) -> DbResult<()> {
-    if !path.exists() {
-        return Ok(());
-    }
-    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY);
+    let Some(found) = crate::files::entry(path).map_err(file_error)? else { return Ok(()) };
+    is_regular_file(path)?;
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | NO_FOLLOW);
     let listed = conn.ok().and_then(|c| Some((read_shape(&c).ok()??, objects(&c).ok()?)));
-    let Some((_, found)) = listed else {
+    let Some((_, listed_objects)) = listed else {
         return Err(DbError::new(
             DbErrorKind::Query,
             format!(
@@ -69,8 +72,10 @@ pub(super) fn refuse_foreign(path: &Path) -> DbResult<()> {
             ),
         ));
     };
-    let theirs = not_ours(found, true, &ours());
+    let theirs = not_ours(listed_objects, true, &ours());
     if theirs.is_empty() {
+        // storbench's by its content: it may be replaced or removed.
+        crate::files::claim(found.id);
         return Ok(());
     }
     Err(refusal(&path.display().to_string(), &theirs, "another file (storbench creates it)"))
@@ -105,7 +110,10 @@ fn build(
     stop: &StopFlag,
 ) -> DbResult<LoadReport> {
     let started = Instant::now();
-    let conn = Connection::open(path).map_err(|e| classify(path, e))?;
+    // The file was created empty by the file module; SQLite writes it, following no link.
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX | NO_FOLLOW;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))?;
     let err = |e| classify(path, e);
     conn.execute_batch(
         "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-262144;",

@@ -35,8 +35,12 @@ pub struct Sqlite {
 }
 
 impl Sqlite {
+    /// The database at `path`, resolved once (links in its directories followed; a link at
+    /// the file's own name is refused when it is used, never followed).
     pub fn new(path: impl Into<PathBuf>) -> Self {
-        Sqlite { path: path.into(), stats: Arc::default() }
+        let path = path.into();
+        let path = crate::files::resolve_parent(&path).unwrap_or(path);
+        Sqlite { path, stats: Arc::default() }
     }
 
     pub fn path(&self) -> &Path {
@@ -59,23 +63,56 @@ impl Sqlite {
     }
 }
 
-/// `<path>.<ext>` beside the database.
+/// `<path>.<ext>` beside the database: storbench's own files (the lock, the pristine copy).
 fn sidecar(path: &Path, ext: &str) -> PathBuf {
+    suffixed(path, ".", ext)
+}
+
+/// `<path>-<ext>`: SQLite's own files of the database (`-wal`, `-shm`, `-journal`).
+fn sqlite_file(path: &Path, ext: &str) -> PathBuf {
+    suffixed(path, "-", ext)
+}
+
+fn suffixed(path: &Path, sep: &str, ext: &str) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
-    s.push(".");
+    s.push(sep);
     s.push(ext);
     PathBuf::from(s)
 }
 
+/// SQLite opens no link: the database's name and its -wal and -shm files are opened with
+/// O_NOFOLLOW, and a link in the path is an error.
+const NO_FOLLOW: OpenFlags = OpenFlags::SQLITE_OPEN_NOFOLLOW;
+
 fn open_existing(path: &Path) -> DbResult<Connection> {
-    if !path.exists() {
-        return Err(DbError::new(
+    is_regular_file(path)?;
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX | NO_FOLLOW;
+    Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))
+}
+
+/// Refuses `path` unless it is a regular file (a link, a FIFO or a device is named as such).
+fn is_regular_file(path: &Path) -> DbResult<()> {
+    use crate::files::{Entry, Kind};
+    match crate::files::entry(path) {
+        Ok(Some(Entry { kind: Kind::File, .. })) => Ok(()),
+        Ok(None) => Err(DbError::new(
             DbErrorKind::Missing,
             format!("no database at {}; load one first (the OLTP load creates it)", path.display()),
-        ));
+        )),
+        Ok(Some(Entry { kind: Kind::Link, .. })) => {
+            Err(file_error(crate::files::FileError::Link { path: path.to_path_buf() }))
+        }
+        Ok(Some(found)) => Err(file_error(crate::files::FileError::NotRegular {
+            path: path.to_path_buf(),
+            kind: found.kind,
+        })),
+        Err(e) => Err(file_error(e)),
     }
-    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    Connection::open_with_flags(path, flags).map_err(|e| classify(path, e))
+}
+
+/// What the file module refused, as a database error.
+fn file_error(e: crate::files::FileError) -> DbError {
+    DbError::new(DbErrorKind::Query, e.to_string())
 }
 
 /// An error of a statement on `path`, by kind: busy/locked is retryable like a deadlock.
@@ -133,7 +170,7 @@ impl Database for Sqlite {
     fn reset(&self) -> DbResult<f64> {
         let started = Instant::now();
         let pristine = self.pristine_path();
-        if !pristine.exists() {
+        if crate::files::entry(&pristine).map_err(file_error)?.is_none() {
             return Err(DbError::new(
                 DbErrorKind::Missing,
                 format!("no pristine copy at {}; load the database again", pristine.display()),
@@ -141,9 +178,7 @@ impl Database for Sqlite {
         }
         load::refuse_foreign(&self.path)?;
         load::refuse_foreign(&pristine)?;
-        for ext in ["wal", "shm"] {
-            remove_if_present(&sidecar(&self.path, ext))?;
-        }
+        remove_sqlite_files(&self.path)?;
         clone_file(&pristine, &self.path)?;
         Ok(started.elapsed().as_secs_f64())
     }
@@ -203,29 +238,46 @@ fn run_pragmas(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
     ])
 }
 
+/// Removes storbench's file `path` (one this process made or proved its own) if present.
 fn remove_if_present(path: &Path) -> DbResult<()> {
-    match std::fs::remove_file(path) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-            Err(DbError::new(DbErrorKind::Query, format!("removing {}: {e}", path.display())))
+    crate::files::remove_file(path).map(|_| ()).map_err(file_error)
+}
+
+/// Removes SQLite's -wal and -shm files of the database at `path`, which storbench proved its
+/// own: a log left by a killed run must not be replayed into the copy put in its place.
+fn remove_sqlite_files(path: &Path) -> DbResult<()> {
+    for ext in ["wal", "shm"] {
+        let file = sqlite_file(path, ext);
+        match crate::files::entry(&file).map_err(file_error)? {
+            Some(e) if e.kind == crate::files::Kind::File => crate::files::claim(e.id),
+            Some(_) => return Err(file_error(crate::files::FileError::NotOurs { path: file })),
+            None => continue,
         }
-        _ => Ok(()),
+        remove_if_present(&file)?;
     }
+    Ok(())
 }
 
 /// Copies `from` over `to`: a reflink (FICLONE) where the filesystem shares blocks, else a
-/// kernel-side copy. Written to a temporary name and renamed, so `to` is never half a copy.
+/// kernel-side copy. Written to a new file of this process and renamed, so `to` is never half
+/// a copy; `to` must be absent or storbench's own.
 fn clone_file(from: &Path, to: &Path) -> DbResult<()> {
+    use crate::files::How;
     let fail = |e: std::io::Error| {
         DbError::new(DbErrorKind::Query, format!("copying {} to {}: {e}", from.display(), to.display()))
     };
-    let tmp = sidecar(to, "copying");
-    let src = std::fs::File::open(from).map_err(fail)?;
-    let dst = std::fs::File::create(&tmp).map_err(fail)?;
-    if rustix::fs::ioctl_ficlone(&dst, &src).is_err() {
-        drop(dst);
-        std::fs::copy(from, &tmp).map_err(fail)?;
+    let tmp = sidecar(to, &format!("copying-{}", std::process::id()));
+    let src = crate::files::open(from, How::READ).map_err(file_error)?;
+    let mut dst = crate::files::create(&tmp, How::WRITE).map_err(file_error)?;
+    let copied = match rustix::fs::ioctl_ficlone(&dst, &src) {
+        Ok(()) => Ok(()),
+        Err(_) => std::io::copy(&mut &src, &mut dst).map(|_| ()),
+    };
+    let renamed = copied.map_err(fail).and_then(|()| crate::files::rename(&tmp, to).map_err(file_error));
+    if renamed.is_err() {
+        let _ = crate::files::remove_file(&tmp);
     }
-    std::fs::rename(&tmp, to).map_err(fail)
+    renamed
 }
 
 /// Sales in inventory against the order lines, and orders and lines without each other.

@@ -4,7 +4,6 @@
 use super::{Meter, PowerError, watts_in};
 use std::fs::File;
 use std::io::{self, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -26,29 +25,21 @@ impl MeterFile {
         Ok(meter)
     }
 
-    /// Opens the file without blocking (a FIFO put in its place must not hang the sampler)
-    /// and checks that it is a regular file.
+    /// Opens the file when it is a regular file, without blocking (a FIFO put in its place
+    /// must not hang the sampler).
     fn open_regular(&self) -> Result<File, PowerError> {
         let what = self.path.display().to_string();
-        let file =
-            std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(&self.path).map_err(
-                |error| PowerError::Read { meter: "file", what: what.clone(), error, fix: FILE_FIX },
-            )?;
-        let kind = file.metadata().map(|m| m.file_type()).map_err(|error| PowerError::Read {
-            meter: "file",
-            what: what.clone(),
-            error,
-            fix: FILE_FIX,
-        })?;
-        if !kind.is_file() {
-            return Err(PowerError::Unusable {
+        crate::files::input::open_input(&self.path).map_err(|e| match e {
+            crate::files::FileError::Io { source, .. } => {
+                PowerError::Read { meter: "file", what, error: source, fix: FILE_FIX }
+            }
+            refused => PowerError::Unusable {
                 meter: "file",
-                problem: format!("{what} is {}, not a regular file", crate::input::kind_of(kind)),
+                problem: refused.to_string(),
                 fix: "give the file a meter daemon rewrites with the watts, or use cmd:COMMAND \
                       for a meter read by a program",
-            });
-        }
-        Ok(file)
+            },
+        })
     }
 }
 

@@ -8,11 +8,11 @@
 
 use super::format::{Filler, filler_stream, write_page};
 use crate::engine::{self, Dir, EngineKind, Request};
-use crate::input::{InputError, TEXT_LIMIT, read_bounded};
+use crate::files::input::{InputError, TEXT_LIMIT, read_own};
+use crate::files::{self, FileId, How};
 use crate::run::StopFlag;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -42,6 +42,37 @@ impl DbFiles {
 
     pub fn tmp_log_path(&self) -> PathBuf {
         self.log_dir.join(format!("E{:02}tmp.log", self.id))
+    }
+
+    /// Claims the log file `path` (of `generation`; 0 for the file being made) as storbench's
+    /// when its first block of `block` bytes is storbench's log block of that generation, or the
+    /// unused pattern a new log file starts with, or it is empty (made, not yet written, when a
+    /// run was killed). False, and left alone, otherwise.
+    pub fn claim_log_file(path: &Path, generation: u32, block: usize) -> bool {
+        use std::io::Read;
+        let Ok(file) = files::open(path, How::READ) else { return false };
+        let mut first = vec![0u8; block];
+        let read = (&file).take(block as u64).read(&mut first);
+        let ours = match read {
+            Ok(0) => file.metadata().is_ok_and(|m| m.len() == 0),
+            Ok(n) if n == block => {
+                super::format::check_log_block(&first, generation, 0).is_ok()
+                    || super::format::check_log_block(&first, 0, 0).is_ok()
+            }
+            _ => false,
+        };
+        if ours && let Ok(id) = files::FileId::of(&file) {
+            files::claim(id);
+        }
+        ours
+    }
+
+    /// Removes log file `path` of `generation` when it is storbench's (see [`Self::claim_log_file`]).
+    pub fn remove_log_file(path: &Path, generation: u32, block: usize) -> std::io::Result<()> {
+        if !files::is_own_at(path) && !Self::claim_log_file(path, generation, block) {
+            return Err(files::FileError::NotOurs { path: path.to_path_buf() }.into());
+        }
+        files::remove_file(path).map(|_| ()).map_err(Into::into)
     }
 
     /// The log files present, by generation, oldest first.
@@ -100,6 +131,30 @@ pub struct DbState {
     /// before the first run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_from: Option<u32>,
+    /// The database file and its log directory by device and inode: what storbench may
+    /// remove (a file put at either name later is not theirs). None in earlier manifests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<[FileId; 2]>,
+}
+
+impl DbState {
+    /// Records the identities of `f`'s database file and log directory.
+    fn record(&mut self, f: &DbFiles) {
+        let id = |p: &Path| files::entry(p).ok().flatten().map(|e| e.id);
+        if let (Some(db), Some(logs)) = (id(&f.db), id(&f.log_dir)) {
+            self.files = Some([db, logs]);
+        }
+    }
+
+    /// Claims `f`'s database file and log directory where they are the ones recorded.
+    fn claim_recorded(&self, f: &DbFiles) {
+        let Some(recorded) = self.files else { return };
+        for (path, id) in [(&f.db, recorded[0]), (&f.log_dir, recorded[1])] {
+            if files::entry(path).ok().flatten().is_some_and(|e| e.id == id) {
+                files::claim(id);
+            }
+        }
+    }
 }
 
 impl Manifest {
@@ -108,19 +163,27 @@ impl Manifest {
     }
 
     /// The manifest in `db_dir`; None when there is none. It is read only as a regular file
-    /// of at most 16 MiB.
+    /// of at most 16 MiB, following no link. A manifest that reads as one is storbench's, and
+    /// so are the files it records by device and inode ([`DbState::files`]).
     pub fn load(db_dir: &Path) -> Result<Option<Manifest>, InputError> {
         let path = Self::path(db_dir);
-        let bytes = match read_bounded(&path, TEXT_LIMIT) {
+        let bytes = match read_own(&path, TEXT_LIMIT) {
             Ok(bytes) => bytes,
             Err(e) if e.is_not_found() => return Ok(None),
             Err(e) => return Err(e),
         };
         let mut m: Manifest = serde_json::from_slice(&bytes).map_err(|e| InputError::Io {
+            op: "reading",
             path: path.clone(),
             source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
         })?;
         m.log_dir = m.resolved_log_dir(db_dir);
+        if let Ok(Some(e)) = files::entry(&path) {
+            files::claim(e.id);
+        }
+        for (f, d) in m.files(db_dir).iter().zip(&m.databases) {
+            d.claim_recorded(f);
+        }
         Ok(Some(m))
     }
 
@@ -141,13 +204,16 @@ impl Manifest {
     }
 
     /// Writes the manifest atomically (a new file renamed over the old), with the log
-    /// directory as an absolute path, so that it is found from anywhere.
+    /// directory as an absolute path, so that it is found from anywhere, and the device and
+    /// inode of each database file and log directory.
     pub fn save(&self, db_dir: &Path) -> std::io::Result<()> {
         let mut m = self.clone();
         m.log_dir = std::path::absolute(&self.log_dir)?;
-        let tmp = db_dir.join(format!(".{MANIFEST}.tmp"));
-        std::fs::write(&tmp, serde_json::to_vec_pretty(&m).map_err(std::io::Error::other)?)?;
-        std::fs::rename(tmp, Self::path(db_dir))
+        for (f, d) in self.files(db_dir).iter().zip(&mut m.databases) {
+            d.record(f);
+        }
+        let bytes = serde_json::to_vec_pretty(&m).map_err(std::io::Error::other)?;
+        Ok(files::write_atomic(&Self::path(db_dir), &bytes)?)
     }
 
     /// Records, per database, the log stream now on disk: its first generation (`log_from`)
@@ -168,14 +234,11 @@ impl Manifest {
 }
 
 /// Opens `path` for O_DIRECT reads and writes; `create` makes a new file and refuses an
-/// existing one.
+/// existing one (or a link, or a special file, at that name).
 pub fn open_direct(path: &Path, create: bool) -> crate::Result<File> {
-    let mut o = OpenOptions::new();
-    o.read(true).write(true).custom_flags(libc::O_DIRECT);
-    if create {
-        o.create_new(true);
-    }
-    o.open(path).map_err(|source| crate::Error::Io { op: "opening", path: path.to_path_buf(), source })
+    let how = How::READ_WRITE.direct(true);
+    let opened = if create { files::create(path, how) } else { files::open(path, how) };
+    opened.map_err(|e| crate::Error::Io { op: "opening", path: path.to_path_buf(), source: e.into() })
 }
 
 /// Jetstress's sizing from capacity: mailboxes filling `pct` % of the filesystem's formatted
@@ -195,7 +258,7 @@ pub fn capacity(dir: &Path) -> std::io::Result<u64> {
 /// a time with four writes in flight; `done` counts bytes written. The file is new (an
 /// existing one is refused).
 pub fn create_database(
-    files: &DbFiles,
+    db_files: &DbFiles,
     pages: u64,
     page_size: u32,
     seed: u64,
@@ -203,18 +266,18 @@ pub fn create_database(
     done: &AtomicU64,
     stop: &StopFlag,
 ) -> crate::Result<()> {
-    std::fs::create_dir_all(&files.log_dir).map_err(|source| crate::Error::Io {
+    files::create_dirs(&db_files.log_dir).map_err(|e| crate::Error::Io {
         op: "creating",
-        path: files.log_dir.clone(),
-        source,
+        path: db_files.log_dir.clone(),
+        source: e.into(),
     })?;
-    let file = open_direct(&files.db, true)?;
+    let file = open_direct(&db_files.db, true)?;
     let setup = |source| crate::Error::Setup { what: "creating a database", source };
     let mut engine = engine::open_files(engine_kind, &[&file], &[CREATE_CHUNK; CREATE_DEPTH as usize])
         .map_err(setup)?
         .engine;
     engine.start().map_err(setup)?;
-    let mut filler = Filler::new(seed, filler_stream(files.id, 0));
+    let mut filler = Filler::new(seed, filler_stream(db_files.id, 0));
     let total = pages * u64::from(page_size);
     let (mut next, mut in_flight) = (0u64, 0u32);
     let mut free: Vec<u32> = (0..CREATE_DEPTH).collect();
@@ -225,7 +288,7 @@ pub fn create_database(
             let len = u64::from(CREATE_CHUNK).min(total - next) as u32;
             let buf = &mut engine.buffer(slot)[..len as usize];
             for (i, page) in buf.chunks_exact_mut(page_size as usize).enumerate() {
-                write_page(page, files.id, next / u64::from(page_size) + i as u64, 0, &mut filler);
+                write_page(page, db_files.id, next / u64::from(page_size) + i as u64, 0, &mut filler);
             }
             engine.queue(Request { slot, file: 0, dir: Dir::Write, offset: next, len });
             next += u64::from(len);
@@ -239,14 +302,14 @@ pub fn create_database(
         for c in &out {
             if c.result < 0 {
                 let source = std::io::Error::from_raw_os_error(-c.result);
-                return Err(crate::Error::Io { op: "writing", path: files.db.clone(), source });
+                return Err(crate::Error::Io { op: "writing", path: db_files.db.clone(), source });
             }
             done.fetch_add(c.result as u64, Relaxed);
             free.push(c.slot);
             in_flight -= 1;
         }
     }
-    file.sync_all().map_err(|source| crate::Error::Io { op: "syncing", path: files.db.clone(), source })
+    file.sync_all().map_err(|source| crate::Error::Io { op: "syncing", path: db_files.db.clone(), source })
 }
 
 /// Creates every database in parallel, reporting (bytes done, bytes total) about five times

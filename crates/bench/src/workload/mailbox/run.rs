@@ -85,7 +85,8 @@ pub fn run(
         // A clean shutdown needs none of the earlier runs' logs.
         for (f, d) in files.iter().zip(&manifest.databases) {
             for g in f.log_generations().into_iter().filter(|&g| g < d.next_generation) {
-                let _ = std::fs::remove_file(f.log_path(g));
+                let _ =
+                    super::layout::DbFiles::remove_log_file(&f.log_path(g), g, manifest.log_block as usize);
             }
         }
     }

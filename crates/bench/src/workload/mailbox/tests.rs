@@ -25,7 +25,14 @@ pub(super) fn created(preset: Preset, dbs: u32, pages: u64) -> (tempfile::TempDi
         log_block: 4096,
         seed: 7,
         databases: (1..=dbs)
-            .map(|id| DbState { id, initial_pages: pages, pages, next_generation: 1, log_from: None })
+            .map(|id| DbState {
+                id,
+                initial_pages: pages,
+                pages,
+                next_generation: 1,
+                log_from: None,
+                files: None,
+            })
             .collect(),
         clean: true,
     };

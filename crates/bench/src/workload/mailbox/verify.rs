@@ -480,8 +480,14 @@ mod tests {
 
     #[test]
     fn a_log_file_the_manifest_needs_is_missing_when_it_is_not_there() {
-        let d =
-            |next, from| DbState { id: 1, initial_pages: 1, pages: 1, next_generation: next, log_from: from };
+        let d = |next, from| DbState {
+            id: 1,
+            initial_pages: 1,
+            pages: 1,
+            next_generation: next,
+            log_from: from,
+            files: None,
+        };
         assert_eq!(missing_logs(&[0x2B, 0x2C], &d(0x2D, Some(0x2B)), true), Vec::<u32>::new());
         assert_eq!(missing_logs(&[0x2C], &d(0x2D, Some(0x2B)), true), vec![0x2B]);
         assert_eq!(
@@ -517,6 +523,7 @@ mod tests {
                 pages: PAGES,
                 next_generation: 4,
                 log_from: None,
+                files: None,
             }],
             clean: true,
         };

@@ -124,7 +124,7 @@ fn run_set(set: &str, args: &IoArgs, r: &Ready, stop: &StopFlag) -> Result<Vec<S
     let mut summaries = Vec::new();
     for (i, job) in r.v.jobs.iter().enumerate() {
         let dir = set_dir.join(format!("{}-{}", i + 1, job.spec.name));
-        std::fs::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        storbench_bench::files::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
         let label = format!("[{}/{}] {}", i + 1, r.v.jobs.len(), job.title.unwrap_or(&job.spec.name));
         let line = RunLine::start(&label);
         let measured = console::capture(&dir, args.verbose)

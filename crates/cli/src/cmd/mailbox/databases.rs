@@ -41,6 +41,7 @@ pub(super) fn prepare(plan: &MailboxPlan, stop: &StopFlag) -> Result<(Manifest, 
                 pages: plan.pages,
                 next_generation: 1,
                 log_from: None,
+                files: None,
             })
             .collect(),
         clean: true,
@@ -181,13 +182,11 @@ fn fs_id(p: &Path) -> Option<u64> {
 /// databases (a directory the user made stays, even when empty).
 static MADE_DIRS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
 
-/// `create_dir_all`, remembering each directory it had to make.
+/// Creates `dir` and the directories above it that are missing, remembering each one made.
 fn make_dirs(dir: &Path) -> Result<()> {
-    let missing: Vec<&Path> =
-        dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).collect();
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let made_now = storbench_bench::files::create_dirs(dir)?;
     let mut made = MADE_DIRS.lock().unwrap_or_else(|p| p.into_inner());
-    made.extend(missing.into_iter().map(Path::to_path_buf));
+    made.extend(made_now.into_iter().map(|(path, _)| path));
     Ok(())
 }
 
@@ -195,19 +194,23 @@ fn make_dirs(dir: &Path) -> Result<()> {
 fn remove_made_dirs() {
     let mut made = MADE_DIRS.lock().unwrap_or_else(|p| p.into_inner());
     made.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
-    made.retain(|d| std::fs::remove_dir(d).is_err() && d.exists());
+    made.retain(|d| storbench_bench::files::remove_dir(d).is_err() && d.exists());
 }
 
 /// Removes what a test created: database files, log directories' log files, the manifest.
+/// Only storbench's own go (made by this process, or recorded in the manifest by device and
+/// inode, or a log file by its content).
 pub(super) fn remove_databases(plan: &MailboxPlan, m: &Manifest) {
+    use storbench_bench::files::remove_file;
+    let block = m.log_block as usize;
     for f in m.files(&plan.db_dir) {
-        let _ = std::fs::remove_file(&f.db);
+        let _ = remove_file(&f.db);
         for g in f.log_generations() {
-            let _ = std::fs::remove_file(f.log_path(g));
+            let _ = DbFiles::remove_log_file(&f.log_path(g), g, block);
         }
-        let _ = std::fs::remove_file(f.tmp_log_path());
-        let _ = std::fs::remove_dir(&f.log_dir);
+        let _ = DbFiles::remove_log_file(&f.tmp_log_path(), 0, block);
+        let _ = storbench_bench::files::remove_dir(&f.log_dir);
     }
-    let _ = std::fs::remove_file(Manifest::path(&plan.db_dir));
+    let _ = remove_file(&Manifest::path(&plan.db_dir));
     remove_made_dirs();
 }

@@ -87,6 +87,7 @@ fn fresh(a: &RunArgs) -> Result<Start> {
 }
 
 fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
+    let dir = &storbench_bench::files::resolve(dir)?;
     let read = |name: &str| {
         read_text(&dir.join(name), DATA_LIMIT)
             .map_err(|e| anyhow::anyhow!("{e} (--resume takes a directory `storbench run` made)"))
@@ -95,6 +96,10 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     let previous: Evaluation = serde_json::from_str(&read(EVALUATION_JSON)?)
         .with_context(|| format!("{} is not an evaluation", dir.join(EVALUATION_JSON).display()))?;
     let saved: plan::Method = serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
+    // Read as what storbench wrote: the resume may replace them.
+    for name in [EVALUATION_JSON, OVERRIDES] {
+        storbench_bench::files::claim_at(&dir.join(name));
+    }
     let mut plan = plan::parse::parse(&file, &text)?;
     plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
     if let Some(power) =

@@ -37,7 +37,8 @@ impl Instance {
         };
         let generation = self.log.writing_generation();
         let files = &self.cfg.files;
-        if let Err(e) = std::fs::rename(files.tmp_log_path(), files.log_path(generation))
+        if let Err(e) = crate::files::rename(&files.tmp_log_path(), &files.log_path(generation))
+            .map_err(std::io::Error::from)
             .and_then(|_| self.engine.replace_file(LOG, &file))
         {
             self.failure = Some(format!("moving to log generation {generation}: {e}"));
@@ -57,8 +58,8 @@ impl Instance {
         let keep_from = self.log.generation_of(checkpoint);
         let mut g = keep_from.saturating_sub(1);
         while g >= self.cfg.first_generation {
-            let path = self.cfg.files.log_path(g);
-            if std::fs::remove_file(&path).is_err() {
+            // Only the files this run made: a name holding another file stops the deletion.
+            if !matches!(crate::files::remove_file(&self.cfg.files.log_path(g)), Ok(true)) {
                 break;
             }
             g = match g.checked_sub(1) {
@@ -75,8 +76,7 @@ impl Instance {
             return;
         }
         let path = self.cfg.files.tmp_log_path();
-        let created = std::fs::remove_file(&path)
-            .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
+        let created = remove_stale_log(&path, 0, self.cfg.log_block)
             .and_then(|_| open_direct(&path, true).map_err(std::io::Error::other))
             .and_then(|f| self.engine.replace_file(NEXT_LOG, &f).map(|_| f));
         match created {
@@ -100,10 +100,29 @@ pub(crate) fn unused_log_pattern(buf: &mut [u8], block: usize) {
     }
 }
 
-/// Creates a log file filled with the unused pattern (the first file of a stream).
-pub(super) fn create_log_file(path: &std::path::Path, size: u32, block: usize) -> crate::Result<File> {
+/// Removes a log file an earlier run left at `path` (of `generation`) when it is storbench's;
+/// nothing there is fine.
+fn remove_stale_log(path: &std::path::Path, generation: u32, block: usize) -> std::io::Result<()> {
+    match crate::files::entry(path)? {
+        None => Ok(()),
+        Some(_) => DbFiles::remove_log_file(path, generation, block),
+    }
+}
+
+/// Creates a log file filled with the unused pattern (the first file of a stream), in place of
+/// one of storbench's an earlier run left there.
+pub(super) fn create_log_file(
+    path: &std::path::Path,
+    generation: u32,
+    size: u32,
+    block: usize,
+) -> crate::Result<File> {
     use std::os::unix::fs::FileExt;
-    let _ = std::fs::remove_file(path);
+    remove_stale_log(path, generation, block).map_err(|source| crate::Error::Io {
+        op: "replacing",
+        path: path.to_path_buf(),
+        source,
+    })?;
     let file = open_direct(path, true)?;
     let mut buf = engine::AlignedBuf::new(size as usize)
         .map_err(|source| crate::Error::Setup { what: "allocating a log buffer", source })?;

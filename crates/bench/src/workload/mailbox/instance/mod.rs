@@ -222,8 +222,12 @@ impl Instance {
     pub fn open(cfg: InstanceConfig, shared: Arc<InstanceShared>, stop: StopFlag) -> crate::Result<Self> {
         let p = cfg.profile;
         let db = open_direct(&cfg.files.db, false)?;
-        let first_log =
-            create_log_file(&cfg.files.log_path(cfg.first_generation), p.log_file_size, cfg.log_block)?;
+        let first_log = create_log_file(
+            &cfg.files.log_path(cfg.first_generation),
+            cfg.first_generation,
+            p.log_file_size,
+            cfg.log_block,
+        )?;
         let scratch = open_direct(&cfg.files.db, false)?;
         let page = p.page_size;
         let coalesce = COALESCE_BYTES.max(page);

@@ -6,12 +6,13 @@
 //! `prod/categories.csv` so that the files hold every generated table.
 //!
 //! Nothing is ever overwritten: every target path is checked before the first byte is written,
-//! and each file is created with `create_new`.
+//! and each file is created exclusively by the file module (no link followed).
 
 use super::{Context, DataSet, GenReport, Layout};
+use crate::files;
 use crate::run::StopFlag;
 use crate::workload::oltp::schema::Table;
-use std::fs::{self, File, OpenOptions};
+use std::fs::File;
 use std::io::{self, Write};
 use std::path::Path;
 
@@ -67,13 +68,12 @@ fn at(path: &Path) -> impl Fn(io::Error) -> io::Error + '_ {
 
 fn create(path: &Path) -> io::Result<File> {
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(at(path))?;
+        files::create_dirs(parent).map_err(|e| at(path)(e.into()))?;
     }
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| if e.kind() == io::ErrorKind::AlreadyExists { refuse(path) } else { at(path)(e) })
+    files::create(path, files::How::WRITE).map_err(|e| match e {
+        files::FileError::Exists { .. } | files::FileError::Link { .. } => refuse(path),
+        other => at(path)(other.into()),
+    })
 }
 
 /// Where each file's chunks come from, and how they are written.

@@ -1,0 +1,136 @@
+//! Issue 21's rules on files, as a hostile user meets them: a link, a FIFO or a user's file at
+//! a name storbench uses is refused by name or left exactly as it is, never followed,
+//! truncated, replaced or removed. Each test plants something the earlier block-lists missed.
+
+use crate::support::{disk_tempdir, refused, storbench};
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn mkfifo(path: &Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(status.success());
+}
+
+fn load_sqlite(db: &Path) -> assert_cmd::Command {
+    let mut cmd = storbench();
+    cmd.args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(db).timeout(Duration::from_secs(120));
+    cmd
+}
+
+#[test]
+fn a_planted_lock_link_beside_a_sqlite_database_is_refused_and_its_target_untouched() {
+    let dir = disk_tempdir();
+    let victim = dir.path().join("precious.txt");
+    std::fs::write(&victim, "the user's data\n").unwrap();
+    let db = dir.path().join("x.db");
+    symlink(&victim, dir.path().join("x.db.lock")).unwrap();
+    let err = refused(&mut load_sqlite(&db), "x.db.lock is a symbolic link");
+    assert!(err.contains("does not follow links"), "{err}");
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's data\n", "emptied through the link");
+    assert!(!db.exists(), "nothing was loaded");
+    // A dangling one is refused too, and nothing is created where it points.
+    std::fs::remove_file(dir.path().join("x.db.lock")).unwrap();
+    symlink(dir.path().join("elsewhere"), dir.path().join("x.db.lock")).unwrap();
+    refused(&mut load_sqlite(&db), "x.db.lock is a symbolic link");
+    assert!(!dir.path().join("elsewhere").exists());
+}
+
+#[test]
+fn a_users_own_file_at_the_lock_name_is_locked_as_it_is_never_rewritten() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("mine.db");
+    let lock = dir.path().join("mine.db.lock");
+    std::fs::write(&lock, "notes I keep here\nsecond line\n").unwrap();
+    load_sqlite(&db).assert().success();
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), "notes I keep here\nsecond line\n");
+    // storbench's own lock file is rewritten with its holder as before.
+    let db2 = dir.path().join("ours.db");
+    load_sqlite(&db2).assert().success();
+    let text = std::fs::read_to_string(dir.path().join("ours.db.lock")).unwrap();
+    assert!(text.starts_with("storbench pid "), "{text}");
+}
+
+#[test]
+fn a_dangling_link_as_the_database_path_is_refused_and_kept() {
+    let dir = disk_tempdir();
+    let link = dir.path().join("link.db");
+    symlink(dir.path().join("absent.db"), &link).unwrap();
+    refused(&mut load_sqlite(&link), "link.db is a symbolic link");
+    assert!(link.symlink_metadata().unwrap().file_type().is_symlink(), "the link was replaced");
+    assert!(!dir.path().join("absent.db").exists(), "the link was followed");
+}
+
+#[test]
+fn a_fifo_as_the_database_is_refused_at_once() {
+    let dir = disk_tempdir();
+    let fifo = dir.path().join("f.db");
+    mkfifo(&fifo);
+    let started = Instant::now();
+    let mut run = storbench();
+    run.args(["oltp", "check", "--path"]).arg(&fifo).timeout(Duration::from_secs(20));
+    refused(&mut run, "f.db is a FIFO, not a regular file");
+    assert!(started.elapsed() < Duration::from_secs(10), "it waited on the FIFO");
+}
+
+#[test]
+fn a_reload_removes_sqlites_own_log_not_a_users_file_of_a_similar_name() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("s.db");
+    load_sqlite(&db).assert().success();
+    // `s.db.wal` is not SQLite's log (that is `s.db-wal`): it is the user's.
+    let users = dir.path().join("s.db.wal");
+    std::fs::write(&users, "mine").unwrap();
+    load_sqlite(&db).assert().success();
+    assert_eq!(std::fs::read_to_string(&users).unwrap(), "mine");
+}
+
+#[test]
+fn an_io_target_file_that_is_a_dangling_link_or_a_link_to_a_device_is_refused_without_force() {
+    let dir = disk_tempdir();
+    let data = dir.path().join("storbench-io.dat");
+    let args = ["io", "--size", "4MiB", "--runtime", "1s", "--ramp", "0", "--rw", "randwrite"];
+    for (to, what) in
+        [(dir.path().join("gone"), "dangling"), (Path::new("/dev/null").to_path_buf(), "device")]
+    {
+        let _ = std::fs::remove_file(&data);
+        symlink(&to, &data).unwrap();
+        let mut cmd = storbench();
+        cmd.args(args).arg("--target").arg(dir.path()).arg("--output-dir").arg(dir.path().join("r"));
+        let err = refused(&mut cmd, "storbench-io.dat is a symbolic link");
+        assert!(err.contains("never writes through a link or replaces one"), "{what}: {err}");
+        assert!(data.symlink_metadata().unwrap().file_type().is_symlink(), "{what}: the link was replaced");
+        assert!(!dir.path().join("gone").exists(), "{what}: the link was followed");
+        // --force does not make a link a file either.
+        let mut forced = storbench();
+        forced.args(args).arg("--force").arg("--target").arg(dir.path());
+        refused(&mut forced, "is a symbolic link");
+    }
+}
+
+#[test]
+fn an_io_target_that_is_a_fifo_is_refused_before_anything_waits() {
+    let dir = disk_tempdir();
+    let fifo = dir.path().join("pipe");
+    mkfifo(&fifo);
+    let started = Instant::now();
+    let mut cmd = storbench();
+    cmd.args(["io", "--runtime", "1s", "--ramp", "0", "--target"])
+        .arg(&fifo)
+        .timeout(Duration::from_secs(20));
+    refused(&mut cmd, "pipe is a FIFO, not a regular file, directory or block device");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[test]
+fn a_sidecar_mark_planted_beside_a_users_file_does_not_make_it_storbenchs() {
+    let dir = disk_tempdir();
+    let data = dir.path().join("storbench-io.dat");
+    std::fs::write(&data, vec![7u8; 1 << 20]).unwrap();
+    // The mark of a storbench without xattrs, but not naming this file.
+    std::fs::write(dir.path().join(".storbench-io.dat.storbench"), "v1 filling size=1048576").unwrap();
+    let mut cmd = storbench();
+    cmd.args(["io", "--runtime", "1s", "--ramp", "0", "--rw", "randwrite", "--target"]).arg(dir.path());
+    refused(&mut cmd, "exists and storbench did not create it");
+    assert_eq!(std::fs::read(&data).unwrap(), vec![7u8; 1 << 20], "the user's file was refilled");
+}
