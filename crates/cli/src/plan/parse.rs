@@ -182,9 +182,47 @@ fn configurations(
             log_target: c.log_target.as_deref().map(absolute),
             ..c
         };
+        if let Some((other, role)) = same_place(&out, &c) {
+            let hint =
+                Some("give each [[configuration]] its own storage (one directory or device each)".into());
+            let message = format!(
+                "configuration `{}`'s {role} {} is the same place as configuration `{}`'s; both would \
+                 measure one storage and compare it with itself",
+                c.name,
+                place_of(&c, role).display(),
+                other.name
+            );
+            return Err(src.error(at(role), message, hint));
+        }
         out.push(c);
     }
     Ok(out)
+}
+
+/// The configuration among `seen` whose target or log target is the same directory or device
+/// as one of `c`'s (by device and inode, whatever the spelling), and which of `c`'s it is.
+fn same_place<'a>(seen: &'a [Configuration], c: &Configuration) -> Option<(&'a Configuration, &'static str)> {
+    let id =
+        |p: &std::path::Path| storbench_bench::files::entry(p).ok().flatten().map(|e| (e.id.dev, e.id.ino));
+    let places = |c: &Configuration| {
+        let mut v = vec![(id(&c.target), "target")];
+        v.extend(c.log_target.as_deref().map(|l| (id(l), "log_target")));
+        v
+    };
+    let mine = places(c);
+    seen.iter().find_map(|other| {
+        let theirs = places(other);
+        mine.iter()
+            .find(|(m, _)| m.is_some() && theirs.iter().any(|(t, _)| t == m))
+            .map(|(_, role)| (other, *role))
+    })
+}
+
+fn place_of<'a>(c: &'a Configuration, role: &str) -> &'a std::path::Path {
+    match role {
+        "log_target" => c.log_target.as_deref().unwrap_or(&c.target),
+        _ => &c.target,
+    }
 }
 
 /// Names become run ids and directory names: letters, digits, `-`, `_` and `.` only.

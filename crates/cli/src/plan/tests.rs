@@ -383,3 +383,33 @@ fn a_workloads_own_message_names_plan_keys_where_it_named_flags_but_leaves_quote
     assert_eq!(in_plan_terms("--n-threads 0: --pct-newcustomers"), "n_threads 0: pct_newcustomers");
     assert_eq!(in_plan_terms("--mailbox-size and --log-target"), "mailbox_size and log_target");
 }
+
+#[test]
+fn two_configurations_on_one_directory_however_spelled_are_refused() {
+    let (tmp, a, b) = dirs();
+    let link = tmp.path().join("link-to-a");
+    std::os::unix::fs::symlink(&a, &link).unwrap();
+    let spellings = [format!("{a}/"), format!("{a}/../a/."), link.display().to_string()];
+    for second in spellings {
+        let text = format!(
+            "name = \"t\"\n[[configuration]]\nname = \"x\"\ntarget = \"{a}\"\n[[configuration]]\nname = \"y\"\ntarget = \"{second}\"\n[[workload]]\nkind = \"io\"\n"
+        );
+        let e = error(&text);
+        assert!(
+            e.message.contains("configuration `y`'s target")
+                && e.message.contains("same place as configuration `x`'s"),
+            "{second}: {e}"
+        );
+        assert_eq!(e.line, 7, "{second}: points at y's target");
+    }
+    // A log target on another configuration's target is the same storage too.
+    let text = format!(
+        "name = \"t\"\n[[configuration]]\nname = \"x\"\ntarget = \"{a}\"\n[[configuration]]\nname = \"y\"\ntarget = \"{b}\"\nlog_target = \"{a}\"\n[[workload]]\nkind = \"io\"\n"
+    );
+    assert!(error(&text).message.contains("configuration `y`'s log_target"), "{}", error(&text));
+    // One configuration's databases and logs in one place stay allowed.
+    let text = format!(
+        "name = \"t\"\n[[configuration]]\nname = \"x\"\ntarget = \"{a}\"\nlog_target = \"{a}\"\n[[workload]]\nkind = \"io\"\n"
+    );
+    assert!(parse("plan.toml", &text).is_ok());
+}

@@ -134,3 +134,41 @@ fn a_sidecar_mark_planted_beside_a_users_file_does_not_make_it_storbenchs() {
     refused(&mut cmd, "exists and storbench did not create it");
     assert_eq!(std::fs::read(&data).unwrap(), vec![7u8; 1 << 20], "the user's file was refilled");
 }
+
+#[test]
+fn one_directory_given_twice_as_targets_is_refused_before_anything_runs() {
+    let dir = disk_tempdir();
+    let t = dir.path().join("t1");
+    std::fs::create_dir(&t).unwrap();
+    let results = dir.path().join("results");
+    for second in [format!("{}/", t.display()), format!("{}/../t1/.", t.display())] {
+        let mut cmd = storbench();
+        cmd.args(["run", "--output-dir"]).arg(&results).arg("--target").arg(format!("a={}", t.display()));
+        cmd.arg("--target").arg(format!("b={second}"));
+        let err = refused(&mut cmd, "is the same place as configuration `a`'s");
+        assert!(err.contains("configuration `b`'s target"), "{err}");
+        assert!(!results.exists(), "nothing may be written: {second}");
+        assert_eq!(std::fs::read_dir(&t).unwrap().count(), 0, "the target was touched");
+    }
+}
+
+#[test]
+fn a_plan_whose_integrity_runs_keep_their_files_and_repeat_is_refused_at_the_check() {
+    let dir = disk_tempdir();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "name = \"k\"\n[[configuration]]\nname = \"here\"\ntarget = \"{}\"\n[[workload]]\nkind = \"integrity\"\nkeep = true\n",
+            dir.path().display()
+        ),
+    )
+    .unwrap();
+    let results = dir.path().join("results");
+    let mut cmd = storbench();
+    cmd.args(["run", "--output-dir"]).arg(&results).arg(&plan);
+    let err =
+        refused(&mut cmd, "keeps its files (keep = true) on here, so run integrity.here.r2 would find them");
+    assert!(err.contains("set repetitions = 1"), "{err}");
+    assert!(!results.exists() && !dir.path().join("storbench-integrity").exists());
+}

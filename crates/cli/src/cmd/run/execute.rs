@@ -22,6 +22,7 @@ use storbench_report::render::Series;
 /// Every run's options as its command would check them, so that a mistake in the last
 /// workload stops the evaluation before the first run, not hours into it.
 pub fn check_all(plan: &Plan) -> Result<()> {
+    check_kept_once(plan)?;
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
         check_place(plan, run)?;
         let checked = match &run.args {
@@ -40,6 +41,27 @@ pub fn check_all(plan: &Plan) -> Result<()> {
         if let Some(args) = precondition_args(plan, i) {
             cmd::io::check(&args)
                 .with_context(|| format!("in the plan, preconditioning {}", plan.configurations[i].name))?;
+        }
+    }
+    Ok(())
+}
+
+/// An integrity run with `keep = true` leaves its files, and the next integrity run on that
+/// configuration would find them and refuse to start: such a plan could never finish.
+fn check_kept_once(plan: &Plan) -> Result<()> {
+    let all = expand::runs(plan);
+    let kept = |r: &&PlannedRun| matches!(&r.args, WorkloadArgs::Integrity(a) if a.keep);
+    for first in all.iter().filter(kept) {
+        let mut others = all.iter().filter(|r| matches!(r.args, WorkloadArgs::Integrity(_)));
+        if let Some(next) = others.find(|r| r.configuration == first.configuration && r.id != first.id) {
+            bail!(
+                "in the plan, workload {} keeps its files (keep = true) on {}, so run {} would find them \
+                 there and could not start; set repetitions = 1 and run one integrity workload per \
+                 configuration with keep, or leave keep out",
+                first.workload,
+                config_name(plan, first),
+                next.id
+            );
         }
     }
     Ok(())
