@@ -17,9 +17,14 @@ fn looks_like_an_option(t: &str) -> Option<String> {
         .then(|| format!("'{t}' is an option, not a value; give the option before it a value"))
 }
 
-/// A byte count.
+/// A byte count, at most [`MAX_BYTES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ByteSize(pub u64);
+
+/// The largest size any option takes: 1 EiB (2^60 bytes), more than any storage holds. Sums
+/// of up to fifteen sizes, and every size in bytes, pages or sectors, stay inside 64 bits, so
+/// no check on sizes can wrap.
+pub const MAX_BYTES: u64 = 1 << 60;
 
 impl FromStr for ByteSize {
     type Err = String;
@@ -31,11 +36,13 @@ impl FromStr for ByteSize {
         if t.starts_with('-') {
             return Err(format!("'{s}' is negative; a size is a positive number such as 4k or 1GiB"));
         }
-        parse_size::Config::new()
-            .with_binary()
-            .parse_size(t)
-            .map(ByteSize)
-            .map_err(|e| format!("'{s}' is not a size ({e}); write it like 512, 4k, 64KiB or 2G"))
+        match parse_size::Config::new().with_binary().parse_size(t) {
+            Ok(n) if n <= MAX_BYTES => Ok(ByteSize(n)),
+            Ok(_) | Err(parse_size::Error::PosOverflow) => Err(format!(
+                "'{s}' is more than 1 EiB, larger than any storage; give a size such as 4k, 64MiB or 2T"
+            )),
+            Err(e) => Err(format!("'{s}' is not a size ({e}); write it like 512, 4k, 64KiB or 2G")),
+        }
     }
 }
 
@@ -204,6 +211,19 @@ mod tests {
         assert_eq!("512".parse::<ByteSize>().unwrap().0, 512);
         assert!("-4k".parse::<ByteSize>().unwrap_err().contains("negative"));
         assert!("lots".parse::<ByteSize>().is_err());
+    }
+
+    #[test]
+    fn a_size_past_an_exbibyte_is_refused_not_wrapped() {
+        assert_eq!("1EiB".parse::<ByteSize>().unwrap().0, MAX_BYTES);
+        let near =
+            ["18446744073709551615", "18446744073709551614", "9223372036854775807", "9223372036854775808"];
+        for huge in
+            near.iter().copied().chain(["1152921504606846977", "2E", "16EiB", "99999999999999999999k"])
+        {
+            let e = huge.parse::<ByteSize>().unwrap_err();
+            assert!(e.contains("more than 1 EiB"), "{huge}: {e}");
+        }
     }
 
     #[test]

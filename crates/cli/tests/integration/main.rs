@@ -25,5 +25,6 @@ mod trust_databases;
 mod trust_errors;
 mod trust_files;
 mod trust_limits;
+mod trust_numbers;
 mod trust_rules;
 mod trust_secrets;

@@ -19,6 +19,8 @@ impl IntegrityArgs {
     pub const SHRINK_EVERY: Duration = Duration::from_secs(120);
     /// SQL Server's message 833.
     pub const DELAY_THRESHOLD: Duration = Duration::from_secs(15);
+    /// The longest target I/O duration: an hour, past anything a storage takes for one I/O.
+    pub const MAX_TARGET_IO_MS: u64 = 3_600_000;
 }
 
 /// The run the options describe.
@@ -42,8 +44,11 @@ pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
         bail!("--users {users}: use 1 to 64 user threads");
     }
     let target_io_ms = a.target_io_ms.unwrap_or(IntegrityArgs::TARGET_IO_MS);
-    if target_io_ms == 0 {
-        bail!("--target-io-ms 0: the target I/O duration must be at least 1 ms");
+    if !(1..=IntegrityArgs::MAX_TARGET_IO_MS).contains(&target_io_ms) {
+        bail!(
+            "--target-io-ms {target_io_ms}: the target I/O duration is 1 ms to {} ms (an hour)",
+            IntegrityArgs::MAX_TARGET_IO_MS
+        );
     }
     let engine = match a.engine.unwrap_or(EngineArg::IoUring) {
         EngineArg::IoUring => EngineKind::IoUring,
@@ -74,13 +79,14 @@ pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
 /// Where the files go, and the device for the data and the log if the target is one.
 fn place(a: &IntegrityArgs) -> Result<(PathBuf, Option<PathBuf>)> {
     use std::os::unix::fs::FileTypeExt;
-    let target = a.target.clone().unwrap_or_else(|| PathBuf::from("."));
+    let target = storbench_bench::files::resolve(a.target.as_deref().unwrap_or(std::path::Path::new(".")))?;
     let kind = std::fs::metadata(&target).map(|m| m.file_type()).ok();
     if kind.is_some_and(|k| k.is_block_device()) {
         if !a.allow_device {
             return Err(storbench_bench::Error::from(Refusal::DeviceNotAllowed { path: target }).into());
         }
-        let dir = a.journal_dir.clone().unwrap_or_else(|| PathBuf::from("."));
+        let dir =
+            storbench_bench::files::resolve(a.journal_dir.as_deref().unwrap_or(std::path::Path::new(".")))?;
         return Ok((dir, Some(target)));
     }
     if a.journal_dir.is_some() {
@@ -101,15 +107,16 @@ fn default_users() -> u32 {
 }
 
 /// The target must exist (or be creatable), hold none of the workload's files, and have room
-/// for the files at their largest plus the journal.
+/// for the files at their largest plus the journal. A missing target directory is made last,
+/// once every check passed.
 pub fn check_target(spec: &IntegritySpec, force: bool) -> Result<()> {
-    refuse_existing(spec)?;
+    refuse_found(spec)?;
     if let Some(dev) = &spec.device {
         check_device(dev, spec, force)?;
     }
     let on_disk = if spec.device.is_some() { 0 } else { spec.sizes.max_bytes() };
-    let need = on_disk + journal_room(spec);
-    let free = free_space(&spec.dir).unwrap_or(u64::MAX);
+    let need = on_disk.saturating_add(journal_room(spec));
+    let free = free_space(existing_ancestor(&spec.dir)).unwrap_or(u64::MAX);
     if need > free {
         let h = crate::units::human_bytes;
         bail!(
@@ -120,13 +127,30 @@ pub fn check_target(spec: &IntegritySpec, force: bool) -> Result<()> {
             h(free)
         );
     }
-    Ok(())
+    make_dir(spec)
 }
 
-/// The target must exist (or be creatable) and hold none of the workload's files.
+/// The target must exist (or be creatable) and hold none of the workload's files; it is
+/// made when missing.
 pub fn refuse_existing(spec: &IntegritySpec) -> Result<()> {
-    std::fs::create_dir_all(&spec.dir)
-        .map_err(|e| anyhow::anyhow!("--target {}: cannot create the directory: {e}", spec.dir.display()))?;
+    refuse_found(spec)?;
+    make_dir(spec)
+}
+
+/// The nearest directory at or above `dir` that exists (where a missing target would go).
+fn existing_ancestor(dir: &std::path::Path) -> &std::path::Path {
+    dir.ancestors().find(|p| p.is_dir()).unwrap_or(std::path::Path::new("/"))
+}
+
+fn make_dir(spec: &IntegritySpec) -> Result<()> {
+    storbench_bench::files::create_dirs(&spec.dir)
+        .map(drop)
+        .map_err(|e| anyhow::anyhow!("--target {}: cannot create the directory: {e}", spec.dir.display()))
+}
+
+/// None of the workload's files may be in the target (a link or a FIFO at their names
+/// included: anything there is not this run's).
+fn refuse_found(spec: &IntegritySpec) -> Result<()> {
     let layout = spec.layout();
     if let Some(found) = layout.existing().first() {
         bail!(

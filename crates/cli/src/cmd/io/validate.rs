@@ -219,16 +219,28 @@ fn steady_round(args: &IoArgs) -> Result<Option<Duration>> {
     Ok(Some(round))
 }
 
+/// The highest rate a run may be paced at: ten billion I/Os a second, past any device (and a
+/// schedule's nanosecond arithmetic stays exact below it).
+const MAX_RATE_IOPS: f64 = 1e10;
+
 fn rate(args: &IoArgs, sizes: &BlockSizeMix) -> Result<Option<f64>> {
-    match (args.rate_iops, args.rate_bw) {
+    let rate = match (args.rate_iops, args.rate_bw) {
         (Some(r), _) if !(r > 0.0 && r.is_finite()) => {
             bail!("--rate-iops {r} must be a positive number")
         }
-        (Some(r), _) => Ok(Some(r)),
+        (Some(r), _) => r,
         (None, Some(b)) if b.0 == 0 => bail!("--rate-bw must be more than 0"),
-        (None, Some(b)) => Ok(Some(b.0 as f64 / sizes.mean())),
-        (None, None) => Ok(None),
+        (None, Some(b)) => b.0 as f64 / sizes.mean(),
+        (None, None) => return Ok(None),
+    };
+    if rate > MAX_RATE_IOPS {
+        let given = if args.rate_iops.is_some() { "--rate-iops" } else { "--rate-bw" };
+        bail!(
+            "{given}: {rate:.0} I/Os a second is past what any device does (at most {MAX_RATE_IOPS:.0}); give a \
+             lower rate, or leave it out to run as fast as the device goes"
+        );
     }
+    Ok(Some(rate))
 }
 
 fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {

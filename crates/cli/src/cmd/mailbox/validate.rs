@@ -91,9 +91,10 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
     };
     let pages = (total_bytes / u64::from(databases) / u64::from(profile.page_size)).max(64);
     let target_iops = match a.iops_per_mailbox {
-        Some(x) if !(x > 0.0 && x.is_finite()) => {
-            bail!("--iops-per-mailbox {x}: give a rate above 0, or leave it out to run unthrottled")
-        }
+        Some(x) if !(x > 0.0 && x <= MAX_IOPS_PER_MAILBOX) => bail!(
+            "--iops-per-mailbox {x}: give a rate above 0 and at most {MAX_IOPS_PER_MAILBOX} (Exchange's \
+             profiles ask 0.06 to 1.0), or leave it out to run unthrottled"
+        ),
         Some(x) => Some(x * mailboxes as f64),
         None => None,
     };
@@ -108,8 +109,8 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
         bail!("--duration 0: the measured phase needs at least a second");
     }
     let log_files = a.log_files.unwrap_or(100);
-    if log_files == 0 {
-        bail!("--log-files 0: soft recovery replays at least one log file");
+    if !(1..=1_000_000).contains(&log_files) {
+        bail!("--log-files {log_files}: soft recovery replays 1 to 1000000 log files");
     }
     let plan = MailboxPlan {
         db_dir,
@@ -149,6 +150,10 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
 /// The database caches and the sessions' page buffers must fit in the memory this machine has
 /// available. A cache stands for the memory the server would give it, but storbench keeps only
 /// its page bookkeeping, so that is what must fit.
+/// The most transactional I/Os a second per mailbox: far past Exchange's heaviest profile, and
+/// low enough that the thread count drawn from it stays a count.
+const MAX_IOPS_PER_MAILBOX: f64 = 1000.0;
+
 fn check_memory_use(p: &Profile, databases: u32, threads: u32) -> Result<()> {
     let buffers = cache::buffers_for(p.cache_max, p.page_size);
     let caches = cache::bookkeeping_bytes(buffers).and_then(|b| b.checked_mul(u64::from(databases)));
@@ -218,16 +223,19 @@ pub fn parse_mix(s: &str) -> Result<OpMix> {
 
 fn thresholds(a: &MailboxArgs, preset: Preset, test: TestType) -> Result<Thresholds> {
     let mut t = preset.thresholds(test);
-    for (name, given, slot) in [
-        ("db-read-avg-ms", a.db_read_avg_ms, &mut t.db_read_avg_ms),
-        ("db-read-max-ms", a.db_read_max_ms, &mut t.db_read_max_ms),
-        ("log-write-avg-ms", a.log_write_avg_ms, &mut t.log_write_avg_ms),
-        ("log-write-max-ms", a.log_write_max_ms, &mut t.log_write_max_ms),
-        ("page-fault-stalls", a.page_fault_stalls, &mut t.page_fault_stalls_per_sec),
+    // Latency limits up to an hour; stalls up to a million a second: past either, the limit
+    // judges nothing.
+    const HOUR_MS: f64 = 3_600_000.0;
+    for (name, given, slot, most) in [
+        ("db-read-avg-ms", a.db_read_avg_ms, &mut t.db_read_avg_ms, HOUR_MS),
+        ("db-read-max-ms", a.db_read_max_ms, &mut t.db_read_max_ms, HOUR_MS),
+        ("log-write-avg-ms", a.log_write_avg_ms, &mut t.log_write_avg_ms, HOUR_MS),
+        ("log-write-max-ms", a.log_write_max_ms, &mut t.log_write_max_ms, HOUR_MS),
+        ("page-fault-stalls", a.page_fault_stalls, &mut t.page_fault_stalls_per_sec, 1e6),
     ] {
         if let Some(v) = given {
-            if !(v >= 0.0 && v.is_finite()) {
-                bail!("--{name} {v}: a limit is a number of 0 or more");
+            if !(v >= 0.0 && v <= most) {
+                bail!("--{name} {v}: a limit is a number from 0 to {most}");
             }
             *slot = v;
         }
