@@ -117,8 +117,11 @@ fn url_passwords(text: &str) -> Vec<std::ops::Range<usize>> {
         let rest = &text[start..];
         let end = rest.find(|c: char| c.is_whitespace() || "\"'`/<>".contains(c)).unwrap_or(rest.len());
         let authority = &rest[..end];
+        // `user[:password]@host` is how usage texts write the form: no password, and the
+        // brackets are syntax a URL's user part cannot hold unescaped.
         if let Some(at) = authority.rfind('@')
             && let Some(colon) = authority[..at].find(':')
+            && !authority[..colon].ends_with('[')
         {
             found.push(start + colon + 1..start + at);
         }
@@ -188,6 +191,15 @@ mod tests {
             redact("postgres://bob@db/test and http://host:8080/x"),
             "postgres://bob@db/test and http://host:8080/x"
         );
+    }
+
+    #[test]
+    fn a_usage_text_and_the_rest_of_every_url_stay_as_written() {
+        let usage = "expected postgres://user[:password]@host[:port]/dbname";
+        assert_eq!(redact(usage), usage);
+        assert_eq!(redact("mysql://root:pw@[::1]:3306/test?ssl=1"), "mysql://root:***@[::1]:3306/test?ssl=1");
+        assert_eq!(redact("(postgres://u:p%40ss@h1,h2:5432/db)"), "(postgres://u:***@h1,h2:5432/db)");
+        assert_eq!(redact("postgres://[::1]:5432/db"), "postgres://[::1]:5432/db");
     }
 
     #[test]

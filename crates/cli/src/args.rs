@@ -353,7 +353,7 @@ impl IoArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
     /// Name of the run, used in the bundle directory. Default: derived from the job.
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = crate::units::plain_text)]
     pub name: Option<String>,
 
     /// Where result bundles go: one directory per run, <time>-<name>. Default:

@@ -78,7 +78,7 @@ pub fn shows_run_output() -> bool {
 /// message must never end a run whose measurements are not yet written. Inside a run it goes
 /// to the run's log, and to stderr when the run's output is shown.
 pub fn to_stderr(args: std::fmt::Arguments) {
-    let text = storbench_bench::secret::redact(&args.to_string());
+    let text = shown(&args.to_string());
     if log(&text) {
         terminal(&mut std::io::stderr().lock(), &text, true);
     }
@@ -87,7 +87,7 @@ pub fn to_stderr(args: std::fmt::Arguments) {
 /// Writes to stdout, secrets hidden, with a newline when `line`; a closed pipe drops the text
 /// (see `to_stderr`).
 pub fn to_stdout(args: std::fmt::Arguments, line: bool) {
-    let text = storbench_bench::secret::redact(&args.to_string());
+    let text = shown(&args.to_string());
     if log(&text) {
         terminal(&mut std::io::stdout().lock(), &text, line);
     }
@@ -96,7 +96,7 @@ pub fn to_stdout(args: std::fmt::Arguments, line: bool) {
 /// A line for the person at the terminal whatever a run's output does (a warning, the stop
 /// notice); the run's log gets it too.
 pub fn to_terminal(args: std::fmt::Arguments) {
-    let text = storbench_bench::secret::redact(&args.to_string());
+    let text = shown(&args.to_string());
     log(&text);
     terminal(&mut std::io::stderr().lock(), &text, true);
 }
@@ -104,7 +104,13 @@ pub fn to_terminal(args: std::fmt::Arguments) {
 /// A line for the run's log only: a per-second status the terminal shows as a bar, or the
 /// run's result table.
 pub fn log_only(text: &str) {
-    log(&storbench_bench::secret::redact(text));
+    log(&shown(text));
+}
+
+/// `text` as it may be shown anywhere: secrets hidden, control characters (an escape sequence
+/// in a path, a NUL in a description) written as visible escapes.
+pub fn shown(text: &str) -> String {
+    storbench_report::text::visible(&storbench_bench::secret::redact(text)).into_owned()
 }
 
 /// Appends `text` to the current run's log; returns whether it also goes to the terminal.
@@ -139,7 +145,7 @@ pub struct RunLine;
 impl RunLine {
     /// Says `start` and leaves the line open for the result.
     pub fn start(start: &str) -> RunLine {
-        let start = format!("{} ...", storbench_bench::secret::redact(start));
+        let start = format!("{} ...", shown(start));
         let mut open = lock(&OPEN_LINE);
         let mut err = std::io::stderr().lock();
         let shown = write!(err, "{start}").and_then(|()| err.flush()).is_ok();
@@ -149,7 +155,7 @@ impl RunLine {
 
     /// Ends the line with `result`.
     pub fn end(self, result: &str) {
-        let result = storbench_bench::secret::redact(result);
+        let result = shown(result);
         let mut open = lock(&OPEN_LINE);
         let mut err = std::io::stderr().lock();
         let _ = match open.take() {

@@ -12,7 +12,7 @@ use storbench_report::{DirectionResult, IoResults, Results, Summary};
 pub fn print_result(text: impl FnOnce() -> String) -> anyhow::Result<()> {
     use anyhow::Context;
     use std::io::Write;
-    let text = storbench_bench::secret::redact(&text());
+    let text = crate::console::shown(&text());
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),

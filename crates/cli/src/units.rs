@@ -17,6 +17,15 @@ fn looks_like_an_option(t: &str) -> Option<String> {
         .then(|| format!("'{t}' is an option, not a value; give the option before it a value"))
 }
 
+/// Free text for a name or a description: anything but control characters (a NUL or an
+/// escape sequence would reach every report and terminal that shows it).
+pub fn plain_text(s: &str) -> Result<String, String> {
+    match storbench_report::text::control_char(s) {
+        None => Ok(s.to_owned()),
+        Some(c) => Err(format!("it holds a control character (U+{:04X}); write plain text", u32::from(c))),
+    }
+}
+
 /// A byte count, at most [`MAX_BYTES`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ByteSize(pub u64);

@@ -102,7 +102,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     }
     let name = match root.get("name") {
         None => "evaluation".to_string(),
-        Some(v) => string(&src, v, "name")?,
+        Some(v) => plain_text(&src, string(&src, v, "name")?, v.span(), "the plan's name")?,
     };
     let method = match root.get("method") {
         None => Method::default(),
@@ -167,6 +167,9 @@ fn configurations(
         let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
         let at = |key: &str| item.get_ref().get(key).map_or(item.span(), |v| v.span());
         check_name(src, &c.name, at("name"), "configuration name")?;
+        if let Some(d) = &c.description {
+            plain_text(src, d.clone(), at("description"), "a description")?;
+        }
         if out.iter().any(|o| o.name == c.name) {
             let hint = Some("give each [[configuration]] its own name".into());
             return Err(src.error(at("name"), format!("configuration `{}` is named twice", c.name), hint));
@@ -222,6 +225,19 @@ fn place_of<'a>(c: &'a Configuration, role: &str) -> &'a std::path::Path {
     match role {
         "log_target" => c.log_target.as_deref().unwrap_or(&c.target),
         _ => &c.target,
+    }
+}
+
+/// Free text (a plan's name, a description) without control characters: a NUL or an escape
+/// sequence would reach every report and terminal that shows it.
+fn plain_text(src: &Source, text: String, span: Range<usize>, what: &str) -> Result<String, PlanError> {
+    match storbench_report::text::control_char(&text) {
+        None => Ok(text),
+        Some(c) => Err(src.error(
+            span,
+            format!("{what} holds a control character (U+{:04X})", u32::from(c)),
+            Some("write plain text: letters, digits, spaces, punctuation and line breaks".into()),
+        )),
     }
 }
 

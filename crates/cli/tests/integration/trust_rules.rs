@@ -172,3 +172,55 @@ fn a_plan_whose_integrity_runs_keep_their_files_and_repeat_is_refused_at_the_che
     assert!(err.contains("set repetitions = 1"), "{err}");
     assert!(!results.exists() && !dir.path().join("storbench-integrity").exists());
 }
+
+#[test]
+fn a_usage_text_in_an_error_keeps_its_url_form_whole() {
+    for (url, form) in [
+        ("postgres://", "postgres://user[:password]@host[:port]/dbname"),
+        ("mysql://", "mysql://user[:password]@host[:port]/dbname"),
+    ] {
+        let mut cmd = storbench();
+        cmd.args(["oltp", "load", "--url", url]);
+        let err = refused(&mut cmd, form);
+        assert!(!err.contains("[:***@"), "{err}");
+    }
+}
+
+#[test]
+fn control_characters_in_a_plan_or_a_run_name_are_refused_and_in_a_path_shown_escaped() {
+    let dir = disk_tempdir();
+    let plan = dir.path().join("plan.toml");
+    let target = dir.path().display().to_string();
+    for (key_line, what) in [
+        ("description = \"RAID\\u0000 10\"", "a description holds a control character (U+0000)"),
+        ("", "the plan's name holds a control character (U+001B)"),
+    ] {
+        let name = if key_line.is_empty() { "\\u001b[2Jgone" } else { "ok" };
+        let text = format!(
+            "name = \"{name}\"\n[[configuration]]\nname = \"c\"\ntarget = \"{target}\"\n{key_line}\n[[workload]]\nkind = \"io\"\n"
+        );
+        std::fs::write(&plan, text).unwrap();
+        let mut cmd = storbench();
+        cmd.arg("run").arg(&plan).arg("--output-dir").arg(dir.path().join("results"));
+        refused(&mut cmd, what);
+    }
+    let mut named = storbench();
+    named.args(["io", "--name", "run\u{1b}[31m", "--target"]).arg(dir.path());
+    refused(&mut named, "holds a control character (U+001B)");
+    assert!(!dir.path().join("results").exists());
+
+    // A directory name may hold anything; every message shows it escaped.
+    let odd = dir.path().join("t\u{1b}[31mred\u{7}");
+    std::fs::create_dir(&odd).unwrap();
+    let out = storbench()
+        .args(["io", "--size", "1MiB", "--runtime", "1s", "--ramp", "0", "--target"])
+        .arg(&odd)
+        .arg("--output-dir")
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let err = crate::support::stderr_text(&out);
+    assert!(err.contains("t\\u{1b}[31mred\\u{7}"), "{err}");
+    let raw = [&out.get_output().stderr[..], &out.get_output().stdout[..]].concat();
+    assert!(!raw.contains(&0x1b) && !raw.contains(&0x07), "a raw control character reached the terminal");
+}

@@ -47,7 +47,7 @@ fn cell(text: &str) -> String {
 /// Text from plans and bundles (names, descriptions, errors) with the characters a Markdown
 /// viewer would take for HTML written as entities, so it shows as written.
 fn inline(text: &str) -> String {
-    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+    crate::text::visible(text).replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 #[cfg(test)]

@@ -255,7 +255,7 @@ fn short(v: f64) -> String {
 /// Text made safe inside HTML or SVG elements and attributes.
 pub fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
+    for c in crate::text::visible(text).chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),

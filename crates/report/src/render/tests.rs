@@ -502,3 +502,18 @@ fn an_integrity_run_with_errors_is_flagged_first_and_its_check_failed() {
     assert!(html.contains("Integrity errors, throttled and delayed I/Os"), "{html}");
     assert!(html.contains("FAILED: lab1:/data on qualify"));
 }
+
+#[test]
+fn control_characters_from_a_bundle_reach_neither_report_raw() {
+    let mut i = two_configs([1000.0, 950.0, 1040.0], false);
+    i.evaluation.name = "eval\u{1b}[2J".into();
+    i.evaluation.configurations = vec![crate::evaluation::Configuration {
+        name: "ssd".into(),
+        target: "/mnt/t\u{0}x".into(),
+        description: Some("RAID\u{0} 10\u{7}".into()),
+    }];
+    for (what, text) in [("html", report_html(&i)), ("markdown", report_markdown(&i))] {
+        assert!(!text.contains(['\u{0}', '\u{1b}', '\u{7}']), "{what} holds a raw control character");
+        assert!(text.contains("RAID\\u{0} 10\\u{7}"), "{what}: the description is shown escaped\n{text}");
+    }
+}
