@@ -7,7 +7,8 @@
 //! MariaDB/MySQL), `metrics` (HDR histograms and per-worker recorders), `monitor` (/proc and /sys
 //! samplers, power meters, the disclosure), `run` (phases, intervals, stop requests, own CPU
 //! time, steady state), `rng` (seeded random streams), `input` (bounded reading of user-given
-//! files), `secret` (hiding passwords in everything printed or written).
+//! files), `secret` (hiding passwords in everything printed or written), `command` (every
+//! outside command: contained, time-limited, its output captured).
 
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
