@@ -2,9 +2,12 @@
 //! (as root, or in a cgroup delegated to the user): everything the command starts, whatever
 //! session or parent it ends up with, stays in it and is ended with one write to
 //! `cgroup.kill` (Linux 5.14; before it, by killing each of `cgroup.procs` until none is
-//! left). The directory is removed once it is empty.
+//! left). The directory is removed once it is empty. What a storbench killed outright (which
+//! no code of its own outlives) left in its cgroups is ended by the next storbench to run a
+//! command there.
 
 use rustix::fd::OwnedFd;
+use rustix::process::Pid;
 use std::os::fd::{AsFd, BorrowedFd};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -38,7 +41,9 @@ impl Cgroup {
     /// A new cgroup beside nothing else, under storbench's own; None where none can be made.
     pub(super) fn create() -> Option<Cgroup> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
+        static SWEPT: std::sync::Once = std::sync::Once::new();
         let parent = own_cgroup()?;
+        SWEPT.call_once(|| sweep_leftovers(parent));
         let name = format!("storbench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let dir = parent.join(name);
         std::fs::create_dir(&dir).ok()?;
@@ -57,43 +62,63 @@ impl Cgroup {
 
     /// Kills every process in the cgroup.
     pub(super) fn kill(&self) {
-        let killed = open_control(&self.dir.join("cgroup.kill")).and_then(|fd| rustix::io::write(fd, b"1"));
-        if killed.is_err() {
-            // A kernel before 5.14: one by one, until no process is left (a fork between the
-            // reading and the kill is caught by the next round).
-            for _ in 0..100 {
-                let pids = self.pids();
-                if pids.is_empty() {
-                    break;
-                }
-                for pid in pids {
-                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-                }
-            }
-        }
+        kill_in(&self.dir);
     }
 
-    /// Removes the directory once the cgroup is empty (killed processes take a moment to
-    /// go); a cgroup still busy after [`EMPTY_WAIT`] is left.
+    /// Removes the directory once the cgroup is empty.
     pub(super) fn remove(&self) {
-        let until = Instant::now() + EMPTY_WAIT;
-        while populated(&self.dir) && Instant::now() < until {
-            std::thread::sleep(Duration::from_millis(2));
-        }
-        let _ = std::fs::remove_dir(&self.dir);
-    }
-
-    fn pids(&self) -> Vec<rustix::process::Pid> {
-        let text = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
-        text.lines()
-            .filter_map(|l| l.trim().parse().ok())
-            .filter_map(rustix::process::Pid::from_raw)
-            .collect()
+        remove_when_empty(&self.dir);
     }
 
     #[cfg(test)]
     pub(super) fn dir(&self) -> &Path {
         &self.dir
+    }
+}
+
+/// Kills every process in the cgroup at `dir`.
+fn kill_in(dir: &Path) {
+    let killed = open_control(&dir.join("cgroup.kill")).and_then(|fd| rustix::io::write(fd, b"1"));
+    if killed.is_err() {
+        // A kernel before 5.14: one by one, until no process is left (a fork between the
+        // reading and the kill is caught by the next round).
+        for _ in 0..100 {
+            let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+            let pids: Vec<Pid> =
+                procs.lines().filter_map(|l| Pid::from_raw(l.trim().parse().ok()?)).collect();
+            if pids.is_empty() {
+                break;
+            }
+            for pid in pids {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// Removes the cgroup at `dir` once it is empty (killed processes take a moment to go); one
+/// still busy after [`EMPTY_WAIT`] is left.
+fn remove_when_empty(dir: &Path) {
+    let until = Instant::now() + EMPTY_WAIT;
+    while populated(dir) && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let _ = std::fs::remove_dir(dir);
+}
+
+/// Ends what a storbench killed outright (SIGKILL, a crash) left in its commands' cgroups:
+/// those named after a pid that no longer runs. (Its direct children died with it.)
+fn sweep_leftovers(parent: &Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("storbench-")?.split('-').next()) else {
+            continue;
+        };
+        if pid.parse::<u32>().is_ok_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+            kill_in(&entry.path());
+            remove_when_empty(&entry.path());
+        }
     }
 }
 

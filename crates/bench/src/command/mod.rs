@@ -241,8 +241,14 @@ pub fn end_all() {
         registry.ended = true;
         registry.commands.clone()
     };
-    for shared in commands {
+    for shared in &commands {
         shared.kill(Ending::Ended);
+    }
+    // The owners will not get to it: storbench is exiting.
+    for shared in &commands {
+        if let Contain::Cgroup(cg) = &shared.contain {
+            cg.remove();
+        }
     }
 }
 
