@@ -49,6 +49,10 @@ const POLL: Duration = Duration::from_millis(10);
 /// given up on after this rather than hanging storbench.
 const KILL_WAIT: Duration = Duration::from_secs(5);
 
+/// How often the processes of a command contained by its descendants are recorded: a scan of
+/// `/proc` costs a few milliseconds on a busy server.
+const RECORD_EVERY: Duration = Duration::from_millis(500);
+
 /// How long output may keep arriving once a command ended (its pipes close when the last
 /// process holding them is gone).
 const DRAIN_WAIT: Duration = Duration::from_millis(500);
@@ -290,15 +294,18 @@ impl Running {
                 return Waited::Finished(self.finish());
             }
             let now = Instant::now();
-            if stop.is_stopped() {
-                self.shared.kill(Ending::Stopped);
-            } else if now >= limit {
-                self.shared.kill(Ending::TimeLimit);
-            } else if self.stdout.peek(&ready) || deadline.is_some_and(|d| now >= d) {
-                return Waited::Running(self);
-            }
-            if self.shared.killed_at().is_some_and(|at| at.elapsed().unwrap_or_default() > KILL_WAIT) {
-                return Waited::Finished(self.finish());
+            match self.shared.killed_at() {
+                // Killed: it goes within moments, unless it is stuck in the kernel.
+                Some(at) if at.elapsed().unwrap_or_default() > KILL_WAIT => {
+                    return Waited::Finished(self.finish());
+                }
+                Some(_) => {}
+                None if stop.is_stopped() => self.shared.kill(Ending::Stopped),
+                None if now >= limit => self.shared.kill(Ending::TimeLimit),
+                None if self.stdout.peek(&ready) || deadline.is_some_and(|d| now >= d) => {
+                    return Waited::Running(self);
+                }
+                None => {}
             }
             std::thread::sleep(POLL);
         }
@@ -453,8 +460,8 @@ impl Contain {
     }
 }
 
-/// Records a descendants-contained command's processes every 100 ms while it runs, so that
-/// one that leaves its session is still known as its own.
+/// Records a descendants-contained command's processes every [`RECORD_EVERY`] while it runs,
+/// so that one that leaves its session is still known as its own.
 fn record_while_running(shared: &Arc<Shared>) {
     let shared = shared.clone();
     // Without the thread the final scan still finds the command's processes; only orphans of
@@ -467,7 +474,10 @@ fn record_while_running(shared: &Arc<Shared>) {
                     tree.record(shared.pid);
                 }
             }
-            std::thread::sleep(Duration::from_millis(100));
+            let next = Instant::now() + RECORD_EVERY;
+            while Instant::now() < next && !shared.done.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
         }
     });
 }

@@ -126,6 +126,17 @@ fn escapees(pids: &Path) -> String {
     format!("setsid sh -c '{me}' & (sh -c '{me}' &) ; (setsid sh -c '{me}' &) ; sleep 0.2; echo 100")
 }
 
+/// Checks that the three processes an `escapees` command started are gone.
+fn all_three_gone(pids: &Path) {
+    let started = pids_in(pids);
+    assert_eq!(started.len(), 3, "{started:?}");
+    assert!(
+        all_gone(&started),
+        "left running: {:?}",
+        started.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
+    );
+}
+
 #[test]
 fn everything_a_command_started_ends_with_it_by_its_cgroup() {
     let Some(cg) = cgroup::Cgroup::create() else {
@@ -142,13 +153,7 @@ fn everything_a_command_started_ends_with_it_by_its_cgroup() {
     assert!(dir.exists());
     let f = running.wait(&StopFlag::new());
     assert!(f.succeeded(), "{f:?}");
-    let started = pids_in(&pids);
-    assert_eq!(started.len(), 3, "{started:?}");
-    assert!(
-        all_gone(&started),
-        "left running: {:?}",
-        started.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
-    );
+    all_three_gone(&pids);
     assert!(!dir.exists(), "the command's cgroup is removed: {}", dir.display());
 }
 
@@ -160,19 +165,12 @@ fn everything_a_command_started_ends_with_it_by_its_descendants() {
     assert!(running.cgroup_dir().is_none());
     let f = running.wait(&StopFlag::new());
     assert!(f.succeeded(), "{f:?}");
-    let started = pids_in(&pids);
-    assert_eq!(started.len(), 3, "{started:?}");
-    assert!(
-        all_gone(&started),
-        "left running: {:?}",
-        started.iter().filter(|&&p| alive(p)).collect::<Vec<_>>()
-    );
+    all_three_gone(&pids);
     // And at the time limit, while they all run.
     let pids = tmp.path().join("pids2");
     let spec =
         Spec::shell(&format!("{}; sleep 300", escapees(&pids)), Duration::from_millis(600)).without_cgroup();
     let f = run(&spec, &StopFlag::new()).unwrap();
     assert_eq!(f.ending, Ending::TimeLimit);
-    assert_eq!(pids_in(&pids).len(), 3);
-    assert!(all_gone(&pids_in(&pids)), "left running: {:?}", pids_in(&pids));
+    all_three_gone(&pids);
 }

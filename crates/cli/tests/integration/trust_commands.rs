@@ -12,25 +12,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-const SMALL: [&str; 10] = [
-    "--data-size",
-    "16MiB",
-    "--data-max",
-    "24MiB",
-    "--data-growth",
-    "4MiB",
-    "--log-size",
-    "2MiB",
-    "--users",
-    "2",
-];
-
 /// `storbench integrity` with crash cycles on the small file set.
 fn crash_args(target: &Path, results: &Path, extra: &[&str]) -> Vec<String> {
     let mut args: Vec<String> = ["integrity", "--target"].map(String::from).to_vec();
     args.push(target.display().to_string());
     args.extend(["--output-dir".to_owned(), results.display().to_string()]);
-    args.extend(SMALL.map(String::from));
+    args.extend(crate::integrity::SMALL.map(String::from));
     args.extend(["--crash-after", "1s", "--power", "none"].map(String::from));
     args.extend(extra.iter().map(|s| s.to_string()));
     args
@@ -281,32 +268,17 @@ fn trust_storbench_killed_outright_takes_its_writer_and_crash_command_along() {
         );
         return;
     }
-    storbench()
-        .args([
-            "io",
-            "--engine",
-            "null",
-            "--runtime",
-            "1s",
-            "--ramp",
-            "0",
-            "--power",
-            "cmd:echo 5",
-            "--output-dir",
-        ])
-        .arg(p.results.join("next"))
-        .assert()
-        .success();
+    null_io(&p.results.join("next"), "cmd:echo 5").assert().success();
     none_left(&pids[1..], "the crash command's child");
 }
 
 #[test]
 fn trust_zero_crash_cycles_or_a_zero_command_time_limit_is_refused_before_anything_is_written() {
     let p = Place::new();
-    let err = refused(&mut storbench().args(p.args(&["--crash-cycles", "0"])), "--crash-cycles");
+    let err = refused(storbench().args(p.args(&["--crash-cycles", "0"])), "--crash-cycles");
     assert!(err.contains("0 crash cycles would test nothing; give 1 or more"), "{err}");
     let err = refused(
-        &mut storbench().args(p.args(&["--crash-cmd", "true", "--crash-cmd-timeout", "0"])),
+        storbench().args(p.args(&["--crash-cmd", "true", "--crash-cmd-timeout", "0"])),
         "--crash-cmd-timeout",
     );
     assert!(err.contains("a time limit of 0"), "{err}");
@@ -322,16 +294,20 @@ fn trust_a_power_meter_commands_children_that_call_setsid_end_with_the_run() {
     let me = |redirect: &str| recorded(&pids, &format!("exec sleep 300{redirect}"));
     let meter =
         format!("cmd:setsid sh -c '{}' & (setsid sh -c '{}' &); echo 100", me(" >/dev/null 2>&1"), me(""));
-    let out = storbench()
-        .args(["io", "--engine", "null", "--runtime", "2s", "--ramp", "0", "--json", "--power", &meter])
-        .arg("--output-dir")
-        .arg(dir.path().join("results"))
-        .timeout(Duration::from_secs(60))
-        .assert()
-        .success();
+    let out = null_io(&dir.path().join("results"), &meter).assert().success();
     let s = stdout_json(&out);
     assert!(!s["warnings"].to_string().contains("power"), "the meter gave its readings: {}", s["warnings"]);
     let started = pids_in(&pids);
     assert!(started.len() >= 2, "the meter ran and started its children: {started:?}");
     none_left(&started, "the meter's children");
+}
+
+/// `storbench io` on the null engine for 2 s with the meter `power`, its JSON on stdout.
+fn null_io(results: &Path, power: &str) -> assert_cmd::Command {
+    let mut cmd = storbench();
+    cmd.args(["io", "--engine", "null", "--runtime", "2s", "--ramp", "0", "--json", "--power", power])
+        .arg("--output-dir")
+        .arg(results)
+        .timeout(Duration::from_secs(60));
+    cmd
 }

@@ -250,57 +250,87 @@ fn crash_cycle(
     stop: &StopFlag,
 ) -> Result<Option<CycleRecord>> {
     let Some(writer) = wait_ready(start_writer(spec, plan, cycle)?, stop)? else { return Ok(None) };
-    let ready = (Instant::now(), SystemTime::now());
-    let since_ready = |t: SystemTime| t.duration_since(ready.1).unwrap_or_default().as_secs_f64();
+    let clock = CycleClock { ready: Instant::now(), ready_at: SystemTime::now() };
     let mut record = CycleRecord { cycle, planned_s: delay.as_secs_f64(), ..CycleRecord::default() };
-    let writer = match writer.wait_for(Some(ready.0 + delay), stop, |_| false) {
+    let writer = match writer.wait_for(Some(clock.ready + delay), stop, |_| false) {
         Waited::Running(w) => w,
-        Waited::Finished(f) => {
-            log_output("the writer", &f);
-            if f.ending == Ending::Stopped {
-                return Ok(None);
-            }
-            (record.crash_s, record.writer_ended_s) = (since_ready(f.ended_at), since_ready(f.ended_at));
-            record.failure = Some(format!(
-                "the writer ended before its crash point, {:.2} s after its activities started ({}){}",
-                record.writer_ended_s,
-                f.describe(Duration::ZERO),
-                said(&f.stderr)
-            ));
-            return Ok(Some(record));
+        Waited::Finished(f) => return Ok(ended_early(record, &f, &clock)),
+    };
+    match &plan.command {
+        None => {
+            let f = writer.end();
+            record.crash_s = clock.since(f.ended_at);
+            record.writer_ended_s = record.crash_s;
+            Ok(Some(record))
         }
-    };
-    let Some(cmd) = &plan.command else {
-        let f = writer.end();
-        (record.crash_s, record.writer_ended_s) = (since_ready(f.ended_at), since_ready(f.ended_at));
-        return Ok(Some(record));
-    };
+        Some(cmd) => command_crash(writer, cmd, plan, record, &clock, stop),
+    }
+}
+
+/// When a cycle's writer started its activities, by both clocks.
+struct CycleClock {
+    ready: Instant,
+    ready_at: SystemTime,
+}
+
+impl CycleClock {
+    /// Seconds from the start of the activities to `t`.
+    fn since(&self, t: SystemTime) -> f64 {
+        t.duration_since(self.ready_at).unwrap_or_default().as_secs_f64()
+    }
+}
+
+/// A writer that ended before its crash point: a failed cycle, or None on a stop request.
+fn ended_early(mut record: CycleRecord, f: &Finished, clock: &CycleClock) -> Option<CycleRecord> {
+    log_output("the writer", f);
+    if f.ending == Ending::Stopped {
+        return None;
+    }
+    record.crash_s = clock.since(f.ended_at);
+    record.writer_ended_s = record.crash_s;
+    record.failure = Some(format!(
+        "the writer ended before its crash point, {:.2} s after its activities started ({}){}",
+        record.writer_ended_s,
+        f.describe(Duration::ZERO),
+        said(&f.stderr)
+    ));
+    Some(record)
+}
+
+/// The crash by `cmd`: run to its end or its time limit; the writer is then waited for (the
+/// command succeeded) or killed (it failed: a failed cycle). None on a stop request.
+fn command_crash(
+    writer: Running,
+    cmd: &str,
+    plan: &Plan,
+    mut record: CycleRecord,
+    clock: &CycleClock,
+    stop: &StopFlag,
+) -> Result<Option<CycleRecord>> {
     let c = command::run(&command::Spec::shell(cmd, plan.command_limit), stop);
     let c = c.context("running --crash-cmd")?;
     log_output("--crash-cmd", &c);
-    record.crash_s = since_ready(c.started_at);
+    let end = c.describe(plan.command_limit);
+    record.crash_s = clock.since(c.started_at);
     record.command = Some(match c.ending {
-        Ending::Exited => {
-            format!("{} after {:.2} s", c.describe(plan.command_limit), c.ran_for.as_secs_f64())
-        }
-        _ => c.describe(plan.command_limit),
+        Ending::Exited => format!("{end} after {:.2} s", c.ran_for.as_secs_f64()),
+        _ => end.clone(),
     });
     let w = match c.ending {
         Ending::Stopped | Ending::Ended => None,
         _ if c.succeeded() => writer_after_command(writer, stop),
         _ => {
             let why = match c.ending {
-                Ending::TimeLimit => "did not finish: {} (--crash-cmd-timeout)",
-                _ => "failed ({})",
+                Ending::TimeLimit => format!("did not finish: {end} (--crash-cmd-timeout)"),
+                _ => format!("failed ({end})"),
             };
-            let why = why.replace("{}", &c.describe(plan.command_limit));
             record.failure = Some(format!("--crash-cmd {why}{}", said(&c.stderr)));
             Some(writer.end())
         }
     };
     let Some(w) = w else { return Ok(None) };
     log_output("the writer", &w);
-    record.writer_ended_s = since_ready(w.ended_at);
+    record.writer_ended_s = clock.since(w.ended_at);
     Ok(Some(record))
 }
 
