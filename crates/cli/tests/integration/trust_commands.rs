@@ -69,10 +69,7 @@ fn none_left(pids: &[i32], what: &str) {
     let left: Vec<i32> = pids.iter().copied().filter(|&p| running(p)).collect();
     for &pid in &left {
         // Leave the machine clean for the next test, then fail.
-        let _ = rustix::process::kill_process(
-            rustix::process::Pid::from_raw(pid).unwrap(),
-            rustix::process::Signal::KILL,
-        );
+        signal_pid(pid, rustix::process::Signal::KILL);
     }
     assert!(left.is_empty(), "{what} left running: {left:?}");
 }
@@ -118,7 +115,9 @@ fn trust_a_hanging_crash_command_is_killed_at_its_time_limit_and_fails_its_cycle
     assert_eq!(s["results"]["crash"]["cycles"], 1, "the run stops at the failed cycle: {}", s["results"]);
     let warnings = s["warnings"].to_string();
     assert!(
-        warnings.contains("crash cycle 1 failed: --crash-cmd did not finish: killed at its time limit of 2 s (--crash-cmd-timeout)"),
+        warnings.contains(
+            "crash cycle 1 failed: --crash-cmd did not finish: killed at its time limit of 2 s (--crash-cmd-timeout); --crash-cmd ran "
+        ),
         "{warnings}"
     );
     assert!(warnings.contains("crash cycles 2 to 3 were not run"), "{warnings}");
@@ -127,8 +126,14 @@ fn trust_a_hanging_crash_command_is_killed_at_its_time_limit_and_fails_its_cycle
     let err = stderr_text(&out);
     let line =
         err.lines().find(|l| l.starts_with("crash cycle 1 of 3: FAILED")).unwrap_or_else(|| panic!("{err}"));
-    let (ran, gone) = (seconds_after(line, "--crash-cmd ran "), seconds_after(line, "the writer gone at "));
-    assert!(gone >= ran + 1.9, "the writer ended after the command's 2 s: {line}");
+    let (ran, gone) =
+        (seconds_after(line, "--crash-cmd ran "), seconds_after(line, "killed by storbench at "));
+    assert!(ran >= seconds_after(line, "(planned "), "not before the planned point: {line}");
+    assert!(gone >= ran + 1.9, "the writer was killed after the command's 2 s: {line}");
+    assert!(
+        warnings.contains("; the writer killed by storbench at "),
+        "the real kill time is kept: {warnings}"
+    );
     let pids = pids_in(&p.pids);
     assert_eq!(pids.len(), 2, "the command and its child ran: {pids:?}");
     none_left(&pids, "the timed-out command");
@@ -262,10 +267,7 @@ fn trust_storbench_killed_outright_takes_its_writer_and_crash_command_along() {
     let cgroup = std::fs::read_to_string(format!("/proc/{grandchild}/cgroup")).unwrap_or_default();
     if !cgroup.lines().any(|l| l.starts_with("0::") && l.contains("/storbench-")) {
         eprintln!("no cgroup here: a SIGKILLed storbench's grandchildren are PID 1's");
-        let _ = rustix::process::kill_process(
-            rustix::process::Pid::from_raw(grandchild).unwrap(),
-            rustix::process::Signal::KILL,
-        );
+        signal_pid(grandchild, rustix::process::Signal::KILL);
         return;
     }
     null_io(&p.results.join("next"), "cmd:echo 5").assert().success();
@@ -310,4 +312,40 @@ fn null_io(results: &Path, power: &str) -> assert_cmd::Command {
         .arg(results)
         .timeout(Duration::from_secs(60));
     cmd
+}
+
+#[test]
+fn trust_a_writer_that_dies_before_its_crash_point_fails_its_cycle() {
+    let p = Place::new();
+    let mut args = p.args(&["--json"]);
+    // The crash would come 15-30 s in; the writer is killed from outside long before.
+    let after = args.iter().position(|a| a == "1s").unwrap();
+    args[after] = "30s".into();
+    let mut child = std::process::Command::new(storbench().get_program())
+        .args(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(60);
+    while writers_of(&p.target).is_empty() || !p.target.join("storbench-integrity.journal").exists() {
+        assert!(Instant::now() < until, "the writer did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    for pid in writers_of(&p.target) {
+        signal_pid(pid, rustix::process::Signal::KILL);
+    }
+    assert_eq!(exits_within(&mut child, Duration::from_secs(30)), Some(1));
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    let s = json(&stdout);
+    assert_eq!(s["results"]["pass"], false);
+    let warnings = s["warnings"].to_string();
+    assert!(warnings.contains("crash cycle 1 failed: the writer ended before its crash point"), "{warnings}");
+    assert!(warnings.contains("SIGKILL"), "{warnings}");
+}
+
+fn signal_pid(pid: i32, signal: rustix::process::Signal) {
+    let _ = rustix::process::kill_process(rustix::process::Pid::from_raw(pid).unwrap(), signal);
 }

@@ -67,6 +67,9 @@ pub struct CycleRecord {
     pub crash_s: f64,
     /// When the writer was gone (killed, or ended by the command).
     pub writer_ended_s: f64,
+    /// Whether storbench killed the writer after the command (it failed, or left the writer
+    /// running).
+    pub writer_killed: bool,
     /// The command's end ("exit status: 0 after 0.21 s"), with a command.
     pub command: Option<String>,
     /// Why the cycle failed, if it did.
@@ -140,7 +143,9 @@ pub fn judged(mut s: Summary, c: &Cycles, plan: &Plan) -> Summary {
     let failures: Vec<String> = c
         .records
         .iter()
-        .filter_map(|r| r.failure.as_ref().map(|f| format!("crash cycle {} failed: {f}", r.cycle)))
+        .filter_map(|r| {
+            r.failure.as_ref().map(|f| format!("crash cycle {} failed: {}", r.cycle, r.failed_because(f)))
+        })
         .collect();
     if failures.is_empty() {
         return s;
@@ -161,21 +166,32 @@ pub fn judged(mut s: Summary, c: &Cycles, plan: &Plan) -> Summary {
 }
 
 impl CycleRecord {
-    /// "the writer killed 0.74 s into its activities (planned 0.72 s)", and so on.
+    /// "the writer killed 0.74 s into its activities (planned 0.72 s)", and so on; a failed
+    /// cycle starts with why.
     fn describe(&self) -> String {
+        match &self.failure {
+            None => self.crash(),
+            Some(why) => format!("FAILED: {}", self.failed_because(why)),
+        }
+    }
+
+    /// Why the cycle failed, with its times.
+    fn failed_because(&self, why: &str) -> String {
+        match (&self.command, self.crash()) {
+            (None, _) => why.to_owned(),
+            (Some(_), crash) => format!("{why}; {crash}"),
+        }
+    }
+
+    /// When the crash came, and how.
+    fn crash(&self) -> String {
         let into =
             format!("{:.2} s into the writer's activities (planned {:.2} s)", self.crash_s, self.planned_s);
-        let crash = match &self.command {
-            None if self.failure.is_some() => String::new(),
+        let gone =
+            if self.writer_killed { "the writer killed by storbench at" } else { "the writer gone at" };
+        match &self.command {
             None => format!("the writer killed {into}"),
-            Some(end) => {
-                format!("--crash-cmd ran {into}, {end}; the writer gone at {:.2} s", self.writer_ended_s)
-            }
-        };
-        match &self.failure {
-            None => crash,
-            Some(why) if crash.is_empty() => format!("FAILED: {why}"),
-            Some(why) => format!("FAILED: {why}; {crash}"),
+            Some(end) => format!("--crash-cmd ran {into}, {end}; {gone} {:.2} s", self.writer_ended_s),
         }
     }
 }
@@ -331,6 +347,7 @@ fn command_crash(
     let Some(w) = w else { return Ok(None) };
     log_output("the writer", &w);
     record.writer_ended_s = clock.since(w.ended_at);
+    record.writer_killed = w.ending == Ending::Ended;
     Ok(Some(record))
 }
 
