@@ -46,11 +46,16 @@ impl Cgroup {
         SWEPT.call_once(|| sweep_leftovers(parent));
         let name = format!("storbench-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
         let dir = parent.join(name);
-        std::fs::create_dir(&dir).ok()?;
-        match open_control(&dir.join("cgroup.procs")) {
-            Ok(procs) => Some(Cgroup { dir, procs }),
-            Err(_) => {
+        let made = std::fs::create_dir(&dir).map_err(drop).and_then(|()| {
+            open_control(&dir.join("cgroup.procs")).map_err(|_| {
                 let _ = std::fs::remove_dir(&dir);
+            })
+        });
+        match made {
+            Ok(procs) => Some(Cgroup { dir, procs }),
+            Err(()) => {
+                // Not ours to write (no root, no delegation) or read-only: it will not change.
+                give_up();
                 None
             }
         }
@@ -107,7 +112,8 @@ fn remove_when_empty(dir: &Path) {
 }
 
 /// Ends what a storbench killed outright (SIGKILL, a crash) left in its commands' cgroups:
-/// those named after a pid that no longer runs. (Its direct children died with it.)
+/// those named after a pid that no longer runs, or after this process's own (before it made
+/// any: an earlier process had the pid). Its direct children died with it.
 fn sweep_leftovers(parent: &Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.filter_map(Result::ok) {
@@ -115,7 +121,8 @@ fn sweep_leftovers(parent: &Path) {
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("storbench-")?.split('-').next()) else {
             continue;
         };
-        if pid.parse::<u32>().is_ok_and(|p| !Path::new(&format!("/proc/{p}")).exists()) {
+        let stale = |p: u32| p == std::process::id() || !Path::new(&format!("/proc/{p}")).exists();
+        if pid.parse::<u32>().is_ok_and(stale) {
             kill_in(&entry.path());
             remove_when_empty(&entry.path());
         }

@@ -214,6 +214,7 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
         state: Mutex::new(State::default()),
         done: AtomicBool::new(false),
     });
+    let (started_at, started) = (SystemTime::now(), Instant::now());
     registry.commands.push(shared.clone());
     drop(registry);
     if matches!(shared.contain, Contain::Tree(_)) {
@@ -225,8 +226,8 @@ pub fn start(spec: &Spec) -> io::Result<Running> {
         stderr: output::Capture::start(child.stderr.take(), limit),
         child,
         shared,
-        started_at: SystemTime::now(),
-        started: Instant::now(),
+        started_at,
+        started,
         time_limit: spec.time_limit,
         done: false,
     })
@@ -273,11 +274,9 @@ impl Running {
 
     /// Waits until the command ends: it exits, reaches its time limit, or `stop` is raised
     /// (then it is killed).
-    pub fn wait(self, stop: &StopFlag) -> Finished {
-        match self.wait_for(None, stop, |_| false) {
-            Waited::Finished(f) => f,
-            Waited::Running(_) => unreachable!("no deadline and no condition"),
-        }
+    pub fn wait(mut self, stop: &StopFlag) -> Finished {
+        while !self.watch(None, stop, &|_| false) {}
+        self.finish()
     }
 
     /// Waits as [`wait`](Self::wait) does, but comes back with the command still running once
@@ -288,31 +287,41 @@ impl Running {
         stop: &StopFlag,
         ready: impl Fn(&Output) -> bool,
     ) -> Waited {
+        match self.watch(deadline, stop, &ready) {
+            true => Waited::Finished(self.finish()),
+            false => Waited::Running(self),
+        }
+    }
+
+    /// Ends the command now, with everything it started.
+    pub fn end(mut self) -> Finished {
+        self.kill_and_finish()
+    }
+
+    /// Watches the command, killing it on a stop request or at its time limit; true once it
+    /// ended (or, killed, is stuck in the kernel), false when `ready` holds or `deadline`
+    /// passes first.
+    fn watch(&mut self, deadline: Option<Instant>, stop: &StopFlag, ready: &dyn Fn(&Output) -> bool) -> bool {
         let limit = self.started + self.time_limit;
         loop {
             if self.exited() {
-                return Waited::Finished(self.finish());
+                return true;
             }
             let now = Instant::now();
             match self.shared.killed_at() {
-                // Killed: it goes within moments, unless it is stuck in the kernel.
-                Some(at) if at.elapsed().unwrap_or_default() > KILL_WAIT => {
-                    return Waited::Finished(self.finish());
-                }
+                Some(at) if at.elapsed().unwrap_or_default() > KILL_WAIT => return true,
                 Some(_) => {}
                 None if stop.is_stopped() => self.shared.kill(Ending::Stopped),
                 None if now >= limit => self.shared.kill(Ending::TimeLimit),
-                None if self.stdout.peek(&ready) || deadline.is_some_and(|d| now >= d) => {
-                    return Waited::Running(self);
-                }
+                None if self.stdout.peek(ready) || deadline.is_some_and(|d| now >= d) => return false,
                 None => {}
             }
             std::thread::sleep(POLL);
         }
     }
 
-    /// Ends the command now, with everything it started.
-    pub fn end(mut self) -> Finished {
+    /// Kills the command (unless it ended already) and finishes it once it is gone.
+    fn kill_and_finish(&mut self) -> Finished {
         self.shared.kill(Ending::Ended);
         let until = Instant::now() + KILL_WAIT;
         while !self.exited() && Instant::now() < until {
@@ -375,12 +384,7 @@ impl Running {
 impl Drop for Running {
     fn drop(&mut self) {
         if !self.done {
-            self.shared.kill(Ending::Ended);
-            let until = Instant::now() + KILL_WAIT;
-            while !self.exited() && Instant::now() < until {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            self.finish();
+            self.kill_and_finish();
         }
     }
 }
