@@ -166,7 +166,7 @@ pub fn judged(mut s: Summary, c: &Cycles, plan: &Plan) -> Summary {
 }
 
 impl CycleRecord {
-    /// "the writer killed 0.74 s into its activities (planned 0.72 s)", and so on; a failed
+    /// "the writer killed 0.74 s (planned 0.72 s) into its activities", and so on; a failed
     /// cycle starts with why.
     fn describe(&self) -> String {
         match &self.failure {
@@ -185,13 +185,15 @@ impl CycleRecord {
 
     /// When the crash came, and how.
     fn crash(&self) -> String {
-        let into =
-            format!("{:.2} s into the writer's activities (planned {:.2} s)", self.crash_s, self.planned_s);
+        let at = format!("{:.2} s (planned {:.2} s)", self.crash_s, self.planned_s);
         let gone =
             if self.writer_killed { "the writer killed by storbench at" } else { "the writer gone at" };
         match &self.command {
-            None => format!("the writer killed {into}"),
-            Some(end) => format!("--crash-cmd ran {into}, {end}; {gone} {:.2} s", self.writer_ended_s),
+            None => format!("the writer killed {at} into its activities"),
+            Some(end) => format!(
+                "--crash-cmd ran {at} into the writer's activities, {end}; {gone} {:.2} s",
+                self.writer_ended_s
+            ),
         }
     }
 }
