@@ -8,11 +8,13 @@
 //! samplers, power meters, the disclosure), `run` (phases, intervals, stop requests, own CPU
 //! time, steady state), `rng` (seeded random streams), `files` (the one module that creates,
 //! opens and removes files, and reads the user's input files), `secret` (hiding passwords in
-//! everything printed or written).
+//! everything printed or written), `command` (every outside command: contained, time-limited,
+//! its output captured).
 
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
 
+pub mod command;
 pub mod db;
 pub mod engine;
 mod error;

@@ -43,9 +43,11 @@ fn main() {
     exit(real_main());
 }
 
-/// Ends the process: a power meter's command still running is ended with it.
+/// Ends the process: every outside command still running (a power meter's, a crash cycle's
+/// writer and command) is ended with it, and everything each started.
 fn exit(code: i32) -> ! {
     power::stop();
+    storbench_bench::command::end_all();
     std::process::exit(code)
 }
 

@@ -6,6 +6,7 @@ use crate::units::{ByteSize, Seconds};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// `storbench integrity [OPTIONS]` runs the stress; `storbench integrity verify` checks kept
 /// files.
@@ -160,13 +161,21 @@ pub struct IntegrityArgs {
 
     /// With --crash-after: at the crash point run this command (through sh -c) instead of
     /// killing the writer, e.g. a power cut through the test machine's BMC. A writer still
-    /// alive 10 s after the command is killed.
+    /// alive 10 s after the command is killed. A command that exits non-zero or outlives
+    /// --crash-cmd-timeout fails its cycle and the run (exit 1); its output goes to the
+    /// bundle's output.log.
     #[arg(long, value_name = "COMMAND", requires = "crash_after")]
     #[serde(skip)]
     pub crash_cmd: Option<String>,
 
-    /// With --crash-after: how many crash cycles, each on new files. Default: 1.
-    #[arg(long, value_name = "N", requires = "crash_after")]
+    /// With --crash-cmd: how long the command may run; then it is killed, with everything it
+    /// started, and its cycle fails. Default: 60s.
+    #[arg(long, value_name = "DURATION", requires = "crash_cmd", value_parser = command_time_limit)]
+    #[serde(skip)]
+    pub crash_cmd_timeout: Option<Seconds>,
+
+    /// With --crash-after: how many crash cycles (1 or more), each on new files. Default: 1.
+    #[arg(long, value_name = "N", requires = "crash_after", value_parser = crash_cycles)]
     #[serde(skip)]
     pub crash_cycles: Option<u32>,
 
@@ -186,4 +195,32 @@ pub struct IntegrityArgs {
     #[command(flatten)]
     #[serde(skip)]
     pub out: OutputArgs,
+}
+
+impl IntegrityArgs {
+    /// How long --crash-cmd may run when --crash-cmd-timeout is not given: a BMC's power cut
+    /// answers within seconds; one that has not answered in a minute will not.
+    pub const CRASH_CMD_TIMEOUT: Duration = Duration::from_secs(60);
+
+    pub fn crash_cmd_timeout_or_default(&self) -> Duration {
+        self.crash_cmd_timeout.map_or(Self::CRASH_CMD_TIMEOUT, |t| t.0)
+    }
+}
+
+/// `--crash-cmd-timeout`: a duration above zero.
+fn command_time_limit(s: &str) -> Result<Seconds, String> {
+    let limit: Seconds = s.parse()?;
+    if limit.0.is_zero() {
+        return Err("a time limit of 0 would kill the command at once; give one such as 60s".into());
+    }
+    Ok(limit)
+}
+
+/// `--crash-cycles`: 1 or more.
+fn crash_cycles(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(0) => Err("0 crash cycles would test nothing; give 1 or more".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("'{s}' is not a number of cycles ({e}); give 1 or more")),
+    }
 }

@@ -561,7 +561,7 @@ fn typed<T: DeserializeOwned>(
 
 /// Command-line options that are not workload keys: where output goes and what the terminal
 /// shows (the evaluation decides) and DS3's file and compatibility options.
-pub const NOT_PLAN_KEYS: [&str; 12] = [
+pub const NOT_PLAN_KEYS: [&str; 13] = [
     "name",
     "output_dir",
     "json",
@@ -572,6 +572,7 @@ pub const NOT_PLAN_KEYS: [&str; 12] = [
     "windows_perf_host",
     "crash_after",
     "crash_cmd",
+    "crash_cmd_timeout",
     "crash_cycles",
     "crash_writer",
 ];

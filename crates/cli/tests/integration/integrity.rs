@@ -8,7 +8,8 @@ use assert_cmd::Command;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
-const SMALL: [&str; 10] = [
+/// The small file set (shared with the crash command tests, `trust_commands`).
+pub const SMALL: [&str; 10] = [
     "--data-size",
     "16MiB",
     "--data-max",

@@ -21,6 +21,7 @@ mod schema;
 mod steady;
 mod support;
 mod terminal;
+mod trust_commands;
 mod trust_databases;
 mod trust_errors;
 mod trust_files;

@@ -1,24 +1,22 @@
 //! Meters that are commands: IPMI DCMI (`ipmitool`) and any command printing watts.
 //!
-//! A meter command runs in a process group of its own, so that a command that hangs (or
-//! leaves children behind) is ended whole: when a reading outlives [`IO_TIMEOUT`], right after
-//! the command exits (anything it left running), and when its sampler is ended
-//! ([`MeterProcess::end`]), which the CLI does before the process exits.
+//! A meter command runs through [`crate::command`], so that a command that hangs (or leaves
+//! children behind, daemons that called setsid included) is ended whole: when a reading
+//! outlives [`IO_TIMEOUT`], right after the command exits (anything it left running), and when
+//! its sampler is ended ([`MeterProcess::end`]), which the CLI does before the process exits.
 
 use super::{IO_TIMEOUT, Meter, PowerError, first_line, watts_in};
-use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
-use std::io::{self, Read};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use crate::command::{self, Ending};
+use crate::run::StopFlag;
+use std::io;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 const IPMI_FIX: &str = "the BMC may not support DCMI power readings: try Redfish or an external meter; \
                         in-band access needs root and the ipmi_si and ipmi_devintf modules";
 
 /// Largest output read from a meter command; a reading is a line or a few.
-const MAX_OUTPUT: u64 = 64 << 10;
+const MAX_OUTPUT: usize = 64 << 10;
 
 #[derive(Debug)]
 pub(super) struct Ipmi {
@@ -90,118 +88,85 @@ impl Meter for MeterCommand {
     }
 }
 
-/// The process group of the meter command being run, if one is. [`end`](Self::end) kills it
-/// from any thread and keeps another from starting.
-#[derive(Debug, Default)]
+/// The meter command being run, if one is. [`end`](Self::end) ends it (with everything it
+/// started) from any thread and keeps another from starting.
+#[derive(Default)]
 pub struct MeterProcess {
-    /// The running command's process group; held while it is signalled, so a group is only
-    /// signalled while its leader is not yet reaped (its id cannot be reused until then).
-    group: Mutex<Option<Pid>>,
-    ended: AtomicBool,
+    /// Raised by [`end`](Self::end): a reading in progress is killed, none starts.
+    ended: StopFlag,
+    /// The running command's killer; held while one starts, so [`end`](Self::end) cannot
+    /// miss it.
+    running: Mutex<Option<command::Killer>>,
+}
+
+impl std::fmt::Debug for MeterProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MeterProcess").field("ended", &self.ended.is_stopped()).finish()
+    }
 }
 
 impl MeterProcess {
     /// Ends the running command and everything it started; no command starts after this.
     pub fn end(&self) {
-        let group = self.group.lock().unwrap_or_else(|p| p.into_inner());
-        self.ended.store(true, Ordering::Relaxed);
-        if let Some(pid) = *group {
-            // The group may have ended on its own meanwhile: nothing to do then.
-            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+        let running = lock(&self.running);
+        self.ended.stop();
+        if let Some(killer) = running.as_ref() {
+            killer.end();
         }
     }
 
-    /// Runs `argv` and returns its stdout; an error if it cannot start, fails or outlives
-    /// [`IO_TIMEOUT`]. Output is read after exit, at most [`MAX_OUTPUT`] of it (more would
-    /// stall the command until the timeout ends it).
+    /// Runs `argv` and returns its stdout (at most [`MAX_OUTPUT`] of it); an error if it
+    /// cannot start, fails or outlives [`IO_TIMEOUT`]. What it left running is ended when it
+    /// exits.
     fn run(&self, meter: &'static str, argv: &[String], fix: &'static str) -> Result<String, PowerError> {
-        let what = format!("`{}`", argv.join(" "));
-        let read_error = |error| PowerError::Read { meter, what: what.clone(), error, fix };
-        let mut child = self.spawn(meter, argv, fix)?;
-        let exited = wait_until(&child, Instant::now() + IO_TIMEOUT);
-        self.kill_group();
-        let status = child.wait().map_err(read_error)?;
-        match exited.map_err(read_error)? {
-            false => Err(read_error(io::Error::new(io::ErrorKind::TimedOut, "no answer within 5 s"))),
-            true if !status.success() => {
-                let stderr = bounded(child.stderr.take());
-                Err(read_error(io::Error::other(format!("{status}: {}", first_line(&stderr)))))
-            }
-            true => Ok(bounded(child.stdout.take())),
-        }
-    }
-
-    /// Starts `argv` in a new process group and records the group, unless [`end`](Self::end)
-    /// came first.
-    fn spawn(&self, meter: &'static str, argv: &[String], fix: &'static str) -> Result<Child, PowerError> {
         let what = format!("`{}`", argv.join(" "));
         let Some((program, args)) = argv.split_first() else {
             return Err(PowerError::Unusable { meter, problem: "the command is empty".to_owned(), fix });
         };
-        let mut group = self.group.lock().unwrap_or_else(|p| p.into_inner());
-        if self.ended.load(Ordering::Relaxed) {
-            return Err(PowerError::Unusable { meter, problem: "the power monitor has ended".into(), fix });
-        }
-        let child = Command::new(program)
-            .args(args)
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|error| {
+        let ended = || PowerError::Unusable { meter, problem: "the power monitor has ended".into(), fix };
+        let spec = command::Spec::new(program, args, IO_TIMEOUT).output_limit(MAX_OUTPUT);
+        let running = {
+            let mut slot = lock(&self.running);
+            if self.ended.is_stopped() {
+                return Err(ended());
+            }
+            let running = command::start(&spec).map_err(|error| {
                 let fix = match error.kind() {
                     io::ErrorKind::NotFound => {
                         "the program is not installed or not on PATH; install it or give its full path"
                     }
                     _ => fix,
                 };
-                PowerError::Read { meter, what, error, fix }
+                PowerError::Read { meter, what: what.clone(), error, fix }
             })?;
-        *group = Some(Pid::from_child(&child));
-        Ok(child)
-    }
-
-    /// Kills what is left of the command's group (all of it after a timeout, its leftovers
-    /// after an exit) while the leader is not yet reaped, and forgets the group.
-    fn kill_group(&self) {
-        let mut group = self.group.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(pid) = group.take() {
-            let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+            *slot = Some(running.killer());
+            running
+        };
+        let finished = running.wait(&self.ended);
+        *lock(&self.running) = None;
+        let failed = |error| Err(PowerError::Read { meter, what, error, fix });
+        match finished.ending {
+            Ending::Exited if finished.succeeded() => Ok(finished.stdout.text()),
+            Ending::Exited => failed(io::Error::other(format!(
+                "{}: {}",
+                finished.describe(IO_TIMEOUT),
+                first_line(&finished.stderr.text())
+            ))),
+            Ending::TimeLimit => failed(io::Error::new(io::ErrorKind::TimedOut, "no answer within 5 s")),
+            Ending::Stopped | Ending::Ended => Err(ended()),
         }
     }
 }
 
-/// What a pipe holds, at most [`MAX_OUTPUT`] of it.
-fn bounded(pipe: Option<impl Read>) -> String {
-    let mut bytes = Vec::new();
-    if let Some(pipe) = pipe {
-        // A pipe that fails to read gives what it gave so far.
-        let _ = pipe.take(MAX_OUTPUT).read_to_end(&mut bytes);
-    }
-    String::from_utf8_lossy(&bytes).into_owned()
-}
-
-/// Whether `child` exited before `deadline`; it is left unreaped (a zombie) either way, so
-/// its process group id stays its own until the caller waits for it.
-fn wait_until(child: &Child, deadline: Instant) -> io::Result<bool> {
-    let pid = Pid::from_child(child);
-    let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
-    loop {
-        if rustix::process::waitid(WaitId::Pid(pid), options)?.is_some() {
-            return Ok(true);
-        }
-        if Instant::now() >= deadline {
-            return Ok(false);
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::{PowerSampler, PowerSource};
     use super::*;
+    use std::time::Duration;
 
     const DCMI_OUTPUT: &str = "\n    Instantaneous power reading:                   182 Watts\n    \
         Minimum during sampling period:                 96 Watts\n    \
@@ -259,20 +224,31 @@ mod tests {
     #[test]
     fn a_meter_command_leaves_nothing_running_after_its_reading() {
         let dir = tempfile::tempdir().unwrap();
-        let pid_file = dir.path().join("pid");
-        let script = format!("sleep 30 & echo $! > {}; echo 42 W", pid_file.display());
+        let pids = dir.path().join("pids");
+        // A plain child, a child in a session of its own (its output elsewhere), and a daemon
+        // (double fork, setsid) that keeps the meter's stdout open.
+        let me = format!("echo $$ >> {}; exec sleep 30", pids.display());
+        let script = format!(
+            "sh -c '{me}' & setsid sh -c '{me} >/dev/null 2>&1' & (setsid sh -c '{me}' &); sleep 0.2; echo 42 W"
+        );
         let mut sampler = PowerSampler::new(PowerSource::Command { argv: sh(&script) }).unwrap();
+        let began = Instant::now();
         assert_eq!(sampler.sample().unwrap(), Some(42.0));
-        let pid = std::fs::read_to_string(&pid_file).unwrap();
-        let stat = format!("/proc/{}/stat", pid.trim());
+        assert!(began.elapsed() < Duration::from_secs(3), "the reading took {:?}", began.elapsed());
+        let pids: Vec<String> = std::fs::read_to_string(&pids).unwrap().lines().map(str::to_owned).collect();
+        assert_eq!(pids.len(), 3, "{pids:?}");
         let deadline = Instant::now() + Duration::from_secs(2);
-        // Killed at once; init reaps it a moment later.
-        while std::fs::read_to_string(&stat).is_ok_and(|s| !s.contains(") Z")) && Instant::now() < deadline {
+        // Killed at once; reaped a moment later.
+        while pids.iter().any(|p| alive(p)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }
-        assert!(
-            std::fs::read_to_string(&stat).map_or(true, |s| s.contains(") Z")),
-            "the meter's child survived"
-        );
+        let left: Vec<&String> = pids.iter().filter(|p| alive(p)).collect();
+        assert!(left.is_empty(), "the meter's children survived: {left:?}");
+    }
+
+    /// Whether process `pid` exists and is not a zombie.
+    fn alive(pid: &str) -> bool {
+        std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()))
+            .is_ok_and(|stat| stat.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
     }
 }

@@ -11,8 +11,9 @@
 //!
 //! [`detect`] picks RAPL, else IPMI. A [`PowerSampler`] reads one source; a reading can block
 //! up to [`IO_TIMEOUT`] (a slow BMC), so a [`PowerMonitor`] samples from a thread of its own.
-//! Each meter lives in a file of its own; a meter command runs in a process group of its own,
-//! which ends with the sampler ([`MeterProcess`]).
+//! Each meter lives in a file of its own; a meter command runs through [`crate::command`] (with
+//! everything it starts, ended when it exits, at its time limit and with the sampler:
+//! [`MeterProcess`]).
 
 mod command;
 mod file;

@@ -191,9 +191,9 @@ fn measure_crashes(
     stop: &StopFlag,
 ) -> Result<Measured> {
     into_bundle(a, spec, "integrity-crash", given, |_, first, errors| {
-        let cycles = a.crash_cycles.unwrap_or(1).max(1);
-        let c = crash::run_cycles(spec, after, a.crash_cmd.as_deref(), cycles, errors, stop)?;
-        Ok(summary::crashed(first, &c, &jiff::Timestamp::now().to_string()))
+        let plan = crash::Plan::of(a, after);
+        let c = crash::run_cycles(spec, &plan, errors, stop)?;
+        Ok(crash::judged(summary::crashed(first, &c, &jiff::Timestamp::now().to_string()), &c, &plan))
     })
 }
 
