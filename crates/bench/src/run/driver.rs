@@ -96,6 +96,28 @@ pub enum Progress {
     Stuck(String),
 }
 
+impl Progress {
+    /// Working when any of the interval's requests completed; else stuck when some failed
+    /// (`failed`: their kinds and counts) or were still outstanding at its end; else idle.
+    pub fn of_requests<'a>(
+        completed: u64,
+        failed: impl IntoIterator<Item = (&'a str, u64)>,
+        outstanding: u64,
+    ) -> Progress {
+        let failed: Vec<String> =
+            failed.into_iter().filter(|(_, n)| *n > 0).map(|(kind, n)| format!("{kind} {n}")).collect();
+        if completed > 0 {
+            Progress::Working
+        } else if !failed.is_empty() {
+            Progress::Stuck(format!("every I/O failed ({})", failed.join(", ")))
+        } else if outstanding > 0 {
+            Progress::Stuck(format!("{outstanding} I/Os outstanding, none completed"))
+        } else {
+            Progress::Idle
+        }
+    }
+}
+
 /// What closing an interval gave.
 pub enum Take<T> {
     /// The interval ended at `end_ns` (since the start) with `data`.
@@ -606,6 +628,16 @@ mod tests {
         assert!(steady.reached && w.wound_down);
         assert_eq!(rows.len(), 2 * Rule::SNIA_PTS.window, "two intervals a round until the rule held");
         assert_eq!(out.totals.0, 10 * 2 * Rule::SNIA_PTS.window as u64);
+    }
+
+    #[test]
+    fn requests_make_progress_when_any_completed_and_are_stuck_when_all_failed_or_waited() {
+        assert_eq!(Progress::of_requests(1, [("EIO", 9)], 4), Progress::Working);
+        let failed = Progress::of_requests(0, [("EIO", 9), ("ENOSPC", 0), ("short", 2)], 4);
+        assert_eq!(failed, Progress::Stuck("every I/O failed (EIO 9, short 2)".into()));
+        let waiting = Progress::of_requests(0, [("EIO", 0)], 4);
+        assert_eq!(waiting, Progress::Stuck("4 I/Os outstanding, none completed".into()));
+        assert_eq!(Progress::of_requests(0, [], 0), Progress::Idle);
     }
 
     fn stuck() -> Progress {

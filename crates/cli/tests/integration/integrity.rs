@@ -526,7 +526,7 @@ fn storage_that_fails_every_request_ends_the_run_as_failed_after_the_stated_limi
     let warnings: Vec<&str> = s["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).collect();
     let why = warnings.iter().find(|w| w.starts_with("nothing completed for"));
     let why = why.unwrap_or_else(|| panic!("the reason is given: {warnings:?}"));
-    assert!(why.contains("the limit is 5 s") && why.contains("every request failed"), "{why}");
+    assert!(why.contains("the limit is 5 s") && why.contains("every I/O failed (read_errors"), "{why}");
     assert!(s["phases"]["measured_s"].as_f64().unwrap() < 10.0, "{}", s["phases"]);
     assert!(!fs.log.lock().unwrap().is_empty());
     drop(fs);

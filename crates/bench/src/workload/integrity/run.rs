@@ -535,16 +535,9 @@ impl crate::run::Workload for IntegrityWork {
     /// Stuck when requests were made and none completed: every one failed, or none came back.
     fn progress(&self, data: &IntegrityRecorder) -> Progress {
         use super::verdict::ErrorClass::{ReadErrors, WriteErrors};
-        let failed = (data.count_of(ReadErrors), data.count_of(WriteErrors));
-        if crate::run::IntervalData::ops(data) > 0 {
-            Progress::Working
-        } else if failed != (0, 0) {
-            Progress::Stuck(format!("every request failed ({} reads, {} writes)", failed.0, failed.1))
-        } else if data.outstanding > 0 {
-            Progress::Stuck(format!("{} requests outstanding, none completed", data.outstanding))
-        } else {
-            Progress::Idle
-        }
+        let failed =
+            [("read_errors", data.count_of(ReadErrors)), ("write_errors", data.count_of(WriteErrors))];
+        Progress::of_requests(crate::run::IntervalData::ops(data), failed, data.outstanding)
     }
 
     /// At least the delay threshold: an I/O is only late past it.

@@ -1,6 +1,7 @@
 //! One worker thread of the synthetic I/O job: keeps `iodepth` requests in flight on its own
 //! engine, times them (one clock read per submit batch and one per reap batch), and reports
-//! its counters at every interval boundary. Nothing here is shared with other workers.
+//! its counters at every interval boundary, with the I/Os it still has in flight then (for the
+//! run driver's no-progress rule). Nothing here is shared with other workers.
 
 use super::blocksize::BlockSizeMix;
 use super::offsets::OffsetGen;
@@ -10,6 +11,8 @@ use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
 use crate::rng::{WorkerRng, below};
 use crate::run::{IntervalClock, Schedule, StopFlag};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -91,8 +94,11 @@ pub struct Worker<'a> {
     writes: u64,
     tx: Sender<Msg>,
     completions: Vec<Completion>,
-    /// Set by the coordinator when the job is done before its planned end (steady state).
+    /// Set by the coordinator when the job is done before its planned end (steady state, no
+    /// progress).
     done: StopFlag,
+    /// I/Os in flight at the last interval boundary, read by the coordinator.
+    outstanding: Arc<AtomicU64>,
 }
 
 impl<'a> Worker<'a> {
@@ -104,6 +110,7 @@ impl<'a> Worker<'a> {
         start: Instant,
         tx: Sender<Msg>,
         done: StopFlag,
+        outstanding: Arc<AtomicU64>,
     ) -> Self {
         let depth = if engine.capabilities().synchronous { 1 } else { spec.iodepth };
         let region = spec.worker_region(id as u32);
@@ -138,6 +145,7 @@ impl<'a> Worker<'a> {
             tx,
             completions: Vec::with_capacity(depth as usize),
             done,
+            outstanding,
         }
     }
 
@@ -325,6 +333,7 @@ impl<'a> Worker<'a> {
 
     /// Sends the current interval as ending at `end_ns` and starts the next.
     fn flush(&mut self, end_ns: u64) {
+        self.outstanding.store((self.slots.len() - self.free.len()) as u64, Relaxed);
         let data = Box::new(std::mem::take(&mut self.interval));
         let msg = Msg::Interval { worker: self.id, index: self.clock.index(), end_ns, data };
         let _ = self.tx.send(msg);
