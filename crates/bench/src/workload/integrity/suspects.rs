@@ -107,16 +107,6 @@ fn failed_request(class: ErrorClass) -> bool {
     matches!(class, ErrorClass::ReadErrors | ErrorClass::WriteErrors)
 }
 
-/// Pages by class, in `recorder::CLASSES` order: the summary's errors, each page once.
-pub fn pages_by_class(pages: &[SuspectPage]) -> [u64; 7] {
-    let mut by = [0u64; 7];
-    for p in pages {
-        let at = super::recorder::CLASSES.iter().position(|&c| c == p.class).expect("every class is listed");
-        by[at] += 1;
-    }
-    by
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -140,7 +130,6 @@ mod tests {
         assert_eq!((p7.page, p7.offset, p7.class, p7.count), (7, 7 * 8192, ErrorClass::Checksum, 3));
         assert_eq!((p7.first_seen_s, p7.last_seen_s, p7.audit), (1.5, 4.0, AuditFinding::NotAudited));
         assert_eq!(list[1].class, ErrorClass::LostWrites, "the page's content outranks a failed write");
-        assert_eq!(pages_by_class(&list), [1, 0, 0, 0, 1, 0, 0]);
     }
 
     #[test]

@@ -257,13 +257,20 @@ fn failed_ios_in_the_warm_up_are_counted_outside_the_window() {
     assert!(out.detail.errors_outside_window > 0, "the warm-up's failures are not lost");
 }
 
+/// `spec(read_pct)` on the null engine, unverified, with `workers` workers for `secs` seconds.
+fn null_spec(read_pct: u8, workers: u32, secs: u64) -> IoSpec {
+    IoSpec {
+        verify: false,
+        engine: EngineKind::Null,
+        workers,
+        end: End::Time(Duration::from_secs(secs)),
+        ..spec(read_pct)
+    }
+}
+
 #[test]
 fn a_run_whose_every_io_fails_ends_as_failed_at_the_no_progress_limit_not_at_its_end() {
-    let mut spec = spec(0);
-    spec.verify = false;
-    spec.engine = EngineKind::Null;
-    spec.workers = 2;
-    spec.end = End::Time(Duration::from_secs(60));
+    let spec = null_spec(0, 2, 60);
     let began = Instant::now();
     let out = run_faulty(&spec, None, Fault::FailWrites(libc::EIO), 2);
     assert!(began.elapsed() < Duration::from_secs(15), "ended at the limit: {:?}", began.elapsed());
@@ -280,10 +287,7 @@ fn a_run_whose_every_io_fails_ends_as_failed_at_the_no_progress_limit_not_at_its
 
 #[test]
 fn a_device_that_stops_completing_ends_the_run_as_failed_with_its_ios_outstanding() {
-    let mut spec = spec(100);
-    spec.verify = false;
-    spec.engine = EngineKind::Null;
-    spec.end = End::Time(Duration::from_secs(60));
+    let spec = null_spec(100, 1, 60);
     // Nothing completes for 6.5 s: the rule fires at 5 s, and the workers end once their I/Os
     // come back (as on Ctrl-C, they wait for what they have in flight).
     let out = run_faulty(&spec, None, Fault::HoldUntil(Instant::now() + Duration::from_millis(6500)), 1);
@@ -295,11 +299,7 @@ fn a_device_that_stops_completing_ends_the_run_as_failed_with_its_ios_outstandin
 
 #[test]
 fn a_run_where_one_worker_still_completes_io_is_not_stuck() {
-    let mut spec = spec(0);
-    spec.verify = false;
-    spec.engine = EngineKind::Null;
-    spec.workers = 2;
-    spec.end = End::Time(Duration::from_secs(6));
+    let spec = null_spec(0, 2, 6);
     let out = run_faulty(&spec, None, Fault::FailWrites(libc::EIO), 1);
     assert!(out.complete && out.failures.is_empty(), "{:?}", out.failures);
     assert!(out.totals.write.ios > 0 && out.totals.errors.total() > 0);

@@ -37,7 +37,7 @@ use std::sync::{Arc, mpsc};
 use std::time::Instant;
 use storbench_report::columns::io as col;
 use storbench_report::{Mismatch, VerifyResult};
-use worker::{Msg, VerifyReport, Worker};
+use worker::{Link, Msg, VerifyReport, Worker};
 
 /// One finished interval as the caller sees it: its row for `timeseries.csv` and the merged
 /// counters (with histograms) it was computed from.
@@ -122,8 +122,8 @@ pub fn run_on(
             .into_iter()
             .enumerate()
             .map(|(id, engine)| {
-                let (done, outstanding) = (work.done.clone(), work.outstanding[id].clone());
-                let w = Worker::new(id, spec, engine, schedule, start, tx.clone(), done, outstanding);
+                let link = Link { done: work.done.clone(), outstanding: work.outstanding[id].clone() };
+                let w = Worker::new(id, spec, engine, schedule, start, tx.clone(), link);
                 let stop = stop.clone();
                 scope.spawn(move || w.run(&stop))
             })

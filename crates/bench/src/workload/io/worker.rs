@@ -94,11 +94,16 @@ pub struct Worker<'a> {
     writes: u64,
     tx: Sender<Msg>,
     completions: Vec<Completion>,
+    link: Link,
+}
+
+/// What the coordinator and one worker share besides its messages.
+pub struct Link {
     /// Set by the coordinator when the job is done before its planned end (steady state, no
-    /// progress).
-    done: StopFlag,
-    /// I/Os in flight at the last interval boundary, read by the coordinator.
-    outstanding: Arc<AtomicU64>,
+    /// progress); one flag for every worker.
+    pub done: StopFlag,
+    /// The worker's I/Os in flight at its last interval boundary, read by the coordinator.
+    pub outstanding: Arc<AtomicU64>,
 }
 
 impl<'a> Worker<'a> {
@@ -109,8 +114,7 @@ impl<'a> Worker<'a> {
         schedule: Schedule,
         start: Instant,
         tx: Sender<Msg>,
-        done: StopFlag,
-        outstanding: Arc<AtomicU64>,
+        link: Link,
     ) -> Self {
         let depth = if engine.capabilities().synchronous { 1 } else { spec.iodepth };
         let region = spec.worker_region(id as u32);
@@ -144,8 +148,7 @@ impl<'a> Worker<'a> {
             writes: 0,
             tx,
             completions: Vec::with_capacity(depth as usize),
-            done,
-            outstanding,
+            link,
         }
     }
 
@@ -174,7 +177,7 @@ impl<'a> Worker<'a> {
         let mut now = self.now();
         loop {
             let ending = stop.is_stopped()
-                || self.done.is_stopped()
+                || self.link.done.is_stopped()
                 || end_ns.is_some_and(|e| now >= e)
                 || self.budget == Some(0);
             if !ending {
@@ -333,7 +336,7 @@ impl<'a> Worker<'a> {
 
     /// Sends the current interval as ending at `end_ns` and starts the next.
     fn flush(&mut self, end_ns: u64) {
-        self.outstanding.store((self.slots.len() - self.free.len()) as u64, Relaxed);
+        self.link.outstanding.store((self.slots.len() - self.free.len()) as u64, Relaxed);
         let data = Box::new(std::mem::take(&mut self.interval));
         let msg = Msg::Interval { worker: self.id, index: self.clock.index(), end_ns, data };
         let _ = self.tx.send(msg);

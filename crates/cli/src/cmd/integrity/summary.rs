@@ -3,7 +3,6 @@
 //! over the run and the audit together; per activity I/O, total I/O time, throttling, delayed
 //! I/Os), and whether it passed, failed or was interrupted.
 
-use storbench_bench::workload::integrity::suspects::pages_by_class;
 use storbench_bench::workload::integrity::{
     Activity, AuditFinding, AuditReport, ErrorClass, IntegrityOutcome, IntegrityRecorder, IntegritySpec, PAGE,
 };
@@ -71,14 +70,14 @@ pub fn finish(
     let t = &out.totals;
     let all = t.total();
     let secs = out.measured_s.max(1e-9);
-    let by_class = pages_by_class(&out.detail.suspects);
-    let errors = by_class_of(|at| by_class[at]);
+    let suspects = &out.detail.suspects;
+    let errors = by_class(|c| suspects.iter().filter(|p| p.class == c).count() as u64);
     let mut occurrences = errors_of_run(t);
     if let Some(a) = &out.detail.audit {
         occurrences.add(&errors_of_audit(a));
     }
     let audited = out.detail.audit.as_ref().is_some_and(|a| a.complete);
-    let found_again = out.detail.suspects.iter().filter(|p| p.audit == AuditFinding::Found).count();
+    let found_again = suspects.iter().filter(|p| p.audit == AuditFinding::Found).count();
     let r = IntegrityResults {
         pass: errors.total() == 0 && audited && out.failures.is_empty(),
         interrupted,
@@ -170,12 +169,6 @@ fn errors_of_run(t: &IntegrityRecorder) -> IntegrityErrors {
 /// The audit's errors by class.
 pub fn errors_of_audit(a: &AuditReport) -> IntegrityErrors {
     by_class(|c| a.errors_by_class.get(&c).copied().unwrap_or(0))
-}
-
-/// Counts indexed as the library's `recorder::CLASSES` (the summary's order).
-fn by_class_of(count: impl Fn(usize) -> u64) -> IntegrityErrors {
-    let classes = storbench_bench::workload::integrity::recorder::CLASSES;
-    by_class(|c| count(classes.iter().position(|&k| k == c).expect("every class is listed")))
 }
 
 fn by_class(count: impl Fn(ErrorClass) -> u64) -> IntegrityErrors {
