@@ -5,7 +5,7 @@ use comfy_table::{Cell, CellAlignment, Table, presets};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Duration;
 use storbench_bench::target::{Refusal, Remedy};
-use storbench_report::{DirectionResult, IoResults, Results, Summary};
+use storbench_report::{DirectionResult, IntegrityVerdict, IoResults, Results, Summary};
 
 /// Writes a command's result to stdout, secrets hidden (a reader that closed the pipe is not
 /// an error).
@@ -212,7 +212,11 @@ pub fn mailbox_table(s: &Summary) -> String {
 pub fn integrity_table(s: &Summary) -> String {
     let Results::Integrity(r) = &s.results else { return String::new() };
     let e = &r.errors;
-    let verdict = if r.pass { "Pass" } else { "FAIL" };
+    let verdict = match r.verdict() {
+        IntegrityVerdict::Pass => "Pass",
+        IntegrityVerdict::Fail => "FAIL",
+        IntegrityVerdict::Interrupted => "interrupted",
+    };
     let audit = r.audit.as_ref().map_or_else(
         || "not audited".to_string(),
         |a| format!("{} pages, {:.0} MB/s", a.pages_checked, a.bytes_per_sec / 1e6),
@@ -261,14 +265,14 @@ pub fn integrity_table(s: &Summary) -> String {
         None => format!("{head}\n{t}"),
     };
     if e.total() > 0 {
-        let mut c = new_table(&["error class", "count"]);
-        for (name, n) in e.named() {
+        let mut c = new_table(&["error class", "damaged pages", "found"]);
+        for ((name, n), (_, times)) in e.named().into_iter().zip(r.occurrences.named()) {
             if n > 0 {
-                c.add_row(vec![name.into(), n.to_string()]);
+                c.add_row(vec![name.into(), n.to_string(), format!("{times} times")]);
             }
         }
         out = format!(
-            "{out}\n{c}\nerrors.jsonl in the bundle lists each error with its file, offset, page, expected and found"
+            "{out}\n{c}\nsuspect_pages.csv in the bundle lists each damaged page once; errors.jsonl each finding with its file, offset, page, expected and found"
         );
     }
     out

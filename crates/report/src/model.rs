@@ -38,14 +38,17 @@
 //!   `per_sec`, `bytes_per_io`, `avg_ms`, `window_max_ms`, `max_ms`, `lat_ns`}, sizes],
 //!   `mailboxes`, `threads`, `mix`, `lazy_commit_pct`; backup: `backup_mb_per_sec`,
 //!   `backup_total_mb_per_sec`; soft recovery: `logs_replayed`, `seconds_per_log`.
-//!   For `integrity`: `pass`, `ios`, `iops`, `bytes`, `total_io_time_s`, `throttled_ios`,
-//!   `delayed_ios`, `delay_threshold_s`, `target_io_ms`, `lat_ns`, `errors` {`lost_writes`,
-//!   `stale_reads`, `torn_pages`, `misplaced_pages`, `checksum`, `read_errors`,
-//!   `write_errors`}, `pages_checked`, `activities` [{`name`, `reads`, `writes`, `bytes`,
-//!   `iops`, `io_time_s`, `lat_ns`, `throttled_ios`, `delayed_ios`}], `audit`
-//!   {`pages_checked`, `seconds`, `bytes_per_sec`, `complete`}, data file sizes, `grows`,
-//!   `shrinks`, and for crash cycles `crash` {`cycles`, `writes_acknowledged`,
-//!   `writes_found`, `lost`}.
+//!   For `integrity`: `pass`, `interrupted` (a stop request ended it), `ios`, `iops`, `bytes`,
+//!   `total_io_time_s`, `throttled_ios`, `delayed_ios`, `delay_threshold_s`, `target_io_ms`,
+//!   `lat_ns`, `errors` {`lost_writes`, `stale_reads`, `torn_pages`, `misplaced_pages`,
+//!   `checksum`, `read_errors`, `write_errors`} (damaged pages, each once, by its class: the
+//!   rows of the bundle's `suspect_pages.csv`), `occurrences` (the same classes: every time
+//!   one was found, by the run's reads and the audit), `audit_found` (of those pages, the ones
+//!   the final audit found damaged again), `pages_checked`, `activities` [{`name`, `reads`,
+//!   `writes`, `bytes`, `iops`, `io_time_s`, `lat_ns`, `throttled_ios`, `delayed_ios`}],
+//!   `audit` {`pages_checked`, `seconds`, `bytes_per_sec`, `complete`}, data file sizes,
+//!   `grows`, `shrinks`, `shrinks_held` (shrinks that kept a damaged page), and for crash
+//!   cycles `crash` {`cycles`, `writes_acknowledged`, `writes_found`, `lost`}.
 //! - `cpu` {`user_s`, `sys_s`}: storbench's own CPU time during the measured phase, and
 //!   `ns_per_io` where the workload counts I/Os.
 //! - `warnings`: what the user should know about how the figures were measured.
@@ -408,7 +411,8 @@ pub struct MailboxResults {
 }
 
 /// Integrity errors by class (`storbench integrity`): what the checker found during the run
-/// and in the final audit, together.
+/// and in the final audit, together. As `IntegrityResults::errors`, each damaged page once
+/// (a failed request at its first page); as `occurrences`, every time one was found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IntegrityErrors {
     /// An acknowledged write is not there: an older generation (or nothing) came back.
@@ -495,11 +499,34 @@ pub struct CrashResult {
     pub lost: u64,
 }
 
+/// An integrity run's verdict in one word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IntegrityVerdict {
+    Pass,
+    /// An error was found, or the run failed (an activity, the journal, no progress).
+    Fail,
+    /// A stop request ended it before it could judge, and nothing was found until then.
+    Interrupted,
+}
+
+impl IntegrityVerdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IntegrityVerdict::Pass => "pass",
+            IntegrityVerdict::Fail => "FAIL",
+            IntegrityVerdict::Interrupted => "interrupted",
+        }
+    }
+}
+
 /// The integrity (SQLIOSim-class) workload.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct IntegrityResults {
     /// No error of any class, every page audited.
     pub pass: bool,
+    /// A stop request (Ctrl-C, SIGTERM) ended the run.
+    #[serde(default)]
+    pub interrupted: bool,
     pub ios: u64,
     pub iops: f64,
     pub bytes: u64,
@@ -510,7 +537,15 @@ pub struct IntegrityResults {
     pub delay_threshold_s: f64,
     pub target_io_ms: f64,
     pub lat_ns: Option<LatencyNs>,
+    /// Damaged pages by class, each page once (a failed request at its first page).
     pub errors: IntegrityErrors,
+    /// Every time an error was found: each read during the run, and the audit.
+    #[serde(default)]
+    pub occurrences: IntegrityErrors,
+    /// Of the pages in `errors`, those the final audit found damaged again: what
+    /// `integrity verify` finds in the kept files. None without a complete audit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit_found: Option<u64>,
     /// Pages checked on every read during the run.
     pub pages_checked: u64,
     pub activities: Vec<IntegrityActivity>,
@@ -521,8 +556,25 @@ pub struct IntegrityResults {
     pub log_bytes: u64,
     pub grows: u64,
     pub shrinks: u64,
+    /// Shrinks that kept part or all of their increment because a damaged page lies in it.
+    #[serde(default)]
+    pub shrinks_held: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub crash: Option<CrashResult>,
+}
+
+impl IntegrityResults {
+    /// Found damage fails the run even when it was interrupted; an interrupted run with none
+    /// found is neither pass nor fail.
+    pub fn verdict(&self) -> IntegrityVerdict {
+        if self.pass {
+            IntegrityVerdict::Pass
+        } else if self.interrupted && self.errors.total() == 0 {
+            IntegrityVerdict::Interrupted
+        } else {
+            IntegrityVerdict::Fail
+        }
+    }
 }
 
 /// The workload-specific part of a summary.

@@ -8,6 +8,12 @@
 //! carries, and its columns. It says how intervals close: on the driver's timer, taking what
 //! the workers recorded so far (`Pace::Timer`), or when every worker has reported the
 //! interval on its own clock (`Pace::Workers`, for engines that time each I/O themselves).
+//!
+//! The no-progress rule, the same for every workload: after each interval the workload says
+//! whether its workers got work done (`Workload::progress`); when work was asked and nothing
+//! completed (every I/O or call failed, or nothing came back) for `Workload::no_progress_limit`
+//! (`NO_PROGRESS_LIMIT`, 5 s, unless the workload states its own), the run ends there as failed
+//! with the reason, warm-up or not, and its figures are not complete.
 
 use super::schedule::Schedule;
 use super::steady::{Rounds, Rule};
@@ -72,6 +78,44 @@ pub enum Pace {
     Timer,
     /// The workers close intervals on their own clocks; `take` waits for all of them.
     Workers,
+}
+
+/// How long work may be asked and nothing complete before a run ends as failed, unless the
+/// workload states its own limit (`Workload::no_progress_limit`).
+pub const NO_PROGRESS_LIMIT: Duration = Duration::from_secs(5);
+
+/// What an interval shows of the workers' progress, for the no-progress rule.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Progress {
+    /// Work completed.
+    Working,
+    /// Nothing was asked (a rate cap between requests, a pause): neither progress nor a stall.
+    Idle,
+    /// Work was asked and none completed: why, in a few words ("every I/O failed (EIO 812)",
+    /// "8 I/Os outstanding, none completed").
+    Stuck(String),
+}
+
+impl Progress {
+    /// Working when any of the interval's requests completed; else stuck when some failed
+    /// (`failed`: their kinds and counts) or were still outstanding at its end; else idle.
+    pub fn of_requests<'a>(
+        completed: u64,
+        failed: impl IntoIterator<Item = (&'a str, u64)>,
+        outstanding: u64,
+    ) -> Progress {
+        let failed: Vec<String> =
+            failed.into_iter().filter(|(_, n)| *n > 0).map(|(kind, n)| format!("{kind} {n}")).collect();
+        if completed > 0 {
+            Progress::Working
+        } else if !failed.is_empty() {
+            Progress::Stuck(format!("every I/O failed ({})", failed.join(", ")))
+        } else if outstanding > 0 {
+            Progress::Stuck(format!("{outstanding} I/Os outstanding, none completed"))
+        } else {
+            Progress::Idle
+        }
+    }
 }
 
 /// What closing an interval gave.
@@ -144,8 +188,21 @@ pub trait Workload: Sized + 'static {
         false
     }
 
-    /// The run's figures are complete (steady state reached): the workers should finish.
+    /// The run is over before its planned end (steady state reached, or no progress): the
+    /// workers should finish.
     fn wind_down(&mut self) {}
+
+    /// How the workers fared over the interval just closed (`data`), for the no-progress
+    /// rule. The default never reports a stall.
+    fn progress(&self, _data: &Self::Data) -> Progress {
+        Progress::Working
+    }
+
+    /// How long the workers may be `Stuck` (with only `Idle` intervals between) before the
+    /// run ends as failed.
+    fn no_progress_limit(&self) -> Duration {
+        NO_PROGRESS_LIMIT
+    }
 }
 
 /// What a run measured, for every workload; `detail` holds what only one workload has.
@@ -195,6 +252,7 @@ pub fn drive<W: Workload>(
     on_interval: &mut dyn FnMut(&Closed<'_, W::Data>),
 ) -> Outcome<W::Data> {
     let mut d = Driver::new(plan);
+    let mut stall = Stall::new(workload.no_progress_limit());
     sampler.sample();
     let timer = workload.pace() == Pace::Timer;
     for index in 0.. {
@@ -202,13 +260,54 @@ pub fn drive<W: Workload>(
         let reached = !timer || sleep_until(start + Duration::from_nanos(boundary), stop);
         let now_ns = if reached { boundary } else { elapsed_ns(start) };
         let Take::Closed { end_ns, data } = workload.take(index, now_ns) else { break };
+        let progress = workload.progress(&data);
         d.close(index, end_ns, data, workload, sampler, on_interval);
+        if let Some(why) = stall.after(progress, d.schedule.interval_start(index), end_ns) {
+            d.failures.push(why);
+            workload.wind_down();
+            break;
+        }
         let over = d.schedule.end_ns.is_some_and(|e| end_ns >= e) || d.steady_reached();
         if timer && (!reached || over) || workload.ended() {
             break;
         }
     }
     d.finish(stop)
+}
+
+/// The no-progress rule's state: since when the workers have been stuck.
+struct Stall {
+    limit_ns: u64,
+    /// The start of the first `Stuck` interval since the last `Working` one.
+    since_ns: Option<u64>,
+}
+
+impl Stall {
+    fn new(limit: Duration) -> Stall {
+        Stall { limit_ns: nanos(limit), since_ns: None }
+    }
+
+    /// Takes the progress of the interval from `start_ns` to `end_ns`; the run's failure when
+    /// the workers have now been stuck for the limit.
+    fn after(&mut self, progress: Progress, start_ns: u64, end_ns: u64) -> Option<String> {
+        let why = match progress {
+            Progress::Working => {
+                self.since_ns = None;
+                return None;
+            }
+            Progress::Idle => return None,
+            Progress::Stuck(why) => why,
+        };
+        let since = *self.since_ns.get_or_insert(start_ns);
+        let stuck_ns = end_ns.saturating_sub(since);
+        (stuck_ns >= self.limit_ns).then(|| {
+            format!(
+                "nothing completed for {:.1} s (the limit is {} s): {why}; the run was ended there as failed",
+                stuck_ns as f64 / 1e9,
+                self.limit_ns as f64 / 1e9
+            )
+        })
+    }
 }
 
 fn elapsed_ns(start: Instant) -> u64 {
@@ -227,6 +326,8 @@ struct Driver<T> {
     end_ns: u64,
     rounds: Option<Rounds<T>>,
     cpu_at_measure: Option<OwnCpuTime>,
+    /// Why the driver ended the run as failed (the no-progress rule).
+    failures: Vec<String>,
 }
 
 impl<T: IntervalData> Driver<T> {
@@ -248,6 +349,7 @@ impl<T: IntervalData> Driver<T> {
                 Rounds::new(Rule::SNIA_PTS, per_round, schedule.interval_ns)
             }),
             cpu_at_measure: (schedule.ramp_ns == 0).then(process_cpu),
+            failures: Vec::new(),
         }
     }
 
@@ -329,8 +431,8 @@ impl<T: IntervalData> Driver<T> {
             warmup_s: ramp_ns as f64 / 1e9,
             measured_s: self.end_ns.saturating_sub(ramp_ns) as f64 / 1e9,
             cpu: self.cpu_at_measure.map(|m| cpu_end.since(&m)).unwrap_or_default(),
-            complete: !stop.is_stopped(),
-            failures: Vec::new(),
+            complete: !stop.is_stopped() && self.failures.is_empty(),
+            failures: self.failures,
             warnings: Vec::new(),
             steady: None,
             detail: (),
@@ -391,6 +493,8 @@ mod tests {
         warm_after: Option<u64>,
         wound_down: bool,
         observed: Vec<(u64, Phase)>,
+        /// The progress each interval reports, by index (Working past the end).
+        progress: Vec<Progress>,
     }
 
     impl Fake {
@@ -402,6 +506,7 @@ mod tests {
                 warm_after: None,
                 wound_down: false,
                 observed: vec![],
+                progress: vec![],
             }
         }
     }
@@ -427,6 +532,12 @@ mod tests {
         }
         fn wind_down(&mut self) {
             self.wound_down = true;
+        }
+        fn progress(&self, _data: &Count) -> Progress {
+            self.progress.get(self.observed.len()).cloned().unwrap_or(Progress::Working)
+        }
+        fn no_progress_limit(&self) -> Duration {
+            30 * MS
         }
     }
 
@@ -517,5 +628,48 @@ mod tests {
         assert!(steady.reached && w.wound_down);
         assert_eq!(rows.len(), 2 * Rule::SNIA_PTS.window, "two intervals a round until the rule held");
         assert_eq!(out.totals.0, 10 * 2 * Rule::SNIA_PTS.window as u64);
+    }
+
+    #[test]
+    fn requests_make_progress_when_any_completed_and_are_stuck_when_all_failed_or_waited() {
+        assert_eq!(Progress::of_requests(1, [("EIO", 9)], 4), Progress::Working);
+        let failed = Progress::of_requests(0, [("EIO", 9), ("ENOSPC", 0), ("short", 2)], 4);
+        assert_eq!(failed, Progress::Stuck("every I/O failed (EIO 9, short 2)".into()));
+        let waiting = Progress::of_requests(0, [("EIO", 0)], 4);
+        assert_eq!(waiting, Progress::Stuck("4 I/Os outstanding, none completed".into()));
+        assert_eq!(Progress::of_requests(0, [], 0), Progress::Idle);
+    }
+
+    fn stuck() -> Progress {
+        Progress::Stuck("every I/O failed (EIO 4)".into())
+    }
+
+    #[test]
+    fn a_run_stuck_for_the_limit_ends_there_as_failed_with_the_reason_warm_up_or_not() {
+        use Progress::{Idle, Working};
+        let long = Length::For(Duration::from_secs(60));
+        // Stuck from the second interval: 10-40 ms is the limit's 30 ms, in the warm-up.
+        let mut w = Fake::new(Pace::Timer);
+        w.progress = vec![Working, stuck(), stuck(), stuck(), Working];
+        let (out, rows) = run(&plan(Warmup::For(Duration::from_secs(1)), long), &mut w, None);
+        assert_eq!(rows.len(), 4, "ended after the third stuck interval: {rows:?}");
+        assert!(!out.complete && w.wound_down, "{out:?}");
+        assert_eq!(out.failures.len(), 1, "{:?}", out.failures);
+        let why = &out.failures[0];
+        assert!(
+            why.starts_with("nothing completed for 0.0") && why.contains("every I/O failed (EIO 4)"),
+            "{why}"
+        );
+        // Idle intervals between stuck ones neither break the stall nor start one.
+        let mut w = Fake::new(Pace::Workers);
+        w.progress = vec![Idle, Idle, stuck(), Idle, stuck(), Working];
+        let (out, rows) = run(&plan(Warmup::For(Duration::ZERO), long), &mut w, None);
+        assert_eq!((rows.len(), out.failures.len()), (5, 1), "20-50 ms stuck: {rows:?}");
+        // Working resets the count: stuck 20 ms twice is no stall.
+        let mut w = Fake::new(Pace::Timer);
+        w.progress = vec![stuck(), stuck(), Working, stuck(), stuck(), Working];
+        let (out, rows) = run(&plan(Warmup::For(Duration::ZERO), Length::For(60 * MS)), &mut w, None);
+        assert_eq!(rows.len(), 6);
+        assert!(out.complete && out.failures.is_empty() && !w.wound_down, "{out:?}");
     }
 }

@@ -1,8 +1,9 @@
 //! The run lifecycle every workload shares, driven by `drive` (driver.rs): a warm-up that is
 //! excluded from the results (ended by time or by the workload's own test), a measured phase
 //! ended by time, by work done or by a stop request, intervals aligned to the start of the
-//! measured phase, storbench's own CPU time, steady state (SNIA PTS rounds), one `Outcome`,
-//! and settling the device before a run.
+//! measured phase, storbench's own CPU time, steady state (SNIA PTS rounds), the no-progress
+//! rule (a run whose workers get nothing done for a stated limit ends as failed), one
+//! `Outcome`, and settling the device before a run.
 
 mod collector;
 mod cpu;
@@ -14,7 +15,10 @@ pub mod steady;
 
 pub use collector::{Collector, IntervalData};
 pub use cpu::{OwnCpuTime, process_cpu};
-pub use driver::{Closed, Interval, Length, Measure, Outcome, Pace, RunPlan, Take, Warmup, Workload, drive};
+pub use driver::{
+    Closed, Interval, Length, Measure, NO_PROGRESS_LIMIT, Outcome, Pace, Progress, RunPlan, Take, Warmup,
+    Workload, drive,
+};
 pub use parts::Parts;
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};

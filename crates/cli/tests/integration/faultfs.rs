@@ -1,7 +1,8 @@
 //! A FUSE filesystem for the integrity tests: a passthrough over a backing directory that
 //! makes, through the kernel and on real files, the faults storbench's in-process fault engine
 //! makes: a write acknowledged but dropped, a write torn after some sectors, a write landing on
-//! the neighbouring block, a write failed with EIO, a read served from before the last write.
+//! the neighbouring block, a write failed with EIO, a read served from before the last write;
+//! and a file that fails every read and write (a device that died).
 //!
 //! Faults touch only whole-page requests on files whose name ends in `.mdf` (the integrity
 //! workload's data file), and only once the file has taken `arm_after` bytes of writes (its
@@ -42,6 +43,8 @@ pub enum Fault {
     /// A read of pages whose last write was already read back returns what they held before
     /// that write (a read served from a stale cache). Served once per write.
     StaleRead,
+    /// Every read and every write fails with EIO.
+    EioAll,
 }
 
 /// A fault made, and where.
@@ -221,8 +224,12 @@ impl FaultFs {
         if write && self.written.fetch_add(len, SeqCst) < self.arm_after {
             return None;
         }
-        let is_write_fault = fault != Fault::StaleRead;
-        if is_write_fault != write || self.written.load(SeqCst) < self.arm_after {
+        let applies = match fault {
+            Fault::StaleRead => !write,
+            Fault::EioAll => true,
+            _ => write,
+        };
+        if !applies || self.written.load(SeqCst) < self.arm_after {
             return None;
         }
         let n = self.eligible.fetch_add(1, SeqCst) + 1;
@@ -416,6 +423,12 @@ impl Filesystem for FaultFs {
         _lock_owner: Option<LockOwner>,
         reply: ReplyData,
     ) {
+        if self.rule.is_some_and(|(f, _)| f == Fault::EioAll)
+            && let Some(fault) = self.fault_for(ino, offset, u64::from(size), false)
+        {
+            self.log(fault, offset, u64::from(size));
+            return reply.error(errno(std::io::Error::from_raw_os_error(libc::EIO)));
+        }
         let mut buf = vec![0u8; size as usize];
         let read = self.with_file(fh, |f| {
             let mut done = 0;
@@ -475,7 +488,9 @@ impl Filesystem for FaultFs {
         let done = self.with_file(fh, |file| {
             match fault {
                 Some(Fault::DropWrite) => return Ok(()),
-                Some(Fault::EioWrite) => return Err(std::io::Error::from_raw_os_error(libc::EIO)),
+                Some(Fault::EioWrite | Fault::EioAll) => {
+                    return Err(std::io::Error::from_raw_os_error(libc::EIO));
+                }
                 _ => {}
             }
             self.remember(ino, file, offset, len);

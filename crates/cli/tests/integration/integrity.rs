@@ -376,3 +376,159 @@ fn a_block_device_needs_allow_device_holds_data_and_log_and_verifies_from_its_jo
     let err = refused(&mut run(&["--allow-device", "--journal-dir", other.to_str().unwrap()]), "ext4");
     assert!(err.contains("--force"), "{err}");
 }
+
+/// The bundle under `results` once it exists, and the rows its timeseries.csv has so far.
+fn rows_so_far(results: &Path) -> usize {
+    let Some(Ok(bundle)) = std::fs::read_dir(results).ok().and_then(|mut d| d.next()) else { return 0 };
+    std::fs::read_to_string(bundle.path().join("timeseries.csv"))
+        .map_or(0, |t| t.lines().count().saturating_sub(1))
+}
+
+/// `suspect_pages.csv` of the only bundle under `results`: its rows as column name -> value.
+fn suspect_rows(results: &Path) -> Vec<std::collections::BTreeMap<String, String>> {
+    let text = std::fs::read_to_string(crate::support::only_bundle(results).join("suspect_pages.csv"))
+        .expect("suspect_pages.csv in the bundle");
+    let mut lines = text.lines();
+    let header: Vec<String> = lines.next().expect("a header").split(',').map(String::from).collect();
+    assert_eq!(header, ["file", "page", "offset", "class", "count", "first_seen_s", "last_seen_s", "audit"]);
+    lines.map(|l| header.iter().cloned().zip(l.split(',').map(String::from)).collect()).collect()
+}
+
+#[test]
+fn pages_damaged_during_a_run_are_listed_once_left_as_found_and_verify_finds_them() {
+    use std::process::Stdio;
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    let child = std::process::Command::new(storbench().get_program())
+        .args(["integrity", "--target"])
+        .arg(&target)
+        .arg("--output-dir")
+        .arg(&results)
+        .args(SMALL)
+        .args(["--buffered", "--duration", "6s", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let began = std::time::Instant::now();
+    while rows_so_far(&results) < 2 {
+        assert!(began.elapsed().as_secs() < 60, "the run did not start");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // Garbage over 12 pages of the data file while the activities run, through the page cache
+    // the buffered run reads: a disk or a stray writer damaging them.
+    let damaged: Vec<u64> = (0..12).map(|i| 100 + i * 151).collect();
+    let data = std::fs::OpenOptions::new().write(true).open(target.join("storbench-integrity.mdf")).unwrap();
+    for &page in &damaged {
+        data.write_all_at(&[0x5Au8; 8192], page * 8192).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = crate::support::json(&out.stdout);
+    let r = &s["results"];
+    let rows = suspect_rows(&results);
+    assert!(!rows.is_empty(), "the damage was found: {r}");
+    let mut pages = Vec::new();
+    for row in &rows {
+        let page: u64 = row["page"].parse().unwrap();
+        assert!(row["file"] == "0" && damaged.contains(&page), "only damaged pages are listed: {row:?}");
+        assert_eq!((&row["class"][..], &row["audit"][..]), ("checksum", "found"), "{row:?}");
+        assert_eq!(row["offset"], (page * 8192).to_string());
+        pages.push(page);
+    }
+    let occurrences: u64 = rows.iter().map(|row| row["count"].parse::<u64>().unwrap()).sum();
+    assert_eq!(r["errors"]["checksum"], rows.len(), "each page once: {r}");
+    assert_eq!(r["occurrences"]["checksum"], occurrences, "{r}");
+    assert_eq!(r["audit_found"], rows.len(), "{r}");
+    let note = s["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|w| w.as_str())
+        .find(|w| w.contains("taken out of use"));
+    let note = note.unwrap_or_else(|| panic!("the summary says what became of them: {}", s["warnings"]));
+    assert!(note.contains("suspect_pages.csv") && note.contains("integrity verify --target"), "{note}");
+    // The pages stayed as they were found: verify, later, names each of them.
+    let verify =
+        storbench().args(["integrity", "verify", "--json", "--target"]).arg(&target).assert().code(1);
+    let v = stdout_json(&verify);
+    assert_eq!(v["errors"]["checksum"], rows.len(), "{v}");
+    let named: Vec<u64> =
+        v["first_errors"].as_array().unwrap().iter().map(|e| e["page"].as_u64().unwrap()).collect();
+    assert_eq!(named, pages, "{v}");
+}
+
+#[test]
+fn a_journal_cut_short_is_a_damaged_journal_for_verify_and_after_a_crash_not_storage_errors() {
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    integrity(&target, &results, &["--duration", "2s", "--keep"]).assert().success();
+    let journal = target.join("storbench-integrity.journal");
+    let whole = std::fs::read(&journal).unwrap();
+    // Cut to its header, and to its header and run identity (no reservation left).
+    for (cut, why) in [(8, "cut short after its header"), (32, "never reserved")] {
+        std::fs::write(&journal, &whole[..cut]).unwrap();
+        let mut verify = storbench();
+        verify.args(["integrity", "verify", "--json", "--target"]).arg(&target);
+        let err = refused(&mut verify, "is damaged");
+        assert!(err.contains(why) && err.contains(&journal.display().to_string()), "{cut}: {err}");
+        assert!(!err.contains("checksum"), "{cut}: no page is blamed: {err}");
+    }
+    // A crash whose journal lost everything after its identity: the cycle's audit says so.
+    let target2 = dir.path().join("t2");
+    let cut = format!(
+        "pkill -KILL -f -- '[-]-crash-writer --target {}'; sleep 0.2; truncate -s 32 {}",
+        target2.display(),
+        target2.join("storbench-integrity.journal").display()
+    );
+    let mut crash =
+        integrity(&target2, &dir.path().join("r2"), &["--crash-after", "1s", "--crash-cmd", &cut]);
+    let err = refused(&mut crash, "is damaged");
+    assert!(err.contains("never reserved") && err.contains("not blamed"), "{err}");
+}
+
+#[test]
+fn an_interrupted_run_says_interrupted_not_fail() {
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    let mut args = vec!["integrity", "--target", target.to_str().unwrap(), "--duration", "60s"];
+    args.extend(SMALL);
+    let s = crate::support::interrupt_when(&args, &results, &|| rows_so_far(&results) >= 2);
+    let r = &s["results"];
+    assert_eq!((&r["interrupted"], &r["pass"]), (&serde_json::json!(true), &serde_json::json!(false)), "{r}");
+    let log = std::fs::read_to_string(crate::support::only_bundle(&results).join("output.log")).unwrap();
+    // The result table, as the terminal shows it, is in the run's log.
+    let row = log.lines().skip_while(|l| !l.contains("total I/O time")).find(|l| l.contains("interrupted"));
+    assert!(row.is_some(), "{log}");
+    assert!(!log.contains("FAIL"), "{log}");
+}
+
+#[test]
+fn storage_that_fails_every_request_ends_the_run_as_failed_after_the_stated_limit() {
+    use crate::faultfs::Fault;
+    let dir = disk_tempdir();
+    let (backing, mnt) = (dir.path().join("backing"), dir.path().join("mnt"));
+    std::fs::create_dir_all(&backing).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    // Every read and write of the data file fails once its 16 MiB fill is written.
+    let Some(fs) = crate::faultfs::mount(&backing, &mnt, Some((Fault::EioAll, 1)), 16 << 20) else { return };
+    let results = dir.path().join("r");
+    let began = std::time::Instant::now();
+    let out =
+        integrity(&mnt.join("t"), &results, &["--duration", "60s", "--delay-threshold", "2s", "--json"])
+            .assert()
+            .code(1);
+    assert!(began.elapsed().as_secs() < 40, "ended at the limit, not the duration: {:?}", began.elapsed());
+    let s = stdout_json(&out);
+    assert_eq!(
+        (&s["complete"], &s["results"]["pass"]),
+        (&serde_json::json!(false), &serde_json::json!(false))
+    );
+    let warnings: Vec<&str> = s["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str()).collect();
+    let why = warnings.iter().find(|w| w.starts_with("nothing completed for"));
+    let why = why.unwrap_or_else(|| panic!("the reason is given: {warnings:?}"));
+    assert!(why.contains("the limit is 5 s") && why.contains("every I/O failed (read_errors"), "{why}");
+    assert!(s["phases"]["measured_s"].as_f64().unwrap() < 10.0, "{}", s["phases"]);
+    assert!(!fs.log.lock().unwrap().is_empty());
+    drop(fs);
+}

@@ -7,7 +7,7 @@
 use super::doc::{Block, Finding, Table, num, opt};
 use super::{ReportInput, plural};
 use crate::evaluation::Group;
-use crate::model::{IntegrityErrors, IntegrityResults, Results, Summary};
+use crate::model::{IntegrityErrors, IntegrityResults, IntegrityVerdict, Results, Summary};
 
 /// Each group's integrity runs: the group, and the results of its runs that have them.
 fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a IntegrityResults>)> {
@@ -40,24 +40,43 @@ pub(super) fn classes(e: &IntegrityErrors) -> String {
         .join(", ")
 }
 
+/// "3 damaged pages (2 lost_writes, 1 torn_pages)": each page once, by its class.
+fn damaged(e: &IntegrityErrors) -> String {
+    format!("{} damaged page{} ({})", e.total(), plural(e.total() as usize), classes(e))
+}
+
 fn sum_errors(results: &[&IntegrityResults]) -> IntegrityErrors {
     let mut all = IntegrityErrors::default();
     results.iter().for_each(|r| all.add(&r.errors));
     all
 }
 
-/// Why an integrity run did not pass, in a few words; None for another workload or a pass.
+/// Why an integrity run did not pass, in a few words; None for another workload, a pass or
+/// an interrupted run that found nothing.
 pub(super) fn failure(s: &Summary) -> Option<String> {
     let Results::Integrity(r) = &s.results else { return None };
     if r.errors.total() > 0 {
-        return Some(classes(&r.errors));
+        return Some(damaged(&r.errors));
     }
     match &r.audit {
-        _ if r.pass => None,
+        _ if r.verdict() != IntegrityVerdict::Fail => None,
         Some(a) if !a.complete => Some("the final audit was cut short".into()),
-        None => Some("no final audit".into()),
+        None => Some("no final audit (see the run's warnings)".into()),
         Some(_) => Some("see the run's warnings".into()),
     }
+}
+
+/// The verdict of a configuration's runs: FAIL when any run failed (damage found in any
+/// run fails the storage), interrupted when none failed and one was interrupted, else pass.
+fn verdict_of(results: &[&IntegrityResults]) -> IntegrityVerdict {
+    let verdicts = results.iter().map(|r| r.verdict());
+    verdicts.fold(IntegrityVerdict::Pass, |worst, v| match (worst, v) {
+        (IntegrityVerdict::Fail, _) | (_, IntegrityVerdict::Fail) => IntegrityVerdict::Fail,
+        (IntegrityVerdict::Interrupted, _) | (_, IntegrityVerdict::Interrupted) => {
+            IntegrityVerdict::Interrupted
+        }
+        _ => IntegrityVerdict::Pass,
+    })
 }
 
 /// Findings first in the list: any error fails the storage, delayed I/O is named.
@@ -71,9 +90,9 @@ pub(super) fn findings(input: &ReportInput) -> Vec<Finding> {
             out.push(Finding {
                 text: format!(
                     "FAILED: {place} lost or damaged data it acknowledged: {} in {failed} of {} run{} \
-                     (each error with its file, offset and page in the run's errors.jsonl). Do not \
-                     trust a database to this storage.",
-                    classes(&errors),
+                     (each page once in the run's suspect_pages.csv, every finding in its \
+                     errors.jsonl). Do not trust a database to this storage.",
+                    damaged(&errors),
                     results.len(),
                     plural(results.len())
                 ),
@@ -158,7 +177,6 @@ fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResul
         let Some(Results::Integrity(r)) = reported.map(|d| &d.summary.results) else { continue };
         let errors = sum_errors(results);
         let mib = |b: u64| b as f64 / f64::from(1 << 20);
-        let passed = errors.total() == 0 && results.iter().all(|r| r.pass);
         t.push(vec![
             g.configuration.to_string(),
             results.len().to_string(),
@@ -173,7 +191,7 @@ fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResul
             },
             r.audit.as_ref().map_or("—".into(), |a| a.pages_checked.to_string()),
             opt(r.audit.as_ref().map(|a| a.bytes_per_sec / 1e6), ""),
-            if passed { "pass".into() } else { "FAIL".into() },
+            verdict_of(results).as_str().into(),
         ]);
     }
     t

@@ -27,7 +27,7 @@ pub mod timeseries;
 
 use crate::disclosure::Disclosure;
 use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunStatus};
-use crate::model::{Results, Summary};
+use crate::model::{IntegrityVerdict, Results, Summary};
 use doc::Block;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
@@ -113,11 +113,18 @@ fn single_status(s: &Summary) -> RunStatus {
     if s.complete && s.failed_ios().is_some() {
         return RunStatus::Failed;
     }
+    if let Results::Integrity(i) = &s.results {
+        // Not complete is not interrupted: a run that failed is incomplete too.
+        return match i.verdict() {
+            IntegrityVerdict::Pass => RunStatus::Done,
+            IntegrityVerdict::Interrupted => RunStatus::Interrupted,
+            IntegrityVerdict::Fail => RunStatus::CheckFailed,
+        };
+    }
     let failed = match &s.results {
         Results::Io(io) => io.verify.mismatches > 0,
         Results::Mailbox(m) => !m.pass,
-        Results::Integrity(i) => !i.pass,
-        Results::Oltp(_) => false,
+        Results::Integrity(_) | Results::Oltp(_) => false,
     };
     match (s.complete, failed) {
         (false, _) => RunStatus::Interrupted,

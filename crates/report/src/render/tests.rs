@@ -342,7 +342,8 @@ fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configurat
     let first = findings.lines().find(|l| l.starts_with("- ")).unwrap();
     assert!(
         first.contains(
-            "FAILED: hdd on integrity lost or damaged data it acknowledged: 3 lost_writes in 1 of 3 runs"
+            "FAILED: hdd on integrity lost or damaged data it acknowledged: 3 damaged pages (3 lost_writes) \
+             in 1 of 3 runs"
         ),
         "{first}"
     );
@@ -367,7 +368,7 @@ fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configurat
     assert!(
         section.contains("activities of run integrity.hdd.r") && !section.contains("run integrity.hdd.r2")
     );
-    assert!(md.contains("| r2 | check failed: 3 lost_writes |"), "{md}");
+    assert!(md.contains("| r2 | check failed: 3 damaged pages (3 lost_writes) |"), "{md}");
 }
 
 #[test]
@@ -486,8 +487,8 @@ fn an_integrity_run_with_errors_is_flagged_first_and_its_check_failed() {
     let items: Vec<&str> = findings.lines().filter(|l| l.starts_with("- ")).collect();
     assert!(
         items[0].starts_with(
-            "- FAILED: lab1:/data on qualify lost or damaged data it acknowledged: 2 lost_writes, \
-             1 torn_pages in 1 of 1 run"
+            "- FAILED: lab1:/data on qualify lost or damaged data it acknowledged: 3 damaged pages \
+             (2 lost_writes, 1 torn_pages) in 1 of 1 run"
         ),
         "{findings}"
     );
@@ -496,11 +497,42 @@ fn an_integrity_run_with_errors_is_flagged_first_and_its_check_failed() {
             && items[1].contains("I/O requests taking longer than 15 seconds"),
         "{findings}"
     );
-    assert!(md.contains("| r1 | check failed: 2 lost_writes, 1 torn_pages | 200.0 |"), "{md}");
+    assert!(
+        md.contains("| r1 | check failed: 3 damaged pages (2 lost_writes, 1 torn_pages) | 200.0 |"),
+        "{md}"
+    );
     assert!(md.contains("| 3 (2 lost_writes, 1 torn_pages) | 128000 | 524.3 | FAIL |"), "{md}");
     let html = report_html(&input);
     assert!(html.contains("Integrity errors, throttled and delayed I/Os"), "{html}");
     assert!(html.contains("FAILED: lab1:/data on qualify"));
+}
+
+#[test]
+fn an_interrupted_integrity_run_that_found_nothing_is_interrupted_not_failed() {
+    let mut input = integrity_run(false);
+    let data = input.runs.values_mut().next().unwrap();
+    let Results::Integrity(r) = &mut data.summary.results else { unreachable!() };
+    (r.pass, r.interrupted, r.audit) = (false, true, None);
+    data.summary.complete = false;
+    let summary = data.summary.clone();
+    let input = ReportInput::single_run("20260101-qualify", RunData { summary, series: None }, None);
+    assert_eq!(input.evaluation.runs[0].status, RunStatus::Interrupted);
+    let md = report_markdown(&input);
+    assert!(md.contains("| r1 | interrupted | 200.0 |"), "{md}");
+    assert!(!md.contains("FAIL"), "{md}");
+    // The same run with damage found before the stop fails; a run that failed without damage
+    // (no progress, a damaged journal) fails too, though it is incomplete.
+    for (errors, interrupted) in [(1, true), (0, false)] {
+        let mut input = integrity_run(false);
+        let data = input.runs.values_mut().next().unwrap();
+        let Results::Integrity(r) = &mut data.summary.results else { unreachable!() };
+        (r.pass, r.interrupted, r.errors.checksum) = (false, interrupted, errors);
+        data.summary.complete = false;
+        let summary = data.summary.clone();
+        let input = ReportInput::single_run("20260101-qualify", RunData { summary, series: None }, None);
+        assert_eq!(input.evaluation.runs[0].status, RunStatus::CheckFailed, "{errors} {interrupted}");
+        assert!(report_markdown(&input).contains("| FAIL |"));
+    }
 }
 
 #[test]

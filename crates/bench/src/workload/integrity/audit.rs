@@ -2,7 +2,12 @@
 //! workload's files in order (O_DIRECT where the filesystem allows it, so the device is read
 //! and not the page cache, with a reader thread a few chunks ahead of the checks), judges each against the journal (`verdict::classify`, with no
 //! generation read before), and names each acknowledged page that lies past its file's end as
-//! a lost write. Counts errors by class and keeps the first error records.
+//! a lost write. Counts errors by class, lists every damaged page and keeps the first error
+//! records.
+//!
+//! A page holding a generation the journal never reserved cannot be storage's doing (a
+//! sector's seal binds its generation to its page): the journal is short or damaged, and the
+//! audit says so (`JournalError::Behind`) instead of blaming every such page on the storage.
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -11,7 +16,7 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::journal::Expected;
+use super::journal::{Expected, JournalError};
 use super::page::{PAGE, PageId, check_page};
 use super::verdict::{ErrorClass, ErrorRecord, Verdict, classify};
 use crate::engine::AlignedBuf;
@@ -39,8 +44,15 @@ pub struct AuditReport {
     /// The first errors found (at most `MAX_ERRORS_KEPT`), in file order and by offset within a
     /// file.
     pub first_errors: Vec<ErrorRecord>,
+    /// Every page found damaged and its class, in file and page order (the suspect pages).
+    #[serde(skip)]
+    pub damaged: Vec<(PageId, ErrorClass)>,
     /// False when a stop request ended the audit before every page was read.
     pub complete: bool,
+    /// Pages holding a generation the journal never reserved, and the first of them with its
+    /// generation (see the module docs).
+    #[serde(skip)]
+    pub(super) beyond_journal: (u64, Option<(PageId, u64)>),
 }
 
 impl AuditReport {
@@ -56,8 +68,23 @@ impl AuditReport {
 
     fn add(&mut self, record: ErrorRecord) {
         *self.errors_by_class.entry(record.class).or_default() += 1;
+        self.damaged.push((PageId { file: record.file, page: record.page }, record.class));
         if self.first_errors.len() < MAX_ERRORS_KEPT {
             self.first_errors.push(record);
+        }
+    }
+
+    /// Refuses the judgement when pages hold writes the journal never reserved.
+    fn check_journal(self, expected: &Expected) -> Result<AuditReport, JournalError> {
+        match self.beyond_journal {
+            (pages, Some((first, generation))) => Err(JournalError::Behind {
+                path: expected.path.clone(),
+                pages,
+                first,
+                generation,
+                limit: expected.issued_limit,
+            }),
+            _ => Ok(self),
         }
     }
 }
@@ -82,13 +109,14 @@ impl Region {
 
 /// Audits `files` against `expected`; `progress` gets (bytes read, bytes
 /// total) about five times a second and once at the end. A file that cannot be opened or sized
-/// is an error; a read that fails is a `read_errors` record of each page it failed on.
+/// is an error, and so is a journal shown short or damaged by the pages (`JournalError::Behind`);
+/// a read that fails is a `read_errors` record of each page it failed on.
 pub fn audit(
     files: &[Region],
     expected: &Expected,
     stop: &StopFlag,
     progress: &mut dyn FnMut(u64, u64),
-) -> crate::Result<AuditReport> {
+) -> Result<AuditReport, JournalError> {
     let opened = files.iter().map(DataFile::open).collect::<crate::Result<Vec<_>>>()?;
     let mut meter = Meter::new(opened.iter().map(|f| f.pages * PAGE as u64).sum(), progress);
     let mut report = AuditReport::default();
@@ -108,8 +136,9 @@ pub fn audit(
     report.complete = complete;
     // The readers' chunks arrive in any order: the records go in file and offset order.
     report.first_errors.sort_by_key(|e| (e.file, e.offset));
+    report.damaged.sort_unstable();
     meter.report();
-    Ok(report)
+    report.check_journal(expected)
 }
 
 /// One file of the workload, open for reading.
@@ -223,9 +252,19 @@ fn reread_pages(
 fn judge(id: PageId, page: &[u8], expected: &Expected, report: &mut AuditReport) {
     let checked = check_page(page, id);
     report.pages_checked += 1;
-    let verdict = classify(expected.acknowledged(id), checked, None, expected.issued_limit);
-    if let Verdict::Error { class, expected: generation } = verdict {
-        report.add(ErrorRecord::of_page(id, class, generation, &checked));
+    match classify(expected.acknowledged(id), checked, None, expected.issued_limit) {
+        Verdict::Fine => {}
+        Verdict::Error { class, expected: generation } => {
+            report.add(ErrorRecord::of_page(id, class, generation, &checked))
+        }
+        Verdict::NeverIssued { generation } => {
+            // The chunks arrive in any order: the first is the lowest page.
+            let (pages, first) = &mut report.beyond_journal;
+            *pages += 1;
+            if first.is_none_or(|(at, _)| id < at) {
+                *first = Some((id, generation));
+            }
+        }
     }
 }
 
@@ -429,6 +468,8 @@ mod tests {
         );
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["errors_by_class"]["torn_pages"], 1);
+        let damaged: Vec<_> = want.iter().map(|w| (PageId { file: w.1, page: w.2 }, w.0)).collect();
+        assert_eq!(report.damaged, damaged, "every damaged page, in file and page order");
     }
 
     #[test]
@@ -446,6 +487,30 @@ mod tests {
         let record = &report.first_errors[0];
         assert_eq!(record.expected, format!("generation {} or newer", set.generations(1, 30)[0]));
         assert_eq!(record.found, "past the end of the file (30 whole pages)");
+    }
+
+    #[test]
+    fn a_journal_cut_after_its_identity_is_a_damaged_journal_not_an_error_of_every_page() {
+        let set = healthy();
+        let journal = set.paths[0].with_file_name("journal");
+        let bytes = std::fs::read(&journal).unwrap();
+        // The header (8 bytes) and the identity record (24): no reservation, no acknowledgement.
+        std::fs::write(&journal, &bytes[..32]).unwrap();
+        let expected = Journal::load(&journal).unwrap();
+        let files = [Region::file(0, &set.paths[0]), Region::file(1, &set.paths[1])];
+        let err = audit(&files, &expected, &StopFlag::new(), &mut |_, _| {}).unwrap_err();
+        let written = WRITTEN.iter().sum::<u64>();
+        match &err {
+            JournalError::Behind { path, pages, first, limit, .. } => {
+                assert_eq!(
+                    (path, *pages, *first, *limit),
+                    (&journal, written, PageId { file: 0, page: 0 }, 0)
+                )
+            }
+            other => panic!("{other}"),
+        }
+        let text = err.to_string();
+        assert!(text.contains("is damaged") && text.contains("not blamed"), "{text}");
     }
 
     #[test]

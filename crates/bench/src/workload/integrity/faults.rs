@@ -447,6 +447,9 @@ mod tests {
                 Verdict::Error { class, expected } => {
                     Some(ErrorRecord::of_page(id, class, expected, &checked))
                 }
+                Verdict::NeverIssued { generation } => {
+                    panic!("{id}: generation {generation} was never issued")
+                }
             }
         }
 

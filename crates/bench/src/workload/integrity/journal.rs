@@ -27,6 +27,11 @@
 //! (records straddle sectors), or zeros where the filesystem extended the file but the data
 //! never arrived: `load` ignores such a tail (one bad record followed by nothing but zeros)
 //! and counts its bytes. A bad record followed by a good one is no crash's doing: `load` refuses the journal.
+//!
+//! A journal is damaged, never evidence against the data, when `load` finds it so (not a
+//! journal, a bad record before its end, no run identity: cut to its header) or when the audit
+//! finds pages holding generations it never reserved (cut short, or its writes lost): the
+//! errors say which journal and what is wrong (`JournalError::Damaged`, `JournalError::Behind`).
 
 use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
@@ -51,8 +56,17 @@ pub const MAX_RUN: u64 = 256;
 pub enum JournalError {
     #[error(transparent)]
     Io(#[from] crate::Error),
-    #[error("journal {path} does not match: {why} (at byte {offset})")]
-    Mismatch { path: PathBuf, offset: u64, why: &'static str },
+    #[error(
+        "the journal {path} is damaged: {why} (at byte {offset}); the data files cannot be checked against it"
+    )]
+    Damaged { path: PathBuf, offset: u64, why: &'static str },
+    #[error(
+        "the journal {path} is damaged: {pages} page(s) hold writes it never reserved (the first, {first}, \
+         holds generation {generation}; the journal reserves up to {limit}), so it was cut short or lost \
+         writes it had made durable. The data files cannot be checked against it and are not blamed; if \
+         the journal lies on the storage under test, that storage lost writes it acknowledged"
+    )]
+    Behind { path: PathBuf, pages: u64, first: PageId, generation: u64, limit: u64 },
 }
 
 pub type Result<T> = std::result::Result<T, JournalError>;
@@ -131,7 +145,7 @@ impl Journal {
     /// Reads the journal at `path`: what each page must hold.
     pub fn load(path: &Path) -> Result<Expected> {
         let bytes = std::fs::read(path).map_err(io_error("read", path))?;
-        let mismatch = |offset: usize, why| JournalError::Mismatch {
+        let mismatch = |offset: usize, why| JournalError::Damaged {
             path: path.to_path_buf(),
             offset: offset as u64,
             why,
@@ -153,6 +167,10 @@ impl Journal {
             at += RECORD;
         }
         expected.ignored_tail = (bytes.len() - at) as u64;
+        if expected.run_id.is_none() {
+            return Err(mismatch(HEADER, "it holds no run identity: cut short after its header"));
+        }
+        expected.path = path.to_path_buf();
         Ok(expected)
     }
 }
@@ -169,6 +187,8 @@ pub struct Expected {
     pub ignored_tail: u64,
     /// The run whose files this journal describes.
     pub run_id: Option<u64>,
+    /// Where the journal was read from, for the errors that name it.
+    pub path: PathBuf,
 }
 
 impl Expected {
@@ -340,11 +360,25 @@ mod tests {
             bad[at + 9] ^= 0x04;
             std::fs::write(&path, &bad).unwrap();
             match Journal::load(&path) {
-                Err(JournalError::Mismatch { offset, .. }) => {
+                Err(JournalError::Damaged { offset, .. }) => {
                     assert_eq!(offset, at as u64, "record {record}")
                 }
                 other => panic!("record {record}: {other:?}"),
             }
+        }
+    }
+
+    #[test]
+    fn a_journal_cut_to_its_header_is_damaged_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let (path, bytes) = written(dir.path(), 10);
+        for cut in [HEADER, HEADER + RECORD / 2] {
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let err = Journal::load(&path).unwrap_err();
+            assert!(matches!(err, JournalError::Damaged { offset, .. } if offset == HEADER as u64), "{err}");
+            let text = err.to_string();
+            assert!(text.contains("is damaged") && text.contains("cut short after its header"), "{text}");
+            assert!(text.contains(&path.display().to_string()), "names the journal: {text}");
         }
     }
 
@@ -358,11 +392,11 @@ mod tests {
         journal.sync().unwrap();
         let err = Journal::load(&path).unwrap_err();
         assert!(
-            matches!(err, JournalError::Mismatch { offset, .. } if offset == (HEADER + 2 * RECORD) as u64),
+            matches!(err, JournalError::Damaged { offset, .. } if offset == (HEADER + 2 * RECORD) as u64),
             "{err}"
         );
         std::fs::write(&path, b"not a journal at all").unwrap();
-        assert!(matches!(Journal::load(&path), Err(JournalError::Mismatch { offset: 0, .. })));
+        assert!(matches!(Journal::load(&path), Err(JournalError::Damaged { offset: 0, .. })));
     }
 
     #[test]

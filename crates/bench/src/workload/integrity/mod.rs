@@ -2,8 +2,9 @@
 //! acknowledged). So far its verification core: the self-checking 8 KiB page (`page`), the
 //! journal of acknowledged writes kept apart from the data (`journal`), the judgement of a
 //! page read against both, by error class (`verdict`), a seeded fault-injecting engine
-//! wrapper that proves the checker finds every class (`faults`), and the final audit pass that
-//! reads every page of the files against the journal (`audit`).
+//! wrapper that proves the checker finds every class (`faults`), the final audit pass that
+//! reads every page of the files against the journal (`audit`), and the suspect pages: every
+//! page found damaged, once, kept out of use as evidence (`suspects`).
 
 pub mod audit;
 pub mod faults;
@@ -15,6 +16,7 @@ pub mod run;
 #[cfg(test)]
 mod run_tests;
 pub mod state;
+pub mod suspects;
 pub mod verdict;
 mod worker;
 
@@ -25,4 +27,5 @@ pub use layout::{Layout, Manifest, Sizes};
 pub use page::{Checked, PAGE, PageId, SECTOR, SECTORS, check_page, write_page};
 pub use recorder::{Activity, IntegrityRecorder};
 pub use run::{IntegrityDetail, IntegrityInterval, IntegrityOutcome, IntegritySpec, create, run};
+pub use suspects::{AuditFinding, SuspectPage, Suspects};
 pub use verdict::{ErrorClass, ErrorRecord, Verdict, classify};

@@ -1,7 +1,8 @@
 //! One integrity run: create the files (the manifest first, the data file filled with first
 //! generations, the journal), start the activities and the syncer, drive them through the run
 //! lifecycle (`run::drive`, one-second intervals, no warm-up: an error counts whenever it
-//! happens), stop and sync, then audit every page against the journal.
+//! happens), stop and sync, then audit every page against the journal and add what it found
+//! to the suspect pages.
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::OpenOptionsExt;
@@ -13,15 +14,16 @@ use std::time::{Duration, Instant};
 
 use super::audit::{AuditReport, audit};
 use super::faults::{FaultPlan, FaultyEngine, InjectionLog};
-use super::journal::Journal;
+use super::journal::{Journal, JournalError};
 use super::layout::{Layout, Manifest, Sizes};
 use super::page::{PAGE, PageId, write_page};
 use super::recorder::{Activity, IntegrityRecorder};
 use super::state::{DirtyMap, Generations, PageState, PageTable};
+use super::suspects::SuspectPage;
 use super::worker::{Shared, Worker, WorkerOut, shape};
 use crate::engine::{AlignedBuf, EngineKind, open_files};
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, RunPlan, StopFlag, Take, Warmup,
+    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Progress, RunPlan, StopFlag, Take, Warmup,
 };
 use storbench_report::columns::integrity as col;
 
@@ -75,6 +77,13 @@ pub struct IntegrityDetail {
     /// Errors found after the last interval closed (the activities' last moments), which no
     /// interval's records hold.
     pub late_records: Vec<super::verdict::ErrorRecord>,
+    /// Every page found damaged (by the run's reads and the audit), once, by file and page.
+    pub suspects: Vec<SuspectPage>,
+    /// Shrinks that kept part or all of their increment because a damaged page lies in it.
+    pub shrinks_held: u64,
+    /// Why the final audit was not run, when the run was not stopped (a damaged journal, no
+    /// progress).
+    pub audit_failure: Option<String>,
     /// What the fault-injecting engines did, when the spec asked for faults.
     pub injections: Vec<InjectionLog>,
 }
@@ -283,7 +292,7 @@ pub fn run(
     // The activities have stopped: their last acknowledgements go into the journal too.
     let sync_failure = sync_failure
         .or_else(|| shared.sync_point().err().map(|e| format!("journalling acknowledged writes: {e}")));
-    let failures: Vec<String> = outs
+    let mut failures: Vec<String> = outs
         .iter()
         .filter_map(|o| o.failure.lock().unwrap_or_else(|p| p.into_inner()).clone())
         .chain(sync_failure)
@@ -296,12 +305,16 @@ pub fn run(
         data_final_bytes: manifest.data_pages_now * PAGE as u64,
         grows: shared.grows.load(Relaxed),
         shrinks: shared.shrinks.load(Relaxed),
+        shrinks_held: shared.shrinks_held.load(Relaxed),
         injections,
         ..Default::default()
     };
     // The recorders may hold the last moments' counts after the last interval: they belong to
     // the run's errors too.
     let mut out = driven;
+    // The driver ends a run only when nothing completed for its limit: an audit would wait
+    // on the same storage.
+    let no_progress = !out.failures.is_empty();
     let mut tail = IntegrityRecorder::default();
     for o in &outs {
         crate::run::IntervalData::merge(
@@ -311,17 +324,39 @@ pub fn run(
     }
     fold_errors(&mut out.totals, &out.all, &tail);
     detail.late_records = tail.records;
-    if !stop.is_stopped() {
-        let expected = Journal::load(&layout.journal()).map_err(journal_error)?;
-        detail.acknowledged = expected.acknowledgements;
-        let started = Instant::now();
-        let report = audit(&layout.regions(&spec.sizes), &expected, stop, on_audit)?;
-        detail.audit_s = started.elapsed().as_secs_f64();
-        detail.audit = Some(report);
+    if no_progress {
+        detail.audit_failure = Some("not run: the storage completed nothing at the run's end".into());
+    } else if !stop.is_stopped() {
+        match final_audit(spec, &layout, stop, on_audit) {
+            Ok((report, acknowledged, seconds)) => {
+                shared.suspects.audited(&report, shared.now_ns() as f64 / 1e9);
+                (detail.acknowledged, detail.audit_s, detail.audit) = (acknowledged, seconds, Some(report));
+            }
+            Err(JournalError::Io(e)) => return Err(e),
+            Err(damaged) => {
+                detail.audit_failure = Some("not judged: the journal is damaged".into());
+                failures.push(damaged.to_string());
+            }
+        }
     }
+    detail.suspects = shared.suspects.list();
     let mut out = out.with(detail);
     out.failed(failures);
     Ok(out)
+}
+
+/// Audits every page against the journal the run left: the report, the acknowledgements the
+/// journal holds and the audit's seconds.
+fn final_audit(
+    spec: &IntegritySpec,
+    layout: &Layout,
+    stop: &StopFlag,
+    on_audit: &mut dyn FnMut(u64, u64),
+) -> Result<(AuditReport, u64, f64), JournalError> {
+    let expected = Journal::load(&layout.journal())?;
+    let started = Instant::now();
+    let report = audit(&layout.regions(&spec.sizes), &expected, stop, on_audit)?;
+    Ok((report, expected.acknowledgements, started.elapsed().as_secs_f64()))
 }
 
 /// The errors of the whole run (warm-up and the last moments included) go into the totals.
@@ -333,6 +368,13 @@ fn fold_errors(totals: &mut IntegrityRecorder, all: &IntegrityRecorder, tail: &I
     for (t, x) in totals.activities.iter_mut().zip(&tail.activities) {
         t.merge(x);
     }
+}
+
+/// What the activities of a run on `created` would share (for tests of the shared state).
+#[cfg(test)]
+pub(super) fn shared_of(spec: &IntegritySpec, created: Created) -> Shared {
+    let Created { data, log, journal, .. } = created;
+    shared(spec, data, log, journal, Vec::new()).expect("shared state")
 }
 
 /// The activities: the users, then one of each other kind.
@@ -372,6 +414,8 @@ fn shared(
         log_pending: AtomicU64::new(0),
         grows: AtomicU64::new(0),
         shrinks: AtomicU64::new(0),
+        shrinks_held: AtomicU64::new(0),
+        suspects: Default::default(),
         shrink_every_ns: spec.shrink_every.as_nanos() as u64,
         last_shrink_ns: AtomicU64::new(0),
         outs,
@@ -486,6 +530,19 @@ impl crate::run::Workload for IntegrityWork {
     /// A failed activity or syncer ends the run.
     fn ended(&self) -> bool {
         self.shared.end.load(Relaxed)
+    }
+
+    /// Stuck when requests were made and none completed: every one failed, or none came back.
+    fn progress(&self, data: &IntegrityRecorder) -> Progress {
+        use super::verdict::ErrorClass::{ReadErrors, WriteErrors};
+        let failed =
+            [("read_errors", data.count_of(ReadErrors)), ("write_errors", data.count_of(WriteErrors))];
+        Progress::of_requests(crate::run::IntervalData::ops(data), failed, data.outstanding)
+    }
+
+    /// At least the delay threshold: an I/O is only late past it.
+    fn no_progress_limit(&self) -> Duration {
+        Duration::from_nanos(self.delay_ns).max(crate::run::NO_PROGRESS_LIMIT)
     }
 }
 

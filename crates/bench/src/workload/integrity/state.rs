@@ -1,8 +1,9 @@
 //! What the running workload knows of every page, shared by its activities without a lock:
 //! one word per page (its newest acknowledged generation, whether that generation was read
-//! back since, whether a failed write left it uncertain, and a busy bit that gives one
-//! activity the page for one request), the dirty pages the lazy writer has to write, and the
-//! run-wide generation sequence with its journal reservations.
+//! back since, whether a failed write left it uncertain, whether it was found damaged and
+//! taken out of use, and a busy bit that gives one activity the page for one request), the
+//! dirty pages the lazy writer has to write, and the run-wide generation sequence with its
+//! journal reservations.
 
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
@@ -16,7 +17,10 @@ const SEEN: u64 = 1 << 62;
 /// A write to the page failed: it may hold that write's generation, part of it, or the one
 /// before, so the next read takes what it finds.
 const UNCERTAIN: u64 = 1 << 61;
-const GENERATION: u64 = UNCERTAIN - 1;
+/// The page was found damaged: it stays busy for good, so no activity reads or writes it
+/// again and what the storage did to it stays for the audit and `integrity verify`.
+const SUSPECT: u64 = 1 << 60;
+const GENERATION: u64 = SUSPECT - 1;
 
 /// A page's state while its holder owns it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,19 +94,34 @@ impl PageTable {
         }
     }
 
-    /// Takes `page`, waiting while another holds it (a shrink cutting the file).
-    pub fn take_waiting(&self, page: u64) -> PageState {
+    /// Takes `page`, waiting while another holds it (a shrink cutting the file); None for a
+    /// page taken out of use, which is never given back.
+    pub fn take_waiting(&self, page: u64) -> Option<PageState> {
         loop {
             if let Some(state) = self.try_take(page) {
-                return state;
+                return Some(state);
+            }
+            if self.is_suspect(page) {
+                return None;
             }
             std::thread::yield_now();
         }
     }
 
+    /// Takes `page`, which its caller holds, out of use for good: found damaged, it is kept as
+    /// it was found (busy, so no activity takes it again).
+    pub fn quarantine(&self, page: u64) {
+        self.words[page as usize].fetch_or(SUSPECT | BUSY, Release);
+    }
+
+    /// Whether `page` was taken out of use as damaged.
+    pub fn is_suspect(&self, page: u64) -> bool {
+        self.words.get(page as usize).is_some_and(|w| w.load(Acquire) & SUSPECT != 0)
+    }
+
     /// Gives `page` back with its new state.
     pub fn release(&self, page: u64, state: PageState) {
-        self.words[page as usize].store(state.0 & !BUSY, Release);
+        self.words[page as usize].store(state.0 & !(BUSY | SUSPECT), Release);
     }
 
     /// The state of every page (for tests and the summary; pages being written show their
@@ -222,6 +241,22 @@ mod tests {
         table.take_run(0, 8, &mut states);
         assert_eq!(states.len(), 2, "stops at page 2, held by the run before");
         assert_eq!(table.try_take(8), None, "past the end");
+    }
+
+    #[test]
+    fn a_quarantined_page_is_never_taken_again_and_a_waiting_taker_gives_up_on_it() {
+        let table = PageTable::new(8);
+        let held = table.try_take(5).unwrap();
+        assert_eq!(held, PageState::UNWRITTEN);
+        table.quarantine(5);
+        assert!(table.is_suspect(5) && !table.is_suspect(4) && !table.is_suspect(99));
+        assert_eq!(table.try_take(5), None);
+        assert_eq!(table.take_waiting(5), None, "a shrink does not wait for it");
+        let mut states = Vec::new();
+        table.take_run(3, 4, &mut states);
+        assert_eq!(states.len(), 2, "a run stops before it");
+        table.release(4, PageState::written(9));
+        assert_eq!(table.take_waiting(4), Some(PageState::written(9)), "its neighbour is taken as ever");
     }
 
     #[test]

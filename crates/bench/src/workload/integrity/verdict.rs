@@ -17,7 +17,7 @@ pub enum ErrorClass {
     TornPages,
     /// An intact page holding another page's id.
     MisplacedPages,
-    /// Anything else: checksum mismatch, garbage, a generation never issued.
+    /// Anything else: checksum mismatch, garbage, (during a run) a generation never issued.
     Checksum,
     /// The kernel failed a read.
     ReadErrors,
@@ -36,14 +36,23 @@ pub enum Verdict {
         class: ErrorClass,
         expected: Option<u64>,
     },
+    /// A sector sealed for this page holds `generation`, above any the writer was allowed to
+    /// issue. Storage cannot make such a sector (its seal is a hash of the page and the
+    /// generation); the record of what was issued is short: a damaged journal, when the limit
+    /// came from one.
+    NeverIssued {
+        generation: u64,
+    },
 }
 
 impl Verdict {
-    /// The error class, None when the page is fine.
+    /// The error class, None when the page is fine; a generation never issued is a checksum
+    /// error where the limit is the writer's own (during a run).
     pub fn class(&self) -> Option<ErrorClass> {
         match self {
             Verdict::Fine => None,
             Verdict::Error { class, .. } => Some(*class),
+            Verdict::NeverIssued { .. } => Some(ErrorClass::Checksum),
         }
     }
 }
@@ -74,7 +83,7 @@ pub fn classify(
     // specific name.
     let read_back = newest_seen.filter(|&s| s >= acknowledged.unwrap_or(0));
     if newest > issued_limit {
-        error(ErrorClass::Checksum, acknowledged)
+        Verdict::NeverIssued { generation: newest }
     } else if read_back.is_some_and(|s| oldest < s) {
         error(if torn { ErrorClass::TornPages } else { ErrorClass::StaleReads }, read_back)
     } else if acknowledged.is_some_and(|a| oldest < a) {
@@ -174,7 +183,7 @@ mod tests {
         assert_eq!(old, Checked::Ok { generation: 7 });
         let lost = error(ErrorClass::LostWrites, 9);
         let stale = error(ErrorClass::StaleReads, 9);
-        let never_issued = error(ErrorClass::Checksum, 5);
+        let never_issued = Verdict::NeverIssued { generation: 7 };
         let cases = [
             (Some(9), None, LIMIT, lost, "acknowledged newer"),
             (Some(7), Some(9), LIMIT, stale, "read newer before"),

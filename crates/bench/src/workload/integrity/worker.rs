@@ -3,6 +3,8 @@
 //! request (one clock read per submit batch and one per reap batch), throttles its outstanding
 //! I/O when a request takes longer than the target duration, and hands its acknowledged writes
 //! to the syncer. Failed requests never count as I/O done: they are errors of their class.
+//! A page a read finds damaged is noted as a suspect page and taken out of use: no activity
+//! reads or writes it again and a shrink stops above it, so it stays as it was found.
 
 use std::fs::File;
 use std::os::fd::AsFd;
@@ -16,7 +18,8 @@ use super::layout::{DATA_ID, LOG_ID};
 use super::page::{Checked, PAGE, PageId, check_page, write_page};
 use super::recorder::{Activity, IntegrityRecorder};
 use super::state::{DirtyMap, Generations, PageState, PageTable};
-use super::verdict::{ErrorRecord, Verdict, classify};
+use super::suspects::Suspects;
+use super::verdict::{ErrorClass, ErrorRecord, Verdict, classify};
 use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::rng::{Rng, WorkerRng, below, between};
 
@@ -78,6 +81,11 @@ pub struct Shared {
     pub log_pending: AtomicU64,
     pub grows: AtomicU64,
     pub shrinks: AtomicU64,
+    /// Shrinks that stopped short of (or left out) the increment they were due to cut,
+    /// because a damaged page lies in it.
+    pub shrinks_held: AtomicU64,
+    /// Every page found damaged, once.
+    pub suspects: Suspects,
     /// At the maximum, the file shrinks at most this often (ns), and at the last shrink.
     pub shrink_every_ns: u64,
     pub last_shrink_ns: AtomicU64,
@@ -92,6 +100,11 @@ pub struct Shared {
 impl Shared {
     pub fn now_ns(&self) -> u64 {
         u64::try_from(self.start.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Notes `record` among the suspect pages, `now_ns` into the run.
+    fn suspect(&self, record: &ErrorRecord, now_ns: u64) {
+        self.suspects.note(record, now_ns as f64 / 1e9);
     }
 
     /// Makes every write acknowledged so far durable and journals it: the workers' acks are
@@ -137,14 +150,18 @@ impl Shared {
             self.grows.fetch_add(1, Relaxed);
             return Ok(());
         }
-        let new = pages.saturating_sub(self.growth_pages).max(self.initial_pages);
-        if new == pages {
+        let due = pages.saturating_sub(self.growth_pages).max(self.initial_pages);
+        if due == pages {
             return Ok(());
         }
-        self.data_pages.store(new, SeqCst);
-        for page in new..pages {
-            self.data.take_waiting(page);
-            self.dirty.clear(page);
+        self.data_pages.store(due, SeqCst);
+        let new = self.take_cut(due, pages);
+        if new > due {
+            self.shrinks_held.fetch_add(1, Relaxed);
+        }
+        if new == pages {
+            self.last_shrink_ns.store(self.now_ns(), Relaxed);
+            return Ok(());
         }
         self.sync_point().map_err(|e| e.to_string())?;
         self.journal
@@ -162,6 +179,26 @@ impl Shared {
         self.shrinks.fetch_add(1, Relaxed);
         self.last_shrink_ns.store(self.now_ns(), Relaxed);
         Ok(())
+    }
+
+    /// Takes the pages from `due` to `pages` for a cut (the data's end already at `due`), and
+    /// returns where the cut may go: `due`, or just above the last damaged page among them,
+    /// which the cut must not take away. Pages below that are given back, and the end is
+    /// moved back up to it.
+    fn take_cut(&self, due: u64, pages: u64) -> u64 {
+        let taken: Vec<Option<PageState>> = (due..pages).map(|page| self.data.take_waiting(page)).collect();
+        let keep = taken.iter().rposition(Option::is_none).map_or(0, |last| last + 1);
+        for (page, state) in (due..).zip(&taken[..keep]) {
+            if let Some(state) = state {
+                self.data.release(page, *state);
+            }
+        }
+        let new = due + keep as u64;
+        for page in new..pages {
+            self.dirty.clear(page);
+        }
+        self.data_pages.store(new, SeqCst);
+        new
     }
 }
 
@@ -371,7 +408,13 @@ impl Worker {
             self.shared.append_at.store(self.shared.initial_pages, SeqCst);
             return None;
         }
-        let first = self.take_data(at, len)?;
+        let Some(first) = self.take_data(at, len) else {
+            // A damaged page is never written again: inserts go on after it.
+            if self.shared.data.is_suspect(at) {
+                self.shared.append_at.store(at + 1, SeqCst);
+            }
+            return None;
+        };
         self.shared.append_at.store(first + self.states.len() as u64, SeqCst);
         Some(first)
     }
@@ -380,6 +423,12 @@ impl Worker {
     fn dirty_run(&mut self, hi: u64) -> Option<u64> {
         let end = self.shared.data_pages.load(SeqCst);
         let first = self.shared.dirty.next_dirty(self.lazy_cursor, end)?;
+        if self.shared.data.is_suspect(first) {
+            // Found damaged after it was dirtied: it stays as it is.
+            self.shared.dirty.clear(first);
+            self.lazy_cursor = first + 1;
+            return None;
+        }
         let mut len = 0;
         while len < hi && first + len < end && self.shared.dirty.is_dirty(first + len) {
             len += 1;
@@ -410,7 +459,8 @@ impl Worker {
         let pages = bytes.min(room).div_ceil(PAGE as u64);
         self.states.clear();
         for page in self.log.page..self.log.page + pages {
-            self.states.push(self.shared.log.take_waiting(page));
+            let state = self.shared.log.take_waiting(page).expect("log pages are never taken out of use");
+            self.states.push(state);
         }
         self.log.partial = bytes.min(room);
         Some(self.log.page)
@@ -448,7 +498,9 @@ impl Worker {
         let id = PageId { file: req.file, page: req.first };
         let table = if req.file == LOG_ID { &self.shared.log } else { &self.shared.data };
         if let Some(why) = c.failure(len) {
-            rec.error(ErrorRecord::of_failed_io(id, req.dir, why));
+            let record = ErrorRecord::of_failed_io(id, req.dir, why);
+            self.shared.suspect(&record, now);
+            rec.error(record);
             for (i, state) in req.states.iter().enumerate() {
                 let after = if req.dir == Dir::Write { state.after_failed_write() } else { *state };
                 table.release(req.first + i as u64, after);
@@ -474,7 +526,7 @@ impl Worker {
             Dir::Read => {
                 counters.reads.record(u64::from(len), latency);
                 counters.pages_checked += pages;
-                self.check_read(c.slot, &req, rec);
+                self.check_read(c.slot, &req, now, rec);
             }
         }
     }
@@ -498,8 +550,9 @@ impl Worker {
         }
     }
 
-    /// Checks every page a read returned; a user then dirties the run and commits a record.
-    fn check_read(&mut self, slot: u32, req: &InFlight, rec: &mut IntegrityRecorder) {
+    /// Checks every page a read returned (a damaged one is noted and taken out of use); a
+    /// user then dirties the run and commits a record.
+    fn check_read(&mut self, slot: u32, req: &InFlight, now: u64, rec: &mut IntegrityRecorder) {
         let limit = self.shared.gens.issued_limit();
         let buf = self.engine.buffer(slot);
         self.checked.clear();
@@ -516,19 +569,26 @@ impl Worker {
             let certain = !state.uncertain();
             let acknowledged = (certain && state.generation() > 0).then(|| state.generation());
             let seen = (certain && state.seen()).then(|| state.generation());
-            let after = match classify(acknowledged, checked, seen, limit) {
-                Verdict::Fine => match checked {
-                    Checked::Ok { generation } => PageState::read_back(generation),
-                    Checked::Unwritten => PageState::UNWRITTEN,
-                    _ => *state,
-                },
-                Verdict::Error { class, expected } => {
-                    fine = false;
-                    rec.error(ErrorRecord::of_page(id, class, expected, &checked));
-                    state.after_failed_write()
+            let (class, expected) = match classify(acknowledged, checked, seen, limit) {
+                Verdict::Fine => {
+                    let after = match checked {
+                        Checked::Ok { generation } => PageState::read_back(generation),
+                        Checked::Unwritten => PageState::UNWRITTEN,
+                        _ => *state,
+                    };
+                    self.shared.data.release(id.page, after);
+                    continue;
                 }
+                Verdict::Error { class, expected } => (class, expected),
+                // The writer's own limit: only garbage can show a generation past it.
+                Verdict::NeverIssued { .. } => (ErrorClass::Checksum, acknowledged),
             };
-            self.shared.data.release(id.page, after);
+            fine = false;
+            let record = ErrorRecord::of_page(id, class, expected, &checked);
+            self.shared.suspect(&record, now);
+            rec.error(record);
+            self.shared.data.quarantine(id.page);
+            self.shared.dirty.clear(id.page);
         }
         if fine && self.activity == Activity::Random && self.rng.next_u64() & 1 == 0 {
             for page in req.first..req.first + req.states.len() as u64 {

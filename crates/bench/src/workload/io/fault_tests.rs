@@ -22,6 +22,8 @@ pub(super) enum Fault {
     SlowerSince(Instant),
     /// Every write fails with this errno, as on a full or failing device.
     FailWrites(i32),
+    /// No request completes until this instant, as on a device that stopped answering.
+    HoldUntil(Instant),
 }
 
 /// Wraps a real engine and injects `fault`.
@@ -30,10 +32,12 @@ struct Faulty {
     fault: Fault,
     reads_in_flight: Vec<Option<u64>>,
     calls: u32,
+    /// Completions held back (`HoldUntil`).
+    held: Vec<Completion>,
 }
 
 pub(super) fn faulty(inner: Box<dyn IoEngine>, fault: Fault) -> Box<dyn IoEngine> {
-    Box::new(Faulty { inner, fault, reads_in_flight: vec![None; 256], calls: 0 })
+    Box::new(Faulty { inner, fault, reads_in_flight: vec![None; 256], calls: 0, held: Vec::new() })
 }
 
 impl IoEngine for Faulty {
@@ -63,6 +67,14 @@ impl IoEngine for Faulty {
         if matches!(self.fault, Fault::BreakAfter(n) if self.calls > n) {
             return Err(std::io::Error::from_raw_os_error(libc::EBADF));
         }
+        if let Fault::HoldUntil(until) = self.fault {
+            if Instant::now() < until {
+                self.inner.submit_and_reap(0, Some(Duration::ZERO), &mut self.held)?;
+                std::thread::sleep(timeout.unwrap_or(Duration::MAX).min(until - Instant::now()));
+                return Ok(());
+            }
+            out.append(&mut self.held);
+        }
         let first = out.len();
         self.inner.submit_and_reap(min, timeout, out)?;
         match self.fault {
@@ -84,7 +96,7 @@ impl IoEngine for Faulty {
                     }
                 }
             }
-            Fault::BreakAfter(_) => {}
+            Fault::BreakAfter(_) | Fault::HoldUntil(_) => {}
         }
         Ok(())
     }
@@ -243,4 +255,52 @@ fn failed_ios_in_the_warm_up_are_counted_outside_the_window() {
     assert_eq!(out.totals.write.ios, 0);
     assert!(out.totals.errors.total() > 0);
     assert!(out.detail.errors_outside_window > 0, "the warm-up's failures are not lost");
+}
+
+/// `spec(read_pct)` on the null engine, unverified, with `workers` workers for `secs` seconds.
+fn null_spec(read_pct: u8, workers: u32, secs: u64) -> IoSpec {
+    IoSpec {
+        verify: false,
+        engine: EngineKind::Null,
+        workers,
+        end: End::Time(Duration::from_secs(secs)),
+        ..spec(read_pct)
+    }
+}
+
+#[test]
+fn a_run_whose_every_io_fails_ends_as_failed_at_the_no_progress_limit_not_at_its_end() {
+    let spec = null_spec(0, 2, 60);
+    let began = Instant::now();
+    let out = run_faulty(&spec, None, Fault::FailWrites(libc::EIO), 2);
+    assert!(began.elapsed() < Duration::from_secs(15), "ended at the limit: {:?}", began.elapsed());
+    assert!(!out.complete);
+    assert_eq!(out.failures.len(), 1, "{:?}", out.failures);
+    let why = &out.failures[0];
+    assert!(
+        why.starts_with("nothing completed for 5.0 s (the limit is 5 s): every I/O failed (EIO "),
+        "{why}"
+    );
+    assert!(out.measured_s >= 5.0 && out.measured_s < 7.0, "{}", out.measured_s);
+    assert_eq!(out.totals.write.ios, 0);
+}
+
+#[test]
+fn a_device_that_stops_completing_ends_the_run_as_failed_with_its_ios_outstanding() {
+    let spec = null_spec(100, 1, 60);
+    // Nothing completes for 6.5 s: the rule fires at 5 s, and the workers end once their I/Os
+    // come back (as on Ctrl-C, they wait for what they have in flight).
+    let out = run_faulty(&spec, None, Fault::HoldUntil(Instant::now() + Duration::from_millis(6500)), 1);
+    assert!(!out.complete);
+    assert_eq!(out.failures.len(), 1, "{:?}", out.failures);
+    assert!(out.failures[0].contains("4 I/Os outstanding, none completed"), "{:?}", out.failures);
+    assert_eq!(out.totals.read.ios, 0);
+}
+
+#[test]
+fn a_run_where_one_worker_still_completes_io_is_not_stuck() {
+    let spec = null_spec(0, 2, 6);
+    let out = run_faulty(&spec, None, Fault::FailWrites(libc::EIO), 1);
+    assert!(out.complete && out.failures.is_empty(), "{:?}", out.failures);
+    assert!(out.totals.write.ios > 0 && out.totals.errors.total() > 0);
 }

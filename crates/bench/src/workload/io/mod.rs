@@ -27,15 +27,17 @@ use crate::engine::{self, IoEngine};
 use crate::metrics::LatencyHistogram;
 use crate::metrics::Recorder;
 use crate::run::{
-    Closed, Collector, HostSampler, Interval, Length, Measure, Outcome, Pace, RunPlan, StopFlag, Take, Warmup,
+    Closed, Collector, HostSampler, Interval, Length, Measure, Outcome, Pace, Progress, RunPlan, StopFlag,
+    Take, Warmup,
 };
 use std::collections::VecDeque;
 use std::fs::File;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, mpsc};
 use std::time::Instant;
 use storbench_report::columns::io as col;
 use storbench_report::{Mismatch, VerifyResult};
-use worker::{Msg, VerifyReport, Worker};
+use worker::{Link, Msg, VerifyReport, Worker};
 
 /// One finished interval as the caller sees it: its row for `timeseries.csv` and the merged
 /// counters (with histograms) it was computed from.
@@ -120,8 +122,8 @@ pub fn run_on(
             .into_iter()
             .enumerate()
             .map(|(id, engine)| {
-                let done = work.done.clone();
-                let w = Worker::new(id, spec, engine, schedule, start, tx.clone(), done);
+                let link = Link { done: work.done.clone(), outstanding: work.outstanding[id].clone() };
+                let w = Worker::new(id, spec, engine, schedule, start, tx.clone(), link);
                 let stop = stop.clone();
                 scope.spawn(move || w.run(&stop))
             })
@@ -188,8 +190,10 @@ struct IoWork {
     collector: Collector<Recorder>,
     complete: VecDeque<(u64, u64, Recorder)>,
     verify: Vec<VerifyReport>,
-    /// Tells the workers to end early: set when steady state is reached.
+    /// Tells the workers to end early: set when steady state is reached or nothing completes.
     done: StopFlag,
+    /// Each worker's I/Os in flight at its last interval boundary.
+    outstanding: Vec<Arc<AtomicU64>>,
 }
 
 impl IoWork {
@@ -200,6 +204,7 @@ impl IoWork {
             complete: VecDeque::new(),
             verify: Vec::new(),
             done: StopFlag::new(),
+            outstanding: (0..workers).map(|_| Arc::new(AtomicU64::new(0))).collect(),
         }
     }
 
@@ -248,6 +253,13 @@ impl crate::run::Workload for IoWork {
 
     fn wind_down(&mut self) {
         self.done.stop();
+    }
+
+    /// Stuck when no I/O completed: every one failed, or none came back.
+    fn progress(&self, data: &Recorder) -> Progress {
+        let outstanding = self.outstanding.iter().map(|o| o.load(Relaxed)).sum();
+        let failed = data.errors.by_kind.iter().map(|(kind, n)| (*kind, *n));
+        Progress::of_requests(data.ios(), failed, outstanding)
     }
 }
 

@@ -1,6 +1,7 @@
 //! One worker thread of the synthetic I/O job: keeps `iodepth` requests in flight on its own
 //! engine, times them (one clock read per submit batch and one per reap batch), and reports
-//! its counters at every interval boundary. Nothing here is shared with other workers.
+//! its counters at every interval boundary, with the I/Os it still has in flight then (for the
+//! run driver's no-progress rule). Nothing here is shared with other workers.
 
 use super::blocksize::BlockSizeMix;
 use super::offsets::OffsetGen;
@@ -10,6 +11,8 @@ use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
 use crate::rng::{WorkerRng, below};
 use crate::run::{IntervalClock, Schedule, StopFlag};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -91,8 +94,16 @@ pub struct Worker<'a> {
     writes: u64,
     tx: Sender<Msg>,
     completions: Vec<Completion>,
-    /// Set by the coordinator when the job is done before its planned end (steady state).
-    done: StopFlag,
+    link: Link,
+}
+
+/// What the coordinator and one worker share besides its messages.
+pub struct Link {
+    /// Set by the coordinator when the job is done before its planned end (steady state, no
+    /// progress); one flag for every worker.
+    pub done: StopFlag,
+    /// The worker's I/Os in flight at its last interval boundary, read by the coordinator.
+    pub outstanding: Arc<AtomicU64>,
 }
 
 impl<'a> Worker<'a> {
@@ -103,7 +114,7 @@ impl<'a> Worker<'a> {
         schedule: Schedule,
         start: Instant,
         tx: Sender<Msg>,
-        done: StopFlag,
+        link: Link,
     ) -> Self {
         let depth = if engine.capabilities().synchronous { 1 } else { spec.iodepth };
         let region = spec.worker_region(id as u32);
@@ -137,7 +148,7 @@ impl<'a> Worker<'a> {
             writes: 0,
             tx,
             completions: Vec::with_capacity(depth as usize),
-            done,
+            link,
         }
     }
 
@@ -166,7 +177,7 @@ impl<'a> Worker<'a> {
         let mut now = self.now();
         loop {
             let ending = stop.is_stopped()
-                || self.done.is_stopped()
+                || self.link.done.is_stopped()
                 || end_ns.is_some_and(|e| now >= e)
                 || self.budget == Some(0);
             if !ending {
@@ -325,6 +336,7 @@ impl<'a> Worker<'a> {
 
     /// Sends the current interval as ending at `end_ns` and starts the next.
     fn flush(&mut self, end_ns: u64) {
+        self.link.outstanding.store((self.slots.len() - self.free.len()) as u64, Relaxed);
         let data = Box::new(std::mem::take(&mut self.interval));
         let msg = Msg::Interval { worker: self.id, index: self.clock.index(), end_ns, data };
         let _ = self.tx.send(msg);

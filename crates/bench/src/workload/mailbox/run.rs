@@ -13,7 +13,8 @@ use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
 use crate::metrics::DirectionCounters;
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
+    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, Progress, RunPlan, StopFlag, Take,
+    Warmup,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -276,6 +277,15 @@ impl crate::run::Workload for MailboxWork {
             .is_some_and(|l| self.shared.iter().all(|s| s.log_files_done.load(Relaxed) >= u64::from(l)));
         limit_reached || self.shared.iter().any(|s| s.finished.load(Relaxed))
     }
+
+    /// Stuck when no I/O of any stream completed: every one failed, or none came back.
+    fn progress(&self, data: &Self::Data) -> Progress {
+        let t = &data.total;
+        let completed = [&t.db_reads, &t.db_writes, &t.log_writes, &t.bdm_reads, &t.log_creates];
+        let completed = completed.iter().map(|c| c.ios).sum();
+        let outstanding = self.shared.iter().map(|s| s.in_flight.load(Relaxed)).sum();
+        Progress::of_requests(completed, t.errors.by_kind.iter().map(|(kind, n)| (*kind, *n)), outstanding)
+    }
 }
 
 /// The last five seconds' read latencies all lie within 20 % of their mean (seconds without
@@ -352,5 +362,33 @@ mod steady_tests {
         assert!(s(&[9.0, 5.0, 5.2, 4.8, 5.1, 5.0]));
         assert!(!s(&[5.0, 5.0, 8.0, 5.0, 5.0]));
         assert!(is_steady(&[None; 5]));
+    }
+}
+
+#[cfg(test)]
+mod progress_tests {
+    use super::*;
+    use crate::run::Workload;
+
+    #[test]
+    fn a_second_with_no_completed_io_is_stuck_when_ios_failed_or_waited_and_idle_otherwise() {
+        let shared: Vec<Arc<InstanceShared>> = (0..2).map(|_| Arc::default()).collect();
+        let work = MailboxWork::new(&super::super::tests::spec(Preset::V2007, 2, 1), shared.clone());
+        let second = |f: &dyn Fn(&mut MailboxRecorder)| {
+            let mut parts = vec![MailboxRecorder::default(), MailboxRecorder::default()];
+            f(&mut parts[1]);
+            Parts::new(parts)
+        };
+        assert_eq!(work.progress(&second(&|_| {})), Progress::Idle);
+        let log_only = second(&|r| r.log_writes.record(4096, 1000));
+        assert_eq!(work.progress(&log_only), Progress::Working, "a log write is progress too");
+        let failed = second(&|r| {
+            r.errors.count("EIO");
+            r.errors.count("EIO");
+        });
+        assert_eq!(work.progress(&failed), Progress::Stuck("every I/O failed (EIO 2)".into()));
+        shared[0].in_flight.store(3, Relaxed);
+        let waited = work.progress(&second(&|_| {}));
+        assert_eq!(waited, Progress::Stuck("3 I/Os outstanding, none completed".into()));
     }
 }

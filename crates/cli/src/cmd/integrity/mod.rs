@@ -1,6 +1,8 @@
 //! `storbench integrity`: validate, create the files (with a fill bar), run the activities into
 //! a bundle (per-second lines, errors.jsonl, delayed I/Os named as they happen), audit every
-//! page, show the result; `integrity verify` checks kept files against their journal.
+//! page, write the suspect pages (suspect_pages.csv), show the result; keep the files when
+//! they hold damage (as evidence) or the run failed; `integrity verify` checks kept files
+//! against their journal.
 //!
 //! - `validate`: options into the library's `IntegritySpec`, every refusal before a write.
 //! - `summary`: the summary's `IntegrityResults` from the outcome.
@@ -96,10 +98,8 @@ fn measure_locked(
         return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
     }
     let result = measure_run(a, spec, created, given, stop);
-    // A run of its own keeps files with errors for inspection; in an evaluation the bundle's
-    // errors.jsonl says what was wrong, and the next repetition needs the place.
-    let errors = result.as_ref().is_ok_and(|m| !passed(&m.summary));
-    if a.keep || (errors && given.is_none() && !stop.is_stopped()) {
+    let keep = result.as_ref().is_ok_and(|m| keeps_files(a, given, stop, &m.summary));
+    if keep {
         say!(
             "files kept in {} (check them with `storbench integrity verify --target {}`)",
             spec.dir.display(),
@@ -121,6 +121,46 @@ fn measure_locked(
 
 fn passed(s: &Summary) -> bool {
     s.complete && matches!(&s.results, Results::Integrity(r) if r.pass)
+}
+
+/// Whether the run's files stay: when asked (--keep), or in a run of its own when they hold
+/// damage (evidence, kept even when the run was interrupted) or the run failed (for
+/// inspection). In an evaluation the bundle's suspect_pages.csv and errors.jsonl say what was
+/// wrong, and the next repetition needs the place.
+fn keeps_files(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag, s: &Summary) -> bool {
+    let damaged = matches!(&s.results, Results::Integrity(r) if r.errors.total() > 0);
+    a.keep || (given.is_none() && (damaged || (!passed(s) && !stop.is_stopped())))
+}
+
+/// What the summary says of the damaged pages: that they were left as found, where the list
+/// is, and whether `integrity verify` can still find them.
+fn damage_note(r: &storbench_report::IntegrityResults, kept: bool, target: &Path) -> Option<String> {
+    let pages = r.errors.total();
+    if pages == 0 {
+        return None;
+    }
+    let head = format!(
+        "{pages} damaged page(s), found {} time(s), were taken out of use and left as found; \
+         suspect_pages.csv in the bundle lists each with its class, count and when it was first and last seen",
+        r.occurrences.total()
+    );
+    let verify = format!("`storbench integrity verify --target {}`", target.display());
+    let tail = match (kept, r.audit_found) {
+        (false, _) => {
+            "; the files were removed for the next run (keep = true keeps them for `integrity verify`)"
+                .to_string()
+        }
+        (true, None) => format!("; the final audit did not run: {verify} checks the kept files"),
+        (true, Some(found)) if found == pages => {
+            format!("; the final audit found every one again, and {verify} finds them in the kept files")
+        }
+        (true, Some(found)) => format!(
+            "; the final audit found {found} of them again, and {verify} finds those in the kept files \
+             (the other {} read back intact: damage seen in flight, not on the medium)",
+            pages - found
+        ),
+    };
+    Some(head + &tail)
 }
 
 fn measure_run(
@@ -172,14 +212,45 @@ fn measure_run(
         if let Some(audit) = &outcome.detail.audit {
             errors.write(&audit.first_errors);
         }
+        let mut suspects = BundleFile::new(rec.bundle.dir().join(SUSPECT_PAGES));
+        suspects.append(&suspect_csv(&outcome.detail.suspects));
         let t = outcome.totals.total();
         rec.bundle.totals(
             outcome.warmup_s,
             outcome.measured_s,
             &[("io", &t.reads.latency), ("io_write", &t.writes.latency)],
         );
-        Ok(summary::finish(first, spec, &outcome, &jiff::Timestamp::now().to_string()))
+        let ended_at = jiff::Timestamp::now().to_string();
+        let mut s = summary::finish(first, spec, &outcome, stop.is_stopped(), &ended_at);
+        let kept = keeps_files(a, given, stop, &s);
+        if let Results::Integrity(r) = &s.results {
+            s.warnings.extend(damage_note(r, kept, &spec.dir));
+        }
+        s.warnings.extend(suspects.failure);
+        Ok(s)
     })
+}
+
+/// The bundle's list of damaged pages.
+const SUSPECT_PAGES: &str = "suspect_pages.csv";
+
+/// `suspect_pages.csv`: a header, then one row per damaged page (as SQL Server's
+/// msdb.dbo.suspect_pages): `file` (0 data, 1 log), `page`, `offset` (bytes into its file),
+/// `class` (as the summary's `errors`), `count` (times found), `first_seen_s` and
+/// `last_seen_s` (seconds since the activities started; the audit's findings at its end),
+/// `audit` (`found` again, read back `intact`, or `not_audited`).
+fn suspect_csv(pages: &[integ::SuspectPage]) -> String {
+    let name = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
+    let mut text = String::from("file,page,offset,class,count,first_seen_s,last_seen_s,audit\n");
+    for p in pages {
+        let class = name(serde_json::to_value(p.class).expect("a class serializes"));
+        let audit = name(serde_json::to_value(p.audit).expect("a finding serializes"));
+        text.push_str(&format!(
+            "{},{},{},{class},{},{:.3},{:.3},{audit}\n",
+            p.file, p.page, p.offset, p.count, p.first_seen_s, p.last_seen_s
+        ));
+    }
+    text
 }
 
 /// Crash cycles into their bundle: the summary holds the cycles' figures and errors.
@@ -193,7 +264,11 @@ fn measure_crashes(
     into_bundle(a, spec, "integrity-crash", given, |_, first, errors| {
         let plan = crash::Plan::of(a, after);
         let c = crash::run_cycles(spec, &plan, errors, stop)?;
-        Ok(crash::judged(summary::crashed(first, &c, &jiff::Timestamp::now().to_string()), &c, &plan))
+        let mut s = summary::crashed(first, &c, &jiff::Timestamp::now().to_string());
+        if let Results::Integrity(r) = &mut s.results {
+            r.interrupted = stop.is_stopped();
+        }
+        Ok(crash::judged(s, &c, &plan))
     })
 }
 
@@ -227,39 +302,47 @@ fn into_bundle(
     })
 }
 
-/// `errors.jsonl`: one JSON object per error (class, file, offset, page, expected, found),
-/// written as the run finds them, so a killed run keeps them.
-struct ErrorFile {
+/// `errors.jsonl`: one JSON object per error found (class, file, offset, page, expected,
+/// found), written as the run finds them, so a killed run keeps them.
+type ErrorFile = BundleFile;
+
+/// A file of the bundle written as the run goes, appended to; a write that fails is said once
+/// in the summary's warnings (`failure`), and the run goes on.
+struct BundleFile {
     path: std::path::PathBuf,
     file: Option<std::fs::File>,
     failure: Option<String>,
 }
 
-impl ErrorFile {
-    fn new(path: std::path::PathBuf) -> ErrorFile {
-        ErrorFile { path, file: None, failure: None }
+impl BundleFile {
+    fn new(path: std::path::PathBuf) -> BundleFile {
+        BundleFile { path, file: None, failure: None }
     }
 
+    /// Appends one line per error record (errors.jsonl).
     fn write(&mut self, records: &[integ::ErrorRecord]) {
-        if records.is_empty() || self.failure.is_some() {
+        let mut text = String::new();
+        for r in records {
+            text.push_str(&serde_json::to_string(r).expect("an error record serializes"));
+            text.push('\n');
+        }
+        self.append(&text);
+    }
+
+    fn append(&mut self, text: &str) {
+        if text.is_empty() || self.failure.is_some() {
             return;
         }
         let result = (|| -> std::io::Result<()> {
             if self.file.is_none() {
                 self.file = Some(std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?);
             }
-            let file = self.file.as_mut().expect("opened");
-            let mut text = String::new();
-            for r in records {
-                text.push_str(&serde_json::to_string(r).expect("an error record serializes"));
-                text.push('\n');
-            }
-            file.write_all(text.as_bytes())
+            self.file.as_mut().expect("opened").write_all(text.as_bytes())
         })();
         if let Err(e) = result {
-            self.failure = Some(format!(
-                "errors.jsonl could not be written ({e}); the counts in the summary are complete"
-            ));
+            let name = self.path.file_name().unwrap_or_default().to_string_lossy();
+            self.failure =
+                Some(format!("{name} could not be written ({e}); the counts in the summary are complete"));
         }
     }
 }

@@ -1,9 +1,10 @@
 //! The summary of an integrity run: what was asked (parameters), and from the outcome the
-//! figures of `IntegrityResults` (errors by class over the run and the audit together, per
-//! activity I/O, total I/O time, throttling, delayed I/Os).
+//! figures of `IntegrityResults` (damaged pages by class, each once, and every occurrence,
+//! over the run and the audit together; per activity I/O, total I/O time, throttling, delayed
+//! I/Os), and whether it passed, failed or was interrupted.
 
 use storbench_bench::workload::integrity::{
-    Activity, AuditReport, ErrorClass, IntegrityOutcome, IntegrityRecorder, IntegritySpec, PAGE,
+    Activity, AuditFinding, AuditReport, ErrorClass, IntegrityOutcome, IntegrityRecorder, IntegritySpec, PAGE,
 };
 use storbench_report::{
     AuditResult, CpuUsage, DeviceInfo, IntegrityActivity, IntegrityErrors, IntegrityResults, Phases, Results,
@@ -58,18 +59,31 @@ fn parameters(spec: &IntegritySpec) -> serde_json::Value {
     })
 }
 
-/// The finished summary.
-pub fn finish(mut s: Summary, spec: &IntegritySpec, out: &IntegrityOutcome, ended_at: &str) -> Summary {
+/// The finished summary of a run that a stop request ended when `interrupted`.
+pub fn finish(
+    mut s: Summary,
+    spec: &IntegritySpec,
+    out: &IntegrityOutcome,
+    interrupted: bool,
+    ended_at: &str,
+) -> Summary {
     let t = &out.totals;
     let all = t.total();
     let secs = out.measured_s.max(1e-9);
-    let mut errors = errors_of_run(t);
+    let suspects = &out.detail.suspects;
+    let errors = by_class(|c| suspects.iter().filter(|p| p.class == c).count() as u64);
+    let mut occurrences = errors_of_run(t);
     if let Some(a) = &out.detail.audit {
-        errors.add(&errors_of_audit(a));
+        occurrences.add(&errors_of_audit(a));
     }
     let audited = out.detail.audit.as_ref().is_some_and(|a| a.complete);
+    let found_again = suspects.iter().filter(|p| p.audit == AuditFinding::Found).count();
     let r = IntegrityResults {
         pass: errors.total() == 0 && audited && out.failures.is_empty(),
+        interrupted,
+        occurrences,
+        audit_found: audited.then_some(found_again as u64),
+        shrinks_held: out.detail.shrinks_held,
         ios: all.ios(),
         iops: all.ios() as f64 / secs,
         bytes: all.reads.bytes + all.writes.bytes,
@@ -106,8 +120,20 @@ pub fn finish(mut s: Summary, spec: &IntegritySpec, out: &IntegrityOutcome, ende
     };
     s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
-    if out.detail.audit.is_none() {
-        s.warnings.push("the run was stopped before the final audit; not every page was checked".into());
+    match (&out.detail.audit, &out.detail.audit_failure) {
+        (Some(_), _) => {}
+        (None, Some(why)) => {
+            s.warnings.push(format!("the final audit was {why}; not every page was checked"))
+        }
+        (None, None) => {
+            s.warnings.push("the run was stopped before the final audit; not every page was checked".into())
+        }
+    }
+    if out.detail.shrinks_held > 0 {
+        s.warnings.push(format!(
+            "{} shrink(s) of the data file stopped above a damaged page, which stays for the audit",
+            out.detail.shrinks_held
+        ));
     }
     s.results = Results::Integrity(r);
     s

@@ -1,6 +1,8 @@
 //! `storbench integrity verify`: the kept files against their journal, with the same error
-//! classes as a run; exit 1 on any error, 2 when the files and the journal do not belong
-//! together.
+//! classes as a run (a run's damaged pages were left as found, so verify finds them again);
+//! exit 1 on any error, 2 when the files and the journal do not belong together or the
+//! journal is damaged (cut short, a bad record, pages holding writes it never reserved), which
+//! is never blamed on the data.
 
 use super::Ending;
 use crate::args::IntegrityVerifyArgs;

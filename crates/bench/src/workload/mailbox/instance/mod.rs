@@ -88,6 +88,8 @@ pub struct InstanceShared {
     pub log_files_done: AtomicU64,
     /// Set by the instance when it has stopped, for whatever reason.
     pub finished: AtomicBool,
+    /// Requests in flight after the instance's last wait (the run's no-progress rule).
+    pub in_flight: AtomicU64,
 }
 
 /// How an instance ended.
@@ -347,6 +349,7 @@ impl Instance {
             self.failure = Some(format!("the engine failed: {e}"));
             return;
         }
+        self.shared.in_flight.store(u64::from(self.in_flight), Relaxed);
         if done.is_empty() {
             return;
         }
