@@ -159,7 +159,7 @@ fn a_plan_runs_the_integrity_stress_on_each_configuration_into_one_evaluation() 
 fn crash_cycles_find_every_acknowledged_write_and_a_crash_that_loses_one_fails() {
     let dir = disk_tempdir();
     let (target, results) = (dir.path().join("t"), dir.path().join("r"));
-    let out = integrity(&target, &results, &["--crash-after", "1500ms", "--crash-cycles", "2", "--json"])
+    let out = integrity(&target, &results, &["--crash-after", "3s", "--crash-cycles", "2", "--json"])
         .assert()
         .success();
     let crash = &stdout_json(&out)["results"]["crash"];

@@ -20,7 +20,11 @@ fn empty(dir: &Path) -> bool {
 #[test]
 fn mailbox_sizes_that_would_wrap_or_exceed_memory_are_refused_before_anything_is_created() {
     let dir = tempfile::tempdir().unwrap();
-    refused(mailbox(dir.path()).args(["--mailboxes", "2", "--mailbox-size", "8EB"]), "beyond any storage");
+    refused(mailbox(dir.path()).args(["--mailboxes", "32", "--mailbox-size", "1EiB"]), "beyond any storage");
+    refused(
+        mailbox(dir.path()).args(["--mailboxes", "2", "--mailbox-size", "8EB"]),
+        "larger than any storage",
+    );
     for cache in ["64TB", "1PB"] {
         let err = refused(
             mailbox(dir.path()).args(["--mailboxes", "2", "--mailbox-size", "1MB", "--cache-size", cache]),

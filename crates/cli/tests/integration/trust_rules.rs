@@ -224,3 +224,34 @@ fn control_characters_in_a_plan_or_a_run_name_are_refused_and_in_a_path_shown_es
     let raw = [&out.get_output().stderr[..], &out.get_output().stdout[..]].concat();
     assert!(!raw.contains(&0x1b) && !raw.contains(&0x07), "a raw control character reached the terminal");
 }
+
+#[test]
+fn a_dangling_link_at_an_integrity_files_name_is_refused_and_survives_the_clean_up() {
+    let dir = disk_tempdir();
+    let link = dir.path().join("storbench-integrity.mdf");
+    symlink(dir.path().join("nowhere.mdf"), &link).unwrap();
+    let mut cmd = storbench();
+    cmd.args(["integrity", "--duration", "2s", "--target"]).arg(dir.path());
+    cmd.args(crate::integrity::SMALL).arg("--output-dir").arg(dir.path().join("results"));
+    refused(&mut cmd, "storbench-integrity.mdf already exists");
+    assert!(link.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()), "the user's link was removed");
+    assert!(!dir.path().join("nowhere.mdf").exists(), "the link was followed");
+    assert!(!dir.path().join("storbench-integrity.json").exists(), "a manifest was made");
+}
+
+#[test]
+fn integrity_verify_refuses_a_fifo_journal_at_once() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let mut keep = storbench();
+    keep.args(["integrity", "--duration", "1s", "--keep", "--target"]).arg(dir.path());
+    keep.args(crate::integrity::SMALL).arg("--output-dir").arg(&results).assert().success();
+    let journal = dir.path().join("storbench-integrity.journal");
+    std::fs::remove_file(&journal).unwrap();
+    mkfifo(&journal);
+    let started = Instant::now();
+    let mut verify = storbench();
+    verify.args(["integrity", "verify", "--target"]).arg(dir.path()).timeout(Duration::from_secs(20));
+    refused(&mut verify, "storbench-integrity.journal is a FIFO, not a regular file");
+    assert!(started.elapsed() < Duration::from_secs(10), "verify waited on the FIFO");
+}

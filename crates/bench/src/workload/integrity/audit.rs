@@ -155,13 +155,26 @@ impl DataFile {
     /// Opens `path` with O_DIRECT, or buffered where the filesystem refuses it (tmpfs).
     fn open(region: &Region) -> crate::Result<DataFile> {
         let (id, path) = (region.id, region.path.as_path());
-        use std::os::unix::fs::OpenOptionsExt;
         let failed = |op| move |source| crate::Error::Io { op, path: path.to_path_buf(), source };
-        let direct = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(path);
-        let file = match direct {
+        // A region on a device is the device; in a directory, a regular file (a FIFO or a link
+        // put in its place is refused, never waited on or followed).
+        let open = |how| match region.pages {
+            Some(_)
+                if crate::files::entry(path)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|e| e.kind == crate::files::Kind::BlockDevice) =>
+            {
+                crate::files::open_device(path, how)
+            }
+            _ => crate::files::open(path, how),
+        };
+        let file = match open(crate::files::How::READ.direct(true)) {
             Ok(f) => f,
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => File::open(path).map_err(failed("open"))?,
-            Err(e) => return Err(failed("open")(e)),
+            Err(e) if e.os_error() == Some(libc::EINVAL) => {
+                open(crate::files::How::READ).map_err(|e| failed("open")(e.into()))?
+            }
+            Err(e) => return Err(failed("open")(e.into())),
         };
         let len = file.metadata().map_err(failed("stat"))?.len();
         let pages = region.pages.unwrap_or(len / PAGE as u64);

@@ -34,7 +34,7 @@
 //! errors say which journal and what is wrong (`JournalError::Damaged`, `JournalError::Behind`).
 
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -72,6 +72,10 @@ pub enum JournalError {
 pub type Result<T> = std::result::Result<T, JournalError>;
 
 /// The writer's side: appends records to a new journal file.
+/// The largest journal read back: far past a year of a run's acknowledgements (a record
+/// covers up to 256 pages), and a bound on the memory a damaged or foreign file can ask for.
+const JOURNAL_LIMIT: u64 = 64 << 30;
+
 pub struct Journal {
     out: BufWriter<File>,
     path: PathBuf,
@@ -82,8 +86,8 @@ impl Journal {
     /// a journal is never checked against another run's files); refuses a path that exists,
     /// so a kept journal is never overwritten.
     pub fn create(path: &Path, run_id: u64) -> Result<Journal> {
-        let file =
-            OpenOptions::new().write(true).create_new(true).open(path).map_err(io_error("create", path))?;
+        let file = crate::files::create(path, crate::files::How::WRITE)
+            .map_err(|e| io_error("create", path)(e.into()))?;
         let mut journal =
             Journal { out: BufWriter::with_capacity(64 * 1024, file), path: path.to_path_buf() };
         let mut header = [0u8; HEADER];
@@ -144,7 +148,8 @@ impl Journal {
 
     /// Reads the journal at `path`: what each page must hold.
     pub fn load(path: &Path) -> Result<Expected> {
-        let bytes = std::fs::read(path).map_err(io_error("read", path))?;
+        let bytes = crate::files::input::read_own(path, JOURNAL_LIMIT)
+            .map_err(|e| io_error("read", path)(e.into()))?;
         let mismatch = |offset: usize, why| JournalError::Damaged {
             path: path.to_path_buf(),
             offset: offset as u64,

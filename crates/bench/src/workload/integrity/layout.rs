@@ -92,6 +92,11 @@ pub struct Manifest {
     /// The block device holding the data and the log, when they are not files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub device: Option<PathBuf>,
+    /// The data file, the log file and the journal by device and inode, as the run made them:
+    /// what storbench may remove (a file put at one of those names later is not theirs). Empty
+    /// in earlier manifests.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<crate::files::FileId>,
 }
 
 /// The workload's files in `dir`, or its regions of `device` with the journal and the
@@ -152,41 +157,73 @@ impl Layout {
         }
     }
 
-    /// The workload's files that exist now (on a device: the journal and the manifest).
+    /// The workload's files that are there now (on a device: the journal and the manifest),
+    /// whatever they are: a dangling link or a FIFO at one of their names is something too, and
+    /// not this run's.
     pub fn existing(&self) -> Vec<PathBuf> {
+        self.own_files().into_iter().filter(|p| !matches!(crate::files::entry(p), Ok(None))).collect()
+    }
+
+    /// The manifest first, then the journal, then the data and the log files.
+    fn own_files(&self) -> Vec<PathBuf> {
         let mut ours = vec![self.manifest(), self.journal()];
         if self.device.is_none() {
             ours.extend([self.data(), self.log()]);
         }
-        ours.into_iter().filter(|p| p.exists()).collect()
+        ours
     }
 
-    /// Reads the manifest.
+    /// Reads the manifest (a regular file, no link followed).
     pub fn load(&self) -> Result<Manifest, String> {
         let path = self.manifest();
-        let text = crate::input::read_text(&path, 1 << 20).map_err(|e| format!("{}: {e}", path.display()))?;
+        let text = crate::files::input::read_own_text(&path, 1 << 20).map_err(|e| e.to_string())?;
         serde_json::from_str(&text)
             .map_err(|e| format!("{} is not a storbench integrity manifest: {e}", path.display()))
     }
 
-    /// Writes the manifest (atomically: a new file renamed over the old).
+    /// Writes the manifest (atomically: a new file renamed over the old), with the identities
+    /// of the files made so far.
     pub fn save(&self, manifest: &Manifest) -> crate::Result<()> {
         let path = self.manifest();
-        let tmp = self.dir.join(format!("{MANIFEST_FILE}.new"));
-        let text = serde_json::to_string_pretty(manifest).expect("a manifest serializes");
-        let io = |op| {
-            let path = path.clone();
-            move |source| crate::Error::Io { op, path, source }
-        };
-        std::fs::write(&tmp, text).map_err(io("writing"))?;
-        std::fs::rename(&tmp, self.manifest()).map_err(io("renaming"))
+        let mut manifest = manifest.clone();
+        manifest.files = self
+            .own_files()
+            .iter()
+            .skip(1)
+            .filter_map(|p| crate::files::entry(p).ok().flatten())
+            .filter(|e| crate::files::is_own(e.id))
+            .map(|e| e.id)
+            .collect();
+        let text = serde_json::to_string_pretty(&manifest).expect("a manifest serializes");
+        crate::files::write_atomic(&path, text.as_bytes()).map_err(|e| crate::Error::Io {
+            op: "writing",
+            path,
+            source: e.into(),
+        })
     }
 
-    /// Removes the workload's files, the manifest last (a device is left as it is).
+    /// Claims the files the manifest records as storbench's (made by another process: a
+    /// crash cycle's writer, or a run whose files were kept), and the manifest itself.
+    fn claim_recorded(&self) {
+        let Ok(manifest) = self.load() else { return };
+        crate::files::claim_at(&self.manifest());
+        for path in self.own_files().iter().skip(1) {
+            if let Ok(Some(e)) = crate::files::entry(path)
+                && manifest.files.contains(&e.id)
+            {
+                crate::files::claim(e.id);
+            }
+        }
+    }
+
+    /// Removes the workload's files, the manifest last (a device is left as it is): only the
+    /// ones this process made or the manifest records by device and inode.
     pub fn remove(&self) {
-        let files = if self.device.is_none() { vec![self.data(), self.log()] } else { Vec::new() };
-        for path in files.into_iter().chain([self.journal(), self.manifest()]) {
-            let _ = std::fs::remove_file(path);
+        self.claim_recorded();
+        let mut files = self.own_files();
+        files.rotate_left(1);
+        for path in files {
+            let _ = crate::files::remove_file(&path);
         }
     }
 }

@@ -4,8 +4,7 @@
 //! happens), stop and sync, then audit every page against the journal and add what it found
 //! to the suspect pages.
 
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::OpenOptionsExt;
+use std::fs::File;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -123,6 +122,7 @@ pub fn create(spec: &IntegritySpec, progress: &mut dyn FnMut(u64, u64)) -> crate
         data_pages_now: spec.sizes.data_pages,
         clean: false,
         device: spec.device.clone(),
+        files: Vec::new(),
     };
     create_manifest(&layout, &manifest)?;
     let on_device = spec.device.is_some();
@@ -136,6 +136,9 @@ pub fn create(spec: &IntegritySpec, progress: &mut dyn FnMut(u64, u64)) -> crate
         len(&log, spec.sizes.log_pages, layout.log())?;
     }
     let mut journal = Journal::create(&layout.journal(), run_id).map_err(journal_error)?;
+    // The manifest records the files by device and inode as soon as they all exist: a writer
+    // killed from here on leaves files its parent (or a later run) may prove and remove.
+    layout.save(&manifest)?;
     journal.reserve(spec.sizes.data_pages).map_err(journal_error)?;
     fill(&data, spec, &layout, &mut journal, progress)?;
     if on_device {
@@ -157,29 +160,19 @@ pub struct Created {
 
 fn create_manifest(layout: &Layout, manifest: &Manifest) -> crate::Result<()> {
     let path = layout.manifest();
-    OpenOptions::new().write(true).create_new(true).open(&path).map_err(|source| crate::Error::Io {
+    crate::files::create(&path, crate::files::How::WRITE).map_err(|e| crate::Error::Io {
         op: "creating",
         path,
-        source,
+        source: e.into(),
     })?;
     layout.save(manifest)
 }
 
+/// Creates a data or log file (`new`), or opens the device that holds them.
 fn open(path: &std::path::Path, spec: &IntegritySpec, new: bool) -> crate::Result<File> {
-    let mut flags = 0;
-    if spec.direct {
-        flags |= libc::O_DIRECT;
-    }
-    if spec.write_through {
-        flags |= libc::O_DSYNC;
-    }
-    OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(new)
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|source| crate::Error::Io { op: "opening", path: path.to_path_buf(), source })
+    let how = crate::files::How::READ_WRITE.direct(spec.direct).dsync(spec.write_through);
+    let opened = if new { crate::files::create(path, how) } else { crate::files::open_device(path, how) };
+    opened.map_err(|e| crate::Error::Io { op: "opening", path: path.to_path_buf(), source: e.into() })
 }
 
 fn journal_error(e: super::journal::JournalError) -> crate::Error {

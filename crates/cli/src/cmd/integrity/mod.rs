@@ -55,7 +55,7 @@ pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Resu
     let ran = measure_locked(a, &spec, given, stop);
     // A directory this run made for its files goes with them.
     if made_dir {
-        let _ = std::fs::remove_dir(&spec.dir);
+        let _ = storbench_bench::files::remove_dir(&spec.dir);
     }
     ran
 }
@@ -335,7 +335,8 @@ impl BundleFile {
         }
         let result = (|| -> std::io::Result<()> {
             if self.file.is_none() {
-                self.file = Some(std::fs::OpenOptions::new().create(true).append(true).open(&self.path)?);
+                let how = storbench_bench::files::How::WRITE.append();
+                self.file = Some(storbench_bench::files::create(&self.path, how)?);
             }
             self.file.as_mut().expect("opened").write_all(text.as_bytes())
         })();
