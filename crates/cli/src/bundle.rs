@@ -184,7 +184,7 @@ impl Bundle {
 
     fn free_reserve(&mut self) {
         if let Some(path) = self.reserve.take() {
-            let _ = files::remove_file(&path);
+            let _ = files::remove_own(&path);
         }
     }
 }
@@ -211,7 +211,7 @@ fn make_reserve(dir: &Path) -> Option<PathBuf> {
     match rustix::fs::fallocate(&file, rustix::fs::FallocateFlags::empty(), 0, RESERVE_BYTES) {
         Ok(()) => Some(path),
         Err(_) => {
-            let _ = files::remove_file(&path);
+            let _ = files::remove_own(&path);
             None
         }
     }

@@ -13,8 +13,8 @@
 //! - **An existing file is opened only when it is a regular file** ([`open`]): the kind is
 //!   checked before the open (opening a FIFO would wait for a writer, opening a device could
 //!   write it) and again on what was opened (the same inode).
-//! - **A file is removed only as the file storbench recorded** ([`remove_file`],
-//!   [`remove_dir`]): by its device and inode ([`FileId`]), recorded when this process created
+//! - **A file is removed only as the file storbench recorded** ([`remove_own`],
+//!   [`remove_own_dir`]): by its device and inode ([`FileId`]), recorded when this process created
 //!   it or when a caller proved it storbench's own by its mark or manifest ([`claim`]); a name
 //!   that holds another file is left alone.
 //! - **A file is replaced only over nothing or over storbench's own** ([`write_atomic`],
@@ -33,7 +33,7 @@ pub mod input {
 
 pub use ops::{
     How, claim, claim_at, create, create_dir, create_dirs, entry, is_own, is_own_at, open, open_device,
-    open_for_lock, open_or_create, remove_dir, remove_file, rename, write_atomic,
+    open_for_lock, open_or_create, remove_own, remove_own_dir, rename, write_atomic,
 };
 pub use walk::{resolve, resolve_parent};
 

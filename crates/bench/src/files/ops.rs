@@ -255,13 +255,13 @@ fn remove(path: &Path, at: AtFlags) -> Result<bool, FileError> {
 }
 
 /// Removes the file at `path` when it is storbench's own; false when nothing is there.
-pub fn remove_file(path: &Path) -> Result<bool, FileError> {
+pub fn remove_own(path: &Path) -> Result<bool, FileError> {
     remove(path, AtFlags::empty())
 }
 
 /// Removes the empty directory at `path` when it is storbench's own; false when nothing is
 /// there.
-pub fn remove_dir(path: &Path) -> Result<bool, FileError> {
+pub fn remove_own_dir(path: &Path) -> Result<bool, FileError> {
     remove(path, AtFlags::REMOVEDIR)
 }
 
@@ -309,11 +309,11 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     let mut file = create(&tmp, How::WRITE)?;
     let written = file.write_all(bytes).and_then(|()| file.sync_data());
     if let Err(source) = written {
-        let _ = remove_file(&tmp);
+        let _ = remove_own(&tmp);
         return Err(io("writing", &tmp, source));
     }
     rename(&tmp, path).inspect_err(|_| {
-        let _ = remove_file(&tmp);
+        let _ = remove_own(&tmp);
     })
 }
 

@@ -66,7 +66,7 @@ fn only_storbenchs_own_files_are_removed_or_replaced() {
     let dir = tempfile::tempdir().unwrap();
     let theirs = dir.path().join("theirs");
     std::fs::write(&theirs, b"data").unwrap();
-    assert!(matches!(remove_file(&theirs), Err(FileError::NotOurs { .. })));
+    assert!(matches!(remove_own(&theirs), Err(FileError::NotOurs { .. })));
     assert!(matches!(write_atomic(&theirs, b"over"), Err(FileError::Exists { .. })));
     assert_eq!(std::fs::read(&theirs).unwrap(), b"data");
     assert_eq!(dir.path().read_dir().unwrap().count(), 1, "no temporary file is left behind");
@@ -78,11 +78,11 @@ fn only_storbenchs_own_files_are_removed_or_replaced() {
     // The name now holds another file (the user's): it is left alone.
     std::fs::remove_file(&ours).unwrap();
     std::fs::write(&ours, b"user").unwrap();
-    assert!(matches!(remove_file(&ours), Err(FileError::NotOurs { .. })));
+    assert!(matches!(remove_own(&ours), Err(FileError::NotOurs { .. })));
     assert_eq!(std::fs::read(&ours).unwrap(), b"user");
     claim(FileId::of(std::fs::File::open(&ours).unwrap()).unwrap());
-    assert!(remove_file(&ours).unwrap(), "a claimed file may be removed");
-    assert!(!remove_file(&ours).unwrap(), "nothing there");
+    assert!(remove_own(&ours).unwrap(), "a claimed file may be removed");
+    assert!(!remove_own(&ours).unwrap(), "nothing there");
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn create_dirs_makes_what_is_missing_and_says_what_it_made() {
     assert_eq!(names, ["a", "a/b", "a/b/c"].map(std::path::PathBuf::from));
     assert!(create_dirs(&deep).unwrap().is_empty(), "nothing to make");
     for (path, _) in made.iter().rev() {
-        assert!(remove_dir(path).unwrap());
+        assert!(remove_own_dir(path).unwrap());
     }
     std::fs::write(dir.path().join("file"), b"").unwrap();
     assert!(matches!(create_dirs(&dir.path().join("file/x")), Err(FileError::NotDir { .. })));
@@ -111,7 +111,7 @@ fn rename_moves_only_storbenchs_file_and_only_onto_nothing_or_its_own() {
     rename(&tmp, &next).unwrap();
     assert!(matches!(rename(&user, &tmp), Err(FileError::NotOurs { .. })));
     assert_eq!(std::fs::read(&user).unwrap(), b"keep");
-    assert!(remove_file(&next).unwrap(), "the renamed file is still storbench's");
+    assert!(remove_own(&next).unwrap(), "the renamed file is still storbench's");
 }
 
 #[test]

@@ -45,8 +45,8 @@ pub fn create_filled(
 /// mark proves it storbench's.
 fn remove_partial(plan: &TargetPlan) {
     file::claim_marked(&plan.path);
-    let _ = files::remove_file(&plan.path);
-    let _ = files::remove_file(&file::sidecar(&plan.path));
+    let _ = files::remove_own(&plan.path);
+    let _ = files::remove_own(&file::sidecar(&plan.path));
 }
 
 fn create(plan: &TargetPlan) -> io::Result<File> {

@@ -42,7 +42,7 @@ pub(super) fn load(
     drop(crate::files::create(&loading, crate::files::How::WRITE).map_err(file_error)?);
     let result = build(&loading, data, progress, stop);
     if result.is_err() || stop.is_stopped() {
-        let _ = crate::files::remove_file(&loading);
+        let _ = crate::files::remove_own(&loading);
         return result.and_then(|_| Err(DbError::new(DbErrorKind::Query, "the load was interrupted")));
     }
     let mut report = result?;

@@ -240,7 +240,7 @@ fn run_pragmas(conn: &Connection) -> rusqlite::Result<Vec<(String, String)>> {
 
 /// Removes storbench's file `path` (one this process made or proved its own) if present.
 fn remove_if_present(path: &Path) -> DbResult<()> {
-    crate::files::remove_file(path).map(|_| ()).map_err(file_error)
+    crate::files::remove_own(path).map(|_| ()).map_err(file_error)
 }
 
 /// Removes SQLite's -wal and -shm files of the database at `path`, which storbench proved its
@@ -275,7 +275,7 @@ fn clone_file(from: &Path, to: &Path) -> DbResult<()> {
     };
     let renamed = copied.map_err(fail).and_then(|()| crate::files::rename(&tmp, to).map_err(file_error));
     if renamed.is_err() {
-        let _ = crate::files::remove_file(&tmp);
+        let _ = crate::files::remove_own(&tmp);
     }
     renamed
 }

@@ -223,7 +223,7 @@ impl Layout {
         let mut files = self.own_files();
         files.rotate_left(1);
         for path in files {
-            let _ = crate::files::remove_file(&path);
+            let _ = crate::files::remove_own(&path);
         }
     }
 }

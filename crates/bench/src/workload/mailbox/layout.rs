@@ -72,7 +72,7 @@ impl DbFiles {
         if !files::is_own_at(path) && !Self::claim_log_file(path, generation, block) {
             return Err(files::FileError::NotOurs { path: path.to_path_buf() }.into());
         }
-        files::remove_file(path).map(|_| ()).map_err(Into::into)
+        files::remove_own(path).map(|_| ()).map_err(Into::into)
     }
 
     /// The log files present, by generation, oldest first.

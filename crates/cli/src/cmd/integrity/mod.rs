@@ -55,7 +55,7 @@ pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Resu
     let ran = measure_locked(a, &spec, given, stop);
     // A directory this run made for its files goes with them.
     if made_dir {
-        let _ = storbench_bench::files::remove_dir(&spec.dir);
+        let _ = storbench_bench::files::remove_own_dir(&spec.dir);
     }
     ran
 }

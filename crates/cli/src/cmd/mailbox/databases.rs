@@ -194,23 +194,23 @@ fn make_dirs(dir: &Path) -> Result<()> {
 fn remove_made_dirs() {
     let mut made = MADE_DIRS.lock().unwrap_or_else(|p| p.into_inner());
     made.sort_by_key(|d| std::cmp::Reverse(d.components().count()));
-    made.retain(|d| storbench_bench::files::remove_dir(d).is_err() && d.exists());
+    made.retain(|d| storbench_bench::files::remove_own_dir(d).is_err() && d.exists());
 }
 
 /// Removes what a test created: database files, log directories' log files, the manifest.
 /// Only storbench's own go (made by this process, or recorded in the manifest by device and
 /// inode, or a log file by its content).
 pub(super) fn remove_databases(plan: &MailboxPlan, m: &Manifest) {
-    use storbench_bench::files::remove_file;
+    use storbench_bench::files::remove_own;
     let block = m.log_block as usize;
     for f in m.files(&plan.db_dir) {
-        let _ = remove_file(&f.db);
+        let _ = remove_own(&f.db);
         for g in f.log_generations() {
             let _ = DbFiles::remove_log_file(&f.log_path(g), g, block);
         }
         let _ = DbFiles::remove_log_file(&f.tmp_log_path(), 0, block);
-        let _ = storbench_bench::files::remove_dir(&f.log_dir);
+        let _ = storbench_bench::files::remove_own_dir(&f.log_dir);
     }
-    let _ = remove_file(&Manifest::path(&plan.db_dir));
+    let _ = remove_own(&Manifest::path(&plan.db_dir));
     remove_made_dirs();
 }

@@ -155,7 +155,7 @@ impl Instance {
                 self.cfg.db, self.in_flight, self.cache.dirty
             ));
         }
-        let _ = crate::files::remove_file(&self.cfg.files.tmp_log_path());
+        let _ = crate::files::remove_own(&self.cfg.files.tmp_log_path());
     }
 }
 

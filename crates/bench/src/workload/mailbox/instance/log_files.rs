@@ -59,7 +59,7 @@ impl Instance {
         let mut g = keep_from.saturating_sub(1);
         while g >= self.cfg.first_generation {
             // Only the files this run made: a name holding another file stops the deletion.
-            if !matches!(crate::files::remove_file(&self.cfg.files.log_path(g)), Ok(true)) {
+            if !matches!(crate::files::remove_own(&self.cfg.files.log_path(g)), Ok(true)) {
                 break;
             }
             g = match g.checked_sub(1) {
