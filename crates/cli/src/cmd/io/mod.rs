@@ -206,7 +206,7 @@ fn record_job(
         .map(|e| format!("{e}; {}", output::ONLY_COMPLETED));
     let unsaid = kept_errors.into_iter().collect();
     summary.complete &= outcome.failures.is_empty();
-    let failure = outcome.failures.first().map(|why| format!("the I/O engine failed during the run ({why})"));
+    let failure = outcome.failures.first().map(|why| format!("the run failed: {why}"));
     Ok(Finished { summary, unsaid, failure })
 }
 
