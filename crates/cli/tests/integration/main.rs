@@ -22,6 +22,7 @@ mod steady;
 mod support;
 mod terminal;
 mod trust_databases;
+mod trust_db_ownership;
 mod trust_errors;
 mod trust_files;
 mod trust_limits;

@@ -81,8 +81,9 @@ pub(super) fn objects(client: &mut impl GenericClient) -> DbResult<Vec<Found>> {
          SELECT f.classid, f.objid, f.mine, o.type, o.identity, \
                 EXISTS (SELECT 1 FROM pg_depend d JOIN found p ON p.classid = d.refclassid AND p.objid = d.refobjid \
                          WHERE d.classid = f.classid AND d.objid = f.objid AND d.deptype IN ('i', 'e')), \
-                EXISTS (SELECT 1 FROM pg_depend d JOIN found p ON p.classid = d.refclassid AND p.objid = d.refobjid \
-                         WHERE d.classid = f.classid AND d.objid = f.objid AND d.deptype = 'a') \
+                ARRAY(SELECT p.classid::text || '/' || p.objid::text FROM pg_depend d \
+                        JOIN found p ON p.classid = d.refclassid AND p.objid = d.refobjid \
+                       WHERE d.classid = f.classid AND d.objid = f.objid AND d.deptype = 'a') \
            FROM found f, LATERAL pg_identify_object(f.classid, f.objid, 0) o \
           WHERE NOT (f.classid = 'pg_namespace'::regclass AND (SELECT nspname FROM pg_namespace WHERE oid = f.objid) \
                      ~ '^pg_(toast_)?temp_[0-9]+$') \
@@ -90,16 +91,49 @@ pub(super) fn objects(client: &mut impl GenericClient) -> DbResult<Vec<Found>> {
         parts.join(" UNION ALL ")
     );
     let rows = client.query(&sql, &[]).map_err(err("listing what the database holds"))?;
-    Ok(rows
+    let mut found: Vec<Found> = rows
         .iter()
         .map(|r| Found {
             id: (r.get(0), r.get(1)),
             by_this_transaction: r.get(2),
             internal: r.get(5),
-            dependent: r.get(6),
+            dependent: false,
             object: DbObject { kind: r.get(3), name: String::new(), shown: r.get(4) },
         })
-        .collect())
+        .collect();
+    let owners: Vec<Vec<(u32, u32)>> = rows.iter().map(|r| r.get::<_, Vec<String>>(6)).map(ids).collect();
+    sort_out_dependents(&mut found, &owners);
+    Ok(found)
+}
+
+/// `classid/objid` pairs as numbers.
+fn ids(pairs: Vec<String>) -> Vec<(u32, u32)> {
+    pairs
+        .iter()
+        .filter_map(|p| p.split_once('/').and_then(|(c, o)| Some((c.parse().ok()?, o.parse().ok()?))))
+        .collect()
+}
+
+/// Marks as dependent each object that depends automatically on others found (`owners`, in
+/// `found`'s order), and as internal each one whose owner is internal (an operator of an
+/// extension's operator family goes with the extension), until nothing changes.
+fn sort_out_dependents(found: &mut [Found], owners: &[Vec<(u32, u32)>]) {
+    for (f, o) in found.iter_mut().zip(owners) {
+        f.dependent = !o.is_empty();
+    }
+    loop {
+        let internal: Vec<(u32, u32)> = found.iter().filter(|f| f.internal).map(|f| f.id).collect();
+        let mut changed = false;
+        for (f, o) in found.iter_mut().zip(owners) {
+            if !f.internal && o.iter().any(|id| internal.contains(id)) {
+                f.internal = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return;
+        }
+    }
 }
 
 /// The part of the query that lists catalogue `name`'s objects: (catalogue, OID, made by this

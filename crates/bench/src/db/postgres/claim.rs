@@ -225,7 +225,9 @@ fn settle_copies(pg: &Postgres, admin: &mut Client, marker: &str) -> DbResult<Re
         match copy {
             Copy::Absent => Ok(None),
             Copy::Ours(r) if r.marker == marker => Ok(Some(r)),
-            Copy::Ours(_) => Err(unmatched(pg, name)),
+            Copy::Ours(_) => {
+                Err(unproven(pg, &format!("its marker is not the one {} records", pg.place(name))))
+            }
             Copy::Foreign => Err(foreign(pg, name, "so storbench cannot tell which load it belongs to")),
         }
     };

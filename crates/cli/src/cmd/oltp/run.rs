@@ -58,6 +58,7 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
         );
     }
     let dbs = open_databases(&a.db)?;
+    super::check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;
     if dbs.len() as u32 * spec.n_threads > MAX_THREADS {
         bail!(
             "{} targets × {} threads is over DS3's limit of {MAX_THREADS} threads",
