@@ -305,7 +305,12 @@ fn mark(client: &mut Client) -> DbResult<Mark> {
     let read = client.query("SELECT marker, object_classes, object_ids FROM storbench_meta", &[]);
     let rows = match read {
         Ok(rows) => rows,
-        Err(e) => return Ok(Mark::Unproven(format!("its table storbench_meta has no marker ({})", e))),
+        Err(e) => {
+            return Ok(Mark::Unproven(format!(
+                "its table storbench_meta has no marker ({})",
+                super::describe(&e)
+            )));
+        }
     };
     let [row] = rows.as_slice() else {
         return Ok(Mark::Unproven(format!("its table storbench_meta has {} rows, not one", rows.len())));
