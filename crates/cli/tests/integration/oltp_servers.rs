@@ -74,16 +74,40 @@ fn mariadb_loads_runs_and_keeps_every_sale() {
     load_and_run(BackendKind::Mysql, "climy");
 }
 
+/// An `oltp run` of `run_time` with `threads` threads on `url` (database `db`, loaded),
+/// spawned, once its sessions are on the server and a second more has gone by; its bundle
+/// goes under `results` in the directory returned.
+fn running(
+    db: &ServerDb,
+    url: &str,
+    run_time: &str,
+    threads: u32,
+) -> (tempfile::TempDir, std::process::Child) {
+    let dir = disk_tempdir();
+    let timing = ["--warmup-time", "0", "--run-time", run_time, "--n-threads", &threads.to_string()];
+    let child = spawn_oltp_run(&["--url", url], &dir.path().join("results"), &timing);
+    let sql = match db.kind {
+        BackendKind::Postgres => {
+            format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{}'", db.name)
+        }
+        _ => format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE db = '{}'", db.name),
+    };
+    let began = std::time::Instant::now();
+    while db.sql(&sql).trim().parse::<u32>().map_or(true, |found| found < threads) {
+        assert!(began.elapsed() < Duration::from_secs(60), "the run's sessions never showed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    (dir, child)
+}
+
 /// Kills every connection of the run's database while it runs: the run goes on, reconnects,
 /// and counts the lost orders by kind.
 fn survives_killed_connections(kind: BackendKind, tag: &str) {
     let Some(db) = ServerDb::new(kind, tag) else { return };
     let url = db.url();
     storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
-    let dir = disk_tempdir();
-    let timing = ["--warmup-time", "0", "--run-time", "8s", "--n-threads", "4"];
-    let child = spawn_oltp_run(&["--url", &url], &dir.path().join("results"), &timing);
-    once_running(&|| sessions_on(&db, 4));
+    let (_dir, child) = running(&db, &url, "8s", 4);
     let killed = match kind {
         BackendKind::Postgres => db.sql(&format!(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{}' AND pid <> pg_backend_pid()",
@@ -143,38 +167,12 @@ fn server_errors_name_the_problem_before_a_run() {
     }
 }
 
-/// Polls `running` (the run's sessions are on the server) every 50 ms for up to a minute,
-/// then lets the run go on for a second.
-fn once_running(running: &dyn Fn() -> bool) {
-    let began = std::time::Instant::now();
-    while !running() {
-        assert!(began.elapsed() < Duration::from_secs(60), "the run's sessions never showed");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_secs(1));
-}
-
-/// At least `n` sessions of the run are on `db`.
-fn sessions_on(db: &ServerDb, n: u32) -> bool {
-    let sql = match db.kind {
-        BackendKind::Postgres => {
-            format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{}'", db.name)
-        }
-        _ => format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE db = '{}'", db.name),
-    };
-    db.sql(&sql).trim().parse::<u32>().is_ok_and(|found| found >= n)
-}
-
 /// A run of 30 s on `url` (database `db`) whose database `go_away` (SQL on the server) makes
 /// refuse every connection once the run is going: the run ends as failed about 5 s later,
 /// saying why, its bundle marked incomplete; it does not run on to report the dead window as
 /// a complete run.
 fn a_run_whose_database_goes_away_ends_failed(db: &ServerDb, url: &str, go_away: &dyn Fn()) {
-    let dir = disk_tempdir();
-    let results = dir.path().join("results");
-    let timing = ["--warmup-time", "0", "--run-time", "30s", "--n-threads", "2"];
-    let child = spawn_oltp_run(&["--url", url], &results, &timing);
-    once_running(&|| sessions_on(db, 2));
+    let (dir, child) = running(db, url, "30s", 2);
     let began = std::time::Instant::now();
     go_away();
     let out = child.wait_with_output().unwrap();
@@ -183,7 +181,7 @@ fn a_run_whose_database_goes_away_ends_failed(db: &ServerDb, url: &str, go_away:
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(took < Duration::from_secs(12), "the run went on for {took:?} after its database went away");
     assert!(err.contains("every connection to") && err.contains("failed for 5 s"), "{err}");
-    let s = crate::support::bundle_summary(&results);
+    let s = crate::support::bundle_summary(&dir.path().join("results"));
     assert_eq!(s["complete"], false, "{s}");
     let warned =
         s["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("failed for 5 s"));
@@ -227,10 +225,7 @@ fn a_postgres_run_rides_out_an_outage_of_2_s_and_completes() {
     let Some(db) = ServerDb::new(BackendKind::Postgres, "clipgblip") else { return };
     let url = db.url();
     storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
-    let dir = disk_tempdir();
-    let timing = ["--warmup-time", "0", "--run-time", "10s", "--n-threads", "2"];
-    let child = spawn_oltp_run(&["--url", &url], &dir.path().join("results"), &timing);
-    once_running(&|| sessions_on(&db, 2));
+    let (_dir, child) = running(&db, &url, "10s", 2);
     db.sql(&format!("ALTER DATABASE \"{}\" ALLOW_CONNECTIONS false", db.name));
     db.sql(&format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}'", db.name));
     std::thread::sleep(Duration::from_secs(2));

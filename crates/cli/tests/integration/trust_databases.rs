@@ -22,7 +22,7 @@ fn short_run(target: &[&str], results: &std::path::Path, extra: &[&str]) -> asse
 }
 
 /// Tables named like storbench's in the test database: none means nothing was written.
-fn storbench_tables(db: &ServerDb) -> String {
+pub(crate) fn storbench_tables(db: &ServerDb) -> String {
     let sql = match db.kind {
         BackendKind::Postgres => {
             "SELECT count(*) FROM pg_tables WHERE tablename IN ('customers', 'storbench_meta')"

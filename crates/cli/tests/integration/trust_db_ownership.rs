@@ -4,6 +4,7 @@
 //! comment storbench did not set stays. Each test uses its own databases and drops them.
 
 use crate::support::{ServerDb, disk_tempdir, refused, storbench};
+use crate::trust_databases::storbench_tables;
 use storbench_bench::db::BackendKind;
 
 fn load(db: &ServerDb) -> assert_cmd::Command {
@@ -28,20 +29,6 @@ fn pg_identity(db: &ServerDb) -> String {
     let found = db.sql(&sql).trim().to_owned();
     assert!(!found.is_empty(), "database {} is gone", db.name);
     found
-}
-
-/// Tables of storbench's in the database: none means nothing was written.
-fn storbench_tables(db: &ServerDb) -> String {
-    let sql = match db.kind {
-        BackendKind::Postgres => {
-            "SELECT count(*) FROM pg_tables WHERE tablename IN ('categories', 'storbench_meta')"
-        }
-        _ => {
-            "SELECT count(*) FROM information_schema.TABLES WHERE table_schema = DATABASE() \
-              AND table_name IN ('categories', 'storbench_meta', 'storbench_inventory0')"
-        }
-    };
-    db.sql_in(sql).trim().to_owned()
 }
 
 /// Objects PostgreSQL keeps that a list of known kinds missed: (SQL making it, how the refusal
