@@ -291,6 +291,23 @@ pub(crate) fn load_unfinished(place: &str, size: &str) -> DbError {
     )
 }
 
+/// A new marker for a database storbench loads: 128 random bits from the kernel, as 32 hex
+/// digits. It is written into the database and into storbench's record of the load (see
+/// [`postgres`] and [`mysql`]); a later load or reset goes ahead only where both match.
+pub(crate) fn new_marker() -> DbResult<String> {
+    use std::io::Read;
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).map_err(|e| {
+        DbError::new(DbErrorKind::Query, format!("reading /dev/urandom for the load's marker: {e}"))
+    })?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether `text` is a marker as [`new_marker`] writes it.
+pub(crate) fn is_marker(text: &str) -> bool {
+    text.len() == 32 && text.bytes().all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+}
+
 /// `url` with the password of its `scheme://user:password@host` part percent-encoded, so a
 /// password may hold `@`, `:`, `/`, `;` or `#` written plainly: the password runs from the
 /// user's `:` to the URL's last `@`. A `%` that already starts an escape is kept.
@@ -352,6 +369,12 @@ pub trait Database: Send + Sync {
     /// How many connections the server allows and how many are open now; None for an
     /// embedded database, which has no such limit.
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>>;
+    /// What names this database however it is reached: two URLs with the same identity (such
+    /// as `postgres://127.0.0.1/x` and `postgres://localhost:5432/x`) are one database. None
+    /// where the place itself is the identity (an embedded database's file).
+    fn identity(&self) -> DbResult<Option<String>> {
+        Ok(None)
+    }
     fn check(&self) -> DbResult<CheckReport>;
     fn counters(&self) -> DbResult<Box<dyn CounterSampler>>;
     /// Version and non-default settings, for the full disclosure (`disclosure.json`); built

@@ -23,6 +23,7 @@ mod support;
 mod terminal;
 mod trust_commands;
 mod trust_databases;
+mod trust_db_ownership;
 mod trust_errors;
 mod trust_files;
 mod trust_limits;

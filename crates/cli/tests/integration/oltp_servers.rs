@@ -74,16 +74,40 @@ fn mariadb_loads_runs_and_keeps_every_sale() {
     load_and_run(BackendKind::Mysql, "climy");
 }
 
+/// An `oltp run` of `run_time` with `threads` threads on `url` (database `db`, loaded),
+/// spawned, once its sessions are on the server and a second more has gone by; its bundle
+/// goes under `results` in the directory returned.
+fn running(
+    db: &ServerDb,
+    url: &str,
+    run_time: &str,
+    threads: u32,
+) -> (tempfile::TempDir, std::process::Child) {
+    let dir = disk_tempdir();
+    let timing = ["--warmup-time", "0", "--run-time", run_time, "--n-threads", &threads.to_string()];
+    let child = spawn_oltp_run(&["--url", url], &dir.path().join("results"), &timing);
+    let sql = match db.kind {
+        BackendKind::Postgres => {
+            format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{}'", db.name)
+        }
+        _ => format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE db = '{}'", db.name),
+    };
+    let began = std::time::Instant::now();
+    while db.sql(&sql).trim().parse::<u32>().map_or(true, |found| found < threads) {
+        assert!(began.elapsed() < Duration::from_secs(60), "the run's sessions never showed");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    (dir, child)
+}
+
 /// Kills every connection of the run's database while it runs: the run goes on, reconnects,
 /// and counts the lost orders by kind.
 fn survives_killed_connections(kind: BackendKind, tag: &str) {
     let Some(db) = ServerDb::new(kind, tag) else { return };
     let url = db.url();
     storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
-    let dir = disk_tempdir();
-    let timing = ["--warmup-time", "0", "--run-time", "8s", "--n-threads", "4"];
-    let child = spawn_oltp_run(&["--url", &url], &dir.path().join("results"), &timing);
-    std::thread::sleep(Duration::from_secs(3));
+    let (_dir, child) = running(&db, &url, "8s", 4);
     let killed = match kind {
         BackendKind::Postgres => db.sql(&format!(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{}' AND pid <> pg_backend_pid()",
@@ -140,5 +164,98 @@ fn server_errors_name_the_problem_before_a_run() {
         let url = db.url();
         refused(&["run", "--db-size", "1MB", "--url", &url], &db.name);
         refused(&["run", "--db-size", "1MB", "--url", "mysql://root:wrongpw@127.0.0.1:3306/test"], "root");
+    }
+}
+
+/// A run of 30 s on `url` (database `db`) whose database `go_away` (SQL on the server) makes
+/// refuse every connection once the run is going: the run ends as failed about 5 s later,
+/// saying why, its bundle marked incomplete; it does not run on to report the dead window as
+/// a complete run.
+fn a_run_whose_database_goes_away_ends_failed(db: &ServerDb, url: &str, go_away: &dyn Fn()) {
+    let (dir, child) = running(db, url, "30s", 2);
+    let began = std::time::Instant::now();
+    go_away();
+    let out = child.wait_with_output().unwrap();
+    let took = began.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(took < Duration::from_secs(12), "the run went on for {took:?} after its database went away");
+    assert!(err.contains("every connection to") && err.contains("failed for 5 s"), "{err}");
+    let s = crate::support::bundle_summary(&dir.path().join("results"));
+    assert_eq!(s["complete"], false, "{s}");
+    let warned =
+        s["warnings"].as_array().unwrap().iter().any(|w| w.as_str().unwrap().contains("failed for 5 s"));
+    assert!(warned, "the summary does not say why: {}", s["warnings"]);
+}
+
+#[test]
+fn a_postgres_run_whose_database_refuses_every_connection_ends_failed_after_5_s() {
+    let Some(db) = ServerDb::new(BackendKind::Postgres, "clipggone") else { return };
+    let url = db.url();
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
+    a_run_whose_database_goes_away_ends_failed(&db, &url, &|| {
+        db.sql(&format!("ALTER DATABASE \"{}\" ALLOW_CONNECTIONS false", db.name));
+        db.sql(&format!(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}'",
+            db.name
+        ));
+    });
+}
+
+#[test]
+fn a_mariadb_run_whose_user_is_locked_out_mid_run_ends_failed_after_5_s() {
+    let Some(db) = ServerDb::new(BackendKind::Mysql, "climygone") else { return };
+    let user = db.name.clone();
+    db.sql(&format!("CREATE USER '{user}'@'%' IDENTIFIED BY 'Pw-{user}'"));
+    db.sql(&format!("GRANT ALL ON `{}`.* TO '{user}'@'%'", db.name));
+    let url = format!("mysql://{user}:Pw-{user}@127.0.0.1:3306/{}", db.name);
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
+    a_run_whose_database_goes_away_ends_failed(&db, &url, &|| {
+        db.sql(&format!("ALTER USER '{user}'@'%' ACCOUNT LOCK"));
+        let ids = db.sql(&format!("SELECT id FROM information_schema.PROCESSLIST WHERE db = '{}'", db.name));
+        for id in ids.lines().filter(|l| !l.is_empty()) {
+            db.sql(&format!("KILL CONNECTION {id}"));
+        }
+    });
+    db.sql(&format!("DROP USER '{user}'@'%'"));
+}
+
+#[test]
+fn a_postgres_run_rides_out_an_outage_of_2_s_and_completes() {
+    let Some(db) = ServerDb::new(BackendKind::Postgres, "clipgblip") else { return };
+    let url = db.url();
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
+    let (_dir, child) = running(&db, &url, "10s", 2);
+    db.sql(&format!("ALTER DATABASE \"{}\" ALLOW_CONNECTIONS false", db.name));
+    db.sql(&format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}'", db.name));
+    std::thread::sleep(Duration::from_secs(2));
+    db.sql(&format!("ALTER DATABASE \"{}\" ALLOW_CONNECTIONS true", db.name));
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = crate::support::json(&out.stdout);
+    assert_eq!(s["complete"], true, "{}", s["warnings"]);
+    assert!(s["results"]["reconnects"].as_u64().unwrap() >= 1, "{}", s["results"]);
+}
+
+/// `oltp fidelity` on MariaDB: no counter is ever given below zero; a figure the empty
+/// batch's change swamped is 0 and listed under `below_noise`.
+#[test]
+fn mariadb_fidelity_never_reports_a_counter_below_zero() {
+    let Some(db) = ServerDb::new(BackendKind::Mysql, "climyfid") else { return };
+    let url = db.url();
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
+    let fidelity = ["oltp", "fidelity", "--db-size", "1MB", "--orders", "5", "--repeat", "1", "--json"];
+    let out = stdout_json(&storbench().args(fidelity).args(["--url", &url]).assert().success());
+    for side in ["storbench", "ds3"] {
+        for batch in out[side].as_array().unwrap() {
+            let below = batch["below_noise"].as_array().expect("below_noise is listed");
+            for (counter, value) in batch["counters"].as_object().unwrap() {
+                let v = value.as_f64().unwrap();
+                assert!(v >= 0.0, "{side} {}: {counter} = {v}", batch["calls"]);
+                if below.iter().any(|b| b == counter.as_str()) {
+                    assert_eq!(v, 0.0, "{side} {}: {counter} below noise but {v}", batch["calls"]);
+                }
+            }
+        }
     }
 }

@@ -206,15 +206,13 @@ pub(crate) fn build(
     for &table in tables {
         step(conn, table, "analyze", &format!("ANALYZE TABLE {}", table.sql_name()))?;
     }
-    let mut copies = vec![(INVENTORY_COPY, "prod_id", "quan_in_stock, sales", "inventory")];
+    run(conn, &format!("INSERT INTO {INVENTORY_COPY} SELECT prod_id, quan_in_stock, sales FROM inventory"))?;
     if !ds2 {
-        copies.push((MEMBERSHIP_COPY, "customerid", "membershiptype, expiredate", "membership"));
-    }
-    for (copy, key, cols, table) in copies {
         run(
             conn,
             &format!(
-                "CREATE TABLE {copy} (PRIMARY KEY ({key})) ENGINE=InnoDB AS SELECT {key}, {cols} FROM {table}"
+                "CREATE TABLE {MEMBERSHIP_COPY} (PRIMARY KEY (customerid)) ENGINE=InnoDB AS \
+                 SELECT customerid, membershiptype, expiredate FROM membership"
             ),
         )?;
     }
@@ -256,7 +254,11 @@ pub(crate) fn set_auto_increments(conn: &mut Conn, m: &Meta) -> DbResult<()> {
 }
 
 /// Connects to the database, creating it when missing; refuses a database holding any object
-/// storbench did not create; drops what storbench loaded there before and marks it as loading.
+/// storbench did not create, or storbench's tables without their marker (see [`ownership`]);
+/// drops what storbench loaded there before and marks it as loading: first the reset copy
+/// carrying the marker, then `storbench_meta` with it.
+///
+/// [`ownership`]: super::ownership
 pub(crate) fn claim_database(db: &Mysql, data: &DataSet) -> DbResult<Conn> {
     let mut server = db.conn(false)?;
     let name = db.db_name();
@@ -275,22 +277,32 @@ pub(crate) fn claim_database(db: &Mysql, data: &DataSet) -> DbResult<Conn> {
     }
     drop(server);
     let mut conn = db.conn(true)?;
-    super::ownership::refuse_foreign_objects(db, &mut conn)?;
+    let marker = super::ownership::claim_marker(db, &mut conn)?;
     drop_ours(&mut conn)?;
     run(
         &mut conn,
         &format!(
-            "CREATE TABLE {META_TABLE} (id TINYINT NOT NULL PRIMARY KEY, state VARCHAR(16) NOT NULL, \
-             size VARCHAR(16) NOT NULL, seed BIGINT UNSIGNED NOT NULL, ds2 TINYINT NOT NULL, \
-             customers BIGINT NOT NULL DEFAULT 0, products BIGINT NOT NULL DEFAULT 0, \
+            "CREATE TABLE {INVENTORY_COPY} (prod_id INT NOT NULL PRIMARY KEY, quan_in_stock INT NOT NULL, \
+             sales INT NOT NULL) ENGINE=InnoDB COMMENT '{}'",
+            super::ownership::copy_comment(&marker)
+        ),
+    )?;
+    run(
+        &mut conn,
+        &format!(
+            "CREATE TABLE {META_TABLE} (id TINYINT NOT NULL PRIMARY KEY, marker CHAR(32) NOT NULL, \
+             state VARCHAR(16) NOT NULL, size VARCHAR(16) NOT NULL, seed BIGINT UNSIGNED NOT NULL, \
+             ds2 TINYINT NOT NULL, customers BIGINT NOT NULL DEFAULT 0, products BIGINT NOT NULL DEFAULT 0, \
              max_customer BIGINT NOT NULL DEFAULT 0, max_order BIGINT NOT NULL DEFAULT 0, \
              max_review BIGINT NOT NULL DEFAULT 0, max_helpfulness BIGINT NOT NULL DEFAULT 0, \
              loaded_at DATETIME) ENGINE=InnoDB"
         ),
     )?;
     conn.exec_drop(
-        format!("INSERT INTO {META_TABLE} (id, state, size, seed, ds2) VALUES (1, 'loading', ?, ?, ?)"),
-        (data.size.to_string(), data.seed, data.ds2),
+        format!(
+            "INSERT INTO {META_TABLE} (id, marker, state, size, seed, ds2) VALUES (1, ?, 'loading', ?, ?, ?)"
+        ),
+        (&marker, data.size.to_string(), data.seed, data.ds2),
     )
     .ctx("mark the database as storbench's")?;
     Ok(conn)

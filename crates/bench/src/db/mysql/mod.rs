@@ -3,8 +3,8 @@
 //! - Where: `mysql://user[:password]@host[:port]/dbname` (or `mariadb://`); the password comes
 //!   from the URL or `MYSQL_PWD` and is never printed. Connections go over TCP to the host and
 //!   port given (no switch to the local socket), so the URL is what is measured.
-//! - Safety: storbench marks its databases with a `storbench_meta` table and never drops a
-//!   table in a database without that mark ([`load`]).
+//! - Safety: storbench loads into a database that holds nothing, or its own earlier load proven
+//!   by its marker, and never drops a database ([`ownership`]).
 //! - Schema: DS3's tables, every one on InnoDB. DS3 kept PRODUCTS on MyISAM for its FULLTEXT
 //!   indexes; InnoDB has FULLTEXT since MySQL 5.6 / MariaDB 10.0, and keeping PRODUCTS on
 //!   InnoDB keeps every table crash-safe and transactional and the buffer-pool counters
@@ -130,6 +130,11 @@ impl Mysql {
     /// `mysql://user@host:port`, for messages.
     fn server(&self) -> String {
         format!("mysql://{}@{}:{}", self.user, self.host, self.port)
+    }
+
+    /// `database 'name' at mysql://user@host:port`, for messages.
+    fn place(&self) -> String {
+        format!("database '{}' at {}", self.db, self.server())
     }
 
     /// How `load` puts rows in (default `Auto`).
@@ -317,6 +322,10 @@ impl Database for Mysql {
 
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
         ownership::connection_room(self).map(Some)
+    }
+
+    fn identity(&self) -> DbResult<Option<String>> {
+        ownership::identity(self).map(Some)
     }
 
     fn check(&self) -> DbResult<CheckReport> {

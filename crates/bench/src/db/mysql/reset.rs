@@ -21,6 +21,7 @@ pub(crate) fn reset(db: &Mysql) -> DbResult<f64> {
     let t0 = Instant::now();
     let mut conn = db.conn(true)?;
     let m = db.meta(&mut conn)?;
+    super::ownership::check_marker(db, &mut conn)?;
     let mut deletes = Vec::new();
     if !m.ds2 {
         deletes.extend([

@@ -1,32 +1,28 @@
 //! Load, reset, shape and check: the work on whole databases.
 //!
-//! A load (re)creates the working database when storbench owns it, or adopts an empty one;
-//! builds the tables; COPYs every table from the generator's CSV; adds keys, indexes and
+//! A load claims the working database (creates it, loads into it when it holds nothing, or
+//! replaces storbench's own earlier load in it, proven by its marker: see [`claim`]); builds
+//! the tables; COPYs every table from the generator's CSV; adds keys, indexes and
 //! foreign keys; creates the functions and the restock trigger; moves every serial past the
 //! loaded ids; records what it loaded in `storbench_meta`; runs VACUUM ANALYZE; and finally
 //! clones the result into `<db>_pristine`, the template `reset` copies back.
 
-use super::ownership::refuse_foreign_objects;
-use super::{Postgres, db_error, err, ident, literal};
+use super::catalogue::Found;
+use super::claim::{self, Claim, Claimed, Record};
+use super::{Postgres, db_error, err};
 use crate::db::{CheckReport, DbError, DbErrorKind, DbResult, LoadProgress, LoadReport, LoadedShape};
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
 use crate::workload::oltp::schema::Table;
-use postgres::{Client, IsolationLevel};
+use postgres::{Client, IsolationLevel, Transaction};
 use std::io::Write;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 pub(super) const SCHEMA: &str = include_str!("schema.sql");
 pub(super) const SCHEMA_DS3: &str = include_str!("schema_ds3.sql");
 pub(super) const INDEXES: &str = include_str!("indexes.sql");
 pub(super) const FOREIGN_KEYS: &str = include_str!("foreign_keys.sql");
 pub(super) const FUNCTIONS: &str = include_str!("functions.sql");
-
-/// The comments that mark storbench's databases; `owned` recognises both.
-const MARK_WORKING: &str = "storbench OLTP database: storbench may drop, reload and re-create it \
-                            (table storbench_meta says what it holds)";
-const MARK_PRISTINE: &str = "storbench pristine copy of an OLTP database: the template storbench's \
-                             reset clones; storbench may drop it";
 
 /// The serial columns, moved past the loaded ids after the load.
 pub(super) const SERIALS: [(Table, &str); 6] = [
@@ -41,134 +37,6 @@ pub(super) const SERIALS: [(Table, &str); 6] = [
 /// Generator threads feeding one COPY.
 fn gen_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get()).min(4)
-}
-
-/// Whether a database exists, and whether storbench marked it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Existing {
-    Absent,
-    Owned,
-    Foreign,
-}
-
-fn existing(admin: &mut Client, name: &str) -> DbResult<Existing> {
-    let row = admin
-        .query_opt(
-            "SELECT shobj_description(oid, 'pg_database') FROM pg_database WHERE datname = $1",
-            &[&name],
-        )
-        .map_err(err("looking up the database"))?;
-    Ok(match row {
-        None => Existing::Absent,
-        Some(row) => match row.get::<_, Option<String>>(0) {
-            Some(comment) if comment.starts_with("storbench ") => Existing::Owned,
-            _ => Existing::Foreign,
-        },
-    })
-}
-
-fn server_version(client: &mut Client) -> DbResult<u32> {
-    let row = client.query_one("SHOW server_version_num", &[]).map_err(err("reading the server version"))?;
-    Ok(row.get::<_, String>(0).parse().unwrap_or(0))
-}
-
-fn execute(client: &mut Client, sql: &str, doing: &str) -> DbResult<()> {
-    client.batch_execute(sql).map_err(err(doing))
-}
-
-fn foreign_database(pg: &Postgres, name: &str, why: &str) -> DbError {
-    DbError::new(
-        DbErrorKind::Query,
-        format!(
-            "database '{name}' at {} exists and was not created by storbench ({why}); storbench never \
-             overwrites data it did not create: choose another database name in the URL (storbench \
-             creates it)",
-            pg.describe_server()
-        ),
-    )
-}
-
-/// Drops a database storbench owns, ending its sessions first.
-fn drop_database(admin: &mut Client, name: &str) -> DbResult<()> {
-    let doing = format!("dropping database '{name}'");
-    if server_version(admin)? >= 130_000 {
-        return execute(admin, &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", ident(name)), &doing);
-    }
-    terminate_sessions(admin, name)?;
-    execute(admin, &format!("DROP DATABASE IF EXISTS {}", ident(name)), &doing)
-}
-
-fn terminate_sessions(admin: &mut Client, name: &str) -> DbResult<()> {
-    admin
-        .execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()",
-            &[&name],
-        )
-        .map(drop)
-        .map_err(err("ending the database's sessions"))
-}
-
-/// Creates database `name` as a copy of `template` and marks it with `mark`.
-fn create_database(admin: &mut Client, name: &str, template: &str, mark: &str) -> DbResult<()> {
-    // A data set is copied as files (one checkpoint before, one after) rather than block by
-    // block through the WAL (PostgreSQL 15's default). WAL_LOG measured a little faster at S
-    // (1.6-3.4 s against 2.9-4.3 s, two runs), but it puts the whole database into the WAL, whose
-    // checkpoints would then fall into the measured run; after FILE_COPY a run starts clean.
-    let cloning = template != "template0";
-    let strategy = if cloning && server_version(admin)? >= 150_000 { " STRATEGY file_copy" } else { "" };
-    let sql = format!("CREATE DATABASE {} TEMPLATE {}{strategy}", ident(name), ident(template));
-    let doing = format!("creating database '{name}' from '{template}'");
-    let mut attempt = 0;
-    loop {
-        match admin.batch_execute(&sql) {
-            Ok(()) => break,
-            // "source database is being accessed by other users": a session that was just
-            // closed or ended may take a moment to leave.
-            Err(e) if e.code().is_some_and(|c| c.code() == "55006") && attempt < 3 => {
-                attempt += 1;
-                terminate_sessions(admin, template)?;
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            Err(e) => return Err(db_error(&doing, &e)),
-        }
-    }
-    let comment = format!("COMMENT ON DATABASE {} IS {}", ident(name), literal(mark));
-    execute(admin, &comment, &format!("marking database '{name}' as storbench's"))
-}
-
-/// Makes the working database ready for a load: created when absent, re-created when
-/// storbench owns it and it holds nothing but storbench's objects, adopted when it holds no
-/// objects at all; refused, before anything is written, when it holds anything else.
-/// A pristine copy of an earlier load is dropped, so a failed load leaves none behind.
-pub(super) fn prepare_databases(pg: &Postgres, admin: &mut Client) -> DbResult<()> {
-    let pristine = pg.pristine_name();
-    let db = pg.dbname.as_str();
-    let working = existing(admin, db)?;
-    if working != Existing::Absent {
-        refuse_foreign_objects(pg, &mut pg.connect_db()?, working == Existing::Owned)?;
-    }
-    match existing(admin, &pristine)? {
-        Existing::Absent => {}
-        Existing::Owned => drop_database(admin, &pristine)?,
-        Existing::Foreign => {
-            return Err(foreign_database(
-                pg,
-                &pristine,
-                &format!("storbench needs that name for the pristine copy of '{}'", pg.dbname),
-            ));
-        }
-    }
-    match working {
-        Existing::Absent => create_database(admin, db, "template0", MARK_WORKING),
-        Existing::Owned => {
-            drop_database(admin, db)?;
-            create_database(admin, db, "template0", MARK_WORKING)
-        }
-        Existing::Foreign => {
-            let comment = format!("COMMENT ON DATABASE {} IS {}", ident(db), literal(MARK_WORKING));
-            execute(admin, &comment, &format!("marking the empty database '{db}' as storbench's"))
-        }
-    }
 }
 
 fn stopped(pg: &Postgres) -> DbError {
@@ -190,30 +58,33 @@ pub(super) fn load(
     stop: &StopFlag,
 ) -> DbResult<LoadReport> {
     let mut admin = pg.connect_admin()?;
-    prepare_databases(pg, &mut admin)?;
+    let Claimed { claim, marker } = claim::for_load(pg, &mut admin)?;
+    claim::replace_copy(pg, &mut admin, "template0", &Record { marker: marker.clone(), ready: false })?;
+    if matches!(claim, Claim::Create) {
+        claim::create_working(pg, &mut admin)?;
+    }
     let mut client = pg.connect_db()?;
-    create_schema(&mut client, data.ds2)?;
-    client
-        .execute(
-            "INSERT INTO storbench_meta (db_size, seed, ds2, state) VALUES ($1, $2, $3, 'loading')",
-            &[&data.size.to_string(), &data.seed.to_string(), &data.ds2],
-        )
-        .map_err(err("recording the load's start in storbench_meta"))?;
+    let recorded = match claim {
+        Claim::Reload(recorded) => recorded,
+        Claim::Create | Claim::Adopt => Vec::new(),
+    };
+    create_schema(&mut client, data, &marker, &recorded)?;
     let started = Instant::now();
     let rows = copy_all(pg, data, progress, stop).map_err(|e| e.unwrap_or(stopped(pg)))?;
     let load_s = started.elapsed().as_secs_f64();
     let indexing = Instant::now();
-    let size_bytes = complete(pg, &mut admin, client, &rows, progress, stop)?;
+    let size_bytes = complete(pg, &mut admin, client, &rows, &marker, progress, stop)?;
     Ok(LoadReport { rows, load_s, index_s: indexing.elapsed().as_secs_f64(), size_bytes })
 }
 
 /// Everything after the bulk load: keys, indexes, functions, serials, `storbench_meta`,
 /// statistics, and the pristine copy. Returns the database's size.
-pub(super) fn complete(
+fn complete(
     pg: &Postgres,
     admin: &mut Client,
     mut client: Client,
     rows: &[(Table, u64)],
+    marker: &str,
     progress: &mut dyn FnMut(LoadProgress),
     stop: &StopFlag,
 ) -> DbResult<Option<u64>> {
@@ -229,18 +100,27 @@ pub(super) fn complete(
         .map_err(err("reading the database size"))?
         .get(0);
     drop(client);
-    create_database(admin, &pg.pristine_name(), &pg.dbname, MARK_PRISTINE)?;
-    let no_connections = format!("ALTER DATABASE {} ALLOW_CONNECTIONS false", ident(&pg.pristine_name()));
-    execute(admin, &no_connections, "closing the pristine copy to connections")?;
+    claim::replace_copy(pg, admin, &pg.dbname, &Record { marker: marker.to_owned(), ready: true })?;
     Ok(u64::try_from(size_bytes).ok())
 }
 
-pub(super) fn create_schema(client: &mut Client, ds2: bool) -> DbResult<()> {
-    execute(client, SCHEMA, "creating the tables")?;
-    if !ds2 {
-        execute(client, SCHEMA_DS3, "creating the DS3 tables")?;
+/// In one transaction: drops what an earlier load of storbench's left (`recorded`), creates
+/// the tables, writes the load's start and `marker` into `storbench_meta` and records the
+/// objects made. So the database never holds storbench's objects without its marker.
+fn create_schema(client: &mut Client, data: &DataSet, marker: &str, recorded: &[Found]) -> DbResult<()> {
+    let mut tx = client.transaction().map_err(err("starting the schema's transaction"))?;
+    claim::drop_recorded(&mut tx, recorded)?;
+    tx.batch_execute(SCHEMA).map_err(err("creating the tables"))?;
+    if !data.ds2 {
+        tx.batch_execute(SCHEMA_DS3).map_err(err("creating the DS3 tables"))?;
     }
-    Ok(())
+    tx.execute(
+        "INSERT INTO storbench_meta (marker, db_size, seed, ds2, state) VALUES ($1, $2, $3, $4, 'loading')",
+        &[&marker, &data.size.to_string(), &data.seed.to_string(), &data.ds2],
+    )
+    .map_err(err("recording the load's start in storbench_meta"))?;
+    claim::record_created(&mut tx)?;
+    tx.commit().map_err(err("committing the schema"))
 }
 
 /// COPY streams at once: the largest table (review ratings, about half the bytes) on one
@@ -343,7 +223,7 @@ pub(super) fn sections(sql: &'static str) -> impl Iterator<Item = (&'static str,
 
 /// Runs the section of `sql` of every loaded table, reporting each as `step`.
 fn run_sections(
-    client: &mut Client,
+    tx: &mut Transaction<'_>,
     sql: &'static str,
     step: &'static str,
     rows: &[(Table, u64)],
@@ -356,40 +236,38 @@ fn run_sections(
                 return Err(None);
             }
             let doing = format!("{step}: table {}", table.sql_name());
-            client.batch_execute(body).map_err(|e| Some(db_error(&doing, &e)))?;
+            tx.batch_execute(body).map_err(|e| Some(db_error(&doing, &e)))?;
         }
         progress(LoadProgress { table, step, rows_done: n, rows_total: n });
     }
     Ok(())
 }
 
-/// Keys, indexes, foreign keys, functions, the trigger and the serials.
+/// Keys, indexes, foreign keys, functions, the trigger and the serials, in one transaction
+/// that records the objects it made (a stopped load leaves none of them).
 fn finish_load(
     client: &mut Client,
     rows: &[(Table, u64)],
     progress: &mut dyn FnMut(LoadProgress),
     stop: &StopFlag,
 ) -> Result<(), Option<DbError>> {
-    // A session setting: more memory for sorting keys than the server's default 64 MB.
-    client
-        .batch_execute("SET maintenance_work_mem = '256MB'")
+    let mut tx = client.transaction().map_err(|e| Some(db_error("starting the indexes' transaction", &e)))?;
+    // More memory for sorting keys than the server's default 64 MB, for this transaction.
+    tx.batch_execute("SET LOCAL maintenance_work_mem = '256MB'")
         .map_err(|e| Some(db_error("setting memory", &e)))?;
-    run_sections(client, INDEXES, "index", rows, progress, stop)?;
-    run_sections(client, FOREIGN_KEYS, "foreign keys", rows, progress, stop)?;
-    client
-        .batch_execute(FUNCTIONS)
-        .map_err(|e| Some(db_error("creating the functions and the trigger", &e)))?;
+    run_sections(&mut tx, INDEXES, "index", rows, progress, stop)?;
+    run_sections(&mut tx, FOREIGN_KEYS, "foreign keys", rows, progress, stop)?;
+    tx.batch_execute(FUNCTIONS).map_err(|e| Some(db_error("creating the functions and the trigger", &e)))?;
     for (table, column) in SERIALS.iter().filter(|(t, _)| rows.iter().any(|(r, _)| r == t)) {
         let name = table.sql_name();
         let sql = format!(
             "SELECT setval(pg_get_serial_sequence('{name}', '{column}'), coalesce(max({column}), 0) + 1, false) \
              FROM {name}"
         );
-        client
-            .batch_execute(&sql)
-            .map_err(|e| Some(db_error(&format!("moving the serial of {name}"), &e)))?;
+        tx.batch_execute(&sql).map_err(|e| Some(db_error(&format!("moving the serial of {name}"), &e)))?;
     }
-    Ok(())
+    claim::record_created(&mut tx).map_err(Some)?;
+    tx.commit().map_err(|e| Some(db_error("committing the indexes and functions", &e)))
 }
 
 /// VACUUM ANALYZE, table by table.
@@ -400,7 +278,7 @@ fn analyze(
 ) -> DbResult<()> {
     for &(table, n) in rows {
         let doing = format!("analyzing table {}", table.sql_name());
-        execute(client, &format!("VACUUM (ANALYZE) {}", table.sql_name()), &doing)?;
+        client.batch_execute(&format!("VACUUM (ANALYZE) {}", table.sql_name())).map_err(err(&doing))?;
         progress(LoadProgress { table, step: "analyze", rows_done: n, rows_total: n });
     }
     Ok(())
@@ -408,31 +286,7 @@ fn analyze(
 
 pub(super) fn reset(pg: &Postgres) -> DbResult<f64> {
     let started = Instant::now();
-    let mut admin = pg.connect_admin()?;
-    let pristine = pg.pristine_name();
-    match existing(&mut admin, &pristine)? {
-        Existing::Owned => {}
-        Existing::Absent => {
-            return Err(DbError::new(
-                DbErrorKind::Missing,
-                format!(
-                    "nothing to reset to: there is no pristine copy '{pristine}' at {}; run the OLTP load \
-                     (it makes one)",
-                    pg.describe_server()
-                ),
-            ));
-        }
-        Existing::Foreign => {
-            return Err(foreign_database(pg, &pristine, "so it is not storbench's pristine copy"));
-        }
-    }
-    match existing(&mut admin, &pg.dbname)? {
-        Existing::Foreign => return Err(foreign_database(pg, &pg.dbname, "so reset will not drop it")),
-        Existing::Owned => refuse_foreign_objects(pg, &mut pg.connect_db()?, true)?,
-        Existing::Absent => {}
-    }
-    drop_database(&mut admin, &pg.dbname)?;
-    create_database(&mut admin, &pg.dbname, &pristine, MARK_WORKING)?;
+    claim::reset(pg, &mut pg.connect_admin()?)?;
     Ok(started.elapsed().as_secs_f64())
 }
 

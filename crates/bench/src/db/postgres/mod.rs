@@ -1,17 +1,20 @@
 //! The PostgreSQL backend: DS3's schema, a COPY bulk load, the transactions as server-side
 //! plpgsql functions, a reset by database template, and the server's own counters.
 //!
-//! - [`load`]: database creation and ownership checks, schema, COPY, keys, indexes, trigger,
-//!   functions, sequences, statistics, and the pristine copy that `reset` clones.
+//! - [`claim`]: what a load may load into and what a load or reset may drop, proven by
+//!   storbench's marker; [`catalogue`]: everything a database holds, from the whole catalogue.
+//! - [`load`]: schema, COPY, keys, indexes, trigger, functions, sequences, statistics, and the
+//!   pristine copy that `reset` clones.
 //! - [`session`]: one connection with the transactions prepared.
 //! - `counters`: per-second rates from `pg_stat_database` and the background writer.
+//! - `ownership`: the one-writer lock and the identity of a database.
 //!
-//! Ownership: storbench only drops or overwrites databases it marked as its own, with a
-//! comment on the database (`COMMENT ON DATABASE`, which starts with "storbench"). The
-//! working database also holds `storbench_meta` (size, seed, DS2 flag, rows as loaded).
-//! `reset` drops the working database and creates it again from `<db>_pristine`, made at the
-//! end of the load; so load and reset need the CREATEDB privilege.
+//! The working database holds `storbench_meta` (marker, storbench's objects, size, seed, DS2
+//! flag, rows as loaded). `reset` drops the working database and creates it again from
+//! `<db>_pristine`, made at the end of the load; so load and reset need the CREATEDB privilege.
 
+mod catalogue;
+mod claim;
 mod counters;
 mod fidelity;
 mod load;
@@ -79,7 +82,7 @@ impl Postgres {
             Host::Tcp(h) => h.clone(),
             Host::Unix(path) => path.display().to_string(),
         };
-        if dbname.len() + PRISTINE_SUFFIX.len() > MAX_NAME {
+        if dbname.len() + PRISTINE_SUFFIX.len().max(claim::SWAP_SUFFIX.len()) > MAX_NAME {
             return Err(DbError::new(
                 DbErrorKind::Connection,
                 format!(
@@ -330,6 +333,10 @@ impl Database for Postgres {
 
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
         ownership::connection_room(self).map(Some)
+    }
+
+    fn identity(&self) -> DbResult<Option<String>> {
+        ownership::identity(self).map(Some)
     }
 
     fn check(&self) -> DbResult<CheckReport> {

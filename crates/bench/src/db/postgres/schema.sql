@@ -80,8 +80,13 @@ CREATE TABLE reorder (
 CREATE INDEX ix_reorder_prodid ON reorder (prod_id);
 
 -- What storbench loaded here: one row, written as the load starts (state 'loading') and
--- completed at its end (state 'ready', with the rows loaded).
+-- completed at its end (state 'ready', with the rows loaded). The marker proves the load is
+-- storbench's (its pristine copy's comment carries it too); the objects are every one that
+-- storbench's load created here, by catalogue and OID (see claim.rs).
 CREATE TABLE storbench_meta (
+    marker         text NOT NULL,
+    object_classes oid[] NOT NULL DEFAULT '{}',
+    object_ids     oid[] NOT NULL DEFAULT '{}',
     db_size   text NOT NULL,
     seed      text NOT NULL,
     ds2       boolean NOT NULL,

@@ -32,7 +32,8 @@ impl TestDb {
 impl Drop for TestDb {
     fn drop(&mut self) {
         if let Ok(mut admin) = self.pg.connect_admin() {
-            for name in [self.pg.dbname.clone(), self.pg.pristine_name()] {
+            let swap = format!("{}{}", self.pg.dbname, claim::SWAP_SUFFIX);
+            for name in [self.pg.dbname.clone(), self.pg.pristine_name(), swap] {
                 let _ =
                     admin.batch_execute(&format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", ident(&name)));
             }

@@ -89,7 +89,7 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
     if a.json {
         tell!("{}", serde_json::to_string_pretty(&as_json(&ours, &ds3))?);
     } else {
-        print_table(&ours, &ds3, a.repeat);
+        tell!("{}", table(&ours, &ds3, a.repeat));
     }
     Ok(Ending::Ok)
 }
@@ -151,24 +151,35 @@ fn both(
     Ok((ours, ds3))
 }
 
+/// One counter's figure per unit: None when the batch changed it less than the empty batch
+/// did (below the noise).
+type Figure = Option<f64>;
+
 /// Each batch's figures per call, and the whole orders' per order.
-fn per_unit(m: &Measured) -> Vec<(&'static str, u64, u64, Vec<f64>)> {
+fn per_unit(m: &Measured) -> Vec<(&'static str, u64, u64, Vec<Figure>)> {
     m.batches
         .iter()
         .map(|b| {
             let unit = if b.name == "order" { m.orders } else { b.calls }.max(1) as f64;
-            (b.name, b.calls, b.errors, b.delta.iter().map(|d| d / unit).collect())
+            let figures = b.delta.iter().zip(&b.below_noise).map(|(d, &below)| (!below).then_some(d / unit));
+            (b.name, b.calls, b.errors, figures.collect())
         })
         .collect()
 }
 
-fn print_table(ours: &Measured, ds3: &Measured, repeat: u32) {
+/// A figure as the table shows it.
+fn shown(f: Figure) -> String {
+    f.map_or_else(|| "below noise".to_owned(), |v| format!("{v:.1}"))
+}
+
+/// The table of both sides' figures, with its note.
+fn table(ours: &Measured, ds3: &Measured, repeat: u32) -> String {
     let mut t = crate::output::new_table(&["calls", "counter", "storbench", "DS3's SQL", "ratio"]);
     for ((name, calls, errors, o), (_, _, ds3_errors, d)) in per_unit(ours).into_iter().zip(per_unit(ds3)) {
         let unit = if name == "order" { "per order" } else { "per call" };
         let mut first = true;
         for ((counter, o), d) in ours.counters.iter().zip(o).zip(d) {
-            if o.abs() < 0.005 && d.abs() < 0.005 {
+            if o.unwrap_or(0.0) < 0.005 && d.unwrap_or(0.0) < 0.005 {
                 continue;
             }
             let label = if first {
@@ -182,29 +193,69 @@ fn print_table(ours: &Measured, ds3: &Measured, repeat: u32) {
                 String::new()
             };
             first = false;
-            let ratio = if d.abs() > 1e-9 { format!("{:.2}", o / d) } else { "-".into() };
-            t.add_row(vec![label, counter.to_string(), format!("{o:.1}"), format!("{d:.1}"), ratio]);
+            let ratio = match (o, d) {
+                (Some(o), Some(d)) if d > 1e-9 => format!("{:.2}", o / d),
+                _ => "-".into(),
+            };
+            t.add_row(vec![label, counter.to_string(), shown(o), shown(d), ratio]);
         }
     }
-    tell!("{t}");
-    tell!(
-        "Counters are the server's own, read before and after each batch of calls on one session, each batch \
-         from the state after the load, less an empty batch's change; medians of {} repeats. {} orders.",
-        repeat,
-        ours.orders
-    );
+    format!(
+        "{t}\nCounters are the server's own, read before and after each batch of calls on one session, each \
+         batch from the state after the load, less an empty batch's change; medians of {} repeats. {} orders. \
+         \"below noise\": the batch changed the counter less than the empty batch did.",
+        repeat, ours.orders
+    )
 }
 
 fn as_json(ours: &Measured, ds3: &Measured) -> serde_json::Value {
     let side = |m: &Measured| {
         per_unit(m)
             .into_iter()
-            .map(|(name, calls, errors, values)| {
-                let values: serde_json::Map<_, _> =
-                    m.counters.iter().zip(values).map(|(c, v)| (c.to_string(), json!(v))).collect();
-                json!({ "calls": name, "count": calls, "refused": errors, "per": if name == "order" { "order" } else { "call" }, "counters": values })
+            .map(|(name, calls, errors, figures)| {
+                let values: serde_json::Map<_, _> = m
+                    .counters
+                    .iter()
+                    .zip(&figures)
+                    .map(|(c, v)| (c.to_string(), json!(v.unwrap_or(0.0))))
+                    .collect();
+                let below: Vec<&str> =
+                    m.counters.iter().zip(&figures).filter(|(_, v)| v.is_none()).map(|(c, _)| *c).collect();
+                json!({ "calls": name, "count": calls, "refused": errors, "per": if name == "order" { "order" } else { "call" }, "counters": values, "below_noise": below })
             })
             .collect::<Vec<_>>()
     };
     json!({ "orders": ours.orders, "storbench": side(ours), "ds3": side(ds3) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storbench_bench::workload::oltp::driver::fidelity::Batch;
+
+    fn side(read: f64, below: bool) -> Measured {
+        let batch = |name, calls| Batch {
+            name,
+            calls,
+            errors: 0,
+            delta: vec![2.0 * calls as f64, read],
+            below_noise: vec![false, below],
+        };
+        Measured {
+            counters: vec!["xact_commit", "blks_read"],
+            orders: 1,
+            batches: vec![batch("new member", 1)],
+        }
+    }
+
+    #[test]
+    fn a_figure_below_the_noise_is_said_so_and_never_printed_as_a_count() {
+        let text = table(&side(0.0, true), &side(62.0, false), 3);
+        let row = text.lines().find(|l| l.contains("blks_read")).expect("the blks_read row");
+        assert!(row.contains("below noise") && row.contains("62.0"), "{row}");
+        let json = as_json(&side(0.0, true), &side(62.0, false));
+        assert_eq!(json["storbench"][0]["below_noise"], serde_json::json!(["blks_read"]));
+        assert_eq!(json["storbench"][0]["counters"]["blks_read"], 0.0);
+        assert_eq!(json["ds3"][0]["below_noise"], serde_json::json!([]));
+    }
 }

@@ -64,12 +64,15 @@ pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
 }
 
 /// What an evaluation's oltp runs will find, checked before anything runs: each database is
-/// reachable and either not loaded yet (the first run loads it) or loaded at the plan's size;
-/// a data set of another size is never replaced unasked.
+/// reachable, its own (no two URLs name one database), and either not loaded yet (the first
+/// run loads it) or loaded at the plan's size; a data set of another size is never replaced
+/// unasked.
 pub fn check_loadable(a: &OltpRunArgs) -> Result<()> {
     let size = a.db_size.clone().unwrap_or_else(|| DEFAULT_DB_SIZE.to_string());
     let counts = db_size(&size)?.counts();
-    for db in open_databases(&a.db)? {
+    let dbs = open_databases(&a.db)?;
+    check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;
+    for db in dbs {
         match db.shape() {
             Ok(s) if s.customers != counts.customers || s.products != counts.products => bail!(
                 "{} holds a DVD Store data set of {} customers, not the {size} the plan asks for ({} customers); \
@@ -86,6 +89,57 @@ pub fn check_loadable(a: &OltpRunArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Refuses two of `dbs` that are one database however their URLs spell it
+/// (`postgres://127.0.0.1/x` and `postgres://localhost:5432/x`, or one URL given twice), by
+/// what their servers say identifies them; each is named with where it was given (`--url`, a
+/// plan's configuration). Nothing is written before this check.
+pub(crate) fn check_apart(dbs: &[(&str, Arc<dyn Database>)]) -> Result<()> {
+    if dbs.len() < 2 {
+        return Ok(());
+    }
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for (given, db) in dbs {
+        let Some(identity) =
+            db.identity().with_context(|| format!("finding out which database {} is", db.describe()))?
+        else {
+            continue;
+        };
+        let here = format!("{given} {}", db.describe());
+        if let Some((first, _)) = seen.iter().find(|(_, known)| *known == identity) {
+            bail!(
+                "{first} and {here} are the same database ({identity}): each target must be a database of \
+                 its own, or one would reset and load under the other and both would count its work; give \
+                 one of them another database name"
+            );
+        }
+        seen.push((here, identity));
+    }
+    Ok(())
+}
+
+/// Refuses configurations of a plan whose oltp workloads name one database (`runs`: each run's
+/// configuration and options; a configuration counts once, with its most URLs), before
+/// anything runs.
+pub fn check_databases_apart<'a>(runs: impl IntoIterator<Item = (String, &'a OltpRunArgs)>) -> Result<()> {
+    let mut places: Vec<(String, &OltpRunArgs)> = Vec::new();
+    for (configuration, a) in runs {
+        match places.iter_mut().find(|(c, _)| *c == configuration) {
+            Some(known) if known.1.db.url.len() < a.db.url.len() => known.1 = a,
+            Some(_) => {}
+            None => places.push((configuration, a)),
+        }
+    }
+    let mut dbs = Vec::new();
+    for (configuration, a) in &places {
+        for db in open_databases(&a.db)? {
+            dbs.push((configuration.as_str(), db));
+        }
+    }
+    let named: Vec<(String, Arc<dyn Database>)> =
+        dbs.into_iter().map(|(c, db)| (format!("configuration {c}'s"), db)).collect();
+    check_apart(&named.iter().map(|(c, db)| (c.as_str(), db.clone())).collect::<Vec<_>>())
 }
 
 /// `--db-size` as DS3 spells it.

@@ -58,6 +58,7 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
         );
     }
     let dbs = open_databases(&a.db)?;
+    super::check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;
     if dbs.len() as u32 * spec.n_threads > MAX_THREADS {
         bail!(
             "{} targets × {} threads is over DS3's limit of {MAX_THREADS} threads",
@@ -306,7 +307,11 @@ fn record_run(
     rec.bundle.totals(outcome.warmup_s, outcome.measured_s, &hists);
     printer.finish(&outcome, &place.targets);
     let summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
-    Ok(Finished::new(summary))
+    // A database that went away, or threads that gave up: the run failed, whatever it measured
+    // before (the summary keeps that, marked incomplete).
+    let failure =
+        (!outcome.failures.is_empty()).then(|| format!("the run failed: {}", outcome.failures.join("; ")));
+    Ok(Finished { summary, unsaid: Vec::new(), failure })
 }
 
 /// The first database's version and settings for `disclosure.json`; a server that will not

@@ -37,6 +37,12 @@ pub fn check_all(plan: &Plan) -> Result<()> {
             format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
         })?;
     }
+    let runs = expand::runs(plan);
+    let oltp = runs.iter().filter_map(|r| match &r.args {
+        WorkloadArgs::Oltp(a) => Some((config_name(plan, r).to_owned(), &**a)),
+        _ => None,
+    });
+    cmd::oltp::check_databases_apart(oltp).map_err(|e| anyhow::anyhow!("in the plan, {}", in_plan(&e)))?;
     for i in 0..plan.configurations.len() {
         if let Some(args) = precondition_args(plan, i) {
             cmd::io::check(&args)

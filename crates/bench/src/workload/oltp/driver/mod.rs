@@ -6,6 +6,12 @@
 //! The run driver (`run::drive`, `Pace::Timer`), on the caller's thread, closes an interval
 //! every second on its own timer, whatever the threads are doing: each thread's recorder is
 //! swapped out and merged per target, and the databases' counters are sampled.
+//!
+//! A database that goes away (its server stopped, or every connection refused) ends the run
+//! as failed once every thread of that target has been failing for [`DEAD_AFTER`] (or for
+//! twice the think time plus a second, when that is longer: a user thinks between orders);
+//! its figures up to then are kept and marked incomplete, never reported as a whole run. A
+//! shorter outage is ridden out: threads reconnect at least once a second.
 
 pub mod fidelity;
 mod recorder;
@@ -29,6 +35,8 @@ use worker::{ENDING, Shared, Worker};
 
 /// How long threads may take to finish the order they are in once the run has ended.
 const DRAIN: Duration = Duration::from_secs(30);
+/// How long every thread of a database may fail before the run ends as failed.
+pub const DEAD_AFTER: Duration = Duration::from_secs(5);
 
 /// One interval as the caller sees it: all targets merged (`data.total`) and per target
 /// (`data.parts`); `phase_total` is everything since the phase began (the warm-up, or the
@@ -85,10 +93,18 @@ pub fn run(
     wait_connected(&shared, n, spec.connect_timeout + stagger, stop)?;
     let start = Instant::now();
     shared.release(Some(start));
-    let mut work = OltpWork { shared: shared.clone(), targets: targets.len(), counters, db: [None; 7] };
+    let mut work = OltpWork {
+        shared: shared.clone(),
+        targets: targets.iter().map(|t| t.describe()).collect(),
+        counters,
+        db: [None; 7],
+        dead_after: DEAD_AFTER.max(spec.think_time * 2 + Duration::from_secs(1)),
+        dead: None,
+    };
     let driven = crate::run::drive(&run_plan(spec), &mut work, start, sampler, stop, on_interval);
     shared.state.store(ENDING, Relaxed);
     let mut failures = std::mem::take(&mut *shared.failures.lock().unwrap_or_else(|p| p.into_inner()));
+    failures.extend(work.dead.take());
     let finished = (0..n).take_while(|_| done_rx.recv_timeout(DRAIN).is_ok()).count();
     if finished < n {
         failures.push(format!(
@@ -142,10 +158,44 @@ fn wait_connected(shared: &Shared, n: usize, timeout: Duration, stop: &StopFlag)
 /// counters, taken at each boundary.
 struct OltpWork {
     shared: Arc<Shared>,
-    targets: usize,
+    /// Each target, described.
+    targets: Vec<String>,
     counters: Vec<Box<dyn CounterSampler>>,
     /// The databases' counters over the interval just taken.
     db: [Option<f64>; 7],
+    /// How long every thread of a target may fail before the run ends.
+    dead_after: Duration,
+    /// Why the run ended early: a target whose every thread failed for `dead_after`.
+    dead: Option<String>,
+}
+
+impl OltpWork {
+    /// Why the run must end at `now_ns`: the first target all of whose threads have been
+    /// failing for `dead_after`, with the last error one of them saw.
+    fn dead_target(&self, now_ns: u64) -> Option<String> {
+        let n = self.targets.len();
+        let limit = u64::try_from(self.dead_after.as_nanos()).unwrap_or(u64::MAX);
+        (0..n).find_map(|t| {
+            let threads = (t..self.shared.slots.len()).step_by(n);
+            let since =
+                threads.clone().map(|id| self.shared.failing_from(id)).collect::<Option<Vec<u64>>>()?;
+            let latest = since.into_iter().max()?;
+            if now_ns.saturating_sub(latest) < limit {
+                return None;
+            }
+            let last = threads
+                .filter_map(|id| self.shared.last_error[id].lock().unwrap_or_else(|p| p.into_inner()).clone())
+                .next()
+                .unwrap_or_default();
+            Some(format!(
+                "every connection to {} failed for {:.0} s from {:.1} s into the run (the server stopped or \
+                 refuses work; the last error: {last}): the run ended there, its figures are not complete",
+                self.targets[t],
+                self.dead_after.as_secs_f64(),
+                latest as f64 / 1e9
+            ))
+        })
+    }
 }
 
 impl crate::run::Workload for OltpWork {
@@ -156,15 +206,24 @@ impl crate::run::Workload for OltpWork {
         Pace::Timer
     }
 
-    /// Takes every thread's recorder, leaving fresh ones, merged per target.
+    /// Takes every thread's recorder, leaving fresh ones, merged per target; and sees whether
+    /// a target has stopped answering.
     fn take(&mut self, _index: u64, now_ns: u64) -> Take<Self::Data> {
-        let mut per_target = vec![OltpRecorder::default(); self.targets];
+        let n = self.targets.len();
+        let mut per_target = vec![OltpRecorder::default(); n];
         for (id, slot) in self.shared.slots.iter().enumerate() {
             let rec = std::mem::take(&mut *slot.lock().unwrap_or_else(|p| p.into_inner()));
-            per_target[id % self.targets].merge(&rec);
+            per_target[id % n].merge(&rec);
         }
         self.db = sample_databases(&mut self.counters);
+        if self.dead.is_none() {
+            self.dead = self.dead_target(now_ns);
+        }
         Take::Closed { end_ns: now_ns, data: Parts::new(per_target) }
+    }
+
+    fn ended(&self) -> bool {
+        self.dead.is_some()
     }
 }
 
@@ -258,6 +317,32 @@ const DB_COLUMNS: [Measure<OltpWork>; 7] = [
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_target_ends_the_run_once_every_one_of_its_threads_has_failed_for_the_limit() {
+        let shared = Arc::new(Shared::new(4));
+        let work = OltpWork {
+            shared: shared.clone(),
+            targets: vec!["a".into(), "b".into()],
+            counters: Vec::new(),
+            db: [None; 7],
+            dead_after: DEAD_AFTER,
+            dead: None,
+        };
+        let at = |s: f64| (s * 1e9) as u64;
+        let refused = DbError::new(DbErrorKind::Connection, "connection refused");
+        // Target a has threads 0 and 2.
+        shared.failing(0, at(1.0), &refused);
+        assert_eq!(work.dead_target(at(9.0)), None, "thread 2 of a still works");
+        shared.failing(2, at(2.0), &refused);
+        shared.failing(2, at(3.0), &refused);
+        assert_eq!(work.dead_target(at(6.9)), None, "thread 2 has failed for 4.9 s only");
+        let why = work.dead_target(at(7.0)).expect("both failed for 5 s");
+        assert!(why.starts_with("every connection to a failed for 5 s from 2.0 s"), "{why}");
+        assert!(why.contains("connection refused"), "{why}");
+        shared.working(0);
+        assert_eq!(work.dead_target(at(20.0)), None, "thread 0 connected again");
+    }
 
     #[test]
     fn each_transaction_types_columns_carry_its_name() {

@@ -1,6 +1,8 @@
 //! A driver thread: waits its turn to connect, waits for the start, then runs orders until the
 //! run ends, recording each order into its own slot. A lost connection is re-opened with
-//! backoff; the failed order is counted by error kind and the run goes on.
+//! backoff; the failed order is counted by error kind and the run goes on. Each thread also
+//! says since when it has been failing (its orders failing and no new connection working),
+//! so that the run can end when every thread of a database has been failing too long.
 
 use super::recorder::OltpRecorder;
 use super::spec::OltpSpec;
@@ -8,14 +10,16 @@ use super::user::{OrderLog, User};
 use crate::db::{Database, DbError, DbErrorKind, DbResult, Session};
 use crate::rng::{below, stream};
 use crate::run::StopFlag;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// Orders in a row that may fail before a thread gives up (a broken schema, not a blip).
 const MAX_FAILED_IN_A_ROW: u32 = 100;
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
-const BACKOFF_MAX: Duration = Duration::from_secs(5);
+/// At most a second between attempts, so that a server back after a short outage is found
+/// well within the run's limit on failing (`DEAD_AFTER`).
+const BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// How often a waiting or thinking thread looks at the run's state.
 const POLL: Duration = Duration::from_millis(50);
 
@@ -30,6 +34,11 @@ pub(super) struct Shared {
     pub state: AtomicU8,
     pub connected: AtomicUsize,
     pub failures: Mutex<Vec<String>>,
+    /// Per thread: since when (ns since the start, plus one) its orders have been failing with
+    /// no order or new connection working since; 0 while it works.
+    pub failing_since: Vec<AtomicU64>,
+    /// Per thread: the error that last ended one of its orders.
+    pub last_error: Vec<Mutex<Option<String>>>,
     start: Mutex<Option<Instant>>,
     started: Condvar,
 }
@@ -41,6 +50,8 @@ impl Shared {
             state: AtomicU8::new(CONNECTING),
             connected: AtomicUsize::new(0),
             failures: Mutex::default(),
+            failing_since: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            last_error: (0..threads).map(|_| Mutex::default()).collect(),
             start: Mutex::new(None),
             started: Condvar::new(),
         }
@@ -61,6 +72,27 @@ impl Shared {
             start = self.started.wait_timeout(start, POLL).unwrap_or_else(|p| p.into_inner()).0;
         }
         *start
+    }
+
+    /// Thread `id` did work: it is not failing.
+    pub(super) fn working(&self, id: usize) {
+        self.failing_since[id].store(0, Relaxed);
+    }
+
+    /// An order of thread `id` failed at `at_ns` with `e`: it is failing from then, unless it
+    /// already was.
+    pub(super) fn failing(&self, id: usize, at_ns: u64, e: &DbError) {
+        let _ = self.failing_since[id].compare_exchange(0, at_ns + 1, Relaxed, Relaxed);
+        self.last_error(id, e);
+    }
+
+    fn last_error(&self, id: usize, e: &DbError) {
+        *self.last_error[id].lock().unwrap_or_else(|p| p.into_inner()) = Some(e.message.clone());
+    }
+
+    /// Since when (ns since the start) thread `id` has been failing, if it is.
+    pub(super) fn failing_from(&self, id: usize) -> Option<u64> {
+        self.failing_since[id].load(Relaxed).checked_sub(1)
     }
 
     fn fail(&self, why: String) {
@@ -119,8 +151,12 @@ impl Worker {
             let end_ns = start.elapsed().as_nanos() as u64;
             self.record(&log, result.as_ref().err(), end_ns);
             match result {
-                Ok(()) => failed_in_a_row = 0,
+                Ok(()) => {
+                    failed_in_a_row = 0;
+                    self.shared.working(self.id);
+                }
                 Err(e) => {
+                    self.shared.failing(self.id, end_ns, &e);
                     failed_in_a_row += 1;
                     if failed_in_a_row >= MAX_FAILED_IN_A_ROW {
                         self.shared.fail(format!(
@@ -161,9 +197,13 @@ impl Worker {
                 Ok(s) => {
                     *session = s;
                     self.slot().reconnects += 1;
+                    self.shared.working(self.id);
                     return true;
                 }
-                Err(_) => backoff = (backoff * 2).min(BACKOFF_MAX),
+                Err(e) => {
+                    self.shared.last_error(self.id, &e);
+                    backoff = (backoff * 2).min(BACKOFF_MAX);
+                }
             }
         }
     }
