@@ -7,9 +7,10 @@
 //! every second on its own timer, whatever the threads are doing: each thread's recorder is
 //! swapped out and merged per target, and the databases' counters are sampled.
 //!
-//! A database that goes away (its server stopped, or every connection refused) ends the run
-//! as failed once every thread of that target has been failing for [`DEAD_AFTER`] (or for
-//! twice the think time plus a second, when that is longer: a user thinks between orders);
+//! A database that goes away (its server stopped, or every connection refused) is the run
+//! driver's no-progress rule: while every thread of a target is failing the workload is stuck,
+//! and after the driver's limit ([`crate::run::NO_PROGRESS_LIMIT`], or twice the think time
+//! plus a second when that is longer: a user thinks between orders) the run ends as failed;
 //! its figures up to then are kept and marked incomplete, never reported as a whole run. A
 //! shorter outage is ridden out: threads reconnect at least once a second.
 
@@ -35,8 +36,6 @@ use worker::{ENDING, Shared, Worker};
 
 /// How long threads may take to finish the order they are in once the run has ended.
 const DRAIN: Duration = Duration::from_secs(30);
-/// How long every thread of a database may fail before the run ends as failed.
-pub const DEAD_AFTER: Duration = Duration::from_secs(5);
 
 /// One interval as the caller sees it: all targets merged (`data.total`) and per target
 /// (`data.parts`); `phase_total` is everything since the phase began (the warm-up, or the
@@ -98,13 +97,11 @@ pub fn run(
         targets: targets.iter().map(|t| t.describe()).collect(),
         counters,
         db: [None; 7],
-        dead_after: DEAD_AFTER.max(spec.think_time * 2 + Duration::from_secs(1)),
-        dead: None,
+        dead_after: crate::run::NO_PROGRESS_LIMIT.max(spec.think_time * 2 + Duration::from_secs(1)),
     };
     let driven = crate::run::drive(&run_plan(spec), &mut work, start, sampler, stop, on_interval);
     shared.state.store(ENDING, Relaxed);
     let mut failures = std::mem::take(&mut *shared.failures.lock().unwrap_or_else(|p| p.into_inner()));
-    failures.extend(work.dead.take());
     let finished = (0..n).take_while(|_| done_rx.recv_timeout(DRAIN).is_ok()).count();
     if finished < n {
         failures.push(format!(
@@ -163,35 +160,29 @@ struct OltpWork {
     counters: Vec<Box<dyn CounterSampler>>,
     /// The databases' counters over the interval just taken.
     db: [Option<f64>; 7],
-    /// How long every thread of a target may fail before the run ends.
+    /// How long every thread of a target may fail before the run ends (the driver's
+    /// no-progress limit for this workload).
     dead_after: Duration,
-    /// Why the run ended early: a target whose every thread failed for `dead_after`.
-    dead: Option<String>,
 }
 
 impl OltpWork {
-    /// Why the run must end at `now_ns`: the first target all of whose threads have been
-    /// failing for `dead_after`, with the last error one of them saw.
-    fn dead_target(&self, now_ns: u64) -> Option<String> {
+    /// The first target all of whose threads are failing now, with the last error one of
+    /// them saw.
+    fn failing_target(&self) -> Option<String> {
         let n = self.targets.len();
-        let limit = u64::try_from(self.dead_after.as_nanos()).unwrap_or(u64::MAX);
         (0..n).find_map(|t| {
             let threads = (t..self.shared.slots.len()).step_by(n);
             let since =
                 threads.clone().map(|id| self.shared.failing_from(id)).collect::<Option<Vec<u64>>>()?;
             let latest = since.into_iter().max()?;
-            if now_ns.saturating_sub(latest) < limit {
-                return None;
-            }
             let last = threads
                 .filter_map(|id| self.shared.last_error[id].lock().unwrap_or_else(|p| p.into_inner()).clone())
                 .next()
                 .unwrap_or_default();
             Some(format!(
-                "every connection to {} failed for {:.0} s from {:.1} s into the run (the server stopped or \
-                 refuses work; the last error: {last}): the run ended there, its figures are not complete",
+                "every connection to {} is failing, since {:.1} s into the run (the server stopped or refuses \
+                 work; the last error: {last})",
                 self.targets[t],
-                self.dead_after.as_secs_f64(),
                 latest as f64 / 1e9
             ))
         })
@@ -216,14 +207,25 @@ impl crate::run::Workload for OltpWork {
             per_target[id % n].merge(&rec);
         }
         self.db = sample_databases(&mut self.counters);
-        if self.dead.is_none() {
-            self.dead = self.dead_target(now_ns);
-        }
         Take::Closed { end_ns: now_ns, data: Parts::new(per_target) }
     }
 
-    fn ended(&self) -> bool {
-        self.dead.is_some()
+    /// Stuck while every thread of a target fails; working when an order or a call completed.
+    fn progress(&self, data: &Self::Data) -> crate::run::Progress {
+        use crate::run::Progress;
+        if let Some(why) = self.failing_target() {
+            return Progress::Stuck(why);
+        }
+        let t = &data.total;
+        if t.orders + t.txns.iter().map(|c| c.calls).sum::<u64>() > 0 {
+            Progress::Working
+        } else {
+            Progress::Idle
+        }
+    }
+
+    fn no_progress_limit(&self) -> Duration {
+        self.dead_after
     }
 }
 
@@ -319,29 +321,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_target_ends_the_run_once_every_one_of_its_threads_has_failed_for_the_limit() {
+    fn a_target_is_stuck_while_every_one_of_its_threads_fails() {
+        use crate::run::{Progress, Workload};
         let shared = Arc::new(Shared::new(4));
         let work = OltpWork {
             shared: shared.clone(),
             targets: vec!["a".into(), "b".into()],
             counters: Vec::new(),
             db: [None; 7],
-            dead_after: DEAD_AFTER,
-            dead: None,
+            dead_after: crate::run::NO_PROGRESS_LIMIT,
         };
         let at = |s: f64| (s * 1e9) as u64;
         let refused = DbError::new(DbErrorKind::Connection, "connection refused");
+        let idle = Parts::new(vec![OltpRecorder::default(); 2]);
+        let mut busy = idle.clone();
+        busy.total.orders = 3;
         // Target a has threads 0 and 2.
         shared.failing(0, at(1.0), &refused);
-        assert_eq!(work.dead_target(at(9.0)), None, "thread 2 of a still works");
+        assert_eq!(work.progress(&busy), Progress::Working, "thread 2 of a still works");
+        assert_eq!(work.progress(&idle), Progress::Idle);
         shared.failing(2, at(2.0), &refused);
-        shared.failing(2, at(3.0), &refused);
-        assert_eq!(work.dead_target(at(6.9)), None, "thread 2 has failed for 4.9 s only");
-        let why = work.dead_target(at(7.0)).expect("both failed for 5 s");
-        assert!(why.starts_with("every connection to a failed for 5 s from 2.0 s"), "{why}");
+        let Progress::Stuck(why) = work.progress(&busy) else { panic!("a is down whatever b does") };
+        assert!(why.starts_with("every connection to a is failing, since 2.0 s"), "{why}");
         assert!(why.contains("connection refused"), "{why}");
         shared.working(0);
-        assert_eq!(work.dead_target(at(20.0)), None, "thread 0 connected again");
+        assert_eq!(work.progress(&busy), Progress::Working, "thread 0 connected again");
+        assert_eq!(work.no_progress_limit(), crate::run::NO_PROGRESS_LIMIT);
     }
 
     #[test]

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 const MAX_FAILED_IN_A_ROW: u32 = 100;
 const BACKOFF_FIRST: Duration = Duration::from_millis(100);
 /// At most a second between attempts, so that a server back after a short outage is found
-/// well within the run's limit on failing (`DEAD_AFTER`).
+/// well within the run's limit on failing (`run::NO_PROGRESS_LIMIT`).
 const BACKOFF_MAX: Duration = Duration::from_secs(1);
 /// How often a waiting or thinking thread looks at the run's state.
 const POLL: Duration = Duration::from_millis(50);
