@@ -255,3 +255,15 @@ fn integrity_verify_refuses_a_fifo_journal_at_once() {
     refused(&mut verify, "storbench-integrity.journal is a FIFO, not a regular file");
     assert!(started.elapsed() < Duration::from_secs(10), "verify waited on the FIFO");
 }
+
+#[test]
+fn a_run_on_a_database_that_is_not_there_leaves_nothing_behind() {
+    let dir = disk_tempdir();
+    let mut run = storbench();
+    run.args(["oltp", "run", "--db-size", "1MB", "--run-time", "1s", "--path"])
+        .arg(dir.path().join("none.db"));
+    run.arg("--output-dir").arg(dir.path().join("results"));
+    refused(&mut run, "no database at");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{left:?}");
+}

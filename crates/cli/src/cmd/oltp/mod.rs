@@ -262,6 +262,10 @@ fn open_server(kind: BackendArg, url: &str, password: Option<&str>) -> Result<Ar
     Ok(db)
 }
 
+/// The most generator threads: far more than any machine's cores, and few enough that
+/// each one's share of the rows is never empty.
+const MAX_GEN_THREADS: usize = 1024;
+
 fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
     if a.format != "csv" {
         bail!(
@@ -272,10 +276,14 @@ fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
     let data = DataSet::new(db_size(&a.db_size)?, a.seed, a.ds2);
     let threads =
         a.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get())).max(1);
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    if threads > MAX_GEN_THREADS {
+        bail!("--threads {threads}: use 1 to {MAX_GEN_THREADS} generator threads");
+    }
+    let out = storbench_bench::files::resolve(&a.out)?;
+    storbench_bench::files::create_dirs(&out).with_context(|| format!("creating {}", a.out.display()))?;
     let bar = output::count_bar(&format!("generating {} into {}", data.size, a.out.display()), "rows");
     let started = std::time::Instant::now();
-    let report = data.write_ds3_files(&a.out, threads, a.crlf, &mut |_, rows| bar.set_position(rows), stop);
+    let report = data.write_ds3_files(&out, threads, a.crlf, &mut |_, rows| bar.set_position(rows), stop);
     bar.finish_and_clear();
     let report = report.with_context(|| format!("writing the data set into {}", a.out.display()))?;
     if stop.is_stopped() {

@@ -66,6 +66,11 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
             spec.n_threads
         );
     }
+    // A database that is not there, or not loaded at this size, is refused before its lock
+    // file is made (and checked again under the lock).
+    for db in &dbs {
+        check_shape(db.as_ref(), &spec, &size.to_string())?;
+    }
     // One writer per database, from before the reset to the end of the run.
     let _writers = dbs.iter().map(|db| db.lock_writer()).collect::<Result<Vec<_>, _>>()?;
     for db in &dbs {
@@ -131,6 +136,13 @@ pub(super) fn checked(a: &OltpRunArgs) -> Result<(DbSize, OltpSpec, LineOptions)
     Ok((size, spec, lines))
 }
 
+/// The most of each per-order count (searches, results, reviews, order lines).
+const MAX_PER_ORDER: u32 = 1000;
+/// The fastest ramp: a million users a second (DS3's default is 10).
+const MAX_RAMP_RATE: f64 = 1e6;
+/// The longest interval between DS3's stat lines: a day.
+const MAX_LOG_FREQ: u32 = 86_400;
+
 fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
     let d = OltpSpec::default();
     let run_time = a.run_time_or_default();
@@ -166,20 +178,24 @@ fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts)
             bail!("--{name} {pct}: a percentage is between 0 and 100");
         }
     }
+    if spec.n_threads == 0 {
+        bail!("--n-threads 0: it must be at least 1");
+    }
+    // Per order: the storage work of a customer's visit grows with each of these, and a
+    // thousand is far past any DS3 setting (3, 5, 10, 3, 5 by default).
     for (name, n) in [
-        ("n-threads", spec.n_threads),
         ("n-searches", spec.n_searches),
         ("search-batch-size", spec.search_batch_size),
         ("search-depth", spec.search_depth),
         ("n-reviews", spec.n_reviews),
         ("n-line-items", spec.n_line_items),
     ] {
-        if n == 0 {
-            bail!("--{name} 0: it must be at least 1");
+        if !(1..=MAX_PER_ORDER).contains(&n) {
+            bail!("--{name} {n}: use 1 to {MAX_PER_ORDER} per order");
         }
     }
-    if !(spec.ramp_rate > 0.0 && spec.ramp_rate.is_finite()) {
-        bail!("--ramp-rate {}: users per second must be more than 0", spec.ramp_rate);
+    if !(spec.ramp_rate > 0.0 && spec.ramp_rate <= MAX_RAMP_RATE) {
+        bail!("--ramp-rate {}: users per second is more than 0 and at most {MAX_RAMP_RATE}", spec.ramp_rate);
     }
     Ok(spec)
 }
@@ -192,14 +208,14 @@ fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
         Some(other) => bail!("--log-timestamp {other}: use NONE, UTC or LOCAL"),
     };
     let log_freq = a.log_freq.unwrap_or(10);
-    if log_freq == 0 {
-        bail!("--log-freq 0: the stat line interval is at least 1 second");
+    if !(1..=MAX_LOG_FREQ).contains(&log_freq) {
+        bail!("--log-freq {log_freq}: the stat line interval is 1 to {MAX_LOG_FREQ} seconds (a day)");
     }
     if let Some(p) = &a.out_filename
-        && p.exists()
+        && storbench_bench::files::entry(&storbench_bench::files::resolve_parent(p)?)?.is_some()
     {
         bail!(
-            "--out-filename {}: the file exists; storbench does not overwrite it. Name a new file",
+            "--out-filename {}: something is there already; storbench does not overwrite it. Name a new file",
             p.display()
         );
     }
@@ -375,10 +391,8 @@ impl<'a> Printer<'a> {
         let csv = match &opts.out_file {
             None => None,
             Some(p) => {
-                let f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .open(p)
+                let path = storbench_bench::files::resolve_parent(p)?;
+                let f = storbench_bench::files::create(&path, storbench_bench::files::How::WRITE)
                     .with_context(|| format!("creating {}", p.display()))?;
                 let mut w = std::io::BufWriter::new(f);
                 writeln!(w, "{}", ds3::CSV_HEADER)?;
