@@ -66,10 +66,12 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
             spec.n_threads
         );
     }
-    // A database that is not there, or not loaded at this size, is refused before its lock
-    // file is made (and checked again under the lock).
-    for db in &dbs {
-        check_shape(db.as_ref(), &spec, &size.to_string())?;
+    // A database file that is not there is refused before its lock file is made beside it.
+    let files = dbs.iter().filter(|db| db.kind() == storbench_bench::db::BackendKind::Sqlite);
+    for path in files.filter_map(|db| db.data_location()) {
+        if storbench_bench::files::entry(&path)?.is_none() {
+            bail!("no database at {}; load one first (the OLTP load creates it)", path.display());
+        }
     }
     // One writer per database, from before the reset to the end of the run.
     let _writers = dbs.iter().map(|db| db.lock_writer()).collect::<Result<Vec<_>, _>>()?;
@@ -191,7 +193,7 @@ fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts)
         ("n-line-items", spec.n_line_items),
     ] {
         if !(1..=MAX_PER_ORDER).contains(&n) {
-            bail!("--{name} {n}: use 1 to {MAX_PER_ORDER} per order");
+            bail!("--{name} {n}: it must be at least 1 and at most {MAX_PER_ORDER} per order");
         }
     }
     if !(spec.ramp_rate > 0.0 && spec.ramp_rate <= MAX_RAMP_RATE) {
