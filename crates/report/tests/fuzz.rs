@@ -20,7 +20,7 @@ fn corpus(target: &str) -> Vec<Vec<u8>> {
 }
 
 proptest! {
-    #![proptest_config(config(150))]
+    #![proptest_config(config(1000))]
 
     #[test]
     fn any_summary_reads_or_is_refused_and_renders(bytes in json_damaged(corpus("summary"), 6)) {

@@ -60,7 +60,7 @@ const PASSWORD: &str = "Zq7-fuzz-secret";
 const URL: &str = "postgres://bench:Zq7-fuzz-secret@127.0.0.1/ds3";
 
 proptest! {
-    #![proptest_config(config(600))]
+    #![proptest_config(config(2000))]
 
     #[test]
     fn any_plan_text_parses_or_is_an_error_in_the_text(text in mutated_text(plan_seeds(), 6)) {
@@ -93,7 +93,7 @@ fn typed(units: &str) -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    #![proptest_config(config(3000))]
+    #![proptest_config(config(5000))]
 
     #[test]
     fn a_size_is_at_most_an_exbibyte_and_plain_digits_are_bytes(
