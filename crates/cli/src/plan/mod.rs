@@ -247,4 +247,6 @@ pub struct Plan {
 }
 
 #[cfg(test)]
+mod fuzz_tests;
+#[cfg(test)]
 mod tests;

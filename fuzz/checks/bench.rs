@@ -1,0 +1,112 @@
+//! What storbench_bench's readers of files promise on any bytes, one function per fuzz target,
+//! shared by the cargo-fuzz targets (fuzz/fuzz_targets/) and the property tests that
+//! `cargo test` runs (crates/bench/tests/fuzz.rs). Each reads its input the way storbench reads
+//! the file, from a file of its own, and panics when a promise does not hold; a panic inside
+//! the reader is a defect too.
+
+use std::path::Path;
+use storbench_bench::metrics::read_hlog;
+use storbench_bench::workload::integrity::layout::MANIFEST_FILE;
+use storbench_bench::workload::integrity::{
+    Checked, Journal, JournalError, Layout, PAGE, PageId, check_page, classify,
+};
+use storbench_bench::workload::mailbox;
+
+/// `bytes` written as `name` in a new directory, handed to `read`.
+fn as_file<T>(name: &str, bytes: &[u8], read: impl FnOnce(&Path) -> T) -> T {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::write(dir.path().join(name), bytes).expect("writing the input");
+    read(dir.path())
+}
+
+/// The integrity journal (`integrity verify` and the end of a run read it): loaded or refused
+/// as not matching, and what it loads keeps the rule verification applies: no acknowledged
+/// generation above the reservation.
+pub fn journal(bytes: &[u8]) {
+    let loaded = as_file("journal", bytes, |dir| Journal::load(&dir.join("journal")));
+    match loaded {
+        Ok(expected) => {
+            for (id, generation) in expected.pages() {
+                assert!(
+                    generation <= expected.issued_limit,
+                    "{id}: {generation} > {}",
+                    expected.issued_limit
+                );
+            }
+            assert!(expected.pages().count() as u64 <= expected.acknowledgements);
+            assert!(expected.ignored_tail <= bytes.len() as u64);
+        }
+        Err(JournalError::Mismatch { offset, .. }) => assert!(offset <= bytes.len() as u64),
+        Err(JournalError::Io(e)) => panic!("a readable journal file is loaded or refused: {e}"),
+        #[allow(unreachable_patterns)] // Kinds of damage named later are refusals too.
+        Err(_) => {}
+    }
+}
+
+/// The place a page input is checked as (its first 10 bytes: file, page number) and the page
+/// (the rest, cut or padded with zeros to one page).
+pub fn split_page(bytes: &[u8]) -> (PageId, Vec<u8>) {
+    let mut head = [0u8; 10];
+    let n = bytes.len().min(10);
+    head[..n].copy_from_slice(&bytes[..n]);
+    let id = PageId {
+        file: u16::from_le_bytes([head[0], head[1]]),
+        page: u64::from_le_bytes(head[2..10].try_into().expect("8 bytes")),
+    };
+    let mut page = bytes[n..].to_vec();
+    page.resize(PAGE, 0);
+    (id, page)
+}
+
+/// The page checker (every read of the integrity workload, and the audit): whatever a page
+/// holds, it is named as one of its classes, consistently, and judged against any journal.
+pub fn page(bytes: &[u8]) {
+    let (id, page) = split_page(bytes);
+    let checked = check_page(&page, id);
+    match checked {
+        Checked::Ok { generation } => assert!(generation > 0, "generation 0 is never written"),
+        Checked::Torn { sectors } => assert!(sectors.iter().any(|&g| g != sectors[0]), "{sectors:?}"),
+        Checked::Misplaced { found, .. } => assert_ne!(found, id),
+        Checked::Unwritten => assert!(page.iter().all(|&b| b == 0), "only zeros are unwritten"),
+        Checked::Corrupt => {}
+    }
+    assert!(!checked.to_string().is_empty());
+    let generation = checked.generations().iter().copied().max().unwrap_or(0);
+    for acknowledged in [None, Some(0), Some(generation), Some(generation.saturating_add(1)), Some(u64::MAX)]
+    {
+        for seen in [None, Some(generation), Some(u64::MAX)] {
+            for limit in [0, generation, u64::MAX] {
+                let _ = classify(acknowledged, checked, seen, limit);
+            }
+        }
+    }
+}
+
+/// The latency histograms (`latency.hlog`): read back or refused, and what is read summarizes.
+pub fn hlog(bytes: &[u8]) {
+    if let Ok(histograms) = read_hlog(&String::from_utf8_lossy(bytes)) {
+        for (_, _, _, h) in histograms {
+            let _ = h.summary();
+        }
+    }
+}
+
+/// The integrity manifest (`integrity verify` reads it first): loaded or refused, and the
+/// regions verify then reads are laid out from it, in files or on its device.
+pub fn integrity_manifest(bytes: &[u8]) {
+    as_file(MANIFEST_FILE, bytes, |dir| {
+        if let Ok(manifest) = Layout::new(dir).load() {
+            let _ = Layout::new(dir).regions(&manifest.sizes);
+            let _ = Layout::on_device(dir, Path::new("/dev/null")).regions(&manifest.sizes);
+        }
+    });
+}
+
+/// The mailbox manifest (every mailbox run on existing databases reads it): loaded or refused.
+pub fn mailbox_manifest(bytes: &[u8]) {
+    as_file(mailbox::layout::MANIFEST, bytes, |dir| {
+        if let Ok(Some(manifest)) = mailbox::Manifest::load(dir) {
+            assert_eq!(manifest.files(dir).len(), manifest.databases.len());
+        }
+    });
+}
