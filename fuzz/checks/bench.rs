@@ -36,10 +36,9 @@ pub fn journal(bytes: &[u8]) {
             assert!(expected.pages().count() as u64 <= expected.acknowledgements);
             assert!(expected.ignored_tail <= bytes.len() as u64);
         }
-        Err(JournalError::Mismatch { offset, .. }) => assert!(offset <= bytes.len() as u64),
+        Err(JournalError::Damaged { offset, .. }) => assert!(offset <= bytes.len() as u64),
         Err(JournalError::Io(e)) => panic!("a readable journal file is loaded or refused: {e}"),
-        #[allow(unreachable_patterns)] // Kinds of damage named later are refusals too.
-        Err(_) => {}
+        Err(JournalError::Behind { .. }) => {}
     }
 }
 

@@ -202,7 +202,7 @@ fn is_zero(n: &u64) -> bool {
 /// A run's error rate, the one definition every table, summary and report shows: failed I/Os
 /// as a percentage of those attempted (failed + completed). None when nothing was attempted.
 pub fn error_rate_pct(failed: u64, completed: u64) -> Option<f64> {
-    let attempted = failed + completed;
+    let attempted = failed.saturating_add(completed);
     (attempted > 0).then(|| 100.0 * failed as f64 / attempted as f64)
 }
 
@@ -230,7 +230,7 @@ pub struct IoErrors<'a> {
 impl IoErrors<'_> {
     /// Any failed I/O, in the window or outside it.
     pub fn any(&self) -> bool {
-        self.failed + self.outside > 0
+        self.failed.saturating_add(self.outside) > 0
     }
 
     pub fn rate_pct(&self) -> Option<f64> {
@@ -247,7 +247,7 @@ impl std::fmt::Display for IoErrors<'_> {
             return write!(f, "{} I/Os failed {OUTSIDE}; all {done} in the window completed", self.outside);
         }
         let kinds: Vec<String> = self.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
-        write!(f, "{} of {} I/Os failed", self.failed, self.failed + self.completed)?;
+        write!(f, "{} of {} I/Os failed", self.failed, self.failed.saturating_add(self.completed))?;
         match self.rate_pct().filter(|_| self.failed > 0) {
             // Integrity counts failed reads and writes by class, not by errno.
             Some(rate) if kinds.is_empty() => write!(f, " ({})", rate_text(rate))?,
@@ -449,13 +449,13 @@ impl IntegrityErrors {
 
     /// Adds `other`'s counts, class by class.
     pub fn add(&mut self, other: &IntegrityErrors) {
-        self.lost_writes += other.lost_writes;
-        self.stale_reads += other.stale_reads;
-        self.torn_pages += other.torn_pages;
-        self.misplaced_pages += other.misplaced_pages;
-        self.checksum += other.checksum;
-        self.read_errors += other.read_errors;
-        self.write_errors += other.write_errors;
+        self.lost_writes = self.lost_writes.saturating_add(other.lost_writes);
+        self.stale_reads = self.stale_reads.saturating_add(other.stale_reads);
+        self.torn_pages = self.torn_pages.saturating_add(other.torn_pages);
+        self.misplaced_pages = self.misplaced_pages.saturating_add(other.misplaced_pages);
+        self.checksum = self.checksum.saturating_add(other.checksum);
+        self.read_errors = self.read_errors.saturating_add(other.read_errors);
+        self.write_errors = self.write_errors.saturating_add(other.write_errors);
     }
 }
 
@@ -627,7 +627,7 @@ impl Summary {
         match &self.results {
             Results::Io(r) => Some(IoErrors {
                 failed: r.errors.total,
-                completed: r.read.ios + r.write.ios,
+                completed: r.read.ios.saturating_add(r.write.ios),
                 outside: r.errors_outside_window,
                 by_kind: &r.errors.by_kind,
             }),
@@ -638,7 +638,7 @@ impl Summary {
                 by_kind: &m.errors.by_kind,
             }),
             Results::Integrity(r) => Some(IoErrors {
-                failed: r.errors.read_errors + r.errors.write_errors,
+                failed: r.errors.read_errors.saturating_add(r.errors.write_errors),
                 completed: r.ios,
                 outside: 0,
                 by_kind: &EMPTY_KINDS,
@@ -663,8 +663,8 @@ impl MailboxResults {
     pub fn completed_ios(&self) -> u64 {
         self.databases
             .iter()
-            .map(|d| d.db_reads.ios + d.db_writes.ios + d.log_writes.ios + d.bdm_reads.ios)
-            .sum()
+            .flat_map(|d| [d.db_reads.ios, d.db_writes.ios, d.log_writes.ios, d.bdm_reads.ios])
+            .fold(0, u64::saturating_add)
     }
 }
 

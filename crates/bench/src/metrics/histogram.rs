@@ -86,6 +86,15 @@ impl LatencyHistogram {
 
     /// Decodes `encode`'s output.
     pub fn decode(bytes: &[u8]) -> Result<Self, String> {
+        // hdrhistogram sizes its buffer by the payload length the header claims, before reading
+        // it: the uncompressed form's claim must fit in what was given.
+        const V2_COOKIE: [u8; 4] = 0x1c84_9313u32.to_be_bytes();
+        if bytes.starts_with(&V2_COOKIE) {
+            let claimed = bytes.get(4..8).map_or(0, |b| u32::from_be_bytes(b.try_into().expect("4 bytes")));
+            if claimed as usize > bytes.len().saturating_sub(40) {
+                return Err(format!("the histogram claims {claimed} bytes of counts; it holds fewer"));
+            }
+        }
         let mut d = hdrhistogram::serialization::Deserializer::new();
         let inner: Histogram<u64> = d.deserialize(&mut &bytes[..]).map_err(|e| format!("{e:?}"))?;
         Ok(LatencyHistogram { inner })

@@ -11,6 +11,9 @@ use storbench_bench::workload::io::{Pattern, SQLIO_PROFILES};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+/// The most repetitions a plan may ask for.
+pub const MAX_REPETITIONS: u32 = 1000;
+
 /// A plan error, located in the plan's text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanError {
@@ -140,6 +143,14 @@ impl Method {
         if self.repetitions == Some(0) {
             let hint = "at least 1; 3 (the default) lets the report show the spread";
             return Err(("repetitions", "repetitions = 0 runs nothing".into(), hint));
+        }
+        if self.repetitions.is_some_and(|n| n > MAX_REPETITIONS) {
+            let hint = "at most 1000; 3 to 10 show the spread";
+            return Err((
+                "repetitions",
+                format!("repetitions = {} would never finish", self.repetitions.unwrap_or(0)),
+                hint,
+            ));
         }
         if self.round.is_some_and(|r| r.0.is_zero()) {
             return Err(("round", "round = 0 never ends a round".into(), "give a round such as \"60s\""));

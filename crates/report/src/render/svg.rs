@@ -34,6 +34,9 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 20.0;
 const TOP: f64 = 46.0;
 const BOTTOM: f64 = 40.0;
+/// Gridlines an axis draws at most: values far past what a run measures (a damaged
+/// timeseries.csv) would otherwise step forever.
+const MAX_TICKS: usize = 16;
 const COLOURS: [&str; 6] = ["#1f6fb4", "#d4452a", "#2c9a3c", "#e08a0b", "#8a52b8", "#6b6b6b"];
 
 /// Maps data to pixels.
@@ -113,7 +116,10 @@ impl Chart {
 
     fn axes(&self, s: &mut String, f: &Frame) {
         let mut y = 0.0;
-        while y <= f.y_max * 1.0001 {
+        for _ in 0..MAX_TICKS {
+            if y > f.y_max * 1.0001 {
+                break;
+            }
             let py = f.py(y);
             let _ = write!(
                 s,
@@ -163,7 +169,7 @@ impl Chart {
         let step = nice_step((f.x.1 - f.x.0) / 6.0);
         let mut x = (f.x.0 / step).ceil() * step;
         let mut ticks = Vec::new();
-        while x <= f.x.1 + step * 1e-6 {
+        while x <= f.x.1 + step * 1e-6 && ticks.len() < MAX_TICKS {
             ticks.push((x, short(x)));
             x += step;
         }

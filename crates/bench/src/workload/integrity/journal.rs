@@ -71,11 +71,11 @@ pub enum JournalError {
 
 pub type Result<T> = std::result::Result<T, JournalError>;
 
-/// The writer's side: appends records to a new journal file.
 /// The largest journal read back: far past a year of a run's acknowledgements (a record
 /// covers up to 256 pages), and a bound on the memory a damaged or foreign file can ask for.
 const JOURNAL_LIMIT: u64 = 64 << 30;
 
+/// The writer's side: appends records to a new journal file.
 pub struct Journal {
     out: BufWriter<File>,
     path: PathBuf,
@@ -213,7 +213,10 @@ impl Expected {
                 return Err("a reservation below an earlier one");
             }
             Entry::Reserved(up_to) => self.issued_limit = up_to,
-            Entry::Acknowledged(_, generation, count) if generation + count - 1 > self.issued_limit => {
+            Entry::Acknowledged(first, generation, count)
+                if first.page.checked_add(count - 1).is_none()
+                    || generation.checked_add(count - 1).is_none_or(|last| last > self.issued_limit) =>
+            {
                 return Err("an acknowledged generation above the reservation");
             }
             Entry::Acknowledged(first, generation, count) => {

@@ -128,7 +128,7 @@ impl Layout {
     /// Where the log's page 0 lies: 0 in its own file, after the data's largest size on a
     /// device.
     pub fn log_base(&self, sizes: &Sizes) -> u64 {
-        if self.device.is_some() { sizes.data_max_pages * PAGE as u64 } else { 0 }
+        if self.device.is_some() { sizes.data_max_pages.saturating_mul(PAGE as u64) } else { 0 }
     }
 
     pub fn journal(&self) -> PathBuf {
