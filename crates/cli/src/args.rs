@@ -158,12 +158,12 @@ pub struct RunArgs {
     /// Finish an interrupted evaluation: the directory it was writing. Runs that finished
     /// are kept; the others run again. The plan saved there is run, unless its passwords are
     /// hidden (storbench writes none): then give the plan again, `--resume DIR PLAN`.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub resume: Option<PathBuf>,
 
     /// Where the evaluation bundle goes: a directory <time>-<plan name> inside. Default:
     /// ./storbench-results.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub output_dir: Option<PathBuf>,
 
     /// Run the quick evaluation on this directory instead of the current one. Repeat it to
@@ -189,7 +189,7 @@ pub enum PlanCommand {
     /// existing file.
     Init {
         /// Where to write it.
-        #[arg(value_name = "FILE", default_value = "storbench-plan.toml")]
+        #[arg(value_name = "FILE", default_value = "storbench-plan.toml", value_parser = crate::units::file_place)]
         file: PathBuf,
     },
 }
@@ -202,7 +202,7 @@ pub struct IoArgs {
     /// created and filled at --size and reused by later runs. An existing file storbench did
     /// not create is only read, unless --force. A block device needs --allow-device.
     /// Default: the current directory.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", value_parser = crate::units::place)]
     pub target: Option<PathBuf>,
 
     /// Run a named set of jobs instead of one: `sqlio` runs the six SQLIO profiles of the
@@ -358,7 +358,7 @@ pub struct OutputArgs {
 
     /// Where result bundles go: one directory per run, <time>-<name>. Default:
     /// ./storbench-results.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub output_dir: Option<PathBuf>,
 
     /// Print summary.json to stdout instead of the table (io with --profile:

@@ -17,6 +17,18 @@ fn looks_like_an_option(t: &str) -> Option<String> {
         .then(|| format!("'{t}' is an option, not a value; give the option before it a value"))
 }
 
+/// A place the user names (a target, an output directory): resolved once, the links in it
+/// followed now, so that storbench's files below it are reached with no link at any step.
+pub fn place(s: &str) -> Result<std::path::PathBuf, String> {
+    storbench_bench::files::resolve(std::path::Path::new(s)).map_err(|e| e.to_string())
+}
+
+/// A file the user names for storbench to write (a database, a CSV): its directory resolved
+/// once, its own name kept, so that a link there is refused, not followed.
+pub fn file_place(s: &str) -> Result<std::path::PathBuf, String> {
+    storbench_bench::files::resolve_parent(std::path::Path::new(s)).map_err(|e| e.to_string())
+}
+
 /// Free text for a name or a description: anything but control characters (a NUL or an
 /// escape sequence would reach every report and terminal that shows it).
 pub fn plain_text(s: &str) -> Result<String, String> {

@@ -32,14 +32,14 @@ pub enum MailboxSub {
 #[derive(Args, Debug, Clone, Default)]
 pub struct MailboxRecoverArgs {
     /// Directory holding the databases (storbench-mailbox.json and mailbox<N>.edb).
-    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox")]
+    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox", value_parser = crate::units::place)]
     pub target: PathBuf,
 }
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct MailboxVerifyArgs {
     /// Directory holding the databases (storbench-mailbox.json and mailbox<N>.edb).
-    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox")]
+    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox", value_parser = crate::units::place)]
     pub target: PathBuf,
 
     /// Threads reading in parallel. Default: the number of CPUs.
@@ -73,12 +73,12 @@ pub struct MailboxArgs {
     /// Directory for the databases; created if missing. Holds storbench-mailbox.json and
     /// mailbox<N>.edb; nothing else in it is touched. Databases already there (from --keep)
     /// are reused when their shape matches. Default: ./storbench-mailbox.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub target: Option<PathBuf>,
 
     /// Directory for the log files (a separate volume, as Exchange deployments use).
     /// Default: --target.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub log_target: Option<PathBuf>,
 
     /// Jetstress generation whose engine is emulated: 2007 (8 KB pages, 40/30/5/25 mix with

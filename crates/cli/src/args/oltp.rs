@@ -56,7 +56,7 @@ pub struct DbArgs {
     pub backend: Option<BackendArg>,
 
     /// SQLite database file. Default: ./storbench-ds3.db.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
     pub path: Option<PathBuf>,
 
     /// Server database URL: postgres://user[:password]@host[:port]/dbname or
@@ -88,7 +88,7 @@ pub struct OltpGenArgs {
     pub db_size: String,
 
     /// Directory for the CSV files (created; existing files are never overwritten).
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub out: PathBuf,
 
     /// Output format; csv (DS3's files) is the one there is.
@@ -262,7 +262,7 @@ pub struct OltpRunArgs {
     pub detailed_view: Option<YesNo>,
 
     /// Also write DS3's periodic figures as CSV to this file (out_filename).
-    #[arg(long, value_name = "FILE", alias = "out_filename")]
+    #[arg(long, value_name = "FILE", alias = "out_filename", value_parser = crate::units::file_place)]
     #[serde(skip)]
     pub out_filename: Option<PathBuf>,
 

@@ -37,6 +37,6 @@ pub struct ReportOutArgs {
     /// (default: the bundle itself), compare.html and compare.md for `compare` (default: none,
     /// the findings go to stdout only). storbench replaces a report it wrote earlier there,
     /// never any other file.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub out: Option<PathBuf>,
 }

@@ -267,3 +267,28 @@ fn a_run_on_a_database_that_is_not_there_leaves_nothing_behind() {
     let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn places_named_through_the_users_own_links_are_followed_once_and_work() {
+    let dir = disk_tempdir();
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    let via = dir.path().join("via");
+    symlink(&real, &via).unwrap();
+    let results = via.join("results");
+    storbench()
+        .args(["io", "--size", "1MiB", "--runtime", "1s", "--ramp", "0", "--target"])
+        .arg(&via)
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .success();
+    assert!(real.join("storbench-io.dat").is_file() && real.join("results").is_dir());
+    load_sqlite(&via.join("x.db")).assert().success();
+    assert!(real.join("x.db").is_file());
+    let mut keep = storbench();
+    keep.args(["integrity", "--duration", "1s", "--keep", "--target"]).arg(via.join("integ"));
+    keep.args(crate::integrity::SMALL).arg("--output-dir").arg(&results).assert().success();
+    let mut verify = storbench();
+    verify.args(["integrity", "verify", "--target"]).arg(via.join("integ")).assert().success();
+}
