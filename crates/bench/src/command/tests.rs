@@ -119,11 +119,17 @@ fn wait_for_returns_the_command_running_once_its_output_is_ready() {
     assert_eq!(f.status.and_then(|s| s.code()), Some(4));
 }
 
-/// A command that starts three kinds of escapees and exits at once: a child that called
+/// A command that starts three kinds of escapees and exits once they run: a child that called
 /// setsid, a double-forked orphan in its session, and a double-forked orphan that left it.
 fn escapees(pids: &Path) -> String {
     let me = format!("echo $$ >> {}; exec sleep 300", pids.display());
-    format!("setsid sh -c '{me}' & (sh -c '{me}' &) ; (setsid sh -c '{me}' &) ; sleep 0.2; echo 100")
+    // The command goes on only once all three have written their pid (at most 10 s): on a
+    // loaded machine a fixed pause was not always enough for them to start.
+    let count = format!("$(cat {} 2>/dev/null | wc -l)", pids.display());
+    format!(
+        "setsid sh -c '{me}' & (sh -c '{me}' &) ; (setsid sh -c '{me}' &) ; n=0; \
+         while [ \"{count}\" -lt 3 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done; echo 100"
+    )
 }
 
 /// Checks that the three processes an `escapees` command started are gone.
@@ -169,7 +175,7 @@ fn everything_a_command_started_ends_with_it_by_its_descendants() {
     // And at the time limit, while they all run.
     let pids = tmp.path().join("pids2");
     let spec =
-        Spec::shell(&format!("{}; sleep 300", escapees(&pids)), Duration::from_millis(600)).without_cgroup();
+        Spec::shell(&format!("{}; sleep 300", escapees(&pids)), Duration::from_secs(5)).without_cgroup();
     let f = run(&spec, &StopFlag::new()).unwrap();
     assert_eq!(f.ending, Ending::TimeLimit);
     all_three_gone(&pids);
