@@ -477,10 +477,14 @@ fn default_label(args: &WorkloadArgs, swept: Option<&str>) -> String {
             let depth = if swept == Some("iodepth") {
                 String::new()
             } else {
-                format!("-qd{}", a.iodepth.unwrap_or(1))
+                format!("-qd{}", a.iodepth.unwrap_or(IoArgs::IODEPTH))
             };
-            format!("io-{}-{}{depth}", a.rw.as_deref().unwrap_or("randread"), a.bs.as_deref().unwrap_or("4k"))
-                .replace(['/', ':'], "_")
+            format!(
+                "io-{}-{}{depth}",
+                a.rw.as_deref().unwrap_or(IoArgs::RW),
+                a.bs.as_deref().unwrap_or(IoArgs::BS)
+            )
+            .replace(['/', ':'], "_")
         }
         other => other.kind().to_string(),
     };

@@ -413,3 +413,65 @@ fn two_configurations_on_one_directory_however_spelled_are_refused() {
     );
     assert!(parse("plan.toml", &text).is_ok());
 }
+
+/// The text a help names after "Default: " up to the sentence's end.
+fn default_said(help: &str) -> Option<String> {
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    flat.split("Default: ")
+        .nth(1)
+        .map(|t| t.trim_end_matches('.').split(". ").next().unwrap_or(t).to_string())
+}
+
+/// The default clap fills in for option `id` of `T` when it is not given.
+fn clap_default<T: clap::Args>(id: &str) -> Option<String> {
+    let cmd = T::augment_args(clap::Command::new("t"));
+    let arg = cmd.get_arguments().find(|a| a.get_id() == id).expect(id);
+    arg.get_default_values().first().map(|v| v.to_string_lossy().into_owned())
+}
+
+#[test]
+fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_users_read_them() {
+    use crate::args::{
+        IntegrityArgs, IoArgs, MailboxArgs, OltpFidelityArgs, OltpGenArgs, OltpLoadArgs, OltpRunArgs,
+    };
+    use storbench_bench::rng::DEFAULT_SEED;
+    let seed = DEFAULT_SEED.to_string();
+    let example = init::example();
+    let said = [
+        ("io", "rw", help_of::<IoArgs>("rw"), IoArgs::RW.to_string()),
+        ("io", "bs", help_of::<IoArgs>("bs"), IoArgs::BS.to_string()),
+        ("io", "iodepth", help_of::<IoArgs>("iodepth"), IoArgs::IODEPTH.to_string()),
+        ("io", "seed", help_of::<IoArgs>("seed"), seed.clone()),
+        ("oltp", "seed", help_of::<OltpRunArgs>("seed"), seed.clone()),
+        ("oltp", "db_size", help_of::<OltpRunArgs>("db_size"), OltpRunArgs::DB_SIZE.to_string()),
+        ("mailbox", "seed", help_of::<MailboxArgs>("seed"), seed.clone()),
+        ("integrity", "seed", help_of::<IntegrityArgs>("seed"), seed.clone()),
+    ];
+    for (kind, id, help, default) in &said {
+        assert_eq!(default_said(help).as_ref(), Some(default), "{kind} --{id}'s help: {help}");
+        let comment = init_comment(&example, &format!("kind = \"{kind}\" workload"), id);
+        assert_eq!(default_said(&comment).as_ref(), Some(default), "plan init's {kind} {id}: {comment}");
+    }
+    assert_eq!(default_said(&help_of::<Method>("seed")).as_deref(), Some(seed.as_str()), "[method] seed");
+    // The commands whose clap fills the default in show it as clap does.
+    for (command, value) in [
+        (clap_default::<OltpGenArgs>("seed"), &seed),
+        (clap_default::<OltpLoadArgs>("seed"), &seed),
+        (clap_default::<OltpFidelityArgs>("seed"), &seed),
+        (clap_default::<OltpGenArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
+        (clap_default::<OltpLoadArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
+        (clap_default::<OltpFidelityArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
+    ] {
+        assert_eq!(command.as_ref(), Some(value));
+    }
+    // What validation and the evaluation's labels make of a job that sets nothing.
+    let io = IoArgs::default();
+    let job = &crate::cmd::io::validate::validate(&io).unwrap().jobs[0].spec;
+    assert_eq!((job.iodepth, job.seed, job.read_pct), (IoArgs::IODEPTH, DEFAULT_SEED, 100));
+    assert_eq!(job.block_sizes.max(), crate::cmd::io::validate::parse_bs(IoArgs::BS).unwrap().max());
+    assert_eq!(job.name, format!("{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\n");
+    let plan = parse("plan.toml", &text).unwrap();
+    assert_eq!(plan.workloads[0].label, format!("io-{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
+    assert_eq!(plan.method.seed.unwrap_or(DEFAULT_SEED), DEFAULT_SEED);
+}

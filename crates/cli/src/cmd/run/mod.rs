@@ -275,7 +275,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                 }),
             }),
             power_source: power::describe(),
-            seed: m.seed.unwrap_or(1),
+            seed: m.seed.unwrap_or(storbench_bench::rng::DEFAULT_SEED),
         },
         configurations: plan
             .configurations
