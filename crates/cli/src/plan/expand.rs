@@ -29,9 +29,11 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
     let reps = plan.method.repetitions.unwrap_or(DEFAULT_REPETITIONS);
     let mut out = Vec::new();
     for w in &plan.workloads {
-        for (sweep, args) in &w.points {
+        for (pi, (sweep, args)) in w.points.iter().enumerate() {
             for repetition in 1..=reps {
                 for (ci, c) in plan.configurations.iter().enumerate() {
+                    let own = w.by_configuration.get(ci).and_then(Option::as_ref).and_then(|p| p.get(pi));
+                    let args = own.unwrap_or(args);
                     let point =
                         sweep.as_ref().map(|(k, v)| format!(".{k}-{}", value_text(v))).unwrap_or_default();
                     let mut args = for_configuration(args, c, &plan.method);

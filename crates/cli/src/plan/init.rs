@@ -111,6 +111,10 @@ description = "12 x 15k HDD, RAID 10"
 # allow_device = true
 # Let io overwrite what may hold data (a file storbench did not create, a formatted device):
 # force = true
+# Workload values of this configuration's own, by workload label or kind (the label wins);
+# the report lists them beside the configuration:
+# set.oltp = { n_threads = 73 }
+# set.mailbox = { mailboxes = 550 }
 
 # ---- What runs on every configuration, in this order ----
 

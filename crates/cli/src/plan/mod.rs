@@ -152,6 +152,9 @@ pub struct Configuration {
     /// Free text for the report (disks, RAID level, controller).
     #[serde(default)]
     pub description: Option<String>,
+    /// Its `set` table as the report shows it: one `<workload>: key = value, ...` each.
+    #[serde(skip)]
+    pub own_values: Vec<String>,
 }
 
 /// A target refusal's remedy as the plan key to set, for a plan's user: the key where the
@@ -227,6 +230,10 @@ impl WorkloadArgs {
     }
 }
 
+/// A point of a workload: the swept key and its value (none without a sweep), and the
+/// workload's options there.
+pub type Point = (Option<(String, serde_json::Value)>, WorkloadArgs);
+
 /// One `[[workload]]`: its options, and the values of one option to sweep over.
 #[derive(Debug, Clone)]
 pub struct Workload {
@@ -234,7 +241,11 @@ pub struct Workload {
     pub args: WorkloadArgs,
     /// Each point's options (the sweep's key set to one of its values), in order; a workload
     /// without a sweep has one point.
-    pub points: Vec<(Option<(String, serde_json::Value)>, WorkloadArgs)>,
+    pub points: Vec<Point>,
+    /// Per configuration (in the plan's order), its own options for each point where its
+    /// `set` table gives this workload values of its own (003 and 004 run 17 threads on the
+    /// SSDs and 73 on the HDDs).
+    pub by_configuration: Vec<Option<Vec<WorkloadArgs>>>,
 }
 
 /// A parsed, checked plan.

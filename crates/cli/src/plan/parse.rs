@@ -1,7 +1,7 @@
 //! Plan text → `Plan`. Every error names the file, line and column of the key or value at
 //! fault, says what is wrong and how to fix it; nothing runs until the whole plan parses.
 
-use super::{Configuration, Method, Plan, Workload, WorkloadArgs};
+use super::{Configuration, Method, Plan, Point, Workload, WorkloadArgs};
 use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
 use serde::de::DeserializeOwned;
 use std::fmt;
@@ -115,8 +115,8 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         }
     };
     check_method(&src, &method, root.get("method"))?;
-    let configurations = configurations(&src, root.get("configuration"), whole.clone())?;
-    let workloads = workloads(&src, root.get("workload"), whole)?;
+    let (configurations, sets) = configurations(&src, root.get("configuration"), whole.clone())?;
+    let workloads = workloads(&src, root.get("workload"), whole, &sets)?;
     Ok(Plan { name, method, configurations, workloads })
 }
 
@@ -159,11 +159,15 @@ impl Method {
     }
 }
 
-fn configurations(
+/// Each configuration's `set` table: its own values of workload keys, by workload label or
+/// kind (`set.oltp = { n_threads = 73 }`), where it has one.
+type Sets<'i> = Vec<Option<Spanned<DeTable<'i>>>>;
+
+fn configurations<'i>(
     src: &Source,
-    value: Option<&Spanned<DeValue>>,
+    value: Option<&Spanned<DeValue<'i>>>,
     whole: Range<usize>,
-) -> Result<Vec<Configuration>, PlanError> {
+) -> Result<(Vec<Configuration>, Sets<'i>), PlanError> {
     let Some(value) = value else {
         let hint = "add one per storage setup:\n\n    [[configuration]]\n    name = \"ssd\"\n    target = \"/mnt/ssd\"";
         return Err(src.error(
@@ -172,9 +176,13 @@ fn configurations(
             Some(hint.into()),
         ));
     };
-    let keys = ["name", "target", "log_target", "url", "allow_device", "force", "description"];
+    let keys = ["name", "target", "log_target", "url", "allow_device", "force", "description", SET];
     let mut out: Vec<Configuration> = Vec::new();
-    for item in tables(src, value, "[[configuration]]")? {
+    let mut sets = Vec::new();
+    for mut item in tables(src, value, "[[configuration]]")? {
+        let set =
+            item.get_mut().remove(SET).map(|v| Ok(Spanned::new(v.span(), table(src, &v, SET)?.clone())));
+        sets.push(set.transpose()?);
         let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
         let at = |key: &str| item.get_ref().get(key).map_or(item.span(), |v| v.span());
         check_name(src, &c.name, at("name"), "configuration name")?;
@@ -194,6 +202,7 @@ fn configurations(
         let c = Configuration {
             target: absolute(&c.target),
             log_target: c.log_target.as_deref().map(absolute),
+            own_values: sets.last().and_then(Option::as_ref).map(own_values_text).unwrap_or_default(),
             ..c
         };
         if let Some((other, role)) = same_place(&out, &c) {
@@ -210,7 +219,7 @@ fn configurations(
         }
         out.push(c);
     }
-    Ok(out)
+    Ok((out, sets))
 }
 
 /// The configuration among `seen` whose target or log target is the same directory or device
@@ -291,14 +300,16 @@ fn workloads(
     src: &Source,
     value: Option<&Spanned<DeValue>>,
     whole: Range<usize>,
+    sets: &Sets,
 ) -> Result<Vec<Workload>, PlanError> {
     let Some(value) = value else {
         let hint = "add what to run, e.g.\n\n    [[workload]]\n    kind = \"io\"\n    profile = \"sqlio\"";
         return Err(src.error(whole.start..whole.start, "the plan has no [[workload]]", Some(hint.into())));
     };
     let mut out: Vec<Workload> = Vec::new();
+    let mut names = Vec::new();
     for item in tables(src, value, "[[workload]]")? {
-        for mut w in workload(src, &item)? {
+        for mut w in workload(src, &item, sets, &mut names)? {
             let base = w.label.clone();
             for n in 2.. {
                 if !out.iter().any(|o| o.label == w.label) {
@@ -309,7 +320,78 @@ fn workloads(
             out.push(w);
         }
     }
+    every_set_names_a_workload(src, sets, &names)?;
     Ok(out)
+}
+
+/// The key of a configuration's own workload values.
+pub const SET: &str = "set";
+
+/// A configuration's own values for the workload labelled `label` of `kind`: its `set`
+/// entries for the kind, then for the label (which win). `fixed` keys are the workload's
+/// alone (its kind, label, swept key, what its profile set fixes).
+fn own_values<'i>(
+    src: &Source,
+    set: &Option<Spanned<DeTable<'i>>>,
+    (label, kind): (&str, &str),
+    fixed: &[&str],
+) -> Result<Option<DeTable<'i>>, PlanError> {
+    let Some(set) = set else { return Ok(None) };
+    let mut own: Option<DeTable> = None;
+    for name in [kind, label] {
+        let Some(entry) = set.get_ref().get(name) else { continue };
+        for (k, v) in table(src, entry, &format!("{SET}.{name}"))? {
+            if fixed.contains(&k.get_ref().as_ref()) {
+                let hint = Some(format!(
+                    "a configuration may set any other key of the workload; these are the workload's own: {}",
+                    fixed.join(", ")
+                ));
+                return Err(src.error(
+                    k.span(),
+                    format!("`{}` cannot be set per configuration", k.get_ref()),
+                    hint,
+                ));
+            }
+            own.get_or_insert_with(DeTable::new).insert(k.clone(), v.clone());
+        }
+    }
+    Ok(own)
+}
+
+/// A `set` table as the report shows it: `oltp: n_threads = 73`, one line per workload.
+fn own_values_text(set: &Spanned<DeTable>) -> Vec<String> {
+    let line = |(name, values): (&Spanned<toml::de::DeString>, &Spanned<DeValue>)| {
+        let pairs: Vec<String> = match values.get_ref().as_table() {
+            Some(t) => t.iter().map(|(k, v)| format!("{} = {}", k.get_ref(), json_of(v.get_ref()))).collect(),
+            None => Vec::new(),
+        };
+        format!("{}: {}", name.get_ref(), pairs.join(", "))
+    };
+    set.get_ref().iter().map(line).collect()
+}
+
+/// Refuses a `set` entry that names no workload of the plan (`names`: every workload's label
+/// and kind).
+fn every_set_names_a_workload(src: &Source, sets: &Sets, names: &[String]) -> Result<(), PlanError> {
+    for set in sets.iter().flatten() {
+        if let Some((k, _)) =
+            set.get_ref().iter().find(|(k, _)| !names.iter().any(|n| n == k.get_ref().as_ref()))
+        {
+            let mut known: Vec<&str> = Vec::new();
+            for n in names {
+                if !known.contains(&n.as_str()) {
+                    known.push(n);
+                }
+            }
+            let hint = Some(format!("name a workload by its label or its kind: {}", known.join(", ")));
+            return Err(src.error(
+                k.span(),
+                format!("`{SET}.{}` names no workload of the plan", k.get_ref()),
+                hint,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Options that belong to the configuration, not the workload: where the data goes.
@@ -321,8 +403,14 @@ pub const INTEGRITY_RESERVED: [&str; 4] = ["target", "allow_device", "force", "j
 /// Keys a workload table holds besides its command's options.
 const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];
 
-/// One `[[workload]]` table; an io profile set becomes one workload per profile.
-fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, PlanError> {
+/// One `[[workload]]` table, with each configuration's own values (`sets`); an io profile set
+/// becomes one workload per profile. Its label and kind go to `names`.
+fn workload(
+    src: &Source,
+    item: &Spanned<DeTable>,
+    sets: &Sets,
+    names: &mut Vec<String>,
+) -> Result<Vec<Workload>, PlanError> {
     let t = item.get_ref();
     let kind_value = t.get("kind").ok_or_else(|| {
         let hint = Some("add kind = \"io\", \"oltp\" or \"mailbox\"".into());
@@ -357,26 +445,43 @@ fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, Plan
             )),
         }
     };
-    let args = build(&options, item.span())?;
-    let mut points = Vec::new();
-    match &sweep {
-        None => points.push((None, args.clone())),
-        Some((key, values)) => {
-            for v in values {
-                let mut opts = options.clone();
-                if key.get_ref() == TARGETS {
-                    targets_point(src, &kind, key, v, &mut opts)?;
-                } else {
-                    opts.insert(key.clone(), v.clone());
-                }
-                let point = (key.get_ref().to_string(), json_of(v.get_ref()));
-                points.push((Some(point), build(&opts, v.span())?));
+    let points_of = |options: &DeTable| -> Result<Vec<Point>, PlanError> {
+        let Some((key, values)) = &sweep else { return Ok(vec![(None, build(options, item.span())?)]) };
+        let mut points = Vec::new();
+        for v in values {
+            let mut opts = options.clone();
+            if key.get_ref() == TARGETS {
+                targets_point(src, &kind, key, v, &mut opts)?;
+            } else {
+                opts.insert(key.clone(), v.clone());
             }
+            let point = (key.get_ref().to_string(), json_of(v.get_ref()));
+            points.push((Some(point), build(&opts, v.span())?));
         }
-    }
+        Ok(points)
+    };
+    let args = build(&options, item.span())?;
+    let points = points_of(&options)?;
     let swept = sweep.as_ref().map(|(k, _)| k.get_ref().to_string());
     let label = label.unwrap_or_else(|| default_label(&args, swept.as_deref()));
-    let workload = Workload { label, args, points };
+    let mut fixed: Vec<&str> = OWN_KEYS.iter().copied().chain(swept.as_deref()).collect();
+    if options.contains_key("profile") {
+        fixed.extend(PROFILE_KEYS.iter().chain(&["profile"]));
+    }
+    let mut by_configuration = Vec::new();
+    for set in sets {
+        let own = match own_values(src, set, (&label, &kind), &fixed)? {
+            None => None,
+            Some(own) => {
+                let mut opts = options.clone();
+                opts.extend(own);
+                Some(points_of(&opts)?.into_iter().map(|(_, a)| a).collect())
+            }
+        };
+        by_configuration.push(own);
+    }
+    names.extend([label.clone(), kind.clone()]);
+    let workload = Workload { label, args, points, by_configuration };
     Ok(match &workload.args {
         WorkloadArgs::Io(a) if a.profile.is_some() => {
             let a = a.clone();
@@ -414,6 +519,9 @@ fn targets_point<'i>(
     }
 }
 
+/// The keys a profile set gives each of its jobs.
+const PROFILE_KEYS: [&str; 4] = ["rw", "bs", "iodepth", "rwmix_read"];
+
 /// `profile = "sqlio"`: one workload per profile, labelled `<label or profile>-<profile>`.
 fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec<Workload>, PlanError> {
     let at = t.get("profile").map_or(0..0, |v| v.span());
@@ -422,13 +530,11 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
         return Err(src.error(at, format!("unknown profile `{}`", a.profile.as_deref().unwrap_or("")), hint));
     }
     let swept = t.get("sweep").and_then(|v| v.get_ref().as_table()).and_then(|s| s.iter().next());
-    if let Some((k, _)) =
-        swept.filter(|(k, _)| ["rw", "bs", "iodepth", "rwmix_read"].contains(&k.get_ref().as_ref()))
-    {
+    if let Some((k, _)) = swept.filter(|(k, _)| PROFILE_KEYS.contains(&k.get_ref().as_ref())) {
         let hint = Some("sweep another option, or describe the job yourself without `profile`".into());
         return Err(src.error(k.span(), format!("`{}` is set by the sqlio profile set", k.get_ref()), hint));
     }
-    for key in ["rw", "bs", "iodepth", "rwmix_read"] {
+    for key in PROFILE_KEYS {
         if let Some(v) = t.get(key) {
             let hint = Some(format!("remove `{key}`, or drop `profile` and describe the job yourself"));
             return Err(src.error(v.span(), format!("`{key}` is set by the sqlio profile set"), hint));
@@ -446,6 +552,11 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
                 label: format!("{prefix}sqlio-{}", p.name),
                 args: set(&w.args),
                 points: w.points.iter().map(|(s, a)| (s.clone(), set(a))).collect(),
+                by_configuration: w
+                    .by_configuration
+                    .iter()
+                    .map(|own| own.as_ref().map(|points| points.iter().map(set).collect()))
+                    .collect(),
             }
         })
         .collect())

@@ -475,3 +475,86 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
     assert_eq!(plan.workloads[0].label, format!("io-{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
     assert_eq!(plan.method.seed.unwrap_or(DEFAULT_SEED), DEFAULT_SEED);
 }
+
+/// The plan-wide workloads below, with `set` lines added to configuration `b`.
+fn plan_with_set(set: &str) -> (tempfile::TempDir, String) {
+    let (tmp, a, b) = dirs();
+    let text = format!(
+        "name = \"t\"\n[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\n[[configuration]]\nname = \"b\"\ntarget = \"{b}\"\n{set}\n\
+         [[workload]]\nkind = \"oltp\"\nn_threads = 17\n\
+         [[workload]]\nkind = \"mailbox\"\nlabel = \"mail\"\nmailboxes = 500\nsweep = {{ threads = [1, 2] }}\n\
+         [[workload]]\nkind = \"io\"\nprofile = \"sqlio\"\nruntime = \"30s\"\n"
+    );
+    (tmp, text)
+}
+
+#[test]
+fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
+    use crate::args::IoArgs;
+    let (_tmp, text) = plan_with_set(
+        "set.oltp = { n_threads = 73 }\nset.mailbox = { mailboxes = 540 }\nset.mail = { mailboxes = 550 }\nset.io = { runtime = \"5s\" }",
+    );
+    let plan = parse("plan.toml", &text).unwrap();
+    let all = runs(&plan);
+    let on = |ci: usize, label: &str| -> Vec<&super::expand::PlannedRun> {
+        all.iter()
+            .filter(|r| r.configuration == ci && r.workload.starts_with(label) && r.repetition == 1)
+            .collect()
+    };
+    let threads = |r: &super::expand::PlannedRun| match &r.args {
+        WorkloadArgs::Oltp(a) => a.n_threads,
+        _ => None,
+    };
+    assert_eq!((threads(on(0, "oltp")[0]), threads(on(1, "oltp")[0])), (Some(17), Some(73)));
+    assert!(plan.configurations[0].own_values.is_empty());
+    assert_eq!(
+        plan.configurations[1].own_values,
+        ["io: runtime = \"5s\"", "mail: mailboxes = 550", "mailbox: mailboxes = 540", "oltp: n_threads = 73"]
+    );
+    // By label over kind, at every point of the sweep, which keeps its own values.
+    for (ci, mailboxes) in [(0, 500), (1, 550)] {
+        let points: Vec<(Option<u64>, Option<u32>)> = on(ci, "mail")
+            .iter()
+            .map(|r| match &r.args {
+                WorkloadArgs::Mailbox(a) => (a.mailboxes, a.threads),
+                _ => (None, None),
+            })
+            .collect();
+        assert_eq!(points, [(Some(mailboxes), Some(1)), (Some(mailboxes), Some(2))], "configuration {ci}");
+    }
+    // Every job of a profile set, and the ETA, take a configuration's own runtime.
+    let sqlio_b = on(1, "sqlio");
+    assert_eq!(sqlio_b.len(), 6);
+    for r in sqlio_b {
+        let WorkloadArgs::Io(a) = &r.args else { panic!("{}", r.id) };
+        assert_eq!(a.runtime.map(|s| s.0), Some(std::time::Duration::from_secs(5)));
+        assert_eq!(r.expected, std::time::Duration::from_secs(5) + IoArgs::RAMP, "{}", r.id);
+        assert!(a.rw.is_some() && a.bs.is_some(), "the profile's own job: {a:?}");
+    }
+    assert_eq!(on(0, "sqlio")[0].expected, std::time::Duration::from_secs(30) + IoArgs::RAMP);
+}
+
+#[test]
+fn a_configurations_own_values_are_checked_as_the_workloads_and_located() {
+    let cases = [
+        ("set.oltpp = { n_threads = 2 }", "`set.oltpp` names no workload of the plan", "oltp, mail, mailbox"),
+        (
+            "set.oltp = { n_thread = 2 }",
+            "an oltp workload: unknown key `n_thread`",
+            "did you mean `n_threads`?",
+        ),
+        ("set.oltp = { kind = \"io\" }", "`kind` cannot be set per configuration", "kind, label, sweep"),
+        ("set.mail = { threads = 4 }", "`threads` cannot be set per configuration", "threads"),
+        ("set.io = { bs = \"64k\" }", "`bs` cannot be set per configuration", "rw, bs, iodepth"),
+        ("set.oltp = { url = [\"postgres://x@h/d\"] }", "`url` is not a workload key", "configuration"),
+        ("set.oltp = { n_threads = \"many\" }", "an oltp workload", "numbers"),
+        ("set = 3", "set must be a table", ""),
+    ];
+    for (set, message, hint) in cases {
+        let (_tmp, text) = plan_with_set(set);
+        let e = error(&text);
+        assert!(e.message.contains(message), "{set}: {e}");
+        assert!(e.hint.as_deref().unwrap_or_default().contains(hint), "{set}: {e}");
+        assert_eq!(e.line, 8, "{set}: points at the configuration's `set` line: {e}");
+    }
+}

@@ -284,6 +284,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                 name: c.name.clone(),
                 target: c.target.display().to_string(),
                 description: c.description.clone(),
+                own_values: c.own_values.clone(),
             })
             .collect(),
         runs: records,
