@@ -1,8 +1,9 @@
 //! Plan text → `Plan`. Every error names the file, line and column of the key or value at
 //! fault, says what is wrong and how to fix it; nothing runs until the whole plan parses.
 
-use super::{Configuration, Method, Plan, Point, Workload, WorkloadArgs};
-use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
+use super::{Configuration, Method, Plan, Point, Workload};
+use crate::args::IoArgs;
+use crate::registry::{self, Kind, Options};
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::ops::Range;
@@ -44,7 +45,7 @@ impl fmt::Display for PlanError {
 impl std::error::Error for PlanError {}
 
 /// Where errors point: the plan's name and text.
-struct Source<'a> {
+pub struct Source<'a> {
     file: &'a str,
     text: &'a str,
 }
@@ -394,12 +395,6 @@ fn every_set_names_a_workload(src: &Source, sets: &Sets, names: &[String]) -> Re
     Ok(())
 }
 
-/// Options that belong to the configuration, not the workload: where the data goes.
-pub const IO_RESERVED: [&str; 3] = ["target", "allow_device", "force"];
-pub const OLTP_RESERVED: [&str; 4] = ["path", "url", "backend", "no_reset"];
-pub const MAILBOX_RESERVED: [&str; 2] = ["target", "log_target"];
-pub const INTEGRITY_RESERVED: [&str; 4] = ["target", "allow_device", "force", "journal_dir"];
-
 /// Keys a workload table holds besides its command's options.
 const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];
 
@@ -413,7 +408,7 @@ fn workload(
 ) -> Result<Vec<Workload>, PlanError> {
     let t = item.get_ref();
     let kind_value = t.get("kind").ok_or_else(|| {
-        let hint = Some("add kind = \"io\", \"oltp\" or \"mailbox\"".into());
+        let hint = Some(format!("add kind = {}", registry::names_listed()));
         src.error(item.span(), "a [[workload]] without a kind", hint)
     })?;
     let kind = string(src, kind_value, "kind")?;
@@ -426,25 +421,11 @@ fn workload(
         options.remove(k);
     }
     let sweep = t.get("sweep").map(|v| sweep_of(src, v)).transpose()?;
-    let build = |opts: &DeTable, span: Range<usize>| -> Result<WorkloadArgs, PlanError> {
-        match kind.as_str() {
-            "io" => args::<IoArgs>(src, opts, span, "an io workload", &IO_RESERVED)
-                .map(|a| WorkloadArgs::Io(Box::new(a))),
-            "oltp" => args::<OltpRunArgs>(src, opts, span, "an oltp workload", &OLTP_RESERVED)
-                .map(|a| WorkloadArgs::Oltp(Box::new(a))),
-            "mailbox" => args::<MailboxArgs>(src, opts, span, "a mailbox workload", &MAILBOX_RESERVED)
-                .map(|a| WorkloadArgs::Mailbox(Box::new(a))),
-            "integrity" => {
-                args::<IntegrityArgs>(src, opts, span, "an integrity workload", &INTEGRITY_RESERVED)
-                    .map(|a| WorkloadArgs::Integrity(Box::new(a)))
-            }
-            other => Err(src.error(
-                kind_value.span(),
-                format!("unknown workload kind `{other}`"),
-                Some("kind is \"io\", \"oltp\", \"mailbox\" or \"integrity\"".into()),
-            )),
-        }
-    };
+    let entry = registry::kind(&kind).ok_or_else(|| {
+        let hint = Some(format!("kind is {}", registry::names_listed()));
+        src.error(kind_value.span(), format!("unknown workload kind `{kind}`"), hint)
+    })?;
+    let build = |opts: &DeTable, span: Range<usize>| (entry.parse)(src, opts, span, entry);
     let points_of = |options: &DeTable| -> Result<Vec<Point>, PlanError> {
         let Some((key, values)) = &sweep else { return Ok(vec![(None, build(options, item.span())?)]) };
         let mut points = Vec::new();
@@ -463,7 +444,7 @@ fn workload(
     let args = build(&options, item.span())?;
     let points = points_of(&options)?;
     let swept = sweep.as_ref().map(|(k, _)| k.get_ref().to_string());
-    let label = label.unwrap_or_else(|| default_label(&args, swept.as_deref()));
+    let label = label.unwrap_or_else(|| default_label(&*args, swept.as_deref()));
     let mut fixed: Vec<&str> = OWN_KEYS.iter().copied().chain(swept.as_deref()).collect();
     if options.contains_key("profile") {
         fixed.extend(PROFILE_KEYS.iter().chain(&["profile"]));
@@ -482,13 +463,10 @@ fn workload(
     }
     names.extend([label.clone(), kind.clone()]);
     let workload = Workload { label, args, points, by_configuration };
-    Ok(match &workload.args {
-        WorkloadArgs::Io(a) if a.profile.is_some() => {
-            let a = a.clone();
-            profile_set(src, workload, &a, t)?
-        }
-        _ => vec![workload],
-    })
+    match workload.args.get::<IoArgs>().filter(|a| a.profile.is_some()).cloned() {
+        Some(a) => profile_set(src, workload, &a, t),
+        None => Ok(vec![workload]),
+    }
 }
 
 /// The sweep key for the number of targets: an oltp workload uses the first N of the
@@ -544,18 +522,20 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
     Ok(SQLIO_PROFILES
         .iter()
         .map(|p| {
-            let set = |args: &WorkloadArgs| match args {
-                WorkloadArgs::Io(a) => WorkloadArgs::Io(Box::new(sqlio_job(a, p))),
-                other => other.clone(),
+            let set = |args: &dyn Options| -> Box<dyn Options> {
+                match args.get::<IoArgs>() {
+                    Some(a) => Box::new(sqlio_job(a, p)),
+                    None => args.clone_box(),
+                }
             };
             Workload {
                 label: format!("{prefix}sqlio-{}", p.name),
-                args: set(&w.args),
-                points: w.points.iter().map(|(s, a)| (s.clone(), set(a))).collect(),
+                args: set(&*w.args),
+                points: w.points.iter().map(|(s, a)| (s.clone(), set(&**a))).collect(),
                 by_configuration: w
                     .by_configuration
                     .iter()
-                    .map(|own| own.as_ref().map(|points| points.iter().map(set).collect()))
+                    .map(|own| own.as_ref().map(|points| points.iter().map(|a| set(&**a)).collect()))
                     .collect(),
             }
         })
@@ -580,25 +560,10 @@ fn sqlio_job(a: &IoArgs, p: &storbench_bench::workload::io::SqlioProfile) -> IoA
     }
 }
 
-/// `io-randread-8k-qd4`, `sqlio`, `oltp`, `mailbox`; a swept key shows as `-<key>-sweep`.
-fn default_label(args: &WorkloadArgs, swept: Option<&str>) -> String {
-    let base = match args {
-        WorkloadArgs::Io(a) if a.profile.is_some() => a.profile.clone().unwrap_or_default(),
-        WorkloadArgs::Io(a) => {
-            let depth = if swept == Some("iodepth") {
-                String::new()
-            } else {
-                format!("-qd{}", a.iodepth.unwrap_or(IoArgs::IODEPTH))
-            };
-            format!(
-                "io-{}-{}{depth}",
-                a.rw.as_deref().unwrap_or(IoArgs::RW),
-                a.bs.as_deref().unwrap_or(IoArgs::BS)
-            )
-            .replace(['/', ':'], "_")
-        }
-        other => other.kind().to_string(),
-    };
+/// A workload's label when the plan gives none: its kind's (`io-randread-8k-qd4`, `sqlio`,
+/// `oltp`), and `-<key>-sweep` for a swept key.
+fn default_label(args: &dyn Options, swept: Option<&str>) -> String {
+    let base = args.label(swept);
     match swept {
         Some(k) => format!("{base}-{k}-sweep"),
         None => base,
@@ -643,25 +608,24 @@ fn sweep_of<'i>(
     }
 }
 
-/// A workload's options as its command's argument struct; `reserved` keys belong to the
-/// configuration.
-fn args<T: DeserializeOwned + clap::Args>(
+/// A workload table as kind `T`'s options (`kind.parse` of every entry); the kind's
+/// `reserved` keys belong to the configuration.
+pub fn parse_as<T: DeserializeOwned + Options>(
     src: &Source,
     t: &DeTable,
     span: Range<usize>,
-    what: &str,
-    reserved: &[&str],
-) -> Result<T, PlanError> {
-    for key in reserved {
+    kind: &Kind,
+) -> Result<Box<dyn Options>, PlanError> {
+    for key in kind.reserved {
         if let Some((k, _)) = t.get_key_value(*key) {
             let hint = Some("each [[configuration]] says where its data goes; set it there".to_string());
             return Err(src.error(k.span(), format!("`{key}` is not a workload key"), hint));
         }
     }
-    let mut keys = keys_of::<T>(&NOT_PLAN_KEYS);
-    keys.retain(|k| !reserved.contains(k));
+    let mut keys = keys_in(&(kind.command)(), &NOT_PLAN_KEYS);
+    keys.retain(|k| !kind.reserved.contains(k));
     keys.extend(OWN_KEYS);
-    typed(src, t, span, what, &keys)
+    typed::<T>(src, t, span, kind.what, &keys).map(|a| Box::new(a) as Box<dyn Options>)
 }
 
 /// Deserializes `t` (located at `span`) into `T`, errors located in the plan.
@@ -705,7 +669,11 @@ pub const NOT_PLAN_KEYS: [&str; 13] = [
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.
 pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<&'static str> {
-    let cmd = T::augment_args(clap::Command::new("plan"));
+    keys_in(&T::augment_args(clap::Command::new("plan")), skip)
+}
+
+/// The plan keys of the options `cmd` defines.
+pub fn keys_in(cmd: &clap::Command, skip: &[&str]) -> Vec<&'static str> {
     cmd.get_arguments()
         .map(|a| a.get_id().as_str())
         .filter(|id| !skip.contains(id) && *id != "help")

@@ -1,6 +1,7 @@
 use super::expand::runs;
 use super::parse::{PlanError, parse};
 use super::*;
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
 
 fn dirs() -> (tempfile::TempDir, String, String) {
     let tmp = tempfile::tempdir().unwrap();
@@ -32,17 +33,10 @@ fn the_quick_plan_runs_the_sqlio_set_oltp_mailbox_and_integrity_three_times_here
     let all = runs(&plan);
     assert_eq!(all.len(), 27);
     assert_eq!(all[0].id, "sqlio-randread-8k-qd4.here.r1");
-    match &all[0].args {
-        WorkloadArgs::Io(a) => {
-            assert_eq!(
-                (a.rw.as_deref(), a.bs.as_deref(), a.iodepth),
-                (Some("randread"), Some("8192"), Some(4))
-            );
-            assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
-            assert!(a.profile.is_none());
-        }
-        other => panic!("{other:?}"),
-    }
+    let a = all[0].args.get::<IoArgs>().expect("an io workload");
+    assert_eq!((a.rw.as_deref(), a.bs.as_deref(), a.iodepth), (Some("randread"), Some("8192"), Some(4)));
+    assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
+    assert!(a.profile.is_none());
 }
 
 #[test]
@@ -67,13 +61,8 @@ fn repetitions_interleave_configurations_and_sweeps_expand_in_order() {
     .map(|s| format!("{w}.{s}"))
     .collect();
     assert_eq!(ids, expect);
-    let depths: Vec<Option<u32>> = runs(&plan)
-        .iter()
-        .map(|r| match &r.args {
-            WorkloadArgs::Io(a) => a.iodepth,
-            _ => None,
-        })
-        .collect();
+    let depths: Vec<Option<u32>> =
+        runs(&plan).iter().map(|r| r.args.get::<IoArgs>().and_then(|a| a.iodepth)).collect();
     assert_eq!(depths, [1, 1, 1, 1, 16, 16, 16, 16].map(Some));
 }
 
@@ -86,23 +75,15 @@ fn the_method_fills_in_what_workloads_leave_out_and_the_command_line_wins() {
     let over = Method { seed: Some(9), ..Method::default() };
     plan.method = plan.method.overridden_by(&over);
     let all = runs(&plan);
-    match &all[0].args {
-        WorkloadArgs::Oltp(a) => {
-            assert_eq!(a.run_time.unwrap().0.as_secs(), 120, "the workload's own run_time wins");
-            assert_eq!(a.warmup_time.unwrap().0.as_secs(), 5);
-            assert_eq!(a.seed, Some(9));
-            assert!(a.db.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
-        }
-        other => panic!("{other:?}"),
-    }
+    let a = all[0].args.get::<OltpRunArgs>().expect("an oltp workload");
+    assert_eq!(a.run_time.unwrap().0.as_secs(), 120, "the workload's own run_time wins");
+    assert_eq!(a.warmup_time.unwrap().0.as_secs(), 5);
+    assert_eq!(a.seed, Some(9));
+    assert!(a.db.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
     let mailbox = all.iter().find(|r| r.workload == "mailbox").unwrap();
-    match &mailbox.args {
-        WorkloadArgs::Mailbox(a) => {
-            assert_eq!(a.duration.unwrap().0.as_secs(), 90);
-            assert!(a.target.as_ref().unwrap().ends_with("a/storbench-mailbox"));
-        }
-        other => panic!("{other:?}"),
-    }
+    let a = mailbox.args.get::<MailboxArgs>().expect("a mailbox workload");
+    assert_eq!(a.duration.unwrap().0.as_secs(), 90);
+    assert!(a.target.as_ref().unwrap().ends_with("a/storbench-mailbox"));
 }
 
 #[test]
@@ -210,10 +191,10 @@ fn a_sweep_over_targets_uses_more_databases() {
     let plan = parse("plan.toml", &text).unwrap();
     let shapes: Vec<String> = runs(&plan)
         .iter()
-        .map(|r| match &r.args {
-            WorkloadArgs::Oltp(o) => format!("{} urls", o.db.url.len()),
-            WorkloadArgs::Mailbox(m) => format!("{} databases", m.databases.unwrap()),
-            WorkloadArgs::Io(_) | WorkloadArgs::Integrity(_) => String::new(),
+        .map(|r| match (r.args.get::<OltpRunArgs>(), r.args.get::<MailboxArgs>()) {
+            (Some(o), _) => format!("{} urls", o.db.url.len()),
+            (_, Some(m)) => format!("{} databases", m.databases.unwrap()),
+            _ => String::new(),
         })
         .collect();
     assert_eq!(shapes, ["1 urls", "2 urls", "1 databases", "4 databases"]);
@@ -501,10 +482,7 @@ fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
             .filter(|r| r.configuration == ci && r.workload.starts_with(label) && r.repetition == 1)
             .collect()
     };
-    let threads = |r: &super::expand::PlannedRun| match &r.args {
-        WorkloadArgs::Oltp(a) => a.n_threads,
-        _ => None,
-    };
+    let threads = |r: &super::expand::PlannedRun| r.args.get::<OltpRunArgs>().and_then(|a| a.n_threads);
     assert_eq!((threads(on(0, "oltp")[0]), threads(on(1, "oltp")[0])), (Some(17), Some(73)));
     assert!(plan.configurations[0].own_values.is_empty());
     assert_eq!(
@@ -515,10 +493,7 @@ fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
     for (ci, mailboxes) in [(0, 500), (1, 550)] {
         let points: Vec<(Option<u64>, Option<u32>)> = on(ci, "mail")
             .iter()
-            .map(|r| match &r.args {
-                WorkloadArgs::Mailbox(a) => (a.mailboxes, a.threads),
-                _ => (None, None),
-            })
+            .map(|r| r.args.get::<MailboxArgs>().map_or((None, None), |a| (a.mailboxes, a.threads)))
             .collect();
         assert_eq!(points, [(Some(mailboxes), Some(1)), (Some(mailboxes), Some(2))], "configuration {ci}");
     }
@@ -526,7 +501,7 @@ fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
     let sqlio_b = on(1, "sqlio");
     assert_eq!(sqlio_b.len(), 6);
     for r in sqlio_b {
-        let WorkloadArgs::Io(a) = &r.args else { panic!("{}", r.id) };
+        let a = r.args.get::<IoArgs>().expect(&r.id);
         assert_eq!(a.runtime.map(|s| s.0), Some(std::time::Duration::from_secs(5)));
         assert_eq!(r.expected, std::time::Duration::from_secs(5) + IoArgs::RAMP, "{}", r.id);
         assert!(a.rw.is_some() && a.bs.is_some(), "the profile's own job: {a:?}");

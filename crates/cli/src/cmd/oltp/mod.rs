@@ -2,6 +2,7 @@
 //! MariaDB/MySQL.
 
 mod ds3;
+pub mod entry;
 mod fidelity;
 mod run;
 mod summary;

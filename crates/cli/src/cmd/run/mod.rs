@@ -204,7 +204,7 @@ fn evaluate(
     for &i in &todo {
         let run = &runs[i];
         let config = &plan.configurations[run.configuration];
-        if run.args.kind() == "io" && !preconditioned[run.configuration] {
+        if run.args.get::<crate::args::IoArgs>().is_some() && !preconditioned[run.configuration] {
             execute::precondition(plan, run.configuration, dir, verbose, stop)?;
             preconditioned[run.configuration] = true;
         }
