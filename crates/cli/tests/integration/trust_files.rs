@@ -6,6 +6,7 @@ use crate::support::{disk_tempdir, json, only_bundle, stderr_text, storbench};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+use storbench_bench::testing::skip;
 
 fn spawn(args: &[&str], stderr: Stdio) -> Child {
     Command::new(storbench().get_program())
@@ -152,7 +153,7 @@ impl Tmpfs {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            println!("skipped: cannot mount a tmpfs here (needs root)");
+            skip("cannot mount a tmpfs here", "run the tests as root");
             return None;
         }
         Some(Tmpfs(dir))
@@ -197,8 +198,7 @@ fn a_refused_target_is_explained_once() {
     let file = tmp.path().join("theirs.dat");
     std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
     if !Command::new("chattr").arg("+i").arg(&file).status().is_ok_and(|s| s.success()) {
-        println!("skipped: chattr +i is not allowed here");
-        return;
+        return skip("chattr +i is not allowed here", "run the tests as root on ext4 (STORBENCH_TEST_DIR)");
     }
     let out = storbench()
         .args(["io", "--rw", "randwrite", "--force", "--runtime", "1s", "--target"])
