@@ -100,6 +100,15 @@ pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -
     s
 }
 
+/// Whether a bundle under `results` has a measured second in its series yet: the run's
+/// measured phase has begun.
+pub fn measuring(results: &Path) -> bool {
+    std::fs::read_dir(results).into_iter().flatten().flatten().any(|bundle| {
+        std::fs::read_to_string(bundle.path().join("timeseries.csv"))
+            .is_ok_and(|csv| csv.contains(",measure,"))
+    })
+}
+
 /// `storbench oltp run --db-size 1MB --json --output-dir RESULTS TARGET EXTRA` as a plain
 /// command, to spawn (and interrupt or disturb) or to assert on.
 pub fn oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::process::Command {
