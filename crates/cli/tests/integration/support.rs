@@ -4,6 +4,7 @@ use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 use storbench_bench::db::BackendKind;
 use storbench_bench::db::testing::{server_url, unique_db_name};
+use storbench_bench::testing::wait_until;
 
 /// The storbench binary with a clean, predictable environment.
 pub fn storbench() -> Command {
@@ -128,6 +129,41 @@ pub fn spawn_oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::p
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("storbench starts")
+}
+
+/// An `oltp run` of `run_time` with `threads` threads on `url` (database `db`, loaded),
+/// spawned, once its measured phase has begun (a measured second in its series) with its
+/// sessions on the server; its bundle goes under `results` in the directory returned.
+pub fn running_on(
+    db: &ServerDb,
+    url: &str,
+    run_time: &str,
+    threads: u32,
+) -> (tempfile::TempDir, std::process::Child) {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let timing = ["--warmup-time", "0", "--run-time", run_time, "--n-threads", &threads.to_string()];
+    let mut child = spawn_oltp_run(&["--url", url], &results, &timing);
+    let sql = match db.kind {
+        BackendKind::Postgres => {
+            format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{}'", db.name)
+        }
+        _ => format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE db = '{}'", db.name),
+    };
+    // Sessions alone are not enough: the checks and the reset before the run open and drop
+    // sessions of their own (a kill then found none on a loaded machine).
+    let sessions = || db.sql(&sql).trim().parse::<u32>().is_ok_and(|found| found >= threads);
+    wait_until(
+        "the run's measured phase with its sessions on the server",
+        std::time::Duration::from_secs(120),
+        || {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the run ended ({status}) before it was disturbed");
+            }
+            measuring(&results) && sessions()
+        },
+    );
+    (dir, child)
 }
 
 /// A server database for one test, dropped (with its pristine copy) at the end.
