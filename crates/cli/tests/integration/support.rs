@@ -101,13 +101,15 @@ pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -
     s
 }
 
-/// Whether a bundle under `results` has a measured second in its series yet: the run's
+/// How many bundles under `results` have a measured second in their series yet: runs whose
 /// measured phase has begun.
-pub fn measuring(results: &Path) -> bool {
-    std::fs::read_dir(results).into_iter().flatten().flatten().any(|bundle| {
+pub fn measuring(results: &Path) -> usize {
+    let bundles = std::fs::read_dir(results).into_iter().flatten().flatten();
+    let measured = |bundle: &std::fs::DirEntry| {
         std::fs::read_to_string(bundle.path().join("timeseries.csv"))
             .is_ok_and(|csv| csv.contains(",measure,"))
-    })
+    };
+    bundles.filter(measured).count()
 }
 
 /// `storbench oltp run --db-size 1MB --json --output-dir RESULTS TARGET EXTRA` as a plain
@@ -160,7 +162,7 @@ pub fn running_on(
             if let Some(status) = child.try_wait().unwrap() {
                 panic!("the run ended ({status}) before it was disturbed");
             }
-            measuring(&results) && sessions()
+            measuring(&results) > 0 && sessions()
         },
     );
     (dir, child)
