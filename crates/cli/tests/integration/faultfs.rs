@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::time::{Duration, SystemTime};
-use storbench_bench::testing::skip;
+use storbench_bench::testing::{skip, wait_until};
 
 const PAGE: u64 = 8192;
 const SECTOR: usize = 512;
@@ -122,12 +122,9 @@ pub fn mount(
         Ok(session) => {
             // The mount is there once the kernel answers for it as another filesystem.
             let parent_dev = std::fs::metadata(backing).map(|m| m.dev()).ok();
-            for _ in 0..200 {
-                if std::fs::metadata(mountpoint).map(|m| Some(m.dev()) != parent_dev).unwrap_or(false) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            wait_until("the FUSE mount to answer", Duration::from_secs(30), || {
+                std::fs::metadata(mountpoint).is_ok_and(|m| Some(m.dev()) != parent_dev)
+            });
             Some(Mounted { session: Some(session), log })
         }
         Err(e) => {

@@ -70,8 +70,8 @@ pub fn bundle_summary(root: &Path) -> serde_json::Value {
 }
 
 /// Starts `storbench ARGS --output-dir RESULTS`, sends SIGINT once `ready()` holds (asked every
-/// 20 ms), and returns the summary of the only bundle under `results` once it exited 130 within
-/// 3 s of the signal, marked incomplete.
+/// 20 ms, for up to two minutes), and returns the summary of the only bundle under `results`
+/// once it exited 130 within 3 s of the signal, marked incomplete.
 pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -> serde_json::Value {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
@@ -83,14 +83,12 @@ pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let began = Instant::now();
-    while !ready() {
+    wait_until("the run to be ready to interrupt", Duration::from_secs(120), || {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("storbench ended ({status}) before it was interrupted");
         }
-        assert!(began.elapsed() < Duration::from_secs(60), "not ready to interrupt after a minute");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        ready()
+    });
     let sent = Instant::now();
     std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let status = child.wait().unwrap();
