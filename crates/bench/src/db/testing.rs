@@ -1,8 +1,8 @@
 //! Test support: the database servers the backend tests use.
 //!
-//! A test asks for a server URL; where the server is not reachable it skips with a message
-//! saying how to enable it, unless `STORBENCH_REQUIRE_SERVERS=1` (set by CI), where a missing
-//! server fails the test.
+//! A test asks for a server URL; where the server is not reachable it skips by
+//! [`crate::testing::skip`]: saying how to enable it, or failing where the environment is
+//! required (CI).
 
 use super::BackendKind;
 use std::net::{SocketAddr, TcpStream};
@@ -11,7 +11,6 @@ use std::time::Duration;
 /// The base URL of the test server of `kind` (its database `test`), from
 /// `STORBENCH_TEST_PG_URL` / `STORBENCH_TEST_MYSQL_URL` or the local default. None (after a
 /// message) when it is down and servers are not required.
-#[allow(clippy::disallowed_macros)] // test support: the skip message goes to the test's output
 pub fn server_url(kind: BackendKind) -> Option<String> {
     let (var, default, port) = match kind {
         BackendKind::Postgres => ("STORBENCH_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test", 5432),
@@ -25,9 +24,8 @@ pub fn server_url(kind: BackendKind) -> Option<String> {
     if up {
         return Some(url);
     }
-    let required = std::env::var("STORBENCH_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
-    assert!(!required, "STORBENCH_REQUIRE_SERVERS=1 but no {} server answers at {url}", kind.as_str());
-    eprintln!("skipped: no {} server at {url}; start one or set {var} to enable this test", kind.as_str());
+    let missing = format!("no {} server answers at {url}", kind.as_str());
+    crate::testing::skip(&missing, &format!("start one there, or set {var} to one's URL"));
     None
 }
 
