@@ -17,6 +17,23 @@ pub struct ReportArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct SummarizeArgs {
+    /// One run's bundle (holding record.jsonl, as io, oltp run, mailbox and integrity write
+    /// it).
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: PathBuf,
+
+    /// Compare the rebuilt summary with summary.json and exit 1 naming the first field that
+    /// differs.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Print the rebuilt summary as JSON (as summary.json holds it) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
     /// The first bundle (evaluation or run directory); its figures are "A".
     #[arg(value_name = "A")]

@@ -1,0 +1,93 @@
+//! Each workload's summary, built from its outcome by one pure function: at the end of a run
+//! from the driver's outcome, and from a bundle's stored record (`rebuild`) by the same
+//! function, so that the two agree field for field.
+
+pub mod io;
+pub mod oltp;
+
+use super::{RecordError, StoredRecord};
+use crate::metrics::ErrorTally;
+use crate::run::Outcome;
+use std::path::Path;
+use storbench_report::{CpuUsage, ErrorCounts, Summary};
+
+/// The summary of the bundle in `dir`, built again from its record alone.
+pub fn rebuild(dir: &Path) -> Result<Summary, RecordError> {
+    let record = StoredRecord::read(dir)?;
+    let end = record.end()?;
+    let started = record.start.summary.clone();
+    let at = end.ended_at.as_str();
+    let mut s = match record.start.workload.as_str() {
+        "io" => io::summary(started, &record.outcome()?, at),
+        "oltp" => oltp::summary(started, &record.outcome()?, at),
+        other => {
+            return Err(RecordError::Read(format!(
+                "the record is of workload {other:?}, which this storbench does not know"
+            )));
+        }
+    };
+    s.warnings.extend(end.added_warnings.iter().cloned());
+    Ok(s)
+}
+
+/// `started` marked as ended at `ended_at`.
+fn ended(mut started: Summary, ended_at: &str) -> Summary {
+    started.ended_at = Some(ended_at.into());
+    started
+}
+
+fn error_counts(e: &ErrorTally) -> ErrorCounts {
+    ErrorCounts { total: e.total(), by_kind: e.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect() }
+}
+
+/// storbench's CPU over what the outcome's totals cover, per operation of `ops`.
+fn cpu_usage<T, D>(out: &Outcome<T, D>, ops: u64) -> CpuUsage {
+    CpuUsage {
+        user_s: out.cpu.user.as_secs_f64(),
+        sys_s: out.cpu.sys.as_secs_f64(),
+        ns_per_io: (ops > 0).then(|| out.cpu.total().as_secs_f64() * 1e9 / ops as f64),
+    }
+}
+
+/// Where two summaries first differ, walking both as `summary.json` holds them (objects key by
+/// key in order, arrays item by item): the field's path and each side's value, or None when
+/// they are equal. Numbers are equal when they are the same JSON number: a float is written in
+/// the shortest form that reads back as the same `f64`, so equal text is equal bits.
+pub fn first_difference(
+    stored: &serde_json::Value,
+    rebuilt: &serde_json::Value,
+) -> Option<(String, String, String)> {
+    use serde_json::Value;
+    let show = |v: Option<&Value>| v.map_or_else(|| "nothing".to_string(), Value::to_string);
+    let differ =
+        |path: &str, a: Option<&Value>, b: Option<&Value>| Some((path.to_string(), show(a), show(b)));
+    let field =
+        |path: &str, key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
+    fn walk(
+        path: &str,
+        a: &Value,
+        b: &Value,
+        field: &dyn Fn(&str, &str) -> String,
+        differ: &dyn Fn(&str, Option<&Value>, Option<&Value>) -> Option<(String, String, String)>,
+    ) -> Option<(String, String, String)> {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
+                    (Some(a), Some(b)) => walk(&field(path, k), a, b, field, differ),
+                    (a, b) => differ(&field(path, k), a, b),
+                })
+            }
+            (Value::Array(x), Value::Array(y)) => (0..x.len().max(y.len())).find_map(|i| {
+                let p = format!("{path}[{i}]");
+                match (x.get(i), y.get(i)) {
+                    (Some(a), Some(b)) => walk(&p, a, b, field, differ),
+                    (a, b) => differ(&p, a, b),
+                }
+            }),
+            _ if a == b => None,
+            _ => differ(path, Some(a), Some(b)),
+        }
+    }
+    walk("", stored, rebuilt, &field, &differ)
+}
