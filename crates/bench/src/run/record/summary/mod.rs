@@ -3,6 +3,7 @@
 //! function, so that the two agree field for field.
 
 pub mod io;
+pub mod mailbox;
 pub mod oltp;
 
 use super::{RecordError, StoredRecord};
@@ -20,6 +21,11 @@ pub fn rebuild(dir: &Path) -> Result<Summary, RecordError> {
     let mut s = match record.start.workload.as_str() {
         "io" => io::summary(started, &record.outcome()?, at),
         "oltp" => oltp::summary(started, &record.outcome()?, at),
+        "mailbox" => {
+            let mut out = record.outcome()?;
+            mailbox::faults_whenever(&mut out);
+            mailbox::summary(started, &out, at)
+        }
         other => {
             return Err(RecordError::Read(format!(
                 "the record is of workload {other:?}, which this storbench does not know"
