@@ -36,6 +36,8 @@ pub struct Bundle {
     csv_header: bool,
     hlog: HlogWriter<BufWriter<File>>,
     record: BufWriter<File>,
+    /// The record's last interval line (a tail follows it).
+    last_interval: Option<record::IntervalLine>,
     /// Files that stopped being written, with when and why.
     lost: Vec<Lost>,
     /// Room kept for the final summary on a filling disk.
@@ -107,7 +109,16 @@ impl Bundle {
             HlogWriter::new(open(record::HLOG_FILE)?, start_epoch_s).context("writing latency.hlog")?;
         let record = open(record::RECORD_FILE)?;
         let reserve = make_reserve(&dir);
-        Ok(Bundle { dir, csv, csv_header: false, hlog, record, lost: Vec::new(), reserve })
+        Ok(Bundle {
+            dir,
+            csv,
+            csv_header: false,
+            hlog,
+            record,
+            last_interval: None,
+            lost: Vec::new(),
+            reserve,
+        })
     }
 
     /// The bundle's directory.
@@ -150,10 +161,28 @@ impl Bundle {
     /// Appends one interval of `stream`: its CSV row, its histograms and its record line.
     pub fn recorded<T>(&mut self, row: &SeriesRow, stream: &str, i: &Interval<'_, T>, tally: &Tally<'_>) {
         self.row(row);
+        self.record_interval(record::interval_line(stream, i, tally), tally);
+    }
+
+    /// Appends `stream`'s tail: what its workers counted after its last interval (no row of
+    /// the series).
+    pub fn recorded_tail(&mut self, stream: &str, tally: &Tally<'_>) {
+        if let Some(last) = self.last_interval.take() {
+            self.record_interval(record::tail_line(stream, &last, tally), tally);
+        }
+    }
+
+    /// The interval's histograms, then its record line.
+    fn record_interval(&mut self, line: record::IntervalLine, tally: &Tally<'_>) {
+        let (start_s, end_s) = (line.start_ns as f64 / 1e9, line.end_ns as f64 / 1e9);
         let hists: Vec<(&str, &LatencyHistogram)> =
             tally.hists.iter().map(|(t, h)| (t.as_str(), h.as_ref())).collect();
-        self.histograms(&hists, |tag| tag.to_string(), i.start_s, i.end_s - i.start_s, Some(row.t_s));
-        self.record(&Line::Interval(record::interval_line(stream, i, tally)), Some(row.t_s));
+        self.histograms(&hists, |tag| tag.to_string(), start_s, end_s - start_s, Some(end_s));
+        let line = Line::Interval(line);
+        self.record(&line, Some(end_s));
+        if let Line::Interval(line) = line {
+            self.last_interval = Some(line);
+        }
     }
 
     /// Appends a line to the record (its start, its end).

@@ -112,7 +112,8 @@ pub struct Recording {
 pub struct Finished {
     /// Built by the workload's summary builder (`storbench_bench::run::record::summary`).
     pub summary: Summary,
-    /// The record's end: what the summary was built from besides the intervals. None where
+    /// The record's end: what the summary was built from besides the intervals, with the
+    /// warnings the workload added to the built summary (`added_warnings`). None where
     /// the figures are not recorded (a mailbox backup or soft recovery, crash cycles).
     pub end: Option<End>,
     /// Warnings for the summary that the terminal shows elsewhere (under the result table).
@@ -159,7 +160,7 @@ pub fn measure(
     let said = summary.warnings.len();
     summary.warnings.extend(done.unsaid);
     if let Some(mut end) = done.end {
-        end.added_warnings = summary.warnings[first_added..].to_vec();
+        end.added_warnings.extend_from_slice(&summary.warnings[first_added..]);
         recording.bundle.record(&Line::End(end), None);
     }
     recording.bundle.write_summary(&summary)?;

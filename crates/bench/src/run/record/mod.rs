@@ -14,7 +14,9 @@
 //!   stream: where the interval lies in nanoseconds after `epoch_ns` (its wall-clock start is
 //!   `epoch_ns + start_ns`), the stream's integer counts by name (a count absent is 0), and
 //!   the tags of its histograms in `latency.hlog`, in the order they were written there.
-//!   Counts merge by adding; histograms merge exactly (HDR).
+//!   Counts merge by adding; histograms merge exactly (HDR). A last line with `"tail": true`
+//!   holds what the workers counted after the last interval closed, as they stopped (the
+//!   run's totals include it; integrity has one).
 //! - `{"end": {"ended_at": "...", "facts": {...}, "detail": {...}, "added_warnings": [...]}}`,
 //!   last: what the run knows that is not an interval's count: the lengths of its phases, its
 //!   own CPU time in nanoseconds, whether it completed, failures and warnings, steady state,
@@ -84,6 +86,10 @@ pub struct IntervalLine {
     pub counts: BTreeMap<String, u64>,
     /// Tags of the interval's lines in `latency.hlog`, in their order there.
     pub hists: Vec<String>,
+    /// Counts made after the last interval closed (as the workers stopped), which the run's
+    /// totals include: an interval of no length at the end, after the series' last row.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tail: bool,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -179,6 +185,21 @@ pub fn interval_line(stream: &str, i: &super::Interval<'_, impl Sized>, tally: &
         end_ns: i.end_ns,
         counts: tally.counts.clone(),
         hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
+        tail: false,
+    }
+}
+
+/// The tail of `stream` (see `IntervalLine::tail`), after the interval `last`.
+pub fn tail_line(stream: &str, last: &IntervalLine, tally: &Tally<'_>) -> IntervalLine {
+    IntervalLine {
+        stream: stream.into(),
+        index: last.index + 1,
+        phase: last.phase,
+        start_ns: last.end_ns,
+        end_ns: last.end_ns,
+        counts: tally.counts.clone(),
+        hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
+        tail: true,
     }
 }
 
@@ -317,12 +338,10 @@ impl StoredRecord {
         let end = self.end()?;
         let stream = self.start.workload.as_str();
         let (from, to) = end.facts.window_ns();
-        let measured = self.intervals.iter().any(|i| i.phase == Phase::Measure);
-        let totals = if measured {
-            self.merged(stream, |i| i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to)?
-        } else {
-            T::default()
-        };
+        // The tail counts in the totals whatever the phase, as the run counted it.
+        let totals = self.merged(stream, |i| {
+            i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to)
+        })?;
         let all = self.merged(stream, |_| true)?;
         let detail = serde_json::from_value(end.detail.clone()).map_err(|e| RecordError::Bad {
             file: RECORD_FILE,
@@ -333,5 +352,3 @@ impl StoredRecord {
     }
 }
 
-#[cfg(test)]
-mod tests;

@@ -31,6 +31,11 @@ impl<'a> Tally<'a> {
         self.hists.push((tag.into(), Cow::Borrowed(h)));
     }
 
+    /// Keeps a histogram made for the record (a sum of others) under `tag`.
+    pub fn hist_owned(&mut self, tag: impl Into<String>, h: LatencyHistogram) {
+        self.hists.push((tag.into(), Cow::Owned(h)));
+    }
+
     /// Keeps histogram `h` under `tag` when it holds anything.
     pub fn hist_if_any(&mut self, tag: impl Into<String>, h: &'a LatencyHistogram) {
         if !h.is_empty() {

@@ -2,6 +2,7 @@
 //! from the driver's outcome, and from a bundle's stored record (`rebuild`) by the same
 //! function, so that the two agree field for field.
 
+pub mod integrity;
 pub mod io;
 pub mod mailbox;
 pub mod oltp;
@@ -21,6 +22,11 @@ pub fn rebuild(dir: &Path) -> Result<Summary, RecordError> {
     let mut s = match record.start.workload.as_str() {
         "io" => io::summary(started, &record.outcome()?, at),
         "oltp" => oltp::summary(started, &record.outcome()?, at),
+        "integrity" => {
+            let mut out = record.outcome()?;
+            integrity::errors_whenever(&mut out);
+            integrity::summary(started, &out, at)
+        }
         "mailbox" => {
             let mut out = record.outcome()?;
             mailbox::faults_whenever(&mut out);
