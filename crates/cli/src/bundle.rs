@@ -28,7 +28,9 @@ use storbench_bench::files::{self, How};
 use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
 use storbench_bench::run::Interval;
 use storbench_bench::run::record::{self, Line, Tally};
-use storbench_report::{DatabaseInfo, Summary, export, series::SeriesRow};
+use storbench_report::render::timeseries::Series;
+use storbench_report::series::{Phase, SeriesRow};
+use storbench_report::{DatabaseInfo, Summary, export};
 
 pub struct Bundle {
     pub dir: PathBuf,
@@ -36,6 +38,8 @@ pub struct Bundle {
     csv_header: bool,
     hlog: HlogWriter<BufWriter<File>>,
     record: BufWriter<File>,
+    /// Each row's end, phase and power reading, for the run's active power.
+    power: Vec<(f64, Phase, Option<f64>)>,
     /// The record's last interval line (a tail follows it).
     last_interval: Option<record::IntervalLine>,
     /// Files that stopped being written, with when and why.
@@ -115,6 +119,7 @@ impl Bundle {
             csv_header: false,
             hlog,
             record,
+            power: Vec::new(),
             last_interval: None,
             lost: Vec::new(),
             reserve,
@@ -161,7 +166,7 @@ impl Bundle {
     /// Appends one interval of `stream`: its CSV row, its histograms and its record line.
     pub fn recorded<T>(&mut self, row: &SeriesRow, stream: &str, i: &Interval<'_, T>, tally: &Tally<'_>) {
         self.row(row);
-        self.record_interval(record::interval_line(stream, i, tally), tally);
+        self.record_interval(record::interval_line(stream, i, tally, row.system.power_watts), tally);
     }
 
     /// Appends `stream`'s tail: what its workers counted after its last interval (no row of
@@ -195,7 +200,14 @@ impl Bundle {
         self.note(record::RECORD_FILE, at_s, written);
     }
 
+    /// Average power over the seconds `summary`'s results cover, from the rows as they were
+    /// written (None without a power source).
+    pub fn active_watts(&self, summary: &Summary) -> Option<f64> {
+        Series::of_power(&self.power).active_watts(summary)
+    }
+
     fn row(&mut self, row: &SeriesRow) {
+        self.power.push((row.t_s, row.phase, row.system.power_watts));
         if self.is_lost("timeseries.csv") {
             return;
         }

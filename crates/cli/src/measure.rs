@@ -77,6 +77,8 @@ pub struct Measured {
     pub summary: Summary,
     /// The bundle directory.
     pub bundle: PathBuf,
+    /// Average power over the seconds the results cover, from the run's readings.
+    pub active_watts: Option<f64>,
 }
 
 /// How a measuring command's run ended: its exit status, and the run itself when it got as
@@ -170,5 +172,6 @@ pub fn measure(
     output::say_warnings(&summary.warnings[..said]);
     console::log_only(&(start.table)(&summary));
     say!("bundle: {}", dir.display());
-    Ok(Measured { summary, bundle: dir })
+    let active_watts = recording.bundle.active_watts(&summary);
+    Ok(Measured { summary, bundle: dir, active_watts })
 }

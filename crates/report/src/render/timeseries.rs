@@ -28,6 +28,16 @@ pub struct SeriesError {
 }
 
 impl Series {
+    /// The power column of a run as it went (each interval's end in seconds, phase and power
+    /// reading), for its active power without reading its file back.
+    pub fn of_power(rows: &[(f64, crate::series::Phase, Option<f64>)]) -> Series {
+        Series {
+            t_s: rows.iter().map(|r| r.0).collect(),
+            phase: rows.iter().map(|r| r.1.as_str().to_string()).collect(),
+            columns: vec![(system::POWER_WATTS.name.to_string(), rows.iter().map(|r| r.2).collect())],
+        }
+    }
+
     /// Parses the CSV text; an empty file is an empty series (a run that ended at once).
     pub fn parse(text: &str) -> Result<Series, SeriesError> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());

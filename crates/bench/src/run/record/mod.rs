@@ -13,7 +13,8 @@
 //!   "counts": {"read.ios": 812, ...}, "hists": ["read", "write", ...]}}`, one per interval and
 //!   stream: where the interval lies in nanoseconds after `epoch_ns` (its wall-clock start is
 //!   `epoch_ns + start_ns`), the stream's integer counts by name (a count absent is 0), and
-//!   the tags of its histograms in `latency.hlog`, in the order they were written there.
+//!   the tags of its histograms in `latency.hlog`, in the order they were written there, and
+//!   the host's power over it (`power_watts`, where a meter was read).
 //!   Counts merge by adding; histograms merge exactly (HDR). A last line with `"tail": true`
 //!   holds what the workers counted after the last interval closed, as they stopped (the
 //!   run's totals include it; integrity has one).
@@ -90,6 +91,9 @@ pub struct IntervalLine {
     /// totals include: an interval of no length at the end, after the series' last row.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tail: bool,
+    /// The host's power over the interval, watts, where a meter was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_watts: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -176,7 +180,12 @@ impl Facts {
 
 /// The interval line for `stream` from a closed interval and its tally: the histogram tags as
 /// `latency.hlog` will hold them.
-pub fn interval_line(stream: &str, i: &super::Interval<'_, impl Sized>, tally: &Tally<'_>) -> IntervalLine {
+pub fn interval_line(
+    stream: &str,
+    i: &super::Interval<'_, impl Sized>,
+    tally: &Tally<'_>,
+    power_watts: Option<f64>,
+) -> IntervalLine {
     IntervalLine {
         stream: stream.into(),
         index: i.index,
@@ -186,6 +195,7 @@ pub fn interval_line(stream: &str, i: &super::Interval<'_, impl Sized>, tally: &
         counts: tally.counts.clone(),
         hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
         tail: false,
+        power_watts,
     }
 }
 
@@ -200,6 +210,7 @@ pub fn tail_line(stream: &str, last: &IntervalLine, tally: &Tally<'_>) -> Interv
         counts: tally.counts.clone(),
         hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
         tail: true,
+        power_watts: None,
     }
 }
 
@@ -352,3 +363,5 @@ impl StoredRecord {
     }
 }
 
+#[cfg(test)]
+mod tests;
