@@ -136,6 +136,9 @@ pub struct Interval<'a, T> {
     /// The same in nanoseconds, as the record stores them.
     pub start_ns: u64,
     pub end_ns: u64,
+    /// storbench's CPU time so far when the interval closed (the record keeps it, so that a
+    /// window of the run has its own CPU per operation).
+    pub cpu: OwnCpuTime,
     pub data: &'a T,
     /// Everything since the current phase began (the warm-up, or the measured phase).
     pub phase_total: &'a T,
@@ -393,6 +396,7 @@ impl<T: IntervalData> Driver<T> {
             end_s: end_ns as f64 / 1e9,
             start_ns,
             end_ns,
+            cpu: process_cpu(),
             data: &data,
             phase_total: &self.phase_total,
             phase_elapsed_s: end_ns.saturating_sub(phase_start) as f64 / 1e9,

@@ -127,3 +127,24 @@ fn a_bundle_without_a_record_is_refused_with_the_reason() {
     let a = storbench().args(["summarize"]).arg(dir.path()).assert().code(2);
     assert!(stderr_text(&a).contains("record.jsonl line 1"), "{}", stderr_text(&a));
 }
+
+#[test]
+fn a_report_over_a_window_rebuilds_the_run_there_and_refuses_an_empty_one() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["io", "--engine", "null", "--ramp", "1s", "--runtime", "3s", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .success();
+    let bundle = only_bundle(&results);
+    let out = dir.path().join("report");
+    storbench().arg("report").arg(&bundle).args(["--window", "2s..4s", "--out"]).arg(&out).assert().code(0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("IOPS"), "{md}");
+    let a = storbench().arg("report").arg(&bundle).args(["--window", "30s..40s", "--out"]).arg(&out).assert();
+    let said = stderr_text(&a.code(2));
+    assert!(said.contains("holds no whole measured interval"), "{said}");
+    let a = storbench().arg("report").arg(&bundle).args(["--window", "4s..2s"]).assert().code(2);
+    assert!(stderr_text(&a).contains("ends before it starts"), "{}", stderr_text(&a));
+}

@@ -14,7 +14,8 @@
 //!   stream: where the interval lies in nanoseconds after `epoch_ns` (its wall-clock start is
 //!   `epoch_ns + start_ns`), the stream's integer counts by name (a count absent is 0), and
 //!   the tags of its histograms in `latency.hlog`, in the order they were written there, and
-//!   the host's power over it (`power_watts`, where a meter was read).
+//!   the host's power over it (`power_watts`, where a meter was read), and storbench's CPU
+//!   time when it closed (`cpu_user_ns`, `cpu_sys_ns`, since the process started).
 //!   Counts merge by adding; histograms merge exactly (HDR). A last line with `"tail": true`
 //!   holds what the workers counted after the last interval closed, as they stopped (the
 //!   run's totals include it; integrity has one).
@@ -91,6 +92,11 @@ pub struct IntervalLine {
     /// totals include: an interval of no length at the end, after the series' last row.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub tail: bool,
+    /// storbench's CPU time so far when the interval closed, ns.
+    #[serde(default)]
+    pub cpu_user_ns: u64,
+    #[serde(default)]
+    pub cpu_sys_ns: u64,
     /// The host's power over the interval, watts, where a meter was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_watts: Option<f64>,
@@ -133,9 +139,13 @@ pub struct Facts {
     pub steady: Option<SteadyState>,
 }
 
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl Facts {
     pub fn of<T, D>(out: &Outcome<T, D>) -> Facts {
-        let ns = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let ns = nanos;
         Facts {
             warmup_s: out.warmup_s,
             measured_s: out.measured_s,
@@ -195,6 +205,8 @@ pub fn interval_line(
         counts: tally.counts.clone(),
         hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
         tail: false,
+        cpu_user_ns: nanos(i.cpu.user),
+        cpu_sys_ns: nanos(i.cpu.sys),
         power_watts,
     }
 }
@@ -210,6 +222,8 @@ pub fn tail_line(stream: &str, last: &IntervalLine, tally: &Tally<'_>) -> Interv
         counts: tally.counts.clone(),
         hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
         tail: true,
+        cpu_user_ns: last.cpu_user_ns,
+        cpu_sys_ns: last.cpu_sys_ns,
         power_watts: None,
     }
 }
@@ -339,6 +353,49 @@ impl StoredRecord {
             merged.merge(&data);
         }
         Ok(merged)
+    }
+
+    /// The outcome of the run's one stream over the seconds `from_s..to_s` of the run (its
+    /// whole measured intervals there, and the tail when the window reaches the run's end):
+    /// the warm-up reaches to the window's first interval, the measured phase is the window,
+    /// the CPU time is between the closes of the intervals around it; no steady state.
+    pub fn outcome_in<T: Recordable, D: serde::de::DeserializeOwned>(
+        &self,
+        (from_s, to_s): (f64, f64),
+    ) -> Result<Outcome<T, D>, RecordError> {
+        let mut out: Outcome<T, D> = self.outcome()?;
+        let stream = self.start.workload.as_str();
+        let (from, to) = ((from_s * 1e9).round() as u64, (to_s * 1e9).round() as u64);
+        let inside = |i: &IntervalLine| {
+            i.stream == stream
+                && (i.tail || i.phase == Phase::Measure)
+                && i.start_ns >= from
+                && i.end_ns <= to
+        };
+        let lines: Vec<&IntervalLine> = self.intervals.iter().filter(|i| inside(i)).collect();
+        let (Some(first), Some(last)) = (lines.iter().find(|i| !i.tail), lines.last()) else {
+            return Err(RecordError::Read(format!(
+                "the window {from_s} s..{to_s} s holds no whole measured interval of the run"
+            )));
+        };
+        let before =
+            self.intervals.iter().filter(|i| i.stream == stream && i.end_ns <= first.start_ns).last();
+        let cpu = |i: Option<&&IntervalLine>| (i.map_or(0, |i| i.cpu_user_ns), i.map_or(0, |i| i.cpu_sys_ns));
+        let ((u0, s0), (u1, s1)) = (cpu(before.as_ref()), cpu(Some(last)));
+        out.totals = self.merged(stream, inside)?;
+        out.warmup_s = first.start_ns as f64 / 1e9;
+        out.measured_s = (last.end_ns - first.start_ns) as f64 / 1e9;
+        out.cpu = OwnCpuTime {
+            user: Duration::from_nanos(u1.saturating_sub(u0)),
+            sys: Duration::from_nanos(s1.saturating_sub(s0)),
+        };
+        out.steady = None;
+        out.warnings.push(format!(
+            "figures over seconds {:.0}-{:.0} of the run, rebuilt from its record",
+            out.warmup_s,
+            last.end_ns as f64 / 1e9
+        ));
+        Ok(out)
     }
 
     /// The outcome of the run's one stream (named after its workload): the measured phase's

@@ -53,6 +53,8 @@ fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>
             counts: tally.counts.clone(),
             hists: tally.hists.iter().map(|(t, _)| t.clone()).collect(),
             tail: false,
+            cpu_user_ns: 0,
+            cpu_sys_ns: 0,
             power_watts: None,
         };
         lines.push(serde_json::to_string(&Line::Interval(line)).unwrap());
@@ -105,4 +107,21 @@ fn a_record_of_another_version_is_refused() {
     let other = record.replace("\"version\":1", "\"version\":2");
     let err = StoredRecord::parse(&other, hists).unwrap_err();
     assert!(err.to_string().contains("record version 2"), "{err}");
+}
+
+#[test]
+fn a_window_takes_the_whole_measured_intervals_inside_it_and_their_seconds() {
+    let intervals: Vec<Vec<u64>> = (1..=6).map(|n| vec![MS; n * 10]).collect();
+    let (mut record, hists) = bundle_of(&intervals);
+    let facts = Facts { warmup_s: 0.0, measured_s: 6.0, complete: true, ..Facts::default() };
+    let end = End { ended_at: "later".into(), facts, detail: serde_json::json!({}), added_warnings: vec![] };
+    record += &(serde_json::to_string(&Line::End(end)).unwrap() + "\n");
+    let stored = StoredRecord::parse(&record, hists).unwrap();
+    let out: Outcome<Recorder, serde_json::Value> = stored.outcome_in((2.0, 4.5)).unwrap();
+    assert_eq!(out.totals.read.ios, 30 + 40, "seconds 2-3 and 3-4; 4-5 is not whole inside");
+    assert_eq!((out.warmup_s, out.measured_s), (2.0, 2.0));
+    assert!(out.warnings.iter().any(|w| w.contains("seconds 2-4")), "{:?}", out.warnings);
+    let whole: Outcome<Recorder, serde_json::Value> = stored.outcome().unwrap();
+    assert_eq!(whole.totals.read.ios, 210);
+    assert!(stored.outcome_in::<Recorder, serde_json::Value>((6.0, 9.0)).is_err());
 }

@@ -15,20 +15,26 @@ use storbench_report::{CpuUsage, ErrorCounts, Summary};
 
 /// The summary of the bundle in `dir`, built again from its record alone.
 pub fn rebuild(dir: &Path) -> Result<Summary, RecordError> {
+    rebuild_over(dir, None)
+}
+
+/// As `rebuild`, with every figure over `window` (seconds since the run's start) where one is
+/// given: the whole measured intervals inside it.
+pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, RecordError> {
     let record = StoredRecord::read(dir)?;
     let end = record.end()?;
     let started = record.start.summary.clone();
     let at = end.ended_at.as_str();
     let mut s = match record.start.workload.as_str() {
-        "io" => io::summary(started, &record.outcome()?, at),
-        "oltp" => oltp::summary(started, &record.outcome()?, at),
+        "io" => io::summary(started, &outcome(&record, window)?, at),
+        "oltp" => oltp::summary(started, &outcome(&record, window)?, at),
         "integrity" => {
-            let mut out = record.outcome()?;
+            let mut out = outcome(&record, window)?;
             integrity::errors_whenever(&mut out);
             integrity::summary(started, &out, at)
         }
         "mailbox" => {
-            let mut out = record.outcome()?;
+            let mut out = outcome(&record, window)?;
             mailbox::faults_whenever(&mut out);
             mailbox::summary(started, &out, at)
         }
@@ -40,6 +46,16 @@ pub fn rebuild(dir: &Path) -> Result<Summary, RecordError> {
     };
     s.warnings.extend(end.added_warnings.iter().cloned());
     Ok(s)
+}
+
+fn outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
+    record: &StoredRecord,
+    window: Option<(f64, f64)>,
+) -> Result<Outcome<T, D>, RecordError> {
+    match window {
+        Some(w) => record.outcome_in(w),
+        None => record.outcome(),
+    }
 }
 
 /// `started` marked as ended at `ended_at`.
