@@ -185,11 +185,10 @@ fn read_evaluation(dir: &Path) -> Result<ReportInput> {
 /// Every run of `input` (read from `dir`) with its figures over `window`, rebuilt from its
 /// record: its summary, its series cut to the window, and its row of the evaluation.
 fn narrow(input: &mut ReportInput, dir: &Path, window: (f64, f64)) -> Result<()> {
-    let single = dir.join("summary.json").exists() && !dir.join("evaluation.json").exists();
     for run in &mut input.evaluation.runs {
         let Some(bundle) = &run.bundle else { continue };
         let Some(data) = input.runs.get_mut(&run.id) else { continue };
-        let at = if single { dir.to_path_buf() } else { dir.join(bundle) };
+        let at = dir.join(bundle);
         data.summary = rebuild_over(&at, Some(window))
             .with_context(|| format!("rebuilding {} over the window from its record", at.display()))?;
         if let Some(series) = &mut data.series {

@@ -35,7 +35,15 @@
 //!
 //! A summary rebuilt from the record (`summary::rebuild`) equals the run's own field for field:
 //! the run's summary is built by the same function from the same values (the measured phase's
-//! merged intervals, which the driver's totals are).
+//! merged intervals, which the driver's totals are; every float of the facts is written in
+//! the shortest form that reads back as the same `f64`). What the summary says beyond counts
+//! (an audit's findings, a verification, a mailbox verdict) is the record's `end`, read back
+//! as it was; what the intervals hold is rebuilt from them, so an edited count shows.
+//! `StoredRecord::outcome_in` cuts the run to a window of its measured phase (`report
+//! --window`).
+//!
+//! Not recorded (version 1): a mailbox backup's or soft recovery's figures and integrity's
+//! crash cycles; their records have a start and no end, and `rebuild` says so.
 
 pub mod summary;
 mod tally;
@@ -254,8 +262,13 @@ impl StoredRecord {
     /// Reads `record.jsonl` and `latency.hlog` of the bundle in `dir`.
     pub fn read(dir: &Path) -> Result<StoredRecord, RecordError> {
         let text = |name: &str| {
-            crate::files::input::read_text(&dir.join(name), READ_LIMIT)
-                .map_err(|e| RecordError::Read(format!("{}: {e}", dir.join(name).display())))
+            crate::files::input::read_text(&dir.join(name), READ_LIMIT).map_err(|e| match e.is_not_found() {
+                true => RecordError::Read(format!(
+                    "{} has no {name}: it is not a run's bundle, or one written before storbench kept its record",
+                    dir.display()
+                )),
+                false => RecordError::Read(format!("{}: {e}", dir.join(name).display())),
+            })
         };
         let record = text(RECORD_FILE)?;
         let hlog = read_hlog(&text(HLOG_FILE)?)
