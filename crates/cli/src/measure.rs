@@ -145,12 +145,12 @@ pub fn measure(
     let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database)?;
     bundle.write_summary(&start.summary)?;
     bundle.record(
-        &Line::Start(record::Start {
+        &Line::Start(Box::new(record::Start {
             version: record::RECORD_VERSION,
             workload: start.summary.workload.clone(),
             epoch_ns: start.at.as_nanosecond(),
             summary: start.summary.clone(),
-        }),
+        })),
         None,
     );
     let sampler = power::system_sampler(start.device);

@@ -31,11 +31,11 @@ fn raise_first_measured(record: &Path, count: &str) {
         .lines()
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            if let Some(i) = v.get_mut("interval").filter(|i| !done && i["phase"] == "measure") {
-                if let Some(n) = i["counts"].get_mut(count) {
-                    *n = (n.as_u64().unwrap() + 1).into();
-                    done = true;
-                }
+            if let Some(i) = v.get_mut("interval").filter(|i| !done && i["phase"] == "measure")
+                && let Some(n) = i["counts"].get_mut(count)
+            {
+                *n = (n.as_u64().unwrap() + 1).into();
+                done = true;
             }
             v.to_string()
         })

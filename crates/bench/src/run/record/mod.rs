@@ -70,7 +70,7 @@ pub const RECORD_VERSION: u32 = 1;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Line {
-    Start(Start),
+    Start(Box<Start>),
     Interval(IntervalLine),
     End(End),
 }
@@ -285,7 +285,7 @@ impl StoredRecord {
         let mut lines = record.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let Some((_, first)) = lines.next() else { return Err(bad(1, "the record is empty".into())) };
         let start = match serde_json::from_str(first).map_err(|e| bad(1, e.to_string()))? {
-            Line::Start(s) if s.version == RECORD_VERSION => s,
+            Line::Start(s) if s.version == RECORD_VERSION => *s,
             Line::Start(s) => {
                 return Err(bad(
                     1,
@@ -391,8 +391,7 @@ impl StoredRecord {
                 "the window {from_s} s..{to_s} s holds no whole measured interval of the run"
             )));
         };
-        let before =
-            self.intervals.iter().filter(|i| i.stream == stream && i.end_ns <= first.start_ns).last();
+        let before = self.intervals.iter().rev().find(|i| i.stream == stream && i.end_ns <= first.start_ns);
         let cpu = |i: Option<&&IntervalLine>| (i.map_or(0, |i| i.cpu_user_ns), i.map_or(0, |i| i.cpu_sys_ns));
         let ((u0, s0), (u1, s1)) = (cpu(before.as_ref()), cpu(Some(last)));
         out.totals = self.merged(stream, inside)?;

@@ -34,7 +34,7 @@ fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>
         epoch_ns: 1_795_000_000_000_000_000,
         summary: started,
     };
-    let mut lines = vec![serde_json::to_string(&Line::Start(start)).unwrap()];
+    let mut lines = vec![serde_json::to_string(&Line::Start(Box::new(start))).unwrap()];
     let mut hlog = HlogWriter::new(Vec::new(), 0.0).unwrap();
     for (index, latencies) in intervals.iter().enumerate() {
         let mut r = Recorder::default();

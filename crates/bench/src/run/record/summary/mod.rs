@@ -77,45 +77,42 @@ fn cpu_usage<T, D>(out: &Outcome<T, D>, ops: u64) -> CpuUsage {
     }
 }
 
+/// Where two summaries differ: the field's path, then each side's value as JSON text.
+pub type Difference = (String, String, String);
+
 /// Where two summaries first differ, walking both as `summary.json` holds them (objects key by
-/// key in order, arrays item by item): the field's path and each side's value, or None when
-/// they are equal. Numbers are equal when they are the same JSON number: a float is written in
-/// the shortest form that reads back as the same `f64`, so equal text is equal bits.
-pub fn first_difference(
-    stored: &serde_json::Value,
-    rebuilt: &serde_json::Value,
-) -> Option<(String, String, String)> {
+/// key in sorted order, arrays item by item), or None when they are equal. Numbers are equal
+/// when they are the same JSON number: a float is written in the shortest form that reads
+/// back as the same `f64`, so equal text is equal bits.
+pub fn first_difference(stored: &serde_json::Value, rebuilt: &serde_json::Value) -> Option<Difference> {
+    walk("", stored, rebuilt)
+}
+
+fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<Difference> {
     use serde_json::Value;
-    let show = |v: Option<&Value>| v.map_or_else(|| "nothing".to_string(), Value::to_string);
-    let differ =
-        |path: &str, a: Option<&Value>, b: Option<&Value>| Some((path.to_string(), show(a), show(b)));
-    let field =
-        |path: &str, key: &str| if path.is_empty() { key.to_string() } else { format!("{path}.{key}") };
-    fn walk(
-        path: &str,
-        a: &Value,
-        b: &Value,
-        field: &dyn Fn(&str, &str) -> String,
-        differ: &dyn Fn(&str, Option<&Value>, Option<&Value>) -> Option<(String, String, String)>,
-    ) -> Option<(String, String, String)> {
-        match (a, b) {
-            (Value::Object(x), Value::Object(y)) => {
-                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
-                keys.into_iter().find_map(|k| match (x.get(k), y.get(k)) {
-                    (Some(a), Some(b)) => walk(&field(path, k), a, b, field, differ),
-                    (a, b) => differ(&field(path, k), a, b),
-                })
-            }
-            (Value::Array(x), Value::Array(y)) => (0..x.len().max(y.len())).find_map(|i| {
-                let p = format!("{path}[{i}]");
-                match (x.get(i), y.get(i)) {
-                    (Some(a), Some(b)) => walk(&p, a, b, field, differ),
-                    (a, b) => differ(&p, a, b),
-                }
-            }),
-            _ if a == b => None,
-            _ => differ(path, Some(a), Some(b)),
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            let field = |k: &str| if path.is_empty() { k.to_string() } else { format!("{path}.{k}") };
+            keys.into_iter().find_map(|k| pair(&field(k), x.get(k), y.get(k)))
         }
+        (Value::Array(x), Value::Array(y)) => {
+            (0..x.len().max(y.len())).find_map(|i| pair(&format!("{path}[{i}]"), x.get(i), y.get(i)))
+        }
+        _ if a == b => None,
+        _ => differ(path, Some(a), Some(b)),
     }
-    walk("", stored, rebuilt, &field, &differ)
+}
+
+/// Two sides of a field, either of which may be missing.
+fn pair(path: &str, a: Option<&serde_json::Value>, b: Option<&serde_json::Value>) -> Option<Difference> {
+    match (a, b) {
+        (Some(a), Some(b)) => walk(path, a, b),
+        _ => differ(path, a, b),
+    }
+}
+
+fn differ(path: &str, a: Option<&serde_json::Value>, b: Option<&serde_json::Value>) -> Option<Difference> {
+    let show = |v: Option<&serde_json::Value>| v.map_or_else(|| "nothing".to_string(), |v| v.to_string());
+    Some((path.to_string(), show(a), show(b)))
 }
