@@ -145,6 +145,14 @@ pub enum Command {
     ///   storbench compare ./run-a ./run-b --out ./compared   # also compare.html, compare.md
     #[command(verbatim_doc_comment)]
     Compare(CompareArgs),
+    /// Build a run's summary again from its bundle's record alone (per-interval counts and
+    /// histograms) and compare it with its summary.json.
+    ///
+    /// Examples:
+    ///   storbench summarize ./storbench-results/20260101-120000-randread
+    ///   storbench summarize ./run --check      # exit 1 naming the first field that differs
+    #[command(verbatim_doc_comment)]
+    Summarize(SummarizeArgs),
 }
 
 /// Options of `storbench run`.

@@ -1,11 +1,14 @@
 //! A result bundle: one directory per run holding `summary.json`, `timeseries.csv` (a row per
 //! second), `latency.hlog` (HDR histograms per second and for the measured phase),
+//! `record.jsonl` (the exact record the summary is built from: per interval and stream its
+//! counts, histogram tags and place on the run's wall-clock epoch; format in
+//! `storbench_bench::run::record`),
 //! `disclosure.json` (the system under test: CPU, memory, every device layer under the
 //! targets, mounts, kernel, distribution, and the database's version and settings) and
 //! `output.log` (what the run said, written by `console`).
 //!
-//! Everything is written as the run goes: the summary first with `complete: false`, each row
-//! and histogram when its interval ends, the final summary at the end (atomically, by rename),
+//! Everything is written as the run goes: the summary first with `complete: false`, each row,
+//! histogram and record line when its interval ends, the record's end, the final summary at the end (atomically, by rename),
 //! so an interrupted or killed run leaves what it measured.
 //!
 //! A full output disk must not lose the results: a write that fails stops that file (noted,
@@ -23,13 +26,22 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use storbench_bench::files::{self, How};
 use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
-use storbench_report::{DatabaseInfo, Summary, export, series::SeriesRow};
+use storbench_bench::run::Interval;
+use storbench_bench::run::record::{self, Line, Tally};
+use storbench_report::render::timeseries::Series;
+use storbench_report::series::{Phase, SeriesRow};
+use storbench_report::{DatabaseInfo, Summary, export};
 
 pub struct Bundle {
     pub dir: PathBuf,
     csv: BufWriter<File>,
     csv_header: bool,
     hlog: HlogWriter<BufWriter<File>>,
+    record: BufWriter<File>,
+    /// Each row's end, phase and power reading, for the run's active power.
+    power: Vec<(f64, Phase, Option<f64>)>,
+    /// The record's last interval line (a tail follows it).
+    last_interval: Option<record::IntervalLine>,
     /// Files that stopped being written, with when and why.
     lost: Vec<Lost>,
     /// Room kept for the final summary on a filling disk.
@@ -97,9 +109,21 @@ impl Bundle {
             ))
         };
         let csv = open("timeseries.csv")?;
-        let hlog = HlogWriter::new(open("latency.hlog")?, start_epoch_s).context("writing latency.hlog")?;
+        let hlog =
+            HlogWriter::new(open(record::HLOG_FILE)?, start_epoch_s).context("writing latency.hlog")?;
+        let record = open(record::RECORD_FILE)?;
         let reserve = make_reserve(&dir);
-        Ok(Bundle { dir, csv, csv_header: false, hlog, lost: Vec::new(), reserve })
+        Ok(Bundle {
+            dir,
+            csv,
+            csv_header: false,
+            hlog,
+            record,
+            power: Vec::new(),
+            last_interval: None,
+            lost: Vec::new(),
+            reserve,
+        })
     }
 
     /// The bundle's directory.
@@ -131,19 +155,69 @@ impl Bundle {
         )
     }
 
-    /// Appends one interval: its CSV row and its histograms. A file that cannot be written is
-    /// noted and left as it is; the run goes on.
+    /// Appends one interval that the record does not hold (a mailbox backup's, a soft
+    /// recovery's): its CSV row and its histograms. A file that cannot be written is noted and
+    /// left as it is; the run goes on.
     pub fn interval(&mut self, row: &SeriesRow, start_s: f64, hists: &[(&str, &LatencyHistogram)]) {
-        if !self.is_lost("timeseries.csv") {
-            let header = (!self.csv_header).then(|| export::series_header(row));
-            let written = header
-                .map_or(Ok(()), |h| self.csv.write_all(h.as_bytes()))
-                .and_then(|()| self.csv.write_all(export::series_line(row).as_bytes()))
-                .and_then(|()| self.csv.flush());
-            self.csv_header = true;
-            self.note("timeseries.csv", Some(row.t_s), written);
-        }
+        self.row(row);
         self.histograms(hists, |tag| tag.to_string(), start_s, row.t_s - start_s, Some(row.t_s));
+    }
+
+    /// Appends one interval of `stream`: its CSV row, its histograms and its record line.
+    pub fn recorded<T>(&mut self, row: &SeriesRow, stream: &str, i: &Interval<'_, T>, tally: &Tally<'_>) {
+        self.row(row);
+        self.record_interval(record::interval_line(stream, i, tally, row.system.power_watts), tally);
+    }
+
+    /// Appends `stream`'s tail: what its workers counted after its last interval (no row of
+    /// the series).
+    pub fn recorded_tail(&mut self, stream: &str, tally: &Tally<'_>) {
+        if let Some(last) = self.last_interval.take() {
+            self.record_interval(record::tail_line(stream, &last, tally), tally);
+        }
+    }
+
+    /// The interval's histograms, then its record line.
+    fn record_interval(&mut self, line: record::IntervalLine, tally: &Tally<'_>) {
+        let (start_s, end_s) = (line.start_ns as f64 / 1e9, line.end_ns as f64 / 1e9);
+        let hists: Vec<(&str, &LatencyHistogram)> =
+            tally.hists.iter().map(|(t, h)| (t.as_str(), h.as_ref())).collect();
+        self.histograms(&hists, |tag| tag.to_string(), start_s, end_s - start_s, Some(end_s));
+        let line = Line::Interval(line);
+        self.record(&line, Some(end_s));
+        if let Line::Interval(line) = line {
+            self.last_interval = Some(line);
+        }
+    }
+
+    /// Appends a line to the record (its start, its end).
+    pub fn record(&mut self, line: &Line, at_s: Option<f64>) {
+        if self.is_lost(record::RECORD_FILE) {
+            return;
+        }
+        let text = serde_json::to_string(line).expect("a record line serializes") + "\n";
+        let written = self.record.write_all(text.as_bytes()).and_then(|()| self.record.flush());
+        self.note(record::RECORD_FILE, at_s, written);
+    }
+
+    /// Average power over the seconds `summary`'s results cover, from the rows as they were
+    /// written (None without a power source).
+    pub fn active_watts(&self, summary: &Summary) -> Option<f64> {
+        Series::of_power(&self.power).active_watts(summary)
+    }
+
+    fn row(&mut self, row: &SeriesRow) {
+        self.power.push((row.t_s, row.phase, row.system.power_watts));
+        if self.is_lost("timeseries.csv") {
+            return;
+        }
+        let header = (!self.csv_header).then(|| export::series_header(row));
+        let written = header
+            .map_or(Ok(()), |h| self.csv.write_all(h.as_bytes()))
+            .and_then(|()| self.csv.write_all(export::series_line(row).as_bytes()))
+            .and_then(|()| self.csv.flush());
+        self.csv_header = true;
+        self.note("timeseries.csv", Some(row.t_s), written);
     }
 
     /// The measured phase's histograms, tagged `<tag>-total`.
@@ -199,6 +273,9 @@ impl Lost {
     fn describe(&self) -> String {
         match self.at_s {
             Some(t) => format!("{} stops at {t:.0} s ({})", self.file, self.why),
+            None if self.file == record::RECORD_FILE => {
+                format!("{} lacks its start or end ({})", self.file, self.why)
+            }
             None => format!("{} lacks the measured phase's histograms ({})", self.file, self.why),
         }
     }

@@ -99,6 +99,7 @@ fn real_main() -> i32 {
         args::Command::Plan(c) => cmd::plan::run(c),
         args::Command::Report(a) => cmd::report::run(&a),
         args::Command::Compare(a) => cmd::compare::run(&a),
+        args::Command::Summarize(a) => cmd::summarize::run(&a),
     };
     match result {
         Ok(cmd::Ending::Ok) => 0,

@@ -14,6 +14,7 @@ use crate::{console, output, power};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use storbench_bench::monitor::SystemSampler;
+use storbench_bench::run::record::{self, End, Line};
 use storbench_report::{DatabaseInfo, Summary};
 
 /// What every workload's summary holds when its run starts: the schema, the tool and the host,
@@ -76,6 +77,8 @@ pub struct Measured {
     pub summary: Summary,
     /// The bundle directory.
     pub bundle: PathBuf,
+    /// Average power over the seconds the results cover, from the run's readings.
+    pub active_watts: Option<f64>,
 }
 
 /// How a measuring command's run ended: its exit status, and the run itself when it got as
@@ -109,7 +112,12 @@ pub struct Recording {
 
 /// What a workload hands back once it ran.
 pub struct Finished {
+    /// Built by the workload's summary builder (`storbench_bench::run::record::summary`).
     pub summary: Summary,
+    /// The record's end: what the summary was built from besides the intervals, with the
+    /// warnings the workload added to the built summary (`added_warnings`). None where
+    /// the figures are not recorded (a mailbox backup or soft recovery, crash cycles).
+    pub end: Option<End>,
     /// Warnings for the summary that the terminal shows elsewhere (under the result table).
     pub unsaid: Vec<String>,
     /// Why the run failed although it measured: the summary is written, then this is the error.
@@ -118,7 +126,7 @@ pub struct Finished {
 
 impl Finished {
     pub fn new(summary: Summary) -> Finished {
-        Finished { summary, unsaid: Vec::new(), failure: None }
+        Finished { summary, end: None, unsaid: Vec::new(), failure: None }
     }
 }
 
@@ -136,13 +144,27 @@ pub fn measure(
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;
     let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database)?;
     bundle.write_summary(&start.summary)?;
+    bundle.record(
+        &Line::Start(Box::new(record::Start {
+            version: record::RECORD_VERSION,
+            workload: start.summary.workload.clone(),
+            epoch_ns: start.at.as_nanosecond(),
+            summary: start.summary.clone(),
+        })),
+        None,
+    );
     let sampler = power::system_sampler(start.device);
     let mut recording = Recording { bundle, sampler };
     let done = work(&mut recording, start.summary)?;
     let mut summary = done.summary;
+    let first_added = summary.warnings.len();
     summary.warnings.extend(power::warning());
     let said = summary.warnings.len();
     summary.warnings.extend(done.unsaid);
+    if let Some(mut end) = done.end {
+        end.added_warnings.extend_from_slice(&summary.warnings[first_added..]);
+        recording.bundle.record(&Line::End(end), None);
+    }
     recording.bundle.write_summary(&summary)?;
     if let Some(why) = done.failure {
         anyhow::bail!("{why}; the bundle in {} keeps what was measured", dir.display());
@@ -150,5 +172,6 @@ pub fn measure(
     output::say_warnings(&summary.warnings[..said]);
     console::log_only(&(start.table)(&summary));
     say!("bundle: {}", dir.display());
-    Ok(Measured { summary, bundle: dir })
+    let active_watts = recording.bundle.active_watts(&summary);
+    Ok(Measured { summary, bundle: dir, active_watts })
 }

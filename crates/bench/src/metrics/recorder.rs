@@ -1,6 +1,7 @@
 //! What a worker counts over an interval: per direction I/Os, bytes and latency, plus errors.
 
 use super::LatencyHistogram;
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// Completed I/Os of one direction.
@@ -38,15 +39,21 @@ impl DirectionCounters {
     }
 }
 
-/// Failed operations by kind (errno name, `short`, ...).
+/// Failed operations by kind (errno name, `short`, ...). A kind is borrowed where counted
+/// (no allocation on the hot path) and owned where read back from a stored record.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ErrorTally {
-    pub by_kind: BTreeMap<&'static str, u64>,
+    pub by_kind: BTreeMap<Cow<'static, str>, u64>,
 }
 
 impl ErrorTally {
     pub fn count(&mut self, kind: &'static str) {
-        *self.by_kind.entry(kind).or_insert(0) += 1;
+        self.add(Cow::Borrowed(kind), 1);
+    }
+
+    /// Adds `n` failures of `kind`.
+    pub fn add(&mut self, kind: Cow<'static, str>, n: u64) {
+        *self.by_kind.entry(kind).or_insert(0) += n;
     }
 
     pub fn total(&self) -> u64 {
@@ -55,7 +62,7 @@ impl ErrorTally {
 
     pub fn merge(&mut self, other: &ErrorTally) {
         for (k, v) in &other.by_kind {
-            *self.by_kind.entry(k).or_insert(0) += v;
+            self.add(k.clone(), *v);
         }
     }
 }

@@ -133,6 +133,12 @@ pub struct Interval<'a, T> {
     /// Seconds since the start at which the interval began and ended.
     pub start_s: f64,
     pub end_s: f64,
+    /// The same in nanoseconds, as the record stores them.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    /// storbench's CPU time so far when the interval closed (the record keeps it, so that a
+    /// window of the run has its own CPU per operation).
+    pub cpu: OwnCpuTime,
     pub data: &'a T,
     /// Everything since the current phase began (the warm-up, or the measured phase).
     pub phase_total: &'a T,
@@ -388,6 +394,9 @@ impl<T: IntervalData> Driver<T> {
             phase,
             start_s: start_ns as f64 / 1e9,
             end_s: end_ns as f64 / 1e9,
+            start_ns,
+            end_ns,
+            cpu: process_cpu(),
             data: &data,
             phase_total: &self.phase_total,
             phase_elapsed_s: end_ns.saturating_sub(phase_start) as f64 / 1e9,

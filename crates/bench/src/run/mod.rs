@@ -3,12 +3,14 @@
 //! ended by time, by work done or by a stop request, intervals aligned to the start of the
 //! measured phase, storbench's own CPU time, steady state (SNIA PTS rounds), the no-progress
 //! rule (a run whose workers get nothing done for a stated limit ends as failed), one
-//! `Outcome`, and settling the device before a run.
+//! `Outcome`, settling the device before a run, and the exact record of a run with the
+//! summaries built from it (`record`).
 
 mod collector;
 mod cpu;
 mod driver;
 mod parts;
+pub mod record;
 mod schedule;
 mod settle;
 pub mod steady;

@@ -12,8 +12,31 @@ pub struct ReportArgs {
     #[arg(value_name = "BUNDLE")]
     pub bundle: PathBuf,
 
+    /// Recompute every figure of each run over this part of its measured phase, in seconds
+    /// since the run started (the whole intervals inside it), from the run's record:
+    /// `1000s..1200s` (a duration each side, a bare number is seconds).
+    #[arg(long, value_name = "FROM..TO", value_parser = crate::cmd::report::window)]
+    pub window: Option<(f64, f64)>,
+
     #[command(flatten)]
     pub out: ReportOutArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct SummarizeArgs {
+    /// One run's bundle (holding record.jsonl, as io, oltp run, mailbox and integrity write
+    /// it).
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: PathBuf,
+
+    /// Compare the rebuilt summary with summary.json and exit 1 naming the first field that
+    /// differs.
+    #[arg(long)]
+    pub check: bool,
+
+    /// Print the rebuilt summary as JSON (as summary.json holds it) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Args, Debug, Clone)]

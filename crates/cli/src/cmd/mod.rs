@@ -8,6 +8,7 @@ pub mod oltp;
 pub mod plan;
 pub mod report;
 pub mod run;
+pub mod summarize;
 
 /// Refuses options that would need more memory than the machine has available: `what` names
 /// the option and its value, `fix` says what to give instead.

@@ -10,22 +10,43 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::monitor::disclosure::sha256_hex;
+use storbench_bench::run::record::summary::rebuild_over;
 use storbench_report::evaluation::{EVALUATION_VERSION, Evaluation};
 use storbench_report::render::{self, ReportInput, RunData, Series};
 use storbench_report::{Disclosure, SCHEMA_VERSION, Summary};
 
 pub fn run(args: &ReportArgs) -> Result<Ending> {
     let out = args.out.out.as_deref().unwrap_or(&args.bundle);
-    for path in write_report(&args.bundle, out)? {
+    for path in write_report_over(&args.bundle, out, args.window)? {
         tell!("{}", path.display());
     }
     Ok(Ending::Ok)
 }
 
+/// `--window FROM..TO`: seconds since a run's start, each a duration (`1000s`, `20m`, `1200`).
+pub fn window(s: &str) -> Result<(f64, f64), String> {
+    let (from, to) =
+        s.split_once("..").ok_or_else(|| format!("'{s}' is not a window; write it like 1000s..1200s"))?;
+    let secs = |t: &str| t.parse::<crate::units::Seconds>().map(|d| d.0.as_secs_f64());
+    let (from, to) = (secs(from)?, secs(to)?);
+    if from >= to {
+        return Err(format!("'{s}' ends before it starts; write it like 1000s..1200s"));
+    }
+    Ok((from, to))
+}
+
 /// Reads `bundle` and writes report.html and report.md into `out`; returns their paths.
 /// `storbench run` calls it with its evaluation directory as both when the evaluation ends.
 pub fn write_report(bundle: &Path, out: &Path) -> Result<Vec<PathBuf>> {
-    let input = read_bundle(bundle)?;
+    write_report_over(bundle, out, None)
+}
+
+/// As `write_report`, every run's figures over `window` where one is given.
+fn write_report_over(bundle: &Path, out: &Path, window: Option<(f64, f64)>) -> Result<Vec<PathBuf>> {
+    let mut input = read_bundle(bundle)?;
+    if let Some(w) = window {
+        narrow(&mut input, bundle, w)?;
+    }
     let files =
         [("report.html", render::report_html(&input)), ("report.md", render::report_markdown(&input))];
     write_reports(out, &files)
@@ -159,6 +180,31 @@ fn read_evaluation(dir: &Path) -> Result<ReportInput> {
     fill_database(&mut input, &evaluation, dir);
     input.evaluation = evaluation;
     Ok(input)
+}
+
+/// Every run of `input` (read from `dir`) with its figures over `window`, rebuilt from its
+/// record: its summary, its series cut to the window, and its row of the evaluation.
+fn narrow(input: &mut ReportInput, dir: &Path, window: (f64, f64)) -> Result<()> {
+    for run in &mut input.evaluation.runs {
+        let Some(bundle) = &run.bundle else { continue };
+        let Some(data) = input.runs.get_mut(&run.id) else { continue };
+        let at = dir.join(bundle);
+        data.summary = rebuild_over(&at, Some(window))
+            .with_context(|| format!("rebuilding {} over the window from its record", at.display()))?;
+        if let Some(series) = &mut data.series {
+            series.keep_between(window);
+        }
+        let s = &data.summary;
+        run.headline = storbench_report::evaluation::headline(s);
+        run.active_watts = data.series.as_ref().and_then(|x| x.active_watts(s));
+        run.per_watt = run
+            .headline
+            .as_ref()
+            .zip(run.active_watts)
+            .and_then(|(h, w)| storbench_report::evaluation::perf_per_watt(h.value, w));
+        run.seconds = Some(s.phases.measured_s);
+    }
+    Ok(())
 }
 
 /// One run's summary and, where present and readable, its time series.

@@ -19,6 +19,7 @@ mod oltp_servers;
 mod report;
 mod schema;
 mod steady;
+mod summarize;
 mod support;
 mod terminal;
 mod trust_commands;

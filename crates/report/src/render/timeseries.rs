@@ -28,6 +28,27 @@ pub struct SeriesError {
 }
 
 impl Series {
+    /// The power column of a run as it went (each interval's end in seconds, phase and power
+    /// reading), for its active power without reading its file back.
+    pub fn of_power(rows: &[(f64, crate::series::Phase, Option<f64>)]) -> Series {
+        Series {
+            t_s: rows.iter().map(|r| r.0).collect(),
+            phase: rows.iter().map(|r| r.1.as_str().to_string()).collect(),
+            columns: vec![(system::POWER_WATTS.name.to_string(), rows.iter().map(|r| r.2).collect())],
+        }
+    }
+
+    /// Keeps only the rows whose interval ends within `(from, to]` seconds (a few ms of slack
+    /// for the interval clock), for figures over a window of the run.
+    pub fn keep_between(&mut self, (from, to): (f64, f64)) {
+        let keep: Vec<bool> = self.t_s.iter().map(|&t| inside(t, from, to)).collect();
+        retain_where(&mut self.t_s, &keep);
+        retain_where(&mut self.phase, &keep);
+        for (_, column) in &mut self.columns {
+            retain_where(column, &keep);
+        }
+    }
+
     /// Parses the CSV text; an empty file is an empty series (a run that ended at once).
     pub fn parse(text: &str) -> Result<Series, SeriesError> {
         let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
@@ -89,9 +110,12 @@ impl Series {
     /// the interval clock) and that have a value.
     pub fn mean_between(&self, column: Column, (from, to): (f64, f64)) -> Option<f64> {
         let column = self.column(column)?;
-        let inside = |t: f64| t > from + 1e-3 && t <= to + 1e-3;
-        let values: Vec<f64> =
-            column.iter().zip(&self.t_s).filter(|(_, t)| inside(**t)).filter_map(|(v, _)| *v).collect();
+        let values: Vec<f64> = column
+            .iter()
+            .zip(&self.t_s)
+            .filter(|(_, t)| inside(**t, from, to))
+            .filter_map(|(v, _)| *v)
+            .collect();
         (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
     }
 
@@ -104,6 +128,18 @@ impl Series {
     pub fn active_watts(&self, summary: &Summary) -> Option<f64> {
         self.mean_between(system::POWER_WATTS, self.counted_window(summary.steady_state.as_ref())?)
     }
+}
+
+/// Keeps the items of `v` whose `keep` is true.
+fn retain_where<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut k = keep.iter();
+    v.retain(|_| *k.next().unwrap_or(&false));
+}
+
+/// An interval ending at `t` lies in `(from, to]`, with a few ms of slack for the interval
+/// clock.
+fn inside(t: f64, from: f64, to: f64) -> bool {
+    t > from + 1e-3 && t <= to + 1e-3
 }
 
 fn number(cell: &str) -> Result<Option<f64>, String> {

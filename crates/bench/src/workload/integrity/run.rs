@@ -79,6 +79,9 @@ pub struct IntegrityDetail {
     /// Errors found after the last interval closed (the activities' last moments), which no
     /// interval's records hold.
     pub late_records: Vec<super::verdict::ErrorRecord>,
+    /// What the activities counted after the last interval closed (its records are
+    /// `late_records`): in the totals, and in the record as its tail.
+    pub tail: IntegrityRecorder,
     /// Every page found damaged (by the run's reads and the audit), once, by file and page.
     pub suspects: Vec<SuspectPage>,
     /// Shrinks that kept part or all of their increment because a damaged page lies in it.
@@ -319,7 +322,8 @@ pub fn run(
         );
     }
     fold_errors(&mut out.totals, &out.all, &tail);
-    detail.late_records = tail.records;
+    detail.late_records = std::mem::take(&mut tail.records);
+    detail.tail = tail;
     if no_progress {
         detail.audit_failure = Some("not run: the storage completed nothing at the run's end".into());
     } else if !stop.is_stopped() {

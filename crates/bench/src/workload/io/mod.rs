@@ -258,7 +258,7 @@ impl crate::run::Workload for IoWork {
     /// Stuck when no I/O completed: every one failed, or none came back.
     fn progress(&self, data: &Recorder) -> Progress {
         let outstanding = self.outstanding.iter().map(|o| o.load(Relaxed)).sum();
-        let failed = data.errors.by_kind.iter().map(|(kind, n)| (*kind, *n));
+        let failed = data.errors.by_kind.iter().map(|(kind, n)| (kind.as_ref(), *n));
         Progress::of_requests(data.ios(), failed, outstanding)
     }
 }

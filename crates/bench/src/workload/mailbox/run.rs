@@ -284,7 +284,11 @@ impl crate::run::Workload for MailboxWork {
         let completed = [&t.db_reads, &t.db_writes, &t.log_writes, &t.bdm_reads, &t.log_creates];
         let completed = completed.iter().map(|c| c.ios).sum();
         let outstanding = self.shared.iter().map(|s| s.in_flight.load(Relaxed)).sum();
-        Progress::of_requests(completed, t.errors.by_kind.iter().map(|(kind, n)| (*kind, *n)), outstanding)
+        Progress::of_requests(
+            completed,
+            t.errors.by_kind.iter().map(|(kind, n)| (kind.as_ref(), *n)),
+            outstanding,
+        )
     }
 }
 

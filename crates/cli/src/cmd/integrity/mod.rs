@@ -23,6 +23,8 @@ use std::io::Write;
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::record::summary::{self as record_summary, integrity::IntegrityFacts};
+use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::integrity::{self as integ, IntegritySpec};
 use storbench_report::columns::integrity as col;
@@ -174,7 +176,6 @@ fn measure_run(
 ) -> Result<Measured> {
     into_bundle(a, spec, "integrity", given, |rec, first, errors| {
         let line = output::run_line("integrity");
-        let mut last_t = 0.0;
         let bundle = &mut rec.bundle;
         let audit_bar = std::cell::RefCell::new(None::<indicatif::ProgressBar>);
         let outcome = integ::run(
@@ -188,13 +189,7 @@ fn measure_run(
                     alert!("{notice}");
                 }
                 errors.write(&iv.interval.data.records);
-                let t = iv.interval.data.total();
-                bundle.interval(
-                    &iv.row,
-                    last_t,
-                    &[("io", &t.reads.latency), ("io_write", &t.writes.latency)],
-                );
-                last_t = iv.row.t_s;
+                bundle.recorded(&iv.row, "integrity", &iv.interval, &iv.interval.data.tally());
             },
             &mut |done, total| {
                 let mut bar = audit_bar.borrow_mut();
@@ -211,6 +206,7 @@ fn measure_run(
         line.finish_and_clear();
         let outcome = outcome.context("running the integrity stress")?;
         errors.write(&outcome.detail.late_records);
+        rec.bundle.recorded_tail("integrity", &outcome.detail.tail.tally());
         if let Some(audit) = &outcome.detail.audit {
             errors.write(&audit.first_errors);
         }
@@ -223,13 +219,17 @@ fn measure_run(
             &[("io", &t.reads.latency), ("io_write", &t.writes.latency)],
         );
         let ended_at = jiff::Timestamp::now().to_string();
-        let mut s = summary::finish(first, spec, &outcome, stop.is_stopped(), &ended_at);
+        let facts = IntegrityFacts::of(&outcome, stop.is_stopped());
+        let mut end = End::of(&ended_at, &outcome, &facts);
+        let mut s = record_summary::integrity::summary(first, &outcome.with(facts), &ended_at);
+        let built = s.warnings.len();
         let kept = keeps_files(a, given, stop, &s);
         if let Results::Integrity(r) = &s.results {
             s.warnings.extend(damage_note(r, kept, &spec.dir));
         }
         s.warnings.extend(suspects.failure);
-        Ok(s)
+        end.added_warnings = s.warnings[built..].to_vec();
+        Ok(Finished { end: Some(end), ..Finished::new(s) })
     })
 }
 
@@ -270,19 +270,19 @@ fn measure_crashes(
         if let Results::Integrity(r) = &mut s.results {
             r.interrupted = stop.is_stopped();
         }
-        Ok(crash::judged(s, &c, &plan))
+        Ok(Finished::new(crash::judged(s, &c, &plan)))
     })
 }
 
 /// A run into its bundle (`given`, or a new one named after the run): `work` gets the
 /// recording, the started summary and the bundle's errors.jsonl, and returns the finished
-/// summary.
+/// summary (with the record's end, where the figures are recorded).
 fn into_bundle(
     a: &IntegrityArgs,
     spec: &IntegritySpec,
     default_name: &str,
     given: Option<&Path>,
-    work: impl FnOnce(&mut measure::Recording, Summary, &mut ErrorFile) -> Result<Summary>,
+    work: impl FnOnce(&mut measure::Recording, Summary, &mut ErrorFile) -> Result<Finished>,
 ) -> Result<Measured> {
     let name = a.out.name.clone().unwrap_or_else(|| default_name.into());
     let dir = BundleDir::choose(given, &a.out, &name)?;
@@ -298,9 +298,12 @@ fn into_bundle(
     };
     measure::measure(&dir, start, |rec, first| {
         let mut errors = ErrorFile::new(rec.bundle.dir().join("errors.jsonl"));
-        let mut summary = work(rec, first, &mut errors)?;
-        summary.warnings.extend(errors.failure);
-        Ok(Finished::new(summary))
+        let mut done = work(rec, first, &mut errors)?;
+        if let Some(end) = &mut done.end {
+            end.added_warnings.extend(errors.failure.clone());
+        }
+        done.summary.warnings.extend(errors.failure);
+        Ok(done)
     })
 }
 

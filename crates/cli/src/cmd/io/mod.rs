@@ -16,6 +16,8 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::record::summary::{self as record_summary, io::IoFacts};
+use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};
 use storbench_bench::workload::io::{self as io_workload, IoInterval, IoSpec};
 use storbench_report::columns::io as col;
@@ -189,16 +191,18 @@ fn record_job(
     let bar = output::run_line(label);
     let outcome = io_workload::run(spec, target.map(|t| &t.file), &mut rec.sampler, stop, &mut |rep| {
         bar.set_message(progress_text(rep));
-        let data = rep.interval.data;
-        let hists = [("read", &data.read.latency), ("write", &data.write.latency)];
-        rec.bundle.interval(&rep.row, rep.interval.start_s, &hists);
+        rec.bundle.recorded(&rep.row, "io", &rep.interval, &rep.interval.data.tally());
     });
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
     let window_start = outcome.steady.as_ref().map_or(outcome.warmup_s, |st| st.window_start_s);
     rec.bundle.totals(window_start, outcome.measured_s, &hists);
-    let mut summary = summary::finished(first, &outcome, &jiff::Timestamp::now().to_string());
+    let ended_at = jiff::Timestamp::now().to_string();
+    let facts = IoFacts::of(&outcome);
+    let end = End::of(&ended_at, &outcome, &facts);
+    let outcome = outcome.with(facts);
+    let summary = record_summary::io::summary(first, &outcome, &ended_at);
     // A run kept as a measurement despite failed I/Os says so to the reader of its report
     // (the terminal has it under the table; a failed run says it in its error instead).
     let kept_errors = summary
@@ -206,9 +210,8 @@ fn record_job(
         .filter(|e| e.any() && summary.continues_on_error())
         .map(|e| format!("{e}; {}", output::ONLY_COMPLETED));
     let unsaid = kept_errors.into_iter().collect();
-    summary.complete &= outcome.failures.is_empty();
     let failure = outcome.failures.first().map(|why| format!("the run failed: {why}"));
-    Ok(Finished { summary, unsaid, failure })
+    Ok(Finished { summary, end: Some(end), unsaid, failure })
 }
 
 fn progress_text(rep: &IoInterval) -> String {

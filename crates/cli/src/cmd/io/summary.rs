@@ -1,11 +1,8 @@
-//! Puts a finished io job into the report model.
+//! An io job's summary as it starts: what was asked and where (the finished figures are built
+//! in the library, `storbench_bench::run::record::summary::io`).
 
-use storbench_bench::metrics::DirectionCounters;
-use storbench_bench::workload::io::{Distribution, IoOutcome, IoSpec, Pattern};
-use storbench_report::{
-    CpuUsage, DeviceInfo, DirectionResult, ErrorCounts, IoResults, Phases, Results, Summary, TargetInfo,
-    error_rate_pct,
-};
+use storbench_bench::workload::io::{Distribution, IoSpec, Pattern};
+use storbench_report::{DeviceInfo, IoResults, Results, Summary, TargetInfo};
 
 /// Where the job ran, as the summary records it.
 pub struct IoPlace {
@@ -34,49 +31,6 @@ pub fn started(spec: &IoSpec, place: &IoPlace, continue_on_error: bool, started_
         },
         engine: spec.engine.name().into(),
         ..crate::measure::started_summary("io", started_at, Results::Io(IoResults::default()))
-    }
-}
-
-/// The summary of a finished (or interrupted) run.
-pub fn finished(mut s: Summary, out: &IoOutcome, ended_at: &str) -> Summary {
-    let secs = out.measured_s;
-    let t = &out.totals;
-    s.complete = out.complete;
-    s.ended_at = Some(ended_at.into());
-    s.engine = out.detail.engine.name().into();
-    s.phases = Phases { ramp_s: out.warmup_s, measured_s: secs };
-    s.results = Results::Io(IoResults {
-        read: direction(&t.read, secs),
-        write: direction(&t.write, secs),
-        errors: ErrorCounts {
-            total: t.errors.total(),
-            by_kind: t.errors.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
-        },
-        error_rate_pct: error_rate_pct(t.errors.total(), t.ios()),
-        errors_outside_window: out.detail.errors_outside_window,
-        verify: out.detail.verify.clone(),
-    });
-    let cpu_s = out.cpu.total().as_secs_f64();
-    let ios = t.ios();
-    s.cpu = CpuUsage {
-        user_s: out.cpu.user.as_secs_f64(),
-        sys_s: out.cpu.sys.as_secs_f64(),
-        ns_per_io: (ios > 0).then(|| cpu_s * 1e9 / ios as f64),
-    };
-    s.warnings = out.warnings.clone();
-    s.steady_state = out.steady.clone();
-    s
-}
-
-fn direction(c: &DirectionCounters, secs: f64) -> DirectionResult {
-    let per_sec = |n: u64| if secs > 0.0 { n as f64 / secs } else { 0.0 };
-    DirectionResult {
-        ios: c.ios,
-        bytes: c.bytes,
-        iops: per_sec(c.ios),
-        bytes_per_sec: per_sec(c.bytes),
-        lat_ns: c.latency.summary(),
-        service_lat_ns: c.service.summary(),
     }
 }
 

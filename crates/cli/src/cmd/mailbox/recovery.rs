@@ -2,7 +2,7 @@
 //! `mailbox recover`, which replays the logs of databases a run left after a dirty shutdown.
 
 use super::Ending;
-use super::run::{Figures, Run, spec, transactional};
+use super::run::{Figures, Run, figures, spec, transactional};
 use super::summary;
 use super::validate::MailboxPlan;
 use super::verify::{kept_databases, verify_with_bar};
@@ -33,7 +33,8 @@ pub(super) fn soft_recovery(
         "soft recovery: generating {} log files per database, then stopping without a clean shutdown",
         plan.log_files
     );
-    let (mut r, _, cpu, complete, mut warnings) = transactional(run, plan, gen_spec, manifest, stop)?;
+    let generated = transactional(run, plan, gen_spec, manifest, stop)?;
+    let (mut r, _, cpu, complete, mut warnings) = figures(plan, &generated);
     if !complete {
         r.pass = false;
         return Ok((r, Phases::default(), cpu, false, warnings));
@@ -58,7 +59,10 @@ pub(super) fn soft_recovery(
     r.pass = out.corruptions == 0 && out.complete;
     if plan.verify && out.complete {
         let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
-        summary::verified(&mut r, &v);
+        storbench_bench::run::record::summary::mailbox::verified(
+            &mut r,
+            &storbench_bench::run::record::summary::mailbox::Verified::of(&v),
+        );
     }
     if out.logs_replayed == 0 {
         warnings.push("no log file was replayed".into());

@@ -11,7 +11,11 @@ use crate::output;
 use anyhow::{Context, Result};
 use std::path::Path;
 use storbench_bench::monitor::{SystemSampler, resolve_device};
-use storbench_bench::run::StopFlag;
+use storbench_bench::run::record::summary::mailbox::{MailboxFacts, Verified};
+use storbench_bench::run::record::summary::{self as record_summary};
+use storbench_bench::run::record::{End, Recordable};
+use storbench_bench::run::{Outcome, Parts, StopFlag};
+use storbench_bench::workload::mailbox::MailboxRecorder;
 use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, TestType};
 use storbench_report::columns::mailbox as col;
 use storbench_report::{DatabaseInfo, MailboxResults, Phases, Summary};
@@ -96,7 +100,13 @@ pub(super) fn measure_test(
         let figures = match plan.test {
             TestType::Backup => backup(&mut run, plan, manifest, stop)?,
             TestType::SoftRecovery => soft_recovery(&mut run, plan, manifest, stop)?,
-            _ => transactional(&mut run, plan, spec, manifest, stop)?,
+            _ => {
+                let t = transactional(&mut run, plan, spec, manifest, stop)?;
+                let ended_at = jiff::Timestamp::now().to_string();
+                let end = End::of(&ended_at, &t, &t.detail);
+                let summary = record_summary::mailbox::summary(first, &t, &ended_at);
+                return Ok(Finished { end: Some(end), ..Finished::new(summary) });
+            }
         };
         Ok(finished(first, figures))
     })
@@ -111,6 +121,18 @@ fn finished(first: Summary, (r, phases, cpu, complete, warnings): Figures) -> Fi
 
 pub(super) type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, bool, Vec<String>);
 
+/// A transactional run's outcome with what the record keeps of it.
+pub(super) type Transacted = Outcome<Parts<MailboxRecorder>, MailboxFacts>;
+
+/// The figures of a transactional run, for a test that goes on after it (soft recovery).
+pub(super) fn figures(plan: &MailboxPlan, t: &Transacted) -> Figures {
+    let r = record_summary::mailbox::results(summary::base_results(plan), t);
+    let mut warnings = t.detail.warnings.clone();
+    warnings.extend(t.failures.iter().cloned());
+    let phases = Phases { ramp_s: t.warmup_s, measured_s: t.measured_s };
+    (r, phases, record_summary::mailbox::cpu(t), t.complete, warnings)
+}
+
 /// The transactional workload (performance, stress, or soft recovery's log generation),
 /// then the verification.
 pub(super) fn transactional(
@@ -119,19 +141,13 @@ pub(super) fn transactional(
     spec: MailboxSpec,
     manifest: &mut Manifest,
     stop: &StopFlag,
-) -> Result<Figures> {
+) -> Result<Transacted> {
     let line = output::run_line("mailbox");
     let Run { bundle, sampler, last_t, .. } = run;
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
-        let m = &iv.interval.data.total;
-        let hists = [
-            ("db_read", &m.db_reads.latency),
-            ("db_write", &m.db_writes.latency),
-            ("log_write", &m.log_writes.latency),
-        ];
-        bundle.interval(&iv.row, *last_t, &hists);
+        bundle.recorded(&iv.row, "mailbox", &iv.interval, &iv.interval.data.tally());
         *last_t = iv.row.t_s;
     });
     line.finish_and_clear();
@@ -146,24 +162,20 @@ pub(super) fn transactional(
             ("log_write", &t.log_writes.latency),
         ],
     );
-    let mut r = summary::base_results(plan);
-    summary::transactional(&mut r, &outcome, manifest, plan.profile.page_size);
+    let mut facts = MailboxFacts::of(&outcome, manifest, plan.profile.page_size);
     // An interrupted run is not verified: a verification cut short would report corruption
     // (checksum_ok false) where nothing was checked.
     if plan.verify && outcome.failures.is_empty() && spec.log_files_limit.is_none() && !stop.is_stopped() {
         let v = verify_with_bar(&plan.db_dir, manifest, stop)?;
-        summary::verified(&mut r, &v);
+        facts.verified = Some(Verified::of(&v));
     }
-    let phases = Phases { ramp_s: outcome.warmup_s, measured_s: outcome.measured_s };
-    let mut warnings = Vec::new();
     if !outcome.detail.warmed && !spec.max_warmup.is_zero() {
-        warnings.push(format!(
+        facts.warnings.push(format!(
             "the caches did not reach 90 % within the warm-up limit ({:.0} s); the measured phase may include cache warm-up",
             plan.max_warmup.as_secs_f64()
         ));
     }
-    warnings.extend(outcome.failures.iter().cloned());
-    Ok((r, phases, summary::cpu(&outcome), outcome.complete, warnings))
+    Ok(outcome.with(facts))
 }
 
 /// The status line: phase, rates, latencies.

@@ -15,6 +15,8 @@ use std::time::Duration;
 use storbench_bench::db::Database;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::record::summary::{self as record_summary, oltp::OltpFacts};
+use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{DatabaseInfo, Summary, export};
@@ -313,10 +315,7 @@ fn record_run(
     printer.say(&parameter_line(spec, place));
     let outcome = driver::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
         printer.interval(iv);
-        let data = &iv.interval.data.total;
-        let mut hists = vec![("order", &data.order_rt)];
-        hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &data.txn(k).latency)));
-        rec.bundle.interval(&iv.row, iv.interval.start_s, &hists);
+        rec.bundle.recorded(&iv.row, "oltp", &iv.interval, &iv.interval.data.tally());
     });
     let outcome = outcome.context("starting the run")?;
     let totals = &outcome.totals.total;
@@ -324,12 +323,16 @@ fn record_run(
     hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &totals.txn(k).latency)));
     rec.bundle.totals(outcome.warmup_s, outcome.measured_s, &hists);
     printer.finish(&outcome, &place.targets);
-    let summary = summary::finished(first, &outcome, &place.targets, &jiff::Timestamp::now().to_string());
+    let ended_at = jiff::Timestamp::now().to_string();
+    let facts = OltpFacts::of(&outcome, &place.targets);
+    let end = End::of(&ended_at, &outcome, &facts);
+    let outcome = outcome.with(facts);
+    let summary = record_summary::oltp::summary(first, &outcome, &ended_at);
     // A database that went away, or threads that gave up: the run failed, whatever it measured
     // before (the summary keeps that, marked incomplete).
     let failure =
         (!outcome.failures.is_empty()).then(|| format!("the run failed: {}", outcome.failures.join("; ")));
-    Ok(Finished { summary, unsaid: Vec::new(), failure })
+    Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
 }
 
 /// The first database's version and settings for `disclosure.json`; a server that will not

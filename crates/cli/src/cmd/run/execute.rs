@@ -13,11 +13,9 @@ use crate::{bundle, console};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
-use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
-use storbench_report::render::Series;
 
 /// Every run's options as its command would check them, so that a mistake in the last
 /// workload stops the evaluation before the first run, not hours into it.
@@ -268,8 +266,8 @@ fn relative(bundle: &Path, root: &Path) -> String {
 }
 
 /// The run's figures from the summary it returned: its headline and warnings, its status
-/// corrected by what the summary says, and active power and the per-watt figure from its
-/// time series.
+/// corrected by what the summary says, and active power (from the run's readings) and the
+/// per-watt figure.
 fn record_measured(record: &mut RunRecord, m: &Measured, root: &Path) {
     record.bundle = Some(relative(&m.bundle, root));
     let summary = &m.summary;
@@ -286,9 +284,7 @@ fn record_measured(record: &mut RunRecord, m: &Measured, root: &Path) {
     record.headline = ev::headline(summary);
     record.warnings =
         summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();
-    let csv = read_text(&m.bundle.join("timeseries.csv"), DATA_LIMIT).unwrap_or_default();
-    let series = Series::parse(&csv).ok();
-    record.active_watts = series.and_then(|t| t.active_watts(summary));
+    record.active_watts = m.active_watts;
     record.per_watt = match (&record.headline, record.active_watts) {
         (Some(h), Some(w)) => ev::perf_per_watt(h.value, w),
         _ => None,

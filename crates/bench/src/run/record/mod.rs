@@ -1,0 +1,436 @@
+//! The exact record of a run: what a bundle keeps so that every figure of its summary can be
+//! built again from the bundle alone, and bundles can be merged or cut to a window.
+//!
+//! # Format, version 1
+//!
+//! `record.jsonl` beside `latency.hlog`, one JSON object a line, written as the run goes (an
+//! interrupted or killed run keeps its intervals; only the `end` line is missing):
+//!
+//! - `{"start": {"version": 1, "workload": "io", "epoch_ns": N, "summary": {...}}}`, first:
+//!   the workload, the wall clock when the run started in UTC nanoseconds since 1970 (read once
+//!   per run), and the summary as it stood before anything was measured (what was asked, where).
+//! - `{"interval": {"stream": "io", "index": 3, "phase": "measure", "start_ns": N, "end_ns": N,
+//!   "counts": {"read.ios": 812, ...}, "hists": ["read", "write", ...]}}`, one per interval and
+//!   stream: where the interval lies in nanoseconds after `epoch_ns` (its wall-clock start is
+//!   `epoch_ns + start_ns`), the stream's integer counts by name (a count absent is 0), and
+//!   the tags of its histograms in `latency.hlog`, in the order they were written there, and
+//!   the host's power over it (`power_watts`, where a meter was read), and storbench's CPU
+//!   time when it closed (`cpu_user_ns`, `cpu_sys_ns`, since the process started).
+//!   Counts merge by adding; histograms merge exactly (HDR). A last line with `"tail": true`
+//!   holds what the workers counted after the last interval closed, as they stopped (the
+//!   run's totals include it; integrity has one).
+//! - `{"end": {"ended_at": "...", "facts": {...}, "detail": {...}, "added_warnings": [...]}}`,
+//!   last: what the run knows that is not an interval's count: the lengths of its phases, its
+//!   own CPU time in nanoseconds, whether it completed, failures and warnings, steady state,
+//!   the workload's own findings (`detail`: an audit, a verification), and the warnings added
+//!   after the summary was built.
+//!
+//! A stream today is the run's one workload, named after it (`io`); its histograms keep the
+//! tags bundles always had (`read`, `order`, `db_read`). A later stream beside it (`bg1`)
+//! will carry its name in its tags (`bg1.read`). A part of a stream (an OLTP target, a mailbox
+//! database) has its counts and histograms under `p<index>.`.
+//!
+//! `latency.hlog`'s interval lines pair with the record's intervals in file order: each
+//! interval's tags are the next lines of the log (its `-total` lines are skipped).
+//!
+//! A summary rebuilt from the record (`summary::rebuild`) equals the run's own field for field:
+//! the run's summary is built by the same function from the same values (the measured phase's
+//! merged intervals, which the driver's totals are; every float of the facts is written in
+//! the shortest form that reads back as the same `f64`). What the summary says beyond counts
+//! (an audit's findings, a verification, a mailbox verdict) is the record's `end`, read back
+//! as it was; what the intervals hold is rebuilt from them, so an edited count shows.
+//! `StoredRecord::outcome_in` cuts the run to a window of its measured phase (`report
+//! --window`).
+//!
+//! Not recorded (version 1): a mailbox backup's or soft recovery's figures and integrity's
+//! crash cycles; their records have a start and no end, and `rebuild` says so.
+
+pub mod summary;
+mod tally;
+
+pub use tally::{Recordable, Tally};
+
+use super::{Outcome, OwnCpuTime};
+use crate::metrics::{LatencyHistogram, read_hlog};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+use storbench_report::series::Phase;
+use storbench_report::{SteadyState, Summary};
+
+/// The record's file name in a bundle.
+pub const RECORD_FILE: &str = "record.jsonl";
+/// The histograms' file name in a bundle.
+pub const HLOG_FILE: &str = "latency.hlog";
+/// The format this code writes and reads.
+pub const RECORD_VERSION: u32 = 1;
+
+/// One line of `record.jsonl`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Line {
+    Start(Box<Start>),
+    Interval(IntervalLine),
+    End(End),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Start {
+    pub version: u32,
+    pub workload: String,
+    /// The run's start on the wall clock, UTC nanoseconds since 1970.
+    pub epoch_ns: i128,
+    /// The summary before anything was measured.
+    pub summary: Summary,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct IntervalLine {
+    pub stream: String,
+    pub index: u64,
+    pub phase: Phase,
+    /// Nanoseconds after the run's epoch.
+    pub start_ns: u64,
+    pub end_ns: u64,
+    pub counts: BTreeMap<String, u64>,
+    /// Tags of the interval's lines in `latency.hlog`, in their order there.
+    pub hists: Vec<String>,
+    /// Counts made after the last interval closed (as the workers stopped), which the run's
+    /// totals include: an interval of no length at the end, after the series' last row.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tail: bool,
+    /// storbench's CPU time so far when the interval closed, ns.
+    #[serde(default)]
+    pub cpu_user_ns: u64,
+    #[serde(default)]
+    pub cpu_sys_ns: u64,
+    /// The host's power over the interval, watts, where a meter was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_watts: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct End {
+    pub ended_at: String,
+    pub facts: Facts,
+    /// The workload's own findings (see each workload's builder in `summary`).
+    pub detail: serde_json::Value,
+    /// Warnings added after the summary was built (the power meter's, the terminal's).
+    #[serde(default)]
+    pub added_warnings: Vec<String>,
+}
+
+impl End {
+    /// The end of a run that ended at `ended_at` with `out`, whose own findings are `detail`;
+    /// the added warnings come when the summary is written.
+    pub fn of<T, D>(ended_at: &str, out: &Outcome<T, D>, detail: &impl Serialize) -> End {
+        End {
+            ended_at: ended_at.into(),
+            facts: Facts::of(out),
+            detail: serde_json::to_value(detail).expect("a workload's findings serialize"),
+            added_warnings: Vec::new(),
+        }
+    }
+}
+
+/// What an `Outcome` holds besides its interval data.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Facts {
+    pub warmup_s: f64,
+    pub measured_s: f64,
+    pub cpu_user_ns: u64,
+    pub cpu_sys_ns: u64,
+    pub complete: bool,
+    pub failures: Vec<String>,
+    pub warnings: Vec<String>,
+    pub steady: Option<SteadyState>,
+}
+
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl Facts {
+    pub fn of<T, D>(out: &Outcome<T, D>) -> Facts {
+        let ns = nanos;
+        Facts {
+            warmup_s: out.warmup_s,
+            measured_s: out.measured_s,
+            cpu_user_ns: ns(out.cpu.user),
+            cpu_sys_ns: ns(out.cpu.sys),
+            complete: out.complete,
+            failures: out.failures.clone(),
+            warnings: out.warnings.clone(),
+            steady: out.steady.clone(),
+        }
+    }
+
+    /// The outcome these facts and the given data make.
+    pub fn outcome<T, D>(&self, totals: T, all: T, detail: D) -> Outcome<T, D> {
+        Outcome {
+            totals,
+            all,
+            warmup_s: self.warmup_s,
+            measured_s: self.measured_s,
+            cpu: OwnCpuTime {
+                user: Duration::from_nanos(self.cpu_user_ns),
+                sys: Duration::from_nanos(self.cpu_sys_ns),
+            },
+            complete: self.complete,
+            failures: self.failures.clone(),
+            warnings: self.warnings.clone(),
+            steady: self.steady.clone(),
+            detail,
+        }
+    }
+
+    /// The measured phase's bounds in ns, as the driver's totals cover it: the steady-state
+    /// window when there is one, else from the end of the warm-up.
+    fn window_ns(&self) -> (u64, u64) {
+        let ns = |s: f64| (s * 1e9).round() as u64;
+        match &self.steady {
+            Some(st) => (ns(st.window_start_s), ns(st.window_end_s)),
+            None => (ns(self.warmup_s), u64::MAX),
+        }
+    }
+}
+
+/// The interval line for `stream` from a closed interval and its tally: the histogram tags as
+/// `latency.hlog` will hold them.
+pub fn interval_line(
+    stream: &str,
+    i: &super::Interval<'_, impl Sized>,
+    tally: &Tally<'_>,
+    power_watts: Option<f64>,
+) -> IntervalLine {
+    IntervalLine {
+        stream: stream.into(),
+        index: i.index,
+        phase: i.phase,
+        start_ns: i.start_ns,
+        end_ns: i.end_ns,
+        counts: tally.counts.clone(),
+        hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
+        tail: false,
+        cpu_user_ns: nanos(i.cpu.user),
+        cpu_sys_ns: nanos(i.cpu.sys),
+        power_watts,
+    }
+}
+
+/// The tail of `stream` (see `IntervalLine::tail`), after the interval `last`.
+pub fn tail_line(stream: &str, last: &IntervalLine, tally: &Tally<'_>) -> IntervalLine {
+    IntervalLine {
+        stream: stream.into(),
+        index: last.index + 1,
+        phase: last.phase,
+        start_ns: last.end_ns,
+        end_ns: last.end_ns,
+        counts: tally.counts.clone(),
+        hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
+        tail: true,
+        cpu_user_ns: last.cpu_user_ns,
+        cpu_sys_ns: last.cpu_sys_ns,
+        power_watts: None,
+    }
+}
+
+/// A record read back from a bundle.
+#[derive(Debug)]
+pub struct StoredRecord {
+    pub start: Start,
+    pub intervals: Vec<IntervalLine>,
+    pub end: Option<End>,
+    /// `latency.hlog`'s interval histograms in file order (tag, histogram).
+    hlog: Vec<(String, LatencyHistogram)>,
+}
+
+/// Why a bundle's record cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("{0}")]
+    Read(String),
+    #[error("{file} line {line}: {why}")]
+    Bad { file: &'static str, line: usize, why: String },
+}
+
+/// The most a record or histogram log may hold: 4 GiB.
+const READ_LIMIT: u64 = 4 << 30;
+
+impl StoredRecord {
+    /// Reads `record.jsonl` and `latency.hlog` of the bundle in `dir`.
+    pub fn read(dir: &Path) -> Result<StoredRecord, RecordError> {
+        let text = |name: &str| {
+            crate::files::input::read_text(&dir.join(name), READ_LIMIT).map_err(|e| match e.is_not_found() {
+                true => RecordError::Read(format!(
+                    "{} has no {name}: it is not a run's bundle, or one written before storbench kept its record",
+                    dir.display()
+                )),
+                false => RecordError::Read(format!("{}: {e}", dir.join(name).display())),
+            })
+        };
+        let record = text(RECORD_FILE)?;
+        let hlog = read_hlog(&text(HLOG_FILE)?)
+            .map_err(|why| RecordError::Bad { file: HLOG_FILE, line: 0, why })?
+            .into_iter()
+            .filter(|(tag, ..)| !tag.ends_with("-total"))
+            .map(|(tag, _, _, h)| (tag, h))
+            .collect();
+        Self::parse(&record, hlog)
+    }
+
+    fn parse(record: &str, hlog: Vec<(String, LatencyHistogram)>) -> Result<StoredRecord, RecordError> {
+        let bad = |line: usize, why: String| RecordError::Bad { file: RECORD_FILE, line, why };
+        let mut lines = record.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+        let Some((_, first)) = lines.next() else { return Err(bad(1, "the record is empty".into())) };
+        let start = match serde_json::from_str(first).map_err(|e| bad(1, e.to_string()))? {
+            Line::Start(s) if s.version == RECORD_VERSION => *s,
+            Line::Start(s) => {
+                return Err(bad(
+                    1,
+                    format!("record version {} (this storbench reads {RECORD_VERSION})", s.version),
+                ));
+            }
+            _ => return Err(bad(1, "the record does not begin with its start".into())),
+        };
+        let mut out = StoredRecord { start, intervals: Vec::new(), end: None, hlog };
+        for (n, text) in lines {
+            if out.end.is_some() {
+                return Err(bad(n + 1, "a line after the record's end".into()));
+            }
+            match serde_json::from_str(text).map_err(|e| bad(n + 1, e.to_string()))? {
+                Line::Interval(i) => out.intervals.push(i),
+                Line::End(e) => out.end = Some(e),
+                Line::Start(_) => return Err(bad(n + 1, "a second start".into())),
+            }
+        }
+        let listed: usize = out.intervals.iter().map(|i| i.hists.len()).sum();
+        if listed > out.hlog.len() {
+            return Err(RecordError::Bad {
+                file: HLOG_FILE,
+                line: 0,
+                why: format!(
+                    "the record lists {listed} interval histograms; the log holds {}",
+                    out.hlog.len()
+                ),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The end line, or why there is none.
+    pub fn end(&self) -> Result<&End, RecordError> {
+        self.end.as_ref().ok_or_else(|| {
+            RecordError::Read(
+                "the record has no end: the run was killed before it finished, or its figures are not \
+                 recorded (a mailbox backup or soft recovery, integrity crash cycles)"
+                    .into(),
+            )
+        })
+    }
+
+    /// `stream`'s intervals `select` takes, each with its histograms, merged into one `T`.
+    pub fn merged<T: Recordable>(
+        &self,
+        stream: &str,
+        select: impl Fn(&IntervalLine) -> bool,
+    ) -> Result<T, RecordError> {
+        let mut merged = T::default();
+        let mut hlog = self.hlog.iter();
+        for (n, i) in self.intervals.iter().enumerate() {
+            let hists: Vec<(String, std::borrow::Cow<'_, LatencyHistogram>)> = i
+                .hists
+                .iter()
+                .map(|tag| match hlog.next() {
+                    Some((t, h)) if t == tag => Ok((tag.clone(), std::borrow::Cow::Borrowed(h))),
+                    other => Err(RecordError::Bad {
+                        file: HLOG_FILE,
+                        line: 0,
+                        why: format!(
+                            "interval {n} of the record names the histogram {tag}; the log has {} there",
+                            other.map_or("nothing", |(t, _)| t.as_str())
+                        ),
+                    }),
+                })
+                .collect::<Result<_, _>>()?;
+            if i.stream != stream || !select(i) {
+                continue;
+            }
+            let tally = Tally { counts: i.counts.clone(), hists };
+            let data = T::from_tally(&tally).map_err(|why| RecordError::Bad {
+                file: RECORD_FILE,
+                line: n + 2,
+                why,
+            })?;
+            merged.merge(&data);
+        }
+        Ok(merged)
+    }
+
+    /// The outcome of the run's one stream over the seconds `from_s..to_s` of the run (its
+    /// whole measured intervals there, and the tail when the window reaches the run's end):
+    /// the warm-up reaches to the window's first interval, the measured phase is the window,
+    /// the CPU time is between the closes of the intervals around it; no steady state.
+    pub fn outcome_in<T: Recordable, D: serde::de::DeserializeOwned>(
+        &self,
+        (from_s, to_s): (f64, f64),
+    ) -> Result<Outcome<T, D>, RecordError> {
+        let mut out: Outcome<T, D> = self.outcome()?;
+        let stream = self.start.workload.as_str();
+        let (from, to) = ((from_s * 1e9).round() as u64, (to_s * 1e9).round() as u64);
+        let inside = |i: &IntervalLine| {
+            i.stream == stream
+                && (i.tail || i.phase == Phase::Measure)
+                && i.start_ns >= from
+                && i.end_ns <= to
+        };
+        let lines: Vec<&IntervalLine> = self.intervals.iter().filter(|i| inside(i)).collect();
+        let (Some(first), Some(last)) = (lines.iter().find(|i| !i.tail), lines.last()) else {
+            return Err(RecordError::Read(format!(
+                "the window {from_s} s..{to_s} s holds no whole measured interval of the run"
+            )));
+        };
+        let before = self.intervals.iter().rev().find(|i| i.stream == stream && i.end_ns <= first.start_ns);
+        let cpu = |i: Option<&&IntervalLine>| (i.map_or(0, |i| i.cpu_user_ns), i.map_or(0, |i| i.cpu_sys_ns));
+        let ((u0, s0), (u1, s1)) = (cpu(before.as_ref()), cpu(Some(last)));
+        out.totals = self.merged(stream, inside)?;
+        out.warmup_s = first.start_ns as f64 / 1e9;
+        out.measured_s = (last.end_ns - first.start_ns) as f64 / 1e9;
+        out.cpu = OwnCpuTime {
+            user: Duration::from_nanos(u1.saturating_sub(u0)),
+            sys: Duration::from_nanos(s1.saturating_sub(s0)),
+        };
+        out.steady = None;
+        out.warnings.push(format!(
+            "figures over seconds {:.0}-{:.0} of the run, rebuilt from its record",
+            out.warmup_s,
+            last.end_ns as f64 / 1e9
+        ));
+        Ok(out)
+    }
+
+    /// The outcome of the run's one stream (named after its workload): the measured phase's
+    /// intervals merged (`totals`), every interval merged (`all`), the facts and `detail`.
+    pub fn outcome<T: Recordable, D: serde::de::DeserializeOwned>(
+        &self,
+    ) -> Result<Outcome<T, D>, RecordError> {
+        let end = self.end()?;
+        let stream = self.start.workload.as_str();
+        let (from, to) = end.facts.window_ns();
+        // The tail counts in the totals whatever the phase, as the run counted it.
+        let totals = self.merged(stream, |i| {
+            i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to)
+        })?;
+        let all = self.merged(stream, |_| true)?;
+        let detail = serde_json::from_value(end.detail.clone()).map_err(|e| RecordError::Bad {
+            file: RECORD_FILE,
+            line: 0,
+            why: format!("the end's detail: {e}"),
+        })?;
+        Ok(end.facts.outcome(totals, all, detail))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,264 @@
+//! The mailbox workload's transactional summary (performance and stress tests, soft
+//! recovery's log generation) from its outcome: Jetstress's rates and latencies per stream
+//! and per database, the thresholds' verdict, errors and corruption, the verification.
+
+use crate::metrics::DirectionCounters;
+use crate::run::record::{Recordable, Tally};
+use crate::run::{Outcome, Parts};
+use crate::workload::mailbox::{Corruption, MailboxOutcome, MailboxRecorder, Manifest, VerifyReport};
+use serde::{Deserialize, Serialize};
+use storbench_report::{
+    CpuUsage, MailboxDbResult, MailboxResults, Mismatch, Phases, Results, StreamResult, Summary,
+    ThresholdCheck,
+};
+
+/// What a mailbox run knows besides its intervals, as the record keeps it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct MailboxFacts {
+    /// The thresholds' verdict over the measured phase.
+    pub verdict_pass: bool,
+    pub checks: Vec<ThresholdCheck>,
+    /// Each database's id and size in bytes when the run started and ended, in the order of
+    /// the outcome's parts.
+    pub databases: Vec<DatabaseSize>,
+    /// Corrupt pages and blocks the run found (the first few; the count is in the intervals).
+    pub corruptions: Vec<Mismatch>,
+    /// The verification after the run, when one ran.
+    pub verified: Option<Verified>,
+    /// What the test says of how it ran (the caches did not warm in time).
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct DatabaseSize {
+    pub id: u32,
+    pub initial_bytes: u64,
+    pub final_bytes: u64,
+}
+
+/// What a verification found, as the summary shows it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Verified {
+    pub ok: bool,
+    pub pages_checked: u64,
+    pub log_blocks_checked: u64,
+    pub first: Vec<Mismatch>,
+}
+
+impl Verified {
+    pub fn of(v: &VerifyReport) -> Verified {
+        Verified {
+            ok: v.ok(),
+            pages_checked: v.pages_checked,
+            log_blocks_checked: v.log_blocks_checked,
+            first: v.first.iter().map(mismatch).collect(),
+        }
+    }
+}
+
+impl MailboxFacts {
+    /// The facts of `out` on the databases of `manifest` (pages of `page_size` bytes).
+    pub fn of(out: &MailboxOutcome, manifest: &Manifest, page_size: u32) -> MailboxFacts {
+        let ps = u64::from(page_size);
+        MailboxFacts {
+            verdict_pass: out.detail.verdict.pass,
+            checks: out.detail.verdict.checks.clone(),
+            databases: manifest
+                .databases
+                .iter()
+                .map(|m| DatabaseSize {
+                    id: m.id,
+                    initial_bytes: m.initial_pages * ps,
+                    final_bytes: m.pages * ps,
+                })
+                .collect(),
+            corruptions: out.totals.total.corruptions.iter().map(mismatch).collect(),
+            verified: None,
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// A corruption as the summary lists it.
+pub fn mismatch(c: &Corruption) -> Mismatch {
+    Mismatch { offset: c.offset, field: "checksum".into(), expected: c.file.clone(), found: c.what.clone() }
+}
+
+impl Recordable for MailboxRecorder {
+    fn tally(&self) -> Tally<'_> {
+        let mut t = Tally::default();
+        t.direction("db_reads", "db_read", &self.db_reads);
+        t.direction("db_writes", "db_write", &self.db_writes);
+        t.direction("log_writes", "log_write", &self.log_writes);
+        t.direction_if_any("bdm_reads", "bdm_read", &self.bdm_reads);
+        t.direction_if_any("log_creates", "log_create", &self.log_creates);
+        for (name, n) in OPS.iter().zip(self.ops) {
+            t.count(format!("ops.{name}"), n);
+        }
+        t.count("sync_commits", self.sync_commits);
+        t.count("lazy_commits", self.lazy_commits);
+        t.count("page_fault_stalls", self.page_fault_stalls);
+        t.count("log_stalls", self.log_stalls);
+        t.count("checksum_errors", self.checksum_errors);
+        t.errors("errors", &self.errors);
+        t
+    }
+
+    fn from_tally(t: &Tally<'_>) -> Result<Self, String> {
+        let mut r = MailboxRecorder {
+            db_reads: t.direction_counters("db_reads", "db_read"),
+            db_writes: t.direction_counters("db_writes", "db_write"),
+            log_writes: t.direction_counters("log_writes", "log_write"),
+            bdm_reads: t.direction_counters("bdm_reads", "bdm_read"),
+            log_creates: t.direction_counters("log_creates", "log_create"),
+            sync_commits: t.get("sync_commits"),
+            lazy_commits: t.get("lazy_commits"),
+            page_fault_stalls: t.get("page_fault_stalls"),
+            log_stalls: t.get("log_stalls"),
+            checksum_errors: t.get("checksum_errors"),
+            errors: t.error_tally("errors"),
+            ..Default::default()
+        };
+        for (n, name) in r.ops.iter_mut().zip(OPS) {
+            *n = t.get(&format!("ops.{name}"));
+        }
+        Ok(r)
+    }
+}
+
+/// The operations in the order of `MailboxRecorder::ops`.
+const OPS: [&str; 4] = ["insert", "delete", "replace", "read"];
+
+/// The summary of a performance or stress test: `started` (whose results hold what was run)
+/// with the outcome's figures.
+pub fn summary(
+    started: Summary,
+    out: &Outcome<Parts<MailboxRecorder>, MailboxFacts>,
+    ended_at: &str,
+) -> Summary {
+    let mut s = super::ended(started, ended_at);
+    let base = match &s.results {
+        Results::Mailbox(r) => r.clone(),
+        _ => MailboxResults::default(),
+    };
+    s.results = Results::Mailbox(results(base, out));
+    s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
+    s.cpu = cpu(out);
+    s.complete = out.complete;
+    s.warnings.extend(out.detail.warnings.iter().cloned());
+    s.warnings.extend(out.failures.iter().cloned());
+    s
+}
+
+/// `base` (what was run) with the transactional figures and the verification.
+pub fn results(base: MailboxResults, out: &Outcome<Parts<MailboxRecorder>, MailboxFacts>) -> MailboxResults {
+    let mut r = base;
+    transactional(&mut r, out);
+    if let Some(v) = &out.detail.verified {
+        verified(&mut r, v);
+    }
+    r
+}
+
+fn stream(c: &DirectionCounters, secs: f64, window_max_ms: Option<f64>) -> StreamResult {
+    let any = c.ios > 0;
+    StreamResult {
+        ios: c.ios,
+        per_sec: c.ios as f64 / secs,
+        bytes_per_io: any.then(|| c.bytes as f64 / c.ios as f64),
+        avg_ms: any.then(|| c.latency.mean_ns() / 1e6),
+        window_max_ms,
+        max_ms: any.then(|| c.latency.quantile_ns(1.0) as f64 / 1e6),
+        lat_ns: c.latency.summary(),
+    }
+}
+
+fn window_max(checks: &[ThresholdCheck], name: &str, db: Option<u32>) -> Option<f64> {
+    checks
+        .iter()
+        .filter(|c| c.name == name && (db.is_none() || c.database == db))
+        .filter_map(|c| c.value)
+        .reduce(f64::max)
+}
+
+fn transactional(r: &mut MailboxResults, out: &Outcome<Parts<MailboxRecorder>, MailboxFacts>) {
+    let secs = out.measured_s.max(1e-9);
+    let t = &out.totals.total;
+    let f = &out.detail;
+    // A database that failed (engine error, no shutdown) fails the test whatever was judged.
+    r.pass = f.verdict_pass && out.failures.is_empty();
+    r.db_reads_per_sec = t.db_reads.ios as f64 / secs;
+    r.db_writes_per_sec = t.db_writes.ios as f64 / secs;
+    r.log_writes_per_sec = t.log_writes.ios as f64 / secs;
+    r.transactional_iops = r.db_reads_per_sec + r.db_writes_per_sec;
+    r.total_iops = r.transactional_iops + r.log_writes_per_sec;
+    let reads = stream(&t.db_reads, secs, window_max(&f.checks, "db_read_max_ms", None));
+    let writes = stream(&t.db_writes, secs, None);
+    let logs = stream(&t.log_writes, secs, window_max(&f.checks, "log_write_max_ms", None));
+    r.db_read_avg_ms = reads.avg_ms;
+    r.db_read_max_ms = reads.window_max_ms;
+    r.db_write_avg_ms = writes.avg_ms;
+    r.db_write_max_ms = writes.max_ms;
+    r.log_write_avg_ms = logs.avg_ms;
+    r.log_write_max_ms = logs.window_max_ms;
+    r.log_bytes_per_write = logs.bytes_per_io;
+    r.bdm_reads_per_sec = t.bdm_reads.ios as f64 / secs;
+    r.page_fault_stalls_per_sec = t.page_fault_stalls as f64 / secs;
+    r.operations_per_sec = t.operations() as f64 / secs;
+    r.checks = f.checks.clone();
+    r.errors = super::error_counts(&t.errors);
+    r.corruptions = f.corruptions.clone();
+    r.databases = out
+        .totals
+        .parts
+        .iter()
+        .zip(&f.databases)
+        .map(|(d, size)| db_result(d, size, secs, &f.checks))
+        .collect();
+    r.initial_db_size_bytes = r.databases.iter().map(|d| d.initial_size_bytes).sum();
+    r.final_db_size_bytes = r.databases.iter().map(|d| d.final_size_bytes).sum();
+    r.error_rate_pct = storbench_report::error_rate_pct(r.errors.total, r.completed_ios());
+}
+
+fn db_result(
+    d: &MailboxRecorder,
+    size: &DatabaseSize,
+    secs: f64,
+    checks: &[ThresholdCheck],
+) -> MailboxDbResult {
+    let id = size.id;
+    MailboxDbResult {
+        database: id,
+        db_reads: stream(&d.db_reads, secs, window_max(checks, "db_read_max_ms", Some(id))),
+        db_writes: stream(&d.db_writes, secs, None),
+        log_writes: stream(&d.log_writes, secs, window_max(checks, "log_write_max_ms", Some(id))),
+        bdm_reads: stream(&d.bdm_reads, secs, None),
+        initial_size_bytes: size.initial_bytes,
+        final_size_bytes: size.final_bytes,
+    }
+}
+
+/// Adds a verification: every page and block checked; a corruption fails the test.
+pub fn verified(r: &mut MailboxResults, v: &Verified) {
+    r.checksum_ok = Some(v.ok);
+    r.pages_verified = v.pages_checked;
+    r.log_blocks_verified = v.log_blocks_checked;
+    r.corruptions.extend(v.first.iter().cloned());
+    r.pass &= v.ok;
+}
+
+/// storbench's CPU over the measured phase, per I/O of every stream.
+pub fn cpu(out: &Outcome<Parts<MailboxRecorder>, MailboxFacts>) -> CpuUsage {
+    let t = &out.totals.total;
+    let ios = t.db_reads.ios + t.db_writes.ios + t.log_writes.ios + t.bdm_reads.ios + t.log_creates.ios;
+    super::cpu_usage(out, ios)
+}
+
+/// A rebuilt outcome's totals with the errors and corruption counts of every interval, as
+/// the run counts them (whenever they happened, warm-up included).
+pub(super) fn faults_whenever(out: &mut Outcome<Parts<MailboxRecorder>, MailboxFacts>) {
+    for (t, all) in out.totals.parts.iter_mut().zip(&out.all.parts) {
+        t.take_faults_of(all);
+    }
+    out.totals.total.take_faults_of(&out.all.total);
+}

@@ -1,0 +1,118 @@
+//! Each workload's summary, built from its outcome by one pure function: at the end of a run
+//! from the driver's outcome, and from a bundle's stored record (`rebuild`) by the same
+//! function, so that the two agree field for field.
+
+pub mod integrity;
+pub mod io;
+pub mod mailbox;
+pub mod oltp;
+
+use super::{RecordError, StoredRecord};
+use crate::metrics::ErrorTally;
+use crate::run::Outcome;
+use std::path::Path;
+use storbench_report::{CpuUsage, ErrorCounts, Summary};
+
+/// The summary of the bundle in `dir`, built again from its record alone.
+pub fn rebuild(dir: &Path) -> Result<Summary, RecordError> {
+    rebuild_over(dir, None)
+}
+
+/// As `rebuild`, with every figure over `window` (seconds since the run's start) where one is
+/// given: the whole measured intervals inside it.
+pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, RecordError> {
+    let record = StoredRecord::read(dir)?;
+    let end = record.end()?;
+    let started = record.start.summary.clone();
+    let at = end.ended_at.as_str();
+    let mut s = match record.start.workload.as_str() {
+        "io" => io::summary(started, &outcome(&record, window)?, at),
+        "oltp" => oltp::summary(started, &outcome(&record, window)?, at),
+        "integrity" => {
+            let mut out = outcome(&record, window)?;
+            integrity::errors_whenever(&mut out);
+            integrity::summary(started, &out, at)
+        }
+        "mailbox" => {
+            let mut out = outcome(&record, window)?;
+            mailbox::faults_whenever(&mut out);
+            mailbox::summary(started, &out, at)
+        }
+        other => {
+            return Err(RecordError::Read(format!(
+                "the record is of workload {other:?}, which this storbench does not know"
+            )));
+        }
+    };
+    s.warnings.extend(end.added_warnings.iter().cloned());
+    Ok(s)
+}
+
+fn outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
+    record: &StoredRecord,
+    window: Option<(f64, f64)>,
+) -> Result<Outcome<T, D>, RecordError> {
+    match window {
+        Some(w) => record.outcome_in(w),
+        None => record.outcome(),
+    }
+}
+
+/// `started` marked as ended at `ended_at`.
+fn ended(mut started: Summary, ended_at: &str) -> Summary {
+    started.ended_at = Some(ended_at.into());
+    started
+}
+
+fn error_counts(e: &ErrorTally) -> ErrorCounts {
+    ErrorCounts { total: e.total(), by_kind: e.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect() }
+}
+
+/// storbench's CPU over what the outcome's totals cover, per operation of `ops`.
+fn cpu_usage<T, D>(out: &Outcome<T, D>, ops: u64) -> CpuUsage {
+    CpuUsage {
+        user_s: out.cpu.user.as_secs_f64(),
+        sys_s: out.cpu.sys.as_secs_f64(),
+        ns_per_io: (ops > 0).then(|| out.cpu.total().as_secs_f64() * 1e9 / ops as f64),
+    }
+}
+
+/// Where two summaries differ: the field's path, then each side's value as JSON text.
+pub type Difference = (String, String, String);
+
+/// Where two summaries first differ, walking both as `summary.json` holds them (objects key by
+/// key in sorted order, arrays item by item), or None when they are equal. Numbers are equal
+/// when they are the same JSON number: a float is written in the shortest form that reads
+/// back as the same `f64`, so equal text is equal bits.
+pub fn first_difference(stored: &serde_json::Value, rebuilt: &serde_json::Value) -> Option<Difference> {
+    walk("", stored, rebuilt)
+}
+
+fn walk(path: &str, a: &serde_json::Value, b: &serde_json::Value) -> Option<Difference> {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            let field = |k: &str| if path.is_empty() { k.to_string() } else { format!("{path}.{k}") };
+            keys.into_iter().find_map(|k| pair(&field(k), x.get(k), y.get(k)))
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            (0..x.len().max(y.len())).find_map(|i| pair(&format!("{path}[{i}]"), x.get(i), y.get(i)))
+        }
+        _ if a == b => None,
+        _ => differ(path, Some(a), Some(b)),
+    }
+}
+
+/// Two sides of a field, either of which may be missing.
+fn pair(path: &str, a: Option<&serde_json::Value>, b: Option<&serde_json::Value>) -> Option<Difference> {
+    match (a, b) {
+        (Some(a), Some(b)) => walk(path, a, b),
+        _ => differ(path, a, b),
+    }
+}
+
+fn differ(path: &str, a: Option<&serde_json::Value>, b: Option<&serde_json::Value>) -> Option<Difference> {
+    let show = |v: Option<&serde_json::Value>| v.map_or_else(|| "nothing".to_string(), |v| v.to_string());
+    Some((path.to_string(), show(a), show(b)))
+}

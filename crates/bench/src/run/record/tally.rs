@@ -1,0 +1,154 @@
+//! An interval's data as the record stores it: integer counts by name and histograms by tag,
+//! and the conversion of each workload's interval data to and from it (`Recordable`).
+
+use crate::metrics::{DirectionCounters, ErrorTally, LatencyHistogram};
+use crate::run::{IntervalData, Parts};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// One interval of one stream: counts (absent means 0) and histograms in the order they go to
+/// `latency.hlog`.
+#[derive(Debug, Default)]
+pub struct Tally<'a> {
+    pub counts: BTreeMap<String, u64>,
+    pub hists: Vec<(String, Cow<'a, LatencyHistogram>)>,
+}
+
+impl<'a> Tally<'a> {
+    /// Keeps `n` under `name` (a zero is left out).
+    pub fn count(&mut self, name: impl Into<String>, n: u64) {
+        if n > 0 {
+            self.counts.insert(name.into(), n);
+        }
+    }
+
+    pub fn get(&self, name: &str) -> u64 {
+        self.counts.get(name).copied().unwrap_or(0)
+    }
+
+    /// Keeps histogram `h` under `tag`, empty or not (the tags every bundle has had).
+    pub fn hist(&mut self, tag: impl Into<String>, h: &'a LatencyHistogram) {
+        self.hists.push((tag.into(), Cow::Borrowed(h)));
+    }
+
+    /// Keeps a histogram made for the record (a sum of others) under `tag`.
+    pub fn hist_owned(&mut self, tag: impl Into<String>, h: LatencyHistogram) {
+        self.hists.push((tag.into(), Cow::Owned(h)));
+    }
+
+    /// Keeps histogram `h` under `tag` when it holds anything.
+    pub fn hist_if_any(&mut self, tag: impl Into<String>, h: &'a LatencyHistogram) {
+        if !h.is_empty() {
+            self.hist(tag, h);
+        }
+    }
+
+    /// The histogram under `tag` (empty when there is none).
+    pub fn histogram(&self, tag: &str) -> LatencyHistogram {
+        self.hists.iter().find(|(t, _)| t == tag).map(|(_, h)| h.as_ref().clone()).unwrap_or_default()
+    }
+
+    /// Error counts under `prefix.<kind>`.
+    pub fn errors(&mut self, prefix: &str, e: &ErrorTally) {
+        for (kind, n) in &e.by_kind {
+            self.count(format!("{prefix}.{kind}"), *n);
+        }
+    }
+
+    pub fn error_tally(&self, prefix: &str) -> ErrorTally {
+        let mut e = ErrorTally::default();
+        let prefix = format!("{prefix}.");
+        for (name, n) in &self.counts {
+            if let Some(kind) = name.strip_prefix(&prefix) {
+                e.add(Cow::Owned(kind.to_string()), *n);
+            }
+        }
+        e
+    }
+
+    /// A direction's counts under `prefix.ios` and `prefix.bytes`, its latency under `tag`
+    /// (always) and its service time under `tag.service` (when any).
+    pub fn direction(&mut self, prefix: &str, tag: &str, d: &'a DirectionCounters) {
+        self.count(format!("{prefix}.ios"), d.ios);
+        self.count(format!("{prefix}.bytes"), d.bytes);
+        self.hist(tag, &d.latency);
+        self.hist_if_any(format!("{tag}.service"), &d.service);
+    }
+
+    /// As `direction`, the latency kept only when any (a part's, a stream no summary shows
+    /// without I/O).
+    pub fn direction_if_any(&mut self, prefix: &str, tag: &str, d: &'a DirectionCounters) {
+        self.count(format!("{prefix}.ios"), d.ios);
+        self.count(format!("{prefix}.bytes"), d.bytes);
+        self.hist_if_any(tag, &d.latency);
+        self.hist_if_any(format!("{tag}.service"), &d.service);
+    }
+
+    pub fn direction_counters(&self, prefix: &str, tag: &str) -> DirectionCounters {
+        DirectionCounters {
+            ios: self.get(&format!("{prefix}.ios")),
+            bytes: self.get(&format!("{prefix}.bytes")),
+            latency: self.histogram(tag),
+            service: self.histogram(&format!("{tag}.service")),
+        }
+    }
+
+    /// The counts and histograms under `prefix.`, without it.
+    fn under(&self, prefix: &str) -> Tally<'_> {
+        Tally {
+            counts: self
+                .counts
+                .iter()
+                .filter_map(|(k, v)| k.strip_prefix(prefix).map(|k| (k.to_string(), *v)))
+                .collect(),
+            hists: self
+                .hists
+                .iter()
+                .filter_map(|(k, h)| {
+                    k.strip_prefix(prefix).map(|k| (k.to_string(), Cow::Borrowed(h.as_ref())))
+                })
+                .collect(),
+        }
+    }
+
+    /// Adds `other`'s counts and histograms under `prefix`.
+    fn put_under(&mut self, prefix: &str, other: Tally<'a>) {
+        self.counts.extend(other.counts.into_iter().map(|(k, v)| (format!("{prefix}{k}"), v)));
+        self.hists.extend(other.hists.into_iter().map(|(k, h)| (format!("{prefix}{k}"), h)));
+    }
+}
+
+/// Interval data that the record stores and reads back exactly.
+pub trait Recordable: IntervalData + Sized {
+    /// The interval's counts and histograms.
+    fn tally(&self) -> Tally<'_>;
+    /// The data `tally` gave, read back; what is not counted (kept examples, messages) is
+    /// empty.
+    fn from_tally(t: &Tally<'_>) -> Result<Self, String>;
+}
+
+/// A run with parts keeps each part under `p<index>.` and their number under `parts`; the
+/// parts' sum keeps its own histograms' tags (the ones bundles had) and is read back as the
+/// parts merged.
+impl<T: Recordable> Recordable for Parts<T> {
+    fn tally(&self) -> Tally<'_> {
+        let mut t = self.total.tally();
+        t.counts.clear();
+        t.count("parts", self.parts.len() as u64);
+        for (i, p) in self.parts.iter().enumerate() {
+            let mut part = p.tally();
+            part.hists.retain(|(_, h)| !h.is_empty());
+            t.put_under(&format!("p{i}."), part);
+        }
+        t
+    }
+
+    fn from_tally(t: &Tally<'_>) -> Result<Self, String> {
+        let n = t.get("parts");
+        if n > 1 << 20 {
+            return Err(format!("{n} parts"));
+        }
+        let parts = (0..n).map(|i| T::from_tally(&t.under(&format!("p{i}.")))).collect::<Result<_, _>>()?;
+        Ok(Parts::new(parts))
+    }
+}

@@ -1,0 +1,127 @@
+//! The record read back: histograms pair with their intervals, and merging the records of two
+//! runs gives the percentiles of one run over the union of their I/Os.
+
+use super::*;
+use crate::metrics::{HlogWriter, Recorder};
+
+const MS: u64 = 1_000_000;
+
+/// The record and histogram log of a run of measured intervals, each with its reads'
+/// latencies, as a bundle holds them.
+fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>) {
+    let started = Summary {
+        schema_version: storbench_report::SCHEMA_VERSION,
+        tool: storbench_report::Tool { name: "storbench".into(), version: "test".into() },
+        workload: "io".into(),
+        name: "merge".into(),
+        complete: false,
+        started_at: String::new(),
+        ended_at: None,
+        seed: 1,
+        host: Default::default(),
+        parameters: serde_json::Value::Null,
+        target: Default::default(),
+        engine: "null".into(),
+        phases: Default::default(),
+        results: storbench_report::Results::Io(Default::default()),
+        cpu: Default::default(),
+        warnings: Vec::new(),
+        steady_state: None,
+    };
+    let start = Start {
+        version: RECORD_VERSION,
+        workload: "io".into(),
+        epoch_ns: 1_795_000_000_000_000_000,
+        summary: started,
+    };
+    let mut lines = vec![serde_json::to_string(&Line::Start(Box::new(start))).unwrap()];
+    let mut hlog = HlogWriter::new(Vec::new(), 0.0).unwrap();
+    for (index, latencies) in intervals.iter().enumerate() {
+        let mut r = Recorder::default();
+        latencies.iter().for_each(|&ns| r.read.record(4096, ns));
+        let tally = r.tally();
+        let (start_ns, end_ns) = (index as u64 * 1_000 * MS, (index as u64 + 1) * 1_000 * MS);
+        for (tag, h) in &tally.hists {
+            hlog.write(tag, start_ns as f64 / 1e9, 1.0, h).unwrap();
+        }
+        let line = IntervalLine {
+            stream: "io".into(),
+            index: index as u64,
+            phase: Phase::Measure,
+            start_ns,
+            end_ns,
+            counts: tally.counts.clone(),
+            hists: tally.hists.iter().map(|(t, _)| t.clone()).collect(),
+            tail: false,
+            cpu_user_ns: 0,
+            cpu_sys_ns: 0,
+            power_watts: None,
+        };
+        lines.push(serde_json::to_string(&Line::Interval(line)).unwrap());
+    }
+    let hlog = String::from_utf8(hlog.into_inner()).unwrap();
+    let hists = read_hlog(&hlog).unwrap().into_iter().map(|(t, _, _, h)| (t, h)).collect();
+    (lines.join("\n") + "\n", hists)
+}
+
+fn merged(bundle: (String, Vec<(String, LatencyHistogram)>)) -> Recorder {
+    StoredRecord::parse(&bundle.0, bundle.1).unwrap().merged("io", |_| true).unwrap()
+}
+
+/// A stalling device: `n` I/Os at `fast` ms, one in `every` stalled for `stall` ms.
+fn stalls(n: u64, fast: u64, every: u64, stall: u64) -> Vec<u64> {
+    (0..n).map(|i| if i % every == every - 1 { stall * MS } else { fast * MS + i % 1000 }).collect()
+}
+
+#[test]
+fn two_runs_merged_give_the_percentiles_of_one_run_over_the_union() {
+    let a = [stalls(5_000, 1, 100, 50), stalls(5_000, 1, 100, 50)];
+    let b = [stalls(2_000, 3, 20, 400)];
+    let mut one = merged(bundle_of(&a));
+    one.merge(&merged(bundle_of(&b)));
+    let union: Vec<Vec<u64>> = a.iter().chain(&b).cloned().collect();
+    let whole = merged(bundle_of(&union));
+    assert_eq!(one.read.ios, 12_000);
+    assert_eq!((one.read.ios, one.read.bytes), (whole.read.ios, whole.read.bytes));
+    assert_eq!(one.read.latency.summary(), whole.read.latency.summary());
+    // The known latencies: 9,900 fast at 1 ms and 1,900 at 3 ms, 100 stalls of 50 ms, 100 of
+    // 400 ms: p99 is a 50 ms stall, the maximum a 400 ms one (each within HDR's 0.1 %).
+    let s = whole.read.latency.summary().unwrap();
+    let near = |got: u64, want: u64| (got as f64 - want as f64).abs() <= want as f64 * 1e-3;
+    assert!(near(s.p50, MS + 999) || s.p50 < 2 * MS, "{s:?}");
+    assert!(near(s.p99, 50 * MS), "{s:?}");
+    assert!(near(s.max, 400 * MS), "{s:?}");
+}
+
+#[test]
+fn a_log_that_does_not_match_the_record_is_refused_naming_the_interval() {
+    let (record, mut hists) = bundle_of(&[stalls(10, 1, 5, 9), stalls(10, 1, 5, 9)]);
+    hists.swap(0, 1);
+    let err = StoredRecord::parse(&record, hists).unwrap().merged::<Recorder>("io", |_| true).unwrap_err();
+    assert!(err.to_string().contains("interval 0 of the record names the histogram read"), "{err}");
+}
+
+#[test]
+fn a_record_of_another_version_is_refused() {
+    let (record, hists) = bundle_of(&[]);
+    let other = record.replace("\"version\":1", "\"version\":2");
+    let err = StoredRecord::parse(&other, hists).unwrap_err();
+    assert!(err.to_string().contains("record version 2"), "{err}");
+}
+
+#[test]
+fn a_window_takes_the_whole_measured_intervals_inside_it_and_their_seconds() {
+    let intervals: Vec<Vec<u64>> = (1..=6).map(|n| vec![MS; n * 10]).collect();
+    let (mut record, hists) = bundle_of(&intervals);
+    let facts = Facts { warmup_s: 0.0, measured_s: 6.0, complete: true, ..Facts::default() };
+    let end = End { ended_at: "later".into(), facts, detail: serde_json::json!({}), added_warnings: vec![] };
+    record += &(serde_json::to_string(&Line::End(end)).unwrap() + "\n");
+    let stored = StoredRecord::parse(&record, hists).unwrap();
+    let out: Outcome<Recorder, serde_json::Value> = stored.outcome_in((2.0, 4.5)).unwrap();
+    assert_eq!(out.totals.read.ios, 30 + 40, "seconds 2-3 and 3-4; 4-5 is not whole inside");
+    assert_eq!((out.warmup_s, out.measured_s), (2.0, 2.0));
+    assert!(out.warnings.iter().any(|w| w.contains("seconds 2-4")), "{:?}", out.warnings);
+    let whole: Outcome<Recorder, serde_json::Value> = stored.outcome().unwrap();
+    assert_eq!(whole.totals.read.ios, 210);
+    assert!(stored.outcome_in::<Recorder, serde_json::Value>((6.0, 9.0)).is_err());
+}

@@ -1,0 +1,150 @@
+//! `storbench summarize BUNDLE --check`: for every workload a run's bundle rebuilds its
+//! summary.json from the record alone, field for field, and a record edited by hand is caught
+//! (exit 1, naming the field); an unreadable bundle is refused (exit 2).
+
+use crate::support::{disk_tempdir, oltp_run, only_bundle, stderr_text, storbench};
+use std::path::Path;
+
+/// `summarize --check` passes on the run's bundle in `results`, and fails naming a field once
+/// `count` of the first measured interval (of the stream's part `p0.` where the run has parts)
+/// is raised by one.
+fn rebuilds_and_catches_an_edit(results: &Path, count: &str) {
+    let bundle = only_bundle(results);
+    let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
+    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
+    let rebuilt = storbench().args(["summarize", "--json"]).arg(&bundle).assert().code(0);
+    let rebuilt: serde_json::Value = serde_json::from_slice(&rebuilt.get_output().stdout).unwrap();
+    let stored: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(rebuilt, stored);
+    raise_first_measured(&bundle.join("record.jsonl"), count);
+    let caught = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(1);
+    let said = stderr_text(&caught);
+    assert!(said.contains(" differs: summary.json has "), "{said}");
+}
+
+/// Adds one to `count` in the record's first measured interval that has it.
+fn raise_first_measured(record: &Path, count: &str) {
+    let text = std::fs::read_to_string(record).unwrap();
+    let mut done = false;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            if let Some(i) = v.get_mut("interval").filter(|i| !done && i["phase"] == "measure")
+                && let Some(n) = i["counts"].get_mut(count)
+            {
+                *n = (n.as_u64().unwrap() + 1).into();
+                done = true;
+            }
+            v.to_string()
+        })
+        .collect();
+    assert!(done, "no measured interval counts {count}: {text}");
+    std::fs::write(record, lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn an_io_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["io", "--engine", "null", "--ramp", "1s", "--runtime", "2s", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .success();
+    rebuilds_and_catches_an_edit(&results, "read.ios");
+}
+
+#[test]
+fn a_steady_state_io_bundle_rebuilds_the_figures_of_its_window() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["io", "--engine", "null", "--rate-iops", "1000", "--ramp", "0", "--steady-state", "1s"])
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .success();
+    let ok = storbench().args(["summarize", "--check"]).arg(only_bundle(&results)).assert().code(0);
+    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
+}
+
+#[test]
+fn an_oltp_sqlite_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("ds3.db");
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
+    let results = dir.path().join("results");
+    let timing = ["--warmup-time", "1s", "--run-time", "2s", "--n-threads", "2"];
+    let out = oltp_run(&["--path", db.to_str().unwrap()], &results, &timing).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    rebuilds_and_catches_an_edit(&results, "p0.login.calls");
+}
+
+#[test]
+fn a_mailbox_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let mut args = crate::mailbox::tiny(&[("--duration", "1s")]);
+    args.extend(["--db-read-avg-ms", "1000", "--db-read-max-ms", "5000", "--log-write-avg-ms", "1000"]);
+    args.extend(["--log-write-max-ms", "5000", "--page-fault-stalls", "1000000"]);
+    storbench()
+        .arg("mailbox")
+        .arg("--target")
+        .arg(dir.path().join("db"))
+        .arg("--output-dir")
+        .arg(&results)
+        .args(&args)
+        .assert()
+        .success();
+    rebuilds_and_catches_an_edit(&results, "p0.log_writes.ios");
+}
+
+#[test]
+fn an_integrity_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["integrity", "--target"])
+        .arg(dir.path().join("t"))
+        .arg("--output-dir")
+        .arg(&results)
+        .args(crate::integrity::SMALL)
+        .args(["--duration", "2s"])
+        .assert()
+        .success();
+    rebuilds_and_catches_an_edit(&results, "log_writer.writes.ios");
+}
+
+#[test]
+fn a_bundle_without_a_record_is_refused_with_the_reason() {
+    let dir = disk_tempdir();
+    let a = storbench().args(["summarize", "--check"]).arg(dir.path()).assert().code(2);
+    assert!(stderr_text(&a).contains("record.jsonl"), "{}", stderr_text(&a));
+    std::fs::write(dir.path().join("record.jsonl"), "{\"start\": 1}\n").unwrap();
+    std::fs::write(dir.path().join("latency.hlog"), "").unwrap();
+    let a = storbench().args(["summarize"]).arg(dir.path()).assert().code(2);
+    assert!(stderr_text(&a).contains("record.jsonl line 1"), "{}", stderr_text(&a));
+}
+
+#[test]
+fn a_report_over_a_window_rebuilds_the_run_there_and_refuses_an_empty_one() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["io", "--engine", "null", "--ramp", "1s", "--runtime", "3s", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .success();
+    let bundle = only_bundle(&results);
+    let out = dir.path().join("report");
+    storbench().arg("report").arg(&bundle).args(["--window", "2s..4s", "--out"]).arg(&out).assert().code(0);
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    assert!(md.contains("IOPS"), "{md}");
+    let a = storbench().arg("report").arg(&bundle).args(["--window", "30s..40s", "--out"]).arg(&out).assert();
+    let said = stderr_text(&a.code(2));
+    assert!(said.contains("holds no whole measured interval"), "{said}");
+    let a = storbench().arg("report").arg(&bundle).args(["--window", "4s..2s"]).assert().code(2);
+    assert!(stderr_text(&a).contains("ends before it starts"), "{}", stderr_text(&a));
+}
