@@ -10,6 +10,7 @@
 pub mod mysql;
 pub mod ownership;
 pub mod postgres;
+pub mod sql;
 pub mod sqlite;
 /// Test support for this crate's and the CLI's tests: where the test servers are.
 #[doc(hidden)]
@@ -366,6 +367,8 @@ pub trait Database: Send + Sync {
     /// The caller holds `lock_writer`.
     fn reset(&self) -> DbResult<f64>;
     fn connect(&self) -> DbResult<Box<dyn Session>>;
+    /// A session that runs any SQL text (see [`sql`]), on the database a run uses.
+    fn open_session(&self) -> DbResult<Box<dyn sql::SqlSession>>;
     /// How many connections the server allows and how many are open now; None for an
     /// embedded database, which has no such limit.
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>>;

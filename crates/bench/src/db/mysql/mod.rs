@@ -31,6 +31,7 @@ mod load;
 mod ownership;
 mod reset;
 mod session;
+mod sql;
 #[cfg(test)]
 mod tests;
 
@@ -318,6 +319,10 @@ impl Database for Mysql {
 
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         Ok(Box::new(session::MysqlSession::new(self.conn(true)?)))
+    }
+
+    fn open_session(&self) -> DbResult<Box<dyn super::sql::SqlSession>> {
+        Ok(Box::new(sql::MysqlSession::new(self.conn(true)?)))
     }
 
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {

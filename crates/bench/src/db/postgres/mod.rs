@@ -21,6 +21,7 @@ mod load;
 mod ownership;
 mod pgpass;
 mod session;
+mod sql;
 #[cfg(test)]
 mod tests;
 
@@ -329,6 +330,10 @@ impl Database for Postgres {
 
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         Ok(Box::new(session::PgSession::new(self.connect_db()?)?))
+    }
+
+    fn open_session(&self) -> DbResult<Box<dyn super::sql::SqlSession>> {
+        Ok(Box::new(sql::PgSession::new(self.connect_db()?)))
     }
 
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {

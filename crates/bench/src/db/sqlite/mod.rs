@@ -10,6 +10,7 @@
 mod counters;
 mod load;
 mod session;
+mod sql;
 
 use super::{
     BackendKind, CheckReport, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult,
@@ -185,6 +186,10 @@ impl Database for Sqlite {
 
     fn connect(&self) -> DbResult<Box<dyn Session>> {
         Ok(Box::new(session::SqliteSession::new(self.open_for_run()?, self.path.clone(), self.stats.clone())))
+    }
+
+    fn open_session(&self) -> DbResult<Box<dyn super::sql::SqlSession>> {
+        Ok(Box::new(sql::SqliteSession::new(self.open_for_run()?, self.path.clone(), self.stats.clone())))
     }
 
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
