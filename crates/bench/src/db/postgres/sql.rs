@@ -115,7 +115,9 @@ impl<'a> FromSql<'a> for Column {
             Type::BYTEA => Value::Bytes(raw.to_vec()),
             _ if <&str as FromSql>::accepts(ty) => Value::Text(<&str>::from_sql(ty, raw)?.to_owned()),
             _ => {
-                return Err(format!("a column of type {ty} cannot be read; cast it to text in the SQL").into());
+                return Err(
+                    format!("a column of type {ty} cannot be read; cast it to text in the SQL").into()
+                );
             }
         };
         Ok(Column(value))

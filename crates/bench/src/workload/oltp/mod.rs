@@ -9,6 +9,7 @@
 
 pub mod datagen;
 pub mod driver;
+pub mod ds3;
 pub mod schema;
 pub mod size;
 pub mod words;

@@ -23,11 +23,11 @@
 
 use super::spec::OltpSpec;
 use super::user::User;
-use crate::db::{
-    Browse, DbError, DbErrorKind, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder,
-    ReviewSearch, Session,
-};
+use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::rng::stream;
+use crate::workload::oltp::ds3::{
+    Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
+};
 
 /// A server's cumulative counters of the work it did, read on a connection of their own.
 pub trait WorkCounters {

@@ -23,11 +23,12 @@ mod worker;
 pub use recorder::{LAST_N, OltpRecorder, TXN_KINDS, TxnCounters, TxnKind};
 pub use spec::OltpSpec;
 
-use crate::db::{CounterSampler, Database, DbError, DbErrorKind};
+use crate::db::{CounterSampler, DbError, DbErrorKind};
 use crate::metrics::LatencyHistogram;
 use crate::run::{
     Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
 };
+use crate::workload::oltp::ds3::Ds3Database;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -57,7 +58,7 @@ pub struct OltpDetail {
 /// Fails before the clock starts when a thread cannot connect.
 pub fn run(
     spec: &OltpSpec,
-    targets: &[Arc<dyn Database>],
+    targets: &[Arc<dyn Ds3Database>],
     sampler: &mut dyn HostSampler,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&OltpInterval),

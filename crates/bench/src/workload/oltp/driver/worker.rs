@@ -7,9 +7,10 @@
 use super::recorder::OltpRecorder;
 use super::spec::OltpSpec;
 use super::user::{OrderLog, User};
-use crate::db::{Database, DbError, DbErrorKind, DbResult, Session};
+use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::rng::{below, stream};
 use crate::run::StopFlag;
+use crate::workload::oltp::ds3::{Ds3Database, Session};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -106,7 +107,7 @@ impl Shared {
 
 pub(super) struct Worker {
     pub id: usize,
-    pub db: Arc<dyn Database>,
+    pub db: Arc<dyn Ds3Database>,
     pub spec: Arc<OltpSpec>,
     pub shared: Arc<Shared>,
     pub stop: StopFlag,
