@@ -1,8 +1,8 @@
 //! Test support: the database servers the backend tests use.
 //!
 //! A test asks for a server URL; where the server is not reachable it skips with a message
-//! saying how to enable it, unless `STORBENCH_REQUIRE_SERVERS=1` (set by CI), where a missing
-//! server fails the test.
+//! saying how to enable it, unless servers are required (`STORBENCH_REQUIRE_SERVERS=1`, or
+//! `CI=true` as CI services set it), where a missing server fails the test.
 
 use super::BackendKind;
 use std::net::{SocketAddr, TcpStream};
@@ -25,10 +25,20 @@ pub fn server_url(kind: BackendKind) -> Option<String> {
     if up {
         return Some(url);
     }
-    let required = std::env::var("STORBENCH_REQUIRE_SERVERS").is_ok_and(|v| v == "1");
-    assert!(!required, "STORBENCH_REQUIRE_SERVERS=1 but no {} server answers at {url}", kind.as_str());
+    assert!(
+        !servers_required(),
+        "servers are required (STORBENCH_REQUIRE_SERVERS=1 or CI=true) but no {} server answers at {url}",
+        kind.as_str()
+    );
     eprintln!("skipped: no {} server at {url}; start one or set {var} to enable this test", kind.as_str());
     None
+}
+
+/// Whether a missing server fails a test instead of skipping it: under
+/// `STORBENCH_REQUIRE_SERVERS=1`, and in CI (`CI=true`), where a skip would pass unseen.
+fn servers_required() -> bool {
+    let set = |var: &str, value: &str| std::env::var(var).is_ok_and(|v| v.eq_ignore_ascii_case(value));
+    set("STORBENCH_REQUIRE_SERVERS", "1") || set("CI", "true")
 }
 
 /// A database name no other test uses: `sbtest_<tag>_<pid>_<n>`.

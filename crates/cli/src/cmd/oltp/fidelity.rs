@@ -9,11 +9,11 @@ use serde_json::json;
 use storbench_bench::db::DbResult;
 use storbench_bench::db::mysql::Mysql;
 use storbench_bench::db::postgres::Postgres;
-use storbench_bench::workload::oltp::driver::OltpSpec;
-use storbench_bench::workload::oltp::driver::fidelity::{
+use storbench_bench::workload::oltp::ds3::{Ds3Database, Session};
+use storbench_bench::workload::oltp::users::OltpSpec;
+use storbench_bench::workload::oltp::users::fidelity::{
     Call, Measured, Replay, WorkCounters, measure, record_orders,
 };
-use storbench_bench::workload::oltp::ds3::{Ds3Database, Session};
 
 /// Where DS3's PostgreSQL functions are in its checkout.
 const PG_FUNCTIONS: &str = "pgsqlds3/build/pgsqlds3_create_sp.sql";
@@ -232,7 +232,7 @@ fn as_json(ours: &Measured, ds3: &Measured) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_bench::workload::oltp::driver::fidelity::Batch;
+    use storbench_bench::workload::oltp::users::fidelity::Batch;
 
     fn side(read: f64, below: bool) -> Measured {
         let batch = |name, calls| Batch {

@@ -15,8 +15,8 @@ use std::time::Duration;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
-use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_bench::workload::oltp::ds3::Ds3Database;
+use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{DatabaseInfo, Summary, export};
 
 /// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
@@ -311,7 +311,7 @@ fn record_run(
 ) -> Result<Finished> {
     let mut printer = Printer::new(lines, dbs.len())?;
     printer.say(&parameter_line(spec, place));
-    let outcome = driver::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
+    let outcome = users::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
         printer.interval(iv);
         let data = &iv.interval.data.total;
         let mut hists = vec![("order", &data.order_rt)];
@@ -455,7 +455,7 @@ impl<'a> Printer<'a> {
         let _ = writeln!(w, "{}", figures.csv_row(&stamp)).and_then(|_| w.flush());
     }
 
-    fn finish(&mut self, out: &driver::OltpOutcome, targets: &[String]) {
+    fn finish(&mut self, out: &users::OltpOutcome, targets: &[String]) {
         let when = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
         // Final covers the measured phase, whose totals the outcome holds.
         let et = out.measured_s;

@@ -1,6 +1,6 @@
 //! Puts a finished OLTP run into the report model.
 
-use storbench_bench::workload::oltp::driver::{OltpOutcome, OltpRecorder, OltpSpec, TXN_KINDS};
+use storbench_bench::workload::oltp::users::{OltpOutcome, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{
     CpuUsage, DeviceInfo, ErrorCounts, OltpResults, OltpTargetResult, Phases, Results, Summary, TargetInfo,
     TxnResult,

@@ -101,7 +101,7 @@ pub struct Purchase {
 }
 
 /// One connection running DS3's transactions. Each call is one round trip (or one stored
-/// procedure) as DS3 makes it; the driver times it. A call that fails leaves the session
+/// procedure) as DS3 makes it; the user calling it times it. A call that fails leaves the session
 /// usable unless the error kind is `Connection`.
 pub trait Session: Send {
     fn login(&mut self, username: &str, password: &str) -> DbResult<Login>;
@@ -120,7 +120,7 @@ pub trait Session: Send {
     fn new_review(&mut self, r: &NewReview) -> DbResult<i64>;
     /// The new rating's id.
     fn new_helpfulness(&mut self, review_id: i64, customer_id: i64, rating: u8) -> DbResult<i64>;
-    /// Prices in cents of the given products, into `out` as (product, cents); the driver sums
+    /// Prices in cents of the given products, into `out` as (product, cents); the user sums
     /// the order from them outside the timed section, as DS3 does.
     fn prices(&mut self, prod_ids: &[i64], out: &mut Vec<(i64, i64)>) -> DbResult<()>;
     /// The new order's id, or None when an item was out of stock and the whole order was

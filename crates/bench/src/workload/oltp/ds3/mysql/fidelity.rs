@@ -7,10 +7,10 @@
 
 use crate::db::DbResult;
 use crate::db::mysql::{Ctx, Mysql};
-use crate::workload::oltp::driver::fidelity::WorkCounters;
 use crate::workload::oltp::ds3::{
     Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
 };
+use crate::workload::oltp::users::fidelity::WorkCounters;
 use mysql::Conn;
 use mysql::prelude::Queryable;
 use std::fmt::Write as _;

@@ -688,8 +688,8 @@ fn measure_mysql_calls() {
 
 #[test]
 fn fidelity_replays_the_same_calls_through_ds3s_statements_with_the_same_work() {
-    use crate::workload::oltp::driver::OltpSpec;
-    use crate::workload::oltp::driver::fidelity::{CALL_TYPES, Measured, Replay, measure, record_orders};
+    use crate::workload::oltp::users::OltpSpec;
+    use crate::workload::oltp::users::fidelity::{CALL_TYPES, Measured, Replay, measure, record_orders};
     let Some(f) = fixture("fidelity") else { return };
     let data = generated("1MB");
     load_checked(&f.db, &data);

@@ -9,10 +9,10 @@
 
 use crate::db::postgres::{MAINTENANCE_DB, Postgres, err, literal};
 use crate::db::{DbError, DbErrorKind, DbResult};
-use crate::workload::oltp::driver::fidelity::WorkCounters;
 use crate::workload::oltp::ds3::{
     Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
 };
+use crate::workload::oltp::users::fidelity::WorkCounters;
 use postgres::{Client, SimpleQueryMessage};
 use std::time::{Duration, Instant};
 

@@ -1,5 +1,5 @@
 //! Tests against the real local server (skipped with a message when it is down, failing
-//! under STORBENCH_REQUIRE_SERVERS=1). Each test works in a database of its own, dropped with
+//! under STORBENCH_REQUIRE_SERVERS=1 or CI=true). Each test works in a database of its own, dropped with
 //! its pristine copy at the end, also when the test panics.
 
 use super::*;

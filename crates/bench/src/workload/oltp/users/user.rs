@@ -234,7 +234,7 @@ impl<'a> User<'a> {
     }
 }
 
-/// Times `f` (the one place the driver reads the clock for a call), retrying it after a short
+/// Times `f` (the one place a user reads the clock for a call), retrying it after a short
 /// random pause while it deadlocks; the pauses count in the call's time, as the user waits.
 fn timed<T>(
     log: &mut OrderLog,

@@ -1,4 +1,4 @@
-//! A driver thread: waits its turn to connect, waits for the start, then runs orders until the
+//! A user thread: waits its turn to connect, waits for the start, then runs orders until the
 //! run ends, recording each order into its own slot. A lost connection is re-opened with
 //! backoff; the failed order is counted by error kind and the run goes on. Each thread also
 //! says since when it has been failing (its orders failing and no new connection working),
