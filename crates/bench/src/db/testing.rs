@@ -47,3 +47,21 @@ pub fn unique_db_name(tag: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!("sbtest_{tag}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
+
+/// Samples `sampler` every `every` until `done` holds of a sample, and gives that sample; after
+/// 10 s gives the last one, for the test's own assertion to fail on. Counters a server
+/// publishes late (PostgreSQL's, about once a second) are waited for, not slept for.
+pub fn sample_until(
+    sampler: &mut dyn super::CounterSampler,
+    every: Duration,
+    done: impl Fn(&[Option<f64>; 7]) -> bool,
+) -> [Option<f64>; 7] {
+    let started = std::time::Instant::now();
+    loop {
+        std::thread::sleep(every);
+        let values = sampler.sample();
+        if done(&values) || started.elapsed() > Duration::from_secs(10) {
+            return values;
+        }
+    }
+}

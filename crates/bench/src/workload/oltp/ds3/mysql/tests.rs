@@ -4,7 +4,7 @@
 use super::load;
 use super::*;
 use crate::db::mysql::LoadMethod;
-use crate::db::testing::{server_url, unique_db_name};
+use crate::db::testing::{sample_until, server_url, unique_db_name};
 use crate::db::{BackendKind, Database};
 use crate::workload::oltp::ds3::{
     Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch,
@@ -12,6 +12,7 @@ use crate::workload::oltp::ds3::{
 use crate::workload::oltp::schema::{ALL_TABLES, Table};
 use crate::workload::oltp::size::DbSize;
 use crate::workload::oltp::words;
+use std::time::Duration;
 
 /// A fresh database, dropped when the test ends.
 struct Fixture {
@@ -405,21 +406,6 @@ fn concurrent_buyers_of_one_hot_product_lose_no_sale() {
     assert_eq!((c.mismatch_count, c.orphans), (0, 0), "{c:?}");
 }
 
-/// Samples every 10 ms until `done` holds; gives the last sample after 10 s.
-fn sample_until(
-    sampler: &mut dyn crate::db::CounterSampler,
-    done: impl Fn(&[Option<f64>; 7]) -> bool,
-) -> [Option<f64>; 7] {
-    let started = std::time::Instant::now();
-    loop {
-        std::thread::sleep(std::time::Duration::from_millis(10));
-        let values = sampler.sample();
-        if done(&values) || started.elapsed() > std::time::Duration::from_secs(10) {
-            return values;
-        }
-    }
-}
-
 #[test]
 fn counters_and_server_info_come_from_the_server() {
     let Some(f) = fixture("counters") else { return };
@@ -430,8 +416,9 @@ fn counters_and_server_info_come_from_the_server() {
         s.login("user1", "password").unwrap();
     }
     s.purchase(&buy(&[(6, 1000)])).unwrap();
-    let v =
-        sample_until(sampler.as_mut(), |v| v[4].is_some_and(|c| c > 0.0) && v[5].is_some_and(|r| r > 0.0));
+    let v = sample_until(sampler.as_mut(), Duration::from_millis(10), |v| {
+        v[4].is_some_and(|c| c > 0.0) && v[5].is_some_and(|r| r > 0.0)
+    });
     assert!(v[4].unwrap() > 0.0 && v[5].unwrap() > 0.0, "{v:?}");
     assert!((0.0..=100.0).contains(&v[0].unwrap()), "{v:?}");
     assert!(v[1].is_some() && v[2].is_some() && v[3].is_some() && v[6].is_some(), "{v:?}");

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::db::postgres::{claim, ident};
-use crate::db::testing::{server_url, unique_db_name};
+use crate::db::testing::{sample_until, server_url, unique_db_name};
 use crate::db::{BackendKind, Database, DbErrorKind};
 use crate::workload::oltp::ds3::{
     Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch,
@@ -12,6 +12,7 @@ use crate::workload::oltp::ds3::{
 use crate::workload::oltp::schema::{ALL_TABLES, Table};
 use crate::workload::oltp::size::DbSize;
 use postgres::Client;
+use std::time::Duration;
 
 /// A database of its own for one test; dropped (with its pristine copy) on drop.
 struct TestDb {
@@ -459,22 +460,6 @@ fn concurrent_purchases_of_one_product_lose_no_sale() {
     assert_eq!((check.mismatch_count, check.orphans), (0, 0), "{check:?}");
 }
 
-/// Samples every 100 ms until `done` holds (the server publishes a session's statistics about
-/// once a second); fails after 10 s.
-fn sample_until(
-    sampler: &mut dyn crate::db::CounterSampler,
-    done: impl Fn(&[Option<f64>; 7]) -> bool,
-) -> [Option<f64>; 7] {
-    let started = std::time::Instant::now();
-    loop {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        let values = sampler.sample();
-        if done(&values) || started.elapsed() > std::time::Duration::from_secs(10) {
-            return values;
-        }
-    }
-}
-
 #[test]
 fn counters_and_server_info_come_from_the_server() {
     let Some(db) = loaded("counters") else { return };
@@ -483,8 +468,9 @@ fn counters_and_server_info_come_from_the_server() {
     for _ in 0..50 {
         s.login("user1", "password").unwrap();
     }
-    let values =
-        sample_until(sampler.as_mut(), |v| v[4].is_some_and(|commits| commits > 0.0) && v[0].is_some());
+    let values = sample_until(sampler.as_mut(), Duration::from_millis(100), |v| {
+        v[4].is_some_and(|commits| commits > 0.0) && v[0].is_some()
+    });
     assert!(values[4].is_some_and(|commits| commits > 0.0), "{values:?}");
     assert!(values[0].is_some_and(|pct| (0.0..=100.0).contains(&pct)), "{values:?}");
     assert!(values[6].is_some_and(|d| d == 0.0), "{values:?}");
@@ -498,7 +484,9 @@ fn counters_and_server_info_come_from_the_server() {
         let values = if round == 0 {
             sampler.sample()
         } else {
-            sample_until(sampler.as_mut(), |v| v[4].is_some_and(|commits| commits > 0.0))
+            sample_until(sampler.as_mut(), Duration::from_millis(100), |v| {
+                v[4].is_some_and(|commits| commits > 0.0)
+            })
         };
         assert!(round == 0 || values[4].is_some_and(|commits| commits > 0.0), "{values:?}");
     }
