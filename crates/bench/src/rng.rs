@@ -6,6 +6,10 @@ use rand::rngs::Xoshiro256PlusPlus;
 
 pub use rand::Rng;
 
+/// The seed of every workload and generator that is given none: one definition for the
+/// command line, plans, the data generators and the drivers.
+pub const DEFAULT_SEED: u64 = 1;
+
 /// The per-worker generator.
 pub type WorkerRng = Xoshiro256PlusPlus;
 

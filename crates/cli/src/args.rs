@@ -332,6 +332,11 @@ impl IoArgs {
     /// ETA and the help text (held to them by a test) take them from here.
     pub const RUNTIME: Duration = Duration::from_secs(30);
     pub const RAMP: Duration = Duration::from_secs(2);
+    /// The defaults of the job's shape, likewise: validation, an evaluation's labels and the
+    /// help text.
+    pub const RW: &'static str = "randread";
+    pub const BS: &'static str = "4k";
+    pub const IODEPTH: u32 = 1;
 
     pub fn ramp_or_default(&self) -> Duration {
         self.ramp.map_or(Self::RAMP, |r| r.0)

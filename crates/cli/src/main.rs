@@ -34,6 +34,7 @@ mod measure;
 mod output;
 mod plan;
 mod power;
+mod registry;
 mod units;
 
 use clap::FromArgMatches;

@@ -83,6 +83,10 @@ pub struct Configuration {
     /// Where its I/O goes (directory, file or device).
     pub target: String,
     pub description: Option<String>,
+    /// The workload values this configuration set for itself (`oltp: n_threads = 73`), so a
+    /// comparison says where the configurations did not run the same options.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub own_values: Vec<String>,
 }
 
 /// Where a run stands.

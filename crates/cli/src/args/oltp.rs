@@ -84,7 +84,7 @@ pub struct DbArgs {
 pub struct OltpGenArgs {
     /// Data set size: S (10MB), M (1GB), L (100GB), or <n>MB (1-1023) / <n>GB (1-4095), with
     /// DS3's row-count rules.
-    #[arg(long, value_name = "SIZE", default_value = "10MB", alias = "db_size")]
+    #[arg(long, value_name = "SIZE", default_value = OltpRunArgs::DB_SIZE, alias = "db_size")]
     pub db_size: String,
 
     /// Directory for the CSV files (created; existing files are never overwritten).
@@ -107,8 +107,8 @@ pub struct OltpGenArgs {
     #[arg(long, value_name = "N")]
     pub threads: Option<usize>,
 
-    /// Seed of every random value; the same seed gives the same files. Default: 1.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// Seed of every random value; the same seed gives the same files.
+    #[arg(long, value_name = "N", default_value_t = storbench_bench::rng::DEFAULT_SEED)]
     pub seed: u64,
 }
 
@@ -118,15 +118,15 @@ pub struct OltpLoadArgs {
     pub db: DbArgs,
 
     /// Data set size: S (10MB), M (1GB), L (100GB), or <n>MB / <n>GB.
-    #[arg(long, value_name = "SIZE", default_value = "10MB", alias = "db_size")]
+    #[arg(long, value_name = "SIZE", default_value = OltpRunArgs::DB_SIZE, alias = "db_size")]
     pub db_size: String,
 
     /// Load only DS2's tables.
     #[arg(long)]
     pub ds2: bool,
 
-    /// Seed of every generated value. Default: 1.
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    /// Seed of every generated value.
+    #[arg(long, value_name = "N", default_value_t = storbench_bench::rng::DEFAULT_SEED)]
     pub seed: u64,
 }
 
@@ -136,7 +136,7 @@ pub struct OltpFidelityArgs {
     pub db: DbArgs,
 
     /// Size the database was loaded at: S (10MB), M (1GB), L (100GB), or <n>MB / <n>GB.
-    #[arg(long, value_name = "SIZE", default_value = "10MB", alias = "db_size")]
+    #[arg(long, value_name = "SIZE", default_value = OltpRunArgs::DB_SIZE, alias = "db_size")]
     pub db_size: String,
 
     /// Orders whose calls are replayed.
@@ -144,7 +144,7 @@ pub struct OltpFidelityArgs {
     pub orders: u64,
 
     /// Seed of the orders' choices (a run's first thread draws the same).
-    #[arg(long, value_name = "N", default_value_t = 1)]
+    #[arg(long, value_name = "N", default_value_t = storbench_bench::rng::DEFAULT_SEED)]
     pub seed: u64,
 
     /// Times each batch is replayed (from the state after the load each time); every figure
@@ -314,6 +314,8 @@ impl OltpRunArgs {
     /// and the help text (held to them by a test) take them from here.
     pub const RUN_TIME: Duration = storbench_bench::workload::oltp::users::OltpSpec::RUN_TIME;
     pub const WARMUP_TIME: Duration = storbench_bench::workload::oltp::users::OltpSpec::WARMUP_TIME;
+    /// The data set's size when none is given, for every oltp command and plan.
+    pub const DB_SIZE: &'static str = "10MB";
     /// The settle of an evaluation's runs (`idle_settle`), which an oltp run does itself.
     pub const SETTLE_TIME: Duration = crate::plan::Method::IDLE_SETTLE;
 

@@ -2,10 +2,8 @@
 //! the option it sets (the same text `--help` shows), so the example cannot drift from the code.
 
 use super::Method;
-use super::parse::{
-    INTEGRITY_RESERVED, IO_RESERVED, MAILBOX_RESERVED, NOT_PLAN_KEYS, OLTP_RESERVED, keys_of,
-};
-use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
+use super::parse::{NOT_PLAN_KEYS, keys_in};
+use crate::registry::KINDS;
 use clap::Args;
 
 /// The example plan's text.
@@ -15,28 +13,24 @@ pub fn example() -> String {
     let duration = |d| format!("\"{}\"", humantime::format_duration(d));
     let repetitions = super::expand::DEFAULT_REPETITIONS.to_string();
     let (settle, idle) = (duration(Method::IDLE_SETTLE), duration(Method::IDLE_POWER));
-    s.push_str(&documented::<Method>(
+    s.push_str(&documented(
+        &Method::augment_args(clap::Command::new("plan")),
         &[],
         &[("repetitions", &repetitions), ("idle_settle", &settle), ("idle_power", &idle)],
     ));
     s.push_str(BODY);
-    for (kind, text) in [
-        ("io", documented::<IoArgs>(&[&IO_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
-        ("oltp", documented::<OltpRunArgs>(&[&OLTP_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
-        ("mailbox", documented::<MailboxArgs>(&[&MAILBOX_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
-        ("integrity", documented::<IntegrityArgs>(&[&INTEGRITY_RESERVED[..], &NOT_PLAN_KEYS].concat(), &[])),
-    ] {
-        s.push_str(&format!("\n# ---- Every key of a kind = \"{kind}\" workload ----\n"));
-        s.push_str(&text);
+    for kind in KINDS {
+        let skip = [kind.reserved, &NOT_PLAN_KEYS].concat();
+        s.push_str(&format!("\n# ---- Every key of a kind = \"{}\" workload ----\n", kind.name));
+        s.push_str(&documented(&(kind.command)(), &skip, &[]));
     }
     s
 }
 
-/// Each key of `T` as a comment block: its help text, then the key, commented out unless
-/// `set` gives it a value.
-fn documented<T: Args>(skip: &[&str], set: &[(&str, &str)]) -> String {
-    let cmd = T::augment_args(clap::Command::new("plan"));
-    let keys = keys_of::<T>(skip);
+/// Each key `cmd` defines as a comment block: its help text, then the key, commented out
+/// unless `set` gives it a value.
+fn documented(cmd: &clap::Command, skip: &[&str], set: &[(&str, &str)]) -> String {
+    let keys = keys_in(cmd, skip);
     let mut out = String::new();
     for arg in cmd.get_arguments().filter(|a| keys.contains(&a.get_id().as_str()) && !a.is_hide_set()) {
         let id = arg.get_id().as_str();
@@ -111,6 +105,10 @@ description = "12 x 15k HDD, RAID 10"
 # allow_device = true
 # Let io overwrite what may hold data (a file storbench did not create, a formatted device):
 # force = true
+# Workload values of this configuration's own, by workload label or kind (the label wins);
+# the report lists them beside the configuration:
+# set.oltp = { n_threads = 73 }
+# set.mailbox = { mailboxes = 550 }
 
 # ---- What runs on every configuration, in this order ----
 

@@ -4,7 +4,7 @@
 //!
 //! A plan has a `name`, a `[method]` table (the options below, also accepted on the command
 //! line), `[[configuration]]` tables (the storage under test) and `[[workload]]` tables, each
-//! with `kind = "io" | "oltp" | "mailbox"` and that command's options under the same names as
+//! with a `kind` of the registry's (`crate::registry::KINDS`) and that command's options under the same names as
 //! its flags (snake_case), plus an optional `label` and `sweep`.
 
 pub mod expand;
@@ -12,7 +12,7 @@ pub mod init;
 pub mod parse;
 pub mod quick;
 
-use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
+use crate::registry::Options;
 use crate::units::Seconds;
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -152,6 +152,9 @@ pub struct Configuration {
     /// Free text for the report (disks, RAID level, controller).
     #[serde(default)]
     pub description: Option<String>,
+    /// Its `set` table as the report shows it: one `<workload>: key = value, ...` each.
+    #[serde(skip)]
+    pub own_values: Vec<String>,
 }
 
 /// A target refusal's remedy as the plan key to set, for a plan's user: the key where the
@@ -172,10 +175,8 @@ pub fn key_for(remedy: Remedy) -> String {
 pub fn in_plan_terms(text: &str) -> String {
     static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
     let keys = KEYS.get_or_init(|| {
-        let mut k = parse::keys_of::<IoArgs>(&[]);
-        k.extend(parse::keys_of::<OltpRunArgs>(&[]));
-        k.extend(parse::keys_of::<MailboxArgs>(&[]));
-        k.extend(parse::keys_of::<IntegrityArgs>(&[]));
+        let mut k: Vec<&'static str> =
+            crate::registry::KINDS.iter().flat_map(|kind| parse::keys_in(&(kind.command)(), &[])).collect();
         k.extend(["log_target", "url"]);
         k
     });
@@ -207,34 +208,22 @@ pub fn in_plan_terms(text: &str) -> String {
     out
 }
 
-/// A workload's options, as its command takes them.
-#[derive(Debug, Clone)]
-pub enum WorkloadArgs {
-    Io(Box<IoArgs>),
-    Oltp(Box<OltpRunArgs>),
-    Mailbox(Box<MailboxArgs>),
-    Integrity(Box<IntegrityArgs>),
-}
-
-impl WorkloadArgs {
-    pub fn kind(&self) -> &'static str {
-        match self {
-            WorkloadArgs::Io(_) => "io",
-            WorkloadArgs::Oltp(_) => "oltp",
-            WorkloadArgs::Mailbox(_) => "mailbox",
-            WorkloadArgs::Integrity(_) => "integrity",
-        }
-    }
-}
+/// A point of a workload: the swept key and its value (none without a sweep), and the
+/// workload's options there.
+pub type Point = (Option<(String, serde_json::Value)>, Box<dyn Options>);
 
 /// One `[[workload]]`: its options, and the values of one option to sweep over.
 #[derive(Debug, Clone)]
 pub struct Workload {
     pub label: String,
-    pub args: WorkloadArgs,
+    pub args: Box<dyn Options>,
     /// Each point's options (the sweep's key set to one of its values), in order; a workload
     /// without a sweep has one point.
-    pub points: Vec<(Option<(String, serde_json::Value)>, WorkloadArgs)>,
+    pub points: Vec<Point>,
+    /// Per configuration (in the plan's order), its own options for each point where its
+    /// `set` table gives this workload values of its own (003 and 004 run 17 threads on the
+    /// SSDs and 73 on the HDDs).
+    pub by_configuration: Vec<Option<Vec<Box<dyn Options>>>>,
 }
 
 /// A parsed, checked plan.

@@ -1,8 +1,9 @@
 //! Plan text → `Plan`. Every error names the file, line and column of the key or value at
 //! fault, says what is wrong and how to fix it; nothing runs until the whole plan parses.
 
-use super::{Configuration, Method, Plan, Workload, WorkloadArgs};
-use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
+use super::{Configuration, Method, Plan, Point, Workload};
+use crate::args::IoArgs;
+use crate::registry::{self, Kind, Options};
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::ops::Range;
@@ -44,7 +45,7 @@ impl fmt::Display for PlanError {
 impl std::error::Error for PlanError {}
 
 /// Where errors point: the plan's name and text.
-struct Source<'a> {
+pub struct Source<'a> {
     file: &'a str,
     text: &'a str,
 }
@@ -115,8 +116,8 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         }
     };
     check_method(&src, &method, root.get("method"))?;
-    let configurations = configurations(&src, root.get("configuration"), whole.clone())?;
-    let workloads = workloads(&src, root.get("workload"), whole)?;
+    let (configurations, sets) = configurations(&src, root.get("configuration"), whole.clone())?;
+    let workloads = workloads(&src, root.get("workload"), whole, &sets)?;
     Ok(Plan { name, method, configurations, workloads })
 }
 
@@ -159,11 +160,15 @@ impl Method {
     }
 }
 
-fn configurations(
+/// Each configuration's `set` table: its own values of workload keys, by workload label or
+/// kind (`set.oltp = { n_threads = 73 }`), where it has one.
+type Sets<'i> = Vec<Option<Spanned<DeTable<'i>>>>;
+
+fn configurations<'i>(
     src: &Source,
-    value: Option<&Spanned<DeValue>>,
+    value: Option<&Spanned<DeValue<'i>>>,
     whole: Range<usize>,
-) -> Result<Vec<Configuration>, PlanError> {
+) -> Result<(Vec<Configuration>, Sets<'i>), PlanError> {
     let Some(value) = value else {
         let hint = "add one per storage setup:\n\n    [[configuration]]\n    name = \"ssd\"\n    target = \"/mnt/ssd\"";
         return Err(src.error(
@@ -172,9 +177,13 @@ fn configurations(
             Some(hint.into()),
         ));
     };
-    let keys = ["name", "target", "log_target", "url", "allow_device", "force", "description"];
+    let keys = ["name", "target", "log_target", "url", "allow_device", "force", "description", SET];
     let mut out: Vec<Configuration> = Vec::new();
-    for item in tables(src, value, "[[configuration]]")? {
+    let mut sets = Vec::new();
+    for mut item in tables(src, value, "[[configuration]]")? {
+        let set =
+            item.get_mut().remove(SET).map(|v| Ok(Spanned::new(v.span(), table(src, &v, SET)?.clone())));
+        sets.push(set.transpose()?);
         let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
         let at = |key: &str| item.get_ref().get(key).map_or(item.span(), |v| v.span());
         check_name(src, &c.name, at("name"), "configuration name")?;
@@ -194,6 +203,7 @@ fn configurations(
         let c = Configuration {
             target: absolute(&c.target),
             log_target: c.log_target.as_deref().map(absolute),
+            own_values: sets.last().and_then(Option::as_ref).map(own_values_text).unwrap_or_default(),
             ..c
         };
         if let Some((other, role)) = same_place(&out, &c) {
@@ -210,7 +220,7 @@ fn configurations(
         }
         out.push(c);
     }
-    Ok(out)
+    Ok((out, sets))
 }
 
 /// The configuration among `seen` whose target or log target is the same directory or device
@@ -291,14 +301,16 @@ fn workloads(
     src: &Source,
     value: Option<&Spanned<DeValue>>,
     whole: Range<usize>,
+    sets: &Sets,
 ) -> Result<Vec<Workload>, PlanError> {
     let Some(value) = value else {
         let hint = "add what to run, e.g.\n\n    [[workload]]\n    kind = \"io\"\n    profile = \"sqlio\"";
         return Err(src.error(whole.start..whole.start, "the plan has no [[workload]]", Some(hint.into())));
     };
     let mut out: Vec<Workload> = Vec::new();
+    let mut names = Vec::new();
     for item in tables(src, value, "[[workload]]")? {
-        for mut w in workload(src, &item)? {
+        for mut w in workload(src, &item, sets, &mut names)? {
             let base = w.label.clone();
             for n in 2.. {
                 if !out.iter().any(|o| o.label == w.label) {
@@ -309,23 +321,94 @@ fn workloads(
             out.push(w);
         }
     }
+    every_set_names_a_workload(src, sets, &names)?;
     Ok(out)
 }
 
-/// Options that belong to the configuration, not the workload: where the data goes.
-pub const IO_RESERVED: [&str; 3] = ["target", "allow_device", "force"];
-pub const OLTP_RESERVED: [&str; 4] = ["path", "url", "backend", "no_reset"];
-pub const MAILBOX_RESERVED: [&str; 2] = ["target", "log_target"];
-pub const INTEGRITY_RESERVED: [&str; 4] = ["target", "allow_device", "force", "journal_dir"];
+/// The key of a configuration's own workload values.
+pub const SET: &str = "set";
+
+/// A configuration's own values for the workload labelled `label` of `kind`: its `set`
+/// entries for the kind, then for the label (which win). `fixed` keys are the workload's
+/// alone (its kind, label, swept key, what its profile set fixes).
+fn own_values<'i>(
+    src: &Source,
+    set: &Option<Spanned<DeTable<'i>>>,
+    (label, kind): (&str, &str),
+    fixed: &[&str],
+) -> Result<Option<DeTable<'i>>, PlanError> {
+    let Some(set) = set else { return Ok(None) };
+    let mut own: Option<DeTable> = None;
+    for name in [kind, label] {
+        let Some(entry) = set.get_ref().get(name) else { continue };
+        for (k, v) in table(src, entry, &format!("{SET}.{name}"))? {
+            if fixed.contains(&k.get_ref().as_ref()) {
+                let hint = Some(format!(
+                    "a configuration may set any other key of the workload; these are the workload's own: {}",
+                    fixed.join(", ")
+                ));
+                return Err(src.error(
+                    k.span(),
+                    format!("`{}` cannot be set per configuration", k.get_ref()),
+                    hint,
+                ));
+            }
+            own.get_or_insert_with(DeTable::new).insert(k.clone(), v.clone());
+        }
+    }
+    Ok(own)
+}
+
+/// A `set` table as the report shows it: `oltp: n_threads = 73`, one line per workload.
+fn own_values_text(set: &Spanned<DeTable>) -> Vec<String> {
+    let line = |(name, values): (&Spanned<toml::de::DeString>, &Spanned<DeValue>)| {
+        let pairs: Vec<String> = match values.get_ref().as_table() {
+            Some(t) => t.iter().map(|(k, v)| format!("{} = {}", k.get_ref(), json_of(v.get_ref()))).collect(),
+            None => Vec::new(),
+        };
+        format!("{}: {}", name.get_ref(), pairs.join(", "))
+    };
+    set.get_ref().iter().map(line).collect()
+}
+
+/// Refuses a `set` entry that names no workload of the plan (`names`: every workload's label
+/// and kind).
+fn every_set_names_a_workload(src: &Source, sets: &Sets, names: &[String]) -> Result<(), PlanError> {
+    for set in sets.iter().flatten() {
+        if let Some((k, _)) =
+            set.get_ref().iter().find(|(k, _)| !names.iter().any(|n| n == k.get_ref().as_ref()))
+        {
+            let mut known: Vec<&str> = Vec::new();
+            for n in names {
+                if !known.contains(&n.as_str()) {
+                    known.push(n);
+                }
+            }
+            let hint = Some(format!("name a workload by its label or its kind: {}", known.join(", ")));
+            return Err(src.error(
+                k.span(),
+                format!("`{SET}.{}` names no workload of the plan", k.get_ref()),
+                hint,
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// Keys a workload table holds besides its command's options.
 const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];
 
-/// One `[[workload]]` table; an io profile set becomes one workload per profile.
-fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, PlanError> {
+/// One `[[workload]]` table, with each configuration's own values (`sets`); an io profile set
+/// becomes one workload per profile. Its label and kind go to `names`.
+fn workload(
+    src: &Source,
+    item: &Spanned<DeTable>,
+    sets: &Sets,
+    names: &mut Vec<String>,
+) -> Result<Vec<Workload>, PlanError> {
     let t = item.get_ref();
     let kind_value = t.get("kind").ok_or_else(|| {
-        let hint = Some("add kind = \"io\", \"oltp\" or \"mailbox\"".into());
+        let hint = Some(format!("add kind = {}", registry::names_listed()));
         src.error(item.span(), "a [[workload]] without a kind", hint)
     })?;
     let kind = string(src, kind_value, "kind")?;
@@ -338,52 +421,52 @@ fn workload(src: &Source, item: &Spanned<DeTable>) -> Result<Vec<Workload>, Plan
         options.remove(k);
     }
     let sweep = t.get("sweep").map(|v| sweep_of(src, v)).transpose()?;
-    let build = |opts: &DeTable, span: Range<usize>| -> Result<WorkloadArgs, PlanError> {
-        match kind.as_str() {
-            "io" => args::<IoArgs>(src, opts, span, "an io workload", &IO_RESERVED)
-                .map(|a| WorkloadArgs::Io(Box::new(a))),
-            "oltp" => args::<OltpRunArgs>(src, opts, span, "an oltp workload", &OLTP_RESERVED)
-                .map(|a| WorkloadArgs::Oltp(Box::new(a))),
-            "mailbox" => args::<MailboxArgs>(src, opts, span, "a mailbox workload", &MAILBOX_RESERVED)
-                .map(|a| WorkloadArgs::Mailbox(Box::new(a))),
-            "integrity" => {
-                args::<IntegrityArgs>(src, opts, span, "an integrity workload", &INTEGRITY_RESERVED)
-                    .map(|a| WorkloadArgs::Integrity(Box::new(a)))
+    let entry = registry::kind(&kind).ok_or_else(|| {
+        let hint = Some(format!("kind is {}", registry::names_listed()));
+        src.error(kind_value.span(), format!("unknown workload kind `{kind}`"), hint)
+    })?;
+    let build = |opts: &DeTable, span: Range<usize>| (entry.parse)(src, opts, span, entry);
+    let points_of = |options: &DeTable| -> Result<Vec<Point>, PlanError> {
+        let Some((key, values)) = &sweep else { return Ok(vec![(None, build(options, item.span())?)]) };
+        let mut points = Vec::new();
+        for v in values {
+            let mut opts = options.clone();
+            if key.get_ref() == TARGETS {
+                targets_point(src, &kind, key, v, &mut opts)?;
+            } else {
+                opts.insert(key.clone(), v.clone());
             }
-            other => Err(src.error(
-                kind_value.span(),
-                format!("unknown workload kind `{other}`"),
-                Some("kind is \"io\", \"oltp\", \"mailbox\" or \"integrity\"".into()),
-            )),
+            let point = (key.get_ref().to_string(), json_of(v.get_ref()));
+            points.push((Some(point), build(&opts, v.span())?));
         }
+        Ok(points)
     };
     let args = build(&options, item.span())?;
-    let mut points = Vec::new();
-    match &sweep {
-        None => points.push((None, args.clone())),
-        Some((key, values)) => {
-            for v in values {
-                let mut opts = options.clone();
-                if key.get_ref() == TARGETS {
-                    targets_point(src, &kind, key, v, &mut opts)?;
-                } else {
-                    opts.insert(key.clone(), v.clone());
-                }
-                let point = (key.get_ref().to_string(), json_of(v.get_ref()));
-                points.push((Some(point), build(&opts, v.span())?));
-            }
-        }
-    }
+    let points = points_of(&options)?;
     let swept = sweep.as_ref().map(|(k, _)| k.get_ref().to_string());
-    let label = label.unwrap_or_else(|| default_label(&args, swept.as_deref()));
-    let workload = Workload { label, args, points };
-    Ok(match &workload.args {
-        WorkloadArgs::Io(a) if a.profile.is_some() => {
-            let a = a.clone();
-            profile_set(src, workload, &a, t)?
-        }
-        _ => vec![workload],
-    })
+    let label = label.unwrap_or_else(|| default_label(&*args, swept.as_deref()));
+    let mut fixed: Vec<&str> = OWN_KEYS.iter().copied().chain(swept.as_deref()).collect();
+    if options.contains_key("profile") {
+        fixed.extend(PROFILE_KEYS.iter().chain(&["profile"]));
+    }
+    let mut by_configuration = Vec::new();
+    for set in sets {
+        let own = match own_values(src, set, (&label, &kind), &fixed)? {
+            None => None,
+            Some(own) => {
+                let mut opts = options.clone();
+                opts.extend(own);
+                Some(points_of(&opts)?.into_iter().map(|(_, a)| a).collect())
+            }
+        };
+        by_configuration.push(own);
+    }
+    names.extend([label.clone(), kind.clone()]);
+    let workload = Workload { label, args, points, by_configuration };
+    match workload.args.get::<IoArgs>().filter(|a| a.profile.is_some()).cloned() {
+        Some(a) => profile_set(src, workload, &a, t),
+        None => Ok(vec![workload]),
+    }
 }
 
 /// The sweep key for the number of targets: an oltp workload uses the first N of the
@@ -414,6 +497,9 @@ fn targets_point<'i>(
     }
 }
 
+/// The keys a profile set gives each of its jobs.
+const PROFILE_KEYS: [&str; 4] = ["rw", "bs", "iodepth", "rwmix_read"];
+
 /// `profile = "sqlio"`: one workload per profile, labelled `<label or profile>-<profile>`.
 fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec<Workload>, PlanError> {
     let at = t.get("profile").map_or(0..0, |v| v.span());
@@ -422,13 +508,11 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
         return Err(src.error(at, format!("unknown profile `{}`", a.profile.as_deref().unwrap_or("")), hint));
     }
     let swept = t.get("sweep").and_then(|v| v.get_ref().as_table()).and_then(|s| s.iter().next());
-    if let Some((k, _)) =
-        swept.filter(|(k, _)| ["rw", "bs", "iodepth", "rwmix_read"].contains(&k.get_ref().as_ref()))
-    {
+    if let Some((k, _)) = swept.filter(|(k, _)| PROFILE_KEYS.contains(&k.get_ref().as_ref())) {
         let hint = Some("sweep another option, or describe the job yourself without `profile`".into());
         return Err(src.error(k.span(), format!("`{}` is set by the sqlio profile set", k.get_ref()), hint));
     }
-    for key in ["rw", "bs", "iodepth", "rwmix_read"] {
+    for key in PROFILE_KEYS {
         if let Some(v) = t.get(key) {
             let hint = Some(format!("remove `{key}`, or drop `profile` and describe the job yourself"));
             return Err(src.error(v.span(), format!("`{key}` is set by the sqlio profile set"), hint));
@@ -438,14 +522,21 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
     Ok(SQLIO_PROFILES
         .iter()
         .map(|p| {
-            let set = |args: &WorkloadArgs| match args {
-                WorkloadArgs::Io(a) => WorkloadArgs::Io(Box::new(sqlio_job(a, p))),
-                other => other.clone(),
+            let set = |args: &dyn Options| -> Box<dyn Options> {
+                match args.get::<IoArgs>() {
+                    Some(a) => Box::new(sqlio_job(a, p)),
+                    None => args.clone_box(),
+                }
             };
             Workload {
                 label: format!("{prefix}sqlio-{}", p.name),
-                args: set(&w.args),
-                points: w.points.iter().map(|(s, a)| (s.clone(), set(a))).collect(),
+                args: set(&*w.args),
+                points: w.points.iter().map(|(s, a)| (s.clone(), set(&**a))).collect(),
+                by_configuration: w
+                    .by_configuration
+                    .iter()
+                    .map(|own| own.as_ref().map(|points| points.iter().map(|a| set(&**a)).collect()))
+                    .collect(),
             }
         })
         .collect())
@@ -469,21 +560,10 @@ fn sqlio_job(a: &IoArgs, p: &storbench_bench::workload::io::SqlioProfile) -> IoA
     }
 }
 
-/// `io-randread-8k-qd4`, `sqlio`, `oltp`, `mailbox`; a swept key shows as `-<key>-sweep`.
-fn default_label(args: &WorkloadArgs, swept: Option<&str>) -> String {
-    let base = match args {
-        WorkloadArgs::Io(a) if a.profile.is_some() => a.profile.clone().unwrap_or_default(),
-        WorkloadArgs::Io(a) => {
-            let depth = if swept == Some("iodepth") {
-                String::new()
-            } else {
-                format!("-qd{}", a.iodepth.unwrap_or(1))
-            };
-            format!("io-{}-{}{depth}", a.rw.as_deref().unwrap_or("randread"), a.bs.as_deref().unwrap_or("4k"))
-                .replace(['/', ':'], "_")
-        }
-        other => other.kind().to_string(),
-    };
+/// A workload's label when the plan gives none: its kind's (`io-randread-8k-qd4`, `sqlio`,
+/// `oltp`), and `-<key>-sweep` for a swept key.
+fn default_label(args: &dyn Options, swept: Option<&str>) -> String {
+    let base = args.label(swept);
     match swept {
         Some(k) => format!("{base}-{k}-sweep"),
         None => base,
@@ -528,25 +608,24 @@ fn sweep_of<'i>(
     }
 }
 
-/// A workload's options as its command's argument struct; `reserved` keys belong to the
-/// configuration.
-fn args<T: DeserializeOwned + clap::Args>(
+/// A workload table as kind `T`'s options (`kind.parse` of every entry); the kind's
+/// `reserved` keys belong to the configuration.
+pub fn parse_as<T: DeserializeOwned + Options>(
     src: &Source,
     t: &DeTable,
     span: Range<usize>,
-    what: &str,
-    reserved: &[&str],
-) -> Result<T, PlanError> {
-    for key in reserved {
+    kind: &Kind,
+) -> Result<Box<dyn Options>, PlanError> {
+    for key in kind.reserved {
         if let Some((k, _)) = t.get_key_value(*key) {
             let hint = Some("each [[configuration]] says where its data goes; set it there".to_string());
             return Err(src.error(k.span(), format!("`{key}` is not a workload key"), hint));
         }
     }
-    let mut keys = keys_of::<T>(&NOT_PLAN_KEYS);
-    keys.retain(|k| !reserved.contains(k));
+    let mut keys = keys_in(&(kind.command)(), &NOT_PLAN_KEYS);
+    keys.retain(|k| !kind.reserved.contains(k));
     keys.extend(OWN_KEYS);
-    typed(src, t, span, what, &keys)
+    typed::<T>(src, t, span, kind.what, &keys).map(|a| Box::new(a) as Box<dyn Options>)
 }
 
 /// Deserializes `t` (located at `span`) into `T`, errors located in the plan.
@@ -590,7 +669,11 @@ pub const NOT_PLAN_KEYS: [&str; 13] = [
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.
 pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<&'static str> {
-    let cmd = T::augment_args(clap::Command::new("plan"));
+    keys_in(&T::augment_args(clap::Command::new("plan")), skip)
+}
+
+/// The plan keys of the options `cmd` defines.
+pub fn keys_in(cmd: &clap::Command, skip: &[&str]) -> Vec<&'static str> {
     cmd.get_arguments()
         .map(|a| a.get_id().as_str())
         .filter(|id| !skip.contains(id) && *id != "help")

@@ -1,6 +1,7 @@
 use super::expand::runs;
 use super::parse::{PlanError, parse};
 use super::*;
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
 
 fn dirs() -> (tempfile::TempDir, String, String) {
     let tmp = tempfile::tempdir().unwrap();
@@ -32,17 +33,10 @@ fn the_quick_plan_runs_the_sqlio_set_oltp_mailbox_and_integrity_three_times_here
     let all = runs(&plan);
     assert_eq!(all.len(), 27);
     assert_eq!(all[0].id, "sqlio-randread-8k-qd4.here.r1");
-    match &all[0].args {
-        WorkloadArgs::Io(a) => {
-            assert_eq!(
-                (a.rw.as_deref(), a.bs.as_deref(), a.iodepth),
-                (Some("randread"), Some("8192"), Some(4))
-            );
-            assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
-            assert!(a.profile.is_none());
-        }
-        other => panic!("{other:?}"),
-    }
+    let a = all[0].args.get::<IoArgs>().expect("an io workload");
+    assert_eq!((a.rw.as_deref(), a.bs.as_deref(), a.iodepth), (Some("randread"), Some("8192"), Some(4)));
+    assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
+    assert!(a.profile.is_none());
 }
 
 #[test]
@@ -67,13 +61,8 @@ fn repetitions_interleave_configurations_and_sweeps_expand_in_order() {
     .map(|s| format!("{w}.{s}"))
     .collect();
     assert_eq!(ids, expect);
-    let depths: Vec<Option<u32>> = runs(&plan)
-        .iter()
-        .map(|r| match &r.args {
-            WorkloadArgs::Io(a) => a.iodepth,
-            _ => None,
-        })
-        .collect();
+    let depths: Vec<Option<u32>> =
+        runs(&plan).iter().map(|r| r.args.get::<IoArgs>().and_then(|a| a.iodepth)).collect();
     assert_eq!(depths, [1, 1, 1, 1, 16, 16, 16, 16].map(Some));
 }
 
@@ -86,23 +75,15 @@ fn the_method_fills_in_what_workloads_leave_out_and_the_command_line_wins() {
     let over = Method { seed: Some(9), ..Method::default() };
     plan.method = plan.method.overridden_by(&over);
     let all = runs(&plan);
-    match &all[0].args {
-        WorkloadArgs::Oltp(a) => {
-            assert_eq!(a.run_time.unwrap().0.as_secs(), 120, "the workload's own run_time wins");
-            assert_eq!(a.warmup_time.unwrap().0.as_secs(), 5);
-            assert_eq!(a.seed, Some(9));
-            assert!(a.db.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
-        }
-        other => panic!("{other:?}"),
-    }
+    let a = all[0].args.get::<OltpRunArgs>().expect("an oltp workload");
+    assert_eq!(a.run_time.unwrap().0.as_secs(), 120, "the workload's own run_time wins");
+    assert_eq!(a.warmup_time.unwrap().0.as_secs(), 5);
+    assert_eq!(a.seed, Some(9));
+    assert!(a.db.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
     let mailbox = all.iter().find(|r| r.workload == "mailbox").unwrap();
-    match &mailbox.args {
-        WorkloadArgs::Mailbox(a) => {
-            assert_eq!(a.duration.unwrap().0.as_secs(), 90);
-            assert!(a.target.as_ref().unwrap().ends_with("a/storbench-mailbox"));
-        }
-        other => panic!("{other:?}"),
-    }
+    let a = mailbox.args.get::<MailboxArgs>().expect("a mailbox workload");
+    assert_eq!(a.duration.unwrap().0.as_secs(), 90);
+    assert!(a.target.as_ref().unwrap().ends_with("a/storbench-mailbox"));
 }
 
 #[test]
@@ -210,10 +191,10 @@ fn a_sweep_over_targets_uses_more_databases() {
     let plan = parse("plan.toml", &text).unwrap();
     let shapes: Vec<String> = runs(&plan)
         .iter()
-        .map(|r| match &r.args {
-            WorkloadArgs::Oltp(o) => format!("{} urls", o.db.url.len()),
-            WorkloadArgs::Mailbox(m) => format!("{} databases", m.databases.unwrap()),
-            WorkloadArgs::Io(_) | WorkloadArgs::Integrity(_) => String::new(),
+        .map(|r| match (r.args.get::<OltpRunArgs>(), r.args.get::<MailboxArgs>()) {
+            (Some(o), _) => format!("{} urls", o.db.url.len()),
+            (_, Some(m)) => format!("{} databases", m.databases.unwrap()),
+            _ => String::new(),
         })
         .collect();
     assert_eq!(shapes, ["1 urls", "2 urls", "1 databases", "4 databases"]);
@@ -412,4 +393,143 @@ fn two_configurations_on_one_directory_however_spelled_are_refused() {
         "name = \"t\"\n[[configuration]]\nname = \"x\"\ntarget = \"{a}\"\nlog_target = \"{a}\"\n[[workload]]\nkind = \"io\"\n"
     );
     assert!(parse("plan.toml", &text).is_ok());
+}
+
+/// The text a help names after "Default: " up to the sentence's end.
+fn default_said(help: &str) -> Option<String> {
+    let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    flat.split("Default: ")
+        .nth(1)
+        .map(|t| t.trim_end_matches('.').split(". ").next().unwrap_or(t).to_string())
+}
+
+/// The default clap fills in for option `id` of `T` when it is not given.
+fn clap_default<T: clap::Args>(id: &str) -> Option<String> {
+    let cmd = T::augment_args(clap::Command::new("t"));
+    let arg = cmd.get_arguments().find(|a| a.get_id() == id).expect(id);
+    arg.get_default_values().first().map(|v| v.to_string_lossy().into_owned())
+}
+
+#[test]
+fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_users_read_them() {
+    use crate::args::{
+        IntegrityArgs, IoArgs, MailboxArgs, OltpFidelityArgs, OltpGenArgs, OltpLoadArgs, OltpRunArgs,
+    };
+    use storbench_bench::rng::DEFAULT_SEED;
+    let seed = DEFAULT_SEED.to_string();
+    let example = init::example();
+    let said = [
+        ("io", "rw", help_of::<IoArgs>("rw"), IoArgs::RW.to_string()),
+        ("io", "bs", help_of::<IoArgs>("bs"), IoArgs::BS.to_string()),
+        ("io", "iodepth", help_of::<IoArgs>("iodepth"), IoArgs::IODEPTH.to_string()),
+        ("io", "seed", help_of::<IoArgs>("seed"), seed.clone()),
+        ("oltp", "seed", help_of::<OltpRunArgs>("seed"), seed.clone()),
+        ("oltp", "db_size", help_of::<OltpRunArgs>("db_size"), OltpRunArgs::DB_SIZE.to_string()),
+        ("mailbox", "seed", help_of::<MailboxArgs>("seed"), seed.clone()),
+        ("integrity", "seed", help_of::<IntegrityArgs>("seed"), seed.clone()),
+    ];
+    for (kind, id, help, default) in &said {
+        assert_eq!(default_said(help).as_ref(), Some(default), "{kind} --{id}'s help: {help}");
+        let comment = init_comment(&example, &format!("kind = \"{kind}\" workload"), id);
+        assert_eq!(default_said(&comment).as_ref(), Some(default), "plan init's {kind} {id}: {comment}");
+    }
+    assert_eq!(default_said(&help_of::<Method>("seed")).as_deref(), Some(seed.as_str()), "[method] seed");
+    // The commands whose clap fills the default in show it as clap does.
+    for (command, value) in [
+        (clap_default::<OltpGenArgs>("seed"), &seed),
+        (clap_default::<OltpLoadArgs>("seed"), &seed),
+        (clap_default::<OltpFidelityArgs>("seed"), &seed),
+        (clap_default::<OltpGenArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
+        (clap_default::<OltpLoadArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
+        (clap_default::<OltpFidelityArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
+    ] {
+        assert_eq!(command.as_ref(), Some(value));
+    }
+    // What validation and the evaluation's labels make of a job that sets nothing.
+    let io = IoArgs::default();
+    let job = &crate::cmd::io::validate::validate(&io).unwrap().jobs[0].spec;
+    assert_eq!((job.iodepth, job.seed, job.read_pct), (IoArgs::IODEPTH, DEFAULT_SEED, 100));
+    assert_eq!(job.block_sizes.max(), crate::cmd::io::validate::parse_bs(IoArgs::BS).unwrap().max());
+    assert_eq!(job.name, format!("{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\n");
+    let plan = parse("plan.toml", &text).unwrap();
+    assert_eq!(plan.workloads[0].label, format!("io-{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
+    assert_eq!(plan.method.seed.unwrap_or(DEFAULT_SEED), DEFAULT_SEED);
+}
+
+/// The plan-wide workloads below, with `set` lines added to configuration `b`.
+fn plan_with_set(set: &str) -> (tempfile::TempDir, String) {
+    let (tmp, a, b) = dirs();
+    let text = format!(
+        "name = \"t\"\n[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\n[[configuration]]\nname = \"b\"\ntarget = \"{b}\"\n{set}\n\
+         [[workload]]\nkind = \"oltp\"\nn_threads = 17\n\
+         [[workload]]\nkind = \"mailbox\"\nlabel = \"mail\"\nmailboxes = 500\nsweep = {{ threads = [1, 2] }}\n\
+         [[workload]]\nkind = \"io\"\nprofile = \"sqlio\"\nruntime = \"30s\"\n"
+    );
+    (tmp, text)
+}
+
+#[test]
+fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
+    use crate::args::IoArgs;
+    let (_tmp, text) = plan_with_set(
+        "set.oltp = { n_threads = 73 }\nset.mailbox = { mailboxes = 540 }\nset.mail = { mailboxes = 550 }\nset.io = { runtime = \"5s\" }",
+    );
+    let plan = parse("plan.toml", &text).unwrap();
+    let all = runs(&plan);
+    let on = |ci: usize, label: &str| -> Vec<&super::expand::PlannedRun> {
+        all.iter()
+            .filter(|r| r.configuration == ci && r.workload.starts_with(label) && r.repetition == 1)
+            .collect()
+    };
+    let threads = |r: &super::expand::PlannedRun| r.args.get::<OltpRunArgs>().and_then(|a| a.n_threads);
+    assert_eq!((threads(on(0, "oltp")[0]), threads(on(1, "oltp")[0])), (Some(17), Some(73)));
+    assert!(plan.configurations[0].own_values.is_empty());
+    assert_eq!(
+        plan.configurations[1].own_values,
+        ["io: runtime = \"5s\"", "mail: mailboxes = 550", "mailbox: mailboxes = 540", "oltp: n_threads = 73"]
+    );
+    // By label over kind, at every point of the sweep, which keeps its own values.
+    for (ci, mailboxes) in [(0, 500), (1, 550)] {
+        let points: Vec<(Option<u64>, Option<u32>)> = on(ci, "mail")
+            .iter()
+            .map(|r| r.args.get::<MailboxArgs>().map_or((None, None), |a| (a.mailboxes, a.threads)))
+            .collect();
+        assert_eq!(points, [(Some(mailboxes), Some(1)), (Some(mailboxes), Some(2))], "configuration {ci}");
+    }
+    // Every job of a profile set, and the ETA, take a configuration's own runtime.
+    let sqlio_b = on(1, "sqlio");
+    assert_eq!(sqlio_b.len(), 6);
+    for r in sqlio_b {
+        let a = r.args.get::<IoArgs>().expect(&r.id);
+        assert_eq!(a.runtime.map(|s| s.0), Some(std::time::Duration::from_secs(5)));
+        assert_eq!(r.expected, std::time::Duration::from_secs(5) + IoArgs::RAMP, "{}", r.id);
+        assert!(a.rw.is_some() && a.bs.is_some(), "the profile's own job: {a:?}");
+    }
+    assert_eq!(on(0, "sqlio")[0].expected, std::time::Duration::from_secs(30) + IoArgs::RAMP);
+}
+
+#[test]
+fn a_configurations_own_values_are_checked_as_the_workloads_and_located() {
+    let cases = [
+        ("set.oltpp = { n_threads = 2 }", "`set.oltpp` names no workload of the plan", "oltp, mail, mailbox"),
+        (
+            "set.oltp = { n_thread = 2 }",
+            "an oltp workload: unknown key `n_thread`",
+            "did you mean `n_threads`?",
+        ),
+        ("set.oltp = { kind = \"io\" }", "`kind` cannot be set per configuration", "kind, label, sweep"),
+        ("set.mail = { threads = 4 }", "`threads` cannot be set per configuration", "threads"),
+        ("set.io = { bs = \"64k\" }", "`bs` cannot be set per configuration", "rw, bs, iodepth"),
+        ("set.oltp = { url = [\"postgres://x@h/d\"] }", "`url` is not a workload key", "configuration"),
+        ("set.oltp = { n_threads = \"many\" }", "an oltp workload", "numbers"),
+        ("set = 3", "set must be a table", ""),
+    ];
+    for (set, message, hint) in cases {
+        let (_tmp, text) = plan_with_set(set);
+        let e = error(&text);
+        assert!(e.message.contains(message), "{set}: {e}");
+        assert!(e.hint.as_deref().unwrap_or_default().contains(hint), "{set}: {e}");
+        assert_eq!(e.line, 8, "{set}: points at the configuration's `set` line: {e}");
+    }
 }

@@ -75,7 +75,12 @@ fn evaluation_bundle(dir: &Path) -> PathBuf {
             ..Method::default()
         },
         configurations: ["slow", "fast"]
-            .map(|c| Configuration { name: c.into(), target: dir.display().to_string(), description: None })
+            .map(|c| Configuration {
+                name: c.into(),
+                target: dir.display().to_string(),
+                description: None,
+                ..Default::default()
+            })
             .to_vec(),
         runs,
         notes: vec!["Both configurations share one file: a test of the report, not of storage.".into()],

@@ -41,9 +41,18 @@ pub(super) fn method(e: &Evaluation) -> Vec<Block> {
     if !e.complete {
         items.push("The evaluation did not finish: runs still pending are listed as such.".into());
     }
-    let mut configs = Table::new(&["configuration", "target", "description"]);
+    let own = e.configurations.iter().any(|c| !c.own_values.is_empty());
+    let mut configs = if own {
+        Table::new(&["configuration", "target", "description", "its own workload values"])
+    } else {
+        Table::new(&["configuration", "target", "description"])
+    };
     for c in &e.configurations {
-        configs.push(vec![c.name.clone(), c.target.clone(), c.description.clone().unwrap_or_default()]);
+        let mut row = vec![c.name.clone(), c.target.clone(), c.description.clone().unwrap_or_default()];
+        if own {
+            row.push(c.own_values.join("; "));
+        }
+        configs.push(row);
     }
     vec![Block::Heading(2, "Method".into()), Block::List(items), Block::Table(configs)]
 }

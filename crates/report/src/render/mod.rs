@@ -98,6 +98,7 @@ impl ReportInput {
                 name: configuration,
                 target: s.target.path.clone(),
                 description: None,
+                own_values: Vec::new(),
             }],
             runs: vec![run],
             notes: s.warnings.clone(),

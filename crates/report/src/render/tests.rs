@@ -543,9 +543,11 @@ fn control_characters_from_a_bundle_reach_neither_report_raw() {
         name: "ssd".into(),
         target: "/mnt/t\u{0}x".into(),
         description: Some("RAID\u{0} 10\u{7}".into()),
+        own_values: vec!["oltp: n_threads = 73".into()],
     }];
     for (what, text) in [("html", report_html(&i)), ("markdown", report_markdown(&i))] {
         assert!(!text.contains(['\u{0}', '\u{1b}', '\u{7}']), "{what} holds a raw control character");
         assert!(text.contains("RAID\\u{0} 10\\u{7}"), "{what}: the description is shown escaped\n{text}");
+        assert!(text.contains("its own workload values") && text.contains("oltp: n_threads = 73"), "{what}");
     }
 }

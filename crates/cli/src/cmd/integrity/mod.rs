@@ -9,6 +9,7 @@
 //! - `verify`: `integrity verify`.
 
 mod crash;
+pub mod entry;
 mod summary;
 pub mod validate;
 mod verify;

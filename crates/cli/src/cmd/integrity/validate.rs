@@ -63,7 +63,7 @@ pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
         device,
         sizes,
         duration,
-        seed: a.seed.unwrap_or(1),
+        seed: a.seed.unwrap_or(storbench_bench::rng::DEFAULT_SEED),
         engine,
         direct: !a.buffered,
         write_through: a.write_through,

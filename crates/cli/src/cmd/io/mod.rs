@@ -2,6 +2,7 @@
 //! A profile set shows a line per job with its headline; each job's own output is in its
 //! bundle's output.log (and on the terminal too with --verbose).
 
+pub mod entry;
 mod summary;
 pub mod validate;
 

@@ -7,6 +7,7 @@ use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
+use storbench_bench::rng::DEFAULT_SEED;
 use storbench_bench::run::Rule;
 use storbench_bench::target::TargetRequest;
 use storbench_bench::workload::io::{
@@ -14,7 +15,6 @@ use storbench_bench::workload::io::{
 };
 
 pub const DEFAULT_SIZE: u64 = 1 << 30;
-pub const DEFAULT_SEED: u64 = 1;
 /// Under --steady-state without --runtime, the cap in rounds (SNIA PTS allows up to 25).
 pub const DEFAULT_STEADY_ROUNDS: u32 = storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS;
 const MAX_BLOCK: u64 = 64 << 20;
@@ -63,7 +63,7 @@ fn template_engine(args: &IoArgs) -> EngineKind {
 
 fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     let (pattern, read_pct) = parse_rw(args)?;
-    let block_sizes = parse_bs(args.bs.as_deref().unwrap_or("4k"))?;
+    let block_sizes = parse_bs(args.bs.as_deref().unwrap_or(IoArgs::BS))?;
     if args.verify && !block_sizes.is_single() {
         bail!("--verify needs a single --bs (it checks whole blocks); drop the mix or --verify");
     }
@@ -74,7 +74,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
             block_sizes.max()
         );
     }
-    let iodepth = bounded("--iodepth", args.iodepth.unwrap_or(1), 1, 4096)?;
+    let iodepth = bounded("--iodepth", args.iodepth.unwrap_or(IoArgs::IODEPTH), 1, 4096)?;
     let workers = bounded("--workers", args.workers.unwrap_or(1), 1, 1024)?;
     // Every worker holds a buffer of the largest block for each request in flight.
     let buffers = u64::from(block_sizes.max()) * u64::from(iodepth) * u64::from(workers);
@@ -110,7 +110,7 @@ fn parse_rw(args: &IoArgs) -> Result<(Pattern, u8)> {
     }
     let random =
         Pattern::Random(parse_distribution(args.random_distribution.as_deref().unwrap_or("uniform"))?);
-    Ok(match args.rw.as_deref().unwrap_or("randread") {
+    Ok(match args.rw.as_deref().unwrap_or(IoArgs::RW) {
         "read" => (Pattern::Sequential, 100),
         "write" => (Pattern::Sequential, 0),
         "rw" | "readwrite" => (Pattern::Sequential, mix),
@@ -253,7 +253,7 @@ fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 fn default_name(args: &IoArgs, sizes: &BlockSizeMix, depth: u32) -> String {
     let bs = if sizes.is_single() { format!("{}k", sizes.max() / 1024) } else { "mix".into() };
     let bs = if sizes.is_single() && sizes.max() < 1024 { format!("{}b", sizes.max()) } else { bs };
-    format!("{}-{bs}-qd{depth}", args.rw.as_deref().unwrap_or("randread"))
+    format!("{}-{bs}-qd{depth}", args.rw.as_deref().unwrap_or(IoArgs::RW))
 }
 
 fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {

@@ -22,8 +22,7 @@ pub(super) fn backup(
     let bar = output::fill_bar(total, "backup: reading the databases");
     let t0 = std::time::Instant::now();
     let mut prev = vec![0u64; manifest.databases.len()];
-    let mut rows = Vec::new();
-    let sampler = &mut run.sampler;
+    // Each second's row is written when it comes, so a backup killed midway keeps its seconds.
     let out = mbx::backup(&plan.db_dir, manifest, plan.engine, stop, &mut |done| {
         bar.set_position(done.iter().sum());
         let mut cols = vec![(
@@ -38,17 +37,15 @@ pub(super) fn backup(
                 .map(|(i, (d, p))| (backup_col::DB_MB_PER_SEC[i], Some((d - p) as f64 / 1e6))),
         );
         prev = done.to_vec();
-        rows.push(storbench_report::SeriesRow {
+        let row = storbench_report::SeriesRow {
             t_s: t0.elapsed().as_secs_f64().round(),
             phase: storbench_report::series::Phase::Measure,
             workload: cols,
-            system: sampler.sample(),
-        });
+            system: run.sampler.sample(),
+        };
+        run.row(&row, &[]);
     });
     bar.finish_and_clear();
-    for row in &rows {
-        run.row(row, &[]);
-    }
     let out = out.context("reading the databases")?;
     let mut r = summary::base_results(plan);
     r.backup_mb_per_sec = out.mb_per_sec();

@@ -10,6 +10,7 @@
 
 mod backup;
 mod databases;
+pub mod entry;
 mod recovery;
 mod run;
 mod summary;

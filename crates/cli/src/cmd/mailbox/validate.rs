@@ -142,7 +142,7 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
                 bail!("--engine null: the mailbox workload needs real files; use io_uring or psync")
             }
         },
-        seed: a.seed.unwrap_or(1),
+        seed: a.seed.unwrap_or(storbench_bench::rng::DEFAULT_SEED),
     };
     Ok(plan)
 }

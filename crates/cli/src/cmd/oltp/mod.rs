@@ -2,6 +2,7 @@
 //! MariaDB/MySQL.
 
 mod ds3;
+pub mod entry;
 mod fidelity;
 mod run;
 mod summary;
@@ -30,9 +31,6 @@ pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
     }
 }
 
-/// `oltp run --db-size` when it is not given.
-const DEFAULT_DB_SIZE: &str = "10MB";
-
 /// The options as `oltp run` checks them, without touching a database.
 pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
     run::checked(a).map(drop)
@@ -41,7 +39,7 @@ pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
 /// Loads each database `a` names unless it already holds a data set of `a`'s size: an
 /// evaluation's first oltp run on a configuration loads it, later ones reset to it.
 pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
-    let size = a.db_size.clone().unwrap_or_else(|| DEFAULT_DB_SIZE.to_string());
+    let size = a.db_size.clone().unwrap_or_else(|| OltpRunArgs::DB_SIZE.to_string());
     db_size(&size)?;
     let urls = targets(&a.db.url);
     for (i, db) in open_databases(&a.db)?.iter().enumerate() {
@@ -56,7 +54,12 @@ pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
             url: urls.get(i).cloned().into_iter().collect(),
             password_file: a.db.password_file.clone(),
         };
-        let load_args = OltpLoadArgs { db: one, db_size: size.clone(), ds2: false, seed: 1 };
+        let load_args = OltpLoadArgs {
+            db: one,
+            db_size: size.clone(),
+            ds2: false,
+            seed: storbench_bench::rng::DEFAULT_SEED,
+        };
         if !matches!(load(&load_args, stop)?, Ending::Ok) {
             break;
         }
@@ -69,7 +72,7 @@ pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
 /// run loads it) or loaded at the plan's size; a data set of another size is never replaced
 /// unasked.
 pub fn check_loadable(a: &OltpRunArgs) -> Result<()> {
-    let size = a.db_size.clone().unwrap_or_else(|| DEFAULT_DB_SIZE.to_string());
+    let size = a.db_size.clone().unwrap_or_else(|| OltpRunArgs::DB_SIZE.to_string());
     let counts = db_size(&size)?.counts();
     let dbs = open_databases(&a.db)?;
     check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;

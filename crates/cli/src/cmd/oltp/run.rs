@@ -3,7 +3,7 @@
 
 use super::ds3::{self, Sampled};
 use super::summary::{self, OltpPlace};
-use super::{DEFAULT_DB_SIZE, db_size, open_databases};
+use super::{db_size, open_databases};
 use crate::args::OltpRunArgs;
 use crate::cmd::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
@@ -132,7 +132,7 @@ fn check_connections(db: &dyn Ds3Database, threads: u32) -> Result<()> {
 
 /// The options as `run` checks them, before it opens a database.
 pub(super) fn checked(a: &OltpRunArgs) -> Result<(DbSize, OltpSpec, LineOptions)> {
-    let size = db_size(a.db_size.as_deref().unwrap_or(DEFAULT_DB_SIZE))?;
+    let size = db_size(a.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE))?;
     let spec = validate(a, size.counts())?;
     let lines = line_options(a)?;
     Ok((size, spec, lines))

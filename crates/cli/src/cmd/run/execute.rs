@@ -2,11 +2,11 @@
 //! power, the workload's run into its bundle under `runs/<id>/`, and its figures from the
 //! summary it returns.
 
-use crate::args::{EngineArg, IoArgs};
+use crate::args::{EngineArg, IoArgs, OltpRunArgs};
 use crate::cmd::{self, Ending};
 use crate::measure::{Measured, Ran};
 use crate::plan::expand::{self, PlannedRun};
-use crate::plan::{Configuration, Plan, WorkloadArgs};
+use crate::plan::{Configuration, Plan};
 use crate::power;
 use crate::units::{ByteSize, Seconds};
 use crate::{bundle, console};
@@ -25,12 +25,7 @@ pub fn check_all(plan: &Plan) -> Result<()> {
     check_kept_once(plan)?;
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
         check_place(plan, run)?;
-        let checked = match &run.args {
-            WorkloadArgs::Io(a) => cmd::io::check(a).map(drop),
-            WorkloadArgs::Oltp(a) => cmd::oltp::check_run_args(a).and_then(|()| cmd::oltp::check_loadable(a)),
-            WorkloadArgs::Mailbox(a) => cmd::mailbox::check(a),
-            WorkloadArgs::Integrity(a) => cmd::integrity::validate::validate(a).map(drop),
-        };
+        let checked = run.args.check();
         let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
         let checked = checked.map_err(|e| anyhow::anyhow!(in_plan(&e)));
         checked.with_context(|| {
@@ -38,10 +33,8 @@ pub fn check_all(plan: &Plan) -> Result<()> {
         })?;
     }
     let runs = expand::runs(plan);
-    let oltp = runs.iter().filter_map(|r| match &r.args {
-        WorkloadArgs::Oltp(a) => Some((config_name(plan, r).to_owned(), &**a)),
-        _ => None,
-    });
+    let oltp =
+        runs.iter().filter_map(|r| Some((config_name(plan, r).to_owned(), r.args.get::<OltpRunArgs>()?)));
     cmd::oltp::check_databases_apart(oltp).map_err(|e| anyhow::anyhow!("in the plan, {}", in_plan(&e)))?;
     for i in 0..plan.configurations.len() {
         if let Some(args) = precondition_args(plan, i) {
@@ -56,9 +49,8 @@ pub fn check_all(plan: &Plan) -> Result<()> {
 /// configuration would find them and refuse to start: such a plan could never finish.
 fn check_kept_once(plan: &Plan) -> Result<()> {
     let all = expand::runs(plan);
-    let kept = |r: &&PlannedRun| matches!(&r.args, WorkloadArgs::Integrity(a) if a.keep);
-    for first in all.iter().filter(kept) {
-        let mut others = all.iter().filter(|r| matches!(r.args, WorkloadArgs::Integrity(_)));
+    for first in all.iter().filter(|r| r.args.keeps_files()) {
+        let mut others = all.iter().filter(|r| std::ptr::eq(r.args.kind(), first.args.kind()));
         if let Some(next) = others.find(|r| r.configuration == first.configuration && r.id != first.id) {
             bail!(
                 "in the plan, workload {} keeps its files (keep = true) on {}, so run {} would find them \
@@ -81,24 +73,19 @@ fn in_plan(e: &anyhow::Error) -> String {
 /// What a run needs of its configuration's target that the workload's own checks cannot see.
 fn check_place(plan: &Plan, run: &PlannedRun) -> Result<()> {
     let c = &plan.configurations[run.configuration];
-    let needs_files = match &run.args {
-        WorkloadArgs::Io(_) => false,
-        WorkloadArgs::Oltp(_) => c.url.is_empty(),
-        WorkloadArgs::Mailbox(_) | WorkloadArgs::Integrity(_) => true,
-    };
-    if needs_files && !c.target.is_dir() {
+    if run.args.needs_files(c) && !c.target.is_dir() {
         bail!(
             "in the plan, workload {} needs a filesystem, but configuration {}'s target {} is a \
              device; give it a configuration whose target is a directory on that storage{}",
             run.workload,
             c.name,
             c.target.display(),
-            if run.args.kind() == "oltp" { ", or database servers in `url`" } else { "" }
+            if run.args.targets_on(c).is_some() { ", or database servers in `url`" } else { "" }
         );
     }
-    if let (Some((key, n)), WorkloadArgs::Oltp(_)) = (&run.sweep, &run.args)
+    if let (Some((key, n)), Some(there)) = (&run.sweep, run.args.targets_on(c))
         && key == crate::plan::parse::TARGETS
-        && n.as_u64().unwrap_or(0) as usize > c.url.len()
+        && n.as_u64().unwrap_or(0) as usize > there
     {
         bail!(
             "in the plan, workload {} sweeps targets = {n}, but configuration {} has {} url(s); \
@@ -120,7 +107,7 @@ pub fn pending(plan: &Plan, run: &PlannedRun) -> RunRecord {
     RunRecord {
         id: run.id.clone(),
         workload: run.workload.clone(),
-        kind: run.args.kind().to_string(),
+        kind: run.args.kind().name.to_string(),
         configuration: config_name(plan, run).to_string(),
         sweep: run.sweep.clone().map(|(param, value)| ev::SweepPoint { param, value }),
         repetition: run.repetition,
@@ -132,9 +119,9 @@ pub fn pending(plan: &Plan, run: &PlannedRun) -> RunRecord {
 /// its io target (file or device), `precondition` times; None without passes or an io workload.
 pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
     let passes = plan.method.precondition.filter(|&p| p > 0)?;
-    let io = expand::runs(plan).into_iter().find_map(|r| match r.args {
-        WorkloadArgs::Io(a) if r.configuration == ci && a.engine != Some(EngineArg::Null) => Some(a),
-        _ => None,
+    let io = expand::runs(plan).into_iter().find_map(|r| {
+        let a = r.args.get::<IoArgs>().filter(|a| r.configuration == ci && a.engine != Some(EngineArg::Null));
+        a.cloned()
     })?;
     let whole = cmd::io::check(&io).ok().and_then(|(_, target)| target.map(|t| t.size));
     let size = whole.unwrap_or_else(|| io.size.map_or(cmd::io::validate::DEFAULT_SIZE, |s| s.0));
@@ -150,7 +137,7 @@ pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
         rate_iops: None,
         rate_bw: None,
         verify: false,
-        ..(*io).clone()
+        ..io.clone()
     })
 }
 
@@ -210,8 +197,7 @@ pub fn one(
         return record;
     }
     let device = resolve_device(&c.target).ok().flatten().map(|d| d.name);
-    if !matches!(run.args, WorkloadArgs::Oltp(_)) {
-        // oltp settles itself, after its reset to the loaded state.
+    if !run.args.settles_itself() {
         let max = plan.method.idle_settle_or_default();
         storbench_bench::run::settle(device.as_deref(), max, stop);
     }
@@ -254,34 +240,14 @@ fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Pa
 /// What a run needs in place before the settle and idle window: the io file created and
 /// filled, the oltp database loaded (mailbox databases are created by each run itself).
 fn prepare(run: &PlannedRun, stop: &StopFlag) -> Result<()> {
-    match &run.args {
-        WorkloadArgs::Io(a) => cmd::io::prepare_target(a, stop),
-        WorkloadArgs::Oltp(a) => cmd::oltp::ensure_loaded(a, stop),
-        WorkloadArgs::Mailbox(_) | WorkloadArgs::Integrity(_) => Ok(()),
-    }
+    run.args.prepare(stop)
 }
 
 /// The workload's run into `bundle`, named after the run.
 fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
-    let name = Some(run.id.clone());
-    match run.args.clone() {
-        WorkloadArgs::Io(mut a) => {
-            a.out.name = name;
-            cmd::io::measure(&a, Some(bundle), stop)
-        }
-        WorkloadArgs::Oltp(mut a) => {
-            a.out.name = name;
-            cmd::oltp::measure(&a, Some(bundle), stop)
-        }
-        WorkloadArgs::Mailbox(mut a) => {
-            a.out.name = name;
-            cmd::mailbox::measure(&a, Some(bundle), stop)
-        }
-        WorkloadArgs::Integrity(mut a) => {
-            a.out.name = name;
-            cmd::integrity::measure(&a, Some(bundle), stop)
-        }
-    }
+    let mut args = run.args.clone();
+    args.name(run.id.clone());
+    args.measure(bundle, stop)
 }
 
 /// Average of the power readings over `window`, one a second; None without a power source.

@@ -204,7 +204,7 @@ fn evaluate(
     for &i in &todo {
         let run = &runs[i];
         let config = &plan.configurations[run.configuration];
-        if run.args.kind() == "io" && !preconditioned[run.configuration] {
+        if run.args.get::<crate::args::IoArgs>().is_some() && !preconditioned[run.configuration] {
             execute::precondition(plan, run.configuration, dir, verbose, stop)?;
             preconditioned[run.configuration] = true;
         }
@@ -275,7 +275,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                 }),
             }),
             power_source: power::describe(),
-            seed: m.seed.unwrap_or(1),
+            seed: m.seed.unwrap_or(storbench_bench::rng::DEFAULT_SEED),
         },
         configurations: plan
             .configurations
@@ -284,6 +284,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                 name: c.name.clone(),
                 target: c.target.display().to_string(),
                 description: c.description.clone(),
+                own_values: c.own_values.clone(),
             })
             .collect(),
         runs: records,

@@ -75,7 +75,7 @@ impl Default for OltpSpec {
             restock: true,
             max_customer: 20_000,
             max_product: 10_000,
-            seed: 1,
+            seed: crate::rng::DEFAULT_SEED,
             interval: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(60),
         }

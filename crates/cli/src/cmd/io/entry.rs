@@ -1,0 +1,77 @@
+//! io's registry entry: what a plan and an evaluation need of an io workload.
+
+use crate::args::IoArgs;
+use crate::measure::Ran;
+use crate::plan::{Configuration, Method};
+use crate::registry::{Kind, OfKind, Options};
+use crate::units::Seconds;
+use anyhow::Result;
+use std::path::Path;
+use std::time::Duration;
+use storbench_bench::run::StopFlag;
+
+pub static KIND: Kind = Kind::of::<IoArgs>("io", "an io workload", &["target", "allow_device", "force"]);
+
+impl OfKind for IoArgs {
+    const KIND: &'static Kind = &KIND;
+}
+
+impl Options for IoArgs {
+    fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
+        let steady = m.window.as_deref() == Some("steady_state");
+        let round = Seconds(m.round_or_default());
+        Box::new(IoArgs {
+            target: Some(c.target.clone()),
+            steady_state: self.steady_state.or(steady.then_some(round)),
+            allow_device: c.allow_device,
+            force: c.force,
+            runtime: self.runtime.or(m.measure),
+            ramp: self.ramp.or(m.warmup),
+            seed: self.seed.or(m.seed),
+            ..self.clone()
+        })
+    }
+
+    fn expected(&self) -> Duration {
+        match (self.steady_state, self.runtime) {
+            // Steady state usually comes within a few rounds of the first five; count eight.
+            (Some(round), None) => round.0 * 8 + self.ramp_or_default(),
+            _ => self.runtime.map_or(IoArgs::RUNTIME, |r| r.0) + self.ramp_or_default(),
+        }
+    }
+
+    /// `io-randread-8k-qd4`, or the profile set's name.
+    fn label(&self, swept: Option<&str>) -> String {
+        if let Some(profile) = &self.profile {
+            return profile.clone();
+        }
+        let depth = if swept == Some("iodepth") {
+            String::new()
+        } else {
+            format!("-qd{}", self.iodepth.unwrap_or(IoArgs::IODEPTH))
+        };
+        let rw = self.rw.as_deref().unwrap_or(IoArgs::RW);
+        format!("io-{rw}-{}{depth}", self.bs.as_deref().unwrap_or(IoArgs::BS)).replace(['/', ':'], "_")
+    }
+
+    fn check(&self) -> Result<()> {
+        super::check(self).map(drop)
+    }
+
+    /// A block device will do.
+    fn needs_files(&self, _c: &Configuration) -> bool {
+        false
+    }
+
+    fn prepare(&self, stop: &StopFlag) -> Result<()> {
+        super::prepare_target(self, stop)
+    }
+
+    fn name(&mut self, name: String) {
+        self.out.name = Some(name);
+    }
+
+    fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
+        super::measure(self, Some(bundle), stop)
+    }
+}

@@ -1,0 +1,75 @@
+//! oltp's registry entry: what a plan and an evaluation need of a DVD Store workload.
+
+use crate::args::OltpRunArgs;
+use crate::measure::Ran;
+use crate::plan::{Configuration, Method};
+use crate::registry::{Kind, OfKind, Options};
+use crate::units::Minutes;
+use anyhow::Result;
+use std::path::Path;
+use std::time::Duration;
+use storbench_bench::run::StopFlag;
+
+pub static KIND: Kind =
+    Kind::of::<OltpRunArgs>("oltp", "an oltp workload", &["path", "url", "backend", "no_reset"]);
+
+impl OfKind for OltpRunArgs {
+    const KIND: &'static Kind = &KIND;
+}
+
+impl Options for OltpRunArgs {
+    /// SQLite in the configuration's target, or its database servers.
+    fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
+        let mut out = OltpRunArgs {
+            run_time: self.run_time.or(m.measure.map(|s| Minutes(s.0))),
+            warmup_time: self.warmup_time.or(m.warmup.map(|s| Minutes(s.0))),
+            seed: self.seed.or(m.seed),
+            settle_time: self.settle_time.or(m.idle_settle),
+            ..self.clone()
+        };
+        if c.url.is_empty() {
+            out.db.path = Some(c.target.join("storbench-ds3.db"));
+        } else {
+            out.db.url = c.url.clone();
+        }
+        Box::new(out)
+    }
+
+    fn expected(&self) -> Duration {
+        self.run_time_or_default() + self.warmup_time_or_default()
+    }
+
+    fn check(&self) -> Result<()> {
+        super::check_run_args(self).and_then(|()| super::check_loadable(self))
+    }
+
+    /// Only SQLite needs one; a server keeps its own files.
+    fn needs_files(&self, c: &Configuration) -> bool {
+        c.url.is_empty()
+    }
+
+    fn targets_on(&self, c: &Configuration) -> Option<usize> {
+        Some(c.url.len())
+    }
+
+    fn use_targets(&mut self, n: usize) {
+        self.db.url.truncate(n);
+    }
+
+    fn prepare(&self, stop: &StopFlag) -> Result<()> {
+        super::ensure_loaded(self, stop)
+    }
+
+    /// After its reset to the loaded state.
+    fn settles_itself(&self) -> bool {
+        true
+    }
+
+    fn name(&mut self, name: String) {
+        self.out.name = Some(name);
+    }
+
+    fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
+        super::measure(self, Some(bundle), stop)
+    }
+}

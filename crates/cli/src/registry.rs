@@ -1,0 +1,216 @@
+//! The workloads storbench has, one entry each ([`KINDS`]): what a plan, `plan init`, an
+//! evaluation's checks, its ETA and its runs need of a kind. They dispatch here instead of
+//! each matching on the kinds, so a new workload is its options, its command and one entry
+//! (README: "How to add a workload").
+//!
+//! A [`Kind`] is the static part (its name, its plan keys as clap defines them, how a plan
+//! table becomes its options); [`Options`] is one workload's options as a plan holds them,
+//! implemented by each kind's argument struct in `cmd/<kind>/entry.rs`.
+
+use crate::cmd;
+use crate::measure::Ran;
+use crate::plan::parse::{PlanError, Source};
+use crate::plan::{Configuration, Method};
+use anyhow::Result;
+use std::any::Any;
+use std::fmt;
+use std::ops::Range;
+use std::path::Path;
+use std::time::Duration;
+use storbench_bench::run::StopFlag;
+use toml::de::DeTable;
+
+/// Every workload kind, in the order `plan init` and messages list them.
+pub static KINDS: [&Kind; 4] = [
+    &cmd::io::entry::KIND,
+    &cmd::oltp::entry::KIND,
+    &cmd::mailbox::entry::KIND,
+    &cmd::integrity::entry::KIND,
+];
+
+/// The kind named `name` (a plan's `kind = "..."`).
+pub fn kind(name: &str) -> Option<&'static Kind> {
+    KINDS.iter().copied().find(|k| k.name == name)
+}
+
+/// The kinds' names as a message lists them: `"io", "oltp", "mailbox" or "integrity"`.
+pub fn names_listed() -> String {
+    let quoted: Vec<String> = KINDS.iter().map(|k| format!("\"{}\"", k.name)).collect();
+    match quoted.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => quoted.join(""),
+    }
+}
+
+/// How a plan table (at `span`) becomes a kind's options.
+pub type ParseFn = fn(&Source, &DeTable, Range<usize>, &Kind) -> Result<Box<dyn Options>, PlanError>;
+
+/// A workload kind's entry.
+pub struct Kind {
+    /// Its name in plans, summaries and run ids.
+    pub name: &'static str,
+    /// How a plan's messages name one: "an io workload".
+    pub what: &'static str,
+    /// Its options that are the configuration's in a plan (where the data goes).
+    pub reserved: &'static [&'static str],
+    /// Its options as clap defines them: their doc comments are `--help`, `plan init`'s
+    /// comments and the plan keys' documentation at once.
+    pub command: fn() -> clap::Command,
+    /// A plan's `[[workload]]` table → its options.
+    pub parse: ParseFn,
+}
+
+impl Kind {
+    /// The entry of kind `name` whose options are `T`.
+    pub const fn of<T: clap::Args + serde::de::DeserializeOwned + Options>(
+        name: &'static str,
+        what: &'static str,
+        reserved: &'static [&'static str],
+    ) -> Kind {
+        Kind { name, what, reserved, command: command_of::<T>, parse: crate::plan::parse::parse_as::<T> }
+    }
+}
+
+impl fmt::Debug for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// A kind's options as clap defines them.
+pub fn command_of<T: clap::Args>() -> clap::Command {
+    T::augment_args(clap::Command::new("plan"))
+}
+
+/// The options of the kind `KIND`: what makes a kind's argument struct [`Options`] besides
+/// its own methods.
+pub trait OfKind: Clone {
+    const KIND: &'static Kind;
+}
+
+/// What every kind's options share, given by [`OfKind`].
+pub trait Shared {
+    /// Its kind's entry.
+    fn kind(&self) -> &'static Kind;
+    fn clone_box(&self) -> Box<dyn Options>;
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: OfKind + Options> Shared for T {
+    fn kind(&self) -> &'static Kind {
+        T::KIND
+    }
+
+    fn clone_box(&self) -> Box<dyn Options> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// One workload's options as a plan holds them, and what an evaluation asks of them.
+pub trait Options: Any + fmt::Debug + Send + Sync + Shared {
+    /// The options with configuration `c`'s place and the method's defaults filled in.
+    fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options>;
+
+    /// Warm-up plus measured phase, from the options or the kind's defaults: the ETA.
+    fn expected(&self) -> Duration;
+
+    /// The workload's label when the plan gives none; `swept` is the key a sweep varies,
+    /// which the label then leaves out.
+    fn label(&self, _swept: Option<&str>) -> String {
+        self.kind().name.to_string()
+    }
+
+    /// Every check its command makes before it runs, touching nothing.
+    fn check(&self) -> Result<()>;
+
+    /// Whether it needs a filesystem at configuration `c`'s target.
+    fn needs_files(&self, _c: &Configuration) -> bool {
+        true
+    }
+
+    /// How many targets configuration `c` offers a sweep over `targets`, where the kind's
+    /// targets are the configuration's (oltp: its urls); None where the workload makes its own.
+    fn targets_on(&self, _c: &Configuration) -> Option<usize> {
+        None
+    }
+
+    /// A sweep point over `targets`: use the first `n`.
+    fn use_targets(&mut self, _n: usize) {}
+
+    /// Whether a run leaves its files for a later look (integrity's `keep`), so no later
+    /// run of the kind may use the same place.
+    fn keeps_files(&self) -> bool {
+        false
+    }
+
+    /// What must be in place before the settle and idle window (the io file, the loaded
+    /// database).
+    fn prepare(&self, _stop: &StopFlag) -> Result<()> {
+        Ok(())
+    }
+
+    /// Whether the run settles the device itself (after its own preparation inside the run).
+    fn settles_itself(&self) -> bool {
+        false
+    }
+
+    /// Names the run (its bundle, its summary).
+    fn name(&mut self, name: String);
+
+    /// Runs into `bundle`.
+    fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran>;
+}
+
+impl Clone for Box<dyn Options> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
+}
+
+impl dyn Options {
+    /// The options as `T`, where they are that kind's.
+    pub fn get<T: Options>(&self) -> Option<&T> {
+        self.as_any().downcast_ref::<T>()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_kind_is_found_by_name_documented_by_plan_init_and_parsed_into_its_own_options() {
+        let dir = tempfile::tempdir().unwrap();
+        let example = crate::plan::init::example();
+        for (i, kind) in KINDS.iter().enumerate() {
+            assert!(KINDS[..i].iter().all(|k| k.name != kind.name), "{} twice", kind.name);
+            assert!(std::ptr::eq(super::kind(kind.name).unwrap(), *kind));
+            let section = format!("# ---- Every key of a kind = \"{}\" workload ----", kind.name);
+            assert!(example.contains(&section), "plan init documents {}", kind.name);
+            let text = format!(
+                "[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n[[workload]]\nkind = \"{}\"\n",
+                dir.path().display(),
+                kind.name
+            );
+            let plan = crate::plan::parse::parse("plan.toml", &text).unwrap();
+            assert!(std::ptr::eq(plan.workloads[0].args.kind(), *kind), "{}", kind.name);
+            for key in kind.reserved {
+                let with = format!("{text}{key} = \"x\"\n");
+                let e = crate::plan::parse::parse("plan.toml", &with).unwrap_err();
+                assert!(e.message.contains("is not a workload key"), "{}'s {key}: {e}", kind.name);
+            }
+        }
+        assert_eq!(names_listed(), "\"io\", \"oltp\", \"mailbox\" or \"integrity\"");
+        let text = format!(
+            "[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n[[workload]]\nkind = \"replay\"\n",
+            dir.path().display()
+        );
+        let e = crate::plan::parse::parse("plan.toml", &text).unwrap_err();
+        assert_eq!(e.message, "unknown workload kind `replay`");
+        assert_eq!(e.hint.as_deref(), Some("kind is \"io\", \"oltp\", \"mailbox\" or \"integrity\""));
+    }
+}
