@@ -9,10 +9,10 @@
 //! counts them as DS3's driver does.
 //!
 //! How each backend runs a statement given as text: SQLite prepares it for the call;
-//! PostgreSQL sends it as an unnamed statement (parse, bind and execute in one round trip);
-//! MariaDB sends it over the text protocol when it has no parameters, else prepares it
-//! through the connection's statement cache (MariaDB binds parameters only to prepared
-//! statements).
+//! PostgreSQL prepares it unnamed for the call (one round trip to learn its parameter types,
+//! one to run it); MariaDB sends it over the text protocol when it has no parameters, else
+//! prepares it through the connection's statement cache (MariaDB binds parameters only to
+//! prepared statements). A prepared statement runs in one round trip everywhere.
 
 use super::DbResult;
 
