@@ -10,9 +10,10 @@
 #   oltp     DVD Store on SQLite, size S, 2 threads, closed loop         (OPM, CPU us per order)
 #   mailbox  2007 preset, 100 mailboxes of 25 MB, 17 threads             (transactional IOPS,
 #                                                                        CPU us per I/O)
+#   integrity data 256 MiB growing to 384 MiB by 32 MiB, log 16 MiB      (IOPS, CPU us per I/O)
 #
 # Usage: bench/compare-builds.sh OLD_BINARY NEW_BINARY [--runs N] [--seconds S] [--dir DIR]
-#                                [--jobs io-a,io-e,oltp,mailbox]
+#                                [--jobs io-a,io-e,oltp,mailbox,integrity]
 #   Build the old one from a worktree, e.g.
 #     git worktree add /tmp/sb-old HEAD~3 && (cd /tmp/sb-old && cargo build --release)
 #   DIR (default /var/tmp/sb-builds) holds the test file, the SQLite database and the mailbox
@@ -22,7 +23,7 @@ usage() { sed -n '2,20p' "$0"; }
 [ $# -ge 2 ] || { usage >&2; exit 2; }
 case $1 in -h|--help) usage; exit 0 ;; esac
 old=$(realpath "$1") new=$(realpath "$2"); shift 2
-runs=5 seconds=15 dir=/var/tmp/sb-builds jobs=io-a,io-e,oltp,mailbox
+runs=5 seconds=15 dir=/var/tmp/sb-builds jobs=io-a,io-e,oltp,mailbox,integrity
 while [ $# -gt 0 ]; do
   case $1 in
     --runs) runs=$2; shift 2 ;;
@@ -36,8 +37,8 @@ done
 for b in "$old" "$new"; do [ -x "$b" ] || { echo "not an executable: $b" >&2; exit 2; }; done
 command -v python3 >/dev/null || { echo "python3 is needed to read the results" >&2; exit 2; }
 mkdir -p "$dir/out" "$dir/raw"
-trap 'rm -rf "$dir/io" "$dir/ds3" "$dir/mbx" "$dir/out"' EXIT
-mkdir -p "$dir/io" "$dir/ds3" "$dir/mbx"
+trap 'rm -rf "$dir/io" "$dir/ds3" "$dir/mbx" "$dir/integrity" "$dir/out"' EXIT
+mkdir -p "$dir/io" "$dir/ds3" "$dir/mbx" "$dir/integrity"
 
 job_cmd() { # binary job -> the command's arguments
   local bin=$1 job=$2
@@ -46,6 +47,8 @@ job_cmd() { # binary job -> the command's arguments
     io-e) echo "$bin io --engine null --size 1G --rw randread --bs 4k --iodepth 128 --runtime ${seconds}s --ramp 1s" ;;
     oltp) echo "$bin oltp run --backend sqlite --path $dir/ds3/ds3.db --db-size S --n-threads 2 --run-time ${seconds}s --warmup-time 5s --settle-time 0s" ;;
     mailbox) echo "$bin mailbox --target $dir/mbx --preset 2007 --mailboxes 100 --mailbox-size 25MB --threads 17 --duration ${seconds}s --max-warmup 60s --keep" ;;
+    # Not kept: each run creates its files and removes them at its end.
+    integrity) echo "$bin integrity --target $dir/integrity/t --data-size 256MiB --data-max 384MiB --data-growth 32MiB --log-size 16MiB --duration ${seconds}s" ;;
   esac
 }
 
@@ -73,7 +76,8 @@ raw, runs, jobs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(",")
 
 def figures(job, s):
     r, cpu = s["results"], s["cpu"]["ns_per_io"]
-    rate = {"oltp": lambda: r["opm"], "mailbox": lambda: r["transactional_iops"]}.get(
+    rate = {"oltp": lambda: r["opm"], "mailbox": lambda: r["transactional_iops"],
+            "integrity": lambda: r["iops"]}.get(
         job, lambda: r["read"]["iops"] + r["write"]["iops"])()
     return rate, cpu / 1e3 if cpu else None
 

@@ -10,7 +10,8 @@
 //! time, steady state), `rng` (seeded random streams), `files` (the one module that creates,
 //! opens and removes files, and reads the user's input files), `secret` (hiding passwords in
 //! everything printed or written), `command` (every outside command: contained, time-limited,
-//! its output captured).
+//! its output captured), `testing` (what every crate's tests share: the
+//! rule for a test its machine cannot run, waiting on a condition).
 
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
@@ -26,6 +27,7 @@ pub mod rng;
 pub mod run;
 pub mod secret;
 pub mod target;
+pub mod testing;
 pub mod workload;
 
 pub use error::{Error, Result};

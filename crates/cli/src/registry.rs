@@ -153,6 +153,11 @@ pub trait Options: Any + fmt::Debug + Send + Sync + Shared {
         Ok(())
     }
 
+    /// What a run writes and where, in a few words, for the line an evaluation says before
+    /// it starts ("creates /mnt/ssd/storbench-io.dat, 1.0 GiB, kept for later runs"); None
+    /// where it writes nothing. Asked after `check` passed.
+    fn will_write(&self) -> Option<String>;
+
     /// Whether the run settles the device itself (after its own preparation inside the run).
     fn settles_itself(&self) -> bool {
         false
@@ -212,5 +217,50 @@ mod tests {
         let e = crate::plan::parse::parse("plan.toml", &text).unwrap_err();
         assert_eq!(e.message, "unknown workload kind `replay`");
         assert_eq!(e.hint.as_deref(), Some("kind is \"io\", \"oltp\", \"mailbox\" or \"integrity\""));
+    }
+
+    #[test]
+    fn each_kind_says_what_it_will_write_and_where() {
+        let dir = tempfile::tempdir().unwrap();
+        let at = dir.path().canonicalize().unwrap();
+        let text = format!(
+            "[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n\
+             [[workload]]\nkind = \"io\"\nsize = \"64MiB\"\n\
+             [[workload]]\nkind = \"io\"\nsize = \"64MiB\"\nrw = \"read\"\n\
+             [[workload]]\nkind = \"oltp\"\n\
+             [[workload]]\nkind = \"mailbox\"\nmailboxes = 10\nmailbox_size = \"10MB\"\n\
+             [[workload]]\nkind = \"integrity\"\ndata_size = \"16MiB\"\ndata_max = \"32MiB\"\n\
+             data_growth = \"8MiB\"\nlog_size = \"8MiB\"\n",
+            at.display()
+        );
+        let plan = crate::plan::parse::parse("plan.toml", &text).unwrap();
+        let said: Vec<Option<String>> = crate::plan::expand::runs(&plan)
+            .iter()
+            .filter(|r| r.repetition == 1)
+            .map(|r| r.args.will_write())
+            .collect();
+        let at = at.display();
+        assert_eq!(
+            said[0].as_deref(),
+            Some(format!("creates and fills {at}/storbench-io.dat, 64MiB, kept for later runs").as_str())
+        );
+        assert_eq!(said[1], said[0], "the file a reading job finds missing is created all the same");
+        let oltp = said[2].as_deref().unwrap();
+        assert!(
+            oltp.contains(&format!("{at}/storbench-ds3.db (SQLite")) && oltp.contains("(10MB)"),
+            "{oltp}"
+        );
+        let mailbox = said[3].as_deref().unwrap();
+        assert!(
+            mailbox.contains(&format!("in {at}/storbench-mailbox"))
+                && mailbox.ends_with("removed after each run")
+        );
+        let integrity = said[4].as_deref().unwrap();
+        assert_eq!(
+            integrity,
+            format!(
+                "a data file and a log of up to 40MiB in all in {at}/storbench-integrity, removed after the run"
+            )
+        );
     }
 }

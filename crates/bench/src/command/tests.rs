@@ -19,9 +19,10 @@ fn pids_in(file: &Path) -> Vec<i32> {
     std::fs::read_to_string(file).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
-/// Waits up to 2 s for every pid to be gone (a killed process takes a moment).
+/// Waits up to 10 s for every pid to be gone (a killed process takes a moment, longer on a
+/// loaded machine).
 fn all_gone(pids: &[i32]) -> bool {
-    let until = Instant::now() + Duration::from_secs(2);
+    let until = Instant::now() + Duration::from_secs(10);
     while pids.iter().any(|&p| alive(p)) && Instant::now() < until {
         std::thread::sleep(Duration::from_millis(10));
     }
@@ -46,10 +47,13 @@ fn a_command_past_its_time_limit_is_killed_with_what_it_started() {
     let dir = tempfile::tempdir().unwrap();
     let pids = dir.path().join("pids");
     let script = format!("sleep 300 & echo $! >> {p}; echo $$ >> {p}; wait", p = pids.display());
-    let f = run(&Spec::shell(&script, Duration::from_millis(300)), &StopFlag::new()).unwrap();
+    // Time enough for the shell to write both pids on a loaded machine (at 0.3 s it had not
+    // always started).
+    let limit = Duration::from_millis(1500);
+    let f = run(&Spec::shell(&script, limit), &StopFlag::new()).unwrap();
     assert_eq!(f.ending, Ending::TimeLimit);
-    assert!(f.ran_for >= Duration::from_millis(300) && f.ran_for < Duration::from_secs(2), "{f:?}");
-    assert!(f.describe(Duration::from_millis(300)).contains("time limit of 0.3 s"));
+    assert!(f.ran_for >= limit && f.ran_for < limit + Duration::from_secs(2), "{f:?}");
+    assert!(f.describe(limit).contains("time limit of 1.5 s"));
     assert_eq!(pids_in(&pids).len(), 2);
     assert!(all_gone(&pids_in(&pids)), "left running: {:?}", pids_in(&pids));
 }
@@ -146,8 +150,13 @@ fn all_three_gone(pids: &Path) {
 #[test]
 fn everything_a_command_started_ends_with_it_by_its_cgroup() {
     let Some(cg) = cgroup::Cgroup::create() else {
-        eprintln!("skipped: no writable cgroup v2 here (the descendants test covers this machine)");
-        return;
+        // The descendants test covers a machine without one; CI has one (root, with cgroup2
+        // mounted), so a cgroup that cannot be made there is a regression, not a skip.
+        let missing = "no writable cgroup v2 here (the descendants test covers this machine)";
+        return crate::testing::skip(
+            missing,
+            "run as root where cgroup2 is mounted, or in a delegated cgroup",
+        );
     };
     let dir = cg.dir().to_owned();
     cg.remove();

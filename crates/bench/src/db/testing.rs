@@ -1,8 +1,8 @@
 //! Test support: the database servers the backend tests use.
 //!
-//! A test asks for a server URL; where the server is not reachable it skips with a message
-//! saying how to enable it, unless servers are required (`STORBENCH_REQUIRE_SERVERS=1`, or
-//! `CI=true` as CI services set it), where a missing server fails the test.
+//! A test asks for a server URL; where the server is not reachable it skips by
+//! [`crate::testing::skip`]: saying how to enable it, or failing where the environment is
+//! required (CI).
 
 use super::BackendKind;
 use std::net::{SocketAddr, TcpStream};
@@ -11,7 +11,6 @@ use std::time::Duration;
 /// The base URL of the test server of `kind` (its database `test`), from
 /// `STORBENCH_TEST_PG_URL` / `STORBENCH_TEST_MYSQL_URL` or the local default. None (after a
 /// message) when it is down and servers are not required.
-#[allow(clippy::disallowed_macros)] // test support: the skip message goes to the test's output
 pub fn server_url(kind: BackendKind) -> Option<String> {
     let (var, default, port) = match kind {
         BackendKind::Postgres => ("STORBENCH_TEST_PG_URL", "postgres://postgres@127.0.0.1:5432/test", 5432),
@@ -25,20 +24,9 @@ pub fn server_url(kind: BackendKind) -> Option<String> {
     if up {
         return Some(url);
     }
-    assert!(
-        !servers_required(),
-        "servers are required (STORBENCH_REQUIRE_SERVERS=1 or CI=true) but no {} server answers at {url}",
-        kind.as_str()
-    );
-    eprintln!("skipped: no {} server at {url}; start one or set {var} to enable this test", kind.as_str());
+    let missing = format!("no {} server answers at {url}", kind.as_str());
+    crate::testing::skip(&missing, &format!("start one there, or set {var} to one's URL"));
     None
-}
-
-/// Whether a missing server fails a test instead of skipping it: under
-/// `STORBENCH_REQUIRE_SERVERS=1`, and in CI (`CI=true`), where a skip would pass unseen.
-fn servers_required() -> bool {
-    let set = |var: &str, value: &str| std::env::var(var).is_ok_and(|v| v.eq_ignore_ascii_case(value));
-    set("STORBENCH_REQUIRE_SERVERS", "1") || set("CI", "true")
 }
 
 /// A database name no other test uses: `sbtest_<tag>_<pid>_<n>`.
@@ -48,20 +36,19 @@ pub fn unique_db_name(tag: &str) -> String {
     format!("sbtest_{tag}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
 
-/// Samples `sampler` every `every` until `done` holds of a sample, and gives that sample; after
-/// 10 s gives the last one, for the test's own assertion to fail on. Counters a server
-/// publishes late (PostgreSQL's, about once a second) are waited for, not slept for.
+/// Samples `sampler` every `every` (an interval of its own each time) until `done` holds of a
+/// sample, and gives that sample; fails after 10 s. Counters a server publishes late
+/// (PostgreSQL's, about once a second) are waited for, not slept for.
 pub fn sample_until(
     sampler: &mut dyn super::CounterSampler,
     every: Duration,
     done: impl Fn(&[Option<f64>; 7]) -> bool,
 ) -> [Option<f64>; 7] {
-    let started = std::time::Instant::now();
-    loop {
+    let mut last = [None; 7];
+    crate::testing::wait_until("the server's counters to show the work", Duration::from_secs(10), || {
         std::thread::sleep(every);
-        let values = sampler.sample();
-        if done(&values) || started.elapsed() > Duration::from_secs(10) {
-            return values;
-        }
-    }
+        last = sampler.sample();
+        done(&last)
+    });
+    last
 }

@@ -229,8 +229,8 @@ mod tests {
         let mut e = match UringEngine::new(&[&rx], SlotPool::uniform(4, 4096).unwrap()) {
             Ok(e) => e,
             Err(err) => {
-                eprintln!("skipped: io_uring is unavailable here ({err})");
-                return;
+                let missing = format!("io_uring is unavailable here ({err})");
+                return crate::testing::skip(&missing, "run on Linux 5.6 or later with io_uring enabled");
             }
         };
         e.start().unwrap();

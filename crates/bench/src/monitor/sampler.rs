@@ -93,8 +93,10 @@ mod tests {
     #[test]
     fn samples_the_disk_and_cpu_while_writing() {
         let Some((name, _)) = super::super::device::tests::var_tmp_device() else {
-            eprintln!("skipped: /var/tmp is not on a block device here");
-            return;
+            return crate::testing::skip(
+                "/var/tmp is not on a block device here",
+                "run on a machine whose /var/tmp is on a disk",
+            );
         };
         let mut sampler = SystemSampler::new(Some(&name));
         let mut file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();

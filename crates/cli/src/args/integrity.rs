@@ -179,10 +179,17 @@ pub struct IntegrityArgs {
     #[serde(skip)]
     pub crash_cycles: Option<u32>,
 
-    /// Internal: run as the writer of a crash cycle (create, say "ready", run until killed).
-    #[arg(long, hide = true)]
+    /// Internal: run as the writer of a crash cycle (create, say "ready", run until killed)
+    /// on the parent's validated spec (--writer-spec); its --target only names it to a
+    /// crash command that looks for it.
+    #[arg(long, hide = true, requires = "writer_spec")]
     #[serde(skip)]
     pub crash_writer: bool,
+
+    /// Internal: a crash writer's spec, as JSON.
+    #[arg(long, hide = true, value_name = "JSON")]
+    #[serde(skip)]
+    pub writer_spec: Option<String>,
 
     /// I/O engine: io_uring (default) or psync.
     #[arg(long, value_enum)]

@@ -651,7 +651,7 @@ fn typed<T: DeserializeOwned>(
 
 /// Command-line options that are not workload keys: where output goes and what the terminal
 /// shows (the evaluation decides) and DS3's file and compatibility options.
-pub const NOT_PLAN_KEYS: [&str; 13] = [
+pub const NOT_PLAN_KEYS: [&str; 14] = [
     "name",
     "output_dir",
     "json",
@@ -665,6 +665,7 @@ pub const NOT_PLAN_KEYS: [&str; 13] = [
     "crash_cmd_timeout",
     "crash_cycles",
     "crash_writer",
+    "writer_spec",
 ];
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.

@@ -4,6 +4,7 @@
 use crate::support::{disk_tempdir, stderr_text, stdout_json, storbench};
 use std::path::Path;
 use std::process::Command;
+use storbench_bench::testing::skip;
 
 /// A loop device over a file; detached when dropped.
 struct Loop(String);
@@ -36,8 +37,7 @@ fn a_blank_loop_device_is_used_with_allow_device_and_one_with_ext4_needs_force()
     let image = dir.path().join("disk.img");
     std::fs::File::create(&image).unwrap().set_len(64 << 20).unwrap();
     let Some(dev) = Loop::attach(&image) else {
-        eprintln!("skipped: no loop devices here (losetup failed); run as root to test devices");
-        return;
+        return skip("no loop device could be attached (losetup failed)", "run the tests as root");
     };
     let a = io_on_device(&dev.0, dir.path(), &["--rw", "randwrite", "--bs", "4k", "--iodepth", "4"]).code(2);
     assert!(stderr_text(&a).contains("--allow-device"));
@@ -50,8 +50,7 @@ fn a_blank_loop_device_is_used_with_allow_device_and_one_with_ext4_needs_force()
 
     let made = Command::new("mkfs.ext4").args(["-q", "-F", &dev.0]).status();
     if !made.is_ok_and(|s| s.success()) {
-        eprintln!("skipped the signature half: mkfs.ext4 is not available");
-        return;
+        return skip("mkfs.ext4 failed, for the signature half", "install e2fsprogs");
     }
     let a = io_on_device(&dev.0, dir.path(), &["--allow-device", "--rw", "randwrite"]).code(2);
     let err = stderr_text(&a);

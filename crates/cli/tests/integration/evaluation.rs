@@ -1,8 +1,9 @@
 //! `storbench run` and `storbench plan init`: plans, repetitions, the reported run, power,
 //! interruption and resume.
 
-use crate::support::{disk_tempdir, json, refused, stderr_text, storbench};
+use crate::support::{disk_tempdir, json, measuring, refused, stderr_text, storbench};
 use std::path::{Path, PathBuf};
+use storbench_bench::testing::wait_until;
 
 /// A plan with two configurations (directories `a` and `b` under `dir`) and `workloads`.
 fn plan(dir: &Path, method: &str, workloads: &str) -> PathBuf {
@@ -156,7 +157,7 @@ fn a_bad_plan_is_refused_with_its_line_and_nothing_runs() {
 #[test]
 fn an_interrupted_evaluation_resumes_without_redoing_finished_runs() {
     use std::process::Stdio;
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
     let tmp = disk_tempdir();
     let io = SMALL_IO.replace("runtime = 1", "runtime = 2");
     let p = plan(tmp.path(), "repetitions = 2\npower = \"none\"", &io);
@@ -170,20 +171,21 @@ fn an_interrupted_evaluation_resumes_without_redoing_finished_runs() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    // Interrupt once the first run has finished and the second is going.
-    let started = Instant::now();
-    loop {
-        let done = std::fs::read_dir(&results).ok().and_then(|mut d| d.next()).and_then(|d| {
-            let text = std::fs::read_to_string(d.ok()?.path().join("evaluation.json")).ok()?;
-            Some(text.matches("\"status\": \"done\"").count())
-        });
-        if done.is_some_and(|n| n >= 1) {
-            std::thread::sleep(Duration::from_millis(700));
-            break;
-        }
-        assert!(started.elapsed() < Duration::from_secs(60), "the first run never finished");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // Interrupt once the first run has finished and the second is measuring.
+    let done_and_measuring = || {
+        let eval = std::fs::read_dir(&results).ok()?.next()?.ok()?.path();
+        let text = std::fs::read_to_string(eval.join("evaluation.json")).ok()?;
+        // Each run's bundle is under runs/<id>/.
+        let runs = std::fs::read_dir(eval.join("runs")).ok()?.flatten();
+        Some((
+            text.matches("\"status\": \"done\"").count(),
+            runs.map(|r| measuring(&r.path())).sum::<usize>(),
+        ))
+    };
+    wait_until("the first run to finish and the second to measure", Duration::from_secs(120), || {
+        assert!(child.try_wait().unwrap().is_none(), "storbench ended before it was interrupted");
+        done_and_measuring().is_some_and(|(done, measuring)| done >= 1 && measuring > done)
+    });
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130));

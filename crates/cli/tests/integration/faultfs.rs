@@ -25,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::time::{Duration, SystemTime};
+use storbench_bench::testing::{skip, wait_until};
 
 const PAGE: u64 = 8192;
 const SECTOR: usize = 512;
@@ -95,7 +96,7 @@ impl Drop for Mounted {
 }
 
 /// Mounts a FaultFs over `backing` at `mountpoint` with `rule`; None (and why on stderr)
-/// where FUSE is not available; under STORBENCH_REQUIRE_SERVERS=1 (CI) that fails instead.
+/// (after [`skip`]) where FUSE is not available.
 pub fn mount(
     backing: &Path,
     mountpoint: &Path,
@@ -121,18 +122,16 @@ pub fn mount(
         Ok(session) => {
             // The mount is there once the kernel answers for it as another filesystem.
             let parent_dev = std::fs::metadata(backing).map(|m| m.dev()).ok();
-            for _ in 0..200 {
-                if std::fs::metadata(mountpoint).map(|m| Some(m.dev()) != parent_dev).unwrap_or(false) {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            wait_until("the FUSE mount to answer", Duration::from_secs(30), || {
+                std::fs::metadata(mountpoint).is_ok_and(|m| Some(m.dev()) != parent_dev)
+            });
             Some(Mounted { session: Some(session), log })
         }
         Err(e) => {
-            let why = format!("skipped: cannot mount a FUSE filesystem here ({e}); needs root and /dev/fuse");
-            assert!(std::env::var_os("STORBENCH_REQUIRE_SERVERS").is_none(), "{why}");
-            eprintln!("{why}");
+            skip(
+                &format!("cannot mount a FUSE filesystem here ({e})"),
+                "run the tests as root, with /dev/fuse",
+            );
             None
         }
     }

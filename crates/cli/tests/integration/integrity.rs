@@ -7,6 +7,7 @@ use crate::support::{bundle_summary, disk_tempdir, refused, stderr_text, stdout_
 use assert_cmd::Command;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use storbench_bench::testing::skip;
 
 /// The small file set (shared with the crash command tests, `trust_commands`).
 pub const SMALL: [&str; 10] = [
@@ -170,14 +171,11 @@ fn crash_cycles_find_every_acknowledged_write_and_a_crash_that_loses_one_fails()
     assert_eq!(crash["lost"], 0);
     assert!(!target.exists(), "healthy cycles leave no files");
     // A "power cut" that takes an acknowledged page with it: the writer is killed and page 5
-    // of the data file zeroed, as a cache that never wrote it would leave it. (`[-]` keeps the
-    // pattern from matching the command lines that carry it.)
+    // of the data file zeroed, as a cache that never wrote it would leave it.
     let mdf = target.join("storbench-integrity.mdf");
-    let cut = format!(
-        "pkill -KILL -f -- '[-]-crash-writer --target {}'; sleep 0.2; dd if=/dev/zero of={} bs=8192 seek=5 count=1 conv=notrunc status=none",
-        target.display(),
-        mdf.display()
-    );
+    let zero_page_5 =
+        format!("dd if=/dev/zero of={} bs=8192 seek=5 count=1 conv=notrunc status=none", mdf.display());
+    let cut = kill_writer_then(&target, &zero_page_5);
     let results2 = dir.path().join("r2");
     let out = integrity(&target, &results2, &["--crash-after", "1s", "--crash-cmd", &cut, "--json"])
         .assert()
@@ -189,6 +187,19 @@ fn crash_cycles_find_every_acknowledged_write_and_a_crash_that_loses_one_fails()
         std::fs::read_to_string(crate::support::only_bundle(&results2).join("errors.jsonl")).unwrap();
     assert!(errors.contains("\"offset\":40960"), "{errors}");
     assert!(mdf.exists(), "the files of a cycle with errors are kept");
+}
+
+/// A crash command: kills the crash writer of `target` and, once it has exited (its last write
+/// done: a write still in flight could land after `then` and hide what it does), runs `then`.
+/// It fails if the writer outlives the kill by 10 s. (`[-]` keeps the pattern from matching
+/// the command lines that carry it.)
+fn kill_writer_then(target: &Path, then: &str) -> String {
+    let writer = format!("'[-]-crash-writer --target {}'", target.display());
+    format!(
+        "pkill -KILL -f -- {writer}; n=0; while pgrep -f -- {writer} >/dev/null; do \
+         [ $n -lt 200 ] || {{ echo 'the killed writer is still there after 10 s' >&2; exit 1; }}; \
+         sleep 0.05; n=$((n+1)); done; {then}"
+    )
 }
 
 /// A loop device over a sparse file of `mib` MiB; detached when dropped.
@@ -208,14 +219,11 @@ impl LoopDev {
         (out.status.success() && !dev.is_empty()).then_some(LoopDev { dev, dir })
     }
 
-    /// None (and why on stderr) where loop devices are not allowed; under
-    /// STORBENCH_REQUIRE_SERVERS=1 (CI) that fails instead.
+    /// None (after [`skip`]) where loop devices are not allowed.
     fn or_skip(mib: u64) -> Option<LoopDev> {
         let made = LoopDev::new(mib);
         if made.is_none() {
-            let why = "skipped: a loop device needs root and losetup";
-            assert!(std::env::var_os("STORBENCH_REQUIRE_SERVERS").is_none(), "{why}");
-            eprintln!("{why}");
+            skip("no loop device could be attached (losetup failed)", "run the tests as root");
         }
         made
     }
@@ -235,15 +243,12 @@ struct LoopFs {
 }
 
 impl LoopFs {
-    /// None (and why on stderr) where loop devices, the mkfs tool or mounts are missing; under
-    /// STORBENCH_REQUIRE_SERVERS=1 (CI) a missing piece fails instead.
+    /// None (after [`skip`]) where loop devices, the mkfs tool or mounts are missing.
     fn new(kind: &str) -> Option<LoopFs> {
         let made = Self::make(kind);
         if made.is_none() {
-            let why =
-                format!("skipped: a {kind} filesystem on a loop device needs root, losetup and mkfs.{kind}");
-            assert!(std::env::var_os("STORBENCH_REQUIRE_SERVERS").is_none(), "{why}");
-            eprintln!("{why}");
+            let missing = format!("no {kind} filesystem could be made and mounted on a loop device");
+            skip(&missing, &format!("run the tests as root with losetup and mkfs.{kind} installed"));
         }
         made
     }
@@ -476,10 +481,9 @@ fn a_journal_cut_short_is_a_damaged_journal_for_verify_and_after_a_crash_not_sto
     }
     // A crash whose journal lost everything after its identity: the cycle's audit says so.
     let target2 = dir.path().join("t2");
-    let cut = format!(
-        "pkill -KILL -f -- '[-]-crash-writer --target {}'; sleep 0.2; truncate -s 32 {}",
-        target2.display(),
-        target2.join("storbench-integrity.journal").display()
+    let cut = kill_writer_then(
+        &target2,
+        &format!("truncate -s 32 {}", target2.join("storbench-integrity.journal").display()),
     );
     let mut crash =
         integrity(&target2, &dir.path().join("r2"), &["--crash-after", "1s", "--crash-cmd", &cut]);

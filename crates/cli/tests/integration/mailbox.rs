@@ -3,7 +3,8 @@
 //! databases (reuse, verification, refusal of another shape), bad input, Ctrl-C.
 
 use crate::support::{
-    bundle_summary, disk_tempdir, interrupt_when, only_bundle, refused, stderr_text, stdout_json, storbench,
+    bundle_summary, disk_tempdir, interrupt_when, measuring, only_bundle, refused, stderr_text, stdout_json,
+    storbench,
 };
 use assert_cmd::Command;
 use std::path::Path;
@@ -300,13 +301,7 @@ fn an_interrupted_mailbox_run_stops_at_once_and_keeps_an_incomplete_bundle() {
     let mut args = vec!["mailbox", "--target", db.to_str().unwrap()];
     args.extend(generous(&[("--duration", "60s")]));
     // Interrupted once the measured phase has a row.
-    let measuring = || {
-        std::fs::read_dir(&results).into_iter().flatten().flatten().any(|b| {
-            std::fs::read_to_string(b.path().join("timeseries.csv"))
-                .is_ok_and(|csv| csv.contains(",measure,"))
-        })
-    };
-    let s = interrupt_when(&args, &results, &measuring);
+    let s = interrupt_when(&args, &results, &|| measuring(&results) > 0);
     let r = &s["results"];
     assert!(f64_of(&r["transactional_iops"]) > 0.0, "{r}");
     assert!(f64_of(&s["phases"]["measured_s"]) > 0.0, "{}", s["phases"]);

@@ -1,9 +1,9 @@
 //! `storbench oltp` on the database servers: load, a short run with DS3's Final line, the sales
 //! check after many threads, a run that survives its connections being killed, and the errors
 //! a wrong URL gives. Each test uses its own database and drops it. Without a server the tests
-//! skip (saying how to enable them); under STORBENCH_REQUIRE_SERVERS=1 (CI) they fail.
+//! skip (saying how to enable them); in CI they fail (`storbench_bench::testing::skip`).
 
-use crate::support::{ServerDb, disk_tempdir, spawn_oltp_run, stderr_text, stdout_json, storbench};
+use crate::support::{ServerDb, disk_tempdir, stderr_text, stdout_json, storbench};
 use std::time::Duration;
 use storbench_bench::db::BackendKind;
 
@@ -74,40 +74,13 @@ fn mariadb_loads_runs_and_keeps_every_sale() {
     load_and_run(BackendKind::Mysql, "climy");
 }
 
-/// An `oltp run` of `run_time` with `threads` threads on `url` (database `db`, loaded),
-/// spawned, once its sessions are on the server and a second more has gone by; its bundle
-/// goes under `results` in the directory returned.
-fn running(
-    db: &ServerDb,
-    url: &str,
-    run_time: &str,
-    threads: u32,
-) -> (tempfile::TempDir, std::process::Child) {
-    let dir = disk_tempdir();
-    let timing = ["--warmup-time", "0", "--run-time", run_time, "--n-threads", &threads.to_string()];
-    let child = spawn_oltp_run(&["--url", url], &dir.path().join("results"), &timing);
-    let sql = match db.kind {
-        BackendKind::Postgres => {
-            format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{}'", db.name)
-        }
-        _ => format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE db = '{}'", db.name),
-    };
-    let began = std::time::Instant::now();
-    while db.sql(&sql).trim().parse::<u32>().map_or(true, |found| found < threads) {
-        assert!(began.elapsed() < Duration::from_secs(60), "the run's sessions never showed");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    std::thread::sleep(Duration::from_secs(1));
-    (dir, child)
-}
-
 /// Kills every connection of the run's database while it runs: the run goes on, reconnects,
 /// and counts the lost orders by kind.
 fn survives_killed_connections(kind: BackendKind, tag: &str) {
     let Some(db) = ServerDb::new(kind, tag) else { return };
     let url = db.url();
     storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
-    let (_dir, child) = running(&db, &url, "8s", 4);
+    let (_dir, child) = crate::support::running_on(&db, &url, "8s", 4);
     let killed = match kind {
         BackendKind::Postgres => db.sql(&format!(
             "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '{}' AND pid <> pg_backend_pid()",
@@ -172,7 +145,7 @@ fn server_errors_name_the_problem_before_a_run() {
 /// saying why, its bundle marked incomplete; it does not run on to report the dead window as
 /// a complete run.
 fn a_run_whose_database_goes_away_ends_failed(db: &ServerDb, url: &str, go_away: &dyn Fn()) {
-    let (dir, child) = running(db, url, "30s", 2);
+    let (dir, child) = crate::support::running_on(db, url, "30s", 2);
     let began = std::time::Instant::now();
     go_away();
     let out = child.wait_with_output().unwrap();
@@ -225,7 +198,7 @@ fn a_postgres_run_rides_out_an_outage_of_2_s_and_completes() {
     let Some(db) = ServerDb::new(BackendKind::Postgres, "clipgblip") else { return };
     let url = db.url();
     storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
-    let (_dir, child) = running(&db, &url, "10s", 2);
+    let (_dir, child) = crate::support::running_on(&db, &url, "10s", 2);
     db.sql(&format!("ALTER DATABASE \"{}\" ALLOW_CONNECTIONS false", db.name));
     db.sql(&format!("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '{}'", db.name));
     std::thread::sleep(Duration::from_secs(2));

@@ -3,13 +3,13 @@
 //! charts it drew, and the page and a screenshot are kept in target/test-output (report.html,
 //! report.png).
 //!
-//! Without Chromium the browser test skips, saying how to enable it, unless
-//! STORBENCH_REQUIRE_BROWSER=1 (CI), where it fails.
+//! Without Chromium the browser test skips (`skip`: saying how to enable it, failing in CI).
 
 use crate::support::{disk_tempdir, io_in, only_bundle, refused, storbench};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use storbench_bench::testing::skip;
 use storbench_report::Summary;
 use storbench_report::evaluation::{Configuration, Evaluation, Method, RunRecord, RunStatus, headline};
 use storbench_report::render::Series;
@@ -154,15 +154,13 @@ fn in_browser(page: &Path) {
     assert!(bytes.starts_with(b"\x89PNG\r\n\x1a\n") && bytes.len() > 20_000, "{} bytes", bytes.len());
 }
 
-/// Chromium from PATH; without it, skip (or fail under STORBENCH_REQUIRE_BROWSER=1).
+/// Chromium from PATH; without it, None after [`skip`].
 fn browser() -> Option<PathBuf> {
     let found = ["chromium", "chromium-browser"].iter().find_map(|name| {
         std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(name)).find(|p| p.is_file())
     });
-    let required = std::env::var("STORBENCH_REQUIRE_BROWSER").is_ok_and(|v| v == "1");
     if found.is_none() {
-        assert!(!required, "STORBENCH_REQUIRE_BROWSER=1 but chromium is not on PATH");
-        eprintln!("skipped the browser check: install Chromium (apt-get install chromium) to run it");
+        skip("no chromium on PATH for the browser check", "install Chromium (apt-get install chromium)");
     }
     found
 }

@@ -4,6 +4,7 @@ use assert_cmd::Command;
 use std::path::{Path, PathBuf};
 use storbench_bench::db::BackendKind;
 use storbench_bench::db::testing::{server_url, unique_db_name};
+use storbench_bench::testing::wait_until;
 
 /// The storbench binary with a clean, predictable environment.
 pub fn storbench() -> Command {
@@ -69,8 +70,8 @@ pub fn bundle_summary(root: &Path) -> serde_json::Value {
 }
 
 /// Starts `storbench ARGS --output-dir RESULTS`, sends SIGINT once `ready()` holds (asked every
-/// 20 ms), and returns the summary of the only bundle under `results` once it exited 130 within
-/// 3 s of the signal, marked incomplete.
+/// 20 ms, for up to two minutes), and returns the summary of the only bundle under `results`
+/// once it exited 130 within 3 s of the signal, marked incomplete.
 pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -> serde_json::Value {
     use std::process::Stdio;
     use std::time::{Duration, Instant};
@@ -82,14 +83,12 @@ pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let began = Instant::now();
-    while !ready() {
+    wait_until("the run to be ready to interrupt", Duration::from_secs(120), || {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("storbench ended ({status}) before it was interrupted");
         }
-        assert!(began.elapsed() < Duration::from_secs(60), "not ready to interrupt after a minute");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+        ready()
+    });
     let sent = Instant::now();
     std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let status = child.wait().unwrap();
@@ -98,6 +97,17 @@ pub fn interrupt_when(args: &[&str], results: &Path, ready: &dyn Fn() -> bool) -
     let s = bundle_summary(results);
     assert_eq!(s["complete"], false);
     s
+}
+
+/// How many bundles under `results` have a measured second in their series yet: runs whose
+/// measured phase has begun.
+pub fn measuring(results: &Path) -> usize {
+    let bundles = std::fs::read_dir(results).into_iter().flatten().flatten();
+    let measured = |bundle: &std::fs::DirEntry| {
+        std::fs::read_to_string(bundle.path().join("timeseries.csv"))
+            .is_ok_and(|csv| csv.contains(",measure,"))
+    };
+    bundles.filter(measured).count()
 }
 
 /// `storbench oltp run --db-size 1MB --json --output-dir RESULTS TARGET EXTRA` as a plain
@@ -119,6 +129,41 @@ pub fn spawn_oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::p
         .stderr(std::process::Stdio::piped())
         .spawn()
         .expect("storbench starts")
+}
+
+/// An `oltp run` of `run_time` with `threads` threads on `url` (database `db`, loaded),
+/// spawned, once its measured phase has begun (a measured second in its series) with its
+/// sessions on the server; its bundle goes under `results` in the directory returned.
+pub fn running_on(
+    db: &ServerDb,
+    url: &str,
+    run_time: &str,
+    threads: u32,
+) -> (tempfile::TempDir, std::process::Child) {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let timing = ["--warmup-time", "0", "--run-time", run_time, "--n-threads", &threads.to_string()];
+    let mut child = spawn_oltp_run(&["--url", url], &results, &timing);
+    let sql = match db.kind {
+        BackendKind::Postgres => {
+            format!("SELECT count(*) FROM pg_stat_activity WHERE datname = '{}'", db.name)
+        }
+        _ => format!("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE db = '{}'", db.name),
+    };
+    // Sessions alone are not enough: the checks and the reset before the run open and drop
+    // sessions of their own (a kill then found none on a loaded machine).
+    let sessions = || db.sql(&sql).trim().parse::<u32>().is_ok_and(|found| found >= threads);
+    wait_until(
+        "the run's measured phase with its sessions on the server",
+        std::time::Duration::from_secs(120),
+        || {
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("the run ended ({status}) before it was disturbed");
+            }
+            measuring(&results) > 0 && sessions()
+        },
+    );
+    (dir, child)
 }
 
 /// A server database for one test, dropped (with its pristine copy) at the end.

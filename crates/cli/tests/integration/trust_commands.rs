@@ -11,6 +11,7 @@ use crate::support::{
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
+use storbench_bench::testing::wait_until;
 
 /// `storbench integrity` with crash cycles on the small file set.
 fn crash_args(target: &Path, results: &Path, extra: &[&str]) -> Vec<String> {
@@ -327,12 +328,14 @@ fn trust_a_writer_that_dies_before_its_crash_point_fails_its_cycle() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let until = Instant::now() + Duration::from_secs(60);
-    while writers_of(&p.target).is_empty() || !p.target.join("storbench-integrity.journal").exists() {
-        assert!(Instant::now() < until, "the writer did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    std::thread::sleep(Duration::from_secs(1));
+    // Its activities have started once its log file holds data: the files' creation and fill
+    // write none there.
+    let log = p.target.join("storbench-integrity.ldf");
+    let logging = || std::fs::metadata(&log).is_ok_and(|m| std::os::unix::fs::MetadataExt::blocks(&m) > 0);
+    wait_until("the writer's activities to start", Duration::from_secs(60), || {
+        assert!(child.try_wait().unwrap().is_none(), "storbench ended before its writer was killed");
+        logging()
+    });
     for pid in writers_of(&p.target) {
         signal_pid(pid, rustix::process::Signal::KILL);
     }

@@ -8,6 +8,7 @@ use crate::support::{ServerDb, disk_tempdir, refused, stderr_text, storbench};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 use storbench_bench::db::BackendKind;
+use storbench_bench::testing::wait_until;
 
 fn load(url: &str, size: &str) -> assert_cmd::Command {
     let mut cmd = storbench();
@@ -119,16 +120,14 @@ fn a_sqlite_file_a_user_added_a_table_to_is_neither_reloaded_nor_reset() {
     assert_eq!(sqlite("SELECT t FROM my_notes"), "keep me");
 }
 
-/// Polls `ready` every 50 ms for up to a minute, failing if `child` ends first.
+/// Waits for `ready` for up to two minutes, failing if `child` ends first.
 fn wait_for(child: &mut Child, what: &str, ready: &dyn Fn() -> bool) {
-    let began = Instant::now();
-    while !ready() {
+    wait_until(what, Duration::from_secs(120), || {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the first storbench ended ({status}) before {what}");
         }
-        assert!(began.elapsed() < Duration::from_secs(60), "no {what} after a minute");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        ready()
+    });
 }
 
 /// A run of 9 s on `target` in the background.

@@ -6,6 +6,7 @@
 use crate::support::{disk_tempdir, json, only_bundle, stderr_text, storbench};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use storbench_bench::testing::skip;
 
 /// A loop device over a sparse file on a tmpfs with no space left: every write to it fails.
 /// Detached and unmounted when dropped.
@@ -39,7 +40,7 @@ impl FullDevice {
     fn or_skip() -> Option<FullDevice> {
         let d = FullDevice::new();
         if d.is_none() {
-            eprintln!("skipped: needs root for a tmpfs mount and a loop device");
+            skip("no tmpfs could be mounted with a loop device on it", "run the tests as root");
         }
         d
     }

@@ -3,9 +3,11 @@
 //! loses what was measured.
 
 use crate::support::{disk_tempdir, json, only_bundle, stderr_text, storbench};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+use storbench_bench::testing::{skip, wait_until};
 
 fn spawn(args: &[&str], stderr: Stdio) -> Child {
     Command::new(storbench().get_program())
@@ -14,15 +16,6 @@ fn spawn(args: &[&str], stderr: Stdio) -> Child {
         .stderr(stderr)
         .spawn()
         .expect("storbench starts")
-}
-
-/// Waits until `ready()` (asked every 10 ms) or panics after `limit`.
-fn wait_for(what: &str, limit: Duration, ready: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !ready() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn path_str(p: &Path) -> &str {
@@ -36,8 +29,14 @@ fn a_data_file_whose_fill_was_killed_is_filled_again_and_never_measured() {
     let results = tmp.path().join("results");
     let args = ["io", "--target", path_str(tmp.path()), "--size", "1GiB", "--runtime", "1s", "--ramp", "0"];
     let mut child = spawn(&[&args[..], &["--output-dir", path_str(&results)]].concat(), Stdio::null());
-    wait_for("the fill to start", Duration::from_secs(20), || data.exists());
-    std::thread::sleep(Duration::from_millis(150));
+    // Killed once the fill has written its first chunk (the file is reserved, as zeros, first).
+    let first_chunk_written = || {
+        let mut head = [0u8; 4096];
+        std::fs::File::open(&data)
+            .and_then(|f| f.read_exact_at(&mut head, 0))
+            .is_ok_and(|()| head != [0; 4096])
+    };
+    wait_until("the fill to write its first chunk", Duration::from_secs(60), first_chunk_written);
     child.kill().expect("SIGKILL");
     child.wait().unwrap();
     assert!(data.exists(), "the killed fill left its file");
@@ -57,7 +56,7 @@ fn a_second_storbench_on_a_busy_target_is_refused_naming_the_first() {
     let dir = path_str(tmp.path());
     let first_args = ["io", "--target", dir, "--size", "16MiB", "--runtime", "30s", "--ramp", "0"];
     let mut first = spawn(&[&first_args[..], &["--output-dir", path_str(&results)]].concat(), Stdio::null());
-    wait_for("the first run's bundle", Duration::from_secs(20), || {
+    wait_until("the first run's bundle", Duration::from_secs(20), || {
         std::fs::read_dir(&results).is_ok_and(|mut d| d.next().is_some())
     });
     let second = storbench()
@@ -90,7 +89,7 @@ fn resuming_an_evaluation_that_is_still_running_is_refused() {
     let results = tmp.path().join("results");
     let mut running = spawn(&["run", path_str(&plan), "--output-dir", path_str(&results)], Stdio::null());
     let eval_dir = || std::fs::read_dir(&results).ok()?.next()?.ok().map(|e| e.path());
-    wait_for("evaluation.json", Duration::from_secs(20), || {
+    wait_until("evaluation.json", Duration::from_secs(20), || {
         eval_dir().is_some_and(|d| d.join("evaluation.json").exists())
     });
     let dir: PathBuf = eval_dir().unwrap();
@@ -152,7 +151,7 @@ impl Tmpfs {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            println!("skipped: cannot mount a tmpfs here (needs root)");
+            skip("cannot mount a tmpfs here", "run the tests as root");
             return None;
         }
         Some(Tmpfs(dir))
@@ -197,8 +196,7 @@ fn a_refused_target_is_explained_once() {
     let file = tmp.path().join("theirs.dat");
     std::fs::write(&file, vec![7u8; 1 << 20]).unwrap();
     if !Command::new("chattr").arg("+i").arg(&file).status().is_ok_and(|s| s.success()) {
-        println!("skipped: chattr +i is not allowed here");
-        return;
+        return skip("chattr +i is not allowed here", "run the tests as root on ext4 (STORBENCH_TEST_DIR)");
     }
     let out = storbench()
         .args(["io", "--rw", "randwrite", "--force", "--runtime", "1s", "--target"])

@@ -6,6 +6,7 @@
 use crate::support::{disk_tempdir, refused, storbench};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use storbench_bench::testing::wait_until;
 
 fn mailbox(dir: &Path) -> assert_cmd::Command {
     let mut cmd = storbench();
@@ -98,23 +99,29 @@ fn a_target_smaller_than_a_block_without_size_says_the_targets_size() {
     assert!(!err.contains("--size 3 bytes"), "{err}");
 }
 
-/// Runs the mailbox module's tiny test with --keep for `duration`; with `kill_after`, kills it
-/// with SIGKILL that long after it marked the databases in use.
-fn kept_run(dir: &Path, duration: &'static str, kill_after: Option<Duration>) {
+/// Runs the mailbox module's tiny test with --keep for `duration`; with `kill`, kills it with
+/// SIGKILL once it has marked the databases in use and written its first log generation
+/// (circular logging removes that one soon after: a recovery needs it).
+fn kept_run(dir: &Path, duration: &'static str, kill: bool) {
     let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin!("storbench"));
     cmd.arg("mailbox").arg("--target").arg(dir.join("db")).arg("--output-dir").arg(dir.join("results"));
     cmd.args(crate::mailbox::tiny(&[("--duration", duration)])).args(["--keep", "--no-verify"]);
     cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
     let mut child = cmd.spawn().unwrap();
-    if let Some(after) = kill_after {
+    if kill {
         let manifest = dir.join("db/storbench-mailbox.json");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        // Killed once the run has marked the databases in use.
-        while !std::fs::read_to_string(&manifest).is_ok_and(|t| t.contains("\"clean\": false")) {
-            assert!(Instant::now() < deadline, "the run never started");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        std::thread::sleep(after);
+        let in_use = || std::fs::read_to_string(&manifest).is_ok_and(|t| t.contains("\"clean\": false"));
+        // A generation's file: E01 and its number (E01tmp.log is the next one being prepared).
+        let logging = || {
+            let names = std::fs::read_dir(dir.join("db/log1")).into_iter().flatten().flatten();
+            names
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .any(|n| n.starts_with("E01") && n != "E01tmp.log")
+        };
+        wait_until("the run to mark its databases in use and log", Duration::from_secs(60), || {
+            assert!(child.try_wait().unwrap().is_none(), "the run ended before it was killed");
+            in_use() && logging()
+        });
         child.kill().unwrap();
     }
     child.wait().unwrap();
@@ -129,7 +136,7 @@ fn verify_from_root(dir: &Path) -> assert_cmd::assert::Assert {
 #[test]
 fn verify_from_another_directory_finds_the_logs_and_fails_on_a_missing_one() {
     let dir = disk_tempdir();
-    kept_run(dir.path(), "2s", None);
+    kept_run(dir.path(), "2s", false);
     let path = dir.path().join("db/storbench-mailbox.json");
     let manifest = std::fs::read_to_string(&path).unwrap();
     let absolute = format!("\"log_dir\": \"{}\"", dir.path().join("db").display());
@@ -153,7 +160,7 @@ fn verify_from_another_directory_finds_the_logs_and_fails_on_a_missing_one() {
 #[test]
 fn verify_after_a_killed_run_reports_the_dirty_shutdown_first_and_recover_makes_it_clean() {
     let dir = disk_tempdir();
-    kept_run(dir.path(), "60s", Some(Duration::from_millis(200)));
+    kept_run(dir.path(), "60s", true);
     let db = dir.path().join("db");
     let verify = || {
         let mut cmd = storbench();

@@ -228,8 +228,12 @@ mod tests {
         // A plain child, a child in a session of its own (its output elsewhere), and a daemon
         // (double fork, setsid) that keeps the meter's stdout open.
         let me = format!("echo $$ >> {}; exec sleep 30", pids.display());
+        // The reading comes once all three have written their pid (at most 10 s): a fixed pause
+        // was not always enough on a loaded machine.
+        let count = format!("$(cat {} 2>/dev/null | wc -l)", pids.display());
         let script = format!(
-            "sh -c '{me}' & setsid sh -c '{me} >/dev/null 2>&1' & (setsid sh -c '{me}' &); sleep 0.2; echo 42 W"
+            "sh -c '{me}' & setsid sh -c '{me} >/dev/null 2>&1' & (setsid sh -c '{me}' &); n=0; \
+             while [ \"{count}\" -lt 3 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done; echo 42 W"
         );
         let mut sampler = PowerSampler::new(PowerSource::Command { argv: sh(&script) }).unwrap();
         let began = Instant::now();
@@ -237,8 +241,8 @@ mod tests {
         assert!(began.elapsed() < Duration::from_secs(3), "the reading took {:?}", began.elapsed());
         let pids: Vec<String> = std::fs::read_to_string(&pids).unwrap().lines().map(str::to_owned).collect();
         assert_eq!(pids.len(), 3, "{pids:?}");
-        let deadline = Instant::now() + Duration::from_secs(2);
-        // Killed at once; reaped a moment later.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // Killed at once; reaped a moment later (longer on a loaded machine).
         while pids.iter().any(|p| alive(p)) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
         }

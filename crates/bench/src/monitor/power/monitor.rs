@@ -151,6 +151,7 @@ impl Silences {
 mod tests {
     use super::super::PowerSource;
     use super::*;
+    use crate::testing::wait_until;
 
     #[test]
     fn the_monitor_keeps_the_latest_reading_and_reports_a_failing_source() {
@@ -162,16 +163,11 @@ mod tests {
             PowerSampler::new(PowerSource::File { path: path.clone() }).unwrap(),
             Duration::from_millis(20),
         );
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while m.latest().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_until("a reading", Duration::from_secs(30), || m.latest().is_some());
         assert_eq!(m.latest(), Some(250.5));
         assert!(m.read_since(started));
         std::fs::remove_file(&path).unwrap();
-        while m.error().is_none() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        wait_until("the failing source's error", Duration::from_secs(30), || m.error().is_some());
         assert!(m.error().is_some_and(|e| e.contains("watts")), "{:?}", m.error());
         assert_eq!(m.latest(), None, "a failed reading is not carried forward");
         assert!(!m.read_since(Instant::now()));
@@ -202,18 +198,12 @@ mod tests {
             PowerSampler::new(PowerSource::Command { argv }).unwrap(),
             Duration::from_secs(1),
         );
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while !pid_file.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        std::thread::sleep(Duration::from_millis(50));
+        let written = || std::fs::read_to_string(&pid_file).is_ok_and(|t| t.ends_with('\n'));
+        wait_until("the meter's child's pid", Duration::from_secs(30), written);
         let pid = std::fs::read_to_string(&pid_file).unwrap().trim().to_owned();
         assert!(alive(&pid), "the meter's child runs");
         m.stop();
-        while alive(&pid) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        assert!(!alive(&pid), "the meter's child outlived the monitor");
+        wait_until("the meter's child to end with the monitor", Duration::from_secs(30), || !alive(&pid));
     }
 
     /// Whether process `pid` exists and is not a zombie.

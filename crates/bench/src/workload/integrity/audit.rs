@@ -429,8 +429,7 @@ mod tests {
     fn files_on_a_filesystem_without_o_direct_are_audited_through_the_page_cache() {
         let shm = Path::new("/dev/shm");
         if !shm.is_dir() {
-            eprintln!("skipped: no /dev/shm (tmpfs) on this machine");
-            return;
+            return crate::testing::skip("no /dev/shm (tmpfs) on this machine", "mount a tmpfs at /dev/shm");
         }
         let set = healthy();
         let dir = tempfile::tempdir_in(shm).unwrap();

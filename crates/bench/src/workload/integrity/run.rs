@@ -26,8 +26,9 @@ use crate::run::{
 };
 use storbench_report::columns::integrity as col;
 
-/// A validated integrity run.
-#[derive(Debug, Clone)]
+/// A validated integrity run. Serialized as it is to a crash cycle's writer process, so the
+/// writer runs exactly the parent's spec.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct IntegritySpec {
     /// Where the files go; with `device`, where the journal and the manifest go.
     pub dir: PathBuf,
@@ -51,7 +52,9 @@ pub struct IntegritySpec {
     pub sync_every: Duration,
     /// At its maximum the data file is cut by one growth increment at most this often.
     pub shrink_every: Duration,
-    /// Faults to inject into every activity's engine (tests of the checker).
+    /// Faults to inject into every activity's engine (tests of the checker); never handed to
+    /// another process.
+    #[serde(skip)]
     pub faults: Option<FaultPlan>,
 }
 

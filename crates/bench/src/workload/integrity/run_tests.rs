@@ -10,7 +10,7 @@ use super::journal::Journal;
 use super::layout::{Layout, Sizes};
 use super::page::{PAGE, PageId};
 use super::recorder::{Activity, CLASSES};
-use super::run::{IntegrityOutcome, IntegritySpec, create, run};
+use super::run::{IntegrityInterval, IntegrityOutcome, IntegritySpec, create, run};
 use super::suspects::{AuditFinding, SuspectPage};
 use super::verdict::ErrorClass;
 use crate::engine::EngineKind;
@@ -160,22 +160,23 @@ fn pages_damaged_on_disk_during_a_run_are_counted_once_kept_as_found_and_verify_
     let spec = spec(dir.path(), 4, None);
     let created = create(&spec, &mut |_, _| {}).unwrap();
     // Garbage over ten pages of the initial data, through the page cache the run reads from
-    // (the run is buffered), a second into the run: as a failing disk or a stray writer.
+    // (the run is buffered), at the run's first interval (a second in, however slow the
+    // machine): as a failing disk or a stray writer.
     let damaged: Vec<u64> = (0..10).map(|i| 20 + i * 47).collect();
     let path = Layout::new(dir.path()).data();
-    let corrupt = {
-        let damaged = damaged.clone();
-        std::thread::spawn(move || {
-            use std::os::unix::fs::FileExt;
-            std::thread::sleep(Duration::from_secs(1));
-            let file = std::fs::OpenOptions::new().write(true).open(path).unwrap();
-            for &page in &damaged {
-                file.write_all_at(&[0xA5u8; PAGE], page * PAGE as u64).unwrap();
-            }
-        })
+    let mut corrupted = false;
+    let mut corrupt_once = |_: &IntegrityInterval| {
+        use std::os::unix::fs::FileExt;
+        if std::mem::replace(&mut corrupted, true) {
+            return;
+        }
+        let file = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        for &page in &damaged {
+            file.write_all_at(&[0xA5u8; PAGE], page * PAGE as u64).unwrap();
+        }
     };
-    let out = run(&spec, created, &mut NoHost, &StopFlag::new(), &mut |_| {}, &mut |_, _| {}).unwrap();
-    corrupt.join().unwrap();
+    let out = run(&spec, created, &mut NoHost, &StopFlag::new(), &mut corrupt_once, &mut |_, _| {}).unwrap();
+    assert!(corrupted, "the run had an interval");
     let suspects = &out.detail.suspects;
     assert!(!suspects.is_empty(), "the damage was found");
     for p in suspects {

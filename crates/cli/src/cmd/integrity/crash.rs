@@ -80,6 +80,8 @@ pub struct CycleRecord {
 const START_LIMIT: Duration = Duration::from_secs(600);
 /// How long a writer may live on after the crash command.
 const AFTER_COMMAND: Duration = Duration::from_secs(10);
+/// A writer's own length: longer than any cycle, which kills it (or its time limit does).
+const WRITER_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 
 /// Runs the `plan`'s crash cycles of `spec`; error records go to `errors`.
 pub fn run_cycles(
@@ -211,50 +213,28 @@ fn add_cycle(out: &mut Cycles, report: &AuditReport, acknowledged: u64, seconds:
     out.pages_checked += report.pages_checked;
 }
 
-/// The writer for `cycle`: this binary on the same options, its own seed, run until killed
-/// (at the latest when every wait of the cycle is over).
+/// The writer for `cycle`: this binary on the parent's spec, with the cycle's own seed, run
+/// until killed (at the latest when every wait of the cycle is over).
 fn start_writer(spec: &IntegritySpec, plan: &Plan, cycle: u32) -> Result<Running> {
     let exe = std::env::current_exe().context("finding storbench's own binary")?;
-    let page = integ::PAGE as u64;
-    let ms = |d: Duration| format!("{}ms", d.as_millis());
-    let s = spec.sizes;
-    let mut args: Vec<String> = vec!["integrity".into(), "--crash-writer".into(), "--target".into()];
-    match &spec.device {
-        // The parent checked the device and holds its lock.
-        Some(dev) => args.extend([
-            dev.display().to_string(),
-            "--allow-device".into(),
-            "--force".into(),
-            "--journal-dir".into(),
-            spec.dir.display().to_string(),
-        ]),
-        None => args.push(spec.dir.display().to_string()),
-    }
-    for (flag, value) in [
-        ("--data-size", (s.data_pages * page).to_string()),
-        ("--data-max", (s.data_max_pages * page).to_string()),
-        ("--data-growth", (s.growth_pages * page).to_string()),
-        ("--log-size", (s.log_pages * page).to_string()),
-        ("--duration", "30d".to_string()),
-        ("--users", spec.users.to_string()),
-        ("--target-io-ms", spec.target_io.as_millis().to_string()),
-        ("--delay-threshold", ms(spec.delay_threshold)),
-        ("--shrink-every", ms(spec.shrink_every)),
-        ("--seed", spec.seed.wrapping_add(u64::from(cycle) - 1).to_string()),
-        ("--engine", spec.engine.name().to_string()),
-        // The parent's meter measures; the writer's figures are not kept.
-        ("--power", "none".to_string()),
-    ] {
-        args.extend([flag.to_string(), value]);
-    }
-    if !spec.direct {
-        args.push("--buffered".into());
-    }
-    if spec.write_through {
-        args.push("--write-through".into());
-    }
     let limit = START_LIMIT + plan.after + plan.command_limit + AFTER_COMMAND + Duration::from_secs(60);
+    let args = writer_args(spec, cycle)?;
     command::start(&command::Spec::new(exe, args, limit)).context("starting the writer process")
+}
+
+/// The writer's command line: the spec as JSON, named by its target for a crash command
+/// that looks for it (`pkill -f -- '--crash-writer --target DIR'`).
+fn writer_args(spec: &IntegritySpec, cycle: u32) -> Result<Vec<String>> {
+    let writer = IntegritySpec {
+        duration: WRITER_DURATION,
+        seed: spec.seed.wrapping_add(u64::from(cycle) - 1),
+        ..spec.clone()
+    };
+    let json = serde_json::to_string(&writer).context("handing the writer its spec")?;
+    let place = spec.device.as_ref().unwrap_or(&spec.dir).display().to_string();
+    // The parent's meter measures; the writer's figures are not kept.
+    let args = ["integrity", "--crash-writer", "--target", &place, "--writer-spec", &json, "--power", "none"];
+    Ok(args.map(String::from).to_vec())
 }
 
 /// One cycle up to its crash: the writer started, its activities running, then killed (or
@@ -437,4 +417,32 @@ pub fn writer(spec: &IntegritySpec, stop: &StopFlag) -> Result<()> {
     }
     integ::run(spec, created, &mut NoHost, stop, &mut |_| {}, &mut |_, _| {})?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn a_crash_writer_runs_the_parents_spec_exactly_with_its_cycles_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let parse = |argv: Vec<String>| match crate::args::Cli::parse_from(argv).command {
+            crate::args::Command::Integrity(c) => c.run,
+            _ => panic!("not an integrity command"),
+        };
+        let target = dir.path().display().to_string();
+        let parent = parse(["storbench", "integrity", "--target", &target].map(String::from).to_vec());
+        let spec = IntegritySpec {
+            users: 3,
+            sync_every: Duration::from_millis(700),
+            ..super::super::validate::validate(&parent).unwrap()
+        };
+        let w = parse(["storbench".to_string()].into_iter().chain(writer_args(&spec, 3).unwrap()).collect());
+        assert!(w.crash_writer);
+        assert_eq!(w.target.as_deref(), Some(spec.dir.as_path()), "named by its target");
+        let got: IntegritySpec = serde_json::from_str(w.writer_spec.as_deref().unwrap()).unwrap();
+        let expected = IntegritySpec { duration: WRITER_DURATION, seed: spec.seed + 2, ..spec };
+        assert_eq!(format!("{got:?}"), format!("{expected:?}"));
+    }
 }

@@ -34,6 +34,19 @@ impl Options for IntegrityArgs {
         self.duration.map_or(IntegrityArgs::DURATION, |d| d.0)
     }
 
+    fn will_write(&self) -> Option<String> {
+        let spec = super::validate::validate(self).ok()?;
+        let most = crate::units::human_bytes(spec.sizes.max_bytes());
+        if let Some(device) = &spec.device {
+            return Some(format!(
+                "overwrites the device {}: a data file and a log of up to {most}",
+                device.display()
+            ));
+        }
+        let kept = if self.keep { "kept for `integrity verify`" } else { "removed after the run" };
+        Some(format!("a data file and a log of up to {most} in all in {}, {kept}", spec.dir.display()))
+    }
+
     fn check(&self) -> Result<()> {
         super::validate::validate(self).map(drop)
     }

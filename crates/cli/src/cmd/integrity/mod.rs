@@ -44,12 +44,13 @@ pub fn run(c: Box<IntegrityCommand>, stop: &StopFlag) -> Result<Ending> {
 /// The run the options describe into the bundle directory `given`, or a new one under
 /// --output-dir. `storbench run` calls this.
 pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
-    let spec = validate::validate(a)?;
-    if a.crash_writer {
-        // The crash cycle's parent holds the target's lock for its writer.
+    if let (true, Some(spec)) = (a.crash_writer, &a.writer_spec) {
+        // The crash cycle's parent validated the spec and holds the target's lock for its writer.
+        let spec = serde_json::from_str(spec).context("reading the crash writer's spec")?;
         crash::writer(&spec, stop)?;
         return Ok(Ran { ending: Ending::Ok, measured: None });
     }
+    let spec = validate::validate(a)?;
     let made_dir = !spec.dir.exists();
     let _lock = lock_place(&spec.dir, "target")?;
     let _device_lock = spec.device.as_deref().map(|d| lock_place(d, "target")).transpose()?;

@@ -54,6 +54,25 @@ impl Options for IoArgs {
         format!("io-{rw}-{}{depth}", self.bs.as_deref().unwrap_or(IoArgs::BS)).replace(['/', ':'], "_")
     }
 
+    fn will_write(&self) -> Option<String> {
+        use storbench_bench::target::Action;
+        let (v, plan) = super::check(self).ok()?;
+        let plan = plan?;
+        let writes = v.jobs.iter().any(|j| j.spec.read_pct < 100);
+        let (path, size) = (plan.path.display(), crate::units::human_bytes(plan.size));
+        Some(match plan.action {
+            Action::CreateFile => format!("creates and fills {path}, {size}, kept for later runs"),
+            Action::RefillPartial => format!("fills {path} again, {size} (a fill was cut short)"),
+            Action::ReuseFile if writes => format!("writes into its own {path}, {size}"),
+            Action::ReuseFile => return None,
+            Action::UseForeignFile if writes => {
+                format!("writes into {path}, a file it did not create, {size}")
+            }
+            Action::UseDevice if writes => format!("overwrites the device {path}, {size}"),
+            Action::UseForeignFile | Action::UseDevice => return None,
+        })
+    }
+
     fn check(&self) -> Result<()> {
         super::check(self).map(drop)
     }

@@ -32,6 +32,20 @@ impl Options for MailboxArgs {
         self.duration_or_default() + self.max_warmup_or_default() / 2
     }
 
+    fn will_write(&self) -> Option<String> {
+        let plan = super::validate::validate(self).ok()?;
+        let (data, logs) = plan.space_needed();
+        let kept = if plan.keep { "kept" } else { "removed after each run" };
+        Some(format!(
+            "{} database(s), up to {} with room to grow, in {} and up to {} of logs in {}, {kept}",
+            plan.databases,
+            crate::units::human_bytes(data),
+            plan.db_dir.display(),
+            crate::units::human_bytes(logs),
+            plan.log_dir.display()
+        ))
+    }
+
     fn check(&self) -> Result<()> {
         super::check(self)
     }

@@ -39,6 +39,17 @@ impl Options for OltpRunArgs {
         self.run_time_or_default() + self.warmup_time_or_default()
     }
 
+    fn will_write(&self) -> Option<String> {
+        let size = self.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE);
+        let place = match &self.db.path {
+            Some(path) => format!("{} (SQLite, with a pristine copy beside it)", path.display()),
+            None => {
+                self.db.url.iter().map(|u| storbench_bench::secret::redact(u)).collect::<Vec<_>>().join(", ")
+            }
+        };
+        Some(format!("loads DVD Store ({size}) into {place} once, kept; resets it before each run"))
+    }
+
     fn check(&self) -> Result<()> {
         super::check_run_args(self).and_then(|()| super::check_loadable(self))
     }

@@ -176,6 +176,23 @@ fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
     Ok(dir)
 }
 
+/// Before the first run: what the runs still to do will write on each configuration, each
+/// thing once.
+fn say_what_it_writes(plan: &Plan, runs: &[expand::PlannedRun], todo: &[usize]) {
+    for (ci, c) in plan.configurations.iter().enumerate() {
+        let mut lines: Vec<String> = Vec::new();
+        for run in todo.iter().map(|&i| &runs[i]).filter(|r| r.configuration == ci) {
+            let line = run.args.will_write().map(|w| format!("  {}: {w}", run.args.kind().name));
+            if let Some(line) = line.filter(|l| !lines.contains(l)) {
+                lines.push(line);
+            }
+        }
+        if !lines.is_empty() {
+            say!("on {} it writes:\n{}", c.name, lines.join("\n"));
+        }
+    }
+}
+
 /// Runs what is still to do, a line per run on the terminal (each run's own output in its
 /// bundle's output.log, and on the terminal too with `verbose`).
 fn evaluate(
@@ -198,6 +215,7 @@ fn evaluate(
         plan.configurations.len(),
         dir.display()
     );
+    say_what_it_writes(plan, &runs, &todo);
     power::announce(false);
     let mut clock = progress::Eta::new(&runs, &todo, &plan.method);
     let mut preconditioned = vec![false; plan.configurations.len()];
