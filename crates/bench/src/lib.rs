@@ -3,8 +3,9 @@
 //! It measures and returns data; it prints nothing and knows nothing of the command line.
 //! Layout: `engine` (io_uring, psync, null), `target` (files and block devices: create, fill,
 //! safety checks, the one-run-per-target lock), `workload` (one module and one entry point per
-//! workload: `io`, `oltp`, `mailbox`), `db` (the OLTP workload's databases: SQLite, PostgreSQL,
-//! MariaDB/MySQL), `metrics` (HDR histograms and per-worker recorders), `monitor` (/proc and /sys
+//! workload: `io`, `oltp`, `mailbox`, `integrity`), `db` (the database layer: SQLite,
+//! PostgreSQL, MariaDB/MySQL connections, sessions running any SQL, counters, server facts,
+//! ownership; DS3 is built on it in `workload::oltp::ds3`), `metrics` (HDR histograms and per-worker recorders), `monitor` (/proc and /sys
 //! samplers, power meters, the disclosure), `run` (phases, intervals, stop requests, own CPU
 //! time, steady state), `rng` (seeded random streams), `files` (the one module that creates,
 //! opens and removes files, and reads the user's input files), `secret` (hiding passwords in

@@ -1,24 +1,29 @@
-//! Database backends for the OLTP workload: embedded SQLite, PostgreSQL and MariaDB/MySQL.
+//! The database layer: embedded SQLite, PostgreSQL and MariaDB/MySQL, for any workload that
+//! talks to a database. It knows nothing of a workload's tables (DS3's schema, load and
+//! transactions live in `workload::oltp::ds3`, built on this layer).
 //!
-//! A backend does four things the workload needs, each behind one trait method: load a
-//! generated data set (schema, bulk load, indexes, full-text search, restock trigger, sequence
-//! positions, statistics), put the database back to the state right after the load (`reset`),
-//! open sessions that run DS3's transactions (one connection per driver thread), and report
-//! its own counters every second. Timing is not done here: the driver times each call in one
-//! place, so every backend is measured the same way.
+//! - [`Database`]: one database: where it is, its connections ([`sql`]: sessions that run any
+//!   SQL text), its server's facts (version and settings for the disclosure, connection
+//!   room, identity) and its counters every second.
+//! - Who may write it: the one-writer lock ([`writer_lock`]) and what in a database is
+//!   storbench's ([`ownership`], with each server's claims: PostgreSQL's marker and pristine
+//!   copies, MariaDB's marker).
+//! - Errors by kind ([`DbErrorKind`]), which a run counts instead of stopping.
+//!
+//! Timing is not done here: a workload's driver times each call in one place, so every
+//! backend is measured the same way.
 
 pub mod mysql;
 pub mod ownership;
 pub mod postgres;
+pub mod sql;
 pub mod sqlite;
 /// Test support for this crate's and the CLI's tests: where the test servers are.
 #[doc(hidden)]
 pub mod testing;
 pub mod writer_lock;
 
-use crate::run::StopFlag;
-use crate::workload::oltp::datagen::DataSet;
-use crate::workload::oltp::schema::Table;
+pub use sql::SqlSession;
 use std::fmt;
 use storbench_report::DatabaseInfo;
 pub use writer_lock::WriterLock;
@@ -90,164 +95,6 @@ impl fmt::Display for DbError {
 impl std::error::Error for DbError {}
 
 pub type DbResult<T> = Result<T, DbError>;
-
-/// LOGIN's answer: the customer (0 when user name and password matched nobody) and how many
-/// history rows (title, actor, related title) came back.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Login {
-    pub customer_id: i64,
-    pub history_rows: u32,
-}
-
-/// NEW_CUSTOMER's fields (DS3 §3.2 step 1). Region is 1 for "US", else 2.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct NewCustomer {
-    pub firstname: String,
-    pub lastname: String,
-    pub address1: String,
-    pub address2: String,
-    pub city: String,
-    pub state: String,
-    pub zip: u32,
-    pub country: String,
-    pub region: u8,
-    pub email: String,
-    pub phone: String,
-    pub creditcardtype: u8,
-    pub creditcard: String,
-    /// `YYYY/MM`.
-    pub creditcardexpiration: String,
-    pub username: String,
-    pub password: String,
-    pub age: u8,
-    pub income: u32,
-    /// `M` or `F`.
-    pub gender: char,
-}
-
-/// BROWSE_BY_*: products in a category that are on special, or whose actor or title matches
-/// both words (full-text).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Browse<'a> {
-    Category(u8),
-    /// `FIRST LAST`.
-    Actor(&'a str),
-    /// `WORD WORD`.
-    Title(&'a str),
-}
-
-/// GET_PROD_REVIEWS_BY_ACTOR / _BY_TITLE: reviews of products whose actor or title contains
-/// one word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewSearch<'a> {
-    Actor(&'a str),
-    Title(&'a str),
-}
-
-/// GET_PROD_REVIEWS variants: most helpful first, only one star rating, or newest first.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReviewOrder {
-    Helpful,
-    Stars(u8),
-    Date,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewReview {
-    pub prod_id: i64,
-    pub stars: u8,
-    pub customer_id: i64,
-    pub summary: String,
-    pub text: String,
-}
-
-/// PURCHASE: one transaction that writes the order, its lines and the customer's history,
-/// and takes the quantities from stock. At most 10 items.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Purchase {
-    pub customer_id: i64,
-    /// (product, quantity).
-    pub items: Vec<(i64, u16)>,
-    pub net_cents: i64,
-    pub tax_cents: i64,
-    pub total_cents: i64,
-}
-
-/// One connection running DS3's transactions. Each call is one round trip (or one stored
-/// procedure) as DS3 makes it; the driver times it. A call that fails leaves the session
-/// usable unless the error kind is `Connection`.
-pub trait Session: Send {
-    fn login(&mut self, username: &str, password: &str) -> DbResult<Login>;
-    /// The new customer's id, or None when the user name is taken.
-    fn new_customer(&mut self, c: &NewCustomer) -> DbResult<Option<i64>>;
-    /// False when the customer is already a member.
-    fn new_member(&mut self, customer_id: i64, level: u8) -> DbResult<bool>;
-    /// Rows returned (at most `batch`).
-    fn browse(&mut self, by: Browse<'_>, batch: u32) -> DbResult<u32>;
-    /// Rows returned (at most `batch`); `depth` caps the inner product-review join (DS3.5's
-    /// search_depth).
-    fn review_search(&mut self, by: ReviewSearch<'_>, batch: u32, depth: u32) -> DbResult<u32>;
-    /// Rows returned (at most `batch`).
-    fn get_reviews(&mut self, prod_id: i64, order: ReviewOrder, batch: u32) -> DbResult<u32>;
-    /// The new review's id.
-    fn new_review(&mut self, r: &NewReview) -> DbResult<i64>;
-    /// The new rating's id.
-    fn new_helpfulness(&mut self, review_id: i64, customer_id: i64, rating: u8) -> DbResult<i64>;
-    /// Prices in cents of the given products, into `out` as (product, cents); the driver sums
-    /// the order from them outside the timed section, as DS3 does.
-    fn prices(&mut self, prod_ids: &[i64], out: &mut Vec<(i64, i64)>) -> DbResult<()>;
-    /// The new order's id, or None when an item was out of stock and the whole order was
-    /// rolled back. The inventory rows are locked while read and updated, so concurrent
-    /// purchases never lose a sale.
-    fn purchase(&mut self, p: &Purchase) -> DbResult<Option<i64>>;
-    /// Whether a sale that leaves fewer than 3 in stock restocks the product (the default) or
-    /// sells it out, as DS3's MySQL edition does (its restock trigger is a stub), for this
-    /// session's purchases. A backend without the choice answers with an error of kind `Query`.
-    fn set_restock(&mut self, on: bool) -> DbResult<()>;
-}
-
-/// Loading progress: rows written so far of one table, and of the whole set.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoadProgress {
-    pub table: Table,
-    /// `"load"`, `"index"`, `"analyze"`, ...: the step under way.
-    pub step: &'static str,
-    pub rows_done: u64,
-    pub rows_total: u64,
-}
-
-/// What a load did.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LoadReport {
-    /// Rows per table, as loaded.
-    pub rows: Vec<(Table, u64)>,
-    pub load_s: f64,
-    pub index_s: f64,
-    /// Bytes the database takes on disk after the load, where the backend can tell.
-    pub size_bytes: Option<u64>,
-}
-
-/// What the loaded database holds: enough to check that `--db-size` matches it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LoadedShape {
-    /// Customers and products as loaded (before any run added customers).
-    pub customers: u64,
-    pub products: u64,
-    /// Whether the DS3 tables (membership, reviews) are there; false for a `--ds2` load.
-    pub ds3: bool,
-}
-
-/// `oltp check`: every product's SALES and stock against the order lines written.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CheckReport {
-    pub products_checked: u64,
-    /// Products whose inventory SALES differs from the sum of their order-line quantities:
-    /// (product, sales in inventory, sum of order lines); at most 100.
-    pub mismatches: Vec<(i64, i64, i64)>,
-    pub mismatch_count: u64,
-    /// Orders without lines or lines without an order.
-    pub orphans: u64,
-}
 
 /// A server's connection limit, to check that a run's sessions fit before it starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -341,7 +188,9 @@ pub trait CounterSampler: Send {
     fn sample(&mut self) -> [Option<f64>; 7];
 }
 
-/// One database: where it is and how to load, reset, check and talk to it.
+/// One database: where it is, how to reach it, who may write it, and what the server says
+/// about itself. A workload's own use of it (DS3's load, reset and transactions) is built on
+/// top, in the workload.
 pub trait Database: Send + Sync {
     fn kind(&self) -> BackendKind;
     /// Where it is, for messages and the summary (a path, or a URL without its password).
@@ -350,22 +199,8 @@ pub trait Database: Send + Sync {
     /// and a run hold it, so a second storbench cannot load or reset under them. Fails at
     /// once (never waits) with an error naming the holder when another process has it.
     fn lock_writer(&self) -> DbResult<WriterLock>;
-    /// Loads `data` from scratch (dropping what storbench loaded there before), leaving the
-    /// database pristine: `reset` returns to exactly this state. The caller holds
-    /// `lock_writer`. A database holding anything storbench did not create is refused before
-    /// the first write (see [`ownership`]).
-    fn load(
-        &self,
-        data: &DataSet,
-        progress: &mut dyn FnMut(LoadProgress),
-        stop: &StopFlag,
-    ) -> DbResult<LoadReport>;
-    /// What is loaded, or an error of kind `Missing` when nothing is.
-    fn shape(&self) -> DbResult<LoadedShape>;
-    /// Puts the database back to the state right after the load. Returns the seconds it took.
-    /// The caller holds `lock_writer`.
-    fn reset(&self) -> DbResult<f64>;
-    fn connect(&self) -> DbResult<Box<dyn Session>>;
+    /// A session that runs any SQL text (see [`sql`]), on the database a run uses.
+    fn open_session(&self) -> DbResult<Box<dyn SqlSession>>;
     /// How many connections the server allows and how many are open now; None for an
     /// embedded database, which has no such limit.
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>>;
@@ -375,7 +210,6 @@ pub trait Database: Send + Sync {
     fn identity(&self) -> DbResult<Option<String>> {
         Ok(None)
     }
-    fn check(&self) -> DbResult<CheckReport>;
     fn counters(&self) -> DbResult<Box<dyn CounterSampler>>;
     /// Version and non-default settings, for the full disclosure (`disclosure.json`); built
     /// with `database_info`, so nothing that looks like a secret is in it.

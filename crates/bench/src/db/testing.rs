@@ -35,3 +35,20 @@ pub fn unique_db_name(tag: &str) -> String {
     static N: AtomicU32 = AtomicU32::new(0);
     format!("sbtest_{tag}_{}_{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed))
 }
+
+/// Samples `sampler` every `every` (an interval of its own each time) until `done` holds of a
+/// sample, and gives that sample; fails after 10 s. Counters a server publishes late
+/// (PostgreSQL's, about once a second) are waited for, not slept for.
+pub fn sample_until(
+    sampler: &mut dyn super::CounterSampler,
+    every: Duration,
+    done: impl Fn(&[Option<f64>; 7]) -> bool,
+) -> [Option<f64>; 7] {
+    let mut last = [None; 7];
+    crate::testing::wait_until("the server's counters to show the work", Duration::from_secs(10), || {
+        std::thread::sleep(every);
+        last = sampler.sample();
+        done(&last)
+    });
+    last
+}

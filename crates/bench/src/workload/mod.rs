@@ -1,5 +1,7 @@
-//! Workloads, one module each, each with one entry point (`io::run`, ...). `integrity` holds
-//! so far only its page format, journal and verdicts; its entry point comes with the workload.
+//! Workloads, one module each, each with one entry point: `io::run` (synthetic profiles),
+//! `oltp::run` (DVD Store 3 on a database), `mailbox::run` (Jetstress-class mailbox database)
+//! and `integrity::run::run` (SQLIOSim-class stress that proves storage keeps what it
+//! acknowledged).
 
 pub mod integrity;
 pub mod io;

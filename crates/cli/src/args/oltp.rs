@@ -312,8 +312,8 @@ pub struct OltpRunArgs {
 impl OltpRunArgs {
     /// The defaults of the phases above, each defined once: validation, the evaluation's ETA
     /// and the help text (held to them by a test) take them from here.
-    pub const RUN_TIME: Duration = storbench_bench::workload::oltp::driver::OltpSpec::RUN_TIME;
-    pub const WARMUP_TIME: Duration = storbench_bench::workload::oltp::driver::OltpSpec::WARMUP_TIME;
+    pub const RUN_TIME: Duration = storbench_bench::workload::oltp::users::OltpSpec::RUN_TIME;
+    pub const WARMUP_TIME: Duration = storbench_bench::workload::oltp::users::OltpSpec::WARMUP_TIME;
     /// The data set's size when none is given, for every oltp command and plan.
     pub const DB_SIZE: &'static str = "10MB";
     /// The settle of an evaluation's runs (`idle_settle`), which an oltp run does itself.

@@ -1,4 +1,4 @@
-//! `check`, the per-second counters from SHOW GLOBAL STATUS, and `server_info`.
+//! The per-second counters from SHOW GLOBAL STATUS, and `server_info`.
 //!
 //! Counters, in the order of `storbench_report::columns::db::ALL`:
 //! - cache hit %: 100 × (1 − Innodb_buffer_pool_reads / Innodb_buffer_pool_read_requests) over
@@ -16,8 +16,8 @@
 //!   and those after deadlocks included);
 //! - deadlocks: Innodb_deadlocks in the interval (MariaDB has it; None elsewhere).
 
-use super::{Ctx, Mysql, run};
-use crate::db::{BackendKind, CheckReport, CounterSampler, DbResult, database_info};
+use super::Ctx;
+use crate::db::{BackendKind, CounterSampler, DbResult, database_info};
 use mysql::Conn;
 use mysql::prelude::Queryable;
 use std::collections::HashMap;
@@ -44,7 +44,7 @@ pub(crate) struct StatusSampler {
 }
 
 /// SHOW GLOBAL STATUS of just these variables.
-pub(super) fn status_query(names: &[&str]) -> String {
+pub(crate) fn status_query(names: &[&str]) -> String {
     let list: Vec<String> = names.iter().map(|s| format!("'{s}'")).collect();
     format!("SHOW GLOBAL STATUS WHERE Variable_name IN ({})", list.join(", "))
 }
@@ -89,41 +89,6 @@ impl CounterSampler for StatusSampler {
         self.last = now;
         out
     }
-}
-
-/// Every product's SALES against its order lines, and orders and lines without each other.
-pub(crate) fn check(db: &Mysql) -> DbResult<CheckReport> {
-    let mut conn = db.conn(true)?;
-    db.meta(&mut conn)?;
-    run(&mut conn, "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ")?;
-    run(&mut conn, "START TRANSACTION WITH CONSISTENT SNAPSHOT")?;
-    let products: u64 =
-        conn.query_first("SELECT COUNT(*) FROM inventory").ctx("count products")?.unwrap_or(0);
-    let mismatches: Vec<(i64, i64, i64)> = conn
-        .query(
-            "SELECT i.prod_id, i.sales, COALESCE(l.qty, 0) FROM inventory i \
-             LEFT JOIN (SELECT prod_id, SUM(quantity) AS qty FROM orderlines GROUP BY prod_id) l \
-               ON l.prod_id = i.prod_id \
-             WHERE i.sales <> COALESCE(l.qty, 0) ORDER BY i.prod_id",
-        )
-        .ctx("compare sales with order lines")?;
-    let orphans: u64 = conn
-        .query_first(
-            "SELECT (SELECT COUNT(*) FROM orders o WHERE NOT EXISTS \
-                 (SELECT 1 FROM orderlines l WHERE l.orderid = o.orderid)) \
-             + (SELECT COUNT(*) FROM orderlines l WHERE NOT EXISTS \
-                 (SELECT 1 FROM orders o WHERE o.orderid = l.orderid))",
-        )
-        .ctx("count orphans")?
-        .unwrap_or(0);
-    run(&mut conn, "COMMIT")?;
-    let mismatch_count = mismatches.len() as u64;
-    Ok(CheckReport {
-        products_checked: products,
-        mismatches: mismatches.into_iter().take(100).collect(),
-        mismatch_count,
-        orphans,
-    })
 }
 
 /// The variables every disclosure names, whatever their origin.

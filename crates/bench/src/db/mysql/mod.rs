@@ -1,50 +1,43 @@
-//! The MariaDB/MySQL backend of the OLTP workload.
+//! The MariaDB/MySQL backend: connections, sessions, the server's counters and facts, and
+//! which databases storbench may write.
 //!
 //! - Where: `mysql://user[:password]@host[:port]/dbname` (or `mariadb://`); the password comes
 //!   from the URL or `MYSQL_PWD` and is never printed. Connections go over TCP to the host and
 //!   port given (no switch to the local socket), so the URL is what is measured.
 //! - Safety: storbench loads into a database that holds nothing, or its own earlier load proven
 //!   by its marker, and never drops a database ([`ownership`]).
-//! - Schema: DS3's tables, every one on InnoDB. DS3 kept PRODUCTS on MyISAM for its FULLTEXT
-//!   indexes; InnoDB has FULLTEXT since MySQL 5.6 / MariaDB 10.0, and keeping PRODUCTS on
-//!   InnoDB keeps every table crash-safe and transactional and the buffer-pool counters
-//!   complete. The index set and every query's access path are DS3's (natural-language
-//!   full-text search, helpfulness read through the clustered index), so an order asks of the
-//!   storage what it asks in DS3.
-//! - Load: `LOAD DATA LOCAL INFILE` streamed from the generator through the driver's
-//!   local-infile handler (no temporary files), with multi-row INSERTs as the fallback when
-//!   the server has `local_infile` off; unique and foreign-key checks are off during the load,
-//!   secondary and FULLTEXT indexes, foreign keys, the restock trigger and the procedures come
-//!   after it.
-//! - Transactions ([`session`]): every one of DS3 §3.1's transactions is a stored procedure
-//!   that `load` creates (`procs.sql`), called as a prepared `CALL`, one round trip each, as
-//!   DS3 runs them server-side. LOGIN, NEW_CUSTOMER and PURCHASE save round trips or must be
-//!   one server-side transaction; the single-statement ones (new member, browses, review
-//!   searches, reviews, new review, new helpfulness, prices) are procedures too, so the SQL a
-//!   run executes lives on the server as DS3's does (on PostgreSQL they are functions).
-//! - Reset ([`reset`]): a delta reset that deletes what a run inserted (ids above the loaded
-//!   maxima) and restores INVENTORY and MEMBERSHIP from copies kept at load time.
+//! - [`sql`]: a session running any SQL text.
+//!
+//! DS3 on this backend (schema, load, reset, stored procedures) is in
+//! `workload::oltp::ds3::mysql`.
 
 mod counters;
-mod fidelity;
-mod load;
-mod ownership;
-mod reset;
-mod session;
+pub(crate) use counters::status_query;
+pub(crate) mod ownership;
+mod sql;
 #[cfg(test)]
 mod tests;
 
+pub use sql::MysqlSession;
+
 use super::{
-    BackendKind, CheckReport, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult,
-    LoadProgress, LoadReport, LoadedShape, Session, WriterLock,
+    BackendKind, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult, SqlSession,
+    WriterLock,
 };
-use crate::run::StopFlag;
-use crate::workload::oltp::datagen::DataSet;
 use mysql::prelude::Queryable;
 use mysql::{Conn, OptsBuilder};
 use std::time::Duration;
 
-pub use load::LoadMethod;
+/// How `load` puts rows into the tables.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadMethod {
+    /// LOAD DATA LOCAL INFILE where the server allows it (`local_infile=ON`), else INSERT.
+    Auto,
+    /// LOAD DATA LOCAL INFILE fed from the generator (fails where `local_infile` is off).
+    Infile,
+    /// Multi-row INSERTs of about 1 MiB.
+    Insert,
+}
 
 /// A MariaDB or MySQL database reached by URL.
 #[derive(Clone)]
@@ -54,7 +47,7 @@ pub struct Mysql {
     user: String,
     pass: Option<String>,
     db: String,
-    method: LoadMethod,
+    pub(crate) method: LoadMethod,
     /// Whether the URL gave the password (which then wins over a password file).
     password_in_url: bool,
 }
@@ -128,12 +121,12 @@ impl Mysql {
     }
 
     /// `mysql://user@host:port`, for messages.
-    fn server(&self) -> String {
+    pub(crate) fn server(&self) -> String {
         format!("mysql://{}@{}:{}", self.user, self.host, self.port)
     }
 
     /// `database 'name' at mysql://user@host:port`, for messages.
-    fn place(&self) -> String {
+    pub(crate) fn place(&self) -> String {
         format!("database '{}' at {}", self.db, self.server())
     }
 
@@ -159,6 +152,11 @@ impl Mysql {
             .tcp_nodelay(true)
             .tcp_connect_timeout(Some(Duration::from_secs(10)))
             .stmt_cache_size(64)
+    }
+
+    /// A session on the database.
+    pub fn session(&self) -> DbResult<MysqlSession> {
+        Ok(MysqlSession::new(self.conn(true)?))
     }
 
     /// A connection to the database (`with_db`) or to the server only.
@@ -189,22 +187,6 @@ impl Mysql {
             _ => "check the server's error log".to_owned(),
         };
         DbError::new(err.kind, format!("cannot connect to {at}: {}; {fix}", err.message))
-    }
-
-    /// What storbench loaded here, or Missing when nothing (or not all of it) is.
-    pub(crate) fn meta(&self, conn: &mut Conn) -> DbResult<load::Meta> {
-        if let Some(size) = load::unfinished_load(conn)? {
-            return Err(crate::db::load_unfinished(
-                &format!("database '{}' at {}", self.db, self.server()),
-                &size,
-            ));
-        }
-        load::read_meta(conn)?.ok_or_else(|| {
-            DbError::new(
-                DbErrorKind::Missing,
-                format!("{} holds no storbench OLTP data set; run the OLTP load first", self.describe()),
-            )
-        })
     }
 }
 
@@ -297,27 +279,8 @@ impl Database for Mysql {
         ownership::lock_writer(self)
     }
 
-    fn load(
-        &self,
-        data: &DataSet,
-        progress: &mut dyn FnMut(LoadProgress),
-        stop: &StopFlag,
-    ) -> DbResult<LoadReport> {
-        load::load(self, data, progress, stop, self.method)
-    }
-
-    fn shape(&self) -> DbResult<LoadedShape> {
-        let mut conn = self.conn(true)?;
-        let m = self.meta(&mut conn)?;
-        Ok(LoadedShape { customers: m.customers, products: m.products, ds3: !m.ds2 })
-    }
-
-    fn reset(&self) -> DbResult<f64> {
-        reset::reset(self)
-    }
-
-    fn connect(&self) -> DbResult<Box<dyn Session>> {
-        Ok(Box::new(session::MysqlSession::new(self.conn(true)?)))
+    fn open_session(&self) -> DbResult<Box<dyn SqlSession>> {
+        Ok(Box::new(self.session()?))
     }
 
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
@@ -326,10 +289,6 @@ impl Database for Mysql {
 
     fn identity(&self) -> DbResult<Option<String>> {
         ownership::identity(self).map(Some)
-    }
-
-    fn check(&self) -> DbResult<CheckReport> {
-        counters::check(self)
     }
 
     fn counters(&self) -> DbResult<Box<dyn CounterSampler>> {

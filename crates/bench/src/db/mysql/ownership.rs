@@ -18,9 +18,8 @@
 //! process killed between the two leaves a database holding that one table, which the next
 //! load names and refuses.
 
-use super::load::{INDEXES_SQL, INVENTORY_COPY, MEMBERSHIP_COPY, PROCS_SQL, TABLES_SQL};
 use super::{Ctx, META_TABLE, Mysql};
-use crate::db::ownership::{DbObject, SERVER_ELSEWHERE, created_names, not_ours, refusal};
+use crate::db::ownership::{DbObject, SERVER_ELSEWHERE, not_ours, refusal};
 use crate::db::writer_lock::{Holder, WriterLock, no_local_connection, take_waiting};
 use crate::db::{ConnectionRoom, DbError, DbErrorKind, DbResult, is_marker, new_marker};
 use mysql::Conn;
@@ -38,16 +37,12 @@ const INVENTORY: &str = "\
     SELECT 'event', event_name FROM information_schema.EVENTS WHERE event_schema = DATABASE() \
     ORDER BY 1, 2";
 
-/// The objects storbench creates, as (kind, name).
-fn ours() -> Vec<(&'static str, String)> {
-    let mut names: Vec<_> =
-        [TABLES_SQL, INDEXES_SQL, PROCS_SQL].into_iter().flat_map(created_names).collect();
-    names.extend([INVENTORY_COPY, MEMBERSHIP_COPY, META_TABLE].map(|t| ("table", t.to_owned())));
-    names
-}
+/// The copy of a loaded table whose comment carries the load's marker, the marker's second
+/// place (a load keeps in it the stock `reset` restores).
+pub(crate) const INVENTORY_COPY: &str = "storbench_inventory0";
 
 /// The comment of `storbench_inventory0`, which carries the load's marker.
-pub(super) fn copy_comment(marker: &str) -> String {
+pub(crate) fn copy_comment(marker: &str) -> String {
     format!("storbench reset copy, marker {marker}")
 }
 
@@ -85,15 +80,16 @@ fn proven_marker(db: &Mysql, conn: &mut Conn) -> DbResult<Option<String>> {
 
 /// What a load may do with the database `conn` is connected to: its marker (a new one for a
 /// database holding nothing, the earlier load's for one storbench loaded), or a refusal,
-/// before anything is written, naming what is there.
-pub(super) fn claim_marker(db: &Mysql, conn: &mut Conn) -> DbResult<String> {
+/// before anything is written, naming what is there. `ours` is every object (kind, name) the
+/// load's SQL creates (see `crate::db::ownership::created_names`).
+pub(crate) fn claim_marker(db: &Mysql, conn: &mut Conn, ours: &[(&str, String)]) -> DbResult<String> {
     let rows: Vec<(String, String)> = conn.query(INVENTORY).ctx("list what the database holds")?;
     let found: Vec<DbObject> = rows
         .into_iter()
         .map(|(kind, name)| DbObject { shown: format!("{}.{name}", db.db_name()), kind, name })
         .collect();
     let marker = proven_marker(db, conn)?;
-    let theirs = not_ours(found, marker.is_some(), &ours());
+    let theirs = not_ours(found, marker.is_some(), ours);
     if !theirs.is_empty() {
         return Err(refusal(&db.place(), &theirs, SERVER_ELSEWHERE));
     }
@@ -101,7 +97,7 @@ pub(super) fn claim_marker(db: &Mysql, conn: &mut Conn) -> DbResult<String> {
 }
 
 /// Refuses a reset of a database whose load is not proven storbench's.
-pub(super) fn check_marker(db: &Mysql, conn: &mut Conn) -> DbResult<()> {
+pub(crate) fn check_marker(db: &Mysql, conn: &mut Conn) -> DbResult<()> {
     match proven_marker(db, conn)? {
         Some(_) => Ok(()),
         None => Err(DbError::new(

@@ -47,7 +47,7 @@ const CATALOGUES: &str = "\
 
 /// One object found in the database.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Found {
+pub(crate) struct Found {
     /// Its catalogue and OID: what identifies it while the database lives (a clone made
     /// with CREATE DATABASE ... TEMPLATE keeps both).
     pub id: (u32, u32),
@@ -64,7 +64,7 @@ pub(super) struct Found {
 
 /// Every object of the database `client` is connected to that initdb did not make (see the
 /// module's documentation), ordered by catalogue and OID.
-pub(super) fn objects(client: &mut impl GenericClient) -> DbResult<Vec<Found>> {
+pub(crate) fn objects(client: &mut impl GenericClient) -> DbResult<Vec<Found>> {
     let catalogues = client.query(CATALOGUES, &[]).map_err(err("listing the catalogues"))?;
     let mut parts = Vec::new();
     for row in &catalogues {
@@ -168,7 +168,7 @@ fn rows_of(name: &str, readable: bool) -> DbResult<String> {
 
 /// The objects of `found` a message names: those standing on their own first, then those
 /// that depend on them (indexes, constraints, policies, statistics objects).
-pub(super) fn named(found: Vec<Found>) -> Vec<DbObject> {
+pub(crate) fn named(found: Vec<Found>) -> Vec<DbObject> {
     let (own, dependent): (Vec<Found>, Vec<Found>) =
         found.into_iter().filter(|f| !f.internal).partition(|f| !f.dependent);
     own.into_iter().chain(dependent).map(|f| f.object).collect()

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 /// The suffix of the name a new pristine copy is made under before it replaces the old one;
 /// as long as `_pristine`, so the length check of the URL's database name covers it.
-pub(super) const SWAP_SUFFIX: &str = "_pristnew";
+pub(crate) const SWAP_SUFFIX: &str = "_pristnew";
 
 /// The comment storbench sets on a database it creates for a load.
 const MARK_WORKING: &str = "storbench OLTP database, created by storbench's load: storbench may reload and \
@@ -46,7 +46,7 @@ const MARK_WORKING: &str = "storbench OLTP database, created by storbench's load
 /// A pristine copy's record: the marker of the load it belongs to, and whether it holds the
 /// finished load (or stands in for it while the load runs).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) struct Record {
+pub(crate) struct Record {
     pub marker: String,
     pub ready: bool,
 }
@@ -97,7 +97,7 @@ enum Mark {
 
 /// What a load will do with W, decided before anything is written.
 #[derive(Debug)]
-pub(super) enum Claim {
+pub(crate) enum Claim {
     /// W does not exist: create it.
     Create,
     /// W holds nothing: load into it as it is.
@@ -108,7 +108,7 @@ pub(super) enum Claim {
 
 /// A claim and the marker the load writes.
 #[derive(Debug)]
-pub(super) struct Claimed {
+pub(crate) struct Claimed {
     pub claim: Claim,
     pub marker: String,
 }
@@ -125,7 +125,7 @@ impl Postgres {
 
 /// Decides what a load may do with W (see the module's rule); refuses, naming what is there,
 /// when W or a copy of it is not provably storbench's.
-pub(super) fn for_load(pg: &Postgres, admin: &mut Client) -> DbResult<Claimed> {
+pub(crate) fn for_load(pg: &Postgres, admin: &mut Client) -> DbResult<Claimed> {
     if !exists(admin, &pg.dbname)? {
         no_copies(pg, admin)?;
         return Ok(Claimed { claim: Claim::Create, marker: new_marker()? });
@@ -153,7 +153,7 @@ pub(super) fn for_load(pg: &Postgres, admin: &mut Client) -> DbResult<Claimed> {
 
 /// Puts W back to the state its pristine copy holds: checks the proof, drops W and clones it
 /// from the copy, with W's comment. Returns nothing to do as an error of kind `Missing`.
-pub(super) fn reset(pg: &Postgres, admin: &mut Client) -> DbResult<()> {
+pub(crate) fn reset(pg: &Postgres, admin: &mut Client) -> DbResult<()> {
     let pristine = pg.pristine_name();
     if !exists(admin, &pg.dbname)? {
         return match copy(admin, &pristine)? {
@@ -192,7 +192,7 @@ fn clone_working(pg: &Postgres, admin: &mut Client, comment: Option<&str>) -> Db
 }
 
 /// Creates W for a load (`Claim::Create`), with storbench's comment.
-pub(super) fn create_working(pg: &Postgres, admin: &mut Client) -> DbResult<()> {
+pub(crate) fn create_working(pg: &Postgres, admin: &mut Client) -> DbResult<()> {
     create_database(admin, &pg.dbname, "template0")?;
     set_comment(admin, &pg.dbname, MARK_WORKING)
 }
@@ -200,7 +200,7 @@ pub(super) fn create_working(pg: &Postgres, admin: &mut Client) -> DbResult<()> 
 /// Makes `W_pristine` a copy of `template` carrying `record`: made as `W_pristnew`, marked,
 /// closed to connections, then renamed over the old copy (which the caller proved is
 /// storbench's or absent).
-pub(super) fn replace_copy(
+pub(crate) fn replace_copy(
     pg: &Postgres,
     admin: &mut Client,
     template: &str,
@@ -327,7 +327,7 @@ fn mark(client: &mut Client) -> DbResult<Mark> {
 
 /// Adds to `storbench_meta` every object the transaction `tx` created, so that a later load
 /// or reset knows them as storbench's. Call it last in the transaction.
-pub(super) fn record_created(tx: &mut impl GenericClient) -> DbResult<()> {
+pub(crate) fn record_created(tx: &mut impl GenericClient) -> DbResult<()> {
     let row = tx
         .query_one("SELECT object_classes, object_ids FROM storbench_meta", &[])
         .map_err(err("reading storbench_meta"))?;
@@ -348,7 +348,7 @@ pub(super) fn record_created(tx: &mut impl GenericClient) -> DbResult<()> {
 /// (functions returning a table's rows, a trigger calling a function) are dropped in the order
 /// their dependencies allow, found by trying: each statement under a savepoint, a pass after
 /// pass, until all are gone or a pass drops nothing.
-pub(super) fn drop_recorded(tx: &mut Transaction<'_>, recorded: &[Found]) -> DbResult<()> {
+pub(crate) fn drop_recorded(tx: &mut Transaction<'_>, recorded: &[Found]) -> DbResult<()> {
     let mut statements = drop_statements(recorded);
     while !statements.is_empty() {
         let mut last_error = None;
@@ -415,7 +415,7 @@ fn server_version(client: &mut Client) -> DbResult<u32> {
 }
 
 /// Drops database `name` (which the caller proved is storbench's), ending its sessions first.
-pub(super) fn drop_database(admin: &mut Client, name: &str) -> DbResult<()> {
+pub(crate) fn drop_database(admin: &mut Client, name: &str) -> DbResult<()> {
     let doing = format!("dropping database '{name}'");
     if server_version(admin)? >= 130_000 {
         return execute(admin, &format!("DROP DATABASE IF EXISTS {} WITH (FORCE)", ident(name)), &doing);
@@ -490,7 +490,7 @@ fn unmatched(pg: &Postgres, name: &str) -> DbError {
     )
 }
 
-pub(super) fn foreign(pg: &Postgres, name: &str, why: &str) -> DbError {
+pub(crate) fn foreign(pg: &Postgres, name: &str, why: &str) -> DbError {
     DbError::new(
         DbErrorKind::Query,
         format!(

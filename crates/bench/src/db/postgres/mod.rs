@@ -1,35 +1,31 @@
-//! The PostgreSQL backend: DS3's schema, a COPY bulk load, the transactions as server-side
-//! plpgsql functions, a reset by database template, and the server's own counters.
+//! The PostgreSQL backend: connections (URL, password sources, errors that say what to fix),
+//! sessions, the server's counters and facts, and which databases storbench may write.
 //!
 //! - [`claim`]: what a load may load into and what a load or reset may drop, proven by
 //!   storbench's marker; [`catalogue`]: everything a database holds, from the whole catalogue.
-//! - [`load`]: schema, COPY, keys, indexes, trigger, functions, sequences, statistics, and the
-//!   pristine copy that `reset` clones.
-//! - [`session`]: one connection with the transactions prepared.
+//! - [`sql`]: a session running any SQL text.
 //! - `counters`: per-second rates from `pg_stat_database` and the background writer.
 //! - `ownership`: the one-writer lock and the identity of a database.
 //!
-//! The working database holds `storbench_meta` (marker, storbench's objects, size, seed, DS2
-//! flag, rows as loaded). `reset` drops the working database and creates it again from
-//! `<db>_pristine`, made at the end of the load; so load and reset need the CREATEDB privilege.
+//! A workload that loads a database (DS3, in `workload::oltp::ds3::postgres`) keeps its
+//! record in the working database's `storbench_meta` and its pristine copy in
+//! `<db>_pristine`, through [`claim`]; so load and reset need the CREATEDB privilege.
 
-mod catalogue;
-mod claim;
+pub(crate) mod catalogue;
+pub(crate) mod claim;
 mod counters;
-mod fidelity;
-mod load;
 mod ownership;
 mod pgpass;
-mod session;
+mod sql;
 #[cfg(test)]
 mod tests;
 
+pub use sql::PgSession;
+
 use super::{
-    BackendKind, CheckReport, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult,
-    LoadProgress, LoadReport, LoadedShape, Session, WriterLock, database_info, url_with_encoded_password,
+    BackendKind, ConnectionRoom, CounterSampler, Database, DbError, DbErrorKind, DbResult, SqlSession,
+    WriterLock, database_info, url_with_encoded_password,
 };
-use crate::run::StopFlag;
-use crate::workload::oltp::datagen::DataSet;
 use postgres::config::Host;
 use postgres::{Client, Config, NoTls};
 use std::str::FromStr;
@@ -41,7 +37,7 @@ const PRISTINE_SUFFIX: &str = "_pristine";
 /// PostgreSQL's longest identifier, in bytes (longer names are silently truncated).
 const MAX_NAME: usize = 63;
 /// The database storbench connects to when it creates, drops or clones databases.
-const MAINTENANCE_DB: &str = "postgres";
+pub(crate) const MAINTENANCE_DB: &str = "postgres";
 
 /// A PostgreSQL database at a URL `postgres://user[:password]@host[:port]/dbname`; the
 /// password comes from the URL, else `with_password` (a password file), else `PGPASSWORD`,
@@ -49,7 +45,7 @@ const MAINTENANCE_DB: &str = "postgres";
 /// Every password is remembered by `secret`, so no message shows it.
 pub struct Postgres {
     config: Config,
-    dbname: String,
+    pub(crate) dbname: String,
     /// The URL without its password.
     shown: String,
     /// Whether the URL gave the password (which then wins over a password file).
@@ -121,29 +117,34 @@ impl Postgres {
         self
     }
 
+    /// A session on the working database.
+    pub fn session(&self) -> DbResult<PgSession> {
+        Ok(PgSession::new(self.connect_db()?))
+    }
+
     /// `postgres://user@host:port`, for messages.
     fn describe_server(&self) -> &str {
         self.shown.rsplit_once('/').map_or(self.shown.as_str(), |(server, _)| server)
     }
 
-    fn pristine_name(&self) -> String {
+    pub(crate) fn pristine_name(&self) -> String {
         format!("{}{PRISTINE_SUFFIX}", self.dbname)
     }
 
     /// A connection to database `dbname` on this server, with errors that say what to fix.
-    fn connect_to(&self, dbname: &str) -> DbResult<Client> {
+    pub(crate) fn connect_to(&self, dbname: &str) -> DbResult<Client> {
         let mut config = self.config.clone();
         config.dbname(dbname);
         config.connect(NoTls).map_err(|e| self.connect_error(&e, dbname))
     }
 
     /// A connection to the working database.
-    fn connect_db(&self) -> DbResult<Client> {
+    pub(crate) fn connect_db(&self) -> DbResult<Client> {
         self.connect_to(&self.dbname)
     }
 
     /// A connection to the maintenance database, to create, drop and clone databases.
-    fn connect_admin(&self) -> DbResult<Client> {
+    pub(crate) fn connect_admin(&self) -> DbResult<Client> {
         self.connect_to(MAINTENANCE_DB)
     }
 
@@ -208,7 +209,7 @@ fn password_from_environment(
 
 /// The error kind of a PostgreSQL error, from its SQLSTATE; errors without one are the
 /// connection's (closed, I/O) or the client's (Query).
-fn kind_of(e: &postgres::Error) -> DbErrorKind {
+pub(crate) fn kind_of(e: &postgres::Error) -> DbErrorKind {
     match e.code() {
         Some(code) => kind_of_sqlstate(code.code()),
         None if e.is_closed() || io_source(e) => DbErrorKind::Connection,
@@ -242,7 +243,7 @@ fn io_source(e: &postgres::Error) -> bool {
 }
 
 /// An error and its sources, "a: b: c" (the Display of a postgres error alone says little).
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut text = e.to_string();
     let mut source = e.source();
     while let Some(s) = source {
@@ -257,7 +258,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 }
 
 /// The server's message with its SQLSTATE, detail and hint; or the client error's chain.
-fn describe(e: &postgres::Error) -> String {
+pub(crate) fn describe(e: &postgres::Error) -> String {
     let Some(db) = e.as_db_error() else { return chain(e) };
     let mut text = format!("{} (SQLSTATE {})", db.message(), db.code().code());
     if let Some(detail) = db.detail() {
@@ -273,7 +274,7 @@ fn describe(e: &postgres::Error) -> String {
 
 /// A `DbError` for a failed call: what was being done, the server's words, and for a missing
 /// object the fix.
-fn db_error(doing: &str, e: &postgres::Error) -> DbError {
+pub(crate) fn db_error(doing: &str, e: &postgres::Error) -> DbError {
     let kind = kind_of(e);
     let mut message = format!("{doing}: {}", describe(e));
     if kind == DbErrorKind::Missing {
@@ -283,17 +284,17 @@ fn db_error(doing: &str, e: &postgres::Error) -> DbError {
 }
 
 /// `map_err` helper: `.map_err(err("doing x"))`.
-fn err(doing: &str) -> impl Fn(postgres::Error) -> DbError + '_ {
+pub(crate) fn err(doing: &str) -> impl Fn(postgres::Error) -> DbError + '_ {
     move |e| db_error(doing, &e)
 }
 
 /// A name quoted as an SQL identifier.
-fn ident(name: &str) -> String {
+pub(crate) fn ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
 /// A string as an SQL literal.
-fn literal(text: &str) -> String {
+pub(crate) fn literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
@@ -310,25 +311,8 @@ impl Database for Postgres {
         ownership::lock_writer(self)
     }
 
-    fn load(
-        &self,
-        data: &DataSet,
-        progress: &mut dyn FnMut(LoadProgress),
-        stop: &StopFlag,
-    ) -> DbResult<LoadReport> {
-        load::load(self, data, progress, stop)
-    }
-
-    fn shape(&self) -> DbResult<LoadedShape> {
-        load::shape(self)
-    }
-
-    fn reset(&self) -> DbResult<f64> {
-        load::reset(self)
-    }
-
-    fn connect(&self) -> DbResult<Box<dyn Session>> {
-        Ok(Box::new(session::PgSession::new(self.connect_db()?)?))
+    fn open_session(&self) -> DbResult<Box<dyn SqlSession>> {
+        Ok(Box::new(self.session()?))
     }
 
     fn connection_room(&self) -> DbResult<Option<ConnectionRoom>> {
@@ -337,11 +321,6 @@ impl Database for Postgres {
 
     fn identity(&self) -> DbResult<Option<String>> {
         ownership::identity(self).map(Some)
-    }
-
-    fn check(&self) -> DbResult<CheckReport> {
-        load::shape(self)?;
-        load::check(&mut self.connect_db()?)
     }
 
     fn counters(&self) -> DbResult<Box<dyn CounterSampler>> {

@@ -13,7 +13,7 @@ use std::time::Instant;
 const BLOCK: u64 = 4096;
 
 #[derive(Debug, Default)]
-pub(super) struct Stats {
+pub(crate) struct Stats {
     hits: AtomicU64,
     misses: AtomicU64,
     commits: AtomicU64,
@@ -22,7 +22,7 @@ pub(super) struct Stats {
 
 impl Stats {
     /// Adds the connection's cache hits and misses since the last call, and the transaction.
-    pub(super) fn after_transaction(&self, conn: &Connection, committed: bool) {
+    pub(crate) fn after_transaction(&self, conn: &Connection, committed: bool) {
         let (hits, misses) = cache_counters(conn);
         self.hits.fetch_add(hits, Relaxed);
         self.misses.fetch_add(misses, Relaxed);

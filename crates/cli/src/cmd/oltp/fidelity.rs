@@ -6,11 +6,12 @@ use crate::args::{BackendArg, OltpFidelityArgs};
 use crate::cmd::Ending;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
+use storbench_bench::db::DbResult;
 use storbench_bench::db::mysql::Mysql;
 use storbench_bench::db::postgres::Postgres;
-use storbench_bench::db::{Database, DbResult, Session};
-use storbench_bench::workload::oltp::driver::OltpSpec;
-use storbench_bench::workload::oltp::driver::fidelity::{
+use storbench_bench::workload::oltp::ds3::{Ds3Database, Session};
+use storbench_bench::workload::oltp::users::OltpSpec;
+use storbench_bench::workload::oltp::users::fidelity::{
     Call, Measured, Replay, WorkCounters, measure, record_orders,
 };
 
@@ -111,7 +112,7 @@ fn ds3_functions(a: &OltpFidelityArgs) -> Result<String> {
 /// Measures storbench's calls, then DS3's, each batch from the state after the load; leaves
 /// the database in that state.
 fn both(
-    db: &dyn Database,
+    db: &dyn Ds3Database,
     calls: &[Call],
     (orders, repeat): (u64, u32),
     counters: impl Fn() -> DbResult<Box<dyn WorkCounters>>,
@@ -231,7 +232,7 @@ fn as_json(ours: &Measured, ds3: &Measured) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_bench::workload::oltp::driver::fidelity::Batch;
+    use storbench_bench::workload::oltp::users::fidelity::Batch;
 
     fn side(read: f64, below: bool) -> Measured {
         let batch = |name, calls| Batch {

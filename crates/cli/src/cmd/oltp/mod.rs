@@ -15,10 +15,11 @@ use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::sync::Arc;
-use storbench_bench::db::{Database, DbErrorKind, LoadProgress, sqlite::Sqlite};
+use storbench_bench::db::{DbErrorKind, sqlite::Sqlite};
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::datagen::DataSet;
+use storbench_bench::workload::oltp::ds3::{Ds3Database, LoadProgress};
 
 pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
     match cmd {
@@ -98,7 +99,7 @@ pub fn check_loadable(a: &OltpRunArgs) -> Result<()> {
 /// (`postgres://127.0.0.1/x` and `postgres://localhost:5432/x`, or one URL given twice), by
 /// what their servers say identifies them; each is named with where it was given (`--url`, a
 /// plan's configuration). Nothing is written before this check.
-pub(crate) fn check_apart(dbs: &[(&str, Arc<dyn Database>)]) -> Result<()> {
+pub(crate) fn check_apart(dbs: &[(&str, Arc<dyn Ds3Database>)]) -> Result<()> {
     if dbs.len() < 2 {
         return Ok(());
     }
@@ -140,7 +141,7 @@ pub fn check_databases_apart<'a>(runs: impl IntoIterator<Item = (String, &'a Olt
             dbs.push((configuration.as_str(), db));
         }
     }
-    let named: Vec<(String, Arc<dyn Database>)> =
+    let named: Vec<(String, Arc<dyn Ds3Database>)> =
         dbs.into_iter().map(|(c, db)| (format!("configuration {c}'s"), db)).collect();
     check_apart(&named.iter().map(|(c, db)| (c.as_str(), db.clone())).collect::<Vec<_>>())
 }
@@ -151,7 +152,7 @@ fn db_size(text: &str) -> Result<DbSize> {
 }
 
 /// The databases the options name: one SQLite file, or one or more server URLs.
-fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Database>>> {
+fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Ds3Database>>> {
     let urls = targets(&a.url);
     let backend = match (a.backend, urls.first()) {
         (Some(b), _) => b,
@@ -253,10 +254,10 @@ fn backend_of_url(url: &str) -> Result<BackendArg> {
     }
 }
 
-fn open_server(kind: BackendArg, url: &str, password: Option<&str>) -> Result<Arc<dyn Database>> {
+fn open_server(kind: BackendArg, url: &str, password: Option<&str>) -> Result<Arc<dyn Ds3Database>> {
     use storbench_bench::db::{mysql::Mysql, postgres::Postgres};
     storbench_bench::secret::remember_in(url);
-    let db: Arc<dyn Database> = match (kind, password) {
+    let db: Arc<dyn Ds3Database> = match (kind, password) {
         (BackendArg::Postgres, None) => Arc::new(Postgres::new(url)?),
         (BackendArg::Postgres, Some(p)) => Arc::new(Postgres::new(url)?.with_password(p)),
         (_, None) => Arc::new(Mysql::new(url)?),

@@ -12,13 +12,13 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use storbench_bench::db::Database;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::summary::{self as record_summary, oltp::OltpFacts};
 use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::DbSize;
-use storbench_bench::workload::oltp::driver::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
+use storbench_bench::workload::oltp::ds3::Ds3Database;
+use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{DatabaseInfo, Summary, export};
 
 /// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
@@ -109,7 +109,7 @@ const EXTRA_CONNECTIONS: u64 = 2;
 
 /// Refuses a run whose sessions would not fit in the server's free connections, before it
 /// resets anything (rather than failing midway with "too many clients").
-fn check_connections(db: &dyn Database, threads: u32) -> Result<()> {
+fn check_connections(db: &dyn Ds3Database, threads: u32) -> Result<()> {
     let Some(room) =
         db.connection_room().with_context(|| format!("reading {}'s connection limit", db.describe()))?
     else {
@@ -233,7 +233,7 @@ fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
 }
 
 /// The loaded database must be the size the driver draws customers and products from.
-fn check_shape(db: &dyn Database, spec: &OltpSpec, size: &str) -> Result<()> {
+fn check_shape(db: &dyn Ds3Database, spec: &OltpSpec, size: &str) -> Result<()> {
     let shape = db.shape().with_context(|| format!("opening {}", db.describe()))?;
     if shape.customers != spec.max_customer || shape.products != spec.max_product {
         bail!(
@@ -258,7 +258,7 @@ fn check_shape(db: &dyn Database, spec: &OltpSpec, size: &str) -> Result<()> {
     Ok(())
 }
 
-fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> OltpPlace {
+fn place_of(dbs: &[Arc<dyn Ds3Database>], db_size: String) -> OltpPlace {
     let first = &dbs[0];
     let local_path = first.data_location();
     let device = local_path.as_deref().and_then(|p| resolve_device(p).ok().flatten());
@@ -278,7 +278,7 @@ fn place_of(dbs: &[Arc<dyn Database>], db_size: String) -> OltpPlace {
 
 fn run_into(
     spec: &OltpSpec,
-    dbs: &[Arc<dyn Database>],
+    dbs: &[Arc<dyn Ds3Database>],
     place: &OltpPlace,
     name: &str,
     dir: &BundleDir,
@@ -306,14 +306,14 @@ fn record_run(
     rec: &mut Recording,
     first: Summary,
     spec: &OltpSpec,
-    dbs: &[Arc<dyn Database>],
+    dbs: &[Arc<dyn Ds3Database>],
     place: &OltpPlace,
     lines: &LineOptions,
     stop: &StopFlag,
 ) -> Result<Finished> {
     let mut printer = Printer::new(lines, dbs.len())?;
     printer.say(&parameter_line(spec, place));
-    let outcome = driver::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
+    let outcome = users::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
         printer.interval(iv);
         rec.bundle.recorded(&iv.row, "oltp", &iv.interval, &iv.interval.data.tally());
     });
@@ -337,7 +337,7 @@ fn record_run(
 
 /// The first database's version and settings for `disclosure.json`; a server that will not
 /// tell them is not a reason to skip the run, so that becomes a warning.
-fn database_info(dbs: &[Arc<dyn Database>]) -> (DatabaseInfo, Option<String>) {
+fn database_info(dbs: &[Arc<dyn Ds3Database>]) -> (DatabaseInfo, Option<String>) {
     let db = &dbs[0];
     match db.server_info() {
         Ok(info) => (info, None),
@@ -458,7 +458,7 @@ impl<'a> Printer<'a> {
         let _ = writeln!(w, "{}", figures.csv_row(&stamp)).and_then(|_| w.flush());
     }
 
-    fn finish(&mut self, out: &driver::OltpOutcome, targets: &[String]) {
+    fn finish(&mut self, out: &users::OltpOutcome, targets: &[String]) {
         let when = jiff::Zoned::now().strftime("%Y-%m-%d %H:%M:%S").to_string();
         // Final covers the measured phase, whose totals the outcome holds.
         let et = out.measured_s;

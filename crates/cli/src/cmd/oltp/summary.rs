@@ -1,7 +1,7 @@
 //! An OLTP run's summary as it starts: what was asked and where (the finished figures are
 //! built in the library, `storbench_bench::run::record::summary::oltp`).
 
-use storbench_bench::workload::oltp::driver::OltpSpec;
+use storbench_bench::workload::oltp::users::OltpSpec;
 use storbench_report::{DeviceInfo, OltpResults, Results, Summary, TargetInfo};
 
 /// Where the run went, as the summary records it.

@@ -4,7 +4,7 @@
 use crate::run::Outcome;
 use crate::run::Parts;
 use crate::run::record::{Recordable, Tally};
-use crate::workload::oltp::driver::{OltpOutcome, OltpRecorder, TXN_KINDS, TxnKind};
+use crate::workload::oltp::users::{OltpOutcome, OltpRecorder, TXN_KINDS, TxnKind};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use storbench_report::{OltpResults, OltpTargetResult, Phases, Results, Summary, TxnResult};

@@ -7,8 +7,8 @@
 
 use super::csv::Csv;
 use super::{Chunk, Layout, Stream};
-use crate::db::NewCustomer;
 use crate::rng::{self, Rng, WorkerRng};
+use crate::workload::oltp::ds3::NewCustomer;
 use crate::workload::oltp::size::RowCounts;
 
 /// Customers per chunk (about 350 KB of CSV).

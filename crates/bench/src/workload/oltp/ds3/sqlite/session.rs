@@ -1,33 +1,28 @@
-//! DS3's transactions as client-side SQL on one SQLite connection, each a cached prepared
-//! statement. Full-text searches go through the FTS5 index with every word required, in the
+//! DS3's transactions as client-side SQL on one SQLite session of the database layer, each a
+//! cached prepared statement. Full-text searches go through the FTS5 index with every word required, in the
 //! column the search names (DS3's PostgreSQL version searched actors for titles).
 
-use super::classify;
-use super::counters::Stats;
-use crate::db::{
-    Browse, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
+use crate::db::DbResult;
+use crate::db::sqlite::{SqliteSession, classify};
+use crate::workload::oltp::ds3::{
+    Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
 };
 use rusqlite::{Connection, OptionalExtension, params};
-use std::path::PathBuf;
-use std::sync::Arc;
 
-pub(super) struct SqliteSession {
-    conn: Connection,
-    path: PathBuf,
-    stats: Arc<Stats>,
+pub(super) struct SqliteDs3 {
+    sql: SqliteSession,
 }
 
-impl SqliteSession {
-    pub(super) fn new(conn: Connection, path: PathBuf, stats: Arc<Stats>) -> Self {
-        conn.set_prepared_statement_cache_capacity(64);
-        SqliteSession { conn, path, stats }
+impl SqliteDs3 {
+    pub(super) fn new(sql: SqliteSession) -> Self {
+        SqliteDs3 { sql }
     }
 
     /// Runs `f` and counts it as one committed (or, on error, rolled-back) transaction.
     fn txn<T>(&mut self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> DbResult<T> {
-        let out = f(&self.conn);
-        self.stats.after_transaction(&self.conn, out.is_ok());
-        out.map_err(|e| classify(&self.path, e))
+        let out = f(&self.sql.conn);
+        self.sql.stats.after_transaction(&self.sql.conn, out.is_ok());
+        out.map_err(|e| classify(&self.sql.path, e))
     }
 
     fn count_rows(&mut self, sql: &str, bind: &[&dyn rusqlite::ToSql]) -> DbResult<u32> {
@@ -54,7 +49,7 @@ fn fts_all(column: &str, words: &str) -> String {
 
 const REVIEW_COLUMNS: &str = "r.review_id, r.prod_id, r.review_date, r.stars, r.customerid, r.review_summary, r.review_text, SUM(h.helpfulness) AS total";
 
-impl Session for SqliteSession {
+impl Session for SqliteDs3 {
     fn login(&mut self, username: &str, password: &str) -> DbResult<Login> {
         self.txn(|c| {
             let id: Option<i64> = c
@@ -197,9 +192,9 @@ impl Session for SqliteSession {
     }
 
     fn purchase(&mut self, p: &Purchase) -> DbResult<Option<i64>> {
-        let out = purchase(&self.conn, p);
-        self.stats.after_transaction(&self.conn, matches!(out, Ok(Some(_))));
-        out.map_err(|e| classify(&self.path, e))
+        let out = purchase(&self.sql.conn, p);
+        self.sql.stats.after_transaction(&self.sql.conn, matches!(out, Ok(Some(_))));
+        out.map_err(|e| classify(&self.sql.path, e))
     }
 
     /// SQLite always restocks: DS3 has no SQLite edition whose behaviour there is to follow.

@@ -7,12 +7,12 @@
 //! takes them away. The statistics of a session reach `pg_stat_database` when it ends, so
 //! reading the counters waits until no session is left on the working database.
 
-use super::{MAINTENANCE_DB, Postgres, err, literal};
-use crate::db::{
-    Browse, DbError, DbErrorKind, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder,
-    ReviewSearch, Session,
+use crate::db::postgres::{MAINTENANCE_DB, Postgres, err, literal};
+use crate::db::{DbError, DbErrorKind, DbResult};
+use crate::workload::oltp::ds3::{
+    Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
 };
-use crate::workload::oltp::driver::fidelity::WorkCounters;
+use crate::workload::oltp::users::fidelity::WorkCounters;
 use postgres::{Client, SimpleQueryMessage};
 use std::time::{Duration, Instant};
 

@@ -6,14 +6,16 @@
 //! the next load removes) and renames it into place when complete, so a database is never
 //! half-loaded. A file that is not a storbench database is never replaced.
 
-use super::{
-    NO_FOLLOW, Sqlite, classify, clone_file, file_error, is_regular_file, meta, remove_if_present,
+use super::meta;
+use crate::db::ownership::{DbObject, created_names, not_ours, refusal};
+use crate::db::sqlite::{
+    NO_FOLLOW, Sqlite, classify, clone_file, file_error, is_regular_file, remove_if_present,
     remove_sqlite_files, sidecar,
 };
-use crate::db::ownership::{DbObject, created_names, not_ours, refusal};
-use crate::db::{DbError, DbErrorKind, DbResult, LoadProgress, LoadReport, LoadedShape};
+use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
+use crate::workload::oltp::ds3::{LoadProgress, LoadReport, LoadedShape};
 use crate::workload::oltp::schema::{Date, Field, Table};
 use rusqlite::{Connection, ToSql, params_from_iter, types::ToSqlOutput, types::Value};
 use std::path::Path;
@@ -33,9 +35,9 @@ pub(super) fn load(
     progress: &mut dyn FnMut(LoadProgress),
     stop: &StopFlag,
 ) -> DbResult<LoadReport> {
-    refuse_foreign(&db.path)?;
+    refuse_foreign(db.path())?;
     refuse_foreign(&db.pristine_path())?;
-    let loading = sidecar(&db.path, "loading");
+    let loading = sidecar(db.path(), "loading");
     // A load killed earlier left its file: storbench's by its content, so it goes.
     refuse_foreign(&loading)?;
     remove_if_present(&loading)?;
@@ -46,11 +48,11 @@ pub(super) fn load(
         return result.and_then(|_| Err(DbError::new(DbErrorKind::Query, "the load was interrupted")));
     }
     let mut report = result?;
-    remove_sqlite_files(&db.path)?;
+    remove_sqlite_files(db.path())?;
     remove_if_present(&db.pristine_path())?;
-    crate::files::rename(&loading, &db.path).map_err(file_error)?;
-    clone_file(&db.path, &db.pristine_path())?;
-    report.size_bytes = std::fs::metadata(&db.path).ok().map(|m| m.len());
+    crate::files::rename(&loading, db.path()).map_err(file_error)?;
+    clone_file(db.path(), &db.pristine_path())?;
+    report.size_bytes = std::fs::metadata(db.path()).ok().map(|m| m.len());
     Ok(report)
 }
 

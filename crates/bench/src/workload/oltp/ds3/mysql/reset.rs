@@ -11,17 +11,18 @@
 //! one). A full copy back would rewrite every row: copying the 4.1 M ratings of S alone with
 //! INSERT ... SELECT took 7.3 s.
 
-use super::load::{INVENTORY_COPY, MEMBERSHIP_COPY, set_auto_increments};
-use super::{Ctx, Mysql, run};
+use super::load::{MEMBERSHIP_COPY, set_auto_increments};
 use crate::db::DbResult;
+use crate::db::mysql::ownership::INVENTORY_COPY;
+use crate::db::mysql::{Ctx, Mysql, run};
 use mysql::prelude::Queryable;
 use std::time::Instant;
 
 pub(crate) fn reset(db: &Mysql) -> DbResult<f64> {
     let t0 = Instant::now();
     let mut conn = db.conn(true)?;
-    let m = db.meta(&mut conn)?;
-    super::ownership::check_marker(db, &mut conn)?;
+    let m = super::meta(db, &mut conn)?;
+    crate::db::mysql::ownership::check_marker(db, &mut conn)?;
     let mut deletes = Vec::new();
     if !m.ds2 {
         deletes.extend([

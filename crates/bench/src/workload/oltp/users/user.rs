@@ -8,9 +8,10 @@
 
 use super::recorder::TxnKind;
 use super::spec::OltpSpec;
-use crate::db::{Browse, DbErrorKind, DbResult, NewReview, Purchase, ReviewOrder, ReviewSearch, Session};
+use crate::db::{DbErrorKind, DbResult};
 use crate::rng::{WorkerRng, below, between, unit};
 use crate::workload::oltp::datagen::new_customer;
+use crate::workload::oltp::ds3::{Browse, NewReview, Purchase, ReviewOrder, ReviewSearch, Session};
 use crate::workload::oltp::words;
 use std::time::{Duration, Instant};
 
@@ -233,7 +234,7 @@ impl<'a> User<'a> {
     }
 }
 
-/// Times `f` (the one place the driver reads the clock for a call), retrying it after a short
+/// Times `f` (the one place a user reads the clock for a call), retrying it after a short
 /// random pause while it deadlocks; the pauses count in the call's time, as the user waits.
 fn timed<T>(
     log: &mut OrderLog,
@@ -273,7 +274,7 @@ fn timed<T>(
 fn register_with(
     rng: &mut WorkerRng,
     max_customer: u64,
-    mut try_name: impl FnMut(&crate::db::NewCustomer) -> DbResult<Option<i64>>,
+    mut try_name: impl FnMut(&crate::workload::oltp::ds3::NewCustomer) -> DbResult<Option<i64>>,
 ) -> DbResult<i64> {
     let mut names = max_customer.max(1);
     loop {

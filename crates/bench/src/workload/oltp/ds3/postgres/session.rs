@@ -1,12 +1,13 @@
-//! One connection running DS3's transactions: each call is one prepared statement, most of
-//! them a call of a function from `functions.sql`, in its own implicit transaction.
+//! One session of the database layer running DS3's transactions: each call is one prepared
+//! statement, most of them a call of a function from `functions.sql`, in its own implicit
+//! transaction.
 
-use super::err;
-use crate::db::{
-    Browse, DbError, DbErrorKind, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder,
-    ReviewSearch, Session,
+use crate::db::postgres::{PgSession, err};
+use crate::db::{DbError, DbErrorKind, DbResult};
+use crate::workload::oltp::ds3::{
+    Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
 };
-use postgres::{Client, Statement};
+use postgres::Statement;
 
 /// The statements, prepared once per connection.
 struct Statements {
@@ -24,14 +25,14 @@ struct Statements {
     purchase: Statement,
 }
 
-pub(super) struct PgSession {
-    client: Client,
+pub(super) struct PgDs3 {
+    sql: PgSession,
     st: Statements,
 }
 
-impl PgSession {
-    pub(super) fn new(mut client: Client) -> DbResult<PgSession> {
-        let mut prepare = |sql: &str| client.prepare(sql).map_err(err("preparing the transactions"));
+impl PgDs3 {
+    pub(super) fn new(mut sql: PgSession) -> DbResult<PgDs3> {
+        let mut prepare = |text: &str| sql.client.prepare(text).map_err(err("preparing the transactions"));
         let st = Statements {
             login: prepare("SELECT * FROM sb_login($1, $2)")?,
             new_customer: prepare(
@@ -51,7 +52,7 @@ impl PgSession {
             )?,
             purchase: prepare("SELECT sb_purchase($1, $2, $3, $4, $5, $6)")?,
         };
-        Ok(PgSession { client, st })
+        Ok(PgDs3 { sql, st })
     }
 
     /// The single value of a one-row call that returns an id, or None for NULL.
@@ -69,9 +70,9 @@ fn count(rows: &[postgres::Row]) -> u32 {
     u32::try_from(rows.len()).unwrap_or(u32::MAX)
 }
 
-impl Session for PgSession {
+impl Session for PgDs3 {
     fn login(&mut self, username: &str, password: &str) -> DbResult<Login> {
-        let rows = self.client.query(&self.st.login, &[&username, &password]).map_err(err("login"))?;
+        let rows = self.sql.client.query(&self.st.login, &[&username, &password]).map_err(err("login"))?;
         let Some(first) = rows.first() else { return Ok(Login { customer_id: 0, history_rows: 0 }) };
         let history = rows.iter().filter(|r| r.get::<_, Option<&str>>(1).is_some()).count();
         Ok(Login { customer_id: first.get(0), history_rows: u32::try_from(history).unwrap_or(u32::MAX) })
@@ -83,6 +84,7 @@ impl Session for PgSession {
         let (region, cctype, age) = (i32::from(c.region), i32::from(c.creditcardtype), i32::from(c.age));
         let income = int(c.income);
         let row = self
+            .sql
             .client
             .query_one(
                 &self.st.new_customer,
@@ -114,6 +116,7 @@ impl Session for PgSession {
 
     fn new_member(&mut self, customer_id: i64, level: u8) -> DbResult<bool> {
         let row = self
+            .sql
             .client
             .query_one(&self.st.new_member, &[&customer_id, &i32::from(level)])
             .map_err(err("new member"))?;
@@ -123,9 +126,9 @@ impl Session for PgSession {
     fn browse(&mut self, by: Browse<'_>, batch: u32) -> DbResult<u32> {
         let batch = int(batch);
         let rows = match by {
-            Browse::Category(c) => self.client.query(&self.st.browse_category, &[&batch, &i32::from(c)]),
-            Browse::Actor(actor) => self.client.query(&self.st.browse_actor, &[&batch, &actor]),
-            Browse::Title(title) => self.client.query(&self.st.browse_title, &[&batch, &title]),
+            Browse::Category(c) => self.sql.client.query(&self.st.browse_category, &[&batch, &i32::from(c)]),
+            Browse::Actor(actor) => self.sql.client.query(&self.st.browse_actor, &[&batch, &actor]),
+            Browse::Title(title) => self.sql.client.query(&self.st.browse_title, &[&batch, &title]),
         }
         .map_err(err("browse"))?;
         Ok(count(&rows))
@@ -137,6 +140,7 @@ impl Session for PgSession {
             ReviewSearch::Title(w) => (w, true),
         };
         let rows = self
+            .sql
             .client
             .query(&self.st.review_search, &[&int(batch), &word, &int(depth), &by_title])
             .map_err(err("review search"))?;
@@ -150,6 +154,7 @@ impl Session for PgSession {
             ReviewOrder::Date => (None, true),
         };
         let rows = self
+            .sql
             .client
             .query(&self.st.get_reviews, &[&int(batch), &prod_id, &stars, &by_date])
             .map_err(err("get reviews"))?;
@@ -158,6 +163,7 @@ impl Session for PgSession {
 
     fn new_review(&mut self, r: &NewReview) -> DbResult<i64> {
         let row = self
+            .sql
             .client
             .query_one(
                 &self.st.new_review,
@@ -170,6 +176,7 @@ impl Session for PgSession {
 
     fn new_helpfulness(&mut self, review_id: i64, customer_id: i64, rating: u8) -> DbResult<i64> {
         let row = self
+            .sql
             .client
             .query_one(&self.st.new_helpfulness, &[&review_id, &customer_id, &i32::from(rating)])
             .map_err(err("new helpfulness"))?;
@@ -178,7 +185,7 @@ impl Session for PgSession {
     }
 
     fn prices(&mut self, prod_ids: &[i64], out: &mut Vec<(i64, i64)>) -> DbResult<()> {
-        let rows = self.client.query(&self.st.prices, &[&prod_ids]).map_err(err("prices"))?;
+        let rows = self.sql.client.query(&self.st.prices, &[&prod_ids]).map_err(err("prices"))?;
         out.clear();
         out.extend(rows.iter().map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))));
         Ok(())
@@ -191,6 +198,7 @@ impl Session for PgSession {
         let prods: Vec<i64> = p.items.iter().map(|&(prod, _)| prod).collect();
         let quantities: Vec<i32> = p.items.iter().map(|&(_, q)| i32::from(q)).collect();
         let row = self
+            .sql
             .client
             .query_one(
                 &self.st.purchase,
@@ -202,7 +210,8 @@ impl Session for PgSession {
 
     fn set_restock(&mut self, on: bool) -> DbResult<()> {
         let value = if on { "off" } else { "on" };
-        self.client
+        self.sql
+            .client
             .execute("SELECT set_config('storbench.no_restock', $1, false)", &[&value])
             .map_err(err("setting restock"))?;
         Ok(())

@@ -5,11 +5,12 @@
 //! DS3's statements are plain text with the values written in. Its MySQL edition has no
 //! restock, so that session turns storbench's trigger off.
 
-use super::{Ctx, Mysql};
-use crate::db::{
-    Browse, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
+use crate::db::DbResult;
+use crate::db::mysql::{Ctx, Mysql};
+use crate::workload::oltp::ds3::{
+    Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
 };
-use crate::workload::oltp::driver::fidelity::WorkCounters;
+use crate::workload::oltp::users::fidelity::WorkCounters;
 use mysql::Conn;
 use mysql::prelude::Queryable;
 use std::fmt::Write as _;
@@ -86,7 +87,7 @@ const HISTORY: &str = "SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'";
 impl Mysql {
     /// The server's work counters, on a connection of their own.
     pub fn work_counters(&self) -> DbResult<Box<dyn WorkCounters>> {
-        let sql = super::counters::status_query(&STATUS);
+        let sql = crate::db::mysql::status_query(&STATUS);
         Ok(Box::new(Status { conn: self.conn(true)?, sql }))
     }
 

@@ -1,4 +1,4 @@
-//! A driver thread: waits its turn to connect, waits for the start, then runs orders until the
+//! A user thread: waits its turn to connect, waits for the start, then runs orders until the
 //! run ends, recording each order into its own slot. A lost connection is re-opened with
 //! backoff; the failed order is counted by error kind and the run goes on. Each thread also
 //! says since when it has been failing (its orders failing and no new connection working),
@@ -7,9 +7,10 @@
 use super::recorder::OltpRecorder;
 use super::spec::OltpSpec;
 use super::user::{OrderLog, User};
-use crate::db::{Database, DbError, DbErrorKind, DbResult, Session};
+use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::rng::{below, stream};
 use crate::run::StopFlag;
+use crate::workload::oltp::ds3::{Ds3Database, Session};
 use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -106,7 +107,7 @@ impl Shared {
 
 pub(super) struct Worker {
     pub id: usize,
-    pub db: Arc<dyn Database>,
+    pub db: Arc<dyn Ds3Database>,
     pub spec: Arc<OltpSpec>,
     pub shared: Arc<Shared>,
     pub stop: StopFlag,

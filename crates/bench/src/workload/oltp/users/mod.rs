@@ -1,4 +1,5 @@
-//! The DS3 driver: `run` is its one entry point.
+//! DS3's simulated users (what DS3 calls its driver; storbench's run driver is
+//! `crate::run::drive`): `run` is the one entry point.
 //!
 //! Threads are assigned to targets round-robin (thread i to target i mod n, as DS3 does), each
 //! with one connection. When every thread is connected the clock starts; the warm-up runs
@@ -9,7 +10,7 @@
 //!
 //! A database that goes away (its server stopped, or every connection refused) is the run
 //! driver's no-progress rule: while every thread of a target is failing the workload is stuck,
-//! and after the driver's limit ([`crate::run::NO_PROGRESS_LIMIT`], or twice the think time
+//! and after the run driver's limit ([`crate::run::NO_PROGRESS_LIMIT`], or twice the think time
 //! plus a second when that is longer: a user thinks between orders) the run ends as failed;
 //! its figures up to then are kept and marked incomplete, never reported as a whole run. A
 //! shorter outage is ridden out: threads reconnect at least once a second.
@@ -23,11 +24,12 @@ mod worker;
 pub use recorder::{LAST_N, OltpRecorder, TXN_KINDS, TxnCounters, TxnKind};
 pub use spec::OltpSpec;
 
-use crate::db::{CounterSampler, Database, DbError, DbErrorKind};
+use crate::db::{CounterSampler, DbError, DbErrorKind};
 use crate::metrics::LatencyHistogram;
 use crate::run::{
     Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
 };
+use crate::workload::oltp::ds3::Ds3Database;
 use std::sync::Arc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
@@ -57,7 +59,7 @@ pub struct OltpDetail {
 /// Fails before the clock starts when a thread cannot connect.
 pub fn run(
     spec: &OltpSpec,
-    targets: &[Arc<dyn Database>],
+    targets: &[Arc<dyn Ds3Database>],
     sampler: &mut dyn HostSampler,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&OltpInterval),
@@ -83,9 +85,7 @@ pub fn run(
                 w.run();
                 let _ = done.send(());
             })
-            .map_err(|e| {
-                DbError::new(DbErrorKind::Query, format!("starting driver thread {}: {e}", id + 1))
-            })?;
+            .map_err(|e| DbError::new(DbErrorKind::Query, format!("starting user thread {}: {e}", id + 1)))?;
     }
     drop(done_tx);
     let counters = targets.iter().map(|t| t.counters()).collect::<Result<Vec<_>, _>>()?;
@@ -151,7 +151,7 @@ fn wait_connected(shared: &Shared, n: usize, timeout: Duration, stop: &StopFlag)
     }
 }
 
-/// The OLTP workload as the driver sees it: the threads' recorders and the databases'
+/// The OLTP workload as the run driver sees it: the threads' recorders and the databases'
 /// counters, taken at each boundary.
 struct OltpWork {
     shared: Arc<Shared>,
@@ -160,7 +160,7 @@ struct OltpWork {
     counters: Vec<Box<dyn CounterSampler>>,
     /// The databases' counters over the interval just taken.
     db: [Option<f64>; 7],
-    /// How long every thread of a target may fail before the run ends (the driver's
+    /// How long every thread of a target may fail before the run ends (the run driver's
     /// no-progress limit for this workload).
     dead_after: Duration,
 }

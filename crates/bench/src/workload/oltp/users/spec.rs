@@ -1,8 +1,9 @@
-//! The driver's parameters: DS3's, with DS3's defaults, in storbench's units.
+//! The simulated users' parameters: DS3's driver parameters, with DS3's defaults, in
+//! storbench's units.
 
 use std::time::Duration;
 
-/// What `oltp::driver::run` needs. Field names are DS3's parameter names.
+/// What `oltp::users::run` needs. Field names are DS3's parameter names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct OltpSpec {
     /// Threads per target; each holds one connection.

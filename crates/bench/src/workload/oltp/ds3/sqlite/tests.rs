@@ -2,8 +2,9 @@
 //! reset, the sales check under concurrent purchases, and refusing files that are not ours.
 
 use super::*;
-use crate::db::{Browse, NewReview, Purchase, ReviewOrder, ReviewSearch};
+use crate::db::sqlite::open_existing;
 use crate::workload::oltp::DbSize;
+use crate::workload::oltp::ds3::{Browse, NewReview, Purchase, ReviewOrder, ReviewSearch};
 use crate::workload::oltp::schema::Table;
 
 fn loaded(size: &str) -> (tempfile::TempDir, Sqlite, DataSet) {
@@ -15,11 +16,11 @@ fn loaded(size: &str) -> (tempfile::TempDir, Sqlite, DataSet) {
 }
 
 fn count(db: &Sqlite, sql: &str) -> i64 {
-    open_existing(&db.path).unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
+    open_existing(db.path()).unwrap().query_row(sql, [], |r| r.get(0)).unwrap()
 }
 
 fn a_product_title(db: &Sqlite, id: i64) -> String {
-    open_existing(&db.path)
+    open_existing(db.path())
         .unwrap()
         .query_row("SELECT title FROM products WHERE prod_id = ?1", [id], |r| r.get(0))
         .unwrap()
@@ -45,12 +46,16 @@ fn every_transaction_answers_as_ds3_expects() {
     let mut s = db.connect().unwrap();
     assert_eq!(s.login("user1", "password").unwrap().customer_id, 1);
     assert_eq!(s.login("user1", "wrong").unwrap().customer_id, 0);
-    let mut c = crate::db::NewCustomer { username: "user1".into(), gender: 'F', ..Default::default() };
+    let mut c = crate::workload::oltp::ds3::NewCustomer {
+        username: "user1".into(),
+        gender: 'F',
+        ..Default::default()
+    };
     assert_eq!(s.new_customer(&c).unwrap(), None, "a taken user name");
     c.username = "newuser-a".into();
     let id = s.new_customer(&c).unwrap().expect("a new id");
     assert!(id > 2_000);
-    let non_member: i64 = open_existing(&db.path)
+    let non_member: i64 = open_existing(db.path())
         .unwrap()
         .query_row("SELECT MIN(customerid) FROM customers WHERE customerid NOT IN (SELECT customerid FROM membership)", [], |r| r.get(0))
         .unwrap();
@@ -100,7 +105,7 @@ fn a_purchase_moves_stock_and_sales_and_one_over_stock_leaves_nothing() {
 #[test]
 fn stock_falling_under_three_is_reordered_and_refilled() {
     let (_d, db, _) = loaded("1MB");
-    open_existing(&db.path)
+    open_existing(db.path())
         .unwrap()
         .execute("UPDATE inventory SET quan_in_stock = 4 WHERE prod_id = 20", [])
         .unwrap();

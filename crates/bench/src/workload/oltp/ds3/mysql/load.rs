@@ -11,10 +11,13 @@
 //! (LOAD DATA 43-49 s, INSERT 31-36 s). The INSERT path stays as the fallback for servers
 //! with `local_infile` off (MySQL 8's default); both give the same CHECKSUM TABLE.
 
-use super::{Ctx, META_TABLE, Mysql, run};
-use crate::db::{DbError, DbErrorKind, DbResult, LoadProgress, LoadReport};
+use crate::db::mysql::ownership::{self, INVENTORY_COPY};
+use crate::db::mysql::{Ctx, LoadMethod, META_TABLE, Mysql, run};
+use crate::db::ownership::created_names;
+use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
+use crate::workload::oltp::ds3::{LoadProgress, LoadReport};
 use crate::workload::oltp::schema::{CATEGORIES, Field, Table};
 use crate::workload::oltp::words;
 use mysql::prelude::Queryable;
@@ -33,24 +36,21 @@ const CSV_THREADS: usize = 2;
 /// Bytes of one multi-row INSERT (the server's max_allowed_packet is 16 MiB by default).
 const INSERT_BYTES: usize = 1 << 20;
 
-/// The copies `reset` restores from, and the mark.
-pub(crate) const INVENTORY_COPY: &str = "storbench_inventory0";
+/// The copy `reset` restores memberships from (stock comes from `INVENTORY_COPY`, which also
+/// carries the load's marker).
 pub(crate) const MEMBERSHIP_COPY: &str = "storbench_membership0";
+
+/// The objects storbench's load creates, as (kind, name): what a later load may replace.
+fn ours() -> Vec<(&'static str, String)> {
+    let mut names: Vec<_> =
+        [TABLES_SQL, INDEXES_SQL, PROCS_SQL].into_iter().flat_map(created_names).collect();
+    names.extend([INVENTORY_COPY, MEMBERSHIP_COPY, META_TABLE].map(|t| ("table", t.to_owned())));
+    names
+}
 
 /// The procedures `procs.sql` creates, by name (what `drop_ours` may drop).
 pub(crate) fn procedures() -> impl Iterator<Item = &'static str> {
     PROCS_SQL.lines().filter_map(|l| l.strip_prefix("CREATE PROCEDURE ")?.split('(').next())
-}
-
-/// How `load` puts rows into the tables.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadMethod {
-    /// LOAD DATA LOCAL INFILE where the server allows it (`local_infile=ON`), else INSERT.
-    Auto,
-    /// LOAD DATA LOCAL INFILE fed from the generator (fails where `local_infile` is off).
-    Infile,
-    /// Multi-row INSERTs of about 1 MiB.
-    Insert,
 }
 
 /// What storbench loaded, from `storbench_meta`.
@@ -277,14 +277,14 @@ pub(crate) fn claim_database(db: &Mysql, data: &DataSet) -> DbResult<Conn> {
     }
     drop(server);
     let mut conn = db.conn(true)?;
-    let marker = super::ownership::claim_marker(db, &mut conn)?;
+    let marker = ownership::claim_marker(db, &mut conn, &ours())?;
     drop_ours(&mut conn)?;
     run(
         &mut conn,
         &format!(
             "CREATE TABLE {INVENTORY_COPY} (prod_id INT NOT NULL PRIMARY KEY, quan_in_stock INT NOT NULL, \
              sales INT NOT NULL) ENGINE=InnoDB COMMENT '{}'",
-            super::ownership::copy_comment(&marker)
+            ownership::copy_comment(&marker)
         ),
     )?;
     run(

@@ -1,10 +1,10 @@
-//! What a driver thread counts: orders, rollbacks, each transaction type's calls and latency,
+//! What a user thread counts: orders, rollbacks, each transaction type's calls and latency,
 //! the order response time (DS3's rt_tot), errors by kind and reconnects. One recorder per
 //! thread per interval; merging is exact.
 
 use crate::metrics::{ErrorTally, LatencyHistogram};
 
-/// A database call the driver makes and times.
+/// A database call a user makes and times.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TxnKind {
     Login,

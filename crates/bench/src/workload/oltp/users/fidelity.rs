@@ -1,7 +1,7 @@
 //! How much storage work an order asks of a server, by the server's own counters: the one
 //! entry point is [`measure`].
 //!
-//! The calls of `orders` orders are drawn once by the driver's own user (same seed, same
+//! The calls of `orders` orders are drawn once by the users' own `User` (same seed, same
 //! choices as a run's first thread) against a recorder that stands in for the database. Those
 //! calls are then replayed on a session, one call type at a time and then whole, each batch
 //! from the state right after the load (`reset`), with the server's cumulative counters read
@@ -23,11 +23,11 @@
 
 use super::spec::OltpSpec;
 use super::user::User;
-use crate::db::{
-    Browse, DbError, DbErrorKind, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder,
-    ReviewSearch, Session,
-};
+use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::rng::stream;
+use crate::workload::oltp::ds3::{
+    Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
+};
 
 /// A server's cumulative counters of the work it did, read on a connection of their own.
 pub trait WorkCounters {
@@ -37,7 +37,7 @@ pub trait WorkCounters {
     fn read(&mut self) -> DbResult<Vec<(&'static str, f64)>>;
 }
 
-/// One call of an order, with its arguments: what the driver asked of the database.
+/// One call of an order, with its arguments: what a user asked of the database.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Call {
     Login(String),

@@ -7,12 +7,13 @@
 //! loaded ids; records what it loaded in `storbench_meta`; runs VACUUM ANALYZE; and finally
 //! clones the result into `<db>_pristine`, the template `reset` copies back.
 
-use super::catalogue::Found;
-use super::claim::{self, Claim, Claimed, Record};
-use super::{Postgres, db_error, err};
-use crate::db::{CheckReport, DbError, DbErrorKind, DbResult, LoadProgress, LoadReport, LoadedShape};
+use crate::db::postgres::catalogue::Found;
+use crate::db::postgres::claim::{self, Claim, Claimed, Record};
+use crate::db::postgres::{Postgres, db_error, err};
+use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::run::StopFlag;
 use crate::workload::oltp::datagen::DataSet;
+use crate::workload::oltp::ds3::{CheckReport, LoadProgress, LoadReport, LoadedShape};
 use crate::workload::oltp::schema::Table;
 use postgres::{Client, IsolationLevel, Transaction};
 use std::io::Write;
@@ -306,7 +307,7 @@ pub(super) fn shape(pg: &Postgres) -> DbResult<LoadedShape> {
                FROM storbench_meta m",
             &[],
         )
-        .map_err(|e| match super::kind_of(&e) {
+        .map_err(|e| match crate::db::postgres::kind_of(&e) {
             DbErrorKind::Missing => nothing("it has no table storbench_meta"),
             _ => db_error("reading storbench_meta", &e),
         })?

@@ -13,32 +13,33 @@
 //! List arguments go as one string: PURCHASE's items as `prod:qty,...` and the prices' ids as
 //! `id,...`. Full-text words go as they are, for DS3's natural-language search.
 
-use super::Ctx;
-use crate::db::{
-    Browse, DbResult, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
+use crate::db::DbResult;
+use crate::db::mysql::{Ctx, MysqlSession};
+use crate::workload::oltp::ds3::{
+    Browse, Login, NewCustomer, NewReview, Purchase, ReviewOrder, ReviewSearch, Session,
 };
 use mysql::prelude::Queryable;
-use mysql::{Conn, Params, Value};
+use mysql::{Params, Value};
 use std::fmt::Write as _;
 
 const NEW_CUSTOMER: &str = "CALL ds3_new_customer(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-/// One driver thread's connection.
-pub(crate) struct MysqlSession {
-    conn: Conn,
+/// One simulated user's session.
+pub(crate) struct MysqlDs3 {
+    sql: MysqlSession,
     /// A list argument (`prod:qty,...` or `id,...`), reused between calls.
     list: String,
 }
 
-impl MysqlSession {
-    pub(crate) fn new(conn: Conn) -> Self {
-        MysqlSession { conn, list: String::new() }
+impl MysqlDs3 {
+    pub(crate) fn new(sql: MysqlSession) -> Self {
+        MysqlDs3 { sql, list: String::new() }
     }
 
     /// Rows of every result set a CALL returns, without decoding them.
     fn count(&mut self, sql: &str, params: impl Into<Params>, what: &str) -> DbResult<u32> {
         let mut n = 0;
-        let mut result = self.conn.exec_iter(sql, params).ctx(what)?;
+        let mut result = self.sql.conn.exec_iter(sql, params).ctx(what)?;
         while let Some(set) = result.iter() {
             for row in set {
                 row.ctx(what)?;
@@ -52,7 +53,7 @@ impl MysqlSession {
     /// dropped, so the connection is ready for the next call.
     fn first(&mut self, sql: &str, params: impl Into<Params>, what: &str) -> DbResult<Option<i64>> {
         let mut first = None;
-        let mut result = self.conn.exec_iter(sql, params).ctx(what)?;
+        let mut result = self.sql.conn.exec_iter(sql, params).ctx(what)?;
         while let Some(set) = result.iter() {
             for row in set {
                 let row = row.ctx(what)?;
@@ -76,9 +77,10 @@ fn join_into<T>(buf: &mut String, items: &[T], item: impl Fn(&mut String, &T) ->
         let _ = item(buf, x);
     }
 }
-impl Session for MysqlSession {
+impl Session for MysqlDs3 {
     fn login(&mut self, username: &str, password: &str) -> DbResult<Login> {
-        let mut result = self.conn.exec_iter("CALL ds3_login(?, ?)", (username, password)).ctx("login")?;
+        let mut result =
+            self.sql.conn.exec_iter("CALL ds3_login(?, ?)", (username, password)).ctx("login")?;
         let mut login = Login { customer_id: 0, history_rows: 0 };
         let mut set_no = 0;
         while let Some(set) = result.iter() {
@@ -170,7 +172,8 @@ impl Session for MysqlSession {
             return Ok(());
         }
         join_into(&mut self.list, prod_ids, |b, id| write!(b, "{id}"));
-        let mut result = self.conn.exec_iter("CALL ds3_prices(?)", (self.list.as_str(),)).ctx("prices")?;
+        let mut result =
+            self.sql.conn.exec_iter("CALL ds3_prices(?)", (self.list.as_str(),)).ctx("prices")?;
         while let Some(set) = result.iter() {
             for row in set {
                 out.push(mysql::from_row_opt(row.ctx("prices")?).map_err(mysql::Error::from).ctx("prices")?);
@@ -197,6 +200,6 @@ impl Session for MysqlSession {
 
     fn set_restock(&mut self, on: bool) -> DbResult<()> {
         let value: Option<u8> = if on { None } else { Some(1) };
-        self.conn.exec_drop("SET @storbench_no_restock = ?", (value,)).ctx("setting restock")
+        self.sql.conn.exec_drop("SET @storbench_no_restock = ?", (value,)).ctx("setting restock")
     }
 }
