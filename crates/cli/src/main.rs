@@ -95,7 +95,7 @@ fn real_main() -> i32 {
         args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
         args::Command::Mailbox(c) => cmd::mailbox::run(c, &stop),
         args::Command::Integrity(c) => cmd::integrity::run(c, &stop),
-        args::Command::Run(a) => cmd::run::run(&a, &stop),
+        args::Command::Run(a) => cmd::evaluation::run(&a, &stop),
         args::Command::Plan(c) => cmd::plan::run(c),
         args::Command::Report(a) => cmd::report::run(&a),
         args::Command::Compare(a) => cmd::compare::run(&a),

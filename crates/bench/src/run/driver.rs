@@ -161,7 +161,7 @@ pub struct Closed<'a, T> {
 
 /// One column of a workload's time series: its definition (name, unit, kind) and how an
 /// interval's value is computed from the interval and the workload.
-pub struct Measure<W: Workload> {
+pub struct SeriesColumn<W: Workload> {
     pub column: Column,
     pub value: fn(&W, &Interval<'_, W::Data>) -> Option<f64>,
 }
@@ -171,7 +171,7 @@ pub trait Workload: Sized + 'static {
     type Data: IntervalData;
 
     /// The workload's columns of `timeseries.csv`, in groups, in the file's order.
-    const COLUMNS: &'static [&'static [Measure<Self>]];
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]];
 
     fn pace(&self) -> Pace;
 
@@ -522,8 +522,8 @@ mod tests {
 
     impl Workload for Fake {
         type Data = Count;
-        const COLUMNS: &'static [&'static [Measure<Self>]] =
-            &[&[Measure { column: io::READ_IOPS, value: |_, i| Some(i.data.0 as f64 / i.span_s()) }]];
+        const COLUMNS: &'static [&'static [SeriesColumn<Self>]] =
+            &[&[SeriesColumn { column: io::READ_IOPS, value: |_, i| Some(i.data.0 as f64 / i.span_s()) }]];
         fn pace(&self) -> Pace {
             self.pace
         }

@@ -18,8 +18,8 @@ pub mod steady;
 pub use collector::{Collector, IntervalData};
 pub use cpu::{OwnCpuTime, process_cpu};
 pub use driver::{
-    Closed, Interval, Length, Measure, NO_PROGRESS_LIMIT, Outcome, Pace, Progress, RunPlan, Take, Warmup,
-    Workload, drive,
+    Closed, Interval, Length, NO_PROGRESS_LIMIT, Outcome, Pace, Progress, RunPlan, SeriesColumn, Take,
+    Warmup, Workload, drive,
 };
 pub use parts::Parts;
 pub use schedule::{IntervalClock, Schedule};

@@ -1,13 +1,13 @@
 //! One module per subcommand: validate the parsed options, run, show the result.
 
 pub mod compare;
+pub mod evaluation;
 pub mod integrity;
 pub mod io;
 pub mod mailbox;
 pub mod oltp;
 pub mod plan;
 pub mod report;
-pub mod run;
 pub mod summarize;
 
 /// Refuses options that would need more memory than the machine has available: `what` names

@@ -1,10 +1,12 @@
 //! The integrity workload (a SQLIOSim-class stress that proves storage keeps what it
-//! acknowledged). So far its verification core: the self-checking 8 KiB page (`page`), the
-//! journal of acknowledged writes kept apart from the data (`journal`), the judgement of a
-//! page read against both, by error class (`verdict`), a seeded fault-injecting engine
-//! wrapper that proves the checker finds every class (`faults`), the final audit pass that
-//! reads every page of the files against the journal (`audit`), and the suspect pages: every
-//! page found damaged, once, kept out of use as evidence (`suspects`).
+//! acknowledged): the self-checking 8 KiB page (`page`), the journal of acknowledged writes
+//! kept apart from the data (`journal`), the judgement of a page read against both, by error
+//! class (`verdict`), the files and their manifest (`layout`), the lock-free page table and
+//! dirty pages (`state`), one activity's engine loop (`worker`), the run itself with its
+//! activities, syncer and the run driver (`run`), a seeded fault-injecting engine wrapper that
+//! proves the checker finds every class (`faults`), the final audit pass that reads every page
+//! against the journal (`audit`), and the suspect pages: every page found damaged, once, kept
+//! out of use as evidence (`suspects`).
 
 pub mod audit;
 pub mod faults;

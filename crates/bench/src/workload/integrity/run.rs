@@ -22,7 +22,8 @@ use super::suspects::SuspectPage;
 use super::worker::{Shared, Worker, WorkerOut, shape};
 use crate::engine::{AlignedBuf, EngineKind, open_files};
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Progress, RunPlan, StopFlag, Take, Warmup,
+    Closed, HostSampler, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn, StopFlag, Take,
+    Warmup,
 };
 use storbench_report::columns::integrity as col;
 
@@ -509,7 +510,7 @@ impl IntegrityWork {
 
 impl crate::run::Workload for IntegrityWork {
     type Data = IntegrityRecorder;
-    const COLUMNS: &'static [&'static [Measure<Self>]] = &[COLUMNS];
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Timer
@@ -559,28 +560,28 @@ fn avg_ms(a: Activity, i: &Of) -> Option<f64> {
 }
 
 /// The workload's columns of `timeseries.csv`.
-const COLUMNS: &[Measure<IntegrityWork>] = &[
-    Measure { column: col::IOPS, value: |_, i| Some(i.data.total().ios() as f64 / i.span_s()) },
-    Measure {
+const COLUMNS: &[SeriesColumn<IntegrityWork>] = &[
+    SeriesColumn { column: col::IOPS, value: |_, i| Some(i.data.total().ios() as f64 / i.span_s()) },
+    SeriesColumn {
         column: col::AVG_MS,
         value: |_, i| {
             let t = i.data.total();
             (t.ios() > 0).then(|| t.io_time_ns as f64 / t.ios() as f64 / 1e6)
         },
     },
-    Measure { column: col::RANDOM_IOPS, value: |_, i| iops(Activity::Random, i) },
-    Measure { column: col::RANDOM_AVG_MS, value: |_, i| avg_ms(Activity::Random, i) },
-    Measure { column: col::READ_AHEAD_IOPS, value: |_, i| iops(Activity::ReadAhead, i) },
-    Measure { column: col::READ_AHEAD_AVG_MS, value: |_, i| avg_ms(Activity::ReadAhead, i) },
-    Measure { column: col::BULK_IOPS, value: |_, i| iops(Activity::Bulk, i) },
-    Measure { column: col::BULK_AVG_MS, value: |_, i| avg_ms(Activity::Bulk, i) },
-    Measure { column: col::LAZY_WRITER_IOPS, value: |_, i| iops(Activity::LazyWriter, i) },
-    Measure { column: col::LAZY_WRITER_AVG_MS, value: |_, i| avg_ms(Activity::LazyWriter, i) },
-    Measure { column: col::LOG_IOPS, value: |_, i| iops(Activity::Log, i) },
-    Measure { column: col::LOG_AVG_MS, value: |_, i| avg_ms(Activity::Log, i) },
-    Measure { column: col::DATA_FILE_BYTES, value: |_, i| Some(i.data.data_file_bytes as f64) },
-    Measure { column: col::ERRORS, value: |_, i| Some(i.data.errors_total() as f64) },
-    Measure { column: col::THROTTLED, value: |_, i| Some(i.data.total().throttled as f64) },
-    Measure { column: col::DELAYED, value: |_, i| Some(i.data.total().delayed as f64) },
-    Measure { column: col::OUTSTANDING, value: |_, i| Some(i.data.outstanding as f64) },
+    SeriesColumn { column: col::RANDOM_IOPS, value: |_, i| iops(Activity::Random, i) },
+    SeriesColumn { column: col::RANDOM_AVG_MS, value: |_, i| avg_ms(Activity::Random, i) },
+    SeriesColumn { column: col::READ_AHEAD_IOPS, value: |_, i| iops(Activity::ReadAhead, i) },
+    SeriesColumn { column: col::READ_AHEAD_AVG_MS, value: |_, i| avg_ms(Activity::ReadAhead, i) },
+    SeriesColumn { column: col::BULK_IOPS, value: |_, i| iops(Activity::Bulk, i) },
+    SeriesColumn { column: col::BULK_AVG_MS, value: |_, i| avg_ms(Activity::Bulk, i) },
+    SeriesColumn { column: col::LAZY_WRITER_IOPS, value: |_, i| iops(Activity::LazyWriter, i) },
+    SeriesColumn { column: col::LAZY_WRITER_AVG_MS, value: |_, i| avg_ms(Activity::LazyWriter, i) },
+    SeriesColumn { column: col::LOG_IOPS, value: |_, i| iops(Activity::Log, i) },
+    SeriesColumn { column: col::LOG_AVG_MS, value: |_, i| avg_ms(Activity::Log, i) },
+    SeriesColumn { column: col::DATA_FILE_BYTES, value: |_, i| Some(i.data.data_file_bytes as f64) },
+    SeriesColumn { column: col::ERRORS, value: |_, i| Some(i.data.errors_total() as f64) },
+    SeriesColumn { column: col::THROTTLED, value: |_, i| Some(i.data.total().throttled as f64) },
+    SeriesColumn { column: col::DELAYED, value: |_, i| Some(i.data.total().delayed as f64) },
+    SeriesColumn { column: col::OUTSTANDING, value: |_, i| Some(i.data.outstanding as f64) },
 ];

@@ -27,8 +27,8 @@ use crate::engine::{self, IoEngine};
 use crate::metrics::LatencyHistogram;
 use crate::metrics::Recorder;
 use crate::run::{
-    Closed, Collector, HostSampler, Interval, Length, Measure, Outcome, Pace, Progress, RunPlan, StopFlag,
-    Take, Warmup,
+    Closed, Collector, HostSampler, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn,
+    StopFlag, Take, Warmup,
 };
 use std::collections::VecDeque;
 use std::fs::File;
@@ -229,7 +229,7 @@ impl IoWork {
 
 impl crate::run::Workload for IoWork {
     type Data = Recorder;
-    const COLUMNS: &'static [&'static [Measure<Self>]] = &[COLUMNS];
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Workers
@@ -278,20 +278,20 @@ fn mean_us(h: &LatencyHistogram) -> Option<f64> {
 }
 
 /// The workload's columns of `timeseries.csv`.
-const COLUMNS: &[Measure<IoWork>] = &[
-    Measure { column: col::READ_IOPS, value: |_, i| per_s(i.data.read.ios, i) },
-    Measure { column: col::WRITE_IOPS, value: |_, i| per_s(i.data.write.ios, i) },
-    Measure { column: col::READ_BYTES_PER_SEC, value: |_, i| per_s(i.data.read.bytes, i) },
-    Measure { column: col::WRITE_BYTES_PER_SEC, value: |_, i| per_s(i.data.write.bytes, i) },
-    Measure { column: col::READ_LAT_MEAN_US, value: |_, i| mean_us(&i.data.read.latency) },
-    Measure { column: col::READ_LAT_P50_US, value: |_, i| quantile_us(&i.data.read.latency, 0.5) },
-    Measure { column: col::READ_LAT_P99_US, value: |_, i| quantile_us(&i.data.read.latency, 0.99) },
-    Measure { column: col::READ_LAT_MAX_US, value: |_, i| quantile_us(&i.data.read.latency, 1.0) },
-    Measure { column: col::WRITE_LAT_MEAN_US, value: |_, i| mean_us(&i.data.write.latency) },
-    Measure { column: col::WRITE_LAT_P50_US, value: |_, i| quantile_us(&i.data.write.latency, 0.5) },
-    Measure { column: col::WRITE_LAT_P99_US, value: |_, i| quantile_us(&i.data.write.latency, 0.99) },
-    Measure { column: col::WRITE_LAT_MAX_US, value: |_, i| quantile_us(&i.data.write.latency, 1.0) },
-    Measure { column: col::ERRORS, value: |_, i| Some(i.data.errors.total() as f64) },
+const COLUMNS: &[SeriesColumn<IoWork>] = &[
+    SeriesColumn { column: col::READ_IOPS, value: |_, i| per_s(i.data.read.ios, i) },
+    SeriesColumn { column: col::WRITE_IOPS, value: |_, i| per_s(i.data.write.ios, i) },
+    SeriesColumn { column: col::READ_BYTES_PER_SEC, value: |_, i| per_s(i.data.read.bytes, i) },
+    SeriesColumn { column: col::WRITE_BYTES_PER_SEC, value: |_, i| per_s(i.data.write.bytes, i) },
+    SeriesColumn { column: col::READ_LAT_MEAN_US, value: |_, i| mean_us(&i.data.read.latency) },
+    SeriesColumn { column: col::READ_LAT_P50_US, value: |_, i| quantile_us(&i.data.read.latency, 0.5) },
+    SeriesColumn { column: col::READ_LAT_P99_US, value: |_, i| quantile_us(&i.data.read.latency, 0.99) },
+    SeriesColumn { column: col::READ_LAT_MAX_US, value: |_, i| quantile_us(&i.data.read.latency, 1.0) },
+    SeriesColumn { column: col::WRITE_LAT_MEAN_US, value: |_, i| mean_us(&i.data.write.latency) },
+    SeriesColumn { column: col::WRITE_LAT_P50_US, value: |_, i| quantile_us(&i.data.write.latency, 0.5) },
+    SeriesColumn { column: col::WRITE_LAT_P99_US, value: |_, i| quantile_us(&i.data.write.latency, 0.99) },
+    SeriesColumn { column: col::WRITE_LAT_MAX_US, value: |_, i| quantile_us(&i.data.write.latency, 1.0) },
+    SeriesColumn { column: col::ERRORS, value: |_, i| Some(i.data.errors.total() as f64) },
 ];
 
 fn verify_result(enabled: bool, reports: &[VerifyReport]) -> VerifyResult {

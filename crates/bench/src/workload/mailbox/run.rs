@@ -13,8 +13,8 @@ use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
 use crate::metrics::DirectionCounters;
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, Progress, RunPlan, StopFlag, Take,
-    Warmup,
+    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn, StopFlag,
+    Take, Warmup,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -239,7 +239,7 @@ impl MailboxWork {
 
 impl crate::run::Workload for MailboxWork {
     type Data = Parts<MailboxRecorder>;
-    const COLUMNS: &'static [&'static [Measure<Self>]] = &[COLUMNS];
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Timer
@@ -334,25 +334,31 @@ fn bytes_per_io(c: &DirectionCounters) -> Option<f64> {
 }
 
 /// The workload's columns of `timeseries.csv`, all databases merged.
-const COLUMNS: &[Measure<MailboxWork>] = &[
-    Measure { column: col::TRANSACTIONAL_IOPS, value: |_, i| per_s(i.data.total.transactional_ios(), i) },
-    Measure { column: col::DB_READS_PER_SEC, value: |_, i| per_s(i.data.total.db_reads.ios, i) },
-    Measure { column: col::DB_WRITES_PER_SEC, value: |_, i| per_s(i.data.total.db_writes.ios, i) },
-    Measure { column: col::LOG_WRITES_PER_SEC, value: |_, i| per_s(i.data.total.log_writes.ios, i) },
-    Measure { column: col::BDM_READS_PER_SEC, value: |_, i| per_s(i.data.total.bdm_reads.ios, i) },
-    Measure { column: col::DB_READ_AVG_MS, value: |_, i| avg_ms(&i.data.total.db_reads) },
-    Measure { column: col::DB_READ_MAX_MS, value: |_, i| max_ms(&i.data.total.db_reads) },
-    Measure { column: col::DB_WRITE_AVG_MS, value: |_, i| avg_ms(&i.data.total.db_writes) },
-    Measure { column: col::LOG_WRITE_AVG_MS, value: |_, i| avg_ms(&i.data.total.log_writes) },
-    Measure { column: col::LOG_WRITE_MAX_MS, value: |_, i| max_ms(&i.data.total.log_writes) },
-    Measure { column: col::DB_WRITE_BYTES_AVG, value: |_, i| bytes_per_io(&i.data.total.db_writes) },
-    Measure { column: col::LOG_BYTES_PER_WRITE, value: |_, i| bytes_per_io(&i.data.total.log_writes) },
-    Measure { column: col::OPERATIONS_PER_SEC, value: |_, i| per_s(i.data.total.operations(), i) },
-    Measure { column: col::PAGE_FAULT_STALLS, value: |_, i| Some(i.data.total.page_fault_stalls as f64) },
-    Measure { column: col::LOG_STALLS, value: |_, i| Some(i.data.total.log_stalls as f64) },
-    Measure { column: col::ERRORS, value: |_, i| Some(i.data.total.errors.total() as f64) },
-    Measure { column: col::CHECKSUM_ERRORS, value: |_, i| Some(i.data.total.checksum_errors as f64) },
-    Measure { column: col::CACHE_FILL_PCT, value: |w, _| Some(w.fill) },
+const COLUMNS: &[SeriesColumn<MailboxWork>] = &[
+    SeriesColumn {
+        column: col::TRANSACTIONAL_IOPS,
+        value: |_, i| per_s(i.data.total.transactional_ios(), i),
+    },
+    SeriesColumn { column: col::DB_READS_PER_SEC, value: |_, i| per_s(i.data.total.db_reads.ios, i) },
+    SeriesColumn { column: col::DB_WRITES_PER_SEC, value: |_, i| per_s(i.data.total.db_writes.ios, i) },
+    SeriesColumn { column: col::LOG_WRITES_PER_SEC, value: |_, i| per_s(i.data.total.log_writes.ios, i) },
+    SeriesColumn { column: col::BDM_READS_PER_SEC, value: |_, i| per_s(i.data.total.bdm_reads.ios, i) },
+    SeriesColumn { column: col::DB_READ_AVG_MS, value: |_, i| avg_ms(&i.data.total.db_reads) },
+    SeriesColumn { column: col::DB_READ_MAX_MS, value: |_, i| max_ms(&i.data.total.db_reads) },
+    SeriesColumn { column: col::DB_WRITE_AVG_MS, value: |_, i| avg_ms(&i.data.total.db_writes) },
+    SeriesColumn { column: col::LOG_WRITE_AVG_MS, value: |_, i| avg_ms(&i.data.total.log_writes) },
+    SeriesColumn { column: col::LOG_WRITE_MAX_MS, value: |_, i| max_ms(&i.data.total.log_writes) },
+    SeriesColumn { column: col::DB_WRITE_BYTES_AVG, value: |_, i| bytes_per_io(&i.data.total.db_writes) },
+    SeriesColumn { column: col::LOG_BYTES_PER_WRITE, value: |_, i| bytes_per_io(&i.data.total.log_writes) },
+    SeriesColumn { column: col::OPERATIONS_PER_SEC, value: |_, i| per_s(i.data.total.operations(), i) },
+    SeriesColumn {
+        column: col::PAGE_FAULT_STALLS,
+        value: |_, i| Some(i.data.total.page_fault_stalls as f64),
+    },
+    SeriesColumn { column: col::LOG_STALLS, value: |_, i| Some(i.data.total.log_stalls as f64) },
+    SeriesColumn { column: col::ERRORS, value: |_, i| Some(i.data.total.errors.total() as f64) },
+    SeriesColumn { column: col::CHECKSUM_ERRORS, value: |_, i| Some(i.data.total.checksum_errors as f64) },
+    SeriesColumn { column: col::CACHE_FILL_PCT, value: |w, _| Some(w.fill) },
 ];
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! The backup test: every database read sequentially, all at once, each page's checksum
 //! checked; MB/s per database.
 
-use super::run::{Figures, Run};
 use super::summary;
+use super::test::{Figures, TestRows};
 use super::validate::MailboxPlan;
 use crate::output;
 use anyhow::{Context, Result};
@@ -13,7 +13,7 @@ use storbench_report::columns::backup as backup_col;
 
 /// Reads every database sequentially, all at once; MB/s per database.
 pub(super) fn backup(
-    run: &mut Run<'_>,
+    run: &mut TestRows<'_>,
     plan: &MailboxPlan,
     manifest: &Manifest,
     stop: &StopFlag,

@@ -12,8 +12,8 @@ mod backup;
 mod databases;
 pub mod entry;
 mod recovery;
-mod run;
 mod summary;
+mod test;
 mod tune;
 pub mod validate;
 mod verify;
@@ -73,7 +73,7 @@ pub fn measure(a: &MailboxArgs, given: Option<&Path>, stop: &StopFlag) -> Result
         Err(_) if stop.is_stopped() => return Ok(before_run),
         other => other?,
     };
-    let result = run::run_and_verify(a, &plan, &mut manifest, given, stop);
+    let result = test::run_and_verify(a, &plan, &mut manifest, given, stop);
     if created && !plan.keep {
         remove_databases(&plan, &manifest);
     } else {

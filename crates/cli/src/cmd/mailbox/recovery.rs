@@ -2,8 +2,8 @@
 //! `mailbox recover`, which replays the logs of databases a run left after a dirty shutdown.
 
 use super::Ending;
-use super::run::{Figures, Run, figures, spec, transactional};
 use super::summary;
+use super::test::{Figures, TestRows, figures, spec, transactional};
 use super::validate::MailboxPlan;
 use super::verify::{kept_databases, verify_with_bar};
 use anyhow::{Context, Result, bail};
@@ -16,7 +16,7 @@ use storbench_report::Phases;
 /// Fills --log-files log files per database, stops without writing the cache (a crash), then
 /// replays the logs and verifies the databases.
 pub(super) fn soft_recovery(
-    run: &mut Run<'_>,
+    run: &mut TestRows<'_>,
     plan: &MailboxPlan,
     manifest: &mut Manifest,
     stop: &StopFlag,

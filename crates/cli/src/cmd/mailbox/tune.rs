@@ -3,7 +3,7 @@
 
 use super::Ending;
 use super::databases::{prepare, remove_databases};
-use super::run::{measure_test, spec};
+use super::test::{measure_test, spec};
 use super::validate::MailboxPlan;
 use crate::args::MailboxArgs;
 use crate::measure::{Measured, Ran};

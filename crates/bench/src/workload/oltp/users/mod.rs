@@ -27,7 +27,8 @@ pub use spec::OltpSpec;
 use crate::db::{CounterSampler, DbError, DbErrorKind};
 use crate::metrics::LatencyHistogram;
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Measure, Outcome, Pace, Parts, RunPlan, StopFlag, Take, Warmup,
+    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, RunPlan, SeriesColumn, StopFlag, Take,
+    Warmup,
 };
 use crate::workload::oltp::ds3::Ds3Database;
 use std::sync::Arc;
@@ -191,7 +192,7 @@ impl OltpWork {
 
 impl crate::run::Workload for OltpWork {
     type Data = Parts<OltpRecorder>;
-    const COLUMNS: &'static [&'static [Measure<Self>]] = &[ORDER_COLUMNS, &TXN_COLUMNS, &DB_COLUMNS];
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[ORDER_COLUMNS, &TXN_COLUMNS, &DB_COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Timer
@@ -264,18 +265,21 @@ fn opm(orders: u64, secs: f64) -> Option<f64> {
 
 /// Orders and OPM (this interval, and cumulative over the phase as DS3's lines have it),
 /// rollbacks, failures and the order response time, all targets merged.
-const ORDER_COLUMNS: &[Measure<OltpWork>] = &[
-    Measure { column: col::ORDERS, value: |_, i| count(i.data.total.orders) },
-    Measure { column: col::OPM, value: |_, i| opm(i.data.total.orders, i.span_s()) },
-    Measure { column: col::OPM_CUMULATIVE, value: |_, i| opm(i.phase_total.total.orders, i.phase_elapsed_s) },
-    Measure { column: col::ROLLBACKS, value: |_, i| count(i.data.total.rollbacks) },
-    Measure { column: col::FAILED_ORDERS, value: |_, i| count(i.data.total.failed_orders) },
-    Measure { column: col::ERRORS, value: |_, i| count(i.data.total.errors.total()) },
-    Measure { column: col::RECONNECTS, value: |_, i| count(i.data.total.reconnects) },
-    Measure { column: col::ORDER_RT_MEAN_MS, value: |_, i| order_rt_mean_ms(&i.data.total) },
-    Measure { column: col::ORDER_RT_P50_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 0.5) },
-    Measure { column: col::ORDER_RT_P99_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 0.99) },
-    Measure { column: col::ORDER_RT_MAX_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 1.0) },
+const ORDER_COLUMNS: &[SeriesColumn<OltpWork>] = &[
+    SeriesColumn { column: col::ORDERS, value: |_, i| count(i.data.total.orders) },
+    SeriesColumn { column: col::OPM, value: |_, i| opm(i.data.total.orders, i.span_s()) },
+    SeriesColumn {
+        column: col::OPM_CUMULATIVE,
+        value: |_, i| opm(i.phase_total.total.orders, i.phase_elapsed_s),
+    },
+    SeriesColumn { column: col::ROLLBACKS, value: |_, i| count(i.data.total.rollbacks) },
+    SeriesColumn { column: col::FAILED_ORDERS, value: |_, i| count(i.data.total.failed_orders) },
+    SeriesColumn { column: col::ERRORS, value: |_, i| count(i.data.total.errors.total()) },
+    SeriesColumn { column: col::RECONNECTS, value: |_, i| count(i.data.total.reconnects) },
+    SeriesColumn { column: col::ORDER_RT_MEAN_MS, value: |_, i| order_rt_mean_ms(&i.data.total) },
+    SeriesColumn { column: col::ORDER_RT_P50_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 0.5) },
+    SeriesColumn { column: col::ORDER_RT_P99_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 0.99) },
+    SeriesColumn { column: col::ORDER_RT_MAX_MS, value: |_, i| quantile_ms(&i.data.total.order_rt, 1.0) },
 ];
 
 fn order_rt_mean_ms(d: &OltpRecorder) -> Option<f64> {
@@ -291,9 +295,9 @@ fn txn_mean_ms(i: &Of, kind: TxnKind) -> Option<f64> {
 macro_rules! txn_columns {
     ($($kind:ident $n:literal),*) => {
         [$(
-            Measure { column: col::TXN[$n][0], value: |_, i| count(i.data.total.txn(TxnKind::$kind).calls) },
-            Measure { column: col::TXN[$n][1], value: |_, i| txn_mean_ms(i, TxnKind::$kind) },
-            Measure {
+            SeriesColumn { column: col::TXN[$n][0], value: |_, i| count(i.data.total.txn(TxnKind::$kind).calls) },
+            SeriesColumn { column: col::TXN[$n][1], value: |_, i| txn_mean_ms(i, TxnKind::$kind) },
+            SeriesColumn {
                 column: col::TXN[$n][2],
                 value: |_, i| quantile_ms(&i.data.total.txn(TxnKind::$kind).latency, 0.99),
             },
@@ -301,19 +305,19 @@ macro_rules! txn_columns {
     };
 }
 
-const TXN_COLUMNS: [Measure<OltpWork>; 30] = txn_columns!(Login 0, NewCustomer 1, NewMember 2, Browse 3,
+const TXN_COLUMNS: [SeriesColumn<OltpWork>; 30] = txn_columns!(Login 0, NewCustomer 1, NewMember 2, Browse 3,
     ReviewBrowse 4, GetReviews 5, NewReview 6, NewHelpfulness 7, Purchase 8, PriceQuery 9);
 
 /// The databases' counters (rates summed over targets, the hit ratio averaged), in
 /// `db_col::ALL`'s order as every backend's sampler gives them.
-const DB_COLUMNS: [Measure<OltpWork>; 7] = [
-    Measure { column: db_col::CACHE_HIT_PCT, value: |w, _| w.db[0] },
-    Measure { column: db_col::BLOCKS_READ_PER_SEC, value: |w, _| w.db[1] },
-    Measure { column: db_col::BLOCKS_WRITTEN_PER_SEC, value: |w, _| w.db[2] },
-    Measure { column: db_col::CHECKPOINTS, value: |w, _| w.db[3] },
-    Measure { column: db_col::COMMITS_PER_SEC, value: |w, _| w.db[4] },
-    Measure { column: db_col::ROLLBACKS_PER_SEC, value: |w, _| w.db[5] },
-    Measure { column: db_col::DEADLOCKS, value: |w, _| w.db[6] },
+const DB_COLUMNS: [SeriesColumn<OltpWork>; 7] = [
+    SeriesColumn { column: db_col::CACHE_HIT_PCT, value: |w, _| w.db[0] },
+    SeriesColumn { column: db_col::BLOCKS_READ_PER_SEC, value: |w, _| w.db[1] },
+    SeriesColumn { column: db_col::BLOCKS_WRITTEN_PER_SEC, value: |w, _| w.db[2] },
+    SeriesColumn { column: db_col::CHECKPOINTS, value: |w, _| w.db[3] },
+    SeriesColumn { column: db_col::COMMITS_PER_SEC, value: |w, _| w.db[4] },
+    SeriesColumn { column: db_col::ROLLBACKS_PER_SEC, value: |w, _| w.db[5] },
+    SeriesColumn { column: db_col::DEADLOCKS, value: |w, _| w.db[6] },
 ];
 
 #[cfg(test)]

@@ -42,13 +42,13 @@ pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
 
 /// A test's bundle while it runs, and where its last row ended (each row's histograms start
 /// there).
-pub(super) struct Run<'a> {
+pub(super) struct TestRows<'a> {
     bundle: &'a mut Bundle,
     pub(super) sampler: &'a mut SystemSampler,
     last_t: f64,
 }
 
-impl Run<'_> {
+impl TestRows<'_> {
     pub(super) fn row(
         &mut self,
         row: &storbench_report::SeriesRow,
@@ -96,7 +96,7 @@ pub(super) fn measure_test(
         table: output::mailbox_table,
     };
     measure::measure(&dir, start, |rec, first| {
-        let mut run = Run { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last_t: 0.0 };
+        let mut run = TestRows { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last_t: 0.0 };
         let figures = match plan.test {
             TestType::Backup => backup(&mut run, plan, manifest, stop)?,
             TestType::SoftRecovery => soft_recovery(&mut run, plan, manifest, stop)?,
@@ -136,14 +136,14 @@ pub(super) fn figures(plan: &MailboxPlan, t: &Transacted) -> Figures {
 /// The transactional workload (performance, stress, or soft recovery's log generation),
 /// then the verification.
 pub(super) fn transactional(
-    run: &mut Run<'_>,
+    run: &mut TestRows<'_>,
     plan: &MailboxPlan,
     spec: MailboxSpec,
     manifest: &mut Manifest,
     stop: &StopFlag,
 ) -> Result<Transacted> {
     let line = output::run_line("mailbox");
-    let Run { bundle, sampler, last_t, .. } = run;
+    let TestRows { bundle, sampler, last_t, .. } = run;
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
