@@ -39,28 +39,15 @@ pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
 /// Loads each database `a` names unless it already holds a data set of `a`'s size: an
 /// evaluation's first oltp run on a configuration loads it, later ones reset to it.
 pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
-    let size = a.db_size.clone().unwrap_or_else(|| OltpRunArgs::DB_SIZE.to_string());
-    db_size(&size)?;
-    let urls = targets(&a.db.url);
-    for (i, db) in open_databases(&a.db)?.iter().enumerate() {
+    let size = db_size(a.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE))?;
+    for db in open_databases(&a.db)? {
         // Only an absent data set is loaded; one of another size was refused by the plan check.
         match db.shape() {
             Err(e) if e.kind == DbErrorKind::Missing => {}
             _ => continue,
         }
-        let one = DbArgs {
-            backend: a.db.backend,
-            path: a.db.path.clone(),
-            url: urls.get(i).cloned().into_iter().collect(),
-            password_file: a.db.password_file.clone(),
-        };
-        let load_args = OltpLoadArgs {
-            db: one,
-            db_size: size.clone(),
-            ds2: false,
-            seed: storbench_bench::rng::DEFAULT_SEED,
-        };
-        if !matches!(load(&load_args, stop)?, Ending::Ok) {
+        let data = DataSet::new(size, storbench_bench::rng::DEFAULT_SEED, false);
+        if !matches!(load_into(&*db, &data, stop)?, Ending::Ok) {
             break;
         }
     }
@@ -312,7 +299,11 @@ fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
     if dbs.len() > 1 {
         bail!("oltp load takes one database; give one --url");
     }
-    let db = &dbs[0];
+    load_into(&*dbs[0], &data, stop)
+}
+
+/// Loads `data` into `db`, holding its writer lock, with a progress bar.
+fn load_into(db: &dyn Ds3Database, data: &DataSet, stop: &StopFlag) -> Result<Ending> {
     let _writer = db.lock_writer()?;
     let total: u64 = data.tables().iter().map(|&t| data.rows(t)).sum();
     let bar = output::count_bar(&format!("loading {} into {}", data.size, db.describe()), "rows");
@@ -321,7 +312,7 @@ fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
     let mut table_done = 0;
     let mut last_table = None;
     let report = db.load(
-        &data,
+        data,
         &mut |p: LoadProgress| {
             if last_table != Some(p.table) {
                 before += table_done;
