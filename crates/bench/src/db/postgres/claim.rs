@@ -435,6 +435,10 @@ fn terminate_sessions(admin: &mut Client, name: &str) -> DbResult<()> {
 }
 
 /// Creates database `name` as a copy of `template`.
+/// How long sessions on a template that were ended (or are ending) may take to leave before
+/// copying it fails.
+const SESSIONS_LEAVE_WITHIN: Duration = Duration::from_secs(10);
+
 fn create_database(admin: &mut Client, name: &str, template: &str) -> DbResult<()> {
     // A data set is copied as files (one checkpoint before, one after) rather than block by
     // block through the WAL (PostgreSQL 15's default). WAL_LOG measured a little faster at S
@@ -444,14 +448,13 @@ fn create_database(admin: &mut Client, name: &str, template: &str) -> DbResult<(
     let strategy = if cloning && server_version(admin)? >= 150_000 { " STRATEGY file_copy" } else { "" };
     let sql = format!("CREATE DATABASE {} TEMPLATE {}{strategy}", ident(name), ident(template));
     let doing = format!("creating database '{name}' from '{template}'");
-    let mut attempt = 0;
+    let until = std::time::Instant::now() + SESSIONS_LEAVE_WITHIN;
     loop {
         match admin.batch_execute(&sql) {
             Ok(()) => return Ok(()),
             // "source database is being accessed by other users": a session that was just
-            // closed or ended may take a moment to leave.
-            Err(e) if e.code().is_some_and(|c| c.code() == "55006") && attempt < 3 => {
-                attempt += 1;
+            // closed or ended may take a moment to leave (longer on a loaded machine).
+            Err(e) if e.code().is_some_and(|c| c.code() == "55006") && std::time::Instant::now() < until => {
                 terminate_sessions(admin, template)?;
                 std::thread::sleep(Duration::from_millis(200));
             }
