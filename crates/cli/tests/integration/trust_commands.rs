@@ -295,8 +295,17 @@ fn trust_a_power_meter_commands_children_that_call_setsid_end_with_the_run() {
     // One child in a session of its own (its output elsewhere), one daemon (double fork and
     // setsid) that keeps the meter's stdout open; then the reading.
     let me = |redirect: &str| recorded(&pids, &format!("exec sleep 300{redirect}"));
-    let meter =
-        format!("cmd:setsid sh -c '{}' & (setsid sh -c '{}' &); echo 100", me(" >/dev/null 2>&1"), me(""));
+    // The reading comes once both children have recorded their pids (at most 10 s): on a
+    // loaded machine a child not yet started when the reading came was ended before it could.
+    let wait = format!(
+        "n=0; while [ \"$(cat {} 2>/dev/null | wc -l)\" -lt 2 ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done",
+        pids.display()
+    );
+    let meter = format!(
+        "cmd:setsid sh -c '{}' & (setsid sh -c '{}' &); {wait}; echo 100",
+        me(" >/dev/null 2>&1"),
+        me("")
+    );
     let out = null_io(&dir.path().join("results"), &meter).assert().success();
     let s = stdout_json(&out);
     assert!(!s["warnings"].to_string().contains("power"), "the meter gave its readings: {}", s["warnings"]);
