@@ -189,7 +189,8 @@ pub fn one(
             return record;
         }
     };
-    if let Err(e) = prepare(run, stop) {
+    // Before the settle and idle window: the io file filled, the oltp database loaded.
+    if let Err(e) = run.args.prepare(stop) {
         record.error = Some(in_plan(&e));
         record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
         return record;
@@ -233,12 +234,6 @@ fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Pa
             }
         }
     }
-}
-
-/// What a run needs in place before the settle and idle window: the io file created and
-/// filled, the oltp database loaded (mailbox databases are created by each run itself).
-fn prepare(run: &PlannedRun, stop: &StopFlag) -> Result<()> {
-    run.args.prepare(stop)
 }
 
 /// The workload's run into `bundle`, named after the run.
