@@ -113,7 +113,9 @@ impl Tree {
     /// The command's processes among `procs` (the leader included), recorded.
     fn members(&self, leader: Pid, procs: &[Proc]) -> Vec<Proc> {
         let me = rustix::process::getpid().as_raw_nonzero().get();
-        let my_session = rustix::process::getsid(None).map_or(0, |s| s.as_raw_nonzero().get());
+        // Our session as /proc shows it: 0 when its leader is outside our pid namespace (a
+        // container), where getsid's zero would not make a valid pid.
+        let my_session = procs.iter().find(|p| p.id.pid == me).map_or(-1, |p| p.session);
         let running = super::running_pids();
         let mut known = lock(&self.known);
         let found = members_of(leader.as_raw_nonzero().get(), procs, &known, |p| {
