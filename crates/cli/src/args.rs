@@ -391,6 +391,16 @@ pub struct OutputArgs {
     /// never printed or written.
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
+
+    /// A stream to run beside the workload, from its start to its end, with its own columns
+    /// in the time series (bg1.write_bytes_per_sec) and its figures in summary.json's
+    /// background: io[:KEY=VALUE,...], a sequential stream such as a mirror rebuild's copy.
+    /// Keys: rw=write (or read), bs=1M, rate=BYTES_PER_S (e.g. 10MiB; unthrottled without),
+    /// size=256MiB (its file storbench-bg1.dat, made and filled once, then reused), dir=PATH
+    /// (default: beside the run's target; the null engine for a run without one), iodepth=1,
+    /// direct=yes. Give it again for more streams (bg2, ...).
+    #[arg(long, value_name = "SPEC")]
+    pub background: Vec<crate::background::Background>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

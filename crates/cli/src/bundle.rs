@@ -26,7 +26,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use storbench_bench::files::{self, How};
 use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
-use storbench_bench::run::Interval;
+use storbench_bench::run::Closed;
 use storbench_bench::run::record::{self, Line, Tally};
 use storbench_report::render::timeseries::Series;
 use storbench_report::series::{Phase, SeriesRow};
@@ -163,10 +163,18 @@ impl Bundle {
         self.histograms(hists, |tag| tag.to_string(), start_s, row.t_s - start_s, Some(row.t_s));
     }
 
-    /// Appends one interval of `stream`: its CSV row, its histograms and its record line.
-    pub fn recorded<T>(&mut self, row: &SeriesRow, stream: &str, i: &Interval<'_, T>, tally: &Tally<'_>) {
+    /// Appends one interval of `stream` (the workload's) with the background streams' beside
+    /// it: the CSV row, then each stream's histograms and record line.
+    pub fn recorded<T>(&mut self, closed: &Closed<'_, T>, stream: &str, tally: &Tally<'_>) {
+        let (row, i) = (&closed.row, &closed.interval);
         self.row(row);
         self.record_interval(record::interval_line(stream, i, tally, row.system.power_watts), tally);
+        for s in closed.streams {
+            self.record_interval(
+                record::interval_line(&s.stream, i, &s.tally, row.system.power_watts),
+                &s.tally,
+            );
+        }
     }
 
     /// Appends `stream`'s tail: what its workers counted after its last interval (no row of

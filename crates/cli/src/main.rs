@@ -27,6 +27,7 @@ macro_rules! tell_raw {
 }
 
 mod args;
+mod background;
 mod bundle;
 mod cmd;
 mod console;

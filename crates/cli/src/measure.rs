@@ -8,6 +8,7 @@
 //! finished summary ([`Finished`]).
 
 use crate::args::OutputArgs;
+use crate::background::{self, Background};
 use crate::bundle::{self, Bundle};
 use crate::cmd::Ending;
 use crate::{console, output, power};
@@ -15,6 +16,7 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 use storbench_bench::monitor::SystemSampler;
 use storbench_bench::run::record::{self, End, Line};
+use storbench_bench::run::{StopFlag, Streams, WithStreams};
 use storbench_report::{DatabaseInfo, Summary};
 
 /// What every workload's summary holds when its run starts: the schema, the tool and the host,
@@ -40,6 +42,7 @@ pub fn started_summary(workload: &str, started_at: &str, results: storbench_repo
         cpu: CpuUsage::default(),
         warnings: Vec::new(),
         steady_state: None,
+        background: Vec::new(),
     }
 }
 
@@ -102,12 +105,18 @@ pub struct Start<'a> {
     pub device: Option<&'a str>,
     /// The run's result table, for its log.
     pub table: fn(&Summary) -> String,
+    /// The streams to run beside the workload (`--background`).
+    pub background: &'a [Background],
+    /// Where their files go unless a stream names its own `dir`: None for a run with no
+    /// directory of its own (a database server's), where a stream must name one.
+    pub background_dir: Option<&'a Path>,
 }
 
 /// The open bundle and the sampler, for the workload's run and its interval callback.
 pub struct Recording {
     pub bundle: Bundle,
-    pub sampler: SystemSampler,
+    /// The host's sampler with the background streams, for the driver.
+    pub sampler: WithStreams<SystemSampler>,
 }
 
 /// What a workload hands back once it ran.
@@ -130,6 +139,12 @@ impl Finished {
     }
 }
 
+/// Each background stream's figures, with the spec it was given.
+fn background_results(streams: &Streams, specs: &[Background]) -> Vec<storbench_report::BackgroundResult> {
+    let results = streams.results().into_iter().zip(specs);
+    results.map(|(r, b)| storbench_report::BackgroundResult { spec: b.text.clone(), ..r }).collect()
+}
+
 /// Runs `work` into its bundle at `dir`: the bundle opened with `start`'s summary, then
 /// `work` (given the recording and that summary) runs the workload and finishes the summary,
 /// which is written with the power warning. The warnings are said (each once per command),
@@ -137,8 +152,11 @@ impl Finished {
 pub fn measure(
     dir: &BundleDir,
     start: Start,
+    stop: &StopFlag,
     work: impl FnOnce(&mut Recording, Summary) -> Result<Finished>,
 ) -> Result<Measured> {
+    let null = start.targets.is_empty();
+    let (streams, entries) = background::build(start.background, start.background_dir, null, stop)?;
     let dir = dir.make()?;
     let _log = console::log_run(&dir)?;
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;
@@ -150,14 +168,17 @@ pub fn measure(
             workload: start.summary.workload.clone(),
             epoch_ns: start.at.as_nanosecond(),
             summary: start.summary.clone(),
+            streams: entries,
         })),
         None,
     );
-    let sampler = power::system_sampler(start.device);
+    let sampler = WithStreams { host: power::system_sampler(start.device), streams };
     let mut recording = Recording { bundle, sampler };
     let done = work(&mut recording, start.summary)?;
     let mut summary = done.summary;
+    summary.background = background_results(&recording.sampler.streams, start.background);
     let first_added = summary.warnings.len();
+    summary.warnings.extend(recording.sampler.streams.warnings().iter().cloned());
     summary.warnings.extend(power::warning());
     let said = summary.warnings.len();
     summary.warnings.extend(done.unsaid);

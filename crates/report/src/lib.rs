@@ -20,4 +20,4 @@ pub mod text;
 
 pub use disclosure::*;
 pub use model::*;
-pub use series::{CpuSample, DiskSample, SeriesRow, SystemSample};
+pub use series::{CpuSample, DiskSample, SeriesRow, StreamValues, SystemSample};

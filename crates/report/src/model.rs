@@ -618,6 +618,32 @@ pub struct Summary {
     pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyState>,
+    /// The background streams that ran beside the workload (`--background`), each over the
+    /// whole measured phase.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<BackgroundResult>,
+}
+
+/// What a background stream did over the measured phase: its rates over the seconds it ran
+/// in that phase, its latency and its failed requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct BackgroundResult {
+    /// Its name in the series and the record (`bg1`).
+    pub name: String,
+    /// What the stream is (`io`).
+    pub kind: String,
+    /// The stream as it was asked for (`--background`).
+    pub spec: String,
+    pub measured_s: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub read_bytes_per_sec: f64,
+    pub write_bytes_per_sec: f64,
+    /// Bytes moved per second, reads and writes.
+    pub bytes_per_sec: f64,
+    pub read_lat_p99_us: Option<f64>,
+    pub write_lat_p99_us: Option<f64>,
+    pub errors: u64,
 }
 
 impl Summary {

@@ -1,8 +1,9 @@
 //! One row per second of the time series: the workload's own counters beside the host's.
 //!
-//! Workloads contribute their columns (`SeriesRow::workload`); the system part has a fixed set
-//! of columns so that every bundle's `timeseries.csv` can be read the same way. Every column is
-//! defined once, in `columns`.
+//! Workloads contribute their columns (`SeriesRow::workload`), background streams theirs
+//! under their names (`SeriesRow::streams`, `bg1.write_iops` in the file); the system part has
+//! a fixed set of columns so that every bundle's `timeseries.csv` can be read the same way.
+//! Every column is defined once, in `columns`.
 
 use crate::columns::{Column, system as col};
 use serde::{Deserialize, Serialize};
@@ -76,7 +77,16 @@ pub struct SeriesRow {
     pub phase: Phase,
     /// The workload's own columns, in a fixed order for a given workload.
     pub workload: Vec<(Column, Option<f64>)>,
+    /// Each background stream's columns, by the stream's name, in the run's fixed order.
+    pub streams: Vec<StreamValues>,
     pub system: SystemSample,
+}
+
+/// One background stream's columns in a row: in the file as `<stream>.<column>`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StreamValues {
+    pub stream: String,
+    pub values: Vec<(Column, Option<f64>)>,
 }
 
 impl SeriesRow {
@@ -84,6 +94,25 @@ impl SeriesRow {
     /// interval had no value).
     pub fn value(&self, column: Column) -> Option<f64> {
         self.workload.iter().find(|(c, _)| *c == column).and_then(|(_, v)| *v)
+    }
+
+    /// Background stream `stream`'s value in `column` (None when there is no such stream or
+    /// column, or the interval had no value).
+    pub fn stream_value(&self, stream: &str, column: Column) -> Option<f64> {
+        let s = self.streams.iter().find(|s| s.stream == stream)?;
+        s.values.iter().find(|(c, _)| *c == column).and_then(|(_, v)| *v)
+    }
+
+    /// Every cell after `t_s` and `phase` in the file's order, each with its header name: the
+    /// workload's columns, each stream's under its name, then the system's.
+    pub fn cells(&self) -> Vec<(std::borrow::Cow<'static, str>, Option<f64>)> {
+        use std::borrow::Cow;
+        let own = self.workload.iter().map(|(c, v)| (Cow::Borrowed(c.name), *v));
+        let streams = self.streams.iter().flat_map(|s| {
+            s.values.iter().map(move |(c, v)| (Cow::Owned(format!("{}.{}", s.stream, c.name)), *v))
+        });
+        let system = self.system.columns().into_iter().map(|(c, v)| (Cow::Borrowed(c.name), v));
+        own.chain(streams).chain(system).collect()
     }
 }
 

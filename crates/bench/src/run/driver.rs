@@ -17,7 +17,8 @@
 
 use super::schedule::Schedule;
 use super::steady::{Rounds, Rule};
-use super::{HostSampler, IntervalData, OwnCpuTime, StopFlag, process_cpu, sleep_until};
+use super::stream::{StreamInterval, values_of};
+use super::{Beside, IntervalData, OwnCpuTime, StopFlag, process_cpu, sleep_until};
 use std::time::{Duration, Instant};
 use storbench_report::SteadyState;
 use storbench_report::columns::Column;
@@ -147,7 +148,31 @@ pub struct Interval<'a, T> {
     pub first_measured: bool,
 }
 
-impl<T> Interval<'_, T> {
+impl<'a, T> Interval<'a, T> {
+    /// Interval `index` from `start_ns` to `end_ns` with `data`, `phase_total` since its
+    /// phase began; no CPU time, not the first measured.
+    pub fn of(
+        index: u64,
+        phase: Phase,
+        (start_ns, end_ns): (u64, u64),
+        data: &'a T,
+        phase_total: &'a T,
+    ) -> Self {
+        Interval {
+            index,
+            phase,
+            start_s: start_ns as f64 / 1e9,
+            end_s: end_ns as f64 / 1e9,
+            start_ns,
+            end_ns,
+            cpu: OwnCpuTime::default(),
+            data,
+            phase_total,
+            phase_elapsed_s: 0.0,
+            first_measured: false,
+        }
+    }
+
     pub fn span_s(&self) -> f64 {
         (self.end_s - self.start_s).max(1e-9)
     }
@@ -157,6 +182,8 @@ impl<T> Interval<'_, T> {
 pub struct Closed<'a, T> {
     pub row: SeriesRow,
     pub interval: Interval<'a, T>,
+    /// The background streams' data over the same interval, for the record.
+    pub streams: &'a [StreamInterval],
 }
 
 /// One column of a workload's time series: its definition (name, unit, kind) and how an
@@ -253,12 +280,15 @@ pub fn drive<W: Workload>(
     plan: &RunPlan,
     workload: &mut W,
     start: Instant,
-    sampler: &mut dyn HostSampler,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&Closed<'_, W::Data>),
 ) -> Outcome<W::Data> {
     let mut d = Driver::new(plan);
     let mut stall = Stall::new(workload.no_progress_limit());
+    if let Some(streams) = sampler.streams() {
+        streams.start(d.schedule, start, stop);
+    }
     sampler.sample();
     let timer = workload.pace() == Pace::Timer;
     for index in 0.. {
@@ -277,6 +307,9 @@ pub fn drive<W: Workload>(
         if timer && (!reached || over) || workload.ended() {
             break;
         }
+    }
+    if let Some(streams) = sampler.streams() {
+        streams.stop();
     }
     d.finish(stop)
 }
@@ -369,7 +402,7 @@ impl<T: IntervalData> Driver<T> {
         end_ns: u64,
         data: T,
         workload: &mut W,
-        sampler: &mut dyn HostSampler,
+        sampler: &mut dyn Beside,
         on_interval: &mut dyn FnMut(&Closed<'_, T>),
     ) {
         let phase = self.schedule.phase(index);
@@ -390,31 +423,23 @@ impl<T: IntervalData> Driver<T> {
         }
         let phase_start = if phase == Phase::Measure { self.schedule.ramp_ns } else { 0 };
         let interval = Interval {
-            index,
-            phase,
-            start_s: start_ns as f64 / 1e9,
-            end_s: end_ns as f64 / 1e9,
-            start_ns,
-            end_ns,
             cpu: process_cpu(),
-            data: &data,
-            phase_total: &self.phase_total,
             phase_elapsed_s: end_ns.saturating_sub(phase_start) as f64 / 1e9,
             first_measured,
+            ..Interval::of(index, phase, (start_ns, end_ns), &data, &self.phase_total)
         };
         workload.observe(&interval);
+        let (streams, tallies) =
+            sampler.streams().map(|s| s.take(index, phase, start_ns, end_ns)).unwrap_or_default();
         let row = SeriesRow {
             t_s: interval.end_s,
             phase,
-            workload: W::COLUMNS
-                .iter()
-                .flat_map(|g| g.iter())
-                .map(|m| (m.column, (m.value)(workload, &interval)))
-                .collect(),
+            workload: values_of(workload, &interval),
+            streams,
             system: sampler.sample(),
         };
         let warmed = phase == Phase::Ramp && self.warm_by_test && workload.warmed(&interval);
-        on_interval(&Closed { row, interval });
+        on_interval(&Closed { row, interval, streams: &tallies });
         if warmed {
             self.end_warmup_at(index);
         }
@@ -487,7 +512,7 @@ mod tests {
     use storbench_report::columns::io;
 
     struct NoHost;
-    impl HostSampler for NoHost {
+    impl Beside for NoHost {
         fn sample(&mut self) -> storbench_report::SystemSample {
             Default::default()
         }

@@ -14,6 +14,7 @@ pub mod record;
 mod schedule;
 mod settle;
 pub mod steady;
+pub mod stream;
 
 pub use collector::{Collector, IntervalData};
 pub use cpu::{OwnCpuTime, process_cpu};
@@ -25,6 +26,7 @@ pub use parts::Parts;
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};
 pub use steady::{Rounds, Rule};
+pub use stream::{Stream, StreamInterval, Streams, WithStreams};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -50,12 +52,18 @@ impl StopFlag {
     }
 }
 
-/// Samples the host at interval boundaries; `monitor::SystemSampler` is the real one.
-pub trait HostSampler {
+/// What the driver reads beside the workload at each interval boundary: the host's sample
+/// (`monitor::SystemSampler` is the real one), and the background streams that run with it.
+pub trait Beside {
     fn sample(&mut self) -> storbench_report::SystemSample;
+
+    /// The run's background streams, where it has any.
+    fn streams(&mut self) -> Option<&mut Streams> {
+        None
+    }
 }
 
-impl HostSampler for crate::monitor::SystemSampler {
+impl Beside for crate::monitor::SystemSampler {
     fn sample(&mut self) -> storbench_report::SystemSample {
         crate::monitor::SystemSampler::sample(self)
     }

@@ -5,6 +5,7 @@
 // Tests say why they skipped on std's stderr, which cargo captures.
 #![allow(clippy::disallowed_macros)]
 
+mod background;
 mod device;
 mod errors;
 mod evaluation;

@@ -6,9 +6,9 @@ use crate::support::{disk_tempdir, oltp_run, only_bundle, stderr_text, storbench
 use std::path::Path;
 
 /// `summarize --check` passes on the run's bundle in `results`, and fails naming a field once
-/// `count` of the first measured interval (of the stream's part `p0.` where the run has parts)
-/// is raised by one.
-fn rebuilds_and_catches_an_edit(results: &Path, count: &str) {
+/// `count` of `stream`'s first measured interval (of the stream's part `p0.` where the run has
+/// parts) is raised by one.
+fn rebuilds_and_catches_an_edit(results: &Path, stream: &str, count: &str) {
     let bundle = only_bundle(results);
     let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
     assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
@@ -17,21 +17,22 @@ fn rebuilds_and_catches_an_edit(results: &Path, count: &str) {
     let stored: serde_json::Value =
         serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
     assert_eq!(rebuilt, stored);
-    raise_first_measured(&bundle.join("record.jsonl"), count);
+    raise_first_measured(&bundle.join("record.jsonl"), stream, count);
     let caught = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(1);
     let said = stderr_text(&caught);
     assert!(said.contains(" differs: summary.json has "), "{said}");
 }
 
-/// Adds one to `count` in the record's first measured interval that has it.
-fn raise_first_measured(record: &Path, count: &str) {
+/// Adds one to `count` in `stream`'s first measured interval in the record that has it.
+fn raise_first_measured(record: &Path, stream: &str, count: &str) {
     let text = std::fs::read_to_string(record).unwrap();
     let mut done = false;
     let lines: Vec<String> = text
         .lines()
         .map(|l| {
             let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            if let Some(i) = v.get_mut("interval").filter(|i| !done && i["phase"] == "measure")
+            let ours = |i: &&mut serde_json::Value| !done && i["phase"] == "measure" && i["stream"] == stream;
+            if let Some(i) = v.get_mut("interval").filter(ours)
                 && let Some(n) = i["counts"].get_mut(count)
             {
                 *n = (n.as_u64().unwrap() + 1).into();
@@ -53,7 +54,7 @@ fn an_io_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
         .arg(&results)
         .assert()
         .success();
-    rebuilds_and_catches_an_edit(&results, "read.ios");
+    rebuilds_and_catches_an_edit(&results, "io", "read.ios");
 }
 
 #[test]
@@ -79,7 +80,7 @@ fn an_oltp_sqlite_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
     let timing = ["--warmup-time", "1s", "--run-time", "2s", "--n-threads", "2"];
     let out = oltp_run(&["--path", db.to_str().unwrap()], &results, &timing).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    rebuilds_and_catches_an_edit(&results, "p0.login.calls");
+    rebuilds_and_catches_an_edit(&results, "oltp", "p0.login.calls");
 }
 
 #[test]
@@ -98,7 +99,7 @@ fn a_mailbox_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
         .args(&args)
         .assert()
         .success();
-    rebuilds_and_catches_an_edit(&results, "p0.log_writes.ios");
+    rebuilds_and_catches_an_edit(&results, "mailbox", "p0.log_writes.ios");
 }
 
 #[test]
@@ -114,7 +115,7 @@ fn an_integrity_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
         .args(["--duration", "2s"])
         .assert()
         .success();
-    rebuilds_and_catches_an_edit(&results, "log_writer.writes.ios");
+    rebuilds_and_catches_an_edit(&results, "integrity", "log_writer.writes.ios");
 }
 
 #[test]
@@ -147,4 +148,17 @@ fn a_report_over_a_window_rebuilds_the_run_there_and_refuses_an_empty_one() {
     assert!(said.contains("holds no whole measured interval"), "{said}");
     let a = storbench().arg("report").arg(&bundle).args(["--window", "4s..2s"]).assert().code(2);
     assert!(stderr_text(&a).contains("ends before it starts"), "{}", stderr_text(&a));
+}
+
+#[test]
+fn a_bundle_with_a_background_stream_rebuilds_its_figures_and_an_edited_count_of_it_is_caught() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["io", "--engine", "null", "--ramp", "1s", "--runtime", "2s", "--background", "io:rate=8MiB"])
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .success();
+    rebuilds_and_catches_an_edit(&results, "bg1", "write.ios");
 }

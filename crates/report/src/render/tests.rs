@@ -26,6 +26,7 @@ fn summary(iops: f64) -> Summary {
         cpu: Default::default(),
         warnings: vec![],
         steady_state: None,
+        background: Vec::new(),
     }
 }
 

@@ -86,6 +86,29 @@ impl Series {
         self.columns.iter().find(|(n, _)| column.answers_to(n)).map(|(_, v)| v.as_slice())
     }
 
+    /// Background stream `stream`'s column, if the file has it (`<stream>.<column>`).
+    pub fn stream_column(&self, stream: &str, column: Column) -> Option<&[Option<f64>]> {
+        self.columns
+            .iter()
+            .find(|(n, _)| {
+                n.strip_prefix(stream).and_then(|n| n.strip_prefix('.')).is_some_and(|n| column.answers_to(n))
+            })
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The names of the background streams the file has columns of, in its order.
+    pub fn streams(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = Vec::new();
+        for (n, _) in &self.columns {
+            if let Some((stream, _)) = n.split_once('.')
+                && !names.contains(&stream)
+            {
+                names.push(stream);
+            }
+        }
+        names
+    }
+
     /// The column where it has at least one value.
     pub fn values(&self, column: Column) -> Option<&[Option<f64>]> {
         self.column(column).filter(|v| v.iter().any(Option::is_some))

@@ -6,7 +6,8 @@
 //! `record.jsonl` beside `latency.hlog`, one JSON object a line, written as the run goes (an
 //! interrupted or killed run keeps its intervals; only the `end` line is missing):
 //!
-//! - `{"start": {"version": 1, "workload": "io", "epoch_ns": N, "summary": {...}}}`, first:
+//! - `{"start": {"version": 1, "workload": "io", "epoch_ns": N, "summary": {...}, "streams":
+//!   [...]}}`, first:
 //!   the workload, the wall clock when the run started in UTC nanoseconds since 1970 (read once
 //!   per run), and the summary as it stood before anything was measured (what was asked, where).
 //! - `{"interval": {"stream": "io", "index": 3, "phase": "measure", "start_ns": N, "end_ns": N,
@@ -25,10 +26,12 @@
 //!   the workload's own findings (`detail`: an audit, a verification), and the warnings added
 //!   after the summary was built.
 //!
-//! A stream today is the run's one workload, named after it (`io`); its histograms keep the
-//! tags bundles always had (`read`, `order`, `db_read`). A later stream beside it (`bg1`)
-//! will carry its name in its tags (`bg1.read`). A part of a stream (an OLTP target, a mailbox
-//! database) has its counts and histograms under `p<index>.`.
+//! The run's workload is the stream named after it (`io`); its histograms keep the tags
+//! bundles always had (`read`, `order`, `db_read`). A background stream beside it (`bg1`,
+//! listed in the start's `streams` with its kind and spec) has interval lines of its own, after
+//! the workload's line of the same interval, and carries its name in its histograms' tags
+//! (`bg1.write`). A part of a stream (an OLTP target, a mailbox database) has its counts and
+//! histograms under `p<index>.`.
 //!
 //! `latency.hlog`'s interval lines pair with the record's intervals in file order: each
 //! interval's tags are the next lines of the log (its `-total` lines are skipped).
@@ -83,6 +86,20 @@ pub struct Start {
     pub epoch_ns: i128,
     /// The summary before anything was measured.
     pub summary: Summary,
+    /// The background streams beside the workload, each with its own intervals.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<StreamEntry>,
+}
+
+/// A background stream as the record's start lists it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamEntry {
+    /// Its name in its interval lines and histogram tags (`bg1`).
+    pub name: String,
+    /// What it is (`io`).
+    pub kind: String,
+    /// As it was asked for.
+    pub spec: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -357,6 +374,12 @@ impl StoredRecord {
             if i.stream != stream || !select(i) {
                 continue;
             }
+            // A background stream's tags carry its name; its data reads back without it.
+            let own = format!("{stream}.");
+            let hists = hists
+                .into_iter()
+                .map(|(tag, h)| (tag.strip_prefix(&own).map_or(tag.clone(), str::to_string), h))
+                .collect();
             let tally = Tally { counts: i.counts.clone(), hists };
             let data = T::from_tally(&tally).map_err(|why| RecordError::Bad {
                 file: RECORD_FILE,

@@ -22,6 +22,22 @@ impl<'a> Tally<'a> {
         }
     }
 
+    /// The same tally holding its own histograms (to keep it past the data it was made of).
+    pub fn into_owned(self) -> Tally<'static> {
+        Tally {
+            counts: self.counts,
+            hists: self.hists.into_iter().map(|(t, h)| (t, Cow::Owned(h.into_owned()))).collect(),
+        }
+    }
+
+    /// The same tally with every histogram's tag under `prefix` (`bg1.` + `write`).
+    pub fn tagged_under(mut self, prefix: &str) -> Tally<'a> {
+        for (tag, _) in &mut self.hists {
+            tag.insert_str(0, prefix);
+        }
+        self
+    }
+
     pub fn get(&self, name: &str) -> u64 {
         self.counts.get(name).copied().unwrap_or(0)
     }

@@ -27,8 +27,10 @@ fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>
         cpu: Default::default(),
         warnings: Vec::new(),
         steady_state: None,
+        background: Vec::new(),
     };
     let start = Start {
+        streams: Vec::new(),
         version: RECORD_VERSION,
         workload: "io".into(),
         epoch_ns: 1_795_000_000_000_000_000,

@@ -22,8 +22,7 @@ use super::suspects::SuspectPage;
 use super::worker::{Shared, Worker, WorkerOut, shape};
 use crate::engine::{AlignedBuf, EngineKind, open_files};
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn, StopFlag, Take,
-    Warmup,
+    Beside, Closed, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn, StopFlag, Take, Warmup,
 };
 use storbench_report::columns::integrity as col;
 
@@ -245,7 +244,7 @@ fn zero(device: &File, at: u64, len: u64, layout: &Layout) -> crate::Result<()> 
 pub fn run(
     spec: &IntegritySpec,
     created: Created,
-    sampler: &mut dyn HostSampler,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IntegrityInterval),
     on_audit: &mut dyn FnMut(u64, u64),

@@ -14,10 +14,10 @@ use super::run::{IntegrityInterval, IntegrityOutcome, IntegritySpec, create, run
 use super::suspects::{AuditFinding, SuspectPage};
 use super::verdict::ErrorClass;
 use crate::engine::EngineKind;
-use crate::run::{HostSampler, StopFlag};
+use crate::run::{Beside, StopFlag};
 
 struct NoHost;
-impl HostSampler for NoHost {
+impl Beside for NoHost {
     fn sample(&mut self) -> storbench_report::SystemSample {
         Default::default()
     }

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::engine::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request};
-use crate::run::HostSampler;
+use crate::run::Beside;
 use std::time::Duration;
 use storbench_report::SystemSample;
 
@@ -116,7 +116,7 @@ fn run_faulty(spec: &IoSpec, file: Option<&std::fs::File>, fault: Fault, faulty_
 
 /// A host sampler that samples nothing.
 pub(super) struct Quiet;
-impl HostSampler for Quiet {
+impl Beside for Quiet {
     fn sample(&mut self) -> SystemSample {
         SystemSample::default()
     }

@@ -6,6 +6,7 @@
 //! Under steady state the job ends once the SNIA rule holds, and the totals are those of the
 //! last window of rounds only.
 
+mod background;
 pub mod blocksize;
 pub mod offsets;
 mod profile;
@@ -18,6 +19,7 @@ mod fault_tests;
 #[cfg(test)]
 mod steady_tests;
 
+pub use background::IoStream;
 pub use blocksize::BlockSizeMix;
 pub use offsets::{Distribution, Pattern, Region};
 pub use profile::{SQLIO_PROFILES, SqlioProfile};
@@ -27,8 +29,8 @@ use crate::engine::{self, IoEngine};
 use crate::metrics::LatencyHistogram;
 use crate::metrics::Recorder;
 use crate::run::{
-    Closed, Collector, HostSampler, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn,
-    StopFlag, Take, Warmup,
+    Beside, Closed, Collector, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn, StopFlag,
+    Take, Warmup,
 };
 use std::collections::VecDeque;
 use std::fs::File;
@@ -63,7 +65,7 @@ pub struct IoDetail {
 pub fn run(
     spec: &IoSpec,
     file: Option<&File>,
-    sampler: &mut dyn HostSampler,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IoInterval),
 ) -> crate::Result<IoOutcome> {
@@ -107,7 +109,7 @@ pub struct Engines {
 pub fn run_on(
     spec: &IoSpec,
     engines: Engines,
-    sampler: &mut dyn HostSampler,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IoInterval),
 ) -> crate::Result<IoOutcome> {

@@ -13,8 +13,8 @@ use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
 use crate::metrics::DirectionCounters;
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn, StopFlag,
-    Take, Warmup,
+    Beside, Closed, Interval, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn, StopFlag, Take,
+    Warmup,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -76,7 +76,7 @@ pub fn run(
     spec: &MailboxSpec,
     db_dir: &Path,
     manifest: &mut Manifest,
-    sampler: &mut dyn HostSampler,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&MailboxInterval),
 ) -> crate::Result<MailboxOutcome> {

@@ -6,7 +6,7 @@ use crate::run::StopFlag;
 use std::time::Duration;
 
 struct NoHost;
-impl crate::run::HostSampler for NoHost {
+impl crate::run::Beside for NoHost {
     fn sample(&mut self) -> storbench_report::SystemSample {
         storbench_report::SystemSample::default()
     }

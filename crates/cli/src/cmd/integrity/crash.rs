@@ -19,7 +19,7 @@ use std::io::Write;
 use std::time::{Duration, Instant, SystemTime};
 use storbench_bench::command::{self, Ending, Finished, Running, Waited};
 use storbench_bench::rng::{stream, unit};
-use storbench_bench::run::{HostSampler, StopFlag};
+use storbench_bench::run::{Beside, StopFlag};
 use storbench_bench::workload::integrity::{self as integ, AuditReport, IntegritySpec, Journal, Layout};
 use storbench_report::{CrashResult, IntegrityErrors, Results, Summary};
 
@@ -410,7 +410,7 @@ pub fn writer(spec: &IntegritySpec, stop: &StopFlag) -> Result<()> {
     let _ = out.write_all(b"ready\n").and_then(|()| out.flush());
     drop(out);
     struct NoHost;
-    impl HostSampler for NoHost {
+    impl Beside for NoHost {
         fn sample(&mut self) -> storbench_report::SystemSample {
             Default::default()
         }

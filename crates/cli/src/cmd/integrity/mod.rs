@@ -174,7 +174,7 @@ fn measure_run(
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Measured> {
-    into_bundle(a, spec, "integrity", given, |rec, first, errors| {
+    into_bundle(a, spec, "integrity", (given, stop), |rec, first, errors| {
         let line = output::run_line("integrity");
         let bundle = &mut rec.bundle;
         let audit_bar = std::cell::RefCell::new(None::<indicatif::ProgressBar>);
@@ -189,7 +189,7 @@ fn measure_run(
                     alert!("{notice}");
                 }
                 errors.write(&iv.interval.data.records);
-                bundle.recorded(&iv.row, "integrity", &iv.interval, &iv.interval.data.tally());
+                bundle.recorded(iv, "integrity", &iv.interval.data.tally());
             },
             &mut |done, total| {
                 let mut bar = audit_bar.borrow_mut();
@@ -263,7 +263,7 @@ fn measure_crashes(
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Measured> {
-    into_bundle(a, spec, "integrity-crash", given, |_, first, errors| {
+    into_bundle(a, spec, "integrity-crash", (given, stop), |_, first, errors| {
         let plan = crash::Plan::of(a, after);
         let c = crash::run_cycles(spec, &plan, errors, stop)?;
         let mut s = summary::crashed(first, &c, &jiff::Timestamp::now().to_string());
@@ -281,7 +281,7 @@ fn into_bundle(
     a: &IntegrityArgs,
     spec: &IntegritySpec,
     default_name: &str,
-    given: Option<&Path>,
+    (given, stop): (Option<&Path>, &StopFlag),
     work: impl FnOnce(&mut measure::Recording, Summary, &mut ErrorFile) -> Result<Finished>,
 ) -> Result<Measured> {
     let name = a.out.name.clone().unwrap_or_else(|| default_name.into());
@@ -295,8 +295,10 @@ fn into_bundle(
         database: DatabaseInfo::default(),
         device: device.as_ref().map(|d| d.name.as_str()),
         table: output::integrity_table,
+        background: &a.out.background,
+        background_dir: Some(spec.dir.as_path()),
     };
-    measure::measure(&dir, start, |rec, first| {
+    measure::measure(&dir, start, stop, |rec, first| {
         let mut errors = ErrorFile::new(rec.bundle.dir().join("errors.jsonl"));
         let mut done = work(rec, first, &mut errors)?;
         if let Some(end) = &mut done.end {

@@ -175,8 +175,10 @@ fn measure_job(
         database: DatabaseInfo::default(),
         device: r.device.as_ref().map(|d| d.name.as_str()),
         table: output::job_table,
+        background: &args.out.background,
+        background_dir: target.and_then(|t| t.path.parent()),
     };
-    measure::measure(dir, start, |rec, first| record_job(rec, first, &spec, target, label, stop))
+    measure::measure(dir, start, stop, |rec, first| record_job(rec, first, &spec, target, label, stop))
 }
 
 /// Runs the job, each second into the bundle; its finished summary.
@@ -191,7 +193,7 @@ fn record_job(
     let bar = output::run_line(label);
     let outcome = io_workload::run(spec, target.map(|t| &t.file), &mut rec.sampler, stop, &mut |rep| {
         bar.set_message(progress_text(rep));
-        rec.bundle.recorded(&rep.row, "io", &rep.interval, &rep.interval.data.tally());
+        rec.bundle.recorded(rep, "io", &rep.interval.data.tally());
     });
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;

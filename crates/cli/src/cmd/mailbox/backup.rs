@@ -41,7 +41,8 @@ pub(super) fn backup(
             t_s: t0.elapsed().as_secs_f64().round(),
             phase: storbench_report::series::Phase::Measure,
             workload: cols,
-            system: run.sampler.sample(),
+            streams: Vec::new(),
+            system: run.sampler.host.sample(),
         };
         run.row(&row, &[]);
     });

@@ -11,6 +11,7 @@ use crate::output;
 use anyhow::{Context, Result};
 use std::path::Path;
 use storbench_bench::monitor::{SystemSampler, resolve_device};
+use storbench_bench::run::WithStreams;
 use storbench_bench::run::record::summary::mailbox::{MailboxFacts, Verified};
 use storbench_bench::run::record::summary::{self as record_summary};
 use storbench_bench::run::record::{End, Recordable};
@@ -44,7 +45,7 @@ pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
 /// there).
 pub(super) struct TestRows<'a> {
     bundle: &'a mut Bundle,
-    pub(super) sampler: &'a mut SystemSampler,
+    pub(super) sampler: &'a mut WithStreams<SystemSampler>,
     last_t: f64,
 }
 
@@ -94,8 +95,10 @@ pub(super) fn measure_test(
         database: DatabaseInfo::default(),
         device: device.as_ref().map(|d| d.name.as_str()),
         table: output::mailbox_table,
+        background: &a.out.background,
+        background_dir: Some(plan.db_dir.as_path()),
     };
-    measure::measure(&dir, start, |rec, first| {
+    measure::measure(&dir, start, stop, |rec, first| {
         let mut run = TestRows { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last_t: 0.0 };
         let figures = match plan.test {
             TestType::Backup => backup(&mut run, plan, manifest, stop)?,
@@ -147,7 +150,7 @@ pub(super) fn transactional(
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
-        bundle.recorded(&iv.row, "mailbox", &iv.interval, &iv.interval.data.tally());
+        bundle.recorded(iv, "mailbox", &iv.interval.data.tally());
         *last_t = iv.row.t_s;
     });
     line.finish_and_clear();

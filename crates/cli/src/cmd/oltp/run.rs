@@ -5,6 +5,7 @@ use super::ds3::{self, Sampled};
 use super::summary::{self, OltpPlace};
 use super::{db_size, open_databases};
 use crate::args::OltpRunArgs;
+use crate::background::Background;
 use crate::cmd::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
 use anyhow::{Context, Result, bail};
@@ -98,7 +99,7 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
     }
     let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
     let dir = BundleDir::choose(given, &a.out, &name)?;
-    let measured = run_into(&spec, &dbs, &place, &name, &dir, &lines, stop)?;
+    let measured = run_into(&spec, &dbs, &place, (&name, &dir), &lines, &a.out.background, stop)?;
     let ending = if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok };
     Ok(Ran { ending, measured: Some(measured) })
 }
@@ -280,9 +281,9 @@ fn run_into(
     spec: &OltpSpec,
     dbs: &[Arc<dyn Ds3Database>],
     place: &OltpPlace,
-    name: &str,
-    dir: &BundleDir,
+    (name, dir): (&str, &BundleDir),
     lines: &LineOptions,
+    background: &[Background],
     stop: &StopFlag,
 ) -> Result<Measured> {
     let at = jiff::Timestamp::now();
@@ -290,6 +291,9 @@ fn run_into(
     let places: Vec<PathBuf> = dbs.iter().filter_map(|d| d.data_location()).filter(|p| p.exists()).collect();
     let (database, unknown) = database_info(dbs);
     first.warnings.extend(unknown);
+    // A SQLite file's directory is the run's; a server's data directory is not storbench's.
+    let sqlite = dbs.iter().find(|d| d.kind() == storbench_bench::db::BackendKind::Sqlite);
+    let sqlite_dir = sqlite.and_then(|d| d.data_location()).and_then(|p| p.parent().map(PathBuf::from));
     let start = Start {
         at,
         summary: first,
@@ -297,8 +301,10 @@ fn run_into(
         database,
         device: place.device.as_ref().map(|d| d.name.as_str()),
         table: crate::output::oltp_table,
+        background,
+        background_dir: sqlite_dir.as_deref(),
     };
-    measure::measure(dir, start, |rec, first| record_run(rec, first, spec, dbs, place, lines, stop))
+    measure::measure(dir, start, stop, |rec, first| record_run(rec, first, spec, dbs, place, lines, stop))
 }
 
 /// Runs the driver, each second into the bundle and DS3's lines; its finished summary.
@@ -315,7 +321,7 @@ fn record_run(
     printer.say(&parameter_line(spec, place));
     let outcome = users::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
         printer.interval(iv);
-        rec.bundle.recorded(&iv.row, "oltp", &iv.interval, &iv.interval.data.tally());
+        rec.bundle.recorded(iv, "oltp", &iv.interval.data.tally());
     });
     let outcome = outcome.context("starting the run")?;
     let totals = &outcome.totals.total;

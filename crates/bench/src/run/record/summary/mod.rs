@@ -2,6 +2,7 @@
 //! from the driver's outcome, and from a bundle's stored record (`rebuild`) by the same
 //! function, so that the two agree field for field.
 
+pub mod background;
 pub mod integrity;
 pub mod io;
 pub mod mailbox;
@@ -44,8 +45,48 @@ pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, R
             )));
         }
     };
+    s.background = streams(&record, window)?;
     s.warnings.extend(end.added_warnings.iter().cloned());
     Ok(s)
+}
+
+/// Each background stream's figures from its measured intervals (those inside `window` where
+/// one is given), as the stream built them when the run ended.
+fn streams(
+    record: &StoredRecord,
+    window: Option<(f64, f64)>,
+) -> Result<Vec<storbench_report::BackgroundResult>, RecordError> {
+    use super::IntervalLine;
+    use storbench_report::series::Phase;
+    let (from, to) =
+        window.map_or((0, u64::MAX), |(a, b)| ((a * 1e9).round() as u64, (b * 1e9).round() as u64));
+    let counted =
+        |i: &IntervalLine| i.phase == Phase::Measure && !i.tail && i.start_ns >= from && i.end_ns <= to;
+    let mut results = Vec::new();
+    for entry in &record.start.streams {
+        let measured_ns: u64 = record
+            .intervals
+            .iter()
+            .filter(|i| i.stream == entry.name && counted(i))
+            .map(|i| i.end_ns.saturating_sub(i.start_ns))
+            .sum();
+        let measured_s = measured_ns as f64 / 1e9;
+        let result = match entry.kind.as_str() {
+            "io" => background::io(&record.merged(&entry.name, counted)?, measured_s),
+            other => {
+                return Err(RecordError::Read(format!(
+                    "background stream {} is of kind {other:?}, which this storbench does not know",
+                    entry.name
+                )));
+            }
+        };
+        results.push(storbench_report::BackgroundResult {
+            name: entry.name.clone(),
+            spec: entry.spec.clone(),
+            ..result
+        });
+    }
+    Ok(results)
 }
 
 fn outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(

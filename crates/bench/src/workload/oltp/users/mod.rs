@@ -27,8 +27,7 @@ pub use spec::OltpSpec;
 use crate::db::{CounterSampler, DbError, DbErrorKind};
 use crate::metrics::LatencyHistogram;
 use crate::run::{
-    Closed, HostSampler, Interval, Length, Outcome, Pace, Parts, RunPlan, SeriesColumn, StopFlag, Take,
-    Warmup,
+    Beside, Closed, Interval, Length, Outcome, Pace, Parts, RunPlan, SeriesColumn, StopFlag, Take, Warmup,
 };
 use crate::workload::oltp::ds3::Ds3Database;
 use std::sync::Arc;
@@ -61,7 +60,7 @@ pub struct OltpDetail {
 pub fn run(
     spec: &OltpSpec,
     targets: &[Arc<dyn Ds3Database>],
-    sampler: &mut dyn HostSampler,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&OltpInterval),
 ) -> Result<OltpOutcome, DbError> {

@@ -1,0 +1,151 @@
+//! Background streams: work that runs beside a run's workload on the run's own schedule (a
+//! fixed-rate sequential stream emulating a rebuild, later a command or a capture), closed at
+//! the same interval boundaries as the workload, with its own columns in the same series
+//! (`bg1.write_bytes_per_sec`) and its own lines in the record (stream `bg1`, histograms
+//! tagged `bg1.write`).
+//!
+//! The driver starts the streams `Beside::streams` holds when it starts, closes each one's
+//! interval after the workload's, and stops them when the run ends; what each did over the
+//! measured phase is `Streams::results` (each stream's figures cover every measured interval,
+//! steady-state window or not).
+
+use super::record::Tally;
+use super::schedule::Schedule;
+use super::{Interval, StopFlag, Workload};
+use std::time::Instant;
+use storbench_report::columns::Column;
+use storbench_report::series::Phase;
+use storbench_report::{BackgroundResult, StreamValues};
+
+/// One background stream's kind: how it starts, closes an interval and sums up.
+pub trait Stream: Send {
+    /// What the stream is (`io`), as the record and the summary name it.
+    fn kind(&self) -> &'static str;
+
+    /// Starts the stream's workers on the run's schedule (its start is `start`); `stop` is
+    /// the run's stop request.
+    fn start(&mut self, schedule: Schedule, start: Instant, stop: &StopFlag) -> Result<(), String>;
+
+    /// Closes interval `index`, which the workload closed at `end_ns`: its columns' values and
+    /// its data as the record keeps it; None once the stream's workers are gone.
+    fn take(&mut self, index: u64, phase: Phase, start_ns: u64, end_ns: u64) -> Option<Taken>;
+
+    /// Ends the workers and waits for them; why any failed.
+    fn stop(&mut self) -> Vec<String>;
+
+    /// Its figures over the measured intervals it closed.
+    fn result(&self) -> BackgroundResult;
+}
+
+/// A stream's closed interval: its columns' values for the row, its data for the record.
+pub type Taken = (Vec<(Column, Option<f64>)>, Tally<'static>);
+
+/// One interval of one background stream, as the driver hands it on with the workload's.
+#[derive(Debug)]
+pub struct StreamInterval {
+    pub stream: String,
+    pub tally: Tally<'static>,
+}
+
+/// The background streams of one run, in the order they were given.
+#[derive(Default)]
+pub struct Streams {
+    streams: Vec<(String, Box<dyn Stream>)>,
+    started: bool,
+    stopped: bool,
+    warnings: Vec<String>,
+}
+
+impl Streams {
+    pub fn new() -> Streams {
+        Streams::default()
+    }
+
+    /// Adds `stream` under `name` (`bg1`).
+    pub fn add(&mut self, name: impl Into<String>, stream: Box<dyn Stream>) {
+        self.streams.push((name.into(), stream));
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.streams.is_empty()
+    }
+
+    /// Starts every stream once, with the first run driven (a later phase of the same command,
+    /// a mailbox backup, runs without them).
+    pub(crate) fn start(&mut self, schedule: Schedule, start: Instant, stop: &StopFlag) {
+        if std::mem::replace(&mut self.started, true) {
+            return;
+        }
+        for (name, s) in &mut self.streams {
+            if let Err(why) = s.start(schedule, start, stop) {
+                self.warnings.push(format!("background stream {name} did not start: {why}"));
+            }
+        }
+    }
+
+    /// Closes interval `index` of every running stream: each one's columns for the row and
+    /// its tally for the record.
+    pub(crate) fn take(
+        &mut self,
+        index: u64,
+        phase: Phase,
+        start_ns: u64,
+        end_ns: u64,
+    ) -> (Vec<StreamValues>, Vec<StreamInterval>) {
+        let (mut values, mut tallies) = (Vec::new(), Vec::new());
+        if !self.started || self.stopped {
+            return (values, tallies);
+        }
+        for (name, s) in &mut self.streams {
+            if let Some((v, tally)) = s.take(index, phase, start_ns, end_ns) {
+                values.push(StreamValues { stream: name.clone(), values: v });
+                let tally = tally.tagged_under(&format!("{name}."));
+                tallies.push(StreamInterval { stream: name.clone(), tally });
+            }
+        }
+        (values, tallies)
+    }
+
+    /// Ends every stream's workers (the run is over).
+    pub(crate) fn stop(&mut self) {
+        if !self.started || std::mem::replace(&mut self.stopped, true) {
+            return;
+        }
+        for (name, s) in &mut self.streams {
+            self.warnings.extend(s.stop().into_iter().map(|why| format!("background stream {name}: {why}")));
+        }
+    }
+
+    /// Each stream's figures over the measured phase, named, with the spec each was given.
+    pub fn results(&self) -> Vec<BackgroundResult> {
+        self.streams.iter().map(|(name, s)| BackgroundResult { name: name.clone(), ..s.result() }).collect()
+    }
+
+    /// What went wrong with a stream (one that did not start, a worker that failed).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+/// The values of `W`'s columns over `interval`: the row the driver writes for a workload, and
+/// a background stream of that workload's kind writes under its name.
+pub fn values_of<W: Workload>(w: &W, interval: &Interval<'_, W::Data>) -> Vec<(Column, Option<f64>)> {
+    W::COLUMNS.iter().flat_map(|g| g.iter()).map(|c| (c.column, (c.value)(w, interval))).collect()
+}
+
+/// A host sampler with the run's background streams beside it: what a command hands the
+/// driver when it has streams.
+pub struct WithStreams<H> {
+    pub host: H,
+    pub streams: Streams,
+}
+
+impl<H: super::Beside> super::Beside for WithStreams<H> {
+    fn sample(&mut self) -> storbench_report::SystemSample {
+        self.host.sample()
+    }
+
+    fn streams(&mut self) -> Option<&mut Streams> {
+        Some(&mut self.streams)
+    }
+}

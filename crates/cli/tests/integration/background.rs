@@ -1,0 +1,117 @@
+//! `--background SPEC`: a stream beside the run's workload, driven on its schedule, in the same
+//! time series under its own name, with its figures in summary.json and its own lines in the
+//! record.
+
+use crate::support::{disk_tempdir, json, only_bundle, refused, storbench};
+use std::path::Path;
+
+const MIB: f64 = 1048576.0;
+
+/// The bundle's time series: its header and its rows, cell by cell.
+fn series(bundle: &Path) -> (Vec<String>, Vec<Vec<String>>) {
+    let text = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let mut lines = text.lines().map(|l| l.split(',').map(str::to_string).collect::<Vec<_>>());
+    let header = lines.next().expect("a header");
+    (header, lines.collect())
+}
+
+#[test]
+fn an_io_run_at_depth_32_and_a_10_mib_s_background_stream_share_one_series_and_the_rate_holds() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["io", "--size", "64MiB", "--iodepth", "32", "--ramp", "1s", "--runtime", "4s", "--target"])
+        .arg(dir.path())
+        .args(["--background", "io:rate=10MiB,size=32MiB", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .success();
+    let bundle = only_bundle(&results);
+    let (header, rows) = series(&bundle);
+    let col =
+        |name: &str| header.iter().position(|h| h == name).unwrap_or_else(|| panic!("{name}: {header:?}"));
+    let (fg, bg) = (col("read_iops"), col("bg1.write_bytes_per_sec"));
+    assert!(
+        fg < bg && bg < col("disk_reads_per_sec"),
+        "the stream's columns follow the workload's: {header:?}"
+    );
+    assert!(rows.iter().all(|r| r.len() == header.len() && r[0] != "t_s"), "one header, every row as wide");
+    assert!(rows.iter().all(|r| r[fg].parse::<f64>().unwrap() > 0.0), "the workload ran throughout");
+    let summary = json(&std::fs::read(bundle.join("summary.json")).unwrap());
+    let b = &summary["background"][0];
+    assert_eq!((b["name"].as_str(), b["kind"].as_str()), (Some("bg1"), Some("io")), "{b}");
+    assert_eq!(b["spec"], "io:rate=10MiB,size=32MiB");
+    let rate = b["write_bytes_per_sec"].as_f64().unwrap();
+    assert!((rate / (10.0 * MIB) - 1.0).abs() <= 0.05, "the stream held 10 MiB/s within 5 %: {b}");
+    assert_eq!(b["read_iops"], 0.0);
+    assert!(summary["results"]["read"]["iops"].as_f64().unwrap() > 0.0);
+    let file = std::fs::metadata(dir.path().join("storbench-bg1.dat")).unwrap();
+    assert_eq!(file.len(), 32 << 20, "the stream's own file, beside the target");
+}
+
+#[test]
+fn on_the_null_engine_the_streams_counts_are_exact_and_add_up_to_its_figures() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    storbench()
+        .args(["io", "--engine", "null", "--ramp", "1s", "--runtime", "3s"])
+        .args(["--background", "io:rate=4MiB,bs=256k", "--background", "io:rw=read,bs=4k,rate=400k"])
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .success();
+    let bundle = only_bundle(&results);
+    let record = std::fs::read_to_string(bundle.join("record.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = record.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let summary = json(&std::fs::read(bundle.join("summary.json")).unwrap());
+    for (n, (stream, dir, bs)) in [("bg1", "write", 262144u64), ("bg2", "read", 4096)].into_iter().enumerate()
+    {
+        let measured: Vec<&serde_json::Value> = lines
+            .iter()
+            .filter_map(|l| l.get("interval"))
+            .filter(|i| i["stream"] == stream && i["phase"] == "measure")
+            .collect();
+        assert_eq!(measured.len(), 3, "{stream}: an interval beside each of the workload's");
+        let count =
+            |i: &serde_json::Value, what: &str| i["counts"][format!("{dir}.{what}")].as_u64().unwrap_or(0);
+        for i in &measured {
+            assert_eq!(count(i, "bytes"), count(i, "ios") * bs, "{stream}: every request a whole block: {i}");
+        }
+        let ios: u64 = measured.iter().map(|i| count(i, "ios")).sum();
+        let b = &summary["background"][n];
+        assert_eq!(b["name"], stream);
+        let measured_s = b["measured_s"].as_f64().unwrap();
+        assert_eq!(b[format!("{dir}_iops")].as_f64().unwrap(), ios as f64 / measured_s, "{b}");
+        assert_eq!(b["bytes_per_sec"].as_f64().unwrap(), (ios * bs) as f64 / measured_s, "{b}");
+        let asked = if n == 0 { 4.0 * MIB } else { 400.0 * 1024.0 };
+        assert!(((ios * bs) as f64 / measured_s / asked - 1.0).abs() <= 0.05, "{stream} held its rate: {b}");
+        let tags = measured[0]["hists"].as_array().unwrap();
+        assert!(tags.iter().all(|t| t.as_str().unwrap().starts_with(&format!("{stream}."))), "{tags:?}");
+    }
+    assert_eq!(
+        summary["results"]["read"]["ios"].as_u64(),
+        lines
+            .iter()
+            .filter_map(|l| l.get("interval"))
+            .filter(|i| i["stream"] == "io" && i["phase"] == "measure")
+            .map(|i| i["counts"]["read.ios"].as_u64().unwrap_or(0))
+            .sum::<u64>()
+            .into(),
+        "the workload's own figures are its stream's alone"
+    );
+}
+
+#[test]
+fn a_background_spec_that_is_not_understood_is_refused_naming_the_key() {
+    let said =
+        refused(storbench().args(["io", "--engine", "null", "--background", "io:rate=fast"]), "rate=fast");
+    assert!(said.contains("not a size"), "{said}");
+    let said =
+        refused(storbench().args(["io", "--engine", "null", "--background", "io:speed=1M"]), "speed=1M");
+    assert!(said.contains("the keys are rw="), "{said}");
+    refused(storbench().args(["io", "--engine", "null", "--background", "rebuild"]), "give io[:");
+    refused(
+        storbench().args(["io", "--engine", "null", "--background", "io:bs=1M,size=4k"]),
+        "less than one block",
+    );
+}
