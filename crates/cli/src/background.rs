@@ -109,6 +109,14 @@ impl IoBackground {
     }
 }
 
+/// A plan gives a stream as the command line does, as text.
+impl<'de> serde::Deserialize<'de> for Background {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Background, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(|why| serde::de::Error::custom(format!("background \"{text}\": {why}")))
+    }
+}
+
 impl fmt::Display for Background {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.text)
@@ -160,7 +168,11 @@ fn open_file(name: &str, io: &IoBackground, dir: &Path, stop: &StopFlag) -> Resu
     let target = target::prepare(&plan, storbench_bench::rng::DEFAULT_SEED, &mut |_, _| {}, stop)
         .with_context(|| format!("preparing background stream {name}'s file {}", path.display()))?;
     if target.created {
-        say!("created {} ({}) for background stream {name}", path.display(), crate::units::human_bytes(target.size));
+        say!(
+            "created {} ({}) for background stream {name}",
+            path.display(),
+            crate::units::human_bytes(target.size)
+        );
     }
     Ok(target.file)
 }
@@ -182,5 +194,37 @@ fn io_spec(name: &str, io: &IoBackground, on_file: bool) -> IoSpec {
         region: Region { start: 0, len: io.size / u64::from(io.bs) * u64::from(io.bs) },
         interval: Duration::from_secs(1),
         steady_state: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_reads_its_keys_and_its_defaults_are_a_1_mib_sequential_write() {
+        let b: Background = "io:rate=10MiB/s,bs=64k,rw=read,iodepth=4,direct=no".parse().unwrap();
+        assert_eq!(
+            (b.io.rate, b.io.bs, b.io.read, b.io.iodepth, b.io.direct),
+            (Some(10 << 20), 65536, true, 4, false)
+        );
+        let d: Background = "io".parse().unwrap();
+        assert_eq!(
+            (d.io.rate, d.io.bs, d.io.read, d.io.size, d.io.dir),
+            (None, 1 << 20, false, 256 << 20, None)
+        );
+        let spec = io_spec("bg1", &b.io, true);
+        assert_eq!(spec.rate_iops, Some(160.0), "10 MiB/s in 64 KiB requests");
+        assert_eq!(spec.pattern, Pattern::Sequential);
+    }
+
+    #[test]
+    fn a_stream_of_a_run_on_a_database_server_needs_a_directory_of_its_own() {
+        let specs = ["io:rate=1MiB".parse().unwrap()];
+        let err = build(&specs, None, false, &StopFlag::new()).err().expect("refused").to_string();
+        assert!(err.contains("bg1") && err.contains("dir=PATH"), "{err}");
+        let (streams, entries) = build(&specs, None, true, &StopFlag::new()).unwrap();
+        assert!(!streams.is_empty(), "a run on the null engine runs its stream there too");
+        assert_eq!(entries[0].spec, "io:rate=1MiB");
     }
 }

@@ -109,6 +109,9 @@ description = "12 x 15k HDD, RAID 10"
 # the report lists them beside the configuration:
 # set.oltp = { n_threads = 73 }
 # set.mailbox = { mailboxes = 550 }
+# Streams beside every workload here, as --background gives them: a rebuild's copy at
+# 40 MiB/s on this storage (compare with a configuration on the same target without it):
+# background = ["io:rate=40MiB"]
 
 # ---- What runs on every configuration, in this order ----
 

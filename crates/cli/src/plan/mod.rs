@@ -152,6 +152,11 @@ pub struct Configuration {
     /// Free text for the report (disks, RAID level, controller).
     #[serde(default)]
     pub description: Option<String>,
+    /// Streams to run beside every workload of this configuration, each as --background
+    /// takes it: `background = ["io:rate=40MiB"]` measures under a rebuild's copy (002's "Vol
+    /// Rebuild"), beside a configuration on the same target without it ("Normal").
+    #[serde(default)]
+    pub background: Vec<crate::background::Background>,
     /// Its `set` table as the report shows it: one `<workload>: key = value, ...` each.
     #[serde(skip)]
     pub own_values: Vec<String>,
@@ -224,6 +229,13 @@ pub struct Workload {
     /// `set` table gives this workload values of its own (003 and 004 run 17 threads on the
     /// SSDs and 73 on the HDDs).
     pub by_configuration: Vec<Option<Vec<Box<dyn Options>>>>,
+}
+
+impl Configuration {
+    /// A run's output options with this configuration's background streams.
+    pub fn output(&self, out: &crate::args::OutputArgs) -> crate::args::OutputArgs {
+        crate::args::OutputArgs { background: self.background.clone(), ..out.clone() }
+    }
 }
 
 /// A parsed, checked plan.

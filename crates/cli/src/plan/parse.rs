@@ -177,7 +177,8 @@ fn configurations<'i>(
             Some(hint.into()),
         ));
     };
-    let keys = ["name", "target", "log_target", "url", "allow_device", "force", "description", SET];
+    let keys =
+        ["name", "target", "log_target", "url", "allow_device", "force", "description", "background", SET];
     let mut out: Vec<Configuration> = Vec::new();
     let mut sets = Vec::new();
     for mut item in tables(src, value, "[[configuration]]")? {
@@ -225,6 +226,8 @@ fn configurations<'i>(
 
 /// The configuration among `seen` whose target or log target is the same directory or device
 /// as one of `c`'s (by device and inode, whatever the spelling), and which of `c`'s it is.
+/// Two configurations on one storage with different background streams are apart: they
+/// measure it in two conditions (normal and during a rebuild).
 fn same_place<'a>(seen: &'a [Configuration], c: &Configuration) -> Option<(&'a Configuration, &'static str)> {
     let id =
         |p: &std::path::Path| storbench_bench::files::entry(p).ok().flatten().map(|e| (e.id.dev, e.id.ino));
@@ -234,7 +237,7 @@ fn same_place<'a>(seen: &'a [Configuration], c: &Configuration) -> Option<(&'a C
         v
     };
     let mine = places(c);
-    seen.iter().find_map(|other| {
+    seen.iter().filter(|other| other.background == c.background).find_map(|other| {
         let theirs = places(other);
         mine.iter()
             .find(|(m, _)| m.is_some() && theirs.iter().any(|(t, _)| t == m))
@@ -650,12 +653,14 @@ fn typed<T: DeserializeOwned>(
 }
 
 /// Command-line options that are not workload keys: where output goes and what the terminal
-/// shows (the evaluation decides) and DS3's file and compatibility options.
-pub const NOT_PLAN_KEYS: [&str; 14] = [
+/// shows (the evaluation decides), the background streams (a configuration's key) and DS3's
+/// file and compatibility options.
+pub const NOT_PLAN_KEYS: [&str; 15] = [
     "name",
     "output_dir",
     "json",
     "power",
+    "background",
     "verbose",
     "out_filename",
     "config_file",

@@ -115,3 +115,76 @@ fn a_background_spec_that_is_not_understood_is_refused_naming_the_key() {
         "less than one block",
     );
 }
+
+#[test]
+fn a_configuration_of_a_plan_runs_its_workloads_beside_its_background_streams_and_another_without() {
+    let tmp = disk_tempdir();
+    std::fs::create_dir_all(tmp.path().join("t")).unwrap();
+    let target = tmp.path().join("t").display().to_string();
+    let plan = format!(
+        "name = \"rebuild\"\n[method]\nidle_settle = 0\npower = \"none\"\n\
+         [[configuration]]\nname = \"normal\"\ntarget = \"{target}\"\n\
+         [[configuration]]\nname = \"vol-rebuild\"\ntarget = \"{target}\"\nbackground = [\"io:rate=4MiB,size=8MiB\"]\n\
+         [[workload]]\nkind = \"io\"\nlabel = \"rr\"\nrw = \"randread\"\nsize = \"8MiB\"\nruntime = 2\nramp = 0\n"
+    );
+    std::fs::write(tmp.path().join("plan.toml"), plan).unwrap();
+    let results = tmp.path().join("results");
+    storbench()
+        .arg("run")
+        .arg(tmp.path().join("plan.toml"))
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .success();
+    let eval = only_bundle(&results);
+    let summary = |id: &str| {
+        json(&std::fs::read(only_bundle(&eval.join("runs").join(id)).join("summary.json")).unwrap())
+    };
+    assert!(summary("rr.normal.r1").get("background").is_none(), "a configuration without streams has none");
+    let b = &summary("rr.vol-rebuild.r1")["background"][0];
+    assert_eq!(b["spec"], "io:rate=4MiB,size=8MiB", "{b}");
+    assert!((b["write_bytes_per_sec"].as_f64().unwrap() / (4.0 * MIB) - 1.0).abs() <= 0.05, "{b}");
+    refused(
+        storbench().arg("run").arg(write_plan(tmp.path(), "background = [\"io:rate=slow\"]")),
+        "rate=slow",
+    );
+}
+
+/// A one-configuration plan in `dir` with `extra` in its configuration.
+fn write_plan(dir: &Path, extra: &str) -> std::path::PathBuf {
+    let text = format!(
+        "name = \"p\"\n[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n{extra}\n\
+         [[workload]]\nkind = \"io\"\n",
+        dir.display()
+    );
+    let path = dir.join("bad-plan.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn an_oltp_run_on_sqlite_has_its_stream_beside_the_database() {
+    let dir = disk_tempdir();
+    let db = dir.path().join("ds3.db");
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
+    let results = dir.path().join("results");
+    let args = [
+        "--warmup-time",
+        "1s",
+        "--run-time",
+        "2s",
+        "--n-threads",
+        "2",
+        "--background",
+        "io:rate=2MiB,size=8MiB",
+    ];
+    let out = crate::support::oltp_run(&["--path", db.to_str().unwrap()], &results, &args).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = json(&out.stdout);
+    let b = &summary["background"][0];
+    assert!((b["write_bytes_per_sec"].as_f64().unwrap() / (2.0 * MIB) - 1.0).abs() <= 0.05, "{b}");
+    assert!(summary["results"]["opm"].as_f64().unwrap() > 0.0, "{summary}");
+    assert!(dir.path().join("storbench-bg1.dat").exists(), "the stream's file is beside the database");
+    let (header, _) = series(&only_bundle(&results));
+    assert!(header.iter().any(|h| h == "opm") && header.iter().any(|h| h == "bg1.write_iops"), "{header:?}");
+}

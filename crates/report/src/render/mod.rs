@@ -13,6 +13,7 @@
 //! - `compare`: two bundles side by side, matched by workload.
 
 mod appendix;
+mod background;
 mod charts;
 pub mod compare;
 pub mod doc;
@@ -165,6 +166,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.push(Block::Findings(found));
     d.extend(results::blocks(input));
     d.extend(integrity::blocks(input));
+    d.extend(background::blocks(input));
     d.extend(charts::blocks(input));
     d.extend(appendix::method(e));
     d.extend(appendix::notes(input));

@@ -552,3 +552,25 @@ fn control_characters_from_a_bundle_reach_neither_report_raw() {
         assert!(text.contains("its own workload values") && text.contains("oltp: n_threads = 73"), "{what}");
     }
 }
+
+#[test]
+fn a_run_with_a_background_stream_shows_what_the_stream_did_and_a_run_without_shows_no_section() {
+    let mut input = input(vec![run("ssd", 1, 1300.0, None, None)]);
+    assert!(!report_markdown(&input).contains("Background streams"));
+    let data = input.runs.values_mut().next().unwrap();
+    data.summary.background.push(crate::BackgroundResult {
+        name: "bg1".into(),
+        kind: "io".into(),
+        spec: "io:rate=10MiB".into(),
+        measured_s: 60.0,
+        write_bytes_per_sec: 10_485_760.0,
+        write_lat_p99_us: Some(2500.0),
+        ..Default::default()
+    });
+    let md = report_markdown(&input);
+    assert!(md.contains("## Background streams"), "{md}");
+    assert!(
+        md.contains("| ssd · randread | bg1 | io:rate=10MiB | 60.00 | 0 | 10.49 | 2.50 ms | 0 |"),
+        "{md}"
+    );
+}

@@ -26,6 +26,7 @@ impl Options for IntegrityArgs {
             target: Some(c.target.join("storbench-integrity")),
             duration: self.duration.or(m.measure),
             seed: self.seed.or(m.seed),
+            out: c.output(&self.out),
             ..self.clone()
         })
     }

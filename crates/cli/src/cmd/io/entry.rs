@@ -28,6 +28,7 @@ impl Options for IoArgs {
             runtime: self.runtime.or(m.measure),
             ramp: self.ramp.or(m.warmup),
             seed: self.seed.or(m.seed),
+            out: c.output(&self.out),
             ..self.clone()
         })
     }

@@ -23,6 +23,7 @@ impl Options for MailboxArgs {
             duration: self.duration.or(m.measure),
             max_warmup: self.max_warmup.or(m.warmup),
             seed: self.seed.or(m.seed),
+            out: c.output(&self.out),
             ..self.clone()
         })
     }

@@ -25,6 +25,7 @@ impl Options for OltpRunArgs {
             warmup_time: self.warmup_time.or(m.warmup.map(|s| Minutes(s.0))),
             seed: self.seed.or(m.seed),
             settle_time: self.settle_time.or(m.idle_settle),
+            out: c.output(&self.out),
             ..self.clone()
         };
         if c.url.is_empty() {
