@@ -202,6 +202,98 @@ pub enum PlanCommand {
     },
 }
 
+/// io's access pattern (`--rw`), checked when given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rw {
+    Read,
+    Write,
+    Randread,
+    Randwrite,
+    /// A sequential mix (`rw`).
+    Mixed,
+    /// A random mix (`randrw`).
+    RandMixed,
+}
+
+impl Rw {
+    const ALL: [Rw; 6] = [Rw::Read, Rw::Write, Rw::Randread, Rw::Randwrite, Rw::Mixed, Rw::RandMixed];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Rw::Read => "read",
+            Rw::Write => "write",
+            Rw::Randread => "randread",
+            Rw::Randwrite => "randwrite",
+            Rw::Mixed => "rw",
+            Rw::RandMixed => "randrw",
+        }
+    }
+
+    /// The pattern of a job that is random or not and reads `read_pct` percent.
+    pub fn of(random: bool, read_pct: u8) -> Rw {
+        match (random, read_pct) {
+            (true, 100) => Rw::Randread,
+            (true, 0) => Rw::Randwrite,
+            (true, _) => Rw::RandMixed,
+            (false, 100) => Rw::Read,
+            (false, 0) => Rw::Write,
+            (false, _) => Rw::Mixed,
+        }
+    }
+}
+
+impl std::str::FromStr for Rw {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Rw, String> {
+        let s = if s == "readwrite" { "rw" } else { s };
+        Rw::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| format!("unknown --rw '{s}'; use read, write, randread, randwrite, rw or randrw"))
+    }
+}
+
+impl std::fmt::Display for Rw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// io's block sizes (`--bs`): one size or a weighted mix, checked when given, with the text
+/// as given for names and labels.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockSizes {
+    pub mix: storbench_bench::workload::io::BlockSizeMix,
+    text: String,
+}
+
+impl BlockSizes {
+    /// One size of `bytes`.
+    pub fn single(bytes: u32) -> BlockSizes {
+        BlockSizes {
+            mix: storbench_bench::workload::io::BlockSizeMix::single(bytes),
+            text: bytes.to_string(),
+        }
+    }
+}
+
+impl std::str::FromStr for BlockSizes {
+    type Err = String;
+    fn from_str(s: &str) -> Result<BlockSizes, String> {
+        let mix = crate::cmd::io::validate::parse_bs(s).map_err(|e| e.to_string())?;
+        Ok(BlockSizes { mix, text: s.to_string() })
+    }
+}
+
+impl std::fmt::Display for BlockSizes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+crate::units::deserialize_from_text!(Rw);
+crate::units::deserialize_from_text!(BlockSizes);
+
 /// Options of `storbench io`; the same keys work in a plan file's io workload.
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -222,7 +314,7 @@ pub struct IoArgs {
     /// Access pattern: read, write (sequential), randread, randwrite, rw (sequential mix) or
     /// randrw (random mix). Default: randread.
     #[arg(long, value_name = "PATTERN")]
-    pub rw: Option<String>,
+    pub rw: Option<Rw>,
 
     /// Share of reads in rw and randrw, percent. Default: 50.
     #[arg(long, value_name = "PCT")]
@@ -231,7 +323,7 @@ pub struct IoArgs {
     /// Block size (512, 4k, 64KiB), or a weighted mix as fio's bssplit writes it:
     /// 4k/60:64k/40 means 60 % of I/Os are 4 KiB and 40 % are 64 KiB. Default: 4k.
     #[arg(long, value_name = "SIZE[/WEIGHT:...]")]
-    pub bs: Option<String>,
+    pub bs: Option<BlockSizes>,
 
     /// Where random offsets fall: uniform, zipf:THETA (THETA > 0, e.g. zipf:1.2; higher is more
     /// skewed) or hotspot:IO/SPACE (IO % of I/Os go to the first SPACE % of the target, e.g.
@@ -342,7 +434,7 @@ impl IoArgs {
     pub const RAMP: Duration = Duration::from_secs(2);
     /// The defaults of the job's shape, likewise: validation, an evaluation's labels and the
     /// help text.
-    pub const RW: &'static str = "randread";
+    pub const RW: Rw = Rw::Randread;
     pub const BS: &'static str = "4k";
     pub const IODEPTH: u32 = 1;
 

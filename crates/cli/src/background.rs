@@ -109,13 +109,7 @@ impl IoBackground {
     }
 }
 
-/// A plan gives a stream as the command line does, as text.
-impl<'de> serde::Deserialize<'de> for Background {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Background, D::Error> {
-        let text = String::deserialize(d)?;
-        text.parse().map_err(|why| serde::de::Error::custom(format!("background \"{text}\": {why}")))
-    }
-}
+crate::units::deserialize_from_text!(Background);
 
 impl fmt::Display for Background {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -220,6 +220,20 @@ impl<'de> Deserialize<'de> for YesNo {
     }
 }
 
+/// A plan gives a value as the command line does, as text, parsed by the type's `FromStr`
+/// (whose message names the problem and the fix).
+macro_rules! deserialize_from_text {
+    ($t:ty) => {
+        impl<'de> serde::Deserialize<'de> for $t {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<$t, D::Error> {
+                let text = <String as serde::Deserialize>::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+pub(crate) use deserialize_from_text;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -66,7 +66,8 @@ impl Source<'_> {
 
     /// A toml/serde error, with a hint for the common mistakes.
     fn toml_error(&self, e: &toml::de::Error, whole: Range<usize>, what: &str, keys: &[&str]) -> PlanError {
-        let message = e.message().trim().to_string();
+        // A value's own check speaks of its flag (`--rw`); the plan's user set a key.
+        let message = super::in_plan_terms(e.message().trim());
         let hint = unknown_key(&message).map(|k| hint_for(k, keys, what));
         let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next());
         let hint = hint
@@ -548,16 +549,10 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
 /// `a` as the single job of one SQLIO profile.
 fn sqlio_job(a: &IoArgs, p: &storbench_bench::workload::io::SqlioProfile) -> IoArgs {
     let random = matches!(p.pattern, Pattern::Random(_));
-    let rw = match (random, p.read_pct) {
-        (true, 100) => "randread",
-        (true, _) => "randwrite",
-        (false, 100) => "read",
-        (false, _) => "write",
-    };
     IoArgs {
         profile: None,
-        rw: Some(rw.into()),
-        bs: Some(p.block_size.to_string()),
+        rw: Some(crate::args::Rw::of(random, p.read_pct)),
+        bs: Some(crate::args::BlockSizes::single(p.block_size)),
         iodepth: Some(p.iodepth),
         ..a.clone()
     }

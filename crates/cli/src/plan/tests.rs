@@ -34,7 +34,8 @@ fn the_quick_plan_runs_the_sqlio_set_oltp_mailbox_and_integrity_three_times_here
     assert_eq!(all.len(), 27);
     assert_eq!(all[0].id, "sqlio-randread-8k-qd4.here.r1");
     let a = all[0].args.get::<IoArgs>().expect("an io workload");
-    assert_eq!((a.rw.as_deref(), a.bs.as_deref(), a.iodepth), (Some("randread"), Some("8192"), Some(4)));
+    let bs = a.bs.as_ref().map(|b| (b.mix.max(), b.mix.is_single()));
+    assert_eq!((a.rw, bs, a.iodepth), (Some(crate::args::Rw::Randread), Some((8192, true)), Some(4)));
     assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
     assert!(a.profile.is_none());
 }
@@ -532,4 +533,20 @@ fn a_configurations_own_values_are_checked_as_the_workloads_and_located() {
         assert!(e.hint.as_deref().unwrap_or_default().contains(hint), "{set}: {e}");
         assert_eq!(e.line, 8, "{set}: points at the configuration's `set` line: {e}");
     }
+}
+
+#[test]
+fn a_plans_rw_and_bs_are_checked_as_they_are_read_and_a_bad_one_names_the_key_and_the_choices() {
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\nrw = \"randomread\"\n");
+    let e = error(&text);
+    assert!(e.message.contains("unknown rw 'randomread'; use read, write, randread"), "{e}");
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\nbs = \"4k/60:64k\"\n");
+    assert!(error(&text).message.contains("each part of a mix is SIZE/WEIGHT"), "{}", error(&text));
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\nrw = \"readwrite\"\nbs = \"4k/60:64k/40\"\n");
+    let plan = parse("p", &text).unwrap();
+    let a = runs(&plan)[0].args.get::<IoArgs>().cloned().expect("an io workload");
+    assert_eq!(
+        (a.rw, a.bs.map(|b| b.to_string())),
+        (Some(crate::args::Rw::Mixed), Some("4k/60:64k/40".into()))
+    );
 }

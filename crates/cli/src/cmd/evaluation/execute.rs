@@ -124,8 +124,8 @@ pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
     let whole = cmd::io::check(&io).ok().and_then(|(_, target)| target.map(|t| t.size));
     let size = whole.unwrap_or_else(|| io.size.map_or(cmd::io::validate::DEFAULT_SIZE, |s| s.0));
     Some(IoArgs {
-        rw: Some("write".into()),
-        bs: Some("128k".into()),
+        rw: Some(crate::args::Rw::Write),
+        bs: Some(crate::args::BlockSizes::single(128 << 10)),
         iodepth: Some(16),
         workers: Some(1),
         runtime: None,

@@ -51,8 +51,9 @@ impl Options for IoArgs {
         } else {
             format!("-qd{}", self.iodepth.unwrap_or(IoArgs::IODEPTH))
         };
-        let rw = self.rw.as_deref().unwrap_or(IoArgs::RW);
-        format!("io-{rw}-{}{depth}", self.bs.as_deref().unwrap_or(IoArgs::BS)).replace(['/', ':'], "_")
+        let rw = self.rw.unwrap_or(IoArgs::RW);
+        let bs = self.bs.as_ref().map_or(IoArgs::BS.to_string(), ToString::to_string);
+        format!("io-{rw}-{bs}{depth}").replace(['/', ':'], "_")
     }
 
     fn will_write(&self) -> Option<String> {

@@ -1,7 +1,7 @@
 //! `storbench io` options → the library's typed jobs. Every message names the option, what
 //! was wrong and what to write instead; nothing is written before all of it passes.
 
-use crate::args::{EngineArg, IoArgs};
+use crate::args::{EngineArg, IoArgs, Rw};
 use crate::units::Seconds;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
@@ -63,7 +63,10 @@ fn template_engine(args: &IoArgs) -> EngineKind {
 
 fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     let (pattern, read_pct) = parse_rw(args)?;
-    let block_sizes = parse_bs(args.bs.as_deref().unwrap_or(IoArgs::BS))?;
+    let block_sizes = match &args.bs {
+        Some(b) => b.mix.clone(),
+        None => parse_bs(IoArgs::BS)?,
+    };
     if args.verify && !block_sizes.is_single() {
         bail!("--verify needs a single --bs (it checks whole blocks); drop the mix or --verify");
     }
@@ -110,16 +113,13 @@ fn parse_rw(args: &IoArgs) -> Result<(Pattern, u8)> {
     }
     let random =
         Pattern::Random(parse_distribution(args.random_distribution.as_deref().unwrap_or("uniform"))?);
-    Ok(match args.rw.as_deref().unwrap_or(IoArgs::RW) {
-        "read" => (Pattern::Sequential, 100),
-        "write" => (Pattern::Sequential, 0),
-        "rw" | "readwrite" => (Pattern::Sequential, mix),
-        "randread" => (random, 100),
-        "randwrite" => (random, 0),
-        "randrw" => (random, mix),
-        other => {
-            bail!("unknown --rw '{other}'; use read, write, randread, randwrite, rw or randrw")
-        }
+    Ok(match args.rw.unwrap_or(IoArgs::RW) {
+        Rw::Read => (Pattern::Sequential, 100),
+        Rw::Write => (Pattern::Sequential, 0),
+        Rw::Mixed => (Pattern::Sequential, mix),
+        Rw::Randread => (random, 100),
+        Rw::Randwrite => (random, 0),
+        Rw::RandMixed => (random, mix),
     })
 }
 
@@ -253,7 +253,7 @@ fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 fn default_name(args: &IoArgs, sizes: &BlockSizeMix, depth: u32) -> String {
     let bs = if sizes.is_single() { format!("{}k", sizes.max() / 1024) } else { "mix".into() };
     let bs = if sizes.is_single() && sizes.max() < 1024 { format!("{}b", sizes.max()) } else { bs };
-    format!("{}-{bs}-qd{depth}", args.rw.as_deref().unwrap_or(IoArgs::RW))
+    format!("{}-{bs}-qd{depth}", args.rw.unwrap_or(IoArgs::RW))
 }
 
 fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
