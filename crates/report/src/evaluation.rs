@@ -87,6 +87,9 @@ pub struct Configuration {
     /// comparison says where the configurations did not run the same options.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub own_values: Vec<String>,
+    /// The background streams its workloads ran beside (`io:rate=40MiB`), as the plan gave them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub background: Vec<String>,
 }
 
 /// Where a run stands.

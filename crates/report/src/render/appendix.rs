@@ -41,17 +41,17 @@ pub(super) fn method(e: &Evaluation) -> Vec<Block> {
     if !e.complete {
         items.push("The evaluation did not finish: runs still pending are listed as such.".into());
     }
-    let own = e.configurations.iter().any(|c| !c.own_values.is_empty());
-    let mut configs = if own {
-        Table::new(&["configuration", "target", "description", "its own workload values"])
-    } else {
-        Table::new(&["configuration", "target", "description"])
-    };
+    // Optional columns, shown where any configuration has a value.
+    let optional: [(&str, fn(&crate::evaluation::Configuration) -> &Vec<String>); 2] =
+        [("its own workload values", |c| &c.own_values), ("background streams", |c| &c.background)];
+    let shown: Vec<_> =
+        optional.iter().filter(|(_, of)| e.configurations.iter().any(|c| !of(c).is_empty())).collect();
+    let mut header = vec!["configuration", "target", "description"];
+    header.extend(shown.iter().map(|(name, _)| *name));
+    let mut configs = Table::new(&header);
     for c in &e.configurations {
         let mut row = vec![c.name.clone(), c.target.clone(), c.description.clone().unwrap_or_default()];
-        if own {
-            row.push(c.own_values.join("; "));
-        }
+        row.extend(shown.iter().map(|(_, of)| of(c).join("; ")));
         configs.push(row);
     }
     vec![Block::Heading(2, "Method".into()), Block::List(items), Block::Table(configs)]

@@ -100,6 +100,7 @@ impl ReportInput {
                 target: s.target.path.clone(),
                 description: None,
                 own_values: Vec::new(),
+                background: s.background.iter().map(|b| b.spec.clone()).collect(),
             }],
             runs: vec![run],
             notes: s.warnings.clone(),

@@ -545,6 +545,7 @@ fn control_characters_from_a_bundle_reach_neither_report_raw() {
         target: "/mnt/t\u{0}x".into(),
         description: Some("RAID\u{0} 10\u{7}".into()),
         own_values: vec!["oltp: n_threads = 73".into()],
+        background: vec![],
     }];
     for (what, text) in [("html", report_html(&i)), ("markdown", report_markdown(&i))] {
         assert!(!text.contains(['\u{0}', '\u{1b}', '\u{7}']), "{what} holds a raw control character");
@@ -567,7 +568,14 @@ fn a_run_with_a_background_stream_shows_what_the_stream_did_and_a_run_without_sh
         write_lat_p99_us: Some(2500.0),
         ..Default::default()
     });
+    input.evaluation.configurations = vec![crate::evaluation::Configuration {
+        name: "ssd".into(),
+        background: vec!["io:rate=10MiB".into()],
+        ..Default::default()
+    }];
     let md = report_markdown(&input);
+    assert!(md.contains("| configuration | target | description | background streams |"), "{md}");
+    assert!(md.contains("| ssd |   |   | io:rate=10MiB |"), "{md}");
     assert!(md.contains("## Background streams"), "{md}");
     assert!(
         md.contains("| ssd · randread | bg1 | io:rate=10MiB | 60.00 | 0 | 10.49 | 2.50 ms | 0 |"),

@@ -303,6 +303,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                 target: c.target.display().to_string(),
                 description: c.description.clone(),
                 own_values: c.own_values.clone(),
+                background: c.background.iter().map(ToString::to_string).collect(),
             })
             .collect(),
         runs: records,
