@@ -42,7 +42,7 @@ pub(super) fn method(e: &Evaluation) -> Vec<Block> {
         items.push("The evaluation did not finish: runs still pending are listed as such.".into());
     }
     // Optional columns, shown where any configuration has a value.
-    let optional: [(&str, fn(&crate::evaluation::Configuration) -> &Vec<String>); 2] =
+    let optional: [(&str, ListOf); 2] =
         [("its own workload values", |c| &c.own_values), ("background streams", |c| &c.background)];
     let shown: Vec<_> =
         optional.iter().filter(|(_, of)| e.configurations.iter().any(|c| !of(c).is_empty())).collect();
@@ -56,6 +56,9 @@ pub(super) fn method(e: &Evaluation) -> Vec<Block> {
     }
     vec![Block::Heading(2, "Method".into()), Block::List(items), Block::Table(configs)]
 }
+
+/// A configuration's list for one column of the method table.
+type ListOf = fn(&crate::evaluation::Configuration) -> &Vec<String>;
 
 fn window(m: &Method) -> String {
     match (&m.steady_state, m.window.as_str()) {
