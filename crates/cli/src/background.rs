@@ -71,6 +71,23 @@ impl FromStr for Background {
     }
 }
 
+impl Background {
+    /// What stream `index` (0 for bg1) writes, for the line an evaluation says before it runs.
+    pub fn will_write(&self, index: usize) -> String {
+        let name = format!("storbench-bg{}.dat", index + 1);
+        let size = crate::units::human_bytes(self.io.size);
+        let place = self
+            .io
+            .dir
+            .as_ref()
+            .map_or("beside each workload's files".into(), |d| format!("in {}", d.display()));
+        let rate =
+            self.io.rate.map_or("unthrottled".into(), |r| format!("{}/s", crate::units::human_bytes(r)));
+        let what = if self.io.read { "reads" } else { "writes" };
+        format!("{name} ({size}, made once and kept) {place}; {self} {what} it sequentially, {rate}")
+    }
+}
+
 impl IoBackground {
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         let size = |v: &str| v.parse::<ByteSize>().map(|b| b.0);

@@ -129,13 +129,12 @@ fn a_configuration_of_a_plan_runs_its_workloads_beside_its_background_streams_an
     );
     std::fs::write(tmp.path().join("plan.toml"), plan).unwrap();
     let results = tmp.path().join("results");
-    storbench()
-        .arg("run")
-        .arg(tmp.path().join("plan.toml"))
-        .arg("--output-dir")
-        .arg(&results)
-        .assert()
-        .success();
+    let ran =
+        storbench().arg("run").arg(tmp.path().join("plan.toml")).arg("--output-dir").arg(&results).assert();
+    let said = crate::support::stderr_text(&ran.success());
+    let writes = "  background: storbench-bg1.dat (8MiB, made once and kept) beside each workload's files; \
+                  io:rate=4MiB,size=8MiB writes it sequentially, 4MiB/s";
+    assert!(said.contains("on vol-rebuild it writes:") && said.contains(writes), "{said}");
     let eval = only_bundle(&results);
     let summary = |id: &str| {
         json(&std::fs::read(only_bundle(&eval.join("runs").join(id)).join("summary.json")).unwrap())

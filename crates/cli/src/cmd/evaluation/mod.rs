@@ -187,6 +187,9 @@ fn say_what_it_writes(plan: &Plan, runs: &[expand::PlannedRun], todo: &[usize]) 
                 lines.push(line);
             }
         }
+        lines.extend(
+            c.background.iter().enumerate().map(|(i, b)| format!("  background: {}", b.will_write(i))),
+        );
         if !lines.is_empty() {
             say!("on {} it writes:\n{}", c.name, lines.join("\n"));
         }
