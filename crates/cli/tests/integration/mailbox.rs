@@ -361,3 +361,63 @@ fn a_dangling_link_in_the_databases_place_is_refused_and_left() {
     refused(&mut mailbox(dir.path(), &generous(&[])), "storbench did not create it");
     assert!(link.symlink_metadata().is_ok(), "the link is still there");
 }
+
+/// The data rows of `timeseries.csv` in the only bundle under `results` (none before it has any).
+fn series_rows(results: &Path) -> Vec<String> {
+    let bundles = std::fs::read_dir(results).into_iter().flatten().flatten();
+    let csv = bundles.filter_map(|b| std::fs::read_to_string(b.path().join("timeseries.csv")).ok()).next();
+    csv.map_or_else(Vec::new, |csv| csv.lines().skip(1).map(String::from).collect())
+}
+
+#[test]
+fn a_backup_killed_midway_keeps_its_seconds_in_its_bundle() {
+    use std::process::Stdio;
+    use storbench_bench::testing::wait_until;
+    let dir = disk_tempdir();
+    let (backing, mnt, results) =
+        (dir.path().join("backing"), dir.path().join("mnt"), dir.path().join("results"));
+    std::fs::create_dir_all(&backing).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let Some(fs) = crate::faultfs::mount(&backing, &mnt, None, 0) else { return };
+    // The test creates its 50 MiB database, then reads it at 5 MB/s: about ten seconds of
+    // backup, of which two are waited for.
+    fs.slow_reads(5_000_000);
+    let mut child = std::process::Command::new(storbench().get_program())
+        .arg("mailbox")
+        .arg("--target")
+        .arg(mnt.join("db"))
+        .arg("--output-dir")
+        .arg(&results)
+        .args(tiny(&[("--test", "backup")]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("two seconds of backup in timeseries.csv", std::time::Duration::from_secs(120), || {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the backup ended ({status}) before it was killed");
+        }
+        series_rows(&results).len() >= 2
+    });
+    let seen = series_rows(&results);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(fs);
+
+    let bundle = only_bundle(&results);
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let kept: Vec<&str> = csv.lines().skip(1).collect();
+    assert!(kept.len() >= seen.len() && kept[..seen.len()] == seen[..], "rows lost: {seen:?} then {csv}");
+    let col = header.iter().position(|c| *c == "backup_mb_per_sec").expect("backup_mb_per_sec column");
+    assert!(header.contains(&"db1_mb_per_sec"), "{csv}");
+    let read: f64 = seen.iter().map(|l| l.split(',').nth(col).unwrap().parse::<f64>().unwrap()).sum();
+    assert!(read > 0.0, "the backup's seconds read nothing: {csv}");
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).expect("summary.json");
+    assert_eq!(
+        (s["complete"].as_bool(), s["results"]["test"].as_str()),
+        (Some(false), Some("backup")),
+        "{s}"
+    );
+}
