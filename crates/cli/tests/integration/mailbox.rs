@@ -59,7 +59,7 @@ fn generous(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
 }
 
 /// `storbench mailbox --target DIR/db --output-dir DIR/results ARGS`.
-fn mailbox(dir: &Path, args: &[&str]) -> Command {
+pub(crate) fn mailbox(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = storbench();
     cmd.arg("mailbox")
         .arg("--target")
@@ -420,4 +420,10 @@ fn a_backup_killed_midway_keeps_its_seconds_in_its_bundle() {
         (Some(false), Some("backup")),
         "{s}"
     );
+    // The record holds each of those seconds, and no end.
+    let record = std::fs::read_to_string(bundle.join("record.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = record.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let seconds = lines.iter().filter(|l| l["interval"]["stream"] == "backup").count();
+    assert!(seconds >= seen.len(), "{} rows, {seconds} backup intervals: {record}", seen.len());
+    assert!(lines.iter().all(|l| l.get("end").is_none()), "{record}");
 }
