@@ -369,23 +369,29 @@ fn series_rows(results: &Path) -> Vec<String> {
     csv.map_or_else(Vec::new, |csv| csv.lines().skip(1).map(String::from).collect())
 }
 
+/// A filesystem over `dir/backing` mounted at `dir/mnt` whose reads go at 5 MB/s, so that
+/// the tiny test's backup (it creates its 50 MiB database first) takes about ten seconds;
+/// None where FUSE is not available (the test is skipped).
+fn slow_disk(dir: &Path) -> Option<(crate::faultfs::Mounted, std::path::PathBuf)> {
+    let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
+    std::fs::create_dir_all(&backing).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let fs = crate::faultfs::mount(&backing, &mnt, None, 0)?;
+    fs.slow_reads(5_000_000);
+    Some((fs, mnt.join("db")))
+}
+
 #[test]
 fn a_backup_killed_midway_keeps_its_seconds_in_its_bundle() {
     use std::process::Stdio;
     use storbench_bench::testing::wait_until;
     let dir = disk_tempdir();
-    let (backing, mnt, results) =
-        (dir.path().join("backing"), dir.path().join("mnt"), dir.path().join("results"));
-    std::fs::create_dir_all(&backing).unwrap();
-    std::fs::create_dir_all(&mnt).unwrap();
-    let Some(fs) = crate::faultfs::mount(&backing, &mnt, None, 0) else { return };
-    // The test creates its 50 MiB database, then reads it at 5 MB/s: about ten seconds of
-    // backup, of which two are waited for.
-    fs.slow_reads(5_000_000);
+    let results = dir.path().join("results");
+    let Some((fs, target)) = slow_disk(dir.path()) else { return };
     let mut child = std::process::Command::new(storbench().get_program())
         .arg("mailbox")
         .arg("--target")
-        .arg(mnt.join("db"))
+        .arg(&target)
         .arg("--output-dir")
         .arg(&results)
         .args(tiny(&[("--test", "backup")]))
@@ -426,4 +432,23 @@ fn a_backup_killed_midway_keeps_its_seconds_in_its_bundle() {
     let seconds = lines.iter().filter(|l| l["interval"]["stream"] == "backup").count();
     assert!(seconds >= seen.len(), "{} rows, {seconds} backup intervals: {record}", seen.len());
     assert!(lines.iter().all(|l| l.get("end").is_none()), "{record}");
+}
+
+#[test]
+fn an_interrupted_backup_fails_incomplete_with_what_it_read_and_its_record_rebuilds_it() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let Some((fs, target)) = slow_disk(dir.path()) else { return };
+    let mut args = vec!["mailbox", "--target", target.to_str().unwrap()];
+    args.extend(tiny(&[("--test", "backup")]));
+    let s = interrupt_when(&args, &results, &|| !series_rows(&results).is_empty());
+    drop(fs);
+    let r = &s["results"];
+    assert_eq!((r["pass"].as_bool(), r["checksum_ok"].as_bool()), (Some(false), Some(false)), "{r}");
+    let pages = r["pages_verified"].as_u64().unwrap();
+    assert!(pages > 0 && pages < PAGES, "{pages} of {PAGES} pages read before the interrupt");
+    assert!(f64_of(&r["backup_total_mb_per_sec"]) > 0.0 && f64_of(&s["phases"]["measured_s"]) >= 1.0, "{s}");
+    let bundle = only_bundle(&results);
+    let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
+    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
 }
