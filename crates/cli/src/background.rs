@@ -160,11 +160,7 @@ fn open_file(name: &str, io: &IoBackground, dir: &Path, stop: &StopFlag) -> Resu
     let target = target::prepare(&plan, storbench_bench::rng::DEFAULT_SEED, &mut |_, _| {}, stop)
         .with_context(|| format!("preparing background stream {name}'s file {}", path.display()))?;
     if target.created {
-        say!(
-            "created {} ({}) for background stream {name}",
-            path.display(),
-            crate::units::human_bytes(target.size)
-        );
+        say!("created {} ({}) for background stream {name}", path.display(), crate::units::human_bytes(target.size));
     }
     Ok(target.file)
 }
