@@ -155,14 +155,6 @@ impl Bundle {
         )
     }
 
-    /// Appends one interval that the record does not hold (a mailbox backup's, a soft
-    /// recovery's): its CSV row and its histograms. A file that cannot be written is noted and
-    /// left as it is; the run goes on.
-    pub fn interval(&mut self, row: &SeriesRow, start_s: f64, hists: &[(&str, &LatencyHistogram)]) {
-        self.row(row);
-        self.histograms(hists, |tag| tag.to_string(), start_s, row.t_s - start_s, Some(row.t_s));
-    }
-
     /// Appends one interval of `stream` (the workload's) with the background streams' beside
     /// it: the CSV row, then each stream's histograms and record line.
     pub fn recorded<T>(&mut self, closed: &Closed<'_, T>, stream: &str, tally: &Tally<'_>) {

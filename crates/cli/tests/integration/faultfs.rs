@@ -79,12 +79,23 @@ pub struct FaultFs {
     /// write was read back since.
     before: Mutex<HashMap<u64, (Vec<u8>, bool)>>,
     log: std::sync::Arc<Mutex<Vec<Injected>>>,
+    /// Bytes per second every read is held to (0: as fast as the backing disk).
+    read_rate: std::sync::Arc<AtomicU64>,
 }
 
 /// A mounted FaultFs; unmounted when dropped.
 pub struct Mounted {
     session: Option<fuser::BackgroundSession>,
     pub log: std::sync::Arc<Mutex<Vec<Injected>>>,
+    read_rate: std::sync::Arc<AtomicU64>,
+}
+
+impl Mounted {
+    /// From now on each read is answered no sooner than its length at `bytes_per_sec` (the
+    /// filesystem answers one request at a time, so that is the rate of all reads).
+    pub fn slow_reads(&self, bytes_per_sec: u64) {
+        self.read_rate.store(bytes_per_sec, SeqCst);
+    }
 }
 
 impl Drop for Mounted {
@@ -104,6 +115,7 @@ pub fn mount(
     arm_after: u64,
 ) -> Option<Mounted> {
     let log = std::sync::Arc::new(Mutex::new(Vec::new()));
+    let read_rate = std::sync::Arc::new(AtomicU64::new(0));
     let fs = FaultFs {
         backing: backing.to_path_buf(),
         rule,
@@ -115,6 +127,7 @@ pub fn mount(
         next_fh: AtomicU64::new(1),
         before: Mutex::new(HashMap::new()),
         log: log.clone(),
+        read_rate: read_rate.clone(),
     };
     let mut config = Config::default();
     config.mount_options = vec![MountOption::FSName("storbench-faultfs".into())];
@@ -125,7 +138,7 @@ pub fn mount(
             wait_until("the FUSE mount to answer", Duration::from_secs(30), || {
                 std::fs::metadata(mountpoint).is_ok_and(|m| Some(m.dev()) != parent_dev)
             });
-            Some(Mounted { session: Some(session), log })
+            Some(Mounted { session: Some(session), log, read_rate })
         }
         Err(e) => {
             skip(
@@ -427,6 +440,10 @@ impl Filesystem for FaultFs {
         {
             self.log(fault, offset, u64::from(size));
             return reply.error(errno(std::io::Error::from_raw_os_error(libc::EIO)));
+        }
+        let rate = self.read_rate.load(SeqCst);
+        if rate > 0 {
+            std::thread::sleep(Duration::from_secs_f64(f64::from(size) / rate as f64));
         }
         let mut buf = vec![0u8; size as usize];
         let read = self.with_file(fh, |f| {

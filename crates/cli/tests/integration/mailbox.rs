@@ -59,7 +59,7 @@ fn generous(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
 }
 
 /// `storbench mailbox --target DIR/db --output-dir DIR/results ARGS`.
-fn mailbox(dir: &Path, args: &[&str]) -> Command {
+pub(crate) fn mailbox(dir: &Path, args: &[&str]) -> Command {
     let mut cmd = storbench();
     cmd.arg("mailbox")
         .arg("--target")
@@ -360,4 +360,95 @@ fn a_dangling_link_in_the_databases_place_is_refused_and_left() {
     std::os::unix::fs::symlink(dir.path().join("nowhere"), &link).unwrap();
     refused(&mut mailbox(dir.path(), &generous(&[])), "storbench did not create it");
     assert!(link.symlink_metadata().is_ok(), "the link is still there");
+}
+
+/// The data rows of `timeseries.csv` in the only bundle under `results` (none before it has any).
+fn series_rows(results: &Path) -> Vec<String> {
+    let bundles = std::fs::read_dir(results).into_iter().flatten().flatten();
+    let csv = bundles.filter_map(|b| std::fs::read_to_string(b.path().join("timeseries.csv")).ok()).next();
+    csv.map_or_else(Vec::new, |csv| csv.lines().skip(1).map(String::from).collect())
+}
+
+/// A filesystem over `dir/backing` mounted at `dir/mnt` whose reads go at 5 MB/s, so that
+/// the tiny test's backup (it creates its 50 MiB database first) takes about ten seconds;
+/// None where FUSE is not available (the test is skipped).
+fn slow_disk(dir: &Path) -> Option<(crate::faultfs::Mounted, std::path::PathBuf)> {
+    let (backing, mnt) = (dir.join("backing"), dir.join("mnt"));
+    std::fs::create_dir_all(&backing).unwrap();
+    std::fs::create_dir_all(&mnt).unwrap();
+    let fs = crate::faultfs::mount(&backing, &mnt, None, 0)?;
+    fs.slow_reads(5_000_000);
+    Some((fs, mnt.join("db")))
+}
+
+#[test]
+fn a_backup_killed_midway_keeps_its_seconds_in_its_bundle() {
+    use std::process::Stdio;
+    use storbench_bench::testing::wait_until;
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let Some((fs, target)) = slow_disk(dir.path()) else { return };
+    let mut child = std::process::Command::new(storbench().get_program())
+        .arg("mailbox")
+        .arg("--target")
+        .arg(&target)
+        .arg("--output-dir")
+        .arg(&results)
+        .args(tiny(&[("--test", "backup")]))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("two seconds of backup in timeseries.csv", std::time::Duration::from_secs(120), || {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the backup ended ({status}) before it was killed");
+        }
+        series_rows(&results).len() >= 2
+    });
+    let seen = series_rows(&results);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(fs);
+
+    let bundle = only_bundle(&results);
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let kept: Vec<&str> = csv.lines().skip(1).collect();
+    assert!(kept.len() >= seen.len() && kept[..seen.len()] == seen[..], "rows lost: {seen:?} then {csv}");
+    let col = header.iter().position(|c| *c == "backup_mb_per_sec").expect("backup_mb_per_sec column");
+    assert!(header.contains(&"db1_mb_per_sec"), "{csv}");
+    let read: f64 = seen.iter().map(|l| l.split(',').nth(col).unwrap().parse::<f64>().unwrap()).sum();
+    assert!(read > 0.0, "the backup's seconds read nothing: {csv}");
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).expect("summary.json");
+    assert_eq!(
+        (s["complete"].as_bool(), s["results"]["test"].as_str()),
+        (Some(false), Some("backup")),
+        "{s}"
+    );
+    // The record holds each of those seconds, and no end.
+    let record = std::fs::read_to_string(bundle.join("record.jsonl")).unwrap();
+    let lines: Vec<serde_json::Value> = record.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let seconds = lines.iter().filter(|l| l["interval"]["stream"] == "backup").count();
+    assert!(seconds >= seen.len(), "{} rows, {seconds} backup intervals: {record}", seen.len());
+    assert!(lines.iter().all(|l| l.get("end").is_none()), "{record}");
+}
+
+#[test]
+fn an_interrupted_backup_fails_incomplete_with_what_it_read_and_its_record_rebuilds_it() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let Some((fs, target)) = slow_disk(dir.path()) else { return };
+    let mut args = vec!["mailbox", "--target", target.to_str().unwrap()];
+    args.extend(tiny(&[("--test", "backup")]));
+    let s = interrupt_when(&args, &results, &|| !series_rows(&results).is_empty());
+    drop(fs);
+    let r = &s["results"];
+    assert_eq!((r["pass"].as_bool(), r["checksum_ok"].as_bool()), (Some(false), Some(false)), "{r}");
+    let pages = r["pages_verified"].as_u64().unwrap();
+    assert!(pages > 0 && pages < PAGES, "{pages} of {PAGES} pages read before the interrupt");
+    assert!(f64_of(&r["backup_total_mb_per_sec"]) > 0.0 && f64_of(&s["phases"]["measured_s"]) >= 1.0, "{s}");
+    let bundle = only_bundle(&results);
+    let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
+    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
 }

@@ -90,16 +90,16 @@ fn a_mailbox_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
     let mut args = crate::mailbox::tiny(&[("--duration", "1s")]);
     args.extend(["--db-read-avg-ms", "1000", "--db-read-max-ms", "5000", "--log-write-avg-ms", "1000"]);
     args.extend(["--log-write-max-ms", "5000", "--page-fault-stalls", "1000000"]);
-    storbench()
-        .arg("mailbox")
-        .arg("--target")
-        .arg(dir.path().join("db"))
-        .arg("--output-dir")
-        .arg(&results)
-        .args(&args)
-        .assert()
-        .success();
+    crate::mailbox::mailbox(dir.path(), &args).assert().success();
     rebuilds_and_catches_an_edit(&results, "mailbox", "p0.log_writes.ios");
+}
+
+#[test]
+fn a_mailbox_backup_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    crate::mailbox::mailbox(dir.path(), &crate::mailbox::tiny(&[("--test", "backup")])).assert().success();
+    rebuilds_and_catches_an_edit(&results, "backup", "p0.bytes");
 }
 
 #[test]

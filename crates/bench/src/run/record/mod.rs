@@ -45,8 +45,13 @@
 //! `StoredRecord::outcome_in` cuts the run to a window of its measured phase (`report
 //! --window`).
 //!
-//! Not recorded (version 1): a mailbox backup's or soft recovery's figures and integrity's
-//! crash cycles; their records have a start and no end, and `rebuild` says so.
+//! A mailbox backup test's workload stream is `backup` (its record's workload is `mailbox`):
+//! per database `p<index>.reads`, `.bytes`, `.pages`, `.corruptions` and `.failed_reads`, no
+//! histograms; its end's `detail` holds each database's reading time and the first
+//! corruptions (`summary::mailbox::BackupFacts`).
+//!
+//! Not recorded (version 1): a mailbox soft recovery's figures and integrity's crash cycles;
+//! their records have a start and no end, and `rebuild` says so.
 
 pub mod summary;
 mod tally;
@@ -341,7 +346,7 @@ impl StoredRecord {
         self.end.as_ref().ok_or_else(|| {
             RecordError::Read(
                 "the record has no end: the run was killed before it finished, or its figures are not \
-                 recorded (a mailbox backup or soft recovery, integrity crash cycles)"
+                 recorded (a mailbox soft recovery, integrity crash cycles)"
                     .into(),
             )
         })
@@ -397,10 +402,18 @@ impl StoredRecord {
     /// the CPU time is between the closes of the intervals around it; no steady state.
     pub fn outcome_in<T: Recordable, D: serde::de::DeserializeOwned>(
         &self,
+        window: (f64, f64),
+    ) -> Result<Outcome<T, D>, RecordError> {
+        self.stream_outcome_in(&self.start.workload, window)
+    }
+
+    /// As `outcome_in`, of the run's workload stream `stream` (a mailbox backup's `backup`).
+    pub fn stream_outcome_in<T: Recordable, D: serde::de::DeserializeOwned>(
+        &self,
+        stream: &str,
         (from_s, to_s): (f64, f64),
     ) -> Result<Outcome<T, D>, RecordError> {
-        let mut out: Outcome<T, D> = self.outcome()?;
-        let stream = self.start.workload.as_str();
+        let mut out: Outcome<T, D> = self.stream_outcome(stream)?;
         let (from, to) = ((from_s * 1e9).round() as u64, (to_s * 1e9).round() as u64);
         let inside = |i: &IntervalLine| {
             i.stream == stream
@@ -438,8 +451,15 @@ impl StoredRecord {
     pub fn outcome<T: Recordable, D: serde::de::DeserializeOwned>(
         &self,
     ) -> Result<Outcome<T, D>, RecordError> {
+        self.stream_outcome(&self.start.workload)
+    }
+
+    /// As `outcome`, of the run's workload stream `stream` (a mailbox backup's `backup`).
+    pub fn stream_outcome<T: Recordable, D: serde::de::DeserializeOwned>(
+        &self,
+        stream: &str,
+    ) -> Result<Outcome<T, D>, RecordError> {
         let end = self.end()?;
-        let stream = self.start.workload.as_str();
         let (from, to) = end.facts.window_ns();
         // The tail counts in the totals whatever the phase, as the run counted it.
         let totals = self.merged(stream, |i| {

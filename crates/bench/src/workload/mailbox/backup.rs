@@ -1,112 +1,299 @@
 //! The database backup test: every database read from start to end at once, one sequential
 //! stream each (as a streaming backup reads), every page's checksum checked on the way.
 //! The figure is MB/s per database and in all.
+//!
+//! The readers are the workers of a run on the run driver (`run::drive`, `Pace::Timer`): an
+//! interval every second, no warm-up, the measured phase ending when the last reader has read
+//! its database (or a stop request). Each interval carries each database's reads, bytes,
+//! pages and corruptions as counts, so the record holds the backup and its summary is built
+//! from it; each database's own reading time and the first corruptions come with the outcome.
 
 use super::format::check_page;
 use super::layout::{Manifest, open_direct};
 use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
 use crate::engine::{self, Dir, EngineKind, Request};
-use crate::run::StopFlag;
+use crate::run::{
+    Beside, Closed, Interval, IntervalData, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn,
+    StopFlag, Take, Warmup,
+};
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::time::{Duration, Instant};
+use storbench_report::columns::backup as col;
 
 /// Bytes per read and reads in flight per database.
 pub const BACKUP_READ: u32 = 1024 * 1024;
 const BACKUP_DEPTH: u32 = 2;
 
-/// What a backup read.
-#[derive(Debug, Clone, Default)]
-pub struct BackupOutcome {
-    /// Per database: bytes read and seconds taken.
-    pub bytes: Vec<u64>,
-    pub seconds: Vec<f64>,
-    pub pages_checked: u64,
+/// What one database's reader did over an interval (or the whole backup): counts only.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BackupTally {
+    /// Reads that returned data.
+    pub reads: u64,
+    pub bytes: u64,
+    /// Pages whose checksum was checked.
+    pub pages: u64,
+    /// Pages that failed their check, and reads that failed.
     pub corruptions: u64,
+    /// Reads that failed (each is a corruption too).
+    pub failed_reads: u64,
+}
+
+impl IntervalData for BackupTally {
+    fn merge(&mut self, o: &Self) {
+        self.reads += o.reads;
+        self.bytes += o.bytes;
+        self.pages += o.pages;
+        self.corruptions += o.corruptions;
+        self.failed_reads += o.failed_reads;
+    }
+
+    fn ops(&self) -> u64 {
+        self.reads
+    }
+}
+
+/// What only the backup has in its outcome.
+#[derive(Debug, Clone, Default)]
+pub struct BackupDetail {
+    /// Each database's reading time, seconds, from its first read to its last.
+    pub seconds: Vec<f64>,
+    /// The first corruptions found (the count is in the intervals).
     pub first: Vec<Corruption>,
-    /// Whole run (all databases in parallel).
-    pub elapsed_s: f64,
-    pub complete: bool,
 }
 
-impl BackupOutcome {
-    pub fn mb_per_sec(&self) -> Vec<f64> {
-        self.bytes.iter().zip(&self.seconds).map(|(b, s)| *b as f64 / 1e6 / s.max(1e-9)).collect()
-    }
+/// What a backup read: its measured phase (no warm-up) per database in `totals.parts`.
+pub type BackupOutcome = Outcome<Parts<BackupTally>, BackupDetail>;
 
-    pub fn total_mb_per_sec(&self) -> f64 {
-        self.bytes.iter().sum::<u64>() as f64 / 1e6 / self.elapsed_s.max(1e-9)
-    }
-}
+/// One second of a backup as the caller sees it; its row holds a column per database (up to
+/// the columns there are).
+pub type BackupInterval<'a> = Closed<'a, Parts<BackupTally>>;
 
-#[derive(Default)]
-struct DbTally {
-    pages: u64,
-    corruptions: u64,
-    first: Vec<Corruption>,
-    seconds: f64,
-}
+/// The backup's intervals are one second, as the mailbox test's.
+const INTERVAL: Duration = Duration::from_secs(1);
 
-/// Reads every database of `manifest` in parallel; `every_second` gets the bytes read so far
-/// per database once a second, on the calling thread.
+/// Reads every database of `manifest` in parallel; `on_interval` gets each second as it ends,
+/// on the calling thread.
 pub fn backup(
     db_dir: &Path,
     manifest: &Manifest,
     engine_kind: EngineKind,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
-    every_second: &mut dyn FnMut(&[u64]),
+    on_interval: &mut dyn FnMut(&BackupInterval),
 ) -> crate::Result<BackupOutcome> {
     let files = manifest.files(db_dir);
-    let done: Arc<Vec<AtomicU64>> = Arc::new(files.iter().map(|_| AtomicU64::new(0)).collect());
+    let plan = RunPlan {
+        warmup: Warmup::For(Duration::ZERO),
+        length: Length::UntilDone,
+        interval: INTERVAL,
+        rounds: None,
+    };
+    let shared = Arc::new(Shared::new(files.len()));
+    let mut work = BackupWork { shared: shared.clone(), last_end_ns: 0 };
+    // The last reader to finish ends the driver's measured phase, as a stop request would.
+    let all_read = shared.all_read.clone();
     let start = Instant::now();
-    let results = std::thread::scope(|scope| {
+    let (driven, results) = std::thread::scope(|scope| {
         let handles: Vec<_> = files
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let done = done.clone();
-                let page = manifest.page_size;
-                scope.spawn(move || read_database(&f.db, f.id, page, engine_kind, &done[i], stop))
+                let (page, shared) = (manifest.page_size, &shared);
+                scope.spawn(move || {
+                    let halted = || stop.is_stopped() || shared.halt.is_stopped();
+                    let read = read_database(&f.db, f.id, page, engine_kind, &shared.readers[i], &halted);
+                    shared.reader_done(start);
+                    read
+                })
             })
             .collect();
-        let mut next = start + Duration::from_secs(1);
-        while !handles.iter().all(|h| h.is_finished()) {
-            std::thread::sleep(Duration::from_millis(20));
-            if Instant::now() >= next {
-                next += Duration::from_secs(1);
-                every_second(&done.iter().map(|d| d.load(Relaxed)).collect::<Vec<_>>());
-            }
-        }
-        handles
+        let databases = files.len();
+        let driven = crate::run::drive(&plan, &mut work, start, sampler, &all_read, &mut |c| {
+            on_interval(&with_databases(c, databases))
+        });
+        shared.halt.stop();
+        let results: Vec<_> = handles
             .into_iter()
             .map(|h| {
                 h.join().unwrap_or_else(|_| Err(crate::Error::InvalidJob("a backup thread panicked".into())))
             })
-            .collect::<Vec<_>>()
+            .collect();
+        (driven, results)
     });
-    let elapsed_s = start.elapsed().as_secs_f64();
-    let mut out = BackupOutcome { elapsed_s, complete: !stop.is_stopped(), ..Default::default() };
-    for (i, r) in results.into_iter().enumerate() {
+    let mut detail = BackupDetail::default();
+    for r in results {
         let t = r?;
-        out.bytes.push(done[i].load(Relaxed));
-        out.seconds.push(t.seconds);
-        out.pages_checked += t.pages;
-        out.corruptions += t.corruptions;
-        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(out.first.len());
-        out.first.extend(t.first.into_iter().take(room));
+        detail.seconds.push(t.seconds);
+        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(detail.first.len());
+        detail.first.extend(t.first.into_iter().take(room));
     }
+    let mut out = driven.with(detail);
+    // Every reader finishing ends the run through the driver's stop; only the user's stop
+    // (or a failure) makes it incomplete.
+    out.complete = !stop.is_stopped() && out.failures.is_empty();
     Ok(out)
 }
 
+/// `c` with the columns of the databases there are: the backup's own and one per database.
+fn with_databases<'a>(
+    c: &Closed<'a, Parts<BackupTally>>,
+    databases: usize,
+) -> Closed<'a, Parts<BackupTally>> {
+    let mut row = c.row.clone();
+    row.workload.truncate(1 + databases.min(col::DB_MB_PER_SEC.len()));
+    Closed { row, interval: Interval { ..c.interval }, streams: c.streams }
+}
+
+/// One database's reader as the driver sees it: what it counted since the last interval.
+#[derive(Default)]
+struct Reader {
+    reads: AtomicU64,
+    bytes: AtomicU64,
+    pages: AtomicU64,
+    corruptions: AtomicU64,
+    failed_reads: AtomicU64,
+    in_flight: AtomicU64,
+}
+
+impl Reader {
+    /// What was counted since the last call.
+    fn take(&self) -> BackupTally {
+        BackupTally {
+            reads: self.reads.swap(0, Relaxed),
+            bytes: self.bytes.swap(0, Relaxed),
+            pages: self.pages.swap(0, Relaxed),
+            corruptions: self.corruptions.swap(0, Relaxed),
+            failed_reads: self.failed_reads.swap(0, Relaxed),
+        }
+    }
+}
+
+/// What the readers and the driver share.
+struct Shared {
+    readers: Vec<Reader>,
+    /// Readers still reading.
+    running: AtomicUsize,
+    /// When the last reader finished, ns since the start.
+    last_read_ns: AtomicU64,
+    /// Set when every reader finished: the driver's stop.
+    all_read: StopFlag,
+    /// Set when the run is over before the readers are (no progress): they stop.
+    halt: StopFlag,
+}
+
+impl Shared {
+    fn new(databases: usize) -> Self {
+        let all_read = StopFlag::new();
+        if databases == 0 {
+            all_read.stop();
+        }
+        Shared {
+            readers: (0..databases).map(|_| Reader::default()).collect(),
+            running: AtomicUsize::new(databases),
+            last_read_ns: AtomicU64::new(0),
+            all_read,
+            halt: StopFlag::new(),
+        }
+    }
+
+    /// A reader has finished (read all, stopped or failed).
+    fn reader_done(&self, start: Instant) {
+        let now = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.last_read_ns.fetch_max(now, Relaxed);
+        if self.running.fetch_sub(1, Relaxed) == 1 {
+            self.all_read.stop();
+        }
+    }
+}
+
+/// The backup as the driver sees it: the readers' counts taken every second, the run ended
+/// when the last reader is done.
+struct BackupWork {
+    shared: Arc<Shared>,
+    /// Where the last interval ended, ns since the start.
+    last_end_ns: u64,
+}
+
+impl crate::run::Workload for BackupWork {
+    type Data = Parts<BackupTally>;
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS];
+
+    fn pace(&self) -> Pace {
+        Pace::Timer
+    }
+
+    /// The interval ends at `now_ns`, or, once every reader is done, where the last one
+    /// finished; nothing left after that ends the run.
+    fn take(&mut self, _index: u64, now_ns: u64) -> Take<Self::Data> {
+        let done = self.shared.all_read.is_stopped();
+        let data = Parts::new(self.shared.readers.iter().map(Reader::take).collect());
+        let end_ns = match done {
+            true => self.shared.last_read_ns.load(Relaxed).min(now_ns).max(self.last_end_ns),
+            false => now_ns,
+        };
+        if done && end_ns == self.last_end_ns && data.total == BackupTally::default() {
+            return Take::Finished;
+        }
+        self.last_end_ns = end_ns;
+        Take::Closed { end_ns, data }
+    }
+
+    fn wind_down(&mut self) {
+        self.shared.halt.stop();
+    }
+
+    /// Stuck when no read returned data: every one failed, or none came back.
+    fn progress(&self, data: &Self::Data) -> Progress {
+        let t = &data.total;
+        let outstanding = self.shared.readers.iter().map(|r| r.in_flight.load(Relaxed)).sum();
+        Progress::of_requests(t.reads, [("failed reads", t.failed_reads)], outstanding)
+    }
+}
+
+type Of<'a> = Interval<'a, Parts<BackupTally>>;
+
+fn mb_per_sec(t: &BackupTally, i: &Of) -> Option<f64> {
+    Some(t.bytes as f64 / 1e6 / i.span_s())
+}
+
+/// Database `n`'s MB/s (None where there is no such database).
+fn db_mb_per_sec(n: usize, i: &Of) -> Option<f64> {
+    i.data.parts.get(n).and_then(|t| mb_per_sec(t, i))
+}
+
+/// The backup's columns of `timeseries.csv`: MB/s in all, then per database (the rows keep
+/// those of the databases there are).
+const COLUMNS: &[SeriesColumn<BackupWork>] = &[
+    SeriesColumn { column: col::MB_PER_SEC, value: |_, i| mb_per_sec(&i.data.total, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[0], value: |_, i| db_mb_per_sec(0, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[1], value: |_, i| db_mb_per_sec(1, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[2], value: |_, i| db_mb_per_sec(2, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[3], value: |_, i| db_mb_per_sec(3, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[4], value: |_, i| db_mb_per_sec(4, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[5], value: |_, i| db_mb_per_sec(5, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[6], value: |_, i| db_mb_per_sec(6, i) },
+    SeriesColumn { column: col::DB_MB_PER_SEC[7], value: |_, i| db_mb_per_sec(7, i) },
+];
+
+/// What a reader keeps besides its counts.
+#[derive(Default)]
+struct ReadEnd {
+    first: Vec<Corruption>,
+    seconds: f64,
+}
+
+/// Reads database `id` at `path` from start to end, checking every page of `page` bytes,
+/// counting into `counts`, until done or `halted`.
 fn read_database(
     path: &Path,
     id: u32,
     page: u32,
     kind: EngineKind,
-    done: &AtomicU64,
-    stop: &StopFlag,
-) -> crate::Result<DbTally> {
+    counts: &Reader,
+    halted: &dyn Fn() -> bool,
+) -> crate::Result<ReadEnd> {
     let file = open_direct(path, false)?;
     let size = file
         .metadata()
@@ -117,13 +304,13 @@ fn read_database(
         engine::open_files(kind, &[&file], &[BACKUP_READ; BACKUP_DEPTH as usize]).map_err(setup)?.engine;
     e.start().map_err(setup)?;
     let start = Instant::now();
-    let mut t = DbTally::default();
+    let mut end = ReadEnd::default();
     let (mut next, mut in_flight) = (0u64, 0u32);
     let mut offsets = [0u64; BACKUP_DEPTH as usize];
     let mut free: Vec<u32> = (0..BACKUP_DEPTH).collect();
     let mut out = Vec::new();
-    while (next < size && !stop.is_stopped()) || in_flight > 0 {
-        while next < size && !stop.is_stopped() {
+    while (next < size && !halted()) || in_flight > 0 {
+        while next < size && !halted() {
             let Some(slot) = free.pop() else { break };
             let len = u64::from(BACKUP_READ).min(size - next) as u32;
             offsets[slot as usize] = next;
@@ -131,6 +318,7 @@ fn read_database(
             next += u64::from(len);
             in_flight += 1;
         }
+        counts.in_flight.store(u64::from(in_flight), Relaxed);
         out.clear();
         e.submit_and_reap(1, None, &mut out).map_err(setup)?;
         for c in &out {
@@ -138,34 +326,43 @@ fn read_database(
             free.push(c.slot);
             let at = offsets[c.slot as usize];
             if c.result <= 0 {
-                record(&mut t, path, at, format!("read failed ({})", engine::error_kind(c.result)));
+                counts.failed_reads.fetch_add(1, Relaxed);
+                corrupt(
+                    &mut end,
+                    counts,
+                    path,
+                    at,
+                    format!("read failed ({})", engine::error_kind(c.result)),
+                );
                 continue;
             }
             let buf = &e.buffer(c.slot)[..c.result as usize];
             for (i, p) in buf.chunks_exact(page as usize).enumerate() {
                 let offset = at + (i * page as usize) as u64;
-                t.pages += 1;
+                counts.pages.fetch_add(1, Relaxed);
                 if let Err(fault) = check_page(p, id, offset / u64::from(page)) {
-                    record(&mut t, path, offset, fault.to_string());
+                    corrupt(&mut end, counts, path, offset, fault.to_string());
                 }
             }
-            done.fetch_add(c.result as u64, Relaxed);
+            counts.bytes.fetch_add(c.result as u64, Relaxed);
+            counts.reads.fetch_add(1, Relaxed);
         }
+        counts.in_flight.store(u64::from(in_flight), Relaxed);
     }
-    t.seconds = start.elapsed().as_secs_f64();
-    Ok(t)
+    end.seconds = start.elapsed().as_secs_f64();
+    Ok(end)
 }
 
-fn record(t: &mut DbTally, path: &Path, offset: u64, what: String) {
-    t.corruptions += 1;
-    if t.first.len() < MAX_CORRUPTIONS_KEPT {
-        t.first.push(Corruption { file: path.display().to_string(), offset, what });
+fn corrupt(end: &mut ReadEnd, counts: &Reader, path: &Path, offset: u64, what: String) {
+    counts.corruptions.fetch_add(1, Relaxed);
+    if end.first.len() < MAX_CORRUPTIONS_KEPT {
+        end.first.push(Corruption { file: path.display().to_string(), offset, what });
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::created;
+    use super::super::tests::{NoHost, created};
     use super::super::*;
     use super::*;
 
@@ -173,16 +370,37 @@ mod tests {
     fn a_backup_reads_every_page_of_every_database_and_names_a_corrupt_one() {
         let (dir, m) = created(Preset::V2013, 2, 64);
         let ps = u64::from(m.page_size);
-        let out = backup(dir.path(), &m, EngineKind::IoUring, &StopFlag::new(), &mut |_| {}).unwrap();
-        assert_eq!(out.bytes, vec![64 * ps, 64 * ps]);
-        assert_eq!((out.pages_checked, out.corruptions), (128, 0));
-        assert!(out.mb_per_sec().iter().all(|&x| x > 0.0) && out.total_mb_per_sec() > 0.0);
+        let mut rows = Vec::new();
+        let out = backup(dir.path(), &m, EngineKind::IoUring, &mut NoHost, &StopFlag::new(), &mut |c| {
+            rows.push(c.row.clone())
+        })
+        .unwrap();
+        let bytes: Vec<u64> = out.totals.parts.iter().map(|p| p.bytes).collect();
+        assert_eq!(bytes, vec![64 * ps, 64 * ps]);
+        assert_eq!((out.totals.total.pages, out.totals.total.corruptions), (128, 0));
+        assert!(out.complete && out.detail.seconds.len() == 2 && out.detail.seconds.iter().all(|&s| s > 0.0));
+        // The last row ends where the last reader finished; a column per database.
+        let last = rows.last().expect("a row");
+        assert!(
+            out.measured_s > 0.0 && (last.t_s - out.measured_s).abs() < 1e-9,
+            "{} {}",
+            last.t_s,
+            out.measured_s
+        );
+        let names: Vec<&str> = last.workload.iter().map(|(c, _)| c.name).collect();
+        assert_eq!(names, ["backup_mb_per_sec", "db1_mb_per_sec", "db2_mb_per_sec"]);
+        if let [only] = &rows[..] {
+            let mb = 128.0 * ps as f64 / 1e6 / out.measured_s;
+            assert!((only.value(col::MB_PER_SEC).unwrap() - mb).abs() < 1e-6 * mb, "{mb}");
+        }
         use std::os::unix::fs::FileExt;
         let f = std::fs::OpenOptions::new().write(true).open(dir.path().join("mailbox2.edb")).unwrap();
         f.write_all_at(b"x", 9 * ps + 100).unwrap();
-        let out = backup(dir.path(), &m, EngineKind::Psync, &StopFlag::new(), &mut |_| {}).unwrap();
-        assert_eq!(out.corruptions, 1);
-        assert_eq!(out.first[0].offset, 9 * ps);
-        assert!(out.first[0].file.ends_with("mailbox2.edb") && out.first[0].what.contains("checksum"));
+        let out =
+            backup(dir.path(), &m, EngineKind::Psync, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
+        assert_eq!((out.totals.total.corruptions, out.totals.parts[1].corruptions), (1, 1));
+        assert_eq!(out.detail.first[0].offset, 9 * ps);
+        let first = &out.detail.first[0];
+        assert!(first.file.ends_with("mailbox2.edb") && first.what.contains("checksum"));
     }
 }

@@ -22,7 +22,7 @@ mod run;
 mod tune;
 mod verify;
 
-pub use backup::{BackupOutcome, backup};
+pub use backup::{BackupDetail, BackupInterval, BackupOutcome, BackupTally, backup};
 pub use instance::InstanceEnd;
 pub use judge::{ThresholdCheck, Verdict};
 pub use layout::{DbFiles, DbState, Manifest};

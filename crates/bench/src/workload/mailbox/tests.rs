@@ -5,7 +5,7 @@ use crate::engine::EngineKind;
 use crate::run::StopFlag;
 use std::time::Duration;
 
-struct NoHost;
+pub(super) struct NoHost;
 impl crate::run::Beside for NoHost {
     fn sample(&mut self) -> storbench_report::SystemSample {
         storbench_report::SystemSample::default()

@@ -1,5 +1,5 @@
-//! A mailbox test's summary as it starts (what was run), and the figures of a backup or a
-//! soft recovery; a transactional test's are built in the library
+//! A mailbox test's summary as it starts (what was run), and the figures of a soft recovery;
+//! a transactional test's and a backup's are built in the library from what the record holds
 //! (`storbench_bench::run::record::summary::mailbox`).
 
 use super::validate::MailboxPlan;
@@ -65,7 +65,7 @@ fn parameters(plan: &MailboxPlan) -> serde_json::Value {
     })
 }
 
-/// Adds corruptions found by a backup or a replay.
+/// Adds corruptions found by a replay.
 pub fn corrupt(r: &mut MailboxResults, found: &[storbench_bench::workload::mailbox::Corruption]) {
     r.corruptions.extend(found.iter().map(mismatch));
 }

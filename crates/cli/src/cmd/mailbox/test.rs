@@ -41,23 +41,10 @@ pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
     }
 }
 
-/// A test's bundle while it runs, and where its last row ended (each row's histograms start
-/// there).
+/// A test's bundle and the host's sampler while it runs.
 pub(super) struct TestRows<'a> {
-    bundle: &'a mut Bundle,
+    pub(super) bundle: &'a mut Bundle,
     pub(super) sampler: &'a mut WithStreams<SystemSampler>,
-    last_t: f64,
-}
-
-impl TestRows<'_> {
-    pub(super) fn row(
-        &mut self,
-        row: &storbench_report::SeriesRow,
-        hists: &[(&str, &storbench_bench::metrics::LatencyHistogram)],
-    ) {
-        self.bundle.interval(row, self.last_t, hists);
-        self.last_t = row.t_s;
-    }
 }
 
 /// The test `plan` holds into its bundle: the directory `given`, or a new one named after the
@@ -99,9 +86,9 @@ pub(super) fn measure_test(
         background_dir: Some(plan.db_dir.as_path()),
     };
     measure::measure(&dir, start, stop, |rec, first| {
-        let mut run = TestRows { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last_t: 0.0 };
+        let mut run = TestRows { bundle: &mut rec.bundle, sampler: &mut rec.sampler };
         let figures = match plan.test {
-            TestType::Backup => backup(&mut run, plan, manifest, stop)?,
+            TestType::Backup => return backup(&mut run, plan, manifest, stop, first),
             TestType::SoftRecovery => soft_recovery(&mut run, plan, manifest, stop)?,
             _ => {
                 let t = transactional(&mut run, plan, spec, manifest, stop)?;
@@ -146,12 +133,11 @@ pub(super) fn transactional(
     stop: &StopFlag,
 ) -> Result<Transacted> {
     let line = output::run_line("mailbox");
-    let TestRows { bundle, sampler, last_t, .. } = run;
+    let TestRows { bundle, sampler } = run;
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
         bundle.recorded(iv, "mailbox", &iv.interval.data.tally());
-        *last_t = iv.row.t_s;
     });
     line.finish_and_clear();
     let outcome = outcome.context("running the mailbox test")?;

@@ -1,11 +1,14 @@
-//! The mailbox workload's transactional summary (performance and stress tests, soft
-//! recovery's log generation) from its outcome: Jetstress's rates and latencies per stream
-//! and per database, the thresholds' verdict, errors and corruption, the verification.
+//! The mailbox workload's summaries from their outcomes: the transactional one (performance
+//! and stress tests, soft recovery's log generation) with Jetstress's rates and latencies per
+//! stream and per database, the thresholds' verdict, errors and corruption, the verification;
+//! and the backup's (stream `backup`): MB/s per database and in all, pages checked, corruption.
 
 use crate::metrics::DirectionCounters;
 use crate::run::record::{Recordable, Tally};
 use crate::run::{Outcome, Parts};
-use crate::workload::mailbox::{Corruption, MailboxOutcome, MailboxRecorder, Manifest, VerifyReport};
+use crate::workload::mailbox::{
+    BackupDetail, BackupTally, Corruption, MailboxOutcome, MailboxRecorder, Manifest, VerifyReport,
+};
 use serde::{Deserialize, Serialize};
 use storbench_report::{
     CpuUsage, MailboxDbResult, MailboxResults, Mismatch, Phases, Results, StreamResult, Summary,
@@ -137,17 +140,21 @@ pub fn summary(
     ended_at: &str,
 ) -> Summary {
     let mut s = super::ended(started, ended_at);
-    let base = match &s.results {
-        Results::Mailbox(r) => r.clone(),
-        _ => MailboxResults::default(),
-    };
-    s.results = Results::Mailbox(results(base, out));
+    s.results = Results::Mailbox(results(what_was_run(&s), out));
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
     s.cpu = cpu(out);
     s.complete = out.complete;
     s.warnings.extend(out.detail.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
     s
+}
+
+/// The results of a started summary: what was run.
+fn what_was_run(started: &Summary) -> MailboxResults {
+    match &started.results {
+        Results::Mailbox(r) => r.clone(),
+        _ => MailboxResults::default(),
+    }
 }
 
 /// `base` (what was run) with the transactional figures and the verification.
@@ -261,4 +268,82 @@ pub(super) fn faults_whenever(out: &mut Outcome<Parts<MailboxRecorder>, MailboxF
         t.take_faults_of(all);
     }
     out.totals.total.take_faults_of(&out.all.total);
+}
+
+/// The record's stream of a backup's intervals.
+pub const BACKUP_STREAM: &str = "backup";
+
+/// Whether the summary is a mailbox backup test's (whose intervals are `BACKUP_STREAM`'s).
+pub fn is_backup(s: &Summary) -> bool {
+    matches!(&s.results, Results::Mailbox(r) if r.test == "backup")
+}
+
+/// What a backup knows besides its intervals, as the record keeps it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BackupFacts {
+    /// Each database's reading time, seconds, in the order of the outcome's parts.
+    pub seconds: Vec<f64>,
+    /// The first corruptions found (the count is in the intervals).
+    pub corruptions: Vec<Mismatch>,
+}
+
+impl BackupFacts {
+    pub fn of(d: &BackupDetail) -> BackupFacts {
+        BackupFacts { seconds: d.seconds.clone(), corruptions: d.first.iter().map(mismatch).collect() }
+    }
+}
+
+impl Recordable for BackupTally {
+    fn tally(&self) -> Tally<'_> {
+        let mut t = Tally::default();
+        t.count("reads", self.reads);
+        t.count("bytes", self.bytes);
+        t.count("pages", self.pages);
+        t.count("corruptions", self.corruptions);
+        t.count("failed_reads", self.failed_reads);
+        t
+    }
+
+    fn from_tally(t: &Tally<'_>) -> Result<Self, String> {
+        Ok(BackupTally {
+            reads: t.get("reads"),
+            bytes: t.get("bytes"),
+            pages: t.get("pages"),
+            corruptions: t.get("corruptions"),
+            failed_reads: t.get("failed_reads"),
+        })
+    }
+}
+
+/// The summary of a backup test: `started` (whose results hold what was run) with MB/s per
+/// database (its bytes over its own reading time) and in all (every byte over the measured
+/// phase), the pages checked and the corruption found; a backup cut short does not pass.
+pub fn backup_summary(
+    started: Summary,
+    out: &Outcome<Parts<BackupTally>, BackupFacts>,
+    ended_at: &str,
+) -> Summary {
+    let mut s = super::ended(started, ended_at);
+    let mut r = what_was_run(&s);
+    let t = &out.totals.total;
+    let mb_per_sec = |bytes: u64, secs: f64| bytes as f64 / 1e6 / secs.max(1e-9);
+    r.backup_mb_per_sec = out
+        .totals
+        .parts
+        .iter()
+        .zip(&out.detail.seconds)
+        .map(|(p, &secs)| mb_per_sec(p.bytes, secs))
+        .collect();
+    r.backup_total_mb_per_sec = Some(mb_per_sec(t.bytes, out.measured_s));
+    r.pages_verified = t.pages;
+    r.pass = t.corruptions == 0 && out.complete;
+    r.checksum_ok = Some(r.pass);
+    r.corruptions.extend(out.detail.corruptions.iter().cloned());
+    s.results = Results::Mailbox(r);
+    s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
+    s.cpu = super::cpu_usage(out, t.reads);
+    s.complete = out.complete;
+    s.warnings.extend(out.warnings.iter().cloned());
+    s.warnings.extend(out.failures.iter().cloned());
+    s
 }

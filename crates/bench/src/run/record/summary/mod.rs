@@ -34,6 +34,10 @@ pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, R
             integrity::errors_whenever(&mut out);
             integrity::summary(started, &out, at)
         }
+        "mailbox" if mailbox::is_backup(&started) => {
+            let out = stream_outcome(&record, mailbox::BACKUP_STREAM, window)?;
+            mailbox::backup_summary(started, &out, at)
+        }
         "mailbox" => {
             let mut out = outcome(&record, window)?;
             mailbox::faults_whenever(&mut out);
@@ -93,9 +97,18 @@ fn outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
     record: &StoredRecord,
     window: Option<(f64, f64)>,
 ) -> Result<Outcome<T, D>, RecordError> {
+    stream_outcome(record, &record.start.workload, window)
+}
+
+/// The outcome of the run's workload stream `stream`, over `window` where one is given.
+fn stream_outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
+    record: &StoredRecord,
+    stream: &str,
+    window: Option<(f64, f64)>,
+) -> Result<Outcome<T, D>, RecordError> {
     match window {
-        Some(w) => record.outcome_in(w),
-        None => record.outcome(),
+        Some(w) => record.stream_outcome_in(stream, w),
+        None => record.stream_outcome(stream),
     }
 }
 
