@@ -7,3 +7,4 @@ pub mod integrity;
 pub mod io;
 pub mod mailbox;
 pub mod oltp;
+pub mod replay;

@@ -1,0 +1,181 @@
+//! Request logs read for a replay, one request at a time (a log of any size streams through
+//! with flat memory): what each request is (`Entry`), where it is in the log, and why a line
+//! could not be read (`LineError`, counted and shown, never fatal unless asked).
+//!
+//! Formats: PostgreSQL's csvlog and its stderr log (`postgres`), MySQL's and MariaDB's
+//! general and slow query logs (`mysql`). Every reader gives the
+//! requests in the log's order with their time in nanoseconds since 1970 as the log wrote it
+//! (its time zone is the log's; only the differences between requests matter to a replay).
+
+mod csv;
+pub mod mysql;
+pub mod postgres;
+mod time;
+
+/// One request of a log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// When the log says it started, nanoseconds since 1970 in the log's time zone.
+    pub at_ns: i128,
+    /// The session (connection) it ran on, as the log names it: each session's requests are
+    /// replayed in their order on a connection of their own.
+    pub session: String,
+    pub user: String,
+    pub database: String,
+    /// Its type for the per-type figures: the statement's kind (`SELECT`, `UPDATE`, `BEGIN`),
+    /// with the function or procedure it calls where it calls one (`SELECT login`).
+    pub kind: String,
+    /// The SQL text to send, parameters in place.
+    pub sql: String,
+    /// The line of the log it starts on (1 is the first).
+    pub line: u64,
+}
+
+/// A part of a log that could not be read as a request: where, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub line: u64,
+    pub why: String,
+}
+
+/// What a reader gives: a request, or a line it could not read.
+pub type Read = Result<Entry, LineError>;
+
+/// A log's lines with their numbers, one kept back when a reader looked ahead.
+pub(super) struct Lines<R> {
+    input: R,
+    line: u64,
+    ahead: Option<(u64, String)>,
+}
+
+impl<R: std::io::BufRead> Lines<R> {
+    pub(super) fn new(input: R) -> Self {
+        Lines { input, line: 0, ahead: None }
+    }
+
+    /// The next line (without its line break) and its number.
+    pub(super) fn next(&mut self) -> Option<Result<(u64, String), LineError>> {
+        if let Some(l) = self.ahead.take() {
+            return Some(Ok(l));
+        }
+        let mut text = String::new();
+        match self.input.read_line(&mut text) {
+            Ok(0) => None,
+            Ok(_) => {
+                self.line += 1;
+                Some(Ok((self.line, text.trim_end_matches(['\n', '\r']).to_string())))
+            }
+            Err(e) => Some(Err(LineError { line: self.line + 1, why: format!("reading the log: {e}") })),
+        }
+    }
+
+    /// Keeps `line` back for the next `next`.
+    pub(super) fn put_back(&mut self, line: (u64, String)) {
+        self.ahead = Some(line);
+    }
+
+    /// `first` and, each on a line of its own, the lines after it that `continues` takes
+    /// (giving the part that belongs), up to the first it does not take, which is kept back.
+    pub(super) fn joined(&mut self, mut first: String, continues: impl Fn(&str) -> Option<&str>) -> String {
+        while let Some(Ok((n, text))) = self.next() {
+            match continues(&text) {
+                Some(more) => {
+                    first.push('\n');
+                    first.push_str(more);
+                }
+                None => {
+                    self.put_back((n, text));
+                    break;
+                }
+            }
+        }
+        first
+    }
+}
+
+/// The kind of a statement for the per-type figures: its first keyword in capitals, and for a
+/// call the name of what it calls (`CALL new_order`, `SELECT browse_by_title`: a SELECT whose
+/// first item, or whose FROM, is a function call). Comments before it are skipped.
+pub fn statement_kind(sql: &str) -> String {
+    let text = skip_comments(sql);
+    let mut words = Words(text);
+    let Some(first) = words.next_word() else { return "EMPTY".into() };
+    let keyword = first.to_ascii_uppercase();
+    let called = match keyword.as_str() {
+        "CALL" => words.called(),
+        "SELECT" => words.called().or_else(|| words.star_from().then(|| words.called()).flatten()),
+        _ => None,
+    };
+    match called {
+        Some(name) => format!("{keyword} {name}"),
+        None => keyword,
+    }
+}
+
+/// `sql` without the comments and blanks before its first word.
+fn skip_comments(mut sql: &str) -> &str {
+    loop {
+        sql = sql.trim_start();
+        if let Some(rest) = sql.strip_prefix("--") {
+            sql = rest.split_once('\n').map_or("", |(_, r)| r);
+        } else if let Some(rest) = sql.strip_prefix("/*") {
+            sql = rest.split_once("*/").map_or("", |(_, r)| r);
+        } else {
+            return sql;
+        }
+    }
+}
+
+/// The words of a statement's start.
+struct Words<'a>(&'a str);
+
+impl<'a> Words<'a> {
+    fn next_word(&mut self) -> Option<&'a str> {
+        let s = self.0.trim_start();
+        let end = s.find(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')).unwrap_or(s.len());
+        let (word, rest) = s.split_at(end);
+        self.0 = rest;
+        (!word.is_empty()).then_some(word)
+    }
+
+    /// The name at this point when a call follows it (`name(`), in lower case.
+    fn called(&mut self) -> Option<String> {
+        let before = self.0;
+        let name = self.next_word()?;
+        if self.0.trim_start().starts_with('(') && !name.chars().next()?.is_ascii_digit() {
+            return Some(name.to_ascii_lowercase());
+        }
+        self.0 = before;
+        None
+    }
+
+    /// Whether `* FROM` comes next (taken if so).
+    fn star_from(&mut self) -> bool {
+        let Some(rest) = self.0.trim_start().strip_prefix('*') else { return false };
+        let mut after = Words(rest);
+        let from = after.next_word().is_some_and(|w| w.eq_ignore_ascii_case("from"));
+        if from {
+            self.0 = after.0;
+        }
+        from
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::statement_kind;
+
+    #[test]
+    fn a_statement_is_typed_by_its_keyword_and_a_call_by_what_it_calls() {
+        assert_eq!(statement_kind("select abalance from pgbench_accounts where aid = 1"), "SELECT");
+        assert_eq!(statement_kind("  UPDATE t SET a = 1"), "UPDATE");
+        assert_eq!(statement_kind("BEGIN;"), "BEGIN");
+        assert_eq!(statement_kind("CALL new_order(1, 2)"), "CALL new_order");
+        assert_eq!(statement_kind("SELECT * FROM Login_Customer('u', 'p')"), "SELECT login_customer");
+        assert_eq!(statement_kind("select browse_by_title ($1, $2)"), "SELECT browse_by_title");
+        assert_eq!(statement_kind("/* app */ -- note\n SELECT count(*) FROM t"), "SELECT count");
+        assert_eq!(statement_kind("SELECT * FROM t WHERE a = 1"), "SELECT");
+        assert_eq!(statement_kind("SELECT 1"), "SELECT");
+        assert_eq!(statement_kind(" -- only a comment"), "EMPTY");
+    }
+}
