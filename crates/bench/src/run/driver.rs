@@ -8,6 +8,8 @@
 //! carries, and its columns. It says how intervals close: on the driver's timer, taking what
 //! the workers recorded so far (`Pace::Timer`), or when every worker has reported the
 //! interval on its own clock (`Pace::Workers`, for engines that time each I/O themselves).
+//! The driver's own time and waits are a `Clock`'s (clock.rs): the machine's for every run, a
+//! test clock that moves only when the driver waits in its tests.
 //!
 //! The no-progress rule, the same for every workload: after each interval the workload says
 //! whether its workers got work done (`Workload::progress`); when work was asked and nothing
@@ -15,10 +17,11 @@
 //! (`NO_PROGRESS_LIMIT`, 5 s, unless the workload states its own), the run ends there as failed
 //! with the reason, warm-up or not, and its figures are not complete.
 
+use super::clock::{Clock, SystemClock};
 use super::schedule::Schedule;
 use super::steady::{Rounds, Rule};
 use super::stream::{StreamInterval, values_of};
-use super::{Beside, IntervalData, OwnCpuTime, StopFlag, process_cpu, sleep_until};
+use super::{Beside, IntervalData, OwnCpuTime, StopFlag, process_cpu};
 use std::time::{Duration, Instant};
 use storbench_report::SteadyState;
 use storbench_report::columns::Column;
@@ -284,6 +287,20 @@ pub fn drive<W: Workload>(
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&Closed<'_, W::Data>),
 ) -> Outcome<W::Data> {
+    drive_on(&mut SystemClock, plan, workload, start, sampler, stop, on_interval)
+}
+
+/// `drive` on `clock`: the time the driver reads under `Pace::Timer` and the waits for each
+/// boundary are the clock's (the workers and background streams keep their own).
+pub(crate) fn drive_on<W: Workload>(
+    clock: &mut dyn Clock,
+    plan: &RunPlan,
+    workload: &mut W,
+    start: Instant,
+    sampler: &mut dyn Beside,
+    stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&Closed<'_, W::Data>),
+) -> Outcome<W::Data> {
     let mut d = Driver::new(plan);
     let mut stall = Stall::new(workload.no_progress_limit());
     if let Some(streams) = sampler.streams() {
@@ -293,8 +310,8 @@ pub fn drive<W: Workload>(
     let timer = workload.pace() == Pace::Timer;
     for index in 0.. {
         let boundary = d.schedule.boundary(index).min(d.schedule.end_ns.unwrap_or(u64::MAX));
-        let reached = !timer || sleep_until(start + Duration::from_nanos(boundary), stop);
-        let now_ns = if reached { boundary } else { elapsed_ns(start) };
+        let reached = !timer || clock.sleep_until(start + Duration::from_nanos(boundary), stop);
+        let now_ns = if reached { boundary } else { nanos(clock.now().saturating_duration_since(start)) };
         let Take::Closed { end_ns, data } = workload.take(index, now_ns) else { break };
         let progress = workload.progress(&data);
         d.close(index, end_ns, data, workload, sampler, on_interval);
@@ -347,10 +364,6 @@ impl Stall {
             )
         })
     }
-}
-
-fn elapsed_ns(start: Instant) -> u64 {
-    u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// The driver's state between intervals.
@@ -509,6 +522,7 @@ fn steady_window<T: IntervalData>(
 mod tests {
     use super::*;
     use crate::run::Count;
+    use crate::run::clock::TestClock;
     use storbench_report::columns::io;
 
     struct NoHost;
@@ -581,14 +595,30 @@ mod tests {
         RunPlan { warmup, length, interval: 10 * MS, rounds: None }
     }
 
-    /// Drives `w` and returns the outcome with each row's (end in ms, phase, first column).
-    fn run(plan: &RunPlan, w: &mut Fake, stop_at: Option<u64>) -> (Outcome<Count>, Vec<(u64, Phase, u64)>) {
+    type Rows = Vec<(u64, Phase, u64)>;
+
+    /// Drives `w` on a test clock (the run takes no time and its boundaries are exact) and
+    /// returns the outcome with each row's (end in ms, phase, phase total). A stop request
+    /// comes as interval `stop_after` is handed over.
+    fn run(plan: &RunPlan, w: &mut Fake, stop_after: Option<u64>) -> (Outcome<Count>, Rows) {
+        let start = Instant::now();
+        run_on(TestClock::starting_at(start), start, plan, w, stop_after)
+    }
+
+    /// `run` on `clock`, the workers having started at `start`.
+    fn run_on(
+        mut clock: TestClock,
+        start: Instant,
+        plan: &RunPlan,
+        w: &mut Fake,
+        stop_after: Option<u64>,
+    ) -> (Outcome<Count>, Rows) {
         let stop = StopFlag::new();
         let mut rows = Vec::new();
-        let out = drive(plan, w, Instant::now(), &mut NoHost, &stop, &mut |c| {
+        let out = drive_on(&mut clock, plan, w, start, &mut NoHost, &stop, &mut |c| {
             let ms = (c.interval.end_s * 1e3).round() as u64;
             rows.push((ms, c.row.phase, c.interval.phase_total.0));
-            if Some(c.interval.index) == stop_at {
+            if Some(c.interval.index) == stop_after {
                 stop.stop();
             }
         });
@@ -650,6 +680,21 @@ mod tests {
         assert!(rows[3].0 < 40, "the last interval is cut short at the stop: {rows:?}");
         assert!(!out.complete);
         assert_eq!(out.totals.0, 30, "three measured intervals");
+    }
+
+    #[test]
+    fn a_stop_request_mid_interval_closes_that_interval_at_the_stop_time_exactly() {
+        let mut w = Fake::new(Pace::Timer);
+        let start = Instant::now();
+        let clock = TestClock::starting_at(start).stopping_at(start + Duration::from_micros(35_250));
+        let p = plan(Warmup::For(10 * MS), Length::For(Duration::from_secs(60)));
+        let (out, rows) = run_on(clock, start, &p, &mut w, None);
+        use Phase::{Measure as M, Ramp as R};
+        assert_eq!(rows, [(10, R, 10), (20, M, 10), (30, M, 20), (35, M, 30)]);
+        assert_eq!(out.measured_s, 0.02525, "from the 10 ms warm-up to the stop at 35.25 ms");
+        assert_eq!(out.warmup_s, 0.010);
+        assert!(!out.complete && out.failures.is_empty(), "{out:?}");
+        assert_eq!(out.totals.0, 30);
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! `Outcome`, settling the device before a run, and the exact record of a run with the
 //! summaries built from it (`record`).
 
+mod clock;
 mod collector;
 mod cpu;
 mod driver;
@@ -30,7 +31,6 @@ pub use stream::{Stream, StreamInterval, Streams, WithStreams};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
 
 /// Asks a running workload to stop; it finishes within about a second, keeping what it
 /// measured. Cloned into every thread; checked with a relaxed load on the hot path.
@@ -66,21 +66,6 @@ pub trait Beside {
 impl Beside for crate::monitor::SystemSampler {
     fn sample(&mut self) -> storbench_report::SystemSample {
         crate::monitor::SystemSampler::sample(self)
-    }
-}
-
-/// Sleeps until `at` in steps of at most 50 ms, so that a stop request is seen soon; false
-/// when one came first. The driver's timer.
-pub fn sleep_until(at: Instant, stop: &StopFlag) -> bool {
-    loop {
-        if stop.is_stopped() {
-            return false;
-        }
-        let left = at.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return true;
-        }
-        std::thread::sleep(left.min(Duration::from_millis(50)));
     }
 }
 

@@ -17,9 +17,11 @@ pub(super) enum Fault {
     Slow(Duration),
     /// The engine itself fails after this many calls.
     BreakAfter(u32),
-    /// Each call waits a microsecond per millisecond since this instant, so the rate falls
-    /// like 1/t and never settles.
-    SlowerSince(Instant),
+    /// The n-th completion comes no earlier than n³ ns after this instant, so the rate falls
+    /// like t^(-2/3) and never settles. Completions keep to that timetable whatever the
+    /// machine's load (a late one is followed by ones that catch up): a round of the run
+    /// differs from the timetable's only at its edges.
+    SlowingFrom(Instant),
     /// Every write fails with this errno, as on a full or failing device.
     FailWrites(i32),
     /// No request completes until this instant, as on a device that stopped answering.
@@ -32,12 +34,21 @@ struct Faulty {
     fault: Fault,
     reads_in_flight: Vec<Option<u64>>,
     calls: u32,
+    /// Completions handed out so far.
+    completed: u64,
     /// Completions held back (`HoldUntil`).
     held: Vec<Completion>,
 }
 
 pub(super) fn faulty(inner: Box<dyn IoEngine>, fault: Fault) -> Box<dyn IoEngine> {
-    Box::new(Faulty { inner, fault, reads_in_flight: vec![None; 256], calls: 0, held: Vec::new() })
+    Box::new(Faulty {
+        inner,
+        fault,
+        reads_in_flight: vec![None; 256],
+        calls: 0,
+        completed: 0,
+        held: Vec::new(),
+    })
 }
 
 impl IoEngine for Faulty {
@@ -77,6 +88,7 @@ impl IoEngine for Faulty {
         }
         let first = out.len();
         self.inner.submit_and_reap(min, timeout, out)?;
+        self.completed += (out.len() - first) as u64;
         match self.fault {
             Fault::CorruptReadsAt(bad) => {
                 for c in &out[first..] {
@@ -86,8 +98,9 @@ impl IoEngine for Faulty {
                 }
             }
             Fault::Slow(d) => std::thread::sleep(d * (out.len() - first) as u32),
-            Fault::SlowerSince(t) => {
-                std::thread::sleep(Duration::from_micros(t.elapsed().as_millis() as u64))
+            Fault::SlowingFrom(t) => {
+                let due = t + Duration::from_nanos(self.completed.saturating_pow(3));
+                std::thread::sleep(due.saturating_duration_since(Instant::now()))
             }
             Fault::FailWrites(errno) => {
                 for c in &mut out[first..] {
@@ -179,25 +192,40 @@ fn without_faults_every_written_block_verifies() {
     );
 }
 
+/// A latency the histogram reports as `ns` or more: `ns` less its 0.1 % precision.
+fn at_least(ns: u64) -> u64 {
+    ns - ns / 1000
+}
+
 #[test]
 fn under_a_rate_cap_a_stalled_device_shows_in_latency_from_the_intended_start() {
-    // 200 I/Os per second asked of a device that serves 100: each request waits longer than
-    // the one before, and latency measured from the intended start must show it (a tool that
-    // timed from the actual submit would report a flat 10 ms).
+    // 200 I/Os per second asked, one at a time, of a device that takes 10 ms over each: I/O k
+    // is due at 5k ms, is issued once I/O k-1 completed, no earlier than 10k ms, and completes
+    // no earlier than 10(k+1) ms. So latency measured from the intended start grows by 5 ms
+    // an I/O (a tool that timed from the actual submit would report a flat 10 ms). Every
+    // bound below is a lower one: a loaded machine only makes an I/O later.
+    const IOS: u64 = 60;
+    const MS: u64 = 1_000_000;
     let mut spec = spec(100);
     spec.verify = false;
     spec.iodepth = 1;
     spec.engine = EngineKind::Null;
     spec.rate_iops = Some(200.0);
-    spec.end = End::Time(Duration::from_secs(1));
+    spec.end = End::Bytes(IOS * 4096);
     let out = run_faulty(&spec, None, Fault::Slow(Duration::from_millis(10)), 1);
-    let lat = out.totals.read.latency.summary().unwrap();
-    assert!(out.totals.read.ios >= 80 && out.totals.read.ios <= 105, "ios {}", out.totals.read.ios);
-    assert!(lat.min >= 10_000_000, "every I/O took at least the 10 ms of service: {lat:?}");
-    assert!(lat.max >= 300_000_000, "the backlog grows to ~0.5 s by the end: {lat:?}");
-    // Beside it, the service time (issue to completion) stays the device's flat 10 ms.
-    let service = out.totals.read.service.summary().expect("service time under a rate cap");
-    assert!(service.min >= 10_000_000 && service.max < 60_000_000, "{service:?}");
+    let read = &out.totals.read;
+    assert_eq!((read.ios, read.latency.count(), read.service.count()), (IOS, IOS, IOS));
+    let lat = read.latency.summary().unwrap();
+    assert!(lat.min >= at_least(10 * MS), "every I/O took at least the 10 ms of service: {lat:?}");
+    assert!(lat.max >= (5 * (IOS - 1) + 10) * MS, "the backlog grows to 0.3 s by the last I/O: {lat:?}");
+    // Beside it, the service time (issue to completion) leaves the wait to be issued out:
+    // I/O k waited at least 5k ms, 147.5 ms on average (each mean within 0.1 % of itself).
+    let service = read.service.summary().expect("service time under a rate cap");
+    assert!(service.min >= at_least(10 * MS), "{service:?}");
+    let waited = (lat.mean - service.mean) / MS as f64;
+    let precision = (lat.mean + service.mean) / 1000.0 / MS as f64;
+    let least = 2.5 * (IOS - 1) as f64;
+    assert!(waited + precision >= least, "waited {waited:.2} ms on average, at least {least} expected");
 }
 
 #[test]
@@ -205,9 +233,8 @@ fn without_a_rate_cap_no_service_time_is_kept() {
     let mut spec = spec(100);
     spec.verify = false;
     spec.engine = EngineKind::Null;
-    spec.end = End::Time(Duration::from_millis(200));
     let out = run_faulty(&spec, None, Fault::Slow(Duration::ZERO), 1);
-    assert!(out.totals.read.ios > 0);
+    assert_eq!(out.totals.read.ios, 64 * 8, "the spec's bytes in 4 KiB reads");
     assert!(out.totals.read.service.is_empty(), "latency and service time are the same thing then");
 }
 
@@ -217,11 +244,15 @@ fn a_failing_engine_ends_its_worker_and_is_reported_as_a_failure_not_a_panic() {
     spec.verify = false;
     spec.engine = EngineKind::Null;
     spec.workers = 2;
-    spec.end = End::Time(Duration::from_millis(300));
     let out = run_faulty(&spec, None, Fault::BreakAfter(10), 1);
     assert_eq!(out.failures.len(), 1, "{:?}", out.failures);
     assert!(out.failures[0].contains("Bad file descriptor"), "{:?}", out.failures);
-    assert!(out.totals.read.ios > 10, "the healthy worker kept measuring");
+    let share = 64 * 8 / 2;
+    assert!(
+        out.totals.read.ios >= share,
+        "the healthy worker did its {share} reads: {}",
+        out.totals.read.ios
+    );
 }
 
 #[test]
