@@ -127,9 +127,7 @@ pub fn run(
         })
         .collect::<Result<_, _>>()
         .map_err(|source| crate::Error::Setup { what: "starting a database thread", source })?;
-    while !shared.iter().all(|s| s.ready.load(Relaxed)) {
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    wait_ready(&shared, &handles, stop);
     let mut work = MailboxWork::new(spec, shared.clone());
     let driven = crate::run::drive(&run_plan(spec), &mut work, Instant::now(), sampler, stop, on_interval);
     for s in &shared {
@@ -331,6 +329,26 @@ fn max_ms(c: &DirectionCounters) -> Option<f64> {
 
 fn bytes_per_io(c: &DirectionCounters) -> Option<f64> {
     (c.ios > 0).then(|| c.bytes as f64 / c.ios as f64)
+}
+
+/// How long the database threads may take to be ready before the run starts anyway (and the
+/// no-progress rule judges what they do).
+const READY_LIMIT: Duration = Duration::from_secs(60);
+
+/// Waits until every database thread is ready to run, or one of them has already ended (it
+/// failed before it was; its end says why once the run is over), or a stop request came, or
+/// `READY_LIMIT` passed.
+fn wait_ready(shared: &[Arc<InstanceShared>], threads: &[std::thread::JoinHandle<InstanceEnd>], stop: &StopFlag) {
+    let limit = Instant::now() + READY_LIMIT;
+    let waiting = || {
+        !shared.iter().all(|s| s.ready.load(Relaxed))
+            && !threads.iter().any(|t| t.is_finished())
+            && !stop.is_stopped()
+            && Instant::now() < limit
+    };
+    while waiting() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// The workload's columns of `timeseries.csv`, all databases merged.
