@@ -381,24 +381,23 @@ fn slow_disk(dir: &Path) -> Option<(crate::faultfs::Mounted, std::path::PathBuf)
     Some((fs, mnt.join("db")))
 }
 
+/// `storbench ARGS --output-dir RESULTS` started with its output dropped, to kill as it runs.
+fn spawn_quiet(args: &[&str], results: &Path) -> std::process::Child {
+    use std::process::Stdio;
+    let mut cmd = std::process::Command::new(storbench().get_program());
+    cmd.args(args).arg("--output-dir").arg(results).stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.spawn().unwrap()
+}
+
 #[test]
 fn a_backup_killed_midway_keeps_its_seconds_in_its_bundle() {
-    use std::process::Stdio;
     use storbench_bench::testing::wait_until;
     let dir = disk_tempdir();
     let results = dir.path().join("results");
     let Some((fs, target)) = slow_disk(dir.path()) else { return };
-    let mut child = std::process::Command::new(storbench().get_program())
-        .arg("mailbox")
-        .arg("--target")
-        .arg(&target)
-        .arg("--output-dir")
-        .arg(&results)
-        .args(tiny(&[("--test", "backup")]))
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut args = vec!["mailbox", "--target", target.to_str().unwrap()];
+    args.extend(tiny(&[("--test", "backup")]));
+    let mut child = spawn_quiet(&args, &results);
     wait_until("two seconds of backup in timeseries.csv", std::time::Duration::from_secs(120), || {
         if let Some(status) = child.try_wait().unwrap() {
             panic!("the backup ended ({status}) before it was killed");
@@ -449,6 +448,113 @@ fn an_interrupted_backup_fails_incomplete_with_what_it_read_and_its_record_rebui
     assert!(pages > 0 && pages < PAGES, "{pages} of {PAGES} pages read before the interrupt");
     assert!(f64_of(&r["backup_total_mb_per_sec"]) > 0.0 && f64_of(&s["phases"]["measured_s"]) >= 1.0, "{s}");
     let bundle = only_bundle(&results);
+    let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
+    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
+}
+
+/// The intervals of `stream` in the record of the only bundle under `results` (none before
+/// there is one), each as its JSON object.
+fn record_intervals(results: &Path, stream: &str) -> Vec<serde_json::Value> {
+    let bundles = std::fs::read_dir(results).into_iter().flatten().flatten();
+    let record = bundles.filter_map(|b| std::fs::read_to_string(b.path().join("record.jsonl")).ok()).next();
+    let lines = record.iter().flat_map(|r| r.lines());
+    let parsed = lines.filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok());
+    parsed.filter_map(|l| l.get("interval").cloned()).filter(|i| i["stream"] == stream).collect()
+}
+
+/// The soft recovery test on `target`, the slow disk of `slow_disk` (the generation's reads
+/// go at its rate too): three log files, whose replay reads some 20 MB at 5 MB/s.
+fn slow_soft_recovery(target: &Path) -> Vec<&str> {
+    let mut args = vec!["mailbox", "--target", target.to_str().unwrap()];
+    args.extend(tiny(&[("--test", "soft-recovery"), ("--log-files", "3")]));
+    args
+}
+
+/// Each line of the record in `bundle`.
+fn record_lines(bundle: &Path) -> Vec<serde_json::Value> {
+    let record = std::fs::read_to_string(bundle.join("record.jsonl")).unwrap();
+    record.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The record's intervals in `bundle` lie in file order, each one starting where the one
+/// before it ended or later, and the replay's (`recovery`) follow the generation's
+/// (`mailbox`), starting where they ended.
+fn the_replay_follows_the_generation_on_the_timeline(bundle: &Path) {
+    let intervals: Vec<serde_json::Value> =
+        record_lines(bundle).into_iter().filter_map(|l| l.get("interval").cloned()).collect();
+    let ns = |i: &serde_json::Value, at: &str| i[at].as_u64().unwrap();
+    for pair in intervals.windows(2) {
+        assert!(ns(&pair[1], "start_ns") >= ns(&pair[0], "end_ns"), "out of order: {pair:?}");
+    }
+    let first_replay = intervals.iter().position(|i| i["stream"] == "recovery").expect("a replay interval");
+    assert!(first_replay > 0 && intervals[first_replay - 1]["stream"] == "mailbox", "{intervals:?}");
+    assert!(intervals[first_replay..].iter().all(|i| i["stream"] == "recovery"), "{intervals:?}");
+    assert_eq!(ns(&intervals[first_replay], "start_ns"), ns(&intervals[first_replay - 1], "end_ns"));
+}
+
+#[test]
+fn a_soft_recovery_killed_during_its_replay_keeps_the_replays_seconds_in_its_record() {
+    use storbench_bench::testing::wait_until;
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let Some((fs, target)) = slow_disk(dir.path()) else { return };
+    let mut child = spawn_quiet(&slow_soft_recovery(&target), &results);
+    wait_until("a second of replay in record.jsonl", std::time::Duration::from_secs(180), || {
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("the soft recovery ended ({status}) before it was killed");
+        }
+        !record_intervals(&results, "recovery").is_empty()
+    });
+    let seen = record_intervals(&results, "recovery");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(fs);
+
+    let kept = record_intervals(&results, "recovery");
+    assert!(
+        kept.len() >= seen.len() && kept[..seen.len()] == seen[..],
+        "seconds lost: {seen:?} then {kept:?}"
+    );
+    let replayed: u64 = kept.iter().map(|i| i["counts"]["p0.pages_read"].as_u64().unwrap_or(0)).sum();
+    assert!(replayed > 0, "the replay's seconds read nothing: {kept:?}");
+    let bundle = only_bundle(&results);
+    the_replay_follows_the_generation_on_the_timeline(&bundle);
+    assert!(record_lines(&bundle).iter().all(|l| l.get("end").is_none()), "a killed run's record has no end");
+    // The series keeps one header: every row, the replay's too, has its cells.
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let cells = |l: &str| l.split(',').count();
+    let header = csv.lines().next().unwrap();
+    assert!(csv.lines().all(|l| cells(l) == cells(header)), "{csv}");
+    let rows = csv.lines().count() - 1;
+    assert!(rows >= record_intervals(&results, "mailbox").len() + seen.len(), "{csv}");
+    let s: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).expect("summary.json");
+    assert_eq!(
+        (s["complete"].as_bool(), s["results"]["test"].as_str()),
+        (Some(false), Some("soft_recovery"))
+    );
+}
+
+#[test]
+fn an_interrupted_soft_recovery_fails_incomplete_and_its_record_rebuilds_it() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let Some((fs, target)) = slow_disk(dir.path()) else { return };
+    let args = slow_soft_recovery(&target);
+    let s = interrupt_when(&args, &results, &|| !record_intervals(&results, "recovery").is_empty());
+    drop(fs);
+    let r = &s["results"];
+    assert_eq!((r["test"].as_str(), r["pass"].as_bool()), (Some("soft_recovery"), Some(false)), "{r}");
+    assert!(r["logs_replayed"].as_u64().is_some_and(|n| n < 3), "{r}");
+    assert!(r["checksum_ok"].is_null(), "an interrupted replay is not verified: {r}");
+    let bundle = only_bundle(&results);
+    the_replay_follows_the_generation_on_the_timeline(&bundle);
+    // The replay's time is its database's, inside the seconds the record holds of it.
+    let replay = record_intervals(&results, "recovery");
+    let ns = |i: &serde_json::Value, at: &str| i[at].as_u64().unwrap() as f64 / 1e9;
+    let span = ns(replay.last().unwrap(), "end_ns") - ns(&replay[0], "start_ns");
+    let measured = f64_of(&s["phases"]["measured_s"]);
+    assert!(measured > 0.0 && measured <= span, "{measured} s of {span} s: {s}");
     let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
     assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
 }

@@ -103,6 +103,15 @@ fn a_mailbox_backup_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() 
 }
 
 #[test]
+fn a_mailbox_soft_recovery_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let args = crate::mailbox::tiny(&[("--test", "soft-recovery"), ("--log-files", "2")]);
+    crate::mailbox::mailbox(dir.path(), &args).assert().success();
+    rebuilds_and_catches_an_edit(&results, "recovery", "p0.logs");
+}
+
+#[test]
 fn an_integrity_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
     let dir = disk_tempdir();
     let results = dir.path().join("results");

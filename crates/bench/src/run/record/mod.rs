@@ -50,8 +50,18 @@
 //! histograms; its end's `detail` holds each database's reading time and the first
 //! corruptions (`summary::mailbox::BackupFacts`).
 //!
-//! Not recorded (version 1): a mailbox soft recovery's figures and integrity's crash cycles;
-//! their records have a start and no end, and `rebuild` says so.
+//! A mailbox soft recovery test has two workload streams: its log generation's `mailbox`
+//! intervals, then its replay's `recovery` intervals (per database `p<index>.logs`,
+//! `.records`, `.pages_read`, `.pages_written` and `.corruptions`, no histograms), which
+//! follow the generation's on the run's timeline: the replay's first interval starts where the
+//! generation's last ended (the moments between, the crash and the replay's setup, are not on
+//! it). Its end's facts are the replay's; its `detail` holds the generation's facts and
+//! findings and the replay's (each database's replay time, the first corruptions, the
+//! verification: `summary::mailbox::RecoveryFacts`). A generation cut short has no replay:
+//! no `recovery` intervals, default facts and no replay in the detail.
+//!
+//! Not recorded (version 1): integrity's crash cycles; their records have a start and no end,
+//! and `rebuild` says so.
 
 pub mod summary;
 mod tally;
@@ -346,7 +356,7 @@ impl StoredRecord {
         self.end.as_ref().ok_or_else(|| {
             RecordError::Read(
                 "the record has no end: the run was killed before it finished, or its figures are not \
-                 recorded (a mailbox soft recovery, integrity crash cycles)"
+                 recorded (integrity crash cycles)"
                     .into(),
             )
         })
@@ -460,18 +470,30 @@ impl StoredRecord {
         stream: &str,
     ) -> Result<Outcome<T, D>, RecordError> {
         let end = self.end()?;
-        let (from, to) = end.facts.window_ns();
-        // The tail counts in the totals whatever the phase, as the run counted it.
-        let totals = self.merged(stream, |i| {
-            i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to)
-        })?;
-        let all = self.merged(stream, |_| true)?;
         let detail = serde_json::from_value(end.detail.clone()).map_err(|e| RecordError::Bad {
             file: RECORD_FILE,
             line: 0,
             why: format!("the end's detail: {e}"),
         })?;
-        Ok(end.facts.outcome(totals, all, detail))
+        self.stream_outcome_of(stream, &end.facts, detail)
+    }
+
+    /// The outcome of `stream` as a run with `facts` and `detail` had it: a stream whose facts
+    /// the end's detail keeps (a mailbox soft recovery's log generation, before the replay the
+    /// end's facts are of).
+    pub fn stream_outcome_of<T: Recordable, D>(
+        &self,
+        stream: &str,
+        facts: &Facts,
+        detail: D,
+    ) -> Result<Outcome<T, D>, RecordError> {
+        let (from, to) = facts.window_ns();
+        // The tail counts in the totals whatever the phase, as the run counted it.
+        let totals = self.merged(stream, |i| {
+            i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to)
+        })?;
+        let all = self.merged(stream, |_| true)?;
+        Ok(facts.outcome(totals, all, detail))
     }
 }
 

@@ -2,24 +2,21 @@
 //! stream each (as a streaming backup reads), every page's checksum checked on the way.
 //! The figure is MB/s per database and in all.
 //!
-//! The readers are the workers of a run on the run driver (`run::drive`, `Pace::Timer`): an
-//! interval every second, no warm-up, the measured phase ending when the last reader has read
-//! its database (or a stop request). Each interval carries each database's reads, bytes,
+//! The readers are the workers of a run on the run driver (`finite`): an interval every
+//! second, no warm-up, the measured phase ending when the last reader has read its database
+//! (or a stop request). Each interval carries each database's reads, bytes,
 //! pages and corruptions as counts, so the record holds the backup and its summary is built
 //! from it; each database's own reading time and the first corruptions come with the outcome.
 
+use super::finite::{self, Counter, Work};
 use super::format::check_page;
 use super::layout::{Manifest, open_direct};
 use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
 use crate::engine::{self, Dir, EngineKind, Request};
-use crate::run::{
-    Beside, Closed, Interval, IntervalData, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn,
-    StopFlag, Take, Warmup,
-};
+use crate::run::{Beside, Closed, Interval, IntervalData, Outcome, Parts, Progress, SeriesColumn, StopFlag};
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::time::Instant;
 use storbench_report::columns::backup as col;
 
 /// Bytes per read and reads in flight per database.
@@ -70,9 +67,6 @@ pub type BackupOutcome = Outcome<Parts<BackupTally>, BackupDetail>;
 /// the columns there are).
 pub type BackupInterval<'a> = Closed<'a, Parts<BackupTally>>;
 
-/// The backup's intervals are one second, as the mailbox test's.
-const INTERVAL: Duration = Duration::from_secs(1);
-
 /// Reads every database of `manifest` in parallel; `on_interval` gets each second as it ends,
 /// on the calling thread.
 pub fn backup(
@@ -84,43 +78,12 @@ pub fn backup(
     on_interval: &mut dyn FnMut(&BackupInterval),
 ) -> crate::Result<BackupOutcome> {
     let files = manifest.files(db_dir);
-    let plan = RunPlan {
-        warmup: Warmup::For(Duration::ZERO),
-        length: Length::UntilDone,
-        interval: INTERVAL,
-        rounds: None,
+    let (page, databases) = (manifest.page_size, files.len());
+    let read_one = |i: usize, counts: &Reader, halted: &dyn Fn() -> bool| {
+        read_database(&files[i].db, files[i].id, page, engine_kind, counts, halted)
     };
-    let shared = Arc::new(Shared::new(files.len()));
-    let mut work = BackupWork { shared: shared.clone(), last_end_ns: 0 };
-    // The last reader to finish ends the driver's measured phase, as a stop request would.
-    let all_read = shared.all_read.clone();
-    let start = Instant::now();
-    let (driven, results) = std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let (page, shared) = (manifest.page_size, &shared);
-                scope.spawn(move || {
-                    let halted = || stop.is_stopped() || shared.halt.is_stopped();
-                    let read = read_database(&f.db, f.id, page, engine_kind, &shared.readers[i], &halted);
-                    shared.reader_done(start);
-                    read
-                })
-            })
-            .collect();
-        let databases = files.len();
-        let driven = crate::run::drive(&plan, &mut work, start, sampler, &all_read, &mut |c| {
-            on_interval(&with_databases(c, databases))
-        });
-        shared.halt.stop();
-        let results: Vec<_> = handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| Err(crate::Error::InvalidJob("a backup thread panicked".into())))
-            })
-            .collect();
-        (driven, results)
+    let (driven, results) = finite::drive("backup", databases, sampler, stop, read_one, &mut |c| {
+        on_interval(&with_databases(c, databases))
     });
     let mut detail = BackupDetail::default();
     for r in results {
@@ -129,11 +92,7 @@ pub fn backup(
         let room = MAX_CORRUPTIONS_KEPT.saturating_sub(detail.first.len());
         detail.first.extend(t.first.into_iter().take(room));
     }
-    let mut out = driven.with(detail);
-    // Every reader finishing ends the run through the driver's stop; only the user's stop
-    // (or a failure) makes it incomplete.
-    out.complete = !stop.is_stopped() && out.failures.is_empty();
-    Ok(out)
+    Ok(driven.with(detail))
 }
 
 /// `c` with the columns of the databases there are: the backup's own and one per database.
@@ -157,8 +116,10 @@ struct Reader {
     in_flight: AtomicU64,
 }
 
-impl Reader {
-    /// What was counted since the last call.
+impl Counter for Reader {
+    type Tally = BackupTally;
+    const COLUMNS: &'static [&'static [SeriesColumn<Work<Self>>]] = &[COLUMNS];
+
     fn take(&self) -> BackupTally {
         BackupTally {
             reads: self.reads.swap(0, Relaxed),
@@ -168,86 +129,13 @@ impl Reader {
             failed_reads: self.failed_reads.swap(0, Relaxed),
         }
     }
-}
 
-/// What the readers and the driver share.
-struct Shared {
-    readers: Vec<Reader>,
-    /// Readers still reading.
-    running: AtomicUsize,
-    /// When the last reader finished, ns since the start.
-    last_read_ns: AtomicU64,
-    /// Set when every reader finished: the driver's stop.
-    all_read: StopFlag,
-    /// Set when the run is over before the readers are (no progress): they stop.
-    halt: StopFlag,
-}
-
-impl Shared {
-    fn new(databases: usize) -> Self {
-        let all_read = StopFlag::new();
-        if databases == 0 {
-            all_read.stop();
-        }
-        Shared {
-            readers: (0..databases).map(|_| Reader::default()).collect(),
-            running: AtomicUsize::new(databases),
-            last_read_ns: AtomicU64::new(0),
-            all_read,
-            halt: StopFlag::new(),
-        }
-    }
-
-    /// A reader has finished (read all, stopped or failed).
-    fn reader_done(&self, start: Instant) {
-        let now = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        self.last_read_ns.fetch_max(now, Relaxed);
-        if self.running.fetch_sub(1, Relaxed) == 1 {
-            self.all_read.stop();
-        }
-    }
-}
-
-/// The backup as the driver sees it: the readers' counts taken every second, the run ended
-/// when the last reader is done.
-struct BackupWork {
-    shared: Arc<Shared>,
-    /// Where the last interval ended, ns since the start.
-    last_end_ns: u64,
-}
-
-impl crate::run::Workload for BackupWork {
-    type Data = Parts<BackupTally>;
-    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS];
-
-    fn pace(&self) -> Pace {
-        Pace::Timer
-    }
-
-    /// The interval ends at `now_ns`, or, once every reader is done, where the last one
-    /// finished; nothing left after that ends the run.
-    fn take(&mut self, _index: u64, now_ns: u64) -> Take<Self::Data> {
-        let done = self.shared.all_read.is_stopped();
-        let data = Parts::new(self.shared.readers.iter().map(Reader::take).collect());
-        let end_ns = match done {
-            true => self.shared.last_read_ns.load(Relaxed).min(now_ns).max(self.last_end_ns),
-            false => now_ns,
-        };
-        if done && end_ns == self.last_end_ns && data.total == BackupTally::default() {
-            return Take::Finished;
-        }
-        self.last_end_ns = end_ns;
-        Take::Closed { end_ns, data }
-    }
-
-    fn wind_down(&mut self) {
-        self.shared.halt.stop();
+    fn in_flight(&self) -> u64 {
+        self.in_flight.load(Relaxed)
     }
 
     /// Stuck when no read returned data: every one failed, or none came back.
-    fn progress(&self, data: &Self::Data) -> Progress {
-        let t = &data.total;
-        let outstanding = self.shared.readers.iter().map(|r| r.in_flight.load(Relaxed)).sum();
+    fn progress(t: &BackupTally, outstanding: u64) -> Progress {
         Progress::of_requests(t.reads, [("failed reads", t.failed_reads)], outstanding)
     }
 }
@@ -265,7 +153,7 @@ fn db_mb_per_sec(n: usize, i: &Of) -> Option<f64> {
 
 /// The backup's columns of `timeseries.csv`: MB/s in all, then per database (the rows keep
 /// those of the databases there are).
-const COLUMNS: &[SeriesColumn<BackupWork>] = &[
+const COLUMNS: &[SeriesColumn<Work<Reader>>] = &[
     SeriesColumn { column: col::MB_PER_SEC, value: |_, i| mb_per_sec(&i.data.total, i) },
     SeriesColumn { column: col::DB_MB_PER_SEC[0], value: |_, i| db_mb_per_sec(0, i) },
     SeriesColumn { column: col::DB_MB_PER_SEC[1], value: |_, i| db_mb_per_sec(1, i) },

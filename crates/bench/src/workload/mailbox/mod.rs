@@ -10,6 +10,7 @@
 
 mod backup;
 pub mod cache;
+mod finite;
 pub(crate) mod format;
 mod instance;
 mod judge;
@@ -28,7 +29,7 @@ pub use judge::{ThresholdCheck, Verdict};
 pub use layout::{DbFiles, DbState, Manifest};
 pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
 pub use recorder::{Corruption, MailboxRecorder};
-pub use recovery::{RecoveryOutcome, replay};
+pub use recovery::{RecoveryDetail, RecoveryInterval, RecoveryOutcome, RecoveryTally, replay};
 pub use run::{MailboxInterval, MailboxOutcome, MailboxSpec, run};
 pub use tune::{TuneStep, Tuner, median_index};
 pub use verify::{VerifyReport, verify};

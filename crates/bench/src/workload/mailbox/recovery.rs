@@ -6,7 +6,14 @@
 //! Pages are read in batches of the pages one log file names that are not cached, many in
 //! flight (the engine pre-reads for redo the same way); the cache holds `cache_max` worth of
 //! pages and is written out, coalesced, whenever it fills, and at the end.
+//!
+//! The replayers are the workers of a run on the run driver (`finite`): an interval every
+//! second, the measured phase ending when the last database is replayed (or a stop request).
+//! Each interval carries each database's log files, records, pages read and written and
+//! corruptions as counts, so the record holds the replay; each database's own replay time and
+//! the first corruptions come with the outcome.
 
+use super::finite::{self, Counter, Work};
 use super::format::{
     Filler, LOG_BLOCK_HEADER, PageFault, check_log_block, check_page, filler_stream, write_page,
 };
@@ -15,82 +22,92 @@ use super::layout::{DbFiles, Manifest, open_direct};
 use super::log::{LogGeometry, records};
 use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
 use crate::engine::{self, Dir, EngineKind, IoEngine, Request};
-use crate::run::StopFlag;
+use crate::run::{Beside, Closed, IntervalData, Outcome, Parts, Progress, SeriesColumn, StopFlag};
 use std::collections::BTreeSet;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
 
 const READ_DEPTH: u32 = 32;
 const WRITE_DEPTH: u32 = 8;
 
-/// What a replay did.
-#[derive(Debug, Clone, Default)]
-pub struct RecoveryOutcome {
-    pub logs_replayed: u64,
+/// What one database's replay did over an interval (or the whole replay): counts only.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RecoveryTally {
+    /// Log files replayed to their end (or to a damaged block, which ends the log).
+    pub logs: u64,
+    /// Log records redone.
     pub records: u64,
     pub pages_read: u64,
     pub pages_written: u64,
-    /// Longest replay of one database (they run in parallel).
-    pub seconds: f64,
+    /// Damaged log blocks, pages that failed their check and writes that failed.
     pub corruptions: u64,
-    pub first: Vec<Corruption>,
-    pub complete: bool,
 }
 
-impl RecoveryOutcome {
-    /// Seconds to replay one log file (per database, as Jetstress reports it).
-    pub fn seconds_per_log(&self, databases: usize) -> Option<f64> {
-        let per_db = self.logs_replayed as f64 / databases.max(1) as f64;
-        (per_db > 0.0).then(|| self.seconds / per_db)
+impl IntervalData for RecoveryTally {
+    fn merge(&mut self, o: &Self) {
+        self.logs += o.logs;
+        self.records += o.records;
+        self.pages_read += o.pages_read;
+        self.pages_written += o.pages_written;
+        self.corruptions += o.corruptions;
+    }
+
+    fn ops(&self) -> u64 {
+        self.pages_read + self.pages_written
     }
 }
 
+/// What only the replay has in its outcome.
+#[derive(Debug, Clone, Default)]
+pub struct RecoveryDetail {
+    /// Each database's replay time, seconds, from its first log file to its last page written.
+    pub seconds: Vec<f64>,
+    /// The first corruptions found (the count is in the intervals).
+    pub first: Vec<Corruption>,
+}
+
+/// What a replay did: its measured phase (no warm-up) per database in `totals.parts`.
+pub type RecoveryOutcome = Outcome<Parts<RecoveryTally>, RecoveryDetail>;
+
+/// One second of a replay as the caller sees it; its row has the host's columns only (the
+/// replay's counts are the interval's data).
+pub type RecoveryInterval<'a> = Closed<'a, Parts<RecoveryTally>>;
+
 /// Replays, for every database, the log generations from `from[i]` on; then marks the
-/// databases clean in the manifest.
+/// databases clean in the manifest when every one was replayed. `on_interval` gets each
+/// second as it ends, on the calling thread.
+#[allow(clippy::too_many_arguments)]
 pub fn replay(
     db_dir: &Path,
     manifest: &mut Manifest,
     from: &[u32],
     cache_bytes: u64,
     engine_kind: EngineKind,
+    sampler: &mut dyn Beside,
     stop: &StopFlag,
+    on_interval: &mut dyn FnMut(&RecoveryInterval),
 ) -> crate::Result<RecoveryOutcome> {
     let files = manifest.files(db_dir);
     let m = manifest.clone();
-    let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .iter()
-            .zip(from)
-            .map(|(f, &g)| {
-                let m = &m;
-                scope.spawn(move || Replayer::new(f, m, cache_bytes, engine_kind)?.run(g, stop))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join().unwrap_or_else(|_| Err(crate::Error::InvalidJob("a replay thread panicked".into())))
-            })
-            .collect::<Vec<_>>()
-    });
-    let mut out = RecoveryOutcome { complete: !stop.is_stopped(), ..Default::default() };
+    let replay_one = |i: usize, counts: &Counts, halted: &dyn Fn() -> bool| {
+        Replayer::new(&files[i], &m, cache_bytes, engine_kind, counts)?.run(from[i], halted)
+    };
+    let (driven, results) = finite::drive("replay", files.len(), sampler, stop, replay_one, on_interval);
+    let mut detail = RecoveryDetail::default();
     let page_size = manifest.page_size;
     for ((r, d), f) in results.into_iter().zip(&mut manifest.databases).zip(&files) {
-        let (o, pages) = r?;
-        out.logs_replayed += o.logs_replayed;
-        out.records += o.records;
-        out.pages_read += o.pages_read;
-        out.pages_written += o.pages_written;
-        out.seconds = out.seconds.max(o.seconds);
-        out.corruptions += o.corruptions;
-        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(out.first.len());
-        out.first.extend(o.first.into_iter().take(room));
+        let end = r?;
+        detail.seconds.push(end.seconds);
+        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(detail.first.len());
+        detail.first.extend(end.first.into_iter().take(room));
         // Pages the crashed run allocated but whose records never reached the log do not
         // exist after recovery: the database is what is on disk plus what was replayed.
         let on_disk = std::fs::metadata(&f.db).map_or(0, |m| m.len() / u64::from(page_size));
-        d.pages = on_disk.max(pages);
+        d.pages = on_disk.max(end.pages);
     }
+    let out = driven.with(detail);
     manifest.clean = out.complete;
     manifest.note_logs(db_dir);
     manifest.save(db_dir).map_err(|source| crate::Error::Io {
@@ -99,6 +116,51 @@ pub fn replay(
         source,
     })?;
     Ok(out)
+}
+
+/// One database's replay as the driver sees it: what it counted since the last interval.
+#[derive(Default)]
+struct Counts {
+    logs: AtomicU64,
+    records: AtomicU64,
+    pages_read: AtomicU64,
+    pages_written: AtomicU64,
+    corruptions: AtomicU64,
+    /// Reads and writes asked and not yet completed (a log file being read counts as one).
+    in_flight: AtomicU64,
+}
+
+impl Counter for Counts {
+    type Tally = RecoveryTally;
+    /// None of its own: the replay's seconds are counts in the record.
+    const COLUMNS: &'static [&'static [SeriesColumn<Work<Self>>]] = &[];
+
+    fn take(&self) -> RecoveryTally {
+        RecoveryTally {
+            logs: self.logs.swap(0, Relaxed),
+            records: self.records.swap(0, Relaxed),
+            pages_read: self.pages_read.swap(0, Relaxed),
+            pages_written: self.pages_written.swap(0, Relaxed),
+            corruptions: self.corruptions.swap(0, Relaxed),
+        }
+    }
+
+    fn in_flight(&self) -> u64 {
+        self.in_flight.load(Relaxed)
+    }
+
+    /// Stuck when no log file was finished and no page read or written, with work asked.
+    fn progress(t: &RecoveryTally, outstanding: u64) -> Progress {
+        Progress::of_requests(t.logs + t.pages_read + t.pages_written, [], outstanding)
+    }
+}
+
+/// What a replayer keeps besides its counts.
+struct ReplayEnd {
+    first: Vec<Corruption>,
+    seconds: f64,
+    /// The database's page count now.
+    pages: u64,
 }
 
 struct Replayer<'a> {
@@ -111,11 +173,18 @@ struct Replayer<'a> {
     filler: Filler,
     stamp: u64,
     max_page: u64,
-    out: RecoveryOutcome,
+    counts: &'a Counts,
+    first: Vec<Corruption>,
 }
 
 impl<'a> Replayer<'a> {
-    fn new(files: &'a DbFiles, m: &Manifest, cache_bytes: u64, kind: EngineKind) -> crate::Result<Self> {
+    fn new(
+        files: &'a DbFiles,
+        m: &Manifest,
+        cache_bytes: u64,
+        kind: EngineKind,
+        counts: &'a Counts,
+    ) -> crate::Result<Self> {
         let db = open_direct(&files.db, false)?;
         let mut lens = vec![m.page_size; READ_DEPTH as usize];
         lens.extend([COALESCE_BYTES.max(m.page_size); WRITE_DEPTH as usize]);
@@ -132,26 +201,31 @@ impl<'a> Replayer<'a> {
             filler: Filler::new(m.seed, filler_stream(files.id, 3)),
             stamp: u64::MAX / 2,
             max_page: 0,
-            out: RecoveryOutcome::default(),
+            counts,
+            first: Vec::new(),
         })
     }
 
-    /// Replays generations from `from` on; returns what it did and the page count now.
-    fn run(mut self, from: u32, stop: &StopFlag) -> crate::Result<(RecoveryOutcome, u64)> {
+    /// Replays generations from `from` on, until done or `halted`.
+    fn run(mut self, from: u32, halted: &dyn Fn() -> bool) -> crate::Result<ReplayEnd> {
         let start = Instant::now();
         let mut carry: Vec<u8> = Vec::new();
         for g in self.files.log_generations().into_iter().filter(|&g| g >= from) {
-            if stop.is_stopped() {
+            if halted() {
                 break;
             }
             let (payload, intact) = self.payload(g)?;
             carry.extend(payload);
             let (recs, used) = records(&carry);
             carry.drain(..used);
-            self.out.records += recs.len() as u64;
+            let redone = recs.len() as u64;
             let pages: BTreeSet<u64> = recs.into_iter().flat_map(|(_, p)| p).collect();
-            self.redo(&pages)?;
-            self.out.logs_replayed += 1;
+            if !self.redo(&pages, halted)? {
+                // Stopped within the file: it is not replayed.
+                break;
+            }
+            self.counts.records.fetch_add(redone, Relaxed);
+            self.counts.logs.fetch_add(1, Relaxed);
             if !intact {
                 // As the engine's recovery does: the log ends at the first damaged block. What
                 // follows could not be framed into records, so nothing after it is redone.
@@ -159,9 +233,7 @@ impl<'a> Replayer<'a> {
             }
         }
         self.flush()?;
-        self.out.seconds = start.elapsed().as_secs_f64();
-        let pages = self.max_page + 1;
-        Ok((self.out, pages))
+        Ok(ReplayEnd { first: self.first, seconds: start.elapsed().as_secs_f64(), pages: self.max_page + 1 })
     }
 
     /// The used payload of every block of generation `g`'s file, up to the end of the log, and
@@ -171,11 +243,10 @@ impl<'a> Replayer<'a> {
         let file = open_direct(&path, false)?;
         let mut buf = engine::AlignedBuf::new(self.geo.file_size)
             .map_err(|source| crate::Error::Setup { what: "allocating a log buffer", source })?;
-        file.read_exact_at(buf.as_mut_slice(), 0).map_err(|source| crate::Error::Io {
-            op: "reading",
-            path: path.clone(),
-            source,
-        })?;
+        self.counts.in_flight.fetch_add(1, Relaxed);
+        let read = file.read_exact_at(buf.as_mut_slice(), 0);
+        self.counts.in_flight.fetch_sub(1, Relaxed);
+        read.map_err(|source| crate::Error::Io { op: "reading", path: path.clone(), source })?;
         let mut payload = Vec::with_capacity(self.geo.file_size);
         for (i, block) in
             buf.as_mut_slice().chunks_exact(self.geo.block).enumerate().skip(self.geo.header_blocks())
@@ -194,8 +265,9 @@ impl<'a> Replayer<'a> {
         Ok((payload, true))
     }
 
-    /// Reads the pages not cached (to see their state, as redo must), then holds them dirty.
-    fn redo(&mut self, pages: &BTreeSet<u64>) -> crate::Result<()> {
+    /// Reads the pages not cached (to see their state, as redo must), then holds them dirty;
+    /// false when `halted` came first (the reads in flight are waited for, nothing is held).
+    fn redo(&mut self, pages: &BTreeSet<u64>, halted: &dyn Fn() -> bool) -> crate::Result<bool> {
         let missing: Vec<u64> = pages.iter().copied().filter(|p| !self.cached.contains(p)).collect();
         if self.cached.len() + missing.len() > self.capacity {
             self.flush()?;
@@ -207,12 +279,13 @@ impl<'a> Replayer<'a> {
         let mut done = Vec::new();
         loop {
             while let Some(slot) = free.last().copied() {
-                let Some(p) = queue.next() else { break };
+                let Some(p) = queue.next().filter(|_| !halted()) else { break };
                 free.pop();
                 at_slot[slot as usize] = p;
                 self.engine.queue(Request { slot, file: 0, dir: Dir::Read, offset: p * ps, len: self.page });
                 in_flight += 1;
             }
+            self.counts.in_flight.store(u64::from(in_flight), Relaxed);
             if in_flight == 0 {
                 break;
             }
@@ -224,7 +297,7 @@ impl<'a> Replayer<'a> {
                 let p = at_slot[c.slot as usize];
                 // A page beyond the end was added by the run and never written: redo creates it.
                 if c.result == self.page as i32 {
-                    self.out.pages_read += 1;
+                    self.counts.pages_read.fetch_add(1, Relaxed);
                     if let Err(f) =
                         check_page(&self.engine.buffer(c.slot)[..self.page as usize], self.files.id, p)
                     {
@@ -234,9 +307,12 @@ impl<'a> Replayer<'a> {
                 }
             }
         }
+        if halted() {
+            return Ok(false);
+        }
         self.cached.extend(pages.iter().copied());
         self.max_page = self.max_page.max(pages.last().copied().unwrap_or(0));
-        Ok(())
+        Ok(true)
     }
 
     fn io(&mut self, min: u32, done: &mut Vec<engine::Completion>) -> crate::Result<()> {
@@ -261,6 +337,7 @@ impl<'a> Replayer<'a> {
         }
         let mut free: Vec<u32> = (READ_DEPTH..READ_DEPTH + WRITE_DEPTH).collect();
         let (mut in_flight, mut done) = (0u32, Vec::new());
+        let mut pages_at = [0u64; (READ_DEPTH + WRITE_DEPTH) as usize];
         let mut runs = runs.into_iter();
         loop {
             while let Some(&slot) = free.last() {
@@ -279,9 +356,10 @@ impl<'a> Replayer<'a> {
                     offset: first * ps as u64,
                     len: (n * ps) as u32,
                 });
-                self.out.pages_written += n as u64;
+                pages_at[slot as usize] = n as u64;
                 in_flight += 1;
             }
+            self.counts.in_flight.store(u64::from(in_flight), Relaxed);
             if in_flight == 0 {
                 return Ok(());
             }
@@ -290,6 +368,7 @@ impl<'a> Replayer<'a> {
             for c in &done {
                 in_flight -= 1;
                 free.push(c.slot);
+                self.counts.pages_written.fetch_add(pages_at[c.slot as usize], Relaxed);
                 if c.result < 0 {
                     let path = self.files.db.clone();
                     self.corrupt(&path, 0, format!("replay write failed ({})", engine::error_kind(c.result)));
@@ -299,9 +378,9 @@ impl<'a> Replayer<'a> {
     }
 
     fn corrupt(&mut self, path: &Path, offset: u64, what: String) {
-        self.out.corruptions += 1;
-        if self.out.first.len() < MAX_CORRUPTIONS_KEPT {
-            self.out.first.push(Corruption { file: path.display().to_string(), offset, what });
+        self.counts.corruptions.fetch_add(1, Relaxed);
+        if self.first.len() < MAX_CORRUPTIONS_KEPT {
+            self.first.push(Corruption { file: path.display().to_string(), offset, what });
         }
     }
 }

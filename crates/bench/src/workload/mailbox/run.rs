@@ -338,7 +338,11 @@ const READY_LIMIT: Duration = Duration::from_secs(60);
 /// Waits until every database thread is ready to run, or one of them has already ended (it
 /// failed before it was; its end says why once the run is over), or a stop request came, or
 /// `READY_LIMIT` passed.
-fn wait_ready(shared: &[Arc<InstanceShared>], threads: &[std::thread::JoinHandle<InstanceEnd>], stop: &StopFlag) {
+fn wait_ready(
+    shared: &[Arc<InstanceShared>],
+    threads: &[std::thread::JoinHandle<InstanceEnd>],
+    stop: &StopFlag,
+) {
     let limit = Instant::now() + READY_LIMIT;
     let waiting = || {
         !shared.iter().all(|s| s.ready.load(Relaxed))

@@ -109,6 +109,17 @@ fn crashed_after(logs: u32) -> (tempfile::TempDir, Manifest, u32, MailboxOutcome
     (dir, m, first, out)
 }
 
+/// The replay of one database's logs from generation `first` on, with a 4 MiB cache.
+fn replayed(
+    dir: &std::path::Path,
+    m: &mut Manifest,
+    first: u32,
+    on_interval: &mut dyn FnMut(&RecoveryInterval),
+) -> RecoveryOutcome {
+    replay(dir, m, &[first], 4 << 20, EngineKind::IoUring, &mut NoHost, &StopFlag::new(), on_interval)
+        .unwrap()
+}
+
 #[test]
 fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
     let (dir, mut m, first, out) = crashed_after(3);
@@ -116,11 +127,17 @@ fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
     assert!(!m.clean, "a crash leaves the databases unclean");
     let files = m.files(dir.path());
     assert!(files[0].log_generations().len() >= 3, "the logs are kept: {:?}", files[0].log_generations());
-    let r = replay(dir.path(), &mut m, &[first], 4 << 20, EngineKind::IoUring, &StopFlag::new()).unwrap();
-    assert!(r.logs_replayed >= 3 && r.records > 100 && r.pages_written > 0, "{r:?}");
-    assert_eq!(r.corruptions, 0, "{:?}", r.first);
-    assert!(m.clean);
-    assert!(r.seconds_per_log(1).unwrap() > 0.0);
+    let mut seconds = crate::run::Parts::<RecoveryTally>::default();
+    let r = replayed(dir.path(), &mut m, first, &mut |c| {
+        crate::run::IntervalData::merge(&mut seconds, c.interval.data)
+    });
+    let t = &r.totals.total;
+    assert!(t.logs >= 3 && t.records > 100 && t.pages_read > 0 && t.pages_written > 0, "{r:?}");
+    assert_eq!(t.corruptions, 0, "{:?}", r.detail.first);
+    assert_eq!(seconds.total, *t, "the replay's seconds add up to it");
+    assert!(r.complete && m.clean);
+    let per_log = crate::run::record::summary::mailbox::seconds_per_log(t.logs, &r.detail.seconds);
+    assert!(r.measured_s > 0.0 && per_log.unwrap() > 0.0, "{r:?}");
     let v = verify(dir.path(), &m, 2, &StopFlag::new(), &mut |_, _| {}).unwrap();
     assert!(v.ok(), "{:?}", v.first);
 }
@@ -135,14 +152,11 @@ fn replay_stops_at_a_damaged_log_block_and_never_redoes_what_follows() {
     // Garbage in the middle of the second log file (a full one).
     let log = std::fs::OpenOptions::new().write(true).open(files[0].log_path(first + 1)).unwrap();
     log.write_all_at(&[0xAB; 4096], 512 << 10).unwrap();
-    let r = replay(dir.path(), &mut m, &[first], 4 << 20, EngineKind::IoUring, &StopFlag::new()).unwrap();
-    assert_eq!(r.corruptions, 1, "{:?}", r.first);
-    assert!(
-        r.first[0]
-            .file
-            .ends_with(&files[0].log_path(first + 1).file_name().unwrap().to_string_lossy().to_string())
-    );
-    assert_eq!(r.logs_replayed, 2, "the first file and the intact part of the second: {r:?}");
+    let r = replayed(dir.path(), &mut m, first, &mut |_| {});
+    assert_eq!(r.totals.total.corruptions, 1, "{:?}", r.detail.first);
+    let damaged = files[0].log_path(first + 1).file_name().unwrap().to_string_lossy().to_string();
+    assert!(r.detail.first[0].file.ends_with(&damaged), "{:?}", r.detail.first);
+    assert_eq!(r.totals.total.logs, 2, "the first file and the intact part of the second: {r:?}");
     let size_after = std::fs::metadata(&files[0].db).unwrap().len();
     assert!(
         size_after <= size_before + (16 << 20),

@@ -1,10 +1,9 @@
-//! A mailbox test's summary as it starts (what was run), and the figures of a soft recovery;
-//! a transactional test's and a backup's are built in the library from what the record holds
+//! A mailbox test's summary as it starts (what was run); every test's finished summary is
+//! built in the library from what the record holds
 //! (`storbench_bench::run::record::summary::mailbox`).
 
 use super::validate::MailboxPlan;
-use storbench_bench::run::record::summary::mailbox::mismatch;
-use storbench_report::{CpuUsage, DeviceInfo, MailboxResults, Phases, Results, Summary, TargetInfo};
+use storbench_report::{DeviceInfo, MailboxResults, Results, Summary, TargetInfo};
 
 pub fn started(plan: &MailboxPlan, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
     Summary {
@@ -63,25 +62,4 @@ fn parameters(plan: &MailboxPlan) -> serde_json::Value {
         "engine": plan.engine.name(),
         "seed": plan.seed,
     })
-}
-
-/// Adds corruptions found by a replay.
-pub fn corrupt(r: &mut MailboxResults, found: &[storbench_bench::workload::mailbox::Corruption]) {
-    r.corruptions.extend(found.iter().map(mismatch));
-}
-
-pub fn finish(
-    mut s: Summary,
-    r: MailboxResults,
-    phases: Phases,
-    cpu: CpuUsage,
-    complete: bool,
-    ended_at: &str,
-) -> Summary {
-    s.results = Results::Mailbox(r);
-    s.phases = phases;
-    s.cpu = cpu;
-    s.complete = complete;
-    s.ended_at = Some(ended_at.into());
-    s
 }

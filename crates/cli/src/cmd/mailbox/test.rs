@@ -18,8 +18,9 @@ use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::run::{Outcome, Parts, StopFlag};
 use storbench_bench::workload::mailbox::MailboxRecorder;
 use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, TestType};
+use storbench_report::DatabaseInfo;
 use storbench_report::columns::mailbox as col;
-use storbench_report::{DatabaseInfo, MailboxResults, Phases, Summary};
+use storbench_report::series::SeriesRow;
 
 /// The library's description of the test `plan` holds.
 pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
@@ -41,10 +42,14 @@ pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
     }
 }
 
-/// A test's bundle and the host's sampler while it runs.
+/// A test's bundle and the host's sampler while it runs, and its last row of the series.
 pub(super) struct TestRows<'a> {
     pub(super) bundle: &'a mut Bundle,
     pub(super) sampler: &'a mut WithStreams<SystemSampler>,
+    /// The transactional run's last row and where its interval ended (ns since its start):
+    /// the columns and the place on the record's timeline of what follows it (soft recovery's
+    /// replay).
+    pub(super) last: Option<(SeriesRow, u64)>,
 }
 
 /// The test `plan` holds into its bundle: the directory `given`, or a new one named after the
@@ -86,42 +91,23 @@ pub(super) fn measure_test(
         background_dir: Some(plan.db_dir.as_path()),
     };
     measure::measure(&dir, start, stop, |rec, first| {
-        let mut run = TestRows { bundle: &mut rec.bundle, sampler: &mut rec.sampler };
-        let figures = match plan.test {
-            TestType::Backup => return backup(&mut run, plan, manifest, stop, first),
-            TestType::SoftRecovery => soft_recovery(&mut run, plan, manifest, stop)?,
+        let mut run = TestRows { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last: None };
+        match plan.test {
+            TestType::Backup => backup(&mut run, plan, manifest, stop, first),
+            TestType::SoftRecovery => soft_recovery(&mut run, plan, manifest, stop, first),
             _ => {
                 let t = transactional(&mut run, plan, spec, manifest, stop)?;
                 let ended_at = jiff::Timestamp::now().to_string();
                 let end = End::of(&ended_at, &t, &t.detail);
                 let summary = record_summary::mailbox::summary(first, &t, &ended_at);
-                return Ok(Finished { end: Some(end), ..Finished::new(summary) });
+                Ok(Finished { end: Some(end), ..Finished::new(summary) })
             }
-        };
-        Ok(finished(first, figures))
+        }
     })
 }
 
-/// The test's summary from its figures.
-fn finished(first: Summary, (r, phases, cpu, complete, warnings): Figures) -> Finished {
-    let mut s = summary::finish(first, r, phases, cpu, complete, &jiff::Timestamp::now().to_string());
-    s.warnings.extend(warnings);
-    Finished::new(s)
-}
-
-pub(super) type Figures = (MailboxResults, Phases, storbench_report::CpuUsage, bool, Vec<String>);
-
 /// A transactional run's outcome with what the record keeps of it.
 pub(super) type Transacted = Outcome<Parts<MailboxRecorder>, MailboxFacts>;
-
-/// The figures of a transactional run, for a test that goes on after it (soft recovery).
-pub(super) fn figures(plan: &MailboxPlan, t: &Transacted) -> Figures {
-    let r = record_summary::mailbox::results(summary::base_results(plan), t);
-    let mut warnings = t.detail.warnings.clone();
-    warnings.extend(t.failures.iter().cloned());
-    let phases = Phases { ramp_s: t.warmup_s, measured_s: t.measured_s };
-    (r, phases, record_summary::mailbox::cpu(t), t.complete, warnings)
-}
 
 /// The transactional workload (performance, stress, or soft recovery's log generation),
 /// then the verification.
@@ -133,11 +119,12 @@ pub(super) fn transactional(
     stop: &StopFlag,
 ) -> Result<Transacted> {
     let line = output::run_line("mailbox");
-    let TestRows { bundle, sampler } = run;
+    let TestRows { bundle, sampler, last } = run;
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
         line.set_message(progress(iv, plan));
         // Each row is written when its second ends, so that a killed run keeps its rows.
         bundle.recorded(iv, "mailbox", &iv.interval.data.tally());
+        *last = Some((iv.row.clone(), iv.interval.end_ns));
     });
     line.finish_and_clear();
     let outcome = outcome.context("running the mailbox test")?;

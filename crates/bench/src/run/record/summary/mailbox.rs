@@ -1,13 +1,16 @@
 //! The mailbox workload's summaries from their outcomes: the transactional one (performance
-//! and stress tests, soft recovery's log generation) with Jetstress's rates and latencies per
-//! stream and per database, the thresholds' verdict, errors and corruption, the verification;
-//! and the backup's (stream `backup`): MB/s per database and in all, pages checked, corruption.
+//! and stress tests) with Jetstress's rates and latencies per stream and per database, the
+//! thresholds' verdict, errors and corruption, the verification; the backup's (stream
+//! `backup`): MB/s per database and in all, pages checked, corruption; and soft recovery's:
+//! its log generation's transactional figures (stream `mailbox`) with the replay's (stream
+//! `recovery`): log files replayed, seconds per log file, corruption, the verification.
 
 use crate::metrics::DirectionCounters;
-use crate::run::record::{Recordable, Tally};
+use crate::run::record::{Facts, Recordable, Tally};
 use crate::run::{Outcome, Parts};
 use crate::workload::mailbox::{
-    BackupDetail, BackupTally, Corruption, MailboxOutcome, MailboxRecorder, Manifest, VerifyReport,
+    BackupDetail, BackupTally, Corruption, MailboxOutcome, MailboxRecorder, Manifest, RecoveryDetail,
+    RecoveryTally, VerifyReport,
 };
 use serde::{Deserialize, Serialize};
 use storbench_report::{
@@ -346,4 +349,137 @@ pub fn backup_summary(
     s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
     s
+}
+
+/// The record's stream of a soft recovery's replay (its log generation's is `mailbox`).
+pub const RECOVERY_STREAM: &str = "recovery";
+
+/// Whether the summary is a soft recovery test's.
+pub fn is_soft_recovery(s: &Summary) -> bool {
+    matches!(&s.results, Results::Mailbox(r) if r.test == "soft_recovery")
+}
+
+/// What a soft recovery knows besides its intervals, as the record keeps it (the end's facts
+/// are the replay's).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RecoveryFacts {
+    /// The log generation's run (stream `mailbox`): its facts and its own findings.
+    pub generation: Facts,
+    pub generated: MailboxFacts,
+    /// The replay's own findings; None when the generation did not complete (nothing was
+    /// replayed).
+    pub replay: Option<ReplayFacts>,
+}
+
+/// What a replay knows besides its intervals.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct ReplayFacts {
+    /// Each database's replay time, seconds, in the order of the outcome's parts.
+    pub seconds: Vec<f64>,
+    /// The first corruptions found (the count is in the intervals).
+    pub corruptions: Vec<Mismatch>,
+    /// The verification after the replay, when one ran.
+    pub verified: Option<Verified>,
+}
+
+impl ReplayFacts {
+    pub fn of(d: &RecoveryDetail) -> ReplayFacts {
+        ReplayFacts {
+            seconds: d.seconds.clone(),
+            corruptions: d.first.iter().map(mismatch).collect(),
+            verified: None,
+        }
+    }
+}
+
+impl RecoveryFacts {
+    /// The facts of a generation run `generated` and of the replay after it, where there was one.
+    pub fn of(
+        generated: &Outcome<Parts<MailboxRecorder>, MailboxFacts>,
+        replay: Option<&ReplayFacts>,
+    ) -> RecoveryFacts {
+        RecoveryFacts {
+            generation: Facts::of(generated),
+            generated: generated.detail.clone(),
+            replay: replay.cloned(),
+        }
+    }
+}
+
+impl Recordable for RecoveryTally {
+    fn tally(&self) -> Tally<'_> {
+        let mut t = Tally::default();
+        t.count("logs", self.logs);
+        t.count("records", self.records);
+        t.count("pages_read", self.pages_read);
+        t.count("pages_written", self.pages_written);
+        t.count("corruptions", self.corruptions);
+        t
+    }
+
+    fn from_tally(t: &Tally<'_>) -> Result<Self, String> {
+        Ok(RecoveryTally {
+            logs: t.get("logs"),
+            records: t.get("records"),
+            pages_read: t.get("pages_read"),
+            pages_written: t.get("pages_written"),
+            corruptions: t.get("corruptions"),
+        })
+    }
+}
+
+/// The summary of a soft recovery test: `started` (whose results hold what was run) with its
+/// log generation's transactional figures and CPU (not judged: its thresholds' checks are
+/// left out once logs were replayed), then the replay's: log files replayed, seconds per log
+/// file (the longest database's replay time over the log files each replayed), the corruption
+/// found and the verification; its phases are the replay's. Without a replay (the generation
+/// was cut short) the test does not pass and is not complete.
+pub fn soft_recovery_summary(
+    started: Summary,
+    generated: &Outcome<Parts<MailboxRecorder>, MailboxFacts>,
+    replayed: Option<&Outcome<Parts<RecoveryTally>, ReplayFacts>>,
+    ended_at: &str,
+) -> Summary {
+    let mut s = super::ended(started, ended_at);
+    let mut r = results(what_was_run(&s), generated);
+    s.cpu = cpu(generated);
+    s.warnings.extend(generated.detail.warnings.iter().cloned());
+    s.warnings.extend(generated.failures.iter().cloned());
+    let Some(out) = replayed else {
+        r.pass = false;
+        s.results = Results::Mailbox(r);
+        return s;
+    };
+    let t = &out.totals.total;
+    let seconds = replay_seconds(&out.detail.seconds);
+    r.checks.clear();
+    r.logs_replayed = Some(t.logs);
+    r.seconds_per_log = seconds_per_log(t.logs, &out.detail.seconds);
+    r.corruptions.extend(out.detail.corruptions.iter().cloned());
+    r.pass = t.corruptions == 0 && out.complete;
+    if let Some(v) = &out.detail.verified {
+        verified(&mut r, v);
+    }
+    s.warnings.extend(out.warnings.iter().cloned());
+    s.warnings.extend(out.failures.iter().cloned());
+    if t.logs == 0 {
+        s.warnings.push("no log file was replayed".into());
+        r.pass = false;
+    }
+    s.results = Results::Mailbox(r);
+    s.phases = Phases { ramp_s: 0.0, measured_s: seconds };
+    s.complete = out.complete;
+    s
+}
+
+/// A replay's time: its longest database's (they replay in parallel).
+pub fn replay_seconds(per_database: &[f64]) -> f64 {
+    per_database.iter().copied().fold(0.0, f64::max)
+}
+
+/// Seconds to replay one log file, per database as Jetstress reports it: the replay's time
+/// over the log files each database replayed (`logs` in all; `per_database` replay times).
+pub fn seconds_per_log(logs: u64, per_database: &[f64]) -> Option<f64> {
+    let per_db = logs as f64 / per_database.len().max(1) as f64;
+    (per_db > 0.0).then(|| replay_seconds(per_database) / per_db)
 }

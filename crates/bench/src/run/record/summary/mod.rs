@@ -38,6 +38,7 @@ pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, R
             let out = stream_outcome(&record, mailbox::BACKUP_STREAM, window)?;
             mailbox::backup_summary(started, &out, at)
         }
+        "mailbox" if mailbox::is_soft_recovery(&started) => soft_recovery(&record, started, window, at)?,
         "mailbox" => {
             let mut out = outcome(&record, window)?;
             mailbox::faults_whenever(&mut out);
@@ -52,6 +53,23 @@ pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, R
     s.background = streams(&record, window)?;
     s.warnings.extend(end.added_warnings.iter().cloned());
     Ok(s)
+}
+
+/// A soft recovery's summary: the replay's outcome (over `window` where one is given) with the
+/// facts of the log generation before it, whose outcome is its whole run.
+fn soft_recovery(
+    record: &StoredRecord,
+    started: Summary,
+    window: Option<(f64, f64)>,
+    at: &str,
+) -> Result<Summary, RecordError> {
+    let out: Outcome<_, mailbox::RecoveryFacts> = stream_outcome(record, mailbox::RECOVERY_STREAM, window)?;
+    let facts = &out.detail;
+    let mut generated = record.stream_outcome_of("mailbox", &facts.generation, facts.generated.clone())?;
+    mailbox::faults_whenever(&mut generated);
+    let replay = facts.replay.clone();
+    let replayed = replay.map(|r| out.with(r));
+    Ok(mailbox::soft_recovery_summary(started, &generated, replayed.as_ref(), at))
 }
 
 /// Each background stream's figures from its measured intervals (those inside `window` where

@@ -1,0 +1,170 @@
+//! Work that ends on its own: a worker per database doing one finite job (a backup's reader, a
+//! replay) on the run driver (`run::drive`, `Pace::Timer`), an interval every second, no
+//! warm-up, the measured phase ending where the last worker finished (or at a stop request).
+//! Each kind of worker brings its counts (`Counter`); the driver takes them every second.
+
+use crate::run::{
+    Beside, Closed, IntervalData, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn, StopFlag,
+    Take, Warmup,
+};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// One worker's counts, added to as it works and taken by the driver every interval.
+pub(super) trait Counter: Default + Send + Sync + 'static {
+    /// What the counts are over an interval.
+    type Tally: IntervalData + PartialEq;
+
+    /// The workers' columns of `timeseries.csv`, in groups, in the file's order.
+    const COLUMNS: &'static [&'static [SeriesColumn<Work<Self>>]];
+
+    /// What was counted since the last call.
+    fn take(&self) -> Self::Tally;
+
+    /// Requests asked and not yet completed.
+    fn in_flight(&self) -> u64;
+
+    /// How the workers fared over an interval in which they counted `t`, with `outstanding`
+    /// requests waiting at its end (the driver's no-progress rule).
+    fn progress(t: &Self::Tally, outstanding: u64) -> Progress;
+}
+
+/// One closed interval of the workers, as the caller is handed it.
+pub(super) type Second<'a, C> = Closed<'a, Parts<<C as Counter>::Tally>>;
+
+/// The run of finite workers: one-second intervals (as the mailbox test's) until the last
+/// worker is done.
+const PLAN: RunPlan = RunPlan {
+    warmup: Warmup::For(Duration::ZERO),
+    length: Length::UntilDone,
+    interval: Duration::from_secs(1),
+    rounds: None,
+};
+
+/// Runs `job(i, counts, halted)` for workers `0..workers`, each on a thread of its own, under
+/// the driver on this thread, which hands each interval to `on_interval` as it ends; once the
+/// run is over the workers are stopped and waited for. `halted` tells a worker to stop (the
+/// user's `stop`, or the run is over before it). Returns the outcome, complete unless `stop`
+/// or a failure cut it short, and each worker's result in order (`what` names a worker whose
+/// thread panicked).
+pub(super) fn drive<C: Counter, R: Send>(
+    what: &str,
+    workers: usize,
+    sampler: &mut dyn Beside,
+    stop: &StopFlag,
+    job: impl Fn(usize, &C, &dyn Fn() -> bool) -> crate::Result<R> + Sync,
+    on_interval: &mut dyn FnMut(&Second<'_, C>),
+) -> (Outcome<Parts<C::Tally>>, Vec<crate::Result<R>>) {
+    let shared = Arc::new(Finite::<C>::new(workers));
+    let mut work = Work { shared: shared.clone(), last_end_ns: 0 };
+    let start = Instant::now();
+    let (mut driven, results) = std::thread::scope(|scope| {
+        let (job, shared) = (&job, &shared);
+        let handles: Vec<_> = (0..workers)
+            .map(|i| {
+                scope.spawn(move || {
+                    let halted = || stop.is_stopped() || shared.halt.is_stopped();
+                    let result = job(i, &shared.counts[i], &halted);
+                    shared.worker_done(start);
+                    result
+                })
+            })
+            .collect();
+        // The last worker to finish ends the driver's measured phase, as a stop request would.
+        let driven = crate::run::drive(&PLAN, &mut work, start, sampler, &shared.all_done, on_interval);
+        shared.halt.stop();
+        let results: Vec<_> = handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(crate::Error::InvalidJob(format!("a {what} thread panicked"))))
+            })
+            .collect();
+        (driven, results)
+    });
+    // Every worker being done ends the run through the driver's stop; only the user's stop (or
+    // a failure) makes it incomplete.
+    driven.complete = !stop.is_stopped() && driven.failures.is_empty();
+    (driven, results)
+}
+
+/// What the workers and the driver share.
+struct Finite<C> {
+    /// Each worker's counts since the driver last took them.
+    counts: Vec<C>,
+    /// Workers still working.
+    running: AtomicUsize,
+    /// When the last worker finished, ns since the start.
+    last_done_ns: AtomicU64,
+    /// Set when every worker is done: the driver's stop.
+    all_done: StopFlag,
+    /// Set when the run is over before the workers are (no progress): they stop.
+    halt: StopFlag,
+}
+
+impl<C: Default> Finite<C> {
+    fn new(workers: usize) -> Self {
+        let all_done = StopFlag::new();
+        if workers == 0 {
+            all_done.stop();
+        }
+        Finite {
+            counts: (0..workers).map(|_| C::default()).collect(),
+            running: AtomicUsize::new(workers),
+            last_done_ns: AtomicU64::new(0),
+            all_done,
+            halt: StopFlag::new(),
+        }
+    }
+
+    /// A worker is done (finished, stopped or failed).
+    fn worker_done(&self, start: Instant) {
+        let now = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.last_done_ns.fetch_max(now, Relaxed);
+        if self.running.fetch_sub(1, Relaxed) == 1 {
+            self.all_done.stop();
+        }
+    }
+}
+
+/// The workers as the driver sees them.
+pub(super) struct Work<C> {
+    shared: Arc<Finite<C>>,
+    /// Where the last interval ended, ns since the start.
+    last_end_ns: u64,
+}
+
+impl<C: Counter> crate::run::Workload for Work<C> {
+    type Data = Parts<C::Tally>;
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = C::COLUMNS;
+
+    fn pace(&self) -> Pace {
+        Pace::Timer
+    }
+
+    /// The interval ends at `now_ns`, or, once every worker is done, where the last one
+    /// finished; nothing left after that ends the run.
+    fn take(&mut self, _index: u64, now_ns: u64) -> Take<Self::Data> {
+        // Read before the counts: once every worker is done, these are their last.
+        let done = self.shared.all_done.is_stopped();
+        let data = Parts::new(self.shared.counts.iter().map(C::take).collect());
+        let end_ns = match done {
+            true => self.shared.last_done_ns.load(Relaxed).min(now_ns).max(self.last_end_ns),
+            false => now_ns,
+        };
+        if done && end_ns == self.last_end_ns && data.total == C::Tally::default() {
+            return Take::Finished;
+        }
+        self.last_end_ns = end_ns;
+        Take::Closed { end_ns, data }
+    }
+
+    fn wind_down(&mut self) {
+        self.shared.halt.stop();
+    }
+
+    fn progress(&self, data: &Self::Data) -> Progress {
+        C::progress(&data.total, self.shared.counts.iter().map(C::in_flight).sum())
+    }
+}
