@@ -109,3 +109,28 @@ pub fn mailbox_manifest(bytes: &[u8]) {
         }
     });
 }
+
+/// A replay's request logs (`storbench replay LOG` reads them): every reader ends on any
+/// bytes, without a panic, and names a line of the input for every request and every line it
+/// could not read; detection never panics.
+pub fn replay_log(bytes: &[u8]) {
+    use storbench_bench::workload::replay::log::{Format, mysql, postgres};
+    let lines = bytes.split(|b| *b == b'\n').count() as u64;
+    let _ = Format::detect(&String::from_utf8_lossy(bytes));
+    let line_of = |r: &storbench_bench::workload::replay::log::Read| match r {
+        Ok(e) => e.line,
+        Err(e) => e.line,
+    };
+    let readers: Vec<Box<dyn Iterator<Item = storbench_bench::workload::replay::log::Read>>> = vec![
+        Box::new(postgres::CsvLog::new(bytes)),
+        Box::new(postgres::StderrLog::new(bytes, postgres::DEFAULT_PREFIX).expect("the default prefix")),
+        Box::new(mysql::GeneralLog::new(bytes)),
+        Box::new(mysql::SlowLog::new(bytes)),
+    ];
+    for reader in readers {
+        for read in reader.take(1 << 20) {
+            let line = line_of(&read);
+            assert!((1..=lines).contains(&line), "line {line} of {lines}");
+        }
+    }
+}

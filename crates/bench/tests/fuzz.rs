@@ -1,7 +1,7 @@
 //! Fuzzing storbench_bench's readers of files on stable, inside `cargo test` (fuzz/harness.rs
 //! says how; fuzz/checks/bench.rs holds what each target promises, shared with the cargo-fuzz
-//! targets): the integrity journal and page checker, the integrity and mailbox manifests and
-//! the latency histograms, from the files a short run wrote (fuzz/corpus/), damaged. Checksums
+//! targets): the integrity journal and page checker, the integrity and mailbox manifests, the
+//! latency histograms and a replay's request logs, from the files a short run wrote (fuzz/corpus/), damaged. Checksums
 //! would stop nearly every damaged record or page at the first check, so the journal and page
 //! targets also re-seal what they damaged, and build records and histograms field by field
 //! from the edges of each field's type.
@@ -185,6 +185,11 @@ proptest! {
     }
 
     #[test]
+    fn a_damaged_request_log_is_read_line_by_line_or_its_lines_named(bytes in mutated(corpus("replay_log"), 6)) {
+        checking(|| checks::replay_log(&bytes));
+    }
+
+    #[test]
     fn a_damaged_mailbox_manifest_loads_or_is_refused(bytes in json_damaged(corpus("mailbox_manifest"), 6)) {
         checking(|| checks::mailbox_manifest(&bytes));
     }
@@ -211,6 +216,12 @@ fn every_seed_is_what_storbench_wrote_and_reads() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("storbench-integrity.json"), &bytes).unwrap();
         storbench_bench::workload::integrity::Layout::new(dir.path()).load().unwrap();
+    }
+    for bytes in corpus("replay_log") {
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let format =
+            storbench_bench::workload::replay::log::Format::detect(text).expect("a log of a known format");
+        assert!(!format.name().is_empty());
     }
     for bytes in corpus("mailbox_manifest") {
         let dir = tempfile::tempdir().unwrap();

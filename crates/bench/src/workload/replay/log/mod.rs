@@ -41,6 +41,63 @@ pub struct LineError {
 /// What a reader gives: a request, or a line it could not read.
 pub type Read = Result<Entry, LineError>;
 
+/// The formats a replay reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    PgCsvlog,
+    PgStderr,
+    MysqlGeneral,
+    MysqlSlow,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] =
+        [Format::PgCsvlog, Format::PgStderr, Format::MysqlGeneral, Format::MysqlSlow];
+
+    /// Its name for `--format`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::PgCsvlog => "pg-csvlog",
+            Format::PgStderr => "pg-stderr",
+            Format::MysqlGeneral => "mysql-general",
+            Format::MysqlSlow => "mysql-slow",
+        }
+    }
+
+    /// The format `head` (a log's first lines) is written in, by what only that format's
+    /// lines look like; None when no format fits, or more than one.
+    pub fn detect(head: &str) -> Option<Format> {
+        let lines: Vec<&str> = head.lines().filter(|l| !l.trim().is_empty()).take(50).collect();
+        let found: Vec<Format> =
+            Format::ALL.into_iter().filter(|f| lines.iter().any(|l| f.marks(l))).collect();
+        match found.as_slice() {
+            [one] => Some(*one),
+            // A slow log opens with the general log's banner too; its `# Time:` or
+            // `# User@Host:` lines are its own.
+            [Format::MysqlGeneral, Format::MysqlSlow] => Some(Format::MysqlSlow),
+            _ => None,
+        }
+    }
+
+    /// Whether `line` is one only this format writes.
+    fn marks(self, line: &str) -> bool {
+        let iso_start = line.get(..23).and_then(time::parse_iso).is_some();
+        match self {
+            // `2026-11-26 05:04:54.418 UTC,"user","db",pid,...`: a time, then a comma.
+            Format::PgCsvlog => {
+                let zone_then_comma = line.get(23..).and_then(|r| r.trim_start().split_once(','));
+                iso_start && zone_then_comma.is_some_and(|(zone, _)| !zone.contains([' ', '|']))
+            }
+            Format::PgStderr => {
+                ["LOG:  ", "DETAIL:  ", "ERROR:  ", "STATEMENT:  "].iter().any(|m| line.contains(m))
+                    && iso_start
+            }
+            Format::MysqlGeneral => line.contains(" Query\t") || line.contains(" Connect\t"),
+            Format::MysqlSlow => line.starts_with("# User@Host: ") || line.starts_with("# Query_time: "),
+        }
+    }
+}
+
 /// A log's lines with their numbers, one kept back when a reader looked ahead.
 pub(super) struct Lines<R> {
     input: R,
@@ -163,7 +220,38 @@ impl<'a> Words<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::statement_kind;
+    use super::{Format, statement_kind};
+
+    #[test]
+    fn each_captured_log_is_recognised_as_its_own_format_and_plain_text_as_none() {
+        let logs = [
+            (include_str!("../../../../../../fuzz/corpus/replay_log/pg15.csv"), Format::PgCsvlog),
+            (include_str!("../../../../../../fuzz/corpus/replay_log/pg15-duration.csv"), Format::PgCsvlog),
+            (include_str!("../../../../../../fuzz/corpus/replay_log/pg15-stderr.log"), Format::PgStderr),
+            (
+                include_str!("../../../../../../fuzz/corpus/replay_log/pg15-duration-stderr.log"),
+                Format::PgStderr,
+            ),
+            (
+                include_str!("../../../../../../fuzz/corpus/replay_log/mariadb10.11-general.log"),
+                Format::MysqlGeneral,
+            ),
+            (
+                include_str!("../../../../../../fuzz/corpus/replay_log/mariadb10.11-slow.log"),
+                Format::MysqlSlow,
+            ),
+        ];
+        for (text, format) in logs {
+            assert_eq!(Format::detect(text), Some(format), "{}", format.name());
+        }
+        assert_eq!(Format::detect("hello\nworld\n"), None);
+        assert_eq!(
+            Format::detect("2026-11-26 05:04:5ééééééééé,x\n€€€€€€€€€€€€€€€€\n"),
+            None,
+            "any text, no panic"
+        );
+        assert_eq!(Format::detect(""), None);
+    }
 
     #[test]
     fn a_statement_is_typed_by_its_keyword_and_a_call_by_what_it_calls() {

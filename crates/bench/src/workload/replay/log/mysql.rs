@@ -228,8 +228,8 @@ fn read_header(header: &str, h: &mut Header) {
 mod tests {
     use super::*;
 
-    const GENERAL: &str = include_str!("testdata/mariadb10.11-general.log");
-    const SLOW: &str = include_str!("testdata/mariadb10.11-slow.log");
+    const GENERAL: &str = include_str!("../../../../../../fuzz/corpus/replay_log/mariadb10.11-general.log");
+    const SLOW: &str = include_str!("../../../../../../fuzz/corpus/replay_log/mariadb10.11-slow.log");
 
     fn all(reader: impl Iterator<Item = Read>) -> Vec<Entry> {
         reader.map(|r| r.unwrap_or_else(|e| panic!("line {}: {}", e.line, e.why))).collect()

@@ -352,10 +352,11 @@ fn with_parameters(sql: &str, params: &[(usize, String)]) -> String {
 mod tests {
     use super::*;
 
-    const CSV: &str = include_str!("testdata/pg15.csv");
-    const STDERR: &str = include_str!("testdata/pg15-stderr.log");
-    const CSV_DURATION: &str = include_str!("testdata/pg15-duration.csv");
-    const STDERR_DURATION: &str = include_str!("testdata/pg15-duration-stderr.log");
+    const CSV: &str = include_str!("../../../../../../fuzz/corpus/replay_log/pg15.csv");
+    const STDERR: &str = include_str!("../../../../../../fuzz/corpus/replay_log/pg15-stderr.log");
+    const CSV_DURATION: &str = include_str!("../../../../../../fuzz/corpus/replay_log/pg15-duration.csv");
+    const STDERR_DURATION: &str =
+        include_str!("../../../../../../fuzz/corpus/replay_log/pg15-duration-stderr.log");
 
     fn all(reader: impl Iterator<Item = Read>) -> Vec<Entry> {
         reader.map(|r| r.unwrap_or_else(|e| panic!("line {}: {}", e.line, e.why))).collect()
