@@ -553,6 +553,20 @@ pub fn evaluation_table(e: &storbench_report::evaluation::Evaluation) -> String 
     t.to_string()
 }
 
+/// A progress line with each background stream's throughput after it (`  bg1 10.5 MB/s`).
+pub fn with_streams(text: String, row: &storbench_report::SeriesRow) -> String {
+    use storbench_report::columns::io as col;
+    let mut text = text;
+    for s in &row.streams {
+        let bytes = [col::READ_BYTES_PER_SEC, col::WRITE_BYTES_PER_SEC]
+            .iter()
+            .filter_map(|c| row.stream_value(&s.stream, *c))
+            .sum::<f64>();
+        text.push_str(&format!("  {} {:.1} MB/s", s.stream, bytes / 1e6));
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::{headline, reason};

@@ -61,6 +61,9 @@ fn on_the_null_engine_the_streams_counts_are_exact_and_add_up_to_its_figures() {
         .assert()
         .success();
     let bundle = only_bundle(&results);
+    let log = std::fs::read_to_string(bundle.join("output.log")).unwrap();
+    let status = log.lines().rfind(|l| l.contains(" measure ")).expect("a status line");
+    assert!(status.contains("  bg1 ") && status.contains("  bg2 ") && status.ends_with(" MB/s"), "{status}");
     let record = std::fs::read_to_string(bundle.join("record.jsonl")).unwrap();
     let lines: Vec<serde_json::Value> = record.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let summary = json(&std::fs::read(bundle.join("summary.json")).unwrap());

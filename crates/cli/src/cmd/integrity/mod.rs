@@ -184,7 +184,7 @@ fn measure_run(
             &mut rec.sampler,
             stop,
             &mut |iv| {
-                line.set_message(progress(iv, spec));
+                line.set_message(output::with_streams(progress(iv, spec), &iv.row));
                 for notice in &iv.interval.data.notices {
                     alert!("{notice}");
                 }

@@ -192,7 +192,7 @@ fn record_job(
 ) -> Result<Finished> {
     let bar = output::run_line(label);
     let outcome = io_workload::run(spec, target.map(|t| &t.file), &mut rec.sampler, stop, &mut |rep| {
-        bar.set_message(progress_text(rep));
+        bar.set_message(output::with_streams(progress_text(rep), &rep.row));
         rec.bundle.recorded(rep, "io", &rep.interval.data.tally());
     });
     bar.finish_and_clear();
