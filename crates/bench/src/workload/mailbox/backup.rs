@@ -51,14 +51,9 @@ impl IntervalData for BackupTally {
     }
 }
 
-/// What only the backup has in its outcome.
-#[derive(Debug, Clone, Default)]
-pub struct BackupDetail {
-    /// Each database's reading time, seconds, from its first read to its last.
-    pub seconds: Vec<f64>,
-    /// The first corruptions found (the count is in the intervals).
-    pub first: Vec<Corruption>,
-}
+/// What only the backup has in its outcome: each database's reading time, from its first read
+/// to its last, and the first corruptions.
+pub type BackupDetail = finite::PerDatabase;
 
 /// What a backup read: its measured phase (no warm-up) per database in `totals.parts`.
 pub type BackupOutcome = Outcome<Parts<BackupTally>, BackupDetail>;
@@ -88,9 +83,7 @@ pub fn backup(
     let mut detail = BackupDetail::default();
     for r in results {
         let t = r?;
-        detail.seconds.push(t.seconds);
-        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(detail.first.len());
-        detail.first.extend(t.first.into_iter().take(room));
+        detail.add(t.seconds, t.first);
     }
     Ok(driven.with(detail))
 }

@@ -3,6 +3,7 @@
 //! warm-up, the measured phase ending where the last worker finished (or at a stop request).
 //! Each kind of worker brings its counts (`Counter`); the driver takes them every second.
 
+use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
 use crate::run::{
     Beside, Closed, IntervalData, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn, StopFlag,
     Take, Warmup,
@@ -28,6 +29,25 @@ pub(super) trait Counter: Default + Send + Sync + 'static {
     /// How the workers fared over an interval in which they counted `t`, with `outstanding`
     /// requests waiting at its end (the driver's no-progress rule).
     fn progress(t: &Self::Tally, outstanding: u64) -> Progress;
+}
+
+/// What the finite workers found besides their counts, per database in order: its time, and
+/// the first corruptions of all of them (the count is in the intervals).
+#[derive(Debug, Clone, Default)]
+pub struct PerDatabase {
+    /// Each database's time, seconds, from its worker's first request to its last.
+    pub seconds: Vec<f64>,
+    /// The first corruptions found, at most `MAX_CORRUPTIONS_KEPT`.
+    pub first: Vec<Corruption>,
+}
+
+impl PerDatabase {
+    /// Adds the next database's time and its corruptions, as many as there is room for.
+    pub(super) fn add(&mut self, seconds: f64, first: Vec<Corruption>) {
+        self.seconds.push(seconds);
+        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(self.first.len());
+        self.first.extend(first.into_iter().take(room));
+    }
 }
 
 /// One closed interval of the workers, as the caller is handed it.

@@ -59,14 +59,9 @@ impl IntervalData for RecoveryTally {
     }
 }
 
-/// What only the replay has in its outcome.
-#[derive(Debug, Clone, Default)]
-pub struct RecoveryDetail {
-    /// Each database's replay time, seconds, from its first log file to its last page written.
-    pub seconds: Vec<f64>,
-    /// The first corruptions found (the count is in the intervals).
-    pub first: Vec<Corruption>,
-}
+/// What only the replay has in its outcome: each database's replay time, from its first log
+/// file to its last page written, and the first corruptions.
+pub type RecoveryDetail = finite::PerDatabase;
 
 /// What a replay did: its measured phase (no warm-up) per database in `totals.parts`.
 pub type RecoveryOutcome = Outcome<Parts<RecoveryTally>, RecoveryDetail>;
@@ -99,9 +94,7 @@ pub fn replay(
     let page_size = manifest.page_size;
     for ((r, d), f) in results.into_iter().zip(&mut manifest.databases).zip(&files) {
         let end = r?;
-        detail.seconds.push(end.seconds);
-        let room = MAX_CORRUPTIONS_KEPT.saturating_sub(detail.first.len());
-        detail.first.extend(end.first.into_iter().take(room));
+        detail.add(end.seconds, end.first);
         // Pages the crashed run allocated but whose records never reached the log do not
         // exist after recovery: the database is what is on disk plus what was replayed.
         let on_disk = std::fs::metadata(&f.db).map_or(0, |m| m.len() / u64::from(page_size));
