@@ -5,47 +5,27 @@
 /// Nanoseconds since 1970 of `YYYY-MM-DD[ T]HH:MM:SS[.fraction][ ZONE|Z|±HH[:MM]]`.
 pub fn parse_iso(text: &str) -> Option<i128> {
     let t = text.trim();
-    let date = t.get(..10)?;
-    let (y, m, d) =
-        (date.get(..4)?.parse().ok()?, date.get(5..7)?.parse().ok()?, date.get(8..10)?.parse().ok()?);
-    if !matches!(t.as_bytes().get(4..5)?, b"-") || t.as_bytes().get(7) != Some(&b'-') {
-        return None;
-    }
-    let rest = t.get(10..)?;
-    let rest = rest.strip_prefix(['T', ' '])?;
-    let (clock, zone) = split_clock(rest);
-    Some(civil_ns(y, m, d, clock_ns(clock)?)? - offset_ns(zone.trim())?)
+    let (date, rest) = (t.get(..10)?, t.get(10..)?.strip_prefix(['T', ' '])?);
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.')).unwrap_or(rest.len());
+    let (clock, zone) = rest.split_at(end);
+    Some(civil_ns(date, clock)? - offset_ns(zone.trim())?)
 }
 
 /// Nanoseconds since 1970 of MariaDB's `YYMMDD H:MM:SS` (the hour may be padded by a blank).
 pub fn parse_yymmdd(text: &str) -> Option<i128> {
     let (date, clock) = text.trim().split_once(char::is_whitespace)?;
+    let (y, m, d) = (date.get(..2)?, date.get(2..4)?, date.get(4..6)?);
     if date.len() != 6 {
         return None;
     }
-    let y: i64 = 2000 + date.get(..2)?.parse::<i64>().ok()?;
-    let (m, d) = (date.get(2..4)?.parse().ok()?, date.get(4..6)?.parse().ok()?);
-    civil_ns(y, m, d, clock_ns(clock.trim())?)
+    civil_ns(&format!("20{y}-{m}-{d}"), &format!("{:0>8}", clock.trim()))
 }
 
-fn split_clock(s: &str) -> (&str, &str) {
-    let end = s.find(|c: char| !(c.is_ascii_digit() || c == ':' || c == '.')).unwrap_or(s.len());
-    s.split_at(end)
-}
-
-/// `H:MM:SS[.fraction]` in nanoseconds since midnight.
-fn clock_ns(clock: &str) -> Option<i128> {
-    let mut parts = clock.splitn(3, ':');
-    let h: i128 = parts.next()?.parse().ok()?;
-    let m: i128 = parts.next()?.parse().ok()?;
-    let sec = parts.next()?;
-    let (s, frac) = sec.split_once('.').unwrap_or((sec, ""));
-    let s: i128 = s.parse().ok()?;
-    if h > 23 || m > 59 || s > 60 || frac.len() > 9 || !frac.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    let frac_ns: i128 = if frac.is_empty() { 0 } else { format!("{frac:0<9}").parse().ok()? };
-    Some(((h * 60 + m) * 60 + s) * 1_000_000_000 + frac_ns)
+/// Nanoseconds since 1970 of a civil date (`YYYY-MM-DD`) and time of day (`HH:MM:SS[.f]`), read
+/// as UTC.
+fn civil_ns(date: &str, clock: &str) -> Option<i128> {
+    let civil: jiff::civil::DateTime = format!("{date}T{clock}").parse().ok()?;
+    Some(civil.to_zoned(jiff::tz::TimeZone::UTC).ok()?.timestamp().as_nanosecond())
 }
 
 /// A zone's offset east of UTC: numeric (`+01`, `-05:30`, `+0100`), `Z`, or a name (the log's
@@ -63,22 +43,6 @@ fn offset_ns(zone: &str) -> Option<i128> {
         _ => return None,
     };
     Some(sign.0 * (h * 60 + m) * 60 * 1_000_000_000)
-}
-
-/// Nanoseconds since 1970 of a civil date and a time of day (proleptic Gregorian calendar).
-fn civil_ns(y: i64, m: u32, d: u32, day_ns: i128) -> Option<i128> {
-    if !(1..=12).contains(&m) || !(1..=31).contains(&d) {
-        return None;
-    }
-    // Days from 1970-01-01, counting years from March so that a leap day ends a year.
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (i64::from(m) + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + i64::from(d) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(i128::from(days) * 86_400 * 1_000_000_000 + day_ns)
 }
 
 #[cfg(test)]
