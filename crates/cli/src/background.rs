@@ -100,10 +100,12 @@ impl IoBackground {
                 }
             }
             "bs" => {
-                self.bs = match size(value)? {
-                    b if (512..=64 << 20).contains(&b) && b % 512 == 0 => b as u32,
-                    _ => return Err("a block is a multiple of 512 bytes up to 64 MiB".into()),
+                // io's own block sizes and limits; one size, as a copy moves whole blocks.
+                let sizes: crate::args::BlockSizes = value.parse()?;
+                if !sizes.mix.is_single() {
+                    return Err("give one block size; a mix is for io's --bs".into());
                 }
+                self.bs = sizes.mix.max();
             }
             "rate" => {
                 self.rate = match size(value.trim_end_matches("/s"))? {
@@ -176,6 +178,15 @@ fn open_file(name: &str, io: &IoBackground, dir: &Path, stop: &StopFlag) -> Resu
     let refused =
         |e: target::Refusal| anyhow::anyhow!("background stream {name}: {}", e.message(&|r| r.neutral()));
     let plan = target::plan(&request).map_err(refused)?;
+    if plan.direct && !io.bs.is_multiple_of(plan.direct_align) {
+        anyhow::bail!(
+            "background stream {name}: bs={} is not a multiple of {} bytes, which O_DIRECT needs on {}; \
+             give such a bs, or direct=no",
+            io.bs,
+            plan.direct_align,
+            dir.display()
+        );
+    }
     let target = target::prepare(&plan, storbench_bench::rng::DEFAULT_SEED, &mut |_, _| {}, stop)
         .with_context(|| format!("preparing background stream {name}'s file {}", path.display()))?;
     if target.created {

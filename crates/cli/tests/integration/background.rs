@@ -117,6 +117,28 @@ fn a_background_spec_that_is_not_understood_is_refused_naming_the_key() {
         storbench().args(["io", "--engine", "null", "--background", "io:bs=1M,size=4k"]),
         "less than one block",
     );
+    refused(
+        storbench().args(["io", "--engine", "null", "--background", "io:bs=4k/50:8k/50"]),
+        "one block size",
+    );
+    // O_DIRECT's alignment is the target's: refused before anything is made.
+    let dir = disk_tempdir();
+    let mut cmd = storbench();
+    cmd.args([
+        "io",
+        "--runtime",
+        "1s",
+        "--ramp",
+        "0",
+        "--size",
+        "1MiB",
+        "--background",
+        "io:bs=1000,size=1M",
+    ]);
+    cmd.arg("--target").arg(dir.path()).arg("--output-dir").arg(dir.path().join("results"));
+    let said = refused(&mut cmd, "not a multiple of");
+    assert!(said.contains("direct=no"), "{said}");
+    assert!(!dir.path().join("storbench-bg1.dat").exists() && !dir.path().join("results").exists());
 }
 
 #[test]
