@@ -21,10 +21,9 @@ use storbench_bench::target::Remedy;
 
 /// Storage evaluation for database servers.
 ///
-/// storbench measures what storage gives a database: synthetic I/O profiles (fio/SQLIO-style),
-/// the DVD Store OLTP workload on real databases, an Exchange (Jetstress-class) mailbox
-/// workload and a SQLIOSim-class integrity stress, with latency from HDR histograms, disk,
-/// CPU and database counters every second, and a result bundle per run that scripts can read.
+/// storbench measures what storage gives a database: each workload below is a command of its
+/// own, with latency from HDR histograms, disk, CPU and database counters every second, and a
+/// result bundle per run that scripts can read; `run` evaluates storage with all of them.
 #[derive(Parser, Debug)]
 #[command(name = "storbench", version, max_term_width = 100, propagate_version = true)]
 pub struct Cli {
@@ -52,7 +51,14 @@ const NUMBER_VALUES: [&str; 11] = [
 /// reaches that option's parser, which says why a negative value does not work. Clap alone
 /// reads `--runtime -5s` as an unknown flag `-5`.
 pub fn command() -> clap::Command {
-    negatives_reach_parsers(Cli::command())
+    negatives_reach_parsers(crate::registry::with_subcommands(Cli::command()))
+}
+
+/// A workload's command line `argv` (from "storbench") as its command parses it.
+#[cfg(test)]
+pub fn parse_kind<C: clap::FromArgMatches>(argv: &[String]) -> C {
+    let matches = command().get_matches_from(argv);
+    C::from_arg_matches(matches.subcommand().expect("a subcommand").1).expect("its options")
 }
 
 fn negatives_reach_parsers(cmd: clap::Command) -> clap::Command {
@@ -64,54 +70,10 @@ fn negatives_reach_parsers(cmd: clap::Command) -> clap::Command {
     subcommands.into_iter().fold(cmd, |cmd, name| cmd.mut_subcommand(name, negatives_reach_parsers))
 }
 
+/// The commands that are not a workload's; each workload's subcommand is its registry entry's
+/// (`registry::KINDS`).
 #[derive(Subcommand, Debug)]
 pub enum Command {
-    /// Synthetic I/O: one fio-style job, or a profile set such as the six SQLIO profiles.
-    ///
-    /// Examples:
-    ///   storbench io --profile sqlio                      # the six SQLIO profiles, 30 s each
-    ///   storbench io --rw randread --bs 4k --iodepth 32 --runtime 60s --target /data
-    ///   storbench io --rw randrw --rwmix-read 70 --bs 8k/70:64k/30 --random-distribution zipf:1.1
-    ///   storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost
-    #[command(verbatim_doc_comment)]
-    Io(Box<IoArgs>),
-    /// OLTP: the DVD Store 3 e-commerce workload (orders per minute) on SQLite, PostgreSQL
-    /// or MariaDB/MySQL.
-    ///
-    /// Examples:
-    ///   storbench oltp load --db-size S                     # SQLite file ./storbench-ds3.db
-    ///   storbench oltp run --n-threads 8 --run-time 5 --warmup-time 1
-    ///   storbench oltp load --url postgres://postgres@127.0.0.1/ds3 --db-size 1GB
-    ///   storbench oltp run --url postgres://postgres@127.0.0.1/ds3 --db-size 1GB --n_threads=16
-    ///   storbench oltp check
-    ///   storbench oltp gen --db-size M --out ./ds3-data    # DS3's CSV files
-    #[command(verbatim_doc_comment, subcommand)]
-    Oltp(OltpCommand),
-    /// Mailbox: the I/O of Exchange's database engine as Jetstress drives it (database reads
-    /// and writes, log writes, background maintenance), judged by Jetstress's thresholds.
-    ///
-    /// Examples:
-    ///   storbench mailbox --mailboxes 200 --mailbox-size 250MB --threads 16 --duration 30m
-    ///   storbench mailbox --preset 2007 --mailboxes 200 --iops-per-mailbox 0.5 --keep
-    ///   storbench mailbox --mailboxes 200 --tune --keep     # the most threads that pass
-    ///   storbench mailbox --test backup                     # reuses kept databases
-    ///   storbench mailbox verify --target ./storbench-mailbox
-    #[command(verbatim_doc_comment)]
-    Mailbox(Box<MailboxCommand>),
-    /// Integrity: a SQLIOSim-class stress that proves the storage keeps what it acknowledged.
-    /// A data file and a log file driven as a database server drives them (random user I/O,
-    /// read-ahead, bulk writes, the lazy writer, the log writer, growth and shrink), every page
-    /// checked when read and audited at the end against a journal of acknowledged writes.
-    /// Errors by class (lost writes, stale reads, torn and misplaced pages, checksum, read and
-    /// write errors) go to errors.jsonl in the bundle; any error fails the run (exit 1).
-    ///
-    /// Examples:
-    ///   storbench integrity --target /data                 # 004's small set, 5 minutes
-    ///   storbench integrity --preset big --duration 20m --target /data
-    ///   storbench integrity --data-size 64MB --data-max 128MB --data-growth 16MB --log-size 8MB
-    ///   storbench integrity --keep && storbench integrity verify --target .
-    #[command(verbatim_doc_comment)]
-    Integrity(Box<IntegrityCommand>),
     /// An evaluation: every workload of a plan on every configuration, repeated, with idle
     /// and active power, into one evaluation bundle. Without a plan: a quick evaluation of the
     /// current directory (the six SQLIO profiles, DVD Store on SQLite, the mailbox workload;

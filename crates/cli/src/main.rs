@@ -65,22 +65,14 @@ fn real_main() -> i32 {
         }
     };
     remember_secrets(&argv);
-    let parsed = args::command().try_get_matches_from(argv);
-    let cli = match parsed.and_then(|m| args::Cli::from_arg_matches(&m)) {
-        Ok(cli) => cli,
+    let invoked = match args::command().try_get_matches_from(argv).and_then(|m| invoked(&m)) {
+        Ok(invoked) => invoked,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { 2 } else { 0 };
         }
     };
-    let power = match &cli.command {
-        args::Command::Io(a) => Some(a.out.power.as_deref()),
-        args::Command::Oltp(args::OltpCommand::Run(a)) => Some(a.out.power.as_deref()),
-        args::Command::Mailbox(c) if c.sub.is_none() => Some(c.run.out.power.as_deref()),
-        args::Command::Integrity(c) if c.sub.is_none() => Some(c.run.out.power.as_deref()),
-        _ => None,
-    };
-    if let Some(spec) = power
+    if let Some(spec) = invoked.0.power()
         && let Err(e) = power::start(spec)
     {
         say!("error: {}", output::reason(&e));
@@ -89,19 +81,8 @@ fn real_main() -> i32 {
     let stop = StopFlag::new();
     on_interrupt(stop.clone());
     // An evaluation's targets and workloads come from its plan: a remedy names the plan's key.
-    let how: &dyn Fn(_) -> String =
-        if matches!(cli.command, args::Command::Run(_)) { &plan::key_for } else { &args::IoArgs::flag_for };
-    let result = match cli.command {
-        args::Command::Io(a) => cmd::io::run(&a, &stop),
-        args::Command::Oltp(c) => cmd::oltp::run(c, &stop),
-        args::Command::Mailbox(c) => cmd::mailbox::run(c, &stop),
-        args::Command::Integrity(c) => cmd::integrity::run(c, &stop),
-        args::Command::Run(a) => cmd::evaluation::run(&a, &stop),
-        args::Command::Plan(c) => cmd::plan::run(c),
-        args::Command::Report(a) => cmd::report::run(&a),
-        args::Command::Compare(a) => cmd::compare::run(&a),
-        args::Command::Summarize(a) => cmd::summarize::run(&a),
-    };
+    let how: &dyn Fn(_) -> String = if invoked.1 == "run" { &plan::key_for } else { &args::IoArgs::flag_for };
+    let result = invoked.0.run(&stop);
     match result {
         Ok(cmd::Ending::Ok) => 0,
         Ok(cmd::Ending::CheckFailed) => 1,
@@ -116,6 +97,33 @@ fn real_main() -> i32 {
         Err(e) => {
             say!("error: {}", output::reason_worded(&e, how));
             2
+        }
+    }
+}
+
+/// The command line parsed, ready to run, and its subcommand's name: a workload's through
+/// its registry entry, the others (run, plan, report...) here.
+fn invoked(m: &clap::ArgMatches) -> Result<(Box<dyn registry::Invoked>, String), clap::Error> {
+    let name = m.subcommand_name().unwrap_or_default().to_string();
+    let invoked = match registry::invoked(m) {
+        Some(kind) => kind?,
+        None => Box::new(args::Cli::from_arg_matches(m)?.command),
+    };
+    Ok((invoked, name))
+}
+
+impl registry::Invoked for args::Command {
+    fn power(&self) -> Option<Option<&str>> {
+        None
+    }
+
+    fn run(self: Box<Self>, stop: &StopFlag) -> anyhow::Result<cmd::Ending> {
+        match *self {
+            args::Command::Run(a) => cmd::evaluation::run(&a, stop),
+            args::Command::Plan(c) => cmd::plan::run(c),
+            args::Command::Report(a) => cmd::report::run(&a),
+            args::Command::Compare(a) => cmd::compare::run(&a),
+            args::Command::Summarize(a) => cmd::summarize::run(&a),
         }
     }
 }

@@ -5,7 +5,7 @@ use comfy_table::{Cell, CellAlignment, Table, presets};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::time::Duration;
 use storbench_bench::target::{Refusal, Remedy};
-use storbench_report::{DirectionResult, IntegrityVerdict, IoResults, Results, Summary};
+use storbench_report::{IntegrityVerdict, Results, Summary};
 
 /// Writes a command's result to stdout, secrets hidden (a reader that closed the pipe is not
 /// an error).
@@ -102,111 +102,6 @@ pub fn gen_table(files: &[(String, u64, u64)]) -> String {
     t.to_string()
 }
 
-/// An OLTP run: OPM and orders, then a row per transaction type with calls and latency.
-pub fn oltp_table(s: &Summary) -> String {
-    let Results::Oltp(r) = &s.results else { return String::new() };
-    let mut head = new_table(&["OPM", "orders", "rollbacks", "failed", "order mean", "order p99", "errors"]);
-    head.add_row(vec![
-        format!("{:.0}", r.opm),
-        r.orders.to_string(),
-        r.rollback_pct.map_or_else(|| "n/a".into(), |p| format!("{} ({p:.1} %)", r.rollbacks)),
-        r.failed_orders.to_string(),
-        r.order_rt_mean_ns.map_or_else(|| "n/a".into(), latency),
-        r.order_rt_ns.as_ref().map_or_else(|| "n/a".into(), |l| latency(l.p99 as f64)),
-        r.errors.total.to_string(),
-    ]);
-    let mut t = new_table(&["transaction", "calls", "per s", "mean", "p50", "p99", "max"]);
-    for (name, x) in &r.transactions {
-        let pct = |f: fn(&storbench_report::LatencyNs) -> u64| {
-            x.lat_ns.as_ref().map_or_else(|| "n/a".into(), |l| latency(f(l) as f64))
-        };
-        t.add_row(vec![
-            name.clone(),
-            x.calls.to_string(),
-            format!("{:.1}", x.per_sec),
-            x.mean_ns.map_or_else(|| "n/a".into(), latency),
-            pct(|l| l.p50),
-            pct(|l| l.p99),
-            pct(|l| l.max),
-        ]);
-    }
-    format!("{head}\n{t}")
-}
-
-/// A mailbox test: the verdict and Jetstress's figures, then the database and log streams,
-/// then each check.
-pub fn mailbox_table(s: &Summary) -> String {
-    let Results::Mailbox(r) = &s.results else { return String::new() };
-    let verdict = if r.pass { "Pass".to_string() } else { "FAIL".to_string() };
-    let checksums = match r.checksum_ok {
-        Some(true) => format!("ok ({} pages, {} log blocks)", r.pages_verified, r.log_blocks_verified),
-        Some(false) => format!("{} CORRUPT", r.corruptions.len()),
-        None => "not verified".into(),
-    };
-    if let Some(total) = r.backup_total_mb_per_sec {
-        let mut t = new_table(&["result", "database", "MB/s", "checksums"]);
-        for (i, mb) in r.backup_mb_per_sec.iter().enumerate() {
-            t.add_row(vec![verdict.clone(), format!("db{}", i + 1), format!("{mb:.1}"), checksums.clone()]);
-        }
-        t.add_row(vec![verdict, "all".into(), format!("{total:.1}"), checksums]);
-        return t.to_string();
-    }
-    if let Some(logs) = r.logs_replayed {
-        let mut t = new_table(&["result", "log files replayed", "s per log file", "checksums"]);
-        t.add_row(vec![
-            verdict,
-            logs.to_string(),
-            r.seconds_per_log.map_or_else(|| "n/a".into(), |s| format!("{s:.3}")),
-            checksums,
-        ]);
-        return t.to_string();
-    }
-    let ms = |v: Option<f64>| v.map_or_else(|| "n/a".into(), |v| format!("{v:.2} ms"));
-    let mut head =
-        new_table(&["result", "transactional IOPS", "total IOPS", "page fault stalls/s", "checksums"]);
-    head.add_row(vec![
-        verdict,
-        format!("{:.1}", r.transactional_iops),
-        format!("{:.1}", r.total_iops),
-        format!("{:.2}", r.page_fault_stalls_per_sec),
-        checksums,
-    ]);
-    let mut t = new_table(&["stream", "per s", "avg bytes", "avg", "window max", "max"]);
-    let bytes = |v: Option<f64>| v.map_or_else(|| "n/a".into(), |b| format!("{b:.0}"));
-    for d in &r.databases {
-        for (name, x) in [
-            ("DB reads", &d.db_reads),
-            ("DB writes", &d.db_writes),
-            ("log writes", &d.log_writes),
-            ("maintenance reads", &d.bdm_reads),
-        ] {
-            if name == "maintenance reads" && x.ios == 0 {
-                continue;
-            }
-            t.add_row(vec![
-                format!("db{} {name}", d.database),
-                format!("{:.1}", x.per_sec),
-                bytes(x.bytes_per_io),
-                ms(x.avg_ms),
-                ms(x.window_max_ms),
-                ms(x.max_ms),
-            ]);
-        }
-    }
-    let mut c = new_table(&["check", "value", "limit", ""]);
-    for k in &r.checks {
-        let name = k.database.map_or(k.name.clone(), |d| format!("{} (db{d})", k.name));
-        c.add_row(vec![
-            name,
-            k.value.map_or_else(|| "n/a".into(), |v| format!("{v:.2}")),
-            format!("{}", k.limit),
-            if k.pass { "ok".into() } else { "FAIL".into() },
-        ]);
-    }
-    let errors = errors_line(s).map(|l| format!("\n{l}")).unwrap_or_default();
-    format!("{head}\n{t}\n{c}{errors}")
-}
-
 /// An integrity run: the verdict with SQLIOSim's figures (total I/O time, throttled and
 /// delayed I/Os), the errors by class, then each activity.
 pub fn integrity_table(s: &Summary) -> String {
@@ -276,21 +171,6 @@ pub fn integrity_table(s: &Summary) -> String {
         );
     }
     out
-}
-
-/// The trials of `mailbox --tune`: threads, mailboxes, result, IOPS.
-pub fn tune_table(trials: &[(u32, u64, bool, f64, bool)]) -> String {
-    let mut t = new_table(&["run", "threads", "mailboxes", "result", "transactional IOPS"]);
-    for (threads, mailboxes, pass, iops, full) in trials {
-        t.add_row(vec![
-            if *full { "full".to_string() } else { "trial".to_string() },
-            threads.to_string(),
-            mailboxes.to_string(),
-            if *pass { "pass".to_string() } else { "fail".to_string() },
-            format!("{iops:.0}"),
-        ]);
-    }
-    t.to_string()
 }
 
 /// A bar of `len` steps, drawn only where the run's output reaches the terminal.
@@ -380,13 +260,6 @@ pub fn latency(ns: f64) -> String {
     }
 }
 
-fn io(s: &Summary) -> Option<&IoResults> {
-    match &s.results {
-        Results::Io(r) => Some(r),
-        _ => None,
-    }
-}
-
 pub(crate) fn new_table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_style(presets::UTF8_FULL_CONDENSED);
@@ -399,13 +272,6 @@ pub(crate) fn new_table(header: &[&str]) -> Table {
     t
 }
 
-fn lat_cells(d: &DirectionResult) -> Vec<String> {
-    match &d.lat_ns {
-        Some(l) => [l.mean, l.p50 as f64, l.p99 as f64, l.p999 as f64, l.max as f64].map(latency).to_vec(),
-        None => vec!["n/a".into(); 5],
-    }
-}
-
 /// What every report of failed I/Os adds about the figures.
 pub const ONLY_COMPLETED: &str = "IOPS, bandwidth and latency count completed I/Os only";
 
@@ -413,97 +279,6 @@ pub const ONLY_COMPLETED: &str = "IOPS, bandwidth and latency count completed I/
 pub fn errors_line(s: &Summary) -> Option<String> {
     let e = s.io_errors().filter(|e| e.any())?;
     Some(format!("{e}; {ONLY_COMPLETED}"))
-}
-
-/// The error-rate cell beside a run's figures, when any of its I/Os failed.
-fn rate_cell(s: &Summary) -> Option<String> {
-    let e = s.io_errors().filter(|e| e.any())?;
-    Some(e.rate_pct().map_or_else(|| "n/a".into(), storbench_report::rate_text))
-}
-
-/// The header of a table of I/O figures, with the error-rate column after IOPS and MB/s when
-/// `errors`.
-fn io_header(first: &str, errors: bool, last: Option<&str>) -> Table {
-    let mut cols = vec![first, "IOPS", "MB/s"];
-    cols.extend(errors.then_some("I/Os failed"));
-    cols.extend(["mean", "p50", "p99", "p99.9", "max"]);
-    cols.extend(last);
-    new_table(&cols)
-}
-
-/// Label, IOPS, MB/s, the error rate if any, latencies.
-fn io_row(label: &str, d: &DirectionResult, rate: Option<&String>) -> Vec<String> {
-    let mut row = vec![label.to_string(), si(d.iops), format!("{:.1}", d.bytes_per_sec / 1e6)];
-    row.extend(rate.cloned());
-    row.extend(lat_cells(d));
-    row
-}
-
-/// One job: a row per direction that did any I/O (or, when every I/O failed, per direction
-/// it tried), then its failed I/Os and steady state.
-pub fn job_table(s: &Summary) -> String {
-    let rate = rate_cell(s);
-    let mut t = io_header("", rate.is_some(), None);
-    if let Some(r) = io(s) {
-        let read_pct = s.parameters["rwmix_read"].as_u64().unwrap_or(50);
-        let nothing_done = r.read.ios + r.write.ios == 0;
-        let tried = [read_pct > 0, read_pct < 100];
-        for ((label, d), tried) in [("read", &r.read), ("write", &r.write)].into_iter().zip(tried) {
-            if d.ios > 0 || (nothing_done && tried && rate.is_some()) {
-                t.add_row(io_row(label, d, rate.as_ref()));
-            }
-        }
-    }
-    let notes = [errors_line(s), steady_line(s)];
-    t.to_string() + &notes.into_iter().flatten().map(|l| format!("\n{l}")).collect::<String>()
-}
-
-/// Under --steady-state, which seconds the table covers and why.
-pub fn steady_line(s: &Summary) -> Option<String> {
-    let st = s.steady_state.as_ref()?;
-    let verdict = if st.reached {
-        format!("steady state reached after {} rounds of {} s", st.rounds_run, st.round_s)
-    } else {
-        format!("steady state NOT reached in {} rounds of {} s", st.rounds_run, st.round_s)
-    };
-    let pct = |p: Option<f64>| p.map_or("n/a".to_string(), |p| format!("{p:.1} %"));
-    Some(format!(
-        "{verdict}; figures cover {:.0}-{:.0} s (range {}, slope {})",
-        st.window_start_s,
-        st.window_end_s,
-        pct(st.range_pct),
-        pct(st.slope_pct)
-    ))
-}
-
-/// A profile set: a row per job, "% of best" among the jobs with the same block size.
-pub fn profile_table(rows: &[(&str, &Summary)]) -> String {
-    let rates: Vec<Option<String>> = rows.iter().map(|(_, s)| rate_cell(s)).collect();
-    let errors = rates.iter().any(Option::is_some);
-    let mut t = io_header("profile", errors, Some("% of best"));
-    let stats: Vec<(f64, u64, DirectionResult)> = rows.iter().map(|(_, s)| combined(s)).collect();
-    for (((title, _), (_, bs, d)), rate) in rows.iter().zip(&stats).zip(&rates) {
-        let best = stats.iter().filter(|(_, b, _)| b == bs).map(|(i, _, _)| *i).fold(0.0, f64::max);
-        let pct = if best > 0.0 { format!("{:.0} %", d.iops / best * 100.0) } else { "n/a".into() };
-        let none = "0.0 %".to_string();
-        let mut row = io_row(title, d, errors.then(|| rate.as_ref().unwrap_or(&none)));
-        row.push(pct);
-        t.add_row(row);
-    }
-    let notes = rows.iter().flat_map(|(title, s)| {
-        [errors_line(s), steady_line(s)].into_iter().flatten().map(move |l| format!("\n{title}: {l}"))
-    });
-    t.to_string() + &notes.collect::<String>()
-}
-
-/// The direction a profile job exercises (its only one), its IOPS and block size.
-fn combined(s: &Summary) -> (f64, u64, DirectionResult) {
-    let bs = s.parameters["bs"][0]["bytes"].as_u64().unwrap_or(0);
-    match io(s) {
-        Some(r) if r.write.ios > r.read.ios => (r.write.iops, bs, r.write.clone()),
-        Some(r) => (r.read.iops, bs, r.read.clone()),
-        None => (0.0, bs, DirectionResult::default()),
-    }
 }
 
 /// The evaluation at a glance: per workload, configuration and sweep point, the median

@@ -7,7 +7,7 @@
 //! table becomes its options); [`Options`] is one workload's options as a plan holds them,
 //! implemented by each kind's argument struct in `cmd/<kind>/entry.rs`.
 
-use crate::cmd;
+use crate::cmd::{self, Ending};
 use crate::measure::Ran;
 use crate::plan::parse::{PlanError, Source};
 use crate::plan::{Configuration, Method};
@@ -18,19 +18,19 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::record::summary::Rebuild;
 use toml::de::DeTable;
 
-/// Every workload kind, in the order `plan init` and messages list them.
-pub static KINDS: [&Kind; 4] = [
-    &cmd::io::entry::KIND,
-    &cmd::oltp::entry::KIND,
-    &cmd::mailbox::entry::KIND,
-    &cmd::integrity::entry::KIND,
-];
+pub use cmd::KINDS;
 
 /// The kind named `name` (a plan's `kind = "..."`).
 pub fn kind(name: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.name == name)
+}
+
+/// How the summary of a record of workload `name` is built again, where storbench has it.
+pub fn rebuild_of(name: &str) -> Option<Rebuild> {
+    kind(name).map(|k| k.rebuild)
 }
 
 /// The kinds' names as a message lists them: `"io", "oltp", "mailbox" or "integrity"`.
@@ -47,7 +47,7 @@ pub type ParseFn = fn(&Source, &DeTable, Range<usize>, &Kind) -> Result<Box<dyn 
 
 /// A workload kind's entry.
 pub struct Kind {
-    /// Its name in plans, summaries and run ids.
+    /// Its name in plans, summaries and run ids, and its subcommand's.
     pub name: &'static str,
     /// How a plan's messages name one: "an io workload".
     pub what: &'static str,
@@ -58,17 +58,93 @@ pub struct Kind {
     pub command: fn() -> clap::Command,
     /// A plan's `[[workload]]` table → its options.
     pub parse: ParseFn,
+    /// Its subcommand, `storbench <name> ...`, as clap defines it.
+    pub subcommand: fn() -> clap::Command,
+    /// That subcommand's parsed command line, ready to run.
+    pub invoked: fn(&clap::ArgMatches) -> Result<Box<dyn Invoked>, clap::Error>,
+    /// A run's result as a table for the terminal.
+    pub table: fn(&storbench_report::Summary) -> String,
+    /// Its summary built again from a bundle's record (`summarize`, `report --window`).
+    pub rebuild: Rebuild,
 }
 
 impl Kind {
-    /// The entry of kind `name` whose options are `T`.
-    pub const fn of<T: clap::Args + serde::de::DeserializeOwned + Options>(
+    /// The entry of kind `name` whose options in a plan are `T` and whose command line is `C`.
+    pub const fn of<T, C>(
         name: &'static str,
         what: &'static str,
         reserved: &'static [&'static str],
-    ) -> Kind {
-        Kind { name, what, reserved, command: command_of::<T>, parse: crate::plan::parse::parse_as::<T> }
+        rebuild: Rebuild,
+    ) -> Kind
+    where
+        T: clap::Args + serde::de::DeserializeOwned + Options,
+        C: CommandLine,
+    {
+        Kind {
+            name,
+            what,
+            reserved,
+            command: command_of::<T>,
+            parse: crate::plan::parse::parse_as::<T>,
+            subcommand: C::command,
+            invoked: invoked_as::<C>,
+            table: C::table,
+            rebuild,
+        }
     }
+}
+
+/// A kind's command line: `storbench <kind> ...` and whatever subcommands it has of its own
+/// (`oltp load`, `mailbox verify`).
+pub trait CommandLine: clap::FromArgMatches + Send + 'static {
+    /// The subcommand: its name (the kind's), its help and its options.
+    fn command() -> clap::Command;
+
+    /// `--power` where the command measures: Some(the meter, or None for the default).
+    fn power(&self) -> Option<Option<&str>>;
+
+    /// Runs it.
+    fn run(self, stop: &StopFlag) -> Result<Ending>;
+
+    /// A run's result as a table for the terminal.
+    fn table(s: &storbench_report::Summary) -> String;
+}
+
+/// A command line parsed, not yet run: what `main` asks of any subcommand.
+pub trait Invoked {
+    /// As [`CommandLine::power`].
+    fn power(&self) -> Option<Option<&str>>;
+    fn run(self: Box<Self>, stop: &StopFlag) -> Result<Ending>;
+}
+
+impl<C: CommandLine> Invoked for C {
+    fn power(&self) -> Option<Option<&str>> {
+        CommandLine::power(self)
+    }
+
+    fn run(self: Box<Self>, stop: &StopFlag) -> Result<Ending> {
+        CommandLine::run(*self, stop)
+    }
+}
+
+fn invoked_as<C: CommandLine>(m: &clap::ArgMatches) -> Result<Box<dyn Invoked>, clap::Error> {
+    Ok(Box::new(C::from_arg_matches(m)?))
+}
+
+/// Every kind's subcommand added to `cli`, first in the help as in [`KINDS`].
+pub fn with_subcommands(cli: clap::Command) -> clap::Command {
+    let others: Vec<String> = cli.get_subcommands().map(|s| s.get_name().to_owned()).collect();
+    let cli = others
+        .iter()
+        .enumerate()
+        .fold(cli, |cli, (i, name)| cli.mut_subcommand(name, |s| s.display_order(KINDS.len() + i)));
+    KINDS.iter().enumerate().fold(cli, |cli, (i, k)| cli.subcommand((k.subcommand)().display_order(i)))
+}
+
+/// The subcommand `matches` names, where it is a kind's.
+pub fn invoked(matches: &clap::ArgMatches) -> Option<Result<Box<dyn Invoked>, clap::Error>> {
+    let (name, sub) = matches.subcommand()?;
+    kind(name).map(|k| (k.invoked)(sub))
 }
 
 impl fmt::Debug for Kind {

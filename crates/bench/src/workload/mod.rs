@@ -1,7 +1,8 @@
-//! Workloads, one module each, each with one entry point: `io::run` (synthetic profiles),
-//! `oltp::run` (DVD Store 3 on a database), `mailbox::run` (Jetstress-class mailbox database)
-//! and `integrity::run::run` (SQLIOSim-class stress that proves storage keeps what it
-//! acknowledged).
+//! Workloads, one module each, each with one entry point that measures and returns data:
+//! `io` (synthetic profiles), `oltp` (DVD Store 3 on a database), `mailbox` (Jetstress-class
+//! mailbox databases), `integrity` (SQLIOSim-class stress that proves storage keeps what it
+//! acknowledged) and `replay` (production requests against a database; its log readers so far).
+//! Each workload's summary, built again from a bundle's record, is in `run::record::summary`.
 
 pub mod integrity;
 pub mod io;

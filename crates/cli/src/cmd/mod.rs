@@ -1,4 +1,6 @@
-//! One module per subcommand: validate the parsed options, run, show the result.
+//! One module per subcommand: validate the parsed options, run, show the result. A workload's
+//! module is listed here twice: as a module, and its entry in [`KINDS`], through which its
+//! subcommand, its plan kind and its rebuilt summary are found (`registry`).
 
 pub mod compare;
 pub mod evaluation;
@@ -9,6 +11,10 @@ pub mod oltp;
 pub mod plan;
 pub mod report;
 pub mod summarize;
+
+/// Every workload kind, in the order `--help`, `plan init` and messages list them.
+pub static KINDS: &[&crate::registry::Kind] =
+    &[&io::entry::KIND, &oltp::entry::KIND, &mailbox::entry::KIND, &integrity::entry::KIND];
 
 /// Refuses options that would need more memory than the machine has available: `what` names
 /// the option and its value, `fix` says what to give instead.

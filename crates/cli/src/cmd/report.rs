@@ -189,7 +189,7 @@ fn narrow(input: &mut ReportInput, dir: &Path, window: (f64, f64)) -> Result<()>
         let Some(bundle) = &run.bundle else { continue };
         let Some(data) = input.runs.get_mut(&run.id) else { continue };
         let at = dir.join(bundle);
-        data.summary = rebuild_over(&at, Some(window))
+        data.summary = rebuild_over(&at, Some(window), crate::registry::rebuild_of)
             .with_context(|| format!("rebuilding {} over the window from its record", at.display()))?;
         if let Some(series) = &mut data.series {
             series.keep_between(window);

@@ -4,15 +4,14 @@
 
 use crate::args::SummarizeArgs;
 use crate::cmd::Ending;
-use crate::output;
 use anyhow::{Context, Result};
 use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::run::record::summary::{first_difference, rebuild};
-use storbench_report::{Results, Summary, export};
+use storbench_report::{Summary, export};
 
 pub fn run(args: &SummarizeArgs) -> Result<Ending> {
     let dir = &args.bundle;
-    let rebuilt = rebuild(dir)
+    let rebuilt = rebuild(dir, crate::registry::rebuild_of)
         .with_context(|| format!("rebuilding the summary of {} from its record", dir.display()))?;
     let text = export::summary_json(&rebuilt);
     let path = dir.join("summary.json");
@@ -37,11 +36,7 @@ pub fn run(args: &SummarizeArgs) -> Result<Ending> {
     }
 }
 
+/// The run's table as its command shows it.
 fn table(s: &Summary) -> String {
-    match s.results {
-        Results::Io(_) => output::job_table(s),
-        Results::Oltp(_) => output::oltp_table(s),
-        Results::Mailbox(_) => output::mailbox_table(s),
-        Results::Integrity(_) => output::integrity_table(s),
-    }
+    crate::registry::kind(&s.workload).map_or_else(String::new, |k| (k.table)(s))
 }

@@ -422,15 +422,11 @@ pub fn writer(spec: &IntegritySpec, stop: &StopFlag) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
 
     #[test]
     fn a_crash_writer_runs_the_parents_spec_exactly_with_its_cycles_seed() {
         let dir = tempfile::tempdir().unwrap();
-        let parse = |argv: Vec<String>| match crate::args::Cli::parse_from(argv).command {
-            crate::args::Command::Integrity(c) => c.run,
-            _ => panic!("not an integrity command"),
-        };
+        let parse = |argv: Vec<String>| crate::args::parse_kind::<crate::args::IntegrityCommand>(&argv).run;
         let target = dir.path().display().to_string();
         let parent = parse(["storbench", "integrity", "--target", &target].map(String::from).to_vec());
         let spec = IntegritySpec {

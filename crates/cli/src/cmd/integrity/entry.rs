@@ -1,19 +1,56 @@
 //! integrity's registry entry: what a plan and an evaluation need of an integrity workload.
 
-use crate::args::IntegrityArgs;
+use crate::args::{IntegrityArgs, IntegrityCommand};
+use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
-use crate::registry::{Kind, OfKind, Options};
+use crate::registry::{CommandLine, Kind, OfKind, Options};
 use anyhow::Result;
+use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
-pub static KIND: Kind = Kind::of::<IntegrityArgs>(
+pub static KIND: Kind = Kind::of::<IntegrityArgs, IntegrityCommand>(
     "integrity",
     "an integrity workload",
     &["target", "allow_device", "force", "journal_dir"],
+    storbench_bench::run::record::summary::integrity::rebuilt,
 );
+
+impl CommandLine for IntegrityCommand {
+    fn command() -> clap::Command {
+        let about = "Integrity: a SQLIOSim-class stress that proves the storage keeps what it acknowledged";
+        let long = "\
+Integrity: a SQLIOSim-class stress that proves the storage keeps what it acknowledged. A data file
+and a log file driven as a database server drives them (random user I/O, read-ahead, bulk writes,
+the lazy writer, the log writer, growth and shrink), every page checked when read and audited at
+the end against a journal of acknowledged writes. Errors by class (lost writes, stale reads, torn
+and misplaced pages, checksum, read and write errors) go to errors.jsonl in the bundle; any error
+fails the run (exit 1).
+
+Examples:
+  storbench integrity --target /data                 # 004's small set, 5 minutes
+  storbench integrity --preset big --duration 20m --target /data
+  storbench integrity --data-size 64MB --data-max 128MB --data-growth 16MB --log-size 8MB
+  storbench integrity --keep && storbench integrity verify --target .";
+        // After the options: their struct's doc comment would be the command's help.
+        IntegrityCommand::augment_args(clap::Command::new(KIND.name)).about(about).long_about(long)
+    }
+
+    /// A run measures; verifying does not.
+    fn power(&self) -> Option<Option<&str>> {
+        self.sub.is_none().then_some(self.run.out.power.as_deref())
+    }
+
+    fn run(self, stop: &StopFlag) -> Result<Ending> {
+        super::run(self, stop)
+    }
+
+    fn table(s: &storbench_report::Summary) -> String {
+        crate::output::integrity_table(s)
+    }
+}
 
 impl OfKind for IntegrityArgs {
     const KIND: &'static Kind = &KIND;

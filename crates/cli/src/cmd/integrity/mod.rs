@@ -30,7 +30,7 @@ use storbench_bench::workload::integrity::{self as integ, IntegritySpec};
 use storbench_report::columns::integrity as col;
 use storbench_report::{DatabaseInfo, Results, Summary, export};
 
-pub fn run(c: Box<IntegrityCommand>, stop: &StopFlag) -> Result<Ending> {
+pub fn run(c: IntegrityCommand, stop: &StopFlag) -> Result<Ending> {
     match c.sub {
         Some(IntegritySub::Verify(v)) => verify::verify_command(&v, stop),
         None => {

@@ -1,16 +1,51 @@
 //! io's registry entry: what a plan and an evaluation need of an io workload.
 
 use crate::args::IoArgs;
+use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
-use crate::registry::{Kind, OfKind, Options};
+use crate::registry::{CommandLine, Kind, OfKind, Options};
 use crate::units::Seconds;
 use anyhow::Result;
+use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
-pub static KIND: Kind = Kind::of::<IoArgs>("io", "an io workload", &["target", "allow_device", "force"]);
+pub static KIND: Kind = Kind::of::<IoArgs, IoArgs>(
+    "io",
+    "an io workload",
+    &["target", "allow_device", "force"],
+    storbench_bench::run::record::summary::io::rebuilt,
+);
+
+impl CommandLine for IoArgs {
+    fn command() -> clap::Command {
+        let about = "Synthetic I/O: one fio-style job, or a profile set such as the six SQLIO profiles";
+        let examples = "\
+Examples:
+  storbench io --profile sqlio                      # the six SQLIO profiles, 30 s each
+  storbench io --rw randread --bs 4k --iodepth 32 --runtime 60s --target /data
+  storbench io --rw randrw --rwmix-read 70 --bs 8k/70:64k/30 --random-distribution zipf:1.1
+  storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost";
+        // After the options: their struct's doc comment would be the command's help.
+        IoArgs::augment_args(clap::Command::new(KIND.name))
+            .about(about)
+            .long_about(format!("{about}.\n\n{examples}"))
+    }
+
+    fn power(&self) -> Option<Option<&str>> {
+        Some(self.out.power.as_deref())
+    }
+
+    fn run(self, stop: &StopFlag) -> Result<Ending> {
+        super::run(&self, stop)
+    }
+
+    fn table(s: &storbench_report::Summary) -> String {
+        super::table::job_table(s)
+    }
+}
 
 impl OfKind for IoArgs {
     const KIND: &'static Kind = &KIND;

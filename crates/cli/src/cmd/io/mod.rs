@@ -4,6 +4,7 @@
 
 pub mod entry;
 mod summary;
+pub mod table;
 pub mod validate;
 
 use super::Ending;
@@ -174,7 +175,7 @@ fn measure_job(
         targets: target.map(|t| t.path.as_path()).into_iter().collect(),
         database: DatabaseInfo::default(),
         device: r.device.as_ref().map(|d| d.name.as_str()),
-        table: output::job_table,
+        table: crate::cmd::io::table::job_table,
         background: &args.out.background,
         background_dir: target.and_then(|t| t.path.parent()),
     };
@@ -242,9 +243,11 @@ fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
         (false, Some(_)) => {
             let rows: Vec<(&str, &Summary)> =
                 v.jobs.iter().zip(summaries).map(|(j, s)| (j.title.unwrap_or(&j.spec.name), s)).collect();
-            output::profile_table(&rows) + "\n"
+            crate::cmd::io::table::profile_table(&rows) + "\n"
         }
-        (false, None) => summaries.first().map(|s| output::job_table(s) + "\n").unwrap_or_default(),
+        (false, None) => {
+            summaries.first().map(|s| crate::cmd::io::table::job_table(s) + "\n").unwrap_or_default()
+        }
     })
 }
 

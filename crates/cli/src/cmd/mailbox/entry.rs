@@ -1,15 +1,53 @@
 //! mailbox's registry entry: what a plan and an evaluation need of a mailbox workload.
 
-use crate::args::MailboxArgs;
+use crate::args::{MailboxArgs, MailboxCommand};
+use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
-use crate::registry::{Kind, OfKind, Options};
+use crate::registry::{CommandLine, Kind, OfKind, Options};
 use anyhow::Result;
+use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
-pub static KIND: Kind = Kind::of::<MailboxArgs>("mailbox", "a mailbox workload", &["target", "log_target"]);
+pub static KIND: Kind = Kind::of::<MailboxArgs, MailboxCommand>(
+    "mailbox",
+    "a mailbox workload",
+    &["target", "log_target"],
+    storbench_bench::run::record::summary::mailbox::rebuilt,
+);
+
+impl CommandLine for MailboxCommand {
+    fn command() -> clap::Command {
+        let about = "Mailbox: the I/O of Exchange's database engine as Jetstress drives it, judged by Jetstress's thresholds";
+        let long = "\
+Mailbox: the I/O of Exchange's database engine as Jetstress drives it (database reads and writes,
+log writes, background maintenance), judged by Jetstress's thresholds.
+
+Examples:
+  storbench mailbox --mailboxes 200 --mailbox-size 250MB --threads 16 --duration 30m
+  storbench mailbox --preset 2007 --mailboxes 200 --iops-per-mailbox 0.5 --keep
+  storbench mailbox --mailboxes 200 --tune --keep     # the most threads that pass
+  storbench mailbox --test backup                     # reuses kept databases
+  storbench mailbox verify --target ./storbench-mailbox";
+        // After the options: their struct's doc comment would be the command's help.
+        MailboxCommand::augment_args(clap::Command::new(KIND.name)).about(about).long_about(long)
+    }
+
+    /// A test measures; verifying and recovering do not.
+    fn power(&self) -> Option<Option<&str>> {
+        self.sub.is_none().then_some(self.run.out.power.as_deref())
+    }
+
+    fn run(self, stop: &StopFlag) -> Result<Ending> {
+        super::run(self, stop)
+    }
+
+    fn table(s: &storbench_report::Summary) -> String {
+        super::table::mailbox_table(s)
+    }
+}
 
 impl OfKind for MailboxArgs {
     const KIND: &'static Kind = &KIND;

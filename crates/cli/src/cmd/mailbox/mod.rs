@@ -13,6 +13,7 @@ mod databases;
 pub mod entry;
 mod recovery;
 mod summary;
+pub mod table;
 mod test;
 mod tune;
 pub mod validate;
@@ -29,7 +30,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::lock_place;
 use storbench_report::{Summary, export};
 
-pub fn run(c: Box<MailboxCommand>, stop: &StopFlag) -> Result<Ending> {
+pub fn run(c: MailboxCommand, stop: &StopFlag) -> Result<Ending> {
     match c.sub {
         Some(MailboxSub::Verify(v)) => verify::verify_command(&v, stop),
         Some(MailboxSub::Recover(r)) => recovery::recover_command(&r.target, stop),
@@ -94,6 +95,10 @@ pub fn measure(a: &MailboxArgs, given: Option<&Path>, stop: &StopFlag) -> Result
 
 fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
     output::print_result(|| {
-        if out.json { export::summary_json(summary) } else { output::mailbox_table(summary) + "\n" }
+        if out.json {
+            export::summary_json(summary)
+        } else {
+            crate::cmd::mailbox::table::mailbox_table(summary) + "\n"
+        }
     })
 }

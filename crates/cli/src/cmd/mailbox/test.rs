@@ -86,7 +86,7 @@ pub(super) fn measure_test(
         targets: vec![plan.db_dir.as_path(), plan.log_dir.as_path()],
         database: DatabaseInfo::default(),
         device: device.as_ref().map(|d| d.name.as_str()),
-        table: output::mailbox_table,
+        table: crate::cmd::mailbox::table::mailbox_table,
         background: &a.out.background,
         background_dir: Some(plan.db_dir.as_path()),
     };

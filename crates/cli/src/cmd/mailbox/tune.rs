@@ -7,7 +7,6 @@ use super::test::{measure_test, spec};
 use super::validate::MailboxPlan;
 use crate::args::MailboxArgs;
 use crate::measure::{Measured, Ran};
-use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::run::StopFlag;
@@ -91,7 +90,7 @@ pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, given: Option<&Path>, sto
         })
         .collect();
     let median = mbx::median_index(&iops).map(|i| finals.swap_remove(i)).context("no final run")?;
-    say!("{}", output::tune_table(&trials));
+    say!("{}", crate::cmd::mailbox::table::tune_table(&trials));
     say!("reported: the median of the three runs at the best setting ({})", median.summary.name);
     let pass = matches!(&median.summary.results, storbench_report::Results::Mailbox(r) if r.pass);
     Ok(Ran { ending: if pass { Ending::Ok } else { Ending::CheckFailed }, measured: Some(median) })

@@ -1,17 +1,55 @@
 //! oltp's registry entry: what a plan and an evaluation need of a DVD Store workload.
 
-use crate::args::OltpRunArgs;
+use crate::args::{OltpCommand, OltpRunArgs};
+use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
-use crate::registry::{Kind, OfKind, Options};
+use crate::registry::{CommandLine, Kind, OfKind, Options};
 use crate::units::Minutes;
 use anyhow::Result;
+use clap::Subcommand;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
-pub static KIND: Kind =
-    Kind::of::<OltpRunArgs>("oltp", "an oltp workload", &["path", "url", "backend", "no_reset"]);
+pub static KIND: Kind = Kind::of::<OltpRunArgs, OltpCommand>(
+    "oltp",
+    "an oltp workload",
+    &["path", "url", "backend", "no_reset"],
+    storbench_bench::run::record::summary::oltp::rebuilt,
+);
+
+impl CommandLine for OltpCommand {
+    fn command() -> clap::Command {
+        let about = "OLTP: the DVD Store 3 e-commerce workload (orders per minute) on SQLite, PostgreSQL or MariaDB/MySQL";
+        let examples = "\
+Examples:
+  storbench oltp load --db-size S                     # SQLite file ./storbench-ds3.db
+  storbench oltp run --n-threads 8 --run-time 5 --warmup-time 1
+  storbench oltp load --url postgres://postgres@127.0.0.1/ds3 --db-size 1GB
+  storbench oltp run --url postgres://postgres@127.0.0.1/ds3 --db-size 1GB --n_threads=16
+  storbench oltp check
+  storbench oltp gen --db-size M --out ./ds3-data    # DS3's CSV files";
+        let oltp = clap::Command::new(KIND.name).about(about).long_about(format!("{about}.\n\n{examples}"));
+        OltpCommand::augment_subcommands(oltp).subcommand_required(true).arg_required_else_help(true)
+    }
+
+    /// `oltp run` measures; loading and checking do not.
+    fn power(&self) -> Option<Option<&str>> {
+        match self {
+            OltpCommand::Run(a) => Some(a.out.power.as_deref()),
+            _ => None,
+        }
+    }
+
+    fn run(self, stop: &StopFlag) -> Result<Ending> {
+        super::run(self, stop)
+    }
+
+    fn table(s: &storbench_report::Summary) -> String {
+        super::table::oltp_table(s)
+    }
+}
 
 impl OfKind for OltpRunArgs {
     const KIND: &'static Kind = &KIND;

@@ -6,6 +6,7 @@ pub mod entry;
 mod fidelity;
 mod run;
 mod summary;
+pub mod table;
 
 pub use run::measure;
 

@@ -300,7 +300,7 @@ fn run_into(
         targets: places.iter().map(PathBuf::as_path).collect(),
         database,
         device: place.device.as_ref().map(|d| d.name.as_str()),
-        table: crate::output::oltp_table,
+        table: crate::cmd::oltp::table::oltp_table,
         background,
         background_dir: sqlite_dir.as_deref(),
     };
@@ -485,6 +485,10 @@ impl<'a> Printer<'a> {
 
 fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
     crate::output::print_result(|| {
-        if out.json { export::summary_json(summary) } else { crate::output::oltp_table(summary) + "\n" }
+        if out.json {
+            export::summary_json(summary)
+        } else {
+            crate::cmd::oltp::table::oltp_table(summary) + "\n"
+        }
     })
 }

@@ -3,6 +3,7 @@
 //! delayed I/Os, the audit, and whether the run passed.
 
 use crate::run::Outcome;
+use crate::run::record::{RecordError, StoredRecord};
 use crate::run::record::{Recordable, Tally};
 use crate::workload::integrity::recorder::ActivityCounters;
 use crate::workload::integrity::{
@@ -196,6 +197,18 @@ pub fn summary(
     }
     s.results = Results::Integrity(r);
     s
+}
+
+/// An integrity run's summary built again from its record (a [`super::Rebuild`]).
+pub fn rebuilt(
+    record: &StoredRecord,
+    started: Summary,
+    window: Option<(f64, f64)>,
+    at: &str,
+) -> Result<Summary, RecordError> {
+    let mut out = super::outcome(record, window)?;
+    errors_whenever(&mut out);
+    Ok(summary(started, &out, at))
 }
 
 /// A rebuilt outcome's totals with the errors of every interval and the tail, as the run

@@ -3,6 +3,7 @@
 
 use crate::metrics::{DirectionCounters, Recorder};
 use crate::run::Outcome;
+use crate::run::record::{RecordError, StoredRecord};
 use crate::run::record::{Recordable, Tally};
 use crate::workload::io::IoOutcome;
 use serde::{Deserialize, Serialize};
@@ -65,6 +66,16 @@ pub fn summary(started: Summary, out: &Outcome<Recorder, IoFacts>, ended_at: &st
     s.warnings = out.warnings.clone();
     s.steady_state = out.steady.clone();
     s
+}
+
+/// An io run's summary built again from its record (a [`super::Rebuild`]).
+pub fn rebuilt(
+    record: &StoredRecord,
+    started: Summary,
+    window: Option<(f64, f64)>,
+    at: &str,
+) -> Result<Summary, RecordError> {
+    Ok(summary(started, &super::outcome(record, window)?, at))
 }
 
 fn direction(c: &DirectionCounters, secs: f64) -> DirectionResult {

@@ -7,6 +7,7 @@
 
 use crate::metrics::DirectionCounters;
 use crate::run::record::{Facts, Recordable, Tally};
+use crate::run::record::{RecordError, StoredRecord};
 use crate::run::{Outcome, Parts};
 use crate::workload::mailbox::{
     BackupDetail, BackupTally, Corruption, MailboxOutcome, MailboxRecorder, Manifest, RecoveryDetail,
@@ -150,6 +151,26 @@ pub fn summary(
     s.warnings.extend(out.detail.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
     s
+}
+
+/// A mailbox run's summary built again from its record (a [`super::Rebuild`]): a test, a
+/// backup or a soft recovery.
+pub fn rebuilt(
+    record: &StoredRecord,
+    started: Summary,
+    window: Option<(f64, f64)>,
+    at: &str,
+) -> Result<Summary, RecordError> {
+    if is_backup(&started) {
+        let out = super::stream_outcome(record, BACKUP_STREAM, window)?;
+        return Ok(backup_summary(started, &out, at));
+    }
+    if is_soft_recovery(&started) {
+        return soft_recovery(record, started, window, at);
+    }
+    let mut out = super::outcome(record, window)?;
+    faults_whenever(&mut out);
+    Ok(summary(started, &out, at))
 }
 
 /// The results of a started summary: what was run.
@@ -482,4 +503,21 @@ pub fn replay_seconds(per_database: &[f64]) -> f64 {
 pub fn seconds_per_log(logs: u64, per_database: &[f64]) -> Option<f64> {
     let per_db = logs as f64 / per_database.len().max(1) as f64;
     (per_db > 0.0).then(|| replay_seconds(per_database) / per_db)
+}
+
+/// A soft recovery's summary: the replay's outcome (over `window` where one is given) with the
+/// facts of the log generation before it, whose outcome is its whole run.
+fn soft_recovery(
+    record: &StoredRecord,
+    started: Summary,
+    window: Option<(f64, f64)>,
+    at: &str,
+) -> Result<Summary, RecordError> {
+    let out: Outcome<_, RecoveryFacts> = super::stream_outcome(record, RECOVERY_STREAM, window)?;
+    let facts = &out.detail;
+    let mut generated = record.stream_outcome_of("mailbox", &facts.generation, facts.generated.clone())?;
+    faults_whenever(&mut generated);
+    let replay = facts.replay.clone();
+    let replayed = replay.map(|r| out.with(r));
+    Ok(soft_recovery_summary(started, &generated, replayed.as_ref(), at))
 }

@@ -14,62 +14,36 @@ use crate::run::Outcome;
 use std::path::Path;
 use storbench_report::{CpuUsage, ErrorCounts, Summary};
 
-/// The summary of the bundle in `dir`, built again from its record alone.
-pub fn rebuild(dir: &Path) -> Result<Summary, RecordError> {
-    rebuild_over(dir, None)
+/// How one workload's summary is built again from its record: the summary the run started
+/// with, over `window` (seconds since the run's start) where one is given, ended at `at`.
+/// Each workload has one (`io::rebuilt`, ...); the caller picks it by the record's workload.
+pub type Rebuild = fn(&StoredRecord, Summary, Option<(f64, f64)>, &str) -> Result<Summary, RecordError>;
+
+/// The summary of the bundle in `dir`, built again from its record alone by its workload's
+/// `Rebuild` (`rebuild_of` the workload's name; None for a workload this storbench lacks).
+pub fn rebuild(dir: &Path, rebuild_of: impl Fn(&str) -> Option<Rebuild>) -> Result<Summary, RecordError> {
+    rebuild_over(dir, None, rebuild_of)
 }
 
 /// As `rebuild`, with every figure over `window` (seconds since the run's start) where one is
 /// given: the whole measured intervals inside it.
-pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, RecordError> {
+pub fn rebuild_over(
+    dir: &Path,
+    window: Option<(f64, f64)>,
+    rebuild_of: impl Fn(&str) -> Option<Rebuild>,
+) -> Result<Summary, RecordError> {
     let record = StoredRecord::read(dir)?;
     let end = record.end()?;
-    let started = record.start.summary.clone();
-    let at = end.ended_at.as_str();
-    let mut s = match record.start.workload.as_str() {
-        "io" => io::summary(started, &outcome(&record, window)?, at),
-        "oltp" => oltp::summary(started, &outcome(&record, window)?, at),
-        "integrity" => {
-            let mut out = outcome(&record, window)?;
-            integrity::errors_whenever(&mut out);
-            integrity::summary(started, &out, at)
-        }
-        "mailbox" if mailbox::is_backup(&started) => {
-            let out = stream_outcome(&record, mailbox::BACKUP_STREAM, window)?;
-            mailbox::backup_summary(started, &out, at)
-        }
-        "mailbox" if mailbox::is_soft_recovery(&started) => soft_recovery(&record, started, window, at)?,
-        "mailbox" => {
-            let mut out = outcome(&record, window)?;
-            mailbox::faults_whenever(&mut out);
-            mailbox::summary(started, &out, at)
-        }
-        other => {
-            return Err(RecordError::Read(format!(
-                "the record is of workload {other:?}, which this storbench does not know"
-            )));
-        }
+    let workload = record.start.workload.as_str();
+    let Some(rebuild) = rebuild_of(workload) else {
+        return Err(RecordError::Read(format!(
+            "the record is of workload {workload:?}, which this storbench does not know"
+        )));
     };
+    let mut s = rebuild(&record, record.start.summary.clone(), window, &end.ended_at)?;
     s.background = streams(&record, window)?;
     s.warnings.extend(end.added_warnings.iter().cloned());
     Ok(s)
-}
-
-/// A soft recovery's summary: the replay's outcome (over `window` where one is given) with the
-/// facts of the log generation before it, whose outcome is its whole run.
-fn soft_recovery(
-    record: &StoredRecord,
-    started: Summary,
-    window: Option<(f64, f64)>,
-    at: &str,
-) -> Result<Summary, RecordError> {
-    let out: Outcome<_, mailbox::RecoveryFacts> = stream_outcome(record, mailbox::RECOVERY_STREAM, window)?;
-    let facts = &out.detail;
-    let mut generated = record.stream_outcome_of("mailbox", &facts.generation, facts.generated.clone())?;
-    mailbox::faults_whenever(&mut generated);
-    let replay = facts.replay.clone();
-    let replayed = replay.map(|r| out.with(r));
-    Ok(mailbox::soft_recovery_summary(started, &generated, replayed.as_ref(), at))
 }
 
 /// Each background stream's figures from its measured intervals (those inside `window` where
@@ -111,7 +85,8 @@ fn streams(
     Ok(results)
 }
 
-fn outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
+/// The outcome of the run's workload, over `window` where one is given.
+pub fn outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
     record: &StoredRecord,
     window: Option<(f64, f64)>,
 ) -> Result<Outcome<T, D>, RecordError> {
@@ -119,7 +94,7 @@ fn outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
 }
 
 /// The outcome of the run's workload stream `stream`, over `window` where one is given.
-fn stream_outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
+pub fn stream_outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
     record: &StoredRecord,
     stream: &str,
     window: Option<(f64, f64)>,

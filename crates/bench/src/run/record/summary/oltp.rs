@@ -3,6 +3,7 @@
 
 use crate::run::Outcome;
 use crate::run::Parts;
+use crate::run::record::{RecordError, StoredRecord};
 use crate::run::record::{Recordable, Tally};
 use crate::workload::oltp::users::{OltpOutcome, OltpRecorder, TXN_KINDS, TxnKind};
 use serde::{Deserialize, Serialize};
@@ -73,6 +74,16 @@ pub fn summary(started: Summary, out: &Outcome<Parts<OltpRecorder>, OltpFacts>, 
     s.cpu = super::cpu_usage(out, out.totals.total.orders);
     s.warnings.extend(out.failures.iter().cloned());
     s
+}
+
+/// An oltp run's summary built again from its record (a [`super::Rebuild`]).
+pub fn rebuilt(
+    record: &StoredRecord,
+    started: Summary,
+    window: Option<(f64, f64)>,
+    at: &str,
+) -> Result<Summary, RecordError> {
+    Ok(summary(started, &super::outcome(record, window)?, at))
 }
 
 fn per_min(n: u64, secs: f64) -> f64 {
