@@ -18,7 +18,7 @@
 //! completed (for an even count, the lower of the two middle runs, so the claim is never the
 //! luckier one); its power figures are that run's own.
 
-use crate::model::{Results, Summary};
+use crate::model::Summary;
 use serde::{Deserialize, Serialize};
 
 /// Version of the `evaluation.json` layout; bump on any change that is not an addition.
@@ -164,28 +164,23 @@ pub struct Headline {
 }
 
 impl Headline {
+    /// A figure without an error rate beside it.
+    pub fn new(metric: &str, value: f64, higher_is_better: bool) -> Headline {
+        Headline { metric: metric.into(), value, higher_is_better, error_rate_pct: None }
+    }
+
     /// What goes beside the figure: " (99.3 % of I/Os failed)" when any failed, else "".
     pub fn errors_note(&self) -> String {
         self.error_rate_pct.map(|r| format!(" ({} of I/Os failed)", crate::rate_text(r))).unwrap_or_default()
     }
 }
 
-/// The figure a run is judged by, from its summary: IOPS (reads + writes) for io, orders per
-/// minute for oltp, achieved transactional IOPS for a mailbox performance or stress test,
-/// MB/s for backup, seconds per log for soft recovery, IOPS for integrity.
+/// The figure a run is judged by, from its summary (its workload's own: IOPS for io and
+/// integrity, orders per minute for oltp, and for mailbox its test's figure), with the run's
+/// error rate when any of its I/Os failed.
 pub fn headline(s: &Summary) -> Option<Headline> {
-    let (metric, value, higher_is_better) = match &s.results {
-        Results::Io(io) => ("IOPS", io.read.iops + io.write.iops, true),
-        Results::Oltp(o) => ("OPM", o.opm, true),
-        Results::Mailbox(m) => match m.test.as_str() {
-            "backup" => ("backup MB/s", m.backup_total_mb_per_sec?, true),
-            "soft_recovery" => ("seconds per log", m.seconds_per_log?, false),
-            _ => ("transactional IOPS", m.transactional_iops, true),
-        },
-        Results::Integrity(i) => ("IOPS", i.iops, true),
-    };
     let error_rate_pct = s.io_errors().filter(|e| e.failed > 0).and_then(|e| e.rate_pct());
-    Some(Headline { metric: metric.into(), value, higher_is_better, error_rate_pct })
+    Some(Headline { error_rate_pct, ..s.results.workload().headline()? })
 }
 
 /// Performance per watt (e.g. NOPM/W, IOPS/W); `None` unless both are finite and watts > 0.

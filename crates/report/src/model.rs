@@ -65,6 +65,7 @@
 //! Latency comes from HDR histograms with 3 significant digits (relative error under 0.1 %),
 //! recorded in nanoseconds. Under a rate target it is measured from each I/O's intended start.
 
+use crate::render::WorkloadResults;
 use serde::{Deserialize, Serialize};
 
 /// Version of the `summary.json` layout; bump on any change that is not an addition.
@@ -587,6 +588,25 @@ pub enum Results {
     Integrity(IntegrityResults),
 }
 
+impl Results {
+    /// The workload's own results, which answer everything the report asks of a workload
+    /// (each in its file under `render`); the one place that names every workload.
+    pub(crate) fn workload(&self) -> &dyn WorkloadResults {
+        match self {
+            Results::Io(r) => r,
+            Results::Oltp(r) => r,
+            Results::Mailbox(r) => r,
+            Results::Integrity(r) => r,
+        }
+    }
+
+    /// The results if they are workload `T`'s.
+    pub(crate) fn get<T: WorkloadResults>(&self) -> Option<&T> {
+        let any: &dyn std::any::Any = self.workload();
+        any.downcast_ref()
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuUsage {
     pub user_s: f64,
@@ -594,8 +614,6 @@ pub struct CpuUsage {
     /// (user + sys) / I/Os completed, in ns; absent when nothing completed.
     pub ns_per_io: Option<f64>,
 }
-
-static EMPTY_KINDS: std::collections::BTreeMap<String, u64> = std::collections::BTreeMap::new();
 
 /// `summary.json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -650,27 +668,7 @@ impl Summary {
     /// The I/Os the run attempted and those that failed; None for a workload whose errors are
     /// not I/Os (oltp: database calls).
     pub fn io_errors(&self) -> Option<IoErrors<'_>> {
-        match &self.results {
-            Results::Io(r) => Some(IoErrors {
-                failed: r.errors.total,
-                completed: r.read.ios.saturating_add(r.write.ios),
-                outside: r.errors_outside_window,
-                by_kind: &r.errors.by_kind,
-            }),
-            Results::Mailbox(m) => Some(IoErrors {
-                failed: m.errors.total,
-                completed: m.completed_ios(),
-                outside: 0,
-                by_kind: &m.errors.by_kind,
-            }),
-            Results::Integrity(r) => Some(IoErrors {
-                failed: r.errors.read_errors.saturating_add(r.errors.write_errors),
-                completed: r.ios,
-                outside: 0,
-                by_kind: &EMPTY_KINDS,
-            }),
-            Results::Oltp(_) => None,
-        }
+        self.results.workload().io_errors()
     }
 
     /// Whether the user asked the run to go on despite failed I/Os (`continue_on_error`).

@@ -1,13 +1,105 @@
-//! Integrity runs in the report: findings that flag every configuration whose storage lost
-//! or damaged what it acknowledged, or kept I/Os outstanding past the delay threshold; the
-//! configuration table of the reference evaluation's SQLIOSim results (total I/O time,
-//! throttled and delayed I/Os, errors, the audit), each reported run's activities, and why a
-//! run's check failed.
+//! Integrity runs in the report: IOPS as their headline, failed reads and writes as their
+//! failed I/Os, the verdict as their status and why a run's check failed; findings that flag
+//! every configuration whose storage lost or damaged what it acknowledged, or kept I/Os
+//! outstanding past the delay threshold; the configuration table of the reference evaluation's
+//! SQLIOSim results (total I/O time, throttled and delayed I/Os, errors, the audit), each
+//! reported run's activities; and the per-second charts of every activity.
 
+use super::charts::{Spec, spec};
 use super::doc::{Block, Finding, Table, num, opt};
+use super::workload::{WorkloadResults, p50_ms, p99_ms};
 use super::{ReportInput, plural};
-use crate::evaluation::Group;
-use crate::model::{IntegrityErrors, IntegrityResults, IntegrityVerdict, Results, Summary};
+use crate::columns::integrity;
+use crate::evaluation::{Group, Headline, RunStatus};
+use crate::model::{IntegrityErrors, IntegrityResults, IntegrityVerdict, IoErrors};
+use std::collections::BTreeMap;
+
+const CHARTS: &[Spec] = &[
+    spec(
+        "Integrity I/O per second",
+        &[
+            (integrity::IOPS, "all"),
+            (integrity::RANDOM_IOPS, "random"),
+            (integrity::READ_AHEAD_IOPS, "read-ahead"),
+            (integrity::BULK_IOPS, "bulk"),
+            (integrity::LAZY_WRITER_IOPS, "lazy writer"),
+            (integrity::LOG_IOPS, "log writer"),
+        ],
+    ),
+    spec(
+        "Integrity latency (mean)",
+        &[
+            (integrity::AVG_MS, "all"),
+            (integrity::RANDOM_AVG_MS, "random"),
+            (integrity::READ_AHEAD_AVG_MS, "read-ahead"),
+            (integrity::BULK_AVG_MS, "bulk"),
+            (integrity::LAZY_WRITER_AVG_MS, "lazy writer"),
+            (integrity::LOG_AVG_MS, "log writer"),
+        ],
+    ),
+    spec("Integrity data file", &[(integrity::DATA_FILE_BYTES, "size")]),
+    spec(
+        "Integrity errors, throttled and delayed I/Os",
+        &[
+            (integrity::ERRORS, "errors"),
+            (integrity::THROTTLED, "throttled"),
+            (integrity::DELAYED, "delayed"),
+        ],
+    ),
+];
+
+/// Failed reads and writes are counted by class, not by errno.
+static NO_KINDS: BTreeMap<String, u64> = BTreeMap::new();
+
+impl WorkloadResults for IntegrityResults {
+    fn headline(&self) -> Option<Headline> {
+        Some(Headline::new("IOPS", self.iops, true))
+    }
+
+    fn io_errors(&self) -> Option<IoErrors<'_>> {
+        Some(IoErrors {
+            failed: self.errors.read_errors.saturating_add(self.errors.write_errors),
+            completed: self.ios,
+            outside: 0,
+            by_kind: &NO_KINDS,
+        })
+    }
+
+    /// From the verdict, whether or not the run completed: a run that failed is incomplete
+    /// too, and found damage fails an interrupted one.
+    fn status(&self, _complete: bool) -> RunStatus {
+        match self.verdict() {
+            IntegrityVerdict::Pass => RunStatus::Done,
+            IntegrityVerdict::Interrupted => RunStatus::Interrupted,
+            IntegrityVerdict::Fail => RunStatus::CheckFailed,
+        }
+    }
+
+    fn failure(&self) -> Option<String> {
+        failure(self)
+    }
+
+    fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {
+        vec![("p50", p50_ms(&self.lat_ns)), ("p99", p99_ms(&self.lat_ns))]
+    }
+
+    fn charts(&self) -> &'static [Spec] {
+        CHARTS
+    }
+
+    fn findings(&self, input: &ReportInput) -> Vec<Finding> {
+        findings(input)
+    }
+
+    fn section(&self, input: &ReportInput) -> Vec<Block> {
+        blocks(input)
+    }
+}
+
+/// A run's integrity results, if it is an integrity run with a bundle.
+fn results_of<'a>(input: &'a ReportInput, run_id: &str) -> Option<&'a IntegrityResults> {
+    input.runs.get(run_id)?.summary.results.get::<IntegrityResults>()
+}
 
 /// Each group's integrity runs: the group, and the results of its runs that have them.
 fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a IntegrityResults>)> {
@@ -16,15 +108,8 @@ fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a IntegrityResult
         .groups()
         .into_iter()
         .filter_map(|g| {
-            let results: Vec<&IntegrityResults> = g
-                .runs
-                .iter()
-                .filter_map(|r| input.runs.get(&r.id))
-                .filter_map(|d| match &d.summary.results {
-                    Results::Integrity(i) => Some(i),
-                    _ => None,
-                })
-                .collect();
+            let results: Vec<&IntegrityResults> =
+                g.runs.iter().filter_map(|r| results_of(input, &r.id)).collect();
             (!results.is_empty()).then_some((g, results))
         })
         .collect()
@@ -51,10 +136,9 @@ fn sum_errors(results: &[&IntegrityResults]) -> IntegrityErrors {
     all
 }
 
-/// Why an integrity run did not pass, in a few words; None for another workload, a pass or
-/// an interrupted run that found nothing.
-pub(super) fn failure(s: &Summary) -> Option<String> {
-    let Results::Integrity(r) = &s.results else { return None };
+/// Why an integrity run did not pass, in a few words; None for a pass or an interrupted run
+/// that found nothing.
+fn failure(r: &IntegrityResults) -> Option<String> {
     if r.errors.total() > 0 {
         return Some(damaged(&r.errors));
     }
@@ -80,7 +164,7 @@ fn verdict_of(results: &[&IntegrityResults]) -> IntegrityVerdict {
 }
 
 /// Findings first in the list: any error fails the storage, delayed I/O is named.
-pub(super) fn findings(input: &ReportInput) -> Vec<Finding> {
+fn findings(input: &ReportInput) -> Vec<Finding> {
     let mut out = Vec::new();
     for (g, results) in groups(input) {
         let place = format!("{} on {}", g.configuration, g.workload);
@@ -117,7 +201,7 @@ pub(super) fn findings(input: &ReportInput) -> Vec<Finding> {
 }
 
 /// The Integrity section; nothing when no run is an integrity run.
-pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
+fn blocks(input: &ReportInput) -> Vec<Block> {
     let groups = groups(input);
     if groups.is_empty() {
         return Vec::new();
@@ -135,9 +219,7 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     ];
     for (g, _) in &groups {
         let Some(run) = g.reported() else { continue };
-        let Some(Results::Integrity(r)) = input.runs.get(&run.id).map(|d| &d.summary.results) else {
-            continue;
-        };
+        let Some(r) = results_of(input, &run.id) else { continue };
         if let Some(c) = &r.crash {
             out.push(Block::Para(format!(
                 "{}: {} crash cycle{}, {} of {} acknowledged page writes found after them (run {}).",
@@ -173,8 +255,7 @@ fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResul
         "result",
     ]);
     for (g, results) in groups {
-        let reported = g.reported().and_then(|r| input.runs.get(&r.id));
-        let Some(Results::Integrity(r)) = reported.map(|d| &d.summary.results) else { continue };
+        let Some(r) = g.reported().and_then(|r| results_of(input, &r.id)) else { continue };
         let errors = sum_errors(results);
         let mib = |b: u64| b as f64 / f64::from(1 << 20);
         t.push(vec![

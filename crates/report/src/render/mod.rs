@@ -11,6 +11,9 @@
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
 //! - `compare`: two bundles side by side, matched by workload.
+//! - `workload`: what the report asks of each workload's results, answered in the workload's
+//!   own file (`io`, `oltp`, `mailbox`, `integrity`: headline, status, latencies, charts, and
+//!   any findings and section of its own).
 
 mod appendix;
 mod background;
@@ -19,19 +22,26 @@ pub mod compare;
 pub mod doc;
 mod findings;
 mod html;
-mod integrity;
 mod markdown;
 mod results;
 pub mod svg;
 mod text;
 pub mod timeseries;
+mod workload;
+
+// The workloads, each answering `WorkloadResults` for its own results.
+mod integrity;
+mod io;
+mod mailbox;
+mod oltp;
 
 use crate::disclosure::Disclosure;
 use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunStatus};
-use crate::model::{IntegrityVerdict, Results, Summary};
+use crate::model::Summary;
 use doc::Block;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
+pub(crate) use workload::WorkloadResults;
 
 /// Everything a report is made from, read from a bundle by the caller.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -110,30 +120,13 @@ impl ReportInput {
     }
 }
 
-/// A run's status from its own summary: interrupted, failed (I/Os failed and it was not told
-/// to continue), its check failed, or done.
+/// A run's status from its own summary: failed (I/Os failed and it was not told to continue),
+/// else as its workload judges it (interrupted, its check failed, or done).
 fn single_status(s: &Summary) -> RunStatus {
     if s.complete && s.failed_ios().is_some() {
         return RunStatus::Failed;
     }
-    if let Results::Integrity(i) = &s.results {
-        // Not complete is not interrupted: a run that failed is incomplete too.
-        return match i.verdict() {
-            IntegrityVerdict::Pass => RunStatus::Done,
-            IntegrityVerdict::Interrupted => RunStatus::Interrupted,
-            IntegrityVerdict::Fail => RunStatus::CheckFailed,
-        };
-    }
-    let failed = match &s.results {
-        Results::Io(io) => io.verify.mismatches > 0,
-        Results::Mailbox(m) => !m.pass,
-        Results::Integrity(_) | Results::Oltp(_) => false,
-    };
-    match (s.complete, failed) {
-        (false, _) => RunStatus::Interrupted,
-        (true, true) => RunStatus::CheckFailed,
-        (true, false) => RunStatus::Done,
-    }
+    s.results.workload().status(s.complete)
 }
 
 /// `report.html`: findings, tables, per-second charts, method and disclosure in one file.
@@ -161,12 +154,13 @@ fn document(input: &ReportInput) -> Vec<Block> {
     let e = &input.evaluation;
     let mut d = vec![Block::Heading(1, title(input)), Block::Para(intro(e))];
     d.push(Block::Heading(2, "Key findings".into()));
-    // Storage that lost data it acknowledged is the first thing a reader must see.
-    let mut found = integrity::findings(input);
+    let workloads = workload::present(input);
+    // A workload's own findings (storage that lost data it acknowledged) come first.
+    let mut found: Vec<doc::Finding> = workloads.iter().flat_map(|w| w.findings(input)).collect();
     found.extend(findings::of(e));
     d.push(Block::Findings(found));
     d.extend(results::blocks(input));
-    d.extend(integrity::blocks(input));
+    d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));
     d.extend(charts::blocks(input));
     d.extend(appendix::method(e));

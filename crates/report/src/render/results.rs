@@ -4,10 +4,9 @@
 
 use super::doc::{Block, Row, Table, num, opt, pct};
 use super::svg::{Chart, Line};
-use super::{ReportInput, RunData, at, findings, integrity, plural, sweep_value, workloads};
+use super::{ReportInput, RunData, at, findings, plural, sweep_value, workloads};
 use crate::columns::system;
 use crate::evaluation::{Group, RunRecord, RunStatus};
-use crate::model::{LatencyNs, Results};
 
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     let e = &input.evaluation;
@@ -100,7 +99,7 @@ fn status(r: &RunRecord, data: Option<&RunData>) -> String {
     };
     let why = r.error.clone().or_else(|| {
         let checked = r.status == RunStatus::CheckFailed;
-        data.filter(|_| checked).and_then(|d| integrity::failure(&d.summary))
+        data.filter(|_| checked).and_then(|d| d.summary.results.workload().failure())
     });
     match why {
         Some(e) => format!("{s}: {e}"),
@@ -108,30 +107,9 @@ fn status(r: &RunRecord, data: Option<&RunData>) -> String {
     }
 }
 
-/// The latencies a reader of each workload looks at, in milliseconds.
-fn latencies(data: &RunData) -> Vec<(String, Option<f64>)> {
-    let ms = |l: &Option<LatencyNs>, f: fn(&LatencyNs) -> f64| l.as_ref().map(|l| f(l) / 1e6);
-    let p50 = |l: &LatencyNs| l.p50 as f64;
-    let p99 = |l: &LatencyNs| l.p99 as f64;
-    let named = |v: Vec<(&str, Option<f64>)>| v.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
-    match &data.summary.results {
-        Results::Io(io) => named(vec![
-            ("read p50", ms(&io.read.lat_ns, p50)),
-            ("read p99", ms(&io.read.lat_ns, p99)),
-            ("write p50", ms(&io.write.lat_ns, p50)),
-            ("write p99", ms(&io.write.lat_ns, p99)),
-        ]),
-        Results::Oltp(o) => named(vec![
-            ("order mean", o.order_rt_mean_ns.map(|v| v / 1e6)),
-            ("order p99", ms(&o.order_rt_ns, p99)),
-        ]),
-        Results::Mailbox(m) => named(vec![
-            ("DB read avg", m.db_read_avg_ms),
-            ("DB write avg", m.db_write_avg_ms),
-            ("log write avg", m.log_write_avg_ms),
-        ]),
-        Results::Integrity(i) => named(vec![("p50", ms(&i.lat_ns, p50)), ("p99", ms(&i.lat_ns, p99))]),
-    }
+/// The latencies a reader of the run's workload looks at, in milliseconds.
+fn latencies(data: &RunData) -> Vec<(&'static str, Option<f64>)> {
+    data.summary.results.workload().latencies()
 }
 
 /// Host CPU busy (user + system) over the measured phase.

@@ -3,7 +3,7 @@
 use super::compare::{Side, compare_markdown, compare_text};
 use super::*;
 use crate::evaluation::{Headline, SweepPoint};
-use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, TargetInfo, Tool};
+use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, Results, TargetInfo, Tool};
 
 fn summary(iops: f64) -> Summary {
     let lat = LatencyNs { p50: 200_000, p99: 900_000, ..LatencyNs::default() };
@@ -241,16 +241,20 @@ fn two_single_runs_of_one_kind_compare_directly() {
 
 #[test]
 fn oltp_and_mailbox_series_get_their_own_charts() {
-    let titles = |csv: &str| -> Vec<String> {
-        charts::of(&Series::parse(csv).unwrap(), None).into_iter().map(|c| c.title).collect()
+    let titles = |results: Results, csv: &str| -> Vec<String> {
+        let series = Series::parse(csv).unwrap();
+        charts::of(results.workload(), &series, None).into_iter().map(|c| c.title).collect()
     };
-    let oltp =
-        titles("t_s,phase,opm,order_rt_p50_ms,order_rt_p99_ms,cpu_user_pct\n1,measure,6000,2.5,9.1,40\n");
+    let (oltp, mailbox) = (Results::Oltp(Default::default()), Results::Mailbox(Default::default()));
+    let oltp = titles(
+        oltp,
+        "t_s,phase,opm,order_rt_p50_ms,order_rt_p99_ms,cpu_user_pct\n1,measure,6000,2.5,9.1,40\n",
+    );
     assert_eq!(oltp, ["Orders per minute", "Order response time", "CPU"]);
-    let mailbox = titles("t_s,phase,transactional_iops,db_read_avg_ms,power_watts\n1,measure,300,8.2,95\n");
-    assert_eq!(mailbox, ["Mailbox I/O per second", "Mailbox latency", "Power"]);
+    let csv = "t_s,phase,transactional_iops,db_read_avg_ms,power_watts\n1,measure,300,8.2,95\n";
+    assert_eq!(titles(mailbox.clone(), csv), ["Mailbox I/O per second", "Mailbox latency", "Power"]);
     // Mailbox counts its failed I/Os in a column named as integrity's errors: not an integrity chart.
-    let failing = titles("t_s,phase,transactional_iops,errors\n1,measure,300,7\n");
+    let failing = titles(mailbox, "t_s,phase,transactional_iops,errors\n1,measure,300,7\n");
     assert_eq!(failing, ["Mailbox I/O per second"]);
 }
 

@@ -1,0 +1,90 @@
+//! What the report asks of a workload's results, answered once per workload in its own file
+//! beside this one (`io`, `oltp`, `mailbox`, `integrity`): the figure a run is judged by, its
+//! failed I/Os, its status and why its check failed, its latency columns, its per-second
+//! charts, and any findings and section of its own. The shared parts of the report reach a
+//! run's answers through `Results::workload` and name no workload, so a new workload adds its
+//! file here, its variant in `model::Results` and its columns, and nothing else.
+
+use super::ReportInput;
+use super::charts::Spec;
+use super::doc::{Block, Finding};
+use crate::evaluation::{Headline, RunStatus};
+use crate::model::{IoErrors, LatencyNs};
+use std::any::{Any, TypeId};
+
+/// One workload's results as the report sees them.
+pub(crate) trait WorkloadResults: Any {
+    /// The figure its runs are judged and compared by, without the error rate (which
+    /// `evaluation::headline` adds); None when the run has none (a backup that read nothing).
+    fn headline(&self) -> Option<Headline>;
+
+    /// The I/Os it attempted and those that failed; None where its errors are not I/Os.
+    fn io_errors(&self) -> Option<IoErrors<'_>>;
+
+    /// Whether its own check failed (data verification, thresholds).
+    fn check_failed(&self) -> bool {
+        false
+    }
+
+    /// The status of a run that ended with these results, its failed I/Os aside (the caller
+    /// judges those): interrupted when it did not complete, else whether its check failed.
+    fn status(&self, complete: bool) -> RunStatus {
+        match (complete, self.check_failed()) {
+            (false, _) => RunStatus::Interrupted,
+            (true, true) => RunStatus::CheckFailed,
+            (true, false) => RunStatus::Done,
+        }
+    }
+
+    /// Why its check failed, in a few words, beside the status; None where "check failed"
+    /// says enough.
+    fn failure(&self) -> Option<String> {
+        None
+    }
+
+    /// The latencies a reader of the workload looks at, in milliseconds, by column name.
+    fn latencies(&self) -> Vec<(&'static str, Option<f64>)>;
+
+    /// Its per-second charts, drawn before the host's where its series has the columns.
+    fn charts(&self) -> &'static [Spec];
+
+    /// Findings of its own over every run of this workload in `input`, put before the
+    /// comparisons.
+    fn findings(&self, _input: &ReportInput) -> Vec<Finding> {
+        Vec::new()
+    }
+
+    /// A section of its own over every run of this workload in `input`, after the results.
+    fn section(&self, _input: &ReportInput) -> Vec<Block> {
+        Vec::new()
+    }
+}
+
+/// Each workload among the input's runs once, in plan order, as the results of its first run
+/// with a bundle: whom to ask for findings and sections of their own.
+pub(super) fn present(input: &ReportInput) -> Vec<&dyn WorkloadResults> {
+    let mut seen: Vec<&dyn WorkloadResults> = Vec::new();
+    for r in &input.evaluation.runs {
+        let Some(data) = input.runs.get(&r.id) else { continue };
+        let w = data.summary.results.workload();
+        if !seen.iter().any(|s| type_of(*s) == type_of(w)) {
+            seen.push(w);
+        }
+    }
+    seen
+}
+
+fn type_of(w: &dyn WorkloadResults) -> TypeId {
+    let any: &dyn Any = w;
+    any.type_id()
+}
+
+/// A latency's median in milliseconds.
+pub(super) fn p50_ms(l: &Option<LatencyNs>) -> Option<f64> {
+    l.as_ref().map(|l| l.p50 as f64 / 1e6)
+}
+
+/// A latency's 99th percentile in milliseconds.
+pub(super) fn p99_ms(l: &Option<LatencyNs>) -> Option<f64> {
+    l.as_ref().map(|l| l.p99 as f64 / 1e6)
+}
