@@ -10,6 +10,7 @@ mod clock;
 mod collector;
 mod cpu;
 mod driver;
+mod lifecycle;
 mod parts;
 pub mod record;
 mod schedule;
@@ -23,6 +24,7 @@ pub use driver::{
     Closed, Interval, Length, NO_PROGRESS_LIMIT, Outcome, Pace, Progress, RunPlan, SeriesColumn, Take,
     Warmup, Workload, drive,
 };
+pub use lifecycle::{Lifecycle, Started};
 pub use parts::Parts;
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};

@@ -22,7 +22,8 @@ use super::suspects::SuspectPage;
 use super::worker::{Shared, Worker, WorkerOut, shape};
 use crate::engine::{AlignedBuf, EngineKind, open_files};
 use crate::run::{
-    Beside, Closed, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn, StopFlag, Take, Warmup,
+    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn, Started,
+    StopFlag, Take, Warmup,
 };
 use storbench_report::columns::integrity as col;
 
@@ -249,100 +250,158 @@ pub fn run(
     on_interval: &mut dyn FnMut(&IntegrityInterval),
     on_audit: &mut dyn FnMut(u64, u64),
 ) -> crate::Result<IntegrityOutcome> {
-    let Created { layout, mut manifest, data, log, journal } = created;
-    let kinds = activities(spec);
-    let outs: Vec<Arc<WorkerOut>> =
-        kinds.iter().map(|&a| Arc::new(WorkerOut::new(shape(a).2 as usize))).collect();
-    let shared = Arc::new(shared(spec, data, log, journal, outs.clone())?);
-    let mut injections = Vec::new();
-    let mut handles = Vec::new();
-    for (i, &activity) in kinds.iter().enumerate() {
-        let engine = engine(spec, &shared, activity, i as u64, &mut injections)?;
-        let rng = crate::rng::stream(spec.seed, 1000 + i as u64);
-        let worker =
-            Worker::new(activity, engine, shared.clone(), outs[i].clone(), rng, spec.sizes.data_max_pages);
-        let name = format!("integrity-{}", activity.name());
-        handles.push(
-            std::thread::Builder::new()
-                .name(name)
-                .spawn(move || worker.run())
-                .map_err(|source| crate::Error::Setup { what: "starting an activity thread", source })?,
-        );
+    let stress = Stress { spec, created: Some(created), on_audit, stop: stop.clone(), running: None };
+    stress.run(sampler, stop, on_interval)
+}
+
+/// An integrity run: a thread per activity and the syncer, then the final audit.
+struct Stress<'a> {
+    spec: &'a IntegritySpec,
+    /// The files, until the run starts on them.
+    created: Option<Created>,
+    on_audit: &'a mut dyn FnMut(u64, u64),
+    /// The user's stop: the final audit heeds it too.
+    stop: StopFlag,
+    running: Option<Running>,
+}
+
+/// What a started run holds until it finishes.
+struct Running {
+    layout: Layout,
+    manifest: super::layout::Manifest,
+    shared: Arc<Shared>,
+    outs: Vec<Arc<WorkerOut>>,
+    injections: Vec<super::faults::InjectionLog>,
+    activities: Vec<std::thread::JoinHandle<()>>,
+    syncer: std::thread::JoinHandle<Option<String>>,
+}
+
+impl Lifecycle for Stress<'_> {
+    type Work = IntegrityWork;
+    type Detail = IntegrityDetail;
+    type Error = crate::Error;
+
+    fn start(&mut self, _stop: &StopFlag) -> crate::Result<Started<IntegrityWork>> {
+        let spec = self.spec;
+        let Some(Created { layout, manifest, data, log, journal }) = self.created.take() else {
+            return Err(crate::Error::InvalidJob("an integrity run started twice".into()));
+        };
+        let kinds = activities(spec);
+        let outs: Vec<Arc<WorkerOut>> =
+            kinds.iter().map(|&a| Arc::new(WorkerOut::new(shape(a).2 as usize))).collect();
+        let shared = Arc::new(shared(spec, data, log, journal, outs.clone())?);
+        let mut injections = Vec::new();
+        let mut activities = Vec::new();
+        for (i, &activity) in kinds.iter().enumerate() {
+            let engine = engine(spec, &shared, activity, i as u64, &mut injections)?;
+            let rng = crate::rng::stream(spec.seed, 1000 + i as u64);
+            let worker = Worker::new(
+                activity,
+                engine,
+                shared.clone(),
+                outs[i].clone(),
+                rng,
+                spec.sizes.data_max_pages,
+            );
+            let name = format!("integrity-{}", activity.name());
+            activities.push(
+                std::thread::Builder::new()
+                    .name(name)
+                    .spawn(move || worker.run())
+                    .map_err(|source| crate::Error::Setup { what: "starting an activity thread", source })?,
+            );
+        }
+        let syncer = start_syncer(shared.clone(), spec.sync_every)?;
+        let work = IntegrityWork {
+            shared: shared.clone(),
+            kinds,
+            named: Vec::new(),
+            delay_ns: spec.delay_threshold.as_nanos() as u64,
+        };
+        let plan = RunPlan {
+            warmup: Warmup::For(Duration::ZERO),
+            length: Length::For(spec.duration),
+            interval: Duration::from_secs(1),
+            rounds: None,
+        };
+        let at = shared.start;
+        self.running = Some(Running { layout, manifest, shared, outs, injections, activities, syncer });
+        Ok(Started { plan, work, at })
     }
-    let syncer = start_syncer(shared.clone(), spec.sync_every)?;
-    let mut work = IntegrityWork {
-        shared: shared.clone(),
-        kinds,
-        named: Vec::new(),
-        delay_ns: spec.delay_threshold.as_nanos() as u64,
-    };
-    let plan = RunPlan {
-        warmup: Warmup::For(Duration::ZERO),
-        length: Length::For(spec.duration),
-        interval: Duration::from_secs(1),
-        rounds: None,
-    };
-    let driven = crate::run::drive(&plan, &mut work, shared.start, sampler, stop, on_interval);
-    shared.end.store(true, SeqCst);
-    for h in handles {
-        let _ = h.join();
-    }
-    let sync_failure = syncer.join().unwrap_or_else(|_| Some("the syncer panicked".into()));
-    // The activities have stopped: their last acknowledgements go into the journal too.
-    let sync_failure = sync_failure
-        .or_else(|| shared.sync_point().err().map(|e| format!("journalling acknowledged writes: {e}")));
-    let mut failures: Vec<String> = outs
-        .iter()
-        .filter_map(|o| o.failure.lock().unwrap_or_else(|p| p.into_inner()).clone())
-        .chain(sync_failure)
-        .collect();
-    manifest.data_pages_now = shared.data_pages.load(SeqCst);
-    manifest.clean = true;
-    layout.save(&manifest)?;
-    let mut detail = IntegrityDetail {
-        data_initial_bytes: spec.sizes.data_pages * PAGE as u64,
-        data_final_bytes: manifest.data_pages_now * PAGE as u64,
-        grows: shared.grows.load(Relaxed),
-        shrinks: shared.shrinks.load(Relaxed),
-        shrinks_held: shared.shrinks_held.load(Relaxed),
-        injections,
-        ..Default::default()
-    };
-    // The recorders may hold the last moments' counts after the last interval: they belong to
-    // the run's errors too.
-    let mut out = driven;
-    // The driver ends a run only when nothing completed for its limit: an audit would wait
-    // on the same storage.
-    let no_progress = !out.failures.is_empty();
-    let mut tail = IntegrityRecorder::default();
-    for o in &outs {
-        crate::run::IntervalData::merge(
-            &mut tail,
-            &std::mem::take(&mut *o.recorder.lock().unwrap_or_else(|p| p.into_inner())),
-        );
-    }
-    fold_errors(&mut out.totals, &out.all, &tail);
-    detail.late_records = std::mem::take(&mut tail.records);
-    detail.tail = tail;
-    if no_progress {
-        detail.audit_failure = Some("not run: the storage completed nothing at the run's end".into());
-    } else if !stop.is_stopped() {
-        match final_audit(spec, &layout, stop, on_audit) {
-            Ok((report, acknowledged, seconds)) => {
-                shared.suspects.audited(&report, shared.now_ns() as f64 / 1e9);
-                (detail.acknowledged, detail.audit_s, detail.audit) = (acknowledged, seconds, Some(report));
-            }
-            Err(JournalError::Io(e)) => return Err(e),
-            Err(damaged) => {
-                detail.audit_failure = Some("not judged: the journal is damaged".into());
-                failures.push(damaged.to_string());
+
+    /// Stops the activities, journals their last acknowledgements, and audits every page.
+    fn finish(
+        self,
+        _work: IntegrityWork,
+        driven: Outcome<IntegrityRecorder>,
+    ) -> crate::Result<IntegrityOutcome> {
+        let Some(running) = self.running else {
+            return Err(crate::Error::InvalidJob("an integrity run finished before it started".into()));
+        };
+        let Running { layout, mut manifest, shared, outs, injections, activities, syncer } = running;
+        let (spec, stop) = (self.spec, &self.stop);
+        shared.end.store(true, SeqCst);
+        for h in activities {
+            let _ = h.join();
+        }
+        let sync_failure = syncer.join().unwrap_or_else(|_| Some("the syncer panicked".into()));
+        // The activities have stopped: their last acknowledgements go into the journal too.
+        let sync_failure = sync_failure
+            .or_else(|| shared.sync_point().err().map(|e| format!("journalling acknowledged writes: {e}")));
+        let mut failures: Vec<String> = outs
+            .iter()
+            .filter_map(|o| o.failure.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .chain(sync_failure)
+            .collect();
+        manifest.data_pages_now = shared.data_pages.load(SeqCst);
+        manifest.clean = true;
+        layout.save(&manifest)?;
+        let mut detail = IntegrityDetail {
+            data_initial_bytes: spec.sizes.data_pages * PAGE as u64,
+            data_final_bytes: manifest.data_pages_now * PAGE as u64,
+            grows: shared.grows.load(Relaxed),
+            shrinks: shared.shrinks.load(Relaxed),
+            shrinks_held: shared.shrinks_held.load(Relaxed),
+            injections,
+            ..Default::default()
+        };
+        // The recorders may hold the last moments' counts after the last interval: they belong to
+        // the run's errors too.
+        let mut out = driven;
+        // The driver ends a run only when nothing completed for its limit: an audit would wait
+        // on the same storage.
+        let no_progress = !out.failures.is_empty();
+        let mut tail = IntegrityRecorder::default();
+        for o in &outs {
+            crate::run::IntervalData::merge(
+                &mut tail,
+                &std::mem::take(&mut *o.recorder.lock().unwrap_or_else(|p| p.into_inner())),
+            );
+        }
+        fold_errors(&mut out.totals, &out.all, &tail);
+        detail.late_records = std::mem::take(&mut tail.records);
+        detail.tail = tail;
+        if no_progress {
+            detail.audit_failure = Some("not run: the storage completed nothing at the run's end".into());
+        } else if !stop.is_stopped() {
+            match final_audit(spec, &layout, stop, self.on_audit) {
+                Ok((report, acknowledged, seconds)) => {
+                    shared.suspects.audited(&report, shared.now_ns() as f64 / 1e9);
+                    (detail.acknowledged, detail.audit_s, detail.audit) =
+                        (acknowledged, seconds, Some(report));
+                }
+                Err(JournalError::Io(e)) => return Err(e),
+                Err(damaged) => {
+                    detail.audit_failure = Some("not judged: the journal is damaged".into());
+                    failures.push(damaged.to_string());
+                }
             }
         }
+        detail.suspects = shared.suspects.list();
+        let mut out = out.with(detail);
+        out.failed(failures);
+        Ok(out)
     }
-    detail.suspects = shared.suspects.list();
-    let mut out = out.with(detail);
-    out.failed(failures);
-    Ok(out)
 }
 
 /// Audits every page against the journal the run left: the report, the acknowledgements the

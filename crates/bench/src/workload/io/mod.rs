@@ -29,8 +29,8 @@ use crate::engine::{self, IoEngine};
 use crate::metrics::LatencyHistogram;
 use crate::metrics::Recorder;
 use crate::run::{
-    Beside, Closed, Collector, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn, StopFlag,
-    Take, Warmup,
+    Beside, Closed, Collector, Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn,
+    Started, StopFlag, Take, Warmup,
 };
 use std::collections::VecDeque;
 use std::fs::File;
@@ -113,42 +113,63 @@ pub fn run_on(
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&IoInterval),
 ) -> crate::Result<IoOutcome> {
-    let Engines { engines, warnings, kind } = engines;
-    let plan = run_plan(spec);
-    let schedule = plan.schedule();
-    let start = Instant::now();
-    let (tx, rx) = mpsc::channel();
-    let mut work = IoWork::new(spec.workers as usize, rx);
-    let (driven, failures) = std::thread::scope(|scope| {
-        let handles: Vec<_> = engines
-            .into_iter()
-            .enumerate()
-            .map(|(id, engine)| {
-                let link = Link { done: work.done.clone(), outstanding: work.outstanding[id].clone() };
-                let w = Worker::new(id, spec, engine, schedule, start, tx.clone(), link);
-                let stop = stop.clone();
-                scope.spawn(move || w.run(&stop))
-            })
-            .collect();
-        drop(tx);
-        let driven = crate::run::drive(&plan, &mut work, start, sampler, stop, on_interval);
+    let run = IoRun { spec: Arc::new(spec.clone()), engines, workers: Vec::new() };
+    run.run(sampler, stop, on_interval)
+}
+
+/// An io run: a thread per engine, each a `Worker` that closes its own intervals.
+struct IoRun {
+    spec: Arc<IoSpec>,
+    /// Their engines go to the workers at the start.
+    engines: Engines,
+    workers: Vec<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl Lifecycle for IoRun {
+    type Work = IoWork;
+    type Detail = IoDetail;
+    type Error = crate::Error;
+
+    fn start(&mut self, stop: &StopFlag) -> crate::Result<Started<IoWork>> {
+        let plan = run_plan(&self.spec);
+        let schedule = plan.schedule();
+        let at = Instant::now();
+        let (tx, rx) = mpsc::channel();
+        let work = IoWork::new(self.spec.workers as usize, rx);
+        for (id, engine) in std::mem::take(&mut self.engines.engines).into_iter().enumerate() {
+            let link = Link { done: work.done.clone(), outstanding: work.outstanding[id].clone() };
+            let (spec, tx, stop) = (self.spec.clone(), tx.clone(), stop.clone());
+            let worker = std::thread::Builder::new()
+                .name(format!("io-{}", id + 1))
+                .spawn(move || Worker::new(id, &spec, engine, schedule, at, tx, link).run(&stop))
+                .map_err(|source| crate::Error::Setup { what: "starting an I/O worker thread", source })?;
+            self.workers.push(worker);
+        }
+        Ok(Started { plan, work, at })
+    }
+
+    fn finish(self, mut work: IoWork, driven: Outcome<Recorder>) -> crate::Result<IoOutcome> {
         work.drain();
-        let failures: Vec<String> = handles
+        let failures: Vec<String> = self
+            .workers
             .into_iter()
             .filter_map(|h| h.join().ok().and_then(|r| r.err()))
             .map(|e| e.to_string())
             .collect();
-        (driven, failures)
-    });
-    let verify_failures: u64 = work.verify.iter().map(|v| v.failed_reads).sum();
-    let errors_outside_window =
-        driven.all.errors.total().saturating_sub(driven.totals.errors.total()) + verify_failures;
-    let detail =
-        IoDetail { verify: verify_result(spec.verify, &work.verify), engine: kind, errors_outside_window };
-    let mut out = driven.with(detail);
-    out.warnings.splice(0..0, warnings);
-    out.failed(failures);
-    Ok(out)
+        let Engines { warnings, kind, .. } = self.engines;
+        let verify_failures: u64 = work.verify.iter().map(|v| v.failed_reads).sum();
+        let errors_outside_window =
+            driven.all.errors.total().saturating_sub(driven.totals.errors.total()) + verify_failures;
+        let detail = IoDetail {
+            verify: verify_result(self.spec.verify, &work.verify),
+            engine: kind,
+            errors_outside_window,
+        };
+        let mut out = driven.with(detail);
+        out.warnings.splice(0..0, warnings);
+        out.failed(failures);
+        Ok(out)
+    }
 }
 
 pub fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines> {

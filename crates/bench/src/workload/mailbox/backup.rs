@@ -74,7 +74,7 @@ pub fn backup(
 ) -> crate::Result<BackupOutcome> {
     let files = manifest.files(db_dir);
     let (page, databases) = (manifest.page_size, files.len());
-    let read_one = |i: usize, counts: &Reader, halted: &dyn Fn() -> bool| {
+    let read_one = move |i: usize, counts: &Reader, halted: &dyn Fn() -> bool| {
         read_database(&files[i].db, files[i].id, page, engine_kind, counts, halted)
     };
     let (driven, results) = finite::drive("backup", databases, sampler, stop, read_one, &mut |c| {

@@ -5,8 +5,8 @@
 
 use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
 use crate::run::{
-    Beside, Closed, IntervalData, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn, StopFlag,
-    Take, Warmup,
+    Beside, Closed, IntervalData, Length, Lifecycle, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn,
+    Started, StopFlag, Take, Warmup,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
@@ -68,45 +68,86 @@ const PLAN: RunPlan = RunPlan {
 /// user's `stop`, or the run is over before it). Returns the outcome, complete unless `stop`
 /// or a failure cut it short, and each worker's result in order (`what` names a worker whose
 /// thread panicked).
-pub(super) fn drive<C: Counter, R: Send>(
+pub(super) fn drive<C: Counter, R: Send + 'static>(
     what: &str,
     workers: usize,
     sampler: &mut dyn Beside,
     stop: &StopFlag,
-    job: impl Fn(usize, &C, &dyn Fn() -> bool) -> crate::Result<R> + Sync,
+    job: impl Fn(usize, &C, &dyn Fn() -> bool) -> crate::Result<R> + Send + Sync + 'static,
     on_interval: &mut dyn FnMut(&Second<'_, C>),
 ) -> (Outcome<Parts<C::Tally>>, Vec<crate::Result<R>>) {
-    let shared = Arc::new(Finite::<C>::new(workers));
-    let mut work = Work { shared: shared.clone(), last_end_ns: 0 };
-    let start = Instant::now();
-    let (mut driven, results) = std::thread::scope(|scope| {
-        let (job, shared) = (&job, &shared);
-        let handles: Vec<_> = (0..workers)
-            .map(|i| {
-                scope.spawn(move || {
+    let run =
+        Jobs { what, shared: Arc::new(Finite::<C>::new(workers)), job: Arc::new(job), threads: Vec::new() };
+    let Ok(mut driven) = run.run(sampler, stop, on_interval);
+    // Every worker being done ends the run through the driver's stop; only the user's stop (or
+    // a failure) makes it incomplete.
+    driven.complete = !stop.is_stopped() && driven.failures.is_empty();
+    let results = std::mem::take(&mut driven.detail);
+    (driven.with(()), results)
+}
+
+/// A worker's job: `job(i, counts, halted)`.
+type Job<C, R> = dyn Fn(usize, &C, &dyn Fn() -> bool) -> crate::Result<R> + Send + Sync;
+
+/// Finite workers, a thread each.
+struct Jobs<'a, C, R> {
+    what: &'a str,
+    shared: Arc<Finite<C>>,
+    job: Arc<Job<C, R>>,
+    threads: Vec<std::thread::JoinHandle<crate::Result<R>>>,
+}
+
+impl<C: Counter, R: Send + 'static> Lifecycle for Jobs<'_, C, R> {
+    type Work = Work<C>;
+    type Detail = Vec<crate::Result<R>>;
+    type Error = std::convert::Infallible;
+
+    fn start(&mut self, stop: &StopFlag) -> Result<Started<Work<C>>, Self::Error> {
+        let at = Instant::now();
+        for i in 0..self.shared.counts.len() {
+            let (shared, job, stop) = (self.shared.clone(), self.job.clone(), stop.clone());
+            let thread =
+                std::thread::Builder::new().name(format!("{}-{}", self.what, i + 1)).spawn(move || {
                     let halted = || stop.is_stopped() || shared.halt.is_stopped();
                     let result = job(i, &shared.counts[i], &halted);
-                    shared.worker_done(start);
+                    shared.worker_done(at);
                     result
-                })
-            })
-            .collect();
-        // The last worker to finish ends the driver's measured phase, as a stop request would.
-        let driven = crate::run::drive(&PLAN, &mut work, start, sampler, &shared.all_done, on_interval);
-        shared.halt.stop();
-        let results: Vec<_> = handles
+                });
+            match thread {
+                Ok(t) => self.threads.push(t),
+                // Counted as done, so that the run still ends when the others are.
+                Err(e) => {
+                    self.shared.worker_done(at);
+                    let why = format!("starting a {} thread: {e}", self.what);
+                    self.threads.push(std::thread::spawn(move || Err(crate::Error::InvalidJob(why))));
+                }
+            }
+        }
+        Ok(Started { plan: PLAN, work: Work { shared: self.shared.clone(), last_end_ns: 0 }, at })
+    }
+
+    /// The last worker to finish ends the driver's measured phase, as a stop request would.
+    fn done(&self) -> Option<StopFlag> {
+        Some(self.shared.all_done.clone())
+    }
+
+    fn finish(
+        self,
+        _work: Work<C>,
+        driven: Outcome<Parts<C::Tally>>,
+    ) -> Result<Outcome<Parts<C::Tally>, Self::Detail>, Self::Error> {
+        self.shared.halt.stop();
+        let what = self.what;
+        let results = self
+            .threads
             .into_iter()
             .map(|h| {
                 h.join()
                     .unwrap_or_else(|_| Err(crate::Error::InvalidJob(format!("a {what} thread panicked"))))
             })
             .collect();
-        (driven, results)
-    });
-    // Every worker being done ends the run through the driver's stop; only the user's stop (or
-    // a failure) makes it incomplete.
-    driven.complete = !stop.is_stopped() && driven.failures.is_empty();
-    (driven, results)
+        Ok(driven.with(results))
+    }
 }
 
 /// What the workers and the driver share.

@@ -85,9 +85,9 @@ pub fn replay(
     on_interval: &mut dyn FnMut(&RecoveryInterval),
 ) -> crate::Result<RecoveryOutcome> {
     let files = manifest.files(db_dir);
-    let m = manifest.clone();
-    let replay_one = |i: usize, counts: &Counts, halted: &dyn Fn() -> bool| {
-        Replayer::new(&files[i], &m, cache_bytes, engine_kind, counts)?.run(from[i], halted)
+    let (m, their_files, from) = (manifest.clone(), files.clone(), from.to_vec());
+    let replay_one = move |i: usize, counts: &Counts, halted: &dyn Fn() -> bool| {
+        Replayer::new(&their_files[i], &m, cache_bytes, engine_kind, counts)?.run(from[i], halted)
     };
     let (driven, results) = finite::drive("replay", files.len(), sampler, stop, replay_one, on_interval);
     let mut detail = RecoveryDetail::default();

@@ -13,8 +13,8 @@ use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
 use crate::metrics::DirectionCounters;
 use crate::run::{
-    Beside, Closed, Interval, Length, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn, StopFlag, Take,
-    Warmup,
+    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn,
+    Started, StopFlag, Take, Warmup,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -80,81 +80,115 @@ pub fn run(
     stop: &StopFlag,
     on_interval: &mut dyn FnMut(&MailboxInterval),
 ) -> crate::Result<MailboxOutcome> {
-    let n = manifest.databases.len();
-    let files = manifest.files(db_dir);
-    if manifest.clean {
-        // A clean shutdown needs none of the earlier runs' logs.
-        for (f, d) in files.iter().zip(&manifest.databases) {
-            for g in f.log_generations().into_iter().filter(|&g| g < d.next_generation) {
-                let _ =
-                    super::layout::DbFiles::remove_log_file(&f.log_path(g), g, manifest.log_block as usize);
+    let test = Test { spec, db_dir, manifest, shared: Vec::new(), threads: Vec::new() };
+    test.run(sampler, stop, on_interval)
+}
+
+/// A mailbox test: a database instance per database, each on a thread of its own.
+struct Test<'a> {
+    spec: &'a MailboxSpec,
+    db_dir: &'a Path,
+    manifest: &'a mut Manifest,
+    shared: Vec<Arc<InstanceShared>>,
+    threads: Vec<std::thread::JoinHandle<InstanceEnd>>,
+}
+
+impl Lifecycle for Test<'_> {
+    type Work = MailboxWork;
+    type Detail = MailboxDetail;
+    type Error = crate::Error;
+
+    /// Opens every database (a dirty shutdown's old logs kept, a clean one's removed), marks
+    /// them in use, starts their instances and waits until each is ready.
+    fn start(&mut self, stop: &StopFlag) -> crate::Result<Started<MailboxWork>> {
+        let (spec, manifest) = (self.spec, &mut *self.manifest);
+        let n = manifest.databases.len();
+        let files = manifest.files(self.db_dir);
+        if manifest.clean {
+            // A clean shutdown needs none of the earlier runs' logs.
+            for (f, d) in files.iter().zip(&manifest.databases) {
+                for g in f.log_generations().into_iter().filter(|&g| g < d.next_generation) {
+                    let _ = super::layout::DbFiles::remove_log_file(
+                        &f.log_path(g),
+                        g,
+                        manifest.log_block as usize,
+                    );
+                }
             }
         }
+        let mut instances = Vec::with_capacity(n);
+        for (i, (f, d)) in files.into_iter().zip(&manifest.databases).enumerate() {
+            let sessions = spec.threads / n as u32 + u32::from((i as u32) < spec.threads % n as u32);
+            let cfg = InstanceConfig {
+                db: d.id,
+                profile: spec.profile,
+                sessions: sessions.max(1),
+                target_iops: spec.target_iops.map(|t| t / n as f64),
+                seed: spec.seed,
+                engine: spec.engine,
+                files: f,
+                pages: d.pages,
+                log_block: manifest.log_block as usize,
+                first_generation: d.next_generation,
+                keep_logs: spec.keep_logs,
+                log_files_limit: spec.log_files_limit,
+                crash_at_end: spec.log_files_limit.is_some(),
+            };
+            let s = Arc::new(InstanceShared::default());
+            instances.push(Instance::open(cfg, s.clone(), stop.clone())?);
+            self.shared.push(s);
+        }
+        // The stream this run writes starts at the log file each instance has just made: recorded
+        // so that a replay after a dirty end knows where to start.
+        manifest.note_logs(self.db_dir);
+        manifest.clean = false;
+        save(manifest, self.db_dir)?;
+        for (i, inst) in instances.into_iter().enumerate() {
+            let thread = std::thread::Builder::new()
+                .name(format!("mailbox-db{}", i + 1))
+                .spawn(move || inst.run())
+                .map_err(|source| crate::Error::Setup { what: "starting a database thread", source })?;
+            self.threads.push(thread);
+        }
+        wait_ready(&self.shared, &self.threads, stop);
+        let work = MailboxWork::new(spec, self.shared.clone());
+        Ok(Started { plan: run_plan(spec), work, at: Instant::now() })
     }
-    let mut shared = Vec::with_capacity(n);
-    let mut instances = Vec::with_capacity(n);
-    for (i, (f, d)) in files.into_iter().zip(&manifest.databases).enumerate() {
-        let sessions = spec.threads / n as u32 + u32::from((i as u32) < spec.threads % n as u32);
-        let cfg = InstanceConfig {
-            db: d.id,
-            profile: spec.profile,
-            sessions: sessions.max(1),
-            target_iops: spec.target_iops.map(|t| t / n as f64),
-            seed: spec.seed,
-            engine: spec.engine,
-            files: f,
-            pages: d.pages,
-            log_block: manifest.log_block as usize,
-            first_generation: d.next_generation,
-            keep_logs: spec.keep_logs,
-            log_files_limit: spec.log_files_limit,
-            crash_at_end: spec.log_files_limit.is_some(),
-        };
-        let s = Arc::new(InstanceShared::default());
-        instances.push(Instance::open(cfg, s.clone(), stop.clone())?);
-        shared.push(s);
-    }
-    // The stream this run writes starts at the log file each instance has just made: recorded
-    // so that a replay after a dirty end knows where to start.
-    manifest.note_logs(db_dir);
-    manifest.clean = false;
-    save(manifest, db_dir)?;
-    let handles: Vec<_> = instances
-        .into_iter()
-        .enumerate()
-        .map(|(i, inst)| {
-            std::thread::Builder::new().name(format!("mailbox-db{}", i + 1)).spawn(move || inst.run())
-        })
-        .collect::<Result<_, _>>()
-        .map_err(|source| crate::Error::Setup { what: "starting a database thread", source })?;
-    wait_ready(&shared, &handles, stop);
-    let mut work = MailboxWork::new(spec, shared.clone());
-    let driven = crate::run::drive(&run_plan(spec), &mut work, Instant::now(), sampler, stop, on_interval);
-    for s in &shared {
-        s.end.store(true, Relaxed);
-    }
-    let shutdown = Instant::now();
-    let ends: Vec<InstanceEnd> = handles
-        .into_iter()
-        .map(|h| {
-            h.join().unwrap_or_else(|_| InstanceEnd {
-                failure: Some("a database thread panicked".into()),
-                ..Default::default()
+
+    /// Shuts every instance down (its own I/O outside the measured phase), notes where each
+    /// database's log is, and judges the measured phase.
+    fn finish(
+        self,
+        work: MailboxWork,
+        driven: Outcome<Parts<MailboxRecorder>>,
+    ) -> crate::Result<MailboxOutcome> {
+        for s in &self.shared {
+            s.end.store(true, Relaxed);
+        }
+        let shutdown = Instant::now();
+        let ends: Vec<InstanceEnd> = self
+            .threads
+            .into_iter()
+            .map(|h| {
+                h.join().unwrap_or_else(|_| InstanceEnd {
+                    failure: Some("a database thread panicked".into()),
+                    ..Default::default()
+                })
             })
-        })
-        .collect();
-    let shutdown_s = shutdown.elapsed().as_secs_f64();
-    // The shutdown's own I/O is not part of the measured phase; drop what it recorded.
-    for (d, e) in manifest.databases.iter_mut().zip(&ends) {
-        d.pages = e.pages.max(d.pages);
-        d.next_generation = e.next_generation;
+            .collect();
+        let shutdown_s = shutdown.elapsed().as_secs_f64();
+        let manifest = self.manifest;
+        for (d, e) in manifest.databases.iter_mut().zip(&ends) {
+            d.pages = e.pages.max(d.pages);
+            d.next_generation = e.next_generation;
+        }
+        manifest.clean = ends.iter().all(|e| e.failure.is_none()) && self.spec.log_files_limit.is_none();
+        if manifest.clean {
+            manifest.note_logs(self.db_dir);
+        }
+        save(manifest, self.db_dir)?;
+        Ok(outcome(self.spec, driven, work, ends, shutdown_s))
     }
-    manifest.clean = ends.iter().all(|e| e.failure.is_none()) && spec.log_files_limit.is_none();
-    if manifest.clean {
-        manifest.note_logs(db_dir);
-    }
-    save(manifest, db_dir)?;
-    Ok(outcome(spec, driven, work, ends, shutdown_s))
 }
 
 fn run_plan(spec: &MailboxSpec) -> RunPlan {

@@ -27,7 +27,8 @@ pub use spec::OltpSpec;
 use crate::db::{CounterSampler, DbError, DbErrorKind};
 use crate::metrics::LatencyHistogram;
 use crate::run::{
-    Beside, Closed, Interval, Length, Outcome, Pace, Parts, RunPlan, SeriesColumn, StopFlag, Take, Warmup,
+    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Parts, RunPlan, SeriesColumn, Started,
+    StopFlag, Take, Warmup,
 };
 use crate::workload::oltp::ds3::Ds3Database;
 use std::sync::Arc;
@@ -65,53 +66,86 @@ pub fn run(
     on_interval: &mut dyn FnMut(&OltpInterval),
 ) -> Result<OltpOutcome, DbError> {
     let n = spec.n_threads as usize * targets.len();
+    let (done, done_rx) = std::sync::mpsc::channel();
     let shared = Arc::new(Shared::new(n));
-    let spec_arc = Arc::new(spec.clone());
-    let stagger = Duration::from_secs_f64(n as f64 / spec.ramp_rate.max(1e-3));
-    let (done_tx, done_rx) = std::sync::mpsc::channel();
-    for id in 0..n {
-        let w = Worker {
-            id,
-            db: targets[id % targets.len()].clone(),
-            spec: spec_arc.clone(),
+    let users =
+        Users { spec: Arc::new(spec.clone()), targets: targets.to_vec(), threads: n, shared, done, done_rx };
+    users.run(sampler, stop, on_interval)
+}
+
+/// DS3's users: a thread each, all connected before the clock starts.
+struct Users {
+    spec: Arc<OltpSpec>,
+    targets: Vec<Arc<dyn Ds3Database>>,
+    /// `spec.n_threads` per target.
+    threads: usize,
+    shared: Arc<Shared>,
+    /// Each thread says here that it has returned.
+    done: std::sync::mpsc::Sender<()>,
+    done_rx: std::sync::mpsc::Receiver<()>,
+}
+
+impl Lifecycle for Users {
+    type Work = OltpWork;
+    type Detail = OltpDetail;
+    type Error = DbError;
+
+    /// Starts every thread (staggered at the ramp rate) and waits until all are connected.
+    fn start(&mut self, stop: &StopFlag) -> Result<Started<OltpWork>, DbError> {
+        let (spec, targets, shared, n) = (&self.spec, &self.targets, &self.shared, self.threads);
+        let stagger = Duration::from_secs_f64(n as f64 / spec.ramp_rate.max(1e-3));
+        for id in 0..n {
+            let w = Worker {
+                id,
+                db: targets[id % targets.len()].clone(),
+                spec: spec.clone(),
+                shared: shared.clone(),
+                stop: stop.clone(),
+                stagger,
+            };
+            let done = self.done.clone();
+            std::thread::Builder::new()
+                .name(format!("oltp-{}", id + 1))
+                .spawn(move || {
+                    w.run();
+                    let _ = done.send(());
+                })
+                .map_err(|e| {
+                    DbError::new(DbErrorKind::Query, format!("starting user thread {}: {e}", id + 1))
+                })?;
+        }
+        let counters = targets.iter().map(|t| t.counters()).collect::<Result<Vec<_>, _>>()?;
+        wait_connected(shared, n, spec.connect_timeout + stagger, stop)?;
+        let at = Instant::now();
+        shared.release(Some(at));
+        let work = OltpWork {
             shared: shared.clone(),
-            stop: stop.clone(),
-            stagger,
+            targets: targets.iter().map(|t| t.describe()).collect(),
+            counters,
+            db: [None; 7],
+            dead_after: crate::run::NO_PROGRESS_LIMIT.max(spec.think_time * 2 + Duration::from_secs(1)),
         };
-        let done = done_tx.clone();
-        std::thread::Builder::new()
-            .name(format!("oltp-{}", id + 1))
-            .spawn(move || {
-                w.run();
-                let _ = done.send(());
-            })
-            .map_err(|e| DbError::new(DbErrorKind::Query, format!("starting user thread {}: {e}", id + 1)))?;
+        Ok(Started { plan: run_plan(spec), work, at })
     }
-    drop(done_tx);
-    let counters = targets.iter().map(|t| t.counters()).collect::<Result<Vec<_>, _>>()?;
-    wait_connected(&shared, n, spec.connect_timeout + stagger, stop)?;
-    let start = Instant::now();
-    shared.release(Some(start));
-    let mut work = OltpWork {
-        shared: shared.clone(),
-        targets: targets.iter().map(|t| t.describe()).collect(),
-        counters,
-        db: [None; 7],
-        dead_after: crate::run::NO_PROGRESS_LIMIT.max(spec.think_time * 2 + Duration::from_secs(1)),
-    };
-    let driven = crate::run::drive(&run_plan(spec), &mut work, start, sampler, stop, on_interval);
-    shared.state.store(ENDING, Relaxed);
-    let mut failures = std::mem::take(&mut *shared.failures.lock().unwrap_or_else(|p| p.into_inner()));
-    let finished = (0..n).take_while(|_| done_rx.recv_timeout(DRAIN).is_ok()).count();
-    if finished < n {
-        failures.push(format!(
-            "{} thread(s) were still inside a database call {DRAIN:?} after the end",
-            n - finished
-        ));
+
+    /// Lets the threads finish the order they are in, for at most `DRAIN`.
+    fn finish(self, _work: OltpWork, driven: Outcome<Parts<OltpRecorder>>) -> Result<OltpOutcome, DbError> {
+        let n = self.threads;
+        self.shared.state.store(ENDING, Relaxed);
+        let mut failures =
+            std::mem::take(&mut *self.shared.failures.lock().unwrap_or_else(|p| p.into_inner()));
+        drop(self.done);
+        let finished = (0..n).take_while(|_| self.done_rx.recv_timeout(DRAIN).is_ok()).count();
+        if finished < n {
+            failures.push(format!(
+                "{} thread(s) were still inside a database call {DRAIN:?} after the end",
+                n - finished
+            ));
+        }
+        let mut out = driven.with(OltpDetail { threads: n });
+        out.failed(failures);
+        Ok(out)
     }
-    let mut out = driven.with(OltpDetail { threads: n });
-    out.failed(failures);
-    Ok(out)
 }
 
 fn run_plan(spec: &OltpSpec) -> RunPlan {
