@@ -29,6 +29,9 @@ pub fn rebuild_over(dir: &Path, window: Option<(f64, f64)>) -> Result<Summary, R
     let mut s = match record.start.workload.as_str() {
         "io" => io::summary(started, &outcome(&record, window)?, at),
         "oltp" => oltp::summary(started, &outcome(&record, window)?, at),
+        "integrity" if integrity::crash::is_crash(&started) => {
+            integrity::crash::rebuilt(&record, started, window, at)?
+        }
         "integrity" => {
             let mut out = outcome(&record, window)?;
             integrity::errors_whenever(&mut out);
