@@ -125,7 +125,7 @@ pub struct Finished {
     pub summary: Summary,
     /// The record's end: what the summary was built from besides the intervals, with the
     /// warnings the workload added to the built summary (`added_warnings`). None where
-    /// the figures are not recorded (integrity crash cycles).
+    /// the figures are not recorded (no workload today).
     pub end: Option<End>,
     /// Warnings for the summary that the terminal shows elsewhere (under the result table).
     pub unsaid: Vec<String>,

@@ -26,7 +26,7 @@ impl<W: Write> HlogWriter<W> {
 
     /// One histogram covering `start_s..start_s + length_s` (seconds since the run's start).
     pub fn write(&mut self, tag: &str, start_s: f64, length_s: f64, h: &LatencyHistogram) -> io::Result<()> {
-        let encoded = base64::engine::general_purpose::STANDARD.encode(h.encode());
+        let encoded = histogram_text(h);
         let max_ms = if h.is_empty() { 0.0 } else { h.quantile_ns(1.0) as f64 / 1e6 };
         writeln!(self.out, "Tag={tag},{start_s:.3},{length_s:.3},{max_ms:.3},{encoded}")
     }
@@ -48,16 +48,26 @@ pub fn read_hlog(text: &str) -> Result<Vec<(String, f64, f64, LatencyHistogram)>
         let [tag, start, len, _max, data] = fields[..] else {
             return Err(format!("bad line: {line}"));
         };
-        let bytes = base64::engine::general_purpose::STANDARD.decode(data).map_err(|e| e.to_string())?;
         let num = |s: &str| s.parse::<f64>().map_err(|e| e.to_string());
         out.push((
             tag.trim_start_matches("Tag=").to_string(),
             num(start)?,
             num(len)?,
-            LatencyHistogram::decode(&bytes)?,
+            histogram_from_text(data)?,
         ));
     }
     Ok(out)
+}
+
+/// A histogram as a log line holds it: the compressed V2 encoding in base64.
+pub fn histogram_text(h: &LatencyHistogram) -> String {
+    base64::engine::general_purpose::STANDARD.encode(h.encode())
+}
+
+/// Reads back `histogram_text`'s output.
+pub fn histogram_from_text(text: &str) -> Result<LatencyHistogram, String> {
+    let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| e.to_string())?;
+    LatencyHistogram::decode(&bytes)
 }
 
 #[cfg(test)]

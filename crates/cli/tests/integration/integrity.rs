@@ -189,6 +189,76 @@ fn crash_cycles_find_every_acknowledged_write_and_a_crash_that_loses_one_fails()
     assert!(mdf.exists(), "the files of a cycle with errors are kept");
 }
 
+/// The lines of the bundle's `record.jsonl`.
+fn record_lines(bundle: &Path) -> Vec<serde_json::Value> {
+    let text = std::fs::read_to_string(bundle.join("record.jsonl")).unwrap();
+    text.lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+/// The sum of an interval's counts whose names end with one of `ends`.
+fn counted(interval: &serde_json::Value, ends: &[&str]) -> u64 {
+    let counts = interval["counts"].as_object().unwrap();
+    counts.iter().filter(|(k, _)| ends.iter().any(|e| k.ends_with(e))).map(|(_, v)| v.as_u64().unwrap()).sum()
+}
+
+fn span_s(interval: &serde_json::Value) -> f64 {
+    (interval["end_ns"].as_u64().unwrap() - interval["start_ns"].as_u64().unwrap()) as f64 / 1e9
+}
+
+#[test]
+fn crash_cycles_keep_the_seconds_their_killed_writers_closed_and_their_bundle_rebuilds() {
+    let dir = disk_tempdir();
+    let (target, results) = (dir.path().join("t"), dir.path().join("r"));
+    let out = integrity(&target, &results, &["--crash-after", "2.5s", "--crash-cycles", "2", "--json"])
+        .assert()
+        .success();
+    let s = stdout_json(&out);
+    let bundle = crate::support::only_bundle(&results);
+    let record = record_lines(&bundle);
+    let intervals: Vec<&serde_json::Value> = record.iter().filter_map(|l| l.get("interval")).collect();
+    let cycles = record.last().unwrap()["end"]["detail"]["cycles"].as_array().unwrap().clone();
+    assert_eq!(cycles.len(), 2, "{cycles:?}");
+    for c in &cycles {
+        let stream = format!("cycle{}", c["cycle"]);
+        let own: Vec<_> = intervals.iter().filter(|i| i["stream"] == stream.as_str()).collect();
+        assert!(own.iter().map(|i| counted(i, &[".writes.ios"])).sum::<u64>() > 0, "{stream} wrote: {own:?}");
+        // Killed mid-interval: every interval closed before the kill is there, the open one not.
+        let (seconds, crash_s) = (own.iter().map(|i| span_s(i)).sum::<f64>(), c["crash_s"].as_f64().unwrap());
+        assert!(seconds > crash_s - 1.25 && seconds < crash_s + 0.25, "{stream}: {seconds} s of {crash_s} s");
+    }
+    // The summary's figures are the recorded seconds'.
+    let r = &s["results"];
+    let ios: u64 = intervals.iter().map(|i| counted(i, &[".reads.ios", ".writes.ios"])).sum();
+    let seconds: f64 = intervals.iter().map(|i| span_s(i)).sum();
+    assert_eq!(r["ios"], ios, "{r}");
+    assert_eq!(s["phases"]["measured_s"].as_f64().unwrap(), seconds);
+    assert!(r["bytes"].as_u64().unwrap() > 0 && r["lat_ns"]["p50"].as_u64().unwrap() > 0, "{r}");
+    assert!((r["iops"].as_f64().unwrap() - ios as f64 / seconds).abs() < 1e-6, "{r}");
+    let warnings = s["warnings"].to_string();
+    assert!(!warnings.contains("not kept"), "{warnings}");
+    // timeseries.csv has a row per recorded interval, whose IOPS make the summary's I/Os.
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let mut lines = csv.lines();
+    let column = lines.next().unwrap().split(',').position(|c| c == "iops").unwrap();
+    let rows: Vec<f64> = lines.map(|l| l.split(',').nth(column).unwrap().parse().unwrap()).collect();
+    assert_eq!(rows.len(), intervals.len(), "{csv}");
+    let from_rows: f64 = rows.iter().zip(&intervals).map(|(iops, i)| iops * span_s(i)).sum();
+    assert!((from_rows - ios as f64).abs() <= rows.len() as f64, "{from_rows} vs {ios}");
+    let left: Vec<_> =
+        std::fs::read_dir(&bundle).unwrap().filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
+    assert!(
+        !left.iter().any(|n| n.contains("intervals")),
+        "the handed-over files went once recorded: {left:?}"
+    );
+    // The bundle rebuilds its summary, and a figure edited by hand is caught.
+    storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
+    let mut edited = crate::support::bundle_summary(&results);
+    edited["results"]["iops"] = (r["iops"].as_f64().unwrap() + 1.0).into();
+    std::fs::write(bundle.join("summary.json"), edited.to_string()).unwrap();
+    let caught = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(1);
+    assert!(stderr_text(&caught).contains("results.iops differs"), "{}", stderr_text(&caught));
+}
+
 /// A crash command: kills the crash writer of `target` and, once it has exited (its last write
 /// done: a write still in flight could land after `then` and hide what it does), runs `then`.
 /// It fails if the writer outlives the kill by 10 s. (`[-]` keeps the pattern from matching

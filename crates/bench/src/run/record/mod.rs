@@ -60,8 +60,14 @@
 //! verification: `summary::mailbox::RecoveryFacts`). A generation cut short has no replay:
 //! no `recovery` intervals, default facts and no replay in the detail.
 //!
-//! Not recorded (version 1): integrity's crash cycles; their records have a start and no end,
-//! and `rebuild` says so.
+//! Integrity's crash cycles (their start's summary has a `crash` result) have no `integrity`
+//! stream: each cycle's writer process hands its closed intervals over as it closes them
+//! (`HandedInterval`), and they are recorded as the cycle's stream `cycle1`, `cycle2`, ...,
+//! numbered from 0 as the writer numbered them, where they ran on the run's timeline; their CPU
+//! times are the writer's since its activities started. The end's facts hold the seconds and
+//! CPU time of every cycle's intervals; its `detail` holds each cycle's crash and what the
+//! audits found (`summary::integrity::crash::CrashFacts`). A crash bundle written before
+//! storbench recorded the cycles has a start and no end.
 
 pub mod summary;
 mod tally;
@@ -69,7 +75,7 @@ mod tally;
 pub use tally::{Recordable, Tally};
 
 use super::{Outcome, OwnCpuTime};
-use crate::metrics::{LatencyHistogram, read_hlog};
+use crate::metrics::{LatencyHistogram, histogram_from_text, histogram_text, read_hlog};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -268,6 +274,40 @@ pub fn tail_line(stream: &str, last: &IntervalLine, tally: &Tally<'_>) -> Interv
     }
 }
 
+/// An interval line with its histograms in it, each encoded as `latency.hlog` holds it: how a
+/// process that measures for the run (a crash cycle's writer) hands an interval over, one JSON
+/// object a line, for the run to record as its own.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HandedInterval {
+    pub line: IntervalLine,
+    /// The histograms `line.hists` names, in its order.
+    pub hists: Vec<String>,
+}
+
+impl HandedInterval {
+    /// `line` with the histograms of `tally`, which it was made from.
+    pub fn of(line: IntervalLine, tally: &Tally<'_>) -> HandedInterval {
+        HandedInterval { hists: tally.hists.iter().map(|(_, h)| histogram_text(h)).collect(), line }
+    }
+
+    /// The line and its tally, read back.
+    pub fn into_parts(self) -> Result<(IntervalLine, Tally<'static>), String> {
+        if self.hists.len() != self.line.hists.len() {
+            return Err(format!(
+                "the interval names {} histograms and holds {}",
+                self.line.hists.len(),
+                self.hists.len()
+            ));
+        }
+        let hists =
+            self.line.hists.iter().zip(&self.hists).map(|(tag, text)| {
+                histogram_from_text(text).map(|h| (tag.clone(), std::borrow::Cow::Owned(h)))
+            });
+        let tally = Tally { counts: self.line.counts.clone(), hists: hists.collect::<Result<_, _>>()? };
+        Ok((self.line, tally))
+    }
+}
+
 /// A record read back from a bundle.
 #[derive(Debug)]
 pub struct StoredRecord {
@@ -355,8 +395,8 @@ impl StoredRecord {
     pub fn end(&self) -> Result<&End, RecordError> {
         self.end.as_ref().ok_or_else(|| {
             RecordError::Read(
-                "the record has no end: the run was killed before it finished, or its figures are not \
-                 recorded (integrity crash cycles)"
+                "the record has no end: the run was killed before it finished, or it is of integrity \
+                 crash cycles run by a storbench that did not record them"
                     .into(),
             )
         })
@@ -469,13 +509,16 @@ impl StoredRecord {
         &self,
         stream: &str,
     ) -> Result<Outcome<T, D>, RecordError> {
-        let end = self.end()?;
-        let detail = serde_json::from_value(end.detail.clone()).map_err(|e| RecordError::Bad {
+        self.stream_outcome_of(stream, &self.end()?.facts, self.detail()?)
+    }
+
+    /// The end's `detail`: the workload's own findings.
+    pub fn detail<D: serde::de::DeserializeOwned>(&self) -> Result<D, RecordError> {
+        serde_json::from_value(self.end()?.detail.clone()).map_err(|e| RecordError::Bad {
             file: RECORD_FILE,
             line: 0,
             why: format!("the end's detail: {e}"),
-        })?;
-        self.stream_outcome_of(stream, &end.facts, detail)
+        })
     }
 
     /// The outcome of `stream` as a run with `facts` and `detail` had it: a stream whose facts

@@ -127,3 +127,35 @@ fn a_window_takes_the_whole_measured_intervals_inside_it_and_their_seconds() {
     assert_eq!(whole.totals.read.ios, 210);
     assert!(stored.outcome_in::<Recorder, serde_json::Value>((6.0, 9.0)).is_err());
 }
+
+#[test]
+fn a_handed_interval_reads_back_as_the_interval_it_was_with_its_histograms() {
+    let mut r = Recorder::default();
+    stalls(500, 1, 50, 20).iter().for_each(|&ns| r.read.record(4096, ns));
+    r.write.record(8192, 3 * MS);
+    let tally = r.tally();
+    let mut line = IntervalLine {
+        stream: "integrity".into(),
+        index: 4,
+        phase: Phase::Measure,
+        start_ns: 4_000 * MS,
+        end_ns: 5_000 * MS,
+        counts: tally.counts.clone(),
+        hists: tally.hists.iter().map(|(t, _)| t.clone()).collect(),
+        tail: false,
+        cpu_user_ns: 7,
+        cpu_sys_ns: 8,
+        power_watts: None,
+    };
+    let text = serde_json::to_string(&HandedInterval::of(line.clone(), &tally)).unwrap();
+    let handed: HandedInterval = serde_json::from_str(&text).unwrap();
+    let (back, back_tally) = handed.into_parts().unwrap();
+    assert_eq!(serde_json::to_value(&back).unwrap(), serde_json::to_value(&line).unwrap());
+    let again = Recorder::from_tally(&back_tally).unwrap();
+    assert_eq!((again.read.ios, again.write.bytes), (500, 8192));
+    assert_eq!(again.read.latency.summary(), r.read.latency.summary());
+    // A line naming more histograms than it holds is refused.
+    line.hists.push("another".into());
+    let short = HandedInterval { line, hists: HandedInterval::of(back, &tally).hists };
+    assert!(short.into_parts().unwrap_err().contains("holds"));
+}

@@ -11,17 +11,29 @@
 //! times out, or whose writer ends before its crash point, is a failed cycle: it is audited
 //! (the writer was killed), the run stops there and fails with the reason, and the times the
 //! crash really came are recorded.
+//!
+//! Each writer hands every interval it closes to the run (`handover`), which records it as the
+//! cycle's stream in the bundle: the cycles' I/O figures are their writers' intervals, and
+//! the record's end keeps each cycle's crash and what the audits found, so the summary is
+//! built again from the bundle alone.
 
 use super::ErrorFile;
+use super::handover::{Handover, Intake, Sink};
 use crate::args::IntegrityArgs;
 use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
 use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 use storbench_bench::command::{self, Ending, Finished, Running, Waited};
+use storbench_bench::monitor::{SystemSampler, resolve_device};
 use storbench_bench::rng::{stream, unit};
-use storbench_bench::run::{Beside, StopFlag};
-use storbench_bench::workload::integrity::{self as integ, AuditReport, IntegritySpec, Journal, Layout};
-use storbench_report::{CrashResult, IntegrityErrors, Results, Summary};
+use storbench_bench::run::StopFlag;
+use storbench_bench::run::record::Facts;
+use storbench_bench::run::record::summary::integrity::crash::{CrashFacts, CycleRecord};
+use storbench_bench::workload::integrity::{
+    self as integ, AuditReport, IntegrityRecorder, IntegritySpec, Journal, Layout,
+};
 
 /// The crash options, checked.
 pub struct Plan {
@@ -44,36 +56,34 @@ impl Plan {
     }
 }
 
-/// What the cycles found.
+/// What the cycles found, as the record's end keeps it.
 pub struct Cycles {
-    pub crash: CrashResult,
-    pub errors: IntegrityErrors,
-    /// Seconds the writers ran, crash to crash.
-    pub run_s: f64,
-    pub audit_s: f64,
-    pub pages_checked: u64,
+    pub facts: CrashFacts,
+    /// False when a stop request or an audit cut short ended the run.
     pub complete: bool,
-    /// Every cycle that came to its crash, as it went; a failed one fails the run.
-    pub records: Vec<CycleRecord>,
 }
 
-/// One cycle's crash: when it was planned, when it really came and how. Times are seconds
-/// after the writer's activities started.
-#[derive(Debug, Clone, Default)]
-pub struct CycleRecord {
-    pub cycle: u32,
-    pub planned_s: f64,
-    /// When the writer was killed, or the command started.
-    pub crash_s: f64,
-    /// When the writer was gone (killed, or ended by the command).
-    pub writer_ended_s: f64,
-    /// Whether storbench killed the writer after the command (it failed, or left the writer
-    /// running).
-    pub writer_killed: bool,
-    /// The command's end ("exit status: 0 after 0.21 s"), with a command.
-    pub command: Option<String>,
-    /// Why the cycle failed, if it did.
-    pub failure: Option<String>,
+impl Cycles {
+    /// The run's outcome: the writers' intervals that `sink` recorded, with the cycles' facts.
+    pub fn outcome(self, sink: Sink) -> storbench_bench::run::Outcome<IntegrityRecorder, CrashFacts> {
+        let facts = Facts {
+            measured_s: sink.measured_ns as f64 / 1e9,
+            cpu_user_ns: u64::try_from(sink.cpu.user.as_nanos()).unwrap_or(u64::MAX),
+            cpu_sys_ns: u64::try_from(sink.cpu.sys.as_nanos()).unwrap_or(u64::MAX),
+            complete: self.complete,
+            ..Facts::default()
+        };
+        facts.outcome(sink.totals.clone(), sink.totals, self.facts)
+    }
+}
+
+/// What a crash cycle's writer is handed (`--writer-spec`, as JSON).
+#[derive(Debug, Serialize, Deserialize)]
+pub struct WriterSpec {
+    /// The parent's spec with the cycle's seed.
+    pub spec: IntegritySpec,
+    /// Where it appends its intervals (`handover`).
+    pub intervals: PathBuf,
 }
 
 /// How long a writer may take to create its files and start.
@@ -83,30 +93,22 @@ const AFTER_COMMAND: Duration = Duration::from_secs(10);
 /// A writer's own length: longer than any cycle, which kills it (or its time limit does).
 const WRITER_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 
-/// Runs the `plan`'s crash cycles of `spec`; error records go to `errors`.
+/// Runs the `plan`'s crash cycles of `spec`: their intervals go to `sink`, error records to
+/// `errors`.
 pub fn run_cycles(
     spec: &IntegritySpec,
     plan: &Plan,
     errors: &mut ErrorFile,
+    sink: &mut Sink,
     stop: &StopFlag,
 ) -> Result<Cycles> {
     let layout = spec.layout();
-    let mut out = Cycles {
-        crash: CrashResult::default(),
-        errors: IntegrityErrors::default(),
-        run_s: 0.0,
-        audit_s: 0.0,
-        pages_checked: 0,
-        complete: true,
-        records: Vec::new(),
-    };
+    let facts = CrashFacts { planned: plan.cycles, ..CrashFacts::default() };
+    let mut out = Cycles { facts, complete: true };
     for cycle in 1..=plan.cycles {
         let mut rng = stream(spec.seed, 7_000 + u64::from(cycle));
         let delay = plan.after.mul_f64(0.5 + 0.5 * unit(&mut rng));
-        let started = Instant::now();
-        let crashed = crash_cycle(spec, plan, cycle, delay, stop)?;
-        out.run_s += started.elapsed().as_secs_f64();
-        let Some(record) = crashed else {
+        let Some(record) = crash_cycle(spec, plan, (cycle, delay), sink, stop)? else {
             layout.remove();
             out.complete = false;
             break;
@@ -119,9 +121,9 @@ pub fn run_cycles(
             record.describe()
         );
         errors.write(&report.first_errors);
-        add_cycle(&mut out, &report, acknowledged, seconds);
+        add_cycle(&mut out.facts, &report, acknowledged, seconds);
         let failed = record.failure.is_some();
-        out.records.push(record);
+        out.facts.cycles.push(record);
         if !report.complete {
             out.complete = false;
             break;
@@ -136,71 +138,11 @@ pub fn run_cycles(
             layout.remove();
         }
     }
+    out.facts.interrupted = stop.is_stopped();
     Ok(out)
 }
 
-/// `s` (the audits' summary) with the cycles' failures: one fails the run, each with its
-/// reason among the warnings, and cycles left unrun are said.
-pub fn judged(mut s: Summary, c: &Cycles, plan: &Plan) -> Summary {
-    let failures: Vec<String> = c
-        .records
-        .iter()
-        .filter_map(|r| {
-            r.failure.as_ref().map(|f| format!("crash cycle {} failed: {}", r.cycle, r.failed_because(f)))
-        })
-        .collect();
-    if failures.is_empty() {
-        return s;
-    }
-    if let Results::Integrity(r) = &mut s.results {
-        r.pass = false;
-    }
-    s.warnings.extend(failures);
-    let ran = c.records.len() as u32;
-    if ran < plan.cycles {
-        s.warnings.push(format!(
-            "crash cycles {} to {} were not run: the cycle before failed",
-            ran + 1,
-            plan.cycles
-        ));
-    }
-    s
-}
-
-impl CycleRecord {
-    /// "the writer killed 0.74 s (planned 0.72 s) into its activities", and so on; a failed
-    /// cycle starts with why.
-    fn describe(&self) -> String {
-        match &self.failure {
-            None => self.crash(),
-            Some(why) => format!("FAILED: {}", self.failed_because(why)),
-        }
-    }
-
-    /// Why the cycle failed, with its times.
-    fn failed_because(&self, why: &str) -> String {
-        match (&self.command, self.crash()) {
-            (None, _) => why.to_owned(),
-            (Some(_), crash) => format!("{why}; {crash}"),
-        }
-    }
-
-    /// When the crash came, and how.
-    fn crash(&self) -> String {
-        let at = format!("{:.2} s (planned {:.2} s)", self.crash_s, self.planned_s);
-        let gone =
-            if self.writer_killed { "the writer killed by storbench at" } else { "the writer gone at" };
-        match &self.command {
-            None => format!("the writer killed {at} into its activities"),
-            Some(end) => format!(
-                "--crash-cmd ran {at} into the writer's activities, {end}; {gone} {:.2} s",
-                self.writer_ended_s
-            ),
-        }
-    }
-}
-
-fn add_cycle(out: &mut Cycles, report: &AuditReport, acknowledged: u64, seconds: f64) {
+fn add_cycle(out: &mut CrashFacts, report: &AuditReport, acknowledged: u64, seconds: f64) {
     let e = super::summary::errors_of_audit(report);
     // A page whose acknowledged generation is missing: lost, torn back, or replaced.
     let lost = e.lost_writes + e.torn_pages + e.misplaced_pages + e.checksum + e.read_errors;
@@ -214,43 +156,68 @@ fn add_cycle(out: &mut Cycles, report: &AuditReport, acknowledged: u64, seconds:
 }
 
 /// The writer for `cycle`: this binary on the parent's spec, with the cycle's own seed, run
-/// until killed (at the latest when every wait of the cycle is over).
-fn start_writer(spec: &IntegritySpec, plan: &Plan, cycle: u32) -> Result<Running> {
+/// until killed (at the latest when every wait of the cycle is over), handing its intervals
+/// over in `intervals`.
+fn start_writer(spec: &IntegritySpec, plan: &Plan, cycle: u32, intervals: &Path) -> Result<Running> {
     let exe = std::env::current_exe().context("finding storbench's own binary")?;
     let limit = START_LIMIT + plan.after + plan.command_limit + AFTER_COMMAND + Duration::from_secs(60);
-    let args = writer_args(spec, cycle)?;
+    let args = writer_args(spec, cycle, intervals)?;
     command::start(&command::Spec::new(exe, args, limit)).context("starting the writer process")
 }
 
-/// The writer's command line: the spec as JSON, named by its target for a crash command
-/// that looks for it (`pkill -f -- '--crash-writer --target DIR'`).
-fn writer_args(spec: &IntegritySpec, cycle: u32) -> Result<Vec<String>> {
-    let writer = IntegritySpec {
-        duration: WRITER_DURATION,
-        seed: spec.seed.wrapping_add(u64::from(cycle) - 1),
-        ..spec.clone()
+/// The writer's command line: its `WriterSpec` as JSON, named by its target for a crash
+/// command that looks for it (`pkill -f -- '--crash-writer --target DIR'`).
+fn writer_args(spec: &IntegritySpec, cycle: u32, intervals: &Path) -> Result<Vec<String>> {
+    let writer = WriterSpec {
+        spec: IntegritySpec {
+            duration: WRITER_DURATION,
+            seed: spec.seed.wrapping_add(u64::from(cycle) - 1),
+            ..spec.clone()
+        },
+        intervals: intervals.to_path_buf(),
     };
     let json = serde_json::to_string(&writer).context("handing the writer its spec")?;
     let place = spec.device.as_ref().unwrap_or(&spec.dir).display().to_string();
-    // The parent's meter measures; the writer's figures are not kept.
+    // The run's power meter is the parent's; the writer reads none.
     let args = ["integrity", "--crash-writer", "--target", &place, "--writer-spec", &json, "--power", "none"];
     Ok(args.map(String::from).to_vec())
 }
 
+/// How often the run records what a running writer handed over.
+const TAKE_EVERY: Duration = Duration::from_millis(200);
+
 /// One cycle up to its crash: the writer started, its activities running, then killed (or
-/// the command run) after `delay`. None when a stop request came first; the writer and the
-/// command are ended either way.
+/// the command run) `delay` after they started; its intervals recorded in `sink` as they come
+/// and once it is gone. None when a stop request came first; the writer and the command are
+/// ended either way.
 fn crash_cycle(
     spec: &IntegritySpec,
     plan: &Plan,
-    cycle: u32,
-    delay: Duration,
+    (cycle, delay): (u32, Duration),
+    sink: &mut Sink,
     stop: &StopFlag,
 ) -> Result<Option<CycleRecord>> {
-    let Some(writer) = wait_ready(start_writer(spec, plan, cycle)?, stop)? else { return Ok(None) };
+    let mut intake = Intake::create(sink, cycle)?;
+    let crashed = start_writer(spec, plan, cycle, intake.path())
+        .and_then(|w| crash_writer(w, plan, (cycle, delay), (&mut intake, sink), stop));
+    // The writer is gone (ended, or dropped with the error): every line it wrote is there.
+    let finished = intake.finish(sink);
+    let record = crashed?;
+    finished.map(|()| record)
+}
+
+/// `crash_cycle` once the writer started.
+fn crash_writer(
+    writer: Running,
+    plan: &Plan,
+    (cycle, delay): (u32, Duration),
+    (intake, sink): (&mut Intake, &mut Sink),
+    stop: &StopFlag,
+) -> Result<Option<CycleRecord>> {
+    let Some(writer) = wait_ready(writer, stop)? else { return Ok(None) };
     let clock = CycleClock { ready: Instant::now(), ready_at: SystemTime::now() };
     let mut record = CycleRecord { cycle, planned_s: delay.as_secs_f64(), ..CycleRecord::default() };
-    let writer = match writer.wait_for(Some(clock.ready + delay), stop, |_| false) {
+    let writer = match wait_taking(writer, clock.ready + delay, (intake, sink), stop)? {
         Waited::Running(w) => w,
         Waited::Finished(f) => return Ok(ended_early(record, &f, &clock)),
     };
@@ -262,6 +229,24 @@ fn crash_cycle(
             Ok(Some(record))
         }
         Some(cmd) => command_crash(writer, cmd, plan, record, &clock, stop),
+    }
+}
+
+/// Waits for the writer until `until` (or its end, or a stop request), recording what it hands
+/// over every [`TAKE_EVERY`].
+fn wait_taking(
+    mut writer: Running,
+    until: Instant,
+    (intake, sink): (&mut Intake, &mut Sink),
+    stop: &StopFlag,
+) -> Result<Waited> {
+    loop {
+        let next = until.min(Instant::now() + TAKE_EVERY);
+        match writer.wait_for(Some(next), stop, |_| false) {
+            Waited::Running(w) if Instant::now() < until => writer = w,
+            done => return Ok(done),
+        }
+        intake.take(sink)?;
     }
 }
 
@@ -401,21 +386,21 @@ fn audit_cycle(layout: &Layout, sizes: &integ::Sizes, stop: &StopFlag) -> Result
     Ok((report, acknowledged, started.elapsed().as_secs_f64()))
 }
 
-/// The writer process: create the files, say "ready", run until killed.
-pub fn writer(spec: &IntegritySpec, stop: &StopFlag) -> Result<()> {
+/// The writer process: create the files, say "ready", run until killed, handing each closed
+/// interval over (`handover`) with the host's figures over it.
+pub fn writer(w: &WriterSpec, stop: &StopFlag) -> Result<()> {
+    let spec = &w.spec;
     // The parent checked the room for the cycle; the writer's own duration is "until killed".
     super::validate::refuse_existing(spec)?;
     let created = integ::create(spec, &mut |_, _| {}).context("creating the integrity files")?;
+    let mut handover = Handover::open(&w.intervals)?;
+    let device = resolve_device(&spec.dir).ok().flatten();
+    let mut host = SystemSampler::new(device.as_ref().map(|d| d.name.as_str()));
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(b"ready\n").and_then(|()| out.flush());
     drop(out);
-    struct NoHost;
-    impl Beside for NoHost {
-        fn sample(&mut self) -> storbench_report::SystemSample {
-            Default::default()
-        }
-    }
-    integ::run(spec, created, &mut NoHost, stop, &mut |_| {}, &mut |_, _| {})?;
+    handover.start();
+    integ::run(spec, created, &mut host, stop, &mut |iv| handover.hand(iv), &mut |_, _| {})?;
     Ok(())
 }
 
@@ -424,7 +409,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_crash_writer_runs_the_parents_spec_exactly_with_its_cycles_seed() {
+    fn a_crash_writer_runs_the_parents_spec_exactly_with_its_cycles_seed_and_hands_over_its_intervals() {
         let dir = tempfile::tempdir().unwrap();
         let parse = |argv: Vec<String>| crate::args::parse_kind::<crate::args::IntegrityCommand>(&argv).run;
         let target = dir.path().display().to_string();
@@ -434,11 +419,14 @@ mod tests {
             sync_every: Duration::from_millis(700),
             ..super::super::validate::validate(&parent).unwrap()
         };
-        let w = parse(["storbench".to_string()].into_iter().chain(writer_args(&spec, 3).unwrap()).collect());
+        let intervals = dir.path().join("cycle3.intervals.jsonl");
+        let args = writer_args(&spec, 3, &intervals).unwrap();
+        let w = parse(["storbench".to_string()].into_iter().chain(args).collect());
         assert!(w.crash_writer);
         assert_eq!(w.target.as_deref(), Some(spec.dir.as_path()), "named by its target");
-        let got: IntegritySpec = serde_json::from_str(w.writer_spec.as_deref().unwrap()).unwrap();
+        let got: WriterSpec = serde_json::from_str(w.writer_spec.as_deref().unwrap()).unwrap();
         let expected = IntegritySpec { duration: WRITER_DURATION, seed: spec.seed + 2, ..spec };
-        assert_eq!(format!("{got:?}"), format!("{expected:?}"));
+        assert_eq!(format!("{:?}", got.spec), format!("{expected:?}"));
+        assert_eq!(got.intervals, intervals, "it hands its intervals over where the run reads them");
     }
 }

@@ -7,9 +7,12 @@
 //! - `validate`: options into the library's `IntegritySpec`, every refusal before a write.
 //! - `summary`: the summary's `IntegrityResults` from the outcome.
 //! - `verify`: `integrity verify`.
+//! - `crash`: crash cycles (`--crash-after`), each cycle's writer a process of its own that
+//!   hands its intervals to the run (`handover`).
 
 mod crash;
 pub mod entry;
+mod handover;
 mod summary;
 pub mod validate;
 mod verify;
@@ -48,8 +51,8 @@ pub fn run(c: IntegrityCommand, stop: &StopFlag) -> Result<Ending> {
 pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     if let (true, Some(spec)) = (a.crash_writer, &a.writer_spec) {
         // The crash cycle's parent validated the spec and holds the target's lock for its writer.
-        let spec = serde_json::from_str(spec).context("reading the crash writer's spec")?;
-        crash::writer(&spec, stop)?;
+        let w = serde_json::from_str(spec).context("reading the crash writer's spec")?;
+        crash::writer(&w, stop)?;
         return Ok(Ran { ending: Ending::Ok, measured: None });
     }
     let spec = validate::validate(a)?;
@@ -255,7 +258,8 @@ fn suspect_csv(pages: &[integ::SuspectPage]) -> String {
     text
 }
 
-/// Crash cycles into their bundle: the summary holds the cycles' figures and errors.
+/// Crash cycles into their bundle: the writers' intervals as the cycles' streams, the summary
+/// with their figures and what the audits found, built from what the record keeps.
 fn measure_crashes(
     a: &IntegrityArgs,
     spec: &IntegritySpec,
@@ -263,14 +267,17 @@ fn measure_crashes(
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Measured> {
-    into_bundle(a, spec, "integrity-crash", (given, stop), |_, first, errors| {
+    into_bundle(a, spec, "integrity-crash", (given, stop), |rec, first, errors| {
         let plan = crash::Plan::of(a, after);
-        let c = crash::run_cycles(spec, &plan, errors, stop)?;
-        let mut s = summary::crashed(first, &c, &jiff::Timestamp::now().to_string());
-        if let Results::Integrity(r) = &mut s.results {
-            r.interrupted = stop.is_stopped();
-        }
-        Ok(Finished::new(crash::judged(s, &c, &plan)))
+        // The record's epoch: the run's start, which the started summary gives to the nanosecond.
+        let epoch: jiff::Timestamp = first.started_at.parse().context("the run's start")?;
+        let mut sink = handover::Sink::new(&mut rec.bundle, epoch.as_nanosecond());
+        let cycles = crash::run_cycles(spec, &plan, errors, &mut sink, stop)?;
+        let out = cycles.outcome(sink);
+        let ended_at = jiff::Timestamp::now().to_string();
+        let end = End::of(&ended_at, &out, &out.detail);
+        let s = record_summary::integrity::crash::summary(first, &out, &ended_at);
+        Ok(Finished { end: Some(end), ..Finished::new(s) })
     })
 }
 
@@ -290,7 +297,7 @@ fn into_bundle(
     let at = jiff::Timestamp::now();
     let start = Start {
         at,
-        summary: summary::started(spec, &name, device.clone(), &at.to_string()),
+        summary: summary::started(spec, &name, device.clone(), &at.to_string(), a.crash_after.is_some()),
         targets: vec![spec.dir.as_path()],
         database: DatabaseInfo::default(),
         device: device.as_ref().map(|d| d.name.as_str()),

@@ -1,12 +1,20 @@
-//! The summary of an integrity run as it starts (what was asked: parameters), and of crash
-//! cycles; a run's figures are built in the library
+//! The summary of an integrity run as it starts (what was asked: parameters); the figures of a
+//! run and of crash cycles are built in the library
 //! (`storbench_bench::run::record::summary::integrity`).
 
 pub use storbench_bench::run::record::summary::integrity::errors_of_audit;
 use storbench_bench::workload::integrity::{IntegritySpec, PAGE};
-use storbench_report::{AuditResult, DeviceInfo, IntegrityResults, Phases, Results, Summary, TargetInfo};
+use storbench_report::{CrashResult, DeviceInfo, IntegrityResults, Results, Summary, TargetInfo};
 
-pub fn started(spec: &IntegritySpec, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
+/// The summary of a run of `spec` as it starts; crash cycles' (`crash`) have a `crash` result
+/// from the start (what tells their record from a run's).
+pub fn started(
+    spec: &IntegritySpec,
+    name: &str,
+    device: Option<DeviceInfo>,
+    started_at: &str,
+    crash: bool,
+) -> Summary {
     Summary {
         name: name.into(),
         seed: spec.seed,
@@ -28,6 +36,7 @@ pub fn started(spec: &IntegritySpec, name: &str, device: Option<DeviceInfo>, sta
                 data_initial_bytes: spec.sizes.data_pages * PAGE as u64,
                 data_max_bytes: spec.sizes.data_max_pages * PAGE as u64,
                 log_bytes: spec.sizes.log_pages * PAGE as u64,
+                crash: crash.then(CrashResult::default),
                 ..Default::default()
             }),
         )
@@ -52,26 +61,4 @@ fn parameters(spec: &IntegritySpec) -> serde_json::Value {
         "engine": spec.engine.name(),
         "page_size": page,
     })
-}
-
-/// The summary of crash cycles: their figures, errors and the audits' reading rate.
-pub fn crashed(mut s: Summary, c: &super::crash::Cycles, ended_at: &str) -> Summary {
-    let Results::Integrity(mut r) = s.results.clone() else { return s };
-    r.errors = c.errors.clone();
-    r.pass = c.complete && c.errors.total() == 0 && c.crash.lost == 0;
-    r.audit = Some(AuditResult {
-        pages_checked: c.pages_checked,
-        seconds: c.audit_s,
-        bytes_per_sec: c.pages_checked as f64 * PAGE as f64 / c.audit_s.max(1e-9),
-        complete: c.complete,
-    });
-    r.crash = Some(c.crash.clone());
-    s.complete = c.complete;
-    s.ended_at = Some(ended_at.into());
-    s.phases = Phases { ramp_s: 0.0, measured_s: c.run_s };
-    s.warnings.push(
-        "crash cycles: the I/O figures of a killed writer are not kept; the summary holds what the audits found".into(),
-    );
-    s.results = Results::Integrity(r);
-    s
 }

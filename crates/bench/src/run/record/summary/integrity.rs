@@ -1,6 +1,8 @@
 //! The integrity workload's summary from its outcome: damaged pages by class (each once) and
 //! every occurrence over the run and the audit, per activity I/O, total I/O time, throttling,
-//! delayed I/Os, the audit, and whether the run passed.
+//! delayed I/Os, the audit, and whether the run passed; crash cycles' summary in `crash`.
+
+pub mod crash;
 
 use crate::run::Outcome;
 use crate::run::record::{RecordError, StoredRecord};
@@ -139,8 +141,6 @@ pub fn summary(
     };
     let f = &out.detail;
     let t = &out.totals;
-    let all = t.total();
-    let secs = out.measured_s.max(1e-9);
     let mut occurrences = by_class(|c| t.count_of(c));
     if let Some(a) = &f.audit {
         occurrences.add(&a.errors);
@@ -152,28 +152,14 @@ pub fn summary(
         occurrences,
         audit_found: audited.then_some(f.found_again),
         shrinks_held: f.shrinks_held,
-        ios: all.ios(),
-        iops: all.ios() as f64 / secs,
-        bytes: all.reads.bytes + all.writes.bytes,
-        total_io_time_s: all.io_time_ns as f64 / 1e9,
-        throttled_ios: all.throttled,
-        delayed_ios: all.delayed,
-        lat_ns: merged_latency(&all),
         errors: f.damaged.clone(),
-        pages_checked: all.pages_checked,
-        activities: Activity::ALL.iter().map(|&a| activity(a, t, secs)).collect(),
-        audit: f.audit.as_ref().map(|a| AuditResult {
-            pages_checked: a.pages_checked,
-            seconds: f.audit_s,
-            bytes_per_sec: a.pages_checked as f64 * PAGE as f64 / f.audit_s.max(1e-9),
-            complete: a.complete,
-        }),
+        audit: f.audit.as_ref().map(|a| audit_result(a.pages_checked, f.audit_s, a.complete)),
         data_initial_bytes: f.data_initial_bytes,
         data_final_bytes: f.data_final_bytes,
         grows: f.grows,
         shrinks: f.shrinks,
         crash: None,
-        ..base
+        ..measured(base, t, out.measured_s)
     };
     s.complete = out.complete && audited;
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
@@ -206,9 +192,41 @@ pub fn rebuilt(
     window: Option<(f64, f64)>,
     at: &str,
 ) -> Result<Summary, RecordError> {
+    if crash::is_crash(&started) {
+        return crash::rebuilt(record, started, window, at);
+    }
     let mut out = super::outcome(record, window)?;
     errors_whenever(&mut out);
     Ok(summary(started, &out, at))
+}
+
+/// `base` with the I/O figures of `t`, measured over `measured_s` seconds: in all and per
+/// activity.
+fn measured(base: IntegrityResults, t: &IntegrityRecorder, measured_s: f64) -> IntegrityResults {
+    let all = t.total();
+    let secs = measured_s.max(1e-9);
+    IntegrityResults {
+        ios: all.ios(),
+        iops: all.ios() as f64 / secs,
+        bytes: all.reads.bytes + all.writes.bytes,
+        total_io_time_s: all.io_time_ns as f64 / 1e9,
+        throttled_ios: all.throttled,
+        delayed_ios: all.delayed,
+        lat_ns: merged_latency(&all),
+        pages_checked: all.pages_checked,
+        activities: Activity::ALL.iter().map(|&a| activity(a, t, secs)).collect(),
+        ..base
+    }
+}
+
+/// An audit of `pages_checked` pages in `seconds`, and its reading rate.
+fn audit_result(pages_checked: u64, seconds: f64, complete: bool) -> AuditResult {
+    AuditResult {
+        pages_checked,
+        seconds,
+        bytes_per_sec: pages_checked as f64 * PAGE as f64 / seconds.max(1e-9),
+        complete,
+    }
 }
 
 /// A rebuilt outcome's totals with the errors of every interval and the tail, as the run
