@@ -48,7 +48,7 @@ Examples:
     }
 
     fn table(s: &storbench_report::Summary) -> String {
-        crate::output::integrity_table(s)
+        super::table::integrity_table(s)
     }
 }
 

@@ -12,6 +12,7 @@
 
 mod crash;
 pub mod entry;
+pub mod table;
 mod handover;
 mod summary;
 pub mod validate;
@@ -301,7 +302,7 @@ fn into_bundle(
         targets: vec![spec.dir.as_path()],
         database: DatabaseInfo::default(),
         device: device.as_ref().map(|d| d.name.as_str()),
-        table: output::integrity_table,
+        table: table::integrity_table,
         background: &a.out.background,
         background_dir: Some(spec.dir.as_path()),
     };
@@ -383,6 +384,6 @@ fn progress(iv: &integ::IntegrityInterval, spec: &IntegritySpec) -> String {
 
 fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {
     output::print_result(|| {
-        if out.json { export::summary_json(summary) } else { output::integrity_table(summary) + "\n" }
+        if out.json { export::summary_json(summary) } else { table::integrity_table(summary) + "\n" }
     })
 }
