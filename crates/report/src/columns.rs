@@ -185,6 +185,27 @@ pub mod mailbox {
     }
 }
 
+/// The replay workload (`storbench replay`): every request type together; the per-type and
+/// per-source figures are in the summary.
+pub mod replay {
+    use super::{Column, Kind, Unit};
+    columns! {
+        CALLS = "calls", Count, Count;
+        CALLS_PER_SEC = "calls_per_sec", PerSecond, Rate;
+        /// Requests that failed in the interval.
+        ERRORS = "errors", Count, Count;
+        LAT_MEAN_MS = "lat_mean_ms", Milliseconds, Latency;
+        LAT_P50_MS = "lat_p50_ms", Milliseconds, Latency;
+        LAT_P99_MS = "lat_p99_ms", Milliseconds, Latency;
+        LAT_MAX_MS = "lat_max_ms", Milliseconds, Latency;
+        /// Requests running at the interval's end.
+        IN_FLIGHT = "in_flight", Count, Level;
+        /// How late requests started against the log's own times (time-sync).
+        LATENESS_P99_MS = "lateness_p99_ms", Milliseconds, Latency;
+        LATENESS_MAX_MS = "lateness_max_ms", Milliseconds, Latency;
+    }
+}
+
 /// The integrity workload (`storbench integrity`): every activity's IOPS and mean latency,
 /// the data file's size, errors, throttling and I/Os outstanding past the delay threshold.
 pub mod integrity {
@@ -263,12 +284,13 @@ mod tests {
 
     #[test]
     fn no_two_columns_of_one_file_share_a_name() {
-        let workloads: [Vec<Column>; 5] = [
+        let workloads: [Vec<Column>; 6] = [
             io::ALL.to_vec(),
             [oltp::ALL, &oltp::TXN.concat(), db::ALL].concat(),
             mailbox::ALL.to_vec(),
             [backup::ALL, &backup::DB_MB_PER_SEC].concat(),
             integrity::ALL.to_vec(),
+            replay::ALL.to_vec(),
         ];
         for columns in workloads {
             let mut names: Vec<&str> = columns.iter().chain(system::ALL).map(|c| c.name).collect();

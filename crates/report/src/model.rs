@@ -284,6 +284,78 @@ pub struct OltpTargetResult {
     pub failed_orders: u64,
 }
 
+/// One request type of a replay (002's Table 8): its calls and response times in ms, from
+/// the HDR histogram, measured from each request's intended start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplayTypeResult {
+    pub calls: u64,
+    /// Requests of the type that failed (not counted in the times).
+    pub errors: u64,
+    pub per_sec: f64,
+    pub mean_ms: Option<f64>,
+    pub p50_ms: Option<f64>,
+    pub p95_ms: Option<f64>,
+    pub p99_ms: Option<f64>,
+    pub max_ms: Option<f64>,
+}
+
+/// One source of a replay, one log (002's Table 7: a web server's calls).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplaySourceResult {
+    /// The log it came from.
+    pub name: String,
+    pub calls: u64,
+    pub errors: u64,
+    pub calls_per_sec: f64,
+}
+
+/// How late requests started against the schedule the log's times set (time-sync), ms.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatenessMs {
+    pub p50: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// A line of a log that could not be read as a request.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UnreadLine {
+    pub source: String,
+    pub line: u64,
+    pub why: String,
+}
+
+/// A replay of production requests (`storbench replay`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ReplayResults {
+    /// `fire-hose` (as fast as the database answers, `in_flight` at most per source) or
+    /// `time-sync` (paced by the log's times divided by `speed`).
+    pub mode: String,
+    pub speed: Option<f64>,
+    pub in_flight: Option<u32>,
+    /// Requests in the logs that apply (after the filters, window and limit).
+    pub recorded_calls: u64,
+    /// Requests sent and answered (failed ones included).
+    pub calls: u64,
+    pub calls_per_sec: f64,
+    /// Seconds from the first request sent to the last answer.
+    pub elapsed_s: f64,
+    /// Failed requests by kind.
+    pub errors: ErrorCounts,
+    /// All requests together.
+    pub lat_ns: Option<LatencyNs>,
+    pub by_type: std::collections::BTreeMap<String, ReplayTypeResult>,
+    pub by_source: Vec<ReplaySourceResult>,
+    /// Time-sync only.
+    pub lateness_ms: Option<LatenessMs>,
+    /// The first seconds, until latency settled (the database waking up), excluded from
+    /// nothing but marked.
+    pub cold_start_s: Option<f64>,
+    /// Lines that could not be read as requests, and the first few of them.
+    pub unread_lines: u64,
+    pub first_unread: Vec<UnreadLine>,
+}
+
 /// The DVD Store workload over the measured phase.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct OltpResults {
@@ -586,6 +658,7 @@ pub enum Results {
     Oltp(OltpResults),
     Mailbox(MailboxResults),
     Integrity(IntegrityResults),
+    Replay(ReplayResults),
 }
 
 impl Results {
@@ -597,6 +670,7 @@ impl Results {
             Results::Oltp(r) => r,
             Results::Mailbox(r) => r,
             Results::Integrity(r) => r,
+            Results::Replay(r) => r,
         }
     }
 

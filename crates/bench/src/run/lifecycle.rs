@@ -34,11 +34,7 @@ pub trait Lifecycle: Sized {
     fn start(&mut self, stop: &StopFlag) -> Result<Started<Self::Work>, Self::Error>;
 
     /// Ends the workers after the driver returned `driven`, and adds the detail.
-    fn finish(
-        self,
-        work: Self::Work,
-        driven: Outcome<DataOf<Self>>,
-    ) -> Ended<Self>;
+    fn finish(self, work: Self::Work, driven: Outcome<DataOf<Self>>) -> Ended<Self>;
 
     /// A flag the workload sets when its work is done, which ends the measured phase as a
     /// stop request would (finite work: a backup's last database read); None where the

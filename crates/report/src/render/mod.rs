@@ -34,6 +34,7 @@ mod integrity;
 mod io;
 mod mailbox;
 mod oltp;
+mod replay;
 
 use crate::disclosure::Disclosure;
 use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunStatus};

@@ -12,9 +12,9 @@
 
 mod crash;
 pub mod entry;
-pub mod table;
 mod handover;
 mod summary;
+pub mod table;
 pub mod validate;
 mod verify;
 

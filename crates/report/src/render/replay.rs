@@ -1,0 +1,157 @@
+//! The replay workload (`storbench replay`) in the report: calls per second as its headline,
+//! and a section with 002's two tables per configuration: each source's calls and calls per
+//! second (Table 7), and each request type's calls and response times with the maximum over
+//! all runs and the average of each run's maximum (Table 8). Its errors are failed requests,
+//! not I/Os.
+
+use super::ReportInput;
+use super::charts::{Spec, spec};
+use super::doc::{Block, Table, num};
+use super::workload::{WorkloadResults, p50_ms, p99_ms};
+use crate::columns::replay;
+use crate::evaluation::{Group, Headline};
+use crate::model::{IoErrors, ReplayResults};
+use std::collections::BTreeMap;
+
+const CHARTS: &[Spec] = &[
+    spec("Calls per second", &[(replay::CALLS_PER_SEC, "calls/s")]),
+    spec("Response time", &[(replay::LAT_P50_MS, "p50"), (replay::LAT_P99_MS, "p99")]),
+    spec(
+        "Lateness against the log's times",
+        &[(replay::LATENESS_P99_MS, "p99"), (replay::LATENESS_MAX_MS, "max")],
+    ),
+];
+
+impl WorkloadResults for ReplayResults {
+    fn headline(&self) -> Option<Headline> {
+        (self.calls > 0).then(|| Headline::new("calls/s", self.calls_per_sec, true))
+    }
+
+    fn io_errors(&self) -> Option<IoErrors<'_>> {
+        None
+    }
+
+    fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {
+        vec![("p50", p50_ms(&self.lat_ns)), ("p99", p99_ms(&self.lat_ns))]
+    }
+
+    fn charts(&self) -> &'static [Spec] {
+        CHARTS
+    }
+
+    fn section(&self, input: &ReportInput) -> Vec<Block> {
+        let groups = groups(input);
+        if groups.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![
+            Block::Heading(2, "Replay".into()),
+            Block::Para(
+                "Per configuration, over all its runs: each source's calls and calls per second, \
+                 then each request type's calls and response times (from each request's intended \
+                 start), with the maximum over all runs and the average of each run's maximum."
+                    .into(),
+            ),
+        ];
+        for (g, runs) in &groups {
+            out.push(Block::Heading(3, g.configuration.to_string()));
+            out.push(Block::Table(sources(runs)));
+            out.push(Block::Table(types(runs)));
+        }
+        out
+    }
+}
+
+/// Each group's replay runs with results.
+fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a ReplayResults>)> {
+    input
+        .evaluation
+        .groups()
+        .into_iter()
+        .filter_map(|g| {
+            let runs: Vec<&ReplayResults> = g
+                .runs
+                .iter()
+                .filter_map(|r| input.runs.get(&r.id)?.summary.results.get::<ReplayResults>())
+                .collect();
+            (!runs.is_empty()).then_some((g, runs))
+        })
+        .collect()
+}
+
+/// 002's Table 7: per source, the mean over the runs of its calls per second and its calls.
+fn sources(runs: &[&ReplayResults]) -> Table {
+    let mut t = Table::new(&["source", "calls per s", "calls", "errors"]);
+    let mut by: BTreeMap<&str, (f64, u64, u64)> = BTreeMap::new();
+    for s in runs.iter().flat_map(|r| &r.by_source) {
+        let e = by.entry(&s.name).or_default();
+        (e.0, e.1, e.2) = (e.0 + s.calls_per_sec, e.1 + s.calls, e.2 + s.errors);
+    }
+    let n = runs.len() as f64;
+    for (name, (per_sec, calls, errors)) in by {
+        t.push(vec![name.into(), num(per_sec / n), num(calls as f64 / n), num(errors as f64 / n)]);
+    }
+    t
+}
+
+/// 002's Table 8: per request type, over the runs: calls, the mean response time (weighted by
+/// calls), the maximum over all runs and the average of each run's maximum.
+fn types(runs: &[&ReplayResults]) -> Table {
+    let mut t =
+        Table::new(&["request type", "calls", "errors", "avg ms", "p99 ms", "max ms", "avg of max ms"]);
+    let mut by: BTreeMap<&str, TypeOverRuns> = BTreeMap::new();
+    for r in runs {
+        for (name, x) in &r.by_type {
+            by.entry(name).or_default().add(x);
+        }
+    }
+    let n = runs.len() as f64;
+    let ms = |v: Option<f64>| v.map_or_else(|| "—".into(), num);
+    for (name, x) in by {
+        t.push(vec![
+            name.into(),
+            num(x.calls as f64 / n),
+            num(x.errors as f64 / n),
+            ms((x.calls > 0).then(|| x.weighted_mean / x.calls as f64)),
+            ms(x.worst_p99),
+            ms(x.max),
+            ms((x.runs > 0).then(|| x.sum_of_max / x.runs as f64)),
+        ]);
+    }
+    t
+}
+
+/// One request type summed over runs.
+#[derive(Default)]
+struct TypeOverRuns {
+    calls: u64,
+    errors: u64,
+    /// Sum of mean × calls.
+    weighted_mean: f64,
+    worst_p99: Option<f64>,
+    max: Option<f64>,
+    sum_of_max: f64,
+    /// Runs with a maximum.
+    runs: u32,
+}
+
+impl TypeOverRuns {
+    fn add(&mut self, x: &crate::model::ReplayTypeResult) {
+        self.calls += x.calls;
+        self.errors += x.errors;
+        self.weighted_mean += x.mean_ms.unwrap_or(0.0) * x.calls as f64;
+        self.worst_p99 = larger(self.worst_p99, x.p99_ms);
+        self.max = larger(self.max, x.max_ms);
+        if let Some(m) = x.max_ms {
+            self.sum_of_max += m;
+            self.runs += 1;
+        }
+    }
+}
+
+fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
