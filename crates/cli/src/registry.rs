@@ -285,14 +285,17 @@ mod tests {
                 assert!(e.message.contains("is not a workload key"), "{}'s {key}: {e}", kind.name);
             }
         }
-        assert_eq!(names_listed(), "\"io\", \"oltp\", \"mailbox\" or \"integrity\"");
+        assert_eq!(names_listed(), "\"io\", \"oltp\", \"mailbox\", \"integrity\" or \"replay\"");
         let text = format!(
-            "[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n[[workload]]\nkind = \"replay\"\n",
+            "[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n[[workload]]\nkind = \"trace\"\n",
             dir.path().display()
         );
         let e = crate::plan::parse::parse("plan.toml", &text).unwrap_err();
-        assert_eq!(e.message, "unknown workload kind `replay`");
-        assert_eq!(e.hint.as_deref(), Some("kind is \"io\", \"oltp\", \"mailbox\" or \"integrity\""));
+        assert_eq!(e.message, "unknown workload kind `trace`");
+        assert_eq!(
+            e.hint.as_deref(),
+            Some("kind is \"io\", \"oltp\", \"mailbox\", \"integrity\" or \"replay\"")
+        );
     }
 
     #[test]

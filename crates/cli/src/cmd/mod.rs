@@ -9,12 +9,13 @@ pub mod io;
 pub mod mailbox;
 pub mod oltp;
 pub mod plan;
+pub mod replay;
 pub mod report;
 pub mod summarize;
 
 /// Every workload kind, in the order `--help`, `plan init` and messages list them.
 pub static KINDS: &[&crate::registry::Kind] =
-    &[&io::entry::KIND, &oltp::entry::KIND, &mailbox::entry::KIND, &integrity::entry::KIND];
+    &[&io::entry::KIND, &oltp::entry::KIND, &mailbox::entry::KIND, &integrity::entry::KIND, &replay::entry::KIND];
 
 /// Refuses options that would need more memory than the machine has available: `what` names
 /// the option and its value, `fix` says what to give instead.

@@ -140,7 +140,7 @@ fn db_size(text: &str) -> Result<DbSize> {
 }
 
 /// The databases the options name: one SQLite file, or one or more server URLs.
-fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Ds3Database>>> {
+pub(crate) fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Ds3Database>>> {
     let urls = targets(&a.url);
     let backend = match (a.backend, urls.first()) {
         (Some(b), _) => b,

@@ -1,0 +1,112 @@
+//! Options of `storbench replay`, defined once: doc comment = `--help` = plan key.
+
+use crate::args::{DbArgs, OutputArgs};
+use crate::units::Seconds;
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// Options of `storbench replay`; the same keys work in a plan file's replay workload.
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReplayArgs {
+    /// The request logs, one source each; several replay side by side, as the web servers of
+    /// a site do. Read as they stream, so a log of any size takes little memory.
+    #[arg(value_name = "LOG", value_parser = crate::units::file_place)]
+    pub logs: Vec<PathBuf>,
+
+    /// The logs' format: pg-csvlog (PostgreSQL's log_destination = csvlog), pg-stderr
+    /// (PostgreSQL's stderr log; its log_line_prefix must carry the time and the session, see
+    /// --log-line-prefix), mysql-general (MySQL's or MariaDB's general query log) or
+    /// mysql-slow (the slow query log, long_query_time = 0 to have every statement). Default:
+    /// detected from each log's first lines.
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+
+    /// For pg-stderr: the server's log_line_prefix, which must hold the time (%m, %t or %n)
+    /// and the session (%c) or process (%p). Default: '%m|%u|%d|%c|'.
+    #[arg(long, value_name = "PREFIX")]
+    pub log_line_prefix: Option<String>,
+
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub db: DbArgs,
+
+    /// fire-hose: every request as soon as the one before it in its session is answered, at
+    /// most --in-flight at once per source; time-sync: each request at its time in the log
+    /// (divided by --speed), latency from that time. Default: fire-hose.
+    #[arg(long, value_enum)]
+    pub mode: Option<ModeArg>,
+
+    /// fire-hose: requests in flight per source at most (an ASP.NET web server's 20 by
+    /// default, as the reference replay used).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub in_flight: Option<u32>,
+
+    /// time-sync: how much faster than the log to go (2 = twice as fast). Default: 1.
+    #[arg(long, value_name = "X")]
+    pub speed: Option<f64>,
+
+    /// Replay at most this many requests (of those that apply), over all logs.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<u64>,
+
+    /// Replay the part of each log from this far after its first request (30s, 10m).
+    #[arg(long, value_name = "DURATION")]
+    pub start: Option<Seconds>,
+
+    /// Replay the part of each log up to this far after its first request.
+    #[arg(long, value_name = "DURATION")]
+    pub end: Option<Seconds>,
+
+    /// Only the requests of sessions on this database (as the log names it).
+    #[arg(long, value_name = "NAME")]
+    pub database: Option<String>,
+
+    /// Only the requests of sessions of this user.
+    #[arg(long, value_name = "NAME")]
+    pub user: Option<String>,
+
+    /// Stop at the first line that cannot be read as a request, instead of counting it,
+    /// showing the first few with their line numbers, and going on.
+    #[arg(long)]
+    pub strict: bool,
+
+    #[command(flatten)]
+    #[serde(skip)]
+    pub out: OutputArgs,
+}
+
+impl ReplayArgs {
+    pub const SPEED: f64 = 1.0;
+    pub const LOG_LINE_PREFIX: &str = storbench_bench::workload::replay::log::postgres::DEFAULT_PREFIX;
+}
+
+/// `--format`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FormatArg {
+    PgCsvlog,
+    PgStderr,
+    MysqlGeneral,
+    MysqlSlow,
+}
+
+/// `--mode`.
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum ModeArg {
+    #[default]
+    FireHose,
+    TimeSync,
+}
+
+impl ModeArg {
+    /// Its name as `--mode` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ModeArg::FireHose => "fire-hose",
+            ModeArg::TimeSync => "time-sync",
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! `storbench replay LOG...`: validate (the logs readable and their format known, the database
+//! named outright), count what the logs will send and say it, then replay them against the
+//! database into a bundle (a line a second), and show the per-type and per-source tables.
+//!
+//! - `args`: the options.
+//! - `entry`: the registry entry (its subcommand, its plan kind, its rebuilt summary).
+//! - `table`: its tables on the terminal.
+
+pub mod args;
+pub mod entry;
+pub mod table;
+
+use super::Ending;
+use crate::measure::{self, BundleDir, Finished, Measured, Ran, Start};
+use crate::output;
+use anyhow::{Context, Result, bail};
+use args::{FormatArg, ModeArg, ReplayArgs};
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use storbench_bench::db::Database;
+use storbench_bench::run::StopFlag;
+use storbench_bench::run::record::End;
+use storbench_bench::workload::replay::log::{Format, mysql, postgres};
+use storbench_bench::workload::replay::{self as replay, Filter, Mode, Preview, ReplaySpec, Source};
+use storbench_report::{ReplayResults, Results, Summary, TargetInfo, export};
+
+/// The largest --speed: a day of log in under a second.
+const MAX_SPEED: f64 = 1e6;
+
+/// How much of a log's start is read to tell its format.
+const HEAD_BYTES: u64 = 64 << 10;
+
+/// The options, checked: the spec and each log with its format.
+pub struct Checked {
+    pub spec: ReplaySpec,
+    pub logs: Vec<(PathBuf, Format)>,
+    pub prefix: String,
+}
+
+pub fn run(a: &ReplayArgs, stop: &StopFlag) -> Result<Ending> {
+    let ran = measure(a, None, stop)?;
+    if let Some(m) = &ran.measured {
+        output::print_result(|| {
+            if a.out.json { export::summary_json(&m.summary) } else { table::replay_table(&m.summary) + "\n" }
+        })?;
+    }
+    Ok(ran.ending)
+}
+
+/// Every check the command makes before it touches a database.
+pub fn validate(a: &ReplayArgs) -> Result<Checked> {
+    if a.logs.is_empty() {
+        bail!(
+            "give the request logs to replay: storbench replay LOG... (a PostgreSQL csvlog or stderr \
+             log, a MySQL or MariaDB general or slow query log)"
+        );
+    }
+    if a.db.path.is_none() && a.db.url.is_empty() {
+        bail!(
+            "name the database to replay against: --path FILE (SQLite) or --url postgres://... or \
+             mysql://...; a replay never picks one itself"
+        );
+    }
+    let prefix = a.log_line_prefix.clone().unwrap_or_else(|| ReplayArgs::LOG_LINE_PREFIX.to_string());
+    let logs = a.logs.iter().map(|p| Ok((p.clone(), format_of(p, a.format, &prefix)?))).collect::<Result<_>>()?;
+    Ok(Checked { spec: spec(a)?, logs, prefix })
+}
+
+/// The mode and the filters.
+fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
+    let in_flight = a.in_flight.unwrap_or(replay::DEFAULT_IN_FLIGHT);
+    let mode = match (a.mode.unwrap_or_default(), a.speed) {
+        (ModeArg::FireHose, Some(x)) => {
+            bail!("--speed {x}: a fire-hose replay goes as fast as the database answers; use --mode time-sync")
+        }
+        (ModeArg::FireHose, None) => Mode::FireHose { in_flight },
+        (ModeArg::TimeSync, speed) => {
+            let speed = speed.unwrap_or(ReplayArgs::SPEED);
+            if !(speed > 0.0 && speed <= MAX_SPEED) {
+                bail!("--speed {speed}: give a factor above 0 and at most {MAX_SPEED} (2 is twice as fast as the log)");
+            }
+            Mode::TimeSync { speed, in_flight }
+        }
+    };
+    let start = a.start.map_or(Duration::ZERO, |s| s.0);
+    let end = a.end.map(|e| e.0);
+    if let Some(end) = end.filter(|&e| e <= start) {
+        bail!("--end {end:?} is not after --start {start:?}; give the part of the log to replay");
+    }
+    if a.limit == Some(0) {
+        bail!("--limit 0 would replay nothing; give at least 1, or leave it out for the whole log");
+    }
+    let filter = Filter { database: a.database.clone(), user: a.user.clone(), start, end, limit: a.limit };
+    Ok(ReplaySpec { mode, filter, strict: a.strict })
+}
+
+/// The format `log` is in: `given`, or told from its first lines.
+fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Format> {
+    let file = storbench_bench::files::open_input(log).with_context(|| format!("{}", log.display()))?;
+    let mut head = String::new();
+    BufReader::new(file.take(HEAD_BYTES))
+        .read_to_string(&mut head)
+        .or_else(|_| Ok::<_, std::io::Error>(0))
+        .with_context(|| format!("reading {}", log.display()))?;
+    let format = match given {
+        Some(f) => from_arg(f),
+        None => Format::detect(&head).with_context(|| {
+            format!(
+                "{}: cannot tell its format from its first lines; give --format pg-csvlog, pg-stderr, \
+                 mysql-general or mysql-slow",
+                log.display()
+            )
+        })?,
+    };
+    if format == Format::PgStderr {
+        postgres::StderrLog::new(head.as_bytes(), prefix).map_err(|e| anyhow::anyhow!("--log-line-prefix: {e}"))?;
+    }
+    Ok(format)
+}
+
+fn from_arg(f: FormatArg) -> Format {
+    match f {
+        FormatArg::PgCsvlog => Format::PgCsvlog,
+        FormatArg::PgStderr => Format::PgStderr,
+        FormatArg::MysqlGeneral => Format::MysqlGeneral,
+        FormatArg::MysqlSlow => Format::MysqlSlow,
+    }
+}
+
+/// The logs, opened to be read as they replay.
+fn sources(c: &Checked) -> Result<Vec<Source>> {
+    c.logs.iter().map(|(path, format)| source(path, *format, &c.prefix)).collect()
+}
+
+fn source(path: &Path, format: Format, prefix: &str) -> Result<Source> {
+    let file = storbench_bench::files::open_input(path).with_context(|| format!("{}", path.display()))?;
+    let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, file));
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    Ok(match format {
+        Format::PgCsvlog => Source::new(name, postgres::CsvLog::new(input)),
+        Format::PgStderr => Source::new(name, postgres::StderrLog::new(input, prefix).map_err(anyhow::Error::msg)?),
+        Format::MysqlGeneral => Source::new(name, mysql::GeneralLog::new(input)),
+        Format::MysqlSlow => Source::new(name, mysql::SlowLog::new(input)),
+    })
+}
+
+/// What the logs will send, counted before anything is sent; None when stopped first.
+fn preview(c: &Checked, stop: &StopFlag) -> Result<Option<Preview>> {
+    match replay::preview(&c.spec, sources(c)?, stop) {
+        Ok(p) => Ok(Some(p)),
+        Err(replay::ReplayError::Interrupted) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// "12,345 requests: 8,000 SELECT, 4,000 UPDATE, ..." (the most frequent types first).
+fn will_send(p: &Preview) -> String {
+    let mut types: Vec<(&String, &u64)> = p.by_type.iter().collect();
+    types.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let shown: Vec<String> = types.iter().take(8).map(|(t, n)| format!("{n} {t}")).collect();
+    let more = types.len().saturating_sub(8);
+    let more = if more > 0 { format!(" and {more} more type(s)") } else { String::new() };
+    format!("{} requests: {}{more}", p.requests, shown.join(", "))
+}
+
+/// One replay into the bundle directory `given`, or a new one under --output-dir. `storbench
+/// run` calls this.
+pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+    let checked = validate(a)?;
+    let Some(preview) = preview(&checked, stop)? else {
+        return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
+    };
+    let db = database(a)?;
+    say!("replay: {} log(s): sends {} to {}", checked.logs.len(), will_send(&preview), db.describe());
+    if preview.unread.lines > 0 {
+        say!("replay: {} line(s) of the logs cannot be read as requests; they are skipped", preview.unread.lines);
+    }
+    let _writer = db.lock_writer()?;
+    let name = a.out.name.clone().unwrap_or_else(|| "replay".into());
+    let dir = BundleDir::choose(given, &a.out, &name)?;
+    let measured = into_bundle(a, &checked, &db, &name, &dir, stop)?;
+    let ending = match &measured.summary {
+        s if !s.complete && stop.is_stopped() => Ending::Interrupted,
+        _ => Ending::Ok,
+    };
+    Ok(Ran { ending, measured: Some(measured) })
+}
+
+/// The database the options name, as `oltp run` opens it.
+fn database(a: &ReplayArgs) -> Result<Arc<dyn Database>> {
+    let dbs = crate::cmd::oltp::open_databases(&a.db)?;
+    if dbs.len() != 1 {
+        bail!("--url: a replay runs against one database; give one URL");
+    }
+    let db: Arc<dyn Database> = dbs.into_iter().next().context("a database")?;
+    Ok(db)
+}
+
+fn into_bundle(
+    a: &ReplayArgs,
+    checked: &Checked,
+    db: &Arc<dyn Database>,
+    name: &str,
+    dir: &BundleDir,
+    stop: &StopFlag,
+) -> Result<Measured> {
+    let at = jiff::Timestamp::now();
+    let place = db.data_location().filter(|p| p.exists());
+    let device = place.as_deref().and_then(|p| storbench_bench::monitor::resolve_device(p).ok().flatten());
+    let database = db.server_info().unwrap_or_default();
+    let start = Start {
+        at,
+        summary: started(a, checked, db.as_ref(), name, &at.to_string()),
+        targets: place.iter().map(PathBuf::as_path).collect(),
+        database,
+        device: device.as_ref().map(|d| d.name.as_str()),
+        table: table::replay_table,
+        background: &a.out.background,
+        background_dir: None,
+    };
+    let connect_to = db.clone();
+    let connect: replay::Connect = Arc::new(move || connect_to.open_session());
+    measure::measure(dir, start, stop, |rec, first| {
+        let out = replay::run(&checked.spec, sources(checked)?, connect, &mut rec.sampler, stop, &mut |iv| {
+            rec.bundle.recorded(iv, "replay", &iv.interval.data.tally());
+        })?;
+        let ended_at = jiff::Timestamp::now().to_string();
+        let end = End::of(&ended_at, &out, &out.detail);
+        let summary = replay::summary::summary(first, &out, &ended_at);
+        let failure = (!out.failures.is_empty()).then(|| format!("the replay failed: {}", out.failures.join("; ")));
+        Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
+    })
+}
+
+/// The summary as the replay starts: what was asked.
+fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_at: &str) -> Summary {
+    let logs: Vec<String> = c.logs.iter().map(|(p, _)| p.display().to_string()).collect();
+    let formats: Vec<&str> = c.logs.iter().map(|(_, f)| f.name()).collect();
+    let parameters = serde_json::json!({
+        "logs": logs,
+        "formats": formats,
+        "mode": c.spec.mode.name(),
+        "speed": c.spec.mode.speed(),
+        "in_flight": c.spec.mode.in_flight(),
+        "limit": a.limit,
+        "start_s": c.spec.filter.start.as_secs_f64(),
+        "end_s": c.spec.filter.end.map(|e| e.as_secs_f64()),
+        "database": a.database,
+        "user": a.user,
+        "strict": a.strict,
+        "backend": db.kind().as_str(),
+        "target": db.describe(),
+    });
+    let results = ReplayResults {
+        mode: c.spec.mode.name().into(),
+        speed: c.spec.mode.speed(),
+        in_flight: Some(c.spec.mode.in_flight()),
+        ..ReplayResults::default()
+    };
+    Summary {
+        name: name.into(),
+        parameters,
+        target: TargetInfo { path: db.describe(), kind: db.kind().as_str().into(), ..TargetInfo::default() },
+        engine: db.kind().as_str().into(),
+        ..measure::started_summary("replay", started_at, Results::Replay(results))
+    }
+}
