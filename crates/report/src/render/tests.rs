@@ -586,3 +586,75 @@ fn a_run_with_a_background_stream_shows_what_the_stream_did_and_a_run_without_sh
         "{md}"
     );
 }
+
+/// A replay evaluation: two configurations, two runs each, two request types and two sources.
+fn replay_input() -> ReportInput {
+    use crate::model::{ReplayResults, ReplaySourceResult, ReplayTypeResult};
+    let mut runs: Vec<RunRecord> = Vec::new();
+    let mut data = std::collections::BTreeMap::new();
+    for (config, max_ms) in [("ssd", [40.0, 60.0]), ("hdd", [400.0, 1000.0])] {
+        for (rep, max) in (1..).zip(max_ms) {
+            let mut r = run(config, rep, 100.0, None, None);
+            r.id = format!("replay.{config}.r{rep}");
+            (r.workload, r.kind) = ("replay".into(), "replay".into());
+            let login = ReplayTypeResult {
+                calls: 100,
+                mean_ms: Some(2.0 * f64::from(rep)),
+                p99_ms: Some(max / 2.0),
+                max_ms: Some(max),
+                ..Default::default()
+            };
+            let browse =
+                ReplayTypeResult { calls: 300, mean_ms: Some(1.0), max_ms: Some(5.0), ..Default::default() };
+            let source = |name: &str, calls| ReplaySourceResult {
+                name: name.into(),
+                calls,
+                calls_per_sec: calls as f64 / 10.0,
+                errors: 0,
+            };
+            let results = ReplayResults {
+                mode: "fire-hose".into(),
+                calls: 400,
+                calls_per_sec: 40.0,
+                by_type: [("login".to_string(), login), ("browse".to_string(), browse)].into(),
+                by_source: vec![source("web1.log", 150), source("web2.log", 250)],
+                ..Default::default()
+            };
+            let mut s = summary(40.0);
+            s.workload = "replay".into();
+            s.results = Results::Replay(results);
+            data.insert(r.id.clone(), RunData { summary: s, series: None });
+            runs.push(r);
+        }
+    }
+    let mut evaluation = Evaluation {
+        name: "replay".into(),
+        tool_version: "0.1.0".into(),
+        complete: true,
+        method: Method { repetitions: 2, window: "fixed".into(), ..Method::default() },
+        runs,
+        ..Evaluation::default()
+    };
+    evaluation.mark_reported();
+    ReportInput { evaluation, runs: data, ..ReportInput::default() }
+}
+
+#[test]
+fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_the_mean_of_maxima() {
+    let input = replay_input();
+    let md = report_markdown(&input);
+    let section = &md[md.find("## Replay").expect("a replay section")..];
+    let row = |config: &str, name: &str| -> String {
+        let at = section.find(&format!("### {config}")).unwrap();
+        section[at..].lines().find(|l| l.starts_with(&format!("| {name} "))).unwrap().to_string()
+    };
+    // Table 8: calls per run, the calls-weighted mean, the worst p99, the maximum over the runs
+    // and the mean of each run's maximum.
+    assert_eq!(row("hdd", "login"), "| login | 100.0 | 0 | 3.00 | 500.0 | 1,000.0 | 700.0 |");
+    assert_eq!(row("ssd", "login"), "| login | 100.0 | 0 | 3.00 | 30.00 | 60.00 | 50.00 |");
+    // Table 7: each source's calls per second and calls, per run.
+    assert_eq!(row("ssd", "web2.log"), "| web2.log | 25.00 | 250.0 | 0 |");
+    let back: Summary =
+        serde_json::from_str(&serde_json::to_string(&input.runs["replay.ssd.r1"].summary).unwrap()).unwrap();
+    assert!(matches!(back.results, Results::Replay(ref r) if r.by_source.len() == 2), "read back as replay");
+}
