@@ -9,26 +9,7 @@ const MS: u64 = 1_000_000;
 /// The record and histogram log of a run of measured intervals, each with its reads'
 /// latencies, as a bundle holds them.
 fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>) {
-    let started = Summary {
-        schema_version: storbench_report::SCHEMA_VERSION,
-        tool: storbench_report::Tool { name: "storbench".into(), version: "test".into() },
-        workload: "io".into(),
-        name: "merge".into(),
-        complete: false,
-        started_at: String::new(),
-        ended_at: None,
-        seed: 1,
-        host: Default::default(),
-        parameters: serde_json::Value::Null,
-        target: Default::default(),
-        engine: "null".into(),
-        phases: Default::default(),
-        results: storbench_report::Results::Io(Default::default()),
-        cpu: Default::default(),
-        warnings: Vec::new(),
-        steady_state: None,
-        background: Vec::new(),
-    };
+    let started = test_summary("io");
     let start = Start {
         streams: Vec::new(),
         version: RECORD_VERSION,

@@ -106,17 +106,17 @@ pub fn stream_outcome<T: super::Recordable, D: serde::de::DeserializeOwned>(
 }
 
 /// `started` marked as ended at `ended_at`.
-fn ended(mut started: Summary, ended_at: &str) -> Summary {
+pub(crate) fn ended(mut started: Summary, ended_at: &str) -> Summary {
     started.ended_at = Some(ended_at.into());
     started
 }
 
-fn error_counts(e: &ErrorTally) -> ErrorCounts {
+pub(crate) fn error_counts(e: &ErrorTally) -> ErrorCounts {
     ErrorCounts { total: e.total(), by_kind: e.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect() }
 }
 
 /// storbench's CPU over what the outcome's totals cover, per operation of `ops`.
-fn cpu_usage<T, D>(out: &Outcome<T, D>, ops: u64) -> CpuUsage {
+pub(crate) fn cpu_usage<T, D>(out: &Outcome<T, D>, ops: u64) -> CpuUsage {
     CpuUsage {
         user_s: out.cpu.user.as_secs_f64(),
         sys_s: out.cpu.sys.as_secs_f64(),

@@ -1,0 +1,106 @@
+//! What a replay is asked to do, as validated values (no flags): how its requests are sent
+//! (`Mode`), which requests of the logs apply (`Filter`), whether a line that cannot be read
+//! stops it (`strict`); the logs it reads (`Source`) and how a session's connection is opened
+//! (`Connect`).
+
+use super::log;
+use crate::db::{DbResult, SqlSession};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Requests of one source running at once when none is said (fire-hose and time-sync).
+pub const DEFAULT_IN_FLIGHT: u32 = 20;
+
+/// How requests are sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Mode {
+    /// As fast as the database answers, at most `in_flight` requests of a source at once.
+    FireHose { in_flight: u32 },
+    /// Each request at its time in the log (from the first request that applies) divided by
+    /// `speed` (2 is twice as fast as the log), at most `in_flight` of a source at once.
+    /// Latency counts from that time, so a request started late shows it.
+    TimeSync { speed: f64, in_flight: u32 },
+}
+
+impl Default for Mode {
+    fn default() -> Self {
+        Mode::FireHose { in_flight: DEFAULT_IN_FLIGHT }
+    }
+}
+
+impl Mode {
+    /// Its name in the report (`fire-hose`, `time-sync`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::FireHose { .. } => "fire-hose",
+            Mode::TimeSync { .. } => "time-sync",
+        }
+    }
+
+    /// Requests of one source running at once, at the most (at least 1).
+    pub fn in_flight(self) -> u32 {
+        match self {
+            Mode::FireHose { in_flight } | Mode::TimeSync { in_flight, .. } => in_flight.max(1),
+        }
+    }
+
+    /// Time-sync's speed.
+    pub fn speed(self) -> Option<f64> {
+        match self {
+            Mode::FireHose { .. } => None,
+            Mode::TimeSync { speed, .. } => Some(speed),
+        }
+    }
+
+    /// When a request `log_ns` after the first one that applies is due, ns after the run's
+    /// start: at once in fire-hose.
+    pub(super) fn due_ns(self, log_ns: i128) -> u64 {
+        match self {
+            Mode::FireHose { .. } => 0,
+            Mode::TimeSync { speed, .. } => (log_ns.max(0) as f64 / speed.max(1e-9)) as u64,
+        }
+    }
+}
+
+/// Which requests of the logs apply. Offsets count from the logs' first request (the earliest
+/// of every source, whatever its user or database).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Filter {
+    /// Only requests to this database.
+    pub database: Option<String>,
+    /// Only requests of this user.
+    pub user: Option<String>,
+    /// Only requests this long after the logs' first request, or later.
+    pub start: Duration,
+    /// Only requests up to this long after the logs' first request.
+    pub end: Option<Duration>,
+    /// At most this many requests: the first that apply, in the logs' time order.
+    pub limit: Option<u64>,
+}
+
+/// A replay.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReplaySpec {
+    pub mode: Mode,
+    pub filter: Filter,
+    /// A line that cannot be read stops the replay with an error naming it; otherwise it is
+    /// counted, the first few are kept, and the replay goes on.
+    pub strict: bool,
+}
+
+/// One log: its name (in the report, per source) and its requests in the log's order, read
+/// as the replay goes (a log of any size replays with flat memory).
+pub struct Source {
+    pub name: String,
+    pub reads: Box<dyn Iterator<Item = log::Read> + Send>,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, reads: impl Iterator<Item = log::Read> + Send + 'static) -> Self {
+        Source { name: name.into(), reads: Box::new(reads) }
+    }
+}
+
+/// Opens a connection for a session of the log (on its first request, and again after a lost
+/// one): `Database::open_session` of the database the replay runs against.
+pub type Connect = Arc<dyn Fn() -> DbResult<Box<dyn SqlSession>> + Send + Sync>;
