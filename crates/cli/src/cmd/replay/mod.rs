@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_bench::db::Database;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::End;
+use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::replay::log::{Format, mysql, postgres};
 use storbench_bench::workload::replay::{self as replay, Filter, Mode, Preview, ReplaySpec, Source};
 use storbench_report::{ReplayResults, Results, Summary, TargetInfo, export};
@@ -98,7 +98,7 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
 
 /// The format `log` is in: `given`, or told from its first lines.
 fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Format> {
-    let file = storbench_bench::files::open_input(log).with_context(|| format!("{}", log.display()))?;
+    let file = storbench_bench::files::input::open_input(log).with_context(|| format!("{}", log.display()))?;
     let mut head = String::new();
     BufReader::new(file.take(HEAD_BYTES))
         .read_to_string(&mut head)
@@ -135,7 +135,7 @@ fn sources(c: &Checked) -> Result<Vec<Source>> {
 }
 
 fn source(path: &Path, format: Format, prefix: &str) -> Result<Source> {
-    let file = storbench_bench::files::open_input(path).with_context(|| format!("{}", path.display()))?;
+    let file = storbench_bench::files::input::open_input(path).with_context(|| format!("{}", path.display()))?;
     let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, file));
     let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     Ok(match format {
@@ -174,8 +174,8 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
     };
     let db = database(a)?;
     say!("replay: {} log(s): sends {} to {}", checked.logs.len(), will_send(&preview), db.describe());
-    if preview.unread.lines > 0 {
-        say!("replay: {} line(s) of the logs cannot be read as requests; they are skipped", preview.unread.lines);
+    if preview.unread.count > 0 {
+        say!("replay: {} line(s) of the logs cannot be read as requests; they are skipped", preview.unread.count);
     }
     let _writer = db.lock_writer()?;
     let name = a.out.name.clone().unwrap_or_else(|| "replay".into());

@@ -1,0 +1,182 @@
+//! `storbench replay`: logs replayed against real databases (SQLite, PostgreSQL), each session
+//! in its own order, the figures per type and per source, the bundle's rebuild, time-sync's
+//! pacing, and the bad day (no database named, an unreadable log, a server that is not there).
+
+use crate::support::{ServerDb, bundle_summary, only_bundle, refused, storbench};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use storbench_bench::db::{BackendKind, Database, sql::Statement, sql::Value, sqlite::Sqlite};
+
+/// A PostgreSQL csvlog (PG 15's columns) of `requests`: (seconds after the first, session, SQL).
+fn csvlog(requests: &[(f64, &str, String)]) -> String {
+    let mut out = String::new();
+    for (i, (at, session, sql)) in requests.iter().enumerate() {
+        let ms = (at * 1000.0).round() as u64;
+        let time = format!("2026-11-26 05:{:02}:{:02}.{:03} UTC", ms / 60_000, ms / 1000 % 60, ms % 1000);
+        out.push_str(&format!(
+            "{time},\"app\",\"shop\",{pid},\"[local]\",{session},{n},\"idle\",2026-11-26 05:00:00 UTC,3/1,0,LOG,00000,\
+             \"statement: {sql}\",,,,,,,,,\"psql\",\"client backend\",,0\n",
+            pid = 1000 + session.len(),
+            n = i + 1,
+            sql = sql.replace('"', "\"\""),
+        ));
+    }
+    out
+}
+
+/// Two sessions, each making its own table and filling it with `rows` rows in order, then
+/// reading it: in any other order than the session's, an insert or the select fails.
+fn two_sessions(tag: &str, rows: u32) -> Vec<(f64, &'static str, String)> {
+    let mut out = Vec::new();
+    for (s, session) in ["6b07bdf6.3e9", "6b07bdf6.3ea"].into_iter().enumerate() {
+        let table = format!("sbreplay_{tag}_{s}");
+        out.push((0.0, session, format!("CREATE TABLE {table} (n integer PRIMARY KEY, note text)")));
+        for n in 1..=rows {
+            out.push((f64::from(n) * 0.001, session, format!("INSERT INTO {table} VALUES ({n}, 'it''s {n}')")));
+        }
+        out.push((f64::from(rows + 1) * 0.001, session, format!("SELECT count(*) FROM {table}")));
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    out
+}
+
+fn write_log(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn count(db: &Sqlite, table: &str) -> i64 {
+    let mut s = db.open_session().unwrap();
+    let rows = s.query(Statement::Text(&format!("SELECT count(*) FROM {table}")), &[]).unwrap();
+    match rows[0][0] {
+        Value::Int(n) => n,
+        ref v => panic!("count is {v:?}"),
+    }
+}
+
+#[test]
+fn a_sqlite_replay_runs_each_session_in_its_order_with_the_figures_per_type_and_source() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "web1.csv", &csvlog(&two_sessions("lite", 40)));
+    let db = dir.path().join("shop.db");
+    let results = dir.path().join("results");
+    let out = storbench()
+        .args(["replay", &log, "--path"])
+        .arg(&db)
+        .args(["--in-flight", "2", "--json", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .code(0);
+    let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(said.contains("sends 84 requests: 80 INSERT, 2 CREATE, 2 SELECT"), "{said}");
+    let s = bundle_summary(&results);
+    let r = &s["results"];
+    assert_eq!((r["calls"].as_u64(), r["recorded_calls"].as_u64()), (Some(84), Some(84)));
+    assert_eq!(r["errors"]["total"], 0, "{r}");
+    assert_eq!(r["by_type"]["INSERT"]["calls"], 80);
+    assert_eq!(r["by_type"]["CREATE"]["calls"], 2);
+    assert!(r["by_type"]["INSERT"]["p99_ms"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["by_source"][0]["name"], "web1.csv");
+    assert_eq!(r["by_source"][0]["calls"], 84);
+    assert_eq!(r["mode"], "fire-hose");
+    let db = Sqlite::new(&db);
+    assert_eq!((count(&db, "sbreplay_lite_0"), count(&db, "sbreplay_lite_1")), (40, 40));
+    let bundle = only_bundle(&results);
+    storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
+}
+
+#[test]
+fn a_postgres_replay_leaves_the_rows_the_log_made_with_no_error() {
+    let Some(server) = ServerDb::new(BackendKind::Postgres, "replay") else { return };
+    server.sql(&format!("CREATE DATABASE {}", server.name));
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "pg.csv", &csvlog(&two_sessions("pg", 30)));
+    let results = dir.path().join("results");
+    storbench()
+        .args(["replay", &log, "--url", &server.url(), "--output-dir"])
+        .arg(&results)
+        .assert()
+        .code(0);
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(64), Some(0)), "{r}");
+    let rows = server.sql_in("SELECT (SELECT count(*) FROM sbreplay_pg_0) + (SELECT count(*) FROM sbreplay_pg_1)");
+    assert_eq!(rows.trim(), "60");
+}
+
+#[test]
+fn time_sync_keeps_the_logs_pace_divided_by_the_speed_and_records_lateness() {
+    let dir = tempfile::tempdir().unwrap();
+    // 41 requests over 2 s of log, one session: at speed 4 they take about half a second.
+    let requests: Vec<(f64, &str, String)> =
+        (0..=40).map(|i| (f64::from(i) * 0.05, "6b07bdf6.3e9", "SELECT 1".to_string())).collect();
+    let log = write_log(dir.path(), "paced.csv", &csvlog(&requests));
+    let db = dir.path().join("paced.db");
+    let results = dir.path().join("results");
+    let started = Instant::now();
+    storbench()
+        .args(["replay", &log, "--mode", "time-sync", "--speed", "4", "--path"])
+        .arg(&db)
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .code(0);
+    let took = started.elapsed();
+    let r = &bundle_summary(&results)["results"];
+    let elapsed = r["elapsed_s"].as_f64().unwrap();
+    assert!((0.45..1.5).contains(&elapsed), "2 s of log at speed 4 took {elapsed} s");
+    assert!(took >= Duration::from_millis(450), "the command returned after {took:?}");
+    assert_eq!((r["mode"].as_str(), r["speed"].as_f64()), (Some("time-sync"), Some(4.0)));
+    assert!(r["lateness_ms"]["max"].as_f64().is_some(), "lateness recorded: {r}");
+    assert_eq!(r["calls"], 41);
+}
+
+#[test]
+fn a_replay_is_refused_before_it_sends_anything_when_its_input_is_wrong() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "ok.csv", &csvlog(&two_sessions("bad", 2)));
+    let junk = write_log(dir.path(), "junk.txt", "hello\nworld\n");
+    refused(storbench().args(["replay", "--path", "x.db"]), "give the request logs to replay");
+    refused(storbench().args(["replay", &log]), "name the database to replay against");
+    refused(storbench().args(["replay", &junk, "--path", "x.db"]), "cannot tell its format");
+    refused(storbench().args(["replay", &log, "--path", "x.db", "--speed", "2"]), "use --mode time-sync");
+    refused(
+        storbench().args(["replay", &log, "--path", "x.db", "--mode", "time-sync", "--speed", "0"]),
+        "--speed 0",
+    );
+    refused(storbench().args(["replay", "/nonexistent/web.csv", "--path", "x.db"]), "/nonexistent/web.csv");
+    let results = dir.path().join("results");
+    let err = refused(
+        storbench()
+            .args(["replay", &log, "--url", "postgres://nobody@127.0.0.1:1/none", "--output-dir"])
+            .arg(&results),
+        "127.0.0.1:1",
+    );
+    assert!(!results.exists() || std::fs::read_dir(&results).unwrap().next().is_none(), "{err}");
+    assert!(!dir.path().join("x.db").exists(), "no database was made for a refused replay");
+}
+
+#[test]
+fn unreadable_lines_are_counted_and_shown_and_strict_stops_at_the_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = csvlog(&two_sessions("lines", 3));
+    text.insert_str(text.find('\n').unwrap() + 1, "not,a,csvlog,line\n");
+    let log = write_log(dir.path(), "torn.csv", &text);
+    let results = dir.path().join("results");
+    storbench()
+        .args(["replay", &log, "--path"])
+        .arg(dir.path().join("t.db"))
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .code(0);
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!(r["unread_lines"], 1, "{r}");
+    assert_eq!(r["first_unread"][0]["line"], 2);
+    assert_eq!(r["calls"], 10);
+    let err = refused(
+        storbench().args(["replay", &log, "--strict", "--path"]).arg(dir.path().join("s.db")),
+        "line 2",
+    );
+    assert!(err.contains("torn.csv"), "{err}");
+}
