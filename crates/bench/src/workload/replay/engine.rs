@@ -81,7 +81,10 @@ struct Shared {
 /// What the reader says.
 #[derive(Debug, Clone, Default)]
 struct Reading {
-    /// The first request is in its scheduler (or there is none, or reading failed).
+    /// The first request is in its scheduler.
+    first_sent: bool,
+    /// Reading got as far as it will before the run starts: the first request is in its
+    /// scheduler, or there is none, or reading failed before it.
     primed: bool,
     /// Requests read that apply, and lines not read, once reading ended.
     applied: u64,
@@ -143,10 +146,14 @@ impl Shared {
         self.read.notify_all();
     }
 
-    /// Waits until the first request is read; the failure that came first, or a stop.
+    /// Waits until the first request is read; the failure that came before it, or a stop.
+    /// A failure after it ends the run, which has started (whenever this looks).
     fn wait_primed(&self, stop: &StopFlag) -> Result<(), ReplayError> {
         let mut r = lock(&self.reading);
         loop {
+            if r.first_sent {
+                return Ok(());
+            }
             if let Some(e) = &r.failure {
                 return Err(e.clone());
             }
@@ -367,7 +374,7 @@ fn feed(shared: &Shared, timeline: &mut Timeline, mode: Mode, stop: &StopFlag) -
             return Ok(());
         }
         if first_read {
-            shared.primed(|_| ());
+            shared.primed(|r| r.first_sent = true);
         }
     }
     for (sched, batch) in shared.scheds.iter().zip(&mut batches) {
