@@ -1,7 +1,7 @@
 //! Workloads, one module each, each with one entry point that measures and returns data:
 //! `io` (synthetic profiles), `oltp` (DVD Store 3 on a database), `mailbox` (Jetstress-class
 //! mailbox databases), `integrity` (SQLIOSim-class stress that proves storage keeps what it
-//! acknowledged) and `replay` (production requests against a database; its log readers so far).
+//! acknowledged) and `replay` (production requests from logs against a database).
 //! Each workload's summary, built again from a bundle's record, is in `run::record::summary`.
 
 pub mod integrity;

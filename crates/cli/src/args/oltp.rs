@@ -55,7 +55,9 @@ pub struct DbArgs {
     #[arg(long, value_enum, value_name = "BACKEND")]
     pub backend: Option<BackendArg>,
 
-    /// SQLite database file. Default: ./storbench-ds3.db.
+    /// SQLite database file. Default for oltp: ./storbench-ds3.db; a replay has none (name the
+    /// copy of the database its logs were recorded on; in a plan, relative to the
+    /// configuration's target).
     #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
     pub path: Option<PathBuf>,
 

@@ -14,8 +14,13 @@ pub mod report;
 pub mod summarize;
 
 /// Every workload kind, in the order `--help`, `plan init` and messages list them.
-pub static KINDS: &[&crate::registry::Kind] =
-    &[&io::entry::KIND, &oltp::entry::KIND, &mailbox::entry::KIND, &integrity::entry::KIND, &replay::entry::KIND];
+pub static KINDS: &[&crate::registry::Kind] = &[
+    &io::entry::KIND,
+    &oltp::entry::KIND,
+    &mailbox::entry::KIND,
+    &integrity::entry::KIND,
+    &replay::entry::KIND,
+];
 
 /// Refuses options that would need more memory than the machine has available: `what` names
 /// the option and its value, `fix` says what to give instead.

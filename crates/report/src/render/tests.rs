@@ -327,11 +327,21 @@ fn integrity_input() -> ReportInput {
             runs.push(r);
         }
     }
+    evaluation_of("qualify", 3, runs, data)
+}
+
+/// An evaluation `name` of `repetitions` per configuration: `runs`, with the bundles `data`.
+fn evaluation_of(
+    name: &str,
+    repetitions: u32,
+    runs: Vec<RunRecord>,
+    data: BTreeMap<String, RunData>,
+) -> ReportInput {
     let mut evaluation = Evaluation {
-        name: "qualify".into(),
+        name: name.into(),
         tool_version: "0.1.0".into(),
         complete: true,
-        method: Method { repetitions: 3, window: "fixed".into(), ..Method::default() },
+        method: Method { repetitions, window: "fixed".into(), ..Method::default() },
         runs,
         ..Evaluation::default()
     };
@@ -627,16 +637,7 @@ fn replay_input() -> ReportInput {
             runs.push(r);
         }
     }
-    let mut evaluation = Evaluation {
-        name: "replay".into(),
-        tool_version: "0.1.0".into(),
-        complete: true,
-        method: Method { repetitions: 2, window: "fixed".into(), ..Method::default() },
-        runs,
-        ..Evaluation::default()
-    };
-    evaluation.mark_reported();
-    ReportInput { evaluation, runs: data, ..ReportInput::default() }
+    evaluation_of("replay", 2, runs, data)
 }
 
 #[test]

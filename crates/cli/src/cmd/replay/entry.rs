@@ -86,7 +86,11 @@ impl Options for ReplayArgs {
         let checked = super::validate(self).ok()?;
         let p = super::preview(&checked, &StopFlag::new()).ok()??;
         let db = super::database(self).ok()?;
-        Some(format!("sends {} to {}, which they change as they changed the original", super::will_send(&p), db.describe()))
+        Some(format!(
+            "sends {} to {}, which they change as they changed the original",
+            super::will_send(&p),
+            db.describe()
+        ))
     }
 
     fn check(&self) -> Result<()> {

@@ -64,7 +64,8 @@ pub fn validate(a: &ReplayArgs) -> Result<Checked> {
         );
     }
     let prefix = a.log_line_prefix.clone().unwrap_or_else(|| ReplayArgs::LOG_LINE_PREFIX.to_string());
-    let logs = a.logs.iter().map(|p| Ok((p.clone(), format_of(p, a.format, &prefix)?))).collect::<Result<_>>()?;
+    let logs =
+        a.logs.iter().map(|p| Ok((p.clone(), format_of(p, a.format, &prefix)?))).collect::<Result<_>>()?;
     Ok(Checked { spec: spec(a)?, logs, prefix })
 }
 
@@ -73,13 +74,17 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
     let in_flight = a.in_flight.unwrap_or(replay::DEFAULT_IN_FLIGHT);
     let mode = match (a.mode.unwrap_or_default(), a.speed) {
         (ModeArg::FireHose, Some(x)) => {
-            bail!("--speed {x}: a fire-hose replay goes as fast as the database answers; use --mode time-sync")
+            bail!(
+                "--speed {x}: a fire-hose replay goes as fast as the database answers; use --mode time-sync"
+            )
         }
         (ModeArg::FireHose, None) => Mode::FireHose { in_flight },
         (ModeArg::TimeSync, speed) => {
             let speed = speed.unwrap_or(ReplayArgs::SPEED);
             if !(speed > 0.0 && speed <= MAX_SPEED) {
-                bail!("--speed {speed}: give a factor above 0 and at most {MAX_SPEED} (2 is twice as fast as the log)");
+                bail!(
+                    "--speed {speed}: give a factor above 0 and at most {MAX_SPEED} (2 is twice as fast as the log)"
+                );
             }
             Mode::TimeSync { speed, in_flight }
         }
@@ -98,12 +103,12 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
 
 /// The format `log` is in: `given`, or told from its first lines.
 fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Format> {
-    let file = storbench_bench::files::input::open_input(log).with_context(|| format!("{}", log.display()))?;
-    let mut head = String::new();
-    BufReader::new(file.take(HEAD_BYTES))
-        .read_to_string(&mut head)
-        .or_else(|_| Ok::<_, std::io::Error>(0))
-        .with_context(|| format!("reading {}", log.display()))?;
+    let file =
+        storbench_bench::files::input::open_input(log).with_context(|| format!("{}", log.display()))?;
+    // Bytes, not text: the cut at HEAD_BYTES may split a character.
+    let mut bytes = Vec::new();
+    file.take(HEAD_BYTES).read_to_end(&mut bytes).with_context(|| format!("reading {}", log.display()))?;
+    let head = String::from_utf8_lossy(&bytes);
     let format = match given {
         Some(f) => from_arg(f),
         None => Format::detect(&head).with_context(|| {
@@ -115,7 +120,8 @@ fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Forma
         })?,
     };
     if format == Format::PgStderr {
-        postgres::StderrLog::new(head.as_bytes(), prefix).map_err(|e| anyhow::anyhow!("--log-line-prefix: {e}"))?;
+        postgres::StderrLog::new(head.as_bytes(), prefix)
+            .map_err(|e| anyhow::anyhow!("--log-line-prefix: {e}"))?;
     }
     Ok(format)
 }
@@ -135,12 +141,16 @@ fn sources(c: &Checked) -> Result<Vec<Source>> {
 }
 
 fn source(path: &Path, format: Format, prefix: &str) -> Result<Source> {
-    let file = storbench_bench::files::input::open_input(path).with_context(|| format!("{}", path.display()))?;
+    let file =
+        storbench_bench::files::input::open_input(path).with_context(|| format!("{}", path.display()))?;
     let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, file));
-    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let name =
+        path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     Ok(match format {
         Format::PgCsvlog => Source::new(name, postgres::CsvLog::new(input)),
-        Format::PgStderr => Source::new(name, postgres::StderrLog::new(input, prefix).map_err(anyhow::Error::msg)?),
+        Format::PgStderr => {
+            Source::new(name, postgres::StderrLog::new(input, prefix).map_err(anyhow::Error::msg)?)
+        }
         Format::MysqlGeneral => Source::new(name, mysql::GeneralLog::new(input)),
         Format::MysqlSlow => Source::new(name, mysql::SlowLog::new(input)),
     })
@@ -175,7 +185,10 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
     let db = database(a)?;
     say!("replay: {} log(s): sends {} to {}", checked.logs.len(), will_send(&preview), db.describe());
     if preview.unread.count > 0 {
-        say!("replay: {} line(s) of the logs cannot be read as requests; they are skipped", preview.unread.count);
+        say!(
+            "replay: {} line(s) of the logs cannot be read as requests; they are skipped",
+            preview.unread.count
+        );
     }
     let _writer = db.lock_writer()?;
     let name = a.out.name.clone().unwrap_or_else(|| "replay".into());
@@ -188,8 +201,15 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
     Ok(Ran { ending, measured: Some(measured) })
 }
 
-/// The database the options name, as `oltp run` opens it.
+/// The database the options name, as `oltp run` opens it; a SQLite file must be there (a
+/// replay sends a log's requests to a copy of the database they were made on).
 fn database(a: &ReplayArgs) -> Result<Arc<dyn Database>> {
+    if let Some(path) = a.db.path.as_deref().filter(|p| !p.exists()) {
+        bail!(
+            "--path {}: no such SQLite database; replay against a copy of the database the logs were              recorded on (an empty file is an empty database, for logs that make their own tables)",
+            path.display()
+        );
+    }
     let dbs = crate::cmd::oltp::open_databases(&a.db)?;
     if dbs.len() != 1 {
         bail!("--url: a replay runs against one database; give one URL");
@@ -223,13 +243,15 @@ fn into_bundle(
     let connect_to = db.clone();
     let connect: replay::Connect = Arc::new(move || connect_to.open_session());
     measure::measure(dir, start, stop, |rec, first| {
-        let out = replay::run(&checked.spec, sources(checked)?, connect, &mut rec.sampler, stop, &mut |iv| {
-            rec.bundle.recorded(iv, "replay", &iv.interval.data.tally());
-        })?;
+        let out =
+            replay::run(&checked.spec, sources(checked)?, connect, &mut rec.sampler, stop, &mut |iv| {
+                rec.bundle.recorded(iv, "replay", &iv.interval.data.tally());
+            })?;
         let ended_at = jiff::Timestamp::now().to_string();
         let end = End::of(&ended_at, &out, &out.detail);
         let summary = replay::summary::summary(first, &out, &ended_at);
-        let failure = (!out.failures.is_empty()).then(|| format!("the replay failed: {}", out.failures.join("; ")));
+        let failure =
+            (!out.failures.is_empty()).then(|| format!("the replay failed: {}", out.failures.join("; ")));
         Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
     })
 }

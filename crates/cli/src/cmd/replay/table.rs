@@ -56,7 +56,12 @@ fn types(r: &ReplayResults) -> comfy_table::Table {
 fn sources(r: &ReplayResults) -> comfy_table::Table {
     let mut t = new_table(&["source", "calls", "calls per s", "errors"]);
     for s in &r.by_source {
-        t.add_row(vec![s.name.clone(), s.calls.to_string(), format!("{:.1}", s.calls_per_sec), s.errors.to_string()]);
+        t.add_row(vec![
+            s.name.clone(),
+            s.calls.to_string(),
+            format!("{:.1}", s.calls_per_sec),
+            s.errors.to_string(),
+        ]);
     }
     t
 }

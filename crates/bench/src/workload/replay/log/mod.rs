@@ -164,9 +164,33 @@ pub fn statement_kind(sql: &str) -> String {
         _ => None,
     };
     match called {
-        Some(name) => format!("{keyword} {name}"),
-        None => keyword,
+        Some(name) if !is_builtin(&name) => format!("{keyword} {name}"),
+        _ => keyword,
     }
+}
+
+/// SQL's own functions (aggregates, clocks, casts): a `SELECT count(*)` is a plain SELECT, not
+/// a call of the application's.
+fn is_builtin(name: &str) -> bool {
+    const BUILTIN: [&str; 16] = [
+        "count",
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "coalesce",
+        "now",
+        "current_timestamp",
+        "cast",
+        "lower",
+        "upper",
+        "length",
+        "abs",
+        "round",
+        "nextval",
+        "version",
+    ];
+    BUILTIN.iter().any(|b| b.eq_ignore_ascii_case(name))
 }
 
 /// `sql` without the comments and blanks before its first word.
@@ -261,7 +285,12 @@ mod tests {
         assert_eq!(statement_kind("CALL new_order(1, 2)"), "CALL new_order");
         assert_eq!(statement_kind("SELECT * FROM Login_Customer('u', 'p')"), "SELECT login_customer");
         assert_eq!(statement_kind("select browse_by_title ($1, $2)"), "SELECT browse_by_title");
-        assert_eq!(statement_kind("/* app */ -- note\n SELECT count(*) FROM t"), "SELECT count");
+        assert_eq!(
+            statement_kind("/* app */ -- note\n SELECT count(*) FROM t"),
+            "SELECT",
+            "an aggregate is no call"
+        );
+        assert_eq!(statement_kind("SELECT MAX(a), now() FROM t"), "SELECT");
         assert_eq!(statement_kind("SELECT * FROM t WHERE a = 1"), "SELECT");
         assert_eq!(statement_kind("SELECT 1"), "SELECT");
         assert_eq!(statement_kind(" -- only a comment"), "EMPTY");
