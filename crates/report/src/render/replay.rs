@@ -89,7 +89,7 @@ fn sources(runs: &[&ReplayResults]) -> Table {
     }
     let n = runs.len() as f64;
     for (name, (per_sec, calls, errors)) in by {
-        t.push(vec![name.into(), num(per_sec / n), num(calls as f64 / n), num(errors as f64 / n)]);
+        t.push(vec![name.into(), num(per_sec / n), count(calls as f64 / n), count(errors as f64 / n)]);
     }
     t
 }
@@ -110,9 +110,9 @@ fn types(runs: &[&ReplayResults]) -> Table {
     for (name, x) in by {
         t.push(vec![
             name.into(),
-            num(x.calls as f64 / n),
-            num(x.errors as f64 / n),
-            ms((x.calls > 0).then(|| x.weighted_mean / x.calls as f64)),
+            count(x.calls as f64 / n),
+            count(x.errors as f64 / n),
+            ms((x.answered > 0).then(|| x.weighted_mean / x.answered as f64)),
             ms(x.worst_p99),
             ms(x.max),
             ms((x.runs > 0).then(|| x.sum_of_max / x.runs as f64)),
@@ -126,8 +126,10 @@ fn types(runs: &[&ReplayResults]) -> Table {
 struct TypeOverRuns {
     calls: u64,
     errors: u64,
-    /// Sum of mean × calls.
+    /// Sum of mean × answered calls, over the runs with a mean.
     weighted_mean: f64,
+    /// Calls answered (not failed) in the runs with a mean.
+    answered: u64,
     worst_p99: Option<f64>,
     max: Option<f64>,
     sum_of_max: f64,
@@ -139,13 +141,26 @@ impl TypeOverRuns {
     fn add(&mut self, x: &crate::model::ReplayTypeResult) {
         self.calls += x.calls;
         self.errors += x.errors;
-        self.weighted_mean += x.mean_ms.unwrap_or(0.0) * x.calls as f64;
+        if let Some(mean) = x.mean_ms {
+            let answered = x.calls.saturating_sub(x.errors);
+            self.weighted_mean += mean * answered as f64;
+            self.answered += answered;
+        }
         self.worst_p99 = larger(self.worst_p99, x.p99_ms);
         self.max = larger(self.max, x.max_ms);
         if let Some(m) = x.max_ms {
             self.sum_of_max += m;
             self.runs += 1;
         }
+    }
+}
+
+/// A count per run: whole where it is whole (43, not 43.00).
+fn count(v: f64) -> String {
+    let text = num(v);
+    match text.split_once('.') {
+        Some((whole, _)) if v.fract() == 0.0 => whole.to_string(),
+        _ => text,
     }
 }
 

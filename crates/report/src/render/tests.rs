@@ -626,7 +626,12 @@ fn replay_input() -> ReportInput {
                 mode: "fire-hose".into(),
                 calls: 400,
                 calls_per_sec: 40.0,
-                by_type: [("login".to_string(), login), ("browse".to_string(), browse)].into(),
+                by_type: [
+                    ("login".to_string(), login),
+                    ("browse".to_string(), browse),
+                    ("broken".to_string(), ReplayTypeResult { calls: 5, errors: 5, ..Default::default() }),
+                ]
+                .into(),
                 by_source: vec![source("web1.log", 150), source("web2.log", 250)],
                 ..Default::default()
             };
@@ -651,10 +656,11 @@ fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_th
     };
     // Table 8: calls per run, the calls-weighted mean, the worst p99, the maximum over the runs
     // and the mean of each run's maximum.
-    assert_eq!(row("hdd", "login"), "| login | 100.0 | 0 | 3.00 | 500.0 | 1,000.0 | 700.0 |");
-    assert_eq!(row("ssd", "login"), "| login | 100.0 | 0 | 3.00 | 30.00 | 60.00 | 50.00 |");
+    assert_eq!(row("hdd", "login"), "| login | 100 | 0 | 3.00 | 500.0 | 1,000.0 | 700.0 |");
+    assert_eq!(row("ssd", "login"), "| login | 100 | 0 | 3.00 | 30.00 | 60.00 | 50.00 |");
+    assert_eq!(row("ssd", "broken"), "| broken | 5 | 5 | — | — | — | — |", "every call failed: no times");
     // Table 7: each source's calls per second and calls, per run.
-    assert_eq!(row("ssd", "web2.log"), "| web2.log | 25.00 | 250.0 | 0 |");
+    assert_eq!(row("ssd", "web2.log"), "| web2.log | 25.00 | 250 | 0 |");
     let back: Summary =
         serde_json::from_str(&serde_json::to_string(&input.runs["replay.ssd.r1"].summary).unwrap()).unwrap();
     assert!(matches!(back.results, Results::Replay(ref r) if r.by_source.len() == 2), "read back as replay");
