@@ -189,3 +189,62 @@ fn unreadable_lines_are_counted_and_shown_and_strict_stops_at_the_first() {
     );
     assert!(err.contains("torn.csv"), "{err}");
 }
+
+/// A MariaDB general query log of `requests` (connection id, SQL), all within one second, each
+/// connection opened on database `shop` first.
+fn general_log(requests: &[(u32, String)]) -> String {
+    let mut out = String::from(
+        "/usr/sbin/mariadbd, Version: 10.11.19-MariaDB-0+deb12u1 (Debian 12). started with:\n\
+         Tcp port: 3306  Unix socket: /run/mysqld/mysqld.sock\nTime\t\t    Id Command\tArgument\n",
+    );
+    let mut seen = Vec::new();
+    for (i, (id, sql)) in requests.iter().enumerate() {
+        let time = if i == 0 { "261126  5:12:51" } else { "\t" };
+        if !seen.contains(id) {
+            seen.push(*id);
+            out.push_str(&format!("{time}\t  {id} Connect\tapp@127.0.0.1 on shop using TCP/IP\n"));
+            out.push_str(&format!("\t\t  {id} Query\t{sql}\n"));
+        } else {
+            out.push_str(&format!("{time}\t  {id} Query\t{sql}\n"));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_mariadb_general_log_replays_each_connection_in_its_order() {
+    let Some(server) = ServerDb::new(BackendKind::Mysql, "replay") else { return };
+    server.sql(&format!("CREATE DATABASE {}", server.name));
+    let mut requests = Vec::new();
+    for id in [41, 42] {
+        requests.push((id, format!("CREATE TABLE sbreplay_my_{id} (n int PRIMARY KEY)")));
+    }
+    for n in 1..=25 {
+        for id in [41, 42] {
+            requests.push((id, format!("INSERT INTO sbreplay_my_{id} VALUES ({n})")));
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "general.log", &general_log(&requests));
+    let results = dir.path().join("results");
+    storbench()
+        .args(["replay", &log, "--url", &server.url(), "--database", "shop", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .code(0);
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(52), Some(0)), "{r}");
+    assert_eq!(r["by_type"]["INSERT"]["calls"], 50);
+    let rows =
+        server.sql_in("SELECT (SELECT count(*) FROM sbreplay_my_41) + (SELECT count(*) FROM sbreplay_my_42)");
+    assert_eq!(rows.trim(), "50");
+    // Another database's sessions do not apply.
+    let other = dir.path().join("other");
+    let out = storbench()
+        .args(["replay", &log, "--url", &server.url(), "--database", "crm", "--output-dir"])
+        .arg(&other)
+        .assert()
+        .code(0);
+    let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(said.contains("sends 0 requests"), "{said}");
+}
