@@ -55,6 +55,7 @@ impl WorkloadResults for ReplayResults {
         ];
         for (g, runs) in &groups {
             out.push(Block::Heading(3, g.configuration.to_string()));
+            out.extend(cold_start(runs).map(Block::Para));
             out.push(Block::Table(sources(runs)));
             out.push(Block::Table(types(runs)));
         }
@@ -77,6 +78,20 @@ fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a ReplayResults>)
             (!runs.is_empty()).then_some((g, runs))
         })
         .collect()
+}
+
+/// The runs that began cold (002: the long delays came at the very start, the database waking
+/// up), in a sentence; None when none did.
+fn cold_start(runs: &[&ReplayResults]) -> Option<String> {
+    let cold: Vec<f64> = runs.iter().filter_map(|r| r.cold_start_s).filter(|&s| s > 0.0).collect();
+    let longest = cold.iter().copied().fold(None, |m: Option<f64>, s| Some(m.map_or(s, |m| m.max(s))))?;
+    Some(format!(
+        "Cold start in {} of {} run(s), up to the first {} s: the leading seconds whose p99 \
+         response time was over twice the median second's.",
+        cold.len(),
+        runs.len(),
+        num(longest)
+    ))
 }
 
 /// 002's Table 7: per source, the mean over the runs of its calls per second and its calls.

@@ -633,6 +633,7 @@ fn replay_input() -> ReportInput {
                 ]
                 .into(),
                 by_source: vec![source("web1.log", 150), source("web2.log", 250)],
+                cold_start_s: (config == "hdd" && rep == 2).then_some(3.0),
                 ..Default::default()
             };
             let mut s = summary(40.0);
@@ -658,6 +659,13 @@ fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_th
     // and the mean of each run's maximum.
     assert_eq!(row("hdd", "login"), "| login | 100 | 0 | 3.00 | 500.0 | 1,000.0 | 700.0 |");
     assert_eq!(row("ssd", "login"), "| login | 100 | 0 | 3.00 | 30.00 | 60.00 | 50.00 |");
+    let part = |config: &str| -> &str {
+        let from = section.find(&format!("### {config}")).unwrap();
+        let rest = &section[from + 4..];
+        &rest[..rest.find("### ").unwrap_or(rest.len())]
+    };
+    assert!(part("hdd").contains("Cold start in 1 of 2 run(s), up to the first 3.00 s"), "{section}");
+    assert!(!part("ssd").contains("Cold start"), "ssd began warm: {section}");
     assert_eq!(row("ssd", "broken"), "| broken | 5 | 5 | — | — | — | — |", "every call failed: no times");
     // Table 7: each source's calls per second and calls, per run.
     assert_eq!(row("ssd", "web2.log"), "| web2.log | 25.00 | 250 | 0 |");
