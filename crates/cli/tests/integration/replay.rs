@@ -248,3 +248,43 @@ fn a_mariadb_general_log_replays_each_connection_in_its_order() {
     let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(said.contains("sends 0 requests"), "{said}");
 }
+
+#[test]
+fn a_postgres_stderr_log_with_its_own_prefix_replays_and_a_wrong_prefix_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::new();
+    // With %p in the prefix, a session is its server process.
+    for (at, session, sql) in two_sessions("err", 5) {
+        let ms = (at * 1000.0).round() as u64;
+        let pid = if session.ends_with('a') { 1002 } else { 1001 };
+        text.push_str(&format!(
+            "2026-11-26 05:00:{:02}.{:03} UTC [{pid}] app@shop LOG:  statement: {sql}\n",
+            ms / 1000,
+            ms % 1000
+        ));
+    }
+    let log = write_log(dir.path(), "postgresql.log", &text);
+    let results = dir.path().join("results");
+    storbench()
+        .args(["replay", &log, "--format", "pg-stderr", "--log-line-prefix", "%m [%p] %u@%d ", "--path"])
+        .arg(empty_db(dir.path(), "err.db"))
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .code(0);
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(14), Some(0)), "{r}");
+    refused(
+        storbench().args([
+            "replay",
+            &log,
+            "--format",
+            "pg-stderr",
+            "--log-line-prefix",
+            "%u",
+            "--path",
+            "x.db",
+        ]),
+        "--log-line-prefix",
+    );
+}
