@@ -196,3 +196,16 @@ pub fn measure(
     let active_watts = recording.bundle.active_watts(&summary);
     Ok(Measured { summary, bundle: dir, active_watts })
 }
+
+/// A database's version and settings for `disclosure.json`; a server that will not tell them
+/// is not a reason to skip the run, so that becomes a warning (the second value).
+pub fn database_info(db: &dyn storbench_bench::db::Database) -> (DatabaseInfo, Option<String>) {
+    match db.server_info() {
+        Ok(info) => (info, None),
+        Err(e) => {
+            let kind = Some(db.kind().as_str().to_owned());
+            let why = format!("{}'s version and settings are not in disclosure.json: {e}", db.describe());
+            (DatabaseInfo { kind, ..DatabaseInfo::default() }, Some(why))
+        }
+    }
+}

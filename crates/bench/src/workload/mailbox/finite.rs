@@ -94,7 +94,8 @@ struct Jobs<'a, C, R> {
     what: &'a str,
     shared: Arc<Finite<C>>,
     job: Arc<Job<C, R>>,
-    threads: Vec<std::thread::JoinHandle<crate::Result<R>>>,
+    /// Each worker's thread, or why it could not be started.
+    threads: Vec<Result<std::thread::JoinHandle<crate::Result<R>>, String>>,
 }
 
 impl<C: Counter, R: Send + 'static> Lifecycle for Jobs<'_, C, R> {
@@ -113,15 +114,11 @@ impl<C: Counter, R: Send + 'static> Lifecycle for Jobs<'_, C, R> {
                     shared.worker_done(at);
                     result
                 });
-            match thread {
-                Ok(t) => self.threads.push(t),
+            if thread.is_err() {
                 // Counted as done, so that the run still ends when the others are.
-                Err(e) => {
-                    self.shared.worker_done(at);
-                    let why = format!("starting a {} thread: {e}", self.what);
-                    self.threads.push(std::thread::spawn(move || Err(crate::Error::InvalidJob(why))));
-                }
+                self.shared.worker_done(at);
             }
+            self.threads.push(thread.map_err(|e| format!("starting a {} thread: {e}", self.what)));
         }
         Ok(Started { plan: PLAN, work: Work { shared: self.shared.clone(), last_end_ns: 0 }, at })
     }
@@ -141,9 +138,11 @@ impl<C: Counter, R: Send + 'static> Lifecycle for Jobs<'_, C, R> {
         let results = self
             .threads
             .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(crate::Error::InvalidJob(format!("a {what} thread panicked"))))
+            .map(|thread| match thread {
+                Ok(h) => h
+                    .join()
+                    .unwrap_or_else(|_| Err(crate::Error::InvalidJob(format!("a {what} thread panicked")))),
+                Err(why) => Err(crate::Error::InvalidJob(why)),
             })
             .collect();
         Ok(driven.with(results))

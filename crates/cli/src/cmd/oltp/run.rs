@@ -20,7 +20,7 @@ use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::ds3::Ds3Database;
 use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
-use storbench_report::{DatabaseInfo, Summary, export};
+use storbench_report::{Summary, export};
 
 /// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
 const FOREVER: Duration = Duration::from_secs(60_000_000);
@@ -289,7 +289,7 @@ fn run_into(
     let at = jiff::Timestamp::now();
     let mut first = summary::started(spec, place, name, &at.to_string());
     let places: Vec<PathBuf> = dbs.iter().filter_map(|d| d.data_location()).filter(|p| p.exists()).collect();
-    let (database, unknown) = database_info(dbs);
+    let (database, unknown) = measure::database_info(dbs[0].as_ref());
     first.warnings.extend(unknown);
     // A SQLite file's directory is the run's; a server's data directory is not storbench's.
     let sqlite = dbs.iter().find(|d| d.kind() == storbench_bench::db::BackendKind::Sqlite);
@@ -339,20 +339,6 @@ fn record_run(
     let failure =
         (!outcome.failures.is_empty()).then(|| format!("the run failed: {}", outcome.failures.join("; ")));
     Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
-}
-
-/// The first database's version and settings for `disclosure.json`; a server that will not
-/// tell them is not a reason to skip the run, so that becomes a warning.
-fn database_info(dbs: &[Arc<dyn Ds3Database>]) -> (DatabaseInfo, Option<String>) {
-    let db = &dbs[0];
-    match db.server_info() {
-        Ok(info) => (info, None),
-        Err(e) => {
-            let kind = Some(db.kind().as_str().to_owned());
-            let why = format!("{}'s version and settings are not in disclosure.json: {e}", db.describe());
-            (DatabaseInfo { kind, ..DatabaseInfo::default() }, Some(why))
-        }
-    }
 }
 
 /// DS3 echoes its parameters first.

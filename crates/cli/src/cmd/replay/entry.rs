@@ -70,6 +70,10 @@ impl Options for ReplayArgs {
 
     /// Time-sync: the logs' span at its speed; fire-hose lasts as long as the database takes.
     fn expected(&self) -> Duration {
+        // Only time-sync's length follows from the logs: read them for nothing else.
+        if self.mode != Some(super::args::ModeArg::TimeSync) {
+            return FIRE_HOSE_GUESS;
+        }
         let Ok(checked) = super::validate(self) else { return FIRE_HOSE_GUESS };
         super::preview(&checked, &StopFlag::new())
             .ok()

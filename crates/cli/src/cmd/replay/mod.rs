@@ -229,10 +229,12 @@ fn into_bundle(
     let at = jiff::Timestamp::now();
     let place = db.data_location().filter(|p| p.exists());
     let device = place.as_deref().and_then(|p| storbench_bench::monitor::resolve_device(p).ok().flatten());
-    let database = db.server_info().unwrap_or_default();
+    let (database, unknown) = measure::database_info(db.as_ref());
+    let mut first = started(a, checked, db.as_ref(), name, &at.to_string());
+    first.warnings.extend(unknown);
     let start = Start {
         at,
-        summary: started(a, checked, db.as_ref(), name, &at.to_string()),
+        summary: first,
         targets: place.iter().map(PathBuf::as_path).collect(),
         database,
         device: device.as_ref().map(|d| d.name.as_str()),
