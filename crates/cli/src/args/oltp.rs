@@ -268,6 +268,13 @@ pub struct OltpRunArgs {
     #[serde(skip)]
     pub out_filename: Option<PathBuf>,
 
+    /// Also write every DVD Store call the run makes (warm-up included), with its time and
+    /// session, to this new file as JSON Lines: a request log that `storbench replay` runs
+    /// again, on other storage.
+    #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
+    #[serde(skip)]
+    pub record: Option<PathBuf>,
+
     /// Seed of every choice the threads make. Default: 1.
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

@@ -18,6 +18,7 @@ mod mailbox;
 mod oltp;
 mod oltp_servers;
 mod replay;
+mod replay_record;
 mod report;
 mod schema;
 mod steady;

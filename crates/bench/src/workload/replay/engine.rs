@@ -5,11 +5,11 @@
 //! is built so.
 
 use super::ReplayError;
+use super::conn::{Connect, send};
 use super::data::{Answer, ReplayData, SourceRecorder};
 use super::sched::{Finished, Job, Request, Sched};
-use super::spec::{Connect, Mode, ReplaySpec, Source};
+use super::spec::{Mode, ReplaySpec, Source};
 use super::timeline::{Kinds, Timeline, Unread};
-use crate::db::{DbErrorKind, SqlSession};
 use crate::metrics::LatencyHistogram;
 use crate::run::{
     Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn, Started, StopFlag, Take,
@@ -365,7 +365,7 @@ fn feed(shared: &Shared, timeline: &mut Timeline, mode: Mode, stop: &StopFlag) -
             lock(&shared.kinds).push(kinds.names[kind as usize].clone());
             published += 1;
         }
-        let request = Request { kind, due_ns: mode.due_ns(e.at_ns - first), at_ns: e.at_ns, sql: e.sql };
+        let request = Request { kind, due_ns: mode.due_ns(e.at_ns - first), at_ns: e.at_ns, body: e.body };
         batches[source].push((e.session, request));
         let first_read = timeline.applied == 1;
         if (batches[source].len() >= batch || first_read)
@@ -415,7 +415,7 @@ fn nanos(d: Duration) -> u64 {
 /// its first request or after a lost one, is part of the request, as it was the application's.
 fn execute(mut job: Job, connect: &Connect) -> Finished {
     let started = Instant::now();
-    let sent = send(&mut job.conn, &job.request.sql, connect);
+    let sent = send(&mut job.conn, &job.request.body, connect);
     let from = job.intended.unwrap_or(started);
     let latency_ns = nanos(Instant::now().saturating_duration_since(from));
     let lateness_ns = job.intended.map(|at| nanos(started.saturating_duration_since(at)));
@@ -425,24 +425,6 @@ fn execute(mut job: Job, connect: &Connect) -> Finished {
     };
     let conn = job.conn.take();
     job.finished(conn, answer, lateness_ns, message)
-}
-
-/// Runs `sql` on the session's connection, opening one where there is none; a lost
-/// connection is dropped, so that the session's next request opens a new one.
-fn send(
-    conn: &mut Option<Box<dyn SqlSession>>,
-    sql: &str,
-    connect: &Connect,
-) -> Result<(), (DbErrorKind, String)> {
-    let session = match conn {
-        Some(s) => s,
-        None => conn.insert(connect().map_err(|e| (e.kind, e.message))?),
-    };
-    let sent = session.batch(sql);
-    if sent.as_ref().is_err_and(|e| e.kind == DbErrorKind::Connection) {
-        *conn = None;
-    }
-    sent.map_err(|e| (e.kind, e.message))
 }
 
 /// The replay as the driver sees it.

@@ -28,7 +28,7 @@
 //!   applies) divided by the speed, after the run's start; its latency is from that intended
 //!   start (a late start shows in it, free of coordinated omission), and how late it started
 //!   is recorded in its own histogram. A p99 lateness over `FELL_BEHIND_P99` is a warning.
-//! - A request's SQL runs as text (`SqlSession::batch`). A failed request is counted by its
+//! - A request's SQL runs as text (`SqlSession::batch`), a DS3 call as DS3 runs it (`conn`). A failed request is counted by its
 //!   kind (`DbErrorKind`), per type and per source, and the replay goes on; a lost connection
 //!   (`Connection`) is dropped and the session's next request opens a new one. While every
 //!   request fails (a database gone away) the run driver's no-progress rule ends the run.
@@ -44,6 +44,7 @@
 //! histogram, per source calls and errors, time-sync's lateness and the requests running at
 //! its end (`ReplayData`; how the record keeps it is in `data`).
 
+mod conn;
 mod data;
 mod engine;
 pub mod log;
@@ -57,9 +58,10 @@ mod testing;
 #[cfg(test)]
 mod tests;
 
+pub use conn::Connect;
 pub use data::{ReplayData, SourceFigures, TypeFigures};
 pub use engine::{FELL_BEHIND_P99, ReplayDetail};
-pub use spec::{Connect, DEFAULT_IN_FLIGHT, Filter, Mode, ReplaySpec, Source};
+pub use spec::{DEFAULT_IN_FLIGHT, Filter, Mode, ReplaySpec, Source};
 pub use timeline::{FIRST_UNREAD_KEPT, MAX_TYPES, OTHER_TYPES, Preview, Unread, preview};
 
 use crate::run::{Beside, Closed, Lifecycle, Outcome, StopFlag};

@@ -17,8 +17,9 @@
 //! when there is something for it, so a fire-hose that keeps every worker busy makes no
 //! wake-up calls at all.
 
+use super::conn::Conn;
 use super::data::{Answer, SourceRecorder};
-use crate::db::SqlSession;
+use super::log::Body;
 use crate::run::StopFlag;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -41,14 +42,14 @@ pub(super) struct Request {
     pub due_ns: u64,
     /// Its time in the log.
     pub at_ns: i128,
-    pub sql: String,
+    pub body: Body,
 }
 
 /// A request handed to a worker, with its session's connection (None until one is opened).
 pub(super) struct Job {
     slot: usize,
     pub request: Request,
-    pub conn: Option<Box<dyn SqlSession>>,
+    pub conn: Option<Conn>,
     /// When it was due (time-sync).
     pub intended: Option<Instant>,
 }
@@ -56,7 +57,7 @@ pub(super) struct Job {
 /// A worker's finished request: its session's connection back, and how it went.
 pub(super) struct Finished {
     slot: usize,
-    pub conn: Option<Box<dyn SqlSession>>,
+    pub conn: Option<Conn>,
     pub kind: u32,
     pub answer: Answer,
     pub lateness_ns: Option<u64>,
@@ -68,7 +69,7 @@ impl Job {
     /// This job finished with `answer`, its connection now `conn`.
     pub(super) fn finished(
         self,
-        conn: Option<Box<dyn SqlSession>>,
+        conn: Option<Conn>,
         answer: Answer,
         lateness_ns: Option<u64>,
         message: Option<String>,
@@ -82,7 +83,7 @@ impl Job {
 struct Session {
     queue: VecDeque<(u64, Request)>,
     running: bool,
-    conn: Option<Box<dyn SqlSession>>,
+    conn: Option<Conn>,
     /// The log time of its latest request read.
     last_at: i128,
 }
@@ -316,7 +317,7 @@ impl State {
 
     /// Every so often, the sessions that ended: their slots freed, their connections given
     /// back to be closed outside the lock.
-    fn sweep(&mut self) -> Vec<Box<dyn SqlSession>> {
+    fn sweep(&mut self) -> Vec<Conn> {
         if self.read_since_sweep < SWEEP_EVERY.max(self.by_name.len()) {
             return Vec::new();
         }
@@ -342,7 +343,7 @@ mod tests {
     use super::*;
 
     fn request(at_s: i128, due_ns: u64) -> Request {
-        Request { kind: 0, due_ns, at_ns: at_s * 1_000_000_000, sql: format!("at {at_s}") }
+        Request { kind: 0, due_ns, at_ns: at_s * 1_000_000_000, body: Body::Sql(format!("at {at_s}")) }
     }
 
     fn done(job: Job) -> Finished {
@@ -361,12 +362,12 @@ mod tests {
         let first = sched.next(None).unwrap();
         let second = sched.next(None).unwrap();
         assert_eq!(
-            (first.request.sql.as_str(), second.request.sql.as_str()),
+            (first.request.body.sql(), second.request.body.sql()),
             ("at 1", "at 3"),
             "a's second waits"
         );
         let third = sched.next(Some(done(first))).unwrap();
-        assert_eq!(third.request.sql, "at 2");
+        assert_eq!(third.request.body.sql(), "at 2");
         assert!(sched.next(Some(done(second))).is_none(), "nothing left to start");
         assert!(sched.next(Some(done(third))).is_none());
         let (counts, running) = sched.swap_counts(SourceRecorder::default());

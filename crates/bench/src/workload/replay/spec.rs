@@ -1,11 +1,8 @@
 //! What a replay is asked to do, as validated values (no flags): how its requests are sent
 //! (`Mode`), which requests of the logs apply (`Filter`), whether a line that cannot be read
-//! stops it (`strict`); the logs it reads (`Source`) and how a session's connection is opened
-//! (`Connect`).
+//! stops it (`strict`); the logs it reads (`Source`).
 
 use super::log;
-use crate::db::{DbResult, SqlSession};
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Requests of one source running at once when none is said (fire-hose and time-sync).
@@ -100,7 +97,3 @@ impl Source {
         Source { name: name.into(), reads: Box::new(reads) }
     }
 }
-
-/// Opens a connection for a session of the log (on its first request, and again after a lost
-/// one): `Database::open_session` of the database the replay runs against.
-pub type Connect = Arc<dyn Fn() -> DbResult<Box<dyn SqlSession>> + Send + Sync>;

@@ -5,8 +5,9 @@
 //! A test request's SQL is `<VERB> <source> <session> <n>` (`SELECT s0 a 3`): its type is the
 //! verb, and the fake database reads the rest.
 
-use super::log::{Entry, Read, statement_kind};
-use super::spec::{Connect, Source};
+use super::conn::Connect;
+use super::log::{Body, Entry, Read, statement_kind};
+use super::spec::Source;
 use crate::db::sql::{Prepared, Row, SqlSession, Statement, Value};
 use crate::db::{DbError, DbErrorKind, DbResult};
 use crate::run::Beside;
@@ -23,7 +24,7 @@ pub(super) fn entry(session: &str, at_ns: i128, sql: &str) -> Entry {
         user: "app".into(),
         database: "db".into(),
         kind: statement_kind(sql),
-        sql: sql.into(),
+        body: Body::Sql(sql.into()),
         line: 0,
     }
 }
@@ -76,7 +77,7 @@ fn unsupported() -> DbError {
 
 /// A database that answers every statement at once and remembers nothing.
 pub(super) fn instant() -> Connect {
-    Arc::new(|| Ok(Box::new(TextOnly(|_: &str| Ok(()))) as Box<dyn SqlSession>))
+    Connect::sql(|| Ok(Box::new(TextOnly(|_: &str| Ok(()))) as Box<dyn SqlSession>))
 }
 
 /// A fake database that watches what the replay does.
@@ -101,7 +102,7 @@ impl Fake {
 
     pub(super) fn connect(self: &Arc<Self>) -> Connect {
         let fake = self.clone();
-        Arc::new(move || {
+        Connect::sql(move || {
             let (id, fake) = (fake.connects.fetch_add(1, Relaxed), fake.clone());
             Ok(Box::new(TextOnly(move |sql: &str| fake.batch(id, sql))) as Box<dyn SqlSession>)
         })

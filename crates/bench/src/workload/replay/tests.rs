@@ -204,8 +204,9 @@ fn a_stop_request_ends_the_run_with_what_was_measured() {
 
 #[test]
 fn a_database_gone_away_ends_the_run_as_failed_after_the_no_progress_limit() {
-    let refused: Connect =
-        Arc::new(|| Err(crate::db::DbError::new(crate::db::DbErrorKind::Connection, "connection refused")));
+    let refused: Connect = Connect::sql(|| {
+        Err(crate::db::DbError::new(crate::db::DbErrorKind::Connection, "connection refused"))
+    });
     let (out, _) = replay(&time_sync(1.0, 2), vec![web(0, 2, 100, 100 * MS)], refused);
     assert!(!out.complete);
     let why = out.failures.first().expect("a failure");
@@ -232,7 +233,7 @@ fn two_sessions_replayed_on_sqlite_leave_their_rows() {
     let both: Vec<log::Read> = [reads("a", &a), reads("b", &b)].concat();
     let connect: Connect = {
         let db = db.clone();
-        Arc::new(move || crate::db::Database::open_session(db.as_ref()))
+        Connect::sql(move || crate::db::Database::open_session(db.as_ref()))
     };
     let (out, _) = replay(&fire_hose(2), vec![source("app", both.into_iter())], connect);
     assert_eq!(out.totals.errors(), 0, "{:?}", out.totals.errors);

@@ -19,6 +19,7 @@ use storbench_bench::run::record::summary::{self as record_summary, oltp::OltpFa
 use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::ds3::Ds3Database;
+use storbench_bench::workload::oltp::requests::{Recorded, RequestLog};
 use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
 use storbench_report::{Summary, export};
 
@@ -99,9 +100,27 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
     }
     let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
     let dir = BundleDir::choose(given, &a.out, &name)?;
-    let measured = run_into(&spec, &dbs, &place, (&name, &dir), &lines, &a.out.background, stop)?;
+    let log = a.record.as_deref().map(|p| RequestLog::create(p, &host_name())).transpose()?;
+    let dbs: Vec<Arc<dyn Ds3Database>> = match &log {
+        Some(log) => dbs.into_iter().map(|db| Arc::new(Recorded::new(db, log.clone())) as _).collect(),
+        None => dbs,
+    };
+    let measured = run_into(&spec, &dbs, &place, (&name, &dir), &lines, &a.out.background, stop);
+    if let (Some(log), Some(path)) = (&log, &a.record) {
+        drop(dbs);
+        match log.finish() {
+            Ok(n) => say!("recorded {n} DVD Store calls to {}", path.display()),
+            Err(e) => say!("warning: {}: {e}", path.display()),
+        }
+    }
+    let measured = measured?;
     let ending = if stop.is_stopped() { Ending::Interrupted } else { Ending::Ok };
     Ok(Ran { ending, measured: Some(measured) })
+}
+
+/// This machine's name, the source of every line it records.
+fn host_name() -> String {
+    rustix::system::uname().nodename().to_string_lossy().into_owned()
 }
 
 /// Connections a run opens besides its driver threads' sessions: the writer's lock and the
@@ -138,6 +157,7 @@ pub(super) fn checked(a: &OltpRunArgs) -> Result<(DbSize, OltpSpec, LineOptions)
     let size = db_size(a.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE))?;
     let spec = validate(a, size.counts())?;
     let lines = line_options(a)?;
+    new_file("--record", a.record.as_deref())?;
     Ok((size, spec, lines))
 }
 
@@ -216,14 +236,7 @@ fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
     if !(1..=MAX_LOG_FREQ).contains(&log_freq) {
         bail!("--log-freq {log_freq}: the stat line interval is 1 to {MAX_LOG_FREQ} seconds (a day)");
     }
-    if let Some(p) = &a.out_filename
-        && storbench_bench::files::entry(&storbench_bench::files::resolve_parent(p)?)?.is_some()
-    {
-        bail!(
-            "--out-filename {}: something is there already; storbench does not overwrite it. Name a new file",
-            p.display()
-        );
-    }
+    new_file("--out-filename", a.out_filename.as_deref())?;
     Ok(LineOptions {
         log_freq,
         timestamp,
@@ -231,6 +244,19 @@ fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
         to_stderr: a.out.json,
         out_file: a.out_filename.clone(),
     })
+}
+
+/// Refuses `path` (given as `flag`) when anything is there: storbench writes only new files.
+fn new_file(flag: &str, path: Option<&Path>) -> Result<()> {
+    if let Some(p) = path
+        && storbench_bench::files::entry(&storbench_bench::files::resolve_parent(p)?)?.is_some()
+    {
+        bail!(
+            "{flag} {}: something is there already; storbench does not overwrite it. Name a new file",
+            p.display()
+        );
+    }
+    Ok(())
 }
 
 /// The loaded database must be the size the driver draws customers and products from.

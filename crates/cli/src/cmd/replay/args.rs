@@ -15,7 +15,8 @@ pub struct ReplayArgs {
     #[arg(value_name = "LOG", value_parser = crate::units::file_place)]
     pub logs: Vec<PathBuf>,
 
-    /// The logs' format: pg-csvlog (PostgreSQL's log_destination = csvlog), pg-stderr
+    /// The logs' format: storbench (the DVD Store calls `oltp run --record` writes),
+    /// pg-csvlog (PostgreSQL's log_destination = csvlog), pg-stderr
     /// (PostgreSQL's stderr log; its log_line_prefix must carry the time and the session, see
     /// --log-line-prefix), mysql-general (MySQL's or MariaDB's general query log) or
     /// mysql-slow (the slow query log, long_query_time = 0 to have every statement). Default:
@@ -86,6 +87,7 @@ impl ReplayArgs {
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FormatArg {
+    Storbench,
     PgCsvlog,
     PgStderr,
     MysqlGeneral,

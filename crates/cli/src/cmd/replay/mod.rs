@@ -22,7 +22,8 @@ use std::time::Duration;
 use storbench_bench::db::Database;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::{End, Recordable};
-use storbench_bench::workload::replay::log::{Format, mysql, postgres};
+use storbench_bench::workload::oltp::ds3::Ds3Database;
+use storbench_bench::workload::replay::log::{Format, mysql, postgres, storbench};
 use storbench_bench::workload::replay::{self as replay, Filter, Mode, Preview, ReplaySpec, Source};
 use storbench_report::{ReplayResults, Results, Summary, TargetInfo, export};
 
@@ -53,8 +54,8 @@ pub fn run(a: &ReplayArgs, stop: &StopFlag) -> Result<Ending> {
 pub fn validate(a: &ReplayArgs) -> Result<Checked> {
     if a.logs.is_empty() {
         bail!(
-            "give the request logs to replay: storbench replay LOG... (a PostgreSQL csvlog or stderr \
-             log, a MySQL or MariaDB general or slow query log)"
+            "give the request logs to replay: storbench replay LOG... (a request log of `oltp run \
+             --record`, a PostgreSQL csvlog or stderr log, a MySQL or MariaDB general or slow query log)"
         );
     }
     if a.db.path.is_none() && a.db.url.is_empty() {
@@ -64,8 +65,16 @@ pub fn validate(a: &ReplayArgs) -> Result<Checked> {
         );
     }
     let prefix = a.log_line_prefix.clone().unwrap_or_else(|| ReplayArgs::LOG_LINE_PREFIX.to_string());
-    let logs =
+    let logs: Vec<(PathBuf, Format)> =
         a.logs.iter().map(|p| Ok((p.clone(), format_of(p, a.format, &prefix)?))).collect::<Result<_>>()?;
+    if let Some((log, _)) = logs.iter().find(|(_, f)| *f == Format::Storbench)
+        && (a.database.is_some() || a.user.is_some())
+    {
+        bail!(
+            "{}: a storbench request log names no database or user; leave out --database and --user",
+            log.display()
+        );
+    }
     Ok(Checked { spec: spec(a)?, logs, prefix })
 }
 
@@ -113,8 +122,8 @@ fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Forma
         Some(f) => from_arg(f),
         None => Format::detect(&head).with_context(|| {
             format!(
-                "{}: cannot tell its format from its first lines; give --format pg-csvlog, pg-stderr, \
-                 mysql-general or mysql-slow",
+                "{}: cannot tell its format from its first lines; give --format storbench, pg-csvlog, \
+                 pg-stderr, mysql-general or mysql-slow",
                 log.display()
             )
         })?,
@@ -128,6 +137,7 @@ fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Forma
 
 fn from_arg(f: FormatArg) -> Format {
     match f {
+        FormatArg::Storbench => Format::Storbench,
         FormatArg::PgCsvlog => Format::PgCsvlog,
         FormatArg::PgStderr => Format::PgStderr,
         FormatArg::MysqlGeneral => Format::MysqlGeneral,
@@ -147,6 +157,7 @@ fn source(path: &Path, format: Format, prefix: &str) -> Result<Source> {
     let name =
         path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     Ok(match format {
+        Format::Storbench => Source::new(name, storbench::RequestLog::new(input)),
         Format::PgCsvlog => Source::new(name, postgres::CsvLog::new(input)),
         Format::PgStderr => {
             Source::new(name, postgres::StderrLog::new(input, prefix).map_err(anyhow::Error::msg)?)
@@ -203,7 +214,7 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
 
 /// The database the options name, as `oltp run` opens it; a SQLite file must be there (a
 /// replay sends a log's requests to a copy of the database they were made on).
-fn database(a: &ReplayArgs) -> Result<Arc<dyn Database>> {
+fn database(a: &ReplayArgs) -> Result<Arc<dyn Ds3Database>> {
     if let Some(path) = a.db.path.as_deref().filter(|p| !p.exists()) {
         bail!(
             "--path {}: no such SQLite database; replay against a copy of the database the logs were              recorded on (an empty file is an empty database, for logs that make their own tables)",
@@ -214,14 +225,13 @@ fn database(a: &ReplayArgs) -> Result<Arc<dyn Database>> {
     if dbs.len() != 1 {
         bail!("--url: a replay runs against one database; give one URL");
     }
-    let db: Arc<dyn Database> = dbs.into_iter().next().context("a database")?;
-    Ok(db)
+    dbs.into_iter().next().context("a database")
 }
 
 fn into_bundle(
     a: &ReplayArgs,
     checked: &Checked,
-    db: &Arc<dyn Database>,
+    db: &Arc<dyn Ds3Database>,
     name: &str,
     dir: &BundleDir,
     stop: &StopFlag,
@@ -242,8 +252,7 @@ fn into_bundle(
         background: &a.out.background,
         background_dir: None,
     };
-    let connect_to = db.clone();
-    let connect: replay::Connect = Arc::new(move || connect_to.open_session());
+    let connect = replay::Connect::to(db.clone());
     measure::measure(dir, start, stop, |rec, first| {
         let out =
             replay::run(&checked.spec, sources(checked)?, connect, &mut rec.sampler, stop, &mut |iv| {

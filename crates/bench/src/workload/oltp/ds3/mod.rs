@@ -9,6 +9,7 @@
 //! - [`sqlite`], [`postgres`], [`mysql`]: each backend's schema and procedure files, load,
 //!   reset, check and transactions.
 
+pub mod call;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;
@@ -26,8 +27,9 @@ pub struct Login {
     pub history_rows: u32,
 }
 
-/// NEW_CUSTOMER's fields (DS3 §3.2 step 1). Region is 1 for "US", else 2.
-#[derive(Debug, Clone, Default, PartialEq)]
+/// NEW_CUSTOMER's fields (DS3 §3.2 step 1). Region is 1 for "US", else 2 (worked out from
+/// the country where a log gives none). In a log, numbers may come as text.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NewCustomer {
     pub firstname: String,
     pub lastname: String,
@@ -35,18 +37,23 @@ pub struct NewCustomer {
     pub address2: String,
     pub city: String,
     pub state: String,
+    #[serde(deserialize_with = "call::int")]
     pub zip: u32,
     pub country: String,
+    #[serde(default, deserialize_with = "call::int")]
     pub region: u8,
     pub email: String,
     pub phone: String,
+    #[serde(deserialize_with = "call::int")]
     pub creditcardtype: u8,
     pub creditcard: String,
     /// `YYYY/MM`.
     pub creditcardexpiration: String,
     pub username: String,
     pub password: String,
+    #[serde(deserialize_with = "call::int")]
     pub age: u8,
+    #[serde(deserialize_with = "call::int")]
     pub income: u32,
     /// `M` or `F`.
     pub gender: char,
@@ -79,10 +86,13 @@ pub enum ReviewOrder {
     Date,
 }
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct NewReview {
+    #[serde(deserialize_with = "call::int")]
     pub prod_id: i64,
+    #[serde(deserialize_with = "call::int")]
     pub stars: u8,
+    #[serde(deserialize_with = "call::int")]
     pub customer_id: i64,
     pub summary: String,
     pub text: String,
@@ -98,6 +108,22 @@ pub struct Purchase {
     pub net_cents: i64,
     pub tax_cents: i64,
     pub total_cents: i64,
+}
+
+/// Sales tax, in basis points of the net amount (DS3's 8.25 %).
+pub const TAX_BP: i64 = 825;
+
+impl Purchase {
+    /// The order of `items` at `prices` ((product, cents) as `Session::prices` gives them; a
+    /// product without a price counts 0), with DS3's tax rounded to the cent.
+    pub fn priced(customer_id: i64, items: Vec<(i64, u16)>, prices: &[(i64, i64)]) -> Purchase {
+        let net: i64 = items
+            .iter()
+            .map(|(p, q)| prices.iter().find(|(id, _)| id == p).map_or(0, |(_, c)| c * i64::from(*q)))
+            .sum();
+        let tax = (net * TAX_BP + 5_000) / 10_000;
+        Purchase { customer_id, items, net_cents: net, tax_cents: tax, total_cents: net + tax }
+    }
 }
 
 /// One connection running DS3's transactions. Each call is one round trip (or one stored

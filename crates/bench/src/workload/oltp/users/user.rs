@@ -19,8 +19,6 @@ use std::time::{Duration, Instant};
 const MAX_TRIES: u32 = 10;
 /// Most items one purchase buys (DS3's cap).
 const MAX_ITEMS: u64 = 10;
-/// Sales tax, in basis points of the net amount.
-const TAX_BP: i64 = 825;
 
 /// What an order did, handed to the recorder after it ends.
 #[derive(Debug, Default)]
@@ -219,14 +217,8 @@ impl<'a> User<'a> {
         let ids: Vec<i64> = items.iter().map(|i| i.0).collect();
         let mut prices = std::mem::take(&mut self.prices);
         self.call(TxnKind::PriceQuery, s, |s| s.prices(&ids, &mut prices))?;
-        let net: i64 = items
-            .iter()
-            .map(|(p, q)| prices.iter().find(|(id, _)| id == p).map_or(0, |(_, c)| c * i64::from(*q)))
-            .sum();
+        let order = Purchase::priced(customer, items, &prices);
         self.prices = prices;
-        let tax = (net * TAX_BP + 5_000) / 10_000;
-        let order =
-            Purchase { customer_id: customer, items, net_cents: net, tax_cents: tax, total_cents: net + tax };
         let id = self.call(TxnKind::Purchase, s, |s| s.purchase(&order))?;
         self.log.purchased = true;
         self.log.rolled_back = id.is_none();

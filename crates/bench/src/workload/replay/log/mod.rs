@@ -3,14 +3,37 @@
 //! could not be read (`LineError`, counted and shown, never fatal unless asked).
 //!
 //! Formats: PostgreSQL's csvlog and its stderr log (`postgres`), MySQL's and MariaDB's
-//! general and slow query logs (`mysql`). Every reader gives the
+//! general and slow query logs (`mysql`), whose requests are SQL text; storbench's own request
+//! log of DS3 calls (`storbench`). Every reader gives the
 //! requests in the log's order with their time in nanoseconds since 1970 as the log wrote it
 //! (its time zone is the log's; only the differences between requests matter to a replay).
 
 mod csv;
 pub mod mysql;
 pub mod postgres;
+pub mod storbench;
 mod time;
+
+use crate::workload::oltp::ds3::call::Call;
+
+/// What a request sends.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Body {
+    /// SQL text, parameters in place, run as it is.
+    Sql(String),
+    /// A DVD Store call, run as DS3 runs it on the backend.
+    Ds3(Call),
+}
+
+impl Body {
+    /// Its SQL text; empty for a DS3 call.
+    pub fn sql(&self) -> &str {
+        match self {
+            Body::Sql(sql) => sql,
+            Body::Ds3(_) => "",
+        }
+    }
+}
 
 /// One request of a log.
 #[derive(Debug, Clone, PartialEq)]
@@ -23,10 +46,10 @@ pub struct Entry {
     pub user: String,
     pub database: String,
     /// Its type for the per-type figures: the statement's kind (`SELECT`, `UPDATE`, `BEGIN`),
-    /// with the function or procedure it calls where it calls one (`SELECT login`).
+    /// with the function or procedure it calls where it calls one (`SELECT login`); a DS3
+    /// call's name (`login`, `purchase`).
     pub kind: String,
-    /// The SQL text to send, parameters in place.
-    pub sql: String,
+    pub body: Body,
     /// The line of the log it starts on (1 is the first).
     pub line: u64,
 }
@@ -44,6 +67,7 @@ pub type Read = Result<Entry, LineError>;
 /// The formats a replay reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    Storbench,
     PgCsvlog,
     PgStderr,
     MysqlGeneral,
@@ -51,12 +75,13 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 4] =
-        [Format::PgCsvlog, Format::PgStderr, Format::MysqlGeneral, Format::MysqlSlow];
+    pub const ALL: [Format; 5] =
+        [Format::Storbench, Format::PgCsvlog, Format::PgStderr, Format::MysqlGeneral, Format::MysqlSlow];
 
     /// Its name for `--format`.
     pub fn name(self) -> &'static str {
         match self {
+            Format::Storbench => "storbench",
             Format::PgCsvlog => "pg-csvlog",
             Format::PgStderr => "pg-stderr",
             Format::MysqlGeneral => "mysql-general",
@@ -83,6 +108,7 @@ impl Format {
     fn marks(self, line: &str) -> bool {
         let iso_start = line.get(..23).and_then(time::parse_iso).is_some();
         match self {
+            Format::Storbench => line.starts_with("{\"time\":"),
             // `2026-11-26 05:04:54.418 UTC,"user","db",pid,...`: a time, then a comma.
             Format::PgCsvlog => {
                 let zone_then_comma = line.get(23..).and_then(|r| r.trim_start().split_once(','));

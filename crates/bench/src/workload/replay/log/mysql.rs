@@ -6,7 +6,7 @@
 //! statement (user, thread, schema), `SET timestamp=N;` (its start, to the second) and the
 //! statement up to the next header.
 
-use super::{Entry, LineError, Lines, Read, statement_kind, time};
+use super::{Body, Entry, LineError, Lines, Read, statement_kind, time};
 use std::io::BufRead;
 
 /// The three lines a server writes when it opens a log (again at every restart).
@@ -111,7 +111,7 @@ impl<R: BufRead> GeneralLog<R> {
                         user: s.user,
                         database: s.database,
                         kind,
-                        sql,
+                        body: Body::Sql(sql),
                         line,
                     }));
                 }
@@ -196,7 +196,7 @@ impl<R: BufRead> SlowLog<R> {
             };
             let kind = statement_kind(&sql);
             let (session, user, database) = (h.session, h.user, self.database.clone());
-            return Ok(Some(Entry { at_ns, session, user, database, kind, sql, line }));
+            return Ok(Some(Entry { at_ns, session, user, database, kind, body: Body::Sql(sql), line }));
         }
     }
 }
@@ -236,7 +236,7 @@ mod tests {
     }
 
     fn sqls(entries: &[Entry]) -> Vec<&str> {
-        entries.iter().map(|e| e.sql.as_str()).collect()
+        entries.iter().map(|e| e.body.sql()).collect()
     }
 
     const STATEMENTS: [&str; 6] = [
@@ -252,7 +252,7 @@ mod tests {
     fn mariadbs_general_log_gives_each_query_with_its_session_user_and_database() {
         let got = all(GeneralLog::new(GENERAL.as_bytes()));
         let session: Vec<&Entry> = got.iter().filter(|e| e.session == "1384").collect();
-        assert_eq!(session.iter().map(|e| e.sql.as_str()).collect::<Vec<_>>(), STATEMENTS);
+        assert_eq!(session.iter().map(|e| e.body.sql()).collect::<Vec<_>>(), STATEMENTS);
         let e = session[0];
         assert_eq!((e.user.as_str(), e.database.as_str(), e.kind.as_str()), ("root", "test", "SELECT"));
         assert_eq!(
@@ -260,14 +260,14 @@ mod tests {
             time::parse_yymmdd("261126  5:12:51").unwrap(),
             "a line without a time has the last one's"
         );
-        assert_eq!(got[0].sql, "SET GLOBAL slow_query_log=ON");
+        assert_eq!(got[0].body.sql(), "SET GLOBAL slow_query_log=ON");
     }
 
     #[test]
     fn mariadbs_slow_log_gives_the_same_statements_with_their_thread_and_schema() {
         let got = all(SlowLog::new(SLOW.as_bytes()));
         let session: Vec<&Entry> = got.iter().filter(|e| e.session == "1384").collect();
-        assert_eq!(session.iter().map(|e| e.sql.as_str()).collect::<Vec<_>>(), STATEMENTS);
+        assert_eq!(session.iter().map(|e| e.body.sql()).collect::<Vec<_>>(), STATEMENTS);
         assert!(
             session.iter().all(|e| e.user == "root"
                 && e.database == "test"
@@ -297,6 +297,6 @@ mod tests {
         let text = "garbage here\n\t\t  7 Query\tSELECT 2\n";
         let got: Vec<Read> = GeneralLog::new(text.as_bytes()).collect();
         assert_eq!(got[0].as_ref().unwrap_err().line, 1);
-        assert_eq!(got[1].as_ref().unwrap().sql, "SELECT 2");
+        assert_eq!(got[1].as_ref().unwrap().body.sql(), "SELECT 2");
     }
 }

@@ -7,7 +7,7 @@
 //! lines, durations alone, connections and errors are not requests.
 
 use super::csv::Records;
-use super::{Entry, LineError, Lines, Read, statement_kind, time};
+use super::{Body, Entry, LineError, Lines, Read, statement_kind, time};
 use std::io::BufRead;
 
 /// The prefix pgreplay asks for, and the one assumed when none is given.
@@ -69,7 +69,7 @@ impl<R: BufRead> CsvLog<R> {
                 user: f[USER].clone(),
                 database: f[DATABASE].clone(),
                 kind,
-                sql,
+                body: Body::Sql(sql),
                 line,
             }));
         }
@@ -125,7 +125,7 @@ impl<R: BufRead> StderrLog<R> {
             };
             let kind = statement_kind(&sql);
             let Fields { session, user, database, .. } = fields;
-            return Ok(Some(Entry { at_ns, session, user, database, kind, sql, line }));
+            return Ok(Some(Entry { at_ns, session, user, database, kind, body: Body::Sql(sql), line }));
         }
     }
 }
@@ -373,7 +373,13 @@ mod tests {
             let by_session = |entries: &[Entry]| {
                 let mut m: std::collections::BTreeMap<String, Vec<_>> = Default::default();
                 for e in entries {
-                    let fields = (e.at_ns, e.user.clone(), e.database.clone(), e.kind.clone(), e.sql.clone());
+                    let fields = (
+                        e.at_ns,
+                        e.user.clone(),
+                        e.database.clone(),
+                        e.kind.clone(),
+                        e.body.sql().to_string(),
+                    );
                     m.entry(e.session.clone()).or_default().push(fields);
                 }
                 m
@@ -390,7 +396,7 @@ mod tests {
         assert_eq!(&kinds[..4], ["BEGIN", "BEGIN", "UPDATE", "UPDATE"], "{kinds:?}");
         let update = &got[2];
         assert_eq!(
-            update.sql,
+            update.body.sql(),
             "UPDATE pgbench_accounts SET abalance = abalance + '-1464' WHERE aid = '36234';"
         );
         assert_eq!(
@@ -399,22 +405,24 @@ mod tests {
         );
         assert_eq!(update.at_ns, time::parse_iso("2026-11-26 05:04:54.418 UTC").unwrap());
         let last = got.last().unwrap();
-        assert_eq!(last.sql, "SELECT 'it''s', E'a\\nb', now()");
-        assert!(got.iter().all(|e| !e.sql.contains("$1")), "no parameter left as a placeholder");
+        assert_eq!(last.body.sql(), "SELECT 'it''s', E'a\\nb', now()");
+        assert!(got.iter().all(|e| !e.body.sql().contains("$1")), "no parameter left as a placeholder");
     }
 
     #[test]
     fn log_min_duration_statement_gives_statements_after_their_duration_and_keeps_line_breaks() {
         let got = all(CsvLog::new(CSV_DURATION.as_bytes()));
-        let two = got.iter().find(|e| e.sql.contains("two")).expect("the psql statement");
-        assert_eq!(two.sql, "SELECT 'it''s',\n  'two\nlines' AS \"q,x\";");
+        let two = got.iter().find(|e| e.body.sql().contains("two")).expect("the psql statement");
+        assert_eq!(two.body.sql(), "SELECT 'it''s',\n  'two\nlines' AS \"q,x\";");
         assert_eq!(two.kind, "SELECT");
-        let unnamed = got.iter().find(|e| e.sql.starts_with("UPDATE pgbench_accounts")).unwrap();
+        let unnamed = got.iter().find(|e| e.body.sql().starts_with("UPDATE pgbench_accounts")).unwrap();
         assert_eq!(
-            unnamed.sql,
+            unnamed.body.sql(),
             "UPDATE pgbench_accounts SET abalance = abalance + '-2376' WHERE aid = '21527';"
         );
-        assert!(got.iter().any(|e| e.sql == "select count(*) from pgbench_branches" && e.kind == "SELECT"));
+        assert!(
+            got.iter().any(|e| e.body.sql() == "select count(*) from pgbench_branches" && e.kind == "SELECT")
+        );
     }
 
     #[test]
@@ -433,7 +441,7 @@ mod tests {
         let text = "not a log line\n2026-11-26 05:04:54.418 UTC|u|d|s1|LOG:  statement: SELECT 1\n";
         let got: Vec<Read> = StderrLog::new(text.as_bytes(), DEFAULT_PREFIX).unwrap().collect();
         assert_eq!(got[0].as_ref().unwrap_err().line, 1);
-        assert_eq!(got[1].as_ref().unwrap().sql, "SELECT 1");
+        assert_eq!(got[1].as_ref().unwrap().body.sql(), "SELECT 1");
         let pid = "2026-11-26 05:04:54 UTC [812] LOG:  statement: SELECT 2\n";
         let got: Vec<Read> = StderrLog::new(pid.as_bytes(), "%t [%p] ").unwrap().collect();
         assert_eq!(got[0].as_ref().unwrap().session, "812");
