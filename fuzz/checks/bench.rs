@@ -114,18 +114,33 @@ pub fn mailbox_manifest(bytes: &[u8]) {
 /// bytes, without a panic, and names a line of the input for every request and every line it
 /// could not read; detection never panics.
 pub fn replay_log(bytes: &[u8]) {
-    use storbench_bench::workload::replay::log::{Format, mysql, postgres};
+    use storbench_bench::workload::replay::log::web::{Mapping, MappingFile, RouteFile, WebLog};
+    use storbench_bench::workload::replay::log::{Format, mysql, postgres, storbench};
     let lines = bytes.split(|b| *b == b'\n').count() as u64;
     let _ = Format::detect(&String::from_utf8_lossy(bytes));
     let line_of = |r: &storbench_bench::workload::replay::log::Read| match r {
         Ok(e) => e.line,
         Err(e) => e.line,
     };
+    // Any path, a call type and parameters from the query.
+    let route = RouteFile {
+        path: "/(?P<page>[a-z]+).*".into(),
+        method: None,
+        query: Default::default(),
+        kind: "browse_by_{page}".into(),
+        params: [("category", "{c}"), ("title", "{t*}"), ("batch", "{b}")]
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .into(),
+    };
+    let file = MappingFile { session: Default::default(), routes: vec![route] };
+    let mapping = Mapping::new(file).expect("the fuzz mapping is valid");
     let readers: Vec<Box<dyn Iterator<Item = storbench_bench::workload::replay::log::Read>>> = vec![
         Box::new(postgres::CsvLog::new(bytes)),
         Box::new(postgres::StderrLog::new(bytes, postgres::DEFAULT_PREFIX).expect("the default prefix")),
         Box::new(mysql::GeneralLog::new(bytes)),
         Box::new(mysql::SlowLog::new(bytes)),
+        Box::new(storbench::RequestLog::new(bytes)),
+        Box::new(WebLog::new(bytes, mapping)),
     ];
     for reader in readers {
         for read in reader.take(1 << 20) {

@@ -354,6 +354,26 @@ pub struct ReplayResults {
     /// Lines that could not be read as requests, and the first few of them.
     pub unread_lines: u64,
     pub first_unread: Vec<UnreadLine>,
+    /// A web log's requests that no route of its mapping takes, per path (pages that make no
+    /// database call, images); absent for other logs.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub unmatched_paths: std::collections::BTreeMap<String, u64>,
+}
+
+impl ReplayResults {
+    /// "12 request(s) for paths no route takes: /ds3/index.html (10), /favicon.ico (2)" (the
+    /// most frequent first, five at most); None when there are none.
+    pub fn unmatched_said(paths: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+        const SHOWN: usize = 5;
+        let mut by_count: Vec<(&String, &u64)> = paths.iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let shown: Vec<String> = by_count.iter().take(SHOWN).map(|(p, n)| format!("{p} ({n})")).collect();
+        let more = by_count.len().saturating_sub(SHOWN);
+        let more = if more > 0 { format!(" and {more} more path(s)") } else { String::new() };
+        let total: u64 = paths.values().sum();
+        (total > 0)
+            .then(|| format!("{total} request(s) for paths no route takes: {}{more}", shown.join(", ")))
+    }
 }
 
 /// The DVD Store workload over the measured phase.

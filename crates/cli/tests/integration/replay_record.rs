@@ -111,6 +111,73 @@ fn a_record_never_goes_over_a_file_and_a_request_log_takes_no_database_filter() 
     std::fs::write(&db, b"").unwrap();
     let mut cmd = storbench();
     cmd.arg("replay").arg(&log).arg("--path").arg(&db).args(["--database", "shop"]);
-    let said = refused(&mut cmd, "names no database or user");
+    let said = refused(&mut cmd, "a storbench log names no database");
     assert!(said.contains("leave out --database"), "{said}");
+}
+
+/// A web server's access log line of a GET of `target`, `s` seconds after 10:00.
+fn access(s: u32, target: &str) -> String {
+    format!(
+        "10.1.1.{} - - [26/Nov/2026:10:00:{s:02} +0000] \"GET {target} HTTP/1.1\" 200 900 \"-\" \"ds3\"\n",
+        s % 4
+    )
+}
+
+#[test]
+fn a_web_servers_log_replays_as_dvd_store_calls_through_the_example_mapping() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shop.db");
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
+    let orders = count(&db, "orders");
+    let mut log = String::new();
+    for i in 0..6 {
+        log += &access(i * 3, "/ds3/index.html");
+        log += &access(i * 3, &format!("/ds3/dslogin.php?username=user{}&password=password", i + 1));
+        log += &access(
+            i * 3 + 1,
+            "/ds3/dsbrowse.php?browsetype=category&browse_category=3&browse_actor=&browse_title=&limit_num=5&customerid=1",
+        );
+        log += &access(
+            i * 3 + 2,
+            &format!(
+                "/ds3/dspurchase.php?confirmpurchase=yes&customerid={}&item%5B%5D=7&quan%5B%5D=1&item%5B%5D=9&quan%5B%5D=2",
+                i + 1
+            ),
+        );
+    }
+    log += &access(59, "/favicon.ico");
+    let path = dir.path().join("access.log");
+    std::fs::write(&path, log).unwrap();
+    let mapping = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/ds3-web.toml");
+    let results = dir.path().join("results");
+    let out = storbench()
+        .arg("replay")
+        .arg(&path)
+        .args(["--mapping", mapping, "--path"])
+        .arg(&db)
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .code(0);
+    let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        said.contains("7 request(s) for paths no route takes: /ds3/index.html (6), /favicon.ico (1)"),
+        "{said}"
+    );
+    assert_eq!(
+        replayed_by_type(&results),
+        BTreeMap::from([("browse_by_category".into(), 6), ("login".into(), 6), ("purchase".into(), 6)])
+    );
+    let s = bundle_summary(&results);
+    assert_eq!(s["results"]["unmatched_paths"]["/ds3/index.html"], 6);
+    assert_eq!(s["parameters"]["formats"][0], "combined");
+    assert_eq!(
+        count(&db, "orders"),
+        orders + 6,
+        "each confirmed purchase placed an order, priced by the replay"
+    );
+
+    let mut cmd = storbench();
+    cmd.arg("replay").arg(&path).arg("--path").arg(&db);
+    refused(&mut cmd, "needs --mapping FILE");
 }

@@ -56,6 +56,9 @@ impl WorkloadResults for ReplayResults {
         for (g, runs) in &groups {
             out.push(Block::Heading(3, g.configuration.to_string()));
             out.extend(cold_start(runs).map(Block::Para));
+            // Every run of a configuration reads the same logs: the first one's count is theirs.
+            let unmatched = ReplayResults::unmatched_said(&runs[0].unmatched_paths);
+            out.extend(unmatched.map(|u| Block::Para(format!("Skipped: {u}."))));
             out.push(Block::Table(sources(runs)));
             out.push(Block::Table(types(runs)));
         }

@@ -16,6 +16,7 @@ use crate::run::{
     Warmup, Workload,
 };
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::thread::JoinHandle;
@@ -55,6 +56,9 @@ pub struct ReplayDetail {
     pub recorded_calls: u64,
     pub unread_lines: u64,
     pub first_unread: Vec<UnreadLine>,
+    /// A web log's requests that no route of the mapping takes, per path.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unmatched_paths: BTreeMap<String, u64>,
     /// Time-sync: lateness at p99 was over `FELL_BEHIND_P99` (a warning says so).
     pub fell_behind: bool,
     /// Seconds from the start until latency settled, where the first seconds' was well over
@@ -281,6 +285,7 @@ impl Lifecycle for Replay {
             recorded_calls: reading.applied,
             unread_lines: reading.unread.count,
             first_unread: reading.unread.first,
+            unmatched_paths: reading.unread.unmatched,
             fell_behind,
             cold_start_s: cold_start_s(&work.p99s),
         };

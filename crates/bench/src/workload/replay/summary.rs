@@ -58,6 +58,7 @@ fn results(out: &ReplayOutcome) -> ReplayResults {
         cold_start_s: d.cold_start_s,
         unread_lines: d.unread_lines,
         first_unread: d.first_unread.clone(),
+        unmatched_paths: d.unmatched_paths.clone(),
     }
 }
 

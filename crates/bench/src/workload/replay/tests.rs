@@ -148,7 +148,7 @@ fn forty_with_bad(bad: &[u64]) -> Source {
     let mut reads: Vec<log::Read> =
         (0..40).map(|i| Ok(entry("a", i * MS, &format!("SELECT s0 a {i}")))).collect();
     for &line in bad {
-        reads.insert(line as usize - 1, Err(log::LineError { line, why: "no request here".into() }));
+        reads.insert(line as usize - 1, Err(log::LineError::new(line, "no request here")));
     }
     source("web1", reads.into_iter())
 }
@@ -250,7 +250,7 @@ fn two_sessions_replayed_on_sqlite_leave_their_rows() {
 fn the_summary_rebuilt_from_the_record_is_the_runs_own() {
     let dir = tempfile::tempdir().unwrap();
     let (mut lines, mut hlog) = (Vec::new(), crate::metrics::HlogWriter::new(Vec::new(), 0.0).unwrap());
-    let bad = std::iter::once(Err(log::LineError { line: 3, why: "torn".into() }));
+    let bad = std::iter::once(Err(log::LineError::new(3, "torn")));
     let sources = vec![source("web1", bad.chain(web(0, 3, 6, 80 * MS).reads)), web(1, 2, 5, 150 * MS)];
     let out = run(&time_sync(1.0, 2), sources, instant(), &mut NoHost, &StopFlag::new(), &mut |c| {
         let tally = c.interval.data.tally();

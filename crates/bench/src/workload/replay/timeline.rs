@@ -75,15 +75,28 @@ impl Filter {
     }
 }
 
-/// Lines that could not be read as requests: how many, and the first few.
+/// Paths told apart among a web log's requests that no route takes; the rest are counted
+/// together as `OTHER_PATHS`.
+pub const MAX_UNMATCHED_PATHS: usize = 100;
+/// The requests of the paths found after the first `MAX_UNMATCHED_PATHS - 1`.
+pub const OTHER_PATHS: &str = "(other paths)";
+
+/// Lines that could not be read as requests: how many, and the first few; and apart, a web
+/// log's requests that no route takes, per path.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Unread {
     pub count: u64,
     pub first: Vec<UnreadLine>,
+    pub unmatched: BTreeMap<String, u64>,
 }
 
 impl Unread {
     fn add(&mut self, source: &str, e: LineError) {
+        if let Some(path) = e.unmatched {
+            let known = self.unmatched.contains_key(&path) || self.unmatched.len() + 1 < MAX_UNMATCHED_PATHS;
+            *self.unmatched.entry(if known { path } else { OTHER_PATHS.into() }).or_default() += 1;
+            return;
+        }
         self.count += 1;
         if self.first.len() < FIRST_UNREAD_KEPT {
             self.first.push(UnreadLine { source: source.into(), line: e.line, why: e.why });
@@ -169,7 +182,7 @@ impl Timeline {
         loop {
             match self.reads[i].next() {
                 Some(Ok(e)) => return Ok(Some(e)),
-                Some(Err(e)) if self.strict => {
+                Some(Err(e)) if self.strict && e.unmatched.is_none() => {
                     return Err(ReplayError::Unreadable {
                         log: self.names[i].clone(),
                         line: e.line,
@@ -313,7 +326,7 @@ mod tests {
 
     #[test]
     fn unreadable_lines_are_counted_and_kept_or_stop_a_strict_replay_naming_the_line() {
-        let bad = |line| Err(LineError { line, why: "not a request".into() });
+        let bad = |line| Err(LineError::new(line, "not a request"));
         let reads = || {
             let mut v: Vec<Read> = (1..=12).map(bad).collect();
             v.insert(3, Ok(entry("s", 0, "SELECT 1")));

@@ -16,13 +16,19 @@ pub struct ReplayArgs {
     pub logs: Vec<PathBuf>,
 
     /// The logs' format: storbench (the DVD Store calls `oltp run --record` writes),
-    /// pg-csvlog (PostgreSQL's log_destination = csvlog), pg-stderr
+    /// combined (a web server's access log, Apache's and nginx's Combined or Common Log
+    /// Format, turned into DVD Store calls by --mapping), pg-csvlog (PostgreSQL's log_destination = csvlog), pg-stderr
     /// (PostgreSQL's stderr log; its log_line_prefix must carry the time and the session, see
     /// --log-line-prefix), mysql-general (MySQL's or MariaDB's general query log) or
     /// mysql-slow (the slow query log, long_query_time = 0 to have every statement). Default:
     /// detected from each log's first lines.
     #[arg(long, value_enum)]
     pub format: Option<FormatArg>,
+
+    /// For combined: the TOML file of routes from the site's URLs to DVD Store calls
+    /// (examples/ds3-web.toml maps DVD Store's own web tier).
+    #[arg(long, value_name = "FILE")]
+    pub mapping: Option<PathBuf>,
 
     /// For pg-stderr: the server's log_line_prefix, which must hold the time (%m, %t or %n)
     /// and the session (%c) or process (%p). Default: '%m|%u|%d|%c|'.
@@ -88,6 +94,7 @@ impl ReplayArgs {
 #[serde(rename_all = "kebab-case")]
 pub enum FormatArg {
     Storbench,
+    Combined,
     PgCsvlog,
     PgStderr,
     MysqlGeneral,

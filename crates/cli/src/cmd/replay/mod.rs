@@ -23,6 +23,7 @@ use storbench_bench::db::Database;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::ds3::Ds3Database;
+use storbench_bench::workload::replay::log::web::{Mapping, WebLog};
 use storbench_bench::workload::replay::log::{Format, mysql, postgres, storbench};
 use storbench_bench::workload::replay::{self as replay, Filter, Mode, Preview, ReplaySpec, Source};
 use storbench_report::{ReplayResults, Results, Summary, TargetInfo, export};
@@ -38,7 +39,12 @@ pub struct Checked {
     pub spec: ReplaySpec,
     pub logs: Vec<(PathBuf, Format)>,
     pub prefix: String,
+    /// For web server logs.
+    pub mapping: Option<Mapping>,
 }
+
+/// The largest mapping file read.
+const MAPPING_BYTES: u64 = 1 << 20;
 
 pub fn run(a: &ReplayArgs, stop: &StopFlag) -> Result<Ending> {
     let ran = measure(a, None, stop)?;
@@ -67,15 +73,37 @@ pub fn validate(a: &ReplayArgs) -> Result<Checked> {
     let prefix = a.log_line_prefix.clone().unwrap_or_else(|| ReplayArgs::LOG_LINE_PREFIX.to_string());
     let logs: Vec<(PathBuf, Format)> =
         a.logs.iter().map(|p| Ok((p.clone(), format_of(p, a.format, &prefix)?))).collect::<Result<_>>()?;
-    if let Some((log, _)) = logs.iter().find(|(_, f)| *f == Format::Storbench)
-        && (a.database.is_some() || a.user.is_some())
+    let calls = |f: &Format| matches!(f, Format::Storbench | Format::Combined);
+    if let Some((log, f)) = logs.iter().find(|(_, f)| calls(f))
+        && a.database.is_some()
     {
-        bail!(
-            "{}: a storbench request log names no database or user; leave out --database and --user",
-            log.display()
-        );
+        bail!("{}: a {} log names no database; leave out --database", log.display(), f.name());
     }
-    Ok(Checked { spec: spec(a)?, logs, prefix })
+    if let Some((log, _)) = logs.iter().find(|(_, f)| *f == Format::Storbench)
+        && a.user.is_some()
+    {
+        bail!("{}: a storbench request log names no user; leave out --user", log.display());
+    }
+    let web = logs.iter().find(|(_, f)| *f == Format::Combined);
+    let mapping = match (web, &a.mapping) {
+        (Some(_), Some(path)) => Some(mapping(path)?),
+        (Some((log, _)), None) => bail!(
+            "{}: a web server's log needs --mapping FILE, the routes from its URLs to DVD Store calls \
+             (examples/ds3-web.toml maps DVD Store's own web tier)",
+            log.display()
+        ),
+        (None, Some(_)) => bail!("--mapping is for web server logs (--format combined); these logs are not"),
+        (None, None) => None,
+    };
+    Ok(Checked { spec: spec(a)?, logs, prefix, mapping })
+}
+
+/// The routes of mapping file `path`, checked.
+fn mapping(path: &Path) -> Result<Mapping> {
+    let text = storbench_bench::files::input::read_text(path, MAPPING_BYTES)
+        .with_context(|| format!("--mapping {}", path.display()))?;
+    let file = toml::from_str(&text).map_err(|e| anyhow::anyhow!("--mapping {}: {e}", path.display()))?;
+    Mapping::new(file).map_err(|e| anyhow::anyhow!("--mapping {}: {e}", path.display()))
 }
 
 /// The mode and the filters.
@@ -122,8 +150,8 @@ fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Forma
         Some(f) => from_arg(f),
         None => Format::detect(&head).with_context(|| {
             format!(
-                "{}: cannot tell its format from its first lines; give --format storbench, pg-csvlog, \
-                 pg-stderr, mysql-general or mysql-slow",
+                "{}: cannot tell its format from its first lines; give --format storbench, combined, \
+                 pg-csvlog, pg-stderr, mysql-general or mysql-slow",
                 log.display()
             )
         })?,
@@ -138,6 +166,7 @@ fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Forma
 fn from_arg(f: FormatArg) -> Format {
     match f {
         FormatArg::Storbench => Format::Storbench,
+        FormatArg::Combined => Format::Combined,
         FormatArg::PgCsvlog => Format::PgCsvlog,
         FormatArg::PgStderr => Format::PgStderr,
         FormatArg::MysqlGeneral => Format::MysqlGeneral,
@@ -147,10 +176,10 @@ fn from_arg(f: FormatArg) -> Format {
 
 /// The logs, opened to be read as they replay.
 fn sources(c: &Checked) -> Result<Vec<Source>> {
-    c.logs.iter().map(|(path, format)| source(path, *format, &c.prefix)).collect()
+    c.logs.iter().map(|(path, format)| source(path, *format, c)).collect()
 }
 
-fn source(path: &Path, format: Format, prefix: &str) -> Result<Source> {
+fn source(path: &Path, format: Format, c: &Checked) -> Result<Source> {
     let file =
         storbench_bench::files::input::open_input(path).with_context(|| format!("{}", path.display()))?;
     let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, file));
@@ -158,9 +187,13 @@ fn source(path: &Path, format: Format, prefix: &str) -> Result<Source> {
         path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     Ok(match format {
         Format::Storbench => Source::new(name, storbench::RequestLog::new(input)),
+        Format::Combined => {
+            let mapping = c.mapping.clone().context("a web server log's mapping")?;
+            Source::new(name, WebLog::new(input, mapping))
+        }
         Format::PgCsvlog => Source::new(name, postgres::CsvLog::new(input)),
         Format::PgStderr => {
-            Source::new(name, postgres::StderrLog::new(input, prefix).map_err(anyhow::Error::msg)?)
+            Source::new(name, postgres::StderrLog::new(input, &c.prefix).map_err(anyhow::Error::msg)?)
         }
         Format::MysqlGeneral => Source::new(name, mysql::GeneralLog::new(input)),
         Format::MysqlSlow => Source::new(name, mysql::SlowLog::new(input)),
@@ -195,6 +228,9 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
     };
     let db = database(a)?;
     say!("replay: {} log(s): sends {} to {}", checked.logs.len(), will_send(&preview), db.describe());
+    if let Some(paths) = ReplayResults::unmatched_said(&preview.unread.unmatched) {
+        say!("replay: {paths}; they are skipped");
+    }
     if preview.unread.count > 0 {
         say!(
             "replay: {} line(s) of the logs cannot be read as requests; they are skipped",

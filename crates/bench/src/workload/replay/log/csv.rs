@@ -29,21 +29,18 @@ impl<R: BufRead> Records<R> {
             match self.input.read_line(&mut text) {
                 Ok(0) if before == 0 => return None,
                 Ok(0) => {
-                    return Some(Err(LineError {
-                        line: start,
-                        why: "a quoted field is not closed at the end of the log".into(),
-                    }));
+                    return Some(Err(LineError::new(
+                        start,
+                        "a quoted field is not closed at the end of the log",
+                    )));
                 }
                 Ok(_) => self.line += 1,
                 Err(e) => {
-                    return Some(Err(LineError {
-                        line: self.line + 1,
-                        why: format!("reading the log: {e}"),
-                    }));
+                    return Some(Err(LineError::new(self.line + 1, format!("reading the log: {e}"))));
                 }
             }
             if text.len() > MAX_RECORD {
-                return Some(Err(LineError { line: start, why: "a record longer than 64 MiB".into() }));
+                return Some(Err(LineError::new(start, "a record longer than 64 MiB")));
             }
             if let Some(fields) = split(&text) {
                 return Some(Ok((start, fields)));

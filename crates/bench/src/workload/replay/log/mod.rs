@@ -4,7 +4,8 @@
 //!
 //! Formats: PostgreSQL's csvlog and its stderr log (`postgres`), MySQL's and MariaDB's
 //! general and slow query logs (`mysql`), whose requests are SQL text; storbench's own request
-//! log of DS3 calls (`storbench`). Every reader gives the
+//! log of DS3 calls (`storbench`); web servers' access logs, mapped to DS3 calls (`web`).
+//! Every reader gives the
 //! requests in the log's order with their time in nanoseconds since 1970 as the log wrote it
 //! (its time zone is the log's; only the differences between requests matter to a replay).
 
@@ -13,6 +14,7 @@ pub mod mysql;
 pub mod postgres;
 pub mod storbench;
 mod time;
+pub mod web;
 
 use crate::workload::oltp::ds3::call::Call;
 
@@ -59,6 +61,21 @@ pub struct Entry {
 pub struct LineError {
     pub line: u64,
     pub why: String,
+    /// A web server's request for a path no route of the mapping takes (a page that is no
+    /// database call, an image): that path. Counted per path, and never an error, even for
+    /// a strict replay.
+    pub unmatched: Option<String>,
+}
+
+impl LineError {
+    pub fn new(line: u64, why: impl Into<String>) -> LineError {
+        LineError { line, why: why.into(), unmatched: None }
+    }
+
+    /// Line `line` asks for `path`, which no route takes.
+    pub fn unmatched(line: u64, path: &str) -> LineError {
+        LineError { line, why: format!("no route for {path}"), unmatched: Some(path.to_string()) }
+    }
 }
 
 /// What a reader gives: a request, or a line it could not read.
@@ -68,6 +85,7 @@ pub type Read = Result<Entry, LineError>;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Storbench,
+    Combined,
     PgCsvlog,
     PgStderr,
     MysqlGeneral,
@@ -75,13 +93,20 @@ pub enum Format {
 }
 
 impl Format {
-    pub const ALL: [Format; 5] =
-        [Format::Storbench, Format::PgCsvlog, Format::PgStderr, Format::MysqlGeneral, Format::MysqlSlow];
+    pub const ALL: [Format; 6] = [
+        Format::Storbench,
+        Format::Combined,
+        Format::PgCsvlog,
+        Format::PgStderr,
+        Format::MysqlGeneral,
+        Format::MysqlSlow,
+    ];
 
     /// Its name for `--format`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Storbench => "storbench",
+            Format::Combined => "combined",
             Format::PgCsvlog => "pg-csvlog",
             Format::PgStderr => "pg-stderr",
             Format::MysqlGeneral => "mysql-general",
@@ -109,6 +134,7 @@ impl Format {
         let iso_start = line.get(..23).and_then(time::parse_iso).is_some();
         match self {
             Format::Storbench => line.starts_with("{\"time\":"),
+            Format::Combined => web::is_access_line(line),
             // `2026-11-26 05:04:54.418 UTC,"user","db",pid,...`: a time, then a comma.
             Format::PgCsvlog => {
                 let zone_then_comma = line.get(23..).and_then(|r| r.trim_start().split_once(','));
@@ -148,7 +174,7 @@ impl<R: std::io::BufRead> Lines<R> {
                 self.line += 1;
                 Some(Ok((self.line, text.trim_end_matches(['\n', '\r']).to_string())))
             }
-            Err(e) => Some(Err(LineError { line: self.line + 1, why: format!("reading the log: {e}") })),
+            Err(e) => Some(Err(LineError::new(self.line + 1, format!("reading the log: {e}")))),
         }
     }
 

@@ -93,7 +93,7 @@ impl<R: BufRead> GeneralLog<R> {
                 continue;
             }
             let Some(c) = command(&text) else {
-                return Err(LineError { line, why: "not a command line of a general query log".into() });
+                return Err(LineError::new(line, "not a command line of a general query log"));
             };
             self.at_ns = c.at_ns.unwrap_or(self.at_ns);
             let session = self.sessions.entry(c.id.to_string()).or_default();
@@ -185,14 +185,14 @@ impl<R: BufRead> SlowLog<R> {
                 match secs.parse::<i128>() {
                     Ok(s) => h.at_ns = Some(s * 1_000_000_000),
                     Err(_) => {
-                        return Err(LineError { line, why: format!("timestamp {secs:?} is not a number") });
+                        return Err(LineError::new(line, format!("timestamp {secs:?} is not a number")));
                     }
                 }
                 continue;
             }
             let sql = self.statement(text);
             let Some(at_ns) = h.at_ns else {
-                return Err(LineError { line, why: "a statement without its SET timestamp".into() });
+                return Err(LineError::new(line, "a statement without its SET timestamp"));
             };
             let kind = statement_kind(&sql);
             let (session, user, database) = (h.session, h.user, self.database.clone());

@@ -48,18 +48,18 @@ impl<R: BufRead> CsvLog<R> {
             let Some((line, f)) = self.records.next_record().transpose()? else { return Ok(None) };
             if f.len() <= DETAIL {
                 let why = format!("{} fields where a csvlog record has at least 22", f.len());
-                return Err(LineError { line, why });
+                return Err(LineError::new(line, why));
             }
             if f[SEVERITY] != "LOG" {
                 continue;
             }
             let Some(sql) = statement(&f[MESSAGE], &f[DETAIL]) else { continue };
             let Some(at_ns) = time::parse_iso(&f[LOG_TIME]) else {
-                return Err(LineError { line, why: format!("log_time {:?} is not a time", f[LOG_TIME]) });
+                return Err(LineError::new(line, format!("log_time {:?} is not a time", f[LOG_TIME])));
             };
             let sql = match sql {
                 Ok(sql) => sql,
-                Err(why) => return Err(LineError { line, why }),
+                Err(why) => return Err(LineError::new(line, why)),
             };
             let kind = statement_kind(&sql);
             let session = f[SESSION].clone();
@@ -110,18 +110,18 @@ impl<R: BufRead> StderrLog<R> {
             let Some((line, text)) = self.lines.next().transpose()? else { return Ok(None) };
             let Some((fields, rest)) = self.prefix.split(&text) else {
                 let why = "the line does not start with the log_line_prefix given".to_string();
-                return Err(LineError { line, why });
+                return Err(LineError::new(line, why));
             };
             let Some(message) = rest.strip_prefix("LOG:  ") else { continue };
             let message = self.continued(message.to_string());
             let detail = self.detail_of(&fields);
             let Some(sql) = statement(&message, &detail) else { continue };
             let Some(at_ns) = time::parse_iso(&fields.time) else {
-                return Err(LineError { line, why: format!("{:?} is not a time", fields.time) });
+                return Err(LineError::new(line, format!("{:?} is not a time", fields.time)));
             };
             let sql = match sql {
                 Ok(sql) => sql,
-                Err(why) => return Err(LineError { line, why }),
+                Err(why) => return Err(LineError::new(line, why)),
             };
             let kind = statement_kind(&sql);
             let Fields { session, user, database, .. } = fields;

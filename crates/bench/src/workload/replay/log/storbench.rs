@@ -40,7 +40,7 @@ impl<R: BufRead> Iterator for RequestLog<R> {
                     body: Body::Ds3(l.call),
                     line,
                 }),
-                Err(why) => Err(LineError { line, why }),
+                Err(why) => Err(LineError::new(line, why)),
             });
         }
     }
