@@ -178,6 +178,20 @@ impl<R: std::io::BufRead> Lines<R> {
         }
     }
 
+    /// The next line that is not blank; `read` turns it into what the reader gives.
+    pub(super) fn next_filled<T>(
+        &mut self,
+        read: impl FnOnce(u64, &str) -> Result<T, LineError>,
+    ) -> Option<Result<T, LineError>> {
+        loop {
+            match self.next()? {
+                Ok((_, text)) if text.trim().is_empty() => continue,
+                Ok((line, text)) => return Some(read(line, &text)),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+    }
+
     /// Keeps `line` back for the next `next`.
     pub(super) fn put_back(&mut self, line: (u64, String)) {
         self.ahead = Some(line);

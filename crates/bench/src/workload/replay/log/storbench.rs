@@ -22,27 +22,18 @@ impl<R: BufRead> Iterator for RequestLog<R> {
     type Item = Read;
 
     fn next(&mut self) -> Option<Read> {
-        loop {
-            let (line, text) = match self.lines.next()? {
-                Ok(l) => l,
-                Err(e) => return Some(Err(e)),
-            };
-            if text.trim().is_empty() {
-                continue;
-            }
-            return Some(match Line::parse(&text) {
-                Ok(l) => Ok(Entry {
-                    at_ns: l.time.as_nanosecond(),
-                    session: l.session,
-                    user: String::new(),
-                    database: String::new(),
-                    kind: l.call.kind().to_string(),
-                    body: Body::Ds3(l.call),
-                    line,
-                }),
-                Err(why) => Err(LineError::new(line, why)),
-            });
-        }
+        self.lines.next_filled(|line, text| {
+            let l = Line::parse(text).map_err(|why| LineError::new(line, why))?;
+            Ok(Entry {
+                at_ns: l.time.as_nanosecond(),
+                session: l.session,
+                user: String::new(),
+                database: String::new(),
+                kind: l.call.kind().to_string(),
+                body: Body::Ds3(l.call),
+                line,
+            })
+        })
     }
 }
 

@@ -94,6 +94,30 @@ impl Mapping {
         Ok(Mapping { session: file.session, routes: routes.collect::<Result<_, _>>()? })
     }
 
+    /// Line `line` of a log as the call it makes.
+    fn entry(&self, line: u64, text: &str) -> Read {
+        let l = parse(text).map_err(|why| LineError::new(line, why))?;
+        let call = match self.call(&l.request) {
+            None => return Err(LineError::unmatched(line, &l.request.path)),
+            Some(made) => made.map_err(|why| LineError::new(line, why))?,
+        };
+        let session = match self.session {
+            SessionBy::Request => format!("#{line}"),
+            SessionBy::Client => l.client.to_string(),
+            SessionBy::User => l.user.to_string(),
+        };
+        let kind = call.kind().to_string();
+        Ok(Entry {
+            at_ns: l.at_ns,
+            session,
+            user: l.user.to_string(),
+            database: String::new(),
+            kind,
+            body: Body::Ds3(call),
+            line,
+        })
+    }
+
     /// The call `request` makes: None when no route takes it.
     fn call(&self, request: &Request<'_>) -> Option<Result<Call, String>> {
         self.routes.iter().find_map(|r| r.call(request))
@@ -273,44 +297,14 @@ impl<R: BufRead> WebLog<R> {
     pub fn new(input: R, mapping: Mapping) -> Self {
         WebLog { lines: Lines::new(input), mapping }
     }
-
-    fn entry(&self, line: u64, text: &str) -> Read {
-        let l = parse(text).map_err(|why| LineError::new(line, why))?;
-        let call = match self.mapping.call(&l.request) {
-            None => return Err(LineError::unmatched(line, &l.request.path)),
-            Some(made) => made.map_err(|why| LineError::new(line, why))?,
-        };
-        let session = match self.mapping.session {
-            SessionBy::Request => format!("#{line}"),
-            SessionBy::Client => l.client.to_string(),
-            SessionBy::User => l.user.to_string(),
-        };
-        let kind = call.kind().to_string();
-        Ok(Entry {
-            at_ns: l.at_ns,
-            session,
-            user: l.user.to_string(),
-            database: String::new(),
-            kind,
-            body: Body::Ds3(call),
-            line,
-        })
-    }
 }
 
 impl<R: BufRead> Iterator for WebLog<R> {
     type Item = Read;
 
     fn next(&mut self) -> Option<Read> {
-        loop {
-            let (line, text) = match self.lines.next()? {
-                Ok(l) => l,
-                Err(e) => return Some(Err(e)),
-            };
-            if !text.trim().is_empty() {
-                return Some(self.entry(line, &text));
-            }
-        }
+        let mapping = &self.mapping;
+        self.lines.next_filled(|line, text| mapping.entry(line, text))
     }
 }
 
