@@ -58,7 +58,9 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         let Some(series) = data.series.as_ref() else { continue };
         // Under steady state only the last rounds count: shade those.
         let shade = series.counted_window(data.summary.steady_state.as_ref());
-        let charts = of(data.summary.results.workload(), series, shade);
+        let workload = data.summary.results.workload();
+        let mut charts = of(workload, series, shade);
+        charts.iter_mut().for_each(|c| c.band = workload.band());
         if charts.is_empty() {
             continue;
         }
@@ -67,7 +69,8 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
             out.push(Block::Para(
                 "Each group's reported run, second by second; the shaded band is the measured \
                  phase that counts (warm-up before it, verification after it, and under steady state the \
-                 rounds before the steady window are not counted)."
+                 rounds before the steady window are not counted); a replay's cold start, the leading \
+                 seconds until its response time settled, is marked in orange."
                     .into(),
             ));
         }

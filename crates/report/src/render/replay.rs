@@ -7,6 +7,7 @@
 use super::ReportInput;
 use super::charts::{Spec, spec};
 use super::doc::{Block, Table, num};
+use super::svg::Band;
 use super::workload::{WorkloadResults, p50_ms, p99_ms};
 use crate::columns::replay;
 use crate::evaluation::{Group, Headline};
@@ -37,6 +38,11 @@ impl WorkloadResults for ReplayResults {
 
     fn charts(&self) -> &'static [Spec] {
         CHARTS
+    }
+
+    fn band(&self) -> Option<Band> {
+        let to = self.cold_start_s.filter(|&s| s > 0.0)?;
+        Some(Band { from: 0.0, to, what: format!("cold start: the first {} s", num(to)) })
     }
 
     fn section(&self, input: &ReportInput) -> Vec<Block> {

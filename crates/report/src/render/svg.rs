@@ -13,12 +13,22 @@ pub struct Chart {
     pub lines: Vec<Line>,
     /// An x range to shade: the measured phase.
     pub shade: Option<(f64, f64)>,
+    /// An x range to mark apart, with what it is (a replay's cold start).
+    pub band: Option<Band>,
     /// Names for x positions where x is a category (a sweep over non-numeric values).
     pub x_names: Vec<String>,
     /// Draw a dot at every point (scaling curves: few points, each a measured group).
     pub dots: bool,
     /// Where the x axis starts when the data starts later (0: the start of a run).
     pub x_start: Option<f64>,
+}
+
+/// A stretch of the x axis marked apart, and what it is.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Band {
+    pub from: f64,
+    pub to: f64,
+    pub what: String,
 }
 
 /// One named line; a point without a y value breaks the line.
@@ -78,6 +88,17 @@ impl Chart {
                 "<rect class=\"window\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{h}\" \
                  fill=\"#e8eef7\"><title>measured phase</title></rect>",
                 (x1 - x0).max(0.0)
+            );
+        }
+        if let Some(b) = &self.band {
+            let (x0, x1) = (frame.px(b.from.max(frame.x.0)), frame.px(b.to.min(frame.x.1)));
+            let h = H - TOP - BOTTOM;
+            let _ = write!(
+                s,
+                "<rect class=\"band\" x=\"{x0:.1}\" y=\"{TOP}\" width=\"{:.1}\" height=\"{h}\" \
+                 fill=\"#f6dccb\" fill-opacity=\"0.7\"><title>{}</title></rect>",
+                (x1 - x0).max(0.0),
+                esc(&b.what)
             );
         }
         self.axes(&mut s, &frame);
@@ -295,6 +316,21 @@ mod tests {
         assert!(svg.contains("class=\"window\""));
         assert!(svg.contains("IOPS &lt;r&amp;w&gt;"));
         assert!(!svg.contains("NaN") && !svg.contains("inf"), "{svg}");
+    }
+
+    #[test]
+    fn a_band_is_drawn_under_the_lines_with_what_it_is_and_no_band_draws_nothing() {
+        let points = vec![(0.0, Some(10.0)), (10.0, Some(30.0))];
+        let mut c = chart(points);
+        assert!(!c.svg().contains("class=\"band\""));
+        c.band = Some(Band { from: 0.0, to: 2.5, what: "cold start: the first 2.5 s".into() });
+        let svg = c.svg();
+        let band = svg.split("class=\"band\"").nth(1).expect("the band is drawn");
+        assert!(band.contains("<title>cold start: the first 2.5 s</title>"), "{band}");
+        let width: f64 = band.split("width=\"").nth(1).unwrap().split('"').next().unwrap().parse().unwrap();
+        let plot = W - LEFT - RIGHT;
+        assert!((width - plot / 4.0).abs() < 1.0, "a quarter of the x range: {width} of {plot}");
+        assert!(svg.find("class=\"band\"") < svg.find("class=\"plot\""), "under the lines");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use super::ReportInput;
 use super::charts::Spec;
 use super::doc::{Block, Finding};
+use super::svg::Band;
 use crate::evaluation::{Headline, RunStatus};
 use crate::model::{IoErrors, LatencyNs};
 use std::any::{Any, TypeId};
@@ -47,6 +48,11 @@ pub(crate) trait WorkloadResults: Any {
 
     /// Its per-second charts, drawn before the host's where its series has the columns.
     fn charts(&self) -> &'static [Spec];
+
+    /// A stretch of its per-second charts to mark apart (a replay's cold start).
+    fn band(&self) -> Option<Band> {
+        None
+    }
 
     /// Findings of its own over every run of this workload in `input`, put before the
     /// comparisons.
