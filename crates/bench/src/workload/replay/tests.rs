@@ -311,3 +311,50 @@ fn speed_of_a_fire_hose_on_a_database_that_answers_at_once() {
         );
     }
 }
+
+/// Lines per CPU second of the readers that parse the most per line: storbench's request log
+/// (JSON) and a web server's log through the example DS3 mapping (a regular expression per
+/// route, the query string decoded). Run it with
+/// `cargo test --release -p storbench-bench --lib speed_of_reading -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn speed_of_reading_request_and_web_logs() {
+    use crate::workload::replay::log::{storbench::RequestLog, web};
+    const N: usize = 300_000;
+    let request = |i: usize| {
+        format!(
+            r#"{{"time":"2026-11-26T10:51:{:02}.{:09}Z","source":"vm","session":"{}","type":"browse_by_title","params":{{"title":"REZOTO PUGUGO","batch":6}}}}"#,
+            i / 1_000_000 % 60,
+            i % 1_000_000 * 1000,
+            i % 50
+        ) + "\n"
+    };
+    let access = |i: usize| {
+        format!(
+            "10.0.0.{} - - [26/Nov/2026:10:{:02}:{:02} +0000] \"GET /ds3/dsbrowse.php?browsetype=title&browse_category=&browse_actor=&browse_title=REZOTO+PUGUGO&limit_num=6&customerid={i} HTTP/1.1\" 200 900 \"-\" \"ds3\"\n",
+            i % 200,
+            i / 60_000 % 60,
+            i / 1000 % 60
+        )
+    };
+    let mapping = || {
+        let text = include_str!("../../../../../examples/ds3-web.toml");
+        web::Mapping::new(toml::from_str(text).unwrap()).unwrap()
+    };
+    let logs: [(&str, String); 2] =
+        [("storbench", (0..N).map(request).collect()), ("combined", (0..N).map(access).collect())];
+    for (name, text) in &logs {
+        let cpu = crate::run::process_cpu();
+        let read: usize = match *name {
+            "storbench" => RequestLog::new(text.as_bytes()).filter(Result::is_ok).count(),
+            _ => web::WebLog::new(text.as_bytes(), mapping()).filter(Result::is_ok).count(),
+        };
+        let cpu_s = crate::run::process_cpu().since(&cpu).total().as_secs_f64();
+        assert_eq!(read, N, "{name}: every line read");
+        println!(
+            "{name}: {:.0} lines per CPU second, {:.2} µs a line",
+            N as f64 / cpu_s,
+            cpu_s * 1e6 / N as f64
+        );
+    }
+}
