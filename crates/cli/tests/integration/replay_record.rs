@@ -181,3 +181,40 @@ fn a_web_servers_log_replays_as_dvd_store_calls_through_the_example_mapping() {
     cmd.arg("replay").arg(&path).arg("--path").arg(&db);
     refused(&mut cmd, "needs --mapping FILE");
 }
+
+#[test]
+fn a_run_recorded_on_postgres_replays_on_a_copy_with_the_same_orders_customers_and_sales() {
+    let Some(server) = crate::support::ServerDb::new(storbench_bench::db::BackendKind::Postgres, "record")
+    else {
+        return;
+    };
+    let url = server.url();
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--url", &url]).assert().success();
+    let copy = format!("{}_copy", server.name);
+    server.sql(&format!("CREATE DATABASE \"{copy}\" TEMPLATE \"{}\"", server.name));
+    let copy_url = format!("{}/{copy}", url.rsplit_once('/').unwrap().0);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("calls.jsonl");
+    let extra =
+        ["--run-time", "2s", "--warmup-time", "0", "--n-threads", "4", "--record", log.to_str().unwrap()];
+    let run = oltp_run(&["--url", &url], &dir.path().join("run"), &extra).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let (recorded, _) = calls_by_type(&log);
+
+    let results = dir.path().join("replay");
+    storbench()
+        .args(["replay", log.to_str().unwrap(), "--url", &copy_url, "--output-dir"])
+        .arg(&results)
+        .assert()
+        .code(0);
+    assert_eq!(replayed_by_type(&results), recorded);
+    let facts = "SELECT (SELECT count(*) FROM orders), (SELECT sum(totalamount) FROM orders), \
+                 (SELECT count(*) FROM customers), (SELECT sum(sales) FROM inventory)";
+    let psql = |db_url: &str| {
+        let out = std::process::Command::new("psql").args([db_url, "-XAtc", facts]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let (original, replayed) = (psql(&url), psql(&copy_url));
+    assert!(original.contains('|'), "{original}");
+    assert_eq!(replayed, original, "orders, their total, customers and sales as the run left them");
+}
