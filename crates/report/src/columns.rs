@@ -100,6 +100,17 @@ pub mod io {
     }
 }
 
+/// Schedule lag, in the series of a workload that can be paced (io under a rate cap, the
+/// mailbox under a target): how late paced starts were against their intended times, over
+/// the interval; empty in an unpaced run. Replay's `lateness_*` columns are the same figure.
+pub mod pace {
+    use super::{Column, Kind, Unit};
+    columns! {
+        SCHEDULE_LAG_P99_MS = "schedule_lag_p99_ms", Milliseconds, Latency;
+        SCHEDULE_LAG_MAX_MS = "schedule_lag_max_ms", Milliseconds, Latency;
+    }
+}
+
 /// The DVD Store workload (`storbench oltp run`); the transaction types' own columns are in
 /// `TXN`, the databases' counters in `db`.
 pub mod oltp {
@@ -285,9 +296,9 @@ mod tests {
     #[test]
     fn no_two_columns_of_one_file_share_a_name() {
         let workloads: [Vec<Column>; 6] = [
-            io::ALL.to_vec(),
+            [io::ALL, pace::ALL].concat(),
             [oltp::ALL, &oltp::TXN.concat(), db::ALL].concat(),
-            mailbox::ALL.to_vec(),
+            [mailbox::ALL, pace::ALL].concat(),
             [backup::ALL, &backup::DB_MB_PER_SEC].concat(),
             integrity::ALL.to_vec(),
             replay::ALL.to_vec(),

@@ -15,8 +15,9 @@
 //! - `results`: the workload's figures over the measured phase; for `io`, `read` and `write`
 //!   each {`ios`, `bytes`, `iops`, `bytes_per_sec`, `lat_ns` {`min`, `mean`, `p50`, `p90`,
 //!   `p99`, `p999`, `p9999`, `max`}, and under a rate cap `service_lat_ns` (issue to
-//!   completion) beside it}, plus `errors`, `error_rate_pct`, `errors_outside_window` and
-//!   `verify`. The figures count completed I/Os only; a failed or short one is an error.
+//!   completion) beside it}, plus `errors`, `error_rate_pct`, `errors_outside_window`,
+//!   `verify` and under a rate cap `schedule_lag_ms` {`p50`, `p99`, `max`} (how late I/Os were
+//!   issued against their intended starts; absent when unpaced). The figures count completed I/Os only; a failed or short one is an error.
 //!   `error_rate_pct` (present when any I/O was attempted) is failed I/Os as a percentage of
 //!   those attempted in the window the figures cover; `errors_outside_window` (present when
 //!   not 0) counts failed I/Os outside it (warm-up, the verify pass, steady-state rounds before
@@ -36,7 +37,8 @@
 //!   `corruptions`, `errors`, `error_rate_pct` (as for io), `initial_db_size_bytes`, `final_db_size_bytes`, `databases`
 //!   [per database: `db_reads`, `db_writes`, `log_writes`, `bdm_reads` each {`ios`,
 //!   `per_sec`, `bytes_per_io`, `avg_ms`, `window_max_ms`, `max_ms`, `lat_ns`}, sizes],
-//!   `mailboxes`, `threads`, `mix`, `lazy_commit_pct`; backup: `backup_mb_per_sec`,
+//!   `mailboxes`, `threads`, `mix`, `lazy_commit_pct`, under a target `schedule_lag_ms` (as
+//!   for io, of the operations' starts); backup: `backup_mb_per_sec`,
 //!   `backup_total_mb_per_sec`; soft recovery: `logs_replayed`, `seconds_per_log`.
 //!   For `integrity`: `pass`, `interrupted` (a stop request ended it), `ios`, `iops`, `bytes`,
 //!   `total_io_time_s`, `throttled_ios`, `delayed_ios`, `delay_threshold_s`, `target_io_ms`,
@@ -194,6 +196,10 @@ pub struct IoResults {
     #[serde(default, skip_serializing_if = "is_zero")]
     pub errors_outside_window: u64,
     pub verify: VerifyResult,
+    /// Under a rate cap: how late I/Os were issued against their intended starts; absent
+    /// when unpaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_ms: Option<LatenessMs>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -309,7 +315,8 @@ pub struct ReplaySourceResult {
     pub calls_per_sec: f64,
 }
 
-/// How late requests started against the schedule the log's times set (time-sync), ms.
+/// Schedule lag: how late paced starts were against their intended times, ms (replay's
+/// `lateness_ms`, io's and the mailbox's `schedule_lag_ms`).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct LatenessMs {
     pub p50: f64,
@@ -501,6 +508,10 @@ pub struct MailboxResults {
     pub logs_replayed: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seconds_per_log: Option<f64>,
+    /// Under a target: how late operations started against the paced schedule (never more
+    /// than the 1 s the pacer catches up); absent when unpaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_ms: Option<LatenessMs>,
 }
 
 /// Integrity errors by class (`storbench integrity`): what the checker found during the run
@@ -756,6 +767,10 @@ pub struct BackgroundResult {
     pub read_lat_p99_us: Option<f64>,
     pub write_lat_p99_us: Option<f64>,
     pub errors: u64,
+    /// Under a rate: how late its I/Os were issued against their intended starts; absent
+    /// when unpaced.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule_lag_ms: Option<LatenessMs>,
 }
 
 impl Summary {

@@ -1,4 +1,5 @@
-//! What a worker counts over an interval: per direction I/Os, bytes and latency, plus errors.
+//! What a worker counts over an interval: per direction I/Os, bytes and latency, plus errors,
+//! and under a rate cap each I/O's schedule lag.
 
 use super::LatencyHistogram;
 use std::borrow::Cow;
@@ -73,6 +74,9 @@ pub struct Recorder {
     pub read: DirectionCounters,
     pub write: DirectionCounters,
     pub errors: ErrorTally,
+    /// Under a rate cap only: each I/O's schedule lag, its actual issue minus its intended
+    /// start (`run::pace`).
+    pub lag: LatencyHistogram,
 }
 
 impl Recorder {
@@ -80,15 +84,23 @@ impl Recorder {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
         self.errors.merge(&other.errors);
+        self.lag.merge(&other.lag);
     }
 
     pub fn reset(&mut self) {
         self.read.reset();
         self.write.reset();
         self.errors = ErrorTally::default();
+        self.lag.reset();
     }
 
     pub fn ios(&self) -> u64 {
         self.read.ios + self.write.ios
+    }
+}
+
+impl crate::run::pace::Lagged for Recorder {
+    fn lag(&self) -> &LatencyHistogram {
+        &self.lag
     }
 }

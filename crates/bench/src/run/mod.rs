@@ -3,14 +3,16 @@
 //! ended by time, by work done or by a stop request, intervals aligned to the start of the
 //! measured phase, storbench's own CPU time, steady state (SNIA PTS rounds), the no-progress
 //! rule (a run whose workers get nothing done for a stated limit ends as failed), one
-//! `Outcome`, settling the device before a run, and the exact record of a run with the
-//! summaries built from it (`record`).
+//! `Outcome`, settling the device before a run, the one pacer of every paced workload and its
+//! schedule lag (`pace`), and the exact record of a run with the summaries built from it
+//! (`record`).
 
 mod clock;
 mod collector;
 mod cpu;
 mod driver;
 mod lifecycle;
+pub mod pace;
 mod parts;
 pub mod record;
 mod schedule;

@@ -8,7 +8,7 @@ use super::doc::Block;
 use super::svg::{Chart, Line};
 use super::workload::WorkloadResults;
 use super::{ReportInput, Series, at};
-use crate::columns::{Column, system};
+use crate::columns::{Column, pace, system};
 
 /// A chart: its title and (column, legend name) for each line; the y axis is in the columns'
 /// unit, which they share.
@@ -30,6 +30,11 @@ pub(crate) const fn spec(title: &'static str, columns: &'static [(Column, &'stat
     }
     Spec { title, columns }
 }
+
+/// A paced run's schedule lag (io under a rate cap, the mailbox under a target): left out of
+/// an unpaced run's report, whose lag columns are empty.
+pub(crate) const SCHEDULE_LAG: Spec =
+    spec("Schedule lag", &[(pace::SCHEDULE_LAG_P99_MS, "p99"), (pace::SCHEDULE_LAG_MAX_MS, "max")]);
 
 /// The host's charts, after the workload's own.
 const HOST: &[Spec] = &[

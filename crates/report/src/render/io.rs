@@ -2,7 +2,7 @@
 //! headline, its failed I/Os in and outside the measured window, data verification as its
 //! check, read and write latencies, and its per-second charts.
 
-use super::charts::{Spec, spec};
+use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::workload::{WorkloadResults, p50_ms, p99_ms};
 use crate::columns::io;
 use crate::evaluation::Headline;
@@ -19,6 +19,7 @@ const CHARTS: &[Spec] = &[
             (io::WRITE_LAT_P99_US, "write p99"),
         ],
     ),
+    SCHEDULE_LAG,
 ];
 
 impl WorkloadResults for IoResults {

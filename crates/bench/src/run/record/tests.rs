@@ -140,3 +140,26 @@ fn a_handed_interval_reads_back_as_the_interval_it_was_with_its_histograms() {
     let short = HandedInterval { line, hists: HandedInterval::of(back, &tally).hists };
     assert!(short.into_parts().unwrap_err().contains("holds"));
 }
+
+#[test]
+fn schedule_lag_is_recorded_only_when_paced_and_its_summary_reads_back_from_the_record() {
+    use summary::io::{IoFacts, summary};
+    let mut paced = Recorder::default();
+    paced.read.record(4096, 2 * MS);
+    [MS / 10, MS / 10, 3 * MS].iter().for_each(|&ns| paced.lag.record(ns));
+    let tally = paced.tally();
+    assert!(tally.hists.iter().any(|(tag, _)| tag == "lag"));
+    let back = Recorder::from_tally(&tally).unwrap();
+    assert_eq!(back.lag.summary(), paced.lag.summary());
+    let unpaced = Recorder::default();
+    assert!(unpaced.tally().hists.iter().all(|(tag, _)| tag != "lag"), "an unpaced interval keeps no lag");
+    let results = |r: &Recorder| {
+        let out = Facts::default().outcome(r.clone(), r.clone(), IoFacts::default());
+        serde_json::to_value(summary(test_summary("io"), &out, "now").results).unwrap()
+    };
+    let lag = &results(&back)["schedule_lag_ms"];
+    let p99 = lag["p99"].as_f64().unwrap();
+    assert!((p99 - 3.0).abs() < 0.003 && lag["max"] == lag["p99"], "{lag}");
+    assert!(lag["p50"].as_f64().unwrap() < 0.1001, "{lag}");
+    assert!(results(&unpaced).get("schedule_lag_ms").is_none(), "no lag field at all, not zeros");
+}

@@ -226,6 +226,15 @@ fn under_a_rate_cap_a_stalled_device_shows_in_latency_from_the_intended_start() 
     let precision = (lat.mean + service.mean) / 1000.0 / MS as f64;
     let least = 2.5 * (IOS - 1) as f64;
     assert!(waited + precision >= least, "waited {waited:.2} ms on average, at least {least} expected");
+    // The wait is the schedule lag, every I/O's kept: I/O k was issued at least 5k ms late.
+    let lag = out.totals.lag.summary().expect("schedule lag under a rate cap");
+    assert_eq!(out.totals.lag.count(), IOS);
+    assert!(lag.max >= at_least(5 * (IOS - 1) * MS), "{lag:?}");
+    assert!(
+        out.warnings.iter().any(|w| w.starts_with("the rate cap fell behind: I/Os started")),
+        "{:?}",
+        out.warnings
+    );
 }
 
 #[test]
@@ -236,6 +245,7 @@ fn without_a_rate_cap_no_service_time_is_kept() {
     let out = run_faulty(&spec, None, Fault::Slow(Duration::ZERO), 1);
     assert_eq!(out.totals.read.ios, 64 * 8, "the spec's bytes in 4 KiB reads");
     assert!(out.totals.read.service.is_empty(), "latency and service time are the same thing then");
+    assert!(out.totals.lag.is_empty(), "no schedule, no lag");
 }
 
 #[test]

@@ -4,7 +4,8 @@
 //! own intervals; the run driver (`run::drive`, `Pace::Workers`) waits for every worker's
 //! report of an interval, merges them, and keeps the schedule, the totals and steady state.
 //! Under steady state the job ends once the SNIA rule holds, and the totals are those of the
-//! last window of rounds only.
+//! last window of rounds only. Under a rate cap each worker paces its share (`run::pace`), the
+//! run's schedule lag is in its series and summary, and a p99 lag over the limit is a warning.
 
 mod background;
 pub mod blocksize;
@@ -28,6 +29,7 @@ pub use spec::{End, IoSpec};
 use crate::engine::{self, IoEngine};
 use crate::metrics::LatencyHistogram;
 use crate::metrics::Recorder;
+use crate::run::pace::{self, Behind};
 use crate::run::{
     Beside, Closed, Collector, Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn,
     Started, StopFlag, Take, Warmup,
@@ -167,6 +169,7 @@ impl Lifecycle for IoRun {
         };
         let mut out = driven.with(detail);
         out.warnings.splice(0..0, warnings);
+        out.warnings.extend(pace::fell_behind(&out.totals.lag, BEHIND));
         out.failed(failures);
         Ok(out)
     }
@@ -250,9 +253,17 @@ impl IoWork {
     }
 }
 
+/// How an io run under a rate cap says it fell behind.
+const BEHIND: Behind = Behind {
+    schedule: "the rate cap fell behind",
+    starts: "I/Os",
+    remedy: "latency counts from each I/O's intended start, so it includes the wait (a deeper \
+             --iodepth, more --workers or a lower rate may keep up)",
+};
+
 impl crate::run::Workload for IoWork {
     type Data = Recorder;
-    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS];
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS, &LAG_COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Workers
@@ -316,6 +327,9 @@ const COLUMNS: &[SeriesColumn<IoWork>] = &[
     SeriesColumn { column: col::WRITE_LAT_MAX_US, value: |_, i| quantile_us(&i.data.write.latency, 1.0) },
     SeriesColumn { column: col::ERRORS, value: |_, i| Some(i.data.errors.total() as f64) },
 ];
+
+/// Schedule lag under a rate cap, empty otherwise.
+const LAG_COLUMNS: [SeriesColumn<IoWork>; 2] = pace::lag_columns();
 
 fn verify_result(enabled: bool, reports: &[VerifyReport]) -> VerifyResult {
     let mut v = VerifyResult { enabled, ..VerifyResult::default() };

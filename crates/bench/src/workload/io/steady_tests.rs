@@ -63,7 +63,9 @@ fn a_steady_device_ends_the_run_after_its_first_five_steady_rounds_and_the_resul
     assert!(rounds >= 5 && held_after(rounds), "{st:?}");
     assert!((5..rounds).all(|n| !held_after(n)), "the run went on past a steady window: {st:?}");
     assert!(last_end_s < cap.as_secs_f64(), "the run ended early, not at its 10 s cap: {last_end_s} s");
-    assert!(out.warnings.is_empty(), "{:?}", out.warnings);
+    // A loaded machine may hold the worker back long enough to fall behind the rate: that
+    // is a warning of its own; steady state has none.
+    assert!(out.warnings.iter().all(|w| w.starts_with("the rate cap fell behind")), "{:?}", out.warnings);
     // The window is the last five whole rounds, and the totals are theirs alone.
     assert_eq!(st.round_s, 0.2);
     assert!((st.window_end_s - st.window_start_s - 1.0).abs() < 1e-9, "{st:?}");

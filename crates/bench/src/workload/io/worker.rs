@@ -1,7 +1,9 @@
 //! One worker thread of the synthetic I/O job: keeps `iodepth` requests in flight on its own
 //! engine, times them (one clock read per submit batch and one per reap batch), and reports
 //! its counters at every interval boundary, with the I/Os it still has in flight then (for the
-//! run driver's no-progress rule). Nothing here is shared with other workers.
+//! run driver's no-progress rule). Nothing here is shared with other workers. Under a rate cap
+//! its share of the rate is the run's pacer (`run::pace`), every intended start kept: latency
+//! counts from the intended start, and each I/O's lag behind it goes into the interval.
 
 use super::blocksize::BlockSizeMix;
 use super::offsets::OffsetGen;
@@ -10,6 +12,7 @@ use super::verify::{self, BadBlock};
 use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
 use crate::rng::{WorkerRng, below};
+use crate::run::pace::{CatchUp, Pacer};
 use crate::run::{IntervalClock, Schedule, StopFlag};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -57,12 +60,6 @@ struct Slot {
     dir: Option<Dir>,
     /// Under `--verify`, the generation a write puts on its block.
     generation: u32,
-}
-
-/// Paces issue times under a rate cap: request k is due at `k * period` after the start.
-struct Pacer {
-    period_ns: u64,
-    next_ns: u64,
 }
 
 /// Per-block generations for `--verify`: 0 = not written by this run.
@@ -135,9 +132,7 @@ impl<'a> Worker<'a> {
             clock: IntervalClock::new(schedule),
             start,
             interval: Recorder::default(),
-            pacer: spec
-                .rate_iops
-                .map(|r| Pacer { period_ns: (1e9 * spec.workers as f64 / r) as u64, next_ns: 0 }),
+            pacer: spec.rate_iops.map(|r| Pacer::at_rate(r / workers as f64, CatchUp::Every)),
             verify: spec
                 .verify
                 .then(|| VerifyState::new(spec.seed, spec.block_sizes.max() as u64, region.len)),
@@ -205,7 +200,7 @@ impl<'a> Worker<'a> {
     fn wait_limit(&self, now: u64, end_ns: Option<u64>) -> Option<Duration> {
         let mut until = self.clock.schedule().boundary(self.clock.index());
         if let Some(p) = &self.pacer {
-            until = until.min(p.next_ns);
+            until = until.min(p.next_ns());
         }
         if let Some(e) = end_ns {
             until = until.min(e);
@@ -213,20 +208,19 @@ impl<'a> Worker<'a> {
         Some(Duration::from_nanos(until.saturating_sub(now).max(1_000)))
     }
 
-    /// Fills free slots: all of them, or under a rate cap those whose issue time has come.
+    /// Fills free slots: all of them, or under a rate cap those whose issue time has come
+    /// (each I/O's lag behind it recorded).
     fn issue(&mut self, now: u64) {
         while let Some(&slot) = self.free.last() {
-            let start_ns = match &mut self.pacer {
-                Some(p) if p.next_ns > now => break,
-                Some(p) => {
-                    let due = p.next_ns;
-                    p.next_ns += p.period_ns;
-                    due
-                }
-                None => now,
-            };
+            if self.pacer.as_ref().is_some_and(|p| !p.due(now)) {
+                break;
+            }
             let Some((req, generation)) = self.next_request(slot) else {
                 break;
+            };
+            let start_ns = match &mut self.pacer {
+                Some(p) => p.start(now, &mut self.interval.lag),
+                None => now,
             };
             self.free.pop();
             self.slots[slot as usize] = Slot {

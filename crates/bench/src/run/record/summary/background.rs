@@ -19,6 +19,7 @@ pub fn io(totals: &Recorder, measured_s: f64) -> BackgroundResult {
         read_lat_p99_us: p99(&totals.read.latency),
         write_lat_p99_us: p99(&totals.write.latency),
         errors: totals.errors.total(),
+        schedule_lag_ms: super::schedule_lag_ms(&totals.lag),
         ..BackgroundResult::default()
     }
 }

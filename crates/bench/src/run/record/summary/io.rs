@@ -1,5 +1,10 @@
 //! The io workload's summary from its outcome: rates over the measured phase, latency
-//! percentiles, errors by kind, storbench's CPU per I/O.
+//! percentiles, errors by kind, storbench's CPU per I/O, and under a rate cap the schedule lag.
+//!
+//! In the record an interval's counts are `read.ios`, `read.bytes`, `write.ios`,
+//! `write.bytes` and `errors.<kind>`; its histograms `read`, `write`, under a rate cap
+//! `read.service` and `write.service` (issue to completion) where any, and `lag` (each I/O's
+//! schedule lag) where any.
 
 use crate::metrics::{DirectionCounters, Recorder};
 use crate::run::Outcome;
@@ -33,6 +38,7 @@ impl Recordable for Recorder {
         let mut t = Tally::default();
         t.direction("read", "read", &self.read);
         t.direction("write", "write", &self.write);
+        t.hist_if_any("lag", &self.lag);
         t.errors("errors", &self.errors);
         t
     }
@@ -42,6 +48,7 @@ impl Recordable for Recorder {
             read: t.direction_counters("read", "read"),
             write: t.direction_counters("write", "write"),
             errors: t.error_tally("errors"),
+            lag: t.histogram("lag"),
         })
     }
 }
@@ -61,6 +68,7 @@ pub fn summary(started: Summary, out: &Outcome<Recorder, IoFacts>, ended_at: &st
         error_rate_pct: error_rate_pct(t.errors.total(), t.ios()),
         errors_outside_window: out.detail.errors_outside_window,
         verify: out.detail.verify.clone(),
+        schedule_lag_ms: super::schedule_lag_ms(&t.lag),
     });
     s.cpu = super::cpu_usage(out, t.ios());
     s.warnings = out.warnings.clone();

@@ -9,10 +9,10 @@ pub mod mailbox;
 pub mod oltp;
 
 use super::{RecordError, StoredRecord};
-use crate::metrics::ErrorTally;
+use crate::metrics::{ErrorTally, LatencyHistogram};
 use crate::run::Outcome;
 use std::path::Path;
-use storbench_report::{CpuUsage, ErrorCounts, Summary};
+use storbench_report::{CpuUsage, ErrorCounts, LatenessMs, Summary};
 
 /// How one workload's summary is built again from its record: the summary the run started
 /// with, over `window` (seconds since the run's start) where one is given, ended at `at`.
@@ -113,6 +113,13 @@ pub(crate) fn ended(mut started: Summary, ended_at: &str) -> Summary {
 
 pub(crate) fn error_counts(e: &ErrorTally) -> ErrorCounts {
     ErrorCounts { total: e.total(), by_kind: e.by_kind.iter().map(|(k, v)| (k.to_string(), *v)).collect() }
+}
+
+/// A paced run's schedule lag (`run::pace`): p50, p99 and max in ms; None where nothing was
+/// paced (an unpaced run has no lag fields).
+pub(crate) fn schedule_lag_ms(lag: &LatencyHistogram) -> Option<LatenessMs> {
+    use crate::run::pace::lag_ms;
+    Some(LatenessMs { p50: lag_ms(lag, 0.5)?, p99: lag_ms(lag, 0.99)?, max: lag_ms(lag, 1.0)? })
 }
 
 /// storbench's CPU over what the outcome's totals cover, per operation of `ops`.
