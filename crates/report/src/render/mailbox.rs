@@ -2,7 +2,7 @@
 //! IOPS, backup MB/s or seconds per log), its failed I/Os, its thresholds and checksums as its
 //! check, the database and log latencies, and its per-second charts.
 
-use super::charts::{Spec, spec};
+use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::workload::WorkloadResults;
 use crate::columns::mailbox;
 use crate::evaluation::Headline;
@@ -26,6 +26,7 @@ const CHARTS: &[Spec] = &[
             (mailbox::LOG_WRITE_AVG_MS, "log write"),
         ],
     ),
+    SCHEDULE_LAG,
 ];
 
 impl WorkloadResults for MailboxResults {

@@ -1,7 +1,8 @@
 //! What one database instance counts over an interval: its four I/O streams, operations,
-//! commits, stalls and failures. Merged exactly across intervals and databases.
+//! commits, stalls and failures, and under a target the operations' schedule lag. Merged
+//! exactly across intervals and databases.
 
-use crate::metrics::{DirectionCounters, ErrorTally};
+use crate::metrics::{DirectionCounters, ErrorTally, LatencyHistogram};
 
 /// A page or log block that failed its check during the run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,6 +36,9 @@ pub struct MailboxRecorder {
     pub errors: ErrorTally,
     pub checksum_errors: u64,
     pub corruptions: Vec<Corruption>,
+    /// Under a target only: each operation's schedule lag, its start minus its intended start
+    /// (`run::pace`).
+    pub lag: LatencyHistogram,
 }
 
 impl MailboxRecorder {
@@ -55,6 +59,7 @@ impl MailboxRecorder {
         self.checksum_errors += o.checksum_errors;
         let room = MAX_CORRUPTIONS_KEPT.saturating_sub(self.corruptions.len());
         self.corruptions.extend(o.corruptions.iter().take(room).cloned());
+        self.lag.merge(&o.lag);
     }
 
     /// Takes the errors and corruption of `all` (a span that holds this one), so that faults
@@ -94,5 +99,11 @@ impl crate::run::IntervalData for MailboxRecorder {
     }
     fn ops(&self) -> u64 {
         self.transactional_ios()
+    }
+}
+
+impl crate::run::pace::Lagged for MailboxRecorder {
+    fn lag(&self) -> &LatencyHistogram {
+        &self.lag
     }
 }

@@ -12,6 +12,7 @@ use super::preset::{Preset, Profile, TestType, Thresholds};
 use super::recorder::MailboxRecorder;
 use crate::engine::EngineKind;
 use crate::metrics::DirectionCounters;
+use crate::run::pace::{self, Behind};
 use crate::run::{
     Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn,
     Started, StopFlag, Take, Warmup,
@@ -230,9 +231,18 @@ fn outcome(
     );
     let failures: Vec<String> = ends.iter().filter_map(|e| e.failure.clone()).collect();
     let mut out = out.with(MailboxDetail { warmed: work.cache_full, verdict, ends, shutdown_s });
+    out.warnings.extend(pace::fell_behind(&out.totals.total.lag, BEHIND));
     out.failed(failures);
     out
 }
+
+/// How a run under a target says it fell behind.
+const BEHIND: Behind = Behind {
+    schedule: "the target rate fell behind",
+    starts: "transactions",
+    remedy: "every session was busy when one was due (more --threads, or a lower target, may keep up; \
+             starts more than 1 s behind are dropped)",
+};
 
 fn save(m: &Manifest, db_dir: &Path) -> crate::Result<()> {
     m.save(db_dir).map_err(|source| crate::Error::Io { op: "writing", path: Manifest::path(db_dir), source })
@@ -271,7 +281,7 @@ impl MailboxWork {
 
 impl crate::run::Workload for MailboxWork {
     type Data = Parts<MailboxRecorder>;
-    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS];
+    const COLUMNS: &'static [&'static [SeriesColumn<Self>]] = &[COLUMNS, &LAG_COLUMNS];
 
     fn pace(&self) -> Pace {
         Pace::Timer
@@ -416,6 +426,9 @@ const COLUMNS: &[SeriesColumn<MailboxWork>] = &[
     SeriesColumn { column: col::CHECKSUM_ERRORS, value: |_, i| Some(i.data.total.checksum_errors as f64) },
     SeriesColumn { column: col::CACHE_FILL_PCT, value: |w, _| Some(w.fill) },
 ];
+
+/// Schedule lag under a target, empty otherwise.
+const LAG_COLUMNS: [SeriesColumn<MailboxWork>; 2] = pace::lag_columns();
 
 #[cfg(test)]
 mod steady_tests {

@@ -84,6 +84,7 @@ fn a_short_run_reads_writes_and_logs_at_the_presets_shape_and_records_the_growth
         out.measured_s
     );
     assert!(out.complete, "{:?}", out.failures);
+    assert!(t.lag.is_empty(), "unpaced: no schedule lag");
     assert!(t.db_reads.ios > 100 && t.db_writes.ios > 10 && t.log_writes.ios > 10);
     assert_eq!(t.checksum_errors, 0, "{:?}", t.corruptions);
     assert_eq!(t.errors.total(), 0);
@@ -174,6 +175,17 @@ fn a_target_rate_paces_the_run_to_the_transactional_iops_asked_for() {
     assert!((1275.0..1725.0).contains(&achieved), "asked 1500 transactional IOPS, got {achieved:.0}");
     let target = out.detail.verdict.checks.iter().find(|c| c.name == "target_iops").unwrap();
     assert!(target.pass && target.limit == 1500.0 * 0.95, "{target:?}");
+    // Every operation begun was paced and its lag kept: those finished, give or take the 16
+    // sessions' operations running at either end of the measured phase.
+    let t = &out.totals.total;
+    assert!(
+        t.lag.count().abs_diff(t.operations()) <= 2 * 16,
+        "{} lags, {} ops",
+        t.lag.count(),
+        t.operations()
+    );
+    let max = t.lag.quantile_ns(1.0);
+    assert!(max <= 1_001_000_000, "never more than the 1 s the pacer catches up: {max} ns");
 }
 
 #[test]

@@ -108,6 +108,7 @@ impl Recordable for MailboxRecorder {
         t.count("log_stalls", self.log_stalls);
         t.count("checksum_errors", self.checksum_errors);
         t.errors("errors", &self.errors);
+        t.hist_if_any("lag", &self.lag);
         t
     }
 
@@ -124,6 +125,7 @@ impl Recordable for MailboxRecorder {
             log_stalls: t.get("log_stalls"),
             checksum_errors: t.get("checksum_errors"),
             errors: t.error_tally("errors"),
+            lag: t.histogram("lag"),
             ..Default::default()
         };
         for (n, name) in r.ops.iter_mut().zip(OPS) {
@@ -149,6 +151,7 @@ pub fn summary(
     s.cpu = cpu(out);
     s.complete = out.complete;
     s.warnings.extend(out.detail.warnings.iter().cloned());
+    s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
     s
 }
@@ -249,6 +252,7 @@ fn transactional(r: &mut MailboxResults, out: &Outcome<Parts<MailboxRecorder>, M
     r.initial_db_size_bytes = r.databases.iter().map(|d| d.initial_size_bytes).sum();
     r.final_db_size_bytes = r.databases.iter().map(|d| d.final_size_bytes).sum();
     r.error_rate_pct = storbench_report::error_rate_pct(r.errors.total, r.completed_ios());
+    r.schedule_lag_ms = super::schedule_lag_ms(&t.lag);
 }
 
 fn db_result(
@@ -465,6 +469,7 @@ pub fn soft_recovery_summary(
     let mut r = results(what_was_run(&s), generated);
     s.cpu = cpu(generated);
     s.warnings.extend(generated.detail.warnings.iter().cloned());
+    s.warnings.extend(generated.warnings.iter().cloned());
     s.warnings.extend(generated.failures.iter().cloned());
     let Some(out) = replayed else {
         r.pass = false;

@@ -20,6 +20,7 @@ use super::recorder::MailboxRecorder;
 use crate::engine::{self, Completion, Dir, EngineKind, IoEngine, Request};
 use crate::rng::{WorkerRng, below, stream, unit};
 use crate::run::StopFlag;
+use crate::run::pace::Pacer;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -206,8 +207,8 @@ pub struct Instance {
     stamp: u64,
     bdm_at: u64,
     bdm_next_ns: u64,
-    pace_next_ns: u64,
-    pace_interval_ns: u64,
+    /// Under a target: when operations begin.
+    pacer: Option<Pacer>,
     oldest_lazy_ns: Option<u64>,
     pending_evictions: u32,
     checkpoint_writes: u32,
@@ -274,8 +275,7 @@ impl Instance {
             stamp: 1,
             bdm_at: 0,
             bdm_next_ns: 0,
-            pace_next_ns: 0,
-            pace_interval_ns: 0,
+            pacer: None,
             oldest_lazy_ns: None,
             pending_evictions: 0,
             checkpoint_writes: 0,
@@ -299,7 +299,7 @@ impl Instance {
             self.failure = Some(format!("starting the engine: {e}"));
         }
         self.start = Instant::now();
-        self.set_pace(self.cfg.target_iops.map(|t| t / 1.5));
+        self.pacer = self.cfg.target_iops.map(sessions::target_pacer);
         self.shared.ready.store(true, Relaxed);
         let mut done = Vec::with_capacity(256);
         let mut last_second = 0;
@@ -368,8 +368,8 @@ impl Instance {
         let mut at = self.now + MAX_WAIT.as_nanos() as u64;
         // Only timers that can fire: a due timer whose work cannot start yet would make every
         // wait a 1 µs spin.
-        if self.pace_interval_ns > 0 && !self.queues.idle.is_empty() && !self.ending() {
-            at = at.min(self.pace_next_ns);
+        if let Some(p) = self.pacer.as_ref().filter(|_| !self.queues.idle.is_empty() && !self.ending()) {
+            at = at.min(p.next_ns());
         }
         let log_can_write = !self.log.write_in_flight()
             && (!self.log_needs_roll || matches!(self.next_log, NextLog::Ready(_)));

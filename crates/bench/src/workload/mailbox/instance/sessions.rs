@@ -1,8 +1,11 @@
 //! The sessions' side of an instance: stepping each ready session through its operation
 //! (fetching pages into the cache, applying the change, committing to the log), waking the
-//! sessions an event concerns, and pacing new operations under a target rate.
+//! sessions an event concerns, and pacing new operations under a target rate: the run's
+//! pacer (`run::pace`) at a transaction rate retuned from the I/Os per transaction, never
+//! catching up more than `CATCH_UP` behind, each operation's lag recorded as it begins.
 
 use super::*;
+use crate::run::pace::CatchUp;
 
 impl Instance {
     /// Steps the sessions that are ready (those that became ready before this call; one that
@@ -24,15 +27,12 @@ impl Instance {
 
     /// Whether an idle session may start an operation now.
     pub(super) fn pacer_due(&self) -> bool {
-        self.pace_interval_ns > 0
-            && !self.queues.idle.is_empty()
-            && self.now >= self.pace_next_ns
-            && !self.ending()
+        self.pacer.as_ref().is_some_and(|p| p.due(self.now)) && !self.queues.idle.is_empty() && !self.ending()
     }
 
     /// Files session `i` under what it now waits for.
     pub(super) fn park(&mut self, i: u32) {
-        let unpaced = self.pace_interval_ns == 0 && !self.ending();
+        let unpaced = self.pacer.is_none() && !self.ending();
         let q = &mut self.queues;
         match self.sessions[i as usize].wait {
             Wait::Idle if unpaced => q.ready.push_back(i),
@@ -67,7 +67,7 @@ impl Instance {
             let s = self.sessions[i];
             match s.wait {
                 Wait::Idle => {
-                    if self.ending() || !self.pace_allows() {
+                    if self.ending() || !self.pace_allows(rec) {
                         return;
                     }
                     self.begin(i);
@@ -100,31 +100,27 @@ impl Instance {
         }
     }
 
-    pub(super) fn pace_allows(&mut self) -> bool {
-        if self.pace_interval_ns == 0 {
-            return true;
+    /// Whether an operation may begin now; under a target one begins when the pacer has a
+    /// start due, and its lag is recorded.
+    pub(super) fn pace_allows(&mut self, rec: &mut MailboxRecorder) -> bool {
+        match &mut self.pacer {
+            None => true,
+            Some(p) if !p.due(self.now) => false,
+            Some(p) => {
+                p.start(self.now, &mut rec.lag);
+                true
+            }
         }
-        if self.now < self.pace_next_ns {
-            return false;
-        }
-        // Behind schedule by more than a second: do not try to catch up in a burst.
-        self.pace_next_ns =
-            self.pace_next_ns.max(self.now.saturating_sub(1_000_000_000)) + self.pace_interval_ns;
-        true
-    }
-
-    pub(super) fn set_pace(&mut self, tps: Option<f64>) {
-        self.pace_interval_ns = tps.map_or(0, |t| (1e9 / t.max(0.01)) as u64);
     }
 
     /// Under a target, sets the transaction rate from the I/Os per transaction seen lately:
     /// the counts halve every second, so the last few seconds weigh most (writes start late,
     /// once the cache fills) while low rates still have enough to go on.
     pub(super) fn retune_pace(&mut self) {
-        let Some(target) = self.cfg.target_iops else { return };
+        let (Some(target), Some(pacer)) = (self.cfg.target_iops, &mut self.pacer) else { return };
         let (ios, ops) = self.paced_counts;
         if ops >= 20 && ios > 0 {
-            self.set_pace(Some(target * ops as f64 / ios as f64));
+            pacer.set_rate(transaction_rate(target * ops as f64 / ios as f64));
             self.paced_counts = (ios / 2, ops / 2);
         }
     }
@@ -297,4 +293,19 @@ impl Instance {
         self.sessions[i].wait = Wait::Idle;
         self.queues.active -= 1;
     }
+}
+
+/// How far behind its schedule the pacer may fall: starts older than this are dropped, so
+/// that a stall is not followed by a burst of more than a second's transactions.
+const CATCH_UP: Duration = Duration::from_secs(1);
+
+/// The pacer of a run under `target_iops`: a third under the target until the I/Os per
+/// transaction are known (`retune_pace`).
+pub(super) fn target_pacer(target_iops: f64) -> Pacer {
+    Pacer::at_rate(transaction_rate(target_iops / 1.5), CatchUp::Within(CATCH_UP))
+}
+
+/// The transaction rate to pace at for `tps`: at least one every 100 s.
+fn transaction_rate(tps: f64) -> f64 {
+    tps.max(0.01)
 }
