@@ -11,6 +11,7 @@ use super::sched::{Finished, Job, Request, Sched};
 use super::spec::{Mode, ReplaySpec, Source};
 use super::timeline::{Kinds, Timeline, Unread};
 use crate::metrics::LatencyHistogram;
+use crate::run::pace::{self, Behind};
 use crate::run::{
     Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn, Started, StopFlag, Take,
     Warmup, Workload,
@@ -35,8 +36,8 @@ const PLAN: RunPlan = RunPlan {
 const DRAIN: Duration = Duration::from_secs(30);
 /// How often the reader, done reading, and the end look at what they wait for.
 const POLL: Duration = Duration::from_millis(20);
-/// Time-sync's lateness at p99 over which the replay fell behind the log.
-pub const FELL_BEHIND_P99: Duration = Duration::from_millis(10);
+/// Time-sync's lateness at p99 over which the replay fell behind the log: every paced run's.
+pub use crate::run::pace::FELL_BEHIND_P99;
 /// Requests read ahead per source: room for every worker many times over.
 fn window(in_flight: u32) -> usize {
     4096 + 64 * in_flight as usize
@@ -274,9 +275,7 @@ impl Lifecycle for Replay {
         let mut failures = self.end();
         let reading = lock(&self.shared.reading).clone();
         failures.extend(reading.failure.map(|e| e.to_string()));
-        let lateness = &driven.totals.lateness;
-        let fell_behind =
-            !lateness.is_empty() && lateness.quantile_ns(0.99) > FELL_BEHIND_P99.as_nanos() as u64;
+        let warning = pace::fell_behind(&driven.totals.lateness, BEHIND);
         let detail = ReplayDetail {
             mode: self.mode.name().into(),
             speed: self.mode.speed(),
@@ -286,10 +285,9 @@ impl Lifecycle for Replay {
             unread_lines: reading.unread.count,
             first_unread: reading.unread.first,
             unmatched_paths: reading.unread.unmatched,
-            fell_behind,
+            fell_behind: warning.is_some(),
             cold_start_s: cold_start_s(&work.p99s),
         };
-        let warning = fell_behind.then(|| fell_behind_warning(lateness));
         let mut out = driven.with(detail);
         out.warnings.extend(warning);
         out.failed(failures);
@@ -297,17 +295,13 @@ impl Lifecycle for Replay {
     }
 }
 
-fn fell_behind_warning(lateness: &LatencyHistogram) -> String {
-    let ms = |q: f64| lateness.quantile_ns(q) as f64 / 1e6;
-    format!(
-        "time-sync fell behind the log: requests started {:.1} ms late at p99 ({:.1} ms at most), over the \
-         {} ms a replay allows; latency counts from the log's time, so it includes the wait (more requests in \
-         flight, or a lower speed, may keep up)",
-        ms(0.99),
-        ms(1.0),
-        FELL_BEHIND_P99.as_millis()
-    )
-}
+/// How time-sync says it fell behind the log.
+const BEHIND: Behind = Behind {
+    schedule: "time-sync fell behind the log",
+    starts: "requests",
+    remedy: "latency counts from the log's time, so it includes the wait (more requests in flight, or \
+             a lower speed, may keep up)",
+};
 
 /// A type's latency at p99 over this factor of the run's usual (the median interval's) is
 /// not settled yet.

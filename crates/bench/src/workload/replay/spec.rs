@@ -3,6 +3,7 @@
 //! stops it (`strict`); the logs it reads (`Source`).
 
 use super::log;
+use crate::run::pace::Offsets;
 use std::time::Duration;
 
 /// Requests of one source running at once when none is said (fire-hose and time-sync).
@@ -50,11 +51,12 @@ impl Mode {
     }
 
     /// When a request `log_ns` after the first one that applies is due, ns after the run's
-    /// start: at once in fire-hose.
+    /// start: at once in fire-hose, at its offset in the log over the speed in time-sync (the
+    /// run's pacer, `run::pace::Offsets`).
     pub(super) fn due_ns(self, log_ns: i128) -> u64 {
         match self {
             Mode::FireHose { .. } => 0,
-            Mode::TimeSync { speed, .. } => (log_ns.max(0) as f64 / speed.max(1e-9)) as u64,
+            Mode::TimeSync { speed, .. } => Offsets::at_speed(speed).intended_ns(log_ns),
         }
     }
 }

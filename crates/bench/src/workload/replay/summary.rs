@@ -7,12 +7,9 @@
 //! &outcome, &outcome.detail)`); everything else is rebuilt from the intervals.
 
 use super::{ReplayData, ReplayOutcome, TypeFigures};
-use crate::metrics::LatencyHistogram;
-use crate::run::record::summary::{cpu_usage, ended, error_counts, outcome};
+use crate::run::record::summary::{cpu_usage, ended, error_counts, outcome, schedule_lag_ms};
 use crate::run::record::{RecordError, StoredRecord};
-use storbench_report::{
-    LatenessMs, Phases, ReplayResults, ReplaySourceResult, ReplayTypeResult, Results, Summary,
-};
+use storbench_report::{Phases, ReplayResults, ReplaySourceResult, ReplayTypeResult, Results, Summary};
 
 /// The summary of a finished (or interrupted) replay: `started` with the outcome's figures.
 pub fn summary(started: Summary, out: &ReplayOutcome, ended_at: &str) -> Summary {
@@ -54,7 +51,7 @@ fn results(out: &ReplayOutcome) -> ReplayResults {
         lat_ns: t.latency.summary(),
         by_type: t.by_type.iter().map(|(name, f)| (name.clone(), type_result(f, secs))).collect(),
         by_source: sources(t, &d.sources, secs),
-        lateness_ms: lateness_ms(&t.lateness),
+        lateness_ms: schedule_lag_ms(&t.lateness),
         cold_start_s: d.cold_start_s,
         unread_lines: d.unread_lines,
         first_unread: d.first_unread.clone(),
@@ -95,12 +92,4 @@ fn sources(t: &ReplayData, names: &[String], secs: f64) -> Vec<ReplaySourceResul
             }
         })
         .collect()
-}
-
-fn lateness_ms(h: &LatencyHistogram) -> Option<LatenessMs> {
-    (!h.is_empty()).then(|| LatenessMs {
-        p50: ms(h.quantile_ns(0.5)),
-        p99: ms(h.quantile_ns(0.99)),
-        max: ms(h.quantile_ns(1.0)),
-    })
 }
