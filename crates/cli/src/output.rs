@@ -210,6 +210,13 @@ pub fn errors_line(s: &Summary) -> Option<String> {
     Some(format!("{e}; {ONLY_COMPLETED}"))
 }
 
+/// A paced run's schedule lag under its table (how late starts were against their intended
+/// times); None for an unpaced run.
+pub fn lag_line(lag: Option<&storbench_report::LatenessMs>) -> Option<String> {
+    let l = lag?;
+    Some(format!("schedule lag: p50 {:.3} ms, p99 {:.3} ms, max {:.3} ms", l.p50, l.p99, l.max))
+}
+
 /// The evaluation at a glance: per workload, configuration and sweep point, the median
 /// headline of the repetitions, their range, and the run reported.
 pub fn evaluation_table(e: &storbench_report::evaluation::Evaluation) -> String {

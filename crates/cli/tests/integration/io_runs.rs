@@ -164,6 +164,64 @@ fn a_rate_cap_holds_the_iops_near_the_target() {
     assert!(service <= lat, "service time is part of the latency from the intended start: {service} > {lat}");
 }
 
+/// The cells of `column` in the bundle's `timeseries.csv`, each with its row's phase.
+pub(crate) fn series_column(bundle: &Path, column: &str) -> Vec<(String, String)> {
+    let csv = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let at = header.iter().position(|c| *c == column).unwrap_or_else(|| panic!("no {column}: {header:?}"));
+    let phase = header.iter().position(|c| *c == "phase").unwrap();
+    let cells = |l: &str| l.split(',').map(str::to_string).collect::<Vec<_>>();
+    csv.lines().skip(1).map(cells).map(|c| (c[phase].clone(), c[at].clone())).collect()
+}
+
+/// A one- or two-second job on the null engine into `results`, its summary.json.
+fn null_json(results: &Path, extra: &[&str]) -> serde_json::Value {
+    let base = ["io", "--engine", "null", "--ramp", "0", "--json", "--output-dir"];
+    stdout_json(&storbench().args(base).arg(results).args(extra).assert().success())
+}
+
+#[test]
+fn a_rate_capped_run_has_its_schedule_lag_in_summary_and_series_and_rebuilds_it() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let s = null_json(&results, &["--rate-iops", "2000", "--runtime", "2s", "--iodepth", "4"]);
+    let lag = &s["results"]["schedule_lag_ms"];
+    let at = |q: &str| lag[q].as_f64().unwrap_or_else(|| panic!("no {q}: {lag}"));
+    assert!(0.0 <= at("p50") && at("p50") <= at("p99") && at("p99") <= at("max"), "{lag}");
+    let bundle = only_bundle(&results);
+    for column in ["schedule_lag_p99_ms", "schedule_lag_max_ms"] {
+        let cells = series_column(&bundle, column);
+        assert!(!cells.is_empty(), "{column}");
+        assert!(cells.iter().all(|(_, v)| v.parse::<f64>().is_ok_and(|ms| ms >= 0.0)), "{column}: {cells:?}");
+    }
+    crate::summarize::rebuilds_and_catches_an_edit(&results, "io", "read.ios");
+}
+
+#[test]
+fn an_unpaced_run_has_no_schedule_lag_and_its_lag_columns_stay_empty() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let s = null_json(&results, &["--runtime", "1s"]);
+    assert!(s["results"].get("schedule_lag_ms").is_none(), "no lag field, not zeros: {}", s["results"]);
+    let cells = series_column(&only_bundle(&results), "schedule_lag_p99_ms");
+    assert!(!cells.is_empty() && cells.iter().all(|(_, v)| v.is_empty()), "{cells:?}");
+}
+
+#[test]
+fn a_rate_the_run_cannot_keep_is_a_warning_with_its_lag_and_rebuilds() {
+    // A billion I/Os a second, one at a time: every I/O falls further behind its schedule.
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let s = null_json(&results, &["--rate-iops", "1000000000", "--runtime", "1s", "--iodepth", "1"]);
+    let p99 = s["results"]["schedule_lag_ms"]["p99"].as_f64().unwrap();
+    assert!(p99 > 10.0, "{}", s["results"]);
+    let warned = s["warnings"].as_array().unwrap().iter().filter_map(|w| w.as_str());
+    let behind: Vec<&str> =
+        warned.filter(|w| w.starts_with("the rate cap fell behind: I/Os started")).collect();
+    assert_eq!(behind.len(), 1, "{}", s["warnings"]);
+    crate::summarize::rebuilds_and_catches_an_edit(&results, "io", "read.ios");
+}
+
 #[test]
 fn a_power_meter_fills_the_power_column_and_without_one_the_summary_says_so() {
     let dir = disk_tempdir();

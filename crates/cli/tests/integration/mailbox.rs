@@ -54,7 +54,7 @@ pub(crate) fn tiny(changes: &[(&'static str, &'static str)]) -> Vec<&'static str
 }
 
 /// The tiny test with the generous limits, then `changes`.
-fn generous(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
+pub(crate) fn generous(changes: &[(&'static str, &'static str)]) -> Vec<&'static str> {
     tiny(&[&GENEROUS[..], changes].concat())
 }
 

@@ -8,7 +8,7 @@ use std::path::Path;
 /// `summarize --check` passes on the run's bundle in `results`, and fails naming a field once
 /// `count` of `stream`'s first measured interval (of the stream's part `p0.` where the run has
 /// parts) is raised by one.
-fn rebuilds_and_catches_an_edit(results: &Path, stream: &str, count: &str) {
+pub(crate) fn rebuilds_and_catches_an_edit(results: &Path, stream: &str, count: &str) {
     let bundle = only_bundle(results);
     let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
     assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
@@ -170,4 +170,21 @@ fn a_bundle_with_a_background_stream_rebuilds_its_figures_and_an_edited_count_of
         .assert()
         .success();
     rebuilds_and_catches_an_edit(&results, "bg1", "write.ios");
+}
+
+#[test]
+fn a_mailbox_bundle_under_a_target_has_its_schedule_lag_and_rebuilds_it() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let args = crate::mailbox::generous(&[("--iops-per-mailbox", "2")]);
+    // A busy machine may miss the target (exit 1): the lag is there either way.
+    let code = crate::mailbox::mailbox(dir.path(), &args).output().unwrap().status.code();
+    assert!(matches!(code, Some(0 | 1)), "{code:?}");
+    let lag = &crate::support::bundle_summary(&results)["results"]["schedule_lag_ms"];
+    let at = |q: &str| lag[q].as_f64().unwrap_or_else(|| panic!("no {q}: {lag}"));
+    assert!(0.0 <= at("p50") && at("p50") <= at("p99") && at("p99") <= at("max"), "{lag}");
+    assert!(at("max") <= 1001.0, "the pacer never catches up more than 1 s: {lag}");
+    let paced = crate::io_runs::series_column(&only_bundle(&results), "schedule_lag_p99_ms");
+    assert!(paced.iter().any(|(_, v)| v.parse::<f64>().is_ok()), "{paced:?}");
+    rebuilds_and_catches_an_edit(&results, "mailbox", "p0.log_writes.ios");
 }

@@ -1,7 +1,7 @@
 //! io's tables on the terminal: one job's figures per direction, a profile set's jobs with
 //! "% of best".
 
-use crate::output::{errors_line, latency, new_table, si};
+use crate::output::{errors_line, lag_line, latency, new_table, si};
 use comfy_table::Table;
 use storbench_report::{DirectionResult, IoResults, Results, Summary};
 
@@ -20,7 +20,8 @@ pub fn job_table(s: &Summary) -> String {
             }
         }
     }
-    let notes = [errors_line(s), steady_line(s)];
+    let lag = io(s).and_then(|r| lag_line(r.schedule_lag_ms.as_ref()));
+    let notes = [errors_line(s), steady_line(s), lag];
     t.to_string() + &notes.into_iter().flatten().map(|l| format!("\n{l}")).collect::<String>()
 }
 

@@ -1,6 +1,6 @@
 //! mailbox's tables on the terminal.
 
-use crate::output::{errors_line, new_table};
+use crate::output::{errors_line, lag_line, new_table};
 use storbench_report::{Results, Summary};
 
 /// A mailbox test: the verdict and Jetstress's figures, then the database and log streams,
@@ -73,8 +73,12 @@ pub fn mailbox_table(s: &Summary) -> String {
             if k.pass { "ok".into() } else { "FAIL".into() },
         ]);
     }
-    let errors = errors_line(s).map(|l| format!("\n{l}")).unwrap_or_default();
-    format!("{head}\n{t}\n{c}{errors}")
+    let notes: String = [errors_line(s), lag_line(r.schedule_lag_ms.as_ref())]
+        .into_iter()
+        .flatten()
+        .map(|l| format!("\n{l}"))
+        .collect();
+    format!("{head}\n{t}\n{c}{notes}")
 }
 
 /// The trials of `mailbox --tune`: threads, mailboxes, result, IOPS.
