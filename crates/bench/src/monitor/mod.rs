@@ -11,6 +11,8 @@
 //! - [`memory`]: `MemAvailable` from `/proc/meminfo`.
 //! - [`device`]: path → block device, with partition, device-mapper and md layers.
 //! - [`disclosure`]: the full-disclosure inventory of CPUs, memory, devices, mounts and OS.
+//! - [`rebuild`]: md resync/recovery/check and btrfs replace/balance/scrub under a run's
+//!   devices, and a btrfs filesystem's member devices.
 //! - [`host`]: host name, kernel and CPU count for every summary.
 //! - [`sampler`]: [`SystemSampler`], one reading per interval and the rates between two.
 //! - [`power`]: watts from RAPL, IPMI, Redfish, PTDaemon or any meter, idle/active and perf/W;
@@ -23,6 +25,7 @@ pub mod diskstats;
 pub mod host;
 pub mod memory;
 pub mod power;
+pub mod rebuild;
 pub mod sampler;
 pub mod tls;
 
