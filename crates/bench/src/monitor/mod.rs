@@ -9,7 +9,8 @@
 //! - [`diskstats`]: `/proc/diskstats` counters and iostat's formulas.
 //! - [`cpu`]: `/proc/stat` CPU shares and our own `getrusage` time.
 //! - [`memory`]: `MemAvailable` from `/proc/meminfo`.
-//! - [`device`]: path → block device, with partition, device-mapper and md layers.
+//! - [`device`]: path → block device, with partition, device-mapper and md layers, and a
+//!   multi-device btrfs's members.
 //! - [`disclosure`]: the full-disclosure inventory of CPUs, memory, devices, mounts and OS.
 //! - [`rebuild`]: md resync/recovery/check and btrfs replace/balance/scrub under a run's
 //!   devices, and a btrfs filesystem's member devices.
@@ -29,6 +30,6 @@ pub mod rebuild;
 pub mod sampler;
 pub mod tls;
 
-pub use device::resolve_device;
+pub use device::{filesystem_devices, resolve_device};
 pub use host::host;
 pub use sampler::SystemSampler;

@@ -213,4 +213,4 @@ fn size(text: &str) -> Option<u64> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
