@@ -9,12 +9,18 @@
 //!   tests run on recorded files (tests/data/rebuild/md/), and the kernel's rebuild throttles.
 //! - [`btrfs`]: the status commands of btrfs-progs, run through [`crate::command`], and a
 //!   filesystem's member devices from `/sys/fs/btrfs/UUID/devices`.
+//! - [`watch`]: [`Watched`], what to read for a run, found from the paths it uses (md arrays
+//!   anywhere in their device stacks, btrfs mounts), one reading of it all, and what is
+//!   abnormal when a run starts.
 //!
 //! Readers never panic on odd input: a torn or unknown file gives `None` (not md, nothing
 //! known), an unparsable command output gives an error.
 
 pub mod btrfs;
 pub mod md;
+pub mod watch;
+
+pub use watch::Watched;
 
 /// What kind of storage stack reported the activity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
