@@ -147,7 +147,12 @@ pub(crate) fn parent_disk(sys: &Path, name: &str) -> Option<String> {
 
 /// The names in a device's `slaves/` directory (the devices it is built from), sorted.
 pub(crate) fn slaves(dir: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(dir.join("slaves")) else {
+    entry_names(&dir.join("slaves"))
+}
+
+/// The names in a sysfs directory, sorted; empty when it cannot be read.
+pub(crate) fn entry_names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();

@@ -8,13 +8,13 @@
 //! devices replaced, balanced and scrubbed) in tests/data/rebuild/btrfs/; the parsers also take
 //! the older scrub wording ("running for") and sizes with units.
 
-use std::fs;
 use std::io;
 use std::path::Path;
 use std::time::Duration;
 
 use super::{Action, RebuildActivity, StackKind};
 use crate::command::{self, Ending};
+use crate::monitor::device::entry_names;
 use crate::run::StopFlag;
 
 /// A status command answers at once; one that takes longer is stuck (a hung device).
@@ -24,25 +24,17 @@ const STATUS_OUTPUT_LIMIT: usize = 16 << 10;
 /// The kernel names of the block devices of the btrfs filesystem `fsid` (its UUID), sorted;
 /// empty when sysfs does not know it.
 pub fn members(sys: &Path, fsid: &str) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(sys.join("fs/btrfs").join(fsid).join("devices")) else {
-        return Vec::new();
-    };
-    let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
-    names.sort();
-    names
+    entry_names(&sys.join("fs/btrfs").join(fsid).join("devices"))
 }
 
 /// The UUID of the btrfs filesystem that has the block device `name` (kernel name) among its
 /// members; `None` when no mounted btrfs has it.
 pub fn fsid_of_device(sys: &Path, name: &str) -> Option<String> {
-    let mut ids: Vec<String> = fs::read_dir(sys.join("fs/btrfs"))
-        .ok()?
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+    let filesystems = sys.join("fs/btrfs");
+    entry_names(&filesystems)
+        .into_iter()
         .filter(|id| id != "features")
-        .collect();
-    ids.sort();
-    ids.into_iter()
-        .find(|id| sys.join("fs/btrfs").join(id).join("devices").join(name).symlink_metadata().is_ok())
+        .find(|id| filesystems.join(id).join("devices").join(name).symlink_metadata().is_ok())
 }
 
 /// Reads one status command's stdout; `None` when it is none of the answers known.

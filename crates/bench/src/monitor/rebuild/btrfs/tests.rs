@@ -1,4 +1,6 @@
 use super::*;
+use crate::target::device::tests::run as sh;
+use std::fs;
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -170,23 +172,6 @@ impl Drop for LoopRaid1 {
             let _ = sh("losetup", &["--detach", &format!("/dev/{device}")]);
         }
     }
-}
-
-/// Runs a setup command; its stdout, or a message naming it and its stderr.
-fn sh(program: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("{program}: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "{program} {args:?}: {}: {}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr).trim()
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
 
 #[test]
