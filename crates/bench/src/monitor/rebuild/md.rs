@@ -141,7 +141,8 @@ pub fn parse_mdstat(text: &str) -> Vec<MdstatEntry> {
 fn array_line(line: &str) -> Option<MdstatEntry> {
     let (name, rest) = line.split_once(" : ")?;
     let name = name.trim();
-    if !name.starts_with("md") || name.contains(char::is_whitespace) {
+    // A kernel name is one path component: a torn line never names a path elsewhere.
+    if !name.starts_with("md") || name.contains(|c: char| c.is_whitespace() || c == '/') {
         return None;
     }
     let mut words = rest.split_whitespace();
