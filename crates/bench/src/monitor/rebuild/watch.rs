@@ -105,11 +105,17 @@ mod tests {
         for id in ["1", "2"] {
             fs::write(devinfo.join(id).join("scrub_speed_max"), "1m").unwrap();
         }
-        // Not output(): the scrub it leaves in the background holds its pipes to the end.
+        // -B: the scrub is this child, which the test waits for after cancelling it, so that
+        // nothing holds the filesystem when it is unmounted.
         let quiet = || Stdio::null();
-        let mut start = Command::new("btrfs");
-        start.args(["scrub", "start"]).arg(&raid.mount).stdout(quiet()).stderr(quiet());
-        assert!(start.status().unwrap().success());
+        let mut scrub = Command::new("btrfs");
+        let mut scrub = scrub
+            .args(["scrub", "start", "-B"])
+            .arg(&raid.mount)
+            .stdout(quiet())
+            .stderr(quiet())
+            .spawn()
+            .unwrap();
         let watched = Watched::for_paths(&[&raid.mount]).unwrap();
         let mut seen = None;
         crate::testing::wait_until(
@@ -123,6 +129,7 @@ mod tests {
             },
         );
         let _ = Command::new("btrfs").args(["scrub", "cancel"]).arg(&raid.mount).stdout(quiet()).status();
+        let _ = scrub.wait();
         let scrub = seen.unwrap();
         assert_eq!((scrub.kind, scrub.action, scrub.paused), (StackKind::Btrfs, Action::Scrub, false));
         assert_eq!(scrub.device, raid.mount.to_string_lossy());

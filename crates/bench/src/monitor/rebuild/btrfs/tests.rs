@@ -165,8 +165,15 @@ impl LoopRaid1 {
 
 impl Drop for LoopRaid1 {
     fn drop(&mut self) {
-        if self.mounted {
-            let _ = sh("umount", &[self.mount.to_str().unwrap_or_default()]);
+        // A process that used the filesystem (a scrub ending) may hold it a moment longer;
+        // unmounted, the temporary directory's removal cannot reach into it.
+        let mount = self.mount.to_str().unwrap_or_default();
+        let tries = if self.mounted { 50 } else { 0 };
+        for _ in 0..tries {
+            if sh("umount", &[mount]).is_ok() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
         }
         for device in &self.devices {
             let _ = sh("losetup", &["--detach", &format!("/dev/{device}")]);
