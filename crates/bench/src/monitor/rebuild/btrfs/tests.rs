@@ -107,6 +107,10 @@ fn members_and_fsid_are_read_from_sysfs() {
     assert_eq!(fsid_of_device(Path::new("/nonexistent/storbench"), "loop0"), None);
 }
 
+/// Each loop device's size: sparse, so only what a test writes takes room; a replace needs
+/// room beside the data (1 GiB devices holding 384 MiB refuse one with ENOSPC).
+const IMAGE_SIZE: u64 = 2 << 30;
+
 /// A btrfs RAID1 of two loop devices over sparse files, mounted; unmounted and detached on
 /// drop even when a test fails.
 pub(crate) struct LoopRaid1 {
@@ -115,6 +119,8 @@ pub(crate) struct LoopRaid1 {
     pub(crate) devices: Vec<String>,
     /// The filesystem's UUID as mkfs.btrfs printed it.
     pub(crate) fsid: String,
+    /// Every loop device attached, members and spares, for the drop to detach.
+    attached: Vec<String>,
     mounted: bool,
     dir: tempfile::TempDir,
 }
@@ -139,12 +145,17 @@ impl LoopRaid1 {
         let dir = tempfile::tempdir_in("/var/tmp").map_err(|e| e.to_string())?;
         let mount = dir.path().join("mnt");
         fs::create_dir(&mount).map_err(|e| e.to_string())?;
-        let mut fs = LoopRaid1 { mount, devices: Vec::new(), fsid: String::new(), mounted: false, dir };
+        let mut fs = LoopRaid1 {
+            mount,
+            devices: Vec::new(),
+            fsid: String::new(),
+            attached: Vec::new(),
+            mounted: false,
+            dir,
+        };
         for image in ["a.img", "b.img"] {
-            let path = fs.dir.path().join(image);
-            fs::File::create(&path).and_then(|f| f.set_len(256 << 20)).map_err(|e| e.to_string())?;
-            let node = sh("losetup", &["--find", "--show", path.to_str().unwrap()])?;
-            fs.devices.push(node.trim_start_matches("/dev/").to_owned());
+            let device = fs.attach(image)?;
+            fs.devices.push(device);
         }
         let nodes: Vec<String> = fs.devices.iter().map(|d| format!("/dev/{d}")).collect();
         let mut mkfs = vec!["-f", "-d", "raid1", "-m", "raid1"];
@@ -161,6 +172,17 @@ impl LoopRaid1 {
         fs.devices.sort();
         Ok(fs)
     }
+
+    /// A loop device of the same size over a new file `image`, not in the filesystem: its
+    /// kernel name.
+    pub(crate) fn attach(&mut self, image: &str) -> Result<String, String> {
+        let path = self.dir.path().join(image);
+        fs::File::create(&path).and_then(|f| f.set_len(IMAGE_SIZE)).map_err(|e| e.to_string())?;
+        let node = sh("losetup", &["--find", "--show", path.to_str().unwrap()])?;
+        let name = node.trim_start_matches("/dev/").to_owned();
+        self.attached.push(name.clone());
+        Ok(name)
+    }
 }
 
 impl Drop for LoopRaid1 {
@@ -175,7 +197,7 @@ impl Drop for LoopRaid1 {
             }
             std::thread::sleep(std::time::Duration::from_millis(100));
         }
-        for device in &self.devices {
+        for device in &self.attached {
             let _ = sh("losetup", &["--detach", &format!("/dev/{device}")]);
         }
     }
@@ -204,4 +226,47 @@ fn a_status_command_on_something_not_btrfs_is_an_error() {
     let err = sample(dir.path(), &StopFlag::new()).unwrap_err();
     assert!(matches!(err, StatusError::Failed { .. } | StatusError::Unreadable { .. }), "{err}");
     assert!(err.to_string().contains("btrfs replace status -1"), "{err}");
+}
+
+#[test]
+fn a_real_btrfs_replace_is_read_while_it_runs_and_its_target_joins_the_members() {
+    let Some(mut raid) = LoopRaid1::new() else { return };
+    // 512 MiB to copy, committed: the replace lasts about a second (256 MiB took 0.25 s).
+    let data = raid.mount.join("data");
+    let chunk: Vec<u8> = (0..4u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
+    let mut file = fs::File::create(&data).unwrap();
+    for _ in 0..128 {
+        std::io::Write::write_all(&mut file, &chunk).unwrap();
+    }
+    rustix::fs::syncfs(&file).unwrap();
+    let spare = raid.attach("spare.img").unwrap();
+    let (old, mount) = (format!("/dev/{}", raid.devices[0]), raid.mount.clone());
+    let mut replace = Command::new("btrfs");
+    replace.args(["replace", "start", "-B", "-f", &old, &format!("/dev/{spare}")]).arg(&mount);
+    let mut replace = replace.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // Read as the run would, back to back, until the replace ends.
+    let mut seen = Vec::new();
+    while replace.try_wait().unwrap().is_none() {
+        seen.extend(
+            sample(&mount, &StopFlag::new()).unwrap().into_iter().filter(|r| r.action == Action::Replace),
+        );
+    }
+    let done = replace.wait_with_output().unwrap();
+    assert!(done.status.success(), "{done:?}");
+    let reading = seen.first().expect("a reading while the replace ran");
+    assert_eq!(
+        (reading.kind, reading.paused, reading.device.as_str()),
+        (StackKind::Btrfs, false, mount.to_str().unwrap())
+    );
+    let progress: Vec<f64> = seen.iter().map(|r| r.done_pct.expect("a replace says how far it is")).collect();
+    assert!(
+        progress.windows(2).all(|w| w[0] <= w[1]) && progress.iter().all(|p| *p <= 100.0),
+        "{progress:?}"
+    );
+    // Done: idle again, and sysfs lists the new device in place of the old.
+    let idle = RebuildActivity::new(mount.to_string_lossy(), StackKind::Btrfs, Action::Idle);
+    assert_eq!(sample(&mount, &StopFlag::new()).unwrap(), [idle]);
+    let mut expected = vec![raid.devices[1].clone(), spare];
+    expected.sort();
+    assert_eq!(members(Path::new("/sys"), &raid.fsid), expected);
 }
