@@ -149,3 +149,26 @@ pub fn replay_log(bytes: &[u8]) {
         }
     }
 }
+
+/// What a rebuild reading reads (`/proc/mdstat`, btrfs-progs' replace, balance and scrub
+/// status): any bytes give readings whose percent is 0 to 100, or nothing; never a panic.
+pub fn rebuild_status(bytes: &[u8]) {
+    use storbench_bench::monitor::rebuild::{RebuildActivity, btrfs, md};
+    let in_range = |r: &RebuildActivity| {
+        assert!(r.done_pct.is_none_or(|p| (0.0..=100.0).contains(&p)), "{r:?}");
+    };
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    std::fs::create_dir(dir.path().join("proc")).expect("proc/");
+    std::fs::write(dir.path().join("proc/mdstat"), bytes).expect("writing the input");
+    let text = String::from_utf8_lossy(bytes);
+    let mut names: Vec<String> = md::parse_mdstat(&text).into_iter().map(|e| e.name).collect();
+    names.push("md0".into());
+    for reading in md::sample(dir.path(), &names) {
+        in_range(&reading);
+    }
+    for parse in [btrfs::parse_replace, btrfs::parse_balance, btrfs::parse_scrub] {
+        if let Some(btrfs::Status::Running(reading)) = parse(&text) {
+            in_range(&reading);
+        }
+    }
+}

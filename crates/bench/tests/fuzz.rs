@@ -1,7 +1,8 @@
 //! Fuzzing storbench_bench's readers of files on stable, inside `cargo test` (fuzz/harness.rs
 //! says how; fuzz/checks/bench.rs holds what each target promises, shared with the cargo-fuzz
 //! targets): the integrity journal and page checker, the integrity and mailbox manifests, the
-//! latency histograms and a replay's request logs, from the files a short run wrote (fuzz/corpus/), damaged. Checksums
+//! latency histograms, a replay's request logs and the rebuild status readers (mdstat,
+//! btrfs-progs' status output), from the files a short run wrote (fuzz/corpus/), damaged. Checksums
 //! would stop nearly every damaged record or page at the first check, so the journal and page
 //! targets also re-seal what they damaged, and build records and histograms field by field
 //! from the edges of each field's type.
@@ -190,6 +191,11 @@ proptest! {
     }
 
     #[test]
+    fn a_damaged_mdstat_or_btrfs_status_gives_readings_in_range_or_none(bytes in mutated(corpus("rebuild_status"), 6)) {
+        checking(|| checks::rebuild_status(&bytes));
+    }
+
+    #[test]
     fn a_damaged_mailbox_manifest_loads_or_is_refused(bytes in json_damaged(corpus("mailbox_manifest"), 6)) {
         checking(|| checks::mailbox_manifest(&bytes));
     }
@@ -222,6 +228,15 @@ fn every_seed_is_what_storbench_wrote_and_reads() {
         let format =
             storbench_bench::workload::replay::log::Format::detect(text).expect("a log of a known format");
         assert!(!format.name().is_empty());
+    }
+    for bytes in corpus("rebuild_status") {
+        use storbench_bench::monitor::rebuild::btrfs;
+        let text = std::str::from_utf8(&bytes).unwrap();
+        let btrfs_running = [btrfs::parse_replace, btrfs::parse_balance, btrfs::parse_scrub]
+            .iter()
+            .any(|parse| matches!(parse(text), Some(btrfs::Status::Running(_))));
+        let mdstat = storbench_bench::monitor::rebuild::md::parse_mdstat(text);
+        assert!(btrfs_running || mdstat.len() == 1, "{text}");
     }
     for bytes in corpus("mailbox_manifest") {
         let dir = tempfile::tempdir().unwrap();

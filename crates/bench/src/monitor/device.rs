@@ -4,6 +4,8 @@
 //! `/sys/dev/block/MAJ:MIN`, whose link names the kernel device. Filesystems that report an
 //! anonymous device number (btrfs, overlayfs) are found through the mount source in
 //! `/proc/self/mountinfo` instead; memory filesystems (tmpfs, ramfs) have no device at all.
+//! A multi-device btrfs spans more than its mount source: [`filesystem_devices`] lists all its
+//! members (`/sys/fs/btrfs/UUID/devices`).
 //! Everything about the device is read from sysfs under a root given as an argument, so the
 //! tests can run on a fake tree.
 
@@ -44,6 +46,37 @@ pub(crate) fn resolve_with(sys: &Path, mountinfo: &Path, path: &Path) -> io::Res
     Ok(mount_source(&text, &canonical)
         .filter(|source| source.starts_with("/dev/"))
         .and_then(|source| describe_node(sys, Path::new(&source))))
+}
+
+/// Every block device the filesystem holding `path` spans: each member of a multi-device
+/// btrfs (listed in `/sys/fs/btrfs/UUID/devices`, sorted by name), else the one device
+/// [`resolve_device`] finds. A block-device node is its own one device. Empty where there is
+/// no block device (tmpfs); an error only when `path` itself cannot be examined.
+///
+/// [`resolve_device`] names a btrfs RAID1 of loop0 and loop1 by its mount source alone; this
+/// names both, so that the counters of every disk the data and a rebuild touch can be read.
+pub fn filesystem_devices(path: &Path) -> io::Result<Vec<DeviceInfo>> {
+    let Some(first) = resolve_device(path)? else {
+        return Ok(Vec::new());
+    };
+    if fs::metadata(path)?.file_type().is_block_device() {
+        return Ok(vec![first]);
+    }
+    Ok(with_btrfs_members(Path::new(SYSFS), first))
+}
+
+/// The members of the btrfs filesystem `device` belongs to, or `device` alone when it belongs
+/// to none (or sysfs lists no member).
+fn with_btrfs_members(sys: &Path, device: DeviceInfo) -> Vec<DeviceInfo> {
+    let Some(fsid) = super::rebuild::btrfs::fsid_of_device(sys, &device.name) else {
+        return vec![device];
+    };
+    let members = super::rebuild::btrfs::members(sys, &fsid);
+    if members.is_empty() {
+        return vec![device];
+    }
+    let number = |name: &str| read_text(&block_dir(sys, name).join("dev")).unwrap_or_default();
+    members.iter().map(|name| describe(sys, name, number(name))).collect()
 }
 
 /// Describes the device behind a `/dev` node named as a mount source.
@@ -114,7 +147,12 @@ pub(crate) fn parent_disk(sys: &Path, name: &str) -> Option<String> {
 
 /// The names in a device's `slaves/` directory (the devices it is built from), sorted.
 pub(crate) fn slaves(dir: &Path) -> Vec<String> {
-    let Ok(entries) = fs::read_dir(dir.join("slaves")) else {
+    entry_names(&dir.join("slaves"))
+}
+
+/// The names in a sysfs directory, sorted; empty when it cannot be read.
+pub(crate) fn entry_names(dir: &Path) -> Vec<String> {
+    let Ok(entries) = fs::read_dir(dir) else {
         return Vec::new();
     };
     let mut names: Vec<String> = entries.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect();
@@ -451,6 +489,51 @@ pub(crate) mod tests {
     #[test]
     fn a_missing_path_is_an_error() {
         assert!(resolve_device(Path::new("/nonexistent/storbench/x")).is_err());
+    }
+
+    #[test]
+    fn a_btrfs_member_brings_every_member_of_its_filesystem() {
+        let sys = FakeSys::new();
+        sys.disk("loop0", "7:0", "0", 512, 512);
+        sys.disk("loop1", "7:1", "0", 512, 512);
+        for name in ["loop1", "loop0"] {
+            let link = sys.root().join(format!("fs/btrfs/0f7e-uuid/devices/{name}"));
+            fs::create_dir_all(link.parent().unwrap()).unwrap();
+            symlink(format!("../../../../devices/virtual/block/{name}"), link).unwrap();
+        }
+        let first = describe_dev(sys.root(), 7, 0).unwrap();
+        let all = with_btrfs_members(sys.root(), first);
+        let names: Vec<(&str, &str)> = all.iter().map(|d| (d.name.as_str(), d.dev.as_str())).collect();
+        assert_eq!(names, [("loop0", "7:0"), ("loop1", "7:1")]);
+        // A device no btrfs lists stays alone.
+        let sdc = describe_dev(sys.root(), 8, 32).unwrap();
+        assert_eq!(with_btrfs_members(sys.root(), sdc.clone()), vec![sdc]);
+    }
+
+    #[test]
+    fn a_file_on_a_real_btrfs_raid1_resolves_to_both_loop_devices() {
+        let Some(raid) = crate::monitor::rebuild::btrfs::tests::LoopRaid1::new() else { return };
+        let file = raid.mount.join("data");
+        fs::write(&file, b"x").unwrap();
+        let all = filesystem_devices(&file).unwrap();
+        assert_eq!(all.iter().map(|d| d.name.clone()).collect::<Vec<_>>(), raid.devices);
+        assert!(all.iter().all(|d| d.dev.starts_with("7:") && d.kind == "disk"), "{all:?}");
+        // resolve_device keeps naming one device (its callers are unchanged).
+        let one = resolve_device(&file).unwrap().unwrap();
+        assert!(raid.devices.contains(&one.name), "{one:?}");
+        // The loop device's node is one device, not the filesystem on it.
+        let node = Path::new("/dev").join(&raid.devices[1]);
+        assert_eq!(filesystem_devices(&node).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn a_file_on_ext4_or_tmpfs_has_its_one_device_or_none() {
+        assert!(filesystem_devices(Path::new("/dev/shm")).unwrap().is_empty());
+        assert!(filesystem_devices(Path::new("/nonexistent/storbench/x")).is_err());
+        let Some((name, _)) = var_tmp_device() else { return };
+        let file = tempfile::NamedTempFile::new_in("/var/tmp").unwrap();
+        let all = filesystem_devices(file.path()).unwrap();
+        assert_eq!(all.iter().map(|d| d.name.as_str()).collect::<Vec<_>>(), [name.as_str()]);
     }
 
     #[test]

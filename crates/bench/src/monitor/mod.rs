@@ -9,8 +9,11 @@
 //! - [`diskstats`]: `/proc/diskstats` counters and iostat's formulas.
 //! - [`cpu`]: `/proc/stat` CPU shares and our own `getrusage` time.
 //! - [`memory`]: `MemAvailable` from `/proc/meminfo`.
-//! - [`device`]: path → block device, with partition, device-mapper and md layers.
+//! - [`device`]: path → block device, with partition, device-mapper and md layers, and a
+//!   multi-device btrfs's members.
 //! - [`disclosure`]: the full-disclosure inventory of CPUs, memory, devices, mounts and OS.
+//! - [`rebuild`]: md resync/recovery/check and btrfs replace/balance/scrub under a run's
+//!   devices, and a btrfs filesystem's member devices.
 //! - [`host`]: host name, kernel and CPU count for every summary.
 //! - [`sampler`]: [`SystemSampler`], one reading per interval and the rates between two.
 //! - [`power`]: watts from RAPL, IPMI, Redfish, PTDaemon or any meter, idle/active and perf/W;
@@ -23,9 +26,10 @@ pub mod diskstats;
 pub mod host;
 pub mod memory;
 pub mod power;
+pub mod rebuild;
 pub mod sampler;
 pub mod tls;
 
-pub use device::resolve_device;
+pub use device::{filesystem_devices, resolve_device};
 pub use host::host;
 pub use sampler::SystemSampler;

@@ -446,7 +446,7 @@ fn is_mbr(head: &[u8]) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::os::fd::OwnedFd;
     use std::process::{Command, Stdio};
@@ -688,7 +688,7 @@ garbage line
     }
 
     /// Runs a command, returning stdout or a message naming the command and its stderr.
-    fn run(program: &str, args: &[&str]) -> Result<String, String> {
+    pub(crate) fn run(program: &str, args: &[&str]) -> Result<String, String> {
         let out = Command::new(program)
             .args(args)
             .stdin(Stdio::null())
