@@ -156,6 +156,7 @@ pub fn measure(
     work: impl FnOnce(&mut Recording, Summary) -> Result<Finished>,
 ) -> Result<Measured> {
     let null = start.targets.is_empty();
+    let rebuilding = rebuilding(&start.targets, stop);
     let (streams, entries) = background::build(start.background, start.background_dir, null, stop)?;
     let dir = dir.make()?;
     let _log = console::log_run(&dir)?;
@@ -178,6 +179,7 @@ pub fn measure(
     let mut summary = done.summary;
     summary.background = background_results(&recording.sampler.streams, start.background);
     let first_added = summary.warnings.len();
+    summary.warnings.extend(rebuilding);
     summary.warnings.extend(recording.sampler.streams.warnings().iter().cloned());
     summary.warnings.extend(power::warning());
     let said = summary.warnings.len();
@@ -195,6 +197,25 @@ pub fn measure(
     say!("bundle: {}", dir.display());
     let active_watts = recording.bundle.active_watts(&summary);
     Ok(Measured { summary, bundle: dir, active_watts })
+}
+
+/// A warning for each rebuild, resync, scrub or degraded array under the run's `targets` as it
+/// starts (md from /proc and sysfs, btrfs from its status commands): its figures are those of
+/// storage doing other work, not of normal storage. What cannot be read is not a warning.
+fn rebuilding(targets: &[&Path], stop: &StopFlag) -> Vec<String> {
+    use storbench_bench::monitor::rebuild::{Watched, describe};
+    let Ok(watched) = Watched::for_paths(targets) else { return Vec::new() };
+    let (active, _unread) = watched.active_at_start(stop);
+    active
+        .iter()
+        .map(|r| {
+            format!(
+                "{} was under way when the run started: these figures are of storage rebuilding, \
+                 not of normal storage",
+                describe(r)
+            )
+        })
+        .collect()
 }
 
 /// A database's version and settings for `disclosure.json`; a server that will not tell them

@@ -7,10 +7,10 @@ use std::process::Command;
 use storbench_bench::testing::skip;
 
 /// A loop device over a file; detached when dropped.
-struct Loop(String);
+pub(crate) struct Loop(pub(crate) String);
 
 impl Loop {
-    fn attach(file: &Path) -> Option<Loop> {
+    pub(crate) fn attach(file: &Path) -> Option<Loop> {
         let out = Command::new("losetup").args(["--find", "--show"]).arg(file).output().ok()?;
         let dev = String::from_utf8_lossy(&out.stdout).trim().to_string();
         (out.status.success() && !dev.is_empty()).then_some(Loop(dev))
