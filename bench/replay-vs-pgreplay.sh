@@ -643,7 +643,8 @@ def record(args):
     if len(t) == 4:
         wall, user, sys_, rss = float(t[0]), float(t[1]), float(t[2]), int(t[3])
         row.update(wall_s=wall, cpu_s=user + sys_, maxrss_kb=rss)
-        if a["busy"] and a["server"] and a["hz"]:
+        # A run stopped by --timeout has no CPU figure of the tool's (it was killed unwaited).
+        if a["status"] == "ok" and a["busy"] and a["server"] and a["hz"]:
             hz = float(a["hz"])
             row["server_cpu_s"] = float(a["server"]) / hz
             foreign = (float(a["busy"]) / hz - row["cpu_s"] - row["server_cpu_s"]) / wall if wall else 0.0
