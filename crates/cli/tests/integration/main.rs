@@ -17,6 +17,7 @@ mod io_runs;
 mod mailbox;
 mod oltp;
 mod oltp_servers;
+mod private_pg;
 mod rebuild;
 mod replay;
 mod replay_record;

@@ -2,6 +2,7 @@
 //! in its own order, the figures per type and per source, the bundle's rebuild, time-sync's
 //! pacing, and the bad day (no database named, an unreadable log, a server that is not there).
 
+use crate::private_pg::PrivatePostgres;
 use crate::support::{ServerDb, bundle_summary, only_bundle, refused, storbench};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -287,4 +288,110 @@ fn a_postgres_stderr_log_with_its_own_prefix_replays_and_a_wrong_prefix_is_refus
         ]),
         "--log-line-prefix",
     );
+}
+
+/// Statements of database `db` in a csvlog, counted apart from storbench's reader: records whose
+/// database column is `db` and whose message is a statement (`log_statement = 'all'` with the
+/// extended protocol writes `execute NAME: SQL`).
+fn statements_in_csvlog(csvlog: &str, db: &str) -> u64 {
+    let of_db = format!(",\"{db}\",");
+    let logged = |l: &&str| l.contains(",LOG,00000,\"statement: ") || l.contains(",LOG,00000,\"execute ");
+    csvlog.lines().filter(|l| l.contains(&of_db)).filter(logged).count() as u64
+}
+
+/// What a pgbench run leaves in `db`, times left out: every account's balance, the tellers' and
+/// branches' balances, the history's rows.
+fn pgbench_rows(pg: &PrivatePostgres, db: &str) -> [String; 4] {
+    [
+        "SELECT md5(string_agg(aid || ':' || abalance, ',' ORDER BY aid)), sum(abalance) FROM pgbench_accounts",
+        "SELECT string_agg(tid || ':' || tbalance, ',' ORDER BY tid) FROM pgbench_tellers",
+        "SELECT string_agg(bid || ':' || bbalance, ',' ORDER BY bid) FROM pgbench_branches",
+        "SELECT count(*), md5(string_agg(concat_ws(':', tid, bid, aid, delta), ',' ORDER BY tid, bid, aid, delta)) \
+         FROM pgbench_history",
+    ]
+    .map(|sql| pg.sql(db, sql).trim().to_string())
+}
+
+/// A private instance that logs every statement to a csvlog, as a DBA sets one up to capture.
+fn logging_instance() -> Option<PrivatePostgres> {
+    PrivatePostgres::start(&[
+        ("logging_collector", "on"),
+        ("log_destination", "'csvlog'"),
+        ("log_directory", "'log'"),
+        ("log_filename", "'postgresql.log'"),
+        ("log_statement", "'all'"),
+        ("lc_messages", "'C'"),
+        ("fsync", "off"),
+    ])
+}
+
+/// pgbench ARGS on `pg`, which must succeed; its statements logged only when `logged`. Its
+/// output.
+fn pgbench(pg: &PrivatePostgres, logged: bool, args: &[&str]) -> String {
+    let mut cmd = std::process::Command::new(pg.program("pgbench"));
+    if !logged {
+        cmd.env("PGOPTIONS", "-c log_statement=none");
+    }
+    let out = cmd
+        .args(["-h", "127.0.0.1", "-p", &pg.port.to_string(), "-U", "postgres"])
+        .args(args)
+        .output()
+        .expect("pgbench runs");
+    assert!(out.status.success(), "pgbench {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The csvlog's text once it holds everything logged so far: the collector writes what the
+/// server's processes send it in order, so once a statement sent now is in the log, everything
+/// sent before it is too. The marker is logged on database `postgres`.
+fn settled_csvlog(pg: &PrivatePostgres) -> String {
+    let marker = "SELECT 'storbench: the client has ended'";
+    let out =
+        std::process::Command::new("psql").args([&pg.url("postgres"), "-XAtqc", marker]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csvlog = pg.log_dir().join("postgresql.csv");
+    let mut text = String::new();
+    storbench_bench::testing::wait_until("the marker in the csvlog", Duration::from_secs(30), || {
+        text = std::fs::read_to_string(&csvlog).unwrap_or_default();
+        text.contains(marker)
+    });
+    text
+}
+
+#[test]
+fn a_csvlog_captured_from_a_real_server_replays_on_a_copy_with_the_same_rows() {
+    let Some(pg) = logging_instance() else { return };
+    // The test's own statements are not logged (PrivatePostgres::sql): the log holds the client's.
+    pg.sql("postgres", "CREATE DATABASE orig");
+    pgbench(&pg, false, &["-i", "-q", "-s", "1", "orig"]);
+    pg.sql("postgres", "CREATE DATABASE copy TEMPLATE orig");
+    let before = pgbench_rows(&pg, "copy");
+    // The client: tpcb-like (five statements a transaction between BEGIN and END, the branch's
+    // row shared by every client) over the extended protocol with prepared statements, so the
+    // log holds `execute` lines with their parameters apart.
+    let said = pgbench(&pg, true, &["-n", "-M", "prepared", "-c", "4", "-j", "2", "-T", "3", "orig"]);
+    let transactions = said
+        .lines()
+        .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+        .and_then(|n| n.split(['/', ' ']).next()?.parse::<u64>().ok())
+        .expect("pgbench says how many transactions it made");
+    let original = pgbench_rows(&pg, "orig");
+    assert_ne!(original, before, "the client changed the database");
+    let text = settled_csvlog(&pg);
+    let logged = statements_in_csvlog(&text, "orig");
+    assert!(logged >= 7 * transactions, "{logged} statements logged for {transactions} transactions");
+
+    // The log as captured, taken off the server as a DBA would: the server goes on logging
+    // (the replay's own statements among them), and a replay reads its log as it streams.
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "postgresql.csv", &text);
+    let results = dir.path().join("results");
+    // The log names the original database; --database keeps its sessions (not the marker's).
+    let args = ["replay", &log, "--format", "pg-csvlog", "--url", &pg.url("copy"), "--database", "orig"];
+    storbench().args(args).arg("--output-dir").arg(&results).assert().code(0);
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["errors"]["total"].as_u64(), r["unread_lines"].as_u64()), (Some(0), Some(0)), "{r}");
+    assert_eq!((r["calls"].as_u64(), r["recorded_calls"].as_u64()), (Some(logged), Some(logged)), "{r}");
+    assert!(r["by_type"]["BEGIN"]["calls"].as_u64() >= Some(transactions), "{r}");
+    assert_eq!(pgbench_rows(&pg, "copy"), original, "the copy after the replay, against the original");
 }
