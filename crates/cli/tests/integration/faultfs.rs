@@ -86,6 +86,7 @@ pub struct FaultFs {
 /// A mounted FaultFs; unmounted when dropped.
 pub struct Mounted {
     session: Option<fuser::BackgroundSession>,
+    point: PathBuf,
     pub log: std::sync::Arc<Mutex<Vec<Injected>>>,
     read_rate: std::sync::Arc<AtomicU64>,
 }
@@ -100,8 +101,12 @@ impl Mounted {
 
 impl Drop for Mounted {
     fn drop(&mut self) {
-        if let Some(s) = self.session.take() {
-            let _ = s.umount_and_join();
+        // A process the test started may still hold a file there (EBUSY): detach the mount
+        // then, so that no test leaves a mount behind.
+        if let Some(s) = self.session.take()
+            && s.umount_and_join().is_err()
+        {
+            let _ = std::process::Command::new("umount").arg("-l").arg(&self.point).status();
         }
     }
 }
@@ -138,7 +143,7 @@ pub fn mount(
             wait_until("the FUSE mount to answer", Duration::from_secs(30), || {
                 std::fs::metadata(mountpoint).is_ok_and(|m| Some(m.dev()) != parent_dev)
             });
-            Some(Mounted { session: Some(session), log, read_rate })
+            Some(Mounted { session: Some(session), point: mountpoint.to_path_buf(), log, read_rate })
         }
         Err(e) => {
             skip(
