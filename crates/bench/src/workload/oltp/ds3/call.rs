@@ -193,40 +193,26 @@ impl Call {
         CALL_TYPES[i]
     }
 
-    /// The call as `browse`'s argument, where it is a browse.
-    fn browse(&self) -> Option<(Browse<'_>, u32)> {
-        match self {
-            Call::BrowseByCategory { category, batch } => Some((Browse::Category(*category), *batch)),
-            Call::BrowseByActor { actor, batch } => Some((Browse::Actor(actor), *batch)),
-            Call::BrowseByTitle { title, batch } => Some((Browse::Title(title), *batch)),
-            _ => None,
-        }
-    }
-
-    /// The call as `get_reviews`' arguments, where it is one.
-    fn get_reviews(&self) -> Option<(i64, ReviewOrder, u32)> {
-        match *self {
-            Call::GetReviews { prod_id, batch } => Some((prod_id, ReviewOrder::Helpful, batch)),
-            Call::GetReviewsByStars { prod_id, stars, batch } => {
-                Some((prod_id, ReviewOrder::Stars(stars), batch))
-            }
-            Call::GetReviewsByDate { prod_id, batch } => Some((prod_id, ReviewOrder::Date, batch)),
-            _ => None,
-        }
-    }
-
     /// Runs the call on `s`, with the ids `ids` says this database gave in place of the
     /// recorded ones (and noting those it gives now). An answer that is no row (a login that
     /// matches nobody, a taken user name, an order rolled back for want of stock) is an answer,
     /// not an error, as it was for the site.
     pub fn run(&self, s: &mut dyn Session, ids: &mut Ids) -> DbResult<()> {
-        if let Some((by, batch)) = self.browse() {
-            return s.browse(by, batch).map(drop);
-        }
-        if let Some((prod_id, order, batch)) = self.get_reviews() {
-            return s.get_reviews(prod_id, order, batch).map(drop);
-        }
         match self {
+            Call::BrowseByCategory { category, batch } => {
+                s.browse(Browse::Category(*category), *batch).map(drop)
+            }
+            Call::BrowseByActor { actor, batch } => s.browse(Browse::Actor(actor), *batch).map(drop),
+            Call::BrowseByTitle { title, batch } => s.browse(Browse::Title(title), *batch).map(drop),
+            Call::GetReviews { prod_id, batch } => {
+                s.get_reviews(*prod_id, ReviewOrder::Helpful, *batch).map(drop)
+            }
+            Call::GetReviewsByStars { prod_id, stars, batch } => {
+                s.get_reviews(*prod_id, ReviewOrder::Stars(*stars), *batch).map(drop)
+            }
+            Call::GetReviewsByDate { prod_id, batch } => {
+                s.get_reviews(*prod_id, ReviewOrder::Date, *batch).map(drop)
+            }
             Call::Login { username, password } => s.login(username, password).map(drop),
             Call::NewCustomer { customer, id } if customer.region == 0 => {
                 let region = if customer.country == "US" { 1 } else { 2 };
@@ -277,7 +263,6 @@ impl Call {
                 };
                 s.purchase(&order).map(drop)
             }
-            _ => unreachable!("browse and get_reviews are run above"),
         }
     }
 
