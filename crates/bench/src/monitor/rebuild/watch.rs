@@ -29,6 +29,9 @@ impl Watched {
         let mountinfo = fs::read_to_string(MOUNTINFO).unwrap_or_default();
         let mut watched = Watched::default();
         for path in paths {
+            // A file the run has yet to create (a first run's data file) is on its directory's
+            // storage.
+            let path = path.ancestors().find(|p| p.exists()).unwrap_or(path);
             for top in device::filesystem_devices(path)? {
                 for name in device::layers(Path::new("/sys"), &top.name) {
                     push_new(&mut watched.devices, name);
@@ -134,6 +137,13 @@ mod tests {
         assert_eq!((scrub.kind, scrub.action, scrub.paused), (StackKind::Btrfs, Action::Scrub, false));
         assert_eq!(scrub.device, raid.mount.to_string_lossy());
         assert!(scrub.done_pct.is_some_and(|p| p < 100.0), "{scrub:?}");
+    }
+
+    #[test]
+    fn a_file_not_made_yet_is_watched_on_its_directorys_storage() {
+        let dir = tempfile::tempdir().unwrap();
+        let later = dir.path().join("not-yet").join("storbench-io.dat");
+        assert_eq!(Watched::for_paths(&[&later]).unwrap(), Watched::for_paths(&[dir.path()]).unwrap());
     }
 
     #[test]
