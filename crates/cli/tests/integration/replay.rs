@@ -8,18 +8,22 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::db::{BackendKind, Database, sql::Statement, sql::Value, sqlite::Sqlite};
 
-/// A PostgreSQL csvlog (PG 15's columns) of `requests`: (seconds after the first, session, SQL).
-fn csvlog(requests: &[(f64, &str, String)]) -> String {
+/// A PostgreSQL csvlog (PG 15's columns) of `requests`: (seconds after the first, session, SQL
+/// or, written as it is, a `disconnection: ...` message).
+fn csvlog<S: AsRef<str>>(requests: &[(f64, S, String)]) -> String {
     let mut out = String::new();
     for (i, (at, session, sql)) in requests.iter().enumerate() {
+        let session = session.as_ref();
+        let message =
+            if sql.starts_with("disconnection: ") { sql.clone() } else { format!("statement: {sql}") };
         let ms = (at * 1000.0).round() as u64;
         let time = format!("2026-11-26 05:{:02}:{:02}.{:03} UTC", ms / 60_000, ms / 1000 % 60, ms % 1000);
         out.push_str(&format!(
             "{time},\"app\",\"shop\",{pid},\"[local]\",{session},{n},\"idle\",2026-11-26 05:00:00 UTC,3/1,0,LOG,00000,\
-             \"statement: {sql}\",,,,,,,,,\"psql\",\"client backend\",,0\n",
+             \"{message}\",,,,,,,,,\"psql\",\"client backend\",,0\n",
             pid = 1000 + session.len(),
             n = i + 1,
-            sql = sql.replace('"', "\"\""),
+            message = message.replace('"', "\"\""),
         ));
     }
     out
@@ -111,6 +115,56 @@ fn a_postgres_replay_leaves_the_rows_the_log_made_with_no_error() {
     let rows =
         server.sql_in("SELECT (SELECT count(*) FROM sbreplay_pg_0) + (SELECT count(*) FROM sbreplay_pg_1)");
     assert_eq!(rows.trim(), "60");
+}
+
+/// A login role of `server` that may hold at most `limit` connections at once, dropped at
+/// the end; its URL to the test's database.
+struct LimitedRole<'a>(&'a ServerDb);
+
+impl<'a> LimitedRole<'a> {
+    fn new(server: &'a ServerDb, limit: u32) -> (Self, String) {
+        server.sql(&format!("CREATE ROLE {} LOGIN CONNECTION LIMIT {limit}", server.name));
+        let url = server.url();
+        let (scheme, rest) = url.split_once("://").unwrap();
+        let host = rest.split_once('@').map_or(rest, |(_, host)| host);
+        (LimitedRole(server), format!("{scheme}://{}@{host}", server.name))
+    }
+}
+
+impl Drop for LimitedRole<'_> {
+    fn drop(&mut self) {
+        self.0.sql(&format!("DROP ROLE IF EXISTS {}", self.0.name));
+    }
+}
+
+#[test]
+fn sessions_close_at_their_disconnection_so_many_short_ones_fit_a_servers_connection_limit() {
+    let Some(server) = ServerDb::new(BackendKind::Postgres, "replayend") else { return };
+    server.sql(&format!("CREATE DATABASE {}", server.name));
+    // 150 sessions of two statements each, one after another, as a client that connects per
+    // unit of work: at most a few are open at any time in the original.
+    let mut requests = Vec::new();
+    for k in 0..150u32 {
+        let (at, session) = (f64::from(k) * 0.004, format!("6b07bdf6.{k:x}"));
+        requests.push((at, session.clone(), format!("SELECT {k}")));
+        requests.push((at + 0.001, session.clone(), format!("SELECT {k} + 1")));
+        let bye = "disconnection: session time: 0:00:00.002 user=app database=shop host=[local]";
+        requests.push((at + 0.002, session, bye.to_string()));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "pg.csv", &csvlog(&requests));
+    // The role may hold 5 connections: had the replay kept each session's, the sixth would be
+    // refused ("too many connections for role").
+    let (_role, url) = LimitedRole::new(&server, 5);
+    let results = dir.path().join("results");
+    storbench()
+        .args(["replay", &log, "--url", &url, "--in-flight", "2", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .code(0);
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(300), Some(0)), "{r}");
+    assert_eq!(r["recorded_calls"].as_u64(), Some(300), "a disconnection is no request: {r}");
 }
 
 #[test]

@@ -49,6 +49,17 @@ pub(super) enum Conn {
     Ds3(Box<dyn ds3::Session>, Ids),
 }
 
+impl Conn {
+    /// This connection, to be used by another session: the ids the last one's calls made are
+    /// not the next one's.
+    pub(super) fn for_another_session(self) -> Conn {
+        match self {
+            Conn::Ds3(session, _) => Conn::Ds3(session, Ids::default()),
+            sql => sql,
+        }
+    }
+}
+
 /// A failed request: its kind and the database's message.
 pub(super) type Failed = (DbErrorKind, String);
 

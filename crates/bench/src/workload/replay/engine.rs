@@ -7,7 +7,8 @@
 use super::ReplayError;
 use super::conn::{Connect, send};
 use super::data::{Answer, ReplayData, SourceRecorder};
-use super::sched::{Finished, Job, Request, Sched};
+use super::log::What;
+use super::sched::{Finished, Item, Job, Request, Sched};
 use super::spec::{Mode, ReplaySpec, Source};
 use super::timeline::{Kinds, Timeline, Unread};
 use crate::metrics::LatencyHistogram;
@@ -352,20 +353,27 @@ const BATCH: usize = 64;
 /// a stop request or the run's end.
 fn feed(shared: &Shared, timeline: &mut Timeline, mode: Mode, stop: &StopFlag) -> Result<(), ReplayError> {
     let batch = if matches!(mode, Mode::FireHose { .. }) { BATCH } else { 1 };
-    let mut batches: Vec<Vec<(String, Request)>> =
+    let mut batches: Vec<Vec<(String, Item)>> =
         shared.scheds.iter().map(|_| Vec::with_capacity(batch)).collect();
     // Request types, and how many of them the driver can name.
     let (mut kinds, mut published) = (Kinds::default(), 0);
     let mut first_at = None;
     while let Some((source, e)) = timeline.next()? {
+        let body = match e.what {
+            What::Request(body) => body,
+            What::End(close) => {
+                batches[source].push((e.session, Item::End(close)));
+                continue;
+            }
+        };
         let first = *first_at.get_or_insert(e.at_ns);
         let kind = kinds.index(&e.kind);
         if kinds.names.len() > published {
             lock(&shared.kinds).push(kinds.names[kind as usize].clone());
             published += 1;
         }
-        let request = Request { kind, due_ns: mode.due_ns(e.at_ns - first), at_ns: e.at_ns, body: e.body };
-        batches[source].push((e.session, request));
+        let request = Request { kind, due_ns: mode.due_ns(e.at_ns - first), at_ns: e.at_ns, body };
+        batches[source].push((e.session, Item::Request(request)));
         let first_read = timeline.applied == 1;
         if (batches[source].len() >= batch || first_read)
             && !shared.scheds[source].push(&mut batches[source], stop)

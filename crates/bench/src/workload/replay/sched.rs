@@ -7,10 +7,12 @@
 //! worker is free, and never more than the workers at once.
 //!
 //! The reader reads ahead a bounded window of requests (`window`); it waits while that many
-//! are read and not started. A session whose requests have all run and which the log has not
-//! named for `SESSION_IDLE_END` of log time is taken as ended: its connection is closed (a
-//! later request of it opens a new one), so that a log of many short sessions holds neither
-//! connections nor memory for those that are over.
+//! are read and not started. A session ends where its log says so (a disconnection, a web
+//! request's end): once its requests have run, its connection is closed, or given to the
+//! source's pool for a later session that has none (a web tier's pool), and its name may
+//! start a new session. A session whose requests have all run and which the log has not named
+//! for `SESSION_IDLE_END` of log time is taken as ended too (a log that does not say). So a
+//! log of many short sessions holds neither connections nor memory for those that are over.
 //!
 //! Waiting: idle workers wait on `work`; at most one waits, with a timeout, for the earliest
 //! request not yet due (`timer`, time-sync); the reader waits on `room`. Each is woken only
@@ -19,7 +21,7 @@
 
 use super::conn::Conn;
 use super::data::{Answer, SourceRecorder};
-use super::log::Body;
+use super::log::{Body, Close};
 use crate::run::StopFlag;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap, VecDeque};
@@ -43,6 +45,13 @@ pub(super) struct Request {
     /// Its time in the log.
     pub at_ns: i128,
     pub body: Body,
+}
+
+/// What the reader hands a scheduler for a session, in the log's order.
+pub(super) enum Item {
+    Request(Request),
+    /// The session is over.
+    End(Close),
 }
 
 /// A request handed to a worker, with its session's connection (None until one is opened).
@@ -86,6 +95,8 @@ struct Session {
     conn: Option<Conn>,
     /// The log time of its latest request read.
     last_at: i128,
+    /// The log said it is over: what becomes of its connection once its requests have run.
+    end: Option<Close>,
 }
 
 #[derive(Default)]
@@ -115,6 +126,8 @@ struct State {
     last_error: Option<String>,
     newest_at: i128,
     read_since_sweep: usize,
+    /// Connections of ended sessions kept for sessions that have none (`Close::Pool`).
+    pool: Vec<Conn>,
 }
 
 /// One source's scheduler.
@@ -169,12 +182,20 @@ impl Sched {
         self.room.notify_all();
     }
 
-    /// Adds each request of `batch` (session, request) to the end of its session's queue,
-    /// waiting while the window is full; false when the run is halted or `stop` asked first.
-    /// Empties `batch`.
-    pub(super) fn push(&self, batch: &mut Vec<(String, Request)>, stop: &StopFlag) -> bool {
+    /// Adds each request of `batch` (session, item) to the end of its session's queue, or
+    /// ends the session, waiting while the window is full; false when the run is halted or
+    /// `stop` asked first. Empties `batch`.
+    pub(super) fn push(&self, batch: &mut Vec<(String, Item)>, stop: &StopFlag) -> bool {
         let mut s = self.lock();
-        for (session, request) in batch.drain(..) {
+        let mut closing = Vec::new();
+        for (session, item) in batch.drain(..) {
+            let request = match item {
+                Item::Request(request) => request,
+                Item::End(close) => {
+                    closing.extend(s.end(&session, close));
+                    continue;
+                }
+            };
             while s.queued >= self.window && !s.halted {
                 if stop.is_stopped() {
                     return false;
@@ -189,9 +210,9 @@ impl Sched {
             s.add(session, request);
             self.nudge(&mut s);
         }
-        let ended = s.sweep();
+        closing.extend(s.sweep());
         drop(s);
-        drop(ended);
+        drop(closing);
         true
     }
 
@@ -200,8 +221,12 @@ impl Sched {
     /// halted.
     pub(super) fn next(&self, finished: Option<Finished>) -> Option<Job> {
         let mut s = self.lock();
-        if let Some(f) = finished {
-            s.finish(f);
+        let closing = finished.and_then(|f| s.finish(f));
+        if closing.is_some() {
+            // A connection closes outside the lock: it may wait on the server.
+            drop(s);
+            drop(closing);
+            s = self.lock();
         }
         loop {
             if s.halted || (!s.reading && s.queued == 0) {
@@ -234,7 +259,7 @@ impl Sched {
         let sn = &mut s.sessions[slot];
         let (_, request) = sn.queue.pop_front().expect("a ready session has a request");
         sn.running = true;
-        let conn = sn.conn.take();
+        let conn = sn.conn.take().or_else(|| s.pool.pop());
         (s.queued, s.running) = (s.queued - 1, s.running + 1);
         if s.reader_waits && s.queued <= self.window / 2 {
             self.room.notify_one();
@@ -297,12 +322,13 @@ impl State {
             self.sessions.push(Session::default());
             self.sessions.len() - 1
         });
-        self.sessions[slot].last_at = i128::MIN;
+        self.sessions[slot] = Session { last_at: i128::MIN, ..Session::default() };
         self.by_name.insert(name, slot);
         slot
     }
 
-    fn finish(&mut self, f: Finished) {
+    /// Takes `f` back; the connection to close where its session is over with it.
+    fn finish(&mut self, f: Finished) -> Option<Conn> {
         self.running -= 1;
         self.rec.record(f.kind, f.answer, f.lateness_ns);
         if f.message.is_some() {
@@ -310,8 +336,38 @@ impl State {
         }
         let sn = &mut self.sessions[f.slot];
         (sn.running, sn.conn) = (false, f.conn);
-        if let Some((seq, next)) = sn.queue.front() {
-            self.ready.push(Reverse((next.due_ns, *seq, f.slot)));
+        match sn.queue.front() {
+            Some((seq, next)) => {
+                self.ready.push(Reverse((next.due_ns, *seq, f.slot)));
+                None
+            }
+            None if sn.end.is_some() => self.release(f.slot),
+            None => None,
+        }
+    }
+
+    /// Session `name` is over: it lets its connection go now when nothing of it is queued or
+    /// running, else after its last request (its name may start a new session meanwhile).
+    /// The connection to close, if any.
+    fn end(&mut self, name: &str, close: Close) -> Option<Conn> {
+        let slot = self.by_name.remove(name)?;
+        let sn = &mut self.sessions[slot];
+        sn.end = Some(close);
+        (!sn.running && sn.queue.is_empty()).then(|| self.release(slot)).flatten()
+    }
+
+    /// Frees ended session `slot`: its connection goes to the pool or is given back to be
+    /// closed.
+    fn release(&mut self, slot: usize) -> Option<Conn> {
+        let sn = &mut self.sessions[slot];
+        let (conn, close) = (sn.conn.take(), sn.end);
+        self.free.push(slot);
+        match (conn, close) {
+            (Some(conn), Some(Close::Pool)) => {
+                self.pool.push(conn.for_another_session());
+                None
+            }
+            (conn, _) => conn,
         }
     }
 
@@ -341,9 +397,17 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::replay::testing::counted;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-    fn request(at_s: i128, due_ns: u64) -> Request {
-        Request { kind: 0, due_ns, at_ns: at_s * 1_000_000_000, body: Body::Sql(format!("at {at_s}")) }
+    fn request(at_s: i128, due_ns: u64) -> Item {
+        Item::Request(Request {
+            kind: 0,
+            due_ns,
+            at_ns: at_s * 1_000_000_000,
+            body: Body::Sql(format!("at {at_s}")),
+        })
     }
 
     fn done(job: Job) -> Finished {
@@ -405,5 +469,70 @@ mod tests {
         let s = sched.lock();
         assert_eq!((s.by_name.len(), s.sessions.len()), (3, 3));
         assert_eq!(s.by_name["newer"], 0, "the ended session's slot went to a new one");
+    }
+
+    /// `job` done on connection `conn`.
+    fn done_on(job: Job, conn: Conn) -> Finished {
+        job.finished(Some(conn), Answer::Done { latency_ns: 1 }, None, None)
+    }
+
+    #[test]
+    fn a_session_the_log_ends_closes_its_connection_after_its_last_request_and_its_name_starts_anew() {
+        let sched = Sched::new(100, false);
+        let stop = StopFlag::new();
+        let closed = Arc::new(AtomicU64::new(0));
+        let end = Item::End(Close::Disconnect);
+        let mut batch = vec![("a".into(), request(1, 0)), ("a".into(), request(2, 0)), ("a".into(), end)];
+        assert!(sched.push(&mut batch, &stop));
+        sched.release(Instant::now());
+        let first = sched.next(None).unwrap();
+        assert!(first.conn.is_none(), "a new session opens its connection");
+        let second = sched.next(Some(done_on(first, counted(&closed)))).unwrap();
+        assert!(second.conn.is_some(), "the session's second request runs on its connection");
+        assert_eq!(closed.load(Relaxed), 0, "not closed while the session has requests");
+        assert!(sched.push(&mut vec![("a".into(), request(3, 0))], &stop));
+        let again = sched.next(Some(done_on(second, counted(&closed)))).unwrap();
+        assert_eq!(closed.load(Relaxed), 2, "both connections handed back were closed");
+        assert!(again.conn.is_none(), "the name's new session opens a connection of its own");
+        let s = sched.lock();
+        assert_eq!((s.by_name.len(), s.sessions.len(), s.pool.len()), (1, 2, 0));
+    }
+
+    #[test]
+    fn a_session_ended_with_nothing_left_closes_at_once() {
+        let sched = Sched::new(100, false);
+        let stop = StopFlag::new();
+        let closed = Arc::new(AtomicU64::new(0));
+        assert!(sched.push(&mut vec![("a".into(), request(1, 0))], &stop));
+        sched.release(Instant::now());
+        let job = sched.next(None).unwrap();
+        let closing = sched.lock().finish(done_on(job, counted(&closed)));
+        assert!(closing.is_none(), "kept: the log has not ended the session");
+        assert!(sched.push(&mut vec![("a".into(), Item::End(Close::Disconnect))], &stop));
+        assert_eq!(closed.load(Relaxed), 1);
+        assert_eq!(sched.lock().free, vec![0]);
+    }
+
+    #[test]
+    fn a_web_requests_connection_goes_to_the_pool_and_the_next_session_takes_it() {
+        let sched = Sched::new(100, false);
+        let stop = StopFlag::new();
+        let closed = Arc::new(AtomicU64::new(0));
+        let pool = || Item::End(Close::Pool);
+        let mut batch =
+            vec![("#1".into(), request(1, 0)), ("#1".into(), pool()), ("#2".into(), request(2, 0))];
+        assert!(sched.push(&mut batch, &stop));
+        sched.release(Instant::now());
+        let first = sched.next(None).unwrap();
+        let second = sched.next(None).unwrap();
+        assert!(first.conn.is_none() && second.conn.is_none(), "the pool is empty at first");
+        let closing = sched.lock().finish(done_on(first, counted(&closed)));
+        assert!(closing.is_none());
+        assert_eq!(sched.lock().pool.len(), 1, "#1's connection is pooled, not closed");
+        assert!(sched.push(&mut vec![("#3".into(), request(3, 0))], &stop));
+        let third = sched.next(None).unwrap();
+        assert!(third.conn.is_some(), "#3 takes the pooled connection");
+        assert_eq!(closed.load(Relaxed), 0);
+        drop((second, third));
     }
 }

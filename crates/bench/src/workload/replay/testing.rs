@@ -5,8 +5,8 @@
 //! A test request's SQL is `<VERB> <source> <session> <n>` (`SELECT s0 a 3`): its type is the
 //! verb, and the fake database reads the rest.
 
-use super::conn::Connect;
-use super::log::{Body, Entry, Read, statement_kind};
+use super::conn::{Conn, Connect};
+use super::log::{Body, Entry, Read, What, statement_kind};
 use super::spec::Source;
 use crate::db::sql::{Prepared, Row, SqlSession, Statement, Value};
 use crate::db::{DbError, DbErrorKind, DbResult};
@@ -24,7 +24,7 @@ pub(super) fn entry(session: &str, at_ns: i128, sql: &str) -> Entry {
         user: "app".into(),
         database: "db".into(),
         kind: statement_kind(sql),
-        body: Body::Sql(sql.into()),
+        what: What::Request(Body::Sql(sql.into())),
         line: 0,
     }
 }
@@ -73,6 +73,21 @@ impl<F: FnMut(&str) -> DbResult<()> + Send> SqlSession for TextOnly<F> {
 
 fn unsupported() -> DbError {
     DbError::new(DbErrorKind::Query, "the replay only sends text")
+}
+
+/// A connection that answers at once and counts into `closed` when it is closed (dropped).
+pub(super) fn counted(closed: &Arc<AtomicU64>) -> Conn {
+    struct Closes(Arc<AtomicU64>);
+    impl Drop for Closes {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Relaxed);
+        }
+    }
+    let closes = Closes(closed.clone());
+    Conn::Sql(Box::new(TextOnly(move |_: &str| {
+        let _held = &closes;
+        Ok(())
+    })))
 }
 
 /// A database that answers every statement at once and remembers nothing.

@@ -9,7 +9,7 @@
 //! there, in both.
 
 use super::ReplayError;
-use super::log::{Entry, LineError, Read};
+use super::log::{Entry, LineError, Read, What};
 use super::spec::{Filter, Mode, ReplaySpec, Source};
 use crate::run::StopFlag;
 use std::collections::{BTreeMap, HashMap};
@@ -142,8 +142,8 @@ impl Timeline {
         }
     }
 
-    /// The next request that applies, with its source's index; None after the last, or once
-    /// asked to quit. A line that cannot be read is an error when the replay is strict.
+    /// The next request that applies (or session end: ends are not counted as requests), with
+    /// its source's index; None after the last, or once asked to quit. A line that cannot be read is an error when the replay is strict.
     pub(super) fn next(&mut self) -> Result<Option<(usize, Entry)>, ReplayError> {
         loop {
             let quit = self.quit.iter().any(StopFlag::is_stopped);
@@ -155,7 +155,7 @@ impl Timeline {
             let origin = *self.origin.get_or_insert(e.at_ns);
             match self.filter.verdict(&e, e.at_ns - origin) {
                 Verdict::Applies => {
-                    self.applied += 1;
+                    self.applied += u64::from(matches!(e.what, What::Request(_)));
                     return Ok(Some((i, e)));
                 }
                 Verdict::After => self.open[i] = false,
@@ -230,6 +230,9 @@ pub fn preview(spec: &ReplaySpec, sources: Vec<Source>, stop: &StopFlag) -> Resu
     let mut kinds = Kinds::default();
     let mut span: Option<(i128, i128)> = None;
     while let Some((source, e)) = timeline.next()? {
+        if let What::End(_) = e.what {
+            continue;
+        }
         p.by_source[source].1 += 1;
         let kind = kinds.index(&e.kind) as usize;
         *p.by_type.entry(kinds.names[kind].clone()).or_default() += 1;

@@ -37,7 +37,46 @@ impl Body {
     }
 }
 
-/// One request of a log.
+/// What a log says of a session at a point: a request, or that the session is over.
+#[derive(Debug, Clone, PartialEq)]
+pub enum What {
+    Request(Body),
+    /// The session is over: its connection is let go once its requests have run, so that a
+    /// log of many short sessions never holds more connections than the original did.
+    End(Close),
+}
+
+/// What becomes of an ended session's connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Close {
+    /// The client disconnected (PostgreSQL's `disconnection:`, MySQL's `Quit`): closed, as
+    /// the original was.
+    Disconnect,
+    /// A web request is over: back to its source's pool for the next request, as a web tier's
+    /// connection pool keeps it.
+    Pool,
+}
+
+impl What {
+    /// Its SQL text; empty for a DS3 call or an end.
+    pub fn sql(&self) -> &str {
+        match self {
+            What::Request(body) => body.sql(),
+            What::End(_) => "",
+        }
+    }
+
+    /// Its type for the per-type figures when its requests are SQL text
+    /// ([`statement_kind`]); empty for an end.
+    pub fn sql_kind(&self) -> String {
+        match self {
+            What::Request(body) => statement_kind(body.sql()),
+            What::End(_) => String::new(),
+        }
+    }
+}
+
+/// One request of a log, or a session's end.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Entry {
     /// When the log says it started, nanoseconds since 1970 in the log's time zone.
@@ -49,9 +88,9 @@ pub struct Entry {
     pub database: String,
     /// Its type for the per-type figures: the statement's kind (`SELECT`, `UPDATE`, `BEGIN`),
     /// with the function or procedure it calls where it calls one (`SELECT login`); a DS3
-    /// call's name (`login`, `purchase`).
+    /// call's name (`login`, `purchase`); empty for an end.
     pub kind: String,
-    pub body: Body,
+    pub what: What,
     /// The line of the log it starts on (1 is the first).
     pub line: u64,
 }

@@ -6,7 +6,7 @@
 //! statement (user, thread, schema), `SET timestamp=N;` (its start, to the second) and the
 //! statement up to the next header.
 
-use super::{Body, Entry, LineError, Lines, Read, statement_kind, time};
+use super::{Body, Close, Entry, LineError, Lines, Read, What, time};
 use std::io::BufRead;
 
 /// The three lines a server writes when it opens a log (again at every restart).
@@ -103,17 +103,13 @@ impl<R: BufRead> GeneralLog<R> {
                 "Query" | "Execute" => {
                     let (id, first) = (c.id.to_string(), c.argument.to_string());
                     let sql = self.statement(first);
-                    let s = self.sessions.get(&id).cloned().unwrap_or_default();
-                    let kind = statement_kind(&sql);
-                    return Ok(Some(Entry {
-                        at_ns: self.at_ns,
-                        session: id,
-                        user: s.user,
-                        database: s.database,
-                        kind,
-                        body: Body::Sql(sql),
-                        line,
-                    }));
+                    return Ok(Some(self.entry_of(id, What::Request(Body::Sql(sql)), line)));
+                }
+                "Quit" => {
+                    let id = c.id.to_string();
+                    let end = self.entry_of(id, What::End(Close::Disconnect), line);
+                    self.sessions.remove(c.id);
+                    return Ok(Some(end));
                 }
                 _ => {}
             }
@@ -122,6 +118,13 @@ impl<R: BufRead> GeneralLog<R> {
 }
 
 impl<R: BufRead> GeneralLog<R> {
+    /// `what` of session `id` at the latest time, line `line`.
+    fn entry_of(&self, id: String, what: What, line: u64) -> Entry {
+        let s = self.sessions.get(&id).cloned().unwrap_or_default();
+        let kind = what.sql_kind();
+        Entry { at_ns: self.at_ns, session: id, user: s.user, database: s.database, kind, what, line }
+    }
+
     /// A statement with the lines after it that are not commands (its own line breaks).
     fn statement(&mut self, first: String) -> String {
         self.lines.joined(first, |t| (command(t).is_none() && !is_banner(t)).then_some(t))
@@ -194,9 +197,9 @@ impl<R: BufRead> SlowLog<R> {
             let Some(at_ns) = h.at_ns else {
                 return Err(LineError::new(line, "a statement without its SET timestamp"));
             };
-            let kind = statement_kind(&sql);
+            let what = What::Request(Body::Sql(sql));
             let (session, user, database) = (h.session, h.user, self.database.clone());
-            return Ok(Some(Entry { at_ns, session, user, database, kind, body: Body::Sql(sql), line }));
+            return Ok(Some(Entry { at_ns, session, user, database, kind: what.sql_kind(), what, line }));
         }
     }
 }
@@ -236,7 +239,7 @@ mod tests {
     }
 
     fn sqls(entries: &[Entry]) -> Vec<&str> {
-        entries.iter().map(|e| e.body.sql()).collect()
+        entries.iter().map(|e| e.what.sql()).collect()
     }
 
     const STATEMENTS: [&str; 6] = [
@@ -251,8 +254,9 @@ mod tests {
     #[test]
     fn mariadbs_general_log_gives_each_query_with_its_session_user_and_database() {
         let got = all(GeneralLog::new(GENERAL.as_bytes()));
-        let session: Vec<&Entry> = got.iter().filter(|e| e.session == "1384").collect();
-        assert_eq!(session.iter().map(|e| e.body.sql()).collect::<Vec<_>>(), STATEMENTS);
+        let session: Vec<&Entry> =
+            got.iter().filter(|e| e.session == "1384" && matches!(e.what, What::Request(_))).collect();
+        assert_eq!(session.iter().map(|e| e.what.sql()).collect::<Vec<_>>(), STATEMENTS);
         let e = session[0];
         assert_eq!((e.user.as_str(), e.database.as_str(), e.kind.as_str()), ("root", "test", "SELECT"));
         assert_eq!(
@@ -260,14 +264,14 @@ mod tests {
             time::parse_yymmdd("261126  5:12:51").unwrap(),
             "a line without a time has the last one's"
         );
-        assert_eq!(got[0].body.sql(), "SET GLOBAL slow_query_log=ON");
+        assert_eq!(got[0].what.sql(), "SET GLOBAL slow_query_log=ON");
     }
 
     #[test]
     fn mariadbs_slow_log_gives_the_same_statements_with_their_thread_and_schema() {
         let got = all(SlowLog::new(SLOW.as_bytes()));
         let session: Vec<&Entry> = got.iter().filter(|e| e.session == "1384").collect();
-        assert_eq!(session.iter().map(|e| e.body.sql()).collect::<Vec<_>>(), STATEMENTS);
+        assert_eq!(session.iter().map(|e| e.what.sql()).collect::<Vec<_>>(), STATEMENTS);
         assert!(
             session.iter().all(|e| e.user == "root"
                 && e.database == "test"
@@ -287,7 +291,13 @@ mod tests {
                     2026-11-26T05:12:51.200100Z\t   31 Execute\tSELECT price FROM products WHERE id = 7\n\
                     2026-11-26T05:12:51.300000Z\t   31 Quit\t\n";
         let got = all(GeneralLog::new(text.as_bytes()));
-        assert_eq!(sqls(&got), ["SELECT price FROM products WHERE id = 7"]);
+        assert_eq!(sqls(&got), ["SELECT price FROM products WHERE id = 7", ""]);
+        let quit = &got[1];
+        assert_eq!(
+            (&quit.what, quit.session.as_str(), quit.user.as_str()),
+            (&What::End(Close::Disconnect), "31", "app")
+        );
+        assert_eq!(quit.at_ns, time::parse_iso("2026-11-26T05:12:51.3Z").unwrap());
         assert_eq!((got[0].user.as_str(), got[0].database.as_str()), ("app", "shop"));
         assert_eq!(got[0].at_ns, time::parse_iso("2026-11-26T05:12:51.2001Z").unwrap());
     }
@@ -297,6 +307,6 @@ mod tests {
         let text = "garbage here\n\t\t  7 Query\tSELECT 2\n";
         let got: Vec<Read> = GeneralLog::new(text.as_bytes()).collect();
         assert_eq!(got[0].as_ref().unwrap_err().line, 1);
-        assert_eq!(got[1].as_ref().unwrap().body.sql(), "SELECT 2");
+        assert_eq!(got[1].as_ref().unwrap().what.sql(), "SELECT 2");
     }
 }

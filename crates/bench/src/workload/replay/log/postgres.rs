@@ -7,7 +7,7 @@
 //! lines, durations alone, connections and errors are not requests.
 
 use super::csv::Records;
-use super::{Body, Entry, LineError, Lines, Read, statement_kind, time};
+use super::{Body, Close, Entry, LineError, Lines, Read, What, time};
 use std::io::BufRead;
 
 /// The prefix pgreplay asks for, and the one assumed when none is given.
@@ -53,23 +53,18 @@ impl<R: BufRead> CsvLog<R> {
             if f[SEVERITY] != "LOG" {
                 continue;
             }
-            let Some(sql) = statement(&f[MESSAGE], &f[DETAIL]) else { continue };
+            let Some(what) = logged(&f[MESSAGE], &f[DETAIL]) else { continue };
             let Some(at_ns) = time::parse_iso(&f[LOG_TIME]) else {
                 return Err(LineError::new(line, format!("log_time {:?} is not a time", f[LOG_TIME])));
             };
-            let sql = match sql {
-                Ok(sql) => sql,
-                Err(why) => return Err(LineError::new(line, why)),
-            };
-            let kind = statement_kind(&sql);
-            let session = f[SESSION].clone();
+            let what = what.map_err(|why| LineError::new(line, why))?;
             return Ok(Some(Entry {
                 at_ns,
-                session,
+                session: f[SESSION].clone(),
                 user: f[USER].clone(),
                 database: f[DATABASE].clone(),
-                kind,
-                body: Body::Sql(sql),
+                kind: what.sql_kind(),
+                what,
                 line,
             }));
         }
@@ -115,17 +110,13 @@ impl<R: BufRead> StderrLog<R> {
             let Some(message) = rest.strip_prefix("LOG:  ") else { continue };
             let message = self.continued(message.to_string());
             let detail = self.detail_of(&fields);
-            let Some(sql) = statement(&message, &detail) else { continue };
+            let Some(what) = logged(&message, &detail) else { continue };
             let Some(at_ns) = time::parse_iso(&fields.time) else {
                 return Err(LineError::new(line, format!("{:?} is not a time", fields.time)));
             };
-            let sql = match sql {
-                Ok(sql) => sql,
-                Err(why) => return Err(LineError::new(line, why)),
-            };
-            let kind = statement_kind(&sql);
+            let what = what.map_err(|why| LineError::new(line, why))?;
             let Fields { session, user, database, .. } = fields;
-            return Ok(Some(Entry { at_ns, session, user, database, kind, body: Body::Sql(sql), line }));
+            return Ok(Some(Entry { at_ns, session, user, database, kind: what.sql_kind(), what, line }));
         }
     }
 }
@@ -248,8 +239,17 @@ fn split_time(s: &str) -> Option<(&str, &str)> {
     Some(s.split_at(clock_end + zone))
 }
 
-/// The statement a LOG message holds, with the parameters `detail` gives put in place; None
-/// for a message that is no request (parse, bind, a duration alone, a connection).
+/// What a LOG message says: a statement, with the parameters `detail` gives put in place, or
+/// the session's end (`disconnection:`, written with `log_disconnections = on`); None for a
+/// message that is neither (parse, bind, a duration alone, a connection).
+fn logged(message: &str, detail: &str) -> Option<Result<What, String>> {
+    if message.starts_with("disconnection: ") {
+        return Some(Ok(What::End(Close::Disconnect)));
+    }
+    statement(message, detail).map(|sql| sql.map(|sql| What::Request(Body::Sql(sql))))
+}
+
+/// The statement a LOG message (and its DETAIL) gives, if it gives one.
 fn statement(message: &str, detail: &str) -> Option<Result<String, String>> {
     let m = strip_duration(message);
     if let Some(sql) = m.strip_prefix("statement: ") {
@@ -378,7 +378,7 @@ mod tests {
                         e.user.clone(),
                         e.database.clone(),
                         e.kind.clone(),
-                        e.body.sql().to_string(),
+                        e.what.sql().to_string(),
                     );
                     m.entry(e.session.clone()).or_default().push(fields);
                 }
@@ -390,13 +390,14 @@ mod tests {
 
     #[test]
     fn log_statement_all_gives_each_statement_once_with_its_parameters_in_place() {
-        let got = all(CsvLog::new(CSV.as_bytes()));
+        let (got, ends): (Vec<Entry>, Vec<Entry>) =
+            all(CsvLog::new(CSV.as_bytes())).into_iter().partition(|e| matches!(e.what, What::Request(_)));
         let kinds: Vec<&str> = got.iter().map(|e| e.kind.as_str()).collect();
         // pgbench -M prepared: BEGIN and the first UPDATE of two clients, then one SELECT.
         assert_eq!(&kinds[..4], ["BEGIN", "BEGIN", "UPDATE", "UPDATE"], "{kinds:?}");
         let update = &got[2];
         assert_eq!(
-            update.body.sql(),
+            update.what.sql(),
             "UPDATE pgbench_accounts SET abalance = abalance + '-1464' WHERE aid = '36234';"
         );
         assert_eq!(
@@ -405,23 +406,31 @@ mod tests {
         );
         assert_eq!(update.at_ns, time::parse_iso("2026-11-26 05:04:54.418 UTC").unwrap());
         let last = got.last().unwrap();
-        assert_eq!(last.body.sql(), "SELECT 'it''s', E'a\\nb', now()");
-        assert!(got.iter().all(|e| !e.body.sql().contains("$1")), "no parameter left as a placeholder");
+        assert_eq!(last.what.sql(), "SELECT 'it''s', E'a\\nb', now()");
+        assert!(got.iter().all(|e| !e.what.sql().contains("$1")), "no parameter left as a placeholder");
+        // log_disconnections: each session's end, after its last statement.
+        let ended: Vec<&str> = ends.iter().map(|e| e.session.as_str()).collect();
+        assert_eq!(ended, ["6b07bdf6.3e9", "6b07bdf6.3ea", "6b07bdf6.3ec"]);
+        for end in &ends {
+            assert_eq!((&end.what, end.kind.as_str()), (&What::End(Close::Disconnect), ""));
+            let last = got.iter().filter(|e| e.session == end.session).map(|e| e.at_ns).max().unwrap();
+            assert!(end.at_ns >= last, "{end:?}");
+        }
     }
 
     #[test]
     fn log_min_duration_statement_gives_statements_after_their_duration_and_keeps_line_breaks() {
         let got = all(CsvLog::new(CSV_DURATION.as_bytes()));
-        let two = got.iter().find(|e| e.body.sql().contains("two")).expect("the psql statement");
-        assert_eq!(two.body.sql(), "SELECT 'it''s',\n  'two\nlines' AS \"q,x\";");
+        let two = got.iter().find(|e| e.what.sql().contains("two")).expect("the psql statement");
+        assert_eq!(two.what.sql(), "SELECT 'it''s',\n  'two\nlines' AS \"q,x\";");
         assert_eq!(two.kind, "SELECT");
-        let unnamed = got.iter().find(|e| e.body.sql().starts_with("UPDATE pgbench_accounts")).unwrap();
+        let unnamed = got.iter().find(|e| e.what.sql().starts_with("UPDATE pgbench_accounts")).unwrap();
         assert_eq!(
-            unnamed.body.sql(),
+            unnamed.what.sql(),
             "UPDATE pgbench_accounts SET abalance = abalance + '-2376' WHERE aid = '21527';"
         );
         assert!(
-            got.iter().any(|e| e.body.sql() == "select count(*) from pgbench_branches" && e.kind == "SELECT")
+            got.iter().any(|e| e.what.sql() == "select count(*) from pgbench_branches" && e.kind == "SELECT")
         );
     }
 
@@ -441,7 +450,7 @@ mod tests {
         let text = "not a log line\n2026-11-26 05:04:54.418 UTC|u|d|s1|LOG:  statement: SELECT 1\n";
         let got: Vec<Read> = StderrLog::new(text.as_bytes(), DEFAULT_PREFIX).unwrap().collect();
         assert_eq!(got[0].as_ref().unwrap_err().line, 1);
-        assert_eq!(got[1].as_ref().unwrap().body.sql(), "SELECT 1");
+        assert_eq!(got[1].as_ref().unwrap().what.sql(), "SELECT 1");
         let pid = "2026-11-26 05:04:54 UTC [812] LOG:  statement: SELECT 2\n";
         let got: Vec<Read> = StderrLog::new(pid.as_bytes(), "%t [%p] ").unwrap().collect();
         assert_eq!(got[0].as_ref().unwrap().session, "812");

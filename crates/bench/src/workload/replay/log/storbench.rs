@@ -3,7 +3,7 @@
 //! holds no user or database, so a replay's `--user` and `--database` filters do not apply to
 //! it. Blank lines are skipped.
 
-use super::{Body, Entry, LineError, Lines, Read};
+use super::{Body, Entry, LineError, Lines, Read, What};
 use crate::workload::oltp::requests::Line;
 use std::io::BufRead;
 
@@ -30,7 +30,7 @@ impl<R: BufRead> Iterator for RequestLog<R> {
                 user: String::new(),
                 database: String::new(),
                 kind: l.call.kind().to_string(),
-                body: Body::Ds3(l.call),
+                what: What::Request(Body::Ds3(l.call)),
                 line,
             })
         })
@@ -58,7 +58,7 @@ mod tests {
         assert_eq!((login.session.as_str(), login.kind.as_str(), login.line), ("1", "login", 1));
         let browse = got[1].as_ref().unwrap();
         assert_eq!(browse.at_ns - login.at_ns, 500_000_000);
-        assert_eq!(browse.body, Body::Ds3(Call::BrowseByCategory { category: 4, batch: 10 }));
+        assert_eq!(browse.what, What::Request(Body::Ds3(Call::BrowseByCategory { category: 4, batch: 10 })));
         assert_eq!(browse.line, 3, "the blank line is counted, not read");
         let bad = got[2].as_ref().unwrap_err();
         assert_eq!(bad.line, 4);

@@ -13,7 +13,7 @@
 //! its pool gives), or those of one client address, or of one authenticated user, each in
 //! order (`SessionBy`).
 
-use super::{Body, Entry, LineError, Lines, Read};
+use super::{Body, Close, Entry, LineError, Lines, Read, What};
 use crate::workload::oltp::ds3::call::{CALL_TYPES, Call};
 use regex::Regex;
 use serde::Deserialize;
@@ -113,7 +113,7 @@ impl Mapping {
             user: l.user.to_string(),
             database: String::new(),
             kind,
-            body: Body::Ds3(call),
+            what: What::Request(Body::Ds3(call)),
             line,
         })
     }
@@ -291,20 +291,34 @@ pub(super) fn is_access_line(line: &str) -> bool {
 pub struct WebLog<R> {
     lines: Lines<R>,
     mapping: Mapping,
+    /// The end of the request just given, when each request is a session of its own.
+    end: Option<Entry>,
 }
 
 impl<R: BufRead> WebLog<R> {
     pub fn new(input: R, mapping: Mapping) -> Self {
-        WebLog { lines: Lines::new(input), mapping }
+        WebLog { lines: Lines::new(input), mapping, end: None }
     }
 }
 
 impl<R: BufRead> Iterator for WebLog<R> {
     type Item = Read;
 
+    /// Each request; a session of one request is followed by its end, which gives its
+    /// connection back to the source's pool, as the web tier's pool took it back.
     fn next(&mut self) -> Option<Read> {
+        if let Some(end) = self.end.take() {
+            return Some(Ok(end));
+        }
         let mapping = &self.mapping;
-        self.lines.next_filled(|line, text| mapping.entry(line, text))
+        let read = self.lines.next_filled(|line, text| mapping.entry(line, text))?;
+        if let (Ok(e), SessionBy::Request) = (&read, mapping.session) {
+            let (session, user) = (e.session.clone(), e.user.clone());
+            let what = What::End(Close::Pool);
+            self.end =
+                Some(Entry { session, user, database: String::new(), kind: String::new(), what, ..*e });
+        }
+        Some(read)
     }
 }
 
@@ -356,7 +370,9 @@ mod tests {
             line("08", "/ds3/dsnewmember.php?customerid=x&membershiplevel=2"),
         ]
         .concat();
-        let got: Vec<Read> = WebLog::new(log.as_bytes(), example()).collect();
+        let all: Vec<Read> = WebLog::new(log.as_bytes(), example()).collect();
+        let is_end = |r: &Read| r.as_ref().is_ok_and(|e| matches!(e.what, What::End(_)));
+        let got: Vec<&Read> = all.iter().filter(|r| !is_end(r)).collect();
         let unmatched: Vec<Option<String>> =
             got.iter().map(|r| r.as_ref().err().and_then(|e| e.unmatched.clone())).collect();
         assert_eq!(unmatched[0].as_deref(), Some("/ds3/index.html"));
@@ -365,8 +381,8 @@ mod tests {
             Some("/ds3/dspurchase.php"),
             "the cart page, not the confirmed order"
         );
-        let call = |i: usize| match &got[i].as_ref().unwrap().body {
-            Body::Ds3(c) => c.clone(),
+        let call = |i: usize| match &got[i].as_ref().unwrap().what {
+            What::Request(Body::Ds3(c)) => c.clone(),
             other => panic!("{other:?}"),
         };
         assert_eq!(call(1), Call::Login { username: "user12".into(), password: "password".into() });
@@ -397,6 +413,11 @@ mod tests {
         let sessions: Vec<&str> =
             got.iter().filter_map(|r| r.as_ref().ok()).map(|e| e.session.as_str()).collect();
         assert_eq!(sessions, ["#2", "#3", "#4", "#5", "#6", "#8"], "each request its own session");
+        for (i, r) in all.iter().enumerate().filter(|(_, r)| is_end(r)) {
+            let (end, request) = (r.as_ref().unwrap(), all[i - 1].as_ref().unwrap());
+            assert_eq!((end.what.clone(), &end.session), (What::End(Close::Pool), &request.session));
+        }
+        assert_eq!(all.iter().filter(|r| is_end(r)).count(), 6, "a request's end follows it");
     }
 
     #[test]
