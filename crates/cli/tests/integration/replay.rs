@@ -4,6 +4,7 @@
 
 use crate::private_pg::PrivatePostgres;
 use crate::support::{ServerDb, bundle_summary, only_bundle, refused, storbench};
+use std::io::Write;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::db::{BackendKind, Database, sql::Statement, sql::Value, sqlite::Sqlite};
@@ -167,31 +168,53 @@ fn sessions_close_at_their_disconnection_so_many_short_ones_fit_a_servers_connec
     assert_eq!(r["recorded_calls"].as_u64(), Some(300), "a disconnection is no request: {r}");
 }
 
+/// `requests` requests of one session, `step_s` apart from `from_s` on, as csvlog lines.
+fn paced_log(from: u32, requests: u32, step_s: f64) -> String {
+    let requests: Vec<(f64, &str, String)> = (from..from + requests)
+        .map(|i| (f64::from(i) * step_s, "6b07bdf6.3e9", format!("SELECT {i}")))
+        .collect();
+    csvlog(&requests)
+}
+
 #[test]
-fn time_sync_keeps_the_logs_pace_divided_by_the_speed_and_records_lateness() {
+fn a_10_s_log_takes_10_s_at_speed_1_and_2_5_s_at_speed_4_and_a_log_still_written_ends_where_it_was() {
     let dir = tempfile::tempdir().unwrap();
-    // 41 requests over 2 s of log, one session: at speed 4 they take about half a second.
-    let requests: Vec<(f64, &str, String)> =
-        (0..=40).map(|i| (f64::from(i) * 0.05, "6b07bdf6.3e9", "SELECT 1".to_string())).collect();
-    let log = write_log(dir.path(), "paced.csv", &csvlog(&requests));
-    let db = empty_db(dir.path(), "paced.db");
-    let results = dir.path().join("results");
+    // 12,001 requests over 10 s of log, one session: far more than a replay reads ahead.
+    let log = write_log(dir.path(), "paced.csv", &paced_log(0, 12_001, 1.0 / 1200.0));
+    let growing = write_log(dir.path(), "growing.csv", &paced_log(0, 12_001, 1.0 / 1200.0));
+    let replay = |log: &str, speed: &str, name: &str| {
+        let db = empty_db(dir.path(), &format!("{name}.db"));
+        std::process::Command::new(storbench().get_program())
+            .args(["replay", log, "--mode", "time-sync", "--speed", speed, "--path"])
+            .arg(&db)
+            .arg("--output-dir")
+            .arg(dir.path().join(name))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
     let started = Instant::now();
-    storbench()
-        .args(["replay", &log, "--mode", "time-sync", "--speed", "4", "--path"])
-        .arg(&db)
-        .arg("--output-dir")
-        .arg(&results)
-        .assert()
-        .code(0);
-    let took = started.elapsed();
-    let r = &bundle_summary(&results)["results"];
-    let elapsed = r["elapsed_s"].as_f64().unwrap();
-    assert!((0.45..1.5).contains(&elapsed), "2 s of log at speed 4 took {elapsed} s");
-    assert!(took >= Duration::from_millis(450), "the command returned after {took:?}");
-    assert_eq!((r["mode"].as_str(), r["speed"].as_f64()), (Some("time-sync"), Some(4.0)));
-    assert!(r["lateness_ms"]["max"].as_f64().is_some(), "lateness recorded: {r}");
-    assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(41), Some(0)), "{r}");
+    let (mut fast, mut slow) = (replay(&log, "4", "fast"), replay(&growing, "1", "slow"));
+    // The server goes on writing the log the replay reads (as it logs the replay's own
+    // statements): what is added after the replay began is not replayed.
+    std::thread::sleep(Duration::from_millis(1000));
+    let more = paced_log(12_001, 3000, 1.0 / 1200.0);
+    std::fs::OpenOptions::new().append(true).open(&growing).unwrap().write_all(more.as_bytes()).unwrap();
+    let fast_took = fast.wait().unwrap().code().map(|c| (c, started.elapsed()));
+    let slow_took = slow.wait().unwrap().code().map(|c| (c, started.elapsed()));
+    for (name, took, want) in [("fast", fast_took, 2.5), ("slow", slow_took, 10.0)] {
+        let (code, took) = took.unwrap();
+        assert_eq!(code, 0, "{name}");
+        let r = &bundle_summary(&dir.path().join(name))["results"];
+        let elapsed = r["elapsed_s"].as_f64().unwrap();
+        assert!((want * 0.97..want * 1.15).contains(&elapsed), "10 s of log ({name}) took {elapsed} s");
+        assert!(took.as_secs_f64() >= want * 0.97, "{name}: the command returned after {took:?}");
+        assert_eq!(r["mode"].as_str(), Some("time-sync"));
+        assert!(r["lateness_ms"]["max"].as_f64().is_some(), "lateness recorded: {r}");
+        let counts = (r["calls"].as_u64(), r["recorded_calls"].as_u64(), r["errors"]["total"].as_u64());
+        assert_eq!(counts, (Some(12_001), Some(12_001), Some(0)), "{name}: {r}");
+    }
 }
 
 #[test]

@@ -37,10 +37,19 @@ const HEAD_BYTES: u64 = 64 << 10;
 /// The options, checked: the spec and each log with its format.
 pub struct Checked {
     pub spec: ReplaySpec,
-    pub logs: Vec<(PathBuf, Format)>,
+    pub logs: Vec<Log>,
     pub prefix: String,
     /// For web server logs.
     pub mapping: Option<Mapping>,
+}
+
+/// A log to replay, as it was when the replay was checked.
+pub struct Log {
+    pub path: PathBuf,
+    pub format: Format,
+    /// Its size then: the replay reads no further, so that a log the server is still writing
+    /// (with the replay's own statements in it) ends.
+    pub bytes: u64,
 }
 
 /// The largest mapping file read.
@@ -71,23 +80,22 @@ pub fn validate(a: &ReplayArgs) -> Result<Checked> {
         );
     }
     let prefix = a.log_line_prefix.clone().unwrap_or_else(|| ReplayArgs::LOG_LINE_PREFIX.to_string());
-    let logs: Vec<(PathBuf, Format)> =
-        a.logs.iter().map(|p| Ok((p.clone(), format_of(p, a.format, &prefix)?))).collect::<Result<_>>()?;
-    let calls = |f: &Format| matches!(f, Format::Storbench | Format::Combined);
-    if let Some((log, f)) = logs.iter().find(|(_, f)| calls(f))
+    let logs: Vec<Log> = a.logs.iter().map(|p| log(p, a.format, &prefix)).collect::<Result<_>>()?;
+    let calls = |f: Format| matches!(f, Format::Storbench | Format::Combined);
+    if let Some(log) = logs.iter().find(|l| calls(l.format))
         && a.database.is_some()
     {
-        bail!("{}: a {} log names no database; leave out --database", log.display(), f.name());
+        bail!("{}: a {} log names no database; leave out --database", log.path.display(), log.format.name());
     }
-    if let Some((log, _)) = logs.iter().find(|(_, f)| *f == Format::Storbench)
+    if let Some(log) = logs.iter().find(|l| l.format == Format::Storbench)
         && a.user.is_some()
     {
-        bail!("{}: a storbench request log names no user; leave out --user", log.display());
+        bail!("{}: a storbench request log names no user; leave out --user", log.path.display());
     }
-    let web = logs.iter().find(|(_, f)| *f == Format::Combined);
+    let web = logs.iter().find(|l| l.format == Format::Combined);
     let mapping = match (web, &a.mapping) {
         (Some(_), Some(path)) => Some(mapping(path)?),
-        (Some((log, _)), None) => bail!(
+        (Some(Log { path: log, .. }), None) => bail!(
             "{}: a web server's log needs --mapping FILE, the routes from its URLs to DVD Store calls \
              (examples/ds3-web.toml maps DVD Store's own web tier)",
             log.display()
@@ -138,10 +146,11 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
     Ok(ReplaySpec { mode, filter, strict: a.strict })
 }
 
-/// The format `log` is in: `given`, or told from its first lines.
-fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Format> {
+/// `log` as it is now: its size, and its format: `given`, or told from its first lines.
+fn log(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Log> {
     let file =
         storbench_bench::files::input::open_input(log).with_context(|| format!("{}", log.display()))?;
+    let size = file.metadata().with_context(|| format!("{}", log.display()))?.len();
     // Bytes, not text: the cut at HEAD_BYTES may split a character.
     let mut bytes = Vec::new();
     file.take(HEAD_BYTES).read_to_end(&mut bytes).with_context(|| format!("reading {}", log.display()))?;
@@ -160,7 +169,7 @@ fn format_of(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Forma
         postgres::StderrLog::new(head.as_bytes(), prefix)
             .map_err(|e| anyhow::anyhow!("--log-line-prefix: {e}"))?;
     }
-    Ok(format)
+    Ok(Log { path: log.to_path_buf(), format, bytes: size })
 }
 
 fn from_arg(f: FormatArg) -> Format {
@@ -176,13 +185,15 @@ fn from_arg(f: FormatArg) -> Format {
 
 /// The logs, opened to be read as they replay.
 fn sources(c: &Checked) -> Result<Vec<Source>> {
-    c.logs.iter().map(|(path, format)| source(path, *format, c)).collect()
+    c.logs.iter().map(|log| source(log, c)).collect()
 }
 
-fn source(path: &Path, format: Format, c: &Checked) -> Result<Source> {
+/// `log` up to the size it had when checked.
+fn source(log: &Log, c: &Checked) -> Result<Source> {
+    let (path, format) = (&log.path, log.format);
     let file =
         storbench_bench::files::input::open_input(path).with_context(|| format!("{}", path.display()))?;
-    let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, file));
+    let input: Box<dyn BufRead + Send> = Box::new(BufReader::with_capacity(1 << 20, file.take(log.bytes)));
     let name =
         path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     Ok(match format {
@@ -305,8 +316,8 @@ fn into_bundle(
 
 /// The summary as the replay starts: what was asked.
 fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_at: &str) -> Summary {
-    let logs: Vec<String> = c.logs.iter().map(|(p, _)| p.display().to_string()).collect();
-    let formats: Vec<&str> = c.logs.iter().map(|(_, f)| f.name()).collect();
+    let logs: Vec<String> = c.logs.iter().map(|l| l.path.display().to_string()).collect();
+    let formats: Vec<&str> = c.logs.iter().map(|l| l.format.name()).collect();
     let parameters = serde_json::json!({
         "logs": logs,
         "formats": formats,
