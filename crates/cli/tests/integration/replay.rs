@@ -472,3 +472,98 @@ fn a_csvlog_captured_from_a_real_server_replays_on_a_copy_with_the_same_rows() {
     assert!(r["by_type"]["BEGIN"]["calls"].as_u64() >= Some(transactions), "{r}");
     assert_eq!(pgbench_rows(&pg, "copy"), original, "the copy after the replay, against the original");
 }
+
+/// The MariaDB server's general log, on for the length of a test and written to `path`; put
+/// back as it was at the end. It logs every session of the server (other tests' too): a
+/// replay of it keeps one database's.
+struct GeneralLogOn<'a> {
+    server: &'a ServerDb,
+    file_before: String,
+}
+
+impl<'a> GeneralLogOn<'a> {
+    fn new(server: &'a ServerDb, path: &Path) -> Self {
+        let file_before = server.sql("SELECT @@general_log_file").trim().to_string();
+        server
+            .sql(&format!("SET GLOBAL general_log_file = '{}'; SET GLOBAL general_log = ON", path.display()));
+        GeneralLogOn { server, file_before }
+    }
+}
+
+impl Drop for GeneralLogOn<'_> {
+    fn drop(&mut self) {
+        let before = &self.file_before;
+        self.server.sql(&format!("SET GLOBAL general_log = OFF; SET GLOBAL general_log_file = '{before}'"));
+    }
+}
+
+/// sysbench's TEST on MariaDB database `db` (one table of 1,000 rows), with `args`; its output.
+fn sysbench(db: &str, test: &str, args: &[&str]) -> String {
+    let out = std::process::Command::new("sysbench")
+        .args([test, "--db-driver=mysql", "--mysql-host=127.0.0.1", "--mysql-user=root"])
+        .arg(format!("--mysql-db={db}"))
+        .args(["--tables=1", "--table-size=1000"])
+        .args(args)
+        .output()
+        .expect("sysbench runs");
+    assert!(out.status.success(), "sysbench {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// What sysbench's table holds: its rows, their `k` summed, and a digest of every id and k.
+fn sbtest_rows(server: &ServerDb, db: &str) -> String {
+    server.sql(&format!(
+        "SELECT count(*), sum(k), md5(group_concat(id, ':', k ORDER BY id SEPARATOR ',')) FROM {db}.sbtest1"
+    ))
+}
+
+#[test]
+fn a_general_log_captured_from_mariadb_replays_on_a_copy_with_the_same_rows() {
+    let Some(server) = ServerDb::new(BackendKind::Mysql, "replaycap") else { return };
+    if std::process::Command::new("sysbench").arg("--version").output().is_err() {
+        return storbench_bench::testing::skip("sysbench is not installed", "apt-get install sysbench");
+    }
+    let (orig, copy) = (server.name.clone(), format!("{}_copy", server.name));
+    server.sql(&format!("CREATE DATABASE {orig}; CREATE DATABASE {copy}"));
+    sysbench(&orig, "oltp_update_index", &["prepare"]);
+    let dump =
+        std::process::Command::new("mariadb-dump").args(["-h", "127.0.0.1", "-u", "root", &orig]).output();
+    let dump = dump.expect("mariadb-dump runs").stdout;
+    let mut load = std::process::Command::new("mariadb")
+        .args(["-h", "127.0.0.1", "-u", "root", &copy])
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    load.stdin.take().unwrap().write_all(&dump).unwrap();
+    assert!(load.wait().unwrap().success(), "the copy is loaded");
+    let before = sbtest_rows(&server, &orig);
+    assert_eq!(sbtest_rows(&server, &copy), before);
+
+    // The client: four threads of UPDATE ... SET k = k + 1 as server-side prepared statements
+    // (the log's `Execute` lines hold their parameters in place), each thread its connection.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let path = dir.path().join("general.log");
+    let said = {
+        let _on = GeneralLogOn::new(&server, &path);
+        sysbench(&orig, "oltp_update_index", &["--threads=4", "--time=1", "run"])
+    };
+    let queries = said
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("queries:"))
+        .and_then(|n| n.split_whitespace().next()?.parse::<u64>().ok())
+        .expect("sysbench says how many queries it made");
+    let original = sbtest_rows(&server, &orig);
+    assert_ne!(original, before, "the client changed the database");
+
+    let text = std::fs::read_to_string(&path).unwrap();
+    let log = write_log(dir.path(), "captured.log", &text);
+    let results = dir.path().join("results");
+    let url = format!("{}/{copy}", server.base.rsplit_once('/').unwrap().0);
+    let args = ["replay", &log, "--url", &url, "--database", &orig];
+    storbench().args(args).arg("--output-dir").arg(&results).assert().code(0);
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["errors"]["total"].as_u64(), r["unread_lines"].as_u64()), (Some(0), Some(0)), "{r}");
+    assert_eq!(r["calls"].as_u64(), Some(queries), "every query sysbench made: {r}");
+    assert_eq!(sbtest_rows(&server, &copy), original, "the copy after the replay, against the original");
+}
