@@ -90,6 +90,30 @@ pub struct Configuration {
     /// The background streams its workloads ran beside (`io:rate=40MiB`), as the plan gave them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background: Vec<String>,
+    /// The state its storage was measured in: `normal`, or a label such as `rebuild` or
+    /// `vol-rebuild` (002's "Normal", "Ctlr Rebuild", "Vol Rebuild"). None in files written
+    /// before conditions existed: [`Configuration::condition`] reads it as `normal`.
+    #[serde(default)]
+    pub condition: Option<String>,
+    /// The storage it measured: configurations with the same storage and different conditions
+    /// are put side by side in the report. None in older files: its own name.
+    #[serde(default)]
+    pub storage: Option<String>,
+}
+
+/// The condition of a configuration that names none and has no background stream.
+pub const NORMAL: &str = "normal";
+
+impl Configuration {
+    /// Its condition, `normal` where the file gives none.
+    pub fn condition(&self) -> &str {
+        self.condition.as_deref().unwrap_or(NORMAL)
+    }
+
+    /// The storage it measured, its own name where the file gives none.
+    pub fn storage(&self) -> &str {
+        self.storage.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// Where a run stands.
@@ -364,6 +388,17 @@ mod tests {
         let e = Evaluation { runs, ..Evaluation::default() };
         // Of two, the less favourable (slower) one is reported.
         assert_eq!(e.groups()[0].reported().unwrap().id, "r0");
+    }
+
+    #[test]
+    fn a_configuration_from_before_conditions_reads_as_normal_on_its_own_storage() {
+        let old: Configuration = serde_json::from_str(r#"{"name": "ssd", "target": "/mnt/ssd"}"#).unwrap();
+        assert_eq!((old.condition(), old.storage()), ("normal", "ssd"));
+        let new: Configuration = serde_json::from_str(
+            r#"{"name": "ssd-rb", "target": "/mnt/ssd", "condition": "rebuild", "storage": "ssd"}"#,
+        )
+        .unwrap();
+        assert_eq!((new.condition(), new.storage()), ("rebuild", "ssd"));
     }
 
     #[test]

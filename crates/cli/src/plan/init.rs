@@ -112,6 +112,13 @@ description = "12 x 15k HDD, RAID 10"
 # Streams beside every workload here, as --background gives them: a rebuild's copy at
 # 40 MiB/s on this storage (compare with a configuration on the same target without it):
 # background = ["io:rate=40MiB"]
+# The state the storage is measured in, a short label: "rebuild", "vol-rebuild", "ctlr-rebuild".
+# The report puts one storage's conditions side by side ("Normal and degraded", with "% of
+# best"). Default: "normal" without background streams, else the streams as given.
+# condition = "vol-rebuild"
+# The storage it measures, as those rows name it. Default: the storage of the first
+# configuration before it on the same target (the same directory or device), else its name.
+# storage = "hdd"
 
 # ---- What runs on every configuration, in this order ----
 

@@ -7,6 +7,7 @@
 //! with a `kind` of the registry's (`crate::registry::KINDS`) and that command's options under the same names as
 //! its flags (snake_case), plus an optional `label` and `sweep`.
 
+pub mod condition;
 pub mod expand;
 pub mod init;
 pub mod parse;
@@ -157,6 +158,17 @@ pub struct Configuration {
     /// Rebuild"), beside a configuration on the same target without it ("Normal").
     #[serde(default)]
     pub background: Vec<crate::background::Background>,
+    /// The state its storage is measured in, a short label: "rebuild", "vol-rebuild",
+    /// "ctlr-rebuild". The report puts one storage's conditions side by side ("Normal and
+    /// degraded", with "% of best"). Default: "normal" without background streams, else the
+    /// streams as given, joined by " + " ("io:rate=40MiB").
+    #[serde(default)]
+    pub condition: Option<String>,
+    /// The storage it measures, as the report's "Normal and degraded" rows name it. Default:
+    /// the storage of the first configuration before it on the same target (the same directory
+    /// or device, however spelled), else its own name.
+    #[serde(default)]
+    pub storage: Option<String>,
     /// Its `set` table as the report shows it: one `<workload>: key = value, ...` each.
     #[serde(skip)]
     pub own_values: Vec<String>,
@@ -232,6 +244,16 @@ pub struct Workload {
 }
 
 impl Configuration {
+    /// Its condition (after parsing, the default filled in).
+    pub fn condition(&self) -> &str {
+        self.condition.as_deref().unwrap_or(storbench_report::evaluation::NORMAL)
+    }
+
+    /// The storage it measures (after parsing, the default filled in).
+    pub fn storage(&self) -> &str {
+        self.storage.as_deref().unwrap_or(&self.name)
+    }
+
     /// A run's output options with this configuration's background streams.
     pub fn output(&self, out: &crate::args::OutputArgs) -> crate::args::OutputArgs {
         crate::args::OutputArgs { background: self.background.clone(), ..out.clone() }

@@ -51,7 +51,12 @@ pub struct Source<'a> {
 }
 
 impl Source<'_> {
-    fn error(&self, span: Range<usize>, message: impl Into<String>, hint: Option<String>) -> PlanError {
+    pub(super) fn error(
+        &self,
+        span: Range<usize>,
+        message: impl Into<String>,
+        hint: Option<String>,
+    ) -> PlanError {
         let at = span.start.min(self.text.len());
         let before = &self.text[..at];
         let line = before.matches('\n').count() + 1;
@@ -178,8 +183,19 @@ fn configurations<'i>(
             Some(hint.into()),
         ));
     };
-    let keys =
-        ["name", "target", "log_target", "url", "allow_device", "force", "description", "background", SET];
+    let keys = [
+        "name",
+        "target",
+        "log_target",
+        "url",
+        "allow_device",
+        "force",
+        "description",
+        "background",
+        "condition",
+        "storage",
+        SET,
+    ];
     let mut out: Vec<Configuration> = Vec::new();
     let mut sets = Vec::new();
     for mut item in tables(src, value, "[[configuration]]")? {
@@ -209,8 +225,11 @@ fn configurations<'i>(
             ..c
         };
         if let Some((other, role)) = same_place(&out, &c) {
-            let hint =
-                Some("give each [[configuration]] its own storage (one directory or device each)".into());
+            let hint = Some(
+                "give each [[configuration]] its own storage (one directory or device each), or measure \
+                 one storage in another condition with a stream beside it: background = [\"io:rate=40MiB\"]"
+                    .into(),
+            );
             let message = format!(
                 "configuration `{}`'s {role} {} is the same place as configuration `{}`'s; both would \
                  measure one storage and compare it with itself",
@@ -220,6 +239,7 @@ fn configurations<'i>(
             );
             return Err(src.error(at(role), message, hint));
         }
+        let c = super::condition::settle(src, &out, c, &at)?;
         out.push(c);
     }
     Ok((out, sets))
@@ -230,8 +250,7 @@ fn configurations<'i>(
 /// Two configurations on one storage with different background streams are apart: they
 /// measure it in two conditions (normal and during a rebuild).
 fn same_place<'a>(seen: &'a [Configuration], c: &Configuration) -> Option<(&'a Configuration, &'static str)> {
-    let id =
-        |p: &std::path::Path| storbench_bench::files::entry(p).ok().flatten().map(|e| (e.id.dev, e.id.ino));
+    let id = place_id;
     let places = |c: &Configuration| {
         let mut v = vec![(id(&c.target), "target")];
         v.extend(c.log_target.as_deref().map(|l| (id(l), "log_target")));
@@ -244,6 +263,12 @@ fn same_place<'a>(seen: &'a [Configuration], c: &Configuration) -> Option<(&'a C
             .find(|(m, _)| m.is_some() && theirs.iter().any(|(t, _)| t == m))
             .map(|(_, role)| (other, *role))
     })
+}
+
+/// A directory or device as its device and inode, whatever the spelling; None where it cannot
+/// be read.
+pub(super) fn place_id(p: &std::path::Path) -> Option<(u64, u64)> {
+    storbench_bench::files::entry(p).ok().flatten().map(|e| (e.id.dev, e.id.ino))
 }
 
 fn place_of<'a>(c: &'a Configuration, role: &str) -> &'a std::path::Path {

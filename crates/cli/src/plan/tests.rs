@@ -140,7 +140,9 @@ fn plan_init_documents_every_key_and_parses_once_targets_exist() {
             assert!(example.contains(&format!("# {key} = ")), "{key} is not documented");
         }
     }
-    for key in ["iodepth", "rwmix_read", "n_threads", "db_size", "repetitions", "idle_power"] {
+    for key in
+        ["iodepth", "rwmix_read", "n_threads", "db_size", "repetitions", "idle_power", "condition", "storage"]
+    {
         assert!(example.contains(&format!("{key} = ")), "{key}");
     }
     let (_tmp, a, b) = dirs();
@@ -549,4 +551,88 @@ fn a_plans_rw_and_bs_are_checked_as_they_are_read_and_a_bad_one_names_the_key_an
         (a.rw, a.bs.map(|b| b.to_string())),
         (Some(crate::args::Rw::Mixed), Some("4k/60:64k/40".into()))
     );
+}
+
+/// A plan of `configurations` (TOML, `@A` and `@B` standing for two directories) and one io
+/// workload.
+fn plan_of(configurations: &str) -> (tempfile::TempDir, String) {
+    let (tmp, a, b) = dirs();
+    let configurations = configurations.replace("@A", &a).replace("@B", &b);
+    (tmp, format!("name = \"t\"\n{configurations}[[workload]]\nkind = \"io\"\n"))
+}
+
+#[test]
+fn a_condition_defaults_to_normal_or_its_streams_and_a_storage_to_the_first_on_its_target() {
+    let (_tmp, text) = plan_of(
+        "[[configuration]]\nname = \"ssd\"\ntarget = \"@A\"\n\
+         [[configuration]]\nname = \"ssd-bg\"\ntarget = \"@A/.\"\nbackground = [\"io:rate=40MiB\"]\n\
+         [[configuration]]\nname = \"ssd-vol\"\ntarget = \"@A\"\ncondition = \"vol-rebuild\"\nbackground = [\"io:rate=40MiB\", \"io:rw=read\"]\n\
+         [[configuration]]\nname = \"hdd\"\ntarget = \"@B\"\n\
+         [[configuration]]\nname = \"other\"\ntarget = \"@B\"\nstorage = \"mirror\"\ncondition = \"ctlr rebuild\"\nbackground = [\"io:rate=1MiB\"]\n",
+    );
+    let plan = parse("plan.toml", &text).unwrap();
+    let got: Vec<(&str, &str)> = plan.configurations.iter().map(|c| (c.storage(), c.condition())).collect();
+    assert_eq!(
+        got,
+        [
+            ("ssd", "normal"),
+            ("ssd", "io:rate=40MiB"),
+            ("ssd", "vol-rebuild"),
+            ("hdd", "normal"),
+            ("mirror", "ctlr rebuild")
+        ]
+    );
+    assert!(plan.configurations.iter().all(|c| c.condition.is_some() && c.storage.is_some()));
+}
+
+#[test]
+fn a_condition_or_storage_that_cannot_head_a_column_is_refused_naming_the_key() {
+    let bad = [
+        ("condition = \"\"", "condition is empty"),
+        ("condition = \"  \"", "condition is empty"),
+        ("condition = \"re\\u001bbuild\"", "condition holds a control character (U+001B)"),
+        ("condition = \"a\\nb\"", "condition holds a control character (U+000A)"),
+        ("storage = \"\"", "storage is empty"),
+        ("condition = \"a rebuild that goes on and on for many hours\"", "condition is longer than 40"),
+        ("condition = 3", "expected a string"),
+    ];
+    for (line, said) in bad {
+        let (_tmp, text) = plan_of(&format!("[[configuration]]\nname = \"x\"\ntarget = \"@A\"\n{line}\n"));
+        let e = error(&text);
+        assert!(e.message.contains(said), "{line}: {e}");
+        assert_eq!(e.line, 5, "{line}: points at the key's line: {e}");
+        if !line.ends_with('3') {
+            assert!(e.hint.as_deref().unwrap().contains("= \"rebuild\""), "{line}: says the fix: {e}");
+        }
+    }
+}
+
+#[test]
+fn one_storage_in_one_condition_twice_is_refused_whatever_the_streams() {
+    // Two rebuild rates labelled alike: the report would have two figures for one cell.
+    let (_tmp, text) = plan_of(
+        "[[configuration]]\nname = \"slow\"\ntarget = \"@A\"\ncondition = \"rebuild\"\nbackground = [\"io:rate=1MiB\"]\n\
+         [[configuration]]\nname = \"fast\"\ntarget = \"@A\"\ncondition = \"rebuild\"\nbackground = [\"io:rate=9MiB\"]\n",
+    );
+    let e = error(&text);
+    assert!(
+        e.message
+            .contains("configurations `slow` and `fast` both measure storage `slow` in condition `rebuild`"),
+        "{e}"
+    );
+    assert_eq!(e.line, 10, "points at fast's condition: {e}");
+    assert!(e.hint.as_deref().unwrap().contains("condition = \"rebuild-40MiB\""), "{e}");
+    // Named as one storage on two targets, both normal: refused at the name.
+    let (_tmp, text) = plan_of(
+        "[[configuration]]\nname = \"a\"\ntarget = \"@A\"\nstorage = \"s\"\n\
+         [[configuration]]\nname = \"b\"\ntarget = \"@B\"\nstorage = \"s\"\n",
+    );
+    let e = error(&text);
+    assert!(e.message.contains("in condition `normal`") && e.line == 7, "{e}");
+    // Apart by their conditions, the same two are fine.
+    let (_tmp, text) = plan_of(
+        "[[configuration]]\nname = \"a\"\ntarget = \"@A\"\nstorage = \"s\"\n\
+         [[configuration]]\nname = \"b\"\ntarget = \"@B\"\nstorage = \"s\"\ncondition = \"degraded\"\n",
+    );
+    assert!(parse("plan.toml", &text).is_ok());
 }

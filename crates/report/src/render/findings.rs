@@ -29,6 +29,7 @@ pub(super) fn points(e: &Evaluation) -> Vec<Point<'_>> {
 /// The findings of a whole evaluation, point by point.
 pub(super) fn of(e: &Evaluation) -> Vec<Finding> {
     let mut out = Vec::new();
+    let kind_of = super::conditions::comparable(e);
     for p in points(e) {
         let mut measured: Vec<(&Group<'_>, Spread)> =
             p.groups.iter().filter_map(|g| g.spread().map(|s| (g, s))).collect();
@@ -38,14 +39,24 @@ pub(super) fn of(e: &Evaluation) -> Vec<Finding> {
             if higher { o.reverse() } else { o }
         });
         let place = format!("{}{}", p.workload, at(p.sweep));
-        match measured.as_slice() {
-            [(g, s)] => out.push(alone(&place, g, s)),
-            [best, rest @ ..] => {
-                for other in rest {
-                    out.extend(pair(&place, (best.0, &best.1), (other.0, &other.1)));
-                }
+        let mut kinds: Vec<&str> = Vec::new();
+        for (g, _) in &measured {
+            if !kinds.contains(&kind_of(g.configuration)) {
+                kinds.push(kind_of(g.configuration));
             }
-            [] => {}
+        }
+        for kind in kinds {
+            let alike: Vec<&(&Group<'_>, Spread)> =
+                measured.iter().filter(|(g, _)| kind_of(g.configuration) == kind).collect();
+            match alike.as_slice() {
+                [(g, s)] => out.push(alone(&place, g, s)),
+                [best, rest @ ..] => {
+                    for other in rest {
+                        out.extend(pair(&place, (best.0, &best.1), (other.0, &other.1)));
+                    }
+                }
+                [] => {}
+            }
         }
     }
     out.extend(scaling(e));
@@ -115,6 +126,9 @@ fn metric(g: &Group<'_>) -> String {
     g.reported().and_then(|r| r.headline.as_ref()).map(|h| h.metric.clone()).unwrap_or_default()
 }
 
+/// Said after a claim from fewer than 3 runs of either side.
+pub(super) const FEW_RUNS: &str = " Fewer than 3 runs each cannot tell this from chance: repeat to confirm.";
+
 /// One configuration: its median and spread.
 fn alone(place: &str, g: &Group<'_>, s: &Spread) -> Finding {
     if s.n == 1 {
@@ -175,8 +189,7 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
     // Ranges of one or two runs fail to overlap by chance too often (1 in 3 for two runs of
     // the same distribution) to carry a claim.
     let few = a.1.n < 3 || b.1.n < 3;
-    let caveat =
-        if few { " Fewer than 3 runs each cannot tell this from chance: repeat to confirm." } else { "" };
+    let caveat = if few { FEW_RUNS } else { "" };
     let text = format!(
         "{} {verb} {} {word} {metric} than {} on {place}: {figures} (medians of {} and {} runs).{caveat}",
         ga.configuration,

@@ -7,6 +7,8 @@
 //!
 //! - `findings`: the key findings (who delivered how much more, power, per watt, and what lies
 //!   within the run-to-run spread).
+//! - `conditions`: one storage normal and degraded side by side, "% of best" and what a
+//!   rebuild cost, where the evaluation measured a storage under more than one condition.
 //! - `results`: a table per workload and configuration with every repetition, scaling curves.
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
@@ -19,6 +21,7 @@ mod appendix;
 mod background;
 mod charts;
 pub mod compare;
+mod conditions;
 pub mod doc;
 mod findings;
 mod html;
@@ -112,6 +115,7 @@ impl ReportInput {
                 description: None,
                 own_values: Vec::new(),
                 background: s.background.iter().map(|b| b.spec.clone()).collect(),
+                ..Configuration::default()
             }],
             runs: vec![run],
             notes: s.warnings.clone(),
@@ -159,7 +163,9 @@ fn document(input: &ReportInput) -> Vec<Block> {
     // A workload's own findings (storage that lost data it acknowledged) come first.
     let mut found: Vec<doc::Finding> = workloads.iter().flat_map(|w| w.findings(input)).collect();
     found.extend(findings::of(e));
+    found.extend(conditions::findings(input));
     d.push(Block::Findings(found));
+    d.extend(conditions::blocks(input));
     d.extend(results::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));

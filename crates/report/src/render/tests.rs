@@ -560,6 +560,7 @@ fn control_characters_from_a_bundle_reach_neither_report_raw() {
         description: Some("RAID\u{0} 10\u{7}".into()),
         own_values: vec!["oltp: n_threads = 73".into()],
         background: vec![],
+        ..Default::default()
     }];
     for (what, text) in [("html", report_html(&i)), ("markdown", report_markdown(&i))] {
         assert!(!text.contains(['\u{0}', '\u{1b}', '\u{7}']), "{what} holds a raw control character");
@@ -672,4 +673,100 @@ fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_th
     let back: Summary =
         serde_json::from_str(&serde_json::to_string(&input.runs["replay.ssd.r1"].summary).unwrap()).unwrap();
     assert!(matches!(back.results, Results::Replay(ref r) if r.by_source.len() == 2), "read back as replay");
+}
+
+/// Two storages, each normal and during a rebuild (002's Tables 1-6): ssd keeps 30 % of its
+/// IOPS (1,050 normal, 315 rebuilding), hdd 93 % (200 and 186), within the runs' spread.
+fn normal_and_degraded() -> ReportInput {
+    let mut runs = Vec::new();
+    let figures = [
+        ("ssd", [1000.0, 1100.0, 1050.0]),
+        ("ssd-rebuild", [300.0, 330.0, 315.0]),
+        ("hdd", [200.0, 210.0, 190.0]),
+        ("hdd-rebuild", [186.0, 181.0, 191.0]),
+    ];
+    for (config, values) in figures {
+        runs.extend(values.iter().zip(1..).map(|(v, i)| run(config, i, *v, None, None)));
+    }
+    let mut i = input(runs);
+    i.evaluation.configurations = figures
+        .iter()
+        .map(|(name, _)| {
+            let (storage, condition) = name.split_once('-').unwrap_or((name, "normal"));
+            crate::evaluation::Configuration {
+                name: name.to_string(),
+                condition: Some(condition.into()),
+                storage: Some(storage.into()),
+                ..Default::default()
+            }
+        })
+        .collect();
+    // The rebuilding ssd's reads wait longer.
+    for (id, data) in &mut i.runs {
+        if let (true, Results::Io(r)) = (id.contains("ssd-rebuild"), &mut data.summary.results) {
+            r.read.lat_ns.as_mut().unwrap().p99 = 3_100_000;
+        }
+    }
+    i
+}
+
+#[test]
+fn a_storage_measured_normal_and_degraded_gets_002s_table_with_percent_of_best() {
+    let i = normal_and_degraded();
+    let md = report_markdown(&i);
+    assert!(md.contains("## Normal and degraded"), "{md}");
+    assert!(
+        md.contains("ssd: normal (ssd), rebuild (ssd-rebuild); hdd: normal (hdd), rebuild (hdd-rebuild).")
+    );
+    let table = "| storage | normal IOPS | rebuild IOPS | normal % of best | rebuild % of best |\n\
+                 | --- | --- | --- | --- | --- |\n\
+                 | ssd | 1,050.0 | 315.0 | 100 % | 30 % |\n\
+                 | hdd | 200.0 | 186.0 | 100 % | 93 % |";
+    assert!(md.contains(table), "{md}");
+    let html = report_html(&i);
+    assert!(html.contains("Normal and degraded") && html.contains("<td class=\"n\">30 %</td>"), "{html}");
+}
+
+#[test]
+fn a_rebuild_finding_says_what_share_was_kept_and_when_it_lies_within_the_spread() {
+    let i = normal_and_degraded();
+    let f = conditions::findings(&i);
+    assert_eq!(f.len(), 2, "{f:?}");
+    assert_eq!(
+        f[0].text,
+        "During rebuild, ssd kept 30 % of its normal IOPS on randread: 315.0 vs 1,050.0 IOPS (medians of 3 \
+         and 3 runs). Its read p99 went from 0.900 ms to 3.10 ms."
+    );
+    assert!(f[0].claim);
+    assert_eq!(
+        f[1].text,
+        "During rebuild, hdd kept 93 % of its normal IOPS on randread (186.0 vs 200.0 IOPS), a difference \
+         within the runs' spread (rebuild: 181.0–191.0, normal: 190.0–210.0): not a finding. Its read p99 \
+         went from 0.900 ms to 0.900 ms."
+    );
+    assert!(!f[1].claim);
+    // The storages are compared condition by condition, never a storage with its own rebuild.
+    let pairs = finding_texts(&i);
+    assert!(pairs[0].starts_with("ssd delivered 425 % more IOPS than hdd on randread"), "{pairs:?}");
+    assert!(pairs[1].starts_with("ssd-rebuild delivered 69 % more IOPS than hdd-rebuild"), "{pairs:?}");
+    assert_eq!(pairs.len(), 2, "{pairs:?}");
+    let md = report_markdown(&i);
+    assert!(md.contains(&format!("- {}", f[0].text)), "the findings reach the report: {md}");
+}
+
+#[test]
+fn without_two_conditions_of_one_storage_the_report_has_no_degraded_section() {
+    let mut i = two_configs([1000.0, 950.0, 1040.0], false);
+    assert!(!report_markdown(&i).contains("Normal and degraded"));
+    // Two storages each in its own condition compare nothing normal with degraded.
+    i.evaluation.configurations = ["ssd", "hdd"]
+        .map(|name| crate::evaluation::Configuration {
+            name: name.into(),
+            condition: Some(if name == "ssd" { "normal" } else { "rebuild" }.into()),
+            ..Default::default()
+        })
+        .to_vec();
+    let md = report_markdown(&i);
+    assert!(!md.contains("Normal and degraded") && !md.contains("During "), "{md}");
+    assert!(md.contains("ssd delivered 35 % more IOPS than hdd"), "{md}");
 }

@@ -307,6 +307,8 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                 description: c.description.clone(),
                 own_values: c.own_values.clone(),
                 background: c.background.iter().map(ToString::to_string).collect(),
+                condition: Some(c.condition().to_string()),
+                storage: Some(c.storage().to_string()),
             })
             .collect(),
         runs: records,
