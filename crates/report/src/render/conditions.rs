@@ -243,7 +243,8 @@ fn finding(
     Some(Finding { text, claim: !d.within_spread && !few })
 }
 
-/// " Its read p99 went from 0.900 ms to 3.10 ms." for each p99 latency both reported runs have.
+/// " In the reported runs, read p99 went from 0.900 ms to 3.10 ms." for each p99 latency both
+/// reported runs have.
 fn latencies(input: &ReportInput, degraded: &Group<'_>, normal: &Group<'_>) -> String {
     let p99 = |g: &Group<'_>| -> Vec<(&'static str, f64)> {
         let Some(data) = g.reported().and_then(|r| input.runs.get(&r.id)) else { return Vec::new() };
@@ -255,12 +256,12 @@ fn latencies(input: &ReportInput, degraded: &Group<'_>, normal: &Group<'_>) -> S
         .into_iter()
         .filter_map(|(name, before)| {
             let (_, now) = after.iter().find(|(n, _)| *n == name)?;
-            Some(format!("its {name} went from {} ms to {} ms", num(before), num(*now)))
+            Some(format!("{name} went from {} ms to {} ms", num(before), num(*now)))
         })
         .collect();
     if changes.is_empty() {
         return String::new();
     }
-    let text = changes.join(", ");
-    format!(" I{}.", &text[1..])
+    // The reported runs' own percentiles: no spread is known for them.
+    format!(" In the reported runs, {}.", changes.join(", "))
 }

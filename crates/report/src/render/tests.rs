@@ -735,14 +735,14 @@ fn a_rebuild_finding_says_what_share_was_kept_and_when_it_lies_within_the_spread
     assert_eq!(
         f[0].text,
         "During rebuild, ssd kept 30 % of its normal IOPS on randread: 315.0 vs 1,050.0 IOPS (medians of 3 \
-         and 3 runs). Its read p99 went from 0.900 ms to 3.10 ms."
+         and 3 runs). In the reported runs, read p99 went from 0.900 ms to 3.10 ms."
     );
     assert!(f[0].claim);
     assert_eq!(
         f[1].text,
         "During rebuild, hdd kept 93 % of its normal IOPS on randread (186.0 vs 200.0 IOPS), a difference \
-         within the runs' spread (rebuild: 181.0–191.0, normal: 190.0–210.0): not a finding. Its read p99 \
-         went from 0.900 ms to 0.900 ms."
+         within the runs' spread (rebuild: 181.0–191.0, normal: 190.0–210.0): not a finding. In the \
+         reported runs, read p99 went from 0.900 ms to 0.900 ms."
     );
     assert!(!f[1].claim);
     // The storages are compared condition by condition, never a storage with its own rebuild.
