@@ -265,3 +265,17 @@ fn latencies(input: &ReportInput, degraded: &Group<'_>, normal: &Group<'_>) -> S
     // The reported runs' own percentiles: no spread is known for them.
     format!(" In the reported runs, {}.", changes.join(", "))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::of_best;
+
+    #[test]
+    fn percent_of_best_is_100_for_the_best_whichever_way_the_metric_is_better() {
+        assert_eq!(of_best(315.0, 1050.0, true), 30.0);
+        assert_eq!(of_best(1050.0, 1050.0, true), 100.0);
+        // Seconds per log: twice as long is half as good.
+        assert_eq!(of_best(4.0, 2.0, false), 50.0);
+        assert!(of_best(5.0, 0.0, true).is_nan() && of_best(0.0, 2.0, false).is_nan());
+    }
+}

@@ -770,3 +770,31 @@ fn without_two_conditions_of_one_storage_the_report_has_no_degraded_section() {
     assert!(!md.contains("Normal and degraded") && !md.contains("During "), "{md}");
     assert!(md.contains("ssd delivered 35 % more IOPS than hdd"), "{md}");
 }
+
+#[test]
+fn a_swept_workload_has_a_degraded_row_per_storage_and_point() {
+    let mut runs = Vec::new();
+    for (qd, normal, rebuild) in [(1, 100.0, 40.0), (4, 400.0, 100.0)] {
+        runs.push(run("ssd", 1, normal, None, Some(qd)));
+        runs.push(run("ssd-rebuild", 1, rebuild, None, Some(qd)));
+    }
+    let mut i = input(runs);
+    i.evaluation.configurations = vec![
+        crate::evaluation::Configuration { name: "ssd".into(), ..Default::default() },
+        crate::evaluation::Configuration {
+            name: "ssd-rebuild".into(),
+            condition: Some("rebuild".into()),
+            storage: Some("ssd".into()),
+            ..Default::default()
+        },
+    ];
+    let md = report_markdown(&i);
+    assert!(md.contains("| ssd at iodepth = 1 | 100.0 | 40.00 | 100 % | 40 % |"), "{md}");
+    assert!(md.contains("| ssd at iodepth = 4 | 400.0 | 100.0 | 100 % | 25 % |"), "{md}");
+    let f = conditions::findings(&i);
+    assert!(
+        f[1].text
+            .starts_with("During rebuild, ssd kept 25 % of its normal IOPS on randread at iodepth = 4: ")
+    );
+    assert!(f.iter().all(|f| !f.claim && f.text.contains("Fewer than 3 runs each")), "{f:?}");
+}
