@@ -2,8 +2,9 @@
 //!
 //! A reading is cheap (a few small procfs and sysfs reads and one syscall), so the run loop can
 //! take one every interval from its own thread; btrfs's rebuild status, which takes commands,
-//! is read on a thread of its own ([`RebuildSampler`]) and taken as it last stood. Rates use the time actually elapsed between readings,
-//! never the nominal interval, so a late tick does not inflate or deflate them.
+//! is read on a thread of its own ([`RebuildSampler`]) and taken as it last stood. Rates use
+//! the time actually elapsed between readings, never the nominal interval, so a late tick does
+//! not inflate or deflate them.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
