@@ -259,4 +259,22 @@ mod tests {
         let nothing = Watched { devices: vec!["dm-0".into()], btrfs_mounts: Vec::new() };
         assert!(RebuildSampler::start(&nothing, &root).is_none());
     }
+
+    #[test]
+    fn an_idle_btrfs_is_asked_only_about_a_scrub_and_that_every_few_readings() {
+        let Some(raid) = crate::monitor::rebuild::btrfs::tests::LoopRaid1::new() else { return };
+        let mut filesystem = Filesystem::of(&raid.mount);
+        assert_eq!(filesystem.fsid.as_deref(), Some(raid.fsid.as_str()));
+        // exclusive_operation says none: no replace or balance can run, nothing to ask.
+        assert_eq!(filesystem.operations(0), [Operation::Scrub]);
+        assert!((1..SCRUB_EVERY).all(|reading| filesystem.operations(reading).is_empty()));
+        filesystem.scrubbing = true;
+        assert_eq!(filesystem.operations(1), [Operation::Scrub]);
+        let idle = filesystem.read(0, &StopFlag::new());
+        assert_eq!(
+            (idle.stack.as_str(), idle.action.as_deref()),
+            (raid.mount.to_str().unwrap(), Some("idle"))
+        );
+        assert!(!filesystem.scrubbing);
+    }
 }
