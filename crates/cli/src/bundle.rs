@@ -40,6 +40,8 @@ pub struct Bundle {
     record: BufWriter<File>,
     /// Each row's end, phase and power reading, for the run's active power.
     power: Vec<(f64, Phase, Option<f64>)>,
+    /// Each row's end and rebuild samples, for the warnings of a rebuild during the run.
+    rebuild: Vec<(f64, Vec<storbench_report::RebuildSample>)>,
     /// The record's last interval line (a tail follows it).
     last_interval: Option<record::IntervalLine>,
     /// Files that stopped being written, with when and why.
@@ -120,6 +122,7 @@ impl Bundle {
             hlog,
             record,
             power: Vec::new(),
+            rebuild: Vec::new(),
             last_interval: None,
             lost: Vec::new(),
             reserve,
@@ -160,7 +163,8 @@ impl Bundle {
     pub fn recorded<T>(&mut self, closed: &Closed<'_, T>, stream: &str, tally: &Tally<'_>) {
         let (row, i) = (&closed.row, &closed.interval);
         self.row(row);
-        self.record_interval(record::interval_line(stream, i, tally, row.system.power_watts), tally);
+        let line = record::interval_line(stream, i, tally, row.system.power_watts);
+        self.record_interval(record::IntervalLine { rebuild: row.system.rebuild.clone(), ..line }, tally);
         for s in closed.streams {
             self.record_interval(
                 record::interval_line(&s.stream, i, &s.tally, row.system.power_watts),
@@ -206,8 +210,17 @@ impl Bundle {
         Series::of_power(&self.power).active_watts(summary)
     }
 
+    /// A warning for each md array or btrfs filesystem under the targets that rebuilt,
+    /// resynced, scrubbed, balanced or ran degraded during the run, from the rows written.
+    pub fn rebuild_warnings(&self) -> Vec<String> {
+        storbench_bench::monitor::rebuild::during(&self.rebuild)
+    }
+
     fn row(&mut self, row: &SeriesRow) {
         self.power.push((row.t_s, row.phase, row.system.power_watts));
+        if !row.system.rebuild.is_empty() {
+            self.rebuild.push((row.t_s, row.system.rebuild.clone()));
+        }
         if self.is_lost("timeseries.csv") {
             return;
         }

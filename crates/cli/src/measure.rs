@@ -97,11 +97,13 @@ pub struct Start<'a> {
     pub at: jiff::Timestamp,
     /// The summary with no results yet (`complete: false`).
     pub summary: Summary,
-    /// The paths whose devices `disclosure.json` describes.
+    /// The paths whose devices `disclosure.json` describes and the sampler counts, each on its
+    /// own (data and log, a database's data and WAL directories), with the rebuild activity
+    /// of the md arrays and btrfs filesystems under them.
     pub targets: Vec<&'a Path>,
     /// The database the workload runs on, for the disclosure.
     pub database: DatabaseInfo,
-    /// The block device the sampler reads every second.
+    /// The block device the sampler reads every second where `targets` have none.
     pub device: Option<&'a str>,
     /// The run's result table, for its log.
     pub table: fn(&Summary) -> String,
@@ -173,13 +175,14 @@ pub fn measure(
         })),
         None,
     );
-    let sampler = WithStreams { host: power::system_sampler(start.device), streams };
+    let sampler = WithStreams { host: power::system_sampler(&start.targets, start.device), streams };
     let mut recording = Recording { bundle, sampler };
     let done = work(&mut recording, start.summary)?;
     let mut summary = done.summary;
     summary.background = background_results(&recording.sampler.streams, start.background);
     let first_added = summary.warnings.len();
     summary.warnings.extend(rebuilding);
+    summary.warnings.extend(recording.bundle.rebuild_warnings());
     summary.warnings.extend(recording.sampler.streams.warnings().iter().cloned());
     summary.warnings.extend(power::warning());
     let said = summary.warnings.len();

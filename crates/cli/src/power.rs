@@ -98,13 +98,14 @@ fn no_source() -> String {
         .into()
 }
 
-/// A host sampler for `device` that adds the power reading to every row. The first one says
-/// where power comes from (once the run is really starting, not before input is checked).
-pub fn system_sampler(device: Option<&str>) -> SystemSampler {
+/// A host sampler of the devices under `targets` (else `device`) that adds the power reading
+/// to every row. The first one says where power comes from (once the run is really starting,
+/// not before input is checked).
+pub fn system_sampler(targets: &[&std::path::Path], device: Option<&str>) -> SystemSampler {
     announce(true);
     let monitor = MONITOR.get().cloned().flatten();
     *RUN_STARTED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-    SystemSampler::new(device).with_power(monitor)
+    SystemSampler::for_paths(targets, device).with_power(monitor)
 }
 
 /// Says where power comes from, once per command, on the terminal whatever a run's output

@@ -289,6 +289,56 @@ pub mod system {
     }
 }
 
+/// One device's counters when a run uses several devices (a multi-device btrfs's members,
+/// data and log on different volumes): in the file as `disk.<device>.<column>`
+/// (`disk.loop1.write_bytes_per_sec`), the devices known when the run started, each counted
+/// on its own. The `disk_*` columns are every device of the run together.
+pub mod device {
+    use super::{Column, system};
+    /// The namespace of these columns in the file.
+    pub const PREFIX: &str = "disk";
+    /// The host's disk columns, each of which a device has under its short name.
+    pub const ALL: &[Column] = system::ALL.split_at(8).0;
+
+    /// A disk column's name under a device's namespace: `read_bytes_per_sec` for
+    /// `disk_read_bytes_per_sec`.
+    pub fn short(column: Column) -> &'static str {
+        column.name.strip_prefix("disk_").unwrap_or(column.name)
+    }
+}
+
+/// What each md array or btrfs filesystem under a run's targets was doing that second, in the
+/// file as `rebuild.<stack>.<column>` (`rebuild.md0.pct_done`, `rebuild./srv/db.action`): the
+/// md array's kernel name or the btrfs mount point. Empty cells where the stack did not say
+/// (a btrfs replace gives no bytes, an idle array no percent) or could not be read.
+pub mod rebuild {
+    use super::{Column, Kind, Unit};
+    /// The namespace of these columns in the file.
+    pub const PREFIX: &str = "rebuild";
+    columns! {
+        /// The action's code: its index in [`ACTIONS`] (0 idle).
+        ACTION = "action", Count, Level;
+        /// 1 while the action waits (a delayed md resync, a paused balance), else 0.
+        PAUSED = "paused", Count, Level;
+        PCT_DONE = "pct_done", Percent, Level;
+        /// How far it got, as the stack counts it (md: the sync position per member; btrfs
+        /// scrub: bytes read).
+        BYTES_DONE = "bytes_done", Bytes, Level;
+        SPEED_BYTES_PER_SEC = "speed_bytes_per_sec", BytesPerSecond, Level;
+        /// md: devices missing from the array.
+        DEGRADED_DEVICES = "degraded_devices", Count, Level;
+    }
+
+    /// The actions by code: `rebuild.<stack>.action` holds the index.
+    pub const ACTIONS: &[&str] =
+        &["idle", "resync", "recovery", "check", "repair", "reshape", "replace", "balance", "scrub"];
+
+    /// The code of `action` (a word of [`ACTIONS`]).
+    pub fn code(action: &str) -> Option<usize> {
+        ACTIONS.iter().position(|a| *a == action)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,13 +15,15 @@
 //! - `memory` {`total_bytes`, `dimms` [{`label`, `size_bytes`, `mem_type`}]}: the DIMMs only
 //!   where the kernel's EDAC driver lists them to every user; absent otherwise.
 //! - `targets` [{`path`, `mount_point`, `fstype`, `source`, `mount_options`, `super_options`,
-//!   `device`}]: from each target path to the top block device under it.
+//!   `device`, `devices`}]: from each target path to the top block device under it, and every
+//!   device its filesystem spans (each member of a multi-device btrfs).
 //! - `devices` [the fields of a summary's `device` (`name`, `kind`, `dev`, `parent`,
 //!   `members`, sector sizes, `rotational`, `raid_level`), and `size_bytes`, `read_only`,
 //!   `model`, `vendor`, `firmware`, `serial_sha256`, `scheduler`, `nr_requests`,
 //!   `write_cache`, `built_from`, `partitions` [{`name`, `start_sector`, `size_bytes`,
 //!   `aligned_4k`, `aligned_1m`}], `dm` {`name`, `subsystem`}, `md` {`chunk_size_bytes`,
-//!   `raid_disks`}]: every device from the top one down to the whole disks, each once.
+//!   `raid_disks`}]: every device from each top one (each btrfs member) down to the whole
+//!   disks, each once.
 //! - `database` {`kind`, `version`, `non_default_settings`}: filled by the database backend
 //!   for `oltp run` (the first target's); empty (`null`s and `{}`) for workloads without one.
 //!
@@ -112,6 +114,10 @@ pub struct TargetPath {
     pub super_options: Option<String>,
     /// Kernel name of the top block device; absent on a memory or network filesystem.
     pub device: Option<String>,
+    /// Every block device the filesystem spans: a multi-device btrfs's members (`device` is
+    /// the one its mount names), else `device` alone; each is in `devices` with its layers.
+    #[serde(default)]
+    pub devices: Vec<String>,
 }
 
 /// One block device under a target, whole disk or layer.

@@ -20,4 +20,4 @@ pub mod text;
 
 pub use disclosure::*;
 pub use model::*;
-pub use series::{CpuSample, DiskSample, SeriesRow, StreamValues, SystemSample};
+pub use series::{CpuSample, DeviceSample, DiskSample, RebuildSample, SeriesRow, StreamValues, SystemSample};

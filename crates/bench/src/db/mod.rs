@@ -217,6 +217,19 @@ pub trait Database: Send + Sync {
     /// Where the data lives on this machine (the database file, or the server's data
     /// directory), so its block device can be found and sampled; None when not local or unknown.
     fn data_location(&self) -> Option<std::path::PathBuf>;
+    /// Where the server writes its log on this machine when it has a directory of its own
+    /// (PostgreSQL's WAL directory, often a link to another volume; InnoDB's redo log
+    /// directory when configured apart), so its device is counted on its own; None when it is
+    /// not local, unknown, or simply inside the data directory.
+    fn log_location(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+}
+
+/// The directories and files of `db` on this machine that exist, data first then log: the
+/// paths whose devices a run on it counts, each on its own.
+pub fn local_paths(db: &dyn Database) -> Vec<std::path::PathBuf> {
+    [db.data_location(), db.log_location()].into_iter().flatten().filter(|p| p.exists()).collect()
 }
 
 #[cfg(test)]

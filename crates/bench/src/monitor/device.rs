@@ -68,15 +68,21 @@ pub fn filesystem_devices(path: &Path) -> io::Result<Vec<DeviceInfo>> {
 /// The members of the btrfs filesystem `device` belongs to, or `device` alone when it belongs
 /// to none (or sysfs lists no member).
 fn with_btrfs_members(sys: &Path, device: DeviceInfo) -> Vec<DeviceInfo> {
-    let Some(fsid) = super::rebuild::btrfs::fsid_of_device(sys, &device.name) else {
-        return vec![device];
-    };
-    let members = super::rebuild::btrfs::members(sys, &fsid);
-    if members.is_empty() {
+    let members = spanned(sys, &device.name);
+    if members == [device.name.as_str()] {
         return vec![device];
     }
     let number = |name: &str| read_text(&block_dir(sys, name).join("dev")).unwrap_or_default();
     members.iter().map(|name| describe(sys, name, number(name))).collect()
+}
+
+/// The kernel names of every device the filesystem on `name` spans: the members of the btrfs
+/// filesystem it belongs to, sorted, or `name` alone.
+pub(crate) fn spanned(sys: &Path, name: &str) -> Vec<String> {
+    let members = super::rebuild::btrfs::fsid_of_device(sys, name)
+        .map(|fsid| super::rebuild::btrfs::members(sys, &fsid))
+        .unwrap_or_default();
+    if members.is_empty() { vec![name.to_owned()] } else { members }
 }
 
 /// Describes the device behind a `/dev` node named as a mount source.

@@ -46,7 +46,7 @@ pub fn gather(targets: &[&Path]) -> Disclosure {
 pub fn gather_with(roots: &Roots, targets: &[&Path]) -> Disclosure {
     let paths: Vec<TargetPath> = targets.iter().map(|path| target_path(roots, path)).collect();
     let mut names: Vec<String> = Vec::new();
-    for top in paths.iter().filter_map(|t| t.device.as_deref()) {
+    for top in paths.iter().flat_map(|t| &t.devices) {
         for name in device::layers(&roots.sys, top) {
             if !names.contains(&name) {
                 names.push(name);
@@ -69,7 +69,8 @@ pub fn gather_with(roots: &Roots, targets: &[&Path]) -> Disclosure {
     }
 }
 
-/// The mount holding `path` and the top block device under it. A path that does not exist
+/// The mount holding `path`, the top block device under it and every device its filesystem
+/// spans (a multi-device btrfs's members). A path that does not exist
 /// yet (a target file to be created) is judged by its nearest existing ancestor.
 fn target_path(roots: &Roots, path: &Path) -> TargetPath {
     let mut out = TargetPath { path: path.display().to_string(), ..TargetPath::default() };
@@ -89,6 +90,7 @@ fn target_path(roots: &Roots, path: &Path) -> TargetPath {
         out.super_options = Some(mount.super_options);
     }
     out.device = device::resolve_with(&roots.sys, &mountinfo, existing).ok().flatten().map(|d| d.name);
+    out.devices = out.device.iter().flat_map(|top| device::spanned(&roots.sys, top)).collect();
     out
 }
 
@@ -588,5 +590,17 @@ mod tests {
         assert_eq!(d.targets[0].device.as_deref(), Some(name.as_str()));
         let top = device(&d, &name);
         assert!(top.size_bytes.is_some_and(|s| s > 0));
+    }
+
+    #[test]
+    fn a_file_on_a_real_btrfs_raid1_discloses_both_members() {
+        let Some(raid) = crate::monitor::rebuild::btrfs::tests::LoopRaid1::new() else { return };
+        let later = raid.mount.join("not-yet.dat");
+        let d = gather(&[&later]);
+        assert_eq!(d.targets[0].devices, raid.devices);
+        assert!(raid.devices.contains(d.targets[0].device.as_ref().unwrap()));
+        for member in &raid.devices {
+            assert!(device(&d, member).size_bytes.is_some_and(|s| s > 0), "{member}");
+        }
     }
 }

@@ -109,8 +109,32 @@ pub fn find_device(text: &str, name: &str) -> Option<DiskCounters> {
 
 /// Reads the current counters of `name`; `Ok(None)` when the kernel lists no such device.
 pub fn read_device(name: &str) -> io::Result<Option<DiskCounters>> {
-    let text = std::fs::read_to_string(DISKSTATS)?;
-    Ok(find_device(&text, name))
+    Ok(find_device(&read_text()?, name))
+}
+
+/// The whole of `/proc/diskstats`, for the counters of several devices at one moment.
+pub fn read_text() -> io::Result<String> {
+    std::fs::read_to_string(DISKSTATS)
+}
+
+/// Several devices' figures over the same interval as one: rates and queue sizes added up,
+/// awaits over every completion (each device's await weighted by its completions), and the
+/// busiest device's busy share (a sum would pass 100 % and say nothing). `None` for none.
+pub fn combined(samples: &[DiskSample]) -> Option<DiskSample> {
+    let sum = |f: fn(&DiskSample) -> f64| samples.iter().map(f).sum::<f64>();
+    let await_ms = |ms: fn(&DiskSample) -> Option<f64>, done: fn(&DiskSample) -> f64| {
+        mean_ms(samples.iter().map(|s| ms(s).unwrap_or(0.0) * done(s)).sum(), sum(done))
+    };
+    (!samples.is_empty()).then(|| DiskSample {
+        reads_per_sec: sum(|s| s.reads_per_sec),
+        writes_per_sec: sum(|s| s.writes_per_sec),
+        read_bytes_per_sec: sum(|s| s.read_bytes_per_sec),
+        write_bytes_per_sec: sum(|s| s.write_bytes_per_sec),
+        read_await_ms: await_ms(|s| s.read_await_ms, |s| s.reads_per_sec),
+        write_await_ms: await_ms(|s| s.write_await_ms, |s| s.writes_per_sec),
+        queue_size: sum(|s| s.queue_size),
+        busy_pct: samples.iter().map(|s| s.busy_pct).fold(0.0, f64::max),
+    })
 }
 
 /// How much a cumulative counter grew from `prev` to `cur`.
@@ -266,6 +290,19 @@ mod tests {
         assert_eq!(s.write_await_ms, None);
         assert_eq!(s.reads_per_sec, 0.0);
         assert_eq!(s.busy_pct, 100.0);
+    }
+
+    #[test]
+    fn devices_combined_add_their_rates_and_weigh_their_awaits_by_completions() {
+        let prev = counters([0; 8]);
+        // 100 reads at 1 ms and 300 reads at 3 ms: 2.5 ms over the 400; busy 20 % and 60 %.
+        let a = disk_sample(&prev, &counters([100, 800, 100, 0, 0, 0, 200, 100]), Duration::from_secs(1));
+        let b = disk_sample(&prev, &counters([300, 2400, 900, 0, 0, 0, 600, 900]), Duration::from_secs(1));
+        let c = combined(&[a.unwrap(), b.unwrap()]).unwrap();
+        assert_eq!((c.reads_per_sec, c.read_bytes_per_sec), (400.0, 3200.0 * 512.0));
+        assert_eq!((c.read_await_ms, c.write_await_ms), (Some(2.5), None));
+        assert_eq!((c.queue_size, c.busy_pct), (1.0, 60.0));
+        assert_eq!(combined(&[]), None);
     }
 
     #[test]

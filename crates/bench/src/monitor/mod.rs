@@ -1,4 +1,4 @@
-//! Host monitoring while a benchmark runs: per-second samples of the target's block device,
+//! Host monitoring while a benchmark runs: per-second samples of the run's block devices,
 //! the CPUs, memory, storbench's own CPU time and power, and finding the block device under a
 //! path.
 //!
@@ -7,6 +7,8 @@
 //! gives `None` or zeros rather than a panic.
 //!
 //! - [`diskstats`]: `/proc/diskstats` counters and iostat's formulas.
+//! - [`disks`]: the devices a run uses (a multi-device btrfs's members, data and log
+//!   volumes), each counted on its own and all together.
 //! - [`cpu`]: `/proc/stat` CPU shares and our own `getrusage` time.
 //! - [`memory`]: `MemAvailable` from `/proc/meminfo`.
 //! - [`device`]: path → block device, with partition, device-mapper and md layers, and a
@@ -22,6 +24,7 @@
 pub mod cpu;
 pub mod device;
 pub mod disclosure;
+pub mod disks;
 pub mod diskstats;
 pub mod host;
 pub mod memory;

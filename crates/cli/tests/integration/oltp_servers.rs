@@ -62,6 +62,12 @@ fn disclosed(db: &ServerDb, bundle: &std::path::Path) {
         assert!(d["non_default_settings"].get(name).is_some(), "{name} missing: {d}");
     }
     assert!(!text.contains("password="), "no secret is written");
+    // The server's data directory and, for PostgreSQL, its WAL directory are the run's
+    // targets: each one's device is disclosed and counted on its own.
+    let targets = &crate::support::json(text.as_bytes())["targets"];
+    let paths: Vec<&str> = targets.as_array().unwrap().iter().filter_map(|t| t["path"].as_str()).collect();
+    let wal = paths.iter().any(|p| p.ends_with("/pg_wal"));
+    assert_eq!(wal, db.kind == BackendKind::Postgres, "{paths:?}");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! that interval. Columns are looked up by their definition (`columns`), under their name or
 //! an old one, so a bundle from an older or newer storbench still renders.
 
-use crate::columns::{Column, system};
+use crate::columns::{self, Column, system};
 use crate::model::{SteadyState, Summary};
 
 /// The rows of one run's `timeseries.csv`, column by column.
@@ -96,17 +96,41 @@ impl Series {
             .map(|(_, v)| v.as_slice())
     }
 
-    /// The names of the background streams the file has columns of, in its order.
+    /// The names of the background streams the file has columns of, in its order (the host's
+    /// own namespaces, `disk.` and `rebuild.`, are none).
     pub fn streams(&self) -> Vec<&str> {
+        let host = [columns::device::PREFIX, columns::rebuild::PREFIX];
         let mut names: Vec<&str> = Vec::new();
         for (n, _) in &self.columns {
             if let Some((stream, _)) = n.split_once('.')
+                && !host.contains(&stream)
                 && !names.contains(&stream)
             {
                 names.push(stream);
             }
         }
         names
+    }
+
+    /// Each `<prefix>.<name>.<column>` column the file has, by name in file order: each
+    /// rebuilding stack's (`columns::rebuild`) values.
+    pub fn each(&self, prefix: &str, column: Column) -> Vec<(&str, &[Option<f64>])> {
+        self.each_named(prefix, column.name)
+    }
+
+    /// Each device's values of the disk column `column` (`columns::device`), by device.
+    pub fn each_device(&self, column: Column) -> Vec<(&str, &[Option<f64>])> {
+        self.each_named(columns::device::PREFIX, columns::device::short(column))
+    }
+
+    fn each_named(&self, prefix: &str, column: &str) -> Vec<(&str, &[Option<f64>])> {
+        let mut out = Vec::new();
+        for (n, v) in &self.columns {
+            if let Some(name) = namespaced(n, prefix, column) {
+                out.push((name, v.as_slice()));
+            }
+        }
+        out
     }
 
     /// The column where it has at least one value.
@@ -154,6 +178,13 @@ impl Series {
 }
 
 /// Keeps the items of `v` whose `keep` is true.
+/// The `<name>` of a `<prefix>.<name>.<column>` header cell (the name may hold dots: a mount
+/// point).
+fn namespaced<'a>(header: &'a str, prefix: &str, column: &str) -> Option<&'a str> {
+    let (name, last) = header.strip_prefix(prefix)?.strip_prefix('.')?.rsplit_once('.')?;
+    (last == column).then_some(name)
+}
+
 fn retain_where<T>(v: &mut Vec<T>, keep: &[bool]) {
     let mut k = keep.iter();
     v.retain(|_| *k.next().unwrap_or(&false));

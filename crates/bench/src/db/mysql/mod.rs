@@ -305,6 +305,16 @@ impl Database for Mysql {
         let dir: String = self.conn(false).ok()?.query_first("SELECT @@datadir").ok()??;
         Some(std::path::PathBuf::from(dir)).filter(|p| p.exists())
     }
+
+    /// `innodb_log_group_home_dir` where it is set apart from the data directory (a relative
+    /// one is under it); unset or `./`, the redo log is in the data directory.
+    fn log_location(&self) -> Option<std::path::PathBuf> {
+        use mysql::prelude::Queryable;
+        let home: Option<String> =
+            self.conn(false).ok()?.query_first("SELECT @@innodb_log_group_home_dir").ok()??;
+        let home = home.filter(|h| !h.is_empty() && h.trim_end_matches('/') != ".")?;
+        Some(self.data_location()?.join(home)).filter(|p| p.exists())
+    }
 }
 
 /// Runs one statement that returns nothing, naming it in the error.

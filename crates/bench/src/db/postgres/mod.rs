@@ -333,6 +333,11 @@ impl Database for Postgres {
         Some(std::path::PathBuf::from(dir)).filter(|p| p.exists())
     }
 
+    /// `pg_wal` in the data directory: the WAL, wherever the link there leads.
+    fn log_location(&self) -> Option<std::path::PathBuf> {
+        Some(self.data_location()?.join("pg_wal")).filter(|p| p.exists())
+    }
+
     /// `server_version`, and the settings the server was configured with: the sources
     /// `default` and `override` (computed at start-up) are the server's own, `client` and
     /// `session` describe this connection, not the server the runs use.

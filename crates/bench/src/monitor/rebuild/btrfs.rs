@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::{Action, RebuildActivity, StackKind};
 use crate::command::{self, Ending};
-use crate::monitor::device::entry_names;
+use crate::monitor::device::{entry_names, read_text};
 use crate::run::StopFlag;
 
 /// A status command answers at once; one that takes longer is stuck (a hung device).
@@ -59,17 +59,43 @@ pub enum StatusError {
     Unreadable { command: String, output: String },
 }
 
+/// An operation a status command reports on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Replace,
+    Balance,
+    Scrub,
+}
+
+impl Operation {
+    /// Every operation, in the order their readings come.
+    pub const ALL: [Operation; 3] = [Operation::Replace, Operation::Balance, Operation::Scrub];
+
+    fn query(self) -> (&'static [&'static str], Parser) {
+        match self {
+            Operation::Replace => (&["replace", "status", "-1"], parse_replace),
+            Operation::Balance => (&["balance", "status"], parse_balance),
+            Operation::Scrub => (&["scrub", "status", "--raw"], parse_scrub),
+        }
+    }
+}
+
 /// The readings of the btrfs filesystem mounted at `mount`: one per operation running (a
 /// scrub can run beside a balance), or one idle reading.
 pub fn sample(mount: &Path, stop: &StopFlag) -> Result<Vec<RebuildActivity>, StatusError> {
+    sample_of(mount, &Operation::ALL, stop)
+}
+
+/// [`sample`] asking only about `operations`: those not asked are taken as not running.
+pub fn sample_of(
+    mount: &Path,
+    operations: &[Operation],
+    stop: &StopFlag,
+) -> Result<Vec<RebuildActivity>, StatusError> {
     let point = mount.to_string_lossy().into_owned();
-    let queries: [(&[&str], Parser); 3] = [
-        (&["replace", "status", "-1"], parse_replace),
-        (&["balance", "status"], parse_balance),
-        (&["scrub", "status", "--raw"], parse_scrub),
-    ];
     let mut readings = Vec::new();
-    for (args, parse) in queries {
+    for operation in operations {
+        let (args, parse) = operation.query();
         if let Status::Running(mut reading) = query(args, &point, parse, stop)? {
             reading.device.clone_from(&point);
             readings.push(reading);
@@ -79,6 +105,14 @@ pub fn sample(mount: &Path, stop: &StopFlag) -> Result<Vec<RebuildActivity>, Sta
         readings.push(RebuildActivity::new(point, StackKind::Btrfs, Action::Idle));
     }
     Ok(readings)
+}
+
+/// The exclusive operation the filesystem `fsid` runs now, as sysfs names it (`none`,
+/// `balance`, `balance paused`, `dev_replace`, `device add` ...); `None` where the kernel has no
+/// such file (before 5.10). A replace or a balance runs only while it is not `none`; a scrub
+/// is not an exclusive operation and never shows here.
+pub fn exclusive_operation(sys: &Path, fsid: &str) -> Option<String> {
+    read_text(&sys.join("fs/btrfs").join(fsid).join("exclusive_operation"))
 }
 
 /// Runs `btrfs ARGS MOUNT` and reads its stdout with `parse`. The exit status is not the

@@ -9,6 +9,9 @@
 //!   tests run on recorded files (tests/data/rebuild/md/), and the kernel's rebuild throttles.
 //! - [`btrfs`]: the status commands of btrfs-progs, run through [`crate::command`], and a
 //!   filesystem's member devices from `/sys/fs/btrfs/UUID/devices`.
+//! - [`follow`]: [`RebuildSampler`], every stack's reading once a second for the run's series,
+//!   without making the host sampler wait for btrfs's commands; [`during`], what the series
+//!   says happened, for the run's warnings.
 //! - [`watch`]: [`Watched`], what to read for a run, found from the paths it uses (md arrays
 //!   anywhere in their device stacks, btrfs mounts), one reading of it all, and what is
 //!   abnormal when a run starts.
@@ -17,9 +20,12 @@
 //! known), an unparsable command output gives an error.
 
 pub mod btrfs;
+pub mod follow;
 pub mod md;
 pub mod watch;
 
+pub use follow::{RebuildSampler, during};
+use storbench_report::RebuildSample;
 pub use watch::Watched;
 
 /// What kind of storage stack reported the activity.
@@ -113,6 +119,20 @@ impl RebuildActivity {
     /// their own), or missing devices.
     pub fn is_abnormal(&self) -> bool {
         self.action != Action::Idle || self.degraded_devices.is_some_and(|d| d > 0)
+    }
+
+    /// This reading as a row of the series holds it (`columns::rebuild`).
+    pub fn to_sample(&self) -> RebuildSample {
+        RebuildSample {
+            stack: self.device.clone(),
+            action: Some(self.action.as_str().to_owned()),
+            paused: self.paused,
+            pct_done: self.done_pct,
+            bytes_done: self.bytes_done,
+            bytes_total: self.bytes_total,
+            speed_bytes_per_sec: self.speed_bytes_per_s,
+            degraded_devices: self.degraded_devices,
+        }
     }
 }
 

@@ -15,8 +15,12 @@
 //!   stream: where the interval lies in nanoseconds after `epoch_ns` (its wall-clock start is
 //!   `epoch_ns + start_ns`), the stream's integer counts by name (a count absent is 0), and
 //!   the tags of its histograms in `latency.hlog`, in the order they were written there, and
-//!   the host's power over it (`power_watts`, where a meter was read), and storbench's CPU
-//!   time when it closed (`cpu_user_ns`, `cpu_sys_ns`, since the process started).
+//!   the host's power over it (`power_watts`, where a meter was read), storbench's CPU
+//!   time when it closed (`cpu_user_ns`, `cpu_sys_ns`, since the process started) and, on the
+//!   workload's line where the targets are on md or btrfs, what each array or filesystem was
+//!   doing at its end (`rebuild`: `stack`, `action`, `paused`, `pct_done`, `bytes_done`,
+//!   `bytes_total`, `speed_bytes_per_sec`, `degraded_devices`; `storbench_report::RebuildSample`).
+//!   The warnings those say (a rebuild during the run) are in the end's `added_warnings`.
 //!   Counts merge by adding; histograms merge exactly (HDR). A last line with `"tail": true`
 //!   holds what the workers counted after the last interval closed, as they stopped (the
 //!   run's totals include it; integrity has one).
@@ -146,6 +150,10 @@ pub struct IntervalLine {
     /// The host's power over the interval, watts, where a meter was read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_watts: Option<f64>,
+    /// What each md array and btrfs filesystem under the run's targets was doing at the
+    /// interval's end (on the workload's lines; none where nothing can rebuild).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rebuild: Vec<storbench_report::RebuildSample>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -254,6 +262,7 @@ pub fn interval_line(
         cpu_user_ns: nanos(i.cpu.user),
         cpu_sys_ns: nanos(i.cpu.sys),
         power_watts,
+        rebuild: Vec::new(),
     }
 }
 
@@ -271,6 +280,7 @@ pub fn tail_line(stream: &str, last: &IntervalLine, tally: &Tally<'_>) -> Interv
         cpu_user_ns: last.cpu_user_ns,
         cpu_sys_ns: last.cpu_sys_ns,
         power_watts: None,
+        rebuild: Vec::new(),
     }
 }
 

@@ -39,6 +39,7 @@ fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>
             cpu_user_ns: 0,
             cpu_sys_ns: 0,
             power_watts: None,
+            rebuild: Vec::new(),
         };
         lines.push(serde_json::to_string(&Line::Interval(line)).unwrap());
     }
@@ -127,6 +128,7 @@ fn a_handed_interval_reads_back_as_the_interval_it_was_with_its_histograms() {
         cpu_user_ns: 7,
         cpu_sys_ns: 8,
         power_watts: None,
+        rebuild: Vec::new(),
     };
     let text = serde_json::to_string(&HandedInterval::of(line.clone(), &tally)).unwrap();
     let handed: HandedInterval = serde_json::from_str(&text).unwrap();

@@ -208,6 +208,9 @@ impl Database for Recorded {
     fn data_location(&self) -> Option<std::path::PathBuf> {
         self.inner.data_location()
     }
+    fn log_location(&self) -> Option<std::path::PathBuf> {
+        self.inner.log_location()
+    }
 }
 
 impl Ds3Database for Recorded {

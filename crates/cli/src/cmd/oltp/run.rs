@@ -314,7 +314,9 @@ fn run_into(
 ) -> Result<Measured> {
     let at = jiff::Timestamp::now();
     let mut first = summary::started(spec, place, name, &at.to_string());
-    let places: Vec<PathBuf> = dbs.iter().filter_map(|d| d.data_location()).filter(|p| p.exists()).collect();
+    // Every database's data and log, each device counted on its own.
+    let places: Vec<PathBuf> =
+        dbs.iter().flat_map(|d| storbench_bench::db::local_paths(d.as_ref())).collect();
     let (database, unknown) = measure::database_info(dbs[0].as_ref());
     first.warnings.extend(unknown);
     // A SQLite file's directory is the run's; a server's data directory is not storbench's.

@@ -284,8 +284,8 @@ fn into_bundle(
     stop: &StopFlag,
 ) -> Result<Measured> {
     let at = jiff::Timestamp::now();
-    let place = db.data_location().filter(|p| p.exists());
-    let device = place.as_deref().and_then(|p| storbench_bench::monitor::resolve_device(p).ok().flatten());
+    let place = storbench_bench::db::local_paths(db.as_ref());
+    let device = place.first().and_then(|p| storbench_bench::monitor::resolve_device(p).ok().flatten());
     let (database, unknown) = measure::database_info(db.as_ref());
     let mut first = started(a, checked, db.as_ref(), name, &at.to_string());
     first.warnings.extend(unknown);
