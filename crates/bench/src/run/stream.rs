@@ -1,5 +1,5 @@
 //! Background streams: work that runs beside a run's workload on the run's own schedule (a
-//! fixed-rate sequential stream emulating a rebuild, later a command or a capture), closed at
+//! fixed-rate sequential stream, an emulated rebuild's copy, a user's command), closed at
 //! the same interval boundaries as the workload, with its own columns in the same series
 //! (`bg1.write_bytes_per_sec`) and its own lines in the record (stream `bg1`, histograms
 //! tagged `bg1.write`).
@@ -35,6 +35,17 @@ pub trait Stream: Send {
 
     /// Its figures over the measured intervals it closed.
     fn result(&self) -> BackgroundResult;
+
+    /// What the record's end keeps of it besides its intervals (a command's exit status and
+    /// seconds), for `result` to be built again from the record.
+    fn finding(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// Text for the run's log once it stopped (a command's output).
+    fn log(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A stream's closed interval: its columns' values for the row, its data for the record.
@@ -119,6 +130,17 @@ impl Streams {
     /// Each stream's figures over the measured phase, named, with the spec each was given.
     pub fn results(&self) -> Vec<BackgroundResult> {
         self.streams.iter().map(|(name, s)| BackgroundResult { name: name.clone(), ..s.result() }).collect()
+    }
+
+    /// Each stream's finding for the record's end (`Stream::finding`), by name.
+    pub fn findings(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+        self.streams.iter().filter_map(|(name, s)| Some((name.clone(), s.finding()?))).collect()
+    }
+
+    /// What the streams have for the run's log (a command's output), each with its name.
+    pub fn logs(&self) -> Vec<String> {
+        let named = self.streams.iter().flat_map(|(name, s)| s.log().into_iter().map(move |l| (name, l)));
+        named.map(|(name, text)| format!("background stream {name}: {text}")).collect()
     }
 
     /// What went wrong with a stream (one that did not start, a worker that failed).
