@@ -352,7 +352,12 @@ fn a_background_command_that_fails_is_a_warning_with_its_exit_code_and_its_outpu
 fn a_background_command_that_hangs_is_stopped_at_the_runs_end_with_all_it_started() {
     let dir = disk_tempdir();
     let pids = dir.path().join("pids");
-    let command = format!("cmd:echo $$ >> {0}; sleep 1000 & echo $! >> {0}; wait", pids.display());
+    let asked = dir.path().join("asked");
+    let command = format!(
+        "cmd:trap 'echo SIGTERM > {1}; exit 0' TERM; echo $$ >> {0}; sleep 1000 & echo $! >> {0}; wait",
+        pids.display(),
+        asked.display()
+    );
     let started = std::time::Instant::now();
     let out = null_run_beside(dir.path(), &command, "2s", &[]);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -366,6 +371,7 @@ fn a_background_command_that_hangs_is_stopped_at_the_runs_end_with_all_it_starte
     assert_eq!(pids.len(), 2, "{pids:?}");
     let left: Vec<_> = pids.into_iter().filter(|&p| crate::trust_commands::running(p)).collect();
     assert!(left.is_empty(), "nothing it started still runs: {left:?}");
+    assert!(asked.exists(), "it was asked to stop with SIGTERM first");
 }
 
 #[test]

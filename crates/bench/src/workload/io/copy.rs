@@ -198,3 +198,76 @@ impl CopyWorker {
         self.clock.advance();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::Stream;
+    use crate::workload::io::IoStream;
+
+    /// A copy of `source` onto `dest` by a rebuild stream on psync, run for `run_for`: its
+    /// figures.
+    fn copied(
+        spec: CopySpec,
+        source: &std::path::Path,
+        dest: &std::path::Path,
+        run_for: Duration,
+    ) -> Recorder {
+        let open = |p: &std::path::Path| std::fs::OpenOptions::new().read(true).write(true).open(p).unwrap();
+        let mut stream = IoStream::rebuild(spec, Some((open(source), open(dest))));
+        let schedule = Schedule { ramp_ns: 0, end_ns: None, interval_ns: 100_000_000 };
+        let stop = StopFlag::new();
+        stream.start(schedule, Instant::now(), &stop).unwrap();
+        let mut totals = Recorder::default();
+        let intervals = (run_for.as_nanos() / 100_000_000) as u64;
+        for i in 0..intervals {
+            std::thread::sleep(Duration::from_millis(100));
+            let end = (i + 1) * 100_000_000;
+            if let Some((_, tally)) =
+                stream.take(i, storbench_report::series::Phase::Measure, end - 100_000_000, end)
+            {
+                totals.merge(&<Recorder as crate::run::record::Recordable>::from_tally(&tally).unwrap());
+            }
+        }
+        stop.stop();
+        assert!(stream.stop().is_empty());
+        totals
+    }
+
+    #[test]
+    fn the_copy_puts_every_block_of_the_source_at_its_offset_of_the_destination_and_wraps() {
+        let dir = tempfile::tempdir().unwrap();
+        let (source, dest) = (dir.path().join("source"), dir.path().join("dest"));
+        let data: Vec<u8> = (0..40_960u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&source, &data).unwrap();
+        std::fs::write(&dest, vec![0u8; 65_536]).unwrap();
+        let spec =
+            CopySpec { block: 4096, len: 40_960, depth: 3, blocks_per_sec: None, engine: EngineKind::Psync };
+        let totals = copied(spec, &source, &dest, Duration::from_millis(300));
+        let after = std::fs::read(&dest).unwrap();
+        assert_eq!(&after[..40_960], &data[..], "each block at its own offset");
+        assert!(after[40_960..].iter().all(|&b| b == 0), "nothing past the copy's length");
+        assert_eq!(std::fs::read(&source).unwrap(), data, "the source is only read");
+        assert!(totals.read.ios > 10, "it wrapped around and went on: {} blocks", totals.read.ios);
+        assert!(totals.write.ios + 3 >= totals.read.ios && totals.write.ios <= totals.read.ios);
+        assert_eq!(totals.errors.total(), 0);
+    }
+
+    #[test]
+    fn under_a_rate_the_copy_moves_its_blocks_a_second_and_keeps_their_lag() {
+        let dir = tempfile::tempdir().unwrap();
+        let (source, dest) = (dir.path().join("source"), dir.path().join("dest"));
+        std::fs::write(&source, vec![1u8; 8192]).unwrap();
+        std::fs::write(&dest, vec![0u8; 8192]).unwrap();
+        let spec = CopySpec {
+            block: 4096,
+            len: 8192,
+            depth: 2,
+            blocks_per_sec: Some(200.0),
+            engine: EngineKind::Psync,
+        };
+        let totals = copied(spec, &source, &dest, Duration::from_millis(1000));
+        assert!((190..=202).contains(&totals.read.ios), "200 blocks a second: {}", totals.read.ios);
+        assert_eq!(totals.lag.count(), totals.read.ios, "each paced read's lag is kept");
+    }
+}
