@@ -286,6 +286,16 @@ fn a_rebuild_whose_destination_is_a_users_file_or_whose_source_is_too_small_is_r
     );
     let made: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(made, ["mine.dat"], "nothing was made: no target, no stream file, no bundle");
+    // A plan is checked whole before its first run.
+    let extra = format!("background = [\"rebuild:dest={},size=1M\"]", mine.display());
+    let plan = write_plan(dir.path(), &extra);
+    let said = refused(
+        storbench().arg("run").arg(&plan).arg("--output-dir").arg(dir.path().join("results")),
+        "configuration c's background",
+    );
+    assert!(said.contains("storbench did not create"), "{said}");
+    assert!(!dir.path().join("results").exists() && !dir.path().join("storbench-io.dat").exists());
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "the user's own data\n");
 }
 
 /// `storbench io` on the null engine for `runtime` with `cmd` beside it and `extra` options,
