@@ -449,11 +449,13 @@ pub struct OutputArgs {
     /// A stream to run beside the workload, from its start to its end, with its figures in
     /// summary.json's background (an entry per stream: name bg1, bg2, ..., kind, spec). Give
     /// it again for more streams. Kinds:
+    ///
     /// io[:KEY=VALUE,...], a sequential stream of storbench's, with its own columns in the
     /// time series (bg1.write_bytes_per_sec). Keys: rw=write (or read), bs=1M,
     /// rate=BYTES_PER_S (e.g. 10MiB; unthrottled without), size=256MiB (its file
     /// storbench-bg1.dat, made and filled once, then reused), dir=PATH (default: beside the
     /// run's target; the null engine for a run without one), iodepth=1, direct=yes.
+    ///
     /// rebuild[:KEY=VALUE,...], an emulated mirror rebuild: it reads the source in order and
     /// writes the same bytes at the same offset of the destination, wrapping around, with io's
     /// columns (bg1.read_bytes_per_sec, bg1.write_bytes_per_sec); bytes_per_sec in the summary
@@ -463,7 +465,10 @@ pub struct OutputArgs {
     /// readable file or block device, only read, at least size bytes), dest=PATH (default:
     /// storbench-bg1-dest.dat beside the target; a directory puts it there; a file must be one
     /// storbench made), rate=BYTES_PER_S (unthrottled without), bs=1M, size=256MiB (bytes
-    /// copied before it wraps), direct=yes.
+    /// copied before it wraps), iodepth=4 (blocks in flight), direct=yes. A destination
+    /// holding data storbench did not make, or a source smaller than size, is refused before
+    /// the run.
+    ///
     /// cmd:COMMAND, your command (e.g. cmd:btrfs replace start -B 2 /dev/loop2 /mnt), run by sh
     /// -c from the measured phase's start in a session of its own, its output in the bundle's
     /// output.log; when the run ends it is stopped (SIGTERM, then 5 s later killed with all it
