@@ -246,8 +246,10 @@ fn an_emulated_rebuild_on_the_runs_own_disk_copies_at_its_rate_and_costs_the_wor
         let file = std::fs::metadata(dir.path().join(format!("storbench-bg1-{side}.dat"))).unwrap();
         assert_eq!(file.len(), 64 << 20, "the copy's own {side} file, beside the target");
     }
-    let (header, _) = series(&only_bundle(&dir.path().join("paced")));
+    let bundle = only_bundle(&dir.path().join("paced"));
+    let (header, _) = series(&bundle);
     assert!(header.iter().any(|h| h == "bg1.read_bytes_per_sec"), "{header:?}");
+    storbench().arg("summarize").arg("--check").arg(&bundle).assert().success();
     // Unthrottled, the copy takes what the disk gives: the workload's figures fall.
     let degraded = randread_beside(dir.path(), "degraded", &["rebuild:size=64MiB"]);
     assert!(
