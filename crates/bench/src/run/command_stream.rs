@@ -104,6 +104,10 @@ impl Stream for CommandStream {
         failure(&self.run, f).into_iter().collect()
     }
 
+    fn waits(&self) -> bool {
+        self.wait
+    }
+
     fn result(&self) -> BackgroundResult {
         background::command(&self.run)
     }

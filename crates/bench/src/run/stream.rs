@@ -33,6 +33,12 @@ pub trait Stream: Send {
     /// Ends the workers and waits for them; why any failed.
     fn stop(&mut self) -> Vec<String>;
 
+    /// Whether `stop` waits for the stream to end by itself (a command the run waits for):
+    /// such streams are stopped after every other.
+    fn waits(&self) -> bool {
+        false
+    }
+
     /// Its figures over the measured intervals it closed.
     fn result(&self) -> BackgroundResult;
 
@@ -117,13 +123,17 @@ impl Streams {
         (values, tallies)
     }
 
-    /// Ends every stream's workers (the run is over).
+    /// Ends every stream's workers (the run is over): those the run waits for last, so that
+    /// nothing of storbench's runs beside them while it waits.
     pub(crate) fn stop(&mut self) {
         if !self.started || std::mem::replace(&mut self.stopped, true) {
             return;
         }
-        for (name, s) in &mut self.streams {
-            self.warnings.extend(s.stop().into_iter().map(|why| format!("background stream {name}: {why}")));
+        for waiting in [false, true] {
+            for (name, s) in self.streams.iter_mut().filter(|(_, s)| s.waits() == waiting) {
+                self.warnings
+                    .extend(s.stop().into_iter().map(|why| format!("background stream {name}: {why}")));
+            }
         }
     }
 
@@ -169,5 +179,53 @@ impl<H: super::Beside> super::Beside for WithStreams<H> {
 
     fn streams(&mut self) -> Option<&mut Streams> {
         Some(&mut self.streams)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A stream that notes when it was stopped.
+    struct Noted {
+        name: &'static str,
+        waits: bool,
+        stopped: Arc<Mutex<Vec<&'static str>>>,
+    }
+
+    impl Stream for Noted {
+        fn kind(&self) -> &'static str {
+            "test"
+        }
+        fn start(&mut self, _: Schedule, _: Instant, _: &StopFlag) -> Result<(), String> {
+            Ok(())
+        }
+        fn take(&mut self, _: u64, _: Phase, _: u64, _: u64) -> Option<Taken> {
+            None
+        }
+        fn stop(&mut self) -> Vec<String> {
+            self.stopped.lock().unwrap().push(self.name);
+            Vec::new()
+        }
+        fn waits(&self) -> bool {
+            self.waits
+        }
+        fn result(&self) -> BackgroundResult {
+            BackgroundResult::default()
+        }
+    }
+
+    #[test]
+    fn a_stream_the_run_waits_for_is_stopped_after_every_other() {
+        let stopped = Arc::new(Mutex::new(Vec::new()));
+        let mut streams = Streams::new();
+        for (name, waits) in [("command", true), ("io", false), ("rebuild", false)] {
+            streams.add(name, Box::new(Noted { name, waits, stopped: stopped.clone() }));
+        }
+        let schedule = Schedule { ramp_ns: 0, end_ns: None, interval_ns: 1_000_000_000 };
+        streams.start(schedule, Instant::now(), &StopFlag::new());
+        streams.stop();
+        assert_eq!(*stopped.lock().unwrap(), ["io", "rebuild", "command"]);
     }
 }
