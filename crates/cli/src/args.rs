@@ -446,15 +446,44 @@ pub struct OutputArgs {
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
 
-    /// A stream to run beside the workload, from its start to its end, with its own columns
-    /// in the time series (bg1.write_bytes_per_sec) and its figures in summary.json's
-    /// background: io[:KEY=VALUE,...], a sequential stream such as a mirror rebuild's copy.
-    /// Keys: rw=write (or read), bs=1M, rate=BYTES_PER_S (e.g. 10MiB; unthrottled without),
-    /// size=256MiB (its file storbench-bg1.dat, made and filled once, then reused), dir=PATH
-    /// (default: beside the run's target; the null engine for a run without one), iodepth=1,
-    /// direct=yes. Give it again for more streams (bg2, ...).
+    /// A stream to run beside the workload, from its start to its end, with its figures in
+    /// summary.json's background (an entry per stream: name bg1, bg2, ..., kind, spec). Give
+    /// it again for more streams. Kinds:
+    ///
+    /// io[:KEY=VALUE,...], a sequential stream of storbench's, with its own columns in the
+    /// time series (bg1.write_bytes_per_sec). Keys: rw=write (or read), bs=1M,
+    /// rate=BYTES_PER_S (e.g. 10MiB; unthrottled without), size=256MiB (its file
+    /// storbench-bg1.dat, made and filled once, then reused), dir=PATH (default: beside the
+    /// run's target; the null engine for a run without one), iodepth=1, direct=yes.
+    ///
+    /// rebuild[:KEY=VALUE,...], an emulated mirror rebuild: it reads the source in order and
+    /// writes the same bytes at the same offset of the destination, wrapping around, with io's
+    /// columns (bg1.read_bytes_per_sec, bg1.write_bytes_per_sec); bytes_per_sec in the summary
+    /// is what it copied. Keys: source=PATH (default: storbench-bg1-source.dat beside the
+    /// target, filled with incompressible data: the measured volume rebuilds itself; a
+    /// directory elsewhere puts it there, another device's being a controller's rebuild; or any
+    /// readable file or block device, only read, at least size bytes), dest=PATH (default:
+    /// storbench-bg1-dest.dat beside the target; a directory puts it there; a file must be one
+    /// storbench made), rate=BYTES_PER_S (unthrottled without), bs=1M, size=256MiB (bytes
+    /// copied before it wraps), iodepth=4 (blocks in flight), direct=yes. A destination
+    /// holding data storbench did not make, or a source smaller than size, is refused before
+    /// the run.
+    ///
+    /// cmd:COMMAND, your command (e.g. cmd:btrfs replace start -B 2 /dev/loop2 /mnt), run by sh
+    /// -c from the measured phase's start in a session of its own, its output in the bundle's
+    /// output.log; when the run ends it is stopped (SIGTERM, then 5 s later killed with all it
+    /// started) unless --background-wait. Its entry: command, exit_code (null when storbench
+    /// stopped it), seconds, stopped; a command that fails is a warning. A program that is not
+    /// there or not executable is refused before the run.
     #[arg(long, value_name = "SPEC")]
     pub background: Vec<crate::background::Background>,
+
+    /// With a cmd: background stream: the run's end waits until the command exits (at most 24
+    /// hours; Ctrl-C ends it), so that its exit_code and seconds are the whole rebuild's, e.g.
+    /// how long a btrfs replace took under the workload. Without it the command is stopped
+    /// when the measured phase ends.
+    #[arg(long, requires = "background")]
+    pub background_wait: bool,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

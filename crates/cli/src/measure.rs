@@ -112,6 +112,8 @@ pub struct Start<'a> {
     /// Where their files go unless a stream names its own `dir`: None for a run with no
     /// directory of its own (a database server's), where a stream must name one.
     pub background_dir: Option<&'a Path>,
+    /// The run's end waits for its background commands (`--background-wait`).
+    pub background_wait: bool,
 }
 
 /// The open bundle and the sampler, for the workload's run and its interval callback.
@@ -159,7 +161,8 @@ pub fn measure(
 ) -> Result<Measured> {
     let null = start.targets.is_empty();
     let rebuilding = rebuilding(&start.targets, stop);
-    let (streams, entries) = background::build(start.background, start.background_dir, null, stop)?;
+    let place = background::Place { dir: start.background_dir, null, wait: start.background_wait };
+    let (streams, entries) = background::build(start.background, place, stop)?;
     let dir = dir.make()?;
     let _log = console::log_run(&dir)?;
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;
@@ -180,6 +183,9 @@ pub fn measure(
     let done = work(&mut recording, start.summary)?;
     let mut summary = done.summary;
     summary.background = background_results(&recording.sampler.streams, start.background);
+    for text in recording.sampler.streams.logs() {
+        console::log_only(&text);
+    }
     let first_added = summary.warnings.len();
     summary.warnings.extend(rebuilding);
     summary.warnings.extend(recording.bundle.rebuild_warnings());
@@ -189,6 +195,7 @@ pub fn measure(
     summary.warnings.extend(done.unsaid);
     if let Some(mut end) = done.end {
         end.added_warnings.extend_from_slice(&summary.warnings[first_added..]);
+        end.streams = recording.sampler.streams.findings();
         recording.bundle.record(&Line::End(end), None);
     }
     recording.bundle.write_summary(&summary)?;

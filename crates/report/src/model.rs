@@ -771,6 +771,25 @@ pub struct BackgroundResult {
     /// when unpaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_lag_ms: Option<LatenessMs>,
+    /// A command's run (kind `cmd`): its fields sit beside the others; absent for a stream of
+    /// storbench's own I/O.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<CommandRun>,
+}
+
+/// What a background command (`cmd:COMMAND`) did: it starts with the measured phase and is
+/// stopped when the run ends (unless the run waited for it, `--background-wait`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CommandRun {
+    /// The command as given (run by `sh -c`).
+    pub command: String,
+    /// Its exit status; null when it did not exit by itself (storbench stopped it) or was
+    /// ended by a signal.
+    pub exit_code: Option<i32>,
+    /// From its start to its end.
+    pub seconds: f64,
+    /// Whether storbench ended it (the run ended first, or was stopped).
+    pub stopped: bool,
 }
 
 impl Summary {

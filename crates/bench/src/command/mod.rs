@@ -298,6 +298,21 @@ impl Running {
         self.kill_and_finish()
     }
 
+    /// Asks the command to end (SIGTERM to its process group, so that it may clean up), waits
+    /// up to `grace` for it to exit, then ends it with everything it started, as [`end`]
+    /// does. Its ending is [`Ending::Ended`] unless it had exited already.
+    ///
+    /// [`end`]: Self::end
+    pub fn terminate(mut self, grace: Duration) -> Finished {
+        if !self.exited() && self.shared.signal(Signal::TERM, Ending::Ended) {
+            let until = Instant::now() + grace;
+            while !self.exited() && Instant::now() < until {
+                std::thread::sleep(POLL);
+            }
+        }
+        self.kill_and_finish()
+    }
+
     /// Watches the command, killing it on a stop request or at its time limit; true once it
     /// ended (or, killed, is stuck in the kernel), false when `ready` holds or `deadline`
     /// passes first.
@@ -431,6 +446,18 @@ impl Shared {
         }
         state.killed.get_or_insert((why, SystemTime::now()));
         self.contain.kill(self.pid);
+    }
+
+    /// Sends `signal` to the command's process group (while unreaped, so the group is still
+    /// its own), noting `why` as the reason it ends; false once it was reaped.
+    fn signal(&self, signal: Signal, why: Ending) -> bool {
+        let mut state = lock(&self.state);
+        if state.reaped {
+            return false;
+        }
+        state.killed.get_or_insert((why, SystemTime::now()));
+        let _ = rustix::process::kill_process_group(self.pid, signal);
+        true
     }
 
     fn killed_at(&self) -> Option<SystemTime> {

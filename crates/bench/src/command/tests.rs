@@ -189,3 +189,28 @@ fn everything_a_command_started_ends_with_it_by_its_descendants() {
     assert_eq!(f.ending, Ending::TimeLimit);
     all_three_gone(&pids);
 }
+
+#[test]
+fn terminate_asks_with_sigterm_first_then_ends_what_ignores_it() {
+    let polite = start(&sh("trap 'echo cleaned up; exit 0' TERM; echo ready; sleep 100 & wait")).unwrap();
+    let Waited::Running(polite) = polite.wait_for(None, &StopFlag::new(), |o| o.has_line("ready")) else {
+        panic!("it ended before it was ready")
+    };
+    let f = polite.terminate(Duration::from_secs(5));
+    assert!(f.stdout.text().contains("cleaned up"), "it got SIGTERM and cleaned up: {f:?}");
+    assert_eq!(f.ending, Ending::Ended, "storbench ended it");
+    assert!(f.ran_for < Duration::from_secs(4), "{f:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let pids = dir.path().join("pids");
+    let deaf =
+        format!("trap '' TERM; echo $$ > {0}; sleep 100 & echo $! >> {0}; echo ready; wait", pids.display());
+    let deaf = start(&sh(&deaf)).unwrap();
+    let Waited::Running(deaf) = deaf.wait_for(None, &StopFlag::new(), |o| o.has_line("ready")) else {
+        panic!("it ended before it was ready")
+    };
+    let asked = Instant::now();
+    let f = deaf.terminate(Duration::from_millis(300));
+    assert!(asked.elapsed() >= Duration::from_millis(300), "it was given its grace");
+    assert_eq!(f.ending, Ending::Ended);
+    assert!(all_gone(&pids_in(&pids)), "then it was killed with what it started");
+}

@@ -9,6 +9,7 @@
 
 mod clock;
 mod collector;
+mod command_stream;
 mod cpu;
 mod driver;
 mod lifecycle;
@@ -21,6 +22,7 @@ pub mod steady;
 pub mod stream;
 
 pub use collector::{Collector, IntervalData};
+pub use command_stream::CommandStream;
 pub use cpu::{OwnCpuTime, process_cpu};
 pub use driver::{
     Closed, Interval, Length, NO_PROGRESS_LIMIT, Outcome, Pace, Progress, RunPlan, SeriesColumn, Take,

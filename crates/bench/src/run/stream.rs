@@ -1,5 +1,5 @@
 //! Background streams: work that runs beside a run's workload on the run's own schedule (a
-//! fixed-rate sequential stream emulating a rebuild, later a command or a capture), closed at
+//! fixed-rate sequential stream, an emulated rebuild's copy, a user's command), closed at
 //! the same interval boundaries as the workload, with its own columns in the same series
 //! (`bg1.write_bytes_per_sec`) and its own lines in the record (stream `bg1`, histograms
 //! tagged `bg1.write`).
@@ -33,8 +33,25 @@ pub trait Stream: Send {
     /// Ends the workers and waits for them; why any failed.
     fn stop(&mut self) -> Vec<String>;
 
+    /// Whether `stop` waits for the stream to end by itself (a command the run waits for):
+    /// such streams are stopped after every other.
+    fn waits(&self) -> bool {
+        false
+    }
+
     /// Its figures over the measured intervals it closed.
     fn result(&self) -> BackgroundResult;
+
+    /// What the record's end keeps of it besides its intervals (a command's exit status and
+    /// seconds), for `result` to be built again from the record.
+    fn finding(&self) -> Option<serde_json::Value> {
+        None
+    }
+
+    /// Text for the run's log once it stopped (a command's output).
+    fn log(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A stream's closed interval: its columns' values for the row, its data for the record.
@@ -106,19 +123,34 @@ impl Streams {
         (values, tallies)
     }
 
-    /// Ends every stream's workers (the run is over).
+    /// Ends every stream's workers (the run is over): those the run waits for last, so that
+    /// nothing of storbench's runs beside them while it waits.
     pub(crate) fn stop(&mut self) {
         if !self.started || std::mem::replace(&mut self.stopped, true) {
             return;
         }
-        for (name, s) in &mut self.streams {
-            self.warnings.extend(s.stop().into_iter().map(|why| format!("background stream {name}: {why}")));
+        for waiting in [false, true] {
+            for (name, s) in self.streams.iter_mut().filter(|(_, s)| s.waits() == waiting) {
+                self.warnings
+                    .extend(s.stop().into_iter().map(|why| format!("background stream {name}: {why}")));
+            }
         }
     }
 
     /// Each stream's figures over the measured phase, named, with the spec each was given.
     pub fn results(&self) -> Vec<BackgroundResult> {
         self.streams.iter().map(|(name, s)| BackgroundResult { name: name.clone(), ..s.result() }).collect()
+    }
+
+    /// Each stream's finding for the record's end (`Stream::finding`), by name.
+    pub fn findings(&self) -> std::collections::BTreeMap<String, serde_json::Value> {
+        self.streams.iter().filter_map(|(name, s)| Some((name.clone(), s.finding()?))).collect()
+    }
+
+    /// What the streams have for the run's log (a command's output), each with its name.
+    pub fn logs(&self) -> Vec<String> {
+        let named = self.streams.iter().flat_map(|(name, s)| s.log().into_iter().map(move |l| (name, l)));
+        named.map(|(name, text)| format!("background stream {name}: {text}")).collect()
     }
 
     /// What went wrong with a stream (one that did not start, a worker that failed).
@@ -147,5 +179,53 @@ impl<H: super::Beside> super::Beside for WithStreams<H> {
 
     fn streams(&mut self) -> Option<&mut Streams> {
         Some(&mut self.streams)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A stream that notes when it was stopped.
+    struct Noted {
+        name: &'static str,
+        waits: bool,
+        stopped: Arc<Mutex<Vec<&'static str>>>,
+    }
+
+    impl Stream for Noted {
+        fn kind(&self) -> &'static str {
+            "test"
+        }
+        fn start(&mut self, _: Schedule, _: Instant, _: &StopFlag) -> Result<(), String> {
+            Ok(())
+        }
+        fn take(&mut self, _: u64, _: Phase, _: u64, _: u64) -> Option<Taken> {
+            None
+        }
+        fn stop(&mut self) -> Vec<String> {
+            self.stopped.lock().unwrap().push(self.name);
+            Vec::new()
+        }
+        fn waits(&self) -> bool {
+            self.waits
+        }
+        fn result(&self) -> BackgroundResult {
+            BackgroundResult::default()
+        }
+    }
+
+    #[test]
+    fn a_stream_the_run_waits_for_is_stopped_after_every_other() {
+        let stopped = Arc::new(Mutex::new(Vec::new()));
+        let mut streams = Streams::new();
+        for (name, waits) in [("command", true), ("io", false), ("rebuild", false)] {
+            streams.add(name, Box::new(Noted { name, waits, stopped: stopped.clone() }));
+        }
+        let schedule = Schedule { ramp_ns: 0, end_ns: None, interval_ns: 1_000_000_000 };
+        streams.start(schedule, Instant::now(), &StopFlag::new());
+        streams.stop();
+        assert_eq!(*stopped.lock().unwrap(), ["io", "rebuild", "command"]);
     }
 }

@@ -138,7 +138,7 @@ pub fn free_space(dir: &Path) -> io::Result<u64> {
 
 /// O_DIRECT alignment the filesystem under `dir` asks for (statx DIOALIGN), else the logical
 /// sector size of the device below, else 512.
-fn direct_alignment(dir: &Path) -> u32 {
+pub(super) fn direct_alignment(dir: &Path) -> u32 {
     use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
     if let Ok(st) = statx(CWD, dir, AtFlags::empty(), StatxFlags::DIOALIGN)
         && st.stx_dio_offset_align > 0

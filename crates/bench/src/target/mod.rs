@@ -8,6 +8,7 @@ pub mod device;
 mod file;
 mod fill;
 pub mod lock;
+pub mod source;
 
 /// `plan` checks the request and decides what to do, writing nothing; `prepare` carries the
 /// plan out (create and fill a new file with progress, then open the target), removing a
@@ -130,6 +131,14 @@ pub enum Refusal {
         path: PathBuf,
         reason: String,
     },
+    /// A file or device to read (a copy's source) that is not there.
+    Missing {
+        path: PathBuf,
+    },
+    NotReadable {
+        path: PathBuf,
+        reason: String,
+    },
     ForeignFile {
         path: PathBuf,
     },
@@ -169,6 +178,8 @@ impl Refusal {
             Refusal::NoDirect { .. } => Some(Remedy::Buffered),
             Refusal::MissingParent { .. }
             | Refusal::NotWritable { .. }
+            | Refusal::Missing { .. }
+            | Refusal::NotReadable { .. }
             | Refusal::Unsupported { .. }
             | Refusal::Link { .. } => None,
         }
@@ -196,6 +207,16 @@ impl Refusal {
                 "{} exists and storbench did not create it: a write workload would overwrite it. To use it anyway, {fix}; or name a directory or a new file",
                 path.display()
             ),
+            Refusal::Missing { path } => format!(
+                "{} does not exist; name an existing file or block device to read, or a directory for storbench's own file",
+                path.display()
+            ),
+            Refusal::NotReadable { path, reason } => {
+                format!(
+                    "{} cannot be read ({reason}); check its permissions, or name another",
+                    path.display()
+                )
+            }
             Refusal::TooSmall { path, actual, wanted } => format!(
                 "{} is {actual} bytes, smaller than the {wanted} bytes asked for; {fix} or use another file",
                 path.display()

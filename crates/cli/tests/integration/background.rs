@@ -112,7 +112,8 @@ fn a_background_spec_that_is_not_understood_is_refused_naming_the_key() {
     let said =
         refused(storbench().args(["io", "--engine", "null", "--background", "io:speed=1M"]), "speed=1M");
     assert!(said.contains("the keys are rw="), "{said}");
-    refused(storbench().args(["io", "--engine", "null", "--background", "rebuild"]), "give io[:");
+    let said = refused(storbench().args(["io", "--engine", "null", "--background", "resync"]), "give io[:");
+    assert!(said.contains("rebuild[:") && said.contains("cmd:COMMAND"), "{said}");
     refused(
         storbench().args(["io", "--engine", "null", "--background", "io:bs=1M,size=4k"]),
         "less than one block",
@@ -211,4 +212,219 @@ fn an_oltp_run_on_sqlite_has_its_stream_beside_the_database() {
     assert!(dir.path().join("storbench-bg1.dat").exists(), "the stream's file is beside the database");
     let (header, _) = series(&only_bundle(&results));
     assert!(header.iter().any(|h| h == "opm") && header.iter().any(|h| h == "bg1.write_iops"), "{header:?}");
+}
+
+/// `storbench io` on a 64 MiB file in `dir` for 3 s, randread at depth 8, with `background`
+/// (given each time), its bundle in `dir/results`: its summary.
+fn randread_beside(dir: &Path, results: &str, background: &[&str]) -> serde_json::Value {
+    let results = dir.join(results);
+    let mut cmd = storbench();
+    cmd.args(["io", "--size", "64MiB", "--iodepth", "8", "--ramp", "1s", "--runtime", "3s", "--json"]);
+    cmd.arg("--target").arg(dir).arg("--output-dir").arg(&results);
+    for b in background {
+        cmd.args(["--background", b]);
+    }
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    json(&out.stdout)
+}
+
+#[test]
+fn an_emulated_rebuild_on_the_runs_own_disk_copies_at_its_rate_and_costs_the_workload_iops() {
+    let dir = disk_tempdir();
+    let iops = |s: &serde_json::Value| s["results"]["read"]["iops"].as_f64().unwrap();
+    let normal = randread_beside(dir.path(), "normal", &[]);
+    let paced = randread_beside(dir.path(), "paced", &["rebuild:rate=40MiB,size=64MiB"]);
+    let b = &paced["background"][0];
+    assert_eq!((b["name"].as_str(), b["kind"].as_str()), (Some("bg1"), Some("rebuild")), "{b}");
+    let copied = b["bytes_per_sec"].as_f64().unwrap();
+    assert!((copied / (40.0 * MIB) - 1.0).abs() <= 0.05, "the copy held 40 MiB/s within 5 %: {b}");
+    assert_eq!(b["read_bytes_per_sec"], b["write_bytes_per_sec"], "every block read is written: {b}");
+    assert_eq!(b["errors"], 0);
+    assert!(iops(&paced) > 0.0);
+    for side in ["source", "dest"] {
+        let file = std::fs::metadata(dir.path().join(format!("storbench-bg1-{side}.dat"))).unwrap();
+        assert_eq!(file.len(), 64 << 20, "the copy's own {side} file, beside the target");
+    }
+    let bundle = only_bundle(&dir.path().join("paced"));
+    let (header, _) = series(&bundle);
+    assert!(header.iter().any(|h| h == "bg1.read_bytes_per_sec"), "{header:?}");
+    storbench().arg("summarize").arg("--check").arg(&bundle).assert().success();
+    // Unthrottled, the copy takes what the disk gives: the workload's figures fall.
+    let degraded = randread_beside(dir.path(), "degraded", &["rebuild:size=64MiB"]);
+    assert!(
+        iops(&degraded) < 0.9 * iops(&normal),
+        "randread under a rebuild {} IOPS, normal {} IOPS",
+        iops(&degraded),
+        iops(&normal)
+    );
+    assert!(degraded["background"][0]["bytes_per_sec"].as_f64().unwrap() > copied);
+}
+
+#[test]
+fn a_rebuild_whose_destination_is_a_users_file_or_whose_source_is_too_small_is_refused_with_nothing_made() {
+    let dir = disk_tempdir();
+    let mine = dir.path().join("mine.dat");
+    std::fs::write(&mine, "the user's own data\n").unwrap();
+    let run = |spec: &str| {
+        let mut cmd = storbench();
+        cmd.args(["io", "--size", "8MiB", "--ramp", "0", "--runtime", "1s", "--background", spec]);
+        cmd.arg("--target").arg(dir.path()).arg("--output-dir").arg(dir.path().join("results"));
+        cmd
+    };
+    let said =
+        refused(&mut run(&format!("rebuild:dest={},size=1M", mine.display())), "storbench did not create");
+    assert!(said.contains("bg1") && said.contains("mine.dat"), "{said}");
+    refused(
+        &mut run(&format!("rebuild:source={},size=1M", mine.display())),
+        "smaller than the 1048576 bytes",
+    );
+    refused(&mut run("rebuild:source=/no/such/file"), "does not exist");
+    refused(&mut run("rebuild:size=1M,bs=2M"), "less than one block");
+    assert_eq!(
+        std::fs::read_to_string(&mine).unwrap(),
+        "the user's own data\n",
+        "the user's file is untouched"
+    );
+    let made: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(made, ["mine.dat"], "nothing was made: no target, no stream file, no bundle");
+    // A plan is checked whole before its first run.
+    let extra = format!("background = [\"rebuild:dest={},size=1M\"]", mine.display());
+    let plan = write_plan(dir.path(), &extra);
+    let said = refused(
+        storbench().arg("run").arg(&plan).arg("--output-dir").arg(dir.path().join("results")),
+        "configuration c's background",
+    );
+    assert!(said.contains("storbench did not create"), "{said}");
+    assert!(!dir.path().join("results").exists() && !dir.path().join("storbench-io.dat").exists());
+    assert_eq!(std::fs::read_to_string(&mine).unwrap(), "the user's own data\n");
+}
+
+/// `storbench io` on the null engine for `runtime` with `cmd` beside it and `extra` options,
+/// its output.
+fn null_run_beside(dir: &Path, command: &str, runtime: &str, extra: &[&str]) -> std::process::Output {
+    storbench()
+        .args([
+            "io",
+            "--engine",
+            "null",
+            "--ramp",
+            "1s",
+            "--runtime",
+            runtime,
+            "--json",
+            "--background",
+            command,
+        ])
+        .args(extra)
+        .arg("--output-dir")
+        .arg(dir.join("results"))
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_background_command_runs_in_the_measured_phase_and_its_exit_seconds_and_output_are_kept() {
+    let dir = disk_tempdir();
+    let out = null_run_beside(dir.path(), "cmd:echo copying; echo 'half done' >&2; sleep 1", "3s", &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = json(&out.stdout);
+    let b = &summary["background"][0];
+    assert_eq!(
+        (b["kind"].as_str(), b["exit_code"].as_i64(), b["stopped"].as_bool()),
+        (Some("cmd"), Some(0), Some(false))
+    );
+    assert_eq!(b["command"], "echo copying; echo 'half done' >&2; sleep 1");
+    let seconds = b["seconds"].as_f64().unwrap();
+    assert!((1.0..2.0).contains(&seconds), "it ran its second: {b}");
+    assert!(!summary["warnings"].to_string().contains("bg1"), "a command that succeeds is no warning");
+    let bundle = only_bundle(&dir.path().join("results"));
+    let log = std::fs::read_to_string(bundle.join("output.log")).unwrap();
+    assert!(log.contains("copying") && log.contains("half done"), "its output is in the run's log:\n{log}");
+    storbench().arg("summarize").arg("--check").arg(&bundle).assert().success();
+}
+
+#[test]
+fn a_background_command_that_fails_is_a_warning_with_its_exit_code_and_its_output_stays_off_stdout() {
+    let dir = disk_tempdir();
+    let out = null_run_beside(dir.path(), "cmd:echo '{not json'; echo no spare disk >&2; exit 3", "2s", &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let summary = json(&out.stdout);
+    let b = &summary["background"][0];
+    assert_eq!((b["exit_code"].as_i64(), b["stopped"].as_bool()), (Some(3), Some(false)), "{b}");
+    let warning =
+        summary["warnings"].as_array().unwrap().iter().find_map(|w| w.as_str().filter(|w| w.contains("bg1")));
+    let warning = warning.expect("a warning");
+    assert!(warning.contains("failed (exit status: 3") && warning.contains("no spare disk"), "{warning}");
+    let bundle = only_bundle(&dir.path().join("results"));
+    storbench().arg("summarize").arg("--check").arg(&bundle).assert().success();
+}
+
+#[test]
+fn a_background_command_that_hangs_is_stopped_at_the_runs_end_with_all_it_started() {
+    let dir = disk_tempdir();
+    let pids = dir.path().join("pids");
+    let asked = dir.path().join("asked");
+    let command = format!(
+        "cmd:trap 'echo SIGTERM > {1}; exit 0' TERM; echo $$ >> {0}; sleep 1000 & echo $! >> {0}; wait",
+        pids.display(),
+        asked.display()
+    );
+    let started = std::time::Instant::now();
+    let out = null_run_beside(dir.path(), &command, "2s", &[]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(started.elapsed() < std::time::Duration::from_secs(15), "the run did not wait for it");
+    let b = &json(&out.stdout)["background"][0];
+    assert_eq!((b["exit_code"].as_i64(), b["stopped"].as_bool()), (None, Some(true)), "{b}");
+    assert!(b.get("exit_code").is_some_and(serde_json::Value::is_null), "exit_code is null: {b}");
+    let seconds = b["seconds"].as_f64().unwrap();
+    assert!((1.5..4.0).contains(&seconds), "it ran through the measured phase: {b}");
+    let pids = crate::trust_commands::pids_in(&pids);
+    assert_eq!(pids.len(), 2, "{pids:?}");
+    let left: Vec<_> = pids.into_iter().filter(|&p| crate::trust_commands::running(p)).collect();
+    assert!(left.is_empty(), "nothing it started still runs: {left:?}");
+    assert!(asked.exists(), "it was asked to stop with SIGTERM first");
+}
+
+#[test]
+fn with_background_wait_the_runs_end_waits_for_the_command_to_exit() {
+    let dir = disk_tempdir();
+    let out = null_run_beside(dir.path(), "cmd:sleep 3; echo rebuilt", "1s", &["--background-wait"]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let b = &json(&out.stdout)["background"][0];
+    assert_eq!((b["exit_code"].as_i64(), b["stopped"].as_bool()), (Some(0), Some(false)), "{b}");
+    assert!(b["seconds"].as_f64().unwrap() >= 3.0, "{b}");
+}
+
+#[test]
+fn a_background_command_that_cannot_start_is_refused_before_anything_runs() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let said = refused(
+        storbench()
+            .args([
+                "io",
+                "--engine",
+                "null",
+                "--runtime",
+                "1s",
+                "--background",
+                "cmd:no-such-rebuild-tool --now",
+            ])
+            .arg("--output-dir")
+            .arg(&results),
+        "`no-such-rebuild-tool` cannot start",
+    );
+    assert!(said.contains("bg1") && said.contains("full path"), "{said}");
+    let script = dir.path().join("rebuild.sh");
+    std::fs::write(&script, "#!/bin/sh\necho rebuilding\n").unwrap();
+    refused(
+        storbench()
+            .args(["io", "--engine", "null", "--runtime", "1s", "--background"])
+            .arg(format!("cmd:{} --now", script.display()))
+            .arg("--output-dir")
+            .arg(&results),
+        "not executable",
+    );
+    assert!(!results.exists(), "no bundle was made");
 }

@@ -34,12 +34,12 @@ fn hanging(pids: &Path) -> String {
     recorded(pids, &format!("sleep 1000 & echo $! >> {}; wait", pids.display()))
 }
 
-fn pids_in(file: &Path) -> Vec<i32> {
+pub(crate) fn pids_in(file: &Path) -> Vec<i32> {
     std::fs::read_to_string(file).unwrap_or_default().lines().filter_map(|l| l.trim().parse().ok()).collect()
 }
 
 /// Whether process `pid` runs (exists and is not a zombie).
-fn running(pid: i32) -> bool {
+pub(crate) fn running(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with(['Z', 'X'])))
 }

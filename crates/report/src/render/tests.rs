@@ -593,7 +593,31 @@ fn a_run_with_a_background_stream_shows_what_the_stream_did_and_a_run_without_sh
     assert!(md.contains("| ssd |   |   | io:rate=10MiB |"), "{md}");
     assert!(md.contains("## Background streams"), "{md}");
     assert!(
-        md.contains("| ssd · randread | bg1 | io:rate=10MiB | 60.00 | 0 | 10.49 | 2.50 ms | 0 |"),
+        md.contains("| ssd · randread | bg1 | io:rate=10MiB | 60.00 | 0 | 10.49 | 2.50 ms | 0 |   |"),
+        "{md}"
+    );
+    let data = input.runs.values_mut().next().unwrap();
+    let run = |exit_code, stopped| crate::CommandRun {
+        command: "mdadm --add".into(),
+        exit_code,
+        seconds: 42.0,
+        stopped,
+    };
+    for (name, run) in [("bg2", run(Some(3), false)), ("bg3", run(None, true))] {
+        let spec = "cmd:mdadm --add".to_string();
+        let b = crate::BackgroundResult {
+            name: name.into(),
+            kind: "cmd".into(),
+            spec,
+            command: Some(run),
+            ..Default::default()
+        };
+        data.summary.background.push(b);
+    }
+    let md = report_markdown(&input);
+    assert!(md.contains("| bg2 | cmd:mdadm --add | 42.00 | — | — | — | — | exit 3 |"), "{md}");
+    assert!(
+        md.contains("| bg3 | cmd:mdadm --add | 42.00 | — | — | — | — | stopped at the run's end |"),
         "{md}"
     );
 }

@@ -27,8 +27,10 @@
 //! - `{"end": {"ended_at": "...", "facts": {...}, "detail": {...}, "added_warnings": [...]}}`,
 //!   last: what the run knows that is not an interval's count: the lengths of its phases, its
 //!   own CPU time in nanoseconds, whether it completed, failures and warnings, steady state,
-//!   the workload's own findings (`detail`: an audit, a verification), and the warnings added
-//!   after the summary was built.
+//!   the workload's own findings (`detail`: an audit, a verification), the warnings added
+//!   after the summary was built, and each background stream's finding that no interval
+//!   holds (`streams`: a command's `{"command", "exit_code", "seconds", "stopped"}` by the
+//!   stream's name).
 //!
 //! The run's workload is the stream named after it (`io`); its histograms keep the tags
 //! bundles always had (`read`, `order`, `db_read`). A background stream beside it (`bg1`,
@@ -165,6 +167,10 @@ pub struct End {
     /// Warnings added after the summary was built (the power meter's, the terminal's).
     #[serde(default)]
     pub added_warnings: Vec<String>,
+    /// Each background stream's finding that no interval holds (a command's exit status and
+    /// seconds), by the stream's name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub streams: BTreeMap<String, serde_json::Value>,
 }
 
 impl End {
@@ -176,6 +182,7 @@ impl End {
             facts: Facts::of(out),
             detail: serde_json::to_value(detail).expect("a workload's findings serialize"),
             added_warnings: Vec::new(),
+            streams: BTreeMap::new(),
         }
     }
 }

@@ -98,7 +98,13 @@ fn a_window_takes_the_whole_measured_intervals_inside_it_and_their_seconds() {
     let intervals: Vec<Vec<u64>> = (1..=6).map(|n| vec![MS; n * 10]).collect();
     let (mut record, hists) = bundle_of(&intervals);
     let facts = Facts { warmup_s: 0.0, measured_s: 6.0, complete: true, ..Facts::default() };
-    let end = End { ended_at: "later".into(), facts, detail: serde_json::json!({}), added_warnings: vec![] };
+    let end = End {
+        ended_at: "later".into(),
+        facts,
+        detail: serde_json::json!({}),
+        added_warnings: vec![],
+        streams: Default::default(),
+    };
     record += &(serde_json::to_string(&Line::End(end)).unwrap() + "\n");
     let stored = StoredRecord::parse(&record, hists).unwrap();
     let out: Outcome<Recorder, serde_json::Value> = stored.outcome_in((2.0, 4.5)).unwrap();

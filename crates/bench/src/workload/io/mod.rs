@@ -9,6 +9,7 @@
 
 mod background;
 pub mod blocksize;
+mod copy;
 pub mod offsets;
 mod profile;
 mod spec;
@@ -22,6 +23,7 @@ mod steady_tests;
 
 pub use background::IoStream;
 pub use blocksize::BlockSizeMix;
+pub use copy::CopySpec;
 pub use offsets::{Distribution, Pattern, Region};
 pub use profile::{SQLIO_PROFILES, SqlioProfile};
 pub use spec::{End, IoSpec};

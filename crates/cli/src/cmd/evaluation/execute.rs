@@ -21,6 +21,16 @@ use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 /// workload stops the evaluation before the first run, not hours into it.
 pub fn check_all(plan: &Plan) -> Result<()> {
     check_kept_once(plan)?;
+    for c in &plan.configurations {
+        // Its streams' files and programs (a rebuild's destination, a command's program).
+        let place = crate::background::Place {
+            dir: c.target.is_dir().then_some(&*c.target),
+            null: false,
+            wait: false,
+        };
+        let checked = crate::background::check(&c.background, place);
+        checked.with_context(|| format!("in the plan, configuration {}'s background", c.name))?;
+    }
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
         check_place(plan, run)?;
         let checked = run.args.check();

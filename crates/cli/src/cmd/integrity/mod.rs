@@ -305,6 +305,7 @@ fn into_bundle(
         table: table::integrity_table,
         background: &a.out.background,
         background_dir: Some(spec.dir.as_path()),
+        background_wait: a.out.background_wait,
     };
     measure::measure(&dir, start, stop, |rec, first| {
         let mut errors = ErrorFile::new(rec.bundle.dir().join("errors.jsonl"));

@@ -86,6 +86,13 @@ pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
             plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
         validate::check_against_target(&job.spec, size, args.size.is_some(), direct, align)?;
     }
+    // The streams' files and programs too, before the target is made.
+    let place = crate::background::Place {
+        dir: plan.as_ref().and_then(|p| p.path.parent()),
+        null: plan.is_none(),
+        wait: args.out.background_wait,
+    };
+    crate::background::check(&args.out.background, place)?;
     Ok((v, plan))
 }
 
@@ -178,6 +185,7 @@ fn measure_job(
         table: crate::cmd::io::table::job_table,
         background: &args.out.background,
         background_dir: target.and_then(|t| t.path.parent()),
+        background_wait: args.out.background_wait,
     };
     measure::measure(dir, start, stop, |rec, first| record_job(rec, first, &spec, target, label, stop))
 }

@@ -89,6 +89,7 @@ pub(super) fn measure_test(
         table: crate::cmd::mailbox::table::mailbox_table,
         background: &a.out.background,
         background_dir: Some(plan.db_dir.as_path()),
+        background_wait: a.out.background_wait,
     };
     measure::measure(&dir, start, stop, |rec, first| {
         let mut run = TestRows { bundle: &mut rec.bundle, sampler: &mut rec.sampler, last: None };

@@ -5,7 +5,6 @@ use super::ds3::{self, Sampled};
 use super::summary::{self, OltpPlace};
 use super::{db_size, open_databases};
 use crate::args::OltpRunArgs;
-use crate::background::Background;
 use crate::cmd::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
 use anyhow::{Context, Result, bail};
@@ -105,7 +104,7 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
         Some(log) => dbs.into_iter().map(|db| Arc::new(Recorded::new(db, log.clone())) as _).collect(),
         None => dbs,
     };
-    let measured = run_into(&spec, &dbs, &place, (&name, &dir), &lines, &a.out.background, stop);
+    let measured = run_into(&spec, &dbs, &place, (&name, &dir), &lines, &a.out, stop);
     if let (Some(log), Some(path)) = (&log, &a.record) {
         drop(dbs);
         match log.finish() {
@@ -309,7 +308,7 @@ fn run_into(
     place: &OltpPlace,
     (name, dir): (&str, &BundleDir),
     lines: &LineOptions,
-    background: &[Background],
+    out: &crate::args::OutputArgs,
     stop: &StopFlag,
 ) -> Result<Measured> {
     let at = jiff::Timestamp::now();
@@ -329,8 +328,9 @@ fn run_into(
         database,
         device: place.device.as_ref().map(|d| d.name.as_str()),
         table: crate::cmd::oltp::table::oltp_table,
-        background,
+        background: &out.background,
         background_dir: sqlite_dir.as_deref(),
+        background_wait: out.background_wait,
     };
     measure::measure(dir, start, stop, |rec, first| record_run(rec, first, spec, dbs, place, lines, stop))
 }

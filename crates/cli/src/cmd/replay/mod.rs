@@ -298,6 +298,7 @@ fn into_bundle(
         table: table::replay_table,
         background: &a.out.background,
         background_dir: None,
+        background_wait: a.out.background_wait,
     };
     let connect = replay::Connect::to(db.clone());
     measure::measure(dir, start, stop, |rec, first| {

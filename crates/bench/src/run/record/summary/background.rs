@@ -2,7 +2,22 @@
 //! merged: at the end of a run from the stream's own totals, and from the record by `rebuild`.
 
 use crate::metrics::{LatencyHistogram, Recorder};
-use storbench_report::BackgroundResult;
+use storbench_report::{BackgroundResult, CommandRun};
+
+/// The figures of an io or a rebuild stream (`kind`; both count their I/Os in a `Recorder`).
+pub fn of(kind: &str, totals: &Recorder, measured_s: f64) -> BackgroundResult {
+    match kind {
+        "rebuild" => rebuild(totals, measured_s),
+        _ => io(totals, measured_s),
+    }
+}
+
+/// An emulated rebuild's figures: as an io stream's, with `bytes_per_sec` the bytes it copied
+/// (written to its destination) a second.
+pub fn rebuild(totals: &Recorder, measured_s: f64) -> BackgroundResult {
+    let copied = io(totals, measured_s);
+    BackgroundResult { kind: "rebuild".into(), bytes_per_sec: copied.write_bytes_per_sec, ..copied }
+}
 
 /// An io stream's figures over `measured_s` seconds of measured intervals with `totals`.
 pub fn io(totals: &Recorder, measured_s: f64) -> BackgroundResult {
@@ -22,4 +37,9 @@ pub fn io(totals: &Recorder, measured_s: f64) -> BackgroundResult {
         schedule_lag_ms: super::schedule_lag_ms(&totals.lag),
         ..BackgroundResult::default()
     }
+}
+
+/// A background command's entry: how it ran, no I/O of storbench's own.
+pub fn command(run: &CommandRun) -> BackgroundResult {
+    BackgroundResult { kind: "cmd".into(), command: Some(run.clone()), ..BackgroundResult::default() }
 }

@@ -41,7 +41,7 @@ pub fn rebuild_over(
         )));
     };
     let mut s = rebuild(&record, record.start.summary.clone(), window, &end.ended_at)?;
-    s.background = streams(&record, window)?;
+    s.background = streams(&record, end, window)?;
     s.warnings.extend(end.added_warnings.iter().cloned());
     Ok(s)
 }
@@ -50,6 +50,7 @@ pub fn rebuild_over(
 /// one is given), as the stream built them when the run ended.
 fn streams(
     record: &StoredRecord,
+    end: &super::End,
     window: Option<(f64, f64)>,
 ) -> Result<Vec<storbench_report::BackgroundResult>, RecordError> {
     use super::IntervalLine;
@@ -68,7 +69,16 @@ fn streams(
             .sum();
         let measured_s = measured_ns as f64 / 1e9;
         let result = match entry.kind.as_str() {
-            "io" => background::io(&record.merged(&entry.name, counted)?, measured_s),
+            kind @ ("io" | "rebuild") => {
+                background::of(kind, &record.merged(&entry.name, counted)?, measured_s)
+            }
+            "cmd" => {
+                let finding = end.streams.get(&entry.name).cloned().unwrap_or_default();
+                let run = serde_json::from_value(finding).map_err(|e| {
+                    RecordError::Read(format!("background command {}'s finding: {e}", entry.name))
+                })?;
+                background::command(&run)
+            }
             other => {
                 return Err(RecordError::Read(format!(
                     "background stream {} is of kind {other:?}, which this storbench does not know",

@@ -1,0 +1,215 @@
+//! `--background SPEC`: the streams a measuring command runs beside its workload. A spec is
+//! parsed with the command line (a bad one is exit 2 naming the key and the fix), checked
+//! against the files and programs it names before anything is written (`check`), and built
+//! into a stream when the run starts (`build`): its files made or reused, then handed to the
+//! driver. Each kind is its own file: `io` (storbench's sequential stream), `rebuild` (an
+//! emulated mirror rebuild's copy), `cmd` (the user's command).
+
+mod cmd;
+mod io;
+mod rebuild;
+
+use anyhow::Result;
+use std::fmt;
+use std::path::Path;
+use std::str::FromStr;
+use storbench_bench::run::record::StreamEntry;
+use storbench_bench::run::{StopFlag, Stream, Streams};
+
+pub use io::IoBackground;
+pub use rebuild::RebuildBackground;
+
+/// One background stream as the user asked for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Background {
+    /// The spec as given, for the summary and the record.
+    pub text: String,
+    pub kind: Kind,
+}
+
+/// What a stream is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// A sequential io stream: `io[:rw=write,bs=1M,rate=10MiB,...]`.
+    Io(IoBackground),
+    /// An emulated mirror rebuild: `rebuild[:source=PATH,dest=PATH,rate=...]`.
+    Rebuild(RebuildBackground),
+    /// The user's command, run by `sh -c` from the measured phase's start: `cmd:COMMAND`.
+    Cmd(String),
+}
+
+const KINDS: &str = "io[:KEY=VALUE,...], rebuild[:KEY=VALUE,...] or cmd:COMMAND, e.g. io:rate=10MiB";
+
+impl FromStr for Background {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Background, String> {
+        let (name, rest) = text.split_once(':').unwrap_or((text, ""));
+        let kind = match name {
+            "io" => Kind::Io(IoBackground::parse(rest)?),
+            "rebuild" => Kind::Rebuild(RebuildBackground::parse(rest)?),
+            "cmd" => Kind::Cmd(cmd::parse(rest)?),
+            _ => return Err(format!("'{name}' is not a background stream storbench knows; give {KINDS}")),
+        };
+        Ok(Background { text: crate::units::plain_text(text)?, kind })
+    }
+}
+
+impl Background {
+    /// What stream `index` (0 for bg1) writes or runs, for the line an evaluation says before
+    /// it runs.
+    pub fn will_write(&self, index: usize) -> String {
+        let name = stream_name(index);
+        match &self.kind {
+            Kind::Io(io) => io.will_write(&name, self),
+            Kind::Rebuild(r) => r.will_write(&name, self),
+            Kind::Cmd(command) => format!("`{command}` runs from each measured phase's start ({self})"),
+        }
+    }
+}
+
+crate::units::deserialize_from_text!(Background);
+
+impl fmt::Display for Background {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+/// Stream `index`'s name in the series and the record: bg1, bg2, ...
+fn stream_name(index: usize) -> String {
+    format!("bg{}", index + 1)
+}
+
+/// Where a run's streams go and how they end.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    /// Where a stream's files go unless it names its own: None for a run with no directory of
+    /// its own (a database server's).
+    pub dir: Option<&'a Path>,
+    /// The run is on the null engine: a stream without a place runs there too.
+    pub null: bool,
+    /// The run's end waits for its commands (`--background-wait`).
+    pub wait: bool,
+}
+
+/// A stream checked against what it names, nothing written yet.
+enum Checked {
+    Io(io::Planned),
+    Rebuild(rebuild::Planned),
+    Cmd,
+}
+
+/// Checks every stream against the files and programs it names, writing nothing: a bad one
+/// is an error naming the stream and the fix (exit 2), before anything of the run is made.
+pub fn check(specs: &[Background], place: Place<'_>) -> Result<()> {
+    check_all(specs, place).map(drop)
+}
+
+fn check_all(specs: &[Background], place: Place<'_>) -> Result<Vec<Checked>> {
+    let checked = specs.iter().enumerate().map(|(i, b)| {
+        let name = stream_name(i);
+        Ok(match &b.kind {
+            Kind::Io(io) => Checked::Io(io.plan(&name, b, place)?),
+            Kind::Rebuild(r) => Checked::Rebuild(r.plan(&name, b, place)?),
+            Kind::Cmd(command) => {
+                cmd::check(&name, command)?;
+                Checked::Cmd
+            }
+        })
+    });
+    checked.collect()
+}
+
+/// The streams for `specs`, named bg1, bg2, ... with their record entries: each checked,
+/// then its files made (or reused) in `place`.
+pub fn build(specs: &[Background], place: Place<'_>, stop: &StopFlag) -> Result<(Streams, Vec<StreamEntry>)> {
+    let checked = check_all(specs, place)?;
+    let mut streams = Streams::new();
+    let mut entries = Vec::new();
+    for (i, (b, planned)) in specs.iter().zip(checked).enumerate() {
+        let name = stream_name(i);
+        let stream: Box<dyn Stream> = match (&b.kind, planned) {
+            (Kind::Io(io), Checked::Io(plan)) => Box::new(io.stream(&name, plan, stop)?),
+            (Kind::Rebuild(r), Checked::Rebuild(plan)) => Box::new(r.stream(&name, plan, stop)?),
+            (Kind::Cmd(command), _) => {
+                Box::new(storbench_bench::run::CommandStream::new(command, place.wait))
+            }
+            _ => unreachable!("each stream is checked as its own kind"),
+        };
+        entries.push(StreamEntry { name: name.clone(), kind: stream.kind().into(), spec: b.text.clone() });
+        streams.add(name, stream);
+    }
+    Ok((streams, entries))
+}
+
+/// A rate key's value: bytes a second above 0 (`10MiB`, `10MiB/s`).
+fn parse_rate(value: &str) -> Result<u64, String> {
+    match parse_size(value.trim_end_matches("/s"))? {
+        0 => Err("a rate is above 0; leave rate out to run unthrottled".into()),
+        r => Ok(r),
+    }
+}
+
+/// An iodepth key's value: requests (io) or blocks (rebuild) in flight.
+fn parse_depth(value: &str) -> Result<u32, String> {
+    match value.parse() {
+        Ok(n @ 1..=1024) => Ok(n),
+        _ => Err("give a whole number from 1 to 1024".into()),
+    }
+}
+
+fn parse_size(value: &str) -> Result<u64, String> {
+    value.parse::<crate::units::ByteSize>().map(|b| b.0)
+}
+
+/// A bs key's value: one of io's block sizes (a copy moves whole blocks).
+fn parse_block(value: &str) -> Result<u32, String> {
+    let sizes: crate::args::BlockSizes = value.parse()?;
+    if !sizes.mix.is_single() {
+        return Err("give one block size; a mix is for io's --bs".into());
+    }
+    Ok(sizes.mix.max())
+}
+
+/// The `KEY=VALUE` pairs of a spec's rest, each handed to `set`; a bad one names itself and
+/// the keys there are.
+fn parse_keys(
+    rest: &str,
+    keys: &str,
+    mut set: impl FnMut(&str, &str) -> Result<(), String>,
+) -> Result<(), String> {
+    for pair in rest.split(',').filter(|p| !p.is_empty()) {
+        let Some((key, value)) = pair.split_once('=') else {
+            return Err(format!("'{pair}' is not KEY=VALUE; the keys are {keys}"));
+        };
+        set(key, value).map_err(|why| format!("{key}={value}: {why}"))?;
+    }
+    Ok(())
+}
+
+/// The rate as the evaluation's line says it.
+fn rate_text(rate: Option<u64>) -> String {
+    rate.map_or("unthrottled".into(), |r| format!("{}/s", crate::units::human_bytes(r)))
+}
+
+/// A refusal of a stream's file, worded for `--background`: a stream has no --force and
+/// writes no device.
+fn refused(name: &str, e: &storbench_bench::target::Refusal) -> anyhow::Error {
+    use storbench_bench::target::Remedy;
+    let how = |r: Remedy| {
+        match r {
+            Remedy::Force => {
+                "move it away (a background stream never overwrites a file storbench did not make)"
+            }
+            Remedy::AllowDevice => "name a file or a directory (a background stream writes no device)",
+            Remedy::SmallerSize => "give a smaller size=",
+            Remedy::Buffered => "give direct=no",
+        }
+        .to_string()
+    };
+    anyhow::anyhow!("background stream {name}: {}", e.message(&how))
+}
+
+#[cfg(test)]
+mod tests;
