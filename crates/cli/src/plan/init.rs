@@ -109,9 +109,11 @@ description = "12 x 15k HDD, RAID 10"
 # the report lists them beside the configuration:
 # set.oltp = { n_threads = 73 }
 # set.mailbox = { mailboxes = 550 }
-# Streams beside every workload here, as --background gives them: a rebuild's copy at
-# 40 MiB/s on this storage (compare with a configuration on the same target without it):
-# background = ["io:rate=40MiB"]
+# Streams beside every workload here, as --background gives them: an emulated rebuild's copy
+# at 40 MiB/s on this storage (compare with a configuration on the same target without it);
+# "rebuild:dest=/other" copies onto other storage, "cmd:COMMAND" runs a real rebuild
+# (btrfs replace, mdadm --add) from the start of each measured phase:
+# background = ["rebuild:rate=40MiB"]
 # The state the storage is measured in, a short label: "rebuild", "vol-rebuild", "ctlr-rebuild".
 # The report puts one storage's conditions side by side ("Normal and degraded", with "% of
 # best"). Default: "normal" without background streams, else the streams as given.

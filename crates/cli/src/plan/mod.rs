@@ -154,8 +154,11 @@ pub struct Configuration {
     #[serde(default)]
     pub description: Option<String>,
     /// Streams to run beside every workload of this configuration, each as --background
-    /// takes it: `background = ["io:rate=40MiB"]` measures under a rebuild's copy (002's "Vol
-    /// Rebuild"), beside a configuration on the same target without it ("Normal").
+    /// takes it: `background = ["rebuild:rate=40MiB"]` measures under an emulated rebuild's
+    /// copy on the same storage (002's "Vol Rebuild"), beside a configuration on the same
+    /// target without it ("Normal"); `"rebuild:dest=/other"` copies onto other storage ("Ctlr
+    /// Rebuild"); `"cmd:btrfs replace start -B 2 /dev/sdc /mnt"` runs a real one; `"io:..."` is
+    /// a plain sequential stream.
     #[serde(default)]
     pub background: Vec<crate::background::Background>,
     /// The state its storage is measured in, a short label: "rebuild", "vol-rebuild",
