@@ -46,6 +46,7 @@ CONDITIONS="normal,emulated,replace"
 DIR=/var/tmp        # where the backing files go (a temp dir under it, removed at the end)
 CSV=""              # empty: ${TMPDIR:-/tmp}/rebuild-cost-<stamp>.csv
 STORBENCH=${STORBENCH:-$SCRIPT_DIR/../target/release/storbench}
+SUMMARIZE=""        # a past run's CSV: read its rows again from the raw output beside it
 
 usage() {
     cat <<EOF
@@ -75,6 +76,8 @@ Options:
   --csv FILE        per-run CSV (default \${TMPDIR:-/tmp}/rebuild-cost-<time>.csv); each run's
                     summary.json and timeseries.csv are kept beside it in FILE's name with .raw
   --storbench P     storbench binary (default \$STORBENCH or $SCRIPT_DIR/../target/release/storbench)
+  --summarize CSV   measure nothing: read a past run's rows again from the raw output beside
+                    its CSV (the replaces with no load as they were) and print its table
   --quick           smoke test: 1 round, 3 s runs, 1 s ramp, two profiles, 2G loops, 256M file
   -h, --help        this text
 
@@ -114,6 +117,7 @@ parse_args() {
             --dir)          DIR=${2:?}; shift 2 ;;
             --csv)          CSV=${2:?}; shift 2 ;;
             --storbench)    STORBENCH=${2:?}; shift 2 ;;
+            --summarize)    SUMMARIZE=${2:?}; shift 2 ;;
             --quick)        RUNS=1; RUNTIME=3; RAMP=1; LOOP_SIZE=2G; FILE_SIZE=256M
                             PROFILES=randread-8k-qd4,write-64k-qd4; shift ;;
             -h|--help)      usage; exit 0 ;;
@@ -140,7 +144,7 @@ parse_args() {
 check_tools() {
     [[ $(id -u) == 0 ]] || die "run as root: it attaches loop devices, makes a btrfs and mounts it"
     local t
-    for t in losetup mkfs.btrfs btrfs findmnt python3; do
+    for t in losetup blkdiscard mkfs.btrfs btrfs findmnt python3; do
         command -v "$t" >/dev/null 2>&1 ||
             die "$t not found; install it with: apt-get install -y btrfs-progs util-linux python3"
     done
@@ -234,8 +238,10 @@ set_replace_rate() {
     echo "$REPLACE_RATE" >"/sys/fs/btrfs/$UUID/devinfo/2/scrub_speed_max"
 }
 
+# -K: no whole-device trim of the new device first (settle did it before the run), so the
+# replace's seconds are its copy's.
 replace_cmd() {
-    echo "btrfs replace start -B -f 2 $(spare) $MNT"
+    echo "btrfs replace start -B -f -K 2 $(spare) $MNT"
 }
 
 # Everything every condition needs, made before the first measured run, so every replace
@@ -279,7 +285,7 @@ run_one() {
     local id="$profile-$cond-r$round" cmd status=ok target
     local json=$RAWDIR/$id.json err=$RAWDIR/$id.stderr
     target=$(spare)
-    sync -f "$MNT"
+    settle
     cmd=$(storbench_cmd "$profile" "$cond" "$id")
     (cd "$WORK" && bash -c "$cmd") >"$json" 2>"$err" || status=failed
     local bundle
@@ -298,12 +304,28 @@ run_one() {
     fi
 }
 
+# Every run starts from the same state: written data committed, and the chunks that copy-on-write
+# emptied given back. The emulated rebuild rewrites its file at hundreds of MiB/s and leaves
+# empty chunks faster than btrfs's cleaner removes them; a replace makes each chunk read-only
+# as it copies it and fails with ENOSPC ("failed setting block group ro: -28") when no
+# unallocated room is left for the writes that chunk would have taken.
+# The spare is trimmed here, outside any measurement: on these loop devices a trim punches
+# holes in the backing file, which takes as long as the file holds data.
+settle() {
+    sync -f "$MNT"
+    btrfs balance start -dusage=0 -musage=0 "$MNT" >/dev/null 2>&1 ||
+        log "warning: btrfs balance -dusage=0 failed; empty chunks stay allocated"
+    blkdiscard -f "$(spare)" 2>/dev/null || log "warning: could not trim the spare $(spare)"
+}
+
 # A replace with no foreground load: timed, and its progress polled every second the same way
 # the run's series reads it (`btrfs replace status -1`).
 replace_alone() {
-    local round=$1 cmd t0 t1 status=ok poll=$RAWDIR/alone-r$round.progress
-    sync -f "$MNT"
+    local round=$1 cmd t0 t1 status=ok poll=$RAWDIR/alone-r$round.progress target w0 w1
     cmd=$(replace_cmd)
+    target=$(spare)
+    settle
+    w0=$(sectors_written "$target")
     : >"$poll"
     (while :; do
         echo "$(date +%s.%N) $(btrfs replace status -1 "$MNT" 2>/dev/null | head -1)" >>"$poll"
@@ -313,12 +335,18 @@ replace_alone() {
     t0=$(date +%s.%N)
     $cmd >"$RAWDIR/alone-r$round.out" 2>&1 || status=failed
     t1=$(date +%s.%N)
+    w1=$(sectors_written "$target")
     kill "$POLLER" 2>/dev/null || true
     wait "$POLLER" 2>/dev/null || true
     POLLER=""
     [[ $status == ok ]] || { log "!! $cmd failed:"; sed 's/^/   | /' "$RAWDIR/alone-r$round.out" >&2; }
     python3 "$HELPER" alone --csv "$CSV" --run "$round" --status "$status" \
-        --t0 "$t0" --t1 "$t1" --poll "$poll"
+        --t0 "$t0" --t1 "$t1" --poll "$poll" --written $(( (w1 - w0) * 512 ))
+}
+
+# 512-byte sectors a block device has written since it was attached (its trim is not counted).
+sectors_written() {
+    awk '{ print $7 }' "/sys/class/block/$(basename -- "$1")/stat"
 }
 
 # ---------------------------------------------------------------------------
@@ -332,7 +360,8 @@ import csv, json, os, re, statistics, sys
 
 FIELDS = ["profile", "condition", "run", "status", "iops", "mb_s", "p99_us", "copy_mib_s",
           "replace_s", "replace_exit", "replace_busy_s", "replace_pct_start", "replace_pct_end",
-          "replace_pct_per_s", "iops_while_replacing", "rebuild_warnings", "note"]
+          "replace_pct_per_s", "replace_copy_mib_s", "iops_while_replacing", "rebuild_warnings",
+          "note"]
 
 def opt(args, name, default=""):
     return args[args.index(name) + 1] if name in args else default
@@ -371,13 +400,34 @@ def replace_progress(rows, act, pct):
     % per second over them, and the workload's mean IOPS in those seconds."""
     busy = [r for r in rows if act and num(r[act]) == REPLACE and num(r[pct]) is not None]
     if not busy:
-        return 0, None, None, None, None
+        return 0, None, None, None, None, None
     points = [(num(r["t_s"]), num(r[pct])) for r in busy]
     iops = statistics.mean((num(r["read_iops"]) or 0) + (num(r["write_iops"]) or 0) for r in busy)
-    return len(busy), points[0][1], points[-1][1], rate_between(points), iops
+    return len(busy), points[0][1], points[-1][1], rate_between(points), iops, copy_rate(busy)
+
+def copy_rate(busy):
+    """MiB/s written to the replace's new device: the run's disk writes less the two members'
+    own (the new device has no columns of its own; it joins the totals the second after it
+    joined, so the first busy second is left out) less the workload's writes, which a replace
+    mirrors onto the new device as it goes (its metadata and checksums stay in)."""
+    members = [c for c in busy[0] if c.startswith("disk.") and c.endswith(".write_bytes_per_sec")]
+    rates = []
+    for r in busy[1:]:
+        total = num(r.get("disk_write_bytes_per_sec"))
+        if total is None:
+            continue
+        new = total - sum(num(r[c]) or 0 for c in members) - (num(r["write_bytes_per_sec"]) or 0)
+        rates.append(max(0.0, new) / 2**20)
+    return statistics.mean(rates) if rates else None
 
 def record(args):
     a = {k: opt(args, "--" + k) for k in ["csv", "profile", "condition", "run", "status", "json", "series"]}
+    row = run_row(a)
+    write(a["csv"], row)
+    show(a, row)
+
+def run_row(a):
+    """A measured run's CSV row from its summary.json and timeseries.csv."""
     row = dict.fromkeys(FIELDS, "")
     row.update(profile=a["profile"], condition=a["condition"], run=a["run"], status=a["status"])
     notes = []
@@ -412,17 +462,20 @@ def record(args):
                 row["replace_exit"] = "stopped" if b.get("stopped") else b.get("exit_code")
     if a["condition"] == "replace":
         rows, act, pct = series(a["series"])
-        n, first, last, rate, iops = replace_progress(rows, act, pct)
+        n, first, last, rate, iops, copy = replace_progress(rows, act, pct)
         row.update(replace_busy_s=n, replace_pct_start=first if first is not None else "",
                    replace_pct_end=last if last is not None else "",
                    replace_pct_per_s=rate if rate is not None else "",
+                   replace_copy_mib_s=copy if copy is not None else "",
                    iops_while_replacing=iops if iops is not None else "")
         if not n:
             notes.append("no replace seen in the series")
         if row["replace_exit"] not in (0, "0"):
             notes.append(f"replace exit {row['replace_exit']}")
     row["note"] = " | ".join(notes)
-    write(a["csv"], row)
+    return row
+
+def show(a, row):
     line = f"  {a['profile']:<17} {a['condition']:<9} run {a['run']:>2} "
     if row["iops"] == "":
         print(line + "FAILED  " + row["note"], flush=True)
@@ -433,12 +486,12 @@ def record(args):
     if a["condition"] == "replace":
         line += (f"  replace {row['replace_s']:.1f} s, under way {row['replace_busy_s']} of the measured s"
                  if row["replace_s"] not in ("", None) else "  replace ?")
-        if row["replace_pct_per_s"] != "":
-            line += f", {row['replace_pct_per_s']:.1f} %/s ({row['replace_pct_start']:.0f}->{row['replace_pct_end']:.0f} %)"
+        if row["replace_copy_mib_s"] != "":
+            line += f", copying {row['replace_copy_mib_s']:.0f} MiB/s"
     print(line + (f"  [{row['note']}]" if row["note"] else ""), flush=True)
 
 def alone(args):
-    a = {k: opt(args, "--" + k) for k in ["csv", "run", "status", "t0", "t1", "poll"]}
+    a = {k: opt(args, "--" + k) for k in ["csv", "run", "status", "t0", "t1", "poll", "written"]}
     row = dict.fromkeys(FIELDS, "")
     row.update(profile="(none)", condition="alone", run=a["run"], status=a["status"])
     seconds = float(a["t1"]) - float(a["t0"])
@@ -452,10 +505,32 @@ def alone(args):
         rate = rate_between(pts)
         row.update(replace_busy_s=len(pts), replace_pct_start=pts[0][1], replace_pct_end=pts[-1][1],
                    replace_pct_per_s=rate if rate is not None else "")
+    # What the new device took a second, over the whole replace (-K: no trim before the copy).
+    if a["written"] and seconds > 0:
+        row["replace_copy_mib_s"] = int(a["written"]) / 2**20 / seconds
     write(a["csv"], row)
     print(f"  {'(no load)':<17} {'alone':<9} run {a['run']:>2}  replace took {seconds:.1f} s"
-          + (f", {row['replace_pct_per_s']:.1f} %/s" if row["replace_pct_per_s"] != "" else ""),
+          + (f", copying {row['replace_copy_mib_s']:.0f} MiB/s" if row["replace_copy_mib_s"] != "" else ""),
           flush=True)
+
+def redo(args):
+    """The CSV again from the raw output kept beside it (after a change to how a run is read):
+    every measured run's row anew, the rows of replaces with no load as they were."""
+    path = args[0]
+    raw = path[: -len(".csv")] + ".raw"
+    old = list(csv.DictReader(open(path)))
+    os.rename(path, path + ".old")
+    for r in old:
+        if r["condition"] == "alone":
+            row = dict.fromkeys(FIELDS, "")
+            row.update({k: v for k, v in r.items() if k in FIELDS})
+        else:
+            rid = f"{r['profile']}-{r['condition']}-r{r['run']}"
+            row = run_row(dict(profile=r["profile"], condition=r["condition"], run=r["run"],
+                               status="ok" if r["status"] == "ok" else r["status"],
+                               json=f"{raw}/{rid}.json", series=f"{raw}/{rid}.timeseries.csv"))
+        write(path, row)
+    os.remove(path + ".old")
 
 def write(path, row):
     new = not os.path.exists(path) or os.path.getsize(path) == 0
@@ -475,16 +550,20 @@ def f(x, spec):
 def pct(a, b):
     return "-" if a is None or not b else f"{100 * a / b:.0f} %"
 
+def times(a, b):
+    return "-" if a is None or not b else f"{a / b:.2f}x"
+
 def summary(args):
     rows = list(csv.DictReader(open(args[0])))
     profiles = list(dict.fromkeys(r["profile"] for r in rows if r["condition"] != "alone"))
     al = [r for r in rows if r["condition"] == "alone"]
-    alone_rate, _ = med(al, "replace_pct_per_s")
+    alone_rate, _ = med(al, "replace_copy_mib_s")
+    alone_s, _ = med(al, "replace_s")
     print("== medians per profile (n: runs per condition normal/emulated/replace; % of normal: "
           "degraded / normal, for p99 > 100 % is worse)")
     hdr = (f"{'profile':<17} {'n':>5} {'normal IOPS':>11} {'emulated':>9} {'%':>5} {'replace':>9} {'%':>5} "
            f"{'while repl.':>11} {'%':>5}  {'p99 us normal':>13} {'emulated':>9} {'%':>6} {'replace':>9} {'%':>6}  "
-           f"{'copy MiB/s':>10}  {'repl. %/s':>9} {'% alone':>7} {'repl. s':>7} {'under way s':>11}")
+           f"{'copy MiB/s':>10}  {'repl. MiB/s':>11} {'repl. s':>7} {'x alone':>7} {'under way s':>11}")
     print(hdr)
     print("-" * len(hdr))
     for p in profiles:
@@ -498,31 +577,31 @@ def summary(args):
         el, _ = med(by["emulated"], "p99_us")
         rl, _ = med(by["replace"], "p99_us")
         copy, _ = med(by["emulated"], "copy_mib_s")
-        rate, _ = med(by["replace"], "replace_pct_per_s")
+        rate, _ = med(by["replace"], "replace_copy_mib_s")
         secs, _ = med(by["replace"], "replace_s")
         busy, _ = med(by["replace"], "replace_busy_s")
         bad = sum(1 for c in by.values() for r in c if r["status"] != "ok" or r["note"])
         print(f"{p:<17} {f'{nn}/{en}/{rn}':>5} {f(ni, ',.0f'):>11} {f(ei, ',.0f'):>9} {pct(ei, ni):>5} "
               f"{f(ri, ',.0f'):>9} {pct(ri, ni):>5} {f(wi, ',.0f'):>11} {pct(wi, ni):>5}  "
               f"{f(nl, ',.0f'):>13} {f(el, ',.0f'):>9} {pct(el, nl):>6} {f(rl, ',.0f'):>9} {pct(rl, nl):>6}  "
-              f"{f(copy, '.0f'):>10}  {f(rate, '.2f'):>9} {pct(rate, alone_rate):>7} {f(secs, '.1f'):>7} {f(busy, '.0f'):>11}"
+              f"{f(copy, '.0f'):>10}  {f(rate, '.0f'):>11} {f(secs, '.1f'):>7} {times(secs, alone_s):>7} {f(busy, '.0f'):>11}"
               + (f"  ({bad} runs with notes, see the CSV)" if bad else ""))
     if al:
-        s, n = med(al, "replace_s")
-        rate, _ = med(al, "replace_pct_per_s")
+        s, n = alone_s, len([r for r in al if r["status"] == "ok"])
         v = [float(r["replace_s"]) for r in al if r["status"] == "ok"]
         print(f"\nreplace with no foreground load: {f(s, '.1f')} s median of {n} "
-              f"({f(min(v) if v else None, '.1f')}-{f(max(v) if v else None, '.1f')} s), {f(alone_rate, '.2f')} %/s")
+              f"({f(min(v) if v else None, '.1f')}-{f(max(v) if v else None, '.1f')} s)"
+              + (f", copying {alone_rate:.0f} MiB/s" if alone_rate is not None else ""))
     print()
     print("while repl.: the workload's mean IOPS over the measured seconds the replace was under way")
-    print("repl. %/s: the replace's progress over those seconds, from its first to its last reading")
-    print("  (btrfs counts % of the member's size, not of its data); % alone: of the same figure for a")
-    print("  replace with no foreground load (polled each second); repl. s: the replace's whole")
-    print("  duration, trim of the new device included (the run waits for it: past the measured phase")
-    print("  it runs with no load); under way s: measured seconds it was seen under way")
+    print("repl. MiB/s: what the replace wrote to its new device a second over those seconds (the")
+    print("  disks' writes less the members' and the workload's own); repl. s: the replace's whole")
+    print("  duration (the run waits for it; past the measured phase it runs with no load); x alone:")
+    print("  of the replace's duration with no foreground load; under way s: the measured seconds it")
+    print("  was seen under way (of --runtime)")
 
 cmd, rest = sys.argv[1], sys.argv[2:]
-{"record": record, "alone": alone, "summary": lambda r: summary(r)}[cmd](rest)
+{"record": record, "alone": alone, "redo": redo, "summary": summary}[cmd](rest)
 PYEOF
 }
 
@@ -542,8 +621,23 @@ print_machine() {
     echo
 }
 
+# --summarize: the table of a past run, its rows read again from its raw output.
+summarize_only() {
+    [[ -f $SUMMARIZE && -d ${SUMMARIZE%.csv}.raw ]] ||
+        die "--summarize needs a CSV of this script with its .raw directory beside it"
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/rebuild-cost.XXXXXX")
+    trap 'rm -rf -- "$WORK"' EXIT
+    write_helper
+    python3 "$HELPER" redo "$SUMMARIZE"
+    python3 "$HELPER" summary "$SUMMARIZE" | tee "${SUMMARIZE%.csv}.summary.txt"
+}
+
 main() {
     parse_args "$@"
+    if [[ -n $SUMMARIZE ]]; then
+        summarize_only
+        return
+    fi
     check_tools
     setup_dirs
     make_raid1
