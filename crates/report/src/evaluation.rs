@@ -43,6 +43,10 @@ pub struct Evaluation {
     /// What the reader should know about how the figures were measured (no power source,
     /// runs that failed, ...).
     pub notes: Vec<String>,
+    /// The plan's requirements, one line each (`oltp.opm >= 20000`, see
+    /// `decision::requirement`); the report's first screen judges them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<String>,
 }
 
 /// How the evaluation was run.
@@ -99,6 +103,18 @@ pub struct Configuration {
     /// are put side by side in the report. None in older files: its own name.
     #[serde(default)]
     pub storage: Option<String>,
+    /// What it costs, in `currency`, for the decision's cost per unit of work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// Its usable capacity as the plan gives it; else the decision reads the size of the
+    /// device under its target from the disclosure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_bytes: Option<u64>,
+    /// How many drives it is made of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<u32>,
 }
 
 /// The condition of a configuration that names none and has no background stream.

@@ -10,6 +10,7 @@
 //! the measuring library, so an old bundle can always be read and re-rendered.
 
 pub mod columns;
+pub mod decision;
 pub mod disclosure;
 pub mod evaluation;
 pub mod export;

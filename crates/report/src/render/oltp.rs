@@ -5,6 +5,7 @@
 use super::charts::{Spec, spec};
 use super::workload::{WorkloadResults, p99_ms};
 use crate::columns::oltp;
+use crate::decision::figures::{Figure, Value, ms, n, read};
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, OltpResults};
 
@@ -13,7 +14,39 @@ const CHARTS: &[Spec] = &[
     spec("Order response time", &[(oltp::ORDER_RT_P50_MS, "p50"), (oltp::ORDER_RT_P99_MS, "p99")]),
 ];
 
+/// The figures a requirement may name (`oltp.order_p99_ms`), each over the measured phase.
+pub(super) const FIGURES: &[Figure<OltpResults>] = &[
+    Figure { name: "opm", unit: "OPM", get: |r| n(r.opm) },
+    Figure {
+        name: "order_mean_ms",
+        unit: "ms order mean",
+        get: |r| r.order_rt_mean_ns.and_then(|v| n(v / 1e6)),
+    },
+    Figure {
+        name: "order_p50_ms",
+        unit: "ms order p50",
+        get: |r| r.order_rt_ns.as_ref().and_then(|l| ms(l.p50)),
+    },
+    Figure {
+        name: "order_p90_ms",
+        unit: "ms order p90",
+        get: |r| r.order_rt_ns.as_ref().and_then(|l| ms(l.p90)),
+    },
+    Figure {
+        name: "order_p99_ms",
+        unit: "ms order p99",
+        get: |r| r.order_rt_ns.as_ref().and_then(|l| ms(l.p99)),
+    },
+    Figure { name: "rollback_pct", unit: "% rolled back", get: |r| r.rollback_pct.and_then(n) },
+    Figure { name: "failed_orders", unit: "failed orders", get: |r| n(r.failed_orders as f64) },
+    Figure { name: "errors", unit: "failed calls", get: |r| n(r.errors.total as f64) },
+];
+
 impl WorkloadResults for OltpResults {
+    fn figure(&self, name: &str) -> Option<Option<Value>> {
+        read(FIGURES, self, name)
+    }
+
     fn headline(&self) -> Option<Headline> {
         Some(Headline::new("OPM", self.opm, true))
     }

@@ -364,6 +364,11 @@ fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configurat
     );
     assert!(findings.contains("hdd on integrity: 1 I/O outstanding longer than 15 s"), "{findings}");
     assert!(!findings.contains("FAILED: ssd"), "{findings}");
+    // The workload's own rule is said for the configuration that passed it too.
+    assert!(
+        findings.contains("ssd on integrity passed its checks: no lost, stale, torn or misplaced page"),
+        "{findings}"
+    );
     let section = &md[md.find("## Integrity").expect("an Integrity section")..];
     let row =
         |config: &str| section.lines().find(|l| l.starts_with(&format!("| {config} "))).unwrap().to_string();
@@ -821,4 +826,45 @@ fn a_swept_workload_has_a_degraded_row_per_storage_and_point() {
             .starts_with("During rebuild, ssd kept 25 % of its normal IOPS on randread at iodepth = 4: ")
     );
     assert!(f.iter().all(|f| !f.claim && f.text.contains("Fewer than 3 runs each")), "{f:?}");
+}
+
+#[test]
+fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first() {
+    use crate::model::{MailboxResults, ThresholdCheck};
+    let mut runs = Vec::new();
+    let mut data = BTreeMap::new();
+    for (config, reps) in [("ssd", [true, true]), ("hdd", [true, false])] {
+        for (rep, pass) in (1..).zip(reps) {
+            let mut r = run(config, rep, 1000.0, None, None);
+            (r.id, r.workload, r.kind) =
+                (format!("mailbox.{config}.r{rep}"), "mailbox".into(), "mailbox".into());
+            let limit = ThresholdCheck {
+                name: "db_read_avg_ms".into(),
+                database: Some(1),
+                value: Some(31.5),
+                limit: 20.0,
+                pass,
+            };
+            let results = MailboxResults {
+                pass,
+                test: "performance".into(),
+                checks: vec![limit],
+                ..Default::default()
+            };
+            let mut s = summary(1000.0);
+            (s.workload, s.results) = ("mailbox".into(), Results::Mailbox(results));
+            data.insert(r.id.clone(), RunData { summary: s, series: None });
+            runs.push(r);
+        }
+    }
+    let input = evaluation_of("jet", 2, runs, data);
+    let texts: Vec<String> =
+        workload::present(&input).iter().flat_map(|w| w.findings(&input)).map(|f| f.text).collect();
+    assert_eq!(
+        texts,
+        [
+            "FAILED: hdd on mailbox failed Jetstress's checks in 1 of 2 runs: db_read_avg_ms 31.50 over 20.00 on database 1.",
+            "ssd on mailbox passed Jetstress's checks (latency thresholds held, checksums verified, no I/O error) in 2 runs."
+        ]
+    );
 }
