@@ -276,7 +276,7 @@ fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResul
         "result",
     ]);
     for (g, results) in groups {
-        let Some(r) = g.reported().and_then(|r| results_of(input, &r.id)) else { continue };
+        let Some(r) = g.shown().and_then(|r| results_of(input, &r.id)) else { continue };
         let errors = sum_errors(results);
         let mib = |b: u64| b as f64 / f64::from(1 << 20);
         t.push(vec![
