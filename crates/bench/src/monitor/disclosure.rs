@@ -91,6 +91,10 @@ fn target_path(roots: &Roots, path: &Path) -> TargetPath {
     }
     out.device = device::resolve_with(&roots.sys, &mountinfo, existing).ok().flatten().map(|d| d.name);
     out.devices = out.device.iter().flat_map(|top| device::spanned(&roots.sys, top)).collect();
+    if let Ok(stat) = rustix::fs::statvfs(existing) {
+        out.block_size = Some(stat.f_bsize);
+        out.fragment_size = Some(stat.f_frsize);
+    }
     out
 }
 
@@ -112,6 +116,10 @@ fn block_device(sys: &Path, name: &str) -> BlockDevice {
         scheduler: text(&queue.join("scheduler")).and_then(|s| active_scheduler(&s)),
         nr_requests: read_value(&queue.join("nr_requests")),
         write_cache: text(&queue.join("write_cache")),
+        discard_granularity: read_value(&queue.join("discard_granularity")),
+        discard_max_bytes: read_value(&queue.join("discard_max_bytes")),
+        minimum_io_size: read_value(&queue.join("minimum_io_size")),
+        optimal_io_size: read_value(&queue.join("optimal_io_size")),
         built_from: if matches!(kind, "dm" | "md") { slaves(&dir) } else { Vec::new() },
         partitions: if kind == "disk" { partitions(&dir) } else { Vec::new() },
         dm: (kind == "dm").then(|| DmInfo {
