@@ -421,7 +421,10 @@ fn data_mode(target: &TargetPath) -> Option<SetupCheck> {
 /// Each whole disk's I/O scheduler against its kind.
 fn scheduler(layers: &[&BlockDevice]) -> Vec<SetupCheck> {
     let mut out = Vec::new();
-    for disk in layers.iter().filter(|l| l.layer.kind == "disk") {
+    // A loop device passes its requests to the filesystem holding its backing file, whose
+    // disk's scheduler orders them; its own (and its copied rotational flag) decide nothing.
+    let disks = layers.iter().filter(|l| l.layer.kind == "disk" && !l.layer.name.starts_with("loop"));
+    for disk in disks {
         let (name, Some(sched), Some(rotational)) =
             (&disk.layer.name, &disk.scheduler, disk.layer.rotational)
         else {
