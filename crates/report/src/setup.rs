@@ -114,8 +114,10 @@ pub fn database_page_size(
         "mysql" => ("InnoDB", "innodb_page_size", 16 * KIB),
         _ => return None,
     };
-    let stated = settings.get(key).and_then(|v| v.trim().parse().ok());
-    Some(PageSize { owner: owner.into(), bytes: stated.unwrap_or(default) })
+    Some(match settings.get(key).and_then(|v| v.trim().parse().ok()) {
+        Some(bytes) => PageSize { owner: owner.into(), bytes },
+        None => PageSize { owner: format!("{owner} (default)"), bytes: default },
+    })
 }
 
 /// Every device under the target, top first: its filesystem's devices, then what each is
@@ -364,14 +366,14 @@ fn flush(target: &TargetPath, layers: &[&BlockDevice]) -> Option<SetupCheck> {
     let caches: Vec<String> = layers
         .iter()
         .filter(|l| l.layer.kind == "disk")
-        .map(|l| format!("{}: {}", l.layer.name, l.write_cache.as_deref().unwrap_or("unknown")))
+        .map(|l| format!("{} {}", l.layer.name, l.write_cache.as_deref().unwrap_or("unknown")))
         .collect();
     let volatile = layers
         .iter()
         .filter(|l| l.layer.kind == "disk")
         .any(|l| l.write_cache.as_deref() != Some("write through"));
     let found =
-        format!("write cache {}", if caches.is_empty() { "unknown".into() } else { caches.join(", ") });
+        format!("write cache: {}", if caches.is_empty() { "unknown".into() } else { caches.join(", ") });
     Some(match off {
         Some(option) if volatile => warn(
             "flush",

@@ -161,6 +161,16 @@ fn each_planted_problem_is_found_by_its_own_check() {
 }
 
 #[test]
+fn a_loop_devices_scheduler_is_not_judged_its_backing_disks_orders_its_requests() {
+    let mut s = clean();
+    s.disk().layer.rotational = Some(true);
+    s.disk().layer.name = "loop0".into();
+    s.disclosure.devices[0].layer.parent = Some("loop0".into());
+    assert_eq!(s.warned(), Vec::<&str>::new());
+    assert!(s.checks().iter().all(|c| c.check != "io-scheduler"));
+}
+
+#[test]
 fn what_a_check_says_names_the_figures() {
     let mut s = clean();
     s.disk().partitions[0].start_sector = Some(63);
@@ -217,10 +227,12 @@ fn what_the_disclosure_lacks_is_unknown_never_a_warning() {
 fn database_page_sizes_are_stated_or_the_defaults() {
     let none = Default::default();
     let size = |kind, settings| database_page_size(kind, settings).map(|p| p.bytes);
+    assert_eq!(database_page_size("postgres", &none).unwrap().owner, "PostgreSQL (default)");
     assert_eq!(size("postgres", &none), Some(8192));
     assert_eq!(size("mysql", &none), Some(16384));
     assert_eq!(size("sqlite", &none), Some(4096));
     let stated = [("page_size".to_string(), "16384".to_string())].into_iter().collect();
     assert_eq!(size("sqlite", &stated), Some(16384));
+    assert_eq!(database_page_size("sqlite", &stated).unwrap().owner, "SQLite");
     assert_eq!(size("io", &none), None);
 }
