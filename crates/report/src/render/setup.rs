@@ -14,7 +14,8 @@ use crate::setup::{self, DataSet, PageSize, SetupCheck, Status};
 
 /// The section; nothing without a disclosure (the appendix says it is missing).
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
-    let Some(d) = &input.disclosure else { return Vec::new() };
+    // A null engine's run has no target, so its disclosure none.
+    let Some(d) = input.disclosure.as_ref().filter(|d| !d.targets.is_empty()) else { return Vec::new() };
     let configs = &input.evaluation.configurations;
     if configs.is_empty() {
         return Vec::new();
@@ -31,7 +32,12 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         ),
     ];
     for c in configs {
-        out.push(Block::Heading(3, format!("{} ({})", c.name, c.target)));
+        // A single run's configuration is named after its host and target already.
+        let named = c.name.contains(&c.target);
+        out.push(Block::Heading(
+            3,
+            if named { c.name.clone() } else { format!("{} ({})", c.name, c.target) },
+        ));
         let Some(target) = target_of(d, c, configs.len()) else {
             out.push(Block::Para(format!(
                 "{} is not in the disclosure: its setup is not checked.",
