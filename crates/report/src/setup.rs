@@ -183,8 +183,8 @@ fn alignment(layers: &[&BlockDevice]) -> Vec<SetupCheck> {
             out.push(unknown("partition-alignment", name, "its start sector is not in the disclosure"));
             continue;
         };
-        let at = format!("starts at sector {start} (byte {})", group(start * 512));
-        out.push(if (start * 512) % MIB == 0 {
+        let at = format!("starts at sector {start} (byte {})", group(start.saturating_mul(512)));
+        out.push(if start.saturating_mul(512).is_multiple_of(MIB) {
             ok("partition-alignment", name, format!("{at}, on a 1 MiB boundary"))
         } else {
             warn(
@@ -208,8 +208,12 @@ fn alignment(layers: &[&BlockDevice]) -> Vec<SetupCheck> {
 }
 
 fn stripe_check(name: &str, start: u64, width: u64, how: &str) -> SetupCheck {
-    let found = format!("starts at byte {}; the stripe is {} ({how})", group(start * 512), bytes(width));
-    if (start * 512) % width == 0 {
+    let found = format!(
+        "starts at byte {}; the stripe is {} ({how})",
+        group(start.saturating_mul(512)),
+        bytes(width)
+    );
+    if start.saturating_mul(512).is_multiple_of(width) {
         ok("stripe-alignment", name, found + ", a whole number of stripes")
     } else {
         warn(
@@ -230,11 +234,12 @@ fn stripe(dev: &BlockDevice) -> Option<(u64, String)> {
         let (chunk, disks) = (md.chunk_size_bytes.filter(|&c| c > 0)?, md.raid_disks?);
         let data = data_disks(dev.layer.raid_level.as_deref()?, disks)?;
         let how = format!("{} chunk × {data} data disks", bytes(chunk));
-        return Some((chunk * u64::from(data), how));
+        return Some((chunk.saturating_mul(u64::from(data)), how));
     }
     let optimal = dev.optimal_io_size.filter(|&o| o > 0 && o <= MAX_STRIPE)?;
     let minimum = dev.minimum_io_size.filter(|&m| m > 0)?;
-    (optimal > minimum && optimal % minimum == 0).then(|| (optimal, "the device's optimal I/O size".into()))
+    (optimal > minimum && optimal.is_multiple_of(minimum))
+        .then(|| (optimal, "the device's optimal I/O size".into()))
 }
 
 /// The disks of an md array of `level` that hold distinct data; None for a level without
@@ -253,7 +258,7 @@ fn data_disks(level: &str, disks: u32) -> Option<u32> {
 /// The filesystem's block size against 4 KiB and the physical sector of every disk under it.
 fn block_size(target: &TargetPath, layers: &[&BlockDevice]) -> Option<SetupCheck> {
     let subject = filesystem(target)?;
-    let Some(block) = target.block_size else {
+    let Some(block) = target.block_size.filter(|&b| b > 0) else {
         return Some(unknown("block-size", &subject, "the filesystem's block size is not in the disclosure"));
     };
     let sector = layers.iter().filter_map(|l| l.layer.physical_sector_size).map(u64::from).max();
@@ -294,9 +299,11 @@ fn filesystem(target: &TargetPath) -> Option<String> {
 
 /// Each database page size against the filesystem's block.
 fn block_vs_page(target: &TargetPath, pages: &[PageSize]) -> Vec<SetupCheck> {
-    let (Some(subject), Some(block)) = (filesystem(target), target.block_size) else { return Vec::new() };
+    let (Some(subject), Some(block)) = (filesystem(target), target.block_size.filter(|&b| b > 0)) else {
+        return Vec::new();
+    };
     let mut out = Vec::new();
-    for page in pages {
+    for page in pages.iter().filter(|p| p.bytes > 0) {
         let found = format!("{} pages of {} on {} blocks", page.owner, bytes(page.bytes), bytes(block));
         out.push(if block > page.bytes {
             warn(
@@ -308,7 +315,7 @@ fn block_vs_page(target: &TargetPath, pages: &[PageSize]) -> Vec<SetupCheck> {
                  filesystems)",
                 format!("use a block (ZFS recordsize, allocation unit) of {} or less", bytes(page.bytes)),
             )
-        } else if page.bytes % block != 0 {
+        } else if !page.bytes.is_multiple_of(block) {
             warn(
                 "block-vs-page",
                 &subject,
@@ -331,9 +338,9 @@ fn raid_chunk(layers: &[&BlockDevice], pages: &[PageSize]) -> Vec<SetupCheck> {
         let Some(chunk) = dev.md.as_ref().and_then(|m| m.chunk_size_bytes).filter(|&c| c > 0) else {
             continue;
         };
-        for page in pages {
+        for page in pages.iter().filter(|p| p.bytes > 0) {
             let found = format!("{} chunk, {} pages of {}", bytes(chunk), page.owner, bytes(page.bytes));
-            out.push(if chunk < page.bytes || chunk % page.bytes != 0 {
+            out.push(if chunk < page.bytes || !chunk.is_multiple_of(page.bytes) {
                 warn(
                     "raid-chunk",
                     &dev.layer.name,
@@ -594,7 +601,7 @@ fn names(layers: &[&BlockDevice]) -> String {
 /// A size in the largest binary unit that holds it exactly: `512 B`, `4 KiB`, `192 KiB`.
 fn bytes(b: u64) -> String {
     let units = [(1u64 << 40, "TiB"), (1 << 30, "GiB"), (MIB, "MiB"), (KIB, "KiB")];
-    match units.iter().find(|(unit, _)| b >= *unit && b % unit == 0) {
+    match units.iter().find(|(unit, _)| b >= *unit && b.is_multiple_of(*unit)) {
         Some((unit, name)) => format!("{} {name}", b / unit),
         None => format!("{b} B"),
     }
@@ -610,7 +617,7 @@ fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
