@@ -183,7 +183,7 @@ fn alignment(layers: &[&BlockDevice]) -> Vec<SetupCheck> {
             out.push(unknown("partition-alignment", name, "its start sector is not in the disclosure"));
             continue;
         };
-        let at = format!("starts at sector {start} (byte {})", group(start.saturating_mul(512)));
+        let at = format!("starts at sector {start} ({})", bytes(start.saturating_mul(512)));
         out.push(if start.saturating_mul(512).is_multiple_of(MIB) {
             ok("partition-alignment", name, format!("{at}, on a 1 MiB boundary"))
         } else {
@@ -208,11 +208,8 @@ fn alignment(layers: &[&BlockDevice]) -> Vec<SetupCheck> {
 }
 
 fn stripe_check(name: &str, start: u64, width: u64, how: &str) -> SetupCheck {
-    let found = format!(
-        "starts at byte {}; the stripe is {} ({how})",
-        group(start.saturating_mul(512)),
-        bytes(width)
-    );
+    let found =
+        format!("starts at {}; the stripe is {} ({how})", bytes(start.saturating_mul(512)), bytes(width));
     if start.saturating_mul(512).is_multiple_of(width) {
         ok("stripe-alignment", name, found + ", a whole number of stripes")
     } else {
@@ -610,19 +607,6 @@ fn bytes(b: u64) -> String {
 /// A large size, to a tenth of a GiB.
 fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
-}
-
-/// An integer with thousands separated by commas.
-fn group(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -177,10 +177,7 @@ fn what_a_check_says_names_the_figures() {
     s.target.block_size = Some(1024);
     let checks = s.checks();
     let said = |id: &str| checks.iter().find(|c| c.check == id).unwrap().clone();
-    assert_eq!(
-        said("partition-alignment").found,
-        "starts at sector 63 (byte 32,256), not on a 1 MiB boundary"
-    );
+    assert_eq!(said("partition-alignment").found, "starts at sector 63 (32256 B), not on a 1 MiB boundary");
     assert_eq!(said("block-size").found, "1 KiB blocks on a disk with 4 KiB physical sectors");
     assert_eq!(said("block-size").subject, "/data (ext4)");
     assert!(said("partition-alignment").change.contains("multiple of 2048 sectors"));

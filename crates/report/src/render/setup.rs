@@ -261,6 +261,18 @@ mod tests {
     }
 
     #[test]
+    fn the_mailbox_page_size_comes_from_the_profile_it_ran() {
+        let mut s = oltp_summary("files", 1 << 30, "sdb");
+        s.workload = "mailbox".into();
+        s.results = Results::Mailbox(MailboxResults::default());
+        s.parameters = serde_json::json!({"preset": "exchange2007", "profile": {"page_size": 32768}});
+        let page = mailbox_page(&s).unwrap();
+        assert_eq!((page.owner.as_str(), page.bytes), ("the mailbox databases", 32 << 10));
+        s.parameters = serde_json::Value::Null;
+        assert_eq!(mailbox_page(&s), None);
+    }
+
+    #[test]
     fn without_a_disclosure_there_is_no_section() {
         let mut i = input();
         i.disclosure = None;
