@@ -9,7 +9,7 @@
 //! setup (1 MiB-aligned partitions, 4 KiB blocks, relatime, flushes on) gives no warning.
 //!
 //! The checks (ids): `partition-alignment` (1 MiB), `stripe-alignment` (the RAID's full
-//! stripe), `block-size` (the filesystem's block against 4 KiB and the physical sector),
+//! stripe), `fs-stripe` (ext4 or XFS told that stripe), `block-size` (the filesystem's block against 4 KiB and the physical sector),
 //! `block-vs-page` (a database page not a multiple of the block, or a block larger than the
 //! page), `raid-chunk` (an md chunk smaller than a page, or not a multiple of it), `flush`
 //! (barriers off over a volatile write cache), `data-mode` (ext4 `data=writeback` or
@@ -89,6 +89,7 @@ pub fn check(input: &SetupInput) -> Vec<SetupCheck> {
     let layers = layers_under(input.disclosure, input.target);
     let mut out = Vec::new();
     out.extend(alignment(&layers));
+    out.extend(fs_stripe(input.target, &layers));
     out.extend(block_size(input.target, &layers));
     out.extend(block_vs_page(input.target, input.page_sizes));
     out.extend(raid_chunk(&layers, input.page_sizes));
@@ -222,6 +223,42 @@ fn stripe_check(name: &str, start: u64, width: u64, how: &str) -> SetupCheck {
             format!("recreate {name} to start at a multiple of {}", bytes(width)),
         )
     }
+}
+
+/// Whether the filesystem was told the RAID stripe under it (ext4 `stripe=`, in blocks; XFS
+/// `swidth=`, in 512-byte units), so it places files and allocation groups on whole stripes.
+fn fs_stripe(target: &TargetPath, layers: &[&BlockDevice]) -> Option<SetupCheck> {
+    let subject = filesystem(target)?;
+    let (width, how) = layers.iter().find_map(|l| stripe(l))?;
+    let opts = options(target);
+    let value = |key: &str| opts.iter().find_map(|o| o.strip_prefix(key)?.parse::<u64>().ok());
+    let told = match target.fstype.as_deref()? {
+        "ext4" => value("stripe=").zip(target.block_size).map(|(blocks, block)| blocks.saturating_mul(block)),
+        "xfs" => value("swidth=").map(|sectors| sectors.saturating_mul(512)),
+        _ => return None,
+    };
+    let found = format!(
+        "the stripe is {} ({how}); the filesystem's is {}",
+        bytes(width),
+        told.map_or("not set".into(), bytes)
+    );
+    Some(if told == Some(width) {
+        ok("fs-stripe", &subject, found)
+    } else {
+        warn(
+            "fs-stripe",
+            &subject,
+            found,
+            "a filesystem that does not know the stripe places files and writes its blocks \
+             without regard to it, so large writes straddle stripes and RAID 5 and 6 turn them \
+             into read-modify-writes",
+            format!(
+                "tell the filesystem the stripe: mkfs.ext4 -E stride=CHUNK/BLOCK,stripe-width={} \
+                 blocks (or tune2fs -E stripe-width=); mkfs.xfs -d su=CHUNK,sw=DATA-DISKS",
+                width / target.block_size.filter(|&b| b > 0).unwrap_or(4096)
+            ),
+        )
+    })
 }
 
 /// The full stripe width of a RAID device: an md's chunk times its data disks, else what the

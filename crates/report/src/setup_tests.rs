@@ -116,13 +116,20 @@ fn a_clean_setup_gives_no_warning_and_checks_everything_it_can() {
 #[test]
 fn each_planted_problem_is_found_by_its_own_check() {
     type Plant = fn(&mut Setup);
-    let plants: [(&str, Plant); 15] = [
+    let plants: [(&str, Plant); 16] = [
         ("partition-alignment", |s| s.disk().partitions[0].start_sector = Some(63)),
         ("stripe-alignment", |s| {
             // A hardware RAID 5 of 4 disks with 64 KiB chunks: a 192 KiB stripe, which 1 MiB
             // is not a multiple of.
             s.disk().minimum_io_size = Some(64 << 10);
             s.disk().optimal_io_size = Some(192 << 10);
+            s.target.super_options = Some("rw,stripe=48".into());
+        }),
+        ("fs-stripe", |s| {
+            // The same RAID on a partition at 3 MiB, but ext4 was never told its stripe.
+            s.disk().minimum_io_size = Some(64 << 10);
+            s.disk().optimal_io_size = Some(192 << 10);
+            s.disk().partitions[0].start_sector = Some(6144);
         }),
         ("block-size", |s| s.target.block_size = Some(1024)),
         ("block-vs-page", |s| s.target.block_size = Some(128 << 10)),
@@ -181,6 +188,26 @@ fn what_a_check_says_names_the_figures() {
     assert_eq!(said("block-size").found, "1 KiB blocks on a disk with 4 KiB physical sectors");
     assert_eq!(said("block-size").subject, "/data (ext4)");
     assert!(said("partition-alignment").change.contains("multiple of 2048 sectors"));
+}
+
+#[test]
+fn a_filesystem_told_its_stripe_is_ok_in_ext4_blocks_and_xfs_sectors() {
+    let mut s = clean();
+    s.disk().minimum_io_size = Some(64 << 10);
+    s.disk().optimal_io_size = Some(192 << 10);
+    s.disk().partitions[0].start_sector = Some(6144);
+    s.target.super_options = Some("rw,stripe=48".into());
+    assert_eq!(s.warned(), Vec::<&str>::new());
+    s.target.fstype = Some("xfs".into());
+    s.target.super_options = Some("rw,attr2,inode64,sunit=128,swidth=384".into());
+    assert_eq!(s.warned(), Vec::<&str>::new());
+    let said = s.checks().into_iter().find(|c| c.check == "fs-stripe").unwrap();
+    assert_eq!(
+        said.found,
+        "the stripe is 192 KiB (the device's optimal I/O size); the filesystem's is 192 KiB"
+    );
+    s.target.super_options = Some("rw,swidth=256".into());
+    assert_eq!(s.warned(), ["fs-stripe"]);
 }
 
 #[test]
