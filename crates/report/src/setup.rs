@@ -564,6 +564,11 @@ fn atime(target: &TargetPath) -> Option<SetupCheck> {
 fn memory(d: &Disclosure, data: &[DataSet]) -> Vec<SetupCheck> {
     let mut out = Vec::new();
     for set in data.iter().filter(|s| s.cached && s.bytes > 0) {
+        if set.on_server && set.server_device.is_none() {
+            let found = "the database server is not on this machine (or its data directory was not found): its memory is not disclosed";
+            out.push(unknown("fits-in-memory", &set.workload, found));
+            continue;
+        }
         let Some(total) = d.memory.total_bytes else {
             out.push(unknown(
                 "fits-in-memory",

@@ -241,6 +241,12 @@ fn what_the_disclosure_lacks_is_unknown_never_a_warning() {
     assert!(checks.iter().all(|c| c.status != Status::Warn), "{checks:#?}");
     let unknown: Vec<&str> = checks.iter().filter(|c| c.status == Status::Unknown).map(|c| c.check).collect();
     assert_eq!(unknown, ["partition-alignment", "block-size", "fits-in-memory", "data-location"]);
+    // A remote server's memory is not this machine's, however small its database.
+    let mut remote = clean();
+    remote.data[0].server_device = None;
+    remote.data[0].bytes = 1 << 30;
+    let memory = remote.checks().into_iter().find(|c| c.check == "fits-in-memory").unwrap();
+    assert_eq!(memory.status, Status::Unknown, "{memory:?}");
     // A raw device or a memory filesystem has no filesystem to check.
     let mut raw = clean();
     raw.target.mount_point = None;
