@@ -12,6 +12,7 @@
 //! - `conditions`: one storage normal and degraded side by side, "% of best" and what a
 //!   rebuild cost, where the evaluation measured a storage under more than one condition.
 //! - `results`: a table per workload and configuration with every repetition, scaling curves.
+//! - `setup`: the setup checks per configuration (alignment, block and page sizes, flushes, ...).
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
 //! - `compare`: two bundles side by side, matched by workload.
@@ -30,6 +31,7 @@ mod findings;
 mod html;
 mod markdown;
 mod results;
+mod setup;
 pub mod svg;
 mod text;
 pub mod timeseries;
@@ -174,6 +176,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.push(Block::Findings(found));
     d.extend(conditions::blocks(input));
     d.extend(results::blocks(input));
+    d.extend(setup::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));
     d.extend(charts::blocks(input));
