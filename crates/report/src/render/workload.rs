@@ -49,6 +49,13 @@ pub(crate) trait WorkloadResults: Any {
     /// this run did not measure it.
     fn figure(&self, name: &str) -> Option<Option<Value>>;
 
+    /// Figures the reference reports put beside the headline (io's MB/s beside IOPS, as 002's
+    /// tables; the mailbox's database plus log IOPS, as 003 counts them), by column name, and
+    /// whether a per-watt column goes with each.
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        Vec::new()
+    }
+
     /// The latencies a reader of the workload looks at, in milliseconds, by column name.
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)>;
 
