@@ -42,6 +42,10 @@ pub struct Decision {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConfigurationDecision {
     pub name: String,
+    /// The storage it measured and its condition there (`normal`, `rebuild`): only a
+    /// storage's normal configuration can be chosen; its degraded ones are judged beside it.
+    pub storage: String,
+    pub condition: String,
     /// True where every requirement is met, false where any is not, None where none fails
     /// but some are not shown either way.
     pub meets: Option<bool>,
@@ -124,6 +128,8 @@ fn judge_configuration(
     let capacity_bytes = c.capacity_bytes.or_else(|| measured_capacity(input, &c.target));
     ConfigurationDecision {
         name: c.name.clone(),
+        storage: c.storage().to_string(),
+        condition: c.condition().to_string(),
         meets,
         verdicts,
         binding,
