@@ -18,6 +18,7 @@ mod parts;
 pub mod record;
 mod schedule;
 mod settle;
+pub mod search;
 pub mod steady;
 pub mod stream;
 
