@@ -17,8 +17,8 @@ pub mod pace;
 mod parts;
 pub mod record;
 mod schedule;
-mod settle;
 pub mod search;
+mod settle;
 pub mod steady;
 pub mod stream;
 

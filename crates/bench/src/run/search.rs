@@ -84,10 +84,12 @@ impl FromStr for LatencyLimit {
             Some((_, s)) => (None, s),
             None => (None, lhs),
         };
-        let statistic = statistic(stat.trim())
-            .ok_or_else(|| format!("latency limit `{text}`: `{}` is not a statistic; {LIMIT_FORM}", stat.trim()))?;
-        let max_ns = latency_ns(rhs.trim())
-            .ok_or_else(|| format!("latency limit `{text}`: `{}` is not a latency; {LIMIT_FORM}", rhs.trim()))?;
+        let statistic = statistic(stat.trim()).ok_or_else(|| {
+            format!("latency limit `{text}`: `{}` is not a statistic; {LIMIT_FORM}", stat.trim())
+        })?;
+        let max_ns = latency_ns(rhs.trim()).ok_or_else(|| {
+            format!("latency limit `{text}`: `{}` is not a latency; {LIMIT_FORM}", rhs.trim())
+        })?;
         Ok(LatencyLimit { request, statistic, max_ns })
     }
 }
@@ -334,7 +336,14 @@ mod tests {
     use super::*;
 
     fn bounds(start: f64, max: f64, integer: bool, steps: u32) -> Bounds {
-        Bounds { start, min: if integer { 1.0 } else { start / 1024.0 }, max, integer, resolution: 0.05, steps }
+        Bounds {
+            start,
+            min: if integer { 1.0 } else { start / 1024.0 },
+            max,
+            integer,
+            resolution: 0.05,
+            steps,
+        }
     }
 
     /// Runs a search on a storage model: `holds(load, confirm)`. Returns the end and the steps.
@@ -393,7 +402,8 @@ mod tests {
         // Short steps hold up to 8, but a full run holds only up to 4 (the device tires).
         let (done, tried) = run(bounds(1.0, 64.0, true, 12), |d, full| d <= if full { 4.0 } else { 8.0 });
         assert_eq!(done, Some(4.0));
-        let confirms: Vec<(f64, bool)> = tried.iter().filter(|t| t.confirm).map(|t| (t.load, t.held)).collect();
+        let confirms: Vec<(f64, bool)> =
+            tried.iter().filter(|t| t.confirm).map(|t| (t.load, t.held)).collect();
         assert_eq!(confirms, [(8.0, false), (4.0, true)]);
         // Bounded: when the step down breaks too, the search ends with none.
         let (done, tried) = run(bounds(1.0, 64.0, true, 12), |d, full| !full && d <= 8.0);
@@ -404,7 +414,14 @@ mod tests {
     #[test]
     fn limits_read_as_written_and_judge_the_types_they_name() {
         let l: LatencyLimit = "order:p99<=50ms".parse().unwrap();
-        assert_eq!(l, LatencyLimit { request: Some("order".into()), statistic: Statistic::Percentile(99.0), max_ns: 5e7 });
+        assert_eq!(
+            l,
+            LatencyLimit {
+                request: Some("order".into()),
+                statistic: Statistic::Percentile(99.0),
+                max_ns: 5e7
+            }
+        );
         assert_eq!(l.to_string(), "order:p99<=50ms");
         let l: LatencyLimit = " p99.9 <= 1.5s".parse().unwrap();
         assert_eq!((l.request, l.statistic, l.max_ns), (None, Statistic::Percentile(99.9), 1.5e9));

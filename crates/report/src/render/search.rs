@@ -31,8 +31,13 @@ fn outcome(s: &SearchResult) -> String {
     let found = match s.chosen {
         Some(load) => {
             let best = s.steps.iter().rev().find(|st| st.confirm && st.held);
-            let at = best.map(|b| format!(", {} {} there", num(b.throughput), s.throughput)).unwrap_or_default();
-            format!("the highest {} holding {limits} is {} (confirmed by a full-length run{at})", s.parameter, load_text(load))
+            let at =
+                best.map(|b| format!(", {} {} there", num(b.throughput), s.throughput)).unwrap_or_default();
+            format!(
+                "the highest {} holding {limits} is {} (confirmed by a full-length run{at})",
+                s.parameter,
+                load_text(load)
+            )
         }
         None => format!("no {} held {limits}", s.parameter),
     };
@@ -91,7 +96,12 @@ fn charts(s: &SearchResult) -> Vec<Chart> {
     };
     let lines = s.limits.iter().enumerate().map(|(k, limit)| Line {
         name: limit.clone(),
-        points: s.steps.iter().enumerate().map(|(i, st)| (x(i), st.latencies.get(k).and_then(|l| l.ms))).collect(),
+        points: s
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, st)| (x(i), st.latencies.get(k).and_then(|l| l.ms)))
+            .collect(),
     });
     let latency = Chart {
         title: "Limited latency per search step".into(),
@@ -131,7 +141,11 @@ mod tests {
             step_budget: 12,
             step_s: 1.0,
             chosen: Some(8.0),
-            steps: vec![step(4.0, false, 20.0, true), step(16.0, false, 80.0, false), step(8.0, true, 40.0, true)],
+            steps: vec![
+                step(4.0, false, 20.0, true),
+                step(16.0, false, 80.0, false),
+                step(8.0, true, 40.0, true),
+            ],
             elapsed_s: 4.5,
             measured_s: 3.0,
             overhead_s: 1.5,

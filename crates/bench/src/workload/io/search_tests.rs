@@ -33,7 +33,8 @@ fn spec(iodepth: u32, step: Duration) -> IoSpec {
 fn step(depth: u32, length: Duration) -> Vec<Figure> {
     let spec = spec(depth, length);
     let mut opened = open_engines(&spec, None).unwrap();
-    opened.engines = opened.engines.into_iter().map(|e| faulty(e, Fault::Slow(Duration::from_millis(5)))).collect();
+    opened.engines =
+        opened.engines.into_iter().map(|e| faulty(e, Fault::Slow(Duration::from_millis(5)))).collect();
     let out = run_on(&spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
     let p99 = out.totals.read.latency.summary().expect("reads completed").p99;
     vec![Figure { request: "read".into(), statistic: Statistic::Percentile(99.0), ns: p99 as f64 }]
@@ -46,8 +47,12 @@ fn the_search_finds_a_stalling_engines_known_queue_depth_within_one_step() {
     let mut search = Search::new(bounds);
     let found = loop {
         match search.next() {
-            Next::Step(d) => search.record(limit.judge(&step(d as u32, Duration::from_millis(400)), &["read"]).held),
-            Next::Confirm(d) => search.record(limit.judge(&step(d as u32, Duration::from_secs(1)), &["read"]).held),
+            Next::Step(d) => {
+                search.record(limit.judge(&step(d as u32, Duration::from_millis(400)), &["read"]).held)
+            }
+            Next::Confirm(d) => {
+                search.record(limit.judge(&step(d as u32, Duration::from_secs(1)), &["read"]).held)
+            }
             Next::Done(found) => break found,
         }
     };
