@@ -148,6 +148,9 @@ impl Searchable for OltpRunArgs {
     }
 }
 
+/// One stream of a mailbox database's results.
+type StreamOf = fn(&storbench_report::MailboxDbResult) -> &storbench_report::StreamResult;
+
 impl Searchable for MailboxArgs {
     const WORKLOAD: &'static str = "mailbox";
     const PARAMS: &'static [Param] = &[Param::Threads];
@@ -203,7 +206,7 @@ impl Searchable for MailboxArgs {
     fn figures(s: &Summary) -> (f64, Vec<Figure>) {
         let Results::Mailbox(r) = &s.results else { return (0.0, Vec::new()) };
         let mut f = Vec::new();
-        let streams: [(&str, fn(&storbench_report::MailboxDbResult) -> &storbench_report::StreamResult); 4] = [
+        let streams: [(&str, StreamOf); 4] = [
             ("db_read", |d| &d.db_reads),
             ("db_write", |d| &d.db_writes),
             ("log_write", |d| &d.log_writes),
