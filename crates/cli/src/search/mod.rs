@@ -9,10 +9,10 @@ mod workloads;
 use crate::cmd::Ending;
 use crate::console::{self, RunLine};
 use crate::measure::{Measured, Ran};
+use crate::registry::Options;
 use crate::units::Seconds;
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
-use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Next, Search, Statistic};
@@ -113,7 +113,8 @@ pub fn latency_figures(request: &str, l: &storbench_report::LatencyNs) -> Vec<Fi
 }
 
 /// A workload whose load a search can move: its options, as a run takes them.
-pub trait Searchable: Clone {
+/// Runs go through [`Options::measure`], as an evaluation's do.
+pub trait Searchable: Options + Clone {
     /// Its name in messages.
     const WORKLOAD: &'static str;
     /// The loads it has.
@@ -132,11 +133,13 @@ pub trait Searchable: Clone {
     fn load(&self, p: Param) -> f64;
     /// The options at `load`, measuring for `length` (None: the run's own length).
     fn at(&self, p: Param, load: f64, length: Option<Duration>) -> Self;
+    /// Where its bundles go and what it is called.
+    fn out(&self) -> &crate::args::OutputArgs;
     /// Its run's name for the search's directory.
-    fn run_name(&self) -> String;
-    fn output_dir(&self) -> Option<&Path>;
-    /// One run into the bundle directory `dir`.
-    fn measure(&self, dir: &Path, stop: &StopFlag) -> Result<Ran>;
+    fn run_name(&self) -> String {
+        self.out().name.clone().unwrap_or_else(|| Self::WORKLOAD.into())
+    }
+
     /// Its throughput and latency figures.
     fn figures(s: &Summary) -> (f64, Vec<Figure>);
     /// What to undo once the search ends, asked before its first step (the mailbox's
@@ -193,7 +196,7 @@ fn search<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ran> 
         steps: s.search_steps.unwrap_or(SearchArgs::STEPS),
     };
     let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
-    let root = crate::cmd::results_root(w.output_dir())?;
+    let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
     let dir = crate::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
     say!(
         "search: the highest {} holding {} ({})",
@@ -223,7 +226,7 @@ fn search<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ran> 
         ));
         let t0 = Instant::now();
         let ran = console::capture(&step_dir, false)
-            .and_then(|_log| w.at(param, load, length).measure(&step_dir, stop));
+            .and_then(|_log| Options::measure(&w.at(param, load, length), &step_dir, stop));
         let Some(m) = ran.as_ref().ok().and_then(|r| r.measured.as_ref()) else {
             line.end("failed");
             ran?;
@@ -296,15 +299,15 @@ fn judged<W: Searchable>(
     }
 }
 
-/// "held: 8,000 IOPS, p99<=42ms 40.1 ms (1.4 s)".
+/// "held: 8.0k IOPS, p99<=42ms 40.100 ms (1.4 s)".
 fn step_text(st: &SearchStep, unit: &str) -> String {
     let lat: Vec<String> = st
         .latencies
         .iter()
-        .map(|l| format!("{} {}", l.limit, l.ms.map_or("—".into(), |ms| format!("{ms:.3} ms"))))
+        .map(|l| format!("{} {}", l.limit, l.ms.map_or("—".into(), |ms| crate::output::latency(ms * 1e6))))
         .collect();
     let held = if st.held { "held" } else { "broke" };
-    format!("{held}: {:.1} {unit}, {} ({:.1} s)", st.throughput, lat.join(", "), st.seconds)
+    format!("{held}: {} {unit}, {} ({:.1} s)", crate::output::si(st.throughput), lat.join(", "), st.seconds)
 }
 
 fn limits_text(limits: &[LatencyLimit]) -> String {

@@ -3,15 +3,12 @@
 //! (threads = --in-flight, rate = time-sync --speed).
 
 use super::{LAT_STATS, Param, Searchable, latency_figures};
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs};
 use crate::cmd::replay::args::{ModeArg, ReplayArgs};
-use crate::measure::Ran;
 use crate::registry::Options;
 use crate::units::{Minutes, Seconds};
 use anyhow::{Result, bail};
-use std::path::Path;
 use std::time::Duration;
-use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Figure, Statistic};
 use storbench_report::{LatencyNs, Results, Summary};
 
@@ -69,12 +66,8 @@ impl Searchable for IoArgs {
         self.out.name.clone().unwrap_or_else(|| self.label(None))
     }
 
-    fn output_dir(&self) -> Option<&Path> {
-        self.out.output_dir.as_deref()
-    }
-
-    fn measure(&self, dir: &Path, stop: &StopFlag) -> Result<Ran> {
-        Options::measure(self, dir, stop)
+    fn out(&self) -> &OutputArgs {
+        &self.out
     }
 
     fn figures(s: &Summary) -> (f64, Vec<Figure>) {
@@ -85,21 +78,6 @@ impl Searchable for IoArgs {
     }
 }
 
-/// DS3's transaction types as an oltp summary names them.
-const OLTP_TYPES: [&str; 11] = [
-    "order",
-    "login",
-    "new_customer",
-    "new_member",
-    "browse",
-    "review_browse",
-    "get_reviews",
-    "new_review",
-    "new_helpfulness",
-    "purchase",
-    "price_query",
-];
-
 impl Searchable for OltpRunArgs {
     const WORKLOAD: &'static str = "oltp";
     const PARAMS: &'static [Param] = &[Param::Threads];
@@ -108,7 +86,9 @@ impl Searchable for OltpRunArgs {
     const DEFAULT_TYPES: &'static [&'static str] = &["order"];
 
     fn types(&self) -> Option<Vec<String>> {
-        Some(OLTP_TYPES.map(String::from).to_vec())
+        // The order's response time, then each transaction type's, as the summary names them.
+        let txns = storbench_bench::workload::oltp::users::TXN_KINDS.iter().map(|k| k.as_str());
+        Some(std::iter::once("order").chain(txns).map(String::from).collect())
     }
 
     fn searchable(&self) -> Result<()> {
@@ -126,16 +106,8 @@ impl Searchable for OltpRunArgs {
         a
     }
 
-    fn run_name(&self) -> String {
-        self.out.name.clone().unwrap_or_else(|| "oltp".into())
-    }
-
-    fn output_dir(&self) -> Option<&Path> {
-        self.out.output_dir.as_deref()
-    }
-
-    fn measure(&self, dir: &Path, stop: &StopFlag) -> Result<Ran> {
-        Options::measure(self, dir, stop)
+    fn out(&self) -> &OutputArgs {
+        &self.out
     }
 
     fn figures(s: &Summary) -> (f64, Vec<Figure>) {
@@ -189,16 +161,8 @@ impl Searchable for MailboxArgs {
             .then(|| Box::new(move || crate::cmd::mailbox::remove_kept_databases(&args)) as Box<dyn FnOnce()>)
     }
 
-    fn run_name(&self) -> String {
-        self.out.name.clone().unwrap_or_else(|| "mailbox".into())
-    }
-
-    fn output_dir(&self) -> Option<&Path> {
-        self.out.output_dir.as_deref()
-    }
-
-    fn measure(&self, dir: &Path, stop: &StopFlag) -> Result<Ran> {
-        Options::measure(self, dir, stop)
+    fn out(&self) -> &OutputArgs {
+        &self.out
     }
 
     /// Each stream's worst database: percentiles from its histogram, the mean as Jetstress
@@ -265,16 +229,8 @@ impl Searchable for ReplayArgs {
         a
     }
 
-    fn run_name(&self) -> String {
-        self.out.name.clone().unwrap_or_else(|| "replay".into())
-    }
-
-    fn output_dir(&self) -> Option<&Path> {
-        self.out.output_dir.as_deref()
-    }
-
-    fn measure(&self, dir: &Path, stop: &StopFlag) -> Result<Ran> {
-        Options::measure(self, dir, stop)
+    fn out(&self) -> &OutputArgs {
+        &self.out
     }
 
     fn figures(s: &Summary) -> (f64, Vec<Figure>) {
