@@ -164,6 +164,14 @@ impl Drop for Cleanup {
 /// its summary. Exit 1 when no load held.
 pub fn run<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ending> {
     let ran = search(w, s, stop)?;
+    // As a run shows its result: the confirmed run's table, or its summary with --json.
+    if let Some(m) = &ran.measured {
+        let json = w.out().json;
+        crate::output::print_result(|| match json {
+            true => storbench_report::export::summary_json(&m.summary),
+            false => (w.kind().table)(&m.summary) + "\n",
+        })?;
+    }
     Ok(ran.ending)
 }
 

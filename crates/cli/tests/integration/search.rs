@@ -49,6 +49,7 @@ fn an_io_search_on_the_null_engine_doubles_to_its_maximum_and_confirms_it() {
             "8",
             "--search-step-time",
             "0.2s",
+            "--json",
             "--output-dir",
         ])
         .arg(&results)
@@ -57,6 +58,7 @@ fn an_io_search_on_the_null_engine_doubles_to_its_maximum_and_confirms_it() {
     let err = crate::support::stderr_text(&a);
     assert!(err.contains("[4] iodepth = 8 ... held") && err.contains("iodepth = 8 confirmed"), "{err}");
     let (_, s) = confirmed(&results);
+    assert_eq!(crate::support::stdout_json(&a), s, "--json: the confirmed run's summary, search included");
     let search = check_search(&s, 12);
     let loads: Vec<f64> =
         search["steps"].as_array().unwrap().iter().map(|st| st["load"].as_f64().unwrap()).collect();
@@ -83,6 +85,9 @@ fn a_load_the_workload_lacks_or_a_limit_it_cannot_judge_is_refused_before_anythi
     };
     refused(&mut io("trim:p99<=5ms"), "io has no request type `trim`; its types are read, write");
     refused(&mut io("p99<5ms"), "e.g. p99<=50ms");
+    let mut replay = storbench();
+    replay.args(["replay", "none.log", "--search", "iodepth", "--latency-limit", "p99<=1s"]);
+    refused(&mut replay, "replay has no such load; it has threads, rate");
     let mut alone = storbench();
     alone.args(["io", "--engine", "null", "--latency-limit", "p99<=5ms"]);
     refused(&mut alone, "--search");
