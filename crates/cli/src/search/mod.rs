@@ -11,8 +11,9 @@ use crate::console::{self, RunLine};
 use crate::measure::{Measured, Ran};
 use crate::registry::Options;
 use crate::units::Seconds;
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Next, Search, Statistic};
@@ -194,60 +195,97 @@ fn check<W: Searchable>(w: &W, param: Param, limits: &[LatencyLimit]) -> Result<
 fn search<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ran> {
     let param = s.search.expect("run only with --search");
     check(w, param, &s.latency_limit)?;
-    let start = w.load(param);
-    let bounds = Bounds {
+    let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
+    let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
+    let dir = crate::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
+    let limits = limits_text(&s.latency_limit);
+    say!("search: the highest {} holding {limits} ({})", param.name(), dir.display());
+    let began = Instant::now();
+    let _cleanup = Cleanup(w.cleanup());
+    let mut walk =
+        Walk { search: Search::new(bounds(param, s, w.load(param))), steps: Vec::new(), best: None };
+    while let Some((load, confirm)) = walk.next() {
+        let n = walk.steps.len() + 1;
+        let point = Point { n, param, load, confirm, length: (!confirm).then_some(step) };
+        let Some((st, m)) = one_step(w, &s.latency_limit, &dir, &point, stop)? else {
+            return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
+        };
+        if n == 1 && w.types().is_none() {
+            types_seen::<W>(&m.summary, &s.latency_limit)?;
+        }
+        if stop.is_stopped() {
+            return Ok(Ran { ending: Ending::Interrupted, measured: Some(m) });
+        }
+        walk.record(st, m);
+    }
+    finish::<W>(walk, param, s, step, began.elapsed())
+}
+
+/// The search's bounds from the options: the given load to the maximum, `--search-steps`.
+fn bounds(param: Param, s: &SearchArgs, start: f64) -> Bounds {
+    Bounds {
         start,
         min: if param.integer() { 1.0 } else { start / 1024.0 },
         max: s.search_max.unwrap_or_else(|| param.default_max(start)),
         integer: param.integer(),
         resolution: 0.05,
         steps: s.search_steps.unwrap_or(SearchArgs::STEPS),
-    };
-    let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
-    let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
-    let dir = crate::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
-    say!(
-        "search: the highest {} holding {} ({})",
-        param.name(),
-        limits_text(&s.latency_limit),
-        dir.display()
-    );
-    let began = Instant::now();
-    let _cleanup = Cleanup(w.cleanup());
-    let mut walk = Walk { search: Search::new(bounds), steps: Vec::new(), best: None };
-    while let Some((load, confirm)) = walk.next() {
-        let length = (!confirm).then_some(step);
-        let name = format!(
-            "{:02}-{}-{}-{}",
-            walk.steps.len() + 1,
-            if confirm { "confirm" } else { "step" },
-            param.name(),
-            load
-        );
-        let step_dir = dir.join(&name);
-        storbench_bench::files::create_dir(&step_dir)?;
-        let line = RunLine::start(&format!(
-            "[{}] {} = {load}{}",
-            walk.steps.len() + 1,
-            param.name(),
-            if confirm { " (confirm)" } else { "" }
-        ));
-        let t0 = Instant::now();
-        let ran = console::capture(&step_dir, false)
-            .and_then(|_log| Options::measure(&w.at(param, load, length), &step_dir, stop));
-        let Some(m) = ran.as_ref().ok().and_then(|r| r.measured.as_ref()) else {
-            line.end("failed");
-            ran?;
-            bail!("the step at {} = {load} measured nothing", param.name());
-        };
-        let st = judged::<W>(m, &s.latency_limit, load, confirm, &name, t0.elapsed());
-        line.end(&step_text(&st, W::THROUGHPUT));
-        if stop.is_stopped() {
-            return Ok(Ran { ending: Ending::Interrupted, measured: ran?.measured });
-        }
-        walk.record(st, ran?.measured.expect("measured above"));
     }
-    finish::<W>(walk, param, s, step, began.elapsed())
+}
+
+/// One step of the search: its number, load, and length (None: the run's own, a confirmation).
+struct Point {
+    n: usize,
+    param: Param,
+    load: f64,
+    confirm: bool,
+    length: Option<Duration>,
+}
+
+/// Runs `p` into a bundle of its own under `dir`, with a line on the terminal; the step as
+/// judged and the run, or None when a stop came before it measured.
+fn one_step<W: Searchable>(
+    w: &W,
+    limits: &[LatencyLimit],
+    dir: &Path,
+    p: &Point,
+    stop: &StopFlag,
+) -> Result<Option<(SearchStep, Measured)>> {
+    let what = if p.confirm { "confirm" } else { "step" };
+    let name = format!("{:02}-{what}-{}-{}", p.n, p.param.name(), p.load);
+    let step_dir = dir.join(&name);
+    storbench_bench::files::create_dir(&step_dir)
+        .with_context(|| format!("creating {}", step_dir.display()))?;
+    let confirming = if p.confirm { " (confirm)" } else { "" };
+    let line = RunLine::start(&format!("[{}] {} = {}{confirming}", p.n, p.param.name(), p.load));
+    let t0 = Instant::now();
+    let ran = console::capture(&step_dir, false)
+        .and_then(|_log| Options::measure(&w.at(p.param, p.load, p.length), &step_dir, stop));
+    let Some(m) = ran.as_ref().ok().and_then(|r| r.measured.as_ref()) else {
+        line.end(if ran.is_ok() { "interrupted" } else { "failed" });
+        return ran.map(|_| None);
+    };
+    let st = judged::<W>(m, limits, p.load, p.confirm, &name, t0.elapsed());
+    line.end(&step_text(&st, W::THROUGHPUT));
+    Ok(ran?.measured.map(|m| (st, m)))
+}
+
+/// For a workload whose request types only a run knows (replay): refuses a limit on a type the
+/// first step did not see, naming those it saw, rather than letting it hold with no figure.
+fn types_seen<W: Searchable>(summary: &Summary, limits: &[LatencyLimit]) -> Result<()> {
+    let (_, figures) = W::figures(summary);
+    let mut seen: Vec<&str> = figures.iter().map(|f| f.request.as_str()).collect();
+    seen.dedup();
+    for l in limits {
+        if let Some(r) = l.request.as_deref().filter(|r| !seen.contains(r)) {
+            bail!(
+                "latency limit `{l}`: the {} had no request of type `{r}`; it had {}",
+                W::WORKLOAD,
+                seen.join(", ")
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The search with what each step measured.
