@@ -7,8 +7,8 @@
 //! between the last load that held and the first that broke, until they are adjacent (integer
 //! loads) or within a relative resolution (rates), or until the step budget is used. The best
 //! load that held is then confirmed by one full-length run; if that run breaks the limit the
-//! search steps down once to the next load that held and confirms that (bounded by
-//! [`CONFIRMATIONS`]). Where holding is monotonic in the load, this ends at the knee.
+//! search steps down once (a thread or a depth less, a rate by the resolution) and confirms
+//! that (bounded by [`CONFIRMATIONS`]). Where holding is monotonic in the load, this ends at the knee.
 
 use std::fmt;
 use std::str::FromStr;
@@ -322,10 +322,12 @@ impl Search {
             self.done = Some(Some(load));
             return;
         }
-        // The full run broke what the short one held: the next lower load that held, once.
-        let lower = self.tried.iter().filter(|t| !t.confirm && t.held && t.load < load).map(|t| t.load);
-        match lower.reduce(f64::max) {
-            Some(l) if self.confirmations < CONFIRMATIONS => self.confirming = Some(l),
+        // The full run broke what the short one held: one step lower (a thread or a depth
+        // less, a rate by the resolution), confirmed in turn, a bounded number of times.
+        let b = self.bounds;
+        let lower = if b.integer { load - 1.0 } else { load * (1.0 - b.resolution) };
+        match lower {
+            l if l >= b.min && self.confirmations < CONFIRMATIONS => self.confirming = Some(l),
             _ => self.done = Some(None),
         }
     }
@@ -398,13 +400,16 @@ mod tests {
     }
 
     #[test]
-    fn a_confirmation_that_breaks_steps_down_once_to_the_next_load_that_held() {
-        // Short steps hold up to 8, but a full run holds only up to 4 (the device tires).
-        let (done, tried) = run(bounds(1.0, 64.0, true, 12), |d, full| d <= if full { 4.0 } else { 8.0 });
-        assert_eq!(done, Some(4.0));
+    fn a_confirmation_that_breaks_steps_down_once() {
+        // Short steps hold up to 8, but a full run holds only up to 7 (the device tires).
+        let (done, tried) = run(bounds(1.0, 64.0, true, 12), |d, full| d <= if full { 7.0 } else { 8.0 });
+        assert_eq!(done, Some(7.0));
         let confirms: Vec<(f64, bool)> =
             tried.iter().filter(|t| t.confirm).map(|t| (t.load, t.held)).collect();
-        assert_eq!(confirms, [(8.0, false), (4.0, true)]);
+        assert_eq!(confirms, [(8.0, false), (7.0, true)]);
+        // A rate steps down by the resolution.
+        let (done, _) = run(bounds(100.0, 400.0, false, 12), |r, full| !full || r < 400.0);
+        assert!((done.unwrap() - 380.0).abs() < 1e-9, "{done:?}");
         // Bounded: when the step down breaks too, the search ends with none.
         let (done, tried) = run(bounds(1.0, 64.0, true, 12), |d, full| !full && d <= 8.0);
         assert_eq!(done, None);
