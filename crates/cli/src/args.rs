@@ -115,6 +115,18 @@ pub enum Command {
     ///   storbench summarize ./run --check      # exit 1 naming the first field that differs
     #[command(verbatim_doc_comment)]
     Summarize(SummarizeArgs),
+    /// Judge an evaluation against requirements without running anything: for each
+    /// configuration, each requirement met or not with its margin ("not shown either way"
+    /// where the repetitions lie either side of the limit), then the configuration to choose
+    /// (the cheapest that meets every requirement, else the lowest active power), the cost per
+    /// unit of work and each pair compared. Exit 1 when requirements were given and no
+    /// configuration meets them all.
+    ///
+    /// Examples:
+    ///   storbench decide ./storbench-results/20261122-101500-ssd-vs-hdd
+    ///   storbench decide ./eval --requirements needs.toml --json
+    #[command(verbatim_doc_comment)]
+    Decide(DecideArgs),
 }
 
 /// Options of `storbench run`.

@@ -15,12 +15,14 @@
 //! - `memory` {`total_bytes`, `dimms` [{`label`, `size_bytes`, `mem_type`}]}: the DIMMs only
 //!   where the kernel's EDAC driver lists them to every user; absent otherwise.
 //! - `targets` [{`path`, `mount_point`, `fstype`, `source`, `mount_options`, `super_options`,
-//!   `device`, `devices`}]: from each target path to the top block device under it, and every
-//!   device its filesystem spans (each member of a multi-device btrfs).
+//!   `device`, `devices`, `block_size`, `fragment_size`}]: from each target path to the top
+//!   block device under it, and every device its filesystem spans (each member of a
+//!   multi-device btrfs); the filesystem's block and fragment sizes as statvfs gives them.
 //! - `devices` [the fields of a summary's `device` (`name`, `kind`, `dev`, `parent`,
 //!   `members`, sector sizes, `rotational`, `raid_level`), and `size_bytes`, `read_only`,
 //!   `model`, `vendor`, `firmware`, `serial_sha256`, `scheduler`, `nr_requests`,
-//!   `write_cache`, `built_from`, `partitions` [{`name`, `start_sector`, `size_bytes`,
+//!   `write_cache`, `discard_granularity`, `discard_max_bytes`, `minimum_io_size`,
+//!   `optimal_io_size`, `built_from`, `partitions` [{`name`, `start_sector`, `size_bytes`,
 //!   `aligned_4k`, `aligned_1m`}], `dm` {`name`, `subsystem`}, `md` {`chunk_size_bytes`,
 //!   `raid_disks`}]: every device from each top one (each btrfs member) down to the whole
 //!   disks, each once.
@@ -118,6 +120,12 @@ pub struct TargetPath {
     /// the one its mount names), else `device` alone; each is in `devices` with its layers.
     #[serde(default)]
     pub devices: Vec<String>,
+    /// The filesystem's block size (statvfs `f_bsize`): the unit it allocates and writes in.
+    #[serde(default)]
+    pub block_size: Option<u64>,
+    /// statvfs `f_frsize`, where a filesystem allocates in smaller fragments than its blocks.
+    #[serde(default)]
+    pub fragment_size: Option<u64>,
 }
 
 /// One block device under a target, whole disk or layer.
@@ -139,6 +147,18 @@ pub struct BlockDevice {
     pub nr_requests: Option<u32>,
     /// `write back` or `write through`, as the kernel treats the device's cache.
     pub write_cache: Option<String>,
+    /// The unit the device discards (TRIMs) in; 0 where it cannot discard.
+    #[serde(default)]
+    pub discard_granularity: Option<u64>,
+    /// The largest discard the device takes at once; 0 where it cannot discard.
+    #[serde(default)]
+    pub discard_max_bytes: Option<u64>,
+    /// The smallest I/O the device takes without a read-modify-write (a RAID's chunk).
+    #[serde(default)]
+    pub minimum_io_size: Option<u64>,
+    /// The I/O size the device prefers (a RAID's full stripe width); 0 where it states none.
+    #[serde(default)]
+    pub optimal_io_size: Option<u64>,
     /// The devices this one is built from directly (dm and md).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub built_from: Vec<String>,

@@ -15,8 +15,8 @@
 //! - `report.html`, `report.md`: written by `storbench report`.
 //!
 //! Which run is reported: the median of the headline figure over the repetitions that
-//! completed (for an even count, the lower of the two middle runs, so the claim is never the
-//! luckier one); its power figures are that run's own.
+//! completed and passed their workload's own check (for an even count, the lower of the two
+//! middle runs, so the claim is never the luckier one); its power figures are that run's own.
 
 use crate::model::Summary;
 use serde::{Deserialize, Serialize};
@@ -43,6 +43,10 @@ pub struct Evaluation {
     /// What the reader should know about how the figures were measured (no power source,
     /// runs that failed, ...).
     pub notes: Vec<String>,
+    /// The plan's requirements, one line each (`oltp.opm >= 20000`, see
+    /// `decision::requirement`); the report's first screen judges them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub requirements: Vec<String>,
 }
 
 /// How the evaluation was run.
@@ -99,6 +103,18 @@ pub struct Configuration {
     /// are put side by side in the report. None in older files: its own name.
     #[serde(default)]
     pub storage: Option<String>,
+    /// What it costs, in `currency`, for the decision's cost per unit of work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub currency: Option<String>,
+    /// Its usable capacity as the plan gives it; else the decision reads the size of the
+    /// device under its target from the disclosure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity_bytes: Option<u64>,
+    /// How many drives it is made of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub devices: Option<u32>,
 }
 
 /// The condition of a configuration that names none and has no background stream.
@@ -269,13 +285,11 @@ impl Evaluation {
 }
 
 impl Group<'_> {
-    /// Runs with a headline figure (done, or measured though their check failed).
+    /// Runs with a headline figure that counts: done. A run that failed its own check
+    /// (Jetstress's thresholds, data verification, damage found) is measured but, as in
+    /// Jetstress, not a result: never the median, never compared.
     fn measured(&self) -> Vec<&RunRecord> {
-        self.runs
-            .iter()
-            .copied()
-            .filter(|r| matches!(r.status, RunStatus::Done | RunStatus::CheckFailed) && r.headline.is_some())
-            .collect()
+        self.runs.iter().copied().filter(|r| r.status == RunStatus::Done && r.headline.is_some()).collect()
     }
 
     /// The median run by headline; for an even count the less favourable middle one.
@@ -287,6 +301,12 @@ impl Group<'_> {
             if better { x.total_cmp(&y) } else { y.total_cmp(&x) }
         });
         Some(runs[(runs.len() - 1) / 2])
+    }
+
+    /// The run that stands for the group where one is shown (charts, a workload's table): its
+    /// reported run, else, where every measured run failed its check, the first of those.
+    pub fn shown(&self) -> Option<&RunRecord> {
+        self.reported().or_else(|| self.runs.iter().copied().find(|r| r.status == RunStatus::CheckFailed))
     }
 
     /// Beside the group's figures: its reported run's error rate, when any of its I/Os failed.
@@ -373,6 +393,27 @@ mod tests {
         assert_eq!(groups.len(), 2);
         let s = groups[0].spread().unwrap();
         assert_eq!((s.n, s.median, s.min, s.max, s.range_pct), (3, 200.0, 100.0, 300.0, 100.0));
+    }
+
+    #[test]
+    fn a_run_that_failed_its_own_check_is_never_the_median_nor_in_the_spread() {
+        // As in Jetstress: a run over its latency thresholds is not a result, however fast.
+        let mut e = Evaluation {
+            runs: vec![
+                run("a1", "a", 1, Some(100.0), RunStatus::Done),
+                run("a2", "a", 2, Some(5000.0), RunStatus::CheckFailed),
+                run("a3", "a", 3, Some(120.0), RunStatus::Done),
+                run("b1", "b", 1, Some(900.0), RunStatus::CheckFailed),
+            ],
+            ..Evaluation::default()
+        };
+        e.mark_reported();
+        let groups = e.groups();
+        let s = groups[0].spread().unwrap();
+        assert_eq!((s.n, s.median, s.max), (2, 100.0, 120.0));
+        // A group of failed runs has no result, but its first failed run is shown.
+        assert_eq!((groups[1].reported(), groups[1].spread()), (None, None));
+        assert_eq!(groups[1].shown().unwrap().id, "b1");
     }
 
     #[test]

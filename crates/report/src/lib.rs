@@ -5,17 +5,20 @@
 //! files in README's "Output" section. Exporters (`export`) are pure functions from the model
 //! to bytes or text. `disclosure` is the inventory
 //! of the system under test that a full-disclosure report ends with. `render` writes the
-//! HTML and Markdown reports and the comparison of two bundles; `text` makes user text safe
-//! to show. This crate does not depend on
+//! HTML and Markdown reports and the comparison of two bundles; `setup` checks the disclosed
+//! storage setup (alignment, block and page sizes, flushes, scheduler, TRIM, atime); `text`
+//! makes user text safe to show. This crate does not depend on
 //! the measuring library, so an old bundle can always be read and re-rendered.
 
 pub mod columns;
+pub mod decision;
 pub mod disclosure;
 pub mod evaluation;
 pub mod export;
 pub mod model;
 pub mod render;
 pub mod series;
+pub mod setup;
 pub mod text;
 
 pub use disclosure::*;

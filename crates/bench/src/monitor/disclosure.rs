@@ -11,6 +11,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -91,7 +92,18 @@ fn target_path(roots: &Roots, path: &Path) -> TargetPath {
     }
     out.device = device::resolve_with(&roots.sys, &mountinfo, existing).ok().flatten().map(|d| d.name);
     out.devices = out.device.iter().flat_map(|top| device::spanned(&roots.sys, top)).collect();
+    (out.block_size, out.fragment_size) = block_sizes(existing);
     out
+}
+
+/// The block and fragment sizes of the filesystem holding `path`; none for a block-device
+/// node, whose statvfs would describe /dev's memory filesystem, not the device.
+fn block_sizes(path: &Path) -> (Option<u64>, Option<u64>) {
+    let is_device = fs::metadata(path).is_ok_and(|m| m.file_type().is_block_device());
+    match rustix::fs::statvfs(path) {
+        Ok(stat) if !is_device => (Some(stat.f_bsize), Some(stat.f_frsize)),
+        _ => (None, None),
+    }
 }
 
 /// What a report discloses about the device `name`. A partition has no queue and no hardware
@@ -112,8 +124,13 @@ fn block_device(sys: &Path, name: &str) -> BlockDevice {
         scheduler: text(&queue.join("scheduler")).and_then(|s| active_scheduler(&s)),
         nr_requests: read_value(&queue.join("nr_requests")),
         write_cache: text(&queue.join("write_cache")),
+        discard_granularity: read_value(&queue.join("discard_granularity")),
+        discard_max_bytes: read_value(&queue.join("discard_max_bytes")),
+        minimum_io_size: read_value(&queue.join("minimum_io_size")),
+        optimal_io_size: read_value(&queue.join("optimal_io_size")),
         built_from: if matches!(kind, "dm" | "md") { slaves(&dir) } else { Vec::new() },
-        partitions: if kind == "disk" { partitions(&dir) } else { Vec::new() },
+        // An md or dm device can be partitioned too (md0p1).
+        partitions: if kind == "partition" { Vec::new() } else { partitions(&dir) },
         dm: (kind == "dm").then(|| DmInfo {
             name: text(&dir.join("dm/name")),
             subsystem: text(&dir.join("dm/uuid")).and_then(|u| Some(u.split_once('-')?.0.to_owned())),
@@ -399,6 +416,14 @@ mod tests {
             s.write("devices/virtual/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n");
             s.write("devices/virtual/block/sda/queue/nr_requests", "64\n");
             s.write("devices/virtual/block/sda/queue/write_cache", "write back\n");
+            s.write("devices/virtual/block/sda/queue/discard_granularity", "0\n");
+            s.write("devices/virtual/block/sda/queue/discard_max_bytes", "0\n");
+            s.write("devices/virtual/block/sda/queue/minimum_io_size", "512\n");
+            s.write("devices/virtual/block/sda/queue/optimal_io_size", "0\n");
+            s.write("devices/virtual/block/md0/queue/minimum_io_size", "524288\n");
+            s.write("devices/virtual/block/md0/queue/optimal_io_size", "524288\n");
+            s.write("devices/virtual/block/sdb/queue/discard_granularity", "4096\n");
+            s.write("devices/virtual/block/sdb/queue/discard_max_bytes", "2147450880\n");
             for (part, dev, start, size) in
                 [("sda1", "1008:1", "63", "2048"), ("sda2", "1008:2", "2048", "4096")]
             {
@@ -489,6 +514,9 @@ mod tests {
             assert_eq!(target.mount_options.as_deref(), Some("rw,noatime"));
             assert_eq!(target.super_options.as_deref(), Some("rw,stripe=128"));
             assert_eq!(target.device.as_deref(), Some("dm-0"));
+            // The statvfs of the real directory the fake mount stands for.
+            assert!(target.block_size.is_some_and(|b| b >= 512 && b.is_power_of_two()), "{target:?}");
+            assert!(target.fragment_size.is_some());
         }
         let names: Vec<&str> = d.devices.iter().map(|dev| dev.layer.name.as_str()).collect();
         assert_eq!(names, ["dm-0", "md0", "sda2", "sda", "sdb"]);
@@ -515,6 +543,13 @@ mod tests {
         assert_eq!(sda.layer.rotational, Some(true));
         assert_eq!((sda.scheduler.as_deref(), sda.nr_requests), (Some("mq-deadline"), Some(64)));
         assert_eq!(sda.write_cache.as_deref(), Some("write back"));
+        assert_eq!((sda.discard_granularity, sda.discard_max_bytes), (Some(0), Some(0)));
+        assert_eq!((sda.minimum_io_size, sda.optimal_io_size), (Some(512), Some(0)));
+        let sdb = device(&d, "sdb");
+        assert_eq!((sdb.discard_granularity, sdb.discard_max_bytes), (Some(4096), Some(2_147_450_880)));
+        let md = device(&d, "md0");
+        assert_eq!((md.minimum_io_size, md.optimal_io_size), (Some(512 << 10), Some(512 << 10)));
+        assert_eq!(device(&d, "sda2").discard_max_bytes, None, "a partition has no queue of its own");
         let part = |name: &str, start, size: u64, aligned| Partition {
             name: name.into(),
             start_sector: Some(start),
@@ -604,3 +639,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "disclosure_loop_tests.rs"]
+mod loop_tests;

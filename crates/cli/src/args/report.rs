@@ -63,3 +63,25 @@ pub struct ReportOutArgs {
     #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub out: Option<PathBuf>,
 }
+
+#[derive(Args, Debug, Clone)]
+pub struct DecideArgs {
+    /// An evaluation's directory (holding evaluation.json, as `storbench run` writes it), or
+    /// one run's.
+    #[arg(value_name = "BUNDLE")]
+    pub bundle: PathBuf,
+
+    /// Requirements to judge instead of the plan's: a TOML file with a [requirements] table
+    /// as a plan has it ("oltp.opm" = ">= 20000", "mailbox.result" = "pass"), and optionally
+    /// [[configuration]] tables giving a configuration's name with its price, currency,
+    /// capacity and devices.
+    #[arg(long, value_name = "FILE")]
+    pub requirements: Option<PathBuf>,
+
+    /// Print the decision as JSON: `chosen` (a configuration's name, or null when none meets
+    /// every requirement), `why`, and `configurations`, each with `name`, `meets` (true,
+    /// false, or null when not shown either way) and `verdicts` (requirement, value, limit,
+    /// met, margin_pct).
+    #[arg(long)]
+    pub json: bool,
+}

@@ -3,6 +3,7 @@
 //! subcommand, its plan kind and its rebuilt summary are found (`registry`).
 
 pub mod compare;
+pub mod decide;
 pub mod evaluation;
 pub mod integrity;
 pub mod io;

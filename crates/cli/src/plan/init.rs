@@ -92,6 +92,13 @@ name = "ssd"
 # The directory the workloads' files go in (mount the storage under test there).
 target = "/mnt/ssd"
 description = "6 x SSD, RAID 10"
+# What it costs, for the decision: the cheapest configuration that meets every requirement is
+# chosen, and the report gives the cost per 1,000 OPM or IOPS and per TB.
+price = 12000
+currency = "USD"
+# Its usable capacity; default: the size of the device under target.
+# capacity = "2T"
+# devices = 6
 
 [[configuration]]
 name = "hdd"
@@ -156,4 +163,18 @@ mailboxes = 200
 mailbox_size = "250MB"
 threads = 16
 duration = "30m"
+
+# ---- What the storage must deliver: the report's first screen judges every configuration ----
+# A key is a workload's label or kind (or "power", every workload) and one of its figures; a
+# value is a limit. A configuration meets a limit only where every repetition does; where they
+# lie either side of it, the report says "not shown either way". `storbench decide DIR
+# --requirements FILE` judges an evaluation against other requirements, runs nothing.
+[requirements]
+"oltp.opm" = ">= 20000"
+"oltp.order_p99_ms" = "<= 50"
+"mailbox.result" = "pass"
+"power.active_w" = "<= 400"
+# Exchange's sizing as a demand: 200 mailboxes at 0.5 IOPS each need 100 transactional IOPS.
+# "mailbox.mailboxes" = 200
+# "mailbox.iops_per_mailbox" = 0.5
 "#;

@@ -12,6 +12,7 @@ pub mod expand;
 pub mod init;
 pub mod parse;
 pub mod quick;
+pub mod requirements;
 
 use crate::registry::Options;
 use crate::units::Seconds;
@@ -123,9 +124,9 @@ impl Method {
     }
 }
 
-/// One storage configuration: where every workload's data goes.
+/// One storage configuration: where every workload's data goes. (Its keys are checked
+/// before it is read: `parse::typed`.)
 #[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Configuration {
     /// Name used in run ids and the report (letters, digits, - and _).
     pub name: String,
@@ -172,10 +173,46 @@ pub struct Configuration {
     /// or device, however spelled), else its own name.
     #[serde(default)]
     pub storage: Option<String>,
+    /// What it costs and holds, for the decision.
+    #[serde(flatten)]
+    pub facts: Facts,
     /// Its `set` table as the report shows it: one `<workload>: key = value, ...` each.
     #[serde(skip)]
     pub own_values: Vec<String>,
 }
+
+/// A configuration's facts for the decision: what it costs and holds. A plan's
+/// `[[configuration]]` and a requirements file's (`storbench decide --requirements`) take them.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Facts {
+    /// What it costs, for the decision's cost per unit of work ($ per 1,000 OPM, per TB) and
+    /// its choice of the cheapest configuration that meets every requirement.
+    #[serde(default)]
+    pub price: Option<f64>,
+    /// The price's currency, as the report shows it ("USD", "EUR").
+    #[serde(default)]
+    pub currency: Option<String>,
+    /// Its usable capacity (binary units: 2T is 2 TiB). Default: the size of the device under
+    /// its target.
+    #[serde(default)]
+    pub capacity: Option<crate::units::ByteSize>,
+    /// How many drives it is made of, for the report.
+    #[serde(default)]
+    pub devices: Option<u32>,
+}
+
+impl Facts {
+    /// These facts into an evaluation's configuration, over what it had.
+    pub fn write_into(&self, c: &mut storbench_report::evaluation::Configuration) {
+        c.price = self.price.or(c.price);
+        c.currency = self.currency.clone().or(c.currency.take());
+        c.capacity_bytes = self.capacity.map(|b| b.0).or(c.capacity_bytes);
+        c.devices = self.devices.or(c.devices);
+    }
+}
+
+/// The keys of [`Facts`].
+pub const FACT_KEYS: [&str; 4] = ["price", "currency", "capacity", "devices"];
 
 /// A target refusal's remedy as the plan key to set, for a plan's user: the key where the
 /// plan says it (the configuration's place, the workload's size and I/O path).
@@ -270,6 +307,8 @@ pub struct Plan {
     pub method: Method,
     pub configurations: Vec<Configuration>,
     pub workloads: Vec<Workload>,
+    /// The `[requirements]` table, checked against the workloads.
+    pub requirements: Vec<storbench_report::decision::requirement::Requirement>,
 }
 
 #[cfg(test)]

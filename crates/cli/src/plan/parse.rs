@@ -50,7 +50,12 @@ pub struct Source<'a> {
     text: &'a str,
 }
 
-impl Source<'_> {
+impl<'a> Source<'a> {
+    /// A file's name and text, for errors that point into it.
+    pub fn new(file: &'a str, text: &'a str) -> Source<'a> {
+        Source { file, text }
+    }
+
     pub(super) fn error(
         &self,
         span: Range<usize>,
@@ -100,7 +105,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         DeTable::parse(text).map_err(|e| src.toml_error(&e, 0..0, "the plan is not valid TOML", &[]))?;
     let whole = doc.span();
     let root = doc.into_inner();
-    const TOP: [&str; 4] = ["name", "method", "configuration", "workload"];
+    const TOP: [&str; 5] = ["name", "method", "configuration", "workload", "requirements"];
     for (key, _) in root.iter() {
         if !TOP.contains(&key.get_ref().as_ref()) {
             return Err(src.error(
@@ -124,7 +129,15 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     check_method(&src, &method, root.get("method"))?;
     let (configurations, sets) = configurations(&src, root.get("configuration"), whole.clone())?;
     let workloads = workloads(&src, root.get("workload"), whole, &sets)?;
-    Ok(Plan { name, method, configurations, workloads })
+    let requirements = match root.get("requirements") {
+        None => Vec::new(),
+        Some(v) => {
+            let kinds: Vec<(&str, &str)> =
+                workloads.iter().map(|w| (w.label.as_str(), w.args.kind().name)).collect();
+            super::requirements::read(&src, v, &kinds)?
+        }
+    };
+    Ok(Plan { name, method, configurations, workloads, requirements })
 }
 
 fn check_method(src: &Source, m: &Method, at: Option<&Spanned<DeValue>>) -> Result<(), PlanError> {
@@ -196,6 +209,7 @@ fn configurations<'i>(
         "storage",
         SET,
     ];
+    let keys: Vec<&str> = keys.into_iter().chain(super::FACT_KEYS).collect();
     let mut out: Vec<Configuration> = Vec::new();
     let mut sets = Vec::new();
     for mut item in tables(src, value, "[[configuration]]")? {
@@ -213,6 +227,7 @@ fn configurations<'i>(
             return Err(src.error(at("name"), format!("configuration `{}` is named twice", c.name), hint));
         }
         check_target(src, &c.target, c.allow_device, at("target"))?;
+        check_price(src, c.facts.price, at("price"))?;
         if let Some(logs) = &c.log_target {
             check_target(src, logs, false, at("log_target"))?;
         }
@@ -292,6 +307,20 @@ fn plain_text(src: &Source, text: String, span: Range<usize>, what: &str) -> Res
 }
 
 /// Names become run ids and directory names: letters, digits, `-`, `_` and `.` only.
+/// A price, where given, is a finite amount of at least 0.
+pub(super) fn check_price(src: &Source, price: Option<f64>, span: Range<usize>) -> Result<(), PlanError> {
+    match price {
+        Some(p) if !p.is_finite() || p < 0.0 => {
+            let fix = Some(
+                "give the price as an amount such as price = 12000, its currency as currency = \"USD\""
+                    .into(),
+            );
+            Err(src.error(span, format!("price {p} is not an amount"), fix))
+        }
+        _ => Ok(()),
+    }
+}
+
 fn check_name(src: &Source, name: &str, span: Range<usize>, what: &str) -> Result<(), PlanError> {
     let usable = |ch: char| ch.is_ascii_alphanumeric() || "-_.".contains(ch);
     if name.is_empty() || name.starts_with('.') || !name.chars().all(usable) {
@@ -652,7 +681,7 @@ pub fn parse_as<T: DeserializeOwned + Options>(
 }
 
 /// Deserializes `t` (located at `span`) into `T`, errors located in the plan.
-fn typed<T: DeserializeOwned>(
+pub(super) fn typed<T: DeserializeOwned>(
     src: &Source,
     t: &DeTable,
     span: Range<usize>,
@@ -762,7 +791,7 @@ fn table<'a, 'i>(
 }
 
 /// An array of tables (`[[name]]`), each with its span.
-fn tables<'i>(
+pub(super) fn tables<'i>(
     src: &Source,
     v: &Spanned<DeValue<'i>>,
     what: &str,
@@ -781,7 +810,7 @@ fn tables<'i>(
 }
 
 /// A sweep value as the evaluation records it.
-fn json_of(v: &DeValue) -> serde_json::Value {
+pub(super) fn json_of(v: &DeValue) -> serde_json::Value {
     if let Some(s) = v.as_str() {
         return s.into();
     }

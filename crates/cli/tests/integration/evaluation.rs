@@ -144,6 +144,14 @@ fn a_bad_plan_is_refused_with_its_line_and_nothing_runs() {
     let err = refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "1000");
     assert!(!err.contains("--bs") && !err.contains("--buffered"), "a plan's user reads its keys: {err}");
     assert!(!results.exists());
+    // A requirement on a figure no workload reports, or on a workload the plan lacks.
+    let p = plan(tmp.path(), "", &format!("{SMALL_IO}[requirements]\n\"rr.opm\" = \">= 20000\"\n"));
+    let err =
+        refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "reports no figure `opm`");
+    assert!(err.contains("its figures: iops, read_iops, write_iops"), "{err}");
+    let p = plan(tmp.path(), "", &format!("{SMALL_IO}[requirements]\n\"oltp.opm\" = \">= 20000\"\n"));
+    refused(storbench().arg("run").arg(&p).arg("--output-dir").arg(&results), "the workloads are rr (io)");
+    assert!(!results.exists());
     refused(storbench().args(["run", "/no/such/plan.toml"]), "plan init");
     // Options on the command line are checked as the plan's are.
     let p = plan(tmp.path(), "", SMALL_IO);
@@ -348,4 +356,61 @@ fn the_quick_evaluation_compares_the_places_given_with_target_taking_turns() {
         "{saved}"
     );
     assert!(fast.join("storbench-io.dat").exists() && slow.join("storbench-io.dat").exists());
+}
+
+#[test]
+fn a_plans_requirements_choose_a_configuration_and_decide_judges_other_ones_without_running() {
+    let tmp = disk_tempdir();
+    // Both configurations meet the plan's requirements; b is the cheaper.
+    let p = plan(tmp.path(), "repetitions = 2\npower = \"none\"", SMALL_IO);
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replacen("name = \"a\"\n", "name = \"a\"\nprice = 900\ncurrency = \"USD\"\n", 1)
+        .replacen("name = \"b\"\n", "name = \"b\"\nprice = 700\ncurrency = \"USD\"\ncapacity = \"1T\"\n", 1)
+        + "[requirements]\n\"rr.iops\" = \">= 1\"\n\"io.errors\" = 0\n";
+    std::fs::write(&p, text).unwrap();
+    let results = tmp.path().join("results");
+    storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let (dir, e) = evaluation(&results);
+    assert_eq!(e["requirements"], serde_json::json!(["rr.iops >= 1", "io.errors = 0"]));
+    assert_eq!(
+        (e["configurations"][1]["price"].as_f64(), e["configurations"][1]["capacity_bytes"].as_u64()),
+        (Some(700.0), Some(1 << 40))
+    );
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(
+        md.contains("Chosen: b.") && md.contains("b meets every requirement, at the lowest price, 700 USD."),
+        "{md}"
+    );
+    // The same evaluation under other requirements: no configuration can show 10^12 IOPS, so
+    // none is chosen and decide exits 1.
+    let needs = tmp.path().join("needs.toml");
+    std::fs::write(
+        &needs,
+        "[requirements]\n\"rr.iops\" = \">= 1e12\"\n[[configuration]]\nname = \"a\"\nprice = 100\n",
+    )
+    .unwrap();
+    let out =
+        storbench().arg("decide").arg(&dir).arg("--requirements").arg(&needs).arg("--json").assert().code(1);
+    let d = json(&out.get_output().stdout);
+    assert_eq!(d["chosen"], serde_json::Value::Null);
+    let a = &d["configurations"][0];
+    assert_eq!((&a["name"], &a["meets"]), (&"a".into(), &false.into()));
+    let v = &a["verdicts"][0];
+    assert_eq!(
+        (&v["requirement"], &v["limit"], &v["met"]),
+        (&"rr.iops >= 1000000000000".into(), &1e12.into(), &false.into())
+    );
+    assert!(v["value"].as_f64().unwrap() > 0.0 && v["margin_pct"].as_f64().unwrap() < -99.0, "{v}");
+    // Without --requirements, the plan's; in words.
+    let out = storbench().arg("decide").arg(&dir).assert().success();
+    let words = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(words.starts_with("Chosen: b\n") && words.contains("met  rr.iops >= 1:"), "{words}");
+    // A requirement naming a figure the evaluation's workloads do not report: exit 2, naming them.
+    std::fs::write(&needs, "[requirements]\n\"rr.opm\" = \">= 1\"\n").unwrap();
+    let err = refused(
+        storbench().arg("decide").arg(&dir).arg("--requirements").arg(&needs),
+        "reports no figure `opm`",
+    );
+    assert!(err.contains("its figures: iops, read_iops"), "{err}");
 }

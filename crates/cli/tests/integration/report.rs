@@ -74,16 +74,20 @@ fn evaluation_bundle(dir: &Path) -> PathBuf {
             power_source: Some("file meter".into()),
             ..Method::default()
         },
-        configurations: ["slow", "fast"]
-            .map(|c| Configuration {
+        configurations: [("slow", 800.0), ("fast", 1500.0)]
+            .map(|(c, price)| Configuration {
                 name: c.into(),
                 target: dir.display().to_string(),
                 description: None,
+                price: Some(price),
+                currency: Some("EUR".into()),
                 ..Default::default()
             })
             .to_vec(),
         runs,
         notes: vec!["Both configurations share one file: a test of the report, not of storage.".into()],
+        // The cheaper one cannot meet the first: the first screen chooses the dearer.
+        requirements: vec!["randread.iops >= 1000".into(), "power.active_w <= 100".into()],
         ..Evaluation::default()
     };
     e.mark_reported();
@@ -122,6 +126,12 @@ fn report_writes_html_and_markdown_into_the_bundle_and_a_browser_draws_every_cha
     assert!(printed.contains("report.html") && printed.contains("report.md"), "{printed}");
     let md = std::fs::read_to_string(eval.join("report.md")).unwrap();
     assert!(md.contains("## Key findings") && md.contains("fast delivered"), "{md}");
+    // The first screen is the decision: the configuration chosen, and why.
+    let decision = md.find("## Decision").expect("a Decision section");
+    assert!(decision < md.find("## Key findings").unwrap(), "{md}");
+    assert!(md.contains("Chosen: fast."), "{md}");
+    assert!(md.contains("fast meets every requirement, the only one that does, at 1,500 EUR."), "{md}");
+    assert!(md.contains("slow fails randread.iops &gt;= 1000: 500.0 IOPS, 50 % short of 1,000"), "{md}");
     assert_eq!(md.matches("◀ median").count(), 2, "{md}");
     assert!(md.contains("Power source: file meter."), "{md}");
     let html = std::fs::read_to_string(eval.join("report.html")).unwrap();
@@ -145,6 +155,9 @@ fn in_browser(page: &Path) {
     assert!(charts >= 8, "two reported runs with IOPS, latency, CPU and power charts: {charts}");
     assert_eq!(drawn, charts, "the browser drew {drawn} of {charts} charts");
     assert!(dom.contains("Key findings") && dom.contains("fast delivered"), "{dom}");
+    // The decision comes first on the page, the chosen configuration's row marked.
+    let chosen = dom.find("Chosen: fast.").unwrap_or_else(|| panic!("no decision in the DOM:\n{dom}"));
+    assert!(chosen < dom.find("Key findings").unwrap(), "the decision is the first screen");
     // Kept beside the screenshot, to look at after the test.
     std::fs::copy(page, test_output().join("report.html")).unwrap();
     let png = test_output().join("report.png");

@@ -58,7 +58,7 @@ const HOST: &[Spec] = &[
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     let mut out = Vec::new();
     for g in input.evaluation.groups() {
-        let Some(run) = g.reported() else { continue };
+        let Some(run) = g.shown() else { continue };
         let Some(data) = input.runs.get(&run.id) else { continue };
         let Some(series) = data.series.as_ref() else { continue };
         // Under steady state only the last rounds count: shade those.

@@ -76,15 +76,32 @@ pub fn num(v: f64) -> String {
     };
     let text = format!("{:.*}", decimals, v.abs());
     let (int, frac) = text.split_once('.').unwrap_or((&text, ""));
+    let grouped = group(int);
+    let sign = if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') { "-" } else { "" };
+    if frac.is_empty() { format!("{sign}{grouped}") } else { format!("{sign}{grouped}.{frac}") }
+}
+
+/// A figure a user gave (a limit, a count) as given: whole numbers grouped without decimals
+/// (`20,000`), others as written (`0.5`).
+pub fn given(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 { num_grouped(v) } else { v.to_string() }
+}
+
+fn num_grouped(v: f64) -> String {
+    let grouped = group(&format!("{:.0}", v.abs()));
+    if v < 0.0 { format!("-{grouped}") } else { grouped }
+}
+
+/// Digits in groups of three: `20000` reads `20,000`.
+fn group(digits: &str) -> String {
     let mut grouped = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             grouped.push(',');
         }
         grouped.push(c);
     }
-    let sign = if v < 0.0 && text.chars().any(|c| c.is_ascii_digit() && c != '0') { "-" } else { "" };
-    if frac.is_empty() { format!("{sign}{grouped}") } else { format!("{sign}{grouped}.{frac}") }
+    grouped
 }
 
 /// A percentage without a sign, to one decimal below 10 and none above.

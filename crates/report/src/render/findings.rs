@@ -9,13 +9,13 @@ use super::{at, plural};
 use crate::evaluation::{Evaluation, Group, RunStatus, Spread, SweepPoint, difference};
 
 /// One workload at one sweep point, with its configurations' groups in plan order.
-pub(super) struct Point<'a> {
+pub(crate) struct Point<'a> {
     pub workload: &'a str,
     pub sweep: Option<&'a SweepPoint>,
     pub groups: Vec<Group<'a>>,
 }
 
-pub(super) fn points(e: &Evaluation) -> Vec<Point<'_>> {
+pub(crate) fn points(e: &Evaluation) -> Vec<Point<'_>> {
     let mut points: Vec<Point<'_>> = Vec::new();
     for g in e.groups() {
         match points.iter_mut().find(|p| p.workload == g.workload && p.sweep == g.sweep) {

@@ -10,6 +10,7 @@ use super::doc::{Block, Finding, Table, num, opt};
 use super::workload::{WorkloadResults, p50_ms, p99_ms};
 use super::{ReportInput, plural};
 use crate::columns::integrity;
+use crate::decision::figures::{Figure, Value, ms, n, read};
 use crate::evaluation::{Group, Headline, RunStatus};
 use crate::model::{IntegrityErrors, IntegrityResults, IntegrityVerdict, IoErrors};
 use std::collections::BTreeMap;
@@ -51,7 +52,21 @@ const CHARTS: &[Spec] = &[
 /// Failed reads and writes are counted by class, not by errno.
 static NO_KINDS: BTreeMap<String, u64> = BTreeMap::new();
 
+/// The figures a requirement may name (`integrity.errors = 0`): its verdict, the damage it
+/// found, and its pace.
+pub(super) const FIGURES: &[Figure<IntegrityResults>] = &[
+    Figure { name: "result", unit: "", get: |r| Some(Value::Text(r.verdict().as_str().to_lowercase())) },
+    Figure { name: "errors", unit: "errors found", get: |r| n(r.errors.total() as f64) },
+    Figure { name: "iops", unit: "IOPS", get: |r| n(r.iops) },
+    Figure { name: "p99_ms", unit: "ms p99", get: |r| r.lat_ns.as_ref().and_then(|l| ms(l.p99)) },
+    Figure { name: "delayed_ios", unit: "delayed I/Os", get: |r| n(r.delayed_ios as f64) },
+];
+
 impl WorkloadResults for IntegrityResults {
+    fn figure(&self, name: &str) -> Option<Option<Value>> {
+        read(FIGURES, self, name)
+    }
+
     fn headline(&self) -> Option<Headline> {
         Some(Headline::new("IOPS", self.iops, true))
     }
@@ -103,16 +118,7 @@ fn results_of<'a>(input: &'a ReportInput, run_id: &str) -> Option<&'a IntegrityR
 
 /// Each group's integrity runs: the group, and the results of its runs that have them.
 fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a IntegrityResults>)> {
-    input
-        .evaluation
-        .groups()
-        .into_iter()
-        .filter_map(|g| {
-            let results: Vec<&IntegrityResults> =
-                g.runs.iter().filter_map(|r| results_of(input, &r.id)).collect();
-            (!results.is_empty()).then_some((g, results))
-        })
-        .collect()
+    super::workload::groups_of(input)
 }
 
 /// The error classes with a count, as "3 lost_writes, 1 torn_pages".
@@ -166,6 +172,8 @@ fn verdict_of(results: &[&IntegrityResults]) -> IntegrityVerdict {
 /// Findings first in the list: any error fails the storage, delayed I/O is named.
 fn findings(input: &ReportInput) -> Vec<Finding> {
     let mut out = Vec::new();
+    // Passes after every failure: what went wrong is said first.
+    let mut passed = Vec::new();
     for (g, results) in groups(input) {
         let place = format!("{} on {}", g.configuration, g.workload);
         let errors = sum_errors(&results);
@@ -177,6 +185,18 @@ fn findings(input: &ReportInput) -> Vec<Finding> {
                      (each page once in the run's suspect_pages.csv, every finding in its \
                      errors.jsonl). Do not trust a database to this storage.",
                     damaged(&errors),
+                    results.len(),
+                    plural(results.len())
+                ),
+                claim: true,
+            });
+        }
+        let interrupted = results.iter().any(|r| r.verdict() == IntegrityVerdict::Interrupted);
+        if failed == 0 && !interrupted {
+            passed.push(Finding {
+                text: format!(
+                    "{place} passed its checks: no lost, stale, torn or misplaced page and no read or \
+                     write error in {} run{}.",
                     results.len(),
                     plural(results.len())
                 ),
@@ -197,6 +217,7 @@ fn findings(input: &ReportInput) -> Vec<Finding> {
             });
         }
     }
+    out.extend(passed);
     out
 }
 
@@ -255,7 +276,7 @@ fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResul
         "result",
     ]);
     for (g, results) in groups {
-        let Some(r) = g.reported().and_then(|r| results_of(input, &r.id)) else { continue };
+        let Some(r) = g.shown().and_then(|r| results_of(input, &r.id)) else { continue };
         let errors = sum_errors(results);
         let mib = |b: u64| b as f64 / f64::from(1 << 20);
         t.push(vec![

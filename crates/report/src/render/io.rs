@@ -5,6 +5,7 @@
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::workload::{WorkloadResults, p50_ms, p99_ms};
 use crate::columns::io;
+use crate::decision::figures::{Figure, Value, ms, n, pass_fail, read};
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, IoResults};
 
@@ -22,7 +23,60 @@ const CHARTS: &[Spec] = &[
     SCHEDULE_LAG,
 ];
 
+/// The figures a requirement may name (`randread.iops`), each read from the measured phase.
+pub(super) const FIGURES: &[Figure<IoResults>] = &[
+    Figure { name: "iops", unit: "IOPS", get: |r| n(r.read.iops + r.write.iops) },
+    Figure { name: "read_iops", unit: "read IOPS", get: |r| n(r.read.iops) },
+    Figure { name: "write_iops", unit: "write IOPS", get: |r| n(r.write.iops) },
+    Figure {
+        name: "mb_per_s",
+        unit: "MB/s",
+        get: |r| n((r.read.bytes_per_sec + r.write.bytes_per_sec) / 1e6),
+    },
+    Figure {
+        name: "read_mean_ms",
+        unit: "ms read mean",
+        get: |r| r.read.lat_ns.as_ref().and_then(|l| n(l.mean / 1e6)),
+    },
+    Figure {
+        name: "read_p99_ms",
+        unit: "ms read p99",
+        get: |r| r.read.lat_ns.as_ref().and_then(|l| ms(l.p99)),
+    },
+    Figure {
+        name: "read_p999_ms",
+        unit: "ms read p99.9",
+        get: |r| r.read.lat_ns.as_ref().and_then(|l| ms(l.p999)),
+    },
+    Figure {
+        name: "write_mean_ms",
+        unit: "ms write mean",
+        get: |r| r.write.lat_ns.as_ref().and_then(|l| n(l.mean / 1e6)),
+    },
+    Figure {
+        name: "write_p99_ms",
+        unit: "ms write p99",
+        get: |r| r.write.lat_ns.as_ref().and_then(|l| ms(l.p99)),
+    },
+    Figure {
+        name: "write_p999_ms",
+        unit: "ms write p99.9",
+        get: |r| r.write.lat_ns.as_ref().and_then(|l| ms(l.p999)),
+    },
+    Figure { name: "errors", unit: "failed I/Os", get: |r| n(r.errors.total as f64) },
+    Figure { name: "error_rate_pct", unit: "% of I/Os failed", get: |r| n(r.error_rate_pct.unwrap_or(0.0)) },
+    Figure { name: "verify", unit: "", get: |r| pass_fail(r.verify.mismatches == 0) },
+];
+
 impl WorkloadResults for IoResults {
+    fn figure(&self, name: &str) -> Option<Option<Value>> {
+        read(FIGURES, self, name)
+    }
+
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        vec![("MB/s", Some((self.read.bytes_per_sec + self.write.bytes_per_sec) / 1e6), false)]
+    }
+
     fn headline(&self) -> Option<Headline> {
         Some(Headline::new("IOPS", self.read.iops + self.write.iops, true))
     }

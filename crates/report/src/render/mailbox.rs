@@ -2,9 +2,12 @@
 //! IOPS, backup MB/s or seconds per log), its failed I/Os, its thresholds and checksums as its
 //! check, the database and log latencies, and its per-second charts.
 
+use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
+use super::doc::{Finding, num};
 use super::workload::WorkloadResults;
 use crate::columns::mailbox;
+use crate::decision::figures::{Figure, Value, n, pass_fail, read};
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, MailboxResults};
 
@@ -29,7 +32,51 @@ const CHARTS: &[Spec] = &[
     SCHEDULE_LAG,
 ];
 
+/// The figures a requirement may name (`mailbox.result = "pass"`), each over the measured
+/// phase. `mailboxes` and `iops_per_mailbox` also state a demand as the Exchange calculators
+/// put it (see `decision::requirement`).
+pub(super) const FIGURES: &[Figure<MailboxResults>] = &[
+    Figure { name: "result", unit: "", get: |r| pass_fail(r.pass) },
+    Figure { name: "transactional_iops", unit: "transactional IOPS", get: |r| n(r.transactional_iops) },
+    Figure {
+        name: "db_and_log_iops",
+        unit: "DB + log IOPS",
+        get: |r| n(r.db_reads_per_sec + r.db_writes_per_sec + r.log_writes_per_sec),
+    },
+    Figure { name: "mailboxes", unit: "mailboxes", get: |r| n(r.mailboxes as f64) },
+    Figure {
+        name: "iops_per_mailbox",
+        unit: "IOPS per mailbox",
+        get: |r| (r.mailboxes > 0).then(|| n(r.transactional_iops / r.mailboxes as f64)).flatten(),
+    },
+    Figure { name: "db_read_avg_ms", unit: "ms DB read mean", get: |r| r.db_read_avg_ms.and_then(n) },
+    Figure { name: "db_write_avg_ms", unit: "ms DB write mean", get: |r| r.db_write_avg_ms.and_then(n) },
+    Figure { name: "log_write_avg_ms", unit: "ms log write mean", get: |r| r.log_write_avg_ms.and_then(n) },
+    Figure { name: "db_read_max_ms", unit: "ms DB read max", get: |r| r.db_read_max_ms.and_then(n) },
+    Figure { name: "log_write_max_ms", unit: "ms log write max", get: |r| r.log_write_max_ms.and_then(n) },
+    Figure { name: "backup_mb_per_s", unit: "backup MB/s", get: |r| r.backup_total_mb_per_sec.and_then(n) },
+    Figure { name: "seconds_per_log", unit: "s per log", get: |r| r.seconds_per_log.and_then(n) },
+    Figure { name: "errors", unit: "failed I/Os", get: |r| n(r.errors.total as f64) },
+];
+
 impl WorkloadResults for MailboxResults {
+    fn figure(&self, name: &str) -> Option<Option<Value>> {
+        read(FIGURES, self, name)
+    }
+
+    fn findings(&self, input: &ReportInput) -> Vec<Finding> {
+        verdicts(input)
+    }
+
+    /// 003 counts a mailbox run's IOPS as database reads and writes plus log writes.
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        let all = self.db_reads_per_sec + self.db_writes_per_sec + self.log_writes_per_sec;
+        match self.test.as_str() {
+            "performance" | "stress" => vec![("DB + log IOPS", Some(all), true)],
+            _ => Vec::new(),
+        }
+    }
+
     /// A backup's MB/s, a soft recovery's seconds per log, else (performance, stress) the
     /// achieved transactional IOPS.
     fn headline(&self) -> Option<Headline> {
@@ -64,4 +111,54 @@ impl WorkloadResults for MailboxResults {
     fn charts(&self) -> &'static [Spec] {
         CHARTS
     }
+}
+
+/// Jetstress's own verdict per configuration, before any comparison: passed in every run, or
+/// failed in how many and why (a failed run is not a result to compare).
+fn verdicts(input: &ReportInput) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (g, results) in super::workload::groups_of::<MailboxResults>(input) {
+        let place = format!("{} on {}{}", g.configuration, g.workload, super::at(g.sweep));
+        let n = results.len();
+        let failed: Vec<&&MailboxResults> = results.iter().filter(|r| !r.pass).collect();
+        let text = match failed.first() {
+            None => format!(
+                "{place} passed Jetstress's checks (latency thresholds held, checksums verified, no I/O \
+                 error) in {} run{}.",
+                n,
+                super::plural(n)
+            ),
+            Some(first) => format!(
+                "FAILED: {place} failed Jetstress's checks in {} of {n} run{}: {}.",
+                failed.len(),
+                super::plural(n),
+                why_failed(first)
+            ),
+        };
+        out.push(Finding { text, claim: true });
+    }
+    // Failures first, as the report says what went wrong before what went well.
+    out.sort_by_key(|f| !f.text.starts_with("FAILED"));
+    out
+}
+
+/// What failed in a run that did not pass: its thresholds by name, the checksums, I/O errors.
+fn why_failed(r: &MailboxResults) -> String {
+    let mut why: Vec<String> = r
+        .checks
+        .iter()
+        .filter(|c| !c.pass)
+        .map(|c| match (c.value, c.database) {
+            (Some(v), Some(db)) => format!("{} {} over {} on database {db}", c.name, num(v), num(c.limit)),
+            (Some(v), None) => format!("{} {} over {}", c.name, num(v), num(c.limit)),
+            _ => c.name.clone(),
+        })
+        .collect();
+    if r.checksum_ok == Some(false) {
+        why.push("checksums failed".into());
+    }
+    if r.errors.total > 0 {
+        why.push(format!("{} I/O errors", r.errors.total));
+    }
+    if why.is_empty() { "its check failed".into() } else { why.join(", ") }
 }

@@ -5,11 +5,14 @@
 //! as a one-run evaluation by [`ReportInput::single_run`]) and gets strings back. The content
 //! is built once as a [`doc`] of plain blocks; `html`, `markdown` and `text` only write it.
 //!
+//! - `decision`: the first screen where the evaluation states requirements: the
+//!   configuration to choose and why, the verdicts, costs and pairs (`crate::decision`).
 //! - `findings`: the key findings (who delivered how much more, power, per watt, and what lies
 //!   within the run-to-run spread).
 //! - `conditions`: one storage normal and degraded side by side, "% of best" and what a
 //!   rebuild cost, where the evaluation measured a storage under more than one condition.
 //! - `results`: a table per workload and configuration with every repetition, scaling curves.
+//! - `setup`: the setup checks per configuration (alignment, block and page sizes, flushes, ...).
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
 //! - `search`: the search for the highest load under a latency limit, per step.
@@ -23,12 +26,14 @@ mod background;
 mod charts;
 pub mod compare;
 mod conditions;
+mod decision;
 pub mod doc;
 mod findings;
 mod html;
 mod markdown;
 mod results;
 mod search;
+mod setup;
 pub mod svg;
 mod text;
 pub mod timeseries;
@@ -45,9 +50,10 @@ use crate::disclosure::Disclosure;
 use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunStatus};
 use crate::model::Summary;
 use doc::Block;
+pub(crate) use findings::points;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
-pub(crate) use workload::WorkloadResults;
+pub(crate) use workload::{WorkloadResults, figures_of_kind};
 
 /// Everything a report is made from, read from a bundle by the caller.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -121,6 +127,7 @@ impl ReportInput {
             }],
             runs: vec![run],
             notes: s.warnings.clone(),
+            requirements: Vec::new(),
         };
         let runs = BTreeMap::from([(id.to_string(), data)]);
         ReportInput { evaluation, runs, disclosure, problems: Vec::new() }
@@ -160,6 +167,8 @@ fn title(input: &ReportInput) -> String {
 fn document(input: &ReportInput) -> Vec<Block> {
     let e = &input.evaluation;
     let mut d = vec![Block::Heading(1, title(input)), Block::Para(intro(e))];
+    // The first screen: the decision, where the evaluation states requirements.
+    d.extend(decision::blocks(input));
     d.push(Block::Heading(2, "Key findings".into()));
     let workloads = workload::present(input);
     // A workload's own findings (storage that lost data it acknowledged) come first.
@@ -169,6 +178,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.push(Block::Findings(found));
     d.extend(conditions::blocks(input));
     d.extend(results::blocks(input));
+    d.extend(setup::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));
     d.extend(search::blocks(input));
@@ -219,11 +229,11 @@ fn plural(n: usize) -> &'static str {
 }
 
 /// " at iodepth = 4" for a sweep point, "" otherwise.
-fn at(sweep: Option<&evaluation::SweepPoint>) -> String {
+pub(crate) fn at(sweep: Option<&evaluation::SweepPoint>) -> String {
     sweep.map(|p| format!(" at {} = {}", p.param, sweep_value(p))).unwrap_or_default()
 }
 
-fn sweep_value(p: &evaluation::SweepPoint) -> String {
+pub(crate) fn sweep_value(p: &evaluation::SweepPoint) -> String {
     match &p.value {
         serde_json::Value::String(s) => s.clone(),
         v => v.to_string(),

@@ -10,6 +10,7 @@ use super::doc::{Block, Table, num};
 use super::svg::Band;
 use super::workload::{WorkloadResults, p50_ms, p99_ms};
 use crate::columns::replay;
+use crate::decision::figures::{Figure, Value, ms, n, read};
 use crate::evaluation::{Group, Headline};
 use crate::model::{IoErrors, ReplayResults};
 use std::collections::BTreeMap;
@@ -23,7 +24,24 @@ const CHARTS: &[Spec] = &[
     ),
 ];
 
+/// The figures a requirement may name (`replay.p99_ms`), over the replay.
+pub(super) const FIGURES: &[Figure<ReplayResults>] = &[
+    Figure { name: "calls_per_sec", unit: "calls/s", get: |r| n(r.calls_per_sec) },
+    Figure { name: "p50_ms", unit: "ms p50", get: |r| r.lat_ns.as_ref().and_then(|l| ms(l.p50)) },
+    Figure { name: "p99_ms", unit: "ms p99", get: |r| r.lat_ns.as_ref().and_then(|l| ms(l.p99)) },
+    Figure { name: "errors", unit: "failed calls", get: |r| n(r.errors.total as f64) },
+    Figure {
+        name: "lateness_p99_ms",
+        unit: "ms late p99",
+        get: |r| r.lateness_ms.as_ref().and_then(|l| n(l.p99)),
+    },
+];
+
 impl WorkloadResults for ReplayResults {
+    fn figure(&self, name: &str) -> Option<Option<Value>> {
+        read(FIGURES, self, name)
+    }
+
     fn headline(&self) -> Option<Headline> {
         (self.calls > 0).then(|| Headline::new("calls/s", self.calls_per_sec, true))
     }

@@ -7,7 +7,12 @@ use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, Results,
 
 fn summary(iops: f64) -> Summary {
     let lat = LatencyNs { p50: 200_000, p99: 900_000, ..LatencyNs::default() };
-    let read = DirectionResult { iops, lat_ns: Some(lat), ..DirectionResult::default() };
+    let read = DirectionResult {
+        iops,
+        bytes_per_sec: iops * 8192.0,
+        lat_ns: Some(lat),
+        ..DirectionResult::default()
+    };
     Summary {
         schema_version: 1,
         tool: Tool { name: "storbench".into(), version: "0.1.0".into() },
@@ -156,11 +161,16 @@ fn the_markdown_report_has_the_same_tables_without_charts() {
     assert!(md.starts_with(markdown::GENERATOR));
     assert!(!md.contains("<svg"));
     assert!(md.contains("## Key findings\n\n- ssd delivered 35 % more IOPS than hdd"));
-    assert!(md.contains("| run | status | IOPS | read p50 ms | read p99 ms | CPU % | idle W | active W | IOPS/W | reported |"), "{md}");
+    // MB/s beside IOPS, as 002's tables have it.
+    assert!(md.contains("| run | status | IOPS | MB/s | read p50 ms | read p99 ms | CPU % | idle W | active W | IOPS/W | reported |"), "{md}");
     assert!(
-        md.contains("| r3 | done | 1,350.0 | 0.200 | 0.900 | 35.00 | 80.00 | 100.0 | 13.50 | ◀ median |"),
+        md.contains(
+            "| r3 | done | 1,350.0 | 11.06 | 0.200 | 0.900 | 35.00 | 80.00 | 100.0 | 13.50 | ◀ median |"
+        ),
         "{md}"
     );
+    // 002's "% of best" for the test.
+    assert!(md.contains("| ssd | 1,350.0 | 100.0 % |\n| hdd | 1,000.0 | 74.1 % |"), "{md}");
     assert!(md.contains("## Appendix: the system under test"));
     assert!(is_own_report(&md) && !is_own_report("# my notes\n"));
 }
@@ -365,6 +375,11 @@ fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configurat
     );
     assert!(findings.contains("hdd on integrity: 1 I/O outstanding longer than 15 s"), "{findings}");
     assert!(!findings.contains("FAILED: ssd"), "{findings}");
+    // The workload's own rule is said for the configuration that passed it too.
+    assert!(
+        findings.contains("ssd on integrity passed its checks: no lost, stale, torn or misplaced page"),
+        "{findings}"
+    );
     let section = &md[md.find("## Integrity").expect("an Integrity section")..];
     let row =
         |config: &str| section.lines().find(|l| l.starts_with(&format!("| {config} "))).unwrap().to_string();
@@ -822,4 +837,74 @@ fn a_swept_workload_has_a_degraded_row_per_storage_and_point() {
             .starts_with("During rebuild, ssd kept 25 % of its normal IOPS on randread at iodepth = 4: ")
     );
     assert!(f.iter().all(|f| !f.claim && f.text.contains("Fewer than 3 runs each")), "{f:?}");
+}
+
+#[test]
+fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first() {
+    use crate::model::{MailboxResults, ThresholdCheck};
+    let mut runs = Vec::new();
+    let mut data = BTreeMap::new();
+    for (config, reps) in [("ssd", [true, true]), ("hdd", [true, false])] {
+        for (rep, pass) in (1..).zip(reps) {
+            let mut r = run(config, rep, 1000.0, Some(50.0), None);
+            (r.id, r.workload, r.kind) =
+                (format!("mailbox.{config}.r{rep}"), "mailbox".into(), "mailbox".into());
+            let limit = ThresholdCheck {
+                name: "db_read_avg_ms".into(),
+                database: Some(1),
+                value: Some(31.5),
+                limit: 20.0,
+                pass,
+            };
+            let results = MailboxResults {
+                pass,
+                test: "performance".into(),
+                checks: vec![limit],
+                db_reads_per_sec: 600.0,
+                db_writes_per_sec: 400.0,
+                log_writes_per_sec: 200.0,
+                ..Default::default()
+            };
+            let mut s = summary(1000.0);
+            (s.workload, s.results) = ("mailbox".into(), Results::Mailbox(results));
+            data.insert(r.id.clone(), RunData { summary: s, series: None });
+            runs.push(r);
+        }
+    }
+    let input = evaluation_of("jet", 2, runs, data);
+    let texts: Vec<String> =
+        workload::present(&input).iter().flat_map(|w| w.findings(&input)).map(|f| f.text).collect();
+    assert_eq!(
+        texts,
+        [
+            "FAILED: hdd on mailbox failed Jetstress's checks in 1 of 2 runs: db_read_avg_ms 31.50 over 20.00 on database 1.",
+            "ssd on mailbox passed Jetstress's checks (latency thresholds held, checksums verified, no I/O error) in 2 runs."
+        ]
+    );
+    // 003's count of IOPS beside the transactional ones, and per watt on both.
+    let md = report_markdown(&input);
+    assert!(md.contains("| run | status | IOPS | DB + log IOPS | idle W | active W |"), "{md}");
+    assert!(md.contains("| IOPS/W | DB + log IOPS/W | reported |"), "{md}");
+    assert!(md.contains("| r1 | done | 1,000.0 | 1,200.0 |") && md.contains("| 20.00 | 24.00 |"), "{md}");
+}
+
+#[test]
+fn an_oltp_run_on_several_databases_gets_each_ones_opm_as_001s_figure_7() {
+    use crate::model::{OltpResults, OltpTargetResult};
+    let target = |t: &str, opm| OltpTargetResult { target: t.into(), opm, orders: 10, ..Default::default() };
+    let mut r = run("ssd", 1, 3000.0, None, None);
+    (r.id, r.workload, r.kind) = ("oltp.ssd.r1".into(), "oltp".into(), "oltp".into());
+    let results = OltpResults {
+        opm: 3000.0,
+        orders: 20,
+        targets: vec![target("postgres://vm1/ds3", 1400.0), target("postgres://vm2/ds3", 1600.0)],
+        ..Default::default()
+    };
+    let mut s = summary(3000.0);
+    (s.workload, s.results) = ("oltp".into(), Results::Oltp(results));
+    let data = BTreeMap::from([(r.id.clone(), RunData { summary: s, series: None })]);
+    let md = report_markdown(&evaluation_of("vms", 1, vec![r], data));
+    let section = &md[md.find("## OLTP per database").expect("a per-database section")..];
+    assert!(section.contains("| postgres://vm1/ds3 | 1,400.0 | 10 | 0 | 0 |"), "{section}");
+    assert!(section.contains("| total | 3,000.0 | 20 | 0 | 0 |"), "{section}");
 }

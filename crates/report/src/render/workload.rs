@@ -9,7 +9,8 @@ use super::ReportInput;
 use super::charts::Spec;
 use super::doc::{Block, Finding};
 use super::svg::Band;
-use crate::evaluation::{Headline, RunStatus};
+use crate::decision::figures::{Named, Value, names};
+use crate::evaluation::{Group, Headline, RunStatus};
 use crate::model::{IoErrors, LatencyNs};
 use std::any::{Any, TypeId};
 
@@ -41,6 +42,18 @@ pub(crate) trait WorkloadResults: Any {
     /// says enough.
     fn failure(&self) -> Option<String> {
         None
+    }
+
+    /// The value of its figure `name` (a requirement's key after the dot), read through the
+    /// workload's figure table: None where the table has no such figure, Some(None) where
+    /// this run did not measure it.
+    fn figure(&self, name: &str) -> Option<Option<Value>>;
+
+    /// Figures the reference reports put beside the headline (io's MB/s beside IOPS, as 002's
+    /// tables; the mailbox's database plus log IOPS, as 003 counts them), by column name, and
+    /// whether a per-watt column goes with each.
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        Vec::new()
     }
 
     /// The latencies a reader of the workload looks at, in milliseconds, by column name.
@@ -78,6 +91,33 @@ pub(super) fn present(input: &ReportInput) -> Vec<&dyn WorkloadResults> {
         }
     }
     seen
+}
+
+/// The figures of workload kind `kind` (a plan's `kind`), from its table; None for a kind the
+/// report does not know. The one place that names each workload's kind.
+pub fn figures_of_kind(kind: &str) -> Option<Vec<Named>> {
+    Some(match kind {
+        "io" => names(super::io::FIGURES),
+        "oltp" => names(super::oltp::FIGURES),
+        "mailbox" => names(super::mailbox::FIGURES),
+        "integrity" => names(super::integrity::FIGURES),
+        "replay" => names(super::replay::FIGURES),
+        _ => return None,
+    })
+}
+
+/// Each group of workload `T`'s runs: the group, and the results of its runs that have them.
+pub(super) fn groups_of<'a, T: WorkloadResults>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a T>)> {
+    input
+        .evaluation
+        .groups()
+        .into_iter()
+        .filter_map(|g| {
+            let results: Vec<&T> =
+                g.runs.iter().filter_map(|r| input.runs.get(&r.id)?.summary.results.get::<T>()).collect();
+            (!results.is_empty()).then_some((g, results))
+        })
+        .collect()
 }
 
 fn type_of(w: &dyn WorkloadResults) -> TypeId {

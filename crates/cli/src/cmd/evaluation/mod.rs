@@ -301,18 +301,24 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
         configurations: plan
             .configurations
             .iter()
-            .map(|c| ev::Configuration {
-                name: c.name.clone(),
-                target: c.target.display().to_string(),
-                description: c.description.clone(),
-                own_values: c.own_values.clone(),
-                background: c.background.iter().map(ToString::to_string).collect(),
-                condition: Some(c.condition().to_string()),
-                storage: Some(c.storage().to_string()),
+            .map(|c| {
+                let mut out = ev::Configuration {
+                    name: c.name.clone(),
+                    target: c.target.display().to_string(),
+                    description: c.description.clone(),
+                    own_values: c.own_values.clone(),
+                    background: c.background.iter().map(ToString::to_string).collect(),
+                    condition: Some(c.condition().to_string()),
+                    storage: Some(c.storage().to_string()),
+                    ..ev::Configuration::default()
+                };
+                c.facts.write_into(&mut out);
+                out
             })
             .collect(),
         runs: records,
         notes: Vec::new(),
+        requirements: plan.requirements.iter().map(ToString::to_string).collect(),
     }
 }
 

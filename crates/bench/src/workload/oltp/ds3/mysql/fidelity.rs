@@ -58,13 +58,13 @@ fn redo(values: &[(&'static str, f64)]) -> f64 {
 
 impl WorkCounters for Status {
     /// Waits until InnoDB's purge has caught up (no undo history left) and the redo log has
-    /// stood still for a moment: purge goes on writing after a reset or a batch of writes,
-    /// and that work belongs to what came before.
+    /// stood still between two looks 200 ms apart: purge goes on writing after a reset or a
+    /// batch of writes, and that work belongs to what came before.
     fn read(&mut self) -> DbResult<Vec<(&'static str, f64)>> {
         let started = std::time::Instant::now();
         let mut last = self.once()?;
         loop {
-            std::thread::sleep(std::time::Duration::from_millis(500));
+            std::thread::sleep(std::time::Duration::from_millis(200));
             let history: f64 = self
                 .conn
                 .query_first::<(String, f64), _>(HISTORY)

@@ -1,0 +1,229 @@
+//! The choice: among the configurations that meet every requirement, the one to buy (the
+//! lowest price where every one has a price, else the lowest active power, else the most
+//! headroom on its binding requirement), what a unit of work costs on each, the best of each
+//! kind, and each pair compared as the reference reports put it ("+91.8 % OPM, -51 % active
+//! power, +184 % OPM per watt"), with "not distinguishable" where the runs' ranges overlap.
+
+use super::{Best, ConfigurationDecision, Decision};
+use crate::evaluation::{Evaluation, Group, difference};
+use crate::render::doc::{given, num, pct};
+
+/// Fills in the costs, the best of each kind, the choice and why.
+pub(super) fn choose(d: &mut Decision, e: &Evaluation) {
+    for c in &mut d.configurations {
+        c.costs = costs(c, e);
+    }
+    let fits: Vec<&ConfigurationDecision> =
+        d.configurations.iter().filter(|c| c.meets == Some(true)).collect();
+    d.best = best(&fits, e);
+    let ranked = rank(&fits);
+    d.chosen = ranked.first().map(|(c, _)| c.name.clone());
+    d.why = why(d, &ranked);
+}
+
+/// The configurations that meet everything, best first, with what ranked them.
+fn rank<'a>(fits: &[&'a ConfigurationDecision]) -> Vec<(&'a ConfigurationDecision, String)> {
+    let mut ranked: Vec<(&ConfigurationDecision, f64, String)> = if fits.iter().all(|c| c.price.is_some()) {
+        fits.iter()
+            .map(|c| (*c, c.price.unwrap_or(0.0), format!("at the lowest price, {}", price(c))))
+            .collect()
+    } else if fits.iter().all(|c| c.active_w.is_some()) {
+        let w = |c: &ConfigurationDecision| c.active_w.unwrap_or(0.0);
+        fits.iter().map(|c| (*c, w(c), format!("with the lowest active power, {} W", num(w(c))))).collect()
+    } else {
+        fits.iter()
+            .map(|c| {
+                let least = headroom(c);
+                (
+                    *c,
+                    -least.unwrap_or(f64::INFINITY),
+                    match least {
+                        Some(m) => {
+                            format!("with the most headroom on its binding requirement ({} to spare)", pct(m))
+                        }
+                        None => "with no margin to rank it by".into(),
+                    },
+                )
+            })
+            .collect()
+    };
+    ranked.sort_by(|a, b| a.1.total_cmp(&b.1));
+    ranked.into_iter().map(|(c, _, how)| (c, how)).collect()
+}
+
+/// The smallest margin among its met requirements.
+fn headroom(c: &ConfigurationDecision) -> Option<f64> {
+    c.verdicts.iter().filter_map(|v| v.margin_pct).reduce(f64::min)
+}
+
+fn price(c: &ConfigurationDecision) -> String {
+    let amount = c.price.map(given).unwrap_or_default();
+    match &c.currency {
+        Some(cur) => format!("{amount} {cur}"),
+        None => amount,
+    }
+}
+
+fn why(d: &Decision, ranked: &[(&ConfigurationDecision, String)]) -> String {
+    let mut text = match ranked.first() {
+        None if d.configurations.is_empty() => return "No configuration was measured.".into(),
+        None => "No configuration meets every requirement.".to_string(),
+        Some((c, how)) if d.requirements.is_empty() => {
+            format!(
+                "No requirements were given, so each configuration meets them; {} is chosen, {how}.",
+                c.name
+            )
+        }
+        Some((c, how)) => {
+            // Alone, nothing ranked it: say its price rather than "the lowest".
+            let how = match (ranked.len(), c.price) {
+                (1, Some(_)) => format!("the only one that does, at {}", price(c)),
+                (1, None) => "the only one that does".into(),
+                _ => how.clone(),
+            };
+            let binding =
+                c.binding.as_deref().map(|b| format!(" Its binding requirement: {b}.")).unwrap_or_default();
+            format!("{} meets every requirement, {how}.{binding}", c.name)
+        }
+    };
+    for c in d.configurations.iter().filter(|c| Some(&c.name) != d.chosen.as_ref()) {
+        let on = |m: Option<bool>| c.verdicts.iter().filter(move |v| v.met == m);
+        let said: Vec<String> = match c.meets {
+            Some(true) => vec![format!("{} also meets every requirement", c.name)],
+            Some(false) => {
+                on(Some(false)).map(|v| format!("{} fails {}: {}", c.name, v.requirement, v.text)).collect()
+            }
+            None => on(None)
+                .map(|v| format!("{}: {} is not shown either way: {}", c.name, v.requirement, v.text))
+                .collect(),
+        };
+        for s in said {
+            text.push_str(&format!(" {s}."));
+        }
+    }
+    text
+}
+
+/// What a unit of work costs on `c`: per 1,000 of each workload's headline (where higher is
+/// better; a swept workload at its best point) and per TB of capacity.
+fn costs(c: &ConfigurationDecision, e: &Evaluation) -> Vec<String> {
+    let Some(p) = c.price else { return Vec::new() };
+    let cur = c.currency.as_deref().unwrap_or("");
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for g in e.groups().into_iter().filter(|g| g.configuration == c.name) {
+        if seen.contains(&g.workload) {
+            continue;
+        }
+        let best = e
+            .groups()
+            .into_iter()
+            .filter(|x| x.configuration == c.name && x.workload == g.workload)
+            .filter_map(|x| Some((x.reported()?.headline.clone()?, x.spread()?.median)))
+            .filter(|(h, m)| h.higher_is_better && *m > 0.0)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((h, median)) = best {
+            out.push(format!("{} {cur} per 1,000 {} ({})", num(p / median * 1000.0), h.metric, g.workload));
+        }
+        seen.push(g.workload);
+    }
+    if let Some(bytes) = c.capacity_bytes.filter(|b| *b > 0) {
+        out.push(format!("{} {cur} per TB", num(p / (bytes as f64 / 1e12))));
+    }
+    out
+}
+
+/// The lowest price, the lowest active power and the best per watt on each workload among
+/// the configurations that meet everything (where two or more do).
+fn best(fits: &[&ConfigurationDecision], e: &Evaluation) -> Vec<Best> {
+    if fits.len() < 2 {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    let lowest = |f: &dyn Fn(&ConfigurationDecision) -> Option<f64>| {
+        fits.iter().filter_map(|c| Some((*c, f(c)?))).min_by(|a, b| a.1.total_cmp(&b.1))
+    };
+    if let Some((c, _)) = lowest(&|c| c.price) {
+        out.push(Best { what: "lowest price".into(), configuration: c.name.clone(), value: price(c) });
+    }
+    if let Some((c, w)) = lowest(&|c| c.active_w) {
+        out.push(Best {
+            what: "lowest active power".into(),
+            configuration: c.name.clone(),
+            value: format!("{} W", num(w)),
+        });
+    }
+    for point in crate::render::points(e) {
+        let per_watt = point
+            .groups
+            .iter()
+            .filter(|g| fits.iter().any(|c| c.name == g.configuration))
+            .filter_map(|g| Some((g, g.reported()?.per_watt?, g.reported()?.headline.clone()?)))
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((g, w, h)) = per_watt {
+            out.push(Best {
+                what: format!(
+                    "best {} per watt on {}{}",
+                    h.metric,
+                    point.workload,
+                    crate::render::at(point.sweep)
+                ),
+                configuration: g.configuration.to_string(),
+                value: format!("{} {}/W", num(w), h.metric),
+            });
+        }
+    }
+    out
+}
+
+/// Each pair of configurations on each workload point, in plan order.
+pub(super) fn comparisons(e: &Evaluation) -> Vec<String> {
+    let mut out = Vec::new();
+    for point in crate::render::points(e) {
+        let place = format!("{}{}", point.workload, crate::render::at(point.sweep));
+        for (i, x) in point.groups.iter().enumerate() {
+            for y in &point.groups[i + 1..] {
+                // The better one first, as the reference reports put it.
+                let (a, b) = if better(y, x) { (y, x) } else { (x, y) };
+                if let Some(s) = pair(a, b) {
+                    out.push(format!("{} vs {} on {place}: {s}", a.configuration, b.configuration));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Whether `a`'s median headline is better than `b`'s.
+fn better(a: &Group<'_>, b: &Group<'_>) -> bool {
+    let higher = a.reported().and_then(|r| r.headline.as_ref()).is_none_or(|h| h.higher_is_better);
+    match (a.spread(), b.spread()) {
+        (Some(x), Some(y)) if higher => x.median > y.median,
+        (Some(x), Some(y)) => x.median < y.median,
+        _ => false,
+    }
+}
+
+/// "+91.8 % OPM, -51 % active power, +184 % OPM per watt" for `a` against `b`.
+fn pair(a: &Group<'_>, b: &Group<'_>) -> Option<String> {
+    let (sa, sb) = (a.spread()?, b.spread()?);
+    let (ra, rb) = (a.reported()?, b.reported()?);
+    let h = ra.headline.as_ref()?;
+    let d = difference(&sa, &sb, h.higher_is_better)?;
+    let mut parts = vec![format!("{} {}", signed(d.pct), h.metric)];
+    if d.within_spread {
+        parts[0].push_str(" (not distinguishable: the runs' ranges overlap)");
+    }
+    let change = |x: Option<f64>, y: Option<f64>| Some(signed(100.0 * (x? - y?) / y.filter(|v| *v > 0.0)?));
+    if let Some(c) = change(ra.active_watts, rb.active_watts) {
+        parts.push(format!("{c} active power"));
+    }
+    if let Some(c) = change(ra.per_watt, rb.per_watt) {
+        parts.push(format!("{c} {} per watt", h.metric));
+    }
+    Some(parts.join(", "))
+}
+
+fn signed(v: f64) -> String {
+    format!("{}{}", if v < 0.0 { "-" } else { "+" }, pct(v))
+}

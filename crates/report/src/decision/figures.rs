@@ -1,0 +1,85 @@
+//! The figures a requirement may name: each workload's own (defined once, in a table beside
+//! its report code in `render/<workload>.rs`), and every run's power figures. A figure is a
+//! number or, for a workload's own pass/fail rule, a word.
+
+use crate::evaluation::RunRecord;
+use serde::{Deserialize, Serialize};
+
+/// A figure's value in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Value {
+    Num(f64),
+    Text(String),
+}
+
+impl Value {
+    pub fn num(&self) -> Option<f64> {
+        match self {
+            Value::Num(v) => Some(*v),
+            Value::Text(_) => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Value {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Value::Num(v) => f.write_str(&crate::render::doc::num(*v)),
+            Value::Text(t) => f.write_str(t),
+        }
+    }
+}
+
+/// One figure of workload results `T`: its name (the requirement's key after the dot), its
+/// unit as a sentence shows it, and how to read it.
+pub struct Figure<T: ?Sized> {
+    pub name: &'static str,
+    pub unit: &'static str,
+    pub get: fn(&T) -> Option<Value>,
+}
+
+/// A figure's name and unit, without its reader: what a plan is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Named {
+    pub name: &'static str,
+    pub unit: &'static str,
+}
+
+/// The value of `name` in `results`, where the table has it.
+pub fn read<T: ?Sized>(table: &[Figure<T>], results: &T, name: &str) -> Option<Option<Value>> {
+    table.iter().find(|f| f.name == name).map(|f| (f.get)(results))
+}
+
+/// A table's names.
+pub fn names<T: ?Sized>(table: &[Figure<T>]) -> Vec<Named> {
+    table.iter().map(|f| Named { name: f.name, unit: f.unit }).collect()
+}
+
+/// Shorthands for the tables.
+pub fn n(v: f64) -> Option<Value> {
+    v.is_finite().then_some(Value::Num(v))
+}
+
+pub fn ms(ns: u64) -> Option<Value> {
+    n(ns as f64 / 1e6)
+}
+
+pub fn pass_fail(pass: bool) -> Option<Value> {
+    Some(Value::Text(if pass { "pass" } else { "fail" }.into()))
+}
+
+/// Every run's power figures, on any workload.
+pub const POWER: &[Figure<RunRecord>] = &[
+    Figure { name: "active_w", unit: "W active", get: |r| r.active_watts.and_then(n) },
+    Figure { name: "idle_w", unit: "W idle", get: |r| r.idle_watts.and_then(n) },
+    Figure { name: "per_watt", unit: "per watt", get: |r| r.per_watt.and_then(n) },
+];
+
+/// The figures of workload kind `kind` (`io`, `oltp`, ...), its power figures included; None
+/// for a kind the report does not know.
+pub fn of_kind(kind: &str) -> Option<Vec<Named>> {
+    let mut out = crate::render::figures_of_kind(kind)?;
+    out.extend(names(POWER));
+    Some(out)
+}

@@ -1,0 +1,249 @@
+//! The decision an evaluation exists for: given requirements (limits on reported figures) and
+//! each configuration's facts (price, capacity), which configurations meet every requirement,
+//! with what margin and which requirement binds, which one to choose and why, what a unit of
+//! work costs on each, and how each pair compares.
+//!
+//! - `figures`: the figures a requirement may name, per workload and for power.
+//! - `requirement`: requirements as a plan states them, and back as lines.
+//! - `verdict`: the rule for one requirement over a group's repetitions.
+//! - `choice`: the choice among the configurations that meet everything, costs and pairs.
+//!
+//! Pure: from a [`ReportInput`] (the evaluation with its runs' summaries) to a [`Decision`].
+
+pub mod choice;
+pub mod figures;
+pub mod requirement;
+pub mod verdict;
+
+use crate::evaluation::{Evaluation, RunRecord, RunStatus, SweepPoint};
+use crate::render::ReportInput;
+use figures::{POWER, Value};
+use requirement::{EVERY_WORKLOAD, Requirement};
+use serde::{Deserialize, Serialize};
+use verdict::Verdict;
+
+/// What `storbench decide --json` prints and the report's first screen shows.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Decision {
+    /// The requirements as judged, one line each.
+    pub requirements: Vec<String>,
+    /// The configuration to choose; None when none meets every requirement.
+    pub chosen: Option<String>,
+    /// Why, in a sentence or two.
+    pub why: String,
+    pub configurations: Vec<ConfigurationDecision>,
+    /// Among those that meet every requirement: the lowest price, power and best per watt.
+    pub best: Vec<Best>,
+    /// Each pair of configurations on each workload, as the reference reports compare them.
+    pub comparisons: Vec<String>,
+}
+
+/// One configuration judged.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConfigurationDecision {
+    pub name: String,
+    /// True where every requirement is met, false where any is not, None where none fails
+    /// but some are not shown either way.
+    pub meets: Option<bool>,
+    pub verdicts: Vec<Verdict>,
+    /// The requirement that decides: the one it fails by most, the one not shown, or the met
+    /// one with the least headroom.
+    pub binding: Option<String>,
+    pub price: Option<f64>,
+    pub currency: Option<String>,
+    pub capacity_bytes: Option<u64>,
+    /// The highest active power of its workloads' reported runs, watts.
+    pub active_w: Option<f64>,
+    /// What a unit of work or capacity costs: `12.50 USD per 1,000 OPM (oltp)`.
+    pub costs: Vec<String>,
+}
+
+/// One "best of" among the configurations that meet everything.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Best {
+    /// `lowest price`, `lowest active power`, `best OPM per watt on oltp`.
+    pub what: String,
+    pub configuration: String,
+    pub value: String,
+}
+
+/// The decision over `input` under `given` requirements.
+pub fn decide(input: &ReportInput, given: &[Requirement]) -> Decision {
+    let judged = requirement::judged(given);
+    let e = &input.evaluation;
+    let configurations: Vec<ConfigurationDecision> =
+        configurations(e).iter().map(|c| judge_configuration(input, c, &judged)).collect();
+    let mut d = Decision {
+        requirements: judged.iter().map(|r| r.said()).collect(),
+        configurations,
+        comparisons: choice::comparisons(e),
+        ..Decision::default()
+    };
+    choice::choose(&mut d, e);
+    d
+}
+
+/// The evaluation's configurations, and any its runs name that the list lacks (a file
+/// written by hand or cut short), in plan order.
+fn configurations(e: &Evaluation) -> Vec<crate::evaluation::Configuration> {
+    let mut out = e.configurations.clone();
+    for r in &e.runs {
+        if !out.iter().any(|c| c.name == r.configuration) {
+            out.push(crate::evaluation::Configuration {
+                name: r.configuration.clone(),
+                ..Default::default()
+            });
+        }
+    }
+    out
+}
+
+/// Every requirement judged on configuration `c`, and its facts.
+fn judge_configuration(
+    input: &ReportInput,
+    c: &crate::evaluation::Configuration,
+    judged: &[Requirement],
+) -> ConfigurationDecision {
+    let e = &input.evaluation;
+    let mut verdicts = Vec::new();
+    for label in labels(e) {
+        let mine: Vec<&Requirement> = judged.iter().filter(|r| applies(r, e, label)).collect();
+        if !mine.is_empty() {
+            verdicts.extend(at_best_point(input, &c.name, label, &mine));
+        }
+    }
+    let meets = if verdicts.iter().any(|v| v.met == Some(false)) {
+        Some(false)
+    } else if verdicts.iter().all(|v| v.met == Some(true)) {
+        Some(true)
+    } else {
+        None
+    };
+    let binding = binding(&verdicts);
+    let active_w = reported(e, &c.name).filter_map(|r| r.active_watts).reduce(f64::max);
+    let capacity_bytes = c.capacity_bytes.or_else(|| measured_capacity(input, &c.target));
+    ConfigurationDecision {
+        name: c.name.clone(),
+        meets,
+        verdicts,
+        binding,
+        price: c.price,
+        currency: c.currency.clone(),
+        capacity_bytes,
+        active_w,
+        costs: Vec::new(),
+    }
+}
+
+/// The workload labels in plan order.
+fn labels(e: &Evaluation) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &e.runs {
+        if !seen.contains(&r.workload.as_str()) {
+            seen.push(&r.workload);
+        }
+    }
+    seen
+}
+
+/// Whether requirement `r` is on workload `label`: it names the label, or its kind where no
+/// workload has that label, or every workload (`power`).
+pub fn applies(r: &Requirement, e: &Evaluation, label: &str) -> bool {
+    if r.workload == label || r.workload == EVERY_WORKLOAD {
+        return true;
+    }
+    let is_label = e.runs.iter().any(|x| x.workload == r.workload);
+    !is_label && e.runs.iter().any(|x| x.workload == label && x.kind == r.workload)
+}
+
+/// The reported runs of configuration `name`.
+fn reported<'a>(e: &'a Evaluation, name: &'a str) -> impl Iterator<Item = &'a RunRecord> {
+    e.runs.iter().filter(move |r| r.configuration == name && r.reported)
+}
+
+/// The requirements on one workload of one configuration, judged at the sweep point that
+/// meets them best: the first where all are met, else the first where none fails, else the
+/// one with the most met. Without a sweep there is one point.
+fn at_best_point(
+    input: &ReportInput,
+    configuration: &str,
+    label: &str,
+    reqs: &[&Requirement],
+) -> Vec<Verdict> {
+    let mut points: Vec<Option<&SweepPoint>> = Vec::new();
+    for r in &input.evaluation.runs {
+        if r.configuration == configuration && r.workload == label && !points.contains(&r.sweep.as_ref()) {
+            points.push(r.sweep.as_ref());
+        }
+    }
+    if points.is_empty() {
+        points.push(None);
+    }
+    let judged: Vec<Vec<Verdict>> = points
+        .iter()
+        .map(|p| reqs.iter().map(|r| judge_at(input, configuration, label, *p, r)).collect())
+        .collect();
+    let count = |vs: &Vec<Verdict>, m: Option<bool>| vs.iter().filter(|v| v.met == m).count();
+    let pick = judged
+        .iter()
+        .position(|vs| count(vs, Some(true)) == vs.len())
+        .or_else(|| judged.iter().position(|vs| count(vs, Some(false)) == 0))
+        .or_else(|| (0..judged.len()).max_by_key(|i| (count(&judged[*i], Some(true)), std::cmp::Reverse(*i))))
+        .unwrap_or(0);
+    judged.into_iter().nth(pick).unwrap_or_default()
+}
+
+fn judge_at(
+    input: &ReportInput,
+    configuration: &str,
+    label: &str,
+    point: Option<&SweepPoint>,
+    r: &Requirement,
+) -> Verdict {
+    let runs = input.evaluation.runs.iter().filter(|x| {
+        x.configuration == configuration
+            && x.workload == label
+            && x.sweep.as_ref() == point
+            && matches!(x.status, RunStatus::Done | RunStatus::CheckFailed)
+    });
+    let mut unit = "";
+    let mut values = Vec::new();
+    for run in runs {
+        if let Some((v, u)) = figure(input, run, &r.figure) {
+            values.push(v);
+            unit = u;
+        }
+    }
+    let at = point.map(|p| format!("{} = {}", p.param, crate::render::sweep_value(p)));
+    verdict::judge(r, label, at, &values, unit)
+}
+
+/// Figure `name` of one run with its unit: a power figure from the run's record, else its
+/// workload's from its summary.
+fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'static str)> {
+    if let Some(f) = POWER.iter().find(|f| f.name == name) {
+        return (f.get)(run).map(|v| (v, f.unit));
+    }
+    let data = input.runs.get(&run.id)?;
+    let unit = figures::of_kind(&run.kind)?.into_iter().find(|f| f.name == name)?.unit;
+    data.summary.results.workload().figure(name).flatten().map(|v| (v, unit))
+}
+
+/// The requirement that decides the configuration's verdict (see `ConfigurationDecision`).
+fn binding(verdicts: &[Verdict]) -> Option<String> {
+    let margin = |v: &Verdict| v.margin_pct.unwrap_or(0.0);
+    let worst = |m: Option<bool>| {
+        verdicts.iter().filter(|v| v.met == m).min_by(|a, b| margin(a).total_cmp(&margin(b)))
+    };
+    worst(Some(false)).or_else(|| worst(None)).or_else(|| worst(Some(true))).map(|v| v.requirement.clone())
+}
+
+/// The size of the block device under `target`, where the disclosure has it.
+fn measured_capacity(input: &ReportInput, target: &str) -> Option<u64> {
+    let d = input.disclosure.as_ref()?;
+    let device = d.targets.iter().find(|t| t.path == target)?.device.as_deref()?;
+    d.devices.iter().find(|b| b.layer.name == device)?.size_bytes
+}
+
+#[cfg(test)]
+mod tests;

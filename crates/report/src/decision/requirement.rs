@@ -1,0 +1,298 @@
+//! Requirements: limits on reported figures, as a plan's `[requirements]` table gives them
+//! (`"oltp.order_p99_ms" = "<= 50"`): a workload label or kind (or `power`, every workload),
+//! a figure of its own (`figures`), a comparison and a limit. Written back as one line each
+//! (`oltp.order_p99_ms <= 50`), the form `evaluation.json` keeps and this module reads again.
+//!
+//! A mailbox demand as the Exchange calculators state it, `mailbox.mailboxes = 2000` with
+//! `mailbox.iops_per_mailbox = 0.5`, is one requirement: transactional IOPS of at least
+//! 2,000 x 0.5.
+
+use super::figures::Value;
+use serde::{Deserialize, Serialize};
+
+/// How a figure must compare with its limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Op {
+    #[serde(rename = ">=")]
+    AtLeast,
+    #[serde(rename = ">")]
+    Above,
+    #[serde(rename = "<=")]
+    AtMost,
+    #[serde(rename = "<")]
+    Below,
+    #[serde(rename = "=")]
+    Equal,
+    #[serde(rename = "!=")]
+    NotEqual,
+}
+
+const OPS: [(&str, Op); 7] = [
+    (">=", Op::AtLeast),
+    ("<=", Op::AtMost),
+    ("!=", Op::NotEqual),
+    ("==", Op::Equal),
+    (">", Op::Above),
+    ("<", Op::Below),
+    ("=", Op::Equal),
+];
+
+impl Op {
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Op::AtLeast => ">=",
+            Op::Above => ">",
+            Op::AtMost => "<=",
+            Op::Below => "<",
+            Op::Equal => "=",
+            Op::NotEqual => "!=",
+        }
+    }
+
+    /// Whether `value` meets `limit` this way; None where they cannot be compared (a word
+    /// against a number, or a word ordered).
+    pub fn holds(self, value: &Value, limit: &Value) -> Option<bool> {
+        match (value, limit) {
+            (Value::Num(v), Value::Num(l)) => Some(match self {
+                Op::AtLeast => v >= l,
+                Op::Above => v > l,
+                Op::AtMost => v <= l,
+                Op::Below => v < l,
+                Op::Equal => v == l,
+                Op::NotEqual => v != l,
+            }),
+            (Value::Text(v), Value::Text(l)) => match self {
+                Op::Equal => Some(v.eq_ignore_ascii_case(l)),
+                Op::NotEqual => Some(!v.eq_ignore_ascii_case(l)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Higher values are better under this limit (`>=`, `>`), lower (`<=`, `<`), or neither.
+    pub fn higher_is_better(self) -> Option<bool> {
+        match self {
+            Op::AtLeast | Op::Above => Some(true),
+            Op::AtMost | Op::Below => Some(false),
+            Op::Equal | Op::NotEqual => None,
+        }
+    }
+}
+
+/// One requirement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Requirement {
+    /// A workload label or kind, or `power` for every workload.
+    pub workload: String,
+    pub figure: String,
+    pub op: Op,
+    pub limit: Value,
+    /// How the user stated it where that was not this line (a mailbox demand).
+    pub stated: Option<String>,
+}
+
+/// The workload name that puts a requirement on every workload's run (`power.active_w`).
+pub const EVERY_WORKLOAD: &str = "power";
+
+impl std::fmt::Display for Requirement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let limit = match &self.limit {
+            Value::Num(v) => v.to_string(),
+            Value::Text(t) => format!("\"{t}\""),
+        };
+        write!(f, "{}.{} {} {limit}", self.workload, self.figure, self.op.symbol())
+    }
+}
+
+impl Requirement {
+    /// How a sentence names it: as stated, or as its line.
+    pub fn said(&self) -> String {
+        self.stated.clone().unwrap_or_else(|| self.to_string())
+    }
+}
+
+/// A requirement from a key (`oltp.opm`) and its rule (`>= 20000`, `"pass"`, `0`): a rule
+/// without a comparison means equal.
+pub fn parse(key: &str, rule: &str) -> Result<Requirement, String> {
+    let example = "as in \"oltp.opm\" = \">= 20000\" or \"mailbox.result\" = \"pass\"";
+    let Some((workload, figure)) = key.rsplit_once('.').filter(|(w, f)| !w.is_empty() && !f.is_empty())
+    else {
+        return Err(format!("requirement `{key}`: name a workload (label or kind) and a figure, {example}"));
+    };
+    let rule = rule.trim();
+    let (op, rest) = OPS
+        .iter()
+        .find_map(|(s, op)| rule.strip_prefix(s).map(|rest| (*op, rest)))
+        .unwrap_or((Op::Equal, rule));
+    let rest = rest.trim().trim_matches('"');
+    if rest.is_empty() {
+        return Err(format!("requirement `{key}`: `{rule}` has no limit, {example}"));
+    }
+    let limit = match rest.replace('_', "").parse::<f64>() {
+        Ok(v) if v.is_finite() => Value::Num(v),
+        Ok(_) => return Err(format!("requirement `{key}`: `{rest}` is not a finite number")),
+        Err(_) if rest.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') => {
+            Value::Text(rest.to_string())
+        }
+        Err(_) => {
+            return Err(format!("requirement `{key}`: `{rest}` is neither a number nor a word, {example}"));
+        }
+    };
+    if matches!(limit, Value::Text(_)) && op.higher_is_better().is_some() {
+        return Err(format!(
+            "requirement `{key}`: `{rule}` orders a word; a word can only be equal (`= \"pass\"`) or not (`!=`)"
+        ));
+    }
+    Ok(Requirement { workload: workload.to_string(), figure: figure.to_string(), op, limit, stated: None })
+}
+
+/// Checks that `r` names a workload among `workloads` (label and kind of each) and a figure
+/// that workload reports; the error names what exists.
+pub fn check(r: &Requirement, workloads: &[(&str, &str)]) -> Result<(), String> {
+    let kinds: Vec<&str> = if r.workload == EVERY_WORKLOAD {
+        let names = super::figures::names(super::figures::POWER);
+        if names.iter().any(|f| f.name == r.figure) {
+            return Ok(());
+        }
+        let list: Vec<&str> = names.iter().map(|f| f.name).collect();
+        return Err(format!("`{r}`: `power` has no figure `{}`; its figures: {}", r.figure, list.join(", ")));
+    } else if workloads.iter().any(|(label, _)| *label == r.workload) {
+        workloads.iter().filter(|(label, _)| *label == r.workload).map(|(_, kind)| *kind).collect()
+    } else {
+        workloads.iter().filter(|(_, kind)| *kind == r.workload).map(|(_, kind)| *kind).collect()
+    };
+    if kinds.is_empty() {
+        let list: Vec<String> = workloads.iter().map(|(label, kind)| format!("{label} ({kind})")).collect();
+        return Err(format!(
+            "`{r}`: no workload is labelled or of kind `{}`; the workloads are {}, and `power` puts a \
+             requirement on every one",
+            r.workload,
+            list.join(", ")
+        ));
+    }
+    for kind in kinds {
+        let figures = super::figures::of_kind(kind).unwrap_or_default();
+        if !figures.iter().any(|f| f.name == r.figure) {
+            let list: Vec<&str> = figures.iter().map(|f| f.name).collect();
+            return Err(format!(
+                "`{r}`: {} ({kind}) reports no figure `{}`; its figures: {}",
+                r.workload,
+                r.figure,
+                list.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A line as `Requirement`'s Display writes it (`oltp.opm >= 20000`).
+pub fn parse_line(line: &str) -> Result<Requirement, String> {
+    let line = line.trim();
+    let at = line.find(|c: char| c.is_whitespace() || "<>=!".contains(c)).unwrap_or(line.len());
+    parse(&line[..at], &line[at..])
+}
+
+/// The requirements as judged: each mailbox demand (`mailboxes = N` with `iops_per_mailbox =
+/// X` on one workload) made one requirement of transactional IOPS.
+pub fn judged(given: &[Requirement]) -> Vec<Requirement> {
+    let equal = |r: &Requirement, figure: &str| r.figure == figure && r.op == Op::Equal;
+    let mut out = Vec::new();
+    for r in given {
+        let partner = |figure: &str| given.iter().find(|o| o.workload == r.workload && equal(o, figure));
+        if equal(r, "iops_per_mailbox") && partner("mailboxes").is_some() {
+            continue;
+        }
+        if equal(r, "mailboxes")
+            && let Some(each) = partner("iops_per_mailbox")
+            && let (Some(count), Some(rate)) = (r.limit.num(), each.limit.num())
+        {
+            out.push(Requirement {
+                workload: r.workload.clone(),
+                figure: "transactional_iops".into(),
+                op: Op::AtLeast,
+                limit: Value::Num(count * rate),
+                stated: Some(format!(
+                    "{}: {} mailboxes at {} IOPS each",
+                    r.workload,
+                    crate::render::doc::given(count),
+                    rate
+                )),
+            });
+            continue;
+        }
+        out.push(r.clone());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_read_with_or_without_a_comparison_and_write_back_as_they_read() {
+        let r = parse("oltp.order_p99_ms", "<= 50").unwrap();
+        assert_eq!(
+            (r.workload.as_str(), r.figure.as_str(), r.op, &r.limit),
+            ("oltp", "order_p99_ms", Op::AtMost, &Value::Num(50.0))
+        );
+        assert_eq!(r.to_string(), "oltp.order_p99_ms <= 50");
+        assert_eq!(parse_line(&r.to_string()).unwrap(), r);
+        let pass = parse("mailbox.result", "pass").unwrap();
+        assert_eq!((pass.op, &pass.limit), (Op::Equal, &Value::Text("pass".into())));
+        assert_eq!(parse_line(&pass.to_string()).unwrap(), pass);
+        assert_eq!(parse("sqlio-8k.qd4.iops", ">=5_000").unwrap().workload, "sqlio-8k.qd4");
+        assert_eq!(parse("integrity.errors", "0").unwrap().limit, Value::Num(0.0));
+    }
+
+    #[test]
+    fn a_bad_rule_is_refused_with_what_to_write() {
+        for (key, rule, says) in [
+            ("opm", ">= 1", "name a workload"),
+            ("oltp.opm", ">=", "has no limit"),
+            ("oltp.opm", ">= 1e999", "not a finite number"),
+            ("oltp.opm", ">= 5 ms", "neither a number nor a word"),
+            ("mailbox.result", ">= pass", "orders a word"),
+        ] {
+            let e = parse(key, rule).unwrap_err();
+            assert!(e.contains(says) && e.contains(key), "{key} {rule}: {e}");
+        }
+    }
+
+    #[test]
+    fn a_requirement_must_name_a_workload_and_one_of_its_figures() {
+        let plan = [("randread", "io"), ("oltp", "oltp")];
+        let ok = |k: &str| check(&parse(k, "1").unwrap(), &plan);
+        assert_eq!(ok("randread.iops"), Ok(()));
+        assert_eq!(ok("io.read_p99_ms"), Ok(()));
+        assert_eq!(ok("power.active_w"), Ok(()));
+        assert_eq!(ok("oltp.active_w"), Ok(()));
+        let e = ok("oltp.iops").unwrap_err();
+        assert!(e.contains("oltp (oltp) reports no figure `iops`; its figures: opm, order_mean_ms"), "{e}");
+        let e = ok("mailbox.result").unwrap_err();
+        assert!(
+            e.contains(
+                "no workload is labelled or of kind `mailbox`; the workloads are randread (io), oltp (oltp)"
+            ),
+            "{e}"
+        );
+        assert!(ok("power.watts").unwrap_err().contains("its figures: active_w, idle_w, per_watt"));
+    }
+
+    #[test]
+    fn a_mailbox_demand_is_one_requirement_of_transactional_iops() {
+        let given = vec![
+            parse("mailbox.mailboxes", "2000").unwrap(),
+            parse("mailbox.iops_per_mailbox", "= 0.5").unwrap(),
+            parse("mailbox.result", "pass").unwrap(),
+        ];
+        let j = judged(&given);
+        assert_eq!(j.len(), 2);
+        assert_eq!(j[0].to_string(), "mailbox.transactional_iops >= 1000");
+        assert_eq!(j[0].said(), "mailbox: 2,000 mailboxes at 0.5 IOPS each");
+        assert_eq!(j[1], given[2]);
+        // Alone, each is the figure it names.
+        assert_eq!(judged(&given[..1]), given[..1]);
+    }
+}

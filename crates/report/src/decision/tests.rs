@@ -1,0 +1,154 @@
+//! The decision from fixed inputs: an io workload on two priced configurations.
+
+use super::requirement::parse;
+use super::*;
+use crate::evaluation::{Configuration, Headline};
+use crate::model::{DirectionResult, IoResults, LatencyNs, Results, Summary};
+use crate::render::RunData;
+
+/// A run of `randread` on `config` at `iops` with a read p99 of `p99_ms` and `watts` active.
+fn run(config: &str, rep: u32, iops: f64, p99_ms: f64, watts: f64) -> (RunRecord, RunData) {
+    let lat = LatencyNs { p99: (p99_ms * 1e6) as u64, ..LatencyNs::default() };
+    let read = DirectionResult { iops, lat_ns: Some(lat), ..DirectionResult::default() };
+    let summary = Summary {
+        workload: "io".into(),
+        results: Results::Io(IoResults { read, ..IoResults::default() }),
+        ..serde_json::from_value(serde_json::json!({
+            "schema_version": 1, "tool": {"name": "storbench", "version": "0"}, "workload": "io",
+            "name": "randread", "complete": true, "started_at": "", "ended_at": null, "seed": 1,
+            "host": {"hostname": "h", "kernel": "", "cpus": 1}, "parameters": null,
+            "target": {"path": "/x", "kind": "file", "size_bytes": 0, "direct": true, "device": null},
+            "engine": "null", "phases": {"ramp_s": 0.0, "measured_s": 1.0},
+            "results": {"read": {"ios": 0, "bytes": 0, "iops": 0.0, "bytes_per_sec": 0.0, "lat_ns": null},
+                        "write": {"ios": 0, "bytes": 0, "iops": 0.0, "bytes_per_sec": 0.0, "lat_ns": null},
+                        "errors": {"total": 0, "by_kind": {}}, "verify": {"enabled": false, "blocks_checked": 0, "mismatches": 0, "first_mismatches": []}},
+            "cpu": {"user_s": 0.0, "sys_s": 0.0, "ns_per_io": null}, "warnings": []
+        }))
+        .unwrap()
+    };
+    let record = RunRecord {
+        id: format!("randread.{config}.r{rep}"),
+        workload: "randread".into(),
+        kind: "io".into(),
+        configuration: config.into(),
+        repetition: rep,
+        status: RunStatus::Done,
+        headline: Some(Headline::new("IOPS", iops, true)),
+        active_watts: Some(watts),
+        per_watt: Some(iops / watts),
+        ..RunRecord::default()
+    };
+    (record, RunData { summary, series: None })
+}
+
+fn config(name: &str, price: Option<f64>) -> Configuration {
+    Configuration {
+        name: name.into(),
+        target: format!("/mnt/{name}"),
+        price,
+        currency: price.map(|_| "USD".into()),
+        capacity_bytes: Some(2_000_000_000_000),
+        ..Configuration::default()
+    }
+}
+
+/// ssd (12,000 USD): 1,300-1,400 IOPS at p99 0.8 ms, 100 W; hdd (8,000 USD): the IOPS given,
+/// p99 4 ms, 150 W.
+fn evaluation(hdd_iops: [f64; 3]) -> ReportInput {
+    let mut runs: Vec<(RunRecord, RunData)> =
+        [1300.0, 1400.0, 1350.0].iter().zip(1..).map(|(v, i)| run("ssd", i, *v, 0.8, 100.0)).collect();
+    runs.extend(hdd_iops.iter().zip(1..).map(|(v, i)| run("hdd", i, *v, 4.0, 150.0)));
+    let mut evaluation = Evaluation {
+        configurations: vec![config("ssd", Some(12_000.0)), config("hdd", Some(8_000.0))],
+        runs: runs.iter().map(|r| r.0.clone()).collect(),
+        ..Evaluation::default()
+    };
+    evaluation.mark_reported();
+    let runs = runs.into_iter().map(|(r, d)| (r.id, d)).collect();
+    ReportInput { evaluation, runs, ..ReportInput::default() }
+}
+
+fn reqs(lines: &[(&str, &str)]) -> Vec<Requirement> {
+    lines.iter().map(|(k, v)| parse(k, v).unwrap()).collect()
+}
+
+#[test]
+fn the_configuration_that_meets_every_requirement_is_chosen_and_the_other_says_why_not() {
+    let d = decide(
+        &evaluation([950.0, 1000.0, 1040.0]),
+        &reqs(&[("randread.iops", ">= 1200"), ("io.read_p99_ms", "<= 5")]),
+    );
+    assert_eq!(d.chosen.as_deref(), Some("ssd"));
+    let [ssd, hdd] = &d.configurations[..] else { panic!("{d:?}") };
+    assert_eq!((ssd.meets, hdd.meets), (Some(true), Some(false)));
+    // The ssd's binding requirement is the one with the least headroom: IOPS 12.5 % above
+    // 1,200, against a p99 84 % under 5 ms.
+    assert_eq!(ssd.binding.as_deref(), Some("randread.iops >= 1200"));
+    assert!((ssd.verdicts[0].margin_pct.unwrap() - 12.5).abs() < 1e-9);
+    assert_eq!(hdd.binding.as_deref(), Some("randread.iops >= 1200"));
+    assert!(
+        d.why.starts_with("ssd meets every requirement, the only one that does, at 12,000 USD."),
+        "{}",
+        d.why
+    );
+    assert!(
+        d.why.contains("hdd fails randread.iops >= 1200: 1,000.0 IOPS, 17 % short of 1,200"),
+        "{}",
+        d.why
+    );
+    assert_eq!(ssd.costs, ["8,888.9 USD per 1,000 IOPS (randread)", "6,000.0 USD per TB"]);
+    // The kind names the workload where no label is `io`.
+    assert_eq!(ssd.verdicts[1].workload, "randread");
+}
+
+#[test]
+fn among_several_that_meet_everything_the_cheapest_is_chosen() {
+    let d = decide(&evaluation([1250.0, 1300.0, 1280.0]), &reqs(&[("randread.iops", ">= 1200")]));
+    assert_eq!(d.chosen.as_deref(), Some("hdd"));
+    assert!(d.why.contains("hdd meets every requirement, at the lowest price, 8,000 USD"), "{}", d.why);
+    assert!(d.why.contains("ssd also meets every requirement"), "{}", d.why);
+    let best: Vec<(&str, &str)> =
+        d.best.iter().map(|b| (b.what.as_str(), b.configuration.as_str())).collect();
+    assert_eq!(
+        best,
+        [("lowest price", "hdd"), ("lowest active power", "ssd"), ("best IOPS per watt on randread", "ssd")]
+    );
+    // The seeds' sentence for the pair; the IOPS ranges overlap here.
+    assert_eq!(d.comparisons.len(), 1);
+    assert!(
+        d.comparisons[0].starts_with("ssd vs hdd on randread: +5.5 % IOPS (not distinguishable"),
+        "{:?}",
+        d.comparisons
+    );
+    assert!(d.comparisons[0].ends_with("-33 % active power, +58 % IOPS per watt"), "{:?}", d.comparisons);
+}
+
+#[test]
+fn a_spread_across_the_limit_chooses_nothing_it_cannot_show() {
+    // ssd's runs (1,300-1,400) lie either side of 1,380; hdd's are all short of it.
+    let d = decide(&evaluation([1150.0, 1210.0, 1250.0]), &reqs(&[("randread.iops", ">= 1380")]));
+    assert_eq!(d.chosen, None);
+    assert_eq!((d.configurations[0].meets, d.configurations[1].meets), (None, Some(false)));
+    assert!(d.why.starts_with("No configuration meets every requirement."), "{}", d.why);
+    assert!(
+        d.why
+            .contains("ssd: randread.iops >= 1380 is not shown either way: 1,300.0–1,400.0 IOPS over 3 runs"),
+        "{}",
+        d.why
+    );
+    assert!(d.why.contains("hdd fails randread.iops >= 1380"), "{}", d.why);
+}
+
+#[test]
+fn the_json_names_the_choice_and_each_verdict() {
+    let d = decide(&evaluation([950.0, 1000.0, 1040.0]), &reqs(&[("randread.iops", ">= 1200")]));
+    let j = serde_json::to_value(&d).unwrap();
+    assert_eq!(j["chosen"], "ssd");
+    let v = &j["configurations"][1]["verdicts"][0];
+    assert_eq!(
+        (&v["requirement"], &v["value"], &v["limit"], &v["met"]),
+        (&"randread.iops >= 1200".into(), &1000.0.into(), &1200.0.into(), &false.into())
+    );
+    assert!((v["margin_pct"].as_f64().unwrap() + 16.666).abs() < 0.01);
+    assert_eq!(j["configurations"][0]["meets"], true);
+}

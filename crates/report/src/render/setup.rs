@@ -1,0 +1,282 @@
+//! The "Setup checks" section: per configuration, what [`crate::setup`] finds in the
+//! disclosed storage setup, warnings first as a table (what it found, why it matters, what to
+//! change), then the checks that passed and those the disclosure could not answer, compactly.
+//!
+//! This file also says what the runs of a configuration used (database page sizes, data
+//! sets), read from their summaries, which is what the checks need besides the disclosure.
+
+use super::ReportInput;
+use super::doc::{Block, Table};
+use crate::disclosure::{Disclosure, TargetPath};
+use crate::evaluation::Configuration;
+use crate::model::{MailboxResults, Summary};
+use crate::setup::{self, DataSet, PageSize, SetupCheck, Status};
+
+/// The section; nothing without a disclosure (the appendix says it is missing).
+pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
+    // A null engine's run has no target, so its disclosure none.
+    let Some(d) = input.disclosure.as_ref().filter(|d| !d.targets.is_empty()) else { return Vec::new() };
+    let configs = &input.evaluation.configurations;
+    if configs.is_empty() {
+        return Vec::new();
+    }
+    let mut out = vec![
+        Block::Heading(2, "Setup checks".into()),
+        Block::Para(
+            "What the disclosure shows about each configuration's storage stack that is known to cost \
+             performance or durability: partition alignment to 1 MiB and the RAID stripe, the \
+             filesystem's block size against the database's page size, the md chunk, cache flushes, \
+             the I/O scheduler, TRIM, access-time updates, data that fits in memory and where a \
+             database server keeps its data. Warnings first; the checks that passed follow."
+                .into(),
+        ),
+    ];
+    for c in configs {
+        // A single run's configuration is named after its host and target already.
+        let named = c.name.contains(&c.target);
+        out.push(Block::Heading(
+            3,
+            if named { c.name.clone() } else { format!("{} ({})", c.name, c.target) },
+        ));
+        let Some(target) = target_of(d, c, configs.len()) else {
+            out.push(Block::Para(format!(
+                "{} is not in the disclosure: its setup is not checked.",
+                c.target
+            )));
+            continue;
+        };
+        let (pages, data) = (page_sizes(input, d, c), data_sets(input, c));
+        let input = setup::SetupInput { disclosure: d, target, page_sizes: &pages, data: &data };
+        out.extend(configuration(&setup::check(&input)));
+    }
+    out
+}
+
+/// One configuration's checks: the warnings' table, then the rest in a sentence each.
+fn configuration(checks: &[SetupCheck]) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut warnings = Table::new(&["check", "on", "found", "why it matters", "what to change"]);
+    for c in checks.iter().filter(|c| c.status == Status::Warn) {
+        warnings.push(vec![
+            c.check.into(),
+            c.subject.clone(),
+            c.found.clone(),
+            c.why.clone(),
+            c.change.clone(),
+        ]);
+    }
+    if warnings.rows.is_empty() {
+        out.push(Block::Para("No warnings.".into()));
+    } else {
+        out.push(Block::Table(warnings));
+    }
+    let listed = |status: Status| -> Vec<String> {
+        checks
+            .iter()
+            .filter(|c| c.status == status)
+            .map(|c| format!("{} on {}: {}", c.check, c.subject, c.found))
+            .collect()
+    };
+    let (passed, unknown) = (listed(Status::Ok), listed(Status::Unknown));
+    if !passed.is_empty() {
+        out.push(Block::Para(format!("Passed: {}.", passed.join("; "))));
+    }
+    if !unknown.is_empty() {
+        out.push(Block::Para(format!("Not known from the disclosure: {}.", unknown.join("; "))));
+    }
+    out
+}
+
+/// The configuration's target in the disclosure: by its path, or the only one there is for
+/// a one-configuration report (a single run's bundle names its files, not the configuration's).
+fn target_of<'a>(d: &'a Disclosure, c: &Configuration, configurations: usize) -> Option<&'a TargetPath> {
+    let by_path = d.targets.iter().find(|t| t.path == c.target);
+    by_path.or_else(|| d.targets.first().filter(|_| configurations == 1))
+}
+
+/// The summaries of the configuration's runs that have one, one per workload label.
+fn summaries<'a>(input: &'a ReportInput, c: &Configuration) -> Vec<(&'a str, &'a Summary)> {
+    let mut out: Vec<(&str, &Summary)> = Vec::new();
+    for r in input.evaluation.runs.iter().filter(|r| r.configuration == c.name) {
+        let Some(data) = input.runs.get(&r.id) else { continue };
+        if !out.iter().any(|(label, _)| *label == r.workload) {
+            out.push((&r.workload, &data.summary));
+        }
+    }
+    out
+}
+
+/// The page sizes of the databases the configuration's runs used: each oltp backend's (its
+/// stated setting where the disclosure has it, else its default) and the mailbox's pages.
+fn page_sizes(input: &ReportInput, d: &Disclosure, c: &Configuration) -> Vec<PageSize> {
+    let mut out: Vec<PageSize> = Vec::new();
+    for (_, s) in summaries(input, c) {
+        let page = match s.workload.as_str() {
+            "oltp" => {
+                let backend = s.target.kind.as_str();
+                let stated = d.database.kind.as_deref() == Some(backend);
+                let none = Default::default();
+                setup::database_page_size(
+                    backend,
+                    if stated { &d.database.non_default_settings } else { &none },
+                )
+            }
+            "mailbox" => mailbox_page(s),
+            _ => None,
+        };
+        if let Some(page) = page.filter(|p| !out.contains(p)) {
+            out.push(page);
+        }
+    }
+    out
+}
+
+/// The mailbox databases' page size, from the profile the run recorded.
+fn mailbox_page(s: &Summary) -> Option<PageSize> {
+    s.results.get::<MailboxResults>()?;
+    let bytes = s.parameters.get("profile")?.get("page_size")?.as_u64()?;
+    Some(PageSize { owner: "the mailbox databases".into(), bytes })
+}
+
+/// Each workload's data as the checks need it; a null engine's none.
+fn data_sets(input: &ReportInput, c: &Configuration) -> Vec<DataSet> {
+    summaries(input, c)
+        .into_iter()
+        .filter(|(_, s)| s.target.kind != "none")
+        .map(|(label, s)| {
+            let on_server = s.workload == "oltp" && matches!(s.target.kind.as_str(), "postgres" | "mysql");
+            DataSet {
+                workload: label.into(),
+                bytes: s.target.size_bytes,
+                cached: !s.target.direct,
+                server_device: s.target.device.as_ref().map(|dev| dev.name.clone()),
+                on_server,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::disclosure::{BlockDevice, DatabaseInfo, MemoryInventory};
+    use crate::evaluation::{Evaluation, RunRecord};
+    use crate::model::{DeviceInfo, Host, OltpResults, Phases, Results, TargetInfo, Tool};
+    use crate::render::RunData;
+
+    fn oltp_summary(backend: &str, size_bytes: u64, device: &str) -> Summary {
+        let device = Some(DeviceInfo { name: device.into(), ..DeviceInfo::default() });
+        Summary {
+            schema_version: 1,
+            tool: Tool { name: "storbench".into(), version: "0.1.0".into() },
+            workload: "oltp".into(),
+            name: "oltp".into(),
+            complete: true,
+            started_at: String::new(),
+            ended_at: None,
+            seed: 1,
+            host: Host::default(),
+            parameters: serde_json::Value::Null,
+            target: TargetInfo { path: "db".into(), kind: backend.into(), size_bytes, direct: false, device },
+            engine: backend.into(),
+            phases: Phases::default(),
+            results: Results::Oltp(OltpResults::default()),
+            cpu: Default::default(),
+            warnings: Vec::new(),
+            steady_state: None,
+            background: Vec::new(),
+            search: None,
+        }
+    }
+
+    /// Two configurations: `ssd` (clean) and `hdd`, whose PostgreSQL keeps its data on
+    /// another disk than its target and fits in memory.
+    fn input() -> ReportInput {
+        let target = |path: &str, dev: &str| TargetPath {
+            path: path.into(),
+            mount_point: Some(path.into()),
+            fstype: Some("ext4".into()),
+            mount_options: Some("rw,relatime".into()),
+            device: Some(dev.into()),
+            devices: vec![dev.into()],
+            block_size: Some(4096),
+            ..TargetPath::default()
+        };
+        let disk = |name: &str| BlockDevice {
+            layer: DeviceInfo { name: name.into(), kind: "disk".into(), ..DeviceInfo::default() },
+            ..BlockDevice::default()
+        };
+        let mut disclosure = Disclosure {
+            schema_version: 1,
+            storbench_version: "0.1.0".into(),
+            cpu: Default::default(),
+            memory: MemoryInventory { total_bytes: Some(16 << 30), dimms: Vec::new() },
+            targets: Vec::new(),
+            devices: vec![disk("nvme0n1"), disk("sdb")],
+            kernel: Default::default(),
+            distribution: None,
+            database: DatabaseInfo { kind: Some("postgres".into()), ..DatabaseInfo::default() },
+        };
+        disclosure.targets = vec![target("/ssd", "nvme0n1"), target("/hdd", "sdb")];
+        let config = |name: &str, target: &str| Configuration {
+            name: name.into(),
+            target: target.into(),
+            ..Configuration::default()
+        };
+        let run = |config: &str| RunRecord {
+            id: format!("oltp.{config}.r1"),
+            workload: "oltp".into(),
+            kind: "oltp".into(),
+            configuration: config.into(),
+            ..RunRecord::default()
+        };
+        let evaluation = Evaluation {
+            configurations: vec![config("ssd", "/ssd"), config("hdd", "/hdd")],
+            runs: vec![run("ssd"), run("hdd")],
+            ..Evaluation::default()
+        };
+        let data = |s| RunData { summary: s, series: None };
+        let runs = [
+            ("oltp.ssd.r1".to_string(), data(oltp_summary("postgres", 64 << 30, "nvme0n1"))),
+            ("oltp.hdd.r1".to_string(), data(oltp_summary("postgres", 1 << 30, "vda"))),
+        ];
+        ReportInput { evaluation, runs: runs.into(), disclosure: Some(disclosure), problems: Vec::new() }
+    }
+
+    #[test]
+    fn each_configuration_gets_its_own_checks_with_warnings_in_a_table() {
+        let md = crate::render::report_markdown(&input());
+        let section = &md[md.find("## Setup checks").expect(&md)..];
+        let ssd = &section[section.find("### ssd (/ssd)").unwrap()..section.find("### hdd").unwrap()];
+        assert!(ssd.contains("No warnings."), "{ssd}");
+        assert!(
+            ssd.contains("block-vs-page on /ssd (ext4): PostgreSQL (default) pages of 8 KiB on 4 KiB blocks"),
+            "{ssd}"
+        );
+        let hdd = &section[section.find("### hdd (/hdd)").unwrap()..];
+        assert!(hdd.contains("| check | on | found | why it matters | what to change |"), "{hdd}");
+        assert!(hdd.contains("| data-location | oltp | the server's data is on vda;"), "{hdd}");
+        assert!(hdd.contains("| fits-in-memory | oltp | 1.0 GiB of data"), "{hdd}");
+        let html = crate::render::report_html(&input());
+        assert!(html.contains("Setup checks") && html.contains("data-location"));
+    }
+
+    #[test]
+    fn the_mailbox_page_size_comes_from_the_profile_it_ran() {
+        let mut s = oltp_summary("files", 1 << 30, "sdb");
+        s.workload = "mailbox".into();
+        s.results = Results::Mailbox(MailboxResults::default());
+        s.parameters = serde_json::json!({"preset": "exchange2007", "profile": {"page_size": 32768}});
+        let page = mailbox_page(&s).unwrap();
+        assert_eq!((page.owner.as_str(), page.bytes), ("the mailbox databases", 32 << 10));
+        s.parameters = serde_json::Value::Null;
+        assert_eq!(mailbox_page(&s), None);
+    }
+
+    #[test]
+    fn without_a_disclosure_there_is_no_section() {
+        let mut i = input();
+        i.disclosure = None;
+        assert!(blocks(&i).is_empty());
+    }
+}
