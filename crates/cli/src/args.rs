@@ -401,6 +401,16 @@ pub struct IoArgs {
     pub out: OutputArgs,
 }
 
+// `storbench io`'s command line: the options a plan's io workload takes, and the search's,
+// which only the command line takes (no doc comment: it would be the command's help).
+#[derive(Args, Debug, Clone, Default)]
+pub struct IoCommand {
+    #[command(flatten)]
+    pub args: IoArgs,
+    #[command(flatten)]
+    pub search: crate::search::SearchArgs,
+}
+
 impl IoArgs {
     /// The defaults of the durations above, each defined once: validation, the evaluation's
     /// ETA and the help text (held to them by a test) take them from here.

@@ -15,6 +15,7 @@
 //! - `setup`: the setup checks per configuration (alignment, block and page sizes, flushes, ...).
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
+//! - `search`: the search for the highest load under a latency limit, per step.
 //! - `compare`: two bundles side by side, matched by workload.
 //! - `workload`: what the report asks of each workload's results, answered in the workload's
 //!   own file (`io`, `oltp`, `mailbox`, `integrity`: headline, status, latencies, charts, and
@@ -31,6 +32,7 @@ mod findings;
 mod html;
 mod markdown;
 mod results;
+mod search;
 mod setup;
 pub mod svg;
 mod text;
@@ -179,6 +181,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.extend(setup::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));
+    d.extend(search::blocks(input));
     d.extend(charts::blocks(input));
     d.extend(appendix::method(e));
     d.extend(appendix::notes(input));

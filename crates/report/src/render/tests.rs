@@ -32,6 +32,7 @@ fn summary(iops: f64) -> Summary {
         warnings: vec![],
         steady_state: None,
         background: Vec::new(),
+        search: None,
     }
 }
 
