@@ -98,6 +98,9 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
     header.extend(beside_names.iter().map(|(n, _, _)| n.to_string()));
     header.extend(lat_names.iter().map(|(n, _)| format!("{n} ms")));
     header.extend(["CPU %", "idle W", "active W"].map(String::from));
+    let meter_names: Vec<String> =
+        first.map(meters).unwrap_or_default().into_iter().map(|(n, _)| n).collect();
+    header.extend(meter_names.iter().map(|n| format!("{n} W")));
     header.push(format!("{metric}/W"));
     header.extend(beside_names.iter().filter(|(_, _, w)| *w).map(|(n, _, _)| format!("{n}/W")));
     header.push("reported".into());
@@ -117,7 +120,12 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
             lat_names.iter().map(|(n, _)| opt(lats.iter().find(|(m, _)| m == n).and_then(|(_, v)| *v), "")),
         );
         cells.push(opt(data.and_then(cpu_pct), ""));
-        cells.extend([r.idle_watts, r.active_watts, r.per_watt].map(|v| opt(v, "")));
+        cells.extend([r.idle_watts, r.active_watts].map(|v| opt(v, "")));
+        let each = data.map(meters).unwrap_or_default();
+        cells.extend(
+            meter_names.iter().map(|n| opt(each.iter().find(|(m, _)| m == n).and_then(|(_, w)| *w), "")),
+        );
+        cells.push(opt(r.per_watt, ""));
         let per_watt = |n: &str| Some(also_of(n)? / r.active_watts.filter(|w| *w > 0.0)?);
         cells.extend(beside_names.iter().filter(|(_, _, w)| *w).map(|(n, _, _)| opt(per_watt(n), "")));
         cells.push(if marked { "◀ median".into() } else { String::new() });
@@ -145,6 +153,14 @@ fn status(r: &RunRecord, data: Option<&RunData>) -> String {
         Some(e) => format!("{s}: {e}"),
         None => s.into(),
     }
+}
+
+/// Each named power meter's active watts (001: the server and the enclosure, each and the
+/// total), where the run read several.
+fn meters(data: &RunData) -> Vec<(String, Option<f64>)> {
+    let Some(s) = &data.series else { return Vec::new() };
+    let each = s.measured_means_each(crate::columns::meter::PREFIX, crate::columns::meter::WATTS);
+    each.into_iter().map(|(n, w)| (n.to_string(), w)).collect()
 }
 
 /// The figures its workload puts beside the headline.
