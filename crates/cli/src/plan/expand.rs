@@ -17,8 +17,11 @@ pub struct PlannedRun {
     pub sweep: Option<(String, serde_json::Value)>,
     pub repetition: u32,
     pub args: Box<dyn Options>,
-    /// What the run should take, for the ETA: warm-up plus measured phase.
+    /// What the run should take, for the ETA: warm-up plus measured phase (a search: the
+    /// longest it may take).
     pub expected: Duration,
+    /// The workload's search, where each run is one.
+    pub search: Option<crate::search::SearchArgs>,
 }
 
 pub const DEFAULT_REPETITIONS: u32 = 3;
@@ -47,14 +50,20 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
                         configuration: ci,
                         sweep: sweep.clone(),
                         repetition,
-                        expected: args.expected(),
+                        expected: expected(&*args, w.search.as_ref()),
                         args,
+                        search: w.search.clone(),
                     });
                 }
             }
         }
     }
     out
+}
+
+/// How long a run may take: its warm-up and measured phase, or a search's every step.
+fn expected(args: &dyn Options, search: Option<&crate::search::SearchArgs>) -> Duration {
+    search.and_then(|s| crate::search::longest(args, s)).unwrap_or_else(|| args.expected())
 }
 
 fn value_text(v: &serde_json::Value) -> String {

@@ -54,6 +54,7 @@ pub(crate) use findings::points;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
 pub(crate) use workload::{WorkloadResults, figures_of_kind};
+pub use workload::{SEARCH_LOAD, summary_figure};
 
 /// Everything a report is made from, read from a bundle by the caller.
 #[derive(Debug, Clone, Default, PartialEq)]
