@@ -38,7 +38,7 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
                     let args = own.unwrap_or(args);
                     let point =
                         sweep.as_ref().map(|(k, v)| format!(".{k}-{}", value_text(v))).unwrap_or_default();
-                    let mut args = args.for_configuration(c, &plan.method);
+                    let mut args = args.for_configuration(c, &method_of(w, &plan.method));
                     if let Some((key, n)) = sweep
                         && key == super::parse::TARGETS
                     {
@@ -59,6 +59,15 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
         }
     }
     out
+}
+
+/// The method as workload `w`'s runs take it: a search's steps are of fixed length, whatever
+/// the method's window.
+fn method_of(w: &super::Workload, m: &super::Method) -> super::Method {
+    match w.search {
+        Some(_) => super::Method { window: None, ..m.clone() },
+        None => m.clone(),
+    }
 }
 
 /// How long a run may take: its warm-up and measured phase, or a search's every step.

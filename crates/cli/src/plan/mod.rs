@@ -51,7 +51,8 @@ pub struct Method {
     /// How long the io workloads' measured phase is: fixed (runtime), or steady_state: rounds
     /// of --round until the SNIA PTS rule holds (5 rounds within 20 % of their mean, fitted
     /// slope within 10 %), at most --measure or 25 rounds; the last 5 rounds are reported.
-    /// OLTP and mailbox runs keep their fixed window. Default: fixed.
+    /// OLTP and mailbox runs, and the steps of a search, keep their fixed window. Default:
+    /// fixed.
     #[arg(long, value_name = "fixed|steady_state")]
     pub window: Option<String>,
 

@@ -37,11 +37,13 @@ pub(super) fn take(
     let at = |key: &str| own.get(key).map_or(0..0, Spanned::span);
     if s.search.is_none() {
         let (key, _) = own.iter().next().expect("a key");
-        let hint = Some("add search = \"threads\", \"iodepth\" or \"rate\" (as the workload has them)".into());
+        let hint =
+            Some("add search = \"threads\", \"iodepth\" or \"rate\" (as the workload has them)".into());
         return Err(src.error(key.span(), format!("`{}` needs `search`", key.get_ref()), hint));
     }
     if s.latency_limit.is_empty() {
-        let hint = Some("add latency_limit = \"p99<=50ms\" (or a list of limits, all of which must hold)".into());
+        let hint =
+            Some("add latency_limit = \"p99<=50ms\" (or a list of limits, all of which must hold)".into());
         return Err(src.error(at("search"), "`search` needs a `latency_limit`", hint));
     }
     Ok(Some(s))
@@ -56,7 +58,9 @@ pub(super) fn check(src: &Source, w: &Workload, table: &DeTable) -> Result<(), P
     let key = if load { "search" } else { "latency_limit" };
     let span = table.get(key).map_or(0..0, Spanned::span);
     let hint = match load {
-        true => "search a load the workload has, or drop search and latency_limit",
+        true => {
+            "search a load the workload has with options it can be searched with, or drop search and latency_limit to measure at the given load"
+        }
         false => "limit a request type and statistic the workload reports",
     };
     let message = format!("workload {}: {}", w.label, super::in_plan_terms(&e.to_string()));
@@ -78,7 +82,8 @@ pub(super) fn check_requirements(
         let named = workloads.iter().filter(|w| w.label == r.workload || w.args.kind().name == r.workload);
         if named.clone().all(|w| w.search.is_none()) {
             let key = format!("{}.{}", r.workload, r.figure);
-            let span = value.get_ref().as_table().and_then(|t| t.get(key.as_str())).map_or(0..0, Spanned::span);
+            let span =
+                value.get_ref().as_table().and_then(|t| t.get(key.as_str())).map_or(0..0, Spanned::span);
             let hint = Some(format!(
                 "give workload {} search = \"threads\" and a latency_limit, or require another figure",
                 r.workload

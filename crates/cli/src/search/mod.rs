@@ -82,9 +82,9 @@ fn limits_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LatencyLimit>
         One(String),
         More(Vec<String>),
     }
-    let texts = match OneOrMore::deserialize(d)
-        .map_err(|_| serde::de::Error::custom("latency_limit is a limit such as \"p99<=50ms\", or a list of them"))?
-    {
+    let texts = match OneOrMore::deserialize(d).map_err(|_| {
+        serde::de::Error::custom("latency_limit is a limit such as \"p99<=50ms\", or a list of them")
+    })? {
         OneOrMore::One(t) => vec![t],
         OneOrMore::More(t) => t,
     };

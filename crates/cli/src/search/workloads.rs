@@ -6,9 +6,9 @@
 use super::{LAT_STATS, Param, SearchArgs, Searchable, Shown, latency_figures};
 use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs};
 use crate::cmd::replay::args::{ModeArg, ReplayArgs};
+use crate::measure::Ran;
 use crate::registry::Options;
 use crate::units::{Minutes, Seconds};
-use crate::measure::Ran;
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;

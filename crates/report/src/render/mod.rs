@@ -53,8 +53,8 @@ use doc::Block;
 pub(crate) use findings::points;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
-pub(crate) use workload::{WorkloadResults, figures_of_kind};
 pub use workload::{SEARCH_LOAD, summary_figure};
+pub(crate) use workload::{WorkloadResults, figures_of_kind};
 
 /// Everything a report is made from, read from a bundle by the caller.
 #[derive(Debug, Clone, Default, PartialEq)]
