@@ -54,7 +54,8 @@ pub(super) fn take(
 /// or statistic it does not report (`latency_limit`).
 pub(super) fn check(src: &Source, w: &Workload, table: &DeTable) -> Result<(), PlanError> {
     let Some(s) = &w.search else { return Ok(()) };
-    let Err((load, e)) = crate::search::check_options(&*w.args, s) else { return Ok(()) };
+    let Err((fault, e)) = crate::search::check_options(&*w.args, s) else { return Ok(()) };
+    let load = fault == crate::search::AtFault::Load;
     let key = if load { "search" } else { "latency_limit" };
     let span = table.get(key).map_or(0..0, Spanned::span);
     let hint = match load {

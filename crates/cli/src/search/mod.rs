@@ -224,14 +224,21 @@ pub fn none_held(s: &SearchArgs) -> String {
     format!("no {param} held {}", limits_text(&s.latency_limit))
 }
 
-/// The checks of a plan's search on a workload's options, before anything runs: Err((true, _))
-/// where the load is at fault (the workload has no such load, or options it cannot be searched
-/// with), Err((false, _)) where a limit is.
-pub fn check_options(args: &dyn Options, s: &SearchArgs) -> Result<(), (bool, anyhow::Error)> {
-    let w = searching(args).map_err(|e| (true, e))?;
+/// Which of a search's options a refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtFault {
+    /// The load: the workload has no such load, or options it cannot be searched with.
+    Load,
+    /// A latency limit: on a request type or statistic the workload does not report.
+    Limit,
+}
+
+/// The checks of a plan's search on a workload's options, before anything runs.
+pub fn check_options(args: &dyn Options, s: &SearchArgs) -> Result<(), (AtFault, anyhow::Error)> {
+    let w = searching(args).map_err(|e| (AtFault::Load, e))?;
     let param = s.search.expect("checked only with a search");
-    w.check_load(param).map_err(|e| (true, e))?;
-    w.check_limits(&s.latency_limit).map_err(|e| (false, e))
+    w.check_load(param).map_err(|e| (AtFault::Load, e))?;
+    w.check_limits(&s.latency_limit).map_err(|e| (AtFault::Limit, e))
 }
 
 /// The longest a plan's search can take, for the evaluation's ETA: every short step, then
