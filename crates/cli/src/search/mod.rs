@@ -2,9 +2,13 @@
 //! every limit holds, for any workload that has such a load ([`Searchable`], one impl per
 //! workload in `workloads.rs`). The search itself is the library's (`run::search`); this runs
 //! its steps as ordinary runs, each into a bundle of its own under one directory, shows a line
-//! per step, and writes the search into the confirmed run's summary.json.
+//! per step, and writes the search into the confirmed run's summary.json. A plan's workload
+//! asks for it with the same keys (`search`, `latency_limit`); an evaluation runs each of its
+//! repetitions as a search into the run's bundle ([`in_evaluation`]).
 
 mod workloads;
+
+pub use workloads::kinds_listed;
 
 use crate::cmd::Ending;
 use crate::console::{self, RunLine};
@@ -13,29 +17,36 @@ use crate::registry::Options;
 use crate::units::Seconds;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use serde::Deserialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Next, Search, Statistic};
 use storbench_report::{LimitedLatency, SearchResult, SearchStep, Summary};
 
-/// Options of the search, shared by io, oltp run, mailbox and replay (command line only).
-#[derive(Args, Debug, Clone, Default)]
+/// Options of the search, shared by io, oltp run, mailbox and replay: on their command lines,
+/// and as the same keys in a plan's `[[workload]]` of those kinds (`search = "threads"`,
+/// `latency_limit = "p99<=50ms"` or a list of limits).
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct SearchArgs {
     /// A latency that must hold: [TYPE:]STATISTIC<=LATENCY, e.g. p99<=50ms, order:p99<=50ms
     /// (oltp), read:p99.9<=5ms (io), db_read:mean<=20ms (mailbox), or a replay's request type
     /// by name. STATISTIC: mean (or avg), p50, p90, p95, p99, p99.9, p99.99; LATENCY in us, ms
     /// or s. Without a TYPE it holds for every type the workload is judged by (io: read and
     /// write; oltp: order; mailbox: db_read, db_write, log_write; replay: all requests). Give
-    /// it again for more; all must hold. Needs --search.
+    /// it again for more (in a plan: a list); all must hold. Needs --search.
     #[arg(long, value_name = "LIMIT", value_parser = parse_limit, requires = "search")]
+    #[serde(deserialize_with = "limits_of")]
     pub latency_limit: Vec<LatencyLimit>,
 
     /// Search for the highest load at which every --latency-limit holds: threads, iodepth or
     /// rate (as the workload has them). Short steps double the load from its given value until
     /// a limit breaks, then bisect; the best load that held runs once more at full length to
     /// confirm it (one step down if it breaks). Every step has its own bundle under one
-    /// directory; the confirmed run's summary.json has the search.
+    /// directory (in an evaluation: the run's); the confirmed run's summary.json has the
+    /// search, and its figures are the run's (the headline: the throughput at the most load
+    /// that held).
     #[arg(long, value_enum, value_name = "LOAD", requires = "latency_limit")]
     pub search: Option<Param>,
 
@@ -63,8 +74,26 @@ fn parse_limit(s: &str) -> Result<LatencyLimit, String> {
     s.parse()
 }
 
+/// A plan's `latency_limit`: one limit, or a list of them.
+fn limits_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LatencyLimit>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMore {
+        One(String),
+        More(Vec<String>),
+    }
+    let texts = match OneOrMore::deserialize(d).map_err(|_| {
+        serde::de::Error::custom("latency_limit is a limit such as \"p99<=50ms\", or a list of them")
+    })? {
+        OneOrMore::One(t) => vec![t],
+        OneOrMore::More(t) => t,
+    };
+    texts.iter().map(|t| t.parse().map_err(serde::de::Error::custom)).collect()
+}
+
 /// What a search moves.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(ValueEnum, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
 pub enum Param {
     Threads,
     Iodepth,
@@ -164,7 +193,12 @@ impl Drop for Cleanup {
 /// Runs the search for `w` as `s` asks; the confirmed run is handed back with the search in
 /// its summary. Exit 1 when no load held.
 pub fn run<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ending> {
-    let ran = search(w, s, stop)?;
+    let param = s.search.expect("run only with --search");
+    check_load(w, param)?;
+    check_limits(w, &s.latency_limit)?;
+    let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
+    let dir = crate::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
+    let ran = search(w, s, &dir, Shown::Terminal, stop)?;
     // As a run shows its result: the confirmed run's table, or its summary with --json.
     if let Some(m) = &ran.measured {
         let json = w.out().json;
@@ -176,14 +210,74 @@ pub fn run<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Endi
     Ok(ran.ending)
 }
 
-/// The checks before anything runs: the load is the workload's, the limits name its types and
-/// statistics.
-fn check<W: Searchable>(w: &W, param: Param, limits: &[LatencyLimit]) -> Result<()> {
+/// A plan's run as a search, its steps' bundles in the run's bundle directory `dir` (whose
+/// output.log takes every step's line and output): the confirmed run, its summary with the
+/// search, or no run when no load held ([`none_held`] says so). Its checks were made when
+/// the plan was read ([`check_options`]).
+pub fn in_evaluation(args: &dyn Options, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran> {
+    searching(args)?.search_in(s, dir, stop)
+}
+
+/// What an evaluation records for a search in which no load held.
+pub fn none_held(s: &SearchArgs) -> String {
+    let param = s.search.map_or("load", Param::name);
+    format!("no {param} held {}", limits_text(&s.latency_limit))
+}
+
+/// Which of a search's options a refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtFault {
+    /// The load: the workload has no such load, or options it cannot be searched with.
+    Load,
+    /// A latency limit: on a request type or statistic the workload does not report.
+    Limit,
+}
+
+/// The checks of a plan's search on a workload's options, before anything runs.
+pub fn check_options(args: &dyn Options, s: &SearchArgs) -> Result<(), (AtFault, anyhow::Error)> {
+    let w = searching(args).map_err(|e| (AtFault::Load, e))?;
+    let param = s.search.expect("checked only with a search");
+    w.check_load(param).map_err(|e| (AtFault::Load, e))?;
+    w.check_limits(&s.latency_limit).map_err(|e| (AtFault::Limit, e))
+}
+
+/// The longest a plan's search can take, for the evaluation's ETA: every short step, then
+/// every confirmation at full length, each with its warm-up.
+pub fn longest(args: &dyn Options, s: &SearchArgs) -> Option<Duration> {
+    searching(args).ok().map(|w| w.longest(s))
+}
+
+/// `args` as a workload a search can move.
+fn searching(args: &dyn Options) -> Result<&dyn workloads::Searching> {
+    workloads::of(args).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{} has no load to search; search works on {} workloads",
+            args.kind().what,
+            kinds_listed()
+        )
+    })
+}
+
+/// Where a search's steps are shown: on the command line, a line per step on the terminal and
+/// each step's output in its own bundle's output.log; in an evaluation, everything in the
+/// run's log, the evaluation showing one line for the whole search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Terminal,
+    InRun,
+}
+
+/// The load is one the workload has, with options it can be searched with.
+fn check_load<W: Searchable>(w: &W, param: Param) -> Result<()> {
     if !W::PARAMS.contains(&param) {
         let have: Vec<&str> = W::PARAMS.iter().map(|p| p.name()).collect();
         bail!("--search {}: {} has no such load; it has {}", param.name(), W::WORKLOAD, have.join(", "));
     }
-    w.searchable()?;
+    w.searchable()
+}
+
+/// The limits name the workload's request types and statistics.
+fn check_limits<W: Searchable>(w: &W, limits: &[LatencyLimit]) -> Result<()> {
     let types = w.types();
     let types: Option<Vec<&str>> = types.as_ref().map(|t| t.iter().map(String::as_str).collect());
     for l in limits {
@@ -192,12 +286,10 @@ fn check<W: Searchable>(w: &W, param: Param, limits: &[LatencyLimit]) -> Result<
     Ok(())
 }
 
-fn search<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ran> {
+/// The search's steps into `dir`, checked before.
+fn search<W: Searchable>(w: &W, s: &SearchArgs, dir: &Path, shown: Shown, stop: &StopFlag) -> Result<Ran> {
     let param = s.search.expect("run only with --search");
-    check(w, param, &s.latency_limit)?;
     let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
-    let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
-    let dir = crate::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
     let limits = limits_text(&s.latency_limit);
     say!("search: the highest {} holding {limits} ({})", param.name(), dir.display());
     let began = Instant::now();
@@ -207,7 +299,7 @@ fn search<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ran> 
     while let Some((load, confirm)) = walk.next() {
         let n = walk.steps.len() + 1;
         let point = Point { n, param, load, confirm, length: (!confirm).then_some(step) };
-        let Some((st, m)) = one_step(w, &s.latency_limit, &dir, &point, stop)? else {
+        let Some((st, m)) = one_step(w, &s.latency_limit, dir, &point, shown, stop)? else {
             return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
         };
         if n == 1 && w.types().is_none() {
@@ -249,6 +341,7 @@ fn one_step<W: Searchable>(
     limits: &[LatencyLimit],
     dir: &Path,
     p: &Point,
+    shown: Shown,
     stop: &StopFlag,
 ) -> Result<Option<(SearchStep, Measured)>> {
     let what = if p.confirm { "confirm" } else { "step" };
@@ -257,10 +350,13 @@ fn one_step<W: Searchable>(
     storbench_bench::files::create_dir(&step_dir)
         .with_context(|| format!("creating {}", step_dir.display()))?;
     let confirming = if p.confirm { " (confirm)" } else { "" };
-    let line = RunLine::start(&format!("[{}] {} = {}{confirming}", p.n, p.param.name(), p.load));
+    let line = StepLine::start(format!("[{}] {} = {}{confirming}", p.n, p.param.name(), p.load), shown);
     let t0 = Instant::now();
-    let ran = console::capture(&step_dir, false)
-        .and_then(|_log| Options::measure(&w.at(p.param, p.load, p.length), &step_dir, stop));
+    let measure = || Options::measure(&w.at(p.param, p.load, p.length), &step_dir, stop);
+    let ran = match shown {
+        Shown::Terminal => console::capture(&step_dir, false).and_then(|_log| measure()),
+        Shown::InRun => measure(),
+    };
     let Some(m) = ran.as_ref().ok().and_then(|r| r.measured.as_ref()) else {
         line.end(if ran.is_ok() { "interrupted" } else { "failed" });
         return ran.map(|_| None);
@@ -268,6 +364,28 @@ fn one_step<W: Searchable>(
     let st = judged::<W>(m, limits, p.load, p.confirm, &name, t0.elapsed());
     line.end(&step_text(&st, W::THROUGHPUT));
     Ok(ran?.measured.map(|m| (st, m)))
+}
+
+/// A step's line: on the terminal as it runs, or said into the run's log once it ended.
+enum StepLine {
+    Terminal(RunLine),
+    InRun(String),
+}
+
+impl StepLine {
+    fn start(text: String, shown: Shown) -> StepLine {
+        match shown {
+            Shown::Terminal => StepLine::Terminal(RunLine::start(&text)),
+            Shown::InRun => StepLine::InRun(text),
+        }
+    }
+
+    fn end(self, result: &str) {
+        match self {
+            StepLine::Terminal(line) => line.end(result),
+            StepLine::InRun(text) => say!("{text}: {result}"),
+        }
+    }
 }
 
 /// For a workload whose request types only a run knows (replay): refuses a limit on a type the
@@ -393,7 +511,7 @@ fn finish<W: Searchable>(
         result.overhead_s
     );
     let Some(mut best) = walk.best else {
-        say!("search: no {} held {}", param.name(), limits_text(&s.latency_limit));
+        say!("search: {}", none_held(s));
         return Ok(Ran { ending: Ending::CheckFailed, measured: None });
     };
     best.summary.search = Some(result);

@@ -1,16 +1,67 @@
 //! What each workload's load and figures are to a search: io (threads = workers, iodepth,
 //! rate = --rate-iops), oltp run (threads = --n-threads), mailbox (threads) and replay
-//! (threads = --in-flight, rate = time-sync --speed).
+//! (threads = --in-flight, rate = time-sync --speed). A plan's options reach their search
+//! through [`of`], the one list of the kinds that have a load.
 
-use super::{LAT_STATS, Param, Searchable, latency_figures};
+use super::{LAT_STATS, Param, SearchArgs, Searchable, Shown, latency_figures};
 use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs};
 use crate::cmd::replay::args::{ModeArg, ReplayArgs};
+use crate::measure::Ran;
 use crate::registry::Options;
 use crate::units::{Minutes, Seconds};
 use anyhow::{Result, bail};
+use std::path::Path;
 use std::time::Duration;
-use storbench_bench::run::search::{Figure, Statistic};
+use storbench_bench::run::StopFlag;
+use storbench_bench::run::search::{CONFIRMATIONS, Figure, Statistic};
 use storbench_report::{LatencyNs, Results, Summary};
+
+/// The kinds whose workloads a plan may search.
+pub const KINDS: [&str; 4] = ["io", "oltp", "mailbox", "replay"];
+
+/// [`KINDS`] as a message lists them: `io, oltp, mailbox or replay`.
+pub fn kinds_listed() -> String {
+    let (last, rest) = KINDS.split_last().expect("kinds");
+    format!("{} or {last}", rest.join(", "))
+}
+
+/// A plan's options as a search moves them, where their kind has a load.
+pub fn of(args: &dyn Options) -> Option<&dyn Searching> {
+    let io = args.get::<IoArgs>().map(|a| a as &dyn Searching);
+    io.or_else(|| args.get::<OltpRunArgs>().map(|a| a as &dyn Searching))
+        .or_else(|| args.get::<MailboxArgs>().map(|a| a as &dyn Searching))
+        .or_else(|| args.get::<ReplayArgs>().map(|a| a as &dyn Searching))
+}
+
+/// What an evaluation asks of a searchable workload's options, whatever its kind.
+pub trait Searching {
+    fn check_load(&self, p: Param) -> Result<()>;
+    fn check_limits(&self, limits: &[storbench_bench::run::search::LatencyLimit]) -> Result<()>;
+    fn search_in(&self, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran>;
+    fn longest(&self, s: &SearchArgs) -> Duration;
+}
+
+impl<W: Searchable> Searching for W {
+    fn check_load(&self, p: Param) -> Result<()> {
+        super::check_load(self, p)
+    }
+
+    fn check_limits(&self, limits: &[storbench_bench::run::search::LatencyLimit]) -> Result<()> {
+        super::check_limits(self, limits)
+    }
+
+    fn search_in(&self, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran> {
+        super::search(self, s, dir, Shown::InRun, stop)
+    }
+
+    fn longest(&self, s: &SearchArgs) -> Duration {
+        let p = s.search.unwrap_or(W::PARAMS[0]);
+        let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
+        let steps = s.search_steps.unwrap_or(SearchArgs::STEPS);
+        let at = |length| self.at(p, self.load(p), length).expected();
+        at(Some(step)) * steps + at(None) * CONFIRMATIONS
+    }
+}
 
 /// A type's figures where it has any.
 fn figures_of(request: &str, l: Option<&LatencyNs>) -> Vec<Figure> {

@@ -136,3 +136,65 @@ fn a_mailbox_search_ends_within_its_steps_at_a_thread_count_that_holds() {
         "the last run removes the databases the search made"
     );
 }
+
+/// A plan whose io workload (null engine) searches the queue depth up to 2 on two
+/// configurations, twice each, with a requirement on its headline; `b_own` adds to the
+/// second configuration. Its method asks io for a steady-state window, which a search's
+/// fixed-length steps do without.
+fn searching_plan(dir: &Path, b_own: &str) -> PathBuf {
+    let mut text = "name = \"s\"\n[method]\nidle_settle = 0\nrepetitions = 2\npower = \"none\"\n\
+                    window = \"steady_state\"\n"
+        .to_string();
+    for c in ["a", "b"] {
+        std::fs::create_dir_all(dir.join(c)).unwrap();
+        text += &format!("[[configuration]]\nname = \"{c}\"\ntarget = \"{}\"\n", dir.join(c).display());
+    }
+    text += b_own;
+    text += "[[workload]]\nkind = \"io\"\nlabel = \"qd\"\nengine = \"null\"\nramp = 0\nruntime = \"0.2s\"\n\
+             search = \"iodepth\"\nlatency_limit = [\"p99<=1s\", \"read:mean<=1s\"]\nsearch_max = 2\n\
+             search_step_time = \"0.1s\"\n[requirements]\n\"qd.iops\" = \">= 1\"\n";
+    let plan = dir.join("plan.toml");
+    std::fs::write(&plan, text).unwrap();
+    plan
+}
+
+#[test]
+fn a_plans_workload_searches_in_every_run_and_its_confirmed_run_is_the_runs_figures_and_verdict() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let plan = searching_plan(dir.path(), "");
+    storbench().arg("run").arg(&plan).arg("--output-dir").arg(&results).assert().success();
+    let eval = crate::support::only_bundle(&results);
+    let e = json(&std::fs::read(eval.join("evaluation.json")).unwrap());
+    let runs = e["runs"].as_array().unwrap();
+    let ids: Vec<&str> = runs.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["qd.a.r1", "qd.b.r1", "qd.a.r2", "qd.b.r2"]);
+    for r in runs {
+        assert_eq!((&r["status"], &r["headline"]["metric"]), (&"done".into(), &"IOPS".into()), "{r}");
+        // The run's bundle is its confirmed step's, beside the steps before it.
+        let bundle = eval.join(r["bundle"].as_str().unwrap());
+        assert!(bundle.ends_with("03-confirm-iodepth-2"), "{r}");
+        let search_dir = bundle.parent().unwrap();
+        for step in ["01-step-iodepth-1", "02-step-iodepth-2"] {
+            assert!(search_dir.join(step).join("summary.json").is_file(), "{step} of {r}");
+        }
+        let log = std::fs::read_to_string(search_dir.join("output.log")).unwrap();
+        assert!(log.contains("[1] iodepth = 1: held") && log.contains("iodepth = 2 confirmed"), "{log}");
+        let s = json(&std::fs::read(bundle.join("summary.json")).unwrap());
+        let search = check_search(&s, 12);
+        assert_eq!((&search["chosen"], &s["parameters"]["iodepth"]), (&2.0.into(), &2.into()), "{search}");
+        let iops = s["results"]["read"]["iops"].as_f64().unwrap();
+        assert_eq!(r["headline"]["value"].as_f64(), Some(iops), "the headline is the confirmed run's");
+    }
+    let md = std::fs::read_to_string(eval.join("report.md")).unwrap();
+    let decision = &md[md.find("## Decision").expect("a decision")..];
+    assert!(decision.contains("| qd.iops &gt;= 1 | qd | met |"), "{decision}");
+    assert!(!decision.contains("Chosen: none"), "{decision}");
+
+    // A configuration's own value the search cannot run with: refused before anything runs.
+    let bounded = searching_plan(dir.path(), "set.qd = { io_size = \"4k\" }\n");
+    let mut run = storbench();
+    run.arg("run").arg(&bounded).arg("--output-dir").arg(dir.path().join("none"));
+    refused(&mut run, "in the plan, workload qd on b: search runs steps of search_step_time; drop io_size");
+    assert!(!dir.path().join("none").exists());
+}

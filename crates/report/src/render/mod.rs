@@ -53,6 +53,7 @@ use doc::Block;
 pub(crate) use findings::points;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
+pub use workload::{SEARCH_LOAD, summary_figure};
 pub(crate) use workload::{WorkloadResults, figures_of_kind};
 
 /// Everything a report is made from, read from a bundle by the caller.

@@ -908,3 +908,20 @@ fn an_oltp_run_on_several_databases_gets_each_ones_opm_as_001s_figure_7() {
     assert!(section.contains("| postgres://vm1/ds3 | 1,400.0 | 10 | 0 | 0 |"), "{section}");
     assert!(section.contains("| total | 3,000.0 | 20 | 0 | 0 |"), "{section}");
 }
+
+#[test]
+fn the_searched_load_is_a_figure_of_every_kind_with_a_load_read_from_the_summarys_search() {
+    for kind in ["io", "oltp", "mailbox", "replay"] {
+        let figures = crate::decision::figures::of_kind(kind).unwrap();
+        assert!(figures.iter().any(|f| f.name == SEARCH_LOAD), "{kind}");
+    }
+    let integrity = crate::decision::figures::of_kind("integrity").unwrap();
+    assert!(!integrity.iter().any(|f| f.name == SEARCH_LOAD), "integrity has no load to search");
+    let mut s = summary(5.0);
+    assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(None), "a run without a search has no searched load");
+    s.search = Some(crate::model::SearchResult { chosen: Some(16.0), ..Default::default() });
+    assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(Some(crate::decision::figures::Value::Num(16.0))));
+    s.search = Some(crate::model::SearchResult { chosen: None, ..Default::default() });
+    assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(None), "no load held");
+    assert_eq!(summary_figure(&s, "iops"), None, "the results' figures are the workload's tables'");
+}
