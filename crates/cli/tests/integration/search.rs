@@ -152,7 +152,7 @@ fn searching_plan(dir: &Path, b_own: &str) -> PathBuf {
     text += b_own;
     text += "[[workload]]\nkind = \"io\"\nlabel = \"qd\"\nengine = \"null\"\nramp = 0\nruntime = \"0.2s\"\n\
              search = \"iodepth\"\nlatency_limit = [\"p99<=1s\", \"read:mean<=1s\"]\nsearch_max = 2\n\
-             search_step_time = \"0.1s\"\n[requirements]\n\"qd.iops\" = \">= 1\"\n";
+             search_step_time = \"0.1s\"\n[requirements]\n\"qd.iops\" = \">= 1\"\n\"qd.search_load\" = \">= 2\"\n";
     let plan = dir.join("plan.toml");
     std::fs::write(&plan, text).unwrap();
     plan
@@ -189,6 +189,8 @@ fn a_plans_workload_searches_in_every_run_and_its_confirmed_run_is_the_runs_figu
     let md = std::fs::read_to_string(eval.join("report.md")).unwrap();
     let decision = &md[md.find("## Decision").expect("a decision")..];
     assert!(decision.contains("| qd.iops &gt;= 1 | qd | met |"), "{decision}");
+    // "The most load that holds the limit is at least 2": the search's own figure.
+    assert!(decision.contains("| qd.search_load &gt;= 2 | qd | met | 2"), "{decision}");
     assert!(!decision.contains("Chosen: none"), "{decision}");
 
     // A configuration's own value the search cannot run with: refused before anything runs.

@@ -232,7 +232,10 @@ fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'
     }
     let data = input.runs.get(&run.id)?;
     let unit = figures::of_kind(&run.kind)?.into_iter().find(|f| f.name == name)?.unit;
-    data.summary.results.workload().figure(name).flatten().map(|v| (v, unit))
+    // The summary's own figures (a search's load) first, then its workload's.
+    let value = crate::render::summary_figure(&data.summary, name)
+        .unwrap_or_else(|| data.summary.results.workload().figure(name).flatten());
+    value.map(|v| (v, unit))
 }
 
 /// The requirement that decides the configuration's verdict (see `ConfigurationDecision`).
