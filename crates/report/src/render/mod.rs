@@ -13,6 +13,7 @@
 //!   rebuild cost, where the evaluation measured a storage under more than one condition.
 //! - `results`: a table per workload and configuration with every repetition, scaling curves.
 //! - `setup`: the setup checks per configuration (alignment, block and page sizes, flushes, ...).
+//! - `spectrum`: each workload's latency at every percentile, configurations overlaid.
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
 //! - `compare`: two bundles side by side, matched by workload.
@@ -32,6 +33,7 @@ mod html;
 mod markdown;
 mod results;
 mod setup;
+pub mod spectrum;
 pub mod svg;
 mod text;
 pub mod timeseries;
@@ -50,6 +52,7 @@ use crate::model::Summary;
 use doc::Block;
 pub(crate) use findings::points;
 use std::collections::BTreeMap;
+pub use spectrum::Spectrum;
 pub use timeseries::Series;
 pub(crate) use workload::{WorkloadResults, figures_of_kind};
 
@@ -63,6 +66,10 @@ pub struct ReportInput {
     pub disclosure: Option<Disclosure>,
     /// What could not be read (a run's missing file), shown with the notes.
     pub problems: Vec<String>,
+    /// By run id, the measured phase's latency spectra by histogram tag (`read`, `order`) of
+    /// the runs whose histograms the caller read (each group's shown run); a run without
+    /// them has no line in the latency pictures.
+    pub spectra: BTreeMap<String, BTreeMap<String, Spectrum>>,
 }
 
 /// One run's bundle.
@@ -128,7 +135,7 @@ impl ReportInput {
             requirements: Vec::new(),
         };
         let runs = BTreeMap::from([(id.to_string(), data)]);
-        ReportInput { evaluation, runs, disclosure, problems: Vec::new() }
+        ReportInput { evaluation, runs, disclosure, ..ReportInput::default() }
     }
 }
 
@@ -179,6 +186,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.extend(setup::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));
+    d.extend(spectrum::blocks(input));
     d.extend(charts::blocks(input));
     d.extend(appendix::method(e));
     d.extend(appendix::notes(input));
