@@ -136,9 +136,26 @@ fn report_writes_html_and_markdown_into_the_bundle_and_a_browser_draws_every_cha
     assert!(md.contains("Power source: file meter."), "{md}");
     let html = std::fs::read_to_string(eval.join("report.html")).unwrap();
     assert!(html.contains("power when active"), "per-watt findings need power: {html}");
+    latency_spectrum(&eval, &md, &html);
     // A second report replaces storbench's own files.
     storbench().arg("report").arg(&eval).assert().success();
     in_browser(&eval.join("report.html"));
+}
+
+/// The latency spectrum of the reported runs' histograms: a table row per configuration in
+/// report.md, the section in report.html, and the picture beside them, a line per configuration.
+fn latency_spectrum(eval: &Path, md: &str, html: &str) {
+    let section = &md[md.find("## Latency spectrum").expect("a Latency spectrum section")..];
+    for config in ["slow", "fast"] {
+        assert!(section.contains(&format!("| {config} | reads | ")), "{config}: {section}");
+    }
+    assert!(html.contains("<h2>Latency spectrum</h2>"), "{html}");
+    assert!(!eval.join("latency-randread-write.svg").exists(), "a read-only job has no write picture");
+    let svg = std::fs::read_to_string(eval.join("latency-randread-read.svg"))
+        .expect("the picture beside the report");
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
+    assert_eq!(svg.matches("<path ").count(), 2, "{svg}");
+    assert!(svg.contains("<title>slow</title>") && svg.contains("<title>fast</title>"), "{svg}");
 }
 
 /// Loads the page in headless Chromium: every chart drawn, the findings shown, a screenshot.
@@ -228,6 +245,10 @@ fn compare_prints_a_findings_table_for_two_runs_and_writes_files_with_out() {
     for name in ["compare.html", "compare.md"] {
         assert!(out.join(name).is_file(), "{name}");
     }
+    // The latency picture with A's and B's runs overlaid.
+    let svg = std::fs::read_to_string(out.join("latency-randread-read.svg")).unwrap();
+    assert_eq!(svg.matches("<path ").count(), 2, "{svg}");
+    assert!(svg.contains("<title>A ") && svg.contains("<title>B "), "{svg}");
 }
 
 /// The jobs of the sqlio profile set, by name.

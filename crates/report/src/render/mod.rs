@@ -51,8 +51,8 @@ use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunS
 use crate::model::Summary;
 use doc::Block;
 pub(crate) use findings::points;
-use std::collections::BTreeMap;
 pub use spectrum::Spectrum;
+use std::collections::BTreeMap;
 pub use timeseries::Series;
 pub(crate) use workload::{WorkloadResults, figures_of_kind};
 

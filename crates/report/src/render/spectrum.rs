@@ -72,7 +72,10 @@ fn percentile_label(nine: u32) -> String {
 const TYPES: [(&str, &[(&str, &str)]); 4] = [
     ("io", &[("read", "reads"), ("write", "writes")]),
     ("oltp", &[("order", "orders")]),
-    ("mailbox", &[("db_read", "database reads"), ("db_write", "database writes"), ("log_write", "log writes")]),
+    (
+        "mailbox",
+        &[("db_read", "database reads"), ("db_write", "database writes"), ("log_write", "log writes")],
+    ),
     ("integrity", &[("io", "reads"), ("io_write", "writes")]),
 ];
 /// A replay's request types are its own, each under this prefix and its escaped name.
@@ -232,7 +235,7 @@ pub(super) fn section(places: &[Place<'_>]) -> Vec<Block> {
         Block::Heading(2, "Latency spectrum".into()),
         Block::Para(
             "Each configuration's latency at every percentile of its reported run's measured phase, \
-             from its HDR histograms (exact to 3 significant digits). The x axis is in nines (90, 99, \
+             from its HDR histograms (to 3 significant digits). The x axis is in nines (90, 99, \
              99.9, ...: each step ten times rarer) and ends at the slowest request; the y axis is \
              logarithmic. A percentile finer than a run's count of requests tells apart is shown as —."
                 .into(),

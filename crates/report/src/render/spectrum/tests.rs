@@ -93,7 +93,20 @@ fn a_kind_with_one_request_type_has_one_file_and_a_name_made_safe_stays_new() {
 fn the_table_shows_a_percentile_only_where_the_count_tells_it_from_the_maximum() {
     let spectra = [("ssd", BTreeMap::from([("read".to_string(), rising(5_000, 1.0))]))];
     let t = table(&place(&spectra, "io"));
-    assert_eq!(t.header, ["configuration", "requests", "latencies", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "p99.99 ms", "max ms"]);
+    assert_eq!(
+        t.header,
+        [
+            "configuration",
+            "requests",
+            "latencies",
+            "p50 ms",
+            "p90 ms",
+            "p99 ms",
+            "p99.9 ms",
+            "p99.99 ms",
+            "max ms"
+        ]
+    );
     let cells = &t.rows[0].cells;
     assert_eq!(cells[..4], ["ssd", "reads", "5,000", "2.00"]);
     assert_eq!(cells[6], "1,000.0", "p99.9 of 5,000 is measured");
