@@ -40,13 +40,16 @@ pub fn window(s: &str) -> Result<(f64, f64), String> {
 }
 
 /// Reads `bundle` and writes report.html, report.md and the latency pictures into `out`;
-/// returns their paths.
+/// returns the paths of report.html and report.md, which show the pictures.
 /// `storbench run` calls it with its evaluation directory as both when the evaluation ends.
 pub fn write_report(bundle: &Path, out: &Path) -> Result<Vec<PathBuf>> {
-    write_report_over(bundle, out, None)
+    let mut written = write_report_over(bundle, out, None)?;
+    written.truncate(2);
+    Ok(written)
 }
 
-/// As `write_report`, every run's figures over `window` where one is given.
+/// As `write_report`, every run's figures over `window` where one is given; every file's
+/// path, report.html and report.md first.
 fn write_report_over(bundle: &Path, out: &Path, window: Option<(f64, f64)>) -> Result<Vec<PathBuf>> {
     let mut input = read_bundle(bundle)?;
     if let Some(w) = window {

@@ -286,10 +286,16 @@ pub fn report_pictures(input: &ReportInput) -> Vec<(String, String)> {
     all_pictures(&places(input)).iter().map(Picture::file).collect()
 }
 
-/// A name safe in a file name: letters, digits, `.`, `_` and `-`, anything else a `-`.
+/// A name safe in a file name: letters, digits, `.`, `_` and `-`, each run of anything else
+/// one `-` (`randread at iodepth = 4` is `randread-at-iodepth-4`).
 fn slug(name: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    let s: String = name.chars().map(|c| if safe(c) { c } else { '-' }).collect();
+    let mut s = String::with_capacity(name.len());
+    for c in name.chars().map(|c| if safe(c) { c } else { '-' }) {
+        if !(c == '-' && s.ends_with('-')) {
+            s.push(c);
+        }
+    }
     s.trim_matches(['-', '.']).to_string()
 }
 

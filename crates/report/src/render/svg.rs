@@ -178,10 +178,12 @@ impl Chart {
         }
         for (x, label) in self.x_ticks(f) {
             let px = f.px(x);
+            // A long label at the right edge (99.99999) ends at its tick instead of past the picture.
+            let anchor = if px + 3.6 * label.chars().count() as f64 > W { "end" } else { "middle" };
             let _ = write!(
                 s,
                 "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\
-                 <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text>",
+                 <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" font-size=\"12\">{}</text>",
                 H - BOTTOM,
                 H - BOTTOM + 4.0,
                 H - BOTTOM + 16.0,

@@ -84,7 +84,8 @@ fn a_kind_with_one_request_type_has_one_file_and_a_name_made_safe_stays_new() {
     two.stem = "latency-a-b".into();
     let files: Vec<String> = all_pictures(&[one, two]).into_iter().map(|p| p.file).collect();
     assert_eq!(files, ["latency-a-b.svg", "latency-a-b-2.svg"]);
-    assert_eq!(slug("db/2 ✓ load"), "db-2---load");
+    assert_eq!(slug("db/2 ✓ load"), "db-2-load");
+    assert_eq!(slug("randread at iodepth = 4"), "randread-at-iodepth-4");
     assert_eq!(type_name("replay", "type.SELECT"), Some("SELECT".into()));
     assert_eq!(type_name("mailbox", "p0.db_read"), None);
 }
