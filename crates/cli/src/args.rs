@@ -402,6 +402,16 @@ pub struct IoArgs {
     pub out: OutputArgs,
 }
 
+// `storbench io`'s command line: the options a plan's io workload takes, and the search's,
+// which only the command line takes (no doc comment: it would be the command's help).
+#[derive(Args, Debug, Clone, Default)]
+pub struct IoCommand {
+    #[command(flatten)]
+    pub args: IoArgs,
+    #[command(flatten)]
+    pub search: crate::search::SearchArgs,
+}
+
 impl IoArgs {
     /// The defaults of the durations above, each defined once: validation, the evaluation's
     /// ETA and the help text (held to them by a test) take them from here.
@@ -454,8 +464,10 @@ pub struct OutputArgs {
     /// or better from STORBENCH_REDFISH_USER and STORBENCH_REDFISH_PASSWORD, which no process
     /// listing shows; a BMC's own CA or certificate as a PEM file in STORBENCH_REDFISH_CA, or
     /// STORBENCH_REDFISH_INSECURE=1 to accept any) or ptdaemon:HOST:PORT (a SPEC PTDaemon; no
-    /// credentials). A meter silent for 10 s is a warning in the summary; passwords are
-    /// never printed or written.
+    /// credentials). Several named meters, summed, each less an optional baseline: 'server=ipmi;
+    /// enclosure=file:/run/w; enclosure.baseline=108.2' (a power.<name>.watts column each). A
+    /// meter silent for 10 s is a warning in the summary; passwords are never printed or
+    /// written.
     #[arg(long, value_name = "SOURCE")]
     pub power: Option<String>,
 

@@ -36,6 +36,7 @@ mod output;
 mod plan;
 mod power;
 mod registry;
+mod search;
 mod units;
 
 use clap::FromArgMatches;

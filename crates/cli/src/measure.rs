@@ -43,6 +43,7 @@ pub fn started_summary(workload: &str, started_at: &str, results: storbench_repo
         warnings: Vec::new(),
         steady_state: None,
         background: Vec::new(),
+        search: None,
     }
 }
 

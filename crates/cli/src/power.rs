@@ -10,10 +10,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 use storbench_bench::monitor::SystemSampler;
-use storbench_bench::monitor::power::{self, PowerMonitor, PowerSampler, PowerSource, SILENCE_WARNING};
+use storbench_bench::monitor::power::{
+    self, NamedMeter, PowerMeters, PowerMonitor, PowerSampler, PowerSource, SILENCE_WARNING,
+};
 use storbench_bench::secret;
 
-static MONITOR: OnceLock<Option<Arc<PowerMonitor>>> = OnceLock::new();
+static MONITOR: OnceLock<Option<Arc<PowerMeters>>> = OnceLock::new();
 
 /// When the current run started sampling, for its warning about a silent meter.
 static RUN_STARTED: Mutex<Option<Instant>> = Mutex::new(None);
@@ -23,6 +25,11 @@ static RUN_STARTED: Mutex<Option<Instant>> = Mutex::new(None);
 pub fn start(spec: Option<&str>) -> Result<()> {
     if let Some(spec) = spec {
         secret::remember_in(spec);
+    }
+    if let Some(meters) = spec.filter(|s| named(s)) {
+        let meters = start_named(meters)?;
+        let _ = MONITOR.set(Some(Arc::new(meters)));
+        return Ok(());
     }
     let source = match spec.unwrap_or("auto") {
         "none" => {
@@ -37,7 +44,9 @@ pub fn start(spec: Option<&str>) -> Result<()> {
         Some(s) => {
             let explicit = spec.is_some_and(|v| v != "auto");
             match PowerSampler::new(s) {
-                Ok(sampler) => Some(Arc::new(PowerMonitor::start(sampler, Duration::from_secs(1)))),
+                Ok(sampler) => {
+                    Some(Arc::new(PowerMeters::one(PowerMonitor::start(sampler, Duration::from_secs(1)))))
+                }
                 Err(e) if explicit => bail!("--power: {e}"),
                 Err(e) => {
                     say!("note: power source found but unusable ({e}); power_watts stays empty");
@@ -48,6 +57,71 @@ pub fn start(spec: Option<&str>) -> Result<()> {
     };
     let _ = MONITOR.set(monitor);
     Ok(())
+}
+
+/// Whether `spec` names its meters (`server=ipmi; enclosure=file:/run/w`): its first item
+/// starts with a name and `=` before any source's own `:`.
+fn named(spec: &str) -> bool {
+    let first = spec.split(';').next().unwrap_or("").trim();
+    match (first.find('='), first.find(':')) {
+        (Some(eq), Some(colon)) => eq < colon,
+        (Some(_), None) => true,
+        _ => false,
+    }
+}
+
+/// Named meters, `;`-separated: `NAME=SOURCE` each (a source as `--power` takes one), and
+/// `NAME.baseline=WATTS` to subtract from a meter's readings.
+fn parse_named(spec: &str) -> Result<Vec<(String, PowerSource, f64)>> {
+    let mut meters: Vec<(String, PowerSource, f64)> = Vec::new();
+    let mut baselines: Vec<(String, f64)> = Vec::new();
+    let shape = "write named meters as --power 'server=ipmi; enclosure=file:/run/enclosure-watts; enclosure.baseline=108.2'";
+    for item in spec.split(';').map(str::trim).filter(|i| !i.is_empty()) {
+        let Some((name, value)) = item.split_once('=') else {
+            bail!("--power: `{}` names no meter; {shape}", secret::redact(item))
+        };
+        let name = name.trim();
+        if let Some(meter) = name.strip_suffix(".baseline") {
+            match value.trim().parse::<f64>() {
+                Ok(w) if w.is_finite() && w >= 0.0 => baselines.push((meter.to_string(), w)),
+                _ => bail!(
+                    "--power: {name} = {value} is not watts; give a number such as {meter}.baseline=108.2"
+                ),
+            }
+            continue;
+        }
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            bail!("--power: meter name `{name}` is not a plain name (letters, digits, - and _); {shape}");
+        }
+        if meters.iter().any(|m| m.0 == name) {
+            bail!("--power: meter `{name}` is named twice; give each meter its own name");
+        }
+        meters.push((name.to_string(), parse(value.trim())?, 0.0));
+    }
+    for (meter, w) in baselines {
+        match meters.iter_mut().find(|m| m.0 == meter) {
+            Some(m) => m.2 = w,
+            None => bail!("--power: {meter}.baseline names no meter; name it first: {meter}=SOURCE"),
+        }
+    }
+    if meters.is_empty() {
+        bail!("--power: no meter given; {shape}");
+    }
+    Ok(meters)
+}
+
+/// Opens and starts every named meter; each must work.
+fn start_named(spec: &str) -> Result<PowerMeters> {
+    let mut out = Vec::new();
+    for (name, source, baseline_w) in parse_named(spec)? {
+        let sampler = PowerSampler::new(source).map_err(|e| anyhow::anyhow!("--power: meter {name}: {e}"))?;
+        out.push(NamedMeter {
+            name,
+            monitor: PowerMonitor::start(sampler, Duration::from_secs(1)),
+            baseline_w,
+        });
+    }
+    Ok(PowerMeters::named(out))
 }
 
 fn parse(spec: &str) -> Result<PowerSource> {
@@ -141,7 +215,7 @@ pub fn warning() -> Option<String> {
 
 /// A warning when the meter gave no reading in the current run, or none for
 /// [`SILENCE_WARNING`] at a stretch (the commands print their summary's warnings).
-fn silence(m: &PowerMonitor) -> Option<String> {
+fn silence(m: &PowerMeters) -> Option<String> {
     let since = RUN_STARTED.lock().unwrap_or_else(|p| p.into_inner()).unwrap_or_else(Instant::now);
     let silent = m.longest_silence_since(since).as_secs();
     let what = match m.read_since(since) {

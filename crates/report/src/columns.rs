@@ -307,6 +307,18 @@ pub mod device {
     }
 }
 
+/// Each named power meter's watts, less its baseline, when a run reads several (`--power
+/// 'server=ipmi; enclosure=file:/run/enclosure-watts; enclosure.baseline=108.2'`): in the file
+/// as `power.<meter>.watts` (`power.enclosure.watts`); `power_watts` is their sum.
+pub mod meter {
+    use super::{Column, Kind, Unit};
+    /// The namespace of these columns in the file.
+    pub const PREFIX: &str = "power";
+    columns! {
+        WATTS = "watts", Watts, Level;
+    }
+}
+
 /// What each md array or btrfs filesystem under a run's targets was doing that second, in the
 /// file as `rebuild.<stack>.<column>` (`rebuild.md0.pct_done`, `rebuild./srv/db.action`): the
 /// md array's kernel name or the btrfs mount point. Empty cells where the stack did not say

@@ -63,6 +63,16 @@
 //!   mean was 0 or fewer than 5 rounds ran}. `timeseries.csv` is written as the run goes, so
 //!   its `measure` rows before `window_start_s` and after `window_end_s` are logged but do
 //!   not count.
+//! - `search` (only for a run with `--search`): the search for the highest load under
+//!   `--latency-limit`s that confirmed this run: {`parameter` (threads, iodepth or rate),
+//!   `limits` [as given, e.g. "order:p99<=50ms"], `throughput` (the figure's name, e.g.
+//!   "IOPS"), `step_budget`, `step_s` (each short step's measured length), `chosen` (the load
+//!   confirmed to hold; null when none did), `steps` [{`load`, `confirm` (a full-length
+//!   confirmation), `throughput`, `latencies` [{`limit`, `ms` (the worst figure the limit
+//!   covers; null when no request of it completed), `held`}], `held`, `measured_s`,
+//!   `seconds` (wall time, warm-up and preparation included), `bundle` (its directory,
+//!   relative to this one)}], `elapsed_s` (the whole search), `measured_s` (its steps'
+//!   measured phases) and `overhead_s` (the rest: warm-ups, preparation, writing bundles)}.
 //!
 //! Latency comes from HDR histograms with 3 significant digits (relative error under 0.1 %),
 //! recorded in nanoseconds. Under a rate target it is measured from each I/O's intended start.
@@ -745,6 +755,10 @@ pub struct Summary {
     /// whole measured phase.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub background: Vec<BackgroundResult>,
+    /// The search that chose this run's load (`--search`); absent otherwise and in summaries
+    /// written before it existed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<SearchResult>,
 }
 
 /// What a background stream did over the measured phase: its rates over the seconds it ran
@@ -835,6 +849,49 @@ pub struct SteadyState {
     pub range_pct: Option<f64>,
     /// |least-squares slope| × (rounds in the window − 1) / mean, percent.
     pub slope_pct: Option<f64>,
+}
+
+/// The search for the highest load under latency limits (`--search`), kept in the summary of
+/// the run that confirmed it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchResult {
+    /// `threads`, `iodepth` or `rate`.
+    pub parameter: String,
+    /// The limits as given; every one must hold.
+    pub limits: Vec<String>,
+    /// What `throughput` counts: `IOPS`, `OPM`, `transactional IOPS`, `calls/s`.
+    pub throughput: String,
+    pub step_budget: u32,
+    pub step_s: f64,
+    /// The load confirmed to hold; None when none did.
+    pub chosen: Option<f64>,
+    pub steps: Vec<SearchStep>,
+    pub elapsed_s: f64,
+    pub measured_s: f64,
+    pub overhead_s: f64,
+}
+
+/// One step of a search: a short measured run, or a full-length confirmation.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SearchStep {
+    pub load: f64,
+    pub confirm: bool,
+    pub throughput: f64,
+    pub latencies: Vec<LimitedLatency>,
+    pub held: bool,
+    pub measured_s: f64,
+    /// Wall time, warm-up and preparation included.
+    pub seconds: f64,
+    /// The step's bundle, relative to the run's.
+    pub bundle: String,
+}
+
+/// One limit at one step: the worst figure it covers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LimitedLatency {
+    pub limit: String,
+    pub ms: Option<f64>,
+    pub held: bool,
 }
 
 #[cfg(test)]

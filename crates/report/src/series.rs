@@ -5,7 +5,7 @@
 //! a fixed set of columns so that every bundle's `timeseries.csv` can be read the same way.
 //! Every column is defined once, in `columns`.
 
-use crate::columns::{Column, device as dev, rebuild as rb, system as col};
+use crate::columns::{Column, device as dev, meter, rebuild as rb, system as col};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 
@@ -119,9 +119,14 @@ pub struct SystemSample {
     pub mem_available_bytes: u64,
     /// storbench's own CPU time over the interval, percent of one core.
     pub self_cpu_pct: f64,
-    /// Power from the run's power source (`--power`), watts; absent without one.
+    /// Power from the run's power source (`--power`), watts; absent without one. With named
+    /// meters, their sum, each less its baseline.
     #[serde(default)]
     pub power_watts: Option<f64>,
+    /// Each named meter's watts less its baseline (`--power 'server=ipmi; enclosure=...'`),
+    /// in the file as `power.<meter>.watts`; empty with a single meter.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub meters: Vec<(String, Option<f64>)>,
 }
 
 /// One line of `timeseries.csv`.
@@ -218,6 +223,10 @@ impl SystemSample {
             let values = r.values().into_iter();
             values.map(move |(c, v)| (Cow::Owned(format!("{}.{stack}.{}", rb::PREFIX, c.name)), v))
         });
-        fixed.chain(devices).chain(rebuild).collect()
+        let meters = self.meters.iter().map(|(name, w)| {
+            let name = name.replace([',', '\n', '\r'], "_");
+            (Cow::Owned(format!("{}.{name}.{}", meter::PREFIX, meter::WATTS.name)), *w)
+        });
+        fixed.chain(devices).chain(rebuild).chain(meters).collect()
     }
 }

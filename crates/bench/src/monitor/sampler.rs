@@ -32,7 +32,7 @@ pub struct SystemSampler {
     disks: RunDisks,
     rebuild: Option<RebuildSampler>,
     prev: Reading,
-    power: Option<std::sync::Arc<super::power::PowerMonitor>>,
+    power: Option<std::sync::Arc<super::power::PowerMeters>>,
 }
 
 impl SystemSampler {
@@ -63,7 +63,7 @@ impl SystemSampler {
     }
 
     /// Adds the latest reading of `power` to every sample.
-    pub fn with_power(mut self, power: Option<std::sync::Arc<super::power::PowerMonitor>>) -> Self {
+    pub fn with_power(mut self, power: Option<std::sync::Arc<super::power::PowerMeters>>) -> Self {
         self.power = power;
         self
     }
@@ -91,6 +91,7 @@ impl SystemSampler {
             mem_available_bytes: memory::read_mem_available().ok().flatten().unwrap_or(0),
             self_cpu_pct: cpu::self_cpu_pct(prev.self_cpu, cur.self_cpu, wall),
             power_watts: self.power.as_ref().and_then(|p| p.latest()),
+            meters: self.power.as_ref().map(|p| p.each()).unwrap_or_default(),
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod pace;
 mod parts;
 pub mod record;
 mod schedule;
+pub mod search;
 mod settle;
 pub mod steady;
 pub mod stream;

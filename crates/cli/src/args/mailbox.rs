@@ -15,6 +15,8 @@ pub struct MailboxCommand {
     pub sub: Option<MailboxSub>,
     #[command(flatten)]
     pub run: MailboxArgs,
+    #[command(flatten)]
+    pub search: crate::search::SearchArgs,
 }
 
 #[derive(Subcommand, Debug)]

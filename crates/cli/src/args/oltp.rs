@@ -20,7 +20,7 @@ pub enum OltpCommand {
     /// Run the DS3 driver: threads per target, warm-up, measured phase; prints DS3's
     /// periodic lines and Final line, writes a result bundle.
     #[command(args_override_self = true)]
-    Run(Box<OltpRunArgs>),
+    Run(Box<OltpRun>),
     /// Verify a database after runs: every product's sales must equal the quantities of its
     /// order lines (a lost update breaks it). Exit code 1 when they do not.
     Check(DbArgs),
@@ -164,6 +164,16 @@ pub struct OltpFidelityArgs {
     /// Print the figures as JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+// `storbench oltp run`'s command line: a plan's oltp keys and the search's (command line only;
+// no doc comment: it would replace the subcommand's help).
+#[derive(Args, Debug, Clone, Default)]
+pub struct OltpRun {
+    #[command(flatten)]
+    pub run: OltpRunArgs,
+    #[command(flatten)]
+    pub search: crate::search::SearchArgs,
 }
 
 /// Options of `storbench oltp run`; the same keys work in a plan file's oltp workload.

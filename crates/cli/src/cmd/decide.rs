@@ -31,6 +31,14 @@ pub fn run(args: &DecideArgs) -> Result<Ending> {
     Ok(if d.chosen.is_none() && !d.requirements.is_empty() { Ending::CheckFailed } else { Ending::Ok })
 }
 
+/// The decision over evaluation `dir` under its plan's requirements: what `storbench run`
+/// says after its table.
+pub fn of_evaluation(dir: &std::path::Path) -> Result<Decision> {
+    let input = crate::cmd::report::read_bundle(dir)?;
+    let requirements = kept(&input.evaluation)?;
+    Ok(decide(&input, &requirements))
+}
+
 fn from_file(e: &Evaluation, file: &str, text: &str) -> Result<(Vec<Requirement>, Vec<Named>)> {
     let mut workloads: Vec<(&str, &str)> = Vec::new();
     for r in &e.runs {

@@ -17,8 +17,11 @@ pub struct PlannedRun {
     pub sweep: Option<(String, serde_json::Value)>,
     pub repetition: u32,
     pub args: Box<dyn Options>,
-    /// What the run should take, for the ETA: warm-up plus measured phase.
+    /// What the run should take, for the ETA: warm-up plus measured phase (a search: the
+    /// longest it may take).
     pub expected: Duration,
+    /// The workload's search, where each run is one.
+    pub search: Option<crate::search::SearchArgs>,
 }
 
 pub const DEFAULT_REPETITIONS: u32 = 3;
@@ -35,7 +38,7 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
                     let args = own.unwrap_or(args);
                     let point =
                         sweep.as_ref().map(|(k, v)| format!(".{k}-{}", value_text(v))).unwrap_or_default();
-                    let mut args = args.for_configuration(c, &plan.method);
+                    let mut args = args.for_configuration(c, &method_of(w, &plan.method));
                     if let Some((key, n)) = sweep
                         && key == super::parse::TARGETS
                     {
@@ -47,14 +50,29 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
                         configuration: ci,
                         sweep: sweep.clone(),
                         repetition,
-                        expected: args.expected(),
+                        expected: expected(&*args, w.search.as_ref()),
                         args,
+                        search: w.search.clone(),
                     });
                 }
             }
         }
     }
     out
+}
+
+/// The method as workload `w`'s runs take it: a search's steps are of fixed length, whatever
+/// the method's window.
+fn method_of(w: &super::Workload, m: &super::Method) -> super::Method {
+    match w.search {
+        Some(_) => super::Method { window: None, ..m.clone() },
+        None => m.clone(),
+    }
+}
+
+/// How long a run may take: its warm-up and measured phase, or a search's every step.
+fn expected(args: &dyn Options, search: Option<&crate::search::SearchArgs>) -> Duration {
+    search.and_then(|s| crate::search::longest(args, s)).unwrap_or_else(|| args.expected())
 }
 
 fn value_text(v: &serde_json::Value) -> String {

@@ -24,6 +24,11 @@ pub fn example() -> String {
         s.push_str(&format!("\n# ---- Every key of a kind = \"{}\" workload ----\n", kind.name));
         s.push_str(&documented(&(kind.command)(), &skip, &[]));
     }
+    s.push_str(&format!(
+        "\n# ---- The search, in an {} workload: each run the most load that holds a latency limit ----\n",
+        crate::search::kinds_listed()
+    ));
+    s.push_str(&documented(&crate::registry::command_of::<crate::search::SearchArgs>(), &[], &[]));
     s
 }
 
@@ -153,6 +158,11 @@ db_size = "1GB"
 n_threads = 16
 run_time = "10m"
 warmup_time = "2m"
+# Or each run a search from n_threads up for the most OPM at which the order's p99 holds
+# (every key at the end of this file); "oltp.opm" below then reads "the most OPM at p99 <= 50
+# ms is at least 20000", and "oltp.search_load" is the thread count found:
+# search = "threads"
+# latency_limit = "order:p99<=50ms"
 
 # The Exchange mailbox workload, judged by Jetstress's thresholds. A sweep may also count
 # targets: sweep = { targets = [1, 2, 4] } runs 1, 2 and 4 databases (for oltp: the first N

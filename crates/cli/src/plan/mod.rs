@@ -5,7 +5,7 @@
 //! A plan has a `name`, a `[method]` table (the options below, also accepted on the command
 //! line), `[[configuration]]` tables (the storage under test) and `[[workload]]` tables, each
 //! with a `kind` of the registry's (`crate::registry::KINDS`) and that command's options under the same names as
-//! its flags (snake_case), plus an optional `label` and `sweep`.
+//! its flags (snake_case), plus an optional `label`, `sweep` and search (`search`).
 
 pub mod condition;
 pub mod expand;
@@ -13,6 +13,7 @@ pub mod init;
 pub mod parse;
 pub mod quick;
 pub mod requirements;
+pub mod search;
 
 use crate::registry::Options;
 use crate::units::Seconds;
@@ -50,7 +51,8 @@ pub struct Method {
     /// How long the io workloads' measured phase is: fixed (runtime), or steady_state: rounds
     /// of --round until the SNIA PTS rule holds (5 rounds within 20 % of their mean, fitted
     /// slope within 10 %), at most --measure or 25 rounds; the last 5 rounds are reported.
-    /// OLTP and mailbox runs keep their fixed window. Default: fixed.
+    /// OLTP and mailbox runs, and the steps of a search, keep their fixed window. Default:
+    /// fixed.
     #[arg(long, value_name = "fixed|steady_state")]
     pub window: Option<String>,
 
@@ -235,6 +237,7 @@ pub fn in_plan_terms(text: &str) -> String {
         let mut k: Vec<&'static str> =
             crate::registry::KINDS.iter().flat_map(|kind| parse::keys_in(&(kind.command)(), &[])).collect();
         k.extend(["log_target", "url"]);
+        k.extend(search::keys());
         k
     });
     let mut out = String::with_capacity(text.len());
@@ -281,6 +284,9 @@ pub struct Workload {
     /// `set` table gives this workload values of its own (003 and 004 run 17 threads on the
     /// SSDs and 73 on the HDDs).
     pub by_configuration: Vec<Option<Vec<Box<dyn Options>>>>,
+    /// Its search (`search`, `latency_limit`): each run is a search for the highest load
+    /// that holds the limits, the confirmed run its figures.
+    pub search: Option<crate::search::SearchArgs>,
 }
 
 impl Configuration {

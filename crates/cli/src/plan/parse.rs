@@ -134,7 +134,9 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         Some(v) => {
             let kinds: Vec<(&str, &str)> =
                 workloads.iter().map(|w| (w.label.as_str(), w.args.kind().name)).collect();
-            super::requirements::read(&src, v, &kinds)?
+            let read = super::requirements::read(&src, v, &kinds)?;
+            super::search::check_requirements(&src, v, &read, &workloads)?;
+            read
         }
     };
     Ok(Plan { name, method, configurations, workloads, requirements })
@@ -483,6 +485,7 @@ fn workload(
         let hint = Some(format!("kind is {}", registry::names_listed()));
         src.error(kind_value.span(), format!("unknown workload kind `{kind}`"), hint)
     })?;
+    let search = super::search::take(src, &mut options, item.span(), entry.what)?;
     let build = |opts: &DeTable, span: Range<usize>| (entry.parse)(src, opts, span, entry);
     let points_of = |options: &DeTable| -> Result<Vec<Point>, PlanError> {
         let Some((key, values)) = &sweep else { return Ok(vec![(None, build(options, item.span())?)]) };
@@ -502,8 +505,11 @@ fn workload(
     let args = build(&options, item.span())?;
     let points = points_of(&options)?;
     let swept = sweep.as_ref().map(|(k, _)| k.get_ref().to_string());
-    let label = label.unwrap_or_else(|| default_label(&*args, swept.as_deref()));
-    let mut fixed: Vec<&str> = OWN_KEYS.iter().copied().chain(swept.as_deref()).collect();
+    let searched = search.as_ref().and_then(|s| s.search).map(|p| p.name());
+    let label = label.unwrap_or_else(|| default_label(&*args, swept.as_deref(), searched));
+    let search_keys = super::search::keys();
+    let mut fixed: Vec<&str> =
+        OWN_KEYS.iter().copied().chain(swept.as_deref()).chain(search_keys.iter().copied()).collect();
     if options.contains_key("profile") {
         fixed.extend(PROFILE_KEYS.iter().chain(&["profile"]));
     }
@@ -520,11 +526,15 @@ fn workload(
         by_configuration.push(own);
     }
     names.extend([label.clone(), kind.clone()]);
-    let workload = Workload { label, args, points, by_configuration };
-    match workload.args.get::<IoArgs>().filter(|a| a.profile.is_some()).cloned() {
-        Some(a) => profile_set(src, workload, &a, t),
-        None => Ok(vec![workload]),
+    let workload = Workload { label, args, points, by_configuration, search };
+    let workloads = match workload.args.get::<IoArgs>().filter(|a| a.profile.is_some()).cloned() {
+        Some(a) => profile_set(src, workload, &a, t)?,
+        None => vec![workload],
+    };
+    for w in &workloads {
+        super::search::check(src, w, t)?;
     }
+    Ok(workloads)
 }
 
 /// The sweep key for the number of targets: an oltp workload uses the first N of the
@@ -595,6 +605,7 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
                     .iter()
                     .map(|own| own.as_ref().map(|points| points.iter().map(|a| set(&**a)).collect()))
                     .collect(),
+                search: w.search.clone(),
             }
         })
         .collect())
@@ -613,11 +624,15 @@ fn sqlio_job(a: &IoArgs, p: &storbench_bench::workload::io::SqlioProfile) -> IoA
 }
 
 /// A workload's label when the plan gives none: its kind's (`io-randread-8k-qd4`, `sqlio`,
-/// `oltp`), and `-<key>-sweep` for a swept key.
-fn default_label(args: &dyn Options, swept: Option<&str>) -> String {
-    let base = args.label(swept);
-    match swept {
+/// `oltp`), `-<key>-sweep` for a swept key and `-<load>-search` for a searched load.
+fn default_label(args: &dyn Options, swept: Option<&str>, searched: Option<&str>) -> String {
+    let base = args.label(swept.or(searched));
+    let base = match swept {
         Some(k) => format!("{base}-{k}-sweep"),
+        None => base,
+    };
+    match searched {
+        Some(load) => format!("{base}-{load}-search"),
         None => base,
     }
 }
@@ -633,7 +648,7 @@ fn sweep_of<'i>(
     let (Some((key, values)), None) = (entries.next(), entries.next()) else {
         return Err(src.error(v.span(), "sweep takes exactly one option", hint()));
     };
-    if OWN_KEYS.contains(&key.get_ref().as_ref()) {
+    if OWN_KEYS.iter().chain(&super::search::keys()).any(|k| *k == key.get_ref().as_ref()) {
         return Err(src.error(key.span(), format!("`{}` cannot be swept", key.get_ref()), hint()));
     }
     if key.get_ref() == "profile" {

@@ -636,3 +636,71 @@ fn one_storage_in_one_condition_twice_is_refused_whatever_the_streams() {
     );
     assert!(parse("plan.toml", &text).is_ok());
 }
+
+#[test]
+fn a_workload_searches_with_the_command_lines_keys_and_a_search_it_cannot_run_is_refused_at_its_line() {
+    let io = "[[workload]]\nkind = \"io\"\nengine = \"null\"\nramp = 0\nruntime = \"0.3s\"\n";
+    let searched = format!(
+        "{io}search = \"iodepth\"\nlatency_limit = [\"p99<=50ms\", \"read:mean<=5ms\"]\nsearch_step_time = \"0.2s\"\n"
+    );
+    let (_tmp, text) = plan_with(&searched);
+    let plan = parse("plan.toml", &text).unwrap();
+    let w = &plan.workloads[0];
+    assert_eq!(w.label, "io-randread-4k-iodepth-search", "the searched depth is not in the label");
+    let s = w.search.as_ref().expect("a search");
+    assert_eq!(s.search, Some(crate::search::Param::Iodepth));
+    let limits: Vec<String> = s.latency_limit.iter().map(ToString::to_string).collect();
+    assert_eq!(limits, ["p99<=50ms", "read:mean<=5ms"]);
+    let all = runs(&plan);
+    assert!(all.iter().all(|r| r.search.is_some()));
+    // The ETA counts the search at its longest: 12 steps of 0.2 s, 2 confirmations of 0.3 s.
+    assert_eq!(all[0].expected, std::time::Duration::from_millis(12 * 200 + 2 * 300));
+    let one = format!("{io}search = \"threads\"\nlatency_limit = \"p99<=1s\"\n");
+    assert_eq!(
+        parse("plan.toml", &plan_with(&one).1).unwrap().workloads[0]
+            .search
+            .as_ref()
+            .unwrap()
+            .latency_limit
+            .len(),
+        1
+    );
+
+    // Each refusal: the workloads' line it points at (the table starts at line 8) and its words.
+    let refused = |workloads: &str, line: usize, words: &str| {
+        let e = error(&plan_with(workloads).1);
+        assert!(
+            e.message.contains(words) || e.hint.as_deref().is_some_and(|h| h.contains(words)),
+            "{words}: {e}"
+        );
+        assert_eq!(e.line, line, "{words}: {e}");
+    };
+    refused(&format!("{io}search = \"depth\"\nlatency_limit = \"p99<=1s\"\n"), 13, "unknown variant `depth`");
+    refused(&format!("{io}search = \"iodepth\"\nlatency_limit = \"p99<5ms\"\n"), 14, "e.g. p99<=50ms");
+    refused(&format!("{io}search = \"iodepth\"\nlatency_limit = 5\n"), 14, "or a list of them");
+    refused(&format!("{io}search = \"iodepth\"\n"), 13, "`search` needs a `latency_limit`");
+    refused(&format!("{io}latency_limit = \"p99<=1s\"\n"), 13, "`latency_limit` needs `search`");
+    refused(
+        &format!("{io}search = \"iodepth\"\nlatency_limit = \"trim:p99<=5ms\"\n"),
+        14,
+        "io has no request type `trim`",
+    );
+    refused(
+        &format!("{io}io_size = \"4k\"\nsearch = \"iodepth\"\nlatency_limit = \"p99<=1s\"\n"),
+        14,
+        "drop io_size",
+    );
+    let oltp = "[[workload]]\nkind = \"oltp\"\nsearch = \"iodepth\"\nlatency_limit = \"p99<=50ms\"\n";
+    refused(oltp, 10, "oltp has no such load; it has threads");
+    let integrity =
+        "[[workload]]\nkind = \"integrity\"\nsearch = \"threads\"\nlatency_limit = \"p99<=50ms\"\n";
+    refused(integrity, 10, "search works on io, oltp, mailbox or replay workloads");
+    let swept = format!("{io}sweep = {{ search = [\"iodepth\"] }}\n");
+    refused(&swept, 13, "`search` cannot be swept");
+    let required = format!("{io}[requirements]\n\"io.search_load\" = \">= 4\"\n");
+    refused(&required, 14, "io runs no search");
+    let (_tmp, text) = plan_with_set("set.io = { latency_limit = \"p99<=1s\" }");
+    let e = error(&text);
+    assert!(e.message.contains("`latency_limit` cannot be set per configuration"), "{e}");
+    assert!(crate::plan::init::example().contains("# latency_limit = <LIMIT>"), "plan init lists the keys");
+}

@@ -370,7 +370,12 @@ fn a_plans_requirements_choose_a_configuration_and_decide_judges_other_ones_with
         + "[requirements]\n\"rr.iops\" = \">= 1\"\n\"io.errors\" = 0\n";
     std::fs::write(&p, text).unwrap();
     let results = tmp.path().join("results");
-    storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let out = storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let printed = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        printed.contains("decision: b\nb meets every requirement, at the lowest price, 700 USD."),
+        "{printed}"
+    );
     let (dir, e) = evaluation(&results);
     assert_eq!(e["requirements"], serde_json::json!(["rr.iops >= 1", "io.errors = 0"]));
     assert_eq!(

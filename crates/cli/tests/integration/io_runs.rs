@@ -250,6 +250,49 @@ fn a_power_meter_fills_the_power_column_and_without_one_the_summary_says_so() {
 }
 
 #[test]
+fn named_meters_each_get_a_column_less_their_baseline_and_power_watts_is_their_sum() {
+    // 001's server and enclosure, each and the total; 003's empty enclosure subtracted.
+    let dir = disk_tempdir();
+    let (server, shelf) = (dir.path().join("server"), dir.path().join("shelf"));
+    std::fs::write(&server, "250\n").unwrap();
+    std::fs::write(&shelf, "300\n").unwrap();
+    let power = format!(
+        "server=file:{}; enclosure=file:{}; enclosure.baseline=108.2",
+        server.display(),
+        shelf.display()
+    );
+    let results = dir.path().join("results");
+    let s = null_json(&results, &["--runtime", "2s", "--power", &power]);
+    assert!(!s["warnings"].to_string().contains("power"), "{}", s["warnings"]);
+    let bundle = only_bundle(&results);
+    let measured = |col: &str| -> Vec<String> {
+        series_column(&bundle, col).into_iter().filter(|(p, _)| p == "measure").map(|(_, v)| v).collect()
+    };
+    for (col, watts) in
+        [("power_watts", "441.800"), ("power.server.watts", "250"), ("power.enclosure.watts", "191.800")]
+    {
+        let v = measured(col);
+        assert!(!v.is_empty() && v.iter().all(|x| x == watts), "{col}: {v:?}");
+    }
+    // The report's table has each meter's active watts beside the total.
+    storbench().arg("report").arg(&bundle).assert().success();
+    let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
+    assert!(
+        md.contains("| active W | server W | enclosure W |") && md.contains("| 441.8 | 250.0 | 191.8 |"),
+        "{md}"
+    );
+    // A baseline of a meter not named, a name given twice: refused before anything runs.
+    for (spec, says) in
+        [("a=file:/x; b.baseline=3", "b.baseline names no meter"), ("a=file:/x; a=file:/y", "named twice")]
+    {
+        let mut bad = storbench();
+        bad.args(["io", "--engine", "null", "--runtime", "1s", "--power", spec, "--output-dir"])
+            .arg(dir.path().join("r2"));
+        crate::support::refused(&mut bad, says);
+    }
+}
+
+#[test]
 fn a_profile_set_shows_a_line_per_profile_and_says_each_warning_once() {
     let dir = disk_tempdir();
     let out = storbench()

@@ -24,6 +24,7 @@ mod replay;
 mod replay_record;
 mod report;
 mod schema;
+mod search;
 mod steady;
 mod summarize;
 mod support;

@@ -1,4 +1,5 @@
-//! The choice: among the configurations that meet every requirement, the one to buy (the
+//! The choice: among the configurations that meet every requirement in their normal
+//! condition (a rebuild's configuration is its storage judged again), the one to buy (the
 //! lowest price where every one has a price, else the lowest active power, else the most
 //! headroom on its binding requirement), what a unit of work costs on each, the best of each
 //! kind, and each pair compared as the reference reports put it ("+91.8 % OPM, -51 % active
@@ -13,8 +14,12 @@ pub(super) fn choose(d: &mut Decision, e: &Evaluation) {
     for c in &mut d.configurations {
         c.costs = costs(c, e);
     }
-    let fits: Vec<&ConfigurationDecision> =
-        d.configurations.iter().filter(|c| c.meets == Some(true)).collect();
+    // A degraded condition is the same storage judged again, not another one to buy.
+    let fits: Vec<&ConfigurationDecision> = d
+        .configurations
+        .iter()
+        .filter(|c| c.meets == Some(true) && c.condition == crate::evaluation::NORMAL)
+        .collect();
     d.best = best(&fits, e);
     let ranked = rank(&fits);
     d.chosen = ranked.first().map(|(c, _)| c.name.clone());
@@ -89,6 +94,12 @@ fn why(d: &Decision, ranked: &[(&ConfigurationDecision, String)]) -> String {
     for c in d.configurations.iter().filter(|c| Some(&c.name) != d.chosen.as_ref()) {
         let on = |m: Option<bool>| c.verdicts.iter().filter(move |v| v.met == m);
         let said: Vec<String> = match c.meets {
+            Some(true) if c.condition != crate::evaluation::NORMAL => {
+                vec![format!(
+                    "{} ({} during {}) also meets every requirement",
+                    c.name, c.storage, c.condition
+                )]
+            }
             Some(true) => vec![format!("{} also meets every requirement", c.name)],
             Some(false) => {
                 on(Some(false)).map(|v| format!("{} fails {}: {}", c.name, v.requirement, v.text)).collect()

@@ -42,6 +42,10 @@ pub struct Decision {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ConfigurationDecision {
     pub name: String,
+    /// The storage it measured and its condition there (`normal`, `rebuild`): only a
+    /// storage's normal configuration can be chosen; its degraded ones are judged beside it.
+    pub storage: String,
+    pub condition: String,
     /// True where every requirement is met, false where any is not, None where none fails
     /// but some are not shown either way.
     pub meets: Option<bool>,
@@ -124,6 +128,8 @@ fn judge_configuration(
     let capacity_bytes = c.capacity_bytes.or_else(|| measured_capacity(input, &c.target));
     ConfigurationDecision {
         name: c.name.clone(),
+        storage: c.storage().to_string(),
+        condition: c.condition().to_string(),
         meets,
         verdicts,
         binding,
@@ -226,7 +232,10 @@ fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'
     }
     let data = input.runs.get(&run.id)?;
     let unit = figures::of_kind(&run.kind)?.into_iter().find(|f| f.name == name)?.unit;
-    data.summary.results.workload().figure(name).flatten().map(|v| (v, unit))
+    // The summary's own figures (a search's load) first, then its workload's.
+    let value = crate::render::summary_figure(&data.summary, name)
+        .unwrap_or_else(|| data.summary.results.workload().figure(name).flatten());
+    value.map(|v| (v, unit))
 }
 
 /// The requirement that decides the configuration's verdict (see `ConfigurationDecision`).

@@ -152,3 +152,15 @@ fn the_json_names_the_choice_and_each_verdict() {
     assert!((v["margin_pct"].as_f64().unwrap() + 16.666).abs() < 0.01);
     assert_eq!(j["configurations"][0]["meets"], true);
 }
+
+#[test]
+fn a_storage_during_a_rebuild_is_judged_but_never_chosen() {
+    let mut input = evaluation([1250.0, 1300.0, 1280.0]);
+    // hdd is ssd's storage during a rebuild (cheaper on paper, as the plan gave no other price).
+    let hdd = &mut input.evaluation.configurations[1];
+    (hdd.storage, hdd.condition) = (Some("ssd".into()), Some("rebuild".into()));
+    let d = decide(&input, &reqs(&[("randread.iops", ">= 1200")]));
+    assert_eq!(d.chosen.as_deref(), Some("ssd"));
+    assert_eq!(d.configurations[1].meets, Some(true));
+    assert!(d.why.contains("hdd (ssd during rebuild) also meets every requirement"), "{}", d.why);
+}

@@ -73,6 +73,10 @@ impl WorkloadResults for IoResults {
         read(FIGURES, self, name)
     }
 
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        vec![("MB/s", Some((self.read.bytes_per_sec + self.write.bytes_per_sec) / 1e6), false)]
+    }
+
     fn headline(&self) -> Option<Headline> {
         Some(Headline::new("IOPS", self.read.iops + self.write.iops, true))
     }

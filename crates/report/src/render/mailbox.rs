@@ -68,6 +68,15 @@ impl WorkloadResults for MailboxResults {
         verdicts(input)
     }
 
+    /// 003 counts a mailbox run's IOPS as database reads and writes plus log writes.
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        let all = self.db_reads_per_sec + self.db_writes_per_sec + self.log_writes_per_sec;
+        match self.test.as_str() {
+            "performance" | "stress" => vec![("DB + log IOPS", Some(all), true)],
+            _ => Vec::new(),
+        }
+    }
+
     /// A backup's MB/s, a soft recovery's seconds per log, else (performance, stress) the
     /// achieved transactional IOPS.
     fn headline(&self) -> Option<Headline> {

@@ -16,6 +16,7 @@
 //! - `spectrum`: each workload's latency at every percentile, configurations overlaid.
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
+//! - `search`: the search for the highest load under a latency limit, per step.
 //! - `compare`: two bundles side by side, matched by workload.
 //! - `workload`: what the report asks of each workload's results, answered in the workload's
 //!   own file (`io`, `oltp`, `mailbox`, `integrity`: headline, status, latencies, charts, and
@@ -32,6 +33,7 @@ mod findings;
 mod html;
 mod markdown;
 mod results;
+mod search;
 mod setup;
 pub mod spectrum;
 pub mod svg;
@@ -54,6 +56,7 @@ pub(crate) use findings::points;
 pub use spectrum::Spectrum;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
+pub use workload::{SEARCH_LOAD, summary_figure};
 pub(crate) use workload::{WorkloadResults, figures_of_kind};
 
 /// Everything a report is made from, read from a bundle by the caller.
@@ -186,6 +189,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.extend(setup::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));
+    d.extend(search::blocks(input));
     d.extend(spectrum::blocks(input));
     d.extend(charts::blocks(input));
     d.extend(appendix::method(e));

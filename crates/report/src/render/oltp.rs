@@ -2,7 +2,9 @@
 //! headline, the order response time, and its per-second charts. Its errors are failed
 //! database calls, not I/Os, and it has no check of its own.
 
+use super::ReportInput;
 use super::charts::{Spec, spec};
+use super::doc::{Block, Table, num};
 use super::workload::{WorkloadResults, p99_ms};
 use crate::columns::oltp;
 use crate::decision::figures::{Figure, Value, ms, n, read};
@@ -62,4 +64,46 @@ impl WorkloadResults for OltpResults {
     fn charts(&self) -> &'static [Spec] {
         CHARTS
     }
+
+    fn section(&self, input: &ReportInput) -> Vec<Block> {
+        per_target(input)
+    }
+}
+
+/// OPM per database of each reported run that drove more than one, as 001's Figure 7 shows
+/// each virtual machine's share.
+fn per_target(input: &ReportInput) -> Vec<Block> {
+    let mut out = Vec::new();
+    for (g, _) in super::workload::groups_of::<OltpResults>(input) {
+        let Some(run) = g.reported() else { continue };
+        let Some(r) = input.runs.get(&run.id).and_then(|d| d.summary.results.get::<OltpResults>()) else {
+            continue;
+        };
+        if r.targets.len() < 2 {
+            continue;
+        }
+        if out.is_empty() {
+            out.push(Block::Heading(2, "OLTP per database".into()));
+        }
+        out.push(Block::Para(format!("{}{} (run {}):", g.configuration, super::at(g.sweep), run.id)));
+        let mut t = Table::new(&["database", "OPM", "orders", "rollbacks", "failed orders"]);
+        for x in &r.targets {
+            t.push(vec![
+                x.target.clone(),
+                num(x.opm),
+                x.orders.to_string(),
+                x.rollbacks.to_string(),
+                x.failed_orders.to_string(),
+            ]);
+        }
+        t.push(vec![
+            "total".into(),
+            num(r.opm),
+            r.orders.to_string(),
+            r.rollbacks.to_string(),
+            r.failed_orders.to_string(),
+        ]);
+        out.push(Block::Table(t));
+    }
+    out
 }

@@ -18,6 +18,9 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         if mine.iter().any(|p| p.sweep.is_some()) {
             out.push(Block::Chart(scaling(workload, &mine)));
         }
+        for p in mine.iter().filter(|p| p.groups.len() > 1) {
+            out.extend(share_of_best(p));
+        }
         for g in mine.iter().flat_map(|p| &p.groups) {
             out.push(Block::Para(format!("{}{}", g.configuration, at(g.sweep))));
             out.push(Block::Table(table(input, g)));
@@ -25,6 +28,33 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         }
     }
     out
+}
+
+/// 002's "% of best": each configuration's median at one point as a share of the best one's.
+fn share_of_best(p: &findings::Point<'_>) -> Vec<Block> {
+    let medians: Vec<(&str, f64, bool, String)> = p
+        .groups
+        .iter()
+        .filter_map(|g| {
+            let h = g.reported()?.headline.as_ref()?;
+            Some((g.configuration, g.spread()?.median, h.higher_is_better, h.metric.clone()))
+        })
+        .collect();
+    let Some((_, _, higher, metric)) = medians.first().cloned() else { return Vec::new() };
+    let best = medians.iter().map(|m| m.1).reduce(if higher { f64::max } else { f64::min }).unwrap_or(0.0);
+    let mut t = Table::new(&["configuration", &format!("median {metric}"), "% of best"]);
+    for (name, median, _, _) in &medians {
+        let share = if higher { median / best } else { best / median };
+        t.push(vec![
+            name.to_string(),
+            num(*median),
+            if share.is_finite() { format!("{:.1} %", 100.0 * share) } else { "—".into() },
+        ]);
+    }
+    vec![
+        Block::Para(format!("Each configuration's median{} as a share of the best one's:", at(p.sweep))),
+        Block::Table(t),
+    ]
 }
 
 /// Median headline against the swept value, a line per configuration. The sweep's points are
@@ -61,11 +91,19 @@ fn scaling(workload: &str, points: &[&findings::Point<'_>]) -> Chart {
 fn table(input: &ReportInput, g: &Group<'_>) -> Table {
     let metric =
         g.runs.iter().find_map(|r| r.headline.as_ref()).map_or("result".into(), |h| h.metric.clone());
-    let lat_names = g.runs.iter().find_map(|r| input.runs.get(&r.id)).map(latencies).unwrap_or_default();
+    let first = g.runs.iter().find_map(|r| input.runs.get(&r.id));
+    let lat_names = first.map(latencies).unwrap_or_default();
+    let beside_names = first.map(beside).unwrap_or_default();
     let mut header: Vec<String> = vec!["run".into(), "status".into(), metric.clone()];
+    header.extend(beside_names.iter().map(|(n, _, _)| n.to_string()));
     header.extend(lat_names.iter().map(|(n, _)| format!("{n} ms")));
     header.extend(["CPU %", "idle W", "active W"].map(String::from));
-    header.extend([format!("{metric}/W"), "reported".into()]);
+    let meter_names: Vec<String> =
+        first.map(meters).unwrap_or_default().into_iter().map(|(n, _)| n).collect();
+    header.extend(meter_names.iter().map(|n| format!("{n} W")));
+    header.push(format!("{metric}/W"));
+    header.extend(beside_names.iter().filter(|(_, _, w)| *w).map(|(n, _, _)| format!("{n}/W")));
+    header.push("reported".into());
     let mut t = Table { header, rows: Vec::new() };
     // The median by the group itself, whatever evaluation.json's flags say.
     let reported = g.reported().map(|r| r.id.as_str());
@@ -74,12 +112,22 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
         let data = input.runs.get(&r.id);
         let figure = r.headline.as_ref().map_or_else(|| opt(None, ""), |h| num(h.value) + &h.errors_note());
         let mut cells = vec![format!("r{}", r.repetition), status(r, data), figure];
+        let also = data.map(beside).unwrap_or_default();
+        let also_of = |n: &str| also.iter().find(|(m, _, _)| *m == n).and_then(|(_, v, _)| *v);
+        cells.extend(beside_names.iter().map(|(n, _, _)| opt(also_of(n), "")));
         let lats = data.map(latencies).unwrap_or_default();
         cells.extend(
             lat_names.iter().map(|(n, _)| opt(lats.iter().find(|(m, _)| m == n).and_then(|(_, v)| *v), "")),
         );
         cells.push(opt(data.and_then(cpu_pct), ""));
-        cells.extend([r.idle_watts, r.active_watts, r.per_watt].map(|v| opt(v, "")));
+        cells.extend([r.idle_watts, r.active_watts].map(|v| opt(v, "")));
+        let each = data.map(meters).unwrap_or_default();
+        cells.extend(
+            meter_names.iter().map(|n| opt(each.iter().find(|(m, _)| m == n).and_then(|(_, w)| *w), "")),
+        );
+        cells.push(opt(r.per_watt, ""));
+        let per_watt = |n: &str| Some(also_of(n)? / r.active_watts.filter(|w| *w > 0.0)?);
+        cells.extend(beside_names.iter().filter(|(_, _, w)| *w).map(|(n, _, _)| opt(per_watt(n), "")));
         cells.push(if marked { "◀ median".into() } else { String::new() });
         t.rows.push(Row { cells, marked });
     }
@@ -105,6 +153,19 @@ fn status(r: &RunRecord, data: Option<&RunData>) -> String {
         Some(e) => format!("{s}: {e}"),
         None => s.into(),
     }
+}
+
+/// Each named power meter's active watts (001: the server and the enclosure, each and the
+/// total), where the run read several.
+fn meters(data: &RunData) -> Vec<(String, Option<f64>)> {
+    let Some(s) = &data.series else { return Vec::new() };
+    let each = s.measured_means_each(crate::columns::meter::PREFIX, crate::columns::meter::WATTS);
+    each.into_iter().map(|(n, w)| (n.to_string(), w)).collect()
+}
+
+/// The figures its workload puts beside the headline.
+fn beside(data: &RunData) -> Vec<(&'static str, Option<f64>, bool)> {
+    data.summary.results.workload().beside()
 }
 
 /// The latencies a reader of the run's workload looks at, in milliseconds.

@@ -185,6 +185,7 @@ mod tests {
             warnings: Vec::new(),
             steady_state: None,
             background: Vec::new(),
+            search: None,
         }
     }
 

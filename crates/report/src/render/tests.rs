@@ -7,7 +7,12 @@ use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, Results,
 
 fn summary(iops: f64) -> Summary {
     let lat = LatencyNs { p50: 200_000, p99: 900_000, ..LatencyNs::default() };
-    let read = DirectionResult { iops, lat_ns: Some(lat), ..DirectionResult::default() };
+    let read = DirectionResult {
+        iops,
+        bytes_per_sec: iops * 8192.0,
+        lat_ns: Some(lat),
+        ..DirectionResult::default()
+    };
     Summary {
         schema_version: 1,
         tool: Tool { name: "storbench".into(), version: "0.1.0".into() },
@@ -27,6 +32,7 @@ fn summary(iops: f64) -> Summary {
         warnings: vec![],
         steady_state: None,
         background: Vec::new(),
+        search: None,
     }
 }
 
@@ -155,11 +161,16 @@ fn the_markdown_report_has_the_same_tables_without_charts() {
     assert!(md.starts_with(markdown::GENERATOR));
     assert!(!md.contains("<svg"));
     assert!(md.contains("## Key findings\n\n- ssd delivered 35 % more IOPS than hdd"));
-    assert!(md.contains("| run | status | IOPS | read p50 ms | read p99 ms | CPU % | idle W | active W | IOPS/W | reported |"), "{md}");
+    // MB/s beside IOPS, as 002's tables have it.
+    assert!(md.contains("| run | status | IOPS | MB/s | read p50 ms | read p99 ms | CPU % | idle W | active W | IOPS/W | reported |"), "{md}");
     assert!(
-        md.contains("| r3 | done | 1,350.0 | 0.200 | 0.900 | 35.00 | 80.00 | 100.0 | 13.50 | ◀ median |"),
+        md.contains(
+            "| r3 | done | 1,350.0 | 11.06 | 0.200 | 0.900 | 35.00 | 80.00 | 100.0 | 13.50 | ◀ median |"
+        ),
         "{md}"
     );
+    // 002's "% of best" for the test.
+    assert!(md.contains("| ssd | 1,350.0 | 100.0 % |\n| hdd | 1,000.0 | 74.1 % |"), "{md}");
     assert!(md.contains("## Appendix: the system under test"));
     assert!(is_own_report(&md) && !is_own_report("# my notes\n"));
 }
@@ -835,7 +846,7 @@ fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first
     let mut data = BTreeMap::new();
     for (config, reps) in [("ssd", [true, true]), ("hdd", [true, false])] {
         for (rep, pass) in (1..).zip(reps) {
-            let mut r = run(config, rep, 1000.0, None, None);
+            let mut r = run(config, rep, 1000.0, Some(50.0), None);
             (r.id, r.workload, r.kind) =
                 (format!("mailbox.{config}.r{rep}"), "mailbox".into(), "mailbox".into());
             let limit = ThresholdCheck {
@@ -849,6 +860,9 @@ fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first
                 pass,
                 test: "performance".into(),
                 checks: vec![limit],
+                db_reads_per_sec: 600.0,
+                db_writes_per_sec: 400.0,
+                log_writes_per_sec: 200.0,
                 ..Default::default()
             };
             let mut s = summary(1000.0);
@@ -867,6 +881,49 @@ fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first
             "ssd on mailbox passed Jetstress's checks (latency thresholds held, checksums verified, no I/O error) in 2 runs."
         ]
     );
+    // 003's count of IOPS beside the transactional ones, and per watt on both.
+    let md = report_markdown(&input);
+    assert!(md.contains("| run | status | IOPS | DB + log IOPS | idle W | active W |"), "{md}");
+    assert!(md.contains("| IOPS/W | DB + log IOPS/W | reported |"), "{md}");
+    assert!(md.contains("| r1 | done | 1,000.0 | 1,200.0 |") && md.contains("| 20.00 | 24.00 |"), "{md}");
+}
+
+#[test]
+fn an_oltp_run_on_several_databases_gets_each_ones_opm_as_001s_figure_7() {
+    use crate::model::{OltpResults, OltpTargetResult};
+    let target = |t: &str, opm| OltpTargetResult { target: t.into(), opm, orders: 10, ..Default::default() };
+    let mut r = run("ssd", 1, 3000.0, None, None);
+    (r.id, r.workload, r.kind) = ("oltp.ssd.r1".into(), "oltp".into(), "oltp".into());
+    let results = OltpResults {
+        opm: 3000.0,
+        orders: 20,
+        targets: vec![target("postgres://vm1/ds3", 1400.0), target("postgres://vm2/ds3", 1600.0)],
+        ..Default::default()
+    };
+    let mut s = summary(3000.0);
+    (s.workload, s.results) = ("oltp".into(), Results::Oltp(results));
+    let data = BTreeMap::from([(r.id.clone(), RunData { summary: s, series: None })]);
+    let md = report_markdown(&evaluation_of("vms", 1, vec![r], data));
+    let section = &md[md.find("## OLTP per database").expect("a per-database section")..];
+    assert!(section.contains("| postgres://vm1/ds3 | 1,400.0 | 10 | 0 | 0 |"), "{section}");
+    assert!(section.contains("| total | 3,000.0 | 20 | 0 | 0 |"), "{section}");
+}
+
+#[test]
+fn the_searched_load_is_a_figure_of_every_kind_with_a_load_read_from_the_summarys_search() {
+    for kind in ["io", "oltp", "mailbox", "replay"] {
+        let figures = crate::decision::figures::of_kind(kind).unwrap();
+        assert!(figures.iter().any(|f| f.name == SEARCH_LOAD), "{kind}");
+    }
+    let integrity = crate::decision::figures::of_kind("integrity").unwrap();
+    assert!(!integrity.iter().any(|f| f.name == SEARCH_LOAD), "integrity has no load to search");
+    let mut s = summary(5.0);
+    assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(None), "a run without a search has no searched load");
+    s.search = Some(crate::model::SearchResult { chosen: Some(16.0), ..Default::default() });
+    assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(Some(crate::decision::figures::Value::Num(16.0))));
+    s.search = Some(crate::model::SearchResult { chosen: None, ..Default::default() });
+    assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(None), "no load held");
+    assert_eq!(summary_figure(&s, "iops"), None, "the results' figures are the workload's tables'");
 }
 
 /// `two_configs` with each shown run's read latencies: `ms` at every percentile, ssd's a tenth

@@ -97,9 +97,9 @@ impl Series {
     }
 
     /// The names of the background streams the file has columns of, in its order (the host's
-    /// own namespaces, `disk.` and `rebuild.`, are none).
+    /// own namespaces, `disk.`, `rebuild.` and `power.`, are none).
     pub fn streams(&self) -> Vec<&str> {
-        let host = [columns::device::PREFIX, columns::rebuild::PREFIX];
+        let host = [columns::device::PREFIX, columns::rebuild::PREFIX, columns::meter::PREFIX];
         let mut names: Vec<&str> = Vec::new();
         for (n, _) in &self.columns {
             if let Some((stream, _)) = n.split_once('.')
@@ -155,8 +155,21 @@ impl Series {
 
     /// Mean of `name` over the rows whose interval ends in `(from, to]` (a few ms of slack for
     /// the interval clock) and that have a value.
-    pub fn mean_between(&self, column: Column, (from, to): (f64, f64)) -> Option<f64> {
-        let column = self.column(column)?;
+    pub fn mean_between(&self, column: Column, window: (f64, f64)) -> Option<f64> {
+        self.mean_of(self.column(column)?, window)
+    }
+
+    /// Each `<prefix>.<name>.<column>` column's mean over the measured phase, by name in file
+    /// order (each named power meter's active watts).
+    pub fn measured_means_each(&self, prefix: &str, column: Column) -> Vec<(&str, Option<f64>)> {
+        let Some(window) = self.measure_window() else { return Vec::new() };
+        self.each(prefix, column)
+            .into_iter()
+            .map(|(name, values)| (name, self.mean_of(values, window)))
+            .collect()
+    }
+
+    fn mean_of(&self, column: &[Option<f64>], (from, to): (f64, f64)) -> Option<f64> {
         let values: Vec<f64> = column
             .iter()
             .zip(&self.t_s)

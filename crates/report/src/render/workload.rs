@@ -9,9 +9,9 @@ use super::ReportInput;
 use super::charts::Spec;
 use super::doc::{Block, Finding};
 use super::svg::Band;
-use crate::decision::figures::{Named, Value, names};
+use crate::decision::figures::{Figure, Named, Value, n, names, read};
 use crate::evaluation::{Group, Headline, RunStatus};
-use crate::model::{IoErrors, LatencyNs};
+use crate::model::{IoErrors, LatencyNs, Summary};
 use std::any::{Any, TypeId};
 
 /// One workload's results as the report sees them.
@@ -48,6 +48,13 @@ pub(crate) trait WorkloadResults: Any {
     /// workload's figure table: None where the table has no such figure, Some(None) where
     /// this run did not measure it.
     fn figure(&self, name: &str) -> Option<Option<Value>>;
+
+    /// Figures the reference reports put beside the headline (io's MB/s beside IOPS, as 002's
+    /// tables; the mailbox's database plus log IOPS, as 003 counts them), by column name, and
+    /// whether a per-watt column goes with each.
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        Vec::new()
+    }
 
     /// The latencies a reader of the workload looks at, in milliseconds, by column name.
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)>;
@@ -89,14 +96,38 @@ pub(super) fn present(input: &ReportInput) -> Vec<&dyn WorkloadResults> {
 /// The figures of workload kind `kind` (a plan's `kind`), from its table; None for a kind the
 /// report does not know. The one place that names each workload's kind.
 pub fn figures_of_kind(kind: &str) -> Option<Vec<Named>> {
+    let searched = |mut own: Vec<Named>| {
+        own.extend(names(SEARCHED));
+        own
+    };
     Some(match kind {
-        "io" => names(super::io::FIGURES),
-        "oltp" => names(super::oltp::FIGURES),
-        "mailbox" => names(super::mailbox::FIGURES),
+        "io" => searched(names(super::io::FIGURES)),
+        "oltp" => searched(names(super::oltp::FIGURES)),
+        "mailbox" => searched(names(super::mailbox::FIGURES)),
         "integrity" => names(super::integrity::FIGURES),
-        "replay" => names(super::replay::FIGURES),
+        "replay" => searched(names(super::replay::FIGURES)),
         _ => return None,
     })
+}
+
+/// The figure of a run whose load a search chose (a workload with `search` and
+/// `latency_limit`): the load confirmed to hold every limit.
+pub const SEARCH_LOAD: &str = "search_load";
+
+/// The figures of a run beyond its workload's results, kept in its summary, on every workload
+/// with a load to search: the searched load. (Its other figures are those of the confirmed
+/// run, read from the results as for any run: "oltp.opm" of a search is the most OPM that held
+/// the limits.)
+const SEARCHED: &[Figure<Summary>] = &[Figure {
+    name: SEARCH_LOAD,
+    unit: "at the latency limit",
+    get: |s| s.search.as_ref()?.chosen.and_then(n),
+}];
+
+/// A run's figure `name` that its summary holds beyond its results: None where there is no such
+/// figure, Some(None) where the run did not measure it (it ran no search, or no load held).
+pub fn summary_figure(s: &Summary, name: &str) -> Option<Option<Value>> {
+    read(SEARCHED, s, name)
 }
 
 /// Each group of workload `T`'s runs: the group, and the results of its runs that have them.

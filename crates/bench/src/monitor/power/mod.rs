@@ -17,12 +17,14 @@
 
 mod command;
 mod file;
+mod meters;
 mod monitor;
 mod ptdaemon;
 mod rapl;
 mod redfish;
 
 pub use command::MeterProcess;
+pub use meters::{NamedMeter, PowerMeters};
 pub use monitor::{PowerMonitor, SILENCE_WARNING};
 pub use redfish::{REDFISH_CA_ENV, REDFISH_INSECURE_ENV};
 

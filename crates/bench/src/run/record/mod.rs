@@ -579,6 +579,7 @@ pub(crate) fn test_summary(workload: &str) -> Summary {
         warnings: Vec::new(),
         steady_state: None,
         background: Vec::new(),
+        search: None,
     }
 }
 

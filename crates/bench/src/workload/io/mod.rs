@@ -19,6 +19,8 @@ mod worker;
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]
+mod search_tests;
+#[cfg(test)]
 mod steady_tests;
 
 pub use background::IoStream;

@@ -33,7 +33,7 @@ pub fn check_all(plan: &Plan) -> Result<()> {
     }
     for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
         check_place(plan, run)?;
-        let checked = run.args.check();
+        let checked = run.args.check().and_then(|()| check_search(run));
         let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
         let checked = checked.map_err(|e| anyhow::anyhow!(in_plan(&e)));
         checked.with_context(|| {
@@ -51,6 +51,15 @@ pub fn check_all(plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A run's search with the options the configuration and the method gave it (the method's
+/// steady-state window would refuse it, as `--steady-state` does on the command line).
+fn check_search(run: &PlannedRun) -> Result<()> {
+    match &run.search {
+        Some(s) => crate::search::check_options(&*run.args, s).map_err(|(_, e)| e),
+        None => Ok(()),
+    }
 }
 
 /// An integrity run with `keep = true` leaves its files, and the next integrity run on that
@@ -217,6 +226,9 @@ pub fn one(
         return record;
     }
     record_ran(&mut record, launch(run, &bundle, stop), &bundle, dir);
+    if let Some(s) = run.search.as_ref().filter(|_| record.status == RunStatus::CheckFailed) {
+        record.error = record.error.take().or_else(|| Some(crate::search::none_held(s)));
+    }
     record
 }
 
@@ -246,11 +258,15 @@ fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Pa
     }
 }
 
-/// The workload's run into `bundle`, named after the run.
+/// The workload's run into `bundle`, named after the run; a search's steps each into a bundle
+/// of its own inside it.
 fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
     let mut args = run.args.clone();
     args.name(run.id.clone());
-    args.measure(bundle, stop)
+    match &run.search {
+        Some(s) => crate::search::in_evaluation(&*args, s, bundle, stop),
+        None => args.measure(bundle, stop),
+    }
 }
 
 /// Average of the power readings over `window`, one a second; None without a power source.

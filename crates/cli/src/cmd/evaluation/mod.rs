@@ -375,6 +375,20 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     for n in &eval.notes {
         say!("note: {n}");
     }
+    if !eval.requirements.is_empty() {
+        match super::decide::of_evaluation(dir) {
+            Ok(d) => tell!(
+                "decision: {}\n{}",
+                d.chosen.as_deref().unwrap_or("none meets every requirement"),
+                d.why
+            ),
+            Err(e) => say!(
+                "warning: no decision ({}); try storbench decide {}",
+                crate::output::reason(&e),
+                dir.display()
+            ),
+        }
+    }
     say!("evaluation: {}", dir.display());
     say_what_stays(eval);
     match super::report::write_report(dir, dir) {

@@ -1,6 +1,6 @@
 //! io's registry entry: what a plan and an evaluation need of an io workload.
 
-use crate::args::IoArgs;
+use crate::args::{IoArgs, IoCommand};
 use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
@@ -12,14 +12,14 @@ use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
-pub static KIND: Kind = Kind::of::<IoArgs, IoArgs>(
+pub static KIND: Kind = Kind::of::<IoArgs, IoCommand>(
     "io",
     "an io workload",
     &["target", "allow_device", "force"],
     storbench_bench::run::record::summary::io::rebuilt,
 );
 
-impl CommandLine for IoArgs {
+impl CommandLine for IoCommand {
     fn command() -> clap::Command {
         let about = "Synthetic I/O: one fio-style job, or a profile set such as the six SQLIO profiles";
         let examples = "\
@@ -29,17 +29,20 @@ Examples:
   storbench io --rw randrw --rwmix-read 70 --bs 8k/70:64k/30 --random-distribution zipf:1.1
   storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost";
         // After the options: their struct's doc comment would be the command's help.
-        IoArgs::augment_args(clap::Command::new(KIND.name))
+        IoCommand::augment_args(clap::Command::new(KIND.name))
             .about(about)
             .long_about(format!("{about}.\n\n{examples}"))
     }
 
     fn power(&self) -> Option<Option<&str>> {
-        Some(self.out.power.as_deref())
+        Some(self.args.out.power.as_deref())
     }
 
     fn run(self, stop: &StopFlag) -> Result<Ending> {
-        super::run(&self, stop)
+        match self.search.search {
+            Some(_) => crate::search::run(&self.args, &self.search, stop),
+            None => super::run(&self.args, stop),
+        }
     }
 
     fn table(s: &storbench_report::Summary) -> String {

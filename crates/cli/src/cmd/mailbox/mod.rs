@@ -34,7 +34,22 @@ pub fn run(c: MailboxCommand, stop: &StopFlag) -> Result<Ending> {
     match c.sub {
         Some(MailboxSub::Verify(v)) => verify::verify_command(&v, stop),
         Some(MailboxSub::Recover(r)) => recovery::recover_command(&r.target, stop),
+        None if c.search.search.is_some() => crate::search::run(&c.run, &c.search, stop),
         None => test(&c.run, stop),
+    }
+}
+
+/// Whether --target holds databases already (a manifest).
+pub fn has_databases(a: &MailboxArgs) -> bool {
+    let plan = validate::validate(a);
+    plan.is_ok_and(|p| matches!(storbench_bench::workload::mailbox::Manifest::load(&p.db_dir), Ok(Some(_))))
+}
+
+/// Removes storbench's databases from --target (those a search's steps kept for one another).
+pub fn remove_kept_databases(a: &MailboxArgs) {
+    let Ok(plan) = validate::validate(a) else { return };
+    if let Ok(Some(m)) = storbench_bench::workload::mailbox::Manifest::load(&plan.db_dir) {
+        databases::remove_databases(&plan, &m);
     }
 }
 

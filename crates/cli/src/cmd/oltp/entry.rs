@@ -37,7 +37,7 @@ Examples:
     /// `oltp run` measures; loading and checking do not.
     fn power(&self) -> Option<Option<&str>> {
         match self {
-            OltpCommand::Run(a) => Some(a.out.power.as_deref()),
+            OltpCommand::Run(a) => Some(a.run.out.power.as_deref()),
             _ => None,
         }
     }

@@ -26,7 +26,8 @@ pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
     match cmd {
         OltpCommand::Gen(a) => gen_csv(&a, stop),
         OltpCommand::Load(a) => load(&a, stop),
-        OltpCommand::Run(a) => run::run(&a, stop),
+        OltpCommand::Run(a) if a.search.search.is_some() => crate::search::run(&a.run, &a.search, stop),
+        OltpCommand::Run(a) => run::run(&a.run, stop),
         OltpCommand::Check(a) => check(&a),
         OltpCommand::Fidelity(a) => fidelity::fidelity(&a),
     }

@@ -84,6 +84,16 @@ pub struct ReplayArgs {
     pub out: OutputArgs,
 }
 
+// `storbench replay`'s command line: a plan's replay keys and the search's (command line only;
+// no doc comment: it would be the command's help).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ReplayCommand {
+    #[command(flatten)]
+    pub args: ReplayArgs,
+    #[command(flatten)]
+    pub search: crate::search::SearchArgs,
+}
+
 impl ReplayArgs {
     pub const SPEED: f64 = 1.0;
     pub const LOG_LINE_PREFIX: &str = storbench_bench::workload::replay::log::postgres::DEFAULT_PREFIX;

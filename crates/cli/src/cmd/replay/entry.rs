@@ -1,6 +1,6 @@
 //! replay's registry entry: its subcommand, and what a plan and an evaluation need of a replay.
 
-use super::args::ReplayArgs;
+use super::args::{ReplayArgs, ReplayCommand};
 use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
-pub static KIND: Kind = Kind::of::<ReplayArgs, ReplayArgs>(
+pub static KIND: Kind = Kind::of::<ReplayArgs, ReplayCommand>(
     "replay",
     "a replay workload",
     &["url", "backend", "password_file"],
@@ -21,7 +21,7 @@ pub static KIND: Kind = Kind::of::<ReplayArgs, ReplayArgs>(
 /// What a fire-hose replay is counted as in an ETA: its length is the database's to decide.
 const FIRE_HOSE_GUESS: Duration = Duration::from_secs(60);
 
-impl CommandLine for ReplayArgs {
+impl CommandLine for ReplayCommand {
     fn command() -> clap::Command {
         let about = "Replay: the requests of production logs against a database, fire-hose or paced by the logs' times";
         let long = "\
@@ -36,15 +36,18 @@ Examples:
   storbench replay general.log --url mysql://root@127.0.0.1/shop --database shop --limit 100000
   storbench replay server.log --format pg-stderr --log-line-prefix '%m [%p] %u@%d ' --path shop.db";
         // After the options: their struct's doc comment would be the command's help.
-        ReplayArgs::augment_args(clap::Command::new(KIND.name)).about(about).long_about(long)
+        ReplayCommand::augment_args(clap::Command::new(KIND.name)).about(about).long_about(long)
     }
 
     fn power(&self) -> Option<Option<&str>> {
-        Some(self.out.power.as_deref())
+        Some(self.args.out.power.as_deref())
     }
 
     fn run(self, stop: &StopFlag) -> Result<Ending> {
-        super::run(&self, stop)
+        match self.search.search {
+            Some(_) => crate::search::run(&self.args, &self.search, stop),
+            None => super::run(&self.args, stop),
+        }
     }
 
     fn table(s: &storbench_report::Summary) -> String {

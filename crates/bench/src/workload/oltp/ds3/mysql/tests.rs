@@ -712,4 +712,17 @@ fn fidelity_replays_the_same_calls_through_ds3s_statements_with_the_same_work() 
     }
     let (o, d) = (per_order(&ours, "Handler_write"), per_order(&ds3, "Handler_write"));
     assert!(d > 5.0 && (o - d).abs() < 0.5, "rows inserted per order: storbench {o} vs DS3 {d}");
+    // No counter is ever given below zero: a figure the empty batch's change swamped is 0 and
+    // marked below the noise (`oltp fidelity` lists it under below_noise).
+    for (side, m) in [("storbench", &ours), ("DS3", &ds3)] {
+        for b in &m.batches {
+            for ((counter, v), below) in m.counters.iter().zip(&b.delta).zip(&b.below_noise) {
+                assert!(
+                    *v >= 0.0 && (!below || *v == 0.0),
+                    "{side} {}: {counter} = {v}, below noise {below}",
+                    b.name
+                );
+            }
+        }
+    }
 }

@@ -1,0 +1,527 @@
+//! `--search` with `--latency-limit`: the highest load (threads, queue depth or rate) at which
+//! every limit holds, for any workload that has such a load ([`Searchable`], one impl per
+//! workload in `workloads.rs`). The search itself is the library's (`run::search`); this runs
+//! its steps as ordinary runs, each into a bundle of its own under one directory, shows a line
+//! per step, and writes the search into the confirmed run's summary.json. A plan's workload
+//! asks for it with the same keys (`search`, `latency_limit`); an evaluation runs each of its
+//! repetitions as a search into the run's bundle ([`in_evaluation`]).
+
+mod workloads;
+
+pub use workloads::kinds_listed;
+
+use crate::cmd::Ending;
+use crate::console::{self, RunLine};
+use crate::measure::{Measured, Ran};
+use crate::registry::Options;
+use crate::units::Seconds;
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+use serde::Deserialize;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use storbench_bench::run::StopFlag;
+use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Next, Search, Statistic};
+use storbench_report::{LimitedLatency, SearchResult, SearchStep, Summary};
+
+/// Options of the search, shared by io, oltp run, mailbox and replay: on their command lines,
+/// and as the same keys in a plan's `[[workload]]` of those kinds (`search = "threads"`,
+/// `latency_limit = "p99<=50ms"` or a list of limits).
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SearchArgs {
+    /// A latency that must hold: [TYPE:]STATISTIC<=LATENCY, e.g. p99<=50ms, order:p99<=50ms
+    /// (oltp), read:p99.9<=5ms (io), db_read:mean<=20ms (mailbox), or a replay's request type
+    /// by name. STATISTIC: mean (or avg), p50, p90, p95, p99, p99.9, p99.99; LATENCY in us, ms
+    /// or s. Without a TYPE it holds for every type the workload is judged by (io: read and
+    /// write; oltp: order; mailbox: db_read, db_write, log_write; replay: all requests). Give
+    /// it again for more (in a plan: a list); all must hold. Needs --search.
+    #[arg(long, value_name = "LIMIT", value_parser = parse_limit, requires = "search")]
+    #[serde(deserialize_with = "limits_of")]
+    pub latency_limit: Vec<LatencyLimit>,
+
+    /// Search for the highest load at which every --latency-limit holds: threads, iodepth or
+    /// rate (as the workload has them). Short steps double the load from its given value until
+    /// a limit breaks, then bisect; the best load that held runs once more at full length to
+    /// confirm it (one step down if it breaks). Every step has its own bundle under one
+    /// directory (in an evaluation: the run's); the confirmed run's summary.json has the
+    /// search, and its figures are the run's (the headline: the throughput at the most load
+    /// that held).
+    #[arg(long, value_enum, value_name = "LOAD", requires = "latency_limit")]
+    pub search: Option<Param>,
+
+    /// Short steps the search may take at most, confirmations not counted. Default: 12.
+    #[arg(long, value_name = "N", requires = "search")]
+    pub search_steps: Option<u32>,
+
+    /// Measured length of each short step; the warm-up comes before it as in any run.
+    /// Default: 10s.
+    #[arg(long, value_name = "DURATION", requires = "search")]
+    pub search_step_time: Option<Seconds>,
+
+    /// Highest load the search tries. Default: 256 threads, iodepth 1024, or 1000 × the
+    /// starting rate.
+    #[arg(long, value_name = "LOAD", requires = "search")]
+    pub search_max: Option<f64>,
+}
+
+impl SearchArgs {
+    pub const STEPS: u32 = 12;
+    pub const STEP_TIME: Duration = Duration::from_secs(10);
+}
+
+fn parse_limit(s: &str) -> Result<LatencyLimit, String> {
+    s.parse()
+}
+
+/// A plan's `latency_limit`: one limit, or a list of them.
+fn limits_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LatencyLimit>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum OneOrMore {
+        One(String),
+        More(Vec<String>),
+    }
+    let texts = match OneOrMore::deserialize(d).map_err(|_| {
+        serde::de::Error::custom("latency_limit is a limit such as \"p99<=50ms\", or a list of them")
+    })? {
+        OneOrMore::One(t) => vec![t],
+        OneOrMore::More(t) => t,
+    };
+    texts.iter().map(|t| t.parse().map_err(serde::de::Error::custom)).collect()
+}
+
+/// What a search moves.
+#[derive(ValueEnum, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Param {
+    Threads,
+    Iodepth,
+    Rate,
+}
+
+impl Param {
+    pub fn name(self) -> &'static str {
+        match self {
+            Param::Threads => "threads",
+            Param::Iodepth => "iodepth",
+            Param::Rate => "rate",
+        }
+    }
+
+    fn integer(self) -> bool {
+        self != Param::Rate
+    }
+
+    fn default_max(self, start: f64) -> f64 {
+        match self {
+            Param::Threads => 256.0,
+            Param::Iodepth => 1024.0,
+            Param::Rate => start * 1000.0,
+        }
+    }
+}
+
+/// The statistics a report's `LatencyNs` carries.
+pub const LAT_STATS: [Statistic; 6] = [
+    Statistic::Mean,
+    Statistic::Percentile(50.0),
+    Statistic::Percentile(90.0),
+    Statistic::Percentile(99.0),
+    Statistic::Percentile(99.9),
+    Statistic::Percentile(99.99),
+];
+
+/// A request type's figures from its `LatencyNs`.
+pub fn latency_figures(request: &str, l: &storbench_report::LatencyNs) -> Vec<Figure> {
+    let ns = [l.mean, l.p50 as f64, l.p90 as f64, l.p99 as f64, l.p999 as f64, l.p9999 as f64];
+    LAT_STATS
+        .iter()
+        .zip(ns)
+        .map(|(&statistic, ns)| Figure { request: request.into(), statistic, ns })
+        .collect()
+}
+
+/// A workload whose load a search can move: its options, as a run takes them.
+/// Runs go through [`Options::measure`], as an evaluation's do.
+pub trait Searchable: Options + Clone {
+    /// Its name in messages.
+    const WORKLOAD: &'static str;
+    /// The loads it has.
+    const PARAMS: &'static [Param];
+    /// What its throughput counts (`IOPS`).
+    const THROUGHPUT: &'static str;
+    /// The statistics its latencies report.
+    const STATS: &'static [Statistic];
+    /// The types a limit without one covers.
+    const DEFAULT_TYPES: &'static [&'static str];
+    /// Its request types; None where only a run knows them (replay).
+    fn types(&self) -> Option<Vec<String>>;
+    /// Refuses options a search cannot run with (a profile set, a run ended by bytes).
+    fn searchable(&self) -> Result<()>;
+    /// The load as given, where the search starts.
+    fn load(&self, p: Param) -> f64;
+    /// The options at `load`, measuring for `length` (None: the run's own length).
+    fn at(&self, p: Param, load: f64, length: Option<Duration>) -> Self;
+    /// Where its bundles go and what it is called.
+    fn out(&self) -> &crate::args::OutputArgs;
+    /// Its run's name for the search's directory.
+    fn run_name(&self) -> String {
+        self.out().name.clone().unwrap_or_else(|| Self::WORKLOAD.into())
+    }
+
+    /// Its throughput and latency figures.
+    fn figures(s: &Summary) -> (f64, Vec<Figure>);
+    /// What to undo once the search ends, asked before its first step (the mailbox's
+    /// databases, kept from step to step, go unless --keep or they were there before).
+    fn cleanup(&self) -> Option<Box<dyn FnOnce()>> {
+        None
+    }
+}
+
+/// Runs a workload's cleanup when the search ends, however it ends.
+struct Cleanup(Option<Box<dyn FnOnce()>>);
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if let Some(undo) = self.0.take() {
+            undo();
+        }
+    }
+}
+
+/// Runs the search for `w` as `s` asks; the confirmed run is handed back with the search in
+/// its summary. Exit 1 when no load held.
+pub fn run<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Ending> {
+    let param = s.search.expect("run only with --search");
+    check_load(w, param)?;
+    check_limits(w, &s.latency_limit)?;
+    let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
+    let dir = crate::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
+    let ran = search(w, s, &dir, Shown::Terminal, stop)?;
+    // As a run shows its result: the confirmed run's table, or its summary with --json.
+    if let Some(m) = &ran.measured {
+        let json = w.out().json;
+        crate::output::print_result(|| match json {
+            true => storbench_report::export::summary_json(&m.summary),
+            false => (w.kind().table)(&m.summary) + "\n",
+        })?;
+    }
+    Ok(ran.ending)
+}
+
+/// A plan's run as a search, its steps' bundles in the run's bundle directory `dir` (whose
+/// output.log takes every step's line and output): the confirmed run, its summary with the
+/// search, or no run when no load held ([`none_held`] says so). Its checks were made when
+/// the plan was read ([`check_options`]).
+pub fn in_evaluation(args: &dyn Options, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran> {
+    searching(args)?.search_in(s, dir, stop)
+}
+
+/// What an evaluation records for a search in which no load held.
+pub fn none_held(s: &SearchArgs) -> String {
+    let param = s.search.map_or("load", Param::name);
+    format!("no {param} held {}", limits_text(&s.latency_limit))
+}
+
+/// Which of a search's options a refusal is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AtFault {
+    /// The load: the workload has no such load, or options it cannot be searched with.
+    Load,
+    /// A latency limit: on a request type or statistic the workload does not report.
+    Limit,
+}
+
+/// The checks of a plan's search on a workload's options, before anything runs.
+pub fn check_options(args: &dyn Options, s: &SearchArgs) -> Result<(), (AtFault, anyhow::Error)> {
+    let w = searching(args).map_err(|e| (AtFault::Load, e))?;
+    let param = s.search.expect("checked only with a search");
+    w.check_load(param).map_err(|e| (AtFault::Load, e))?;
+    w.check_limits(&s.latency_limit).map_err(|e| (AtFault::Limit, e))
+}
+
+/// The longest a plan's search can take, for the evaluation's ETA: every short step, then
+/// every confirmation at full length, each with its warm-up.
+pub fn longest(args: &dyn Options, s: &SearchArgs) -> Option<Duration> {
+    searching(args).ok().map(|w| w.longest(s))
+}
+
+/// `args` as a workload a search can move.
+fn searching(args: &dyn Options) -> Result<&dyn workloads::Searching> {
+    workloads::of(args).ok_or_else(|| {
+        anyhow::anyhow!(
+            "{} has no load to search; search works on {} workloads",
+            args.kind().what,
+            kinds_listed()
+        )
+    })
+}
+
+/// Where a search's steps are shown: on the command line, a line per step on the terminal and
+/// each step's output in its own bundle's output.log; in an evaluation, everything in the
+/// run's log, the evaluation showing one line for the whole search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Terminal,
+    InRun,
+}
+
+/// The load is one the workload has, with options it can be searched with.
+fn check_load<W: Searchable>(w: &W, param: Param) -> Result<()> {
+    if !W::PARAMS.contains(&param) {
+        let have: Vec<&str> = W::PARAMS.iter().map(|p| p.name()).collect();
+        bail!("--search {}: {} has no such load; it has {}", param.name(), W::WORKLOAD, have.join(", "));
+    }
+    w.searchable()
+}
+
+/// The limits name the workload's request types and statistics.
+fn check_limits<W: Searchable>(w: &W, limits: &[LatencyLimit]) -> Result<()> {
+    let types = w.types();
+    let types: Option<Vec<&str>> = types.as_ref().map(|t| t.iter().map(String::as_str).collect());
+    for l in limits {
+        l.check(W::WORKLOAD, types.as_deref(), W::STATS).map_err(anyhow::Error::msg)?;
+    }
+    Ok(())
+}
+
+/// The search's steps into `dir`, checked before.
+fn search<W: Searchable>(w: &W, s: &SearchArgs, dir: &Path, shown: Shown, stop: &StopFlag) -> Result<Ran> {
+    let param = s.search.expect("run only with --search");
+    let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
+    let limits = limits_text(&s.latency_limit);
+    say!("search: the highest {} holding {limits} ({})", param.name(), dir.display());
+    let began = Instant::now();
+    let _cleanup = Cleanup(w.cleanup());
+    let mut walk =
+        Walk { search: Search::new(bounds(param, s, w.load(param))), steps: Vec::new(), best: None };
+    while let Some((load, confirm)) = walk.next() {
+        let n = walk.steps.len() + 1;
+        let point = Point { n, param, load, confirm, length: (!confirm).then_some(step) };
+        let Some((st, m)) = one_step(w, &s.latency_limit, dir, &point, shown, stop)? else {
+            return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
+        };
+        if n == 1 && w.types().is_none() {
+            types_seen::<W>(&m.summary, &s.latency_limit)?;
+        }
+        if stop.is_stopped() {
+            return Ok(Ran { ending: Ending::Interrupted, measured: Some(m) });
+        }
+        walk.record(st, m);
+    }
+    finish::<W>(walk, param, s, step, began.elapsed())
+}
+
+/// The search's bounds from the options: the given load to the maximum, `--search-steps`.
+fn bounds(param: Param, s: &SearchArgs, start: f64) -> Bounds {
+    Bounds {
+        start,
+        min: if param.integer() { 1.0 } else { start / 1024.0 },
+        max: s.search_max.unwrap_or_else(|| param.default_max(start)),
+        integer: param.integer(),
+        resolution: 0.05,
+        steps: s.search_steps.unwrap_or(SearchArgs::STEPS),
+    }
+}
+
+/// One step of the search: its number, load, and length (None: the run's own, a confirmation).
+struct Point {
+    n: usize,
+    param: Param,
+    load: f64,
+    confirm: bool,
+    length: Option<Duration>,
+}
+
+/// Runs `p` into a bundle of its own under `dir`, with a line on the terminal; the step as
+/// judged and the run, or None when a stop came before it measured.
+fn one_step<W: Searchable>(
+    w: &W,
+    limits: &[LatencyLimit],
+    dir: &Path,
+    p: &Point,
+    shown: Shown,
+    stop: &StopFlag,
+) -> Result<Option<(SearchStep, Measured)>> {
+    let what = if p.confirm { "confirm" } else { "step" };
+    let name = format!("{:02}-{what}-{}-{}", p.n, p.param.name(), p.load);
+    let step_dir = dir.join(&name);
+    storbench_bench::files::create_dir(&step_dir)
+        .with_context(|| format!("creating {}", step_dir.display()))?;
+    let confirming = if p.confirm { " (confirm)" } else { "" };
+    let line = StepLine::start(format!("[{}] {} = {}{confirming}", p.n, p.param.name(), p.load), shown);
+    let t0 = Instant::now();
+    let measure = || Options::measure(&w.at(p.param, p.load, p.length), &step_dir, stop);
+    let ran = match shown {
+        Shown::Terminal => console::capture(&step_dir, false).and_then(|_log| measure()),
+        Shown::InRun => measure(),
+    };
+    let Some(m) = ran.as_ref().ok().and_then(|r| r.measured.as_ref()) else {
+        line.end(if ran.is_ok() { "interrupted" } else { "failed" });
+        return ran.map(|_| None);
+    };
+    let st = judged::<W>(m, limits, p.load, p.confirm, &name, t0.elapsed());
+    line.end(&step_text(&st, W::THROUGHPUT));
+    Ok(ran?.measured.map(|m| (st, m)))
+}
+
+/// A step's line: on the terminal as it runs, or said into the run's log once it ended.
+enum StepLine {
+    Terminal(RunLine),
+    InRun(String),
+}
+
+impl StepLine {
+    fn start(text: String, shown: Shown) -> StepLine {
+        match shown {
+            Shown::Terminal => StepLine::Terminal(RunLine::start(&text)),
+            Shown::InRun => StepLine::InRun(text),
+        }
+    }
+
+    fn end(self, result: &str) {
+        match self {
+            StepLine::Terminal(line) => line.end(result),
+            StepLine::InRun(text) => say!("{text}: {result}"),
+        }
+    }
+}
+
+/// For a workload whose request types only a run knows (replay): refuses a limit on a type the
+/// first step did not see, naming those it saw, rather than letting it hold with no figure.
+fn types_seen<W: Searchable>(summary: &Summary, limits: &[LatencyLimit]) -> Result<()> {
+    let (_, figures) = W::figures(summary);
+    let mut seen: Vec<&str> = figures.iter().map(|f| f.request.as_str()).collect();
+    seen.dedup();
+    for l in limits {
+        if let Some(r) = l.request.as_deref().filter(|r| !seen.contains(r)) {
+            bail!(
+                "latency limit `{l}`: the {} had no request of type `{r}`; it had {}",
+                W::WORKLOAD,
+                seen.join(", ")
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The search with what each step measured.
+struct Walk {
+    search: Search,
+    steps: Vec<SearchStep>,
+    /// The last confirmation that held.
+    best: Option<Measured>,
+}
+
+impl Walk {
+    fn next(&self) -> Option<(f64, bool)> {
+        match self.search.next() {
+            Next::Step(l) => Some((l, false)),
+            Next::Confirm(l) => Some((l, true)),
+            Next::Done(_) => None,
+        }
+    }
+
+    fn record(&mut self, st: SearchStep, m: Measured) {
+        self.search.record(st.held);
+        if st.confirm && st.held {
+            self.best = Some(m);
+        }
+        self.steps.push(st);
+    }
+}
+
+/// A step as the summary keeps it: its figures judged against every limit.
+fn judged<W: Searchable>(
+    m: &Measured,
+    limits: &[LatencyLimit],
+    load: f64,
+    confirm: bool,
+    name: &str,
+    took: Duration,
+) -> SearchStep {
+    let (throughput, figures) = W::figures(&m.summary);
+    let latencies: Vec<LimitedLatency> = limits
+        .iter()
+        .map(|l| {
+            let j = l.judge(&figures, W::DEFAULT_TYPES);
+            LimitedLatency { limit: j.limit, ms: j.worst_ns.map(|ns| ns / 1e6), held: j.held }
+        })
+        .collect();
+    // A run that failed its own check (failed I/Os) holds nothing.
+    let sound = m.summary.failed_ios().is_none();
+    SearchStep {
+        load,
+        confirm,
+        throughput,
+        held: sound && latencies.iter().all(|l| l.held),
+        latencies,
+        measured_s: m.summary.phases.measured_s,
+        seconds: took.as_secs_f64(),
+        bundle: format!("../{name}"),
+    }
+}
+
+/// "held: 8.0k IOPS, p99<=42ms 40.100 ms (1.4 s)".
+fn step_text(st: &SearchStep, unit: &str) -> String {
+    let lat: Vec<String> = st
+        .latencies
+        .iter()
+        .map(|l| format!("{} {}", l.limit, l.ms.map_or("—".into(), |ms| crate::output::latency(ms * 1e6))))
+        .collect();
+    let held = if st.held { "held" } else { "broke" };
+    format!("{held}: {} {unit}, {} ({:.1} s)", crate::output::si(st.throughput), lat.join(", "), st.seconds)
+}
+
+fn limits_text(limits: &[LatencyLimit]) -> String {
+    limits.iter().map(ToString::to_string).collect::<Vec<_>>().join(" and ")
+}
+
+/// Writes the search into the confirmed run's summary; exit 1 when no load held.
+fn finish<W: Searchable>(
+    walk: Walk,
+    param: Param,
+    s: &SearchArgs,
+    step: Duration,
+    took: Duration,
+) -> Result<Ran> {
+    let chosen = match walk.search.next() {
+        Next::Done(d) => d,
+        _ => None,
+    };
+    let measured_s: f64 = walk.steps.iter().map(|st| st.measured_s).sum();
+    let result = SearchResult {
+        parameter: param.name().into(),
+        limits: s.latency_limit.iter().map(ToString::to_string).collect(),
+        throughput: W::THROUGHPUT.into(),
+        step_budget: s.search_steps.unwrap_or(SearchArgs::STEPS),
+        step_s: step.as_secs_f64(),
+        chosen,
+        steps: walk.steps,
+        elapsed_s: took.as_secs_f64(),
+        measured_s,
+        overhead_s: (took.as_secs_f64() - measured_s).max(0.0),
+    };
+    say!(
+        "search: {} steps in {:.1} s, {:.1} s measured, {:.1} s overhead",
+        result.steps.len(),
+        result.elapsed_s,
+        result.measured_s,
+        result.overhead_s
+    );
+    let Some(mut best) = walk.best else {
+        say!("search: {}", none_held(s));
+        return Ok(Ran { ending: Ending::CheckFailed, measured: None });
+    };
+    best.summary.search = Some(result);
+    let json = storbench_report::export::summary_json(&best.summary);
+    crate::bundle::write_atomic(&best.bundle.join("summary.json"), &json)?;
+    say!(
+        "search: {} = {} confirmed; bundle: {}",
+        param.name(),
+        chosen.unwrap_or_default(),
+        best.bundle.display()
+    );
+    Ok(Ran { ending: Ending::Ok, measured: Some(best) })
+}

@@ -1,0 +1,302 @@
+//! What each workload's load and figures are to a search: io (threads = workers, iodepth,
+//! rate = --rate-iops), oltp run (threads = --n-threads), mailbox (threads) and replay
+//! (threads = --in-flight, rate = time-sync --speed). A plan's options reach their search
+//! through [`of`], the one list of the kinds that have a load.
+
+use super::{LAT_STATS, Param, SearchArgs, Searchable, Shown, latency_figures};
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs};
+use crate::cmd::replay::args::{ModeArg, ReplayArgs};
+use crate::measure::Ran;
+use crate::registry::Options;
+use crate::units::{Minutes, Seconds};
+use anyhow::{Result, bail};
+use std::path::Path;
+use std::time::Duration;
+use storbench_bench::run::StopFlag;
+use storbench_bench::run::search::{CONFIRMATIONS, Figure, Statistic};
+use storbench_report::{LatencyNs, Results, Summary};
+
+/// The kinds whose workloads a plan may search.
+pub const KINDS: [&str; 4] = ["io", "oltp", "mailbox", "replay"];
+
+/// [`KINDS`] as a message lists them: `io, oltp, mailbox or replay`.
+pub fn kinds_listed() -> String {
+    let (last, rest) = KINDS.split_last().expect("kinds");
+    format!("{} or {last}", rest.join(", "))
+}
+
+/// A plan's options as a search moves them, where their kind has a load.
+pub fn of(args: &dyn Options) -> Option<&dyn Searching> {
+    let io = args.get::<IoArgs>().map(|a| a as &dyn Searching);
+    io.or_else(|| args.get::<OltpRunArgs>().map(|a| a as &dyn Searching))
+        .or_else(|| args.get::<MailboxArgs>().map(|a| a as &dyn Searching))
+        .or_else(|| args.get::<ReplayArgs>().map(|a| a as &dyn Searching))
+}
+
+/// What an evaluation asks of a searchable workload's options, whatever its kind.
+pub trait Searching {
+    fn check_load(&self, p: Param) -> Result<()>;
+    fn check_limits(&self, limits: &[storbench_bench::run::search::LatencyLimit]) -> Result<()>;
+    fn search_in(&self, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran>;
+    fn longest(&self, s: &SearchArgs) -> Duration;
+}
+
+impl<W: Searchable> Searching for W {
+    fn check_load(&self, p: Param) -> Result<()> {
+        super::check_load(self, p)
+    }
+
+    fn check_limits(&self, limits: &[storbench_bench::run::search::LatencyLimit]) -> Result<()> {
+        super::check_limits(self, limits)
+    }
+
+    fn search_in(&self, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran> {
+        super::search(self, s, dir, Shown::InRun, stop)
+    }
+
+    fn longest(&self, s: &SearchArgs) -> Duration {
+        let p = s.search.unwrap_or(W::PARAMS[0]);
+        let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
+        let steps = s.search_steps.unwrap_or(SearchArgs::STEPS);
+        let at = |length| self.at(p, self.load(p), length).expected();
+        at(Some(step)) * steps + at(None) * CONFIRMATIONS
+    }
+}
+
+/// A type's figures where it has any.
+fn figures_of(request: &str, l: Option<&LatencyNs>) -> Vec<Figure> {
+    l.map(|l| latency_figures(request, l)).unwrap_or_default()
+}
+
+impl Searchable for IoArgs {
+    const WORKLOAD: &'static str = "io";
+    const PARAMS: &'static [Param] = &[Param::Threads, Param::Iodepth, Param::Rate];
+    const THROUGHPUT: &'static str = "IOPS";
+    const STATS: &'static [Statistic] = &LAT_STATS;
+    const DEFAULT_TYPES: &'static [&'static str] = &["read", "write"];
+
+    fn types(&self) -> Option<Vec<String>> {
+        Some(vec!["read".into(), "write".into()])
+    }
+
+    fn searchable(&self) -> Result<()> {
+        if self.profile.is_some() {
+            bail!(
+                "--search runs one job; a profile set's jobs are searched one at a time, each with its options"
+            );
+        }
+        if self.io_size.is_some() || self.steady_state.is_some() {
+            bail!("--search runs steps of --search-step-time; drop --io-size and --steady-state");
+        }
+        if self.rate_bw.is_some() {
+            bail!("--search moves the rate as --rate-iops; drop --rate-bw");
+        }
+        Ok(())
+    }
+
+    fn load(&self, p: Param) -> f64 {
+        match p {
+            Param::Threads => f64::from(self.workers.unwrap_or(1)),
+            Param::Iodepth => f64::from(self.iodepth.unwrap_or(IoArgs::IODEPTH)),
+            Param::Rate => self.rate_iops.unwrap_or(1000.0),
+        }
+    }
+
+    fn at(&self, p: Param, load: f64, length: Option<Duration>) -> Self {
+        let mut a = self.clone();
+        match p {
+            Param::Threads => a.workers = Some(load as u32),
+            Param::Iodepth => a.iodepth = Some(load as u32),
+            Param::Rate => a.rate_iops = Some(load),
+        }
+        a.runtime = length.map(Seconds).or(a.runtime);
+        a
+    }
+
+    fn run_name(&self) -> String {
+        self.out.name.clone().unwrap_or_else(|| self.label(None))
+    }
+
+    fn out(&self) -> &OutputArgs {
+        &self.out
+    }
+
+    fn figures(s: &Summary) -> (f64, Vec<Figure>) {
+        let Results::Io(r) = &s.results else { return (0.0, Vec::new()) };
+        let mut f = figures_of("read", r.read.lat_ns.as_ref());
+        f.extend(figures_of("write", r.write.lat_ns.as_ref()));
+        (r.read.iops + r.write.iops, f)
+    }
+}
+
+impl Searchable for OltpRunArgs {
+    const WORKLOAD: &'static str = "oltp";
+    const PARAMS: &'static [Param] = &[Param::Threads];
+    const THROUGHPUT: &'static str = "OPM";
+    const STATS: &'static [Statistic] = &LAT_STATS;
+    const DEFAULT_TYPES: &'static [&'static str] = &["order"];
+
+    fn types(&self) -> Option<Vec<String>> {
+        // The order's response time, then each transaction type's, as the summary names them.
+        let txns = storbench_bench::workload::oltp::users::TXN_KINDS.iter().map(|k| k.as_str());
+        Some(std::iter::once("order").chain(txns).map(String::from).collect())
+    }
+
+    fn searchable(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn load(&self, _p: Param) -> f64 {
+        f64::from(self.n_threads.unwrap_or(1))
+    }
+
+    fn at(&self, _p: Param, load: f64, length: Option<Duration>) -> Self {
+        let mut a = self.clone();
+        a.n_threads = Some(load as u32);
+        a.run_time = length.map(Minutes).or(a.run_time);
+        a
+    }
+
+    fn out(&self) -> &OutputArgs {
+        &self.out
+    }
+
+    fn figures(s: &Summary) -> (f64, Vec<Figure>) {
+        let Results::Oltp(r) = &s.results else { return (0.0, Vec::new()) };
+        let mut f = figures_of("order", r.order_rt_ns.as_ref());
+        for (name, t) in &r.transactions {
+            f.extend(figures_of(name, t.lat_ns.as_ref()));
+        }
+        (r.opm, f)
+    }
+}
+
+/// One stream of a mailbox database's results.
+type StreamOf = fn(&storbench_report::MailboxDbResult) -> &storbench_report::StreamResult;
+
+impl Searchable for MailboxArgs {
+    const WORKLOAD: &'static str = "mailbox";
+    const PARAMS: &'static [Param] = &[Param::Threads];
+    const THROUGHPUT: &'static str = "transactional IOPS";
+    const STATS: &'static [Statistic] = &LAT_STATS;
+    const DEFAULT_TYPES: &'static [&'static str] = &["db_read", "db_write", "log_write"];
+
+    fn types(&self) -> Option<Vec<String>> {
+        Some(["db_read", "db_write", "log_write", "bdm_read"].map(String::from).to_vec())
+    }
+
+    fn searchable(&self) -> Result<()> {
+        if self.tune {
+            bail!("--search and --tune both move the thread count; give one of them");
+        }
+        Ok(())
+    }
+
+    fn load(&self, _p: Param) -> f64 {
+        f64::from(self.threads.unwrap_or(4 * self.databases.unwrap_or(1)))
+    }
+
+    fn at(&self, _p: Param, load: f64, length: Option<Duration>) -> Self {
+        let mut a = self.clone();
+        a.threads = Some(load as u32);
+        a.duration = length.map(Seconds).or(a.duration);
+        // Databases made by the first step serve every step; `cleanup` removes them.
+        a.keep = true;
+        a
+    }
+
+    fn cleanup(&self) -> Option<Box<dyn FnOnce()>> {
+        let there = crate::cmd::mailbox::has_databases(self);
+        let args = self.clone();
+        (!self.keep && !there)
+            .then(|| Box::new(move || crate::cmd::mailbox::remove_kept_databases(&args)) as Box<dyn FnOnce()>)
+    }
+
+    fn out(&self) -> &OutputArgs {
+        &self.out
+    }
+
+    /// Each stream's worst database: percentiles from its histogram, the mean as Jetstress
+    /// averages it over the run.
+    fn figures(s: &Summary) -> (f64, Vec<Figure>) {
+        let Results::Mailbox(r) = &s.results else { return (0.0, Vec::new()) };
+        let mut f = Vec::new();
+        let streams: [(&str, StreamOf); 4] = [
+            ("db_read", |d| &d.db_reads),
+            ("db_write", |d| &d.db_writes),
+            ("log_write", |d| &d.log_writes),
+            ("bdm_read", |d| &d.bdm_reads),
+        ];
+        for (name, of) in streams {
+            for d in &r.databases {
+                let stream = of(d);
+                f.extend(
+                    figures_of(name, stream.lat_ns.as_ref())
+                        .into_iter()
+                        .filter(|x| x.statistic != Statistic::Mean),
+                );
+                if let Some(ms) = stream.avg_ms {
+                    f.push(Figure { request: name.into(), statistic: Statistic::Mean, ns: ms * 1e6 });
+                }
+            }
+        }
+        (r.transactional_iops, f)
+    }
+}
+
+impl Searchable for ReplayArgs {
+    const WORKLOAD: &'static str = "replay";
+    const PARAMS: &'static [Param] = &[Param::Threads, Param::Rate];
+    const THROUGHPUT: &'static str = "calls/s";
+    const STATS: &'static [Statistic] =
+        &[Statistic::Mean, Statistic::Percentile(50.0), Statistic::Percentile(99.0)];
+    const DEFAULT_TYPES: &'static [&'static str] = &["all"];
+
+    fn types(&self) -> Option<Vec<String>> {
+        None
+    }
+
+    fn searchable(&self) -> Result<()> {
+        Ok(())
+    }
+
+    /// threads: requests in flight per log (fire-hose); rate: time-sync's speed.
+    fn load(&self, p: Param) -> f64 {
+        match p {
+            Param::Rate => self.speed.unwrap_or(ReplayArgs::SPEED),
+            _ => f64::from(self.in_flight.unwrap_or(storbench_bench::workload::replay::DEFAULT_IN_FLIGHT)),
+        }
+    }
+
+    /// A short step replays `length` of each log from --start.
+    fn at(&self, p: Param, load: f64, length: Option<Duration>) -> Self {
+        let mut a = self.clone();
+        match p {
+            Param::Rate => (a.mode, a.speed) = (Some(ModeArg::TimeSync), Some(load)),
+            _ => (a.mode, a.in_flight) = (Some(ModeArg::FireHose), Some(load as u32)),
+        }
+        let from = self.start.map_or(Duration::ZERO, |s| s.0);
+        a.end = length.map(|l| Seconds(from + l)).or(a.end);
+        a
+    }
+
+    fn out(&self) -> &OutputArgs {
+        &self.out
+    }
+
+    fn figures(s: &Summary) -> (f64, Vec<Figure>) {
+        let Results::Replay(r) = &s.results else { return (0.0, Vec::new()) };
+        let mut f = figures_of("all", r.lat_ns.as_ref());
+        for (name, t) in &r.by_type {
+            let stats = [
+                (Statistic::Mean, t.mean_ms),
+                (Statistic::Percentile(50.0), t.p50_ms),
+                (Statistic::Percentile(99.0), t.p99_ms),
+            ];
+            f.extend(stats.into_iter().filter_map(|(statistic, ms)| {
+                Some(Figure { request: name.clone(), statistic, ns: ms? * 1e6 })
+            }));
+        }
+        (r.calls_per_sec, f)
+    }
+}
