@@ -90,8 +90,9 @@ pub enum Command {
     #[command(subcommand)]
     Plan(PlanCommand),
     /// Write report.html and report.md for a bundle: key findings, every repetition with the
-    /// spread, per-second charts (inline SVG, readable offline), the method and the full
-    /// disclosure of the system under test.
+    /// spread, latency spectra and per-second charts (inline SVG, readable offline), the method
+    /// and the full disclosure of the system under test; each latency spectrum also as
+    /// latency-<workload>[-<type>].svg.
     ///
     /// Examples:
     ///   storbench report ./storbench-eval                  # an evaluation from `storbench run`

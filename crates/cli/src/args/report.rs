@@ -58,7 +58,8 @@ pub struct CompareArgs {
 pub struct ReportOutArgs {
     /// Directory for the files (created if missing): report.html and report.md for `report`
     /// (default: the bundle itself), compare.html and compare.md for `compare` (default: none,
-    /// the findings go to stdout only). storbench replaces a report it wrote earlier there,
+    /// the findings go to stdout only), and for both the latency spectra as
+    /// latency-<workload>[-<type>].svg. storbench replaces a report it wrote earlier there,
     /// never any other file.
     #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
     pub out: Option<PathBuf>,

@@ -1,6 +1,10 @@
 //! `storbench report BUNDLE`: reads a bundle (an evaluation, one run, or a profile set's
-//! directory of runs) into the report model's `ReportInput` and writes report.html and
-//! report.md. The reading lives here; what the reports say is `storbench_report::render`.
+//! directory of runs) into the report model's `ReportInput` and writes report.html,
+//! report.md and the latency pictures (`latency-<workload>[-<type>].svg`). The reading lives
+//! here (the runs' latency spectra in `spectrum`); what the reports say is
+//! `storbench_report::render`.
+
+pub mod spectrum;
 
 use crate::args::ReportArgs;
 use crate::cmd::Ending;
@@ -35,20 +39,28 @@ pub fn window(s: &str) -> Result<(f64, f64), String> {
     Ok((from, to))
 }
 
-/// Reads `bundle` and writes report.html and report.md into `out`; returns their paths.
+/// Reads `bundle` and writes report.html, report.md and the latency pictures into `out`;
+/// returns the paths of report.html and report.md, which show the pictures.
 /// `storbench run` calls it with its evaluation directory as both when the evaluation ends.
 pub fn write_report(bundle: &Path, out: &Path) -> Result<Vec<PathBuf>> {
-    write_report_over(bundle, out, None)
+    let mut written = write_report_over(bundle, out, None)?;
+    written.truncate(2);
+    Ok(written)
 }
 
-/// As `write_report`, every run's figures over `window` where one is given.
+/// As `write_report`, every run's figures over `window` where one is given; every file's
+/// path, report.html and report.md first.
 fn write_report_over(bundle: &Path, out: &Path, window: Option<(f64, f64)>) -> Result<Vec<PathBuf>> {
     let mut input = read_bundle(bundle)?;
     if let Some(w) = window {
         narrow(&mut input, bundle, w)?;
     }
-    let files =
-        [("report.html", render::report_html(&input)), ("report.md", render::report_markdown(&input))];
+    spectrum::add(&mut input, bundle, window);
+    let mut files = vec![
+        ("report.html".into(), render::report_html(&input)),
+        ("report.md".into(), render::report_markdown(&input)),
+    ];
+    files.extend(render::spectrum::report_pictures(&input));
     write_reports(out, &files)
 }
 
@@ -247,13 +259,13 @@ const WRITTEN_RECORD: &str = ".storbench-reports";
 
 /// Writes `files` into `dir`, secrets hidden, replacing only reports storbench wrote and nobody
 /// edited since; returns their paths. Every existing file is checked before anything is written.
-pub fn write_reports(dir: &Path, files: &[(&str, String)]) -> Result<Vec<PathBuf>> {
+pub fn write_reports(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathBuf>> {
     let dir = &storbench_bench::files::resolve(dir)?;
     storbench_bench::files::create_dirs(dir).with_context(|| format!("creating {}", dir.display()))?;
     let record = read_record(dir);
     let paths: Vec<PathBuf> = files.iter().map(|(name, _)| dir.join(name)).collect();
     for ((name, _), path) in files.iter().zip(&paths) {
-        check_replaceable(path, record.as_ref().map(|r| r.get(*name)))?;
+        check_replaceable(path, record.as_ref().map(|r| r.get(name)))?;
     }
     for (path, (_, text)) in paths.iter().zip(files) {
         crate::bundle::write_atomic(path, text)?;

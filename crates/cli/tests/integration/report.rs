@@ -136,9 +136,26 @@ fn report_writes_html_and_markdown_into_the_bundle_and_a_browser_draws_every_cha
     assert!(md.contains("Power source: file meter."), "{md}");
     let html = std::fs::read_to_string(eval.join("report.html")).unwrap();
     assert!(html.contains("power when active"), "per-watt findings need power: {html}");
+    latency_spectrum(&eval, &md, &html);
     // A second report replaces storbench's own files.
     storbench().arg("report").arg(&eval).assert().success();
     in_browser(&eval.join("report.html"));
+}
+
+/// The latency spectrum of the reported runs' histograms: a table row per configuration in
+/// report.md, the section in report.html, and the picture beside them, a line per configuration.
+fn latency_spectrum(eval: &Path, md: &str, html: &str) {
+    let section = &md[md.find("## Latency spectrum").expect("a Latency spectrum section")..];
+    for config in ["slow", "fast"] {
+        assert!(section.contains(&format!("| {config} | reads | ")), "{config}: {section}");
+    }
+    assert!(html.contains("<h2>Latency spectrum</h2>"), "{html}");
+    assert!(!eval.join("latency-randread-write.svg").exists(), "a read-only job has no write picture");
+    let svg = std::fs::read_to_string(eval.join("latency-randread-read.svg"))
+        .expect("the picture beside the report");
+    assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"), "{svg}");
+    assert_eq!(svg.matches("<path ").count(), 2, "{svg}");
+    assert!(svg.contains("<title>slow</title>") && svg.contains("<title>fast</title>"), "{svg}");
 }
 
 /// Loads the page in headless Chromium: every chart drawn, the findings shown, a screenshot.
@@ -228,6 +245,42 @@ fn compare_prints_a_findings_table_for_two_runs_and_writes_files_with_out() {
     for name in ["compare.html", "compare.md"] {
         assert!(out.join(name).is_file(), "{name}");
     }
+    // The latency picture with A's and B's runs overlaid.
+    let svg = std::fs::read_to_string(out.join("latency-randread-read.svg")).unwrap();
+    assert_eq!(svg.matches("<path ").count(), 2, "{svg}");
+    assert!(svg.contains("<title>A ") && svg.contains("<title>B "), "{svg}");
+    // The spectrum is the run's own percentiles, read from the log's measured totals, and the
+    // same rebuilt from its record's intervals where the log has no totals.
+    let row = spectrum_row(&a);
+    let md = std::fs::read_to_string(out.join("compare.md")).unwrap();
+    assert!(md.contains(&row), "{row} in {md}");
+    let copy = dir.path().join("no-totals");
+    std::fs::create_dir(&copy).unwrap();
+    for name in ["summary.json", "record.jsonl", "timeseries.csv"] {
+        std::fs::copy(a.join(name), copy.join(name)).unwrap();
+    }
+    let log = std::fs::read_to_string(a.join("latency.hlog")).unwrap();
+    let intervals: Vec<&str> = log.lines().filter(|l| !l.contains("-total,")).collect();
+    std::fs::write(copy.join("latency.hlog"), intervals.join("\n")).unwrap();
+    storbench().arg("report").arg(&copy).assert().success();
+    let md = std::fs::read_to_string(copy.join("report.md")).unwrap();
+    assert!(md.contains(&row), "{row} in {md}");
+}
+
+/// The latency spectrum's table row of the run in `bundle` as its summary's percentiles give
+/// it, from the request type on: `| reads | 500 | 0.0123 | ... |`.
+fn spectrum_row(bundle: &Path) -> String {
+    let summary: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(bundle.join("summary.json")).unwrap()).unwrap();
+    let read = &summary["results"]["read"];
+    let ios = read["ios"].as_u64().unwrap();
+    let ms = |q: &str| num(read["lat_ns"][q].as_u64().unwrap() as f64 / 1e6);
+    // A percentile finer than the count tells apart (p99.9 of 500) is a dash.
+    let finer = |q: &str, rank: u64| if ios >= rank { ms(q) } else { "—".into() };
+    let (p999, p9999) = (finer("p999", 1_000), finer("p9999", 10_000));
+    let (p50, p90, p99, max) = (ms("p50"), ms("p90"), ms("p99"), ms("max"));
+    let count = storbench_report::render::doc::given(ios as f64);
+    format!("| reads | {count} | {p50} | {p90} | {p99} | {p999} | {p9999} | {max} |")
 }
 
 /// The jobs of the sqlio profile set, by name.

@@ -2,10 +2,13 @@
 //!
 //! Groups are matched by workload label and sweep point, and by configuration name where both
 //! bundles have it (otherwise every configuration of one meets every one of the other). Two
-//! single runs of the same kind of workload are compared directly whatever their names.
+//! single runs of the same kind of workload are compared directly whatever their names. The
+//! HTML and Markdown comparisons also hold the latency spectra of the matched groups, A's and
+//! B's lines overlaid (`spectrum`).
 
 use super::doc::{Block, Finding, Table, num};
 use super::findings::{self, Point};
+use super::spectrum::{self, Place};
 use super::{ReportInput, at, html, markdown, text};
 use crate::evaluation::{Group, difference};
 
@@ -22,11 +25,48 @@ pub fn compare_text(a: &Side<'_>, b: &Side<'_>) -> String {
 }
 
 pub fn compare_html(a: &Side<'_>, b: &Side<'_>) -> String {
-    html::page(&title(a, b), &document(a, b))
+    html::page(&title(a, b), &with_spectra(a, b))
 }
 
 pub fn compare_markdown(a: &Side<'_>, b: &Side<'_>) -> String {
-    markdown::page(&document(a, b))
+    markdown::page(&with_spectra(a, b))
+}
+
+/// The latency spectra of the matched groups as image files: (file name, SVG).
+pub fn compare_pictures(a: &Side<'_>, b: &Side<'_>) -> Vec<(String, String)> {
+    let (pa, pb) = (findings::points(&a.input.evaluation), findings::points(&b.input.evaluation));
+    let places = places(a, b, &pairs(&pa, &pb));
+    spectrum::all_pictures(&places).iter().map(spectrum::Picture::file).collect()
+}
+
+/// The comparison with the latency spectra after the table (for files, not the terminal).
+fn with_spectra(a: &Side<'_>, b: &Side<'_>) -> Vec<Block> {
+    let (pa, pb) = (findings::points(&a.input.evaluation), findings::points(&b.input.evaluation));
+    let mut d = document(a, b);
+    d.extend(spectrum::section(&places(a, b, &pairs(&pa, &pb))));
+    d
+}
+
+/// A place per matched workload, with a line for each of A's and B's groups there.
+fn places<'a>(a: &Side<'a>, b: &Side<'a>, pairs: &[Pair<'_>]) -> Vec<Place<'a>> {
+    let mut out: Vec<Place<'a>> = Vec::new();
+    for (place, ga, gb) in pairs {
+        let i = match out.iter().position(|p| p.label == *place) {
+            Some(i) => i,
+            None => {
+                out.push(Place::new(place, None));
+                out.len() - 1
+            }
+        };
+        for (side, g) in [(a, ga), (b, gb)] {
+            let name = format!("{} {}", side.name, g.configuration);
+            let Some(run) = g.shown() else { continue };
+            if !out[i].curves.iter().any(|c| c.name == name) {
+                out[i].add(name, &run.kind, side.input.spectra.get(&run.id));
+            }
+        }
+    }
+    out
 }
 
 fn title(a: &Side<'_>, b: &Side<'_>) -> String {

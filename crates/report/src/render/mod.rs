@@ -13,6 +13,7 @@
 //!   rebuild cost, where the evaluation measured a storage under more than one condition.
 //! - `results`: a table per workload and configuration with every repetition, scaling curves.
 //! - `setup`: the setup checks per configuration (alignment, block and page sizes, flushes, ...).
+//! - `spectrum`: each workload's latency at every percentile, configurations overlaid.
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
 //! - `search`: the search for the highest load under a latency limit, per step.
@@ -34,6 +35,7 @@ mod markdown;
 mod results;
 mod search;
 mod setup;
+pub mod spectrum;
 pub mod svg;
 mod text;
 pub mod timeseries;
@@ -51,6 +53,7 @@ use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunS
 use crate::model::Summary;
 use doc::Block;
 pub(crate) use findings::points;
+pub use spectrum::Spectrum;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
 pub use workload::{SEARCH_LOAD, summary_figure};
@@ -66,6 +69,10 @@ pub struct ReportInput {
     pub disclosure: Option<Disclosure>,
     /// What could not be read (a run's missing file), shown with the notes.
     pub problems: Vec<String>,
+    /// By run id, the measured phase's latency spectra by histogram tag (`read`, `order`) of
+    /// the runs whose histograms the caller read (each group's shown run); a run without
+    /// them has no line in the latency pictures.
+    pub spectra: BTreeMap<String, BTreeMap<String, Spectrum>>,
 }
 
 /// One run's bundle.
@@ -131,7 +138,7 @@ impl ReportInput {
             requirements: Vec::new(),
         };
         let runs = BTreeMap::from([(id.to_string(), data)]);
-        ReportInput { evaluation, runs, disclosure, problems: Vec::new() }
+        ReportInput { evaluation, runs, disclosure, ..ReportInput::default() }
     }
 }
 
@@ -183,6 +190,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));
     d.extend(search::blocks(input));
+    d.extend(spectrum::blocks(input));
     d.extend(charts::blocks(input));
     d.extend(appendix::method(e));
     d.extend(appendix::notes(input));

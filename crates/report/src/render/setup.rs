@@ -240,7 +240,7 @@ mod tests {
             ("oltp.ssd.r1".to_string(), data(oltp_summary("postgres", 64 << 30, "nvme0n1"))),
             ("oltp.hdd.r1".to_string(), data(oltp_summary("postgres", 1 << 30, "vda"))),
         ];
-        ReportInput { evaluation, runs: runs.into(), disclosure: Some(disclosure), problems: Vec::new() }
+        ReportInput { evaluation, runs: runs.into(), disclosure: Some(disclosure), ..ReportInput::default() }
     }
 
     #[test]

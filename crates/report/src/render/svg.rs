@@ -1,5 +1,5 @@
-//! Line charts as inline SVG: per-second series with the measured phase shaded, and scaling
-//! curves over a sweep. Plain SVG elements only (no script, no fonts or files fetched), so a
+//! Line charts as inline SVG: per-second series with the measured phase shaded, scaling
+//! curves over a sweep, and latency spectra (a log y axis, named x positions). Plain SVG elements only (no script, no fonts or files fetched), so a
 //! report opens offline in any browser and prints as it shows.
 
 use std::fmt::Write;
@@ -21,6 +21,9 @@ pub struct Chart {
     pub dots: bool,
     /// Where the x axis starts when the data starts later (0: the start of a run).
     pub x_start: Option<f64>,
+    /// A logarithmic y axis, gridlines at powers of ten, for values spanning several of them
+    /// (latencies from the median to the maximum); values at or below zero are not drawn.
+    pub y_log: bool,
 }
 
 /// A stretch of the x axis marked apart, and what it is.
@@ -54,6 +57,8 @@ struct Frame {
     x: (f64, f64),
     y_max: f64,
     y_step: f64,
+    /// On a log y axis, the powers of ten at its bottom and top.
+    y_decades: Option<(f64, f64)>,
 }
 
 impl Frame {
@@ -61,7 +66,29 @@ impl Frame {
         LEFT + (x - self.x.0) / (self.x.1 - self.x.0) * (W - LEFT - RIGHT)
     }
     fn py(&self, y: f64) -> f64 {
-        H - BOTTOM - y / self.y_max * (H - TOP - BOTTOM)
+        let share = match self.y_decades {
+            Some((lo, hi)) => (y.log10() - lo) / (hi - lo),
+            None => y / self.y_max,
+        };
+        H - BOTTOM - share * (H - TOP - BOTTOM)
+    }
+
+    /// Whether `y` has a place on the y axis (a log axis has none for zero).
+    fn shows(&self, y: f64) -> bool {
+        self.y_decades.is_none() || y > 0.0
+    }
+
+    /// The y gridlines: round steps from zero, or on a log axis each power of ten (and 2 and 5
+    /// times it where the axis spans two decades or fewer).
+    fn y_ticks(&self) -> Vec<f64> {
+        let Some((lo, hi)) = self.y_decades else {
+            let steps = (0..MAX_TICKS).map(|i| i as f64 * self.y_step);
+            return steps.take_while(|y| *y <= self.y_max * 1.0001).collect();
+        };
+        let factors: &[f64] = if hi - lo <= 2.0 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+        let decades = (lo as i32..=hi as i32).map(|d| 10f64.powi(d));
+        let ticks = decades.flat_map(|p| factors.iter().map(move |f| f * p));
+        ticks.filter(|y| y.log10() <= hi + 1e-9).take(MAX_TICKS).collect()
     }
 }
 
@@ -128,19 +155,16 @@ impl Chart {
             (lo, hi) = (lo - 0.5, hi + 0.5);
         }
         let ys = self.lines.iter().flat_map(|l| l.points.iter().filter_map(|p| p.1));
-        let top = ys.fold(0.0_f64, f64::max);
+        let top = ys.clone().fold(0.0_f64, f64::max);
         // Round up to a whole number of round steps, so the top gridline is labelled.
         let step = nice_step(top / 4.0);
         let (y_max, y_step) = if top > 0.0 { ((top / step).ceil() * step, step) } else { (1.0, 0.25) };
-        Frame { x: (lo, hi), y_max, y_step }
+        let y_decades = self.y_log.then(|| decades(ys));
+        Frame { x: (lo, hi), y_max, y_step, y_decades }
     }
 
     fn axes(&self, s: &mut String, f: &Frame) {
-        let mut y = 0.0;
-        for _ in 0..MAX_TICKS {
-            if y > f.y_max * 1.0001 {
-                break;
-            }
+        for y in f.y_ticks() {
             let py = f.py(y);
             let _ = write!(
                 s,
@@ -151,14 +175,15 @@ impl Chart {
                 py + 4.0,
                 short(y)
             );
-            y += f.y_step;
         }
         for (x, label) in self.x_ticks(f) {
             let px = f.px(x);
+            // A long label at the right edge (99.99999) ends at its tick instead of past the picture.
+            let anchor = if px + 3.6 * label.chars().count() as f64 > W { "end" } else { "middle" };
             let _ = write!(
                 s,
                 "<line x1=\"{px:.1}\" x2=\"{px:.1}\" y1=\"{:.1}\" y2=\"{:.1}\" stroke=\"#999\"/>\
-                 <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"middle\" font-size=\"12\">{}</text>",
+                 <text x=\"{px:.1}\" y=\"{:.1}\" text-anchor=\"{anchor}\" font-size=\"12\">{}</text>",
                 H - BOTTOM,
                 H - BOTTOM + 4.0,
                 H - BOTTOM + 16.0,
@@ -212,8 +237,8 @@ impl Chart {
         };
         for (x, y) in &line.points {
             match y {
-                Some(y) => run.push((*x, *y)),
-                None => flush(&mut run, &mut d),
+                Some(y) if f.shows(*y) => run.push((*x, *y)),
+                _ => flush(&mut run, &mut d),
             }
         }
         flush(&mut run, &mut d);
@@ -224,7 +249,7 @@ impl Chart {
             esc(&line.name)
         );
         if self.dots {
-            for (x, y) in line.points.iter().filter_map(|(x, y)| y.map(|y| (*x, y))) {
+            for (x, y) in line.points.iter().filter_map(|(x, y)| y.filter(|y| f.shows(*y)).map(|y| (*x, y))) {
                 let _ = write!(
                     s,
                     "<circle cx=\"{:.1}\" cy=\"{:.1}\" r=\"3.5\" fill=\"{colour}\"/>",
@@ -256,6 +281,18 @@ impl Chart {
     }
 }
 
+/// The powers of ten (as exponents) just below the least positive of `ys` and just above the
+/// greatest: at least one decade apart, 0..1 where none is positive.
+fn decades(ys: impl Iterator<Item = f64>) -> (f64, f64) {
+    let positive = ys.filter(|y| *y > 0.0 && y.is_finite());
+    let (min, max) = positive.fold((f64::INFINITY, 0.0_f64), |(a, b), y| (a.min(y), b.max(y)));
+    if !min.is_finite() {
+        return (0.0, 1.0);
+    }
+    let (lo, hi) = (min.log10().floor(), max.log10().ceil());
+    (lo, if hi > lo { hi } else { lo + 1.0 })
+}
+
 /// 1, 2 or 5 times a power of ten, at least `raw`.
 fn nice_step(raw: f64) -> f64 {
     if raw <= 0.0 || !raw.is_finite() {
@@ -275,6 +312,8 @@ fn short(v: f64) -> String {
         a if a >= 1e9 => trim(format!("{:.2}", v / 1e9)) + "G",
         a if a >= 1e6 => trim(format!("{:.2}", v / 1e6)) + "M",
         a if a >= 1e4 => trim(format!("{:.1}", v / 1e3)) + "k",
+        // A log axis reaches far below 1: 0.0001 keeps its digit.
+        a if a > 0.0 && a < 0.001 => trim(format!("{v:.*}", (2.0 - a.log10().floor()) as usize)),
         _ => trim(format!("{v:.3}")),
     }
 }

@@ -925,3 +925,50 @@ fn the_searched_load_is_a_figure_of_every_kind_with_a_load_read_from_the_summary
     assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(None), "no load held");
     assert_eq!(summary_figure(&s, "iops"), None, "the results' figures are the workload's tables'");
 }
+
+/// `two_configs` with each shown run's read latencies: `ms` at every percentile, ssd's a tenth
+/// of hdd's.
+fn with_spectra(mut i: ReportInput) -> ReportInput {
+    for g in i.evaluation.groups() {
+        let run = g.shown().unwrap();
+        let ms = if g.configuration == "ssd" { 0.2 } else { 2.0 };
+        let count = 20_000;
+        let points = spectrum::quantiles(count).into_iter().map(|q| (q, (ms * 1e6 * (1.0 + q)) as u64));
+        let read = Spectrum { count, points: points.collect() };
+        i.spectra.insert(run.id.clone(), BTreeMap::from([("read".to_string(), read)]));
+    }
+    i
+}
+
+#[test]
+fn the_latency_spectrum_overlays_the_configurations_in_the_report_and_in_a_comparison() {
+    let i = with_spectra(two_configs([1000.0, 950.0, 1040.0], false));
+    let md = report_markdown(&i);
+    let section = &md[md.find("## Latency spectrum").expect("a Latency spectrum section")..];
+    assert!(
+        section.contains("| ssd | reads | 20,000 | 0.300 | 0.380 | 0.398 | 0.400 | 0.400 | 0.400 |"),
+        "{md}"
+    );
+    assert!(section.contains("| hdd | reads | 20,000 | 3.00 |"), "{md}");
+    let html = report_html(&i);
+    let at = html.find("<h2>Latency spectrum</h2>").expect("the section in report.html");
+    let svg = &html[at..];
+    let svg = &svg[svg.find("<svg").unwrap()..svg.find("</svg>").unwrap()];
+    assert_eq!(svg.matches("<path ").count(), 2, "a line per configuration: {svg}");
+    let files = spectrum::report_pictures(&i);
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].0, "latency-randread-read.svg");
+    assert!(files[0].1.starts_with("<svg") && files[0].1.contains("<title>hdd</title>"));
+    // Without spectra (a bundle whose histograms were not read) there is no section.
+    assert!(!report_markdown(&two_configs([1000.0, 950.0, 1040.0], false)).contains("Latency spectrum"));
+
+    let b = with_spectra(two_configs([1290.0, 1330.0, 1380.0], false));
+    let (sa, sb) = (Side { input: &i, name: "A", source: "a" }, Side { input: &b, name: "B", source: "b" });
+    let pictures = super::compare::compare_pictures(&sa, &sb);
+    assert_eq!(pictures.len(), 1);
+    for line in ["A ssd", "B ssd", "A hdd", "B hdd"] {
+        assert!(pictures[0].1.contains(&format!("<title>{line}</title>")), "{line}: {}", pictures[0].1);
+    }
+    assert!(super::compare::compare_html(&sa, &sb).contains("<h2>Latency spectrum</h2>"));
+    assert!(!compare_text(&sa, &sb).contains("Latency spectrum"), "the terminal shows no pictures");
+}
