@@ -162,7 +162,7 @@ impl<T: IntervalData> Rounds<T> {
 
     fn close_round(&mut self, end_ns: u64, cpu_end: OwnCpuTime) {
         let secs = (end_ns.saturating_sub(self.current_start_ns) as f64 / 1e9).max(1e-9);
-        self.rates.push(self.current_ops as f64 / secs);
+        self.rates.push(self.current_ops as f64 / secs * T::HEADLINE.per_op_per_s);
         self.window.push_back(Round {
             data: std::mem::take(&mut self.current),
             start_ns: self.current_start_ns,
@@ -180,11 +180,12 @@ impl<T: IntervalData> Rounds<T> {
 
     /// The window's data merged (None before the first whole round), the CPU time it took
     /// (from `cpu_at_first` when the window starts with the first round), and what the rounds
-    /// came to (`round_iops` holds the rate of whatever operations the workload counts).
+    /// came to (`round_iops` holds each round's headline figure, `T::HEADLINE`).
     pub fn finish(self, cpu_at_first: Option<OwnCpuTime>) -> Option<(T, Option<OwnCpuTime>, SteadyState)> {
         let (first, last) = (self.window.front()?, self.window.back()?);
         let cpu = self.cpu_before_window.or(cpu_at_first).map(|start| last.cpu_end.since(&start));
         let outcome = SteadyState {
+            figure: T::HEADLINE.name.into(),
             round_s: self.round_ns as f64 / 1e9,
             rounds_run: self.rates.len() as u64,
             reached: self.reached(),
