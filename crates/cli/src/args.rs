@@ -591,3 +591,37 @@ pub enum EngineArg {
     Psync,
     Null,
 }
+
+#[cfg(test)]
+mod steady_tests {
+    use super::*;
+    use crate::plan::{Configuration, Method};
+    use crate::registry::Options;
+    use crate::units::Minutes;
+
+    /// An evaluation's `window = "steady_state"` reaches every workload that has rounds: its
+    /// expected length is then eight rounds (here of 1 s), not its fixed measured phase.
+    #[test]
+    fn an_evaluations_steady_state_window_reaches_every_workload_with_rounds() {
+        let secs = |s| Seconds(Duration::from_secs(s));
+        let steady =
+            Method { window: Some("steady_state".into()), round: Some(secs(1)), ..Method::default() };
+        let (c, fixed, eight) = (Configuration::default(), Method::default(), Duration::from_secs(8));
+        let io = IoArgs { ramp: Some(secs(0)), ..IoArgs::default() };
+        assert_eq!(io.for_configuration(&c, &steady).expected(), eight);
+        let oltp = OltpRunArgs { warmup_time: Some(Minutes(Duration::ZERO)), ..OltpRunArgs::default() };
+        assert_eq!(oltp.for_configuration(&c, &steady).expected(), eight);
+        assert_eq!(oltp.for_configuration(&c, &fixed).expected(), OltpRunArgs::RUN_TIME);
+        let mailbox = MailboxArgs { max_warmup: Some(secs(0)), ..MailboxArgs::default() };
+        assert_eq!(mailbox.for_configuration(&c, &steady).expected(), eight);
+        let backup = MailboxArgs { test: Some(TestArg::Backup), ..mailbox.clone() };
+        assert_eq!(backup.for_configuration(&c, &steady).expected(), MailboxArgs::DURATION, "no rounds");
+        // A plan's workload takes the key as the command line takes the flag.
+        let planned: OltpRunArgs = toml::from_str("steady_state = \"2s\"\nrun_time = 1").unwrap();
+        assert_eq!(
+            (planned.steady.steady_state, planned.run_time),
+            (Some(secs(2)), Some(Minutes(Duration::from_secs(60))))
+        );
+        assert!(toml::from_str::<OltpRunArgs>("steady = \"2s\"").is_err(), "unknown keys are still refused");
+    }
+}

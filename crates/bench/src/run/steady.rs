@@ -293,6 +293,31 @@ mod tests {
         assert_eq!((out.window_start_s, out.window_end_s, out.round_s), (4.0, 14.0, 2.0));
     }
 
+    /// Orders, whose headline is a figure per minute.
+    #[derive(Default)]
+    struct Orders(u64);
+
+    impl IntervalData for Orders {
+        const HEADLINE: crate::run::Headline = crate::run::Headline { name: "OPM", per_op_per_s: 60.0 };
+        fn merge(&mut self, other: &Self) {
+            self.0 += other.0;
+        }
+        fn ops(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn rounds_are_judged_and_reported_in_the_workloads_headline() {
+        let mut r = Rounds::<Orders>::new(Rule::SNIA_PTS, 2, S);
+        for i in 0..10 {
+            r.add(&Orders(5), 5, i * S, (i + 1) * S, OwnCpuTime::default);
+        }
+        let (data, _, out) = r.finish(None).unwrap();
+        assert_eq!((out.figure.as_str(), out.reached, data.0), ("OPM", true, 50));
+        assert_eq!(out.round_iops, vec![300.0; 5], "5 orders a second are 300 OPM");
+    }
+
     #[test]
     fn without_steady_state_the_last_window_is_kept_and_a_partial_round_is_left_out() {
         let mut r = Rounds::new(Rule::SNIA_PTS, 1, S);

@@ -467,6 +467,20 @@ mod steady_tests {
         assert!(!s(&[5.0, 5.0, 8.0, 5.0, 5.0]));
         assert!(is_steady(&[None; 5]));
     }
+
+    #[test]
+    fn under_steady_state_the_thresholds_judge_only_the_seconds_of_the_window() {
+        use super::{WindowSums, judged_seconds};
+        let second = |reads| WindowSums { reads, ..WindowSums::default() };
+        let seconds = vec![(1..=8).map(second).collect::<Vec<_>>(); 2];
+        let at: Vec<(u64, u64)> = (0..8u64).map(|i| (i * 1_000_000_000, (i + 1) * 1_000_000_000)).collect();
+        assert_eq!(judged_seconds(seconds.clone(), &at, None), seconds, "a fixed run judges every second");
+        let window =
+            storbench_report::SteadyState { window_start_s: 2.0, window_end_s: 7.0, ..Default::default() };
+        let judged = judged_seconds(seconds, &at, Some(&window));
+        let reads: Vec<u64> = judged[1].iter().map(|w| w.reads).collect();
+        assert_eq!((judged.len(), reads), (2, vec![3, 4, 5, 6, 7]));
+    }
 }
 
 #[cfg(test)]
