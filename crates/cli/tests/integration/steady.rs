@@ -54,14 +54,10 @@ fn steady_state_rounds_that_cannot_work_are_refused() {
 /// exactly its last 5 rounds whether or not the rule held, in OPM, and its record rebuilds it.
 #[test]
 fn an_oltp_run_in_steady_state_rounds_reports_its_last_five_rounds_in_opm() {
-    use crate::support::{oltp_run, only_bundle, stderr_text};
     let dir = disk_tempdir();
-    let db = dir.path().join("ds3.db");
-    storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
     let results = dir.path().join("results");
     let timing = ["--warmup-time", "1s", "--run-time", "6s", "--steady-state", "1s", "--n-threads", "2"];
-    let out = oltp_run(&["--path", db.to_str().unwrap()], &results, &timing).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    crate::support::sqlite_oltp_run(dir.path(), &results, &timing);
     let s = bundle_summary(&results);
     let st = &s["steady_state"];
     assert_eq!((st["figure"].as_str(), st["round_s"].as_f64()), (Some("OPM"), Some(1.0)), "{st}");
@@ -81,8 +77,7 @@ fn an_oltp_run_in_steady_state_rounds_reports_its_last_five_rounds_in_opm() {
     if st["reached"] == false {
         assert!(s["warnings"].to_string().contains("steady state not reached in 6 rounds"), "{s}");
     }
-    let ok = storbench().args(["summarize", "--check"]).arg(only_bundle(&results)).assert().code(0);
-    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
+    crate::summarize::rebuilds_field_for_field(&results);
 }
 
 #[test]
