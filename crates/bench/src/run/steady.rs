@@ -156,8 +156,23 @@ impl<T: IntervalData> Rounds<T> {
         if self.in_current < self.intervals_per_round {
             return false;
         }
+        if self.cut_short(end_ns) {
+            // The run's last interval, ended early (by the work running out or a stop): no
+            // round, as a round left unfinished is none.
+            (self.current, self.current_ops, self.in_current) = (T::default(), 0, 0);
+            return false;
+        }
         self.close_round(end_ns, cpu());
         self.reached()
+    }
+
+    /// Whether the round ending at `end_ns` falls short of a round by more than a hundredth
+    /// of an interval (intervals end on their boundaries, or just after them when workers
+    /// close them; only the run's last can end early).
+    fn cut_short(&self, end_ns: u64) -> bool {
+        let interval_ns = self.round_ns / self.intervals_per_round;
+        let span = end_ns.saturating_sub(self.current_start_ns);
+        span.saturating_add(interval_ns / 100) < self.round_ns
     }
 
     fn close_round(&mut self, end_ns: u64, cpu_end: OwnCpuTime) {
@@ -328,5 +343,15 @@ mod tests {
         let mut partial = Rounds::new(Rule::SNIA_PTS, 3, S);
         feed(&mut partial, &[5, 5]);
         assert!(partial.finish(None).is_none());
+    }
+
+    #[test]
+    fn a_last_interval_cut_short_is_no_round() {
+        let mut r = Rounds::new(Rule::SNIA_PTS, 1, S);
+        assert_eq!(feed(&mut r, &[100, 200, 100, 200, 100, 200]), None);
+        // The work ran out 0.9 s into the seventh second.
+        assert!(!r.add(&Count(90), 90, 6 * S, 6 * S + S * 9 / 10, OwnCpuTime::default));
+        let (data, _, out) = r.finish(None).unwrap();
+        assert_eq!((out.rounds_run, out.window_end_s, data.0), (6, 6.0, 800));
     }
 }
