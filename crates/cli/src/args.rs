@@ -439,6 +439,79 @@ impl IoArgs {
     }
 }
 
+/// `--steady-state` of the workloads besides io that have a headline figure per round (oltp,
+/// the mailbox, replay); io's has its own words (IOPS, --runtime, --io-size) and the same
+/// checks (`SteadyArgs::round`).
+#[derive(Args, Debug, Clone, Copy, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SteadyArgs {
+    /// Run until the SNIA PTS steady state holds, in rounds of this length (60s; a whole number
+    /// of seconds): after each round, the last 5 rounds' headline figure (oltp: OPM; mailbox:
+    /// transactional IOPS; replay: calls/s) must lie within 20 % of their mean (max − min) and
+    /// their least-squares line must move by at most 10 % of the mean across them. The run
+    /// then ends and the results (figures, histograms, CPU, power, a mailbox's thresholds)
+    /// cover only those 5 rounds. The measured phase's length (oltp --run-time, mailbox
+    /// --duration) is the cap (default: 25 rounds; a replay's log is its own); a run that
+    /// reaches it reports its last 5 rounds and warns that steady state was not reached.
+    #[arg(long, value_name = "ROUND")]
+    pub steady_state: Option<Seconds>,
+}
+
+impl SteadyArgs {
+    /// The cap in rounds when no measured length is given (SNIA PTS allows up to 25).
+    pub const DEFAULT_ROUNDS: u32 = storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS;
+
+    /// `round` checked: whole seconds (rounds are made of one-second intervals) and, where the
+    /// measured phase is capped by `cap` (its flag and length), room for the rule's window of
+    /// rounds within it.
+    pub fn round(round: Option<Seconds>, cap: Option<(&str, Duration)>) -> anyhow::Result<Option<Duration>> {
+        let Some(round) = round.map(|r| r.0) else {
+            return Ok(None);
+        };
+        if round.is_zero() || round.subsec_nanos() != 0 {
+            anyhow::bail!(
+                "--steady-state {}: a round is a whole number of seconds above 0, such as 60s",
+                Seconds(round)
+            );
+        }
+        let window = storbench_bench::run::Rule::SNIA_PTS.window as u32;
+        if let Some((flag, cap)) = cap
+            && cap < round * window
+        {
+            anyhow::bail!(
+                "{flag} {} leaves no room for the {window} rounds of {} that steady state is judged on; use {flag} {} or more, or drop {flag} (the cap is then {} rounds)",
+                Seconds(cap),
+                Seconds(round),
+                Seconds(round * window),
+                Self::DEFAULT_ROUNDS
+            );
+        }
+        Ok(Some(round))
+    }
+
+    /// The measured phase's length: `given`, else under steady state the default cap of
+    /// rounds, else `default`.
+    pub fn length(&self, given: Option<Duration>, default: Duration) -> Duration {
+        given.unwrap_or_else(|| self.steady_state.map_or(default, |r| r.0 * Self::DEFAULT_ROUNDS))
+    }
+
+    /// Under steady state without a given length, how long a run is expected to take:
+    /// steady state usually comes within a few rounds of the first five; count eight.
+    pub fn expected(&self, given: Option<Duration>) -> Option<Duration> {
+        match (self.steady_state, given) {
+            (Some(round), None) => Some(round.0 * 8),
+            _ => None,
+        }
+    }
+
+    /// The evaluation's `[method] window = "steady_state"` applied where the workload gives no
+    /// round of its own.
+    pub fn for_method(&self, m: &crate::plan::Method) -> SteadyArgs {
+        let steady = m.window.as_deref() == Some("steady_state");
+        SteadyArgs { steady_state: self.steady_state.or(steady.then(|| Seconds(m.round_or_default()))) }
+    }
+}
+
 /// Where a run's bundle goes and what stdout carries; shared by every measuring command.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
@@ -518,4 +591,38 @@ pub enum EngineArg {
     IoUring,
     Psync,
     Null,
+}
+
+#[cfg(test)]
+mod steady_tests {
+    use super::*;
+    use crate::plan::{Configuration, Method};
+    use crate::registry::Options;
+    use crate::units::Minutes;
+
+    /// An evaluation's `window = "steady_state"` reaches every workload that has rounds: its
+    /// expected length is then eight rounds (here of 1 s), not its fixed measured phase.
+    #[test]
+    fn an_evaluations_steady_state_window_reaches_every_workload_with_rounds() {
+        let secs = |s| Seconds(Duration::from_secs(s));
+        let steady =
+            Method { window: Some("steady_state".into()), round: Some(secs(1)), ..Method::default() };
+        let (c, fixed, eight) = (Configuration::default(), Method::default(), Duration::from_secs(8));
+        let io = IoArgs { ramp: Some(secs(0)), ..IoArgs::default() };
+        assert_eq!(io.for_configuration(&c, &steady).expected(), eight);
+        let oltp = OltpRunArgs { warmup_time: Some(Minutes(Duration::ZERO)), ..OltpRunArgs::default() };
+        assert_eq!(oltp.for_configuration(&c, &steady).expected(), eight);
+        assert_eq!(oltp.for_configuration(&c, &fixed).expected(), OltpRunArgs::RUN_TIME);
+        let mailbox = MailboxArgs { max_warmup: Some(secs(0)), ..MailboxArgs::default() };
+        assert_eq!(mailbox.for_configuration(&c, &steady).expected(), eight);
+        let backup = MailboxArgs { test: Some(TestArg::Backup), ..mailbox.clone() };
+        assert_eq!(backup.for_configuration(&c, &steady).expected(), MailboxArgs::DURATION, "no rounds");
+        // A plan's workload takes the key as the command line takes the flag.
+        let planned: OltpRunArgs = toml::from_str("steady_state = \"2s\"\nrun_time = 1").unwrap();
+        assert_eq!(
+            (planned.steady.steady_state, planned.run_time),
+            (Some(secs(2)), Some(Minutes(Duration::from_secs(60))))
+        );
+        assert!(toml::from_str::<OltpRunArgs>("steady = \"2s\"").is_err(), "unknown keys are still refused");
+    }
 }

@@ -54,13 +54,17 @@
 //! - `cpu` {`user_s`, `sys_s`}: storbench's own CPU time during the measured phase, and
 //!   `ns_per_io` where the workload counts I/Os.
 //! - `warnings`: what the user should know about how the figures were measured.
-//! - `steady_state` (only for an io run with `--steady-state`): {`round_s`, `rounds_run`
+//! - `steady_state` (only for a run with `--steady-state`: io, oltp, a mailbox performance or
+//!   stress test, a fire-hose replay): {`figure` (the headline each round is judged on: `IOPS`
+//!   for io, reads + writes per second; `OPM` for oltp; `transactional IOPS` for the mailbox;
+//!   `calls/s` for replay; absent in summaries written before it existed, which are io's
+//!   IOPS), `round_s`, `rounds_run`
 //!   (whole rounds completed), `reached` (whether the SNIA PTS rule held), `window_start_s`,
 //!   `window_end_s` (seconds since the run's start: the `results`, `phases.measured_s` and
 //!   `cpu` cover exactly this window, the last 5 rounds), `round_iops` [every round's
-//!   reads + writes per second], `range_pct` ((max − min) / mean of the window's IOPS),
-//!   `slope_pct` (|least-squares slope| × 4 rounds / mean); both percentages absent when the
-//!   mean was 0 or fewer than 5 rounds ran}. `timeseries.csv` is written as the run goes, so
+//!   `figure`; named for io, where it began], `range_pct` ((max − min) / mean of the window's
+//!   rounds), `slope_pct` (|least-squares slope| × 4 rounds / mean); both percentages absent
+//!   when the mean was 0 or fewer than 5 rounds ran}. `timeseries.csv` is written as the run goes, so
 //!   its `measure` rows before `window_start_s` and after `window_end_s` are logged but do
 //!   not count.
 //! - `search` (only for a run with `--search`): the search for the highest load under
@@ -837,6 +841,10 @@ impl MailboxResults {
 /// How a run with steady-state rounds ended, and which of its seconds the results cover.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SteadyState {
+    /// The headline figure each round is judged on (`IOPS`, `OPM`, `transactional IOPS`,
+    /// `calls/s`).
+    #[serde(default = "io_figure")]
+    pub figure: String,
     pub round_s: f64,
     /// Whole rounds completed; a round cut off by the run's end is not one.
     pub rounds_run: u64,
@@ -844,11 +852,17 @@ pub struct SteadyState {
     /// Seconds since the run's start; the results cover exactly this span.
     pub window_start_s: f64,
     pub window_end_s: f64,
+    /// Every round's `figure` (the name is io's, where steady state began).
     pub round_iops: Vec<f64>,
     /// (max − min) / mean over the window, percent.
     pub range_pct: Option<f64>,
     /// |least-squares slope| × (rounds in the window − 1) / mean, percent.
     pub slope_pct: Option<f64>,
+}
+
+/// What a summary from before `SteadyState::figure` judged its rounds on: io's IOPS.
+fn io_figure() -> String {
+    "IOPS".into()
 }
 
 /// The search for the highest load under latency limits (`--search`), kept in the summary of

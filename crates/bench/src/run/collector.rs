@@ -7,12 +7,26 @@ use std::collections::BTreeMap;
 
 /// What a worker reports for an interval; merging must be exact and order-independent.
 pub trait IntervalData: Default {
+    /// The workload's headline figure as `ops` counts it: what steady-state rounds judge.
+    const HEADLINE: Headline = Headline { name: "operations/s", per_op_per_s: 1.0 };
+
     fn merge(&mut self, other: &Self);
-    /// Operations completed (the rate steady-state rounds judge).
+    /// Operations completed (their rate, as `HEADLINE`, is what steady-state rounds judge).
     fn ops(&self) -> u64;
 }
 
+/// A workload's headline figure, from the operations its intervals count (`IntervalData::ops`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Headline {
+    /// As the summary names it: `IOPS`, `OPM`, `transactional IOPS`, `calls/s`.
+    pub name: &'static str,
+    /// The figure of one operation a second (60 for a per-minute figure such as OPM).
+    pub per_op_per_s: f64,
+}
+
 impl IntervalData for crate::metrics::Recorder {
+    const HEADLINE: Headline = Headline { name: "IOPS", per_op_per_s: 1.0 };
+
     fn merge(&mut self, other: &Self) {
         crate::metrics::Recorder::merge(self, other)
     }

@@ -270,6 +270,12 @@ impl<T, D> Outcome<T, D> {
         Outcome { totals, all, warmup_s, measured_s, cpu, complete, failures, warnings, steady, detail }
     }
 
+    /// Seconds since the run's start at which what `totals` covers begins: the steady-state
+    /// window's start, or the warm-up's end.
+    pub fn counted_from_s(&self) -> f64 {
+        self.steady.as_ref().map_or(self.warmup_s, |st| st.window_start_s)
+    }
+
     /// Adds workers that failed; the run is then not complete.
     pub fn failed(&mut self, failures: impl IntoIterator<Item = String>) {
         self.failures.extend(failures);

@@ -22,7 +22,7 @@ mod settle;
 pub mod steady;
 pub mod stream;
 
-pub use collector::{Collector, IntervalData};
+pub use collector::{Collector, Headline, IntervalData};
 pub use command_stream::CommandStream;
 pub use cpu::{OwnCpuTime, process_cpu};
 pub use driver::{

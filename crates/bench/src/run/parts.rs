@@ -19,6 +19,8 @@ impl<T: IntervalData> Parts<T> {
 }
 
 impl<T: IntervalData> IntervalData for Parts<T> {
+    const HEADLINE: super::Headline = T::HEADLINE;
+
     fn merge(&mut self, other: &Self) {
         self.total.merge(&other.total);
         if self.parts.len() < other.parts.len() {

@@ -156,13 +156,28 @@ impl<T: IntervalData> Rounds<T> {
         if self.in_current < self.intervals_per_round {
             return false;
         }
+        if self.cut_short(end_ns) {
+            // The run's last interval, ended early (by the work running out or a stop): no
+            // round, as a round left unfinished is none.
+            (self.current, self.current_ops, self.in_current) = (T::default(), 0, 0);
+            return false;
+        }
         self.close_round(end_ns, cpu());
         self.reached()
     }
 
+    /// Whether the round ending at `end_ns` falls short of a round by more than a hundredth
+    /// of an interval (intervals end on their boundaries, or just after them when workers
+    /// close them; only the run's last can end early).
+    fn cut_short(&self, end_ns: u64) -> bool {
+        let interval_ns = self.round_ns / self.intervals_per_round;
+        let span = end_ns.saturating_sub(self.current_start_ns);
+        span.saturating_add(interval_ns / 100) < self.round_ns
+    }
+
     fn close_round(&mut self, end_ns: u64, cpu_end: OwnCpuTime) {
         let secs = (end_ns.saturating_sub(self.current_start_ns) as f64 / 1e9).max(1e-9);
-        self.rates.push(self.current_ops as f64 / secs);
+        self.rates.push(self.current_ops as f64 / secs * T::HEADLINE.per_op_per_s);
         self.window.push_back(Round {
             data: std::mem::take(&mut self.current),
             start_ns: self.current_start_ns,
@@ -180,11 +195,12 @@ impl<T: IntervalData> Rounds<T> {
 
     /// The window's data merged (None before the first whole round), the CPU time it took
     /// (from `cpu_at_first` when the window starts with the first round), and what the rounds
-    /// came to (`round_iops` holds the rate of whatever operations the workload counts).
+    /// came to (`round_iops` holds each round's headline figure, `T::HEADLINE`).
     pub fn finish(self, cpu_at_first: Option<OwnCpuTime>) -> Option<(T, Option<OwnCpuTime>, SteadyState)> {
         let (first, last) = (self.window.front()?, self.window.back()?);
         let cpu = self.cpu_before_window.or(cpu_at_first).map(|start| last.cpu_end.since(&start));
         let outcome = SteadyState {
+            figure: T::HEADLINE.name.into(),
             round_s: self.round_ns as f64 / 1e9,
             rounds_run: self.rates.len() as u64,
             reached: self.reached(),
@@ -292,6 +308,31 @@ mod tests {
         assert_eq!((out.window_start_s, out.window_end_s, out.round_s), (4.0, 14.0, 2.0));
     }
 
+    /// Orders, whose headline is a figure per minute.
+    #[derive(Default)]
+    struct Orders(u64);
+
+    impl IntervalData for Orders {
+        const HEADLINE: crate::run::Headline = crate::run::Headline { name: "OPM", per_op_per_s: 60.0 };
+        fn merge(&mut self, other: &Self) {
+            self.0 += other.0;
+        }
+        fn ops(&self) -> u64 {
+            self.0
+        }
+    }
+
+    #[test]
+    fn rounds_are_judged_and_reported_in_the_workloads_headline() {
+        let mut r = Rounds::<Orders>::new(Rule::SNIA_PTS, 2, S);
+        for i in 0..10 {
+            r.add(&Orders(5), 5, i * S, (i + 1) * S, OwnCpuTime::default);
+        }
+        let (data, _, out) = r.finish(None).unwrap();
+        assert_eq!((out.figure.as_str(), out.reached, data.0), ("OPM", true, 50));
+        assert_eq!(out.round_iops, vec![300.0; 5], "5 orders a second are 300 OPM");
+    }
+
     #[test]
     fn without_steady_state_the_last_window_is_kept_and_a_partial_round_is_left_out() {
         let mut r = Rounds::new(Rule::SNIA_PTS, 1, S);
@@ -302,5 +343,15 @@ mod tests {
         let mut partial = Rounds::new(Rule::SNIA_PTS, 3, S);
         feed(&mut partial, &[5, 5]);
         assert!(partial.finish(None).is_none());
+    }
+
+    #[test]
+    fn a_last_interval_cut_short_is_no_round() {
+        let mut r = Rounds::new(Rule::SNIA_PTS, 1, S);
+        assert_eq!(feed(&mut r, &[100, 200, 100, 200, 100, 200]), None);
+        // The work ran out 0.9 s into the seventh second.
+        assert!(!r.add(&Count(90), 90, 6 * S, 6 * S + S * 9 / 10, OwnCpuTime::default));
+        let (data, _, out) = r.finish(None).unwrap();
+        assert_eq!((out.rounds_run, out.window_end_s, data.0), (6, 6.0, 800));
     }
 }

@@ -116,6 +116,11 @@ pub struct IntegrityArgs {
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<Seconds>,
 
+    /// Not for integrity (hidden): accepted only to refuse it with the reason, that its
+    /// result is a pass or fail over the whole run with no figure per round to judge.
+    #[arg(long, value_name = "ROUND", hide = true)]
+    pub steady_state: Option<Seconds>,
+
     /// User threads doing random I/O in runs of 1-100 pages. Default: twice the CPUs, at
     /// most 8 (SQLIOSim's).
     #[arg(long, value_name = "N")]

@@ -1,6 +1,6 @@
 //! Options of `storbench mailbox`: Jetstress's test parameters, each overridable.
 
-use super::{EngineArg, OutputArgs};
+use super::{EngineArg, OutputArgs, SteadyArgs};
 use crate::units::{ByteSize, Seconds};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
@@ -128,6 +128,10 @@ pub struct MailboxArgs {
     #[arg(long, value_name = "DURATION")]
     pub duration: Option<Seconds>,
 
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub steady: SteadyArgs,
+
     /// The warm-up ends when every database cache is 90 % full, or after this long.
     /// Default: 10m.
     #[arg(long, value_name = "DURATION")]
@@ -225,10 +229,18 @@ impl MailboxArgs {
     pub const STRESS_DURATION: Duration = Duration::from_secs(24 * 3600);
     pub const MAX_WARMUP: Duration = Duration::from_secs(600);
 
-    /// The measured phase: --duration, or the test type's default.
+    /// The measured phase: --duration, else under --steady-state its cap of rounds, else the
+    /// test type's default.
     pub fn duration_or_default(&self) -> Duration {
         let default = if self.test == Some(TestArg::Stress) { Self::STRESS_DURATION } else { Self::DURATION };
-        self.duration.map_or(default, |d| d.0)
+        self.steady.length(self.duration.map(|d| d.0), default)
+    }
+
+    /// Whether the test has a figure per round for --steady-state to judge: the performance
+    /// and stress tests' transactional IOPS (a backup or soft recovery does a fixed amount of
+    /// work, and --tune's trials are short fixed runs).
+    pub fn has_rounds(&self) -> bool {
+        matches!(self.test, None | Some(TestArg::Performance | TestArg::Stress)) && !self.tune
     }
 
     pub fn max_warmup_or_default(&self) -> Duration {

@@ -198,6 +198,10 @@ pub struct OltpRunArgs {
     #[arg(long, value_name = "DURATION", alias = "run_time")]
     pub run_time: Option<Minutes>,
 
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub steady: super::SteadyArgs,
+
     /// Warm-up before the measured phase, then every counter is reset; a bare number is
     /// minutes (warmup_time). Default: 1m.
     #[arg(long, value_name = "DURATION", alias = "warmup_time")]
@@ -338,9 +342,10 @@ impl OltpRunArgs {
     /// The settle of an evaluation's runs (`idle_settle`), which an oltp run does itself.
     pub const SETTLE_TIME: Duration = crate::plan::Method::IDLE_SETTLE;
 
-    /// The measured phase; zero is DS3's "until stopped".
+    /// The measured phase (under --steady-state its cap, by default 25 rounds); zero is
+    /// DS3's "until stopped".
     pub fn run_time_or_default(&self) -> Duration {
-        self.run_time.map_or(Self::RUN_TIME, |m| m.0)
+        self.steady.length(self.run_time.map(|m| m.0), Self::RUN_TIME)
     }
 
     pub fn warmup_time_or_default(&self) -> Duration {

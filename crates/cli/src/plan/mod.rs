@@ -48,11 +48,12 @@ pub struct Method {
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<Seconds>,
 
-    /// How long the io workloads' measured phase is: fixed (runtime), or steady_state: rounds
-    /// of --round until the SNIA PTS rule holds (5 rounds within 20 % of their mean, fitted
-    /// slope within 10 %), at most --measure or 25 rounds; the last 5 rounds are reported.
-    /// OLTP and mailbox runs, and the steps of a search, keep their fixed window. Default:
-    /// fixed.
+    /// How long each workload's measured phase is: fixed (its own length), or steady_state:
+    /// rounds of --round until the SNIA PTS rule holds on its headline figure (io IOPS, oltp
+    /// OPM, mailbox transactional IOPS, fire-hose replay calls/s; 5 rounds within 20 % of their
+    /// mean, fitted slope within 10 %), at most --measure or 25 rounds; the last 5 rounds are
+    /// reported. Integrity, a mailbox backup, soft recovery or --tune, a time-sync replay and
+    /// the steps of a search keep their fixed window. Default: fixed.
     #[arg(long, value_name = "fixed|steady_state")]
     pub window: Option<String>,
 

@@ -49,3 +49,72 @@ fn steady_state_rounds_that_cannot_work_are_refused() {
     refuses(&["--steady-state", "10s", "--runtime", "5s"], "leaves no room for the 5 rounds");
     refuses(&["--steady-state", "10s", "--io-size", "1M"], "cannot be used with");
 }
+
+/// oltp through the same rounds: a real SQLite run in rounds of 1 s, capped at 6 rounds, reports
+/// exactly its last 5 rounds whether or not the rule held, in OPM, and its record rebuilds it.
+#[test]
+fn an_oltp_run_in_steady_state_rounds_reports_its_last_five_rounds_in_opm() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let timing = ["--warmup-time", "1s", "--run-time", "6s", "--steady-state", "1s", "--n-threads", "2"];
+    crate::support::sqlite_oltp_run(dir.path(), &results, &timing);
+    let s = bundle_summary(&results);
+    let st = &s["steady_state"];
+    assert_eq!((st["figure"].as_str(), st["round_s"].as_f64()), (Some("OPM"), Some(1.0)), "{st}");
+    let rounds = st["round_iops"].as_array().unwrap();
+    assert!((5..=6).contains(&rounds.len()) && st["rounds_run"] == rounds.len(), "{st}");
+    let (from, to) = (st["window_start_s"].as_f64().unwrap(), st["window_end_s"].as_f64().unwrap());
+    assert_eq!(to - from, 5.0, "the window is 5 rounds: {st}");
+    assert_eq!(
+        (s["phases"]["measured_s"].as_f64(), s["parameters"]["steady_state_s"].as_f64()),
+        (Some(5.0), Some(1.0))
+    );
+    // The figures are the window's: its rounds' OPM over their seconds are its orders.
+    let window_orders: f64 = rounds[rounds.len() - 5..].iter().map(|r| r.as_f64().unwrap() / 60.0).sum();
+    let r = &s["results"];
+    assert_eq!(r["orders"].as_u64(), Some(window_orders.round() as u64), "{r} vs {st}");
+    assert!((r["opm"].as_f64().unwrap() - window_orders * 12.0).abs() < 1e-6, "{r}");
+    if st["reached"] == false {
+        assert!(s["warnings"].to_string().contains("steady state not reached in 6 rounds"), "{s}");
+    }
+    crate::summarize::rebuilds_field_for_field(&results);
+}
+
+#[test]
+fn steady_state_is_refused_where_a_workload_has_no_figure_per_round_or_no_room_for_five() {
+    let dir = disk_tempdir();
+    let results = dir.path().join("results");
+    let refuses = |args: &[&str], needle: &str| {
+        let mut cmd = storbench();
+        cmd.args(args).arg("--output-dir").arg(&results);
+        refused(&mut cmd, needle);
+        assert!(!results.exists(), "nothing may be written on bad input");
+    };
+    let db = dir.path().join("none.db");
+    let oltp = ["oltp", "run", "--db-size", "1MB", "--path", db.to_str().unwrap(), "--steady-state"];
+    refuses(
+        &[&oltp[..], &["10s", "--run-time", "30s"]].concat(),
+        "--run-time 30s leaves no room for the 5 rounds",
+    );
+    refuses(&[&oltp[..], &["1.5s"]].concat(), "a round is a whole number of seconds above 0");
+    let target = dir.path().join("t");
+    let t = target.to_str().unwrap();
+    refuses(&["integrity", "--target", t, "--steady-state", "1s"], "integrity has no figure per round");
+    let mailbox =
+        ["mailbox", "--target", t, "--mailboxes", "50", "--mailbox-size", "1MB", "--steady-state", "1s"];
+    refuses(&[&mailbox[..], &["--test", "backup"]].concat(), "only the performance and stress tests have");
+    refuses(&[&mailbox[..], &["--tune"]].concat(), "--tune's trials are short fixed runs");
+    let log = dir.path().join("calls.jsonl");
+    std::fs::write(&log, "").unwrap();
+    let replay = [
+        "replay",
+        log.to_str().unwrap(),
+        "--format",
+        "storbench",
+        "--path",
+        db.to_str().unwrap(),
+        "--steady-state",
+        "1s",
+    ];
+    refuses(&[&replay[..], &["--mode", "time-sync"]].concat(), "use it with --mode fire-hose");
+}

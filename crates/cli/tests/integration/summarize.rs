@@ -2,16 +2,14 @@
 //! summary.json from the record alone, field for field, and a record edited by hand is caught
 //! (exit 1, naming the field); an unreadable bundle is refused (exit 2).
 
-use crate::support::{disk_tempdir, oltp_run, only_bundle, stderr_text, storbench};
+use crate::support::{disk_tempdir, only_bundle, stderr_text, storbench};
 use std::path::Path;
 
 /// `summarize --check` passes on the run's bundle in `results`, and fails naming a field once
 /// `count` of `stream`'s first measured interval (of the stream's part `p0.` where the run has
 /// parts) is raised by one.
 pub(crate) fn rebuilds_and_catches_an_edit(results: &Path, stream: &str, count: &str) {
-    let bundle = only_bundle(results);
-    let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
-    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
+    let bundle = rebuilds_field_for_field(results);
     let rebuilt = storbench().args(["summarize", "--json"]).arg(&bundle).assert().code(0);
     let rebuilt: serde_json::Value = serde_json::from_slice(&rebuilt.get_output().stdout).unwrap();
     let stored: serde_json::Value =
@@ -21,6 +19,15 @@ pub(crate) fn rebuilds_and_catches_an_edit(results: &Path, stream: &str, count: 
     let caught = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(1);
     let said = stderr_text(&caught);
     assert!(said.contains(" differs: summary.json has "), "{said}");
+}
+
+/// `summarize --check` of the only bundle under `results` agrees with its summary.json; the
+/// bundle.
+pub(crate) fn rebuilds_field_for_field(results: &Path) -> std::path::PathBuf {
+    let bundle = only_bundle(results);
+    let ok = storbench().args(["summarize", "--check"]).arg(&bundle).assert().code(0);
+    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
+    bundle
 }
 
 /// Adds one to `count` in `stream`'s first measured interval in the record that has it.
@@ -67,19 +74,15 @@ fn a_steady_state_io_bundle_rebuilds_the_figures_of_its_window() {
         .arg(&results)
         .assert()
         .success();
-    let ok = storbench().args(["summarize", "--check"]).arg(only_bundle(&results)).assert().code(0);
-    assert!(stderr_text(&ok).contains("field for field"), "{}", stderr_text(&ok));
+    rebuilds_field_for_field(&results);
 }
 
 #[test]
 fn an_oltp_sqlite_bundle_rebuilds_its_summary_and_an_edited_count_is_caught() {
     let dir = disk_tempdir();
-    let db = dir.path().join("ds3.db");
-    storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
     let results = dir.path().join("results");
     let timing = ["--warmup-time", "1s", "--run-time", "2s", "--n-threads", "2"];
-    let out = oltp_run(&["--path", db.to_str().unwrap()], &results, &timing).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    crate::support::sqlite_oltp_run(dir.path(), &results, &timing);
     rebuilds_and_catches_an_edit(&results, "oltp", "p0.login.calls");
 }
 

@@ -110,6 +110,15 @@ pub fn measuring(results: &Path) -> usize {
     bundles.filter(measured).count()
 }
 
+/// A 1 MB DVD Store database loaded into a new SQLite file `ds3.db` in `dir`, then `oltp_run`
+/// on it with `extra` into `results`, expected to succeed.
+pub fn sqlite_oltp_run(dir: &Path, results: &Path, extra: &[&str]) {
+    let db = dir.join("ds3.db");
+    storbench().args(["oltp", "load", "--db-size", "1MB", "--path"]).arg(&db).assert().success();
+    let out = oltp_run(&["--path", db.to_str().unwrap()], results, extra).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
 /// `storbench oltp run --db-size 1MB --json --output-dir RESULTS TARGET EXTRA` as a plain
 /// command, to spawn (and interrupt or disturb) or to assert on.
 pub fn oltp_run(target: &[&str], results: &Path, extra: &[&str]) -> std::process::Command {

@@ -94,6 +94,10 @@ impl MailboxRecorder {
 }
 
 impl crate::run::IntervalData for MailboxRecorder {
+    /// Jetstress's transactional IOPS: DB reads + DB writes a second.
+    const HEADLINE: crate::run::Headline =
+        crate::run::Headline { name: "transactional IOPS", per_op_per_s: 1.0 };
+
     fn merge(&mut self, other: &Self) {
         MailboxRecorder::merge(self, other)
     }

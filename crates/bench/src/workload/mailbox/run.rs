@@ -53,6 +53,10 @@ pub struct MailboxSpec {
     /// Soft recovery's generation phase: stop once this many log files were filled (per
     /// database) and leave the dirty pages unwritten.
     pub log_files_limit: Option<u32>,
+    /// Steady-state rounds of this length (SNIA PTS rule on transactional IOPS per round):
+    /// the run ends once the rule holds, `duration` at the latest, and its figures and the
+    /// thresholds' verdict cover the last window.
+    pub steady_state: Option<Duration>,
 }
 
 /// One interval as the caller sees it: per database in `data.parts`, merged in `data.total`.
@@ -200,7 +204,7 @@ fn run_plan(spec: &MailboxSpec) -> RunPlan {
         },
         length: Length::For(spec.duration),
         interval: INTERVAL,
-        rounds: None,
+        rounds: spec.steady_state,
     }
 }
 
@@ -218,8 +222,9 @@ fn outcome(
         t.take_faults_of(all);
     }
     out.totals.total.take_faults_of(&out.all.total);
+    let seconds = judged_seconds(work.seconds, &work.seconds_at, out.steady.as_ref());
     let evidence: Vec<(MailboxRecorder, Vec<WindowSums>)> =
-        out.totals.parts.iter().cloned().zip(work.seconds).collect();
+        out.totals.parts.iter().cloned().zip(seconds).collect();
     let verdict = judge(
         &spec.thresholds,
         &Evidence {
@@ -234,6 +239,22 @@ fn outcome(
     out.warnings.extend(pace::fell_behind(&out.totals.total.lag, BEHIND));
     out.failed(failures);
     out
+}
+
+/// The measured seconds the thresholds judge: under steady state only those of the window
+/// the figures cover (`at`: each second's start and end, ns since the start).
+fn judged_seconds(
+    seconds: Vec<Vec<WindowSums>>,
+    at: &[(u64, u64)],
+    steady: Option<&storbench_report::SteadyState>,
+) -> Vec<Vec<WindowSums>> {
+    let Some(st) = steady else { return seconds };
+    let ns = |s: f64| (s * 1e9).round() as u64;
+    let (from, to) = (ns(st.window_start_s), ns(st.window_end_s));
+    let counted: Vec<bool> = at.iter().map(|&(start, end)| start >= from && end <= to).collect();
+    let keep =
+        |db: Vec<WindowSums>| db.into_iter().zip(&counted).filter(|(_, c)| **c).map(|(w, _)| w).collect();
+    seconds.into_iter().map(keep).collect()
 }
 
 /// How a run under a target says it fell behind.
@@ -263,12 +284,15 @@ struct MailboxWork {
     recent: Vec<Option<f64>>,
     /// Each measured second's sums, per database.
     seconds: Vec<Vec<WindowSums>>,
+    /// Each measured second's start and end, ns since the start.
+    seconds_at: Vec<(u64, u64)>,
 }
 
 impl MailboxWork {
     fn new(spec: &MailboxSpec, shared: Vec<Arc<InstanceShared>>) -> Self {
         MailboxWork {
             seconds: vec![Vec::new(); shared.len()],
+            seconds_at: Vec::new(),
             shared,
             steady_latency: spec.steady_latency,
             log_files_limit: spec.log_files_limit,
@@ -300,6 +324,7 @@ impl crate::run::Workload for MailboxWork {
     fn observe(&mut self, interval: &Interval<'_, Self::Data>) {
         self.recent.push(WindowSums::of(&interval.data.total).read_ms());
         if interval.phase == Phase::Measure {
+            self.seconds_at.push((interval.start_ns, interval.end_ns));
             for (secs, d) in self.seconds.iter_mut().zip(&interval.data.parts) {
                 secs.push(WindowSums::of(d));
             }
@@ -441,6 +466,20 @@ mod steady_tests {
         assert!(s(&[9.0, 5.0, 5.2, 4.8, 5.1, 5.0]));
         assert!(!s(&[5.0, 5.0, 8.0, 5.0, 5.0]));
         assert!(is_steady(&[None; 5]));
+    }
+
+    #[test]
+    fn under_steady_state_the_thresholds_judge_only_the_seconds_of_the_window() {
+        use super::{WindowSums, judged_seconds};
+        let second = |reads| WindowSums { reads, ..WindowSums::default() };
+        let seconds = vec![(1..=8).map(second).collect::<Vec<_>>(); 2];
+        let at: Vec<(u64, u64)> = (0..8u64).map(|i| (i * 1_000_000_000, (i + 1) * 1_000_000_000)).collect();
+        assert_eq!(judged_seconds(seconds.clone(), &at, None), seconds, "a fixed run judges every second");
+        let window =
+            storbench_report::SteadyState { window_start_s: 2.0, window_end_s: 7.0, ..Default::default() };
+        let judged = judged_seconds(seconds, &at, Some(&window));
+        let reads: Vec<u64> = judged[1].iter().map(|w| w.reads).collect();
+        assert_eq!((judged.len(), reads), (2, vec![3, 4, 5, 6, 7]));
     }
 }
 

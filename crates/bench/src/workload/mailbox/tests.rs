@@ -58,6 +58,7 @@ pub(super) fn spec(preset: Preset, threads: u32, secs: u64) -> MailboxSpec {
         engine: EngineKind::IoUring,
         keep_logs: false,
         log_files_limit: None,
+        steady_state: None,
     }
 }
 

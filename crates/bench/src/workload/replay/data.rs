@@ -153,6 +153,8 @@ impl ReplayData {
 }
 
 impl IntervalData for ReplayData {
+    const HEADLINE: crate::run::Headline = crate::run::Headline { name: "calls/s", per_op_per_s: 1.0 };
+
     fn merge(&mut self, o: &Self) {
         for (name, t) in &o.by_type {
             self.by_type.entry(name.clone()).or_default().merge(t);

@@ -26,13 +26,16 @@ use std::time::{Duration, Instant};
 use storbench_report::UnreadLine;
 use storbench_report::columns::replay as col;
 
-/// An interval a second, no warm-up, until every request is answered.
-const PLAN: RunPlan = RunPlan {
-    warmup: Warmup::For(Duration::ZERO),
-    length: Length::UntilDone,
-    interval: Duration::from_secs(1),
-    rounds: None,
-};
+/// An interval a second, no warm-up, until every request is answered (or, in steady-state
+/// rounds, the rule holds).
+fn plan(spec: &ReplaySpec) -> RunPlan {
+    RunPlan {
+        warmup: Warmup::For(Duration::ZERO),
+        length: Length::UntilDone,
+        interval: Duration::from_secs(1),
+        rounds: spec.steady_state,
+    }
+}
 /// How long the workers may take to finish the requests they run once the run has ended.
 const DRAIN: Duration = Duration::from_secs(30);
 /// How often the reader, done reading, and the end look at what they wait for.
@@ -260,7 +263,7 @@ impl Lifecycle for Replay {
             spares: (0..n).map(|_| SourceRecorder::default()).collect(),
             p99s: Vec::new(),
         };
-        Ok(Started { plan: PLAN, work, at })
+        Ok(Started { plan: plan(&self.spec), work, at })
     }
 
     /// The last request answered ends the driver's measured phase, as a stop request would.

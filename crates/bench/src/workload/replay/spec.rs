@@ -85,6 +85,10 @@ pub struct ReplaySpec {
     /// A line that cannot be read stops the replay with an error naming it; otherwise it is
     /// counted, the first few are kept, and the replay goes on.
     pub strict: bool,
+    /// Steady-state rounds of this length (SNIA PTS rule on calls/s per round; fire-hose):
+    /// the replay ends once the rule holds, the logs' end at the latest, and its figures
+    /// cover the last window.
+    pub steady_state: Option<Duration>,
 }
 
 /// One log: its name (in the report, per source) and its requests in the log's order, read

@@ -20,6 +20,7 @@ pub fn summary(started: Summary, out: &ReplayOutcome, ended_at: &str) -> Summary
     s.cpu = cpu_usage(out, out.totals.calls());
     s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
+    s.steady_state = out.steady.clone();
     s
 }
 

@@ -23,8 +23,16 @@ impl IntegrityArgs {
     pub const MAX_TARGET_IO_MS: u64 = 3_600_000;
 }
 
+/// Why integrity refuses --steady-state.
+const STEADY_REFUSED: &str = "--steady-state: integrity has no figure per round for the SNIA \
+     steady-state rule to judge (its result is a pass or fail over the whole run and its final \
+     audit of every page); drop --steady-state, or use it with io, oltp, mailbox or replay";
+
 /// The run the options describe.
 pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
+    if a.steady_state.is_some() {
+        bail!(STEADY_REFUSED);
+    }
     crate::cmd::results_root(a.out.output_dir.as_deref())?;
     let (data, max, growth, log) = a.preset.unwrap_or(IntegrityPreset::Small).sizes();
     let pick = |v: Option<crate::units::ByteSize>, d: u64| v.map_or(d, |s| s.0);

@@ -5,7 +5,6 @@ use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
-use crate::units::Seconds;
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -56,11 +55,9 @@ impl OfKind for IoArgs {
 
 impl Options for IoArgs {
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
-        let steady = m.window.as_deref() == Some("steady_state");
-        let round = Seconds(m.round_or_default());
         Box::new(IoArgs {
             target: Some(c.target.clone()),
-            steady_state: self.steady_state.or(steady.then_some(round)),
+            steady_state: super::validate::steady(self).for_method(m).steady_state,
             allow_device: c.allow_device,
             force: c.force,
             runtime: self.runtime.or(m.measure),
@@ -72,11 +69,9 @@ impl Options for IoArgs {
     }
 
     fn expected(&self) -> Duration {
-        match (self.steady_state, self.runtime) {
-            // Steady state usually comes within a few rounds of the first five; count eight.
-            (Some(round), None) => round.0 * 8 + self.ramp_or_default(),
-            _ => self.runtime.map_or(IoArgs::RUNTIME, |r| r.0) + self.ramp_or_default(),
-        }
+        let runtime = self.runtime.map(|r| r.0);
+        let steady = super::validate::steady(self).expected(runtime);
+        steady.unwrap_or_else(|| runtime.unwrap_or(IoArgs::RUNTIME)) + self.ramp_or_default()
     }
 
     /// `io-randread-8k-qd4`, or the profile set's name.

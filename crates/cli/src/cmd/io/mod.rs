@@ -207,8 +207,7 @@ fn record_job(
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
-    let window_start = outcome.steady.as_ref().map_or(outcome.warmup_s, |st| st.window_start_s);
-    rec.bundle.totals(window_start, outcome.measured_s, &hists);
+    rec.bundle.totals(outcome.counted_from_s(), outcome.measured_s, &hists);
     let ended_at = jiff::Timestamp::now().to_string();
     let facts = IoFacts::of(&outcome);
     let end = End::of(&ended_at, &outcome, &facts);

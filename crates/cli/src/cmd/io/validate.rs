@@ -1,22 +1,18 @@
 //! `storbench io` options → the library's typed jobs. Every message names the option, what
 //! was wrong and what to write instead; nothing is written before all of it passes.
 
-use crate::args::{EngineArg, IoArgs, Rw};
-use crate::units::Seconds;
+use crate::args::{EngineArg, IoArgs, Rw, SteadyArgs};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
 use storbench_bench::rng::DEFAULT_SEED;
-use storbench_bench::run::Rule;
 use storbench_bench::target::TargetRequest;
 use storbench_bench::workload::io::{
     BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES,
 };
 
 pub const DEFAULT_SIZE: u64 = 1 << 30;
-/// Under --steady-state without --runtime, the cap in rounds (SNIA PTS allows up to 25).
-pub const DEFAULT_STEADY_ROUNDS: u32 = storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS;
 const MAX_BLOCK: u64 = 64 << 20;
 
 /// A validated job and how to present it.
@@ -186,37 +182,22 @@ fn parse_end(args: &IoArgs) -> Result<End> {
             bail!("--runtime must be more than 0 (or use --io-size)")
         }
         (Some(r), None) => Ok(End::Time(r.0)),
-        (None, None) => Ok(End::Time(match args.steady_state {
-            Some(round) => round.0 * DEFAULT_STEADY_ROUNDS,
-            None => IoArgs::RUNTIME,
-        })),
+        (None, None) => Ok(End::Time(steady(args).length(None, IoArgs::RUNTIME))),
     }
 }
 
-/// --steady-state: whole seconds (rounds are made of the one-second intervals), and a cap
-/// with room for the rule's window of rounds.
+/// --steady-state as every workload checks it (`SteadyArgs::round`), capped by --runtime; a
+/// job ended by bytes has no rounds.
 fn steady_round(args: &IoArgs) -> Result<Option<Duration>> {
-    let Some(round) = args.steady_state.map(|r| r.0) else {
-        return Ok(None);
-    };
-    let window = Rule::SNIA_PTS.window as u32;
-    if args.io_size.is_some() {
+    if args.steady_state.is_some() && args.io_size.is_some() {
         bail!("--steady-state ends the job by time, --io-size by bytes; drop one of them");
     }
-    if round.is_zero() || round.subsec_nanos() != 0 {
-        bail!("--steady-state {}: a round is a whole number of seconds above 0, such as 60s", Seconds(round));
-    }
-    if let Some(cap) = args.runtime.map(|r| r.0)
-        && cap < round * window
-    {
-        bail!(
-            "--runtime {} leaves no room for the {window} rounds of {} that steady state is judged on; use --runtime {} or more, or drop --runtime (the cap is then {DEFAULT_STEADY_ROUNDS} rounds)",
-            Seconds(cap),
-            Seconds(round),
-            Seconds(round * window)
-        );
-    }
-    Ok(Some(round))
+    SteadyArgs::round(args.steady_state, args.runtime.map(|r| ("--runtime", r.0)))
+}
+
+/// io's --steady-state as the other workloads hold theirs.
+pub fn steady(args: &IoArgs) -> SteadyArgs {
+    SteadyArgs { steady_state: args.steady_state }
 }
 
 /// The highest rate a run may be paced at: ten billion I/Os a second, past any device (and a

@@ -59,6 +59,8 @@ impl Options for MailboxArgs {
             target: Some(c.target.join("storbench-mailbox")),
             log_target: c.log_target.clone(),
             duration: self.duration.or(m.measure),
+            // A test without rounds (a backup, soft recovery, --tune) keeps its fixed window.
+            steady: if self.has_rounds() { self.steady.for_method(m) } else { self.steady },
             max_warmup: self.max_warmup.or(m.warmup),
             seed: self.seed.or(m.seed),
             out: c.output(&self.out),
@@ -68,7 +70,8 @@ impl Options for MailboxArgs {
 
     /// The warm-up usually ends well before its limit; count half of it.
     fn expected(&self) -> Duration {
-        self.duration_or_default() + self.max_warmup_or_default() / 2
+        let measured = self.steady.expected(self.duration.map(|d| d.0));
+        measured.unwrap_or_else(|| self.duration_or_default()) + self.max_warmup_or_default() / 2
     }
 
     fn will_write(&self) -> Option<String> {

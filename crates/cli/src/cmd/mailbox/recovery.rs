@@ -44,6 +44,7 @@ pub(super) fn soft_recovery(
         max_warmup: std::time::Duration::ZERO,
         keep_logs: true,
         log_files_limit: Some(plan.log_files),
+        steady_state: None,
         ..spec(plan)
     };
     say!(

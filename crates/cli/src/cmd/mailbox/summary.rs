@@ -55,6 +55,7 @@ fn parameters(plan: &MailboxPlan) -> serde_json::Value {
         "threads": plan.threads,
         "target_iops": plan.target_iops,
         "duration_s": plan.duration.as_secs_f64(),
+        "steady_state_s": plan.steady_state.map(|r| r.as_secs_f64()),
         "max_warmup_s": plan.max_warmup.as_secs_f64(),
         "sample_window_s": plan.sample_window.as_secs_f64(),
         "profile": plan.profile,

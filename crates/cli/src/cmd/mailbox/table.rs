@@ -73,7 +73,8 @@ pub fn mailbox_table(s: &Summary) -> String {
             if k.pass { "ok".into() } else { "FAIL".into() },
         ]);
     }
-    let notes: String = [errors_line(s), lag_line(r.schedule_lag_ms.as_ref())]
+    let steady = crate::cmd::io::table::steady_line(s);
+    let notes: String = [errors_line(s), steady, lag_line(r.schedule_lag_ms.as_ref())]
         .into_iter()
         .flatten()
         .map(|l| format!("\n{l}"))

@@ -39,6 +39,7 @@ pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
         engine: plan.engine,
         keep_logs: false,
         log_files_limit: None,
+        steady_state: plan.steady_state,
     }
 }
 
@@ -131,7 +132,7 @@ pub(super) fn transactional(
     let outcome = outcome.context("running the mailbox test")?;
     let t = &outcome.totals.total;
     run.bundle.totals(
-        outcome.warmup_s,
+        outcome.counted_from_s(),
         outcome.measured_s,
         &[
             ("db_read", &t.db_reads.latency),

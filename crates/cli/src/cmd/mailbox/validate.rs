@@ -1,7 +1,7 @@
 //! Parse, then validate: the options become a run plan, or an error naming the option and
 //! the fix, before anything is created or written.
 
-use crate::args::{EngineArg, MailboxArgs, TestArg};
+use crate::args::{EngineArg, MailboxArgs, SteadyArgs, TestArg};
 use crate::units::ByteSize;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
@@ -30,6 +30,8 @@ pub struct MailboxPlan {
     pub threads: u32,
     pub target_iops: Option<f64>,
     pub duration: Duration,
+    /// Steady-state rounds of this length (--steady-state).
+    pub steady_state: Option<Duration>,
     pub max_warmup: Duration,
     pub sample_window: Duration,
     pub log_files: u32,
@@ -108,6 +110,7 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
     if duration.is_zero() {
         bail!("--duration 0: the measured phase needs at least a second");
     }
+    let steady_state = steady_round(a)?;
     let log_files = a.log_files.unwrap_or(100);
     if !(1..=1_000_000).contains(&log_files) {
         bail!("--log-files {log_files}: soft recovery replays 1 to 1000000 log files");
@@ -126,6 +129,7 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
         threads,
         target_iops,
         duration,
+        steady_state,
         max_warmup: a.max_warmup_or_default(),
         sample_window: a.sample_window.map_or(Duration::from_secs(15), |d| d.0.max(Duration::from_secs(1))),
         log_files,
@@ -145,6 +149,19 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
         seed: a.seed.unwrap_or(storbench_bench::rng::DEFAULT_SEED),
     };
     Ok(plan)
+}
+
+/// --steady-state, capped by --duration, where the test has rounds to judge.
+fn steady_round(a: &MailboxArgs) -> Result<Option<Duration>> {
+    if a.steady.steady_state.is_some() && !a.has_rounds() {
+        bail!(
+            "--steady-state judges the transactional IOPS of each round, which only the performance \
+             and stress tests have: a backup or soft recovery does a fixed amount of work, and \
+             --tune's trials are short fixed runs; drop --steady-state (or --tune, then run the \
+             chosen --threads with it)"
+        );
+    }
+    SteadyArgs::round(a.steady.steady_state, a.duration.map(|d| ("--duration", d.0)))
 }
 
 /// The database caches and the sessions' page buffers must fit in the memory this machine has

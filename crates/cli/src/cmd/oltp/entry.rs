@@ -60,6 +60,7 @@ impl Options for OltpRunArgs {
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
         let mut out = OltpRunArgs {
             run_time: self.run_time.or(m.measure.map(|s| Minutes(s.0))),
+            steady: self.steady.for_method(m),
             warmup_time: self.warmup_time.or(m.warmup.map(|s| Minutes(s.0))),
             seed: self.seed.or(m.seed),
             settle_time: self.settle_time.or(m.idle_settle),
@@ -75,7 +76,8 @@ impl Options for OltpRunArgs {
     }
 
     fn expected(&self) -> Duration {
-        self.run_time_or_default() + self.warmup_time_or_default()
+        let measured = self.steady.expected(self.run_time.map(|m| m.0));
+        measured.unwrap_or_else(|| self.run_time_or_default()) + self.warmup_time_or_default()
     }
 
     fn will_write(&self) -> Option<String> {

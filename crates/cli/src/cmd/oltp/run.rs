@@ -169,6 +169,9 @@ const MAX_LOG_FREQ: u32 = 86_400;
 
 fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
     let d = OltpSpec::default();
+    // DS3's run time 0 (until stopped) caps nothing.
+    let cap = a.run_time.filter(|m| !m.0.is_zero()).map(|m| ("--run-time", m.0));
+    let steady_state = crate::args::SteadyArgs::round(a.steady.steady_state, cap)?;
     let run_time = a.run_time_or_default();
     let spec = OltpSpec {
         n_threads: a.n_threads.unwrap_or(d.n_threads),
@@ -190,6 +193,7 @@ fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts)
         max_customer: counts.customers,
         max_product: counts.products,
         seed: a.seed.unwrap_or(d.seed),
+        steady_state,
         ..d
     };
     for (name, pct) in [
@@ -355,7 +359,7 @@ fn record_run(
     let totals = &outcome.totals.total;
     let mut hists = vec![("order", &totals.order_rt)];
     hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &totals.txn(k).latency)));
-    rec.bundle.totals(outcome.warmup_s, outcome.measured_s, &hists);
+    rec.bundle.totals(outcome.counted_from_s(), outcome.measured_s, &hists);
     printer.finish(&outcome, &place.targets);
     let ended_at = jiff::Timestamp::now().to_string();
     let facts = OltpFacts::of(&outcome, &place.targets);

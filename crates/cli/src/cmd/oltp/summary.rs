@@ -39,6 +39,7 @@ fn parameters(spec: &OltpSpec, place: &OltpPlace) -> serde_json::Value {
         "n_threads": spec.n_threads,
         "targets": place.targets.len(),
         "run_time_s": spec.run_time.as_secs_f64(),
+        "steady_state_s": spec.steady_state.map(|r| r.as_secs_f64()),
         "warmup_time_s": spec.warmup_time.as_secs_f64(),
         "think_time_s": spec.think_time.as_secs_f64(),
         "ramp_rate": spec.ramp_rate,

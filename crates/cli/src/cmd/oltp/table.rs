@@ -31,5 +31,6 @@ pub fn oltp_table(s: &Summary) -> String {
             pct(|l| l.max),
         ]);
     }
-    format!("{head}\n{t}")
+    let steady = crate::cmd::io::table::steady_line(s).map(|l| format!("\n{l}")).unwrap_or_default();
+    format!("{head}\n{t}{steady}")
 }

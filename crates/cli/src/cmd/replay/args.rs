@@ -58,6 +58,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "N")]
     pub limit: Option<u64>,
 
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub steady: crate::args::SteadyArgs,
+
     /// Replay the part of each log from this far after its first request (30s, 10m).
     #[arg(long, value_name = "DURATION")]
     pub start: Option<Seconds>,

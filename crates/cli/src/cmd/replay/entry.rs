@@ -61,8 +61,11 @@ impl OfKind for ReplayArgs {
 
 impl Options for ReplayArgs {
     /// The configuration's database servers, or a SQLite file (`path`, relative to its target).
-    fn for_configuration(&self, c: &Configuration, _m: &Method) -> Box<dyn Options> {
-        let mut out = ReplayArgs { out: c.output(&self.out), ..self.clone() };
+    fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
+        // Time-sync's rate is the log's: it keeps the log's own window.
+        let fire_hose = self.mode != Some(super::args::ModeArg::TimeSync);
+        let steady = if fire_hose { self.steady.for_method(m) } else { self.steady };
+        let mut out = ReplayArgs { out: c.output(&self.out), steady, ..self.clone() };
         if c.url.is_empty() {
             out.db.path = self.db.path.as_ref().map(|p| c.target.join(p));
         } else {

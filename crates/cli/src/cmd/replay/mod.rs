@@ -143,7 +143,20 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
         bail!("--limit 0 would replay nothing; give at least 1, or leave it out for the whole log");
     }
     let filter = Filter { database: a.database.clone(), user: a.user.clone(), start, end, limit: a.limit };
-    Ok(ReplaySpec { mode, filter, strict: a.strict })
+    let steady_state = steady_round(a, mode)?;
+    Ok(ReplaySpec { mode, filter, strict: a.strict, steady_state })
+}
+
+/// --steady-state: fire-hose only, where the calls per second are the database's; the logs'
+/// end is the cap.
+fn steady_round(a: &ReplayArgs, mode: Mode) -> Result<Option<Duration>> {
+    if a.steady.steady_state.is_some() && matches!(mode, Mode::TimeSync { .. }) {
+        bail!(
+            "--steady-state judges the calls per second of each round, which in time-sync the log \
+             sets, not the database; use it with --mode fire-hose"
+        );
+    }
+    crate::args::SteadyArgs::round(a.steady.steady_state, None)
 }
 
 /// `log` as it is now: its size, and its format: `given`, or told from its first lines.
@@ -331,6 +344,7 @@ fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_a
         "database": a.database,
         "user": a.user,
         "strict": a.strict,
+        "steady_state_s": c.spec.steady_state.map(|r| r.as_secs_f64()),
         "backend": db.kind().as_str(),
         "target": db.describe(),
     });

@@ -14,6 +14,7 @@ pub fn replay_table(s: &Summary) -> String {
     if let Some(cold) = r.cold_start_s.filter(|&c| c > 0.0) {
         out.push(format!("cold start: the first {cold:.0} s, until the p99 response time settled"));
     }
+    out.extend(crate::cmd::io::table::steady_line(s));
     out.extend(ReplayResults::unmatched_said(&r.unmatched_paths));
     if r.unread_lines > 0 {
         out.push(format!("{} line(s) could not be read as requests:", r.unread_lines));

@@ -153,6 +153,7 @@ pub fn summary(
     s.warnings.extend(out.detail.warnings.iter().cloned());
     s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
+    s.steady_state = out.steady.clone();
     s
 }
 

@@ -72,7 +72,9 @@ pub fn summary(started: Summary, out: &Outcome<Parts<OltpRecorder>, OltpFacts>, 
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
     s.results = Results::Oltp(results(out));
     s.cpu = super::cpu_usage(out, out.totals.total.orders);
+    s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
+    s.steady_state = out.steady.clone();
     s
 }
 

@@ -153,7 +153,7 @@ fn run_plan(spec: &OltpSpec) -> RunPlan {
         warmup: Warmup::For(spec.warmup_time),
         length: Length::For(spec.run_time),
         interval: spec.interval,
-        rounds: None,
+        rounds: spec.steady_state,
     }
 }
 

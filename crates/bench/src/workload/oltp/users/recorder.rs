@@ -140,6 +140,9 @@ impl OltpRecorder {
 }
 
 impl crate::run::IntervalData for OltpRecorder {
+    /// DS3's orders per minute.
+    const HEADLINE: crate::run::Headline = crate::run::Headline { name: "OPM", per_op_per_s: 60.0 };
+
     fn merge(&mut self, other: &Self) {
         OltpRecorder::merge(self, other)
     }

@@ -44,6 +44,9 @@ pub struct OltpSpec {
     pub interval: Duration,
     /// How long every thread may take to connect before the run is abandoned.
     pub connect_timeout: Duration,
+    /// Steady-state rounds of this length (SNIA PTS rule on OPM per round): the run ends once
+    /// the rule holds, `run_time` at the latest, and its figures cover the last window.
+    pub steady_state: Option<Duration>,
 }
 
 impl OltpSpec {
@@ -78,6 +81,7 @@ impl Default for OltpSpec {
             seed: crate::rng::DEFAULT_SEED,
             interval: Duration::from_secs(1),
             connect_timeout: Duration::from_secs(60),
+            steady_state: None,
         }
     }
 }
