@@ -63,6 +63,15 @@ impl<W: Searchable> Searching for W {
     }
 }
 
+/// A search's steps are fixed-length: steady-state rounds would make each step as long as the
+/// rule takes.
+fn fixed_steps(steady: &crate::args::SteadyArgs) -> Result<()> {
+    if steady.steady_state.is_some() {
+        bail!("--search runs steps of --search-step-time; drop --steady-state");
+    }
+    Ok(())
+}
+
 /// A type's figures where it has any.
 fn figures_of(request: &str, l: Option<&LatencyNs>) -> Vec<Figure> {
     l.map(|l| latency_figures(request, l)).unwrap_or_default()
@@ -143,7 +152,7 @@ impl Searchable for OltpRunArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        Ok(())
+        fixed_steps(&self.steady)
     }
 
     fn load(&self, _p: Param) -> f64 {
@@ -189,7 +198,7 @@ impl Searchable for MailboxArgs {
         if self.tune {
             bail!("--search and --tune both move the thread count; give one of them");
         }
-        Ok(())
+        fixed_steps(&self.steady)
     }
 
     fn load(&self, _p: Param) -> f64 {
@@ -257,7 +266,7 @@ impl Searchable for ReplayArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        Ok(())
+        fixed_steps(&self.steady)
     }
 
     /// threads: requests in flight per log (fire-hose); rate: time-sync's speed.

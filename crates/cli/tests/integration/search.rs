@@ -77,6 +77,22 @@ fn a_load_the_workload_lacks_or_a_limit_it_cannot_judge_is_refused_before_anythi
     let mut oltp = storbench();
     oltp.args(["oltp", "run", "--search", "iodepth", "--latency-limit", "p99<=50ms", "--path"]).arg(&db);
     refused(&mut oltp, "--search iodepth: oltp has no such load; it has threads");
+    // Steady-state rounds in a step would make each step as long as the rule takes.
+    let mut steady = storbench();
+    steady
+        .args([
+            "oltp",
+            "run",
+            "--search",
+            "threads",
+            "--latency-limit",
+            "p99<=50ms",
+            "--steady-state",
+            "1s",
+            "--path",
+        ])
+        .arg(&db);
+    refused(&mut steady, "drop --steady-state");
     let io = |limit: &str| {
         let mut c = storbench();
         c.args(["io", "--engine", "null", "--search", "iodepth", "--latency-limit", limit, "--output-dir"])
