@@ -582,6 +582,21 @@ pub struct OutputArgs {
     /// when the measured phase ends.
     #[arg(long, requires = "background")]
     pub background_wait: bool,
+
+    /// Run as shard I of N started together on many load hosts (1 <= I <= N): `{shard}` in
+    /// any argument (a target, a URL, --name) becomes I, and the summary records the shard,
+    /// its host and its clock for `storbench merge`. `env` reads Slurm's SLURM_PROCID and
+    /// SLURM_NTASKS or MPI's OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE; `env/N` a
+    /// Kubernetes Indexed Job's JOB_COMPLETION_INDEX, with N its completions.
+    #[arg(long, value_name = "I/N", value_parser = crate::shard::parse_shard)]
+    pub shard: Option<crate::shard::ShardArg>,
+
+    /// Start the run at this instant, after its setup (a file's fill, a database's load): RFC
+    /// 3339 (2026-11-26T18:00:00Z) or Unix seconds (date -d '+60 sec' +%s), at most a day
+    /// ahead. Shards given the same time start together; one whose setup ends later says so and
+    /// is marked late.
+    #[arg(long, value_name = "TIME", value_parser = crate::shard::parse_start_at)]
+    pub start_at: Option<jiff::Timestamp>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -37,6 +37,7 @@ mod plan;
 mod power;
 mod registry;
 mod search;
+mod shard;
 mod units;
 
 use clap::FromArgMatches;
@@ -66,6 +67,13 @@ fn real_main() -> i32 {
         }
     };
     remember_secrets(&argv);
+    let argv = match shard::prepare(argv) {
+        Ok(argv) => argv,
+        Err(e) => {
+            say!("error: {e}");
+            return 2;
+        }
+    };
     let invoked = match args::command().try_get_matches_from(argv).and_then(|m| invoked(&m)) {
         Ok(invoked) => invoked,
         Err(e) => {

@@ -44,6 +44,7 @@ pub fn started_summary(workload: &str, started_at: &str, results: storbench_repo
         steady_state: None,
         background: Vec::new(),
         search: None,
+        shard: None,
     }
 }
 
@@ -160,6 +161,13 @@ pub fn measure(
     stop: &StopFlag,
     work: impl FnOnce(&mut Recording, Summary) -> Result<Finished>,
 ) -> Result<Measured> {
+    let mut start = start;
+    // A shard's setup is done: wait for the common start, then count the run from there.
+    if let Some(shard) = crate::shard::at_run_start(stop) {
+        start.at = jiff::Timestamp::now();
+        start.summary.started_at = start.at.to_string();
+        start.summary.shard = Some(shard);
+    }
     let null = start.targets.is_empty();
     let rebuilding = rebuilding(&start.targets, stop);
     let place = background::Place { dir: start.background_dir, null, wait: start.background_wait };

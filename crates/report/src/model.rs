@@ -695,6 +695,42 @@ impl IntegrityResults {
     }
 }
 
+/// A run as one shard of several (issue: scale-out), what a merge of the shards needs to
+/// know of it: which one it is, where it ran, when it was told to start and how late it was,
+/// and whether its clock could be trusted to line up with the others'.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// 1-based.
+    pub index: u32,
+    pub count: u32,
+    pub host: String,
+    /// Where the identity came from: `--shard`, `slurm`, `mpi`, `kubernetes`.
+    pub from: String,
+    /// The instant every shard was to start (`--start-at`), RFC 3339; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_at: Option<String>,
+    /// Seconds after `start_at` this shard was ready to start (0 when it waited for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub late_s: Option<f64>,
+    /// Ready more than [`LATE_S`] after `start_at`: its window starts after the others'.
+    #[serde(default)]
+    pub late: bool,
+    pub clock: ClockState,
+}
+
+/// A shard counts as late when it was ready this long after the start time.
+pub const LATE_S: f64 = 0.25;
+
+/// The host clock's discipline as the kernel reports it (`adjtimex`): whether an NTP client
+/// (chrony, timesyncd, ntpd) keeps it synchronised, and the error bounds it reports.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClockState {
+    pub synchronized: Option<bool>,
+    /// The kernel's maximum and estimated error, microseconds.
+    pub max_error_us: Option<i64>,
+    pub est_error_us: Option<i64>,
+}
+
 /// The workload-specific part of a summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -763,6 +799,10 @@ pub struct Summary {
     /// written before it existed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub search: Option<SearchResult>,
+    /// The run as one of several shards started together (`--shard I/N`, `--start-at`);
+    /// absent for a run on its own.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardInfo>,
 }
 
 /// What a background stream did over the measured phase: its rates over the seconds it ran

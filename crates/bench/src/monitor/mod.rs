@@ -21,6 +21,7 @@
 //! - [`power`]: watts from RAPL, IPMI, Redfish, PTDaemon or any meter, idle/active and perf/W;
 //!   a configured source that fails is an error naming the fix, not a silent `None`.
 
+pub mod clock;
 pub mod cpu;
 pub mod device;
 pub mod disclosure;

@@ -719,8 +719,10 @@ pub(super) fn typed<T: DeserializeOwned>(
 /// Command-line options that are not workload keys: where output goes and what the terminal
 /// shows (the evaluation decides), the background streams (a configuration's key) and DS3's
 /// file and compatibility options.
-pub const NOT_PLAN_KEYS: [&str; 15] = [
+pub const NOT_PLAN_KEYS: [&str; 17] = [
     "name",
+    "shard",
+    "start_at",
     "output_dir",
     "json",
     "power",

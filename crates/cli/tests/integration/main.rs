@@ -25,6 +25,7 @@ mod replay_record;
 mod report;
 mod schema;
 mod search;
+mod shards;
 mod steady;
 mod summarize;
 mod support;

@@ -186,6 +186,7 @@ mod tests {
             steady_state: None,
             background: Vec::new(),
             search: None,
+            shard: None,
         }
     }
 

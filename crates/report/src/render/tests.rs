@@ -33,6 +33,7 @@ fn summary(iops: f64) -> Summary {
         steady_state: None,
         background: Vec::new(),
         search: None,
+        shard: None,
     }
 }
 

@@ -580,6 +580,7 @@ pub(crate) fn test_summary(workload: &str) -> Summary {
         steady_state: None,
         background: Vec::new(),
         search: None,
+        shard: None,
     }
 }
 
