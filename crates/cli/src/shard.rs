@@ -157,6 +157,25 @@ fn replace_shard(a: OsString, index: u32) -> OsString {
     }
 }
 
+/// This shard's share of `items` (oltp's database URLs, 001's eight clients on eight
+/// databases): with at least as many items as shards, every N-th from its own (shard 2 of 4
+/// takes the 2nd, 6th, ...); with fewer, the one at its turn, shared with other shards.
+/// Everything where the run is no shard.
+pub fn share<T: Clone>(items: Vec<T>) -> Vec<T> {
+    match GATE.get().and_then(|g| g.shard) {
+        Some((s, _)) => share_of(items, s),
+        None => items,
+    }
+}
+
+fn share_of<T: Clone>(items: Vec<T>, s: Shard) -> Vec<T> {
+    let (i, n) = (s.index as usize - 1, s.count as usize);
+    if items.is_empty() || items.len() < n {
+        return items.get(i % items.len().max(1)).cloned().into_iter().collect();
+    }
+    items.into_iter().skip(i).step_by(n).collect()
+}
+
 /// Before a measured run, after its setup: waits (stoppably) for `--start-at` the first time,
 /// and says what the summary records of this shard. None for a run that is no shard and has
 /// no start time.
@@ -250,6 +269,15 @@ mod tests {
             parse_start_at(&(ahead + 3 * 86_400).to_string()).unwrap_err().contains("more than a day ahead")
         );
         assert!(parse_start_at("tomorrow").unwrap_err().contains("RFC 3339"));
+    }
+
+    #[test]
+    fn urls_are_spread_over_the_shards_and_shared_when_fewer() {
+        let urls: Vec<u32> = (1..=8).collect();
+        assert_eq!(share_of(urls.clone(), Shard { index: 2, count: 4 }), [2, 6]);
+        assert_eq!(share_of(urls.clone(), Shard { index: 8, count: 8 }), [8]);
+        assert_eq!(share_of(vec![1, 2], Shard { index: 3, count: 4 }), [1]);
+        assert_eq!(share_of(Vec::<u32>::new(), Shard { index: 1, count: 2 }), Vec::<u32>::new());
     }
 
     #[test]

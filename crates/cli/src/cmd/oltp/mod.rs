@@ -140,9 +140,11 @@ fn db_size(text: &str) -> Result<DbSize> {
     text.parse::<DbSize>().map_err(|e| anyhow::anyhow!("--db-size: {e}"))
 }
 
-/// The databases the options name: one SQLite file, or one or more server URLs.
+/// The databases the options name: one SQLite file, or one or more server URLs (a shard's
+/// share of them).
 pub(crate) fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Ds3Database>>> {
-    let urls = targets(&a.url);
+    // A shard (--shard) drives its share of the URLs.
+    let urls = crate::shard::share(targets(&a.url));
     let backend = match (a.backend, urls.first()) {
         (Some(b), _) => b,
         (None, Some(url)) => backend_of_url(url)?,
