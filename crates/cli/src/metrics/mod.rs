@@ -68,11 +68,16 @@ pub fn set_phase(phase: &str) {
     }
 }
 
-/// A closed interval: its row becomes the latest, its counts join the counters (the workload's
-/// count columns, and `ios`: every `*.ios` count of its record).
+/// A closed interval: its row becomes the latest, its counts join the counters.
 pub fn observe(row: &SeriesRow, tally: &Tally<'_>) {
-    let mut guard = live();
-    let Some(s) = guard.as_mut() else { return };
+    if let Some(s) = live().as_mut() {
+        fold(s, row, tally);
+    }
+}
+
+/// `row` into `s`: the latest row and phase, and the counters (the workload's count columns,
+/// and `ios`: every `*.ios` count of its record, each direction and activity).
+fn fold(s: &mut Snapshot, row: &SeriesRow, tally: &Tally<'_>) {
     let ios = tally.counts.iter().filter(|(k, _)| k.ends_with(".ios")).map(|(_, n)| *n);
     let ios = ios.reduce(|a, b| a + b).map(|n| n as f64);
     let counted = render::counted_columns(row).map(|c| (c.name, row.value(c)));
@@ -87,5 +92,32 @@ fn add_count(counters: &mut Vec<(String, f64)>, name: &str, n: f64) {
     match counters.iter_mut().find(|(c, _)| c == name) {
         Some((_, total)) => *total += n,
         None => counters.push((name.to_string(), n)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storbench_report::columns::io;
+    use storbench_report::series::Phase;
+
+    #[test]
+    fn counters_add_up_every_interval_of_the_run_and_the_row_and_phase_are_the_latest() {
+        let mut s = Snapshot::default();
+        let row = |phase, errors| SeriesRow {
+            t_s: 1.0,
+            phase,
+            workload: vec![(io::READ_IOPS, Some(5.0)), (io::ERRORS, errors)],
+            streams: vec![],
+            system: Default::default(),
+        };
+        let mut tally = Tally::default();
+        tally.count("read.ios", 5);
+        tally.count("write.ios", 2);
+        tally.count("read.bytes", 4096);
+        fold(&mut s, &row(Phase::Ramp, Some(1.0)), &tally);
+        fold(&mut s, &row(Phase::Measure, None), &tally);
+        assert_eq!(s.counters, [("ios".to_string(), 14.0), ("errors".to_string(), 1.0)]);
+        assert_eq!((s.phase.as_str(), s.row.map(|r| r.phase)), ("measure", Some(Phase::Measure)));
     }
 }
