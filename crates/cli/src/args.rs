@@ -163,6 +163,9 @@ pub struct RunArgs {
     pub verbose: bool,
 
     #[command(flatten)]
+    pub metrics: MetricsArgs,
+
+    #[command(flatten)]
     pub method: crate::plan::Method,
 }
 
@@ -597,6 +600,24 @@ pub struct OutputArgs {
     /// is marked late.
     #[arg(long, value_name = "TIME", value_parser = crate::shard::parse_start_at)]
     pub start_at: Option<jiff::Timestamp>,
+
+    #[command(flatten)]
+    pub metrics: MetricsArgs,
+}
+
+/// `--metrics-listen`, of every measuring command and of `run`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct MetricsArgs {
+    /// Serve live figures for Prometheus at http://ADDR/metrics while the command runs: the
+    /// latest second's row of timeseries.csv (every column, in base units: read_lat_p99_us as
+    /// storbench_read_lat_p99_seconds), counters of the run so far (storbench_ios_total,
+    /// storbench_errors_total, orders, calls), the phase (storbench_phase{phase="measure"}),
+    /// each series labelled run, workload, configuration (in an evaluation) and shard.
+    /// OpenMetrics to a scraper that asks for it (Prometheus does), else the Prometheus text
+    /// format (curl, promtool). ADDR: HOST:PORT, or :PORT for every interface (:9464). An
+    /// address in use or not this host's is refused before anything runs.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics_listen: Option<String>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]

@@ -163,6 +163,7 @@ impl Bundle {
     pub fn recorded<T>(&mut self, closed: &Closed<'_, T>, stream: &str, tally: &Tally<'_>) {
         let (row, i) = (&closed.row, &closed.interval);
         self.row(row);
+        crate::metrics::observe(row, tally);
         let line = record::interval_line(stream, i, tally, row.system.power_watts);
         self.record_interval(record::IntervalLine { rebuild: row.system.rebuild.clone(), ..line }, tally);
         for s in closed.streams {

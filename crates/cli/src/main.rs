@@ -32,6 +32,7 @@ mod bundle;
 mod cmd;
 mod console;
 mod measure;
+mod metrics;
 mod output;
 mod plan;
 mod power;
@@ -74,7 +75,9 @@ fn real_main() -> i32 {
             return 2;
         }
     };
-    let invoked = match args::command().try_get_matches_from(argv).and_then(|m| invoked(&m)) {
+    let matched = args::command().try_get_matches_from(argv);
+    let listen = matched.as_ref().ok().and_then(metrics_listen);
+    let invoked = match matched.and_then(|m| invoked(&m)) {
         Ok(invoked) => invoked,
         Err(e) => {
             let _ = e.print();
@@ -85,6 +88,12 @@ fn real_main() -> i32 {
         && let Err(e) = power::start(spec)
     {
         say!("error: {}", output::reason(&e));
+        return 2;
+    }
+    if let Some(addr) = listen
+        && let Err(e) = metrics::serve(&addr)
+    {
+        say!("error: {e}");
         return 2;
     }
     let stop = StopFlag::new();
@@ -119,6 +128,15 @@ fn invoked(m: &clap::ArgMatches) -> Result<(Box<dyn registry::Invoked>, String),
         None => Box::new(args::Cli::from_arg_matches(m)?.command),
     };
     Ok((invoked, name))
+}
+
+/// `--metrics-listen` wherever the command line has it: a measuring command's output options
+/// (`io`, `oltp run`, ...) or `run`'s, however deep its subcommand.
+fn metrics_listen(m: &clap::ArgMatches) -> Option<String> {
+    match m.try_get_one::<String>("metrics_listen") {
+        Ok(Some(addr)) => Some(addr.clone()),
+        _ => m.subcommand().and_then(|(_, sub)| metrics_listen(sub)),
+    }
 }
 
 impl registry::Invoked for args::Command {

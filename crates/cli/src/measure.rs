@@ -174,6 +174,7 @@ pub fn measure(
     let (streams, entries) = background::build(start.background, place, stop)?;
     let dir = dir.make()?;
     let _log = console::log_run(&dir)?;
+    crate::metrics::begin_run(&run_name(&start.summary, &dir), &start.summary.workload);
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;
     let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database)?;
     bundle.write_summary(&start.summary)?;
@@ -189,7 +190,9 @@ pub fn measure(
     );
     let sampler = WithStreams { host: power::system_sampler(&start.targets, start.device), streams };
     let mut recording = Recording { bundle, sampler };
-    let done = work(&mut recording, start.summary)?;
+    let done = work(&mut recording, start.summary);
+    crate::metrics::set_phase("done");
+    let done = done?;
     let mut summary = done.summary;
     summary.background = background_results(&recording.sampler.streams, start.background);
     for text in recording.sampler.streams.logs() {
@@ -216,6 +219,12 @@ pub fn measure(
     say!("bundle: {}", dir.display());
     let active_watts = recording.bundle.active_watts(&summary);
     Ok(Measured { summary, bundle: dir, active_watts })
+}
+
+/// The run's name for its metrics' labels: the summary's, else its bundle directory's.
+fn run_name(summary: &Summary, dir: &Path) -> String {
+    let dir_name = || dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if summary.name.is_empty() { dir_name() } else { summary.name.clone() }
 }
 
 /// A warning for each rebuild, resync, scrub or degraded array under the run's `targets` as it

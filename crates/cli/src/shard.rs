@@ -157,6 +157,11 @@ fn replace_shard(a: OsString, index: u32) -> OsString {
     }
 }
 
+/// `I/N` for this command's shard, for labels (the live metrics'); None where it is no shard.
+pub fn label() -> Option<String> {
+    GATE.get().and_then(|g| g.shard).map(|(s, _)| format!("{}/{}", s.index, s.count))
+}
+
 /// This shard's share of `items` (oltp's database URLs, 001's eight clients on eight
 /// databases): with at least as many items as shards, every N-th from its own (shard 2 of 4
 /// takes the 2nd, 6th, ...); with fewer, the one at its turn, shared with other shards.

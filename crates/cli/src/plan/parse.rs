@@ -718,8 +718,8 @@ pub(super) fn typed<T: DeserializeOwned>(
 
 /// Command-line options that are not workload keys: where output goes and what the terminal
 /// shows (the evaluation decides), the background streams (a configuration's key) and DS3's
-/// file and compatibility options.
-pub const NOT_PLAN_KEYS: [&str; 17] = [
+/// file and compatibility options, and the live metrics' address (the evaluation's own).
+pub const NOT_PLAN_KEYS: [&str; 18] = [
     "name",
     "shard",
     "start_at",
@@ -737,6 +737,7 @@ pub const NOT_PLAN_KEYS: [&str; 17] = [
     "crash_cycles",
     "crash_writer",
     "writer_spec",
+    "metrics_listen",
 ];
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.

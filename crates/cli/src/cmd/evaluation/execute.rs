@@ -163,6 +163,7 @@ pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
 pub fn precondition(plan: &Plan, ci: usize, dir: &Path, verbose: bool, stop: &StopFlag) -> Result<()> {
     let Some(mut args) = precondition_args(plan, ci) else { return Ok(()) };
     let c = &plan.configurations[ci];
+    crate::metrics::set_configuration(&c.name);
     say!(
         "preconditioning {}: {} pass(es) of sequential 128 KiB writes",
         c.name,
@@ -196,6 +197,8 @@ pub fn one(
     stop: &StopFlag,
 ) -> RunRecord {
     let mut record = pending(plan, run);
+    crate::metrics::set_configuration(&c.name);
+    crate::metrics::set_phase("prepare");
     record.started_at = Some(jiff::Timestamp::now().to_string());
     // A new directory: an earlier attempt's bundle (before a resume) is not this run's.
     let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &run.id)
@@ -220,6 +223,7 @@ pub fn one(
         storbench_bench::run::settle(device.as_deref(), max, stop);
     }
     let idle_for = plan.method.idle_power_or_default();
+    crate::metrics::set_phase("idle");
     record.idle_watts = idle_power(idle_for, stop);
     if stop.is_stopped() {
         record.status = RunStatus::Interrupted;
