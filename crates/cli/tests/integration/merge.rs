@@ -89,9 +89,11 @@ fn a_killed_shard_makes_the_merge_incomplete_and_is_named() {
     let (whole, killed) = (dir.path().join("whole"), dir.path().join("killed"));
     let mut a = spawn_shard(&whole, "3s");
     let mut b = spawn_shard(&killed, "3s");
-    storbench_bench::testing::wait_until("a measured second of the shard", std::time::Duration::from_secs(20), || {
-        crate::support::measuring(&killed) == 1
-    });
+    storbench_bench::testing::wait_until(
+        "a measured second of the shard",
+        std::time::Duration::from_secs(20),
+        || crate::support::measuring(&killed) == 1,
+    );
     b.kill().unwrap();
     b.wait().unwrap();
     assert!(a.wait().unwrap().success());
@@ -102,7 +104,10 @@ fn a_killed_shard_makes_the_merge_incomplete_and_is_named() {
     assert_eq!(shards["complete"], false);
     let name = bundles[1].file_name().unwrap().to_str().unwrap();
     let said = shards["missing"].as_array().unwrap();
-    assert!(said.iter().any(|m| m.as_str().unwrap().contains(name) && m.as_str().unwrap().contains("incomplete")), "{said:?}");
+    assert!(
+        said.iter().any(|m| m.as_str().unwrap().contains(name) && m.as_str().unwrap().contains("incomplete")),
+        "{said:?}"
+    );
     // What the killed shard measured counts: more than the whole shard alone.
     let read = |s: &serde_json::Value| s["results"]["read"]["ios"].as_u64().unwrap();
     assert!(read(&merged) > read(&read_json(&bundles[0].join("summary.json"))), "{merged}");

@@ -21,7 +21,8 @@ pub fn blocks(input: &ReportInput) -> Vec<Block> {
         )),
     ];
     if !file.complete {
-        let mut missing = vec!["Incomplete: the merged figures lack what these shards did not measure.".into()];
+        let mut missing =
+            vec!["Incomplete: the merged figures lack what these shards did not measure.".into()];
         missing.extend(file.missing.iter().cloned());
         d.push(Block::List(missing));
     }
@@ -30,8 +31,16 @@ pub fn blocks(input: &ReportInput) -> Vec<Block> {
 }
 
 fn table(file: &ShardsFile) -> Table {
-    let mut t =
-        Table::new(&["shard", "bundle", "headline", "measured (s)", "intervals merged", "late start", "errors", "whole"]);
+    let mut t = Table::new(&[
+        "shard",
+        "bundle",
+        "headline",
+        "measured (s)",
+        "intervals merged",
+        "late start",
+        "errors",
+        "whole",
+    ]);
     for s in &file.shards {
         let yes_no = |b: bool| if b { "yes" } else { "no" }.to_string();
         t.push(vec![

@@ -223,7 +223,8 @@ struct Writer {
 impl Writer {
     fn new(epoch_ns: i128, measured: &[&View<'_>]) -> Writer {
         let hlog = HlogWriter::new(Vec::new(), epoch_ns as f64 / 1e9).expect("writing to memory");
-        let parts = measured.iter().map(|v| v.lines[v.measured[0]].0.counts.get("parts").copied().unwrap_or(0));
+        let parts =
+            measured.iter().map(|v| v.lines[v.measured[0]].0.counts.get("parts").copied().unwrap_or(0));
         let parts_before = parts.scan(0, |sum, p| Some(std::mem::replace(sum, *sum + p))).collect();
         let n = measured.len();
         Writer {
@@ -242,12 +243,20 @@ impl Writer {
     }
 
     /// Every stream's slots `lo..=hi`: the shards' measured intervals in each, added up.
-    fn window(&mut self, views: &[&View<'_>], clock: Clock, (lo, hi): (i64, i64), streams: &[String]) -> Result<(), RecordError> {
+    fn window(
+        &mut self,
+        views: &[&View<'_>],
+        clock: Clock,
+        (lo, hi): (i64, i64),
+        streams: &[String],
+    ) -> Result<(), RecordError> {
         // Per slot and stream, the (shard, line) pairs in it, found in one pass.
         let mut slots: BTreeMap<(i64, usize), Vec<(usize, usize)>> = BTreeMap::new();
         for (n, v) in views.iter().enumerate() {
             for (at, &(i, _)) in v.lines.iter().enumerate() {
-                let Some(s) = streams.iter().position(|s| *s == i.stream).filter(|_| measure(i)) else { continue };
+                let Some(s) = streams.iter().position(|s| *s == i.stream).filter(|_| measure(i)) else {
+                    continue;
+                };
                 let k = clock.slot(v, i);
                 if k < lo && s == 0 {
                     self.cpu_base[n] = Some((i.cpu_user_ns, i.cpu_sys_ns));
@@ -276,7 +285,8 @@ impl Writer {
         self.cpu_base[n].get_or_insert((0, 0));
         self.cpu_now[n] = (i.cpu_user_ns, i.cpu_sys_ns);
         self.used[n] += 1;
-        self.errors[n] += i.counts.iter().filter(|(k, _)| k.starts_with("errors.")).map(|(_, n)| n).sum::<u64>();
+        self.errors[n] +=
+            i.counts.iter().filter(|(k, _)| k.starts_with("errors.")).map(|(_, n)| n).sum::<u64>();
     }
 
     /// The tails of the shards whose last measured interval is the window's last.
@@ -336,7 +346,8 @@ impl Writer {
     }
 
     fn push(&mut self, line: Line) -> Result<(), RecordError> {
-        let text = serde_json::to_string(&line).map_err(|e| RecordError::Read(format!("the merged record: {e}")))?;
+        let text =
+            serde_json::to_string(&line).map_err(|e| RecordError::Read(format!("the merged record: {e}")))?;
         self.record.push_str(&text);
         self.record.push('\n');
         Ok(())
@@ -351,14 +362,21 @@ impl Writer {
     }
 
     /// The record's start and end around the intervals, and the log's totals.
-    fn finish(mut self, shards: &[Shard], views: &[View<'_>], file: &ShardsFile) -> Result<Merged, RecordError> {
+    fn finish(
+        mut self,
+        shards: &[Shard],
+        views: &[View<'_>],
+        file: &ShardsFile,
+    ) -> Result<Merged, RecordError> {
         let start = merged_start(shards, self.epoch_ns);
         let end = self.end(views, file)?;
         let first_start = self.lines.first().map_or(0, |l| l.start_ns);
         let last_end = self.lines.iter().rev().find(|l| !l.tail).map_or(0, |l| l.end_ns);
         let length_s = last_end.saturating_sub(first_start) as f64 / 1e9;
         for (tag, h) in &self.totals {
-            self.hlog.write(&format!("{tag}-total"), first_start as f64 / 1e9, length_s, h).expect("to memory");
+            self.hlog
+                .write(&format!("{tag}-total"), first_start as f64 / 1e9, length_s, h)
+                .expect("to memory");
         }
         let intervals = std::mem::take(&mut self.record);
         self.push(Line::Start(Box::new(start)))?;
@@ -390,7 +408,9 @@ impl Writer {
         }));
         for v in views {
             let facts = v.shard.record.end.as_ref().map(|e| &e.facts);
-            warnings.extend(facts.iter().flat_map(|f| &f.warnings).map(|w| format!("shard {}: {w}", v.shard.name)));
+            warnings.extend(
+                facts.iter().flat_map(|f| &f.warnings).map(|w| format!("shard {}: {w}", v.shard.name)),
+            );
         }
         let facts = Facts {
             warmup_s: first as f64 / 1e9,
@@ -426,7 +446,13 @@ fn merged_start(shards: &[Shard], epoch_ns: i128) -> Start {
 }
 
 /// What each shard contributed, and which are missing.
-fn shards_file(views: &[View<'_>], clock: Clock, (lo, hi): (i64, i64), epoch_ns: i128, w: &Writer) -> ShardsFile {
+fn shards_file(
+    views: &[View<'_>],
+    clock: Clock,
+    (lo, hi): (i64, i64),
+    epoch_ns: i128,
+    w: &Writer,
+) -> ShardsFile {
     let s = |ns: i128| (ns - epoch_ns) as f64 / 1e9;
     let mut missing = Vec::new();
     let shards = views

@@ -66,7 +66,8 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
     let mut seen: Vec<(PathBuf, String)> = Vec::new();
     for given in bundles {
         let dir = storbench_bench::files::resolve(given)?;
-        let record = StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
+        let record =
+            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
         let identity = format!("{}@{}", record.start.epoch_ns, record.start.summary.host.hostname);
         if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == identity) {
             bail!(
@@ -77,7 +78,8 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
             );
         }
         seen.push((dir.clone(), identity));
-        let name = dir.file_name().map_or_else(|| given.display().to_string(), |n| n.to_string_lossy().into());
+        let name =
+            dir.file_name().map_or_else(|| given.display().to_string(), |n| n.to_string_lossy().into());
         shards.push(Shard { name, bundle: given.display().to_string(), record });
     }
     Ok(shards)
@@ -91,8 +93,11 @@ const SHARD_OWN: &[&str] = &["target", "targets", "path", "paths", "url", "urls"
 fn check_one_job(shards: &[Shard]) -> Result<()> {
     let first = &shards[0];
     let kind = |s: &Shard| s.record.start.workload.clone();
-    let others: Vec<String> =
-        shards.iter().filter(|s| kind(s) != kind(first)).map(|s| format!("{} is {}", s.bundle, kind(s))).collect();
+    let others: Vec<String> = shards
+        .iter()
+        .filter(|s| kind(s) != kind(first))
+        .map(|s| format!("{} is {}", s.bundle, kind(s)))
+        .collect();
     if !others.is_empty() {
         bail!(
             "the bundles are of different workloads: {} is {}, {}; merge only the shards of one run",
@@ -102,7 +107,8 @@ fn check_one_job(shards: &[Shard]) -> Result<()> {
         );
     }
     let job = |s: &Shard| job_of(&s.record.start.summary.parameters);
-    let differ: Vec<&str> = shards.iter().filter(|s| job(s) != job(first)).map(|s| s.bundle.as_str()).collect();
+    let differ: Vec<&str> =
+        shards.iter().filter(|s| job(s) != job(first)).map(|s| s.bundle.as_str()).collect();
     if !differ.is_empty() {
         bail!(
             "{} ran a different job from {} (their parameters differ beyond targets and seeds); \

@@ -30,7 +30,8 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
         let offset_s = (shard.record.start.epoch_ns - epoch_ns) as f64 / 1e9;
         for (row, t) in series.t_s.iter().enumerate() {
             let second = (t + offset_s).round() as i64;
-            let (phase, cells) = seconds.entry(second).or_insert_with(|| (series.phase[row].clone(), Cells::new()));
+            let (phase, cells) =
+                seconds.entry(second).or_insert_with(|| (series.phase[row].clone(), Cells::new()));
             if series.phase[row] == "measure" {
                 phase.clone_from(&series.phase[row]);
             }
@@ -71,7 +72,17 @@ fn combined(name: &str, values: &[f64]) -> f64 {
 /// column this storbench does not know is taken as a level.
 fn kind_of(name: &str) -> Kind {
     use columns::{backup, db, integrity, io, mailbox, oltp, pace, replay, system};
-    let groups = [io::ALL, pace::ALL, oltp::ALL, db::ALL, mailbox::ALL, replay::ALL, integrity::ALL, backup::ALL, system::ALL];
+    let groups = [
+        io::ALL,
+        pace::ALL,
+        oltp::ALL,
+        db::ALL,
+        mailbox::ALL,
+        replay::ALL,
+        integrity::ALL,
+        backup::ALL,
+        system::ALL,
+    ];
     let bare = name.split_once('.').map_or(name, |(_, rest)| rest);
     let known = |n: &str| groups.iter().flat_map(|g| g.iter()).find(|c| c.answers_to(n)).map(|c| c.kind);
     known(name).or_else(|| known(bare)).unwrap_or(Kind::Level)
