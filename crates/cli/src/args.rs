@@ -116,6 +116,16 @@ pub enum Command {
     ///   storbench summarize ./run --check      # exit 1 naming the first field that differs
     #[command(verbatim_doc_comment)]
     Summarize(SummarizeArgs),
+    /// Merge the bundles of one run's shards (run from several hosts at once) into one bundle:
+    /// counts summed and histograms merged exactly over the common measured window, the
+    /// per-second series summed by wall-clock second, and shards.json saying what each shard
+    /// did and which are missing or failed.
+    ///
+    /// Examples:
+    ///   storbench merge ./shard-*/2026* --out ./merged
+    ///   storbench merge ./a ./b --out ./merged --json
+    #[command(verbatim_doc_comment)]
+    Merge(MergeArgs),
     /// Judge an evaluation against requirements without running anything: for each
     /// configuration, each requirement met or not with its margin ("not shown either way"
     /// where the repetitions lie either side of the limit), then the configuration to choose

@@ -151,6 +151,7 @@ impl registry::Invoked for args::Command {
             args::Command::Report(a) => cmd::report::run(&a),
             args::Command::Compare(a) => cmd::compare::run(&a),
             args::Command::Summarize(a) => cmd::summarize::run(&a),
+            args::Command::Merge(a) => cmd::merge::run(&a),
             args::Command::Decide(a) => cmd::decide::run(&a),
         }
     }

@@ -948,6 +948,41 @@ pub struct LimitedLatency {
     pub held: bool,
 }
 
+/// `shards.json` of a merged bundle (`storbench merge`): what each shard contributed and
+/// whether every shard's bundle was whole.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardsFile {
+    /// Every shard complete and none failed.
+    pub complete: bool,
+    /// The shards that were incomplete or failed, by name, each with why.
+    pub missing: Vec<String>,
+    /// The common measured window on the merged run's clock, seconds since its start.
+    pub window_s: (f64, f64),
+    pub shards: Vec<ShardEntry>,
+}
+
+/// One shard of a merged bundle.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ShardEntry {
+    /// The shard's name: its bundle directory's name.
+    pub name: String,
+    /// Its bundle as given to the merge.
+    pub bundle: String,
+    /// Its own headline figure (from its summary), where it has one.
+    pub headline: Option<String>,
+    /// Its measured phase on the merged run's clock, seconds since the merged start.
+    pub measured_s: (f64, f64),
+    /// Its measured intervals inside the common window.
+    pub intervals: usize,
+    /// Its measured start was later than the earliest shard's by more than one interval.
+    pub late: bool,
+    /// Failed operations in the common window.
+    pub errors: u64,
+    pub complete: bool,
+    /// Its failures, and why it is incomplete where it is.
+    pub problems: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,23 @@ pub struct SummarizeArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+pub struct MergeArgs {
+    /// The shards' run bundles (two or more), each holding record.jsonl: one run of one job
+    /// measured from several hosts or processes at once.
+    #[arg(value_name = "BUNDLE", required = true)]
+    pub bundles: Vec<PathBuf>,
+
+    /// The directory to write the merged bundle into (created if missing; only files storbench
+    /// wrote there are replaced).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+
+    /// Print the merged summary as JSON (as summary.json holds it) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
 pub struct CompareArgs {
     /// The first bundle (evaluation or run directory); its figures are "A".
     #[arg(value_name = "A")]

@@ -8,6 +8,7 @@ pub mod evaluation;
 pub mod integrity;
 pub mod io;
 pub mod mailbox;
+pub mod merge;
 pub mod oltp;
 pub mod plan;
 pub mod replay;

@@ -80,7 +80,9 @@ pub fn read_bundle(dir: &Path) -> Result<ReportInput> {
         read_evaluation(dir)
     } else if dir.join("summary.json").exists() {
         let data = read_run(dir)?;
-        Ok(ReportInput::single_run(&name_of(dir), data, read_disclosure(dir)))
+        let mut input = ReportInput::single_run(&name_of(dir), data, read_disclosure(dir));
+        input.shards = read_json(&dir.join(crate::cmd::merge::SHARDS_FILE)).ok();
+        Ok(input)
     } else if let Some(members) = run_bundles_in(dir)? {
         read_set(dir, &members)
     } else {

@@ -16,6 +16,7 @@ mod integrity;
 mod interrupt;
 mod io_runs;
 mod mailbox;
+mod merge;
 mod metrics;
 mod oltp;
 mod oltp_servers;

@@ -12,6 +12,7 @@
 //! - `conditions`: one storage normal and degraded side by side, "% of best" and what a
 //!   rebuild cost, where the evaluation measured a storage under more than one condition.
 //! - `results`: a table per workload and configuration with every repetition, scaling curves.
+//! - `shards`: a merged bundle's shards (`storbench merge`): each one's part, which are missing.
 //! - `setup`: the setup checks per configuration (alignment, block and page sizes, flushes, ...).
 //! - `spectrum`: each workload's latency at every percentile, configurations overlaid.
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
@@ -35,6 +36,7 @@ mod markdown;
 mod results;
 mod search;
 mod setup;
+mod shards;
 pub mod spectrum;
 pub mod svg;
 mod text;
@@ -73,6 +75,8 @@ pub struct ReportInput {
     /// the runs whose histograms the caller read (each group's shown run); a run without
     /// them has no line in the latency pictures.
     pub spectra: BTreeMap<String, BTreeMap<String, Spectrum>>,
+    /// A merged bundle's shards (`shards.json`); None for any other bundle.
+    pub shards: Option<crate::ShardsFile>,
 }
 
 /// One run's bundle.
@@ -186,6 +190,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.push(Block::Findings(found));
     d.extend(conditions::blocks(input));
     d.extend(results::blocks(input));
+    d.extend(shards::blocks(input));
     d.extend(setup::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
     d.extend(background::blocks(input));

@@ -75,6 +75,7 @@
 //! audits found (`summary::integrity::crash::CrashFacts`). A crash bundle written before
 //! storbench recorded the cycles has a start and no end.
 
+pub mod merge;
 pub mod summary;
 mod tally;
 
@@ -359,14 +360,19 @@ impl StoredRecord {
                 false => RecordError::Read(format!("{}: {e}", dir.join(name).display())),
             })
         };
-        let record = text(RECORD_FILE)?;
-        let hlog = read_hlog(&text(HLOG_FILE)?)
+        Self::from_text(&text(RECORD_FILE)?, &text(HLOG_FILE)?)
+    }
+
+    /// A record from the text of its `record.jsonl` and `latency.hlog` (a merged record, before
+    /// it is written).
+    pub fn from_text(record: &str, hlog: &str) -> Result<StoredRecord, RecordError> {
+        let hlog = read_hlog(hlog)
             .map_err(|why| RecordError::Bad { file: HLOG_FILE, line: 0, why })?
             .into_iter()
             .filter(|(tag, ..)| !tag.ends_with("-total"))
             .map(|(tag, _, _, h)| (tag, h))
             .collect();
-        Self::parse(&record, hlog)
+        Self::parse(record, hlog)
     }
 
     fn parse(record: &str, hlog: Vec<(String, LatencyHistogram)>) -> Result<StoredRecord, RecordError> {

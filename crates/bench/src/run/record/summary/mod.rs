@@ -32,7 +32,15 @@ pub fn rebuild_over(
     window: Option<(f64, f64)>,
     rebuild_of: impl Fn(&str) -> Option<Rebuild>,
 ) -> Result<Summary, RecordError> {
-    let record = StoredRecord::read(dir)?;
+    rebuild_record(&StoredRecord::read(dir)?, window, rebuild_of)
+}
+
+/// As `rebuild_over`, of a record already read (a merged one, before it is written).
+pub fn rebuild_record(
+    record: &StoredRecord,
+    window: Option<(f64, f64)>,
+    rebuild_of: impl Fn(&str) -> Option<Rebuild>,
+) -> Result<Summary, RecordError> {
     let end = record.end()?;
     let workload = record.start.workload.as_str();
     let Some(rebuild) = rebuild_of(workload) else {
@@ -40,8 +48,8 @@ pub fn rebuild_over(
             "the record is of workload {workload:?}, which this storbench does not know"
         )));
     };
-    let mut s = rebuild(&record, record.start.summary.clone(), window, &end.ended_at)?;
-    s.background = streams(&record, end, window)?;
+    let mut s = rebuild(record, record.start.summary.clone(), window, &end.ended_at)?;
+    s.background = streams(record, end, window)?;
     s.warnings.extend(end.added_warnings.iter().cloned());
     Ok(s)
 }

@@ -1,0 +1,517 @@
+//! Many shards' records made into one (`storbench merge`): the record of one run that did
+//! what all the shards did together over their common measured window, from which the
+//! workload's own `summary::rebuild` builds the merged summary (one summariser for a run and
+//! for a merge).
+//!
+//! Each shard's intervals are placed on the wall clock (its `epoch_ns` plus theirs) and put in
+//! slots of one interval's length from the earliest measured start; the common window is the
+//! slots every finished shard measured (the intersection of their measured phases, whole
+//! intervals). Per slot and stream the shards' counts are added and their histograms merged
+//! exactly (HDR), so the merged percentiles are those of the union. A merged interval lies
+//! where its shards' intervals lie on average (they differ by the shards' start skew), so the
+//! merged measured time, over which rates are taken, is the shards' mean. A shard's tail
+//! (what its workers counted as they stopped) counts where its last interval is the window's.
+//!
+//! A shard whose record has no end (killed) still adds what it measured inside the window but
+//! does not narrow it; the merge is then incomplete and names it, as it names a failed shard.
+//! Parts (an OLTP run's targets) are numbered on across the shards: shard 2's `p0` follows
+//! shard 1's parts. The merged end's `detail` (a workload's own findings) is the first finished
+//! shard's; its facts' CPU time is the shards' over the window, summed.
+
+use super::{End, Facts, IntervalLine, Line, RECORD_VERSION, RecordError, Start, StoredRecord};
+use crate::metrics::{HlogWriter, LatencyHistogram};
+use std::collections::BTreeMap;
+use storbench_report::series::Phase;
+use storbench_report::{ShardEntry, ShardsFile};
+
+/// One shard's bundle, read.
+pub struct Shard {
+    /// Its bundle directory's name.
+    pub name: String,
+    /// Its bundle as given.
+    pub bundle: String,
+    pub record: StoredRecord,
+}
+
+/// The merged run: its `record.jsonl` and `latency.hlog`, and what each shard contributed.
+pub struct Merged {
+    pub record: String,
+    pub hlog: String,
+    pub shards: ShardsFile,
+}
+
+/// A shard's interval lines, each with its histograms, and its measured workload intervals.
+struct View<'a> {
+    shard: &'a Shard,
+    lines: Vec<(&'a IntervalLine, &'a [(String, LatencyHistogram)])>,
+    /// Indexes into `lines` of the workload stream's measured intervals, in order.
+    measured: Vec<usize>,
+}
+
+impl<'a> View<'a> {
+    fn of(shard: &'a Shard) -> Result<View<'a>, RecordError> {
+        let r = &shard.record;
+        let (from, to) = r.end.as_ref().map_or((0, u64::MAX), |e| e.facts.window_ns());
+        let mut lines = Vec::with_capacity(r.intervals.len());
+        let mut at = 0;
+        for i in &r.intervals {
+            let hists = r.hlog.get(at..at + i.hists.len()).ok_or_else(|| bad_log(shard, i))?;
+            if hists.iter().zip(&i.hists).any(|((t, _), tag)| t != tag) {
+                return Err(bad_log(shard, i));
+            }
+            at += i.hists.len();
+            lines.push((i, hists));
+        }
+        let own = r.start.workload.as_str();
+        let measured = (0..lines.len())
+            .filter(|&n| {
+                let i = lines[n].0;
+                i.stream == own && measure(i) && i.start_ns >= from && i.end_ns <= to
+            })
+            .collect();
+        Ok(View { shard, lines, measured })
+    }
+
+    fn wall(&self, ns: u64) -> i128 {
+        self.shard.record.start.epoch_ns + i128::from(ns)
+    }
+
+    fn first(&self) -> Option<&'a IntervalLine> {
+        self.measured.first().map(|&n| self.lines[n].0)
+    }
+
+    fn last(&self) -> Option<&'a IntervalLine> {
+        self.measured.last().map(|&n| self.lines[n].0)
+    }
+
+    fn finished(&self) -> bool {
+        self.shard.record.end.is_some()
+    }
+}
+
+fn measure(i: &IntervalLine) -> bool {
+    i.phase == Phase::Measure && !i.tail
+}
+
+fn bad_log(shard: &Shard, i: &IntervalLine) -> RecordError {
+    RecordError::Read(format!(
+        "{}: latency.hlog does not hold the histograms its record names for interval {} of {}",
+        shard.bundle, i.index, i.stream
+    ))
+}
+
+/// Slots of one interval's length from `origin` on the wall clock.
+#[derive(Clone, Copy)]
+struct Clock {
+    origin: i128,
+    interval_ns: i128,
+}
+
+impl Clock {
+    fn slot(&self, view: &View<'_>, i: &IntervalLine) -> i64 {
+        let off = (view.wall(i.start_ns) - self.origin) as f64 / self.interval_ns as f64;
+        off.round() as i64
+    }
+}
+
+/// The merged record of `shards` (at least one holding a measured interval).
+pub fn merge(shards: &[Shard]) -> Result<Merged, RecordError> {
+    let views = shards.iter().map(View::of).collect::<Result<Vec<_>, _>>()?;
+    let measured: Vec<&View<'_>> = views.iter().filter(|v| !v.measured.is_empty()).collect();
+    let finished: Vec<&View<'_>> = measured.iter().copied().filter(|v| v.finished()).collect();
+    let deciding = if finished.is_empty() { &measured } else { &finished };
+    let Some(first) = deciding.first().and_then(|v| v.first()) else {
+        return Err(RecordError::Read("no shard measured anything: there is nothing to merge".into()));
+    };
+    let interval_ns = i128::from((first.end_ns - first.start_ns).max(1));
+    let origin = deciding.iter().filter_map(|v| v.first().map(|i| v.wall(i.start_ns))).min().unwrap_or(0);
+    let clock = Clock { origin, interval_ns };
+    let slots = |v: &View<'_>| (clock.slot(v, v.first().unwrap()), clock.slot(v, v.last().unwrap()));
+    let lo = deciding.iter().map(|v| slots(v).0).max().unwrap_or(0);
+    let hi = deciding.iter().map(|v| slots(v).1).min().unwrap_or(0);
+    if lo > hi {
+        return Err(RecordError::Read(format!(
+            "the shards' measured phases do not overlap ({}): start them together (--start-at) and \
+             merge the bundles of one run",
+            deciding.iter().map(|v| phase_text(v, origin)).collect::<Vec<_>>().join("; ")
+        )));
+    }
+    let epoch_ns = shards.iter().map(|s| s.record.start.epoch_ns).min().unwrap_or(0);
+    let mut out = Writer::new(epoch_ns, &measured);
+    out.window(&measured, clock, (lo, hi), &streams(shards))?;
+    out.tails(&measured, clock, hi, &streams(shards));
+    let shards_file = shards_file(&views, clock, (lo, hi), epoch_ns, &out);
+    out.finish(shards, &views, &shards_file)
+}
+
+fn phase_text(v: &View<'_>, origin: i128) -> String {
+    let s = |ns: i128| (ns - origin) as f64 / 1e9;
+    let (a, b) = (v.first().unwrap(), v.last().unwrap());
+    format!("{} measured {:.1} s..{:.1} s", v.shard.bundle, s(v.wall(a.start_ns)), s(v.wall(b.end_ns)))
+}
+
+/// The streams to merge: the workload's, then the first shard's background streams.
+fn streams(shards: &[Shard]) -> Vec<String> {
+    let start = &shards[0].record.start;
+    std::iter::once(start.workload.clone()).chain(start.streams.iter().map(|s| s.name.clone())).collect()
+}
+
+/// One stream's lines of one slot added up.
+#[derive(Default)]
+struct Sum {
+    counts: BTreeMap<String, u64>,
+    hists: Vec<(String, LatencyHistogram)>,
+    starts: Vec<i128>,
+    ends: Vec<i128>,
+    power: Option<f64>,
+}
+
+impl Sum {
+    fn add(&mut self, view: &View<'_>, i: &IntervalLine, hists: &[(String, LatencyHistogram)], parts: u64) {
+        let own = i.stream == view.shard.record.start.workload;
+        let name = |k: &str| if own { renumbered(k, parts) } else { k.to_string() };
+        for (k, n) in &i.counts {
+            *self.counts.entry(name(k)).or_default() += n;
+        }
+        for (tag, h) in hists {
+            let tag = name(tag);
+            match self.hists.iter_mut().find(|(t, _)| *t == tag) {
+                Some((_, sum)) => sum.merge(h),
+                None => self.hists.push((tag, h.clone())),
+            }
+        }
+        self.starts.push(view.wall(i.start_ns));
+        self.ends.push(view.wall(i.end_ns));
+        if let Some(w) = i.power_watts {
+            self.power = Some(self.power.unwrap_or(0.0) + w);
+        }
+    }
+}
+
+/// A part's count or tag (`p3.reads`) numbered after the `before` parts of earlier shards.
+fn renumbered(key: &str, before: u64) -> String {
+    let part = key.strip_prefix('p').and_then(|rest| rest.split_once('.'));
+    match part.and_then(|(n, tail)| Some((n.parse::<u64>().ok()?, tail))) {
+        Some((n, tail)) if before > 0 => format!("p{}.{tail}", n + before),
+        _ => key.to_string(),
+    }
+}
+
+fn mean(xs: &[i128]) -> i128 {
+    xs.iter().sum::<i128>() / xs.len().max(1) as i128
+}
+
+/// The merged record as it is written, line by line.
+struct Writer {
+    epoch_ns: i128,
+    record: String,
+    hlog: HlogWriter<Vec<u8>>,
+    lines: Vec<IntervalLine>,
+    /// The workload's histograms over the window, for the log's `-total` lines.
+    totals: Vec<(String, LatencyHistogram)>,
+    /// Per shard (by its index among the measuring ones): the parts of earlier shards, its
+    /// CPU time when the window began and when its last merged interval closed, its intervals
+    /// and its failed operations in the window.
+    parts_before: Vec<u64>,
+    cpu_base: Vec<Option<(u64, u64)>>,
+    cpu_now: Vec<(u64, u64)>,
+    used: Vec<usize>,
+    errors: Vec<u64>,
+    bundles: Vec<String>,
+}
+
+impl Writer {
+    fn new(epoch_ns: i128, measured: &[&View<'_>]) -> Writer {
+        let hlog = HlogWriter::new(Vec::new(), epoch_ns as f64 / 1e9).expect("writing to memory");
+        let parts =
+            measured.iter().map(|v| v.lines[v.measured[0]].0.counts.get("parts").copied().unwrap_or(0));
+        let parts_before = parts.scan(0, |sum, p| Some(std::mem::replace(sum, *sum + p))).collect();
+        let n = measured.len();
+        Writer {
+            epoch_ns,
+            record: String::new(),
+            hlog,
+            lines: Vec::new(),
+            totals: Vec::new(),
+            parts_before,
+            cpu_base: vec![None; n],
+            cpu_now: vec![(0, 0); n],
+            used: vec![0; n],
+            errors: vec![0; n],
+            bundles: measured.iter().map(|v| v.shard.bundle.clone()).collect(),
+        }
+    }
+
+    /// Every stream's slots `lo..=hi`: the shards' measured intervals in each, added up.
+    fn window(
+        &mut self,
+        views: &[&View<'_>],
+        clock: Clock,
+        (lo, hi): (i64, i64),
+        streams: &[String],
+    ) -> Result<(), RecordError> {
+        // Per slot and stream, the (shard, line) pairs in it, found in one pass.
+        let mut slots: BTreeMap<(i64, usize), Vec<(usize, usize)>> = BTreeMap::new();
+        for (n, v) in views.iter().enumerate() {
+            for (at, &(i, _)) in v.lines.iter().enumerate() {
+                let Some(s) = streams.iter().position(|s| *s == i.stream).filter(|_| measure(i)) else {
+                    continue;
+                };
+                let k = clock.slot(v, i);
+                if k < lo && s == 0 {
+                    self.cpu_base[n] = Some((i.cpu_user_ns, i.cpu_sys_ns));
+                }
+                if (lo..=hi).contains(&k) {
+                    slots.entry((k, s)).or_default().push((n, at));
+                }
+            }
+        }
+        for ((_, s), members) in slots {
+            let mut sum = Sum::default();
+            for (n, at) in members {
+                let (v, (i, hists)) = (views[n], views[n].lines[at]);
+                sum.add(v, i, hists, self.parts_before[n]);
+                if s == 0 {
+                    self.count_in(n, i);
+                }
+            }
+            self.write(&streams[s], sum, false)?;
+        }
+        Ok(())
+    }
+
+    /// A shard's workload interval `i` counted in the window.
+    fn count_in(&mut self, n: usize, i: &IntervalLine) {
+        self.cpu_base[n].get_or_insert((0, 0));
+        self.cpu_now[n] = (i.cpu_user_ns, i.cpu_sys_ns);
+        self.used[n] += 1;
+        self.errors[n] +=
+            i.counts.iter().filter(|(k, _)| k.starts_with("errors.")).map(|(_, n)| n).sum::<u64>();
+    }
+
+    /// The tails of the shards whose last measured interval is the window's last.
+    fn tails(&mut self, views: &[&View<'_>], clock: Clock, hi: i64, streams: &[String]) {
+        let end = self.lines.last().map_or(0, |l| l.end_ns);
+        for stream in streams {
+            let mut sum = Sum::default();
+            for (n, v) in views.iter().enumerate() {
+                if clock.slot(v, v.last().unwrap()) != hi {
+                    continue;
+                }
+                for &(i, hists) in v.lines.iter().filter(|(i, _)| i.tail && i.stream == *stream) {
+                    sum.add(v, i, hists, self.parts_before[n]);
+                }
+            }
+            if !sum.starts.is_empty() {
+                let at = self.epoch_ns + i128::from(end);
+                (sum.starts, sum.ends) = (vec![at], vec![at]);
+                self.write(stream, sum, true).expect("a tail line serializes");
+            }
+        }
+    }
+
+    fn write(&mut self, stream: &str, sum: Sum, tail: bool) -> Result<(), RecordError> {
+        let ns = |t: i128| u64::try_from(t - self.epoch_ns).unwrap_or(0);
+        let (start_ns, end_ns) = (ns(mean(&sum.starts)), ns(mean(&sum.ends)));
+        let cpu = self.cpu_sum();
+        let index = self.lines.iter().filter(|l| l.stream == stream).count() as u64;
+        let line = IntervalLine {
+            stream: stream.into(),
+            index,
+            phase: Phase::Measure,
+            start_ns,
+            end_ns,
+            counts: sum.counts,
+            hists: sum.hists.iter().map(|(t, _)| t.clone()).collect(),
+            tail,
+            cpu_user_ns: cpu.0,
+            cpu_sys_ns: cpu.1,
+            power_watts: sum.power,
+            rebuild: Vec::new(),
+        };
+        let (start_s, length_s) = (start_ns as f64 / 1e9, end_ns.saturating_sub(start_ns) as f64 / 1e9);
+        let own = self.lines.first().is_none_or(|l| l.stream == stream);
+        for (tag, h) in &sum.hists {
+            self.hlog.write(tag, start_s, length_s, h).expect("writing to memory");
+            if own {
+                match self.totals.iter_mut().find(|(t, _)| t == tag) {
+                    Some((_, total)) => total.merge(h),
+                    None => self.totals.push((tag.clone(), h.clone())),
+                }
+            }
+        }
+        self.push(Line::Interval(line.clone()))?;
+        self.lines.push(line);
+        Ok(())
+    }
+
+    fn push(&mut self, line: Line) -> Result<(), RecordError> {
+        let text =
+            serde_json::to_string(&line).map_err(|e| RecordError::Read(format!("the merged record: {e}")))?;
+        self.record.push_str(&text);
+        self.record.push('\n');
+        Ok(())
+    }
+
+    /// The shards' CPU time over the window so far, summed.
+    fn cpu_sum(&self) -> (u64, u64) {
+        self.cpu_base.iter().zip(&self.cpu_now).fold((0, 0), |(u, s), (base, now)| {
+            let (bu, bs) = base.unwrap_or(*now);
+            (u + now.0.saturating_sub(bu), s + now.1.saturating_sub(bs))
+        })
+    }
+
+    /// The record's start and end around the intervals, and the log's totals.
+    fn finish(
+        mut self,
+        shards: &[Shard],
+        views: &[View<'_>],
+        file: &ShardsFile,
+    ) -> Result<Merged, RecordError> {
+        let start = merged_start(shards, self.epoch_ns);
+        let end = self.end(views, file)?;
+        let first_start = self.lines.first().map_or(0, |l| l.start_ns);
+        let last_end = self.lines.iter().rev().find(|l| !l.tail).map_or(0, |l| l.end_ns);
+        let length_s = last_end.saturating_sub(first_start) as f64 / 1e9;
+        for (tag, h) in &self.totals {
+            self.hlog
+                .write(&format!("{tag}-total"), first_start as f64 / 1e9, length_s, h)
+                .expect("to memory");
+        }
+        let intervals = std::mem::take(&mut self.record);
+        self.push(Line::Start(Box::new(start)))?;
+        self.record.push_str(&intervals);
+        self.push(Line::End(end))?;
+        let hlog = String::from_utf8(self.hlog.into_inner()).expect("the log is text");
+        Ok(Merged { record: self.record, hlog, shards: file.clone() })
+    }
+
+    fn end(&self, views: &[View<'_>], file: &ShardsFile) -> Result<End, RecordError> {
+        let ends: Vec<&End> = views.iter().filter_map(|v| v.shard.record.end.as_ref()).collect();
+        let Some(model) = ends.iter().find(|e| e.facts.complete).or(ends.first()) else {
+            return Err(RecordError::Read(
+                "no shard's record has an end: every shard was killed before it finished; merge \
+                 needs at least one finished shard"
+                    .into(),
+            ));
+        };
+        let first = self.lines.first().map_or(0, |l| l.start_ns);
+        let last = self.lines.iter().rev().find(|l| !l.tail).map_or(0, |l| l.end_ns);
+        let cpu = self.cpu_sum();
+        let mut warnings = vec![format!(
+            "merged from {} shards over their common measured window, {:.1} s",
+            views.len(),
+            last.saturating_sub(first) as f64 / 1e9
+        )];
+        warnings.extend(file.shards.iter().filter(|s| s.late).map(|s| {
+            format!("shard {} started measuring late (more than one interval after the first)", s.name)
+        }));
+        for v in views {
+            let facts = v.shard.record.end.as_ref().map(|e| &e.facts);
+            warnings.extend(
+                facts.iter().flat_map(|f| &f.warnings).map(|w| format!("shard {}: {w}", v.shard.name)),
+            );
+        }
+        let facts = Facts {
+            warmup_s: first as f64 / 1e9,
+            measured_s: last.saturating_sub(first) as f64 / 1e9,
+            cpu_user_ns: cpu.0,
+            cpu_sys_ns: cpu.1,
+            complete: file.complete,
+            failures: file.missing.clone(),
+            warnings,
+            steady: None,
+        };
+        let ended_at = ends.iter().map(|e| e.ended_at.clone()).max().unwrap_or_default();
+        Ok(End {
+            ended_at,
+            facts,
+            detail: model.detail.clone(),
+            added_warnings: Vec::new(),
+            streams: model.streams.clone(),
+        })
+    }
+}
+
+/// The merged run's start: the earliest shard's summary as it started, on the earliest epoch.
+fn merged_start(shards: &[Shard], epoch_ns: i128) -> Start {
+    let earliest = shards.iter().min_by_key(|s| s.record.start.epoch_ns).unwrap_or(&shards[0]);
+    Start {
+        version: RECORD_VERSION,
+        workload: earliest.record.start.workload.clone(),
+        epoch_ns,
+        summary: earliest.record.start.summary.clone(),
+        streams: shards[0].record.start.streams.clone(),
+    }
+}
+
+/// What each shard contributed, and which are missing.
+fn shards_file(
+    views: &[View<'_>],
+    clock: Clock,
+    (lo, hi): (i64, i64),
+    epoch_ns: i128,
+    w: &Writer,
+) -> ShardsFile {
+    let s = |ns: i128| (ns - epoch_ns) as f64 / 1e9;
+    let mut missing = Vec::new();
+    let shards = views
+        .iter()
+        .map(|v| {
+            let problems = problems(v);
+            missing.extend(problems.iter().map(|p| format!("shard {}: {p}", v.shard.name)));
+            let at = w.bundles.iter().position(|b| *b == v.shard.bundle);
+            ShardEntry {
+                name: v.shard.name.clone(),
+                bundle: v.shard.bundle.clone(),
+                headline: None,
+                measured_s: match (v.first(), v.last()) {
+                    (Some(a), Some(b)) => (s(v.wall(a.start_ns)), s(v.wall(b.end_ns))),
+                    _ => (0.0, 0.0),
+                },
+                intervals: at.map_or(0, |n| w.used[n]),
+                late: v.first().is_some_and(|i| v.wall(i.start_ns) - clock.origin > clock.interval_ns),
+                errors: at.map_or(0, |n| w.errors[n]),
+                complete: problems.is_empty(),
+                problems,
+            }
+        })
+        .collect();
+    let window_s = (
+        s(clock.origin + i128::from(lo) * clock.interval_ns),
+        s(clock.origin + i128::from(hi + 1) * clock.interval_ns),
+    );
+    ShardsFile { complete: missing.is_empty(), missing, window_s, shards }
+}
+
+/// Why a shard is not a whole, successful run (nothing when it is).
+fn problems(v: &View<'_>) -> Vec<String> {
+    let Some(end) = &v.shard.record.end else {
+        return vec![format!(
+            "incomplete: its record has no end (killed or still running; it measured {} intervals)",
+            v.measured.len()
+        )];
+    };
+    let mut out: Vec<String> = end.facts.failures.clone();
+    if !end.facts.complete {
+        out.push("incomplete: it was stopped before its measured phase ended".into());
+    }
+    if v.measured.is_empty() {
+        out.push("it measured nothing".into());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renumbered;
+
+    #[test]
+    fn parts_are_numbered_on_after_the_earlier_shards_parts() {
+        assert_eq!(renumbered("p0.reads", 2), "p2.reads");
+        assert_eq!(renumbered("p11.order", 3), "p14.order");
+        assert_eq!(renumbered("parts", 3), "parts");
+        assert_eq!(renumbered("read.ios", 3), "read.ios");
+        assert_eq!(renumbered("p1.x", 0), "p1.x");
+    }
+}

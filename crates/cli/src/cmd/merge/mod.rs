@@ -1,0 +1,144 @@
+//! `storbench merge BUNDLE... --out DIR`: one bundle from the bundles of one run's shards.
+//! Checks that they are shards of one job (refusing one bundle, the same bundle twice, and
+//! bundles of different workloads or jobs, with exit 2), merges their records exactly
+//! (`storbench_bench::run::record::merge`), builds the summary from the merged record by the
+//! workload's own rebuild, sums the per-second series (`series`) and writes the bundle with
+//! `shards.json`.
+
+mod series;
+
+use crate::args::MergeArgs;
+use crate::cmd::Ending;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use storbench_bench::input::{DATA_LIMIT, read_text};
+use storbench_bench::run::record::merge::{Shard, merge};
+use storbench_bench::run::record::summary::rebuild_record;
+use storbench_bench::run::record::{HLOG_FILE, RECORD_FILE, StoredRecord};
+use storbench_report::{ShardsFile, Summary, export};
+
+/// The name of the file that says what each shard of a merged bundle did.
+pub const SHARDS_FILE: &str = "shards.json";
+
+pub fn run(args: &MergeArgs) -> Result<Ending> {
+    if args.bundles.len() < 2 {
+        bail!(
+            "merge needs the bundles of two or more shards; {} alone is already one bundle",
+            args.bundles[0].display()
+        );
+    }
+    let shards = read_shards(&args.bundles)?;
+    check_one_job(&shards)?;
+    let merged = merge(&shards).context("merging the shards' records")?;
+    let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
+    let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
+        .context("building the merged summary from the merged record")?;
+    let shards_file = with_headlines(merged.shards, &args.bundles);
+    let series = series::merged(&shards, record.start.epoch_ns)?;
+    let files = vec![
+        ("summary.json".to_string(), export::summary_json(&summary)),
+        (RECORD_FILE.to_string(), merged.record),
+        (HLOG_FILE.to_string(), merged.hlog),
+        ("timeseries.csv".to_string(), series),
+        (SHARDS_FILE.to_string(), serde_json::to_string_pretty(&shards_file)? + "\n"),
+    ];
+    crate::cmd::report::write_reports(&args.out, &files)?;
+    show(args, &summary, &shards_file);
+    Ok(Ending::Ok)
+}
+
+fn show(args: &MergeArgs, summary: &Summary, file: &ShardsFile) {
+    if args.json {
+        tell_raw!("{}", export::summary_json(summary));
+    } else if let Some(k) = crate::registry::kind(&summary.workload) {
+        tell_raw!("{}\n", (k.table)(summary));
+    }
+    for missing in &file.missing {
+        alert!("incomplete merge: {missing}");
+    }
+    say!("merged bundle: {}", args.out.display());
+}
+
+/// Each bundle's record, refusing one given twice (by its directory or by its run: the same
+/// start on the same host, a copy).
+fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
+    let mut shards: Vec<Shard> = Vec::new();
+    let mut seen: Vec<(PathBuf, String)> = Vec::new();
+    for given in bundles {
+        let dir = storbench_bench::files::resolve(given)?;
+        let record =
+            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
+        let identity = format!("{}@{}", record.start.epoch_ns, record.start.summary.host.hostname);
+        if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == identity) {
+            bail!(
+                "{} and {} are the same run's bundle (the same directory, or a copy: the same start \
+                 on the same host); give each shard's bundle once",
+                other.display(),
+                given.display()
+            );
+        }
+        seen.push((dir.clone(), identity));
+        let name =
+            dir.file_name().map_or_else(|| given.display().to_string(), |n| n.to_string_lossy().into());
+        shards.push(Shard { name, bundle: given.display().to_string(), record });
+    }
+    Ok(shards)
+}
+
+/// The parameters' keys a shard may change: where its data goes and its seed.
+const SHARD_OWN: &[&str] = &["target", "targets", "path", "paths", "url", "urls", "seed", "shard"];
+
+/// Refuses shards of different workloads or of different jobs (parameters apart from
+/// `SHARD_OWN`), naming the bundles that differ from the first.
+fn check_one_job(shards: &[Shard]) -> Result<()> {
+    let first = &shards[0];
+    let kind = |s: &Shard| s.record.start.workload.clone();
+    let others: Vec<String> = shards
+        .iter()
+        .filter(|s| kind(s) != kind(first))
+        .map(|s| format!("{} is {}", s.bundle, kind(s)))
+        .collect();
+    if !others.is_empty() {
+        bail!(
+            "the bundles are of different workloads: {} is {}, {}; merge only the shards of one run",
+            first.bundle,
+            kind(first),
+            others.join(", ")
+        );
+    }
+    let job = |s: &Shard| job_of(&s.record.start.summary.parameters);
+    let differ: Vec<&str> =
+        shards.iter().filter(|s| job(s) != job(first)).map(|s| s.bundle.as_str()).collect();
+    if !differ.is_empty() {
+        bail!(
+            "{} ran a different job from {} (their parameters differ beyond targets and seeds); \
+             merge only the shards of one run",
+            differ.join(", "),
+            first.bundle
+        );
+    }
+    Ok(())
+}
+
+fn job_of(parameters: &serde_json::Value) -> serde_json::Value {
+    let mut p = parameters.clone();
+    if let Some(map) = p.as_object_mut() {
+        map.retain(|k, _| !SHARD_OWN.contains(&k.as_str()));
+    }
+    p
+}
+
+/// `file` with each shard's headline figure from its own summary.json, where it has one.
+fn with_headlines(mut file: ShardsFile, bundles: &[PathBuf]) -> ShardsFile {
+    for (entry, dir) in file.shards.iter_mut().zip(bundles) {
+        entry.headline = headline(dir);
+    }
+    file
+}
+
+fn headline(dir: &Path) -> Option<String> {
+    let text = read_text(&dir.join("summary.json"), DATA_LIMIT).ok()?;
+    let summary: Summary = serde_json::from_str(&text).ok()?;
+    let h = storbench_report::evaluation::headline(&summary)?;
+    Some(format!("{} {}{}", storbench_report::render::doc::num(h.value), h.metric, h.errors_note()))
+}

@@ -1,0 +1,89 @@
+//! The merged `timeseries.csv`: the shards' rows placed on the wall clock (each shard's start
+//! plus the row's `t_s`) and aligned by whole second from the merged start; rates and counts
+//! are summed over the shards, latencies are the worst shard's (percentiles do not add: the
+//! merged record and latency.hlog hold the exact ones), levels (CPU, memory, queue) are the
+//! shards' mean.
+
+use super::Shard;
+use anyhow::{Context, Result};
+use std::collections::BTreeMap;
+use storbench_bench::input::{DATA_LIMIT, read_text};
+use storbench_report::columns::{self, Kind};
+use storbench_report::render::timeseries::Series;
+
+/// A second's values of one column from the shards that had a row in it.
+type Cells = BTreeMap<String, Vec<f64>>;
+
+/// The CSV text of the shards' series, summed by wall-clock second after `epoch_ns`.
+pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
+    let mut header: Vec<String> = Vec::new();
+    let mut seconds: BTreeMap<i64, (String, Cells)> = BTreeMap::new();
+    for shard in shards {
+        let path = std::path::Path::new(&shard.bundle).join("timeseries.csv");
+        let Ok(text) = read_text(&path, DATA_LIMIT) else { continue };
+        let series = Series::parse(&text).with_context(|| format!("reading {}", path.display()))?;
+        for (name, _) in &series.columns {
+            if !header.contains(name) {
+                header.push(name.clone());
+            }
+        }
+        let offset_s = (shard.record.start.epoch_ns - epoch_ns) as f64 / 1e9;
+        for (row, t) in series.t_s.iter().enumerate() {
+            let second = (t + offset_s).round() as i64;
+            let (phase, cells) =
+                seconds.entry(second).or_insert_with(|| (series.phase[row].clone(), Cells::new()));
+            if series.phase[row] == "measure" {
+                phase.clone_from(&series.phase[row]);
+            }
+            for (name, values) in &series.columns {
+                if let Some(v) = values[row] {
+                    cells.entry(name.clone()).or_default().push(v);
+                }
+            }
+        }
+    }
+    let mut out = format!("t_s,phase,{}\n", header.join(","));
+    if header.is_empty() {
+        return Ok(String::new());
+    }
+    for (second, (phase, cells)) in &seconds {
+        out.push_str(&format!("{second}.000,{phase}"));
+        for name in &header {
+            out.push(',');
+            if let Some(v) = cells.get(name).map(|v| combined(name, v)) {
+                out.push_str(&format!("{}", (v * 1000.0).round() / 1000.0));
+            }
+        }
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// One second's value of column `name` over the shards' `values`.
+fn combined(name: &str, values: &[f64]) -> f64 {
+    match kind_of(name) {
+        Kind::Rate | Kind::Count => values.iter().sum(),
+        Kind::Latency => values.iter().copied().fold(f64::MIN, f64::max),
+        Kind::Level => values.iter().sum::<f64>() / values.len() as f64,
+    }
+}
+
+/// The kind of the column a header cell names (a background stream's under its name); a
+/// column this storbench does not know is taken as a level.
+fn kind_of(name: &str) -> Kind {
+    use columns::{backup, db, integrity, io, mailbox, oltp, pace, replay, system};
+    let groups = [
+        io::ALL,
+        pace::ALL,
+        oltp::ALL,
+        db::ALL,
+        mailbox::ALL,
+        replay::ALL,
+        integrity::ALL,
+        backup::ALL,
+        system::ALL,
+    ];
+    let bare = name.split_once('.').map_or(name, |(_, rest)| rest);
+    let known = |n: &str| groups.iter().flat_map(|g| g.iter()).find(|c| c.answers_to(n)).map(|c| c.kind);
+    known(name).or_else(|| known(bare)).unwrap_or(Kind::Level)
+}
