@@ -185,7 +185,7 @@ fn share_of<T: Clone>(items: Vec<T>, s: Shard) -> Vec<T> {
 /// and says what the summary records of this shard. None for a run that is no shard and has
 /// no start time.
 pub fn at_run_start(stop: &StopFlag) -> Option<ShardInfo> {
-    let gate = GATE.get()?;
+    let gate = GATE.get().filter(|g| g.shard.is_some() || g.start_at.is_some())?;
     let start_at = gate.start_at.filter(|_| !gate.waited.swap(true, Relaxed));
     let late_s = start_at.map(|at| wait_until(at, stop));
     if let Some(late) = late_s.filter(|l| *l > LATE_S) {

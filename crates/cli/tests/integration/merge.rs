@@ -77,7 +77,13 @@ fn merged_shards_sum_their_counts_and_have_the_percentiles_of_their_union() {
     storbench().args(["summarize", "--check"]).arg(&out).assert().code(0);
     let series = std::fs::read_to_string(out.join("timeseries.csv")).unwrap();
     let first_row = series.lines().nth(1).unwrap_or_default();
-    assert!(first_row.starts_with("1.000,measure,6000,"), "summed by second: {series}");
+    // Each shard's capped 2,000 in its first second, summed (a busy machine may miss a few).
+    let cells: Vec<&str> = first_row.split(',').collect();
+    let summed: f64 = cells.get(2).and_then(|c| c.parse().ok()).unwrap_or(0.0);
+    assert!(
+        cells[..2] == ["1.000", "measure"] && (summed - 6000.0).abs() < 60.0,
+        "summed by second: {series}"
+    );
     storbench().arg("report").arg(&out).arg("--out").arg(dir.path().join("report")).assert().success();
     let md = std::fs::read_to_string(dir.path().join("report/report.md")).unwrap();
     assert!(md.contains("## Shards") && md.contains("shard2"), "{md}");

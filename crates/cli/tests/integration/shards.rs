@@ -51,6 +51,15 @@ fn shards_given_one_start_time_start_together_and_say_which_shard_each_is() {
             "shard {i} started {off:?} after the start time"
         );
     }
+    // A run that is no shard says nothing of one.
+    let alone = crate::support::stdout_json(
+        &storbench()
+            .args(["io", "--engine", "null", "--runtime", "1s", "--ramp", "0", "--json", "--output-dir"])
+            .arg(dir.path().join("alone"))
+            .assert()
+            .success(),
+    );
+    assert!(alone.get("shard").is_none(), "{alone}");
     // Bad shards and times: exit 2 before anything runs.
     for (args, says) in [
         (["--shard", "0/2"], "shards count from 1 to 2"),
