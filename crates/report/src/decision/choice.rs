@@ -121,22 +121,18 @@ fn costs(c: &ConfigurationDecision, e: &Evaluation) -> Vec<String> {
     let Some(p) = c.price else { return Vec::new() };
     let cur = c.currency.as_deref().unwrap_or("");
     let mut out = Vec::new();
-    let mut seen: Vec<&str> = Vec::new();
-    for g in e.groups().into_iter().filter(|g| g.configuration == c.name) {
-        if seen.contains(&g.workload) {
-            continue;
-        }
-        let best = e
-            .groups()
-            .into_iter()
-            .filter(|x| x.configuration == c.name && x.workload == g.workload)
-            .filter_map(|x| Some((x.reported()?.headline.clone()?, x.spread()?.median)))
+    let mine: Vec<Group<'_>> = e.groups().into_iter().filter(|g| g.configuration == c.name).collect();
+    for workload in crate::render::workloads(e) {
+        // A swept workload at its best point.
+        let best = mine
+            .iter()
+            .filter(|g| g.workload == workload)
+            .filter_map(|g| Some((g.reported()?.headline.clone()?, g.spread()?.median)))
             .filter(|(h, m)| h.higher_is_better && *m > 0.0)
             .max_by(|a, b| a.1.total_cmp(&b.1));
         if let Some((h, median)) = best {
-            out.push(format!("{} {cur} per 1,000 {} ({})", num(p / median * 1000.0), h.metric, g.workload));
+            out.push(format!("{} {cur} per 1,000 {} ({workload})", num(p / median * 1000.0), h.metric));
         }
-        seen.push(g.workload);
     }
     if let Some(bytes) = c.capacity_bytes.filter(|b| *b > 0) {
         out.push(format!("{} {cur} per TB", num(p / (bytes as f64 / 1e12))));

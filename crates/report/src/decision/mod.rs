@@ -110,7 +110,7 @@ fn judge_configuration(
 ) -> ConfigurationDecision {
     let e = &input.evaluation;
     let mut verdicts = Vec::new();
-    for label in labels(e) {
+    for label in crate::render::workloads(e) {
         let mine: Vec<&Requirement> = judged.iter().filter(|r| applies(r, e, label)).collect();
         if !mine.is_empty() {
             verdicts.extend(at_best_point(input, &c.name, label, &mine));
@@ -139,17 +139,6 @@ fn judge_configuration(
         active_w,
         costs: Vec::new(),
     }
-}
-
-/// The workload labels in plan order.
-fn labels(e: &Evaluation) -> Vec<&str> {
-    let mut seen: Vec<&str> = Vec::new();
-    for r in &e.runs {
-        if !seen.contains(&r.workload.as_str()) {
-            seen.push(&r.workload);
-        }
-    }
-    seen
 }
 
 /// Whether requirement `r` is on workload `label`: it names the label, or its kind where no

@@ -228,7 +228,7 @@ fn configurations(e: &Evaluation) -> usize {
 }
 
 /// The workload labels in plan order.
-fn workloads(e: &Evaluation) -> Vec<&str> {
+pub(crate) fn workloads(e: &Evaluation) -> Vec<&str> {
     let mut seen: Vec<&str> = Vec::new();
     for r in &e.runs {
         if !seen.contains(&r.workload.as_str()) {
