@@ -144,24 +144,26 @@ fn a_replace_during_a_run_is_in_its_series_with_every_device_and_in_its_warnings
             "install btrfs-progs, run as root",
         );
     };
-    // 96 MiB to copy, committed, at 32 MiB/s (a replace is paced by its source's scrub
-    // throttle): the replace lasts a few seconds of the run.
+    // 128 MiB to copy, committed, at 24 MiB/s (a replace is paced by its source's scrub
+    // throttle): the replace lasts five seconds or so of the run, several readings of the btrfs
+    // thread even on a busy machine, where one reading can take more than its second (seen in
+    // CI: two samples of one reading, 10.8 % both, and the replace done before the next).
     let chunk: Vec<u8> = (0..4u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8).collect();
     let mut file = std::fs::File::create(Path::new(&raid.point).join("data")).unwrap();
-    for _ in 0..24 {
+    for _ in 0..32 {
         std::io::Write::write_all(&mut file, &chunk).unwrap();
     }
     drop(file);
     assert!(sh("sync", &["-f", &raid.point]));
     let uuid = Command::new("findmnt").args(["-no", "UUID", &raid.point]).output().unwrap().stdout;
     let uuid = String::from_utf8(uuid).unwrap();
-    std::fs::write(format!("/sys/fs/btrfs/{}/devinfo/2/scrub_speed_max", uuid.trim()), "32m").unwrap();
+    std::fs::write(format!("/sys/fs/btrfs/{}/devinfo/2/scrub_speed_max", uuid.trim()), "24m").unwrap();
 
     // Writes, paced: a RAID1 writes each to both members.
     let results = dir.path().join("results");
     let run = Command::new(assert_cmd::cargo::cargo_bin!("storbench"))
         .args(["io", "--target", &raid.point, "--size", "16M", "--rw", "randwrite", "--bs", "64k"])
-        .args(["--rate-iops", "400", "--runtime", "8", "--ramp", "0", "--json", "--output-dir"])
+        .args(["--rate-iops", "400", "--runtime", "12", "--ramp", "0", "--json", "--output-dir"])
         .arg(&results)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
