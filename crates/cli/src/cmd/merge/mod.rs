@@ -27,13 +27,21 @@ pub fn run(args: &MergeArgs) -> Result<Ending> {
             args.bundles[0].display()
         );
     }
-    let shards = read_shards(&args.bundles)?;
+    let (summary, shards_file) = merge_into(&args.bundles, &args.out)?;
+    show(args, &summary, &shards_file);
+    Ok(Ending::Ok)
+}
+
+/// Merges the shards' `bundles` into the bundle `out` (made when missing): its summary and
+/// what each shard did. Also how an evaluation on a cluster engine makes a run of its shards.
+pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFile)> {
+    let shards = read_shards(bundles)?;
     check_one_job(&shards)?;
     let merged = merge(&shards).context("merging the shards' records")?;
     let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
     let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
         .context("building the merged summary from the merged record")?;
-    let shards_file = with_headlines(merged.shards, &args.bundles);
+    let shards_file = with_headlines(merged.shards, bundles);
     let series = series::merged(&shards, record.start.epoch_ns)?;
     let files = vec![
         ("summary.json".to_string(), export::summary_json(&summary)),
@@ -42,9 +50,8 @@ pub fn run(args: &MergeArgs) -> Result<Ending> {
         ("timeseries.csv".to_string(), series),
         (SHARDS_FILE.to_string(), serde_json::to_string_pretty(&shards_file)? + "\n"),
     ];
-    crate::cmd::report::write_reports(&args.out, &files)?;
-    show(args, &summary, &shards_file);
-    Ok(Ending::Ok)
+    crate::cmd::report::write_reports(out, &files)?;
+    Ok((summary, shards_file))
 }
 
 fn show(args: &MergeArgs, summary: &Summary, file: &ShardsFile) {
