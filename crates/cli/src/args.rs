@@ -176,6 +176,9 @@ pub struct RunArgs {
     pub metrics: MetricsArgs,
 
     #[command(flatten)]
+    pub cluster: crate::cluster::ClusterArgs,
+
+    #[command(flatten)]
     pub method: crate::plan::Method,
 }
 
@@ -286,7 +289,8 @@ crate::units::deserialize_from_text!(BlockSizes);
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IoArgs {
-    /// File, directory or block device to test. A directory gets a file named storbench-io.dat,
+    /// File, directory or block device to test. A directory gets a file named storbench-io.dat
+    /// (shard I of a sharded run: storbench-io.shardI.dat, so shards can share a directory),
     /// created and filled at --size and reused by later runs. An existing file storbench did
     /// not create is only read, unless --force. A block device needs --allow-device.
     /// Default: the current directory.

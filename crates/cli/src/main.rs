@@ -29,6 +29,7 @@ macro_rules! tell_raw {
 mod args;
 mod background;
 mod bundle;
+mod cluster;
 mod cmd;
 mod console;
 mod measure;

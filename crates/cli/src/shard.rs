@@ -144,6 +144,11 @@ pub fn prepare(argv: Vec<OsString>) -> Result<Vec<OsString>, String> {
     };
     let start_at = value("--start-at").map(|s| parse_start_at(&s)).transpose()?;
     let _ = GATE.set(Gate { shard, start_at, waited: AtomicBool::new(false) });
+    if let Some((s, _)) = shard.filter(|(s, _)| s.count > 1) {
+        // The shards of one run may share a target directory (each with its own file): they
+        // take its lock together, and a run that is no shard still finds it taken.
+        storbench_bench::target::as_shard(s.index);
+    }
     Ok(match shard {
         Some((s, _)) => argv.into_iter().map(|a| replace_shard(a, s.index)).collect(),
         None => argv,
@@ -154,6 +159,21 @@ fn replace_shard(a: OsString, index: u32) -> OsString {
     match a.to_str() {
         Some(s) if s.contains("{shard}") => s.replace("{shard}", &index.to_string()).into(),
         _ => a,
+    }
+}
+
+/// This command's shard index (1..N); None where it is no shard.
+pub fn index() -> Option<u32> {
+    GATE.get().and_then(|g| g.shard).map(|(s, _)| s.index)
+}
+
+/// A plan's text with `{shard}` made this shard's index, or shard 1's for an evaluation that
+/// runs its runs as shards (`on_cluster`: its own checks are of shard 1's places; each shard
+/// checks its own).
+pub fn in_plan(text: &str, on_cluster: bool) -> String {
+    match index().or(on_cluster.then_some(1)) {
+        Some(i) => text.replace("{shard}", &i.to_string()),
+        None => text.to_string(),
     }
 }
 

@@ -6,9 +6,31 @@ use crate::files::{self, FileId, How, Kind};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The file storbench creates in a directory target.
 pub const DEFAULT_FILE_NAME: &str = "storbench-io.dat";
+
+/// The shard of a run this process is (0: none): shards sharing a directory each have a file.
+static SHARD: AtomicU32 = AtomicU32::new(0);
+
+/// Gives this process, shard `index` of a run, its own files in a directory target.
+pub(super) fn name_for_shard(index: u32) {
+    SHARD.store(index, Ordering::Relaxed);
+}
+
+/// The name of a file or directory storbench makes in a target directory, for this process:
+/// `name` itself, or for shard I of a run `name` with `.shardI` before its extension
+/// (`storbench-io.shard2.dat`), so that the shards of one run can share a directory.
+pub fn own_name(name: &str) -> String {
+    match SHARD.load(Ordering::Relaxed) {
+        0 => name.to_string(),
+        i => match name.split_once('.') {
+            Some((stem, ext)) => format!("{stem}.shard{i}.{ext}"),
+            None => format!("{name}.shard{i}"),
+        },
+    }
+}
 
 /// Extended attribute that marks a file storbench created, with its size and whether the fill
 /// finished: `v1 filling size=N` from creation on, `v1 size=N` once every byte is written
@@ -31,7 +53,7 @@ pub fn plan(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
     let path = files::resolve(&req.path).map_err(|e| Refusal::file(&req.path, e))?;
     match look(&path)? {
         Some(Kind::BlockDevice) => plan_device(req, &path),
-        Some(Kind::Dir) => plan_file(req, &path.join(DEFAULT_FILE_NAME)),
+        Some(Kind::Dir) => plan_file(req, &path.join(own_name(DEFAULT_FILE_NAME))),
         _ => plan_file(req, &path),
     }
 }

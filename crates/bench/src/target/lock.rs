@@ -15,6 +15,7 @@ use std::fs::File;
 use std::io::{Read, Seek, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 /// A held lock; released when the last holder in this process drops it.
@@ -45,6 +46,17 @@ type FileKey = (u64, u64);
 /// Shared locks this process holds.
 static HELD: Mutex<Vec<(FileKey, Weak<Held>)>> = Mutex::new(Vec::new());
 
+/// This process is one of a run's shards: [`lock`] takes its places in shared mode.
+static SHARD: AtomicBool = AtomicBool::new(false);
+
+/// Makes this process one of several shards of one run, started together: the places it
+/// [`lock`]s (a target directory, a device) are shared with the other shards, each of which
+/// works on its own file or region there, and still refused to any run that is no shard
+/// (which takes them exclusively). [`lock_file`], a database's one writer, stays exclusive.
+pub fn share_among_shards() {
+    SHARD.store(true, Ordering::Relaxed);
+}
+
 /// Why a lock was not taken.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LockError {
@@ -72,7 +84,7 @@ pub fn lock(path: &Path, what: &'static str) -> Result<Lock, LockError> {
     if let Some(mine) = held.iter().find(|(k, _)| *k == key).and_then(|(_, w)| w.upgrade()) {
         return Ok(Lock { _held: mine });
     }
-    flock(&file, path, what)?;
+    flock(&file, path, what, SHARD.load(Ordering::Relaxed))?;
     let mine = Arc::new(Held { shared: Some(key), _file: file });
     held.retain(|(k, _)| *k != key);
     held.push((key, Arc::downgrade(&mine)));
@@ -89,7 +101,7 @@ pub fn lock_file(path: &Path, what: &'static str) -> Result<Lock, LockError> {
     let (mut file, created) =
         files::open_or_create(path, files::How::READ_WRITE).map_err(|e| failed(e.into()))?;
     let ours = created || written_by_storbench(&file);
-    flock(&file, path, what)?;
+    flock(&file, path, what, false)?;
     if ours {
         file.set_len(0).map_err(failed)?;
         file.rewind().map_err(failed)?;
@@ -109,9 +121,12 @@ fn failed(path: &Path) -> impl Fn(std::io::Error) -> LockError + Copy + '_ {
     move |e| LockError::Failed { path: path.to_path_buf(), reason: e.to_string() }
 }
 
-/// Takes the flock on `file` without waiting; when another holds it, names the holder.
-fn flock(file: &File, path: &Path, what: &'static str) -> Result<(), LockError> {
-    match rustix::fs::flock(file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+/// Takes the flock on `file` without waiting, exclusive or (`shared`) shared with other
+/// shards; when another holds it, names the holder.
+fn flock(file: &File, path: &Path, what: &'static str, shared: bool) -> Result<(), LockError> {
+    use rustix::fs::FlockOperation::{NonBlockingLockExclusive, NonBlockingLockShared};
+    let how = if shared { NonBlockingLockShared } else { NonBlockingLockExclusive };
+    match rustix::fs::flock(file, how) {
         Ok(()) => Ok(()),
         Err(e) if e == rustix::io::Errno::WOULDBLOCK => {
             let holder = holder(file).unwrap_or_else(|| "another process".into());

@@ -13,11 +13,19 @@ pub mod source;
 /// `plan` checks the request and decides what to do, writing nothing; `prepare` carries the
 /// plan out (create and fill a new file with progress, then open the target), removing a
 /// partial file when a stop request cuts the fill short.
-pub use file::{DEFAULT_FILE_NAME, free_space, plan, prepare};
+pub use file::{DEFAULT_FILE_NAME, free_space, own_name, plan, prepare};
 pub use fill::fill;
 
 use std::fs::File;
 use std::path::PathBuf;
+
+/// Makes this process shard `index` of several of one run, started together on shared
+/// storage: its places are locked together with the other shards' (and still refused to any
+/// other run), and in a directory target it has a file of its own.
+pub fn as_shard(index: u32) {
+    lock::share_among_shards();
+    file::name_for_shard(index);
+}
 
 /// What the user asked for.
 #[derive(Debug, Clone)]

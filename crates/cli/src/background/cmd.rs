@@ -53,7 +53,7 @@ fn executable(path: &Path) -> bool {
 }
 
 /// Whether `sh` finds `program` as it would run it (`command -v`: PATH, builtins, keywords).
-fn shell_finds(program: &str) -> bool {
+pub(crate) fn shell_finds(program: &str) -> bool {
     let spec = command::Spec::new("sh", ["-c", "command -v -- \"$1\"", "sh", program], LOOKUP_LIMIT);
     command::run(&spec, &StopFlag::new()).is_ok_and(|f| f.succeeded())
 }

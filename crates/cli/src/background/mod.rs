@@ -5,7 +5,7 @@
 //! driver. Each kind is its own file: `io` (storbench's sequential stream), `rebuild` (an
 //! emulated mirror rebuild's copy), `cmd` (the user's command).
 
-mod cmd;
+pub(crate) mod cmd;
 mod io;
 mod rebuild;
 

@@ -3,6 +3,7 @@
 //! summary it returns.
 
 use crate::args::{EngineArg, IoArgs, OltpRunArgs};
+use crate::cluster::Cluster;
 use crate::cmd::{self, Ending};
 use crate::measure::{Measured, Ran};
 use crate::plan::expand::{self, PlannedRun};
@@ -185,15 +186,23 @@ pub fn precondition(plan: &Plan, ci: usize, dir: &Path, verbose: bool, stop: &St
     Ok(())
 }
 
+/// A run's shards on a cluster engine, and whether their setup preconditions first.
+pub struct OnCluster<'a> {
+    pub cluster: &'a Cluster,
+    pub precondition: bool,
+}
+
 /// Settles, measures idle power, then runs into a new bundle under `runs/<id>/`, whose
 /// output.log has everything the run says from the start (the terminal too with `verbose`);
-/// the run's record, its figures from the summary the run returns.
+/// the run's record, its figures from the summary the run returns. `on` a cluster, the run's
+/// setup and measured run are its shards', and its bundle their merge.
 pub fn one(
     plan: &Plan,
     run: &PlannedRun,
     c: &Configuration,
     dir: &Path,
     verbose: bool,
+    on: Option<OnCluster>,
     stop: &StopFlag,
 ) -> RunRecord {
     let mut record = pending(plan, run);
@@ -212,7 +221,11 @@ pub fn one(
         }
     };
     // Before the settle and idle window: the io file filled, the oltp database loaded.
-    if let Err(e) = run.args.prepare(stop) {
+    let prepared = match &on {
+        Some(on) => on.cluster.setup(&run.id, on.precondition, &bundle, stop),
+        None => run.args.prepare(stop),
+    };
+    if let Err(e) = prepared {
         record.error = Some(in_plan(&e));
         record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
         return record;
@@ -229,7 +242,11 @@ pub fn one(
         record.status = RunStatus::Interrupted;
         return record;
     }
-    record_ran(&mut record, launch(run, &bundle, stop), &bundle, dir);
+    let ran = match &on {
+        Some(on) => on.cluster.measure(&run.id, run.args.expected(), &bundle, stop),
+        None => launch(run, &bundle, stop),
+    };
+    record_ran(&mut record, ran, &bundle, dir);
     if let Some(s) = run.search.as_ref().filter(|_| record.status == RunStatus::CheckFailed) {
         record.error = record.error.take().or_else(|| Some(crate::search::none_held(s)));
     }
@@ -264,7 +281,7 @@ fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Pa
 
 /// The workload's run into `bundle`, named after the run; a search's steps each into a bundle
 /// of its own inside it.
-fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
+pub fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
     let mut args = run.args.clone();
     args.name(run.id.clone());
     match &run.search {

@@ -6,9 +6,11 @@
 
 mod execute;
 mod progress;
+mod shard_step;
 
 use super::Ending;
 use crate::args::RunArgs;
+use crate::cluster::{Cluster, ClusterPlan};
 use crate::plan::{self, Plan, QUICK_PLAN, expand, expand::PlannedRun};
 use crate::{bundle, console, output, power};
 use anyhow::{Context, Result, bail};
@@ -25,11 +27,19 @@ const PLAN_COPY: &str = "plan.toml";
 const OVERRIDES: &str = "method.json";
 
 pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
+    if let Some(run_id) = &a.cluster.shard_of {
+        return shard_step::run(a, run_id, stop);
+    }
+    let cluster = ClusterPlan::of(&a.cluster, a.plan.as_deref())?;
     let start = match &a.resume {
         Some(dir) => resume_from(dir, a)?,
         None => fresh(a)?,
     };
-    let _locks = lock_places(&start)?;
+    if cluster.is_some() {
+        refuse_on_cluster(&start.plan)?;
+    }
+    // On a cluster the shards lock the targets, each on its own host.
+    let _locks = lock_places(&start, cluster.is_none())?;
     power::start(start.plan.method.power.as_deref())?;
     let dir = match start.dir {
         Some(dir) => {
@@ -40,19 +50,32 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
         }
         None => create_dir(a, &start.plan, &start.text)?,
     };
-    let eval = evaluate(&start.plan, &dir, start.previous, a.verbose, stop)?;
+    let cluster = cluster.map(|c| c.into_cluster(&dir, &start.text, &start.plan));
+    let eval = evaluate(&start.plan, &dir, start.previous, a.verbose, cluster.as_ref(), stop)?;
     finish(&dir, &eval, stop)
+}
+
+/// What a plan cannot do with its runs as shards: a latency search steers one host's load.
+fn refuse_on_cluster(plan: &Plan) -> Result<()> {
+    if let Some(run) = expand::runs(plan).iter().find(|r| r.search.is_some()) {
+        bail!(
+            "workload {} searches its load under a latency limit, which one host does; run the \
+             search without --on, or leave `search` out of the plan to run it as shards",
+            run.workload
+        );
+    }
+    Ok(())
 }
 
 /// One evaluation at a time per bundle and per target: a second `--resume` of a running
 /// evaluation, or another storbench on one of its targets, is refused before anything is
 /// written. Held for the whole evaluation; its runs take the same locks again.
-fn lock_places(start: &Start) -> Result<Vec<Lock>> {
+fn lock_places(start: &Start, targets: bool) -> Result<Vec<Lock>> {
     let mut locks = Vec::new();
     if let Some(dir) = &start.dir {
         locks.push(lock::lock(dir, "evaluation")?);
     }
-    for c in &start.plan.configurations {
+    for c in start.plan.configurations.iter().filter(|_| targets) {
         for place in std::iter::once(&c.target).chain(c.log_target.as_ref()) {
             locks.push(lock::lock_place(place, "target")?);
         }
@@ -80,7 +103,7 @@ fn fresh(a: &RunArgs) -> Result<Start> {
         None if a.targets.is_empty() => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
         None => ("(built-in quick plan on --target)".to_string(), plan::quick::plan_for(&a.targets)?),
     };
-    let mut plan = plan::parse::parse(&file, &text)?;
+    let mut plan = plan::parse::parse(&file, &crate::shard::in_plan(&text, a.cluster.on.is_some()))?;
     plan.method = checked(plan.method.overridden_by(&a.method))?;
     execute::check_all(&plan)?;
     Ok(Start { plan, text, dir: None, previous: None, saved: plan::Method::default() })
@@ -100,7 +123,7 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     for name in [EVALUATION_JSON, OVERRIDES] {
         storbench_bench::files::claim_at(&dir.join(name));
     }
-    let mut plan = plan::parse::parse(&file, &text)?;
+    let mut plan = plan::parse::parse(&file, &crate::shard::in_plan(&text, a.cluster.on.is_some()))?;
     plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
     if let Some(power) =
         plan.method.power.as_deref().filter(|p| storbench_bench::secret::holds_hidden_secret(p))
@@ -111,8 +134,9 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
             dir.join(OVERRIDES).display()
         );
     }
-    // The storage the evaluation started on, wherever the resume is run from.
-    for c in &mut plan.configurations {
+    // The storage the evaluation started on, wherever the resume is run from (a shard's is
+    // its own, from `{shard}` in the plan).
+    for c in plan.configurations.iter_mut().filter(|_| a.cluster.shard_of.is_none()) {
         if let Some(first) = previous.configurations.iter().find(|p| p.name == c.name) {
             c.target = PathBuf::from(&first.target);
         }
@@ -203,11 +227,15 @@ fn evaluate(
     dir: &Path,
     previous: Option<Evaluation>,
     verbose: bool,
+    cluster: Option<&Cluster>,
     stop: &StopFlag,
 ) -> Result<Evaluation> {
     let runs = expand::runs(plan);
     let mut eval = new_evaluation(plan, &runs, previous);
     save(dir, &eval)?;
+    if let Some(cluster) = cluster {
+        cluster.ready(&runs)?;
+    }
     let todo: Vec<usize> = (0..runs.len()).filter(|&i| !finished(&eval.runs[i])).collect();
     say!(
         "evaluation {}: {} runs ({} to do) of {} workload(s) on {} configuration(s); bundle {}",
@@ -225,8 +253,13 @@ fn evaluate(
     for &i in &todo {
         let run = &runs[i];
         let config = &plan.configurations[run.configuration];
+        let mut precondition = false;
         if run.args.get::<crate::args::IoArgs>().is_some() && !preconditioned[run.configuration] {
-            execute::precondition(plan, run.configuration, dir, verbose, stop)?;
+            // On a cluster every shard preconditions its own target in its setup.
+            precondition = execute::precondition_args(plan, run.configuration).is_some();
+            if cluster.is_none() {
+                execute::precondition(plan, run.configuration, dir, verbose, stop)?;
+            }
             preconditioned[run.configuration] = true;
         }
         if stop.is_stopped() {
@@ -234,7 +267,8 @@ fn evaluate(
         }
         let line = console::RunLine::start(&clock.line(run, config));
         let started = Instant::now();
-        let record = execute::one(plan, run, config, dir, verbose, stop);
+        let on = cluster.map(|cluster| execute::OnCluster { cluster, precondition });
+        let record = execute::one(plan, run, config, dir, verbose, on, stop);
         line.end(&run_result(&record));
         eval.runs[i] = RunRecord { seconds: Some(started.elapsed().as_secs_f64()), ..record };
         clock.done(i, started.elapsed());

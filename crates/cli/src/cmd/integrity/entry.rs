@@ -60,7 +60,7 @@ impl Options for IntegrityArgs {
     /// The stress has no warm-up: an error counts whenever it happens.
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
         Box::new(IntegrityArgs {
-            target: Some(c.target.join("storbench-integrity")),
+            target: Some(c.target.join(storbench_bench::target::own_name("storbench-integrity"))),
             duration: self.duration.or(m.measure),
             seed: self.seed.or(m.seed),
             out: c.output(&self.out),

@@ -56,7 +56,7 @@ impl OfKind for MailboxArgs {
 impl Options for MailboxArgs {
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
         Box::new(MailboxArgs {
-            target: Some(c.target.join("storbench-mailbox")),
+            target: Some(c.target.join(storbench_bench::target::own_name("storbench-mailbox"))),
             log_target: c.log_target.clone(),
             duration: self.duration.or(m.measure),
             // A test without rounds (a backup, soft recovery, --tune) keeps its fixed window.

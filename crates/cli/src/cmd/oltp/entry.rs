@@ -68,7 +68,7 @@ impl Options for OltpRunArgs {
             ..self.clone()
         };
         if c.url.is_empty() {
-            out.db.path = Some(c.target.join("storbench-ds3.db"));
+            out.db.path = Some(c.target.join(storbench_bench::target::own_name("storbench-ds3.db")));
         } else {
             out.db.url = c.url.clone();
         }

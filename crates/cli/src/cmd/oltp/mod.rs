@@ -157,7 +157,10 @@ pub(crate) fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Ds3Database>>> {
                     "--url is for database servers; SQLite takes --path FILE (or pick --backend postgres or mysql)"
                 );
             }
-            let path = a.path.clone().unwrap_or_else(|| PathBuf::from("storbench-ds3.db"));
+            let path = a
+                .path
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(storbench_bench::target::own_name("storbench-ds3.db")));
             Ok(vec![Arc::new(Sqlite::new(path))])
         }
         server => {
