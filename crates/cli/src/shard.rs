@@ -167,6 +167,22 @@ pub fn index() -> Option<u32> {
     GATE.get().and_then(|g| g.shard).map(|(s, _)| s.index)
 }
 
+/// This shard's part of a block device every shard of the run targets, of `size` bytes: the
+/// index-th of count equal slices in whole `align`-byte blocks, so that no two shards write
+/// the same block. The whole device for a run that is no shard.
+pub fn device_slice(size: u64, align: u64) -> (u64, u64) {
+    match GATE.get().and_then(|g| g.shard).map(|(s, _)| s).filter(|s| s.count > 1) {
+        Some(s) => slice_of(size, align, s),
+        None => (0, size),
+    }
+}
+
+fn slice_of(size: u64, align: u64, s: Shard) -> (u64, u64) {
+    let align = align.max(1);
+    let len = size / u64::from(s.count) / align * align;
+    (len * u64::from(s.index - 1), len)
+}
+
 /// A plan's text with `{shard}` made this shard's index, or shard 1's for an evaluation that
 /// runs its runs as shards (`on_cluster`: its own checks are of shard 1's places; each shard
 /// checks its own).
@@ -303,6 +319,15 @@ mod tests {
         assert_eq!(share_of(urls.clone(), Shard { index: 8, count: 8 }), [8]);
         assert_eq!(share_of(vec![1, 2], Shard { index: 3, count: 4 }), [1]);
         assert_eq!(share_of(Vec::<u32>::new(), Shard { index: 1, count: 2 }), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn shards_of_one_device_take_disjoint_slices_of_whole_blocks() {
+        let size = 10 * 4096 + 100;
+        let slices: Vec<(u64, u64)> =
+            (1..=3).map(|i| slice_of(size, 4096, Shard { index: i, count: 3 })).collect();
+        assert_eq!(slices, [(0, 3 * 4096), (3 * 4096, 3 * 4096), (6 * 4096, 3 * 4096)]);
+        assert_eq!(slice_of(size, 4096, Shard { index: 1, count: 1 }), (0, 10 * 4096));
     }
 
     #[test]

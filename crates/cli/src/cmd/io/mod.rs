@@ -163,6 +163,11 @@ fn measure_job(
     let mut spec = job.spec.clone();
     if let Some(t) = target {
         spec.region.len = t.size;
+        if t.is_device {
+            // The shards of one run on one device each have a slice of their own.
+            let (start, len) = crate::shard::device_slice(t.size, u64::from(spec.block_sizes.max()));
+            spec.region = storbench_bench::workload::io::Region { start, len };
+        }
     }
     let place = IoPlace {
         path: target.map_or_else(|| "(null engine)".into(), |t| t.path.display().to_string()),

@@ -66,6 +66,7 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
         "runtime_s": runtime_s,
         "io_size": io_size,
         "size": spec.region.len,
+        "offset": spec.region.start,
         "rate_iops": spec.rate_iops,
         "seed": spec.seed,
         "verify": spec.verify,

@@ -92,8 +92,10 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
     Ok(shards)
 }
 
-/// The parameters' keys a shard may change: where its data goes and its seed.
-const SHARD_OWN: &[&str] = &["target", "targets", "path", "paths", "url", "urls", "seed", "shard"];
+/// The parameters' keys a shard may change: where its data goes (its slice of a shared
+/// device too) and its seed.
+const SHARD_OWN: &[&str] =
+    &["target", "targets", "path", "paths", "url", "urls", "seed", "shard", "offset", "size"];
 
 /// Refuses shards of different workloads or of different jobs (parameters apart from
 /// `SHARD_OWN`), naming the bundles that differ from the first.
