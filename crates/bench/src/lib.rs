@@ -16,6 +16,7 @@
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
 
+pub mod blocktrace;
 pub mod command;
 pub mod db;
 pub mod engine;

@@ -6,11 +6,13 @@ mod integrity;
 mod mailbox;
 mod oltp;
 mod report;
+mod trace;
 
 pub use integrity::*;
 pub use mailbox::*;
 pub use oltp::*;
 pub use report::*;
+pub use trace::*;
 
 use crate::units::{ByteSize, Seconds};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
@@ -126,6 +128,26 @@ pub enum Command {
     ///   storbench merge ./a ./b --out ./merged --json
     #[command(verbatim_doc_comment)]
     Merge(MergeArgs),
+    /// Record every request a block device gets, from the kernel's block tracepoints
+    /// (block_rq_issue, block_rq_complete, through a tracefs instance of storbench's own;
+    /// root), into a compact trace file, streamed to disk as it goes; then print the trace's
+    /// fingerprint. Run the database (or any workload) on the device meanwhile.
+    ///
+    /// Examples:
+    ///   storbench capture --device /dev/nvme0n1 --duration 10m --out prod.sbtrace
+    ///   storbench capture --device /dev/loop3 --json        # until Ctrl-C
+    #[command(verbatim_doc_comment)]
+    Capture(CaptureArgs),
+    /// What a trace says: the read/write mix by requests and bytes, request sizes,
+    /// sequentiality and locality (distance to the request before, hot set at 50/90/99 %),
+    /// arrival (rate per second, burstiness), queue depth, flush and FUA share, latency per
+    /// kind.
+    ///
+    /// Examples:
+    ///   storbench fingerprint prod.sbtrace
+    ///   storbench fingerprint prod.sbtrace --json | jq .read_fraction
+    #[command(verbatim_doc_comment)]
+    Fingerprint(FingerprintArgs),
     /// Judge an evaluation against requirements without running anything: for each
     /// configuration, each requirement met or not with its margin ("not shown either way"
     /// where the repetitions lie either side of the limit), then the configuration to choose

@@ -153,6 +153,8 @@ impl registry::Invoked for args::Command {
             args::Command::Compare(a) => cmd::compare::run(&a),
             args::Command::Summarize(a) => cmd::summarize::run(&a),
             args::Command::Merge(a) => cmd::merge::run(&a),
+            args::Command::Capture(a) => cmd::trace::capture(&a, stop),
+            args::Command::Fingerprint(a) => cmd::trace::fingerprint(&a),
             args::Command::Decide(a) => cmd::decide::run(&a),
         }
     }

@@ -20,10 +20,13 @@
 //! - **A file is replaced only over nothing or over storbench's own** ([`write_atomic`],
 //!   [`rename`]): the rename is refused when the name holds anything but the recorded file.
 //!
-//! Block devices are opened here too ([`open_device`]), only where a device is expected.
+//! Block devices are opened here too ([`open_device`]), only where a device is expected, and
+//! the kernel's tracing filesystem is written only in an instance of storbench's own
+//! ([`tracefs`]).
 
 mod input_impl;
 mod ops;
+pub mod tracefs;
 mod walk;
 
 pub mod input {

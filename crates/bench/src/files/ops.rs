@@ -317,6 +317,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), FileError> {
     })
 }
 
-fn io(op: &'static str, path: &Path, source: std::io::Error) -> FileError {
+/// The error of an operation `op` on `path`.
+pub(super) fn io(op: &'static str, path: &Path, source: std::io::Error) -> FileError {
     FileError::Io { op, path: path.to_path_buf(), source }
 }

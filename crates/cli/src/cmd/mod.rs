@@ -14,6 +14,7 @@ pub mod plan;
 pub mod replay;
 pub mod report;
 pub mod summarize;
+pub mod trace;
 
 /// Every workload kind, in the order `--help`, `plan init` and messages list them.
 pub static KINDS: &[&crate::registry::Kind] = &[

@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_macros)]
 
 mod background;
+mod capture;
 mod cluster;
 mod conditions;
 mod device;

@@ -1,0 +1,372 @@
+//! Capturing a block device's requests from the kernel's block tracepoints
+//! (`block_rq_issue`, `block_rq_complete`) through a tracefs instance of storbench's own,
+//! filtered in the kernel to the one device: a thread reads the instance's `trace_pipe`, pairs
+//! each completion with its issue and writes the requests in issue order as they complete,
+//! so memory holds only the requests in flight however long the capture. Only the requests'
+//! time, place, size, kind, latency and issuing process are seen, never their data.
+
+use super::format::{FUA, META, NO_LATENCY, Op, Record, SYNC, TraceWriter};
+use crate::files::tracefs;
+use crate::run::StopFlag;
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::path::{Path, PathBuf};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long a request may wait for its completion before it is written without one (a lost
+/// event must not hold every later request back).
+const GIVE_UP_NS: u64 = 30_000_000_000;
+
+/// The instance's buffer per CPU: room for bursts while the reader catches up.
+const BUFFER_KB: &str = "16384";
+
+/// What a capture counted.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct CaptureStats {
+    /// Requests written.
+    pub records: u64,
+    /// Completions with no issue seen (the second half of a flush-and-write request, or an
+    /// issue before the capture began).
+    pub unmatched_completions: u64,
+    /// Requests written without a completion (still in flight at the end, or lost).
+    pub never_completed: u64,
+    /// CPU time of the reading thread, ns: the capture's cost in storbench.
+    pub cpu_ns: u64,
+}
+
+/// A capture running on its own thread until [`Capture::stop`].
+pub struct Capture {
+    instance: PathBuf,
+    stop: StopFlag,
+    thread: Option<JoinHandle<std::io::Result<CaptureStats>>>,
+}
+
+/// Why a capture could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("{0}")]
+    Unavailable(String),
+    #[error("{0} is not a block device")]
+    NotADevice(PathBuf),
+    #[error("setting up the kernel's tracing: {0}")]
+    Setup(String),
+}
+
+/// The kernel's device number of a block device node, as the tracepoints give it
+/// (major << 20 | minor), and its `major,minor`.
+pub fn device_number(device: &Path) -> Result<(u64, String), CaptureError> {
+    let st = rustix::fs::stat(device).map_err(|_| CaptureError::NotADevice(device.to_path_buf()))?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) != rustix::fs::FileType::BlockDevice {
+        return Err(CaptureError::NotADevice(device.to_path_buf()));
+    }
+    let (major, minor) = (rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev));
+    Ok(((u64::from(major) << 20) | u64::from(minor), format!("{major},{minor}")))
+}
+
+impl Capture {
+    /// Starts capturing `device`'s requests into `writer` (the trace's header already
+    /// written). Refused, saying what to enable, without root or tracefs.
+    pub fn start(device: &Path, writer: TraceWriter<File>) -> Result<Capture, CaptureError> {
+        if let Some(why) = tracefs::unavailable(Path::new(tracefs::ROOT)) {
+            return Err(CaptureError::Unavailable(why));
+        }
+        let (dev, _) = device_number(device)?;
+        let setup = |e: crate::files::FileError| CaptureError::Setup(e.to_string());
+        let instance = tracefs::make_instance(Path::new(tracefs::ROOT), "capture").map_err(setup)?;
+        let configured = configure(&instance, dev);
+        let pipe = configured.and_then(|()| tracefs::open_pipe(&instance));
+        let pipe = match pipe {
+            Ok(p) => p,
+            Err(e) => {
+                let _ = tracefs::remove_instance(&instance);
+                return Err(setup(e));
+            }
+        };
+        let begin_ns = monotonic_ns();
+        let stop = StopFlag::new();
+        let until = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("capture".into())
+            .spawn(move || follow(pipe, writer, begin_ns, &until))
+            .map_err(|e| CaptureError::Setup(e.to_string()))?;
+        Ok(Capture { instance, stop, thread: Some(thread) })
+    }
+
+    /// Stops the capture: tracing off, what the kernel still holds read, every request in
+    /// flight written, the instance removed. What it counted.
+    pub fn stop(mut self) -> std::io::Result<CaptureStats> {
+        let _ = tracefs::set(&self.instance, "tracing_on", "0");
+        self.stop.stop();
+        let stats = self.thread.take().map_or(Ok(CaptureStats::default()), |t| {
+            t.join().unwrap_or_else(|_| Err(std::io::Error::other("the capture thread failed")))
+        });
+        let _ = tracefs::remove_instance(&self.instance);
+        stats
+    }
+}
+
+impl Drop for Capture {
+    fn drop(&mut self) {
+        if let Some(t) = self.thread.take() {
+            self.stop.stop();
+            let _ = t.join();
+            let _ = tracefs::remove_instance(&self.instance);
+        }
+    }
+}
+
+/// The instance's settings: the monotonic clock, a buffer, the two events filtered in the
+/// kernel to device `dev`, tracing on.
+fn configure(instance: &Path, dev: u64) -> Result<(), crate::files::FileError> {
+    tracefs::set(instance, "trace_clock", "mono")?;
+    tracefs::set(instance, "buffer_size_kb", BUFFER_KB)?;
+    for event in ["block_rq_issue", "block_rq_complete"] {
+        tracefs::set(instance, &format!("events/block/{event}/filter"), &format!("dev == {dev}"))?;
+        tracefs::set(instance, &format!("events/block/{event}/enable"), "1")?;
+    }
+    tracefs::set(instance, "tracing_on", "1")
+}
+
+fn monotonic_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+fn thread_cpu_ns() -> u64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
+}
+
+/// Reads the pipe until stopped and drained, pairing and writing.
+fn follow(
+    mut pipe: File,
+    mut writer: TraceWriter<File>,
+    begin_ns: u64,
+    stop: &StopFlag,
+) -> std::io::Result<CaptureStats> {
+    let cpu_at = thread_cpu_ns();
+    let mut pairs = Pairs::new(begin_ns);
+    let mut buf = vec![0u8; 1 << 20];
+    let mut carry: Vec<u8> = Vec::new();
+    rustix::fs::fcntl_setfl(&pipe, rustix::fs::OFlags::NONBLOCK)?;
+    loop {
+        match pipe.read(&mut buf) {
+            Ok(0) => {}
+            Ok(n) => {
+                carry.extend_from_slice(&buf[..n]);
+                let whole = carry.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                for line in carry[..whole].split(|&b| b == b'\n') {
+                    pairs.line(&String::from_utf8_lossy(line), &mut writer)?;
+                }
+                carry.drain(..whole);
+                continue;
+            }
+            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+        if stop.is_stopped() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    pairs.finish(&mut writer)?;
+    let mut stats = pairs.stats;
+    stats.records = writer.records;
+    stats.cpu_ns = thread_cpu_ns().saturating_sub(cpu_at);
+    writer.finish()?.sync_all()?;
+    Ok(stats)
+}
+
+/// A request waiting for its completion, in issue order.
+struct Waiting {
+    record: Record,
+    issued_ns: u64,
+    done: bool,
+}
+
+/// Completions paired with issues, requests written in issue order.
+struct Pairs {
+    begin_ns: u64,
+    queue: VecDeque<Waiting>,
+    /// The issue number of the queue's front.
+    front: u64,
+    /// By (sector, sectors, flush): the issue numbers waiting, oldest first.
+    by_place: HashMap<(u64, u32, bool), VecDeque<u64>>,
+    stats: CaptureStats,
+}
+
+impl Pairs {
+    fn new(begin_ns: u64) -> Pairs {
+        Pairs {
+            begin_ns,
+            queue: VecDeque::new(),
+            front: 0,
+            by_place: HashMap::new(),
+            stats: CaptureStats::default(),
+        }
+    }
+
+    fn line(&mut self, line: &str, w: &mut TraceWriter<File>) -> std::io::Result<()> {
+        match parse_line(line) {
+            Some(Event::Issue { at_ns, pid, sector, sectors, bytes, op, flags }) => {
+                let issue_ns = at_ns.saturating_sub(self.begin_ns);
+                let record = Record { issue_ns, sector, bytes, latency_us: NO_LATENCY, op, flags, pid };
+                let n = self.front + self.queue.len() as u64;
+                self.queue.push_back(Waiting { record, issued_ns: at_ns, done: false });
+                self.by_place.entry(key(sector, sectors, op)).or_default().push_back(n);
+            }
+            Some(Event::Complete { at_ns, sector, sectors, op }) => {
+                let waiting = self.by_place.get_mut(&key(sector, sectors, op)).and_then(VecDeque::pop_front);
+                match waiting.and_then(|n| self.queue.get_mut((n - self.front) as usize)) {
+                    Some(w) => {
+                        let us = at_ns.saturating_sub(w.issued_ns) / 1000;
+                        w.record.latency_us = us.min(u64::from(NO_LATENCY - 1)) as u32;
+                        w.done = true;
+                    }
+                    None => self.stats.unmatched_completions += 1,
+                }
+                self.write_ready(at_ns, w)?;
+            }
+            None => {}
+        }
+        Ok(())
+    }
+
+    /// Writes the requests at the front that completed, or that waited too long (`now_ns`).
+    fn write_ready(&mut self, now_ns: u64, w: &mut TraceWriter<File>) -> std::io::Result<()> {
+        while let Some(front) = self.queue.front() {
+            let given_up = now_ns.saturating_sub(front.issued_ns) > GIVE_UP_NS;
+            if !front.done && !given_up {
+                break;
+            }
+            let front = self.queue.pop_front().expect("a front");
+            if !front.done {
+                self.stats.never_completed += 1;
+                // Its place is free again for a later request's completion.
+                let k = key(front.record.sector, front.record.bytes / 512, front.record.op);
+                if let Some(q) = self.by_place.get_mut(&k) {
+                    q.retain(|&n| n != self.front);
+                }
+            }
+            self.front += 1;
+            w.write(&front.record)?;
+        }
+        Ok(())
+    }
+
+    fn finish(&mut self, w: &mut TraceWriter<File>) -> std::io::Result<()> {
+        self.write_ready(u64::MAX, w)
+    }
+}
+
+fn key(sector: u64, sectors: u32, op: Op) -> (u64, u32, bool) {
+    // A flush's completion names no sector (the kernel prints -1): flushes pair in order.
+    match op {
+        Op::Flush => (0, 0, true),
+        _ => (sector, sectors, false),
+    }
+}
+
+/// One line of `trace_pipe`.
+#[derive(Debug, PartialEq)]
+enum Event {
+    Issue { at_ns: u64, pid: u32, sector: u64, sectors: u32, bytes: u32, op: Op, flags: u8 },
+    Complete { at_ns: u64, sector: u64, sectors: u32, op: Op },
+}
+
+/// `dd-14744 [000] ..... 2345.538140: block_rq_issue: 7,0 RS 4096 () 0 + 8 be,0,4 [dd]` or
+/// `ksoftirqd/1-22 [001] ..s.. 2345.539851: block_rq_complete: 7,0 RS () 0 + 8 be,0,4 [0]`.
+fn parse_line(line: &str) -> Option<Event> {
+    let (head, name, rest) = ["block_rq_issue: ", "block_rq_complete: "]
+        .iter()
+        .find_map(|n| line.split_once(n).map(|(h, r)| (h, *n, r)))?;
+    let at = head.trim_end().trim_end_matches(':').rsplit(' ').next()?;
+    let at_ns = seconds_to_ns(at)?;
+    let mut words = rest.split_whitespace();
+    let _dev = words.next()?;
+    let rwbs = words.next()?;
+    let bytes: Option<u32> =
+        if name.starts_with("block_rq_issue") { Some(words.next()?.parse().ok()?) } else { None };
+    // The command in parentheses (empty for ordinary requests), then `sector + sectors`.
+    let after = rest.split_once(") ")?.1;
+    let mut place = after.split_whitespace();
+    let sector = place.next()?.parse::<u64>().unwrap_or(u64::MAX);
+    let _plus = place.next()?;
+    let sectors: u32 = place.next()?.parse().ok()?;
+    let (op, flags) = classify(rwbs, sectors);
+    Some(match bytes {
+        Some(bytes) => {
+            let task = head.split(" [").next()?.trim();
+            let pid = task.rsplit_once('-').and_then(|(_, p)| p.parse().ok()).unwrap_or(0);
+            Event::Issue { at_ns, pid, sector, sectors, bytes, op, flags }
+        }
+        None => Event::Complete { at_ns, sector, sectors, op },
+    })
+}
+
+fn seconds_to_ns(s: &str) -> Option<u64> {
+    let (whole, frac) = s.split_once('.').unwrap_or((s, "0"));
+    let frac_ns: u64 = format!("{frac:0<9}").get(..9)?.parse().ok()?;
+    Some(whole.parse::<u64>().ok()? * 1_000_000_000 + frac_ns)
+}
+
+/// The request's kind and flags from the kernel's rwbs letters: F (a flush before the data, or
+/// FUA after it), R, W, D (discard), E (secure erase), S (sync), M (metadata).
+fn classify(rwbs: &str, sectors: u32) -> (Op, u8) {
+    let data = rwbs.find(['R', 'W', 'D', 'E']);
+    let op = match data.map(|i| &rwbs[i..=i]) {
+        Some("R") => Op::Read,
+        Some("W") => Op::Write,
+        Some("D" | "E") => Op::Discard,
+        _ if rwbs.starts_with('F') && sectors == 0 => Op::Flush,
+        _ => Op::Other,
+    };
+    let after = data.map_or("", |i| &rwbs[i + 1..]);
+    let mut flags = 0;
+    if after.contains('F') || (op == Op::Flush && rwbs.len() > 1) {
+        flags |= FUA;
+    }
+    if rwbs.contains('S') {
+        flags |= SYNC;
+    }
+    if rwbs.contains('M') {
+        flags |= META;
+    }
+    (op, flags)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trace_pipe_lines_become_issues_and_completions() {
+        let issue = "              dd-14744   [000] .....  2345.538140: block_rq_issue: 7,0 RS 4096 () 16 + 8 be,0,4 [dd]";
+        assert_eq!(
+            parse_line(issue),
+            Some(Event::Issue {
+                at_ns: 2_345_538_140_000,
+                pid: 14744,
+                sector: 16,
+                sectors: 8,
+                bytes: 4096,
+                op: Op::Read,
+                flags: SYNC
+            })
+        );
+        let done = "     ksoftirqd/1-22      [001] ..s..  2345.539851: block_rq_complete: 7,0 WFS () 128 + 128 be,0,4 [0]";
+        assert_eq!(
+            parse_line(done),
+            Some(Event::Complete { at_ns: 2_345_539_851_000, sector: 128, sectors: 128, op: Op::Write })
+        );
+        let flush = "    kworker/1:1H-44      [001] .....  2345.543122: block_rq_issue: 7,0 FF 0 () 0 + 0 none,0,0 [kworker/1:1H]";
+        assert!(matches!(parse_line(flush), Some(Event::Issue { op: Op::Flush, pid: 44, .. })));
+        let flushed = "     ksoftirqd/1-22      [001] ..s..  2345.548306: block_rq_complete: 7,0 FF () 18446744073709551615 + 0 none,0,0 [0]";
+        assert!(matches!(parse_line(flushed), Some(Event::Complete { op: Op::Flush, .. })));
+        assert_eq!(parse_line("# tracer: nop"), None);
+        assert_eq!(classify("WFS", 8), (Op::Write, FUA | SYNC));
+        assert_eq!(classify("DS", 8).0, Op::Discard);
+    }
+}

@@ -1,0 +1,287 @@
+//! A trace's fingerprint: what a person reads to know a workload's I/O and what a synthetic
+//! job is built from. One pass over the requests in issue order; memory grows with the
+//! distinct blocks touched (the hot set) and the requests in flight, not the trace's length.
+
+use super::format::{FUA, NO_LATENCY, Op, Record};
+use crate::metrics::LatencyHistogram;
+use serde::Serialize;
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap};
+
+/// The unit the hot set counts in.
+const BLOCK: u64 = 4096;
+
+/// Latency of one kind of request, µs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Latency {
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// The fingerprint of a trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Fingerprint {
+    /// Every request, flushes and discards included.
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub discards: u64,
+    /// Reads among reads and writes.
+    pub read_fraction: f64,
+    /// Bytes read among bytes read and written.
+    pub read_bytes_fraction: f64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Request size (bytes) -> requests, reads and writes.
+    pub size_histogram: BTreeMap<u32, u64>,
+    /// Reads and writes that begin where the one before ended.
+    pub sequential_fraction: f64,
+    /// Distance from the end of the request before (bytes, rounded up to a power of two; 0:
+    /// sequential) -> requests.
+    pub distance_histogram: BTreeMap<u64, u64>,
+    /// Bytes of the fewest 4-KiB blocks that take 50, 90 and 99 % of the block accesses.
+    pub hot_set_bytes: BTreeMap<String, u64>,
+    /// Bytes of distinct 4-KiB blocks touched.
+    pub footprint_bytes: u64,
+    /// From the first issue to the last, seconds.
+    pub duration_s: f64,
+    pub mean_iops: f64,
+    /// The busiest second's requests.
+    pub peak_iops: u64,
+    /// The spread of the per-second rate: its standard deviation over its mean.
+    pub burstiness: f64,
+    /// Requests issued in each second from the first.
+    pub iops_per_second: Vec<u64>,
+    /// Requests in flight, over time (Little's law: summed latency over the duration) and at
+    /// most.
+    pub mean_queue_depth: f64,
+    pub max_queue_depth: u64,
+    /// Flushes among all requests, and writes with FUA among writes.
+    pub flush_fraction: f64,
+    pub fua_fraction: f64,
+    /// Per kind: read, write, flush, discard.
+    pub latency: BTreeMap<String, Latency>,
+}
+
+/// Builds a fingerprint request by request.
+#[derive(Default)]
+pub struct Builder {
+    f: Fingerprint,
+    first_ns: Option<u64>,
+    last_ns: u64,
+    prev_end: Option<u64>,
+    sequential: u64,
+    fua_writes: u64,
+    blocks: HashMap<u64, u32>,
+    in_flight: BinaryHeap<Reverse<u64>>,
+    latency_sum_us: u128,
+    hists: BTreeMap<Op, LatencyHistogram>,
+}
+
+impl Builder {
+    pub fn add(&mut self, r: &Record) {
+        let f = &mut self.f;
+        f.requests += 1;
+        let first = *self.first_ns.get_or_insert(r.issue_ns);
+        self.last_ns = self.last_ns.max(r.issue_ns);
+        let second = ((r.issue_ns.saturating_sub(first)) / 1_000_000_000) as usize;
+        if f.iops_per_second.len() <= second {
+            f.iops_per_second.resize(second + 1, 0);
+        }
+        f.iops_per_second[second] += 1;
+        match r.op {
+            Op::Read => f.reads += 1,
+            Op::Write => f.writes += 1,
+            Op::Flush => f.flushes += 1,
+            Op::Discard => f.discards += 1,
+            Op::Other => {}
+        }
+        if matches!(r.op, Op::Read | Op::Write) {
+            self.data(r);
+        }
+        self.queue(r);
+        if r.latency_us != NO_LATENCY {
+            self.latency_sum_us += u128::from(r.latency_us);
+            self.hists.entry(r.op).or_default().record(u64::from(r.latency_us) * 1000);
+        }
+    }
+
+    fn data(&mut self, r: &Record) {
+        let f = &mut self.f;
+        if r.op == Op::Read {
+            f.bytes_read += u64::from(r.bytes);
+        } else {
+            f.bytes_written += u64::from(r.bytes);
+            if r.flags & FUA != 0 {
+                self.fua_writes += 1;
+            }
+        }
+        *f.size_histogram.entry(r.bytes).or_default() += 1;
+        let distance = self.prev_end.map(|end| r.offset().abs_diff(end));
+        if distance == Some(0) {
+            self.sequential += 1;
+        }
+        if let Some(d) = distance {
+            *f.distance_histogram.entry(d.next_power_of_two() * u64::from(d > 0)).or_default() += 1;
+        }
+        self.prev_end = Some(r.end());
+        let (first, last) = (r.offset() / BLOCK, r.end().saturating_sub(1) / BLOCK);
+        for block in first..=last.max(first) {
+            *self.blocks.entry(block).or_default() += 1;
+        }
+    }
+
+    /// In flight when `r` is issued: those issued before it that had not completed.
+    fn queue(&mut self, r: &Record) {
+        while self.in_flight.peek().is_some_and(|Reverse(done)| *done <= r.issue_ns) {
+            self.in_flight.pop();
+        }
+        if r.latency_us != NO_LATENCY {
+            self.in_flight.push(Reverse(r.issue_ns + u64::from(r.latency_us) * 1000));
+        }
+        self.f.max_queue_depth = self.f.max_queue_depth.max(self.in_flight.len() as u64);
+    }
+
+    pub fn finish(mut self) -> Fingerprint {
+        let f = &mut self.f;
+        let data = f.reads + f.writes;
+        f.read_fraction = ratio(f.reads, data);
+        f.read_bytes_fraction = ratio(f.bytes_read, f.bytes_read + f.bytes_written);
+        f.sequential_fraction = ratio(self.sequential, data.saturating_sub(1));
+        f.flush_fraction = ratio(f.flushes, f.requests);
+        f.fua_fraction = ratio(self.fua_writes, f.writes);
+        f.duration_s = self.first_ns.map_or(0.0, |a| (self.last_ns - a) as f64 / 1e9);
+        f.mean_iops = if f.duration_s > 0.0 { f.requests as f64 / f.duration_s } else { 0.0 };
+        f.peak_iops = f.iops_per_second.iter().copied().max().unwrap_or(0);
+        f.burstiness = spread(&f.iops_per_second);
+        f.mean_queue_depth =
+            if f.duration_s > 0.0 { self.latency_sum_us as f64 / 1e6 / f.duration_s } else { 0.0 };
+        f.footprint_bytes = self.blocks.len() as u64 * BLOCK;
+        f.hot_set_bytes = hot_sets(self.blocks.into_values().collect());
+        f.latency = self.hists.iter().map(|(op, h)| (op_name(*op).to_string(), latency(h))).collect();
+        self.f
+    }
+}
+
+/// The fingerprint of `records`.
+pub fn of(records: impl IntoIterator<Item = Record>) -> Fingerprint {
+    let mut b = Builder::default();
+    for r in records {
+        b.add(&r);
+    }
+    b.finish()
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 { 0.0 } else { a as f64 / b as f64 }
+}
+
+fn spread(per_second: &[u64]) -> f64 {
+    let n = per_second.len() as f64;
+    let mean = per_second.iter().sum::<u64>() as f64 / n.max(1.0);
+    if mean == 0.0 {
+        return 0.0;
+    }
+    let var = per_second.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / n;
+    var.sqrt() / mean
+}
+
+/// Bytes of the hottest blocks that take 50, 90 and 99 % of the accesses.
+fn hot_sets(mut counts: Vec<u32>) -> BTreeMap<String, u64> {
+    counts.sort_unstable_by(|a, b| b.cmp(a));
+    let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
+    let mut out = BTreeMap::new();
+    for pct in [50u64, 90, 99] {
+        let want = (total * pct).div_ceil(100);
+        let (mut sum, mut n) = (0u64, 0u64);
+        for &c in &counts {
+            if sum >= want {
+                break;
+            }
+            sum += u64::from(c);
+            n += 1;
+        }
+        out.insert(format!("p{pct}"), n * BLOCK);
+    }
+    out
+}
+
+fn latency(h: &LatencyHistogram) -> Latency {
+    let us = |ns: u64| ns as f64 / 1000.0;
+    Latency {
+        count: h.count(),
+        mean_us: h.mean_ns() / 1000.0,
+        p50_us: us(h.quantile_ns(0.5)),
+        p99_us: us(h.quantile_ns(0.99)),
+        max_us: us(h.quantile_ns(1.0)),
+    }
+}
+
+pub fn op_name(op: Op) -> &'static str {
+    match op {
+        Op::Read => "read",
+        Op::Write => "write",
+        Op::Flush => "flush",
+        Op::Discard => "discard",
+        Op::Other => "other",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(issue_ms: u64, kib_offset: u64, kib: u32, op: Op, latency_us: u32) -> Record {
+        Record {
+            issue_ns: issue_ms * 1_000_000,
+            sector: kib_offset * 2,
+            bytes: kib * 1024,
+            latency_us,
+            op,
+            flags: 0,
+            pid: 1,
+        }
+    }
+
+    #[test]
+    fn a_known_trace_has_its_known_fingerprint() {
+        // Second 0: three sequential 4 KiB reads, one 64 KiB write far away; second 1: a
+        // flush and a read of the first block again.
+        let f = of([
+            req(0, 0, 4, Op::Read, 100),
+            req(10, 4, 4, Op::Read, 100),
+            req(20, 8, 4, Op::Read, 100),
+            req(30, 1024, 64, Op::Write, 1000),
+            req(1000, 0, 0, Op::Flush, 500),
+            req(1500, 0, 4, Op::Read, 300),
+        ]);
+        assert_eq!((f.requests, f.reads, f.writes, f.flushes), (6, 4, 1, 1));
+        assert_eq!(f.read_fraction, 0.8);
+        assert_eq!((f.bytes_read, f.bytes_written), (16 << 10, 64 << 10));
+        assert_eq!(f.size_histogram, BTreeMap::from([(4096, 4), (65536, 1)]));
+        // 2 of the 4 steps between data requests continue the one before.
+        assert_eq!(f.sequential_fraction, 0.5);
+        assert_eq!(f.iops_per_second, [4, 2]);
+        assert_eq!((f.peak_iops, f.duration_s), (4, 1.5));
+        assert_eq!(f.mean_iops, 4.0);
+        // 19 blocks touched, 20 accesses: the first 4 KiB twice, the others once; half of the
+        // accesses are the first block's two and 8 more.
+        assert_eq!(f.footprint_bytes, 19 * 4096);
+        assert_eq!(f.hot_set_bytes["p50"], 9 * 4096);
+        assert_eq!(f.max_queue_depth, 1, "every request completed before the next");
+        assert_eq!(f.latency["read"].count, 4);
+        assert!((f.latency["write"].p99_us - 1000.0).abs() < 1.0);
+        assert!((f.flush_fraction - 1.0 / 6.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn requests_in_flight_are_counted_at_each_issue() {
+        let f =
+            of([req(0, 0, 4, Op::Read, 5000), req(1, 8, 4, Op::Read, 5000), req(2, 16, 4, Op::Read, 100)]);
+        assert_eq!(f.max_queue_depth, 3);
+    }
+}

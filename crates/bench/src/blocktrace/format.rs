@@ -1,0 +1,251 @@
+//! The trace file: a block device's requests, compact and versioned, written as they complete
+//! and read back in issue order.
+//!
+//! Layout: the magic `SBTRACE\0`, the version (u32 little-endian), the length of a JSON
+//! [`Header`] (u32), the header, then one [`RECORD_LEN`]-byte record per request in issue order:
+//! issue time (ns since the capture began, u64), first sector (512-byte units, u64), bytes
+//! (u32), latency from issue to completion (µs, u32; `u32::MAX` when the completion was not
+//! seen), the operation (u8), flags (u8: bit 0 FUA, bit 1 sync, bit 2 metadata), two bytes
+//! unused, and the issuing process id (u32; 0 where the kernel did not say).
+
+use serde::{Deserialize, Serialize};
+use std::io::{self, BufWriter, Read, Write};
+
+pub const MAGIC: &[u8; 8] = b"SBTRACE\0";
+pub const VERSION: u32 = 1;
+pub const RECORD_LEN: usize = 32;
+/// Latency of a request whose completion was not seen.
+pub const NO_LATENCY: u32 = u32::MAX;
+/// The longest header a reader takes.
+const HEADER_LIMIT: u32 = 1 << 20;
+
+/// What a request asked of the device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Op {
+    Read,
+    Write,
+    Flush,
+    Discard,
+    Other,
+}
+
+impl Op {
+    fn code(self) -> u8 {
+        self as u8
+    }
+
+    fn of(code: u8) -> Op {
+        match code {
+            0 => Op::Read,
+            1 => Op::Write,
+            2 => Op::Flush,
+            3 => Op::Discard,
+            _ => Op::Other,
+        }
+    }
+}
+
+pub const FUA: u8 = 1;
+pub const SYNC: u8 = 2;
+pub const META: u8 = 4;
+
+/// One request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    pub issue_ns: u64,
+    pub sector: u64,
+    pub bytes: u32,
+    pub latency_us: u32,
+    pub op: Op,
+    pub flags: u8,
+    pub pid: u32,
+}
+
+impl Record {
+    pub fn offset(&self) -> u64 {
+        self.sector * 512
+    }
+
+    pub fn end(&self) -> u64 {
+        self.offset() + u64::from(self.bytes)
+    }
+
+    fn encode(&self) -> [u8; RECORD_LEN] {
+        let mut b = [0u8; RECORD_LEN];
+        b[0..8].copy_from_slice(&self.issue_ns.to_le_bytes());
+        b[8..16].copy_from_slice(&self.sector.to_le_bytes());
+        b[16..20].copy_from_slice(&self.bytes.to_le_bytes());
+        b[20..24].copy_from_slice(&self.latency_us.to_le_bytes());
+        b[24] = self.op.code();
+        b[25] = self.flags;
+        b[28..32].copy_from_slice(&self.pid.to_le_bytes());
+        b
+    }
+
+    fn decode(b: &[u8; RECORD_LEN]) -> Record {
+        let u64_at = |i: usize| u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"));
+        let u32_at = |i: usize| u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"));
+        Record {
+            issue_ns: u64_at(0),
+            sector: u64_at(8),
+            bytes: u32_at(16),
+            latency_us: u32_at(20),
+            op: Op::of(b[24]),
+            flags: b[25],
+            pid: u32_at(28),
+        }
+    }
+}
+
+/// What the trace is of and how it was taken.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Header {
+    /// The device as named when captured (`/dev/loop3`) and its kernel name and number.
+    pub device: String,
+    pub kernel_name: String,
+    pub major_minor: String,
+    /// Its size, bytes.
+    pub size_bytes: u64,
+    /// When the capture began (RFC 3339).
+    pub started_at: String,
+    /// How the requests were recorded.
+    pub method: String,
+}
+
+/// Writes a trace: the header, then records.
+pub struct TraceWriter<W: Write> {
+    out: BufWriter<W>,
+    pub records: u64,
+}
+
+impl<W: Write> TraceWriter<W> {
+    pub fn new(out: W, header: &Header) -> io::Result<TraceWriter<W>> {
+        let mut out = BufWriter::with_capacity(1 << 20, out);
+        let json = serde_json::to_vec(header).map_err(io::Error::other)?;
+        out.write_all(MAGIC)?;
+        out.write_all(&VERSION.to_le_bytes())?;
+        out.write_all(&(json.len() as u32).to_le_bytes())?;
+        out.write_all(&json)?;
+        Ok(TraceWriter { out, records: 0 })
+    }
+
+    pub fn write(&mut self, r: &Record) -> io::Result<()> {
+        self.records += 1;
+        self.out.write_all(&r.encode())
+    }
+
+    /// Flushes what is buffered and hands back the writer.
+    pub fn finish(self) -> io::Result<W> {
+        self.out.into_inner().map_err(|e| e.into_error())
+    }
+}
+
+/// Why a trace cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TraceError {
+    #[error("not a storbench trace (it does not begin with SBTRACE)")]
+    NotATrace,
+    #[error("a trace of version {0}, which this storbench does not read (it reads version {VERSION})")]
+    Version(u32),
+    #[error("its header is damaged: {0}")]
+    Header(String),
+    #[error("it ends inside a record (after {0} whole ones): the capture was cut short")]
+    Truncated(u64),
+    #[error("{0}")]
+    Io(#[from] io::Error),
+}
+
+/// Reads a trace: its header, then its records one by one.
+pub struct TraceReader<R: Read> {
+    input: R,
+    pub header: Header,
+    read: u64,
+}
+
+impl<R: Read> TraceReader<R> {
+    pub fn new(mut input: R) -> Result<TraceReader<R>, TraceError> {
+        let mut magic = [0u8; 8];
+        input.read_exact(&mut magic).map_err(|_| TraceError::NotATrace)?;
+        if &magic != MAGIC {
+            return Err(TraceError::NotATrace);
+        }
+        let mut word = [0u8; 4];
+        input.read_exact(&mut word)?;
+        let version = u32::from_le_bytes(word);
+        if version != VERSION {
+            return Err(TraceError::Version(version));
+        }
+        input.read_exact(&mut word)?;
+        let len = u32::from_le_bytes(word);
+        if len > HEADER_LIMIT {
+            return Err(TraceError::Header(format!("{len} bytes long")));
+        }
+        let mut json = vec![0u8; len as usize];
+        input.read_exact(&mut json).map_err(|e| TraceError::Header(e.to_string()))?;
+        let header = serde_json::from_slice(&json).map_err(|e| TraceError::Header(e.to_string()))?;
+        Ok(TraceReader { input, header, read: 0 })
+    }
+
+    /// The next record; None at the end.
+    pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        let mut b = [0u8; RECORD_LEN];
+        let mut got = 0;
+        while got < RECORD_LEN {
+            match self.input.read(&mut b[got..]) {
+                Ok(0) if got == 0 => return Ok(None),
+                Ok(0) => return Err(TraceError::Truncated(self.read)),
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        self.read += 1;
+        Ok(Some(Record::decode(&b)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_read_back_as_written_after_their_header() {
+        let header = Header { device: "/dev/loop3".into(), size_bytes: 1 << 30, ..Header::default() };
+        let records = [
+            Record {
+                issue_ns: 5,
+                sector: 8,
+                bytes: 4096,
+                latency_us: 120,
+                op: Op::Read,
+                flags: SYNC,
+                pid: 77,
+            },
+            Record {
+                issue_ns: 9,
+                sector: 0,
+                bytes: 0,
+                latency_us: NO_LATENCY,
+                op: Op::Flush,
+                flags: FUA,
+                pid: 0,
+            },
+        ];
+        let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+        for r in &records {
+            w.write(r).unwrap();
+        }
+        let bytes = w.finish().unwrap();
+        let mut r = TraceReader::new(bytes.as_slice()).unwrap();
+        assert_eq!(r.header, header);
+        assert_eq!(r.next_record().unwrap(), Some(records[0]));
+        assert_eq!(r.next_record().unwrap(), Some(records[1]));
+        assert_eq!(r.next_record().unwrap(), None);
+        // Cut inside the last record: said, never read as a shorter one.
+        let mut r = TraceReader::new(&bytes[..bytes.len() - 3]).unwrap();
+        r.next_record().unwrap();
+        assert!(matches!(r.next_record(), Err(TraceError::Truncated(1))));
+        assert!(matches!(TraceReader::new(&b"not a trace at all"[..]), Err(TraceError::NotATrace)));
+    }
+}

@@ -1,0 +1,7 @@
+//! Block-layer capture and what a capture says: a device's requests recorded from the
+//! kernel's tracepoints (`capture`) into a compact, versioned trace file (`format`), and the
+//! numbers a person and a model need from it (`fingerprint`).
+
+pub mod capture;
+pub mod fingerprint;
+pub mod format;
