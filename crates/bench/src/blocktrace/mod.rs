@@ -3,5 +3,7 @@
 //! numbers a person and a model need from it (`fingerprint`).
 
 pub mod capture;
+pub mod fidelity;
 pub mod fingerprint;
 pub mod format;
+pub mod replay;

@@ -38,3 +38,56 @@ pub struct FingerprintArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+#[derive(Args, Debug, Clone)]
+pub struct ReplayTraceArgs {
+    /// A trace `storbench capture` wrote.
+    #[arg(value_name = "TRACE")]
+    pub trace: PathBuf,
+
+    /// Where to replay: a block device (with --allow-device; never the captured device unless
+    /// --force), or a file storbench creates and fills at the captured device's size (or
+    /// --footprint), or reuses.
+    #[arg(long, value_name = "PATH", value_parser = crate::units::place)]
+    pub target: PathBuf,
+
+    /// Allow a block device as the target: the replay's writes overwrite what is on it.
+    #[arg(long)]
+    pub allow_device: bool,
+
+    /// Write to a target storbench would otherwise refuse: a device holding a filesystem, a
+    /// file storbench did not create, the captured device itself.
+    #[arg(long)]
+    pub force: bool,
+
+    /// As recorded, this many times as fast (2 = twice the rate, 0.5 = half). Default: 1.
+    #[arg(long, value_name = "X", conflicts_with = "fast")]
+    pub speed: Option<f64>,
+
+    /// As fast as the target takes them, at the recorded queue depth (or --iodepth), instead
+    /// of at the recorded times.
+    #[arg(long)]
+    pub fast: bool,
+
+    /// With --fast: requests in flight. Default: the most the trace had in flight.
+    #[arg(long, value_name = "N", requires = "fast", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub iodepth: Option<u32>,
+
+    /// Fold the offsets into this many bytes (a tenth of the data, a target smaller than the
+    /// captured device): an offset past it wraps around. Default: the target's size.
+    #[arg(long, value_name = "SIZE")]
+    pub footprint: Option<crate::units::ByteSize>,
+
+    /// Through the page cache instead of O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+
+    /// Capture the replay itself into this new trace (the target must be a block device) and
+    /// compare its fingerprint with the original's, figure by figure, with a pass or fail.
+    #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
+    pub check: Option<PathBuf>,
+
+    /// Print the replay's figures (and the check) as JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}

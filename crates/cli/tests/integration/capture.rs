@@ -6,6 +6,23 @@ use crate::device::Loop;
 use crate::support::{disk_tempdir, json, refused, storbench};
 use storbench_bench::testing::skip;
 
+/// `storbench capture --json` of `device` for `seconds` into `trace`, once it is recording.
+fn start_capture(device: &str, trace: &std::path::Path, seconds: &str) -> std::process::Child {
+    let capture = std::process::Command::new(storbench().get_program())
+        .args(["capture", "--device", device, "--duration", seconds, "--json", "--out"])
+        .arg(trace)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    storbench_bench::testing::wait_until("the capture to start", std::time::Duration::from_secs(10), || {
+        trace.exists()
+    });
+    // The file is made just before the tracing instance is set up.
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    capture
+}
+
 #[test]
 fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_were() {
     let dir = disk_tempdir();
@@ -15,17 +32,7 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
         return skip("no loop device could be attached (losetup failed)", "run the tests as root");
     };
     let trace = dir.path().join("run.sbtrace");
-    let capture = std::process::Command::new(storbench().get_program())
-        .args(["capture", "--device", &dev.0, "--duration", "4", "--json", "--out"])
-        .arg(&trace)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    storbench_bench::testing::wait_until("the capture to start", std::time::Duration::from_secs(10), || {
-        trace.exists()
-    });
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    let capture = start_capture(&dev.0, &trace, "4");
     let ran = storbench()
         .args([
             "io",
@@ -91,4 +98,63 @@ fn a_capture_of_what_is_not_a_device_or_an_unreadable_trace_is_refused() {
     std::fs::write(&file, "x").unwrap();
     refused(storbench().args(["capture", "--device"]).arg(&file), "not a block device");
     refused(storbench().arg("fingerprint").arg(&file), "not a storbench trace");
+}
+
+#[test]
+fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
+    let dir = disk_tempdir();
+    let images: Vec<_> = ["a.img", "b.img"].iter().map(|n| dir.path().join(n)).collect();
+    for image in &images {
+        std::fs::File::create(image).unwrap().set_len(64 << 20).unwrap();
+    }
+    let (Some(a), Some(b)) = (Loop::attach(&images[0]), Loop::attach(&images[1])) else {
+        return skip("no loop devices could be attached (losetup failed)", "run the tests as root");
+    };
+    let trace = dir.path().join("a.sbtrace");
+    let capture = start_capture(&a.0, &trace, "3");
+    storbench()
+        .args([
+            "io",
+            "--target",
+            &a.0,
+            "--allow-device",
+            "--rw",
+            "randrw",
+            "--rwmix-read",
+            "60",
+            "--bs",
+            "4k",
+        ])
+        .args(["--rate-iops", "2000", "--runtime", "1.5", "--ramp", "0", "--power", "none", "--output-dir"])
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    assert!(capture.wait_with_output().unwrap().status.success());
+
+    // Never over the captured device unless told.
+    let refused = storbench()
+        .args(["replay-trace"])
+        .arg(&trace)
+        .args(["--target", &a.0, "--allow-device"])
+        .assert()
+        .code(2);
+    assert!(crate::support::stderr_text(&refused).contains("captured from"));
+
+    let check = dir.path().join("b.sbtrace");
+    let ran = storbench()
+        .arg("replay-trace")
+        .arg(&trace)
+        .args(["--target", &b.0, "--allow-device", "--json", "--check"])
+        .arg(&check)
+        .assert()
+        .success();
+    let out = json(&ran.get_output().stdout);
+    let figures = out["check"]["figures"].as_array().unwrap();
+    for f in figures {
+        assert_eq!(f["pass"], true, "{f}");
+    }
+    let count = figures.iter().find(|f| f["name"] == "reads and writes").unwrap();
+    assert!(count["original"].as_f64().unwrap() >= 2000.0, "{count}");
+    assert_eq!(count["distance"], 0.0, "every request replayed: {count}");
+    assert!(out["errors"].as_object().unwrap().is_empty(), "{out}");
 }

@@ -114,6 +114,16 @@ fn mapping(path: &Path) -> Result<Mapping> {
     Mapping::new(file).map_err(|e| anyhow::anyhow!("--mapping {}: {e}", path.display()))
 }
 
+/// `--speed` checked: above 0, at most [`MAX_SPEED`] (a request replay's and a trace's).
+pub fn speed_factor(speed: f64) -> Result<f64> {
+    if !(speed > 0.0 && speed <= MAX_SPEED) {
+        bail!(
+            "--speed {speed}: give a factor above 0 and at most {MAX_SPEED} (2 is twice as fast as recorded)"
+        );
+    }
+    Ok(speed)
+}
+
 /// The mode and the filters.
 fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
     let in_flight = a.in_flight.unwrap_or(replay::DEFAULT_IN_FLIGHT);
@@ -125,13 +135,7 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
         }
         (ModeArg::FireHose, None) => Mode::FireHose { in_flight },
         (ModeArg::TimeSync, speed) => {
-            let speed = speed.unwrap_or(ReplayArgs::SPEED);
-            if !(speed > 0.0 && speed <= MAX_SPEED) {
-                bail!(
-                    "--speed {speed}: give a factor above 0 and at most {MAX_SPEED} (2 is twice as fast as the log)"
-                );
-            }
-            Mode::TimeSync { speed, in_flight }
+            Mode::TimeSync { speed: speed_factor(speed.unwrap_or(ReplayArgs::SPEED))?, in_flight }
         }
     };
     let start = a.start.map_or(Duration::ZERO, |s| s.0);

@@ -1,0 +1,133 @@
+//! Whether a replay reproduced its trace: the replay captured and fingerprinted, figure by
+//! figure against the original, each with its distance, the limit it is held to and a pass.
+//! Requests, the read share and the size distribution must be within 2 (their counts as a
+//! relative difference, shares in percentage points, sizes as the share of requests whose size
+//! would have to change), the rate within 5 %; sequentiality is told beside them (within 5
+//! points). Flushes and discards are left out: a replay does not issue them.
+
+use super::fingerprint::Fingerprint;
+use serde::Serialize;
+
+/// One figure compared.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub name: &'static str,
+    pub original: f64,
+    pub replayed: f64,
+    /// How far apart: % of the original, or percentage points for shares.
+    pub distance: f64,
+    pub unit: &'static str,
+    pub limit: f64,
+    pub pass: bool,
+}
+
+/// Every figure, and whether all passed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub figures: Vec<Figure>,
+    pub pass: bool,
+}
+
+pub fn compare(original: &Fingerprint, replayed: &Fingerprint) -> Check {
+    let data = |f: &Fingerprint| (f.reads + f.writes) as f64;
+    let rate = |f: &Fingerprint| if f.duration_s > 0.0 { data(f) / f.duration_s } else { 0.0 };
+    let figures = vec![
+        relative("reads and writes", data(original), data(replayed), 2.0),
+        points("read share", original.read_fraction, replayed.read_fraction, 2.0),
+        Figure {
+            name: "sizes",
+            original: 0.0,
+            replayed: 0.0,
+            distance: size_distance(original, replayed) * 100.0,
+            unit: "% of requests",
+            limit: 2.0,
+            pass: size_distance(original, replayed) * 100.0 <= 2.0,
+        },
+        relative("rate (IOPS)", rate(original), rate(replayed), 5.0),
+        points("sequential share", original.sequential_fraction, replayed.sequential_fraction, 5.0),
+    ];
+    let pass = figures.iter().all(|f| f.pass);
+    Check { figures, pass }
+}
+
+fn relative(name: &'static str, original: f64, replayed: f64, limit: f64) -> Figure {
+    let distance = if original > 0.0 { (replayed - original).abs() / original * 100.0 } else { 0.0 };
+    Figure { name, original, replayed, distance, unit: "%", limit, pass: distance <= limit }
+}
+
+fn points(name: &'static str, original: f64, replayed: f64, limit: f64) -> Figure {
+    let distance = (replayed - original).abs() * 100.0;
+    Figure { name, original, replayed, distance, unit: "points", limit, pass: distance <= limit }
+}
+
+/// The total variation distance of the two size distributions (0: the same, 1: disjoint).
+fn size_distance(a: &Fingerprint, b: &Fingerprint) -> f64 {
+    let total = |f: &Fingerprint| f.size_histogram.values().sum::<u64>().max(1) as f64;
+    let (ta, tb) = (total(a), total(b));
+    let sizes: std::collections::BTreeSet<&u32> =
+        a.size_histogram.keys().chain(b.size_histogram.keys()).collect();
+    let share = |f: &Fingerprint, s: &u32, t: f64| f.size_histogram.get(s).copied().unwrap_or(0) as f64 / t;
+    sizes.iter().map(|s| (share(a, s, ta) - share(b, s, tb)).abs()).sum::<f64>() / 2.0
+}
+
+/// The check as a person reads it.
+pub fn table(c: &Check) -> String {
+    let mut out = String::from("fidelity of the replay (its own capture against the trace):\n");
+    for f in &c.figures {
+        let values = if f.name == "sizes" {
+            String::new()
+        } else {
+            format!("{:.3} -> {:.3}, ", f.original, f.replayed)
+        };
+        out.push_str(&format!(
+            "  {:<17} {values}{:.2} {} apart (limit {}): {}\n",
+            f.name,
+            f.distance,
+            f.unit,
+            f.limit,
+            if f.pass { "pass" } else { "FAIL" }
+        ));
+    }
+    out.push_str(if c.pass {
+        "the replay reproduced the trace\n"
+    } else {
+        "the replay did NOT reproduce the trace\n"
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn fp(reads: u64, writes: u64, sizes: &[(u32, u64)], secs: f64) -> Fingerprint {
+        Fingerprint {
+            reads,
+            writes,
+            read_fraction: reads as f64 / (reads + writes) as f64,
+            size_histogram: sizes.iter().copied().collect::<BTreeMap<_, _>>(),
+            duration_s: secs,
+            ..Fingerprint::default()
+        }
+    }
+
+    #[test]
+    fn a_faithful_replay_passes_and_each_kind_of_drift_fails_its_own_figure() {
+        let original = fp(700, 300, &[(4096, 900), (65536, 100)], 10.0);
+        let faithful = fp(705, 300, &[(4096, 905), (65536, 100)], 10.1);
+        assert!(compare(&original, &faithful).pass);
+        let failed = |r: &Fingerprint| -> Vec<&'static str> {
+            compare(&original, r).figures.into_iter().filter(|f| !f.pass).map(|f| f.name).collect()
+        };
+        assert_eq!(failed(&fp(700, 300, &[(4096, 900), (65536, 100)], 12.0)), ["rate (IOPS)"]);
+        assert_eq!(failed(&fp(650, 350, &[(4096, 900), (65536, 100)], 10.0)), ["read share"]);
+        assert_eq!(failed(&fp(700, 300, &[(4096, 800), (131072, 200)], 10.0)), ["sizes"]);
+        // 5 % of the requests changed size: 0.05 apart.
+        assert!(
+            (size_distance(&original, &fp(700, 300, &[(4096, 850), (8192, 50), (65536, 100)], 10.0)) - 0.05)
+                .abs()
+                < 1e-9
+        );
+    }
+}
