@@ -330,6 +330,15 @@ pub struct IoArgs {
     #[arg(long, value_name = "PATH", value_parser = crate::units::place)]
     pub target: Option<PathBuf>,
 
+    /// A job like a captured trace (`storbench capture`), for storage too small or too
+    /// different for the trace itself: each option not given here is taken from the trace's
+    /// fingerprint: --rw (sequential when most requests follow the one before), --rwmix-read,
+    /// --bs (the sizes of 99 % of its requests, weighted), --iodepth (its mean queue depth),
+    /// --rate-iops (its mean rate), --random-distribution (a hot spot where 90 % of accesses
+    /// fall), --size (its footprint) and --runtime (its length).
+    #[arg(long, value_name = "TRACE", value_parser = crate::units::place)]
+    pub like: Option<PathBuf>,
+
     /// Run a named set of jobs instead of one: `sqlio` runs the six SQLIO profiles of the
     /// SATA study (8k random read and write at depth 4 and 1, 64k sequential read and write at
     /// depth 4) and shows them in one table with "% of best".

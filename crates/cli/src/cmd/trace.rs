@@ -95,7 +95,7 @@ pub fn fingerprint(a: &FingerprintArgs) -> Result<Ending> {
 }
 
 /// The fingerprint of the trace at `path`, read as it streams from disk.
-fn read_fingerprint(path: &Path) -> Result<Fingerprint> {
+pub fn read_fingerprint(path: &Path) -> Result<Fingerprint> {
     read_trace(path).map(|(_, f)| f)
 }
 

@@ -6,6 +6,15 @@ use crate::device::Loop;
 use crate::support::{disk_tempdir, json, refused, storbench};
 use storbench_bench::testing::skip;
 
+/// Two blank 64 MiB loop devices over files in `dir`.
+fn two_loops(dir: &std::path::Path) -> Option<(Loop, Loop)> {
+    let images: Vec<_> = ["a.img", "b.img"].iter().map(|n| dir.join(n)).collect();
+    for image in &images {
+        std::fs::File::create(image).unwrap().set_len(64 << 20).unwrap();
+    }
+    Some((Loop::attach(&images[0])?, Loop::attach(&images[1])?))
+}
+
 /// `storbench capture --json` of `device` for `seconds` into `trace`, once it is recording.
 fn start_capture(device: &str, trace: &std::path::Path, seconds: &str) -> std::process::Child {
     let capture = std::process::Command::new(storbench().get_program())
@@ -103,11 +112,7 @@ fn a_capture_of_what_is_not_a_device_or_an_unreadable_trace_is_refused() {
 #[test]
 fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
     let dir = disk_tempdir();
-    let images: Vec<_> = ["a.img", "b.img"].iter().map(|n| dir.path().join(n)).collect();
-    for image in &images {
-        std::fs::File::create(image).unwrap().set_len(64 << 20).unwrap();
-    }
-    let (Some(a), Some(b)) = (Loop::attach(&images[0]), Loop::attach(&images[1])) else {
+    let Some((a, b)) = two_loops(dir.path()) else {
         return skip("no loop devices could be attached (losetup failed)", "run the tests as root");
     };
     let trace = dir.path().join("a.sbtrace");
@@ -157,4 +162,61 @@ fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
     assert!(count["original"].as_f64().unwrap() >= 2000.0, "{count}");
     assert_eq!(count["distance"], 0.0, "every request replayed: {count}");
     assert!(out["errors"].as_object().unwrap().is_empty(), "{out}");
+}
+
+#[test]
+fn an_io_job_like_a_trace_has_the_traces_fingerprint_within_ten_percent() {
+    let dir = disk_tempdir();
+    let Some((a, b)) = two_loops(dir.path()) else {
+        return skip("no loop devices could be attached (losetup failed)", "run the tests as root");
+    };
+    let io = |device: &str, job: &[&str]| {
+        storbench()
+            .args(["io", "--target", device, "--allow-device", "--ramp", "0", "--power", "none"])
+            .args(job)
+            .arg("--output-dir")
+            .arg(dir.path().join("results"))
+            .assert()
+            .success();
+    };
+    let (trace, like) = (dir.path().join("a.sbtrace"), dir.path().join("b.sbtrace"));
+    let capture = start_capture(&a.0, &trace, "3");
+    let job = [
+        "--rw",
+        "randrw",
+        "--rwmix-read",
+        "60",
+        "--bs",
+        "4k/70:64k/30",
+        "--iodepth",
+        "4",
+        "--rate-iops",
+        "1500",
+    ];
+    io(&a.0, &[&job[..], &["--runtime", "1.5"]].concat());
+    assert!(capture.wait_with_output().unwrap().status.success());
+    let capture = start_capture(&b.0, &like, "3");
+    io(&b.0, &["--like", trace.to_str().unwrap()]);
+    assert!(capture.wait_with_output().unwrap().status.success());
+
+    let fingerprint = |t: &std::path::Path| {
+        json(&storbench().arg("fingerprint").arg(t).arg("--json").assert().success().get_output().stdout)
+    };
+    let (original, made) = (fingerprint(&trace), fingerprint(&like));
+    let data = |f: &serde_json::Value| (f["reads"].as_u64().unwrap() + f["writes"].as_u64().unwrap()) as f64;
+    let rate = |f: &serde_json::Value| data(f) / f["duration_s"].as_f64().unwrap();
+    let share =
+        |f: &serde_json::Value, size: &str| f["size_histogram"][size].as_f64().unwrap_or(0.0) / data(f);
+    let within = |what: &str, x: f64, y: f64| {
+        assert!((x - y).abs() <= 0.10 * x.abs().max(1e-9), "{what}: {x} and {y}")
+    };
+    within("requests", data(&original), data(&made));
+    within("rate", rate(&original), rate(&made));
+    within(
+        "read share",
+        original["read_fraction"].as_f64().unwrap(),
+        made["read_fraction"].as_f64().unwrap(),
+    );
+    within("4 KiB share", share(&original, "4096"), share(&made, "4096"));
+    within("64 KiB share", share(&original, "65536"), share(&made, "65536"));
 }

@@ -3,6 +3,7 @@
 //! bundle's output.log (and on the terminal too with --verbose).
 
 pub mod entry;
+mod like;
 mod summary;
 pub mod table;
 pub mod validate;

@@ -30,6 +30,14 @@ pub struct Validated {
 }
 
 pub fn validate(args: &IoArgs) -> Result<Validated> {
+    let filled;
+    let args = match &args.like {
+        Some(trace) => {
+            filled = super::like::filled(args, trace)?;
+            &filled
+        }
+        None => args,
+    };
     let template = template_spec(args)?;
     let jobs = match args.profile.as_deref() {
         None => vec![Job { spec: template, title: None }],
