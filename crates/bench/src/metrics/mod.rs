@@ -9,5 +9,5 @@ mod hlog;
 mod recorder;
 
 pub use histogram::{HISTOGRAM_MAX_NS, LatencyHistogram};
-pub use hlog::{HlogWriter, histogram_from_text, histogram_text, read_hlog};
+pub use hlog::{EncodedLog, HlogWriter, histogram_from_text, histogram_text, read_hlog};
 pub use recorder::{DirectionCounters, ErrorTally, Recorder};
