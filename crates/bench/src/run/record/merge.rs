@@ -539,7 +539,75 @@ fn problems(v: &View<'_>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::renumbered;
+    use super::*;
+    use crate::metrics::histogram_text;
+
+    /// Shard `index` of `count` on `host`: three measured seconds, each of 100 reads at
+    /// `index` ms and the host's power read as `watts`.
+    fn shard(index: u32, count: u32, host: &str, watts: f64) -> Shard {
+        let mut summary = super::super::test_summary("io");
+        summary.host.hostname = host.into();
+        let info = storbench_report::ShardInfo { index, count, host: host.into(), from: "--shard".into(), ..Default::default() };
+        summary.shard = Some(info);
+        let start = Start { version: RECORD_VERSION, workload: "io".into(), epoch_ns: 1_000_000, summary, streams: vec![] };
+        let mut record = vec![Line::Start(Box::new(start))];
+        let mut hlog = String::new();
+        for n in 0..3u64 {
+            let mut h = LatencyHistogram::new();
+            (0..100).for_each(|_| h.record(u64::from(index) * 1_000_000));
+            hlog += &format!("Tag=read,{n}.000,1.000,0.000,{}\n", histogram_text(&h));
+            record.push(Line::Interval(IntervalLine {
+                stream: "io".into(),
+                index: n,
+                phase: Phase::Measure,
+                start_ns: n * 1_000_000_000,
+                end_ns: (n + 1) * 1_000_000_000,
+                counts: [("read.ios".to_string(), 100)].into(),
+                hists: vec!["read".into()],
+                tail: false,
+                cpu_user_ns: 0,
+                cpu_sys_ns: 0,
+                power_watts: Some(watts),
+                rebuild: vec![],
+            }));
+        }
+        let facts = Facts { measured_s: 3.0, complete: true, ..Facts::default() };
+        let end = End { ended_at: "then".into(), facts, detail: serde_json::json!({}), added_warnings: vec![], streams: BTreeMap::new() };
+        record.push(Line::End(end));
+        let text: String = record.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
+        let record = StoredRecord::from_text(&text, &hlog).unwrap();
+        Shard { name: identity(&record, "dir"), bundle: format!("b{index}"), record }
+    }
+
+    fn merged_record(shards: &[Shard]) -> (StoredRecord, ShardsFile) {
+        let m = merge(shards).unwrap();
+        (StoredRecord::from_text(&m.record, &m.hlog).unwrap(), m.shards)
+    }
+
+    #[test]
+    fn a_hosts_power_counts_once_however_many_of_its_shards_read_it() {
+        let shards = [shard(1, 3, "a", 100.0), shard(2, 3, "a", 110.0), shard(3, 3, "b", 50.0)];
+        let (record, _) = merged_record(&shards);
+        assert_eq!(record.intervals.len(), 3);
+        for i in &record.intervals {
+            assert_eq!(i.power_watts, Some(105.0 + 50.0), "host a's mean and host b's");
+            assert_eq!(i.counts["read.ios"], 300);
+        }
+    }
+
+    #[test]
+    fn shards_are_named_by_identity_and_a_missing_index_makes_the_merge_incomplete() {
+        let (record, file) = merged_record(&[shard(1, 3, "a", 1.0), shard(3, 3, "b", 1.0)]);
+        let names: Vec<&str> = file.shards.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["1/3 (a)", "3/3 (b)"]);
+        assert!(!file.complete);
+        assert_eq!(file.missing, ["shard 2/3: missing: no bundle of it was given"]);
+        assert!(!record.end().unwrap().facts.complete);
+        // The merged reads are the union's: 300 at 1 ms, 300 at 3 ms.
+        let all: crate::metrics::Recorder = record.merged("io", |_| true).unwrap();
+        let lat = all.read.latency.summary().unwrap();
+        assert_eq!((all.read.ios, lat.p50 / 1_000_000, lat.max / 1_000_000), (600, 1, 3));
+    }
 
     #[test]
     fn parts_are_numbered_on_after_the_earlier_shards_parts() {
