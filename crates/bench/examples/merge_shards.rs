@@ -7,7 +7,7 @@
 use std::path::Path;
 use storbench_bench::files::{self, input};
 use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
-use storbench_bench::run::record::{IntervalLine, Line, RECORD_FILE, HLOG_FILE};
+use storbench_bench::run::record::{HLOG_FILE, IntervalLine, Line, RECORD_FILE};
 use storbench_report::series::Phase;
 
 fn main() -> Result<(), String> {
@@ -17,9 +17,13 @@ fn main() -> Result<(), String> {
     };
     let number = |s: &str| s.parse::<u32>().map_err(|e| format!("{s}: {e}"));
     let (count, seconds) = (number(count)?, number(seconds)?);
-    let read = |name: &str| input::read_text(&Path::new(template).join(name), 1 << 30).map_err(|e| e.to_string());
+    let read =
+        |name: &str| input::read_text(&Path::new(template).join(name), 1 << 30).map_err(|e| e.to_string());
     let (record, series) = (read(RECORD_FILE)?, read("timeseries.csv")?);
-    let lines: Vec<Line> = record.lines().map(|l| serde_json::from_str(l).map_err(|e| e.to_string())).collect::<Result<_, _>>()?;
+    let lines: Vec<Line> = record
+        .lines()
+        .map(|l| serde_json::from_str(l).map_err(|e| e.to_string()))
+        .collect::<Result<_, _>>()?;
     let (Some(Line::Start(start)), Some(Line::End(end))) = (lines.first(), lines.last()) else {
         return Err("the template's record lacks its start or end".into());
     };
@@ -59,8 +63,10 @@ fn shard(
     let mut record = vec![serde_json::to_string(&Line::Start(Box::new(start.clone()))).expect("json")];
     let mut hlog = HlogWriter::new(Vec::new(), start.epoch_ns as f64 / 1e9).expect("memory");
     for n in 0..seconds {
-        let (read, service, lag) = (rng.latencies(2000, 60_000), rng.latencies(2000, 40_000), rng.latencies(50, 1_000));
-        let hists = [("read", &read), ("read.service", &service), ("write", &LatencyHistogram::new()), ("lag", &lag)];
+        let (read, service, lag) =
+            (rng.latencies(2000, 60_000), rng.latencies(2000, 40_000), rng.latencies(50, 1_000));
+        let hists =
+            [("read", &read), ("read.service", &service), ("write", &LatencyHistogram::new()), ("lag", &lag)];
         for (tag, h) in hists {
             hlog.write(tag, f64::from(n), 1.0, h).expect("memory");
         }
@@ -70,7 +76,8 @@ fn shard(
             phase: Phase::Measure,
             start_ns: u64::from(n) * 1_000_000_000,
             end_ns: u64::from(n + 1) * 1_000_000_000,
-            counts: [("read.ios".to_string(), read.count()), ("read.bytes".to_string(), read.count() * 4096)].into(),
+            counts: [("read.ios".to_string(), read.count()), ("read.bytes".to_string(), read.count() * 4096)]
+                .into(),
             hists: hists.iter().map(|(t, _)| t.to_string()).collect(),
             tail: false,
             cpu_user_ns: u64::from(n) * 50_000_000,
@@ -84,7 +91,11 @@ fn shard(
     end.facts.measured_s = f64::from(seconds);
     record.push(serde_json::to_string(&Line::End(end)).expect("json"));
     let hlog = String::from_utf8(hlog.into_inner()).expect("text");
-    vec![(RECORD_FILE, record.join("\n") + "\n"), (HLOG_FILE, hlog), ("timeseries.csv", rows(series, seconds))]
+    vec![
+        (RECORD_FILE, record.join("\n") + "\n"),
+        (HLOG_FILE, hlog),
+        ("timeseries.csv", rows(series, seconds)),
+    ]
 }
 
 /// The template's series: its header, and its first row for every second.
@@ -115,7 +126,7 @@ impl Rng {
         let mut h = LatencyHistogram::new();
         for _ in 0..n {
             let spread = (self.next() % 1000) as f64 / 1000.0;
-            let tail = if self.next() % 50 == 0 { 40.0 } else { 1.0 };
+            let tail = if self.next().is_multiple_of(50) { 40.0 } else { 1.0 };
             h.record((typical_ns as f64 * (0.5 + 2.0 * spread * spread) * tail) as u64);
         }
         h

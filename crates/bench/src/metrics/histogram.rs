@@ -99,29 +99,62 @@ impl LatencyHistogram {
         let inner: Histogram<u64> = d.deserialize(&mut &bytes[..]).map_err(|e| format!("{e:?}"))?;
         Ok(LatencyHistogram { inner })
     }
+}
 
-    /// Adds the histogram `bytes` encodes (`encode`'s output) exactly, touching only its
-    /// non-zero buckets: no full-size histogram is made for it (decoding one allocates and
-    /// scans every bucket of the range, ~300 KB, where an interval holds a few hundred).
-    /// `scratch` keeps the inflated counts' buffer between calls.
-    pub fn add_encoded(&mut self, bytes: &[u8], scratch: &mut Vec<u8>) -> Result<(), String> {
-        let payload = match sparse::counts(bytes, scratch)? {
-            Some(payload) => payload,
-            // Another layout than ours (written by another tool): the crate's own way.
-            None => {
-                self.merge(&Self::decode(bytes)?);
-                return Ok(());
-            }
+/// A sum of histograms kept as bucket counts: each histogram is added from its encoding
+/// (`encode`'s output) exactly, one addition a non-zero bucket, without a full-size histogram
+/// for it (decoding one allocates and scans every bucket of the range, ~250 KB, where an
+/// interval's holds a few hundred); the sum is made a histogram once, at the end.
+pub struct BucketSum {
+    counts: Vec<u64>,
+    /// Histograms of another layout than ours (written by another tool), decoded.
+    other: Option<LatencyHistogram>,
+}
+
+impl Default for BucketSum {
+    fn default() -> Self {
+        BucketSum { counts: vec![0; LatencyHistogram::new().inner.distinct_values()], other: None }
+    }
+}
+
+impl BucketSum {
+    /// Adds the histogram `bytes` encodes; `scratch` keeps the inflater between calls.
+    pub fn add_encoded(&mut self, bytes: &[u8], scratch: &mut Inflater) -> Result<(), String> {
+        let Some(payload) = sparse::counts(bytes, scratch)? else {
+            let h = LatencyHistogram::decode(bytes)?;
+            self.other.get_or_insert_with(LatencyHistogram::new).merge(&h);
+            return Ok(());
         };
-        let len = self.inner.distinct_values();
         for (index, count) in sparse::non_zero(payload) {
             let index = index?;
-            if index >= len {
+            let Some(sum) = self.counts.get_mut(index) else {
                 return Err(format!("the histogram holds a count at bucket {index}, beyond its range"));
-            }
-            self.inner.record_n(sparse::value_of(index), count).map_err(|e| format!("{e:?}"))?;
+            };
+            *sum = sum.saturating_add(count);
         }
         Ok(())
+    }
+
+    /// The histogram of everything added.
+    pub fn histogram(&self) -> LatencyHistogram {
+        let mut h = self.other.clone().unwrap_or_default();
+        for (index, &count) in self.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            h.inner.saturating_record_n(sparse::value_of(index), count);
+        }
+        h
+    }
+}
+
+/// What decoding histograms one after another reuses: the inflater's state (tens of KB,
+/// zeroed when made) and its output buffer.
+pub struct Inflater {
+    out: Vec<u8>,
+    zlib: flate2::Decompress,
+}
+
+impl Default for Inflater {
+    fn default() -> Self {
+        Inflater { out: Vec::new(), zlib: flate2::Decompress::new(true) }
     }
 }
 
@@ -129,7 +162,7 @@ impl LatencyHistogram {
 /// value 1, 3 significant digits: 2048 sub-buckets, the lower half of each bucket after the
 /// first unused).
 mod sparse {
-    use std::io::Read;
+    use super::Inflater;
 
     const V2: u32 = 0x1c84_9313;
     const V2_COMPRESSED: u32 = 0x1c84_9314;
@@ -146,16 +179,15 @@ mod sparse {
 
     /// The run-length counts of `bytes` (inflated into `scratch` where compressed), or None
     /// where the histogram's layout is not this module's.
-    pub fn counts<'a>(bytes: &'a [u8], scratch: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>, String> {
+    pub fn counts<'a>(bytes: &'a [u8], scratch: &'a mut Inflater) -> Result<Option<&'a [u8]>, String> {
         let short = || "the histogram is cut short".to_string();
         let plain = match u32_at(bytes, 0).ok_or_else(short)? {
             V2 => bytes,
             V2_COMPRESSED => {
                 let len = u32_at(bytes, 4).ok_or_else(short)? as usize;
                 let deflated = bytes.get(8..8 + len).ok_or_else(short)?;
-                scratch.clear();
-                flate2::read::ZlibDecoder::new(deflated).read_to_end(scratch).map_err(|e| e.to_string())?;
-                scratch
+                inflate(deflated, scratch)?;
+                &scratch.out
             }
             other => return Err(format!("not an HdrHistogram V2 encoding (cookie {other:#x})")),
         };
@@ -167,7 +199,28 @@ mod sparse {
             && u32_at(plain, 12) == Some(3)
             && u64_at(plain, 16) == Some(1)
             && u64_at(plain, 32) == Some(1f64.to_bits());
-        Ok(ours.then(|| plain.get(HEADER..HEADER + len).ok_or_else(short)).transpose()?)
+        ours.then(|| plain.get(HEADER..HEADER + len).ok_or_else(short)).transpose()
+    }
+
+    /// `deflated` inflated into `scratch.out`.
+    fn inflate(deflated: &[u8], scratch: &mut Inflater) -> Result<(), String> {
+        let Inflater { out, zlib } = scratch;
+        zlib.reset(true);
+        out.clear();
+        loop {
+            out.reserve(out.len().max(4096));
+            let read = zlib.total_in() as usize;
+            let status = zlib
+                .decompress_vec(&deflated[read..], out, flate2::FlushDecompress::Finish)
+                .map_err(|e| e.to_string())?;
+            match status {
+                flate2::Status::StreamEnd => return Ok(()),
+                _ if zlib.total_in() as usize == deflated.len() && out.len() < out.capacity() => {
+                    return Err("the histogram's compressed counts are cut short".into());
+                }
+                _ => {}
+            }
+        }
     }
 
     /// The (bucket index, count) of each non-zero bucket in `payload`: zigzag LEB128 numbers, a
@@ -286,7 +339,8 @@ mod tests {
             rng ^= rng << 17;
             rng
         };
-        let (mut sparse, mut full, mut scratch) = (LatencyHistogram::new(), LatencyHistogram::new(), Vec::new());
+        let (mut sparse, mut full, mut scratch) =
+            (BucketSum::default(), LatencyHistogram::new(), Inflater::default());
         for round in 0..20 {
             let mut h = LatencyHistogram::new();
             // Every magnitude from 1 ns to the maximum, some values many times.
@@ -297,12 +351,14 @@ mod tests {
             h.record(HISTOGRAM_MAX_NS * (round % 2));
             sparse.add_encoded(&h.encode(), &mut scratch).unwrap();
             full.merge(&LatencyHistogram::decode(&h.encode()).unwrap());
-            assert_eq!(sparse.count(), full.count());
         }
+        let sparse = sparse.histogram();
         assert_eq!(sparse.summary(), full.summary());
-        let all = |h: &LatencyHistogram| h.inner.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect::<Vec<_>>();
+        let all = |h: &LatencyHistogram| {
+            h.inner.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect::<Vec<_>>()
+        };
         assert_eq!(all(&sparse), all(&full), "bucket for bucket");
-        assert!(sparse.add_encoded(&h_cut(), &mut scratch).is_err());
+        assert!(BucketSum::default().add_encoded(&h_cut(), &mut scratch).is_err());
     }
 
     /// An encoding cut in the middle.

@@ -102,7 +102,8 @@ fn start_in(ahead: u64) -> String {
 fn measured_reads(results: &Path) -> Vec<u64> {
     let bundles = std::fs::read_dir(results).into_iter().flatten().flatten();
     let text = bundles.filter_map(|b| std::fs::read_to_string(b.path().join("record.jsonl")).ok()).next();
-    let lines = text.unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>();
+    let lines =
+        text.unwrap_or_default().lines().filter_map(|l| serde_json::from_str(l).ok()).collect::<Vec<_>>();
     lines
         .iter()
         .map(|l: &serde_json::Value| &l["interval"])

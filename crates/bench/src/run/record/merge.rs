@@ -22,7 +22,7 @@
 //! shard's; its facts' CPU time is the shards' over the window, summed.
 
 use super::{End, Facts, IntervalLine, Line, RECORD_VERSION, RecordError, Start, StoredRecord};
-use crate::metrics::{HlogWriter, LatencyHistogram};
+use crate::metrics::{BucketSum, HlogWriter, LatencyHistogram};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use storbench_report::series::Phase;
@@ -166,16 +166,24 @@ fn streams(shards: &[Shard]) -> Vec<String> {
 #[derive(Default)]
 struct Sum {
     counts: BTreeMap<String, u64>,
+    buckets: Vec<(String, BucketSum)>,
+    /// The sums made histograms (`close`).
     hists: Vec<(String, LatencyHistogram)>,
     starts: Vec<i128>,
     ends: Vec<i128>,
     /// The power readings by host: shards on one host read its one meter.
     power: BTreeMap<String, Vec<f64>>,
-    scratch: Vec<u8>,
+    scratch: crate::metrics::Inflater,
 }
 
 impl Sum {
-    fn add(&mut self, view: &View<'_>, i: &IntervalLine, hists: Range<usize>, parts: u64) -> Result<(), RecordError> {
+    fn add(
+        &mut self,
+        view: &View<'_>,
+        i: &IntervalLine,
+        hists: Range<usize>,
+        parts: u64,
+    ) -> Result<(), RecordError> {
         let own = i.stream == view.shard.record.start.workload;
         let name = |k: &str| if own { renumbered(k, parts) } else { k.to_string() };
         for (k, n) in &i.counts {
@@ -184,14 +192,14 @@ impl Sum {
         let log = view.shard.record.hlog();
         for (k, tag) in hists.zip(&i.hists) {
             let tag = name(tag);
-            let at = match self.hists.iter().position(|(t, _)| *t == tag) {
+            let at = match self.buckets.iter().position(|(t, _)| *t == tag) {
                 Some(at) => at,
                 None => {
-                    self.hists.push((tag, LatencyHistogram::new()));
-                    self.hists.len() - 1
+                    self.buckets.push((tag, BucketSum::default()));
+                    self.buckets.len() - 1
                 }
             };
-            log.add_to(k, &mut self.hists[at].1, &mut self.scratch)
+            log.add_to(k, &mut self.buckets[at].1, &mut self.scratch)
                 .map_err(|why| RecordError::Read(format!("{}: latency.hlog: {why}", view.shard.bundle)))?;
         }
         self.starts.push(view.wall(i.start_ns));
@@ -201,6 +209,12 @@ impl Sum {
             self.power.entry(host.clone()).or_default().push(w);
         }
         Ok(())
+    }
+
+    /// The sums made histograms.
+    fn close(&mut self) {
+        let made = std::mem::take(&mut self.buckets).into_iter().map(|(tag, b)| (tag, b.histogram()));
+        self.hists.extend(made);
     }
 
     /// The power over the slot: each host's once (its shards' mean reading), summed.
@@ -288,18 +302,39 @@ impl Writer {
                 }
             }
         }
-        for ((_, s), members) in slots {
-            let mut sum = Sum::default();
-            for (n, at) in members {
-                let (v, (i, hists)) = (views[n], views[n].lines[at].clone());
-                sum.add(v, i, hists, self.parts_before[n])?;
-                if s == 0 {
-                    self.count_in(n, i);
+        let slots: Vec<_> = slots.into_iter().collect();
+        // A few slots at once, one a core: their shards' histograms are added in parallel,
+        // then the slots are written in order.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        for batch in slots.chunks(cores) {
+            let sums = std::thread::scope(|scope| {
+                let this = &*self;
+                let sum = move |members: &[(usize, usize)]| this.sum(views, members);
+                let others: Vec<_> = batch[1..].iter().map(|(_, m)| scope.spawn(move || sum(m))).collect();
+                let first = sum(&batch[0].1);
+                std::iter::once(first)
+                    .chain(others.into_iter().map(|h| h.join().expect("a slot's sum")))
+                    .collect::<Vec<_>>()
+            });
+            for (((_, s), members), sum) in batch.iter().zip(sums) {
+                if *s == 0 {
+                    members.iter().for_each(|&(n, at)| self.count_in(n, views[n].lines[at].0));
                 }
+                self.write(&streams[*s], sum?, false)?;
             }
-            self.write(&streams[s], sum, false)?;
         }
         Ok(())
+    }
+
+    /// The lines `members` (shard, line) of one slot and stream, added up.
+    fn sum(&self, views: &[&View<'_>], members: &[(usize, usize)]) -> Result<Sum, RecordError> {
+        let mut sum = Sum::default();
+        for &(n, at) in members {
+            let (i, hists) = views[n].lines[at].clone();
+            sum.add(views[n], i, hists, self.parts_before[n])?;
+        }
+        sum.close();
+        Ok(sum)
     }
 
     /// A shard's workload interval `i` counted in the window.
@@ -312,7 +347,13 @@ impl Writer {
     }
 
     /// The tails of the shards whose last measured interval is the window's last.
-    fn tails(&mut self, views: &[&View<'_>], clock: Clock, hi: i64, streams: &[String]) -> Result<(), RecordError> {
+    fn tails(
+        &mut self,
+        views: &[&View<'_>],
+        clock: Clock,
+        hi: i64,
+        streams: &[String],
+    ) -> Result<(), RecordError> {
         let end = self.lines.last().map_or(0, |l| l.end_ns);
         for stream in streams {
             let mut sum = Sum::default();
@@ -333,7 +374,8 @@ impl Writer {
         Ok(())
     }
 
-    fn write(&mut self, stream: &str, sum: Sum, tail: bool) -> Result<(), RecordError> {
+    fn write(&mut self, stream: &str, mut sum: Sum, tail: bool) -> Result<(), RecordError> {
+        sum.close();
         let ns = |t: i128| u64::try_from(t - self.epoch_ns).unwrap_or(0);
         let (start_ns, end_ns) = (ns(mean(&sum.starts)), ns(mean(&sum.ends)));
         let power_watts = sum.power();
@@ -547,9 +589,21 @@ mod tests {
     fn shard(index: u32, count: u32, host: &str, watts: f64) -> Shard {
         let mut summary = super::super::test_summary("io");
         summary.host.hostname = host.into();
-        let info = storbench_report::ShardInfo { index, count, host: host.into(), from: "--shard".into(), ..Default::default() };
+        let info = storbench_report::ShardInfo {
+            index,
+            count,
+            host: host.into(),
+            from: "--shard".into(),
+            ..Default::default()
+        };
         summary.shard = Some(info);
-        let start = Start { version: RECORD_VERSION, workload: "io".into(), epoch_ns: 1_000_000, summary, streams: vec![] };
+        let start = Start {
+            version: RECORD_VERSION,
+            workload: "io".into(),
+            epoch_ns: 1_000_000,
+            summary,
+            streams: vec![],
+        };
         let mut record = vec![Line::Start(Box::new(start))];
         let mut hlog = String::new();
         for n in 0..3u64 {
@@ -572,8 +626,7 @@ mod tests {
             }));
         }
         let facts = Facts { measured_s: 3.0, complete: true, ..Facts::default() };
-        let end = End { ended_at: "then".into(), facts, detail: serde_json::json!({}), added_warnings: vec![], streams: BTreeMap::new() };
-        record.push(Line::End(end));
+        record.push(Line::End(super::super::test_end(facts)));
         let text: String = record.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
         let record = StoredRecord::from_text(&text, &hlog).unwrap();
         Shard { name: identity(&record, "dir"), bundle: format!("b{index}"), record }

@@ -476,7 +476,11 @@ impl StoredRecord {
             let hists = (first..at)
                 .zip(&i.hists)
                 .map(|(k, tag)| {
-                    let h = self.hlog.decode(k).map_err(|why| RecordError::Bad { file: HLOG_FILE, line: 0, why })?;
+                    let h = self.hlog.decode(k).map_err(|why| RecordError::Bad {
+                        file: HLOG_FILE,
+                        line: 0,
+                        why,
+                    })?;
                     let tag = tag.strip_prefix(&own).map_or(tag.clone(), str::to_string);
                     Ok((tag, std::borrow::Cow::Owned(h)))
                 })
@@ -583,6 +587,18 @@ impl StoredRecord {
         })?;
         let all = self.merged(stream, |_| true)?;
         Ok(facts.outcome(totals, all, detail))
+    }
+}
+
+/// The end of a run with `facts` and no findings of its own: for tests that write a record.
+#[cfg(test)]
+pub(crate) fn test_end(facts: Facts) -> End {
+    End {
+        ended_at: "then".into(),
+        facts,
+        detail: serde_json::json!({}),
+        added_warnings: vec![],
+        streams: BTreeMap::new(),
     }
 }
 

@@ -83,7 +83,10 @@ fn a_log_that_does_not_match_the_record_is_refused_naming_the_interval() {
     let mut lines: Vec<&str> = hlog.lines().collect();
     let first = lines.iter().position(|l| l.starts_with("Tag=")).unwrap();
     lines.swap(first, first + 1);
-    let err = StoredRecord::from_text(&record, &lines.join("\n")).unwrap().merged::<Recorder>("io", |_| true).unwrap_err();
+    let err = StoredRecord::from_text(&record, &lines.join("\n"))
+        .unwrap()
+        .merged::<Recorder>("io", |_| true)
+        .unwrap_err();
     assert!(err.to_string().contains("interval 0 of the record names the histogram read"), "{err}");
 }
 
@@ -100,14 +103,7 @@ fn a_window_takes_the_whole_measured_intervals_inside_it_and_their_seconds() {
     let intervals: Vec<Vec<u64>> = (1..=6).map(|n| vec![MS; n * 10]).collect();
     let (mut record, hists) = bundle_of(&intervals);
     let facts = Facts { warmup_s: 0.0, measured_s: 6.0, complete: true, ..Facts::default() };
-    let end = End {
-        ended_at: "later".into(),
-        facts,
-        detail: serde_json::json!({}),
-        added_warnings: vec![],
-        streams: Default::default(),
-    };
-    record += &(serde_json::to_string(&Line::End(end)).unwrap() + "\n");
+    record += &(serde_json::to_string(&Line::End(test_end(facts))).unwrap() + "\n");
     let stored = StoredRecord::from_text(&record, &hists).unwrap();
     let out: Outcome<Recorder, serde_json::Value> = stored.outcome_in((2.0, 4.5)).unwrap();
     assert_eq!(out.totals.read.ios, 30 + 40, "seconds 2-3 and 3-4; 4-5 is not whole inside");

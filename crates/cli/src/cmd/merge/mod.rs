@@ -72,10 +72,8 @@ fn show(args: &MergeArgs, summary: &Summary, file: &ShardsFile) {
 fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
     let mut shards: Vec<Shard> = Vec::new();
     let mut seen: Vec<(PathBuf, String)> = Vec::new();
-    for given in bundles {
-        let dir = storbench_bench::files::resolve(given)?;
-        let record =
-            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
+    for (given, read) in bundles.iter().zip(read_records(bundles)) {
+        let (dir, record) = read?;
         let run = format!("{}@{}", record.start.epoch_ns, record.start.summary.host.hostname);
         if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == run) {
             bail!(
@@ -100,6 +98,25 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
         shards.push(shard);
     }
     Ok(shards)
+}
+
+/// Each bundle's directory and record, read a few at once (one a core).
+fn read_records(bundles: &[PathBuf]) -> Vec<Result<(PathBuf, StoredRecord)>> {
+    let read = |given: &PathBuf| -> Result<(PathBuf, StoredRecord)> {
+        let dir = storbench_bench::files::resolve(given)?;
+        let record =
+            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
+        Ok((dir, record))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let per_core = bundles.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let reading: Vec<_> = bundles
+            .chunks(per_core)
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        reading.into_iter().flat_map(|r| r.join().expect("a reading thread")).collect()
+    })
 }
 
 /// Both bundles say they are the same shard of the same run (its count and common start).

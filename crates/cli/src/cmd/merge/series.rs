@@ -100,21 +100,6 @@ fn per_host(values: &[(usize, f64)]) -> Vec<Vec<f64>> {
     out.into_values().collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn power_counts_each_host_once_and_other_columns_add_or_average() {
-        // Two shards on host 0 read its meter as 100 and 110 W, one on host 1 as 50 W.
-        let readings = [(0, 100.0), (0, 110.0), (1, 50.0)];
-        assert_eq!(combined("power_watts", &readings), 155.0);
-        assert_eq!(combined("power.enclosure.watts", &readings), 155.0);
-        assert_eq!(combined("read_iops", &readings), 260.0);
-        assert_eq!(combined("cpu_user_pct", &readings), 260.0 / 3.0);
-    }
-}
-
 /// The kind of the column a header cell names (a background stream's under its name); a
 /// column this storbench does not know is taken as a level.
 fn kind_of(name: &str) -> Kind {
@@ -133,4 +118,19 @@ fn kind_of(name: &str) -> Kind {
     let bare = name.split_once('.').map_or(name, |(_, rest)| rest);
     let known = |n: &str| groups.iter().flat_map(|g| g.iter()).find(|c| c.answers_to(n)).map(|c| c.kind);
     known(name).or_else(|| known(bare)).unwrap_or(Kind::Level)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_counts_each_host_once_and_other_columns_add_or_average() {
+        // Two shards on host 0 read its meter as 100 and 110 W, one on host 1 as 50 W.
+        let readings = [(0, 100.0), (0, 110.0), (1, 50.0)];
+        assert_eq!(combined("power_watts", &readings), 155.0);
+        assert_eq!(combined("power.enclosure.watts", &readings), 155.0);
+        assert_eq!(combined("read_iops", &readings), 260.0);
+        assert_eq!(combined("cpu_user_pct", &readings), 260.0 / 3.0);
+    }
 }
