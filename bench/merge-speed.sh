@@ -36,7 +36,7 @@ cargo build --release -q -p storbench
 cargo build --release -q -p storbench-bench --example merge_shards
 bin="$root/target/release/storbench"
 
-"$bin" io --engine null --ramp 0 --rate-iops 2000 --size 1M --runtime 2s --output-dir "$dir/template" >/dev/null
+"$bin" io --engine null --ramp 0 --rate-iops 2000 --size 1M --runtime 2s --output-dir "$dir/template" >/dev/null 2>&1
 template="$(ls -d "$dir"/template/*/ | head -1)"
 "$root/target/release/examples/merge_shards" "$template" "$dir/shards" "$shards" "$seconds"
 echo "shards: $shards of $seconds s, $(du -sh "$dir/shards" | cut -f1) on disk"
