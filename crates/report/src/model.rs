@@ -964,7 +964,8 @@ pub struct ShardsFile {
 /// One shard of a merged bundle.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ShardEntry {
-    /// The shard's name: its bundle directory's name.
+    /// The shard's name: its identity as its run knew it (`2/4 (host)`), else its bundle
+    /// directory's name.
     pub name: String,
     /// Its bundle as given to the merge.
     pub bundle: String,

@@ -101,6 +101,180 @@ impl LatencyHistogram {
     }
 }
 
+/// A sum of histograms kept as bucket counts: each histogram is added from its encoding
+/// (`encode`'s output) exactly, one addition a non-zero bucket, without a full-size histogram
+/// for it (decoding one allocates and scans every bucket of the range, ~250 KB, where an
+/// interval's holds a few hundred); the sum is made a histogram once, at the end.
+pub struct BucketSum {
+    counts: Vec<u64>,
+    /// Histograms of another layout than ours (written by another tool), decoded.
+    other: Option<LatencyHistogram>,
+}
+
+impl Default for BucketSum {
+    fn default() -> Self {
+        BucketSum { counts: vec![0; LatencyHistogram::new().inner.distinct_values()], other: None }
+    }
+}
+
+impl BucketSum {
+    /// Adds the histogram `bytes` encodes; `scratch` keeps the inflater between calls.
+    pub fn add_encoded(&mut self, bytes: &[u8], scratch: &mut Inflater) -> Result<(), String> {
+        let Some(payload) = sparse::counts(bytes, scratch)? else {
+            let h = LatencyHistogram::decode(bytes)?;
+            self.other.get_or_insert_with(LatencyHistogram::new).merge(&h);
+            return Ok(());
+        };
+        for (index, count) in sparse::non_zero(payload) {
+            let index = index?;
+            let Some(sum) = self.counts.get_mut(index) else {
+                return Err(format!("the histogram holds a count at bucket {index}, beyond its range"));
+            };
+            *sum = sum.saturating_add(count);
+        }
+        Ok(())
+    }
+
+    /// The histogram of everything added.
+    pub fn histogram(&self) -> LatencyHistogram {
+        let mut h = self.other.clone().unwrap_or_default();
+        for (index, &count) in self.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+            h.inner.saturating_record_n(sparse::value_of(index), count);
+        }
+        h
+    }
+}
+
+/// What decoding histograms one after another reuses: the inflater's state (tens of KB,
+/// zeroed when made) and its output buffer.
+pub struct Inflater {
+    out: Vec<u8>,
+    zlib: flate2::Decompress,
+}
+
+impl Default for Inflater {
+    fn default() -> Self {
+        Inflater { out: Vec::new(), zlib: flate2::Decompress::new(true) }
+    }
+}
+
+/// HdrHistogram's V2 encoding read bucket by bucket, for this module's layout only (lowest
+/// value 1, 3 significant digits: 2048 sub-buckets, the lower half of each bucket after the
+/// first unused).
+mod sparse {
+    use super::Inflater;
+
+    const V2: u32 = 0x1c84_9313;
+    const V2_COMPRESSED: u32 = 0x1c84_9314;
+    const HEADER: usize = 40;
+    const HALF_MAGNITUDE: u32 = 10;
+
+    fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+        Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    }
+
+    fn u64_at(b: &[u8], at: usize) -> Option<u64> {
+        Some(u64::from_be_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    }
+
+    /// The run-length counts of `bytes` (inflated into `scratch` where compressed), or None
+    /// where the histogram's layout is not this module's.
+    pub fn counts<'a>(bytes: &'a [u8], scratch: &'a mut Inflater) -> Result<Option<&'a [u8]>, String> {
+        let short = || "the histogram is cut short".to_string();
+        let plain = match u32_at(bytes, 0).ok_or_else(short)? {
+            V2 => bytes,
+            V2_COMPRESSED => {
+                let len = u32_at(bytes, 4).ok_or_else(short)? as usize;
+                let deflated = bytes.get(8..8 + len).ok_or_else(short)?;
+                inflate(deflated, scratch)?;
+                &scratch.out
+            }
+            other => return Err(format!("not an HdrHistogram V2 encoding (cookie {other:#x})")),
+        };
+        if u32_at(plain, 0) != Some(V2) {
+            return Err("not an HdrHistogram V2 encoding inside its compression".into());
+        }
+        let len = u32_at(plain, 4).ok_or_else(short)? as usize;
+        let ours = u32_at(plain, 8) == Some(0)
+            && u32_at(plain, 12) == Some(3)
+            && u64_at(plain, 16) == Some(1)
+            && u64_at(plain, 32) == Some(1f64.to_bits());
+        ours.then(|| plain.get(HEADER..HEADER + len).ok_or_else(short)).transpose()
+    }
+
+    /// `deflated` inflated into `scratch.out`.
+    fn inflate(deflated: &[u8], scratch: &mut Inflater) -> Result<(), String> {
+        let Inflater { out, zlib } = scratch;
+        zlib.reset(true);
+        out.clear();
+        loop {
+            out.reserve(out.len().max(4096));
+            let read = zlib.total_in() as usize;
+            let status = zlib
+                .decompress_vec(&deflated[read..], out, flate2::FlushDecompress::Finish)
+                .map_err(|e| e.to_string())?;
+            match status {
+                flate2::Status::StreamEnd => return Ok(()),
+                _ if zlib.total_in() as usize == deflated.len() && out.len() < out.capacity() => {
+                    return Err("the histogram's compressed counts are cut short".into());
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// The (bucket index, count) of each non-zero bucket in `payload`: zigzag LEB128 numbers, a
+    /// count or, negative, a run of empty buckets.
+    pub fn non_zero(mut payload: &[u8]) -> impl Iterator<Item = (Result<usize, String>, u64)> + '_ {
+        let mut index = 0usize;
+        std::iter::from_fn(move || {
+            while !payload.is_empty() {
+                let n = match leb128(&mut payload) {
+                    Some(n) => (n >> 1) as i64 ^ -((n & 1) as i64),
+                    None => return Some((Err("a bucket's count is cut short".into()), 0)),
+                };
+                if n < 0 {
+                    index = index.saturating_add(n.unsigned_abs() as usize);
+                    continue;
+                }
+                index += 1;
+                if n > 0 {
+                    return Some((Ok(index - 1), n as u64));
+                }
+            }
+            None
+        })
+    }
+
+    /// HdrHistogram's LEB128: 7 bits a byte, the ninth byte whole.
+    fn leb128(bytes: &mut &[u8]) -> Option<u64> {
+        let mut value = 0u64;
+        for shift in 0..9 {
+            let (&b, rest) = bytes.split_first()?;
+            *bytes = rest;
+            if shift == 8 {
+                return Some(value | u64::from(b) << 56);
+            }
+            value |= u64::from(b & 0x7f) << (7 * shift);
+            if b & 0x80 == 0 {
+                return Some(value);
+            }
+        }
+        None
+    }
+
+    /// The lowest value bucket `index` holds.
+    pub fn value_of(index: usize) -> u64 {
+        let half = 1u64 << HALF_MAGNITUDE;
+        let bucket = (index >> HALF_MAGNITUDE) as i64 - 1;
+        let sub = (index as u64 & (half - 1)) + half;
+        match bucket {
+            b if b < 0 => sub - half,
+            b => sub << b,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,6 +328,45 @@ mod tests {
         assert_eq!(back.summary(), h.summary());
         assert_eq!(back.count(), 3);
         assert_eq!(h.summary().unwrap().min, 1);
+    }
+
+    #[test]
+    fn adding_an_encoded_histogram_equals_merging_it_decoded() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng
+        };
+        let (mut sparse, mut full, mut scratch) =
+            (BucketSum::default(), LatencyHistogram::new(), Inflater::default());
+        for round in 0..20 {
+            let mut h = LatencyHistogram::new();
+            // Every magnitude from 1 ns to the maximum, some values many times.
+            for _ in 0..500 {
+                let v = next() % (1u64 << (next() % 40));
+                (0..1 + next() % 3).for_each(|_| h.record(v));
+            }
+            h.record(HISTOGRAM_MAX_NS * (round % 2));
+            sparse.add_encoded(&h.encode(), &mut scratch).unwrap();
+            full.merge(&LatencyHistogram::decode(&h.encode()).unwrap());
+        }
+        let sparse = sparse.histogram();
+        assert_eq!(sparse.summary(), full.summary());
+        let all = |h: &LatencyHistogram| {
+            h.inner.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect::<Vec<_>>()
+        };
+        assert_eq!(all(&sparse), all(&full), "bucket for bucket");
+        assert!(BucketSum::default().add_encoded(&h_cut(), &mut scratch).is_err());
+    }
+
+    /// An encoding cut in the middle.
+    fn h_cut() -> Vec<u8> {
+        let mut h = LatencyHistogram::new();
+        h.record(1234);
+        let bytes = h.encode();
+        bytes[..bytes.len() / 2].to_vec()
     }
 
     #[test]

@@ -42,21 +42,84 @@ impl<W: Write> HlogWriter<W> {
 
 /// Reads back the histograms of a log written by `HlogWriter`: (tag, start, length, histogram).
 pub fn read_hlog(text: &str) -> Result<Vec<(String, f64, f64, LatencyHistogram)>, String> {
-    let mut out = Vec::new();
-    for line in text.lines().filter(|l| l.starts_with("Tag=")) {
+    log_lines(text)
+        .map(|line| {
+            let (tag, start, len, data) = line?;
+            Ok((tag.to_string(), start, len, histogram_from_text(data)?))
+        })
+        .collect()
+}
+
+/// Each histogram line of a log: (tag, start, length, the histogram's text).
+fn log_lines(text: &str) -> impl Iterator<Item = Result<(&str, f64, f64, &str), String>> {
+    text.lines().filter(|l| l.starts_with("Tag=")).map(|line| {
         let fields: Vec<&str> = line.splitn(5, ',').collect();
         let [tag, start, len, _max, data] = fields[..] else {
             return Err(format!("bad line: {line}"));
         };
         let num = |s: &str| s.parse::<f64>().map_err(|e| e.to_string());
-        out.push((
-            tag.trim_start_matches("Tag=").to_string(),
-            num(start)?,
-            num(len)?,
-            histogram_from_text(data)?,
-        ));
+        Ok((tag.trim_start_matches("Tag="), num(start)?, num(len)?, data))
+    })
+}
+
+/// A log's histograms kept as the log encodes them (compressed, out of base64), each decoded
+/// only when used: a record's thousands of interval histograms cost their encoded size, not
+/// a full-range histogram each.
+#[derive(Debug, Default)]
+pub struct EncodedLog {
+    bytes: Vec<u8>,
+    lines: Vec<(String, std::ops::Range<usize>)>,
+}
+
+impl EncodedLog {
+    /// The histograms of the log `text` whose tags `keep` takes, in file order.
+    pub fn read(text: &str, keep: impl Fn(&str) -> bool) -> Result<EncodedLog, String> {
+        let mut log = EncodedLog::default();
+        for line in log_lines(text) {
+            let (tag, _, _, data) = line?;
+            if keep(tag) {
+                let at = log.bytes.len();
+                base64::engine::general_purpose::STANDARD
+                    .decode_vec(data, &mut log.bytes)
+                    .map_err(|e| format!("histogram {tag}: {e}"))?;
+                log.lines.push((tag.to_string(), at..log.bytes.len()));
+            }
+        }
+        Ok(log)
     }
-    Ok(out)
+
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The tag of the `n`th histogram.
+    pub fn tag(&self, n: usize) -> Option<&str> {
+        self.lines.get(n).map(|(tag, _)| tag.as_str())
+    }
+
+    /// The `n`th histogram, decoded.
+    pub fn decode(&self, n: usize) -> Result<LatencyHistogram, String> {
+        LatencyHistogram::decode(self.encoded(n))
+    }
+
+    /// Adds the `n`th histogram to `sum`.
+    pub fn add_to(
+        &self,
+        n: usize,
+        sum: &mut super::BucketSum,
+        scratch: &mut super::Inflater,
+    ) -> Result<(), String> {
+        sum.add_encoded(self.encoded(n), scratch)
+            .map_err(|e| format!("histogram {n} ({}): {e}", self.lines[n].0))
+    }
+
+    fn encoded(&self, n: usize) -> &[u8] {
+        &self.bytes[self.lines[n].1.clone()]
+    }
 }
 
 /// A histogram as a log line holds it: the compressed V2 encoding in base64.
@@ -86,11 +149,22 @@ mod tests {
             total.merge(&h);
             w.write("read", second as f64, 1.0, &h).unwrap();
         }
-        let back = read_hlog(std::str::from_utf8(&w.into_inner()).unwrap()).unwrap();
+        let text = String::from_utf8(w.into_inner()).unwrap();
+        let back = read_hlog(&text).unwrap();
         assert_eq!(back.len(), 3);
         assert_eq!((back[2].0.as_str(), back[2].1), ("read", 2.0));
         let mut merged = LatencyHistogram::new();
         back.iter().for_each(|(_, _, _, h)| merged.merge(h));
         assert_eq!(merged.summary(), total.summary());
+        // Kept encoded, each reads back as itself and adds up to the same total.
+        let log = EncodedLog::read(&text, |_| true).unwrap();
+        let (mut added, mut scratch) =
+            (super::super::BucketSum::default(), super::super::Inflater::default());
+        assert_eq!(log.len(), back.len());
+        for (n, (.., h)) in back.iter().enumerate() {
+            assert_eq!(log.decode(n).unwrap().summary(), h.summary());
+            log.add_to(n, &mut added, &mut scratch).unwrap();
+        }
+        assert_eq!((log.tag(2), added.histogram().summary()), (Some("read"), total.summary()));
     }
 }

@@ -194,6 +194,7 @@ impl Cluster {
         }
         for run in runs {
             let into = self.dir.join("runs").join(&run.id);
+            storbench_bench::files::create_dirs(&shards_dir(&into))?;
             for (step, more) in [("setup", &["--setup-only"][..]), ("run", &[][..])] {
                 let argv = self.argv(&run.id, &into, more);
                 let step_of = Step { run_id: &run.id, shards: self.shards(), argv, time_limit: SETUP_LIMIT };
@@ -224,6 +225,8 @@ impl Cluster {
     /// The run `run_id`'s shards' setup (`precondition`: the configuration's preconditioning
     /// first), every shard's done before this returns. A shard that fails fails the run.
     pub fn setup(&self, run_id: &str, precondition: bool, bundle: &Path, stop: &StopFlag) -> Result<()> {
+        // Made here, once: the shards, started together, each make only their own directory in it.
+        storbench_bench::files::create_dirs(&shards_dir(bundle))?;
         let mut argv = self.argv(run_id, bundle, &["--setup-only"]);
         if precondition {
             argv.push("--precondition-first".into());

@@ -9,7 +9,10 @@
 //! intervals). Per slot and stream the shards' counts are added and their histograms merged
 //! exactly (HDR), so the merged percentiles are those of the union. A merged interval lies
 //! where its shards' intervals lie on average (they differ by the shards' start skew), so the
-//! merged measured time, over which rates are taken, is the shards' mean. A shard's tail
+//! merged measured time, over which rates are taken, is the shards' mean. Shards on one host
+//! read its one power meter: a slot's power is each host's mean reading, summed over the hosts.
+//! The slots are merged one at a time, each shard's histograms added into the slot's bucket by
+//! bucket from their encoding, so a merge holds one slot's histograms. A shard's tail
 //! (what its workers counted as they stopped) counts where its last interval is the window's.
 //!
 //! A shard whose record has no end (killed) still adds what it measured inside the window but
@@ -19,14 +22,15 @@
 //! shard's; its facts' CPU time is the shards' over the window, summed.
 
 use super::{End, Facts, IntervalLine, Line, RECORD_VERSION, RecordError, Start, StoredRecord};
-use crate::metrics::{HlogWriter, LatencyHistogram};
+use crate::metrics::{BucketSum, HlogWriter, LatencyHistogram};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use storbench_report::series::Phase;
 use storbench_report::{ShardEntry, ShardsFile};
 
 /// One shard's bundle, read.
 pub struct Shard {
-    /// Its bundle directory's name.
+    /// What it is called in `shards.json` and messages (`identity`).
     pub name: String,
     /// Its bundle as given.
     pub bundle: String,
@@ -40,10 +44,27 @@ pub struct Merged {
     pub shards: ShardsFile,
 }
 
-/// A shard's interval lines, each with its histograms, and its measured workload intervals.
+/// A shard's name: its identity as its run knew it (`2/4 (host)`, from its summary's
+/// `shard`), else its bundle directory's name `dir`.
+pub fn identity(record: &StoredRecord, dir: &str) -> String {
+    match claimed(record) {
+        Some(s) if s.host.is_empty() => format!("{}/{}", s.index, s.count),
+        Some(s) => format!("{}/{} ({})", s.index, s.count, s.host),
+        None => dir.to_string(),
+    }
+}
+
+/// The shard of a run `record` says it is (`--shard` or an engine's rank), where it says; a
+/// run given only `--start-at` is no numbered shard.
+pub fn claimed(record: &StoredRecord) -> Option<&storbench_report::ShardInfo> {
+    record.start.summary.shard.as_ref().filter(|s| s.from != "--start-at")
+}
+
+/// A shard's interval lines, each with its histograms' places in its log, and its measured
+/// workload intervals.
 struct View<'a> {
     shard: &'a Shard,
-    lines: Vec<(&'a IntervalLine, &'a [(String, LatencyHistogram)])>,
+    lines: Vec<(&'a IntervalLine, Range<usize>)>,
     /// Indexes into `lines` of the workload stream's measured intervals, in order.
     measured: Vec<usize>,
 }
@@ -52,16 +73,7 @@ impl<'a> View<'a> {
     fn of(shard: &'a Shard) -> Result<View<'a>, RecordError> {
         let r = &shard.record;
         let (from, to) = r.end.as_ref().map_or((0, u64::MAX), |e| e.facts.window_ns());
-        let mut lines = Vec::with_capacity(r.intervals.len());
-        let mut at = 0;
-        for i in &r.intervals {
-            let hists = r.hlog.get(at..at + i.hists.len()).ok_or_else(|| bad_log(shard, i))?;
-            if hists.iter().zip(&i.hists).any(|((t, _), tag)| t != tag) {
-                return Err(bad_log(shard, i));
-            }
-            at += i.hists.len();
-            lines.push((i, hists));
-        }
+        let lines = r.with_hists().map_err(|e| RecordError::Read(format!("{}: {e}", shard.bundle)))?;
         let own = r.start.workload.as_str();
         let measured = (0..lines.len())
             .filter(|&n| {
@@ -91,13 +103,6 @@ impl<'a> View<'a> {
 
 fn measure(i: &IntervalLine) -> bool {
     i.phase == Phase::Measure && !i.tail
-}
-
-fn bad_log(shard: &Shard, i: &IntervalLine) -> RecordError {
-    RecordError::Read(format!(
-        "{}: latency.hlog does not hold the histograms its record names for interval {} of {}",
-        shard.bundle, i.index, i.stream
-    ))
 }
 
 /// Slots of one interval's length from `origin` on the wall clock.
@@ -139,7 +144,7 @@ pub fn merge(shards: &[Shard]) -> Result<Merged, RecordError> {
     let epoch_ns = shards.iter().map(|s| s.record.start.epoch_ns).min().unwrap_or(0);
     let mut out = Writer::new(epoch_ns, &measured);
     out.window(&measured, clock, (lo, hi), &streams(shards))?;
-    out.tails(&measured, clock, hi, &streams(shards));
+    out.tails(&measured, clock, hi, &streams(shards))?;
     let shards_file = shards_file(&views, clock, (lo, hi), epoch_ns, &out);
     out.finish(shards, &views, &shards_file)
 }
@@ -156,35 +161,66 @@ fn streams(shards: &[Shard]) -> Vec<String> {
     std::iter::once(start.workload.clone()).chain(start.streams.iter().map(|s| s.name.clone())).collect()
 }
 
-/// One stream's lines of one slot added up.
+/// One stream's lines of one slot added up: the only decoded histograms of the merge besides
+/// its totals (each shard's are added into them bucket by bucket, never decoded whole).
 #[derive(Default)]
 struct Sum {
     counts: BTreeMap<String, u64>,
+    buckets: Vec<(String, BucketSum)>,
+    /// The sums made histograms (`close`).
     hists: Vec<(String, LatencyHistogram)>,
     starts: Vec<i128>,
     ends: Vec<i128>,
-    power: Option<f64>,
+    /// The power readings by host: shards on one host read its one meter.
+    power: BTreeMap<String, Vec<f64>>,
+    scratch: crate::metrics::Inflater,
 }
 
 impl Sum {
-    fn add(&mut self, view: &View<'_>, i: &IntervalLine, hists: &[(String, LatencyHistogram)], parts: u64) {
+    fn add(
+        &mut self,
+        view: &View<'_>,
+        i: &IntervalLine,
+        hists: Range<usize>,
+        parts: u64,
+    ) -> Result<(), RecordError> {
         let own = i.stream == view.shard.record.start.workload;
         let name = |k: &str| if own { renumbered(k, parts) } else { k.to_string() };
         for (k, n) in &i.counts {
             *self.counts.entry(name(k)).or_default() += n;
         }
-        for (tag, h) in hists {
+        let log = view.shard.record.hlog();
+        for (k, tag) in hists.zip(&i.hists) {
             let tag = name(tag);
-            match self.hists.iter_mut().find(|(t, _)| *t == tag) {
-                Some((_, sum)) => sum.merge(h),
-                None => self.hists.push((tag, h.clone())),
-            }
+            let at = match self.buckets.iter().position(|(t, _)| *t == tag) {
+                Some(at) => at,
+                None => {
+                    self.buckets.push((tag, BucketSum::default()));
+                    self.buckets.len() - 1
+                }
+            };
+            log.add_to(k, &mut self.buckets[at].1, &mut self.scratch)
+                .map_err(|why| RecordError::Read(format!("{}: latency.hlog: {why}", view.shard.bundle)))?;
         }
         self.starts.push(view.wall(i.start_ns));
         self.ends.push(view.wall(i.end_ns));
         if let Some(w) = i.power_watts {
-            self.power = Some(self.power.unwrap_or(0.0) + w);
+            let host = &view.shard.record.start.summary.host.hostname;
+            self.power.entry(host.clone()).or_default().push(w);
         }
+        Ok(())
+    }
+
+    /// The sums made histograms.
+    fn close(&mut self) {
+        let made = std::mem::take(&mut self.buckets).into_iter().map(|(tag, b)| (tag, b.histogram()));
+        self.hists.extend(made);
+    }
+
+    /// The power over the slot: each host's once (its shards' mean reading), summed.
+    fn power(&self) -> Option<f64> {
+        let host = |ws: &Vec<f64>| ws.iter().sum::<f64>() / ws.len() as f64;
+        (!self.power.is_empty()).then(|| self.power.values().map(host).sum())
     }
 }
 
@@ -266,18 +302,39 @@ impl Writer {
                 }
             }
         }
-        for ((_, s), members) in slots {
-            let mut sum = Sum::default();
-            for (n, at) in members {
-                let (v, (i, hists)) = (views[n], views[n].lines[at]);
-                sum.add(v, i, hists, self.parts_before[n]);
-                if s == 0 {
-                    self.count_in(n, i);
+        let slots: Vec<_> = slots.into_iter().collect();
+        // A few slots at once, one a core: their shards' histograms are added in parallel,
+        // then the slots are written in order.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        for batch in slots.chunks(cores) {
+            let sums = std::thread::scope(|scope| {
+                let this = &*self;
+                let sum = move |members: &[(usize, usize)]| this.sum(views, members);
+                let others: Vec<_> = batch[1..].iter().map(|(_, m)| scope.spawn(move || sum(m))).collect();
+                let first = sum(&batch[0].1);
+                std::iter::once(first)
+                    .chain(others.into_iter().map(|h| h.join().expect("a slot's sum")))
+                    .collect::<Vec<_>>()
+            });
+            for (((_, s), members), sum) in batch.iter().zip(sums) {
+                if *s == 0 {
+                    members.iter().for_each(|&(n, at)| self.count_in(n, views[n].lines[at].0));
                 }
+                self.write(&streams[*s], sum?, false)?;
             }
-            self.write(&streams[s], sum, false)?;
         }
         Ok(())
+    }
+
+    /// The lines `members` (shard, line) of one slot and stream, added up.
+    fn sum(&self, views: &[&View<'_>], members: &[(usize, usize)]) -> Result<Sum, RecordError> {
+        let mut sum = Sum::default();
+        for &(n, at) in members {
+            let (i, hists) = views[n].lines[at].clone();
+            sum.add(views[n], i, hists, self.parts_before[n])?;
+        }
+        sum.close();
+        Ok(sum)
     }
 
     /// A shard's workload interval `i` counted in the window.
@@ -290,7 +347,13 @@ impl Writer {
     }
 
     /// The tails of the shards whose last measured interval is the window's last.
-    fn tails(&mut self, views: &[&View<'_>], clock: Clock, hi: i64, streams: &[String]) {
+    fn tails(
+        &mut self,
+        views: &[&View<'_>],
+        clock: Clock,
+        hi: i64,
+        streams: &[String],
+    ) -> Result<(), RecordError> {
         let end = self.lines.last().map_or(0, |l| l.end_ns);
         for stream in streams {
             let mut sum = Sum::default();
@@ -298,21 +361,24 @@ impl Writer {
                 if clock.slot(v, v.last().unwrap()) != hi {
                     continue;
                 }
-                for &(i, hists) in v.lines.iter().filter(|(i, _)| i.tail && i.stream == *stream) {
-                    sum.add(v, i, hists, self.parts_before[n]);
+                for (i, hists) in v.lines.iter().filter(|(i, _)| i.tail && i.stream == *stream) {
+                    sum.add(v, i, hists.clone(), self.parts_before[n])?;
                 }
             }
             if !sum.starts.is_empty() {
                 let at = self.epoch_ns + i128::from(end);
                 (sum.starts, sum.ends) = (vec![at], vec![at]);
-                self.write(stream, sum, true).expect("a tail line serializes");
+                self.write(stream, sum, true)?;
             }
         }
+        Ok(())
     }
 
-    fn write(&mut self, stream: &str, sum: Sum, tail: bool) -> Result<(), RecordError> {
+    fn write(&mut self, stream: &str, mut sum: Sum, tail: bool) -> Result<(), RecordError> {
+        sum.close();
         let ns = |t: i128| u64::try_from(t - self.epoch_ns).unwrap_or(0);
         let (start_ns, end_ns) = (ns(mean(&sum.starts)), ns(mean(&sum.ends)));
+        let power_watts = sum.power();
         let cpu = self.cpu_sum();
         let index = self.lines.iter().filter(|l| l.stream == stream).count() as u64;
         let line = IntervalLine {
@@ -326,7 +392,7 @@ impl Writer {
             tail,
             cpu_user_ns: cpu.0,
             cpu_sys_ns: cpu.1,
-            power_watts: sum.power,
+            power_watts,
             rebuild: Vec::new(),
         };
         let (start_s, length_s) = (start_ns as f64 / 1e9, end_ns.saturating_sub(start_ns) as f64 / 1e9);
@@ -477,11 +543,22 @@ fn shards_file(
             }
         })
         .collect();
+    missing.extend(absent(views));
     let window_s = (
         s(clock.origin + i128::from(lo) * clock.interval_ns),
         s(clock.origin + i128::from(hi + 1) * clock.interval_ns),
     );
     ShardsFile { complete: missing.is_empty(), missing, window_s, shards }
+}
+
+/// The shards of the run none of the bundles is: indexes `1..=N` of the count the shards say.
+fn absent(views: &[View<'_>]) -> Vec<String> {
+    let infos: Vec<_> = views.iter().filter_map(|v| claimed(&v.shard.record)).collect();
+    let Some(count) = infos.iter().map(|i| i.count).max() else { return Vec::new() };
+    (1..=count)
+        .filter(|n| !infos.iter().any(|i| i.index == *n))
+        .map(|n| format!("shard {n}/{count}: missing: no bundle of it was given"))
+        .collect()
 }
 
 /// Why a shard is not a whole, successful run (nothing when it is).
@@ -504,7 +581,86 @@ fn problems(v: &View<'_>) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::renumbered;
+    use super::*;
+    use crate::metrics::histogram_text;
+
+    /// Shard `index` of `count` on `host`: three measured seconds, each of 100 reads at
+    /// `index` ms and the host's power read as `watts`.
+    fn shard(index: u32, count: u32, host: &str, watts: f64) -> Shard {
+        let mut summary = super::super::test_summary("io");
+        summary.host.hostname = host.into();
+        let info = storbench_report::ShardInfo {
+            index,
+            count,
+            host: host.into(),
+            from: "--shard".into(),
+            ..Default::default()
+        };
+        summary.shard = Some(info);
+        let start = Start {
+            version: RECORD_VERSION,
+            workload: "io".into(),
+            epoch_ns: 1_000_000,
+            summary,
+            streams: vec![],
+        };
+        let mut record = vec![Line::Start(Box::new(start))];
+        let mut hlog = String::new();
+        for n in 0..3u64 {
+            let mut h = LatencyHistogram::new();
+            (0..100).for_each(|_| h.record(u64::from(index) * 1_000_000));
+            hlog += &format!("Tag=read,{n}.000,1.000,0.000,{}\n", histogram_text(&h));
+            record.push(Line::Interval(IntervalLine {
+                stream: "io".into(),
+                index: n,
+                phase: Phase::Measure,
+                start_ns: n * 1_000_000_000,
+                end_ns: (n + 1) * 1_000_000_000,
+                counts: [("read.ios".to_string(), 100)].into(),
+                hists: vec!["read".into()],
+                tail: false,
+                cpu_user_ns: 0,
+                cpu_sys_ns: 0,
+                power_watts: Some(watts),
+                rebuild: vec![],
+            }));
+        }
+        let facts = Facts { measured_s: 3.0, complete: true, ..Facts::default() };
+        record.push(Line::End(super::super::test_end(facts)));
+        let text: String = record.iter().map(|l| serde_json::to_string(l).unwrap() + "\n").collect();
+        let record = StoredRecord::from_text(&text, &hlog).unwrap();
+        Shard { name: identity(&record, "dir"), bundle: format!("b{index}"), record }
+    }
+
+    fn merged_record(shards: &[Shard]) -> (StoredRecord, ShardsFile) {
+        let m = merge(shards).unwrap();
+        (StoredRecord::from_text(&m.record, &m.hlog).unwrap(), m.shards)
+    }
+
+    #[test]
+    fn a_hosts_power_counts_once_however_many_of_its_shards_read_it() {
+        let shards = [shard(1, 3, "a", 100.0), shard(2, 3, "a", 110.0), shard(3, 3, "b", 50.0)];
+        let (record, _) = merged_record(&shards);
+        assert_eq!(record.intervals.len(), 3);
+        for i in &record.intervals {
+            assert_eq!(i.power_watts, Some(105.0 + 50.0), "host a's mean and host b's");
+            assert_eq!(i.counts["read.ios"], 300);
+        }
+    }
+
+    #[test]
+    fn shards_are_named_by_identity_and_a_missing_index_makes_the_merge_incomplete() {
+        let (record, file) = merged_record(&[shard(1, 3, "a", 1.0), shard(3, 3, "b", 1.0)]);
+        let names: Vec<&str> = file.shards.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["1/3 (a)", "3/3 (b)"]);
+        assert!(!file.complete);
+        assert_eq!(file.missing, ["shard 2/3: missing: no bundle of it was given"]);
+        assert!(!record.end().unwrap().facts.complete);
+        // The merged reads are the union's: 300 at 1 ms, 300 at 3 ms.
+        let all: crate::metrics::Recorder = record.merged("io", |_| true).unwrap();
+        let lat = all.read.latency.summary().unwrap();
+        assert_eq!((all.read.ios, lat.p50 / 1_000_000, lat.max / 1_000_000), (600, 1, 3));
+    }
 
     #[test]
     fn parts_are_numbered_on_after_the_earlier_shards_parts() {

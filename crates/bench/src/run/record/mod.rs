@@ -82,7 +82,7 @@ mod tally;
 pub use tally::{Recordable, Tally};
 
 use super::{Outcome, OwnCpuTime};
-use crate::metrics::{LatencyHistogram, histogram_from_text, histogram_text, read_hlog};
+use crate::metrics::{EncodedLog, histogram_from_text, histogram_text};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -332,8 +332,8 @@ pub struct StoredRecord {
     pub start: Start,
     pub intervals: Vec<IntervalLine>,
     pub end: Option<End>,
-    /// `latency.hlog`'s interval histograms in file order (tag, histogram).
-    hlog: Vec<(String, LatencyHistogram)>,
+    /// `latency.hlog`'s interval histograms in file order, encoded (decoded when used).
+    hlog: EncodedLog,
 }
 
 /// Why a bundle's record cannot be read.
@@ -366,16 +366,12 @@ impl StoredRecord {
     /// A record from the text of its `record.jsonl` and `latency.hlog` (a merged record, before
     /// it is written).
     pub fn from_text(record: &str, hlog: &str) -> Result<StoredRecord, RecordError> {
-        let hlog = read_hlog(hlog)
-            .map_err(|why| RecordError::Bad { file: HLOG_FILE, line: 0, why })?
-            .into_iter()
-            .filter(|(tag, ..)| !tag.ends_with("-total"))
-            .map(|(tag, _, _, h)| (tag, h))
-            .collect();
+        let hlog = EncodedLog::read(hlog, |tag| !tag.ends_with("-total"))
+            .map_err(|why| RecordError::Bad { file: HLOG_FILE, line: 0, why })?;
         Self::parse(record, hlog)
     }
 
-    fn parse(record: &str, hlog: Vec<(String, LatencyHistogram)>) -> Result<StoredRecord, RecordError> {
+    fn parse(record: &str, hlog: EncodedLog) -> Result<StoredRecord, RecordError> {
         let bad = |line: usize, why: String| RecordError::Bad { file: RECORD_FILE, line, why };
         let mut lines = record.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let Some((_, first)) = lines.next() else { return Err(bad(1, "the record is empty".into())) };
@@ -425,6 +421,41 @@ impl StoredRecord {
         })
     }
 
+    /// That the log holds the histograms interval `n` (`i`) names from its `first` on.
+    fn check_tags(&self, n: usize, i: &IntervalLine, first: usize) -> Result<(), RecordError> {
+        for (k, tag) in (first..).zip(&i.hists) {
+            let there = self.hlog.tag(k);
+            if there != Some(tag.as_str()) {
+                return Err(RecordError::Bad {
+                    file: HLOG_FILE,
+                    line: 0,
+                    why: format!(
+                        "interval {n} of the record names the histogram {tag}; the log has {} there",
+                        there.unwrap_or("nothing")
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Each interval with the index of its first histogram in the log, the tags checked.
+    pub fn with_hists(&self) -> Result<Vec<(&IntervalLine, std::ops::Range<usize>)>, RecordError> {
+        let mut at = 0;
+        let mut out = Vec::with_capacity(self.intervals.len());
+        for (n, i) in self.intervals.iter().enumerate() {
+            self.check_tags(n, i, at)?;
+            out.push((i, at..at + i.hists.len()));
+            at += i.hists.len();
+        }
+        Ok(out)
+    }
+
+    /// The log's interval histograms, encoded.
+    pub fn hlog(&self) -> &EncodedLog {
+        &self.hlog
+    }
+
     /// `stream`'s intervals `select` takes, each with its histograms, merged into one `T`.
     pub fn merged<T: Recordable>(
         &self,
@@ -432,32 +463,28 @@ impl StoredRecord {
         select: impl Fn(&IntervalLine) -> bool,
     ) -> Result<T, RecordError> {
         let mut merged = T::default();
-        let mut hlog = self.hlog.iter();
+        let mut at = 0;
         for (n, i) in self.intervals.iter().enumerate() {
-            let hists: Vec<(String, std::borrow::Cow<'_, LatencyHistogram>)> = i
-                .hists
-                .iter()
-                .map(|tag| match hlog.next() {
-                    Some((t, h)) if t == tag => Ok((tag.clone(), std::borrow::Cow::Borrowed(h))),
-                    other => Err(RecordError::Bad {
-                        file: HLOG_FILE,
-                        line: 0,
-                        why: format!(
-                            "interval {n} of the record names the histogram {tag}; the log has {} there",
-                            other.map_or("nothing", |(t, _)| t.as_str())
-                        ),
-                    }),
-                })
-                .collect::<Result<_, _>>()?;
+            let first = at;
+            at += i.hists.len();
+            self.check_tags(n, i, first)?;
             if i.stream != stream || !select(i) {
                 continue;
             }
             // A background stream's tags carry its name; its data reads back without it.
             let own = format!("{stream}.");
-            let hists = hists
-                .into_iter()
-                .map(|(tag, h)| (tag.strip_prefix(&own).map_or(tag.clone(), str::to_string), h))
-                .collect();
+            let hists = (first..at)
+                .zip(&i.hists)
+                .map(|(k, tag)| {
+                    let h = self.hlog.decode(k).map_err(|why| RecordError::Bad {
+                        file: HLOG_FILE,
+                        line: 0,
+                        why,
+                    })?;
+                    let tag = tag.strip_prefix(&own).map_or(tag.clone(), str::to_string);
+                    Ok((tag, std::borrow::Cow::Owned(h)))
+                })
+                .collect::<Result<_, RecordError>>()?;
             let tally = Tally { counts: i.counts.clone(), hists };
             let data = T::from_tally(&tally).map_err(|why| RecordError::Bad {
                 file: RECORD_FILE,
@@ -560,6 +587,18 @@ impl StoredRecord {
         })?;
         let all = self.merged(stream, |_| true)?;
         Ok(facts.outcome(totals, all, detail))
+    }
+}
+
+/// The end of a run with `facts` and no findings of its own: for tests that write a record.
+#[cfg(test)]
+pub(crate) fn test_end(facts: Facts) -> End {
+    End {
+        ended_at: "then".into(),
+        facts,
+        detail: serde_json::json!({}),
+        added_warnings: vec![],
+        streams: BTreeMap::new(),
     }
 }
 

@@ -8,7 +8,7 @@ const MS: u64 = 1_000_000;
 
 /// The record and histogram log of a run of measured intervals, each with its reads'
 /// latencies, as a bundle holds them.
-fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>) {
+fn bundle_of(intervals: &[Vec<u64>]) -> (String, String) {
     let started = test_summary("io");
     let start = Start {
         streams: Vec::new(),
@@ -44,12 +44,11 @@ fn bundle_of(intervals: &[Vec<u64>]) -> (String, Vec<(String, LatencyHistogram)>
         lines.push(serde_json::to_string(&Line::Interval(line)).unwrap());
     }
     let hlog = String::from_utf8(hlog.into_inner()).unwrap();
-    let hists = read_hlog(&hlog).unwrap().into_iter().map(|(t, _, _, h)| (t, h)).collect();
-    (lines.join("\n") + "\n", hists)
+    (lines.join("\n") + "\n", hlog)
 }
 
-fn merged(bundle: (String, Vec<(String, LatencyHistogram)>)) -> Recorder {
-    StoredRecord::parse(&bundle.0, bundle.1).unwrap().merged("io", |_| true).unwrap()
+fn merged(bundle: (String, String)) -> Recorder {
+    StoredRecord::from_text(&bundle.0, &bundle.1).unwrap().merged("io", |_| true).unwrap()
 }
 
 /// A stalling device: `n` I/Os at `fast` ms, one in `every` stalled for `stall` ms.
@@ -79,9 +78,15 @@ fn two_runs_merged_give_the_percentiles_of_one_run_over_the_union() {
 
 #[test]
 fn a_log_that_does_not_match_the_record_is_refused_naming_the_interval() {
-    let (record, mut hists) = bundle_of(&[stalls(10, 1, 5, 9), stalls(10, 1, 5, 9)]);
-    hists.swap(0, 1);
-    let err = StoredRecord::parse(&record, hists).unwrap().merged::<Recorder>("io", |_| true).unwrap_err();
+    let (record, hlog) = bundle_of(&[stalls(10, 1, 5, 9), stalls(10, 1, 5, 9)]);
+    // The log's first two histograms swapped.
+    let mut lines: Vec<&str> = hlog.lines().collect();
+    let first = lines.iter().position(|l| l.starts_with("Tag=")).unwrap();
+    lines.swap(first, first + 1);
+    let err = StoredRecord::from_text(&record, &lines.join("\n"))
+        .unwrap()
+        .merged::<Recorder>("io", |_| true)
+        .unwrap_err();
     assert!(err.to_string().contains("interval 0 of the record names the histogram read"), "{err}");
 }
 
@@ -89,7 +94,7 @@ fn a_log_that_does_not_match_the_record_is_refused_naming_the_interval() {
 fn a_record_of_another_version_is_refused() {
     let (record, hists) = bundle_of(&[]);
     let other = record.replace("\"version\":1", "\"version\":2");
-    let err = StoredRecord::parse(&other, hists).unwrap_err();
+    let err = StoredRecord::from_text(&other, &hists).unwrap_err();
     assert!(err.to_string().contains("record version 2"), "{err}");
 }
 
@@ -98,15 +103,8 @@ fn a_window_takes_the_whole_measured_intervals_inside_it_and_their_seconds() {
     let intervals: Vec<Vec<u64>> = (1..=6).map(|n| vec![MS; n * 10]).collect();
     let (mut record, hists) = bundle_of(&intervals);
     let facts = Facts { warmup_s: 0.0, measured_s: 6.0, complete: true, ..Facts::default() };
-    let end = End {
-        ended_at: "later".into(),
-        facts,
-        detail: serde_json::json!({}),
-        added_warnings: vec![],
-        streams: Default::default(),
-    };
-    record += &(serde_json::to_string(&Line::End(end)).unwrap() + "\n");
-    let stored = StoredRecord::parse(&record, hists).unwrap();
+    record += &(serde_json::to_string(&Line::End(test_end(facts))).unwrap() + "\n");
+    let stored = StoredRecord::from_text(&record, &hists).unwrap();
     let out: Outcome<Recorder, serde_json::Value> = stored.outcome_in((2.0, 4.5)).unwrap();
     assert_eq!(out.totals.read.ios, 30 + 40, "seconds 2-3 and 3-4; 4-5 is not whole inside");
     assert_eq!((out.warmup_s, out.measured_s), (2.0, 2.0));

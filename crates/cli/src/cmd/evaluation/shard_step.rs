@@ -30,7 +30,8 @@ pub fn run(a: &RunArgs, run_id: &str, stop: &StopFlag) -> Result<Ending> {
         return Ok(if stop.is_stopped() { Ending::InterruptedBeforeRun } else { Ending::Ok });
     }
     let bundle = into.join(index.to_string());
-    storbench_bench::files::create_dirs(&bundle)
+    // Its own directory only: `into` is the evaluation's, made before the shards started.
+    storbench_bench::files::create_dir(&bundle)
         .with_context(|| format!("creating the shard's bundle {}", bundle.display()))?;
     let _log = console::capture(&bundle, false)?;
     Ok(execute::launch(run, &bundle, stop)?.ending)

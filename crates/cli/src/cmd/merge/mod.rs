@@ -12,7 +12,7 @@ use crate::cmd::Ending;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use storbench_bench::input::{DATA_LIMIT, read_text};
-use storbench_bench::run::record::merge::{Shard, merge};
+use storbench_bench::run::record::merge::{Shard, claimed, identity, merge};
 use storbench_bench::run::record::summary::rebuild_record;
 use storbench_bench::run::record::{HLOG_FILE, RECORD_FILE, StoredRecord};
 use storbench_report::{ShardsFile, Summary, export};
@@ -66,17 +66,16 @@ fn show(args: &MergeArgs, summary: &Summary, file: &ShardsFile) {
     say!("merged bundle: {}", args.out.display());
 }
 
-/// Each bundle's record, refusing one given twice (by its directory or by its run: the same
-/// start on the same host, a copy).
+/// Each bundle's record, named by its shard's identity, refusing one given twice (by its
+/// directory or by its run: the same start on the same host, a copy) and two that claim one
+/// shard of a run.
 fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
     let mut shards: Vec<Shard> = Vec::new();
     let mut seen: Vec<(PathBuf, String)> = Vec::new();
-    for given in bundles {
-        let dir = storbench_bench::files::resolve(given)?;
-        let record =
-            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
-        let identity = format!("{}@{}", record.start.epoch_ns, record.start.summary.host.hostname);
-        if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == identity) {
+    for (given, read) in bundles.iter().zip(read_records(bundles)) {
+        let (dir, record) = read?;
+        let run = format!("{}@{}", record.start.epoch_ns, record.start.summary.host.hostname);
+        if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == run) {
             bail!(
                 "{} and {} are the same run's bundle (the same directory, or a copy: the same start \
                  on the same host); give each shard's bundle once",
@@ -84,12 +83,46 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
                 given.display()
             );
         }
-        seen.push((dir.clone(), identity));
-        let name =
+        seen.push((dir.clone(), run));
+        let dir_name =
             dir.file_name().map_or_else(|| given.display().to_string(), |n| n.to_string_lossy().into());
-        shards.push(Shard { name, bundle: given.display().to_string(), record });
+        let shard = Shard { name: identity(&record, &dir_name), bundle: given.display().to_string(), record };
+        if let Some(other) = shards.iter().find(|s| same_shard(s, &shard)) {
+            bail!(
+                "{} and {} both claim to be shard {} of one run; give each shard's bundle once (a                  shard run twice: keep the run you mean)",
+                other.bundle,
+                shard.bundle,
+                shard.name
+            );
+        }
+        shards.push(shard);
     }
     Ok(shards)
+}
+
+/// Each bundle's directory and record, read a few at once (one a core).
+fn read_records(bundles: &[PathBuf]) -> Vec<Result<(PathBuf, StoredRecord)>> {
+    let read = |given: &PathBuf| -> Result<(PathBuf, StoredRecord)> {
+        let dir = storbench_bench::files::resolve(given)?;
+        let record =
+            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
+        Ok((dir, record))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let per_core = bundles.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let reading: Vec<_> = bundles
+            .chunks(per_core)
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        reading.into_iter().flat_map(|r| r.join().expect("a reading thread")).collect()
+    })
+}
+
+/// Both bundles say they are the same shard of the same run (its count and common start).
+fn same_shard(a: &Shard, b: &Shard) -> bool {
+    let of = |s: &Shard| claimed(&s.record).map(|i| (i.index, i.count, i.start_at.clone()));
+    of(a).is_some() && of(a) == of(b)
 }
 
 /// The parameters' keys a shard may change: where its data goes (its slice of a shared

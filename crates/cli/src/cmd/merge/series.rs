@@ -2,7 +2,8 @@
 //! plus the row's `t_s`) and aligned by whole second from the merged start; rates and counts
 //! are summed over the shards, latencies are the worst shard's (percentiles do not add: the
 //! merged record and latency.hlog hold the exact ones), levels (CPU, memory, queue) are the
-//! shards' mean.
+//! shards' mean. Power is each host's once (shards on one host read its one meter): the mean
+//! of its shards' readings, summed over the hosts.
 
 use super::Shard;
 use anyhow::{Context, Result};
@@ -11,14 +12,21 @@ use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_report::columns::{self, Kind};
 use storbench_report::render::timeseries::Series;
 
-/// A second's values of one column from the shards that had a row in it.
-type Cells = BTreeMap<String, Vec<f64>>;
+/// A second's values of one column from the shards that had a row in it, each with its
+/// shard's host (an index into the hosts).
+type Cells = BTreeMap<String, Vec<(usize, f64)>>;
 
 /// The CSV text of the shards' series, summed by wall-clock second after `epoch_ns`.
 pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
     let mut header: Vec<String> = Vec::new();
     let mut seconds: BTreeMap<i64, (String, Cells)> = BTreeMap::new();
+    let mut hosts: Vec<&str> = Vec::new();
     for shard in shards {
+        let name = shard.record.start.summary.host.hostname.as_str();
+        let host = hosts.iter().position(|h| *h == name).unwrap_or_else(|| {
+            hosts.push(name);
+            hosts.len() - 1
+        });
         let path = std::path::Path::new(&shard.bundle).join("timeseries.csv");
         let Ok(text) = read_text(&path, DATA_LIMIT) else { continue };
         let series = Series::parse(&text).with_context(|| format!("reading {}", path.display()))?;
@@ -37,7 +45,7 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
             }
             for (name, values) in &series.columns {
                 if let Some(v) = values[row] {
-                    cells.entry(name.clone()).or_default().push(v);
+                    cells.entry(name.clone()).or_default().push((host, v));
                 }
             }
         }
@@ -59,13 +67,37 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
     Ok(out)
 }
 
-/// One second's value of column `name` over the shards' `values`.
-fn combined(name: &str, values: &[f64]) -> f64 {
+/// One second's value of column `name` over the shards' `values` (each with its host).
+fn combined(name: &str, values: &[(usize, f64)]) -> f64 {
+    if is_power(name) {
+        return per_host(values).iter().map(|of_host| mean(of_host)).sum();
+    }
+    let values: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
     match kind_of(name) {
         Kind::Rate | Kind::Count => values.iter().sum(),
         Kind::Latency => values.iter().copied().fold(f64::MIN, f64::max),
-        Kind::Level => values.iter().sum::<f64>() / values.len() as f64,
+        Kind::Level => mean(&values),
     }
+}
+
+fn mean(values: &[f64]) -> f64 {
+    values.iter().sum::<f64>() / values.len() as f64
+}
+
+/// A power meter's column: the host's (`power_watts`) or a named meter's (`power.<meter>.watts`).
+fn is_power(name: &str) -> bool {
+    let meter = name.strip_prefix(columns::meter::PREFIX).and_then(|r| r.strip_prefix('.'));
+    name == columns::system::POWER_WATTS.name
+        || meter.is_some_and(|r| r.ends_with(&format!(".{}", columns::meter::WATTS.name)))
+}
+
+/// `values` grouped by their host.
+fn per_host(values: &[(usize, f64)]) -> Vec<Vec<f64>> {
+    let mut out: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for (host, v) in values {
+        out.entry(*host).or_default().push(*v);
+    }
+    out.into_values().collect()
 }
 
 /// The kind of the column a header cell names (a background stream's under its name); a
@@ -86,4 +118,19 @@ fn kind_of(name: &str) -> Kind {
     let bare = name.split_once('.').map_or(name, |(_, rest)| rest);
     let known = |n: &str| groups.iter().flat_map(|g| g.iter()).find(|c| c.answers_to(n)).map(|c| c.kind);
     known(name).or_else(|| known(bare)).unwrap_or(Kind::Level)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn power_counts_each_host_once_and_other_columns_add_or_average() {
+        // Two shards on host 0 read its meter as 100 and 110 W, one on host 1 as 50 W.
+        let readings = [(0, 100.0), (0, 110.0), (1, 50.0)];
+        assert_eq!(combined("power_watts", &readings), 155.0);
+        assert_eq!(combined("power.enclosure.watts", &readings), 155.0);
+        assert_eq!(combined("read_iops", &readings), 260.0);
+        assert_eq!(combined("cpu_user_pct", &readings), 260.0 / 3.0);
+    }
 }
