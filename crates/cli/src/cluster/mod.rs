@@ -92,8 +92,10 @@ pub enum Engine {
 
 /// How far ahead of the measured step's submission its start time lies: time for the engine
 /// to start every shard's process (srun starts a step in well under a second on an idle
-/// cluster; a busy controller or many nodes take longer).
-const START_AHEAD: Duration = Duration::from_secs(5);
+/// cluster, a busy controller or many nodes take longer; a pod may first pull its image). A
+/// shard that starts after it is refused (its start time has passed) and fails the run.
+const SLURM_AHEAD: Duration = Duration::from_secs(10);
+const KUBERNETES_AHEAD: Duration = Duration::from_secs(60);
 
 /// What a setup step may take at most: a large database's load.
 const SETUP_LIMIT: Duration = Duration::from_secs(24 * 3600);
@@ -239,7 +241,11 @@ impl Cluster {
     /// `bundle`. A shard that fails fails the run, with its error; the others' figures are
     /// merged into the bundle all the same.
     pub fn measure(&self, run_id: &str, expected: Duration, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
-        let at = jiff::Timestamp::now() + START_AHEAD;
+        let ahead = match self.engine {
+            Runner::Slurm(_) => SLURM_AHEAD,
+            Runner::Kubernetes(_) => KUBERNETES_AHEAD,
+        };
+        let at = jiff::Timestamp::now() + ahead;
         let start_at = at.as_second().to_string();
         let argv = self.argv(run_id, bundle, &["--start-at", &start_at]);
         let step = Step { run_id, shards: self.shards(), argv, time_limit: expected + MEASURE_SLACK };
