@@ -64,10 +64,10 @@ wait $CAP
 
 echo "replaying the trace on $B as recorded, with its own capture"
 "$SB" replay-trace "$WORK/pg.sbtrace" --target "$B" --allow-device --force --check "$WORK/replay.sbtrace" --json \
-  >"$WORK/replay.json" 2>/dev/null || true
+  >"$WORK/replay-run.json" 2>/dev/null || true
 
 echo "io --like the trace on $B, captured"
-"$SB" capture --device "$B" --out "$WORK/like.sbtrace" --duration $((RUN + 4)) >/dev/null 2>&1 &
+"$SB" capture --device "$B" --out "$WORK/like.sbtrace" --duration $((RUN + 14)) >/dev/null 2>&1 &
 CAP=$!
 sleep 1
 "$SB" io --like "$WORK/pg.sbtrace" --target "$B" --allow-device --force --ramp 0 --power none \
@@ -92,7 +92,7 @@ for name, fn in rows:
     a, b, c = fn(f["pg"]), fn(f["replay"]), fn(f["like"])
     d = lambda y: f"{(y - a) / a * 100:+.1f}%" if a else "-"
     print(f"{name:<20}{a:>14.3f}{b:>14.3f}{d(b):>9}{c:>14.3f}{d(c):>9}")
-check = json.load(open(f"{w}/replay.json")).get("check") or {}
+check = json.load(open(f"{w}/replay-run.json")).get("check") or {}
 print("replay --check:", "pass" if check.get("pass") else "FAIL",
       "; ".join(f"{x['name']} {x['distance']:.2f} {x['unit']}" for x in check.get("figures", [])))
 PY
