@@ -25,20 +25,8 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
         bail!("capture cannot record here: {why}");
     }
     let kernel_name = device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let started = jiff::Timestamp::now();
-    let out = a.out.clone().unwrap_or_else(|| default_out(&kernel_name, started));
-    let file =
-        files::create(&out, How::WRITE).with_context(|| format!("the trace file {}", out.display()))?;
-    let header = Header {
-        device: device.display().to_string(),
-        kernel_name,
-        major_minor,
-        size_bytes: storbench_bench::target::device::geometry(&device).map_or(0, |g| g.size_bytes),
-        started_at: started.to_string(),
-        method: "tracefs block_rq_issue and block_rq_complete, filtered in the kernel to the device".into(),
-    };
-    let writer = TraceWriter::new(file, &header)?;
-    let running = Capture::start(&device, writer).map_err(|e| anyhow::anyhow!("capture: {e}"))?;
+    let out = a.out.clone().unwrap_or_else(|| default_out(&kernel_name, jiff::Timestamp::now()));
+    let (running, header) = begin(&device, &out, major_minor).context("capture")?;
     match a.duration {
         Some(d) => {
             say!("capturing the requests of {} for {:?} into {}", device.display(), d.0, out.display())
@@ -254,17 +242,25 @@ fn start_check(out: &Path, target: &Path) -> Result<(Capture, PathBuf)> {
     let (_, major_minor) = capture::device_number(target).map_err(|_| {
         anyhow::anyhow!("--check captures the replay's requests, which needs a block device as --target")
     })?;
-    let file = files::create(out, How::WRITE).with_context(|| format!("--check {}", out.display()))?;
-    let header = Header {
-        device: target.display().to_string(),
-        major_minor,
-        started_at: jiff::Timestamp::now().to_string(),
-        method: "tracefs block_rq_issue and block_rq_complete, of a replay".into(),
-        ..Header::default()
-    };
-    let capture = Capture::start(target, TraceWriter::new(file, &header)?)
-        .map_err(|e| anyhow::anyhow!("--check: {e}"))?;
+    let (capture, _) = begin(target, out, major_minor).context("--check")?;
     Ok((capture, out.to_path_buf()))
+}
+
+/// A capture of `device` (numbered `major_minor`) into the new trace file `out`, started, and
+/// the header it wrote: one for `capture` and for a replay's `--check`.
+fn begin(device: &Path, out: &Path, major_minor: String) -> Result<(Capture, Header)> {
+    let file = files::create(out, How::WRITE).with_context(|| format!("the trace file {}", out.display()))?;
+    let header = Header {
+        device: device.display().to_string(),
+        kernel_name: device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        major_minor,
+        size_bytes: storbench_bench::target::device::geometry(device).map_or(0, |g| g.size_bytes),
+        started_at: jiff::Timestamp::now().to_string(),
+        method: "tracefs block_rq_issue and block_rq_complete, filtered in the kernel to the device".into(),
+    };
+    let capture =
+        Capture::start(device, TraceWriter::new(file, &header)?).map_err(|e| anyhow::anyhow!("{e}"))?;
+    Ok((capture, header))
 }
 
 fn finish_check(capture: Capture, out: &Path, original: &Fingerprint) -> Result<fidelity::Check> {
