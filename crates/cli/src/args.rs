@@ -350,9 +350,10 @@ pub struct IoArgs {
     #[arg(long, value_name = "PATTERN")]
     pub rw: Option<Rw>,
 
-    /// Share of reads in rw and randrw, percent. Default: 50.
+    /// Share of reads in rw and randrw, percent from 0 to 100, to a hundredth (70, 3.5).
+    /// Default: 50.
     #[arg(long, value_name = "PCT")]
-    pub rwmix_read: Option<u8>,
+    pub rwmix_read: Option<storbench_bench::workload::io::ReadShare>,
 
     /// Block size (512, 4k, 64KiB), or a weighted mix as fio's bssplit writes it:
     /// 4k/60:64k/40 means 60 % of I/Os are 4 KiB and 40 % are 64 KiB. Default: 4k.
@@ -635,6 +636,18 @@ pub struct OutputArgs {
     #[arg(long, value_name = "SPEC")]
     pub background: Vec<crate::background::Background>,
 
+    /// Record the run's block requests, from the measured phase's start to its end, into
+    /// bg<N>.sbtrace in its bundle: the kernel's block tracepoints (root and tracefs), only the
+    /// requests' time, place, size and kind, never data. Its entry in summary.json's background
+    /// has the trace's fingerprint (read and write mix, sizes, sequential share, hot set, rate,
+    /// queue depth, latency per kind) and the capture's own CPU per request; the report shows
+    /// them. The device is the disk under the run's target (--capture, or --capture=auto), or DEV
+    /// (--capture=/dev/sdb). The
+    /// same as --background capture[:device=DEV]; `storbench replay-trace` replays the trace
+    /// on other storage.
+    #[arg(long, value_name = "DEV", num_args = 0..=1, require_equals = true, default_missing_value = "auto")]
+    pub capture: Option<PathBuf>,
+
     /// With a cmd: background stream: the run's end waits until the command exits (at most 24
     /// hours; Ctrl-C ends it), so that its exit_code and seconds are the whole rebuild's, e.g.
     /// how long a btrfs replace took under the workload. Without it the command is stopped
@@ -659,6 +672,15 @@ pub struct OutputArgs {
 
     #[command(flatten)]
     pub metrics: MetricsArgs,
+}
+
+impl OutputArgs {
+    /// The streams to run beside the workload: every --background, then --capture's.
+    pub fn streams(&self) -> Vec<crate::background::Background> {
+        let mut streams = self.background.clone();
+        streams.extend(self.capture.as_ref().map(|dev| crate::background::Background::capture(dev)));
+        streams
+    }
 }
 
 /// `--metrics-listen`, of every measuring command and of `run`.

@@ -170,9 +170,18 @@ pub fn measure(
     }
     let null = start.targets.is_empty();
     let rebuilding = rebuilding(&start.targets, stop);
-    let place = background::Place { dir: start.background_dir, null, wait: start.background_wait };
-    let (streams, entries) = background::build(start.background, place, stop)?;
+    let place = background::Place {
+        dir: start.background_dir,
+        target: start.targets.first().copied(),
+        bundle: None,
+        null,
+        wait: start.background_wait,
+    };
+    // Every stream checked before anything is made; then the bundle, where a capture writes.
+    background::check(start.background, place)?;
     let dir = dir.make()?;
+    let place = background::Place { bundle: Some(&dir), ..place };
+    let (streams, entries) = background::build(start.background, place, stop)?;
     let _log = console::log_run(&dir)?;
     crate::metrics::begin_run(&run_name(&start.summary, &dir), &start.summary.workload);
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;

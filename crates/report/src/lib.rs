@@ -15,6 +15,7 @@ pub mod decision;
 pub mod disclosure;
 pub mod evaluation;
 pub mod export;
+pub mod fingerprint;
 pub mod model;
 pub mod render;
 pub mod series;

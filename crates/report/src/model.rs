@@ -833,6 +833,10 @@ pub struct BackgroundResult {
     /// storbench's own I/O.
     #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
     pub command: Option<CommandRun>,
+    /// A capture of the run's block requests (kind `capture`): its trace, its cost and the
+    /// trace's fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capture: Option<Box<crate::fingerprint::CaptureResult>>,
 }
 
 /// What a background command (`cmd:COMMAND`) did: it starts with the measured phase and is

@@ -5,7 +5,7 @@
 //! so memory holds only the requests in flight however long the capture. Only the requests'
 //! time, place, size, kind, latency and issuing process are seen, never their data.
 
-use super::format::{FUA, META, NO_LATENCY, Op, Record, SYNC, TraceWriter};
+use super::format::{FUA, Header, META, NO_LATENCY, Op, Record, SYNC, TraceWriter};
 use crate::files::tracefs;
 use crate::run::StopFlag;
 use std::collections::{HashMap, VecDeque};
@@ -52,6 +52,8 @@ pub enum CaptureError {
     NotADevice(PathBuf),
     #[error("setting up the kernel's tracing: {0}")]
     Setup(String),
+    #[error("the trace file {0}")]
+    Output(String),
 }
 
 /// The kernel's device number of a block device node, as the tracepoints give it
@@ -63,6 +65,49 @@ pub fn device_number(device: &Path) -> Result<(u64, String), CaptureError> {
     }
     let (major, minor) = (rustix::fs::major(st.st_rdev), rustix::fs::minor(st.st_rdev));
     Ok(((u64::from(major) << 20) | u64::from(minor), format!("{major},{minor}")))
+}
+
+/// The device whose requests carry `path`'s I/O, as the block tracepoints name it: a disk or
+/// a loop device itself, a partition's disk (the kernel issues a partition's requests on
+/// its disk), the disk under a file or directory. A device-mapper or md device issues its
+/// requests on its members, each a capture of its own: refused, naming them.
+pub fn request_device(path: &Path) -> Result<PathBuf, CaptureError> {
+    let info = crate::monitor::device::resolve_device(path)
+        .map_err(|e| CaptureError::Setup(format!("{}: {e}", path.display())))?
+        .ok_or_else(|| CaptureError::NotADevice(path.to_path_buf()))?;
+    match info.kind.as_str() {
+        "dm" | "md" => Err(CaptureError::Unavailable(format!(
+            "{} is on {} ({}), whose requests the kernel issues on its members ({}): capture one of \
+             them by name",
+            path.display(),
+            info.name,
+            info.kind,
+            info.members.join(", ")
+        ))),
+        _ => Ok(Path::new("/dev").join(info.parent.unwrap_or(info.name))),
+    }
+}
+
+/// Starts capturing `device`'s requests into the new trace file `out` (one storbench makes:
+/// an existing file is refused), its header written first: the one start of `storbench
+/// capture`, a replay's check and a run's capture stream.
+pub fn begin(device: &Path, out: &Path) -> Result<(Capture, Header), CaptureError> {
+    if let Some(why) = tracefs::unavailable(Path::new(tracefs::ROOT)) {
+        return Err(CaptureError::Unavailable(why));
+    }
+    let (_, major_minor) = device_number(device)?;
+    let output = |e: &dyn std::fmt::Display| CaptureError::Output(format!("{}: {e}", out.display()));
+    let file = crate::files::create(out, crate::files::How::WRITE).map_err(|e| output(&e))?;
+    let header = Header {
+        device: device.display().to_string(),
+        kernel_name: device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        major_minor,
+        size_bytes: crate::target::device::geometry(device).map_or(0, |g| g.size_bytes),
+        started_at: jiff::Timestamp::now().to_string(),
+        method: "tracefs block_rq_issue and block_rq_complete, filtered in the kernel to the device".into(),
+    };
+    let writer = TraceWriter::new(file, &header).map_err(|e| output(&e))?;
+    Ok((Capture::start(device, writer)?, header))
 }
 
 impl Capture {

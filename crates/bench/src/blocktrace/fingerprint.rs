@@ -4,68 +4,12 @@
 
 use super::format::{FUA, NO_LATENCY, Op, Record};
 use crate::metrics::LatencyHistogram;
-use serde::Serialize;
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
+pub use storbench_report::fingerprint::{Fingerprint, Latency};
 
 /// The unit the hot set counts in.
 const BLOCK: u64 = 4096;
-
-/// Latency of one kind of request, µs.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Latency {
-    pub count: u64,
-    pub mean_us: f64,
-    pub p50_us: f64,
-    pub p99_us: f64,
-    pub max_us: f64,
-}
-
-/// The fingerprint of a trace.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Fingerprint {
-    /// Every request, flushes and discards included.
-    pub requests: u64,
-    pub reads: u64,
-    pub writes: u64,
-    pub flushes: u64,
-    pub discards: u64,
-    /// Reads among reads and writes.
-    pub read_fraction: f64,
-    /// Bytes read among bytes read and written.
-    pub read_bytes_fraction: f64,
-    pub bytes_read: u64,
-    pub bytes_written: u64,
-    /// Request size (bytes) -> requests, reads and writes.
-    pub size_histogram: BTreeMap<u32, u64>,
-    /// Reads and writes that begin where the one before ended.
-    pub sequential_fraction: f64,
-    /// Distance from the end of the request before (bytes, rounded up to a power of two; 0:
-    /// sequential) -> requests.
-    pub distance_histogram: BTreeMap<u64, u64>,
-    /// Bytes of the fewest 4-KiB blocks that take 50, 90 and 99 % of the block accesses.
-    pub hot_set_bytes: BTreeMap<String, u64>,
-    /// Bytes of distinct 4-KiB blocks touched.
-    pub footprint_bytes: u64,
-    /// From the first issue to the last, seconds.
-    pub duration_s: f64,
-    pub mean_iops: f64,
-    /// The busiest second's requests.
-    pub peak_iops: u64,
-    /// The spread of the per-second rate: its standard deviation over its mean.
-    pub burstiness: f64,
-    /// Requests issued in each second from the first.
-    pub iops_per_second: Vec<u64>,
-    /// Requests in flight, over time (Little's law: summed latency over the duration) and at
-    /// most.
-    pub mean_queue_depth: f64,
-    pub max_queue_depth: u64,
-    /// Flushes among all requests, and writes with FUA among writes.
-    pub flush_fraction: f64,
-    pub fua_fraction: f64,
-    /// Per kind: read, write, flush, discard.
-    pub latency: BTreeMap<String, Latency>,
-}
 
 /// Builds a fingerprint request by request.
 #[derive(Default)]
@@ -165,6 +109,21 @@ impl Builder {
         f.latency = self.hists.iter().map(|(op, h)| (op_name(*op).to_string(), latency(h))).collect();
         self.f
     }
+}
+
+/// The header and fingerprint of the trace file at `path`, read as it streams from disk;
+/// why not, naming the file.
+pub fn of_file(path: &std::path::Path) -> Result<(super::format::Header, Fingerprint), String> {
+    let named = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
+    let file = crate::input::open_input(path).map_err(|e| named(&e))?;
+    let input = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut reader = super::format::TraceReader::new(input)
+        .map_err(|e| named(&format!("{e}; give a trace `storbench capture` wrote")))?;
+    let mut b = Builder::default();
+    while let Some(r) = reader.next_record().map_err(|e| named(&e))? {
+        b.add(&r);
+    }
+    Ok((reader.header, b.finish()))
 }
 
 /// The fingerprint of `records`.

@@ -3,19 +3,22 @@
 //! against the files and programs it names before anything is written (`check`), and built
 //! into a stream when the run starts (`build`): its files made or reused, then handed to the
 //! driver. Each kind is its own file: `io` (storbench's sequential stream), `rebuild` (an
-//! emulated mirror rebuild's copy), `cmd` (the user's command).
+//! emulated mirror rebuild's copy), `cmd` (the user's command), `capture` (the run's own
+//! block requests into a trace in its bundle).
 
+mod capture;
 pub(crate) mod cmd;
 mod io;
 mod rebuild;
 
 use anyhow::Result;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use storbench_bench::run::record::StreamEntry;
 use storbench_bench::run::{StopFlag, Stream, Streams};
 
+pub use capture::CaptureBackground;
 pub use io::IoBackground;
 pub use rebuild::RebuildBackground;
 
@@ -36,9 +39,12 @@ pub enum Kind {
     Rebuild(RebuildBackground),
     /// The user's command, run by `sh -c` from the measured phase's start: `cmd:COMMAND`.
     Cmd(String),
+    /// The run's block requests into a trace in its bundle: `capture[:device=DEV]`.
+    Capture(CaptureBackground),
 }
 
-const KINDS: &str = "io[:KEY=VALUE,...], rebuild[:KEY=VALUE,...] or cmd:COMMAND, e.g. io:rate=10MiB";
+const KINDS: &str =
+    "io[:KEY=VALUE,...], rebuild[:KEY=VALUE,...], cmd:COMMAND or capture[:device=DEV], e.g. io:rate=10MiB";
 
 impl FromStr for Background {
     type Err = String;
@@ -49,6 +55,7 @@ impl FromStr for Background {
             "io" => Kind::Io(IoBackground::parse(rest)?),
             "rebuild" => Kind::Rebuild(RebuildBackground::parse(rest)?),
             "cmd" => Kind::Cmd(cmd::parse(rest)?),
+            "capture" => Kind::Capture(CaptureBackground::parse(rest)?),
             _ => return Err(format!("'{name}' is not a background stream storbench knows; give {KINDS}")),
         };
         Ok(Background { text: crate::units::plain_text(text)?, kind })
@@ -56,6 +63,13 @@ impl FromStr for Background {
 }
 
 impl Background {
+    /// `--capture[=DEV]`'s stream: the disk under the target when `device` is `auto`.
+    pub fn capture(device: &Path) -> Background {
+        let device = (device != Path::new("auto")).then(|| device.to_path_buf());
+        let text = device.as_ref().map_or("capture".into(), |d| format!("capture:device={}", d.display()));
+        Background { text, kind: Kind::Capture(CaptureBackground { device }) }
+    }
+
     /// What stream `index` (0 for bg1) writes or runs, for the line an evaluation says before
     /// it runs.
     pub fn will_write(&self, index: usize) -> String {
@@ -64,6 +78,7 @@ impl Background {
             Kind::Io(io) => io.will_write(&name, self),
             Kind::Rebuild(r) => r.will_write(&name, self),
             Kind::Cmd(command) => format!("`{command}` runs from each measured phase's start ({self})"),
+            Kind::Capture(c) => c.will_write(&name, self),
         }
     }
 }
@@ -87,6 +102,12 @@ pub struct Place<'a> {
     /// Where a stream's files go unless it names its own: None for a run with no directory of
     /// its own (a database server's).
     pub dir: Option<&'a Path>,
+    /// The run's place (its target file or device, its database's file) where it has one on
+    /// this host: a capture records the disk under it.
+    pub target: Option<&'a Path>,
+    /// The run's bundle directory, once made (a capture's trace goes there); None while the
+    /// streams are only checked.
+    pub bundle: Option<&'a Path>,
     /// The run is on the null engine: a stream without a place runs there too.
     pub null: bool,
     /// The run's end waits for its commands (`--background-wait`).
@@ -98,6 +119,7 @@ enum Checked {
     Io(io::Planned),
     Rebuild(rebuild::Planned),
     Cmd,
+    Capture(PathBuf),
 }
 
 /// Checks every stream against the files and programs it names, writing nothing: a bad one
@@ -116,6 +138,7 @@ fn check_all(specs: &[Background], place: Place<'_>) -> Result<Vec<Checked>> {
                 cmd::check(&name, command)?;
                 Checked::Cmd
             }
+            Kind::Capture(c) => Checked::Capture(c.plan(&name, b, place)?),
         })
     });
     checked.collect()
@@ -135,6 +158,7 @@ pub fn build(specs: &[Background], place: Place<'_>, stop: &StopFlag) -> Result<
             (Kind::Cmd(command), _) => {
                 Box::new(storbench_bench::run::CommandStream::new(command, place.wait))
             }
+            (Kind::Capture(c), Checked::Capture(device)) => Box::new(c.stream(&name, device, place)?),
             _ => unreachable!("each stream is checked as its own kind"),
         };
         entries.push(StreamEntry { name: name.clone(), kind: stream.kind().into(), spec: b.text.clone() });

@@ -50,6 +50,14 @@ pub struct ClusterArgs {
     #[arg(long, value_name = "PARTITION", requires = "on", value_parser = crate::units::plain_text)]
     pub partition: Option<String>,
 
+    /// How far ahead of the measured step's submission its shards start, all at one instant:
+    /// time for the engine to start every shard's process (more for many nodes or a busy
+    /// controller; on Kubernetes, for a pod to pull its image). A shard that starts later is
+    /// refused and fails the run, saying so. From 1s to 1h. Default: 10s on slurm, 60s on
+    /// kubernetes.
+    #[arg(long, value_name = "DURATION", requires = "on", value_parser = parse_ahead)]
+    pub start_ahead: Option<Duration>,
+
     /// The container image with storbench in it, for --on kubernetes (the repository's
     /// Dockerfile builds one).
     #[arg(long, value_name = "IMAGE", requires = "on", value_parser = crate::units::plain_text)]
@@ -97,6 +105,17 @@ pub enum Engine {
 const SLURM_AHEAD: Duration = Duration::from_secs(10);
 const KUBERNETES_AHEAD: Duration = Duration::from_secs(60);
 
+/// `--start-ahead`: a duration from 1 s to an hour.
+fn parse_ahead(text: &str) -> Result<Duration, String> {
+    let d = text.parse::<crate::units::Seconds>()?.0;
+    if !(Duration::from_secs(1)..=Duration::from_secs(3600)).contains(&d) {
+        return Err(format!(
+            "'{text}' is not from 1s to 1h; give how long the engine needs to start every shard, e.g. 10s"
+        ));
+    }
+    Ok(d)
+}
+
 /// What a setup step may take at most: a large database's load.
 const SETUP_LIMIT: Duration = Duration::from_secs(24 * 3600);
 
@@ -109,6 +128,8 @@ pub struct Cluster {
     engine: Runner,
     /// What the shards must see where this host sees it: the evaluation's directory and each
     /// configuration's place (a Kubernetes pod's volumes).
+    /// How far ahead of its submission a measured step starts.
+    ahead: Duration,
     places: Vec<PathBuf>,
     /// How each shard starts storbench: this executable, the evaluation's directory and the
     /// plan file given (a plan with passwords is read from it, never from the saved copy).
@@ -138,6 +159,10 @@ impl ClusterPlan {
         let Some(engine) = args.on else { return Ok(None) };
         let nodes = args.nodes.unwrap_or(1);
         let per_node = args.tasks_per_node.unwrap_or(1);
+        let ahead = args.start_ahead.unwrap_or(match engine {
+            Engine::Slurm => SLURM_AHEAD,
+            Engine::Kubernetes => KUBERNETES_AHEAD,
+        });
         let engine = match engine {
             Engine::Slurm => {
                 if args.image.is_some() {
@@ -160,7 +185,7 @@ impl ClusterPlan {
         };
         let exe = std::env::current_exe().context("finding storbench's own path for the shards")?;
         let plan = plan.map(storbench_bench::files::resolve).transpose()?;
-        Ok(Some(ClusterPlan { engine, exe, plan }))
+        Ok(Some(ClusterPlan { engine, ahead, exe, plan }))
     }
 
     /// The engine for the evaluation in `dir`, whose plan has the text `plan_text`: the shards
@@ -181,7 +206,14 @@ impl ClusterPlan {
                 places.push(place);
             }
         }
-        Cluster { engine: self.engine, places, exe: self.exe, dir: dir.to_path_buf(), plan: given }
+        Cluster {
+            engine: self.engine,
+            ahead: self.ahead,
+            places,
+            exe: self.exe,
+            dir: dir.to_path_buf(),
+            plan: given,
+        }
     }
 }
 
@@ -241,12 +273,8 @@ impl Cluster {
     /// `bundle`. A shard that fails fails the run, with its error; the others' figures are
     /// merged into the bundle all the same.
     pub fn measure(&self, run_id: &str, expected: Duration, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
-        let ahead = match self.engine {
-            Runner::Slurm(_) => SLURM_AHEAD,
-            Runner::Kubernetes(_) => KUBERNETES_AHEAD,
-        };
-        let at = jiff::Timestamp::now() + ahead;
-        let start_at = at.as_second().to_string();
+        let at = jiff::Timestamp::now() + self.ahead;
+        let start_at = at.to_string();
         let argv = self.argv(run_id, bundle, &["--start-at", &start_at]);
         let step = Step { run_id, shards: self.shards(), argv, time_limit: expected + MEASURE_SLACK };
         let ran = self.run_step(&step, "measured run", stop);
@@ -281,6 +309,7 @@ impl Cluster {
 /// `--on` checked, before the evaluation's directory exists.
 pub struct ClusterPlan {
     engine: Runner,
+    ahead: Duration,
     exe: PathBuf,
     plan: Option<PathBuf>,
 }

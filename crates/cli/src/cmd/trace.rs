@@ -9,16 +9,16 @@ use std::time::{Duration, Instant};
 use storbench_bench::blocktrace::capture::{self, Capture};
 use storbench_bench::blocktrace::fidelity;
 use storbench_bench::blocktrace::fingerprint::{self, Fingerprint};
-use storbench_bench::blocktrace::format::{Header, TraceReader, TraceWriter};
+use storbench_bench::blocktrace::format::{Header, TraceReader};
 use storbench_bench::blocktrace::replay::{self, Pace, Replayed};
 use storbench_bench::engine::{self, EngineKind};
-use storbench_bench::files::{self, How};
+use storbench_bench::files;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::{self, TargetRequest};
 
 pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
     let device = files::resolve(&a.device)?;
-    let (_, major_minor) = capture::device_number(&device).map_err(|e| {
+    capture::device_number(&device).map_err(|e| {
         anyhow::anyhow!("--device {}: {e}; give a block device such as /dev/sdb", a.device.display())
     })?;
     if let Some(why) = files::tracefs::unavailable(Path::new(files::tracefs::ROOT)) {
@@ -26,7 +26,7 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
     }
     let kernel_name = device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let out = a.out.clone().unwrap_or_else(|| default_out(&kernel_name, jiff::Timestamp::now()));
-    let (running, header) = begin(&device, &out, major_minor).context("capture")?;
+    let (running, header) = begin(&device, &out).context("capture")?;
     match a.duration {
         Some(d) => {
             say!("capturing the requests of {} for {:?} into {}", device.display(), d.0, out.display())
@@ -214,14 +214,7 @@ pub fn replay_trace(a: &ReplayTraceArgs, stop: &StopFlag) -> Result<Ending> {
 
 /// The trace's header and fingerprint, read as it streams from disk.
 fn read_trace(path: &Path) -> Result<(Header, Fingerprint)> {
-    let file = storbench_bench::input::open_input(path)?;
-    let mut reader = TraceReader::new(std::io::BufReader::with_capacity(1 << 20, file))
-        .map_err(|e| anyhow::anyhow!("{}: {e}; give a trace `storbench capture` wrote", path.display()))?;
-    let mut b = fingerprint::Builder::default();
-    while let Some(r) = reader.next_record().map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))? {
-        b.add(&r);
-    }
-    Ok((reader.header, b.finish()))
+    fingerprint::of_file(path).map_err(anyhow::Error::msg)
 }
 
 /// A replay never writes the device it was captured from unless told to.
@@ -239,28 +232,16 @@ fn refuse_captured_device(target: &Path, header: &Header, force: bool) -> Result
 }
 
 fn start_check(out: &Path, target: &Path) -> Result<(Capture, PathBuf)> {
-    let (_, major_minor) = capture::device_number(target).map_err(|_| {
+    capture::device_number(target).map_err(|_| {
         anyhow::anyhow!("--check captures the replay's requests, which needs a block device as --target")
     })?;
-    let (capture, _) = begin(target, out, major_minor).context("--check")?;
+    let (capture, _) = begin(target, out).context("--check")?;
     Ok((capture, out.to_path_buf()))
 }
 
-/// A capture of `device` (numbered `major_minor`) into the new trace file `out`, started, and
-/// the header it wrote: one for `capture` and for a replay's `--check`.
-fn begin(device: &Path, out: &Path, major_minor: String) -> Result<(Capture, Header)> {
-    let file = files::create(out, How::WRITE).with_context(|| format!("the trace file {}", out.display()))?;
-    let header = Header {
-        device: device.display().to_string(),
-        kernel_name: device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        major_minor,
-        size_bytes: storbench_bench::target::device::geometry(device).map_or(0, |g| g.size_bytes),
-        started_at: jiff::Timestamp::now().to_string(),
-        method: "tracefs block_rq_issue and block_rq_complete, filtered in the kernel to the device".into(),
-    };
-    let capture =
-        Capture::start(device, TraceWriter::new(file, &header)?).map_err(|e| anyhow::anyhow!("{e}"))?;
-    Ok((capture, header))
+/// A capture of `device` into the new trace file `out`, started, and the header it wrote.
+fn begin(device: &Path, out: &Path) -> Result<(Capture, Header)> {
+    capture::begin(device, out).map_err(|e| anyhow::anyhow!("{e}"))
 }
 
 fn finish_check(capture: Capture, out: &Path, original: &Fingerprint) -> Result<fidelity::Check> {

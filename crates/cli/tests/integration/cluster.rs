@@ -35,7 +35,9 @@ const IO: &str = "[[workload]]\nkind = \"io\"\nrw = \"randread\"\nbs = \"4k\"\ns
 const OLTP: &str = "[[workload]]\nkind = \"oltp\"\ndb_size = \"1MB\"\nn_threads = 2\nrun_time = \"3s\"\n\
                     warmup_time = \"0s\"\n";
 
-/// `storbench run PLAN` on `engine` with `shards` tasks on one node, into `out`.
+/// `storbench run PLAN` on `engine` with `shards` tasks on one node, into `out`. The shards
+/// start at the default 10 s after their step's submission: srun took over 4 s to start a
+/// step here while other tests loaded both cores, so a shorter time would fail them.
 fn run_on(plan: &Path, engine: &[&str], shards: u32, out: &Path) -> assert_cmd::assert::Assert {
     let tasks = shards.to_string();
     let mut c = storbench();
@@ -179,6 +181,11 @@ fn without_a_cluster_kubernetes_jobs_are_written_and_a_pod_runs_as_the_shard_of_
     }
     let plan = write_plan(dir.path(), &format!("{}/s{{shard}}", dir.path().display()), IO);
     let out = dir.path().join("out");
+    // A start time too close to the submission for any engine is refused before anything runs.
+    let mut soon = storbench();
+    soon.arg("run").arg(&plan).args(["--on", "kubernetes", "--image", "x", "--start-ahead", "0.5s"]);
+    crate::support::refused(soon.arg("--output-dir").arg(&out), "not from 1s to 1h");
+    assert!(!out.exists(), "a refused evaluation made its directory");
     let stopped = run_on(&plan, &["kubernetes", "--image", "example.org/storbench:1"], 2, &out).code(2);
     let said = String::from_utf8_lossy(&stopped.get_output().stderr).into_owned();
     assert!(

@@ -23,8 +23,17 @@ impl PrivatePostgres {
     /// A running instance with `settings` (name, value as postgresql.conf writes it) after
     /// initdb's; None, after saying what is missing, where it cannot be had (see `skip`).
     pub fn start(settings: &[(&str, &str)]) -> Option<Self> {
+        Self::start_with(disk_tempdir(), settings)
+    }
+
+    /// [`PrivatePostgres::start`] with its data in a new directory under `parent` (a
+    /// filesystem of the test's own).
+    pub fn start_in(parent: &Path, settings: &[(&str, &str)]) -> Option<Self> {
+        Self::start_with(tempfile::tempdir_in(parent).unwrap(), settings)
+    }
+
+    fn start_with(dir: tempfile::TempDir, settings: &[(&str, &str)]) -> Option<Self> {
         let bin = server_programs()?;
-        let dir = disk_tempdir();
         owned_by_postgres(dir.path());
         let data = dir.path().join("data");
         as_postgres(&bin.join("initdb"), |c| {

@@ -139,7 +139,7 @@ fn spec(read_pct: u8) -> IoSpec {
     IoSpec {
         name: "fault".into(),
         pattern: Pattern::Random(Distribution::Uniform),
-        read_pct,
+        reads: ReadShare::percent(read_pct),
         block_sizes: BlockSizeMix::single(4096),
         iodepth: 4,
         workers: 1,

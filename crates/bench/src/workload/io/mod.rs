@@ -28,7 +28,7 @@ pub use blocksize::BlockSizeMix;
 pub use copy::CopySpec;
 pub use offsets::{Distribution, Pattern, Region};
 pub use profile::{SQLIO_PROFILES, SqlioProfile};
-pub use spec::{End, IoSpec};
+pub use spec::{End, IoSpec, ReadShare};
 
 use crate::engine::{self, IoEngine};
 use crate::metrics::LatencyHistogram;
@@ -78,7 +78,7 @@ pub fn run(
     let engines = open_engines(spec, file)?;
     let mut out = run_on(spec, engines, sampler, stop, on_interval)?;
     if let Some(f) = file
-        && spec.read_pct < 100
+        && spec.reads.writes()
         && let Err(e) = flush_buffered(f)
     {
         out.detail.errors_outside_window += 1;

@@ -15,7 +15,7 @@ fn spec(iodepth: u32, step: Duration) -> IoSpec {
     IoSpec {
         name: "search".into(),
         pattern: Pattern::Random(Distribution::Uniform),
-        read_pct: 100,
+        reads: ReadShare::READS,
         block_sizes: BlockSizeMix::single(4096),
         iodepth,
         workers: 1,

@@ -5,6 +5,78 @@ use super::offsets::{Pattern, Region};
 use crate::engine::EngineKind;
 use std::time::Duration;
 
+/// The share of reads among a job's requests, in hundredths of a percent (10000: reads
+/// only): whole percents for a profile, finer for a trace's 3.5 % (`io --like`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ReadShare(u16);
+
+impl ReadShare {
+    pub const READS: ReadShare = ReadShare(10_000);
+    pub const WRITES: ReadShare = ReadShare(0);
+
+    /// A whole percent, at most 100.
+    pub fn percent(pct: u8) -> ReadShare {
+        ReadShare(u16::from(pct.min(100)) * 100)
+    }
+
+    /// A fraction from 0 to 1, to the nearest hundredth of a percent.
+    pub fn of_fraction(f: f64) -> ReadShare {
+        ReadShare((f.clamp(0.0, 1.0) * 10_000.0).round() as u16)
+    }
+
+    /// Hundredths of a percent.
+    pub fn hundredths(self) -> u16 {
+        self.0
+    }
+
+    /// Whether any request writes.
+    pub fn writes(self) -> bool {
+        self.0 < 10_000
+    }
+
+    /// The percent as the summary keeps it: a whole number when it is one.
+    pub fn json(self) -> serde_json::Value {
+        if self.0.is_multiple_of(100) { (self.0 / 100).into() } else { (f64::from(self.0) / 100.0).into() }
+    }
+}
+
+impl std::str::FromStr for ReadShare {
+    type Err = String;
+
+    /// A percent from 0 to 100, to a hundredth (`70`, `3.5`).
+    fn from_str(text: &str) -> Result<ReadShare, String> {
+        let bad = || format!("'{text}' is not a percentage; give 0 to 100, e.g. 70 or 3.5");
+        let pct: f64 = text.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
+        if !(0.0..=100.0).contains(&pct) {
+            return Err(bad());
+        }
+        Ok(ReadShare::of_fraction(pct / 100.0))
+    }
+}
+
+/// From a plan: a number (`70`, `3.5`) or the same as text.
+impl<'de> serde::Deserialize<'de> for ReadShare {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ReadShare, D::Error> {
+        #[derive(serde::Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            Number(f64),
+            Text(String),
+        }
+        let text = match Given::deserialize(d)? {
+            Given::Number(n) => n.to_string(),
+            Given::Text(t) => t,
+        };
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+impl std::fmt::Display for ReadShare {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.json())
+    }
+}
+
 /// When the measured phase ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum End {
@@ -19,8 +91,8 @@ pub enum End {
 pub struct IoSpec {
     pub name: String,
     pub pattern: Pattern,
-    /// Share of reads, percent; the rest are writes.
-    pub read_pct: u8,
+    /// Share of reads; the rest are writes.
+    pub reads: ReadShare,
     pub block_sizes: BlockSizeMix,
     /// Requests in flight per worker.
     pub iodepth: u32,
@@ -58,5 +130,25 @@ impl IoSpec {
     /// Smallest region a worker gets; must hold at least one largest block.
     pub fn min_worker_region(&self) -> u64 {
         (0..self.workers).map(|w| self.worker_region(w).len).min().unwrap_or(0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ReadShare;
+
+    #[test]
+    fn a_read_share_is_kept_to_a_hundredth_of_a_percent_and_said_as_given() {
+        let share: ReadShare = "3.5".parse().unwrap();
+        assert_eq!((share.hundredths(), share.json()), (350, serde_json::json!(3.5)));
+        assert_eq!("70".parse::<ReadShare>().unwrap().json(), serde_json::json!(70));
+        assert_eq!(ReadShare::of_fraction(0.03456).hundredths(), 346);
+        assert!(!"100".parse::<ReadShare>().unwrap().writes());
+        for bad in ["100.5", "-1", "NaN", "inf", "lots", ""] {
+            assert!(bad.parse::<ReadShare>().unwrap_err().contains("0 to 100"), "{bad}");
+        }
+        // A plan gives a number or text.
+        let from_plan: ReadShare = serde_json::from_str("3.25").unwrap();
+        assert_eq!(from_plan.hundredths(), 325);
     }
 }

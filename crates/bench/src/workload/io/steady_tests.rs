@@ -21,7 +21,7 @@ fn spec(cap: Duration, rate_iops: Option<f64>) -> IoSpec {
     IoSpec {
         name: "steady".into(),
         pattern: Pattern::Random(Distribution::Uniform),
-        read_pct: 100,
+        reads: ReadShare::READS,
         block_sizes: BlockSizeMix::single(4096),
         iodepth: 1,
         workers: 1,

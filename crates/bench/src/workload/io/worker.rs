@@ -244,10 +244,10 @@ impl<'a> Worker<'a> {
     /// The next request for `slot`, with the generation it writes (0 for a read).
     fn next_request(&mut self, slot: u32) -> Option<(Request, u32)> {
         let len = self.sizes.pick(&mut self.rng);
-        let dir = match self.spec.read_pct {
-            100 => Dir::Read,
+        let dir = match self.spec.reads.hundredths() {
+            10_000 => Dir::Read,
             0 => Dir::Write,
-            pct if below(&mut self.rng, 100) < pct as u64 => Dir::Read,
+            share if below(&mut self.rng, 10_000) < u64::from(share) => Dir::Read,
             _ => Dir::Write,
         };
         let offset = self.pick_offset(len)?;

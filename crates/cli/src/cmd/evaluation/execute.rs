@@ -26,6 +26,8 @@ pub fn check_all(plan: &Plan) -> Result<()> {
         // Its streams' files and programs (a rebuild's destination, a command's program).
         let place = crate::background::Place {
             dir: c.target.is_dir().then_some(&*c.target),
+            target: Some(&c.target),
+            bundle: None,
             null: false,
             wait: false,
         };

@@ -303,7 +303,7 @@ fn into_bundle(
         database: DatabaseInfo::default(),
         device: device.as_ref().map(|d| d.name.as_str()),
         table: table::integrity_table,
-        background: &a.out.background,
+        background: &a.out.streams(),
         background_dir: Some(spec.dir.as_path()),
         background_wait: a.out.background_wait,
     };

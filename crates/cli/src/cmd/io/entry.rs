@@ -93,7 +93,7 @@ impl Options for IoArgs {
         use storbench_bench::target::Action;
         let (v, plan) = super::check(self).ok()?;
         let plan = plan?;
-        let writes = v.jobs.iter().any(|j| j.spec.read_pct < 100);
+        let writes = v.jobs.iter().any(|j| j.spec.reads.writes());
         let (path, size) = (plan.path.display(), crate::units::human_bytes(plan.size));
         Some(match plan.action {
             Action::CreateFile => format!("creates and fills {path}, {size}, kept for later runs"),

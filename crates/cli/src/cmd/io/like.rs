@@ -11,6 +11,7 @@ use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::blocktrace::fingerprint::Fingerprint;
+use storbench_bench::workload::io::ReadShare;
 
 /// The most sizes a mix takes from a trace.
 const MOST_SIZES: usize = 8;
@@ -36,7 +37,7 @@ fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
         (0, _, false) => Rw::Randwrite,
         _ => Rw::RandMixed,
     });
-    a.rwmix_read.get_or_insert((fp.read_fraction * 100.0).round() as u8);
+    a.rwmix_read.get_or_insert(ReadShare::of_fraction(fp.read_fraction));
     if a.bs.is_none() {
         a.bs = Some(size_mix(fp, data)?);
     }
@@ -104,7 +105,10 @@ mod tests {
             ..Fingerprint::default()
         };
         let a = like(&IoArgs::default(), &fp).unwrap();
-        assert_eq!((a.rw, a.rwmix_read, a.iodepth), (Some(Rw::RandMixed), Some(70), Some(4)));
+        assert_eq!(
+            (a.rw, a.rwmix_read, a.iodepth),
+            (Some(Rw::RandMixed), Some(ReadShare::percent(70)), Some(4))
+        );
         assert_eq!(a.bs.unwrap().to_string(), "4096/69:65536/30");
         assert_eq!(a.rate_iops, Some(100.0));
         assert_eq!(a.random_distribution.as_deref(), Some("hotspot:90/10"));

@@ -90,10 +90,12 @@ pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
     // The streams' files and programs too, before the target is made.
     let place = crate::background::Place {
         dir: plan.as_ref().and_then(|p| p.path.parent()),
+        target: plan.as_ref().map(|p| p.path.as_path()),
+        bundle: None,
         null: plan.is_none(),
         wait: args.out.background_wait,
     };
-    crate::background::check(&args.out.background, place)?;
+    crate::background::check(&args.out.streams(), place)?;
     Ok((v, plan))
 }
 
@@ -189,7 +191,7 @@ fn measure_job(
         database: DatabaseInfo::default(),
         device: r.device.as_ref().map(|d| d.name.as_str()),
         table: crate::cmd::io::table::job_table,
-        background: &args.out.background,
+        background: &args.out.streams(),
         background_dir: target.and_then(|t| t.path.parent()),
         background_wait: args.out.background_wait,
     };

@@ -58,7 +58,7 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
     serde_json::json!({
         "pattern": rw,
         "random_distribution": distribution,
-        "rwmix_read": spec.read_pct,
+        "rwmix_read": spec.reads.json(),
         "bs": bs,
         "iodepth": spec.iodepth,
         "workers": spec.workers,

@@ -11,9 +11,9 @@ pub fn job_table(s: &Summary) -> String {
     let rate = rate_cell(s);
     let mut t = io_header("", rate.is_some(), None);
     if let Some(r) = io(s) {
-        let read_pct = s.parameters["rwmix_read"].as_u64().unwrap_or(50);
+        let read_pct = s.parameters["rwmix_read"].as_f64().unwrap_or(50.0);
         let nothing_done = r.read.ios + r.write.ios == 0;
-        let tried = [read_pct > 0, read_pct < 100];
+        let tried = [read_pct > 0.0, read_pct < 100.0];
         for ((label, d), tried) in [("read", &r.read), ("write", &r.write)].into_iter().zip(tried) {
             if d.ios > 0 || (nothing_done && tried && rate.is_some()) {
                 t.add_row(io_row(label, d, rate.as_ref()));

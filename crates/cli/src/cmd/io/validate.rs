@@ -9,7 +9,7 @@ use storbench_bench::engine::EngineKind;
 use storbench_bench::rng::DEFAULT_SEED;
 use storbench_bench::target::TargetRequest;
 use storbench_bench::workload::io::{
-    BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES,
+    BlockSizeMix, Distribution, End, IoSpec, Pattern, ReadShare, Region, SQLIO_PROFILES,
 };
 
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -44,7 +44,7 @@ pub fn validate(args: &IoArgs) -> Result<Validated> {
         Some("sqlio") => sqlio_jobs(args, &template)?,
         Some(other) => bail!("unknown --profile '{other}'; the profile sets are: sqlio"),
     };
-    let writes = jobs.iter().any(|j| j.spec.read_pct < 100);
+    let writes = jobs.iter().any(|j| j.spec.reads.writes());
     let target = (template_engine(args) != EngineKind::Null).then(|| TargetRequest {
         path: args.target.clone().unwrap_or_else(|| PathBuf::from(".")),
         size: args.size.map(|s| s.0),
@@ -66,7 +66,7 @@ fn template_engine(args: &IoArgs) -> EngineKind {
 }
 
 fn template_spec(args: &IoArgs) -> Result<IoSpec> {
-    let (pattern, read_pct) = parse_rw(args)?;
+    let (pattern, reads) = parse_rw(args)?;
     let block_sizes = match &args.bs {
         Some(b) => b.mix.clone(),
         None => parse_bs(IoArgs::BS)?,
@@ -94,7 +94,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     Ok(IoSpec {
         name: args.out.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
         pattern,
-        read_pct,
+        reads,
         rate_iops: rate(args, &block_sizes)?,
         block_sizes,
         iodepth,
@@ -110,19 +110,16 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     })
 }
 
-fn parse_rw(args: &IoArgs) -> Result<(Pattern, u8)> {
-    let mix = args.rwmix_read.unwrap_or(50);
-    if mix > 100 {
-        bail!("--rwmix-read {mix} is not a percentage; use 0 to 100");
-    }
+fn parse_rw(args: &IoArgs) -> Result<(Pattern, ReadShare)> {
+    let mix = args.rwmix_read.unwrap_or(ReadShare::percent(50));
     let random =
         Pattern::Random(parse_distribution(args.random_distribution.as_deref().unwrap_or("uniform"))?);
     Ok(match args.rw.unwrap_or(IoArgs::RW) {
-        Rw::Read => (Pattern::Sequential, 100),
-        Rw::Write => (Pattern::Sequential, 0),
+        Rw::Read => (Pattern::Sequential, ReadShare::READS),
+        Rw::Write => (Pattern::Sequential, ReadShare::WRITES),
         Rw::Mixed => (Pattern::Sequential, mix),
-        Rw::Randread => (random, 100),
-        Rw::Randwrite => (random, 0),
+        Rw::Randread => (random, ReadShare::READS),
+        Rw::Randwrite => (random, ReadShare::WRITES),
         Rw::RandMixed => (random, mix),
     })
 }
@@ -260,7 +257,7 @@ fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
             spec: IoSpec {
                 name: p.name.to_string(),
                 pattern: p.pattern,
-                read_pct: p.read_pct,
+                reads: ReadShare::percent(p.read_pct),
                 block_sizes: BlockSizeMix::single(p.block_size),
                 iodepth: p.iodepth,
                 rate_iops: args.rate_iops,

@@ -88,7 +88,7 @@ pub(super) fn measure_test(
         database: DatabaseInfo::default(),
         device: device.as_ref().map(|d| d.name.as_str()),
         table: crate::cmd::mailbox::table::mailbox_table,
-        background: &a.out.background,
+        background: &a.out.streams(),
         background_dir: Some(plan.db_dir.as_path()),
         background_wait: a.out.background_wait,
     };

@@ -332,7 +332,7 @@ fn run_into(
         database,
         device: place.device.as_ref().map(|d| d.name.as_str()),
         table: crate::cmd::oltp::table::oltp_table,
-        background: &out.background,
+        background: &out.streams(),
         background_dir: sqlite_dir.as_deref(),
         background_wait: out.background_wait,
     };

@@ -313,7 +313,7 @@ fn into_bundle(
         database,
         device: device.as_ref().map(|d| d.name.as_str()),
         table: table::replay_table,
-        background: &a.out.background,
+        background: &a.out.streams(),
         background_dir: None,
         background_wait: a.out.background_wait,
     };

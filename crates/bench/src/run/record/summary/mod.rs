@@ -87,6 +87,13 @@ fn streams(
                 })?;
                 background::command(&run)
             }
+            "capture" => {
+                let finding = end.streams.get(&entry.name).cloned();
+                let capture = finding.map(serde_json::from_value).transpose().map_err(|e| {
+                    RecordError::Read(format!("background capture {}'s finding: {e}", entry.name))
+                })?;
+                crate::blocktrace::stream::result(capture)
+            }
             other => {
                 return Err(RecordError::Read(format!(
                     "background stream {} is of kind {other:?}, which this storbench does not know",

@@ -1,0 +1,76 @@
+//! `capture[:device=DEV]` (and `--capture`): the run's own block requests recorded from the
+//! kernel's tracepoints, from the measured phase's start to the run's end, into the trace
+//! `<stream>.sbtrace` in the run's bundle (`blocktrace::stream`). The device is the one
+//! named, or else the disk under the run's place; only the requests' time, place, size and
+//! kind are recorded, never data, and nothing is written but the trace.
+
+use super::{Background, Place, parse_keys};
+use anyhow::{Result, anyhow};
+use std::path::{Path, PathBuf};
+use storbench_bench::blocktrace::capture;
+use storbench_bench::blocktrace::stream::CaptureStream;
+use storbench_bench::files::tracefs;
+
+/// A capture as asked for.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CaptureBackground {
+    /// The block device to capture; None: the disk under the run's target.
+    pub device: Option<PathBuf>,
+}
+
+const KEYS: &str = "device=DEV";
+
+impl CaptureBackground {
+    pub(super) fn parse(rest: &str) -> Result<CaptureBackground, String> {
+        let mut c = CaptureBackground::default();
+        parse_keys(rest, KEYS, |key, value| match key {
+            "device" => {
+                c.device = Some(crate::units::place(value)?);
+                Ok(())
+            }
+            _ => Err(format!("capture has no key {key}; its key is {KEYS}")),
+        })?;
+        Ok(c)
+    }
+
+    /// The device whose requests it records, checked: tracing available, a block device.
+    pub(super) fn plan(&self, name: &str, b: &Background, place: Place<'_>) -> Result<PathBuf> {
+        if let Some(why) = tracefs::unavailable(Path::new(tracefs::ROOT)) {
+            return Err(anyhow!("--background {b} ({name}) cannot capture here: {why}"));
+        }
+        // The target, or where it will be made.
+        let under = place.target.filter(|t| t.exists()).or(place.dir);
+        let device = match (&self.device, under) {
+            (Some(d), _) => capture::request_device(&storbench_bench::files::resolve(d)?),
+            (None, Some(place)) => capture::request_device(place),
+            (None, None) => {
+                return Err(anyhow!(
+                    "--background {b} ({name}): this run has no place of its own on this host to find a \
+                     device under (a database server's run, or the null engine); name the device, e.g. \
+                     capture:device=/dev/sdb"
+                ));
+            }
+        };
+        device.map_err(|e| anyhow!("--background {b} ({name}): {e}; name the device with capture:device=DEV"))
+    }
+
+    /// The stream: `device`'s requests into `<name>.sbtrace` in the run's bundle.
+    pub(super) fn stream(&self, name: &str, device: PathBuf, place: Place<'_>) -> Result<CaptureStream> {
+        let bundle = place.bundle.ok_or_else(|| anyhow!("{name}: a capture goes into a run's bundle"))?;
+        Ok(CaptureStream::new(device, bundle.join(trace_name(name))))
+    }
+
+    pub(super) fn will_write(&self, name: &str, b: &Background) -> String {
+        let device =
+            self.device.as_ref().map_or("the disk under the target".into(), |d| d.display().to_string());
+        format!(
+            "{name} captures the block requests of {device} into each run's bundle as {} ({b})",
+            trace_name(name)
+        )
+    }
+}
+
+/// The trace's file name in the bundle.
+fn trace_name(stream: &str) -> String {
+    format!("{stream}.sbtrace")
+}

@@ -1,0 +1,84 @@
+//! A block trace's fingerprint and a run's capture as the report keeps them: the figures a
+//! person reads to know a workload's I/O (`storbench fingerprint`, a run's `--capture`) and
+//! that a synthetic job is built from. The library computes them (`blocktrace::fingerprint`);
+//! this is only their shape.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Latency of one kind of request, µs.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    pub count: u64,
+    pub mean_us: f64,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+/// The fingerprint of a trace.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// Every request, flushes and discards included.
+    pub requests: u64,
+    pub reads: u64,
+    pub writes: u64,
+    pub flushes: u64,
+    pub discards: u64,
+    /// Reads among reads and writes.
+    pub read_fraction: f64,
+    /// Bytes read among bytes read and written.
+    pub read_bytes_fraction: f64,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+    /// Request size (bytes) -> requests, reads and writes.
+    pub size_histogram: BTreeMap<u32, u64>,
+    /// Reads and writes that begin where the one before ended.
+    pub sequential_fraction: f64,
+    /// Distance from the end of the request before (bytes, rounded up to a power of two; 0:
+    /// sequential) -> requests.
+    pub distance_histogram: BTreeMap<u64, u64>,
+    /// Bytes of the fewest 4-KiB blocks that take 50, 90 and 99 % of the block accesses.
+    pub hot_set_bytes: BTreeMap<String, u64>,
+    /// Bytes of distinct 4-KiB blocks touched.
+    pub footprint_bytes: u64,
+    /// From the first issue to the last, seconds.
+    pub duration_s: f64,
+    pub mean_iops: f64,
+    /// The busiest second's requests.
+    pub peak_iops: u64,
+    /// The spread of the per-second rate: its standard deviation over its mean.
+    pub burstiness: f64,
+    /// Requests issued in each second from the first.
+    pub iops_per_second: Vec<u64>,
+    /// Requests in flight, over time (Little's law: summed latency over the duration) and at
+    /// most.
+    pub mean_queue_depth: f64,
+    pub max_queue_depth: u64,
+    /// Flushes among all requests, and writes with FUA among writes.
+    pub flush_fraction: f64,
+    pub fua_fraction: f64,
+    /// Per kind: read, write, flush, discard.
+    pub latency: BTreeMap<String, Latency>,
+}
+
+/// A background capture of a run (`--capture`): the trace it wrote in the bundle, what the
+/// capture counted and cost, and the trace's fingerprint.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaptureResult {
+    /// The trace's file name in the bundle.
+    pub trace: String,
+    /// The captured device (`/dev/loop3`) and its `major,minor`.
+    pub device: String,
+    pub major_minor: String,
+    /// Requests written to the trace.
+    pub records: u64,
+    /// Completions with no issue seen (a flush-and-write request's second half, or a request
+    /// issued before the capture began).
+    pub unmatched_completions: u64,
+    /// Requests written without a completion (in flight at the end, or lost).
+    pub never_completed: u64,
+    /// The capture's own CPU time in storbench per request, µs.
+    pub cpu_us_per_request: f64,
+    pub fingerprint: Fingerprint,
+}
