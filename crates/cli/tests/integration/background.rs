@@ -393,7 +393,9 @@ fn with_background_wait_the_runs_end_waits_for_the_command_to_exit() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let b = &json(&out.stdout)["background"][0];
     assert_eq!((b["exit_code"].as_i64(), b["stopped"].as_bool()), (Some(0), Some(false)), "{b}");
-    assert!(b["seconds"].as_f64().unwrap() >= 3.0, "{b}");
+    // Its seconds count from when its start returned, a few ms after the sleep began on a
+    // loaded machine (2.998 s seen).
+    assert!(b["seconds"].as_f64().unwrap() >= 2.9, "{b}");
 }
 
 #[test]

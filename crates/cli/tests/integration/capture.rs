@@ -15,21 +15,28 @@ fn two_loops(dir: &std::path::Path) -> Option<(Loop, Loop)> {
     Some((Loop::attach(&images[0])?, Loop::attach(&images[1])?))
 }
 
-/// `storbench capture --json` of `device` for `seconds` into `trace`, once it is recording.
-fn start_capture(device: &str, trace: &std::path::Path, seconds: &str) -> std::process::Child {
+/// `storbench capture --json` of `device` into `trace` until Ctrl-C, once its tracing
+/// instance is recording.
+fn start_capture(device: &str, trace: &std::path::Path) -> std::process::Child {
     let capture = std::process::Command::new(storbench().get_program())
-        .args(["capture", "--device", device, "--duration", seconds, "--json", "--out"])
+        .args(["capture", "--device", device, "--json", "--out"])
         .arg(trace)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    storbench_bench::testing::wait_until("the capture to start", std::time::Duration::from_secs(10), || {
-        trace.exists()
+    let on = format!("/sys/kernel/tracing/instances/storbench-{}-capture/tracing_on", capture.id());
+    storbench_bench::testing::wait_until("the capture to start", std::time::Duration::from_secs(20), || {
+        std::fs::read_to_string(&on).is_ok_and(|v| v.trim() == "1")
     });
-    // The file is made just before the tracing instance is set up.
-    std::thread::sleep(std::time::Duration::from_millis(300));
     capture
+}
+
+/// Ends a capture as Ctrl-C does, and its output.
+fn end_capture(capture: std::process::Child) -> std::process::Output {
+    // SAFETY: kill has no memory preconditions; the pid is our own child's.
+    unsafe { libc::kill(capture.id() as i32, libc::SIGINT) };
+    capture.wait_with_output().unwrap()
 }
 
 #[test]
@@ -41,7 +48,7 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
         return skip("no loop device could be attached (losetup failed)", "run the tests as root");
     };
     let trace = dir.path().join("run.sbtrace");
-    let capture = start_capture(&dev.0, &trace, "4");
+    let capture = start_capture(&dev.0, &trace);
     let ran = storbench()
         .args([
             "io",
@@ -72,7 +79,7 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
         .success();
     let io = json(&ran.get_output().stdout);
     let pid = capture.id();
-    let out = capture.wait_with_output().unwrap();
+    let out = end_capture(capture);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let captured = json(&out.stdout);
     let (reads, writes) =
@@ -115,8 +122,8 @@ fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
     let Some((a, b)) = two_loops(dir.path()) else {
         return skip("no loop devices could be attached (losetup failed)", "run the tests as root");
     };
-    let trace = dir.path().join("a.sbtrace");
-    let capture = start_capture(&a.0, &trace, "3");
+    // The run captures itself: its trace is bg1.sbtrace in its bundle.
+    let results = dir.path().join("results");
     storbench()
         .args([
             "io",
@@ -130,11 +137,12 @@ fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
             "--bs",
             "4k",
         ])
-        .args(["--rate-iops", "2000", "--runtime", "1.5", "--ramp", "0", "--power", "none", "--output-dir"])
-        .arg(dir.path().join("results"))
+        .args(["--rate-iops", "2000", "--runtime", "1.5", "--ramp", "0", "--capture", "--power", "none"])
+        .arg("--output-dir")
+        .arg(&results)
         .assert()
         .success();
-    assert!(capture.wait_with_output().unwrap().status.success());
+    let trace = crate::support::only_bundle(&results).join("bg1.sbtrace");
 
     // Never over the captured device unless told.
     let refused = storbench()
@@ -170,17 +178,18 @@ fn an_io_job_like_a_trace_has_the_traces_fingerprint_within_ten_percent() {
     let Some((a, b)) = two_loops(dir.path()) else {
         return skip("no loop devices could be attached (losetup failed)", "run the tests as root");
     };
-    let io = |device: &str, job: &[&str]| {
+    // Each run captures itself: the trace is bg1.sbtrace in its bundle.
+    let io = |device: &str, job: &[&str], results: &str| {
+        let results = dir.path().join(results);
         storbench()
-            .args(["io", "--target", device, "--allow-device", "--ramp", "0", "--power", "none"])
+            .args(["io", "--target", device, "--allow-device", "--ramp", "0", "--capture", "--power", "none"])
             .args(job)
             .arg("--output-dir")
-            .arg(dir.path().join("results"))
+            .arg(&results)
             .assert()
             .success();
+        crate::support::only_bundle(&results).join("bg1.sbtrace")
     };
-    let (trace, like) = (dir.path().join("a.sbtrace"), dir.path().join("b.sbtrace"));
-    let capture = start_capture(&a.0, &trace, "3");
     let job = [
         "--rw",
         "randrw",
@@ -193,11 +202,8 @@ fn an_io_job_like_a_trace_has_the_traces_fingerprint_within_ten_percent() {
         "--rate-iops",
         "1500",
     ];
-    io(&a.0, &[&job[..], &["--runtime", "1.5"]].concat());
-    assert!(capture.wait_with_output().unwrap().status.success());
-    let capture = start_capture(&b.0, &like, "3");
-    io(&b.0, &["--like", trace.to_str().unwrap()]);
-    assert!(capture.wait_with_output().unwrap().status.success());
+    let trace = io(&a.0, &[&job[..], &["--runtime", "1.5"]].concat(), "original");
+    let like = io(&b.0, &["--like", trace.to_str().unwrap()], "like");
 
     let fingerprint = |t: &std::path::Path| {
         json(&storbench().arg("fingerprint").arg(t).arg("--json").assert().success().get_output().stdout)
@@ -207,18 +213,12 @@ fn an_io_job_like_a_trace_has_the_traces_fingerprint_within_ten_percent() {
     let rate = |f: &serde_json::Value| data(f) / f["duration_s"].as_f64().unwrap();
     let share =
         |f: &serde_json::Value, size: &str| f["size_histogram"][size].as_f64().unwrap_or(0.0) / data(f);
-    let within = |what: &str, x: f64, y: f64| {
-        assert!((x - y).abs() <= 0.10 * x.abs().max(1e-9), "{what}: {x} and {y}")
-    };
-    within("requests", data(&original), data(&made));
-    within("rate", rate(&original), rate(&made));
-    within(
-        "read share",
-        original["read_fraction"].as_f64().unwrap(),
-        made["read_fraction"].as_f64().unwrap(),
-    );
-    within("4 KiB share", share(&original, "4096"), share(&made, "4096"));
-    within("64 KiB share", share(&original, "65536"), share(&made, "65536"));
+    within("requests", data(&made), data(&original), 10.0);
+    within("rate", rate(&made), rate(&original), 10.0);
+    let read_share = |f: &serde_json::Value| f["read_fraction"].as_f64().unwrap();
+    within("read share", read_share(&made), read_share(&original), 10.0);
+    within("4 KiB share", share(&made, "4096"), share(&original, "4096"), 10.0);
+    within("64 KiB share", share(&made, "65536"), share(&original, "65536"), 10.0);
 }
 
 /// An ext4 filesystem on a new loop device, mounted at `dir/mnt`; unmounted on drop, before
@@ -315,8 +315,9 @@ fn within(figure: &str, got: f64, want: f64, pct: f64) {
 /// device, captured by its own run (`--capture`); the trace replayed as recorded on a second
 /// loop device with `--check` (reads and writes within 2 %, rate within 5 %, each size's
 /// share within 2 points); and `io --like` of it there, capturing itself, within 10 % on
-/// requests, rate and each common size's share (its read share is random draw by draw, so it
-/// is held within 2 points: a few dozen reads in a short run).
+/// reads and writes, rate, read share and each common size's share. The read share is held
+/// to 10 % or two requests: a short run on a cached 1 MB database reads a handful of blocks,
+/// and io draws its shares exactly to a request or two.
 #[test]
 fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matches_its_fingerprint() {
     let dir = disk_tempdir();
@@ -380,8 +381,9 @@ fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matche
         f(&original, "mean_iops") * data(&original) / f(&original, "requests"),
         10.0,
     );
-    let read_share = (f(got, "read_fraction"), f(&original, "read_fraction"));
-    assert!((read_share.0 - read_share.1).abs() <= 0.02, "read share {read_share:?}");
+    let reads_due = f(&original, "read_fraction") * data(got);
+    let off = (f(got, "reads") - reads_due).abs();
+    assert!(off <= (reads_due * 0.1).max(2.0), "{} reads, {reads_due} due", f(got, "reads"));
     for (size, n) in original["size_histogram"].as_object().unwrap() {
         let share = n.as_f64().unwrap() / data(&original);
         if share >= 0.1 {

@@ -5,13 +5,13 @@
 //! its share of the rate is the run's pacer (`run::pace`), every intended start kept: latency
 //! counts from the intended start, and each I/O's lag behind it goes into the interval.
 
-use super::blocksize::BlockSizeMix;
+use super::blocksize::SizeDraws;
 use super::offsets::OffsetGen;
 use super::spec::{End, IoSpec};
 use super::verify::{self, BadBlock};
 use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
-use crate::rng::{WorkerRng, below};
+use crate::rng::{ExactShares, WorkerRng};
 use crate::run::pace::{CatchUp, Pacer};
 use crate::run::{IntervalClock, Schedule, StopFlag};
 use std::sync::Arc;
@@ -79,7 +79,9 @@ pub struct Worker<'a> {
     engine: Box<dyn IoEngine>,
     rng: WorkerRng,
     offsets: OffsetGen,
-    sizes: BlockSizeMix,
+    sizes: SizeDraws,
+    /// Reads or writes, each its exact share (a mix only).
+    dirs: ExactShares,
     slots: Vec<Slot>,
     free: Vec<u32>,
     clock: IntervalClock,
@@ -126,7 +128,11 @@ impl<'a> Worker<'a> {
             engine,
             rng: crate::rng::stream(spec.seed, id as u64),
             offsets: OffsetGen::new(spec.pattern, region, spec.block_sizes.min()),
-            sizes: spec.block_sizes.clone(),
+            sizes: SizeDraws::new(&spec.block_sizes),
+            dirs: {
+                let reads = u64::from(spec.reads.hundredths());
+                ExactShares::new(&[reads, 10_000 - reads])
+            },
             slots: vec![Slot::default(); depth as usize],
             free: (0..depth).rev().collect(),
             clock: IntervalClock::new(schedule),
@@ -243,11 +249,11 @@ impl<'a> Worker<'a> {
 
     /// The next request for `slot`, with the generation it writes (0 for a read).
     fn next_request(&mut self, slot: u32) -> Option<(Request, u32)> {
-        let len = self.sizes.pick(&mut self.rng);
+        let len = self.sizes.next(&mut self.rng);
         let dir = match self.spec.reads.hundredths() {
             10_000 => Dir::Read,
             0 => Dir::Write,
-            share if below(&mut self.rng, 10_000) < u64::from(share) => Dir::Read,
+            _ if self.dirs.draw(&mut self.rng) == 0 => Dir::Read,
             _ => Dir::Write,
         };
         let offset = self.pick_offset(len)?;

@@ -58,7 +58,8 @@ fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
 }
 
 /// The sizes that make 99 % of the reads and writes (at most [`MOST_SIZES`], each rounded up
-/// to 512 bytes), weighted by their share: fio's bssplit form, `4096/70:65536/30`.
+/// to 512 bytes), each weighted by its count in the trace (exact shares, no rounding to whole
+/// percents): fio's bssplit form, `4096/690:65536/300`.
 fn size_mix(fp: &Fingerprint, data: u64) -> Result<BlockSizes> {
     let mut sizes: Vec<(u32, u64)> =
         fp.size_histogram.iter().filter(|(b, _)| **b > 0).map(|(b, n)| (b.div_ceil(512) * 512, *n)).collect();
@@ -72,8 +73,7 @@ fn size_mix(fp: &Fingerprint, data: u64) -> Result<BlockSizes> {
         covered += n;
         taken.push((bytes, n));
     }
-    let parts: Vec<String> =
-        taken.iter().map(|(bytes, n)| format!("{bytes}/{}", (n * 100 / covered.max(1)).max(1))).collect();
+    let parts: Vec<String> = taken.iter().map(|(bytes, n)| format!("{bytes}/{n}")).collect();
     parts.join(":").parse::<BlockSizes>().map_err(|e| anyhow::anyhow!("its sizes ({}): {e}", parts.join(":")))
 }
 
@@ -109,7 +109,7 @@ mod tests {
             (a.rw, a.rwmix_read, a.iodepth),
             (Some(Rw::RandMixed), Some(ReadShare::percent(70)), Some(4))
         );
-        assert_eq!(a.bs.unwrap().to_string(), "4096/69:65536/30");
+        assert_eq!(a.bs.unwrap().to_string(), "4096/690:65536/300");
         assert_eq!(a.rate_iops, Some(100.0));
         assert_eq!(a.random_distribution.as_deref(), Some("hotspot:90/10"));
         assert_eq!(a.size.map(|s| s.0), Some(100 << 20));
