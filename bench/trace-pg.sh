@@ -4,11 +4,11 @@
 #
 #  1. Two loop devices over files (--size each): A holds an ext4 filesystem with a private
 #     PostgreSQL instance (initdb as the postgres user, its own port and socket directory).
-#  2. `storbench oltp load` then `storbench oltp run` against it, while `storbench capture`
-#     records device A's requests (the run only: the capture starts after the load, checkpoint).
+#  2. `storbench oltp load` then `storbench oltp run --capture=A` against it: the run records
+#     device A's requests over its measured phase into its bundle (after the load, checkpoint).
 #  3. `storbench replay-trace` of that trace on device B, as recorded, with --check: B's own
 #     capture compared with the trace (requests, read share, sizes within 2 %, rate within 5 %).
-#  4. `storbench io --like` the trace on device B, captured, and compared the same way.
+#  4. `storbench io --like` the trace on device B, capturing itself, compared the same way.
 # Prints each fingerprint's figures side by side. Runs as root. Leaves nothing behind.
 #
 # Usage: STORBENCH=target/release/storbench bench/trace-pg.sh [--size 2G] [--db-size 100MB]
@@ -54,25 +54,19 @@ echo "loading DS3 ($DB_SIZE) into PostgreSQL on $A"
 runuser -u postgres -- psql -h "$WORK/sock" -p "$PORT" -qc checkpoint
 sync
 
-echo "capturing $A during a ${RUN}s DVD Store run ($THREADS threads)"
-"$SB" capture --device "$A" --out "$WORK/pg.sbtrace" --duration $((RUN + 8)) --json >"$WORK/capture.json" 2>/dev/null &
-CAP=$!
-sleep 1
+echo "a ${RUN}s DVD Store run ($THREADS threads) capturing its own requests on $A (--capture)"
 "$SB" oltp run --url "$URL" --db-size "$DB_SIZE" --n-threads "$THREADS" --run-time "${RUN}s" --warmup-time 0 --no-reset --settle-time 0 \
-  --output-dir "$WORK/results" >"$WORK/run.log" 2>&1 || { tail -5 "$WORK/run.log" >&2; exit 1; }
-wait $CAP
+  --capture="$A" --output-dir "$WORK/run" >"$WORK/run.log" 2>&1 || { tail -5 "$WORK/run.log" >&2; exit 1; }
+cp "$WORK"/run/*/bg1.sbtrace "$WORK/pg.sbtrace"
 
 echo "replaying the trace on $B as recorded, with its own capture"
 "$SB" replay-trace "$WORK/pg.sbtrace" --target "$B" --allow-device --force --check "$WORK/replay.sbtrace" --json \
   >"$WORK/replay-run.json" 2>/dev/null || true
 
-echo "io --like the trace on $B, captured"
-"$SB" capture --device "$B" --out "$WORK/like.sbtrace" --duration $((RUN + 14)) >/dev/null 2>&1 &
-CAP=$!
-sleep 1
-"$SB" io --like "$WORK/pg.sbtrace" --target "$B" --allow-device --force --ramp 0 --power none \
-  --output-dir "$WORK/results" >"$WORK/like.log" 2>&1 || { tail -5 "$WORK/like.log" >&2; exit 1; }
-wait $CAP
+echo "io --like the trace on $B, capturing itself"
+"$SB" io --like "$WORK/pg.sbtrace" --target "$B" --allow-device --force --ramp 0 --power none --capture \
+  --output-dir "$WORK/like" >"$WORK/like.log" 2>&1 || { tail -5 "$WORK/like.log" >&2; exit 1; }
+cp "$WORK"/like/*/bg1.sbtrace "$WORK/like.sbtrace"
 
 for t in pg replay like; do "$SB" fingerprint "$WORK/$t.sbtrace" --json >"$WORK/$t.json"; done
 python3 - "$WORK" <<'PY'

@@ -78,6 +78,10 @@ pub struct CaptureResult {
     pub unmatched_completions: u64,
     /// Requests written without a completion (in flight at the end, or lost).
     pub never_completed: u64,
+    /// Events the kernel dropped because its trace buffer was full (the capture fell behind):
+    /// each a request or a completion missing from the trace.
+    #[serde(default)]
+    pub kernel_dropped: u64,
     /// The capture's own CPU time in storbench per request, µs.
     pub cpu_us_per_request: f64,
     pub fingerprint: Fingerprint,

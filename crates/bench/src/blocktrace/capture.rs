@@ -15,9 +15,13 @@ use std::path::{Path, PathBuf};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How long a request may wait for its completion before it is written without one (a lost
-/// event must not hold every later request back).
-const GIVE_UP_NS: u64 = 30_000_000_000;
+/// How long a request may wait for its completion before it is written without one: twenty
+/// times the longest latency seen so far, from 1 s to 30 s (a disk's command timeout). A
+/// completion the kernel dropped (its buffer overran) must not hold every later request in
+/// memory for long, nor leave its place to be paired with a later request's completion.
+const GIVE_UP_MIN_NS: u64 = 1_000_000_000;
+const GIVE_UP_MAX_NS: u64 = 30_000_000_000;
+const GIVE_UP_TIMES_LONGEST: u64 = 20;
 
 /// The instance's buffer per CPU: room for bursts while the reader catches up.
 const BUFFER_KB: &str = "16384";
@@ -34,6 +38,9 @@ pub struct CaptureStats {
     pub never_completed: u64,
     /// CPU time of the reading thread, ns: the capture's cost in storbench.
     pub cpu_ns: u64,
+    /// Events the kernel dropped or overwrote because its buffer was full (the reader fell
+    /// behind): each is a request or a completion missing from the trace.
+    pub kernel_dropped: u64,
 }
 
 /// A capture running on its own thread until [`Capture::stop`].
@@ -147,8 +154,9 @@ impl Capture {
         let stats = self.thread.take().map_or(Ok(CaptureStats::default()), |t| {
             t.join().unwrap_or_else(|_| Err(std::io::Error::other("the capture thread failed")))
         });
+        let dropped = kernel_dropped(&self.instance);
         let _ = tracefs::remove_instance(&self.instance);
-        stats
+        stats.map(|s| CaptureStats { kernel_dropped: dropped, ..s })
     }
 }
 
@@ -172,6 +180,20 @@ fn configure(instance: &Path, dev: u64) -> Result<(), crate::files::FileError> {
         tracefs::set(instance, &format!("events/block/{event}/enable"), "1")?;
     }
     tracefs::set(instance, "tracing_on", "1")
+}
+
+/// Events the instance's per-CPU buffers lost: overwritten (`overrun`) or refused
+/// (`dropped events`), summed over the CPUs.
+fn kernel_dropped(instance: &Path) -> u64 {
+    let cpus = std::fs::read_dir(instance.join("per_cpu")).into_iter().flatten().flatten();
+    let stats = cpus.filter_map(|cpu| std::fs::read_to_string(cpu.path().join("stats")).ok());
+    stats.map(|text| dropped_in(&text)).sum()
+}
+
+/// The lost events one CPU's `stats` counts.
+fn dropped_in(stats: &str) -> u64 {
+    let count = |line: &str, name: &str| line.strip_prefix(name).and_then(|v| v.trim().parse::<u64>().ok());
+    stats.lines().filter_map(|l| count(l, "overrun:").or_else(|| count(l, "dropped events:"))).sum()
 }
 
 fn monotonic_ns() -> u64 {
@@ -239,6 +261,8 @@ struct Pairs {
     front: u64,
     /// By (sector, sectors, flush): the issue numbers waiting, oldest first.
     by_place: HashMap<(u64, u32, bool), VecDeque<u64>>,
+    /// The longest issue-to-complete time paired so far.
+    longest_ns: u64,
     stats: CaptureStats,
 }
 
@@ -249,6 +273,7 @@ impl Pairs {
             queue: VecDeque::new(),
             front: 0,
             by_place: HashMap::new(),
+            longest_ns: 0,
             stats: CaptureStats::default(),
         }
     }
@@ -263,11 +288,12 @@ impl Pairs {
                 self.by_place.entry(key(sector, sectors, op)).or_default().push_back(n);
             }
             Some(Event::Complete { at_ns, sector, sectors, op }) => {
-                let waiting = self.by_place.get_mut(&key(sector, sectors, op)).and_then(VecDeque::pop_front);
-                match waiting.and_then(|n| self.queue.get_mut((n - self.front) as usize)) {
-                    Some(w) => {
-                        let us = at_ns.saturating_sub(w.issued_ns) / 1000;
-                        w.record.latency_us = us.min(u64::from(NO_LATENCY - 1)) as u32;
+                match self.waiting_for(at_ns, key(sector, sectors, op)) {
+                    Some(i) => {
+                        let w = &mut self.queue[i];
+                        let ns = at_ns.saturating_sub(w.issued_ns);
+                        self.longest_ns = self.longest_ns.max(ns);
+                        w.record.latency_us = (ns / 1000).min(u64::from(NO_LATENCY - 1)) as u32;
                         w.done = true;
                     }
                     None => self.stats.unmatched_completions += 1,
@@ -279,10 +305,31 @@ impl Pairs {
         Ok(())
     }
 
+    /// How long a request may wait for its completion now.
+    fn give_up_ns(&self) -> u64 {
+        (self.longest_ns.saturating_mul(GIVE_UP_TIMES_LONGEST)).clamp(GIVE_UP_MIN_NS, GIVE_UP_MAX_NS)
+    }
+
+    /// The queue index of the oldest request at `place` a completion at `at_ns` can be for:
+    /// one waiting longer than [`Pairs::give_up_ns`] lost its own completion and is passed
+    /// over (it is written without one when it reaches the front).
+    fn waiting_for(&mut self, at_ns: u64, place: (u64, u32, bool)) -> Option<usize> {
+        let give_up = self.give_up_ns();
+        let waiting = self.by_place.get_mut(&place)?;
+        while let Some(n) = waiting.pop_front() {
+            let i = (n - self.front) as usize;
+            if at_ns.saturating_sub(self.queue[i].issued_ns) <= give_up {
+                return Some(i);
+            }
+        }
+        None
+    }
+
     /// Writes the requests at the front that completed, or that waited too long (`now_ns`).
     fn write_ready(&mut self, now_ns: u64, w: &mut TraceWriter<File>) -> std::io::Result<()> {
+        let give_up = self.give_up_ns();
         while let Some(front) = self.queue.front() {
-            let given_up = now_ns.saturating_sub(front.issued_ns) > GIVE_UP_NS;
+            let given_up = now_ns.saturating_sub(front.issued_ns) > give_up;
             if !front.done && !given_up {
                 break;
             }
@@ -413,5 +460,37 @@ mod tests {
         assert_eq!(parse_line("# tracer: nop"), None);
         assert_eq!(classify("WFS", 8), (Op::Write, FUA | SYNC));
         assert_eq!(classify("DS", 8).0, Op::Discard);
+    }
+
+    #[test]
+    fn a_lost_completion_is_passed_over_not_paired_with_a_later_request_at_its_place() {
+        let file = tempfile::tempfile().unwrap();
+        let mut w = TraceWriter::new(file.try_clone().unwrap(), &Header::default()).unwrap();
+        let mut pairs = Pairs::new(0);
+        let line = |secs: f64, event: &str, flags: &str| {
+            format!("x-7 [000] ..... {secs:.6}: {event}: 7,0 {flags} 4096 () 64 + 8 be,0,4 [x]")
+        };
+        // A read of sector 64 whose completion the kernel dropped, then 2 s later another read
+        // of the same place, completed 1 ms after its issue.
+        pairs.line(&line(10.0, "block_rq_issue", "R"), &mut w).unwrap();
+        pairs.line(&line(12.0, "block_rq_issue", "R"), &mut w).unwrap();
+        pairs.line(&line(12.001, "block_rq_complete", "R"), &mut w).unwrap();
+        pairs.finish(&mut w).unwrap();
+        assert_eq!((pairs.stats.never_completed, pairs.stats.unmatched_completions), (1, 0));
+        drop(w);
+        let mut file = file;
+        std::io::Seek::rewind(&mut file).unwrap();
+        let mut reader = super::super::format::TraceReader::new(std::io::BufReader::new(file)).unwrap();
+        let first = reader.next_record().unwrap().unwrap();
+        let second = reader.next_record().unwrap().unwrap();
+        assert_eq!(first.latency_us, NO_LATENCY, "the request that lost its completion has none");
+        assert_eq!(second.latency_us, 1000, "the later request keeps its own 1 ms");
+    }
+
+    #[test]
+    fn a_cpus_lost_events_are_its_overruns_and_dropped_events() {
+        let stats = "entries: 3\noverrun: 12\ncommit overrun: 0\nbytes: 9\ndropped events: 5\nread events: 40\n";
+        assert_eq!(dropped_in(stats), 17);
+        assert_eq!(dropped_in(""), 0);
     }
 }

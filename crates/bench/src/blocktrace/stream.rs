@@ -60,10 +60,11 @@ impl Stream for CaptureStream {
         let joined = self.thread.take().map(JoinHandle::join);
         match joined {
             Some(Ok(Ok(Some(r)))) => {
-                let lost = (r.never_completed > 0).then(|| {
+                let lost = (r.never_completed + r.kernel_dropped > 0).then(|| {
                     format!(
-                        "{} request(s) in its trace have no completion (in flight at the end, or lost)",
-                        r.never_completed
+                        "{} request(s) in its trace have no completion (in flight at the end, or lost); the \
+                         kernel dropped {} event(s) when its trace buffer was full",
+                        r.never_completed, r.kernel_dropped
                     )
                 });
                 self.result = Some(r);
@@ -125,6 +126,7 @@ fn run(
         records: stats.records,
         unmatched_completions: stats.unmatched_completions,
         never_completed: stats.never_completed,
+        kernel_dropped: stats.kernel_dropped,
         cpu_us_per_request: stats.cpu_ns as f64 / 1e3 / stats.records.max(1) as f64,
         fingerprint,
     }))

@@ -49,6 +49,7 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
             "records": stats.records,
             "unmatched_completions": stats.unmatched_completions,
             "never_completed": stats.never_completed,
+            "kernel_dropped": stats.kernel_dropped,
             "capture_cpu_us_per_request": cpu_per_request_us,
             "fingerprint": fp,
         });
@@ -56,11 +57,12 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
     } else {
         tell_raw!("{}", table(&fp));
         say!(
-            "trace: {} ({} requests in {seconds:.1} s; the capture's own CPU: {cpu_per_request_us:.2} µs per request; {} completion(s) without an issue, {} request(s) without a completion)",
+            "trace: {} ({} requests in {seconds:.1} s; the capture's own CPU: {cpu_per_request_us:.2} µs per request; {} completion(s) without an issue, {} request(s) without a completion, {} event(s) the kernel dropped)",
             out.display(),
             stats.records,
             stats.unmatched_completions,
-            stats.never_completed
+            stats.never_completed,
+            stats.kernel_dropped
         );
     }
     // Ctrl-C is how a capture without --duration ends.

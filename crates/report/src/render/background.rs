@@ -95,13 +95,15 @@ fn captured(input: &ReportInput) -> Vec<Block> {
             blocks.push(Block::Para(format!(
                 "{} requests of {} from the block tracepoints over the measured phase, in the bundle's {}; \
                  the capture cost {:.2} CPU-µs per request in storbench; {} completion(s) without an issue, \
-                 {} request(s) without a completion. Replay it elsewhere with `storbench replay-trace`.",
+                 {} request(s) without a completion, {} event(s) the kernel dropped. Replay it elsewhere \
+                 with `storbench replay-trace`.",
                 c.records,
                 c.device,
                 c.trace,
                 c.cpu_us_per_request,
                 c.unmatched_completions,
-                c.never_completed
+                c.never_completed,
+                c.kernel_dropped
             )));
             blocks.push(Block::Table(fingerprint_table(&c.fingerprint)));
             blocks.extend(fingerprint_charts(&c.fingerprint, &what).into_iter().map(Block::Chart));
