@@ -104,8 +104,9 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
 fn read_records(bundles: &[PathBuf]) -> Vec<Result<(PathBuf, StoredRecord)>> {
     let read = |given: &PathBuf| -> Result<(PathBuf, StoredRecord)> {
         let dir = storbench_bench::files::resolve(given)?;
-        let record =
-            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
+        // Each shard's log stays on disk: the merge reads them forward, slot by slot.
+        let record = StoredRecord::read_without_log(&dir)
+            .with_context(|| format!("reading the shard {}", given.display()))?;
         Ok((dir, record))
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
