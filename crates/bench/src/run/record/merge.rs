@@ -318,6 +318,12 @@ fn mean(xs: &[i128]) -> i128 {
     xs.iter().sum::<i128>() / xs.len().max(1) as i128
 }
 
+/// The (shard, line) pairs of one slot and stream.
+type Members = Vec<(usize, usize)>;
+
+/// A slot and stream, and its members.
+type Slot = ((i64, usize), Members);
+
 /// The merged record as it is written, line by line.
 struct Writer {
     epoch_ns: i128,
@@ -369,7 +375,7 @@ impl Writer {
         streams: &[String],
     ) -> Result<Reader<'a>, RecordError> {
         // Per slot and stream, the (shard, line) pairs in it, found in one pass.
-        let mut slots: BTreeMap<(i64, usize), Vec<(usize, usize)>> = BTreeMap::new();
+        let mut slots: BTreeMap<(i64, usize), Members> = BTreeMap::new();
         for (n, v) in views.iter().enumerate() {
             for (at, &(i, _)) in v.lines.iter().enumerate() {
                 let Some(s) = streams.iter().position(|s| *s == i.stream).filter(|_| measure(i)) else {
@@ -394,7 +400,7 @@ impl Writer {
         let runs: Vec<_> = slots.chunks(slots.len().div_ceil(cores).max(1)).collect();
         let summed = std::thread::scope(|scope| {
             let this = &*self;
-            let sum = move |run: &[((i64, usize), Vec<(usize, usize)>)]| {
+            let sum = move |run: &[Slot]| {
                 let mut reader = Reader::new(views.len());
                 let sums = run.iter().map(|((_, s), m)| this.sum(&mut reader, views, m, *s == 0));
                 sums.collect::<Result<Vec<_>, _>>().map(|sums| (sums, reader))

@@ -479,6 +479,18 @@ impl StoredRecord {
         select: impl Fn(&IntervalLine) -> bool,
     ) -> Result<T, RecordError> {
         let mut merged = T::default();
+        self.each(stream, select, |_, data: T| merged.merge(&data))?;
+        Ok(merged)
+    }
+
+    /// Each of `stream`'s intervals `select` takes, read back as a `T` (its histograms decoded)
+    /// and given to `take` in order.
+    fn each<T: Recordable>(
+        &self,
+        stream: &str,
+        select: impl Fn(&IntervalLine) -> bool,
+        mut take: impl FnMut(&IntervalLine, T),
+    ) -> Result<(), RecordError> {
         let mut at = 0;
         for (n, i) in self.intervals.iter().enumerate() {
             let first = at;
@@ -507,9 +519,9 @@ impl StoredRecord {
                 line: n + 2,
                 why,
             })?;
-            merged.merge(&data);
+            take(i, data);
         }
-        Ok(merged)
+        Ok(())
     }
 
     /// The outcome of the run's one stream over the seconds `from_s..to_s` of the run (its
@@ -598,10 +610,20 @@ impl StoredRecord {
     ) -> Result<Outcome<T, D>, RecordError> {
         let (from, to) = facts.window_ns();
         // The tail counts in the totals whatever the phase, as the run counted it.
-        let totals = self.merged(stream, |i| {
-            i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to)
-        })?;
-        let all = self.merged(stream, |_| true)?;
+        let counted =
+            |i: &IntervalLine| i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to);
+        // Both sums in one pass: each interval decoded once.
+        let (mut totals, mut all) = (T::default(), T::default());
+        self.each(
+            stream,
+            |_| true,
+            |i, data: T| {
+                if counted(i) {
+                    totals.merge(&data);
+                }
+                all.merge(&data);
+            },
+        )?;
         Ok(facts.outcome(totals, all, detail))
     }
 }

@@ -39,10 +39,15 @@ pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFil
     check_one_job(&shards)?;
     let merged = merge(&shards).context("merging the shards' records")?;
     let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
-    let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
-        .context("building the merged summary from the merged record")?;
+    // The summary and the series at once, one a core.
+    let (summary, series) = std::thread::scope(|scope| {
+        let series = scope.spawn(|| series::merged(&shards, record.start.epoch_ns));
+        let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
+            .context("building the merged summary from the merged record");
+        (summary, series.join().expect("the series' thread"))
+    });
+    let (summary, series) = (summary?, series?);
     let shards_file = with_headlines(merged.shards, bundles);
-    let series = series::merged(&shards, record.start.epoch_ns)?;
     let files = vec![
         ("summary.json".to_string(), export::summary_json(&summary)),
         (RECORD_FILE.to_string(), merged.record),
