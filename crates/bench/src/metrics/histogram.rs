@@ -104,16 +104,20 @@ impl LatencyHistogram {
 /// A sum of histograms kept as bucket counts: each histogram is added from its encoding
 /// (`encode`'s output) exactly, one addition a non-zero bucket, without a full-size histogram
 /// for it (decoding one allocates and scans every bucket of the range, ~250 KB, where an
-/// interval's holds a few hundred); the sum is made a histogram once, at the end.
+/// interval's holds a few hundred); the sum is encoded straight from its counts (`encode`),
+/// or made a histogram once, at the end. A sum is emptied for reuse (`clear`) by zeroing only
+/// the buckets it used.
 pub struct BucketSum {
     counts: Vec<u64>,
+    /// One past the highest bucket that holds a count.
+    used: usize,
     /// Histograms of another layout than ours (written by another tool), decoded.
     other: Option<LatencyHistogram>,
 }
 
 impl Default for BucketSum {
     fn default() -> Self {
-        BucketSum { counts: vec![0; LatencyHistogram::new().inner.distinct_values()], other: None }
+        BucketSum { counts: vec![0; LatencyHistogram::new().inner.distinct_values()], used: 0, other: None }
     }
 }
 
@@ -125,23 +129,49 @@ impl BucketSum {
             self.other.get_or_insert_with(LatencyHistogram::new).merge(&h);
             return Ok(());
         };
-        for (index, count) in sparse::non_zero(payload) {
-            let index = index?;
-            let Some(sum) = self.counts.get_mut(index) else {
-                return Err(format!("the histogram holds a count at bucket {index}, beyond its range"));
-            };
-            *sum = sum.saturating_add(count);
-        }
+        self.used = self.used.max(sparse::add(payload, &mut self.counts)?);
         Ok(())
+    }
+
+    /// Adds everything `other` holds.
+    pub fn add(&mut self, other: &BucketSum) {
+        for (sum, n) in self.counts.iter_mut().zip(&other.counts[..other.used]) {
+            *sum = sum.saturating_add(*n);
+        }
+        self.used = self.used.max(other.used);
+        if let Some(h) = &other.other {
+            self.other.get_or_insert_with(LatencyHistogram::new).merge(h);
+        }
+    }
+
+    /// Empty again, for the next sum.
+    pub fn clear(&mut self) {
+        self.counts[..self.used].fill(0);
+        self.used = 0;
+        self.other = None;
     }
 
     /// The histogram of everything added.
     pub fn histogram(&self) -> LatencyHistogram {
         let mut h = self.other.clone().unwrap_or_default();
-        for (index, &count) in self.counts.iter().enumerate().filter(|(_, c)| **c > 0) {
+        for (index, &count) in self.counts[..self.used].iter().enumerate().filter(|(_, c)| **c > 0) {
             h.inner.saturating_record_n(sparse::value_of(index), count);
         }
         h
+    }
+
+    /// What `histogram().encode()` gives (HdrHistogram's compressed V2 encoding: the same
+    /// histogram decoded), and the histogram's highest value (`quantile_ns(1.0)`, 0 when
+    /// empty), made from the counts without a full-size histogram.
+    pub fn encode(&self) -> (Vec<u8>, u64) {
+        if self.other.is_some() {
+            let h = self.histogram();
+            let max = if h.is_empty() { 0 } else { h.quantile_ns(1.0) };
+            return (h.encode(), max);
+        }
+        let counts = &self.counts[..self.used];
+        let max = counts.iter().rposition(|c| *c > 0).map_or(0, sparse::highest_of);
+        (sparse::encode(counts), max)
     }
 }
 
@@ -223,27 +253,81 @@ mod sparse {
         }
     }
 
-    /// The (bucket index, count) of each non-zero bucket in `payload`: zigzag LEB128 numbers, a
-    /// count or, negative, a run of empty buckets.
-    pub fn non_zero(mut payload: &[u8]) -> impl Iterator<Item = (Result<usize, String>, u64)> + '_ {
-        let mut index = 0usize;
-        std::iter::from_fn(move || {
-            while !payload.is_empty() {
-                let n = match leb128(&mut payload) {
-                    Some(n) => (n >> 1) as i64 ^ -((n & 1) as i64),
-                    None => return Some((Err("a bucket's count is cut short".into()), 0)),
-                };
-                if n < 0 {
-                    index = index.saturating_add(n.unsigned_abs() as usize);
-                    continue;
-                }
-                index += 1;
-                if n > 0 {
-                    return Some((Ok(index - 1), n as u64));
-                }
+    /// Adds the counts of `payload` (zigzag LEB128 numbers, a count or, negative, a run of
+    /// empty buckets) to `sums` bucket by bucket: one past the highest bucket it counts in.
+    pub fn add(mut payload: &[u8], sums: &mut [u64]) -> Result<usize, String> {
+        let (mut index, mut used) = (0usize, 0usize);
+        while let Some(&b) = payload.first() {
+            // Most numbers are one byte: a small count or a short run.
+            let n = if b < 0x80 {
+                payload = &payload[1..];
+                u64::from(b)
+            } else {
+                leb128(&mut payload).ok_or("a bucket's count is cut short")?
+            };
+            let n = (n >> 1) as i64 ^ -((n & 1) as i64);
+            if n < 0 {
+                index = index.saturating_add(n.unsigned_abs() as usize);
+                continue;
             }
-            None
-        })
+            if n > 0 {
+                let Some(sum) = sums.get_mut(index) else {
+                    return Err(format!("the histogram holds a count at bucket {index}, beyond its range"));
+                };
+                *sum = sum.saturating_add(n as u64);
+                used = index + 1;
+            }
+            index += 1;
+        }
+        Ok(used)
+    }
+
+    /// The compressed V2 encoding of a histogram of this module's layout whose buckets hold
+    /// `counts` (the last non-zero or none), as HdrHistogram's own serializer writes it.
+    pub fn encode(counts: &[u64]) -> Vec<u8> {
+        use std::io::Write;
+        let top = counts.iter().rposition(|c| *c > 0).unwrap_or(0);
+        let mut plain = Vec::with_capacity(HEADER + 2 * (top + 1));
+        plain.extend_from_slice(&V2.to_be_bytes());
+        plain.extend_from_slice(&0u32.to_be_bytes()); // the payload's length, below
+        plain.extend_from_slice(&0u32.to_be_bytes()); // normalizing index offset
+        plain.extend_from_slice(&3u32.to_be_bytes()); // significant digits
+        plain.extend_from_slice(&1u64.to_be_bytes()); // lowest discernible value
+        plain.extend_from_slice(&super::HISTOGRAM_MAX_NS.to_be_bytes());
+        plain.extend_from_slice(&1f64.to_bits().to_be_bytes());
+        let counts = if counts.is_empty() { &[0][..] } else { counts };
+        let mut index = 0;
+        while index <= top {
+            let zeros = counts[index..=top].iter().take_while(|c| **c == 0).count();
+            let n = match zeros {
+                0 | 1 => i64::try_from(counts[index]).unwrap_or(i64::MAX),
+                z => -(z as i64),
+            };
+            index += zeros.max(1);
+            put_leb128(&mut plain, ((n << 1) ^ (n >> 63)) as u64);
+        }
+        let len = (plain.len() - HEADER) as u32;
+        plain[4..8].copy_from_slice(&len.to_be_bytes());
+        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+        z.write_all(&plain).expect("in-memory write");
+        let deflated = z.finish().expect("in-memory write");
+        let mut out = Vec::with_capacity(8 + deflated.len());
+        out.extend_from_slice(&V2_COMPRESSED.to_be_bytes());
+        out.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
+        out.extend_from_slice(&deflated);
+        out
+    }
+
+    fn put_leb128(out: &mut Vec<u8>, mut n: u64) {
+        for _ in 0..8 {
+            if n < 0x80 {
+                out.push(n as u8);
+                return;
+            }
+            out.push((n as u8 & 0x7f) | 0x80);
+            n >>= 7;
+        }
+        out.push(n as u8);
     }
 
     /// HdrHistogram's LEB128: 7 bits a byte, the ninth byte whole.
@@ -261,6 +345,12 @@ mod sparse {
             }
         }
         None
+    }
+
+    /// The highest value bucket `index` holds (what HdrHistogram reports for it).
+    pub fn highest_of(index: usize) -> u64 {
+        let bucket = (index >> HALF_MAGNITUDE) as i64 - 1;
+        value_of(index) + (1u64 << bucket.max(0)) - 1
     }
 
     /// The lowest value bucket `index` holds.
@@ -352,12 +442,16 @@ mod tests {
             sparse.add_encoded(&h.encode(), &mut scratch).unwrap();
             full.merge(&LatencyHistogram::decode(&h.encode()).unwrap());
         }
+        let (encoded, max) = sparse.encode();
         let sparse = sparse.histogram();
         assert_eq!(sparse.summary(), full.summary());
         let all = |h: &LatencyHistogram| {
             h.inner.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect::<Vec<_>>()
         };
         assert_eq!(all(&sparse), all(&full), "bucket for bucket");
+        // Encoded from the counts, it decodes as the histogram, bucket for bucket.
+        assert_eq!(all(&LatencyHistogram::decode(&encoded).unwrap()), all(&full));
+        assert_eq!(max, full.quantile_ns(1.0));
         assert!(BucketSum::default().add_encoded(&h_cut(), &mut scratch).is_err());
     }
 
@@ -367,6 +461,25 @@ mod tests {
         h.record(1234);
         let bytes = h.encode();
         bytes[..bytes.len() / 2].to_vec()
+    }
+
+    #[test]
+    fn sums_cleared_for_reuse_and_added_together_stay_exact() {
+        let (mut scratch, mut total, mut sum) =
+            (Inflater::default(), BucketSum::default(), BucketSum::default());
+        let mut all = LatencyHistogram::new();
+        for round in 1..4u64 {
+            let mut h = LatencyHistogram::new();
+            (0..100).for_each(|i| h.record(round * 1_000_000 / (i + 1)));
+            all.merge(&h);
+            sum.clear();
+            sum.add_encoded(&h.encode(), &mut scratch).unwrap();
+            assert_eq!(sum.histogram().summary(), h.summary(), "only this round's");
+            total.add(&sum);
+        }
+        assert_eq!(total.histogram().summary(), all.summary());
+        let (empty, max) = BucketSum::default().encode();
+        assert_eq!((LatencyHistogram::decode(&empty).unwrap().count(), max), (0, 0));
     }
 
     #[test]

@@ -26,8 +26,22 @@ impl<W: Write> HlogWriter<W> {
 
     /// One histogram covering `start_s..start_s + length_s` (seconds since the run's start).
     pub fn write(&mut self, tag: &str, start_s: f64, length_s: f64, h: &LatencyHistogram) -> io::Result<()> {
-        let encoded = histogram_text(h);
-        let max_ms = if h.is_empty() { 0.0 } else { h.quantile_ns(1.0) as f64 / 1e6 };
+        let max_ns = if h.is_empty() { 0 } else { h.quantile_ns(1.0) };
+        self.write_encoded(tag, start_s, length_s, max_ns, &h.encode())
+    }
+
+    /// As `write`, of a histogram already encoded (`LatencyHistogram::encode`'s form) whose
+    /// highest value is `max_ns`.
+    pub fn write_encoded(
+        &mut self,
+        tag: &str,
+        start_s: f64,
+        length_s: f64,
+        max_ns: u64,
+        encoded: &[u8],
+    ) -> io::Result<()> {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(encoded);
+        let max_ms = max_ns as f64 / 1e6;
         writeln!(self.out, "Tag={tag},{start_s:.3},{length_s:.3},{max_ms:.3},{encoded}")
     }
 
@@ -122,6 +136,58 @@ impl EncodedLog {
     }
 }
 
+/// A log on disk read forward, one line at a time, histogram by histogram (those
+/// `EncodedLog::read` keeps with its `-total` filter: every tag not ending in `-total`): how a
+/// merge reads many shards' logs without holding any of them.
+pub struct LogCursor {
+    reader: std::io::BufReader<std::fs::File>,
+    line: Vec<u8>,
+    bytes: Vec<u8>,
+    /// The index of the next histogram.
+    next: usize,
+}
+
+impl LogCursor {
+    pub fn new(file: std::fs::File) -> LogCursor {
+        let reader = std::io::BufReader::with_capacity(32 << 10, file);
+        LogCursor { reader, line: Vec::new(), bytes: Vec::new(), next: 0 }
+    }
+
+    /// The `n`th histogram's tag and encoding (compressed, out of base64); `n` lies at or
+    /// after the next one (the log is read forward only).
+    pub fn at(&mut self, n: usize) -> Result<(&str, &[u8]), String> {
+        use std::io::BufRead;
+        if n < self.next {
+            return Err(format!("histogram {n} asked for after histogram {}", self.next));
+        }
+        loop {
+            self.line.clear();
+            let read = self.reader.read_until(b'\n', &mut self.line).map_err(|e| e.to_string())?;
+            if read == 0 {
+                return Err(format!("the log ends before histogram {n}"));
+            }
+            let Some(rest) = self.line.strip_prefix(b"Tag=") else { continue };
+            let tag_len = rest.iter().position(|b| *b == b',').unwrap_or(rest.len());
+            if rest[..tag_len].ends_with(b"-total") {
+                continue;
+            }
+            self.next += 1;
+            if self.next <= n {
+                continue;
+            }
+            let text = std::str::from_utf8(&self.line).map_err(|e| e.to_string())?;
+            let line = text.trim_end_matches(['\n', '\r']);
+            let fields: Vec<&str> = line.splitn(5, ',').collect();
+            let [tag, _, _, _, data] = fields[..] else { return Err(format!("bad line: {line}")) };
+            self.bytes.clear();
+            base64::engine::general_purpose::STANDARD
+                .decode_vec(data, &mut self.bytes)
+                .map_err(|e| format!("histogram {tag}: {e}"))?;
+            return Ok((tag.trim_start_matches("Tag="), &self.bytes));
+        }
+    }
+}
+
 /// A histogram as a log line holds it: the compressed V2 encoding in base64.
 pub fn histogram_text(h: &LatencyHistogram) -> String {
     base64::engine::general_purpose::STANDARD.encode(h.encode())
@@ -166,5 +232,15 @@ mod tests {
             log.add_to(n, &mut added, &mut scratch).unwrap();
         }
         assert_eq!((log.tag(2), added.histogram().summary()), (Some("read"), total.summary()));
+        // Read forward from a file, the same histograms, the `-total` lines skipped.
+        let path = std::env::temp_dir().join(format!("storbench-hlog-{}", std::process::id()));
+        crate::files::write_atomic(&path, format!("{text}Tag=read-total,0,3,0,xx\n").as_bytes()).unwrap();
+        let mut cursor = LogCursor::new(crate::files::input::open_input(&path).unwrap());
+        let (tag, bytes) = cursor.at(1).unwrap();
+        assert_eq!((tag, LatencyHistogram::decode(bytes).unwrap().summary()), ("read", back[1].3.summary()));
+        assert!(cursor.at(0).is_err(), "forward only");
+        assert_eq!(cursor.at(2).unwrap().0, "read");
+        assert!(cursor.at(3).is_err(), "a -total line is no interval's");
+        crate::files::remove_own(&path).ok();
     }
 }

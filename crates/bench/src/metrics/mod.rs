@@ -9,5 +9,5 @@ mod hlog;
 mod recorder;
 
 pub use histogram::{BucketSum, HISTOGRAM_MAX_NS, Inflater, LatencyHistogram};
-pub use hlog::{EncodedLog, HlogWriter, histogram_from_text, histogram_text, read_hlog};
+pub use hlog::{EncodedLog, HlogWriter, LogCursor, histogram_from_text, histogram_text, read_hlog};
 pub use recorder::{DirectionCounters, ErrorTally, Recorder};

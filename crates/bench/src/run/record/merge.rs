@@ -11,9 +11,13 @@
 //! where its shards' intervals lie on average (they differ by the shards' start skew), so the
 //! merged measured time, over which rates are taken, is the shards' mean. Shards on one host
 //! read its one power meter: a slot's power is each host's mean reading, summed over the hosts.
-//! The slots are merged one at a time, each shard's histograms added into the slot's bucket by
-//! bucket from their encoding, so a merge holds one slot's histograms. A shard's tail
-//! (what its workers counted as they stopped) counts where its last interval is the window's.
+//! Each shard's histograms are added into the slot's sums bucket by bucket from their
+//! encoding, and each sum is encoded straight from its buckets. The slots are split into one
+//! run of consecutive slots a core, each core reading every shard's log forward from its first
+//! slot (a record read `without its log` keeps its log on disk), so a merge holds a line of
+//! each log and each core's slot sums, not the logs; the merged slots are written in order.
+//! A shard's tail (what its workers counted as they stopped) counts where its last interval is
+//! the window's.
 //!
 //! A shard whose record has no end (killed) still adds what it measured inside the window but
 //! does not narrow it; the merge is then incomplete and names it, as it names a failed shard.
@@ -22,7 +26,7 @@
 //! shard's; its facts' CPU time is the shards' over the window, summed.
 
 use super::{End, Facts, IntervalLine, Line, RECORD_VERSION, RecordError, Start, StoredRecord};
-use crate::metrics::{BucketSum, HlogWriter, LatencyHistogram};
+use crate::metrics::{BucketSum, EncodedLog, HlogWriter, Inflater, LogCursor};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use storbench_report::series::Phase;
@@ -143,8 +147,8 @@ pub fn merge(shards: &[Shard]) -> Result<Merged, RecordError> {
     }
     let epoch_ns = shards.iter().map(|s| s.record.start.epoch_ns).min().unwrap_or(0);
     let mut out = Writer::new(epoch_ns, &measured);
-    out.window(&measured, clock, (lo, hi), &streams(shards))?;
-    out.tails(&measured, clock, hi, &streams(shards))?;
+    let reader = out.window(&measured, clock, (lo, hi), &streams(shards))?;
+    out.tails(reader, &measured, clock, hi, &streams(shards))?;
     let shards_file = shards_file(&views, clock, (lo, hi), epoch_ns, &out);
     out.finish(shards, &views, &shards_file)
 }
@@ -161,66 +165,143 @@ fn streams(shards: &[Shard]) -> Vec<String> {
     std::iter::once(start.workload.clone()).chain(start.streams.iter().map(|s| s.name.clone())).collect()
 }
 
-/// One stream's lines of one slot added up: the only decoded histograms of the merge besides
-/// its totals (each shard's are added into them bucket by bucket, never decoded whole).
+/// One stream's lines of one slot added up: the counts, and the histograms' sums (in the
+/// `Reader`'s, by tag) until `close` encodes them.
 #[derive(Default)]
 struct Sum {
     counts: BTreeMap<String, u64>,
-    buckets: Vec<(String, BucketSum)>,
-    /// The sums made histograms (`close`).
-    hists: Vec<(String, LatencyHistogram)>,
+    /// The tags in the order the shards gave them.
+    tags: Vec<String>,
+    /// The sums encoded (`close`): tag, compressed V2 encoding, highest value in ns.
+    hists: Vec<(String, Vec<u8>, u64)>,
     starts: Vec<i128>,
     ends: Vec<i128>,
     /// The power readings by host: shards on one host read its one meter.
     power: BTreeMap<String, Vec<f64>>,
-    scratch: crate::metrics::Inflater,
 }
 
 impl Sum {
+    /// The power over the slot: each host's once (its shards' mean reading), summed.
+    fn power(&self) -> Option<f64> {
+        let host = |ws: &Vec<f64>| ws.iter().sum::<f64>() / ws.len() as f64;
+        (!self.power.is_empty()).then(|| self.power.values().map(host).sum())
+    }
+}
+
+/// Where one core reads the shards' histograms and adds them up: each shard's log (the
+/// record's in memory, or its file read forward), the inflater, a sum by tag reused slot
+/// after slot, and the workload's sums over the window (for the log's `-total` lines).
+#[derive(Default)]
+struct Reader<'a> {
+    logs: Vec<Option<Log<'a>>>,
+    scratch: Inflater,
+    sums: Vec<(String, BucketSum)>,
+    totals: Vec<(String, BucketSum)>,
+}
+
+/// A shard's histograms as a `Reader` reads them.
+enum Log<'a> {
+    Memory(&'a EncodedLog),
+    Disk(LogCursor),
+}
+
+impl<'a> Reader<'a> {
+    fn new(shards: usize) -> Reader<'a> {
+        Reader { logs: (0..shards).map(|_| None).collect(), ..Reader::default() }
+    }
+
+    /// Adds the lines of interval `i` of shard `n` (`view`), whose histograms are `hists` in
+    /// its log, to `sum`.
     fn add(
         &mut self,
-        view: &View<'_>,
-        i: &IntervalLine,
-        hists: Range<usize>,
+        sum: &mut Sum,
+        (n, view): (usize, &View<'a>),
+        (i, hists): (&IntervalLine, Range<usize>),
         parts: u64,
     ) -> Result<(), RecordError> {
         let own = i.stream == view.shard.record.start.workload;
         let name = |k: &str| if own { renumbered(k, parts) } else { k.to_string() };
         for (k, n) in &i.counts {
-            *self.counts.entry(name(k)).or_default() += n;
+            *sum.counts.entry(name(k)).or_default() += n;
         }
-        let log = view.shard.record.hlog();
+        let bad = |why: String| RecordError::Read(format!("{}: latency.hlog: {why}", view.shard.bundle));
         for (k, tag) in hists.zip(&i.hists) {
-            let tag = name(tag);
-            let at = match self.buckets.iter().position(|(t, _)| *t == tag) {
-                Some(at) => at,
-                None => {
-                    self.buckets.push((tag, BucketSum::default()));
-                    self.buckets.len() - 1
-                }
-            };
-            log.add_to(k, &mut self.buckets[at].1, &mut self.scratch)
-                .map_err(|why| RecordError::Read(format!("{}: latency.hlog: {why}", view.shard.bundle)))?;
+            let at = self.sum_of(sum, name(tag));
+            self.add_hist((n, view), k, tag, at).map_err(bad)?;
         }
-        self.starts.push(view.wall(i.start_ns));
-        self.ends.push(view.wall(i.end_ns));
+        sum.starts.push(view.wall(i.start_ns));
+        sum.ends.push(view.wall(i.end_ns));
         if let Some(w) = i.power_watts {
             let host = &view.shard.record.start.summary.host.hostname;
-            self.power.entry(host.clone()).or_default().push(w);
+            sum.power.entry(host.clone()).or_default().push(w);
         }
         Ok(())
     }
 
-    /// The sums made histograms.
-    fn close(&mut self) {
-        let made = std::mem::take(&mut self.buckets).into_iter().map(|(tag, b)| (tag, b.histogram()));
-        self.hists.extend(made);
+    /// The index of `tag`'s sum, added to the slot's tags on its first histogram.
+    fn sum_of(&mut self, sum: &mut Sum, tag: String) -> usize {
+        if !sum.tags.contains(&tag) {
+            sum.tags.push(tag.clone());
+        }
+        match self.sums.iter().position(|(t, _)| *t == tag) {
+            Some(at) => at,
+            None => {
+                self.sums.push((tag, BucketSum::default()));
+                self.sums.len() - 1
+            }
+        }
     }
 
-    /// The power over the slot: each host's once (its shards' mean reading), summed.
-    fn power(&self) -> Option<f64> {
-        let host = |ws: &Vec<f64>| ws.iter().sum::<f64>() / ws.len() as f64;
-        (!self.power.is_empty()).then(|| self.power.values().map(host).sum())
+    /// Adds histogram `k` of shard `n`'s log, which the record names `tag`, to sum `at`.
+    fn add_hist(
+        &mut self,
+        (n, view): (usize, &View<'a>),
+        k: usize,
+        tag: &str,
+        at: usize,
+    ) -> Result<(), String> {
+        let record = &view.shard.record;
+        let log = match &mut self.logs[n] {
+            Some(log) => log,
+            empty => empty.insert(match record.log_file() {
+                Some(path) => Log::Disk(LogCursor::new(
+                    crate::files::input::open_input(path).map_err(|e| e.to_string())?,
+                )),
+                None => Log::Memory(record.hlog()),
+            }),
+        };
+        let sum = &mut self.sums[at].1;
+        match log {
+            Log::Memory(log) => log.add_to(k, sum, &mut self.scratch),
+            Log::Disk(cursor) => {
+                let (there, bytes) = cursor.at(k)?;
+                if there != tag {
+                    return Err(format!("the record names the histogram {tag}; the log has {there} there"));
+                }
+                sum.add_encoded(bytes, &mut self.scratch).map_err(|e| format!("histogram {k} ({tag}): {e}"))
+            }
+        }
+    }
+
+    /// `sum`'s histograms encoded, each sum emptied for the next slot; a workload stream's
+    /// (`own`) added to the totals.
+    fn close(&mut self, sum: &mut Sum, own: bool) {
+        for tag in std::mem::take(&mut sum.tags) {
+            let Some((_, b)) = self.sums.iter_mut().find(|(t, _)| *t == tag) else { continue };
+            let (bytes, max) = b.encode();
+            if own {
+                match self.totals.iter_mut().find(|(t, _)| *t == tag) {
+                    Some((_, total)) => total.add(b),
+                    None => {
+                        let mut total = BucketSum::default();
+                        total.add(b);
+                        self.totals.push((tag.clone(), total));
+                    }
+                }
+            }
+            b.clear();
+            sum.hists.push((tag, bytes, max));
+        }
     }
 }
 
@@ -237,6 +318,12 @@ fn mean(xs: &[i128]) -> i128 {
     xs.iter().sum::<i128>() / xs.len().max(1) as i128
 }
 
+/// The (shard, line) pairs of one slot and stream.
+type Members = Vec<(usize, usize)>;
+
+/// A slot and stream, and its members.
+type Slot = ((i64, usize), Members);
+
 /// The merged record as it is written, line by line.
 struct Writer {
     epoch_ns: i128,
@@ -244,7 +331,7 @@ struct Writer {
     hlog: HlogWriter<Vec<u8>>,
     lines: Vec<IntervalLine>,
     /// The workload's histograms over the window, for the log's `-total` lines.
-    totals: Vec<(String, LatencyHistogram)>,
+    totals: Vec<(String, BucketSum)>,
     /// Per shard (by its index among the measuring ones): the parts of earlier shards, its
     /// CPU time when the window began and when its last merged interval closed, its intervals
     /// and its failed operations in the window.
@@ -278,16 +365,17 @@ impl Writer {
         }
     }
 
-    /// Every stream's slots `lo..=hi`: the shards' measured intervals in each, added up.
-    fn window(
+    /// Every stream's slots `lo..=hi`: the shards' measured intervals in each, added up; the
+    /// reader of the last slots, to go on to the tails.
+    fn window<'a>(
         &mut self,
-        views: &[&View<'_>],
+        views: &[&View<'a>],
         clock: Clock,
         (lo, hi): (i64, i64),
         streams: &[String],
-    ) -> Result<(), RecordError> {
+    ) -> Result<Reader<'a>, RecordError> {
         // Per slot and stream, the (shard, line) pairs in it, found in one pass.
-        let mut slots: BTreeMap<(i64, usize), Vec<(usize, usize)>> = BTreeMap::new();
+        let mut slots: BTreeMap<(i64, usize), Members> = BTreeMap::new();
         for (n, v) in views.iter().enumerate() {
             for (at, &(i, _)) in v.lines.iter().enumerate() {
                 let Some(s) = streams.iter().position(|s| *s == i.stream).filter(|_| measure(i)) else {
@@ -303,38 +391,66 @@ impl Writer {
             }
         }
         let slots: Vec<_> = slots.into_iter().collect();
-        // A few slots at once, one a core: their shards' histograms are added in parallel,
+        if slots.is_empty() {
+            return Ok(Reader::new(views.len()));
+        }
+        // One run of consecutive slots a core, each read forward through the shards' logs;
         // then the slots are written in order.
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
-        for batch in slots.chunks(cores) {
-            let sums = std::thread::scope(|scope| {
-                let this = &*self;
-                let sum = move |members: &[(usize, usize)]| this.sum(views, members);
-                let others: Vec<_> = batch[1..].iter().map(|(_, m)| scope.spawn(move || sum(m))).collect();
-                let first = sum(&batch[0].1);
-                std::iter::once(first)
-                    .chain(others.into_iter().map(|h| h.join().expect("a slot's sum")))
-                    .collect::<Vec<_>>()
-            });
-            for (((_, s), members), sum) in batch.iter().zip(sums) {
+        let runs: Vec<_> = slots.chunks(slots.len().div_ceil(cores).max(1)).collect();
+        let summed = std::thread::scope(|scope| {
+            let this = &*self;
+            let sum = move |run: &[Slot]| {
+                let mut reader = Reader::new(views.len());
+                let sums = run.iter().map(|((_, s), m)| this.sum(&mut reader, views, m, *s == 0));
+                sums.collect::<Result<Vec<_>, _>>().map(|sums| (sums, reader))
+            };
+            let others: Vec<_> = runs[1..].iter().map(|run| scope.spawn(move || sum(run))).collect();
+            let first = sum(runs[0]);
+            std::iter::once(first)
+                .chain(others.into_iter().map(|h| h.join().expect("a core's slots")))
+                .collect::<Vec<_>>()
+        });
+        let mut last = None;
+        for (run, summed) in runs.iter().zip(summed) {
+            let (sums, mut reader) = summed?;
+            for (((_, s), members), sum) in run.iter().zip(sums) {
                 if *s == 0 {
                     members.iter().for_each(|&(n, at)| self.count_in(n, views[n].lines[at].0));
                 }
-                self.write(&streams[*s], sum?, false)?;
+                self.write(&streams[*s], sum, false)?;
             }
+            self.add_totals(&mut reader);
+            last = Some(reader);
         }
-        Ok(())
+        Ok(last.unwrap_or_else(|| Reader::new(views.len())))
     }
 
-    /// The lines `members` (shard, line) of one slot and stream, added up.
-    fn sum(&self, views: &[&View<'_>], members: &[(usize, usize)]) -> Result<Sum, RecordError> {
+    /// The lines `members` (shard, line) of one slot and stream, added up (`own`: the
+    /// workload's).
+    fn sum<'a>(
+        &self,
+        reader: &mut Reader<'a>,
+        views: &[&View<'a>],
+        members: &[(usize, usize)],
+        own: bool,
+    ) -> Result<Sum, RecordError> {
         let mut sum = Sum::default();
         for &(n, at) in members {
-            let (i, hists) = views[n].lines[at].clone();
-            sum.add(views[n], i, hists, self.parts_before[n])?;
+            reader.add(&mut sum, (n, views[n]), views[n].lines[at].clone(), self.parts_before[n])?;
         }
-        sum.close();
+        reader.close(&mut sum, own);
         Ok(sum)
+    }
+
+    /// The reader's totals added to the window's, and emptied.
+    fn add_totals(&mut self, reader: &mut Reader<'_>) {
+        for (tag, sum) in std::mem::take(&mut reader.totals) {
+            match self.totals.iter_mut().find(|(t, _)| *t == tag) {
+                Some((_, total)) => total.add(&sum),
+                None => self.totals.push((tag, sum)),
+            }
+        }
     }
 
     /// A shard's workload interval `i` counted in the window.
@@ -346,36 +462,40 @@ impl Writer {
             i.counts.iter().filter(|(k, _)| k.starts_with("errors.")).map(|(_, n)| n).sum::<u64>();
     }
 
-    /// The tails of the shards whose last measured interval is the window's last.
-    fn tails(
+    /// The tails of the shards whose last measured interval is the window's last, read on by
+    /// `reader`.
+    fn tails<'a>(
         &mut self,
-        views: &[&View<'_>],
+        mut reader: Reader<'a>,
+        views: &[&View<'a>],
         clock: Clock,
         hi: i64,
         streams: &[String],
     ) -> Result<(), RecordError> {
         let end = self.lines.last().map_or(0, |l| l.end_ns);
-        for stream in streams {
+        for (s, stream) in streams.iter().enumerate() {
             let mut sum = Sum::default();
             for (n, v) in views.iter().enumerate() {
                 if clock.slot(v, v.last().unwrap()) != hi {
                     continue;
                 }
                 for (i, hists) in v.lines.iter().filter(|(i, _)| i.tail && i.stream == *stream) {
-                    sum.add(v, i, hists.clone(), self.parts_before[n])?;
+                    reader.add(&mut sum, (n, v), (i, hists.clone()), self.parts_before[n])?;
                 }
             }
             if !sum.starts.is_empty() {
+                reader.close(&mut sum, s == 0);
                 let at = self.epoch_ns + i128::from(end);
                 (sum.starts, sum.ends) = (vec![at], vec![at]);
                 self.write(stream, sum, true)?;
             }
         }
+        self.add_totals(&mut reader);
         Ok(())
     }
 
-    fn write(&mut self, stream: &str, mut sum: Sum, tail: bool) -> Result<(), RecordError> {
-        sum.close();
+    /// The merged line of a slot (or the tails) of `stream`, and its histograms' log lines.
+    fn write(&mut self, stream: &str, sum: Sum, tail: bool) -> Result<(), RecordError> {
         let ns = |t: i128| u64::try_from(t - self.epoch_ns).unwrap_or(0);
         let (start_ns, end_ns) = (ns(mean(&sum.starts)), ns(mean(&sum.ends)));
         let power_watts = sum.power();
@@ -388,7 +508,7 @@ impl Writer {
             start_ns,
             end_ns,
             counts: sum.counts,
-            hists: sum.hists.iter().map(|(t, _)| t.clone()).collect(),
+            hists: sum.hists.iter().map(|(t, ..)| t.clone()).collect(),
             tail,
             cpu_user_ns: cpu.0,
             cpu_sys_ns: cpu.1,
@@ -396,15 +516,8 @@ impl Writer {
             rebuild: Vec::new(),
         };
         let (start_s, length_s) = (start_ns as f64 / 1e9, end_ns.saturating_sub(start_ns) as f64 / 1e9);
-        let own = self.lines.first().is_none_or(|l| l.stream == stream);
-        for (tag, h) in &sum.hists {
-            self.hlog.write(tag, start_s, length_s, h).expect("writing to memory");
-            if own {
-                match self.totals.iter_mut().find(|(t, _)| t == tag) {
-                    Some((_, total)) => total.merge(h),
-                    None => self.totals.push((tag.clone(), h.clone())),
-                }
-            }
+        for (tag, bytes, max_ns) in &sum.hists {
+            self.hlog.write_encoded(tag, start_s, length_s, *max_ns, bytes).expect("writing to memory");
         }
         self.push(Line::Interval(line.clone()))?;
         self.lines.push(line);
@@ -439,9 +552,10 @@ impl Writer {
         let first_start = self.lines.first().map_or(0, |l| l.start_ns);
         let last_end = self.lines.iter().rev().find(|l| !l.tail).map_or(0, |l| l.end_ns);
         let length_s = last_end.saturating_sub(first_start) as f64 / 1e9;
-        for (tag, h) in &self.totals {
+        for (tag, total) in &self.totals {
+            let (bytes, max_ns) = total.encode();
             self.hlog
-                .write(&format!("{tag}-total"), first_start as f64 / 1e9, length_s, h)
+                .write_encoded(&format!("{tag}-total"), first_start as f64 / 1e9, length_s, max_ns, &bytes)
                 .expect("to memory");
         }
         let intervals = std::mem::take(&mut self.record);
@@ -582,7 +696,7 @@ fn problems(v: &View<'_>) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::histogram_text;
+    use crate::metrics::{LatencyHistogram, histogram_text};
 
     /// Shard `index` of `count` on `host`: three measured seconds, each of 100 reads at
     /// `index` ms and the host's power read as `watts`.

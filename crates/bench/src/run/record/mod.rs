@@ -332,8 +332,11 @@ pub struct StoredRecord {
     pub start: Start,
     pub intervals: Vec<IntervalLine>,
     pub end: Option<End>,
-    /// `latency.hlog`'s interval histograms in file order, encoded (decoded when used).
+    /// `latency.hlog`'s interval histograms in file order, encoded (decoded when used);
+    /// empty where the log was left on disk (`read_without_log`).
     hlog: EncodedLog,
+    /// The log's file, where it was left on disk.
+    log_file: Option<std::path::PathBuf>,
 }
 
 /// Why a bundle's record cannot be read.
@@ -351,16 +354,22 @@ const READ_LIMIT: u64 = 4 << 30;
 impl StoredRecord {
     /// Reads `record.jsonl` and `latency.hlog` of the bundle in `dir`.
     pub fn read(dir: &Path) -> Result<StoredRecord, RecordError> {
-        let text = |name: &str| {
-            crate::files::input::read_text(&dir.join(name), READ_LIMIT).map_err(|e| match e.is_not_found() {
-                true => RecordError::Read(format!(
-                    "{} has no {name}: it is not a run's bundle, or one written before storbench kept its record",
-                    dir.display()
-                )),
-                false => RecordError::Read(format!("{}: {e}", dir.join(name).display())),
-            })
-        };
-        Self::from_text(&text(RECORD_FILE)?, &text(HLOG_FILE)?)
+        Self::from_text(&bundle_text(dir, RECORD_FILE)?, &bundle_text(dir, HLOG_FILE)?)
+    }
+
+    /// Reads `record.jsonl` of the bundle in `dir`, leaving its `latency.hlog` on disk for the
+    /// caller to read forward (`log_file`, `metrics::LogCursor`): a merge of many shards holds
+    /// none of their logs. Such a record's histograms are not checked against its intervals
+    /// until they are read, and it merges no intervals itself (`merged` refuses).
+    pub fn read_without_log(dir: &Path) -> Result<StoredRecord, RecordError> {
+        let mut out = Self::parse(&bundle_text(dir, RECORD_FILE)?, None)?;
+        out.log_file = Some(dir.join(HLOG_FILE));
+        Ok(out)
+    }
+
+    /// The log's file, where the record left it on disk (`read_without_log`).
+    pub fn log_file(&self) -> Option<&Path> {
+        self.log_file.as_deref()
     }
 
     /// A record from the text of its `record.jsonl` and `latency.hlog` (a merged record, before
@@ -368,10 +377,13 @@ impl StoredRecord {
     pub fn from_text(record: &str, hlog: &str) -> Result<StoredRecord, RecordError> {
         let hlog = EncodedLog::read(hlog, |tag| !tag.ends_with("-total"))
             .map_err(|why| RecordError::Bad { file: HLOG_FILE, line: 0, why })?;
-        Self::parse(record, hlog)
+        Self::parse(record, Some(hlog))
     }
 
-    fn parse(record: &str, hlog: EncodedLog) -> Result<StoredRecord, RecordError> {
+    /// The record `record`, with its log `hlog` where it was read (checked to hold every
+    /// histogram the intervals name).
+    fn parse(record: &str, hlog: Option<EncodedLog>) -> Result<StoredRecord, RecordError> {
+        let checked = hlog.is_some();
         let bad = |line: usize, why: String| RecordError::Bad { file: RECORD_FILE, line, why };
         let mut lines = record.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
         let Some((_, first)) = lines.next() else { return Err(bad(1, "the record is empty".into())) };
@@ -385,7 +397,8 @@ impl StoredRecord {
             }
             _ => return Err(bad(1, "the record does not begin with its start".into())),
         };
-        let mut out = StoredRecord { start, intervals: Vec::new(), end: None, hlog };
+        let hlog = hlog.unwrap_or_default();
+        let mut out = StoredRecord { start, intervals: Vec::new(), end: None, hlog, log_file: None };
         for (n, text) in lines {
             if out.end.is_some() {
                 return Err(bad(n + 1, "a line after the record's end".into()));
@@ -397,7 +410,7 @@ impl StoredRecord {
             }
         }
         let listed: usize = out.intervals.iter().map(|i| i.hists.len()).sum();
-        if listed > out.hlog.len() {
+        if checked && listed > out.hlog.len() {
             return Err(RecordError::Bad {
                 file: HLOG_FILE,
                 line: 0,
@@ -439,12 +452,15 @@ impl StoredRecord {
         Ok(())
     }
 
-    /// Each interval with the index of its first histogram in the log, the tags checked.
+    /// Each interval with the indexes of its histograms in the log, the tags checked (where
+    /// the log was read; one left on disk is checked as it is read).
     pub fn with_hists(&self) -> Result<Vec<(&IntervalLine, std::ops::Range<usize>)>, RecordError> {
         let mut at = 0;
         let mut out = Vec::with_capacity(self.intervals.len());
         for (n, i) in self.intervals.iter().enumerate() {
-            self.check_tags(n, i, at)?;
+            if self.log_file.is_none() {
+                self.check_tags(n, i, at)?;
+            }
             out.push((i, at..at + i.hists.len()));
             at += i.hists.len();
         }
@@ -463,6 +479,18 @@ impl StoredRecord {
         select: impl Fn(&IntervalLine) -> bool,
     ) -> Result<T, RecordError> {
         let mut merged = T::default();
+        self.each(stream, select, |_, data: T| merged.merge(&data))?;
+        Ok(merged)
+    }
+
+    /// Each of `stream`'s intervals `select` takes, read back as a `T` (its histograms decoded)
+    /// and given to `take` in order.
+    fn each<T: Recordable>(
+        &self,
+        stream: &str,
+        select: impl Fn(&IntervalLine) -> bool,
+        mut take: impl FnMut(&IntervalLine, T),
+    ) -> Result<(), RecordError> {
         let mut at = 0;
         for (n, i) in self.intervals.iter().enumerate() {
             let first = at;
@@ -491,9 +519,9 @@ impl StoredRecord {
                 line: n + 2,
                 why,
             })?;
-            merged.merge(&data);
+            take(i, data);
         }
-        Ok(merged)
+        Ok(())
     }
 
     /// The outcome of the run's one stream over the seconds `from_s..to_s` of the run (its
@@ -582,12 +610,33 @@ impl StoredRecord {
     ) -> Result<Outcome<T, D>, RecordError> {
         let (from, to) = facts.window_ns();
         // The tail counts in the totals whatever the phase, as the run counted it.
-        let totals = self.merged(stream, |i| {
-            i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to)
-        })?;
-        let all = self.merged(stream, |_| true)?;
+        let counted =
+            |i: &IntervalLine| i.tail || (i.phase == Phase::Measure && i.start_ns >= from && i.end_ns <= to);
+        // Both sums in one pass: each interval decoded once.
+        let (mut totals, mut all) = (T::default(), T::default());
+        self.each(
+            stream,
+            |_| true,
+            |i, data: T| {
+                if counted(i) {
+                    totals.merge(&data);
+                }
+                all.merge(&data);
+            },
+        )?;
         Ok(facts.outcome(totals, all, detail))
     }
+}
+
+/// The text of the bundle `dir`'s file `name`.
+fn bundle_text(dir: &Path, name: &str) -> Result<String, RecordError> {
+    crate::files::input::read_text(&dir.join(name), READ_LIMIT).map_err(|e| match e.is_not_found() {
+        true => RecordError::Read(format!(
+            "{} has no {name}: it is not a run's bundle, or one written before storbench kept its record",
+            dir.display()
+        )),
+        false => RecordError::Read(format!("{}: {e}", dir.join(name).display())),
+    })
 }
 
 /// The end of a run with `facts` and no findings of its own: for tests that write a record.

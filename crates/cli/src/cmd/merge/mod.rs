@@ -39,10 +39,15 @@ pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFil
     check_one_job(&shards)?;
     let merged = merge(&shards).context("merging the shards' records")?;
     let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
-    let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
-        .context("building the merged summary from the merged record")?;
+    // The summary and the series at once, one a core.
+    let (summary, series) = std::thread::scope(|scope| {
+        let series = scope.spawn(|| series::merged(&shards, record.start.epoch_ns));
+        let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
+            .context("building the merged summary from the merged record");
+        (summary, series.join().expect("the series' thread"))
+    });
+    let (summary, series) = (summary?, series?);
     let shards_file = with_headlines(merged.shards, bundles);
-    let series = series::merged(&shards, record.start.epoch_ns)?;
     let files = vec![
         ("summary.json".to_string(), export::summary_json(&summary)),
         (RECORD_FILE.to_string(), merged.record),
@@ -104,8 +109,9 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
 fn read_records(bundles: &[PathBuf]) -> Vec<Result<(PathBuf, StoredRecord)>> {
     let read = |given: &PathBuf| -> Result<(PathBuf, StoredRecord)> {
         let dir = storbench_bench::files::resolve(given)?;
-        let record =
-            StoredRecord::read(&dir).with_context(|| format!("reading the shard {}", given.display()))?;
+        // Each shard's log stays on disk: the merge reads them forward, slot by slot.
+        let record = StoredRecord::read_without_log(&dir)
+            .with_context(|| format!("reading the shard {}", given.display()))?;
         Ok((dir, record))
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));

@@ -12,9 +12,9 @@ use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_report::columns::{self, Kind};
 use storbench_report::render::timeseries::Series;
 
-/// A second's values of one column from the shards that had a row in it, each with its
-/// shard's host (an index into the hosts).
-type Cells = BTreeMap<String, Vec<(usize, f64)>>;
+/// A second's values of each column (by its place in the header) from the shards that had a
+/// row in it, each with its shard's host (an index into the hosts).
+type Cells = Vec<Vec<(usize, f64)>>;
 
 /// The CSV text of the shards' series, summed by wall-clock second after `epoch_ns`.
 pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
@@ -30,22 +30,19 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
         let path = std::path::Path::new(&shard.bundle).join("timeseries.csv");
         let Ok(text) = read_text(&path, DATA_LIMIT) else { continue };
         let series = Series::parse(&text).with_context(|| format!("reading {}", path.display()))?;
-        for (name, _) in &series.columns {
-            if !header.contains(name) {
-                header.push(name.clone());
-            }
-        }
+        let places: Vec<usize> = series.columns.iter().map(|(name, _)| place(&mut header, name)).collect();
         let offset_s = (shard.record.start.epoch_ns - epoch_ns) as f64 / 1e9;
         for (row, t) in series.t_s.iter().enumerate() {
             let second = (t + offset_s).round() as i64;
             let (phase, cells) =
                 seconds.entry(second).or_insert_with(|| (series.phase[row].clone(), Cells::new()));
-            if series.phase[row] == "measure" {
+            if series.phase[row] == "measure" && phase != "measure" {
                 phase.clone_from(&series.phase[row]);
             }
-            for (name, values) in &series.columns {
+            cells.resize_with(header.len(), Vec::new);
+            for ((_, values), &at) in series.columns.iter().zip(&places) {
                 if let Some(v) = values[row] {
-                    cells.entry(name.clone()).or_default().push((host, v));
+                    cells[at].push((host, v));
                 }
             }
         }
@@ -54,12 +51,13 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
     if header.is_empty() {
         return Ok(String::new());
     }
+    let how: Vec<How> = header.iter().map(|name| how(name)).collect();
     for (second, (phase, cells)) in &seconds {
         out.push_str(&format!("{second}.000,{phase}"));
-        for name in &header {
+        for (at, how) in how.iter().enumerate() {
             out.push(',');
-            if let Some(v) = cells.get(name).map(|v| combined(name, v)) {
-                out.push_str(&format!("{}", (v * 1000.0).round() / 1000.0));
+            if let Some(values) = cells.get(at).filter(|v| !v.is_empty()) {
+                out.push_str(&format!("{}", (combine(*how, values) * 1000.0).round() / 1000.0));
             }
         }
         out.push('\n');
@@ -67,13 +65,39 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
     Ok(out)
 }
 
+/// The place of column `name` in `header`, added at its end when new.
+fn place(header: &mut Vec<String>, name: &str) -> usize {
+    header.iter().position(|h| h == name).unwrap_or_else(|| {
+        header.push(name.to_string());
+        header.len() - 1
+    })
+}
+
+/// How a column's values combine: a power meter's (each host once), or by the column's kind.
+#[derive(Clone, Copy)]
+enum How {
+    Power,
+    Of(Kind),
+}
+
+fn how(name: &str) -> How {
+    if is_power(name) { How::Power } else { How::Of(kind_of(name)) }
+}
+
 /// One second's value of column `name` over the shards' `values` (each with its host).
+#[cfg(test)]
 fn combined(name: &str, values: &[(usize, f64)]) -> f64 {
-    if is_power(name) {
-        return per_host(values).iter().map(|of_host| mean(of_host)).sum();
-    }
+    combine(how(name), values)
+}
+
+/// One second's value of a column that combines as `how` over the shards' `values`.
+fn combine(how: How, values: &[(usize, f64)]) -> f64 {
+    let kind = match how {
+        How::Power => return per_host(values).iter().map(|of_host| mean(of_host)).sum(),
+        How::Of(kind) => kind,
+    };
     let values: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
-    match kind_of(name) {
+    match kind {
         Kind::Rate | Kind::Count => values.iter().sum(),
         Kind::Latency => values.iter().copied().fold(f64::MIN, f64::max),
         Kind::Level => mean(&values),
