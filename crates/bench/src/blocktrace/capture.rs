@@ -489,7 +489,8 @@ mod tests {
 
     #[test]
     fn a_cpus_lost_events_are_its_overruns_and_dropped_events() {
-        let stats = "entries: 3\noverrun: 12\ncommit overrun: 0\nbytes: 9\ndropped events: 5\nread events: 40\n";
+        let stats =
+            "entries: 3\noverrun: 12\ncommit overrun: 0\nbytes: 9\ndropped events: 5\nread events: 40\n";
         assert_eq!(dropped_in(stats), 17);
         assert_eq!(dropped_in(""), 0);
     }
