@@ -335,8 +335,10 @@ fn a_background_command_runs_in_the_measured_phase_and_its_exit_seconds_and_outp
         (Some("cmd"), Some(0), Some(false))
     );
     assert_eq!(b["command"], "echo copying; echo 'half done' >&2; sleep 1");
+    // Its seconds count from when its start returned, a few ms into the sleep on a loaded
+    // machine (0.997 s seen).
     let seconds = b["seconds"].as_f64().unwrap();
-    assert!((1.0..2.0).contains(&seconds), "it ran its second: {b}");
+    assert!((0.9..2.0).contains(&seconds), "it ran its second: {b}");
     assert!(!summary["warnings"].to_string().contains("bg1"), "a command that succeeds is no warning");
     let bundle = only_bundle(&dir.path().join("results"));
     let log = std::fs::read_to_string(bundle.join("output.log")).unwrap();
