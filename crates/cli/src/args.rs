@@ -332,8 +332,10 @@ pub struct IoArgs {
 
     /// A job like a captured trace (`storbench capture`), for storage too small or too
     /// different for the trace itself: each option not given here is taken from the trace's
-    /// fingerprint: --rw (sequential when most requests follow the one before), --rwmix-read,
-    /// --bs (the sizes of 99 % of its requests, weighted), --iodepth (its mean queue depth),
+    /// fingerprint: --rw (sequential when most requests follow the one before),
+    /// --percentage-random (the requests that did not follow the one before), --rwmix-read,
+    /// --fdatasync (its writes per flush), --bs (the sizes of 99 % of its requests,
+    /// weighted), --iodepth (its mean queue depth),
     /// --rate-iops (its mean rate), --random-distribution (a hot spot where 90 % of accesses
     /// fall), --size (its footprint) and --runtime (its length).
     #[arg(long, value_name = "TRACE", value_parser = crate::units::place)]
@@ -353,7 +355,21 @@ pub struct IoArgs {
     /// Share of reads in rw and randrw, percent from 0 to 100, to a hundredth (70, 3.5).
     /// Default: 50.
     #[arg(long, value_name = "PCT")]
-    pub rwmix_read: Option<storbench_bench::workload::io::ReadShare>,
+    pub rwmix_read: Option<storbench_bench::workload::io::Share>,
+
+    /// Share of random requests in randread, randwrite and randrw, percent to a hundredth;
+    /// the rest continue where the worker's request before ended (fio's percentage_random).
+    /// Default: 100.
+    #[arg(long, value_name = "PCT")]
+    pub percentage_random: Option<storbench_bench::workload::io::Share>,
+
+    /// Flush after every N writes (fdatasync: the written data made durable, a block device's
+    /// cache flushed), as fio's fdatasync; N may be fractional (2.5: two flushes every five
+    /// writes, in a seeded random order). Each flush is issued once its write has completed
+    /// and is not paced by --rate-iops; flushes are counted, with their latency, beside reads
+    /// and writes. Default: no flushes.
+    #[arg(long, value_name = "N")]
+    pub fdatasync: Option<f64>,
 
     /// Block size (512, 4k, 64KiB), or a weighted mix as fio's bssplit writes it:
     /// 4k/60:64k/40 means 60 % of I/Os are 4 KiB and 40 % are 64 KiB. Default: 4k.

@@ -200,6 +200,10 @@ pub struct VerifyResult {
 pub struct IoResults {
     pub read: DirectionResult,
     pub write: DirectionResult,
+    /// Flushes (`--fdatasync`): how many, per second and their latency (bytes 0); absent
+    /// when the job flushed nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flush: Option<DirectionResult>,
     pub errors: ErrorCounts,
     /// See [`error_rate_pct`]; absent when nothing was attempted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

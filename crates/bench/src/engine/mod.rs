@@ -21,10 +21,13 @@ use std::time::Duration;
 pub enum Dir {
     Read,
     Write,
+    /// fdatasync of the file: its written data made durable, the device's cache flushed (a
+    /// block device's flush request). Moves no bytes: its `len` is 0 and so is its result.
+    Flush,
 }
 
 /// One request: `len` bytes at `offset` of file `file` (its index among the files the engine
-/// was opened on) through the buffer of `slot`.
+/// was opened on) through the buffer of `slot`; a flush names only its slot and file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Request {
     pub slot: u32,
@@ -212,6 +215,14 @@ mod tests {
             write_through(e.as_mut(), 1, 1, 8192, b'b');
             e.replace_file(1, &f[2]).unwrap();
             write_through(e.as_mut(), 1, 1, 8192, b'c');
+            // A flush moves nothing and succeeds with 0.
+            e.queue(Request { slot: 0, file: 1, dir: Dir::Flush, offset: 0, len: 0 });
+            let mut out = Vec::new();
+            while out.is_empty() {
+                e.submit_and_reap(1, None, &mut out).unwrap();
+            }
+            assert_eq!(out[0], Completion { slot: 0, result: 0 }, "{kind:?}");
+            assert_eq!(out[0].failure(0), None);
             let read = |n: &str| std::fs::read(dir.path().join(n)).unwrap();
             assert_eq!(read("a"), vec![b'a'; 4096], "{kind:?}");
             assert_eq!(read("b"), vec![b'b'; 8192], "{kind:?}");

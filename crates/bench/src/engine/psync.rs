@@ -1,4 +1,4 @@
-//! The psync engine: one pread/pwrite per request, so the queue depth is 1. Used where
+//! The psync engine: one pread/pwrite (or fdatasync) per request, so the queue depth is 1. Used where
 //! io_uring is unavailable, and as the baseline a synchronous database sees.
 
 use super::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request, SlotPool};
@@ -34,6 +34,7 @@ impl PsyncEngine {
             match req.dir {
                 Dir::Read => libc::pread(fd, ptr, req.len as usize, off),
                 Dir::Write => libc::pwrite(fd, ptr, req.len as usize, off),
+                Dir::Flush => libc::fdatasync(fd) as isize,
             }
         };
         if n < 0 { -io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { n as i32 }

@@ -99,6 +99,7 @@ impl UringEngine {
             (Dir::Write, true) => opcode::WriteFixed::new(fd, ptr, req.len, 0).offset(req.offset).build(),
             (Dir::Read, false) => opcode::Read::new(fd, ptr, req.len).offset(req.offset).build(),
             (Dir::Write, false) => opcode::Write::new(fd, ptr, req.len).offset(req.offset).build(),
+            (Dir::Flush, _) => opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build(),
         };
         entry.user_data(req.slot as u64)
     }

@@ -73,6 +73,8 @@ impl ErrorTally {
 pub struct Recorder {
     pub read: DirectionCounters,
     pub write: DirectionCounters,
+    /// Flushes (`--fdatasync`): counted apart from reads and writes, bytes 0.
+    pub flush: DirectionCounters,
     pub errors: ErrorTally,
     /// Under a rate cap only: each I/O's schedule lag, its actual issue minus its intended
     /// start (`run::pace`).
@@ -83,6 +85,7 @@ impl Recorder {
     pub fn merge(&mut self, other: &Recorder) {
         self.read.merge(&other.read);
         self.write.merge(&other.write);
+        self.flush.merge(&other.flush);
         self.errors.merge(&other.errors);
         self.lag.merge(&other.lag);
     }
@@ -90,6 +93,7 @@ impl Recorder {
     pub fn reset(&mut self) {
         self.read.reset();
         self.write.reset();
+        self.flush.reset();
         self.errors = ErrorTally::default();
         self.lag.reset();
     }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use storbench_bench::engine::EngineKind;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::{self, TargetPlan, TargetRequest};
-use storbench_bench::workload::io::ReadShare;
+use storbench_bench::workload::io::Share;
 use storbench_bench::workload::io::{BlockSizeMix, End, IoSpec, IoStream, Pattern, Region};
 
 /// A sequential io stream (a rebuild's copy, emulated): `io[:rw=write,bs=1M,rate=10MiB,...]`.
@@ -155,7 +155,9 @@ pub(super) fn io_spec(name: &str, io: &IoBackground, on_file: bool) -> IoSpec {
     IoSpec {
         name: name.into(),
         pattern: Pattern::Sequential,
-        reads: if io.read { ReadShare::READS } else { ReadShare::WRITES },
+        reads: if io.read { Share::READS } else { Share::WRITES },
+        random: Share::ALL,
+        writes_per_flush: None,
         block_sizes: BlockSizeMix::single(io.bs),
         iodepth: io.iodepth,
         workers: 1,

@@ -269,6 +269,7 @@ fn show_replay(
         "writes": r.writes,
         "bytes_read": r.bytes_read,
         "bytes_written": r.bytes_written,
+        "flushes": r.flushes,
         "skipped": r.skipped,
         "errors": r.errors,
         "seconds": secs,
@@ -279,6 +280,7 @@ fn show_replay(
         "read_p99_us": q(&r.read_latency, 0.99),
         "write_p50_us": q(&r.write_latency, 0.5),
         "write_p99_us": q(&r.write_latency, 0.99),
+        "flush_p99_us": (r.flushes > 0).then(|| q(&r.flush_latency, 0.99)),
         "lateness_p99_us": (!a.fast).then(|| q(&r.lateness, 0.99)),
         "check": check,
     });
@@ -297,6 +299,14 @@ fn show_replay(
         q(&r.write_latency, 0.5),
         q(&r.write_latency, 0.99)
     );
+    if r.flushes > 0 {
+        tell_raw!(
+            "{} flushes: latency p50 {:.0} µs, p99 {:.0} µs\n",
+            r.flushes,
+            q(&r.flush_latency, 0.5),
+            q(&r.flush_latency, 0.99)
+        );
+    }
     if !a.fast {
         tell_raw!("issued late by p99 {:.0} µs after the recorded time\n", q(&r.lateness, 0.99));
     }

@@ -62,9 +62,14 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
             "--bs",
             "8k",
         ])
+        // Paced: the test is that every request is in the trace, and an unpaced loop device
+        // beside the other tests outruns a capture's buffers (bench/capture-load.sh measures
+        // how fast it keeps up on a quiet machine).
         .args([
             "--iodepth",
             "4",
+            "--rate-iops",
+            "10000",
             "--runtime",
             "1.5",
             "--ramp",
@@ -201,6 +206,10 @@ fn an_io_job_like_a_trace_has_the_traces_fingerprint_within_ten_percent() {
         "4",
         "--rate-iops",
         "1500",
+        "--percentage-random",
+        "70",
+        "--fdatasync",
+        "4",
     ];
     let trace = io(&a.0, &[&job[..], &["--runtime", "1.5"]].concat(), "original");
     let like = io(&b.0, &["--like", trace.to_str().unwrap()], "like");
@@ -219,6 +228,14 @@ fn an_io_job_like_a_trace_has_the_traces_fingerprint_within_ten_percent() {
     within("read share", read_share(&made), read_share(&original), 10.0);
     within("4 KiB share", share(&made, "4096"), share(&original, "4096"), 10.0);
     within("64 KiB share", share(&made, "65536"), share(&original, "65536"), 10.0);
+    // 30 % of the requests continue the one before, and a flush follows every fourth write,
+    // in the trace and in the job made like it.
+    let figure = |f: &serde_json::Value, key: &str| f[key].as_f64().unwrap();
+    within("sequential share", figure(&original, "sequential_fraction"), 0.3, 10.0);
+    within("flushes per write", figure(&original, "flushes") / figure(&original, "writes"), 0.25, 10.0);
+    for key in ["sequential_fraction", "flush_fraction"] {
+        within(key, figure(&made, key), figure(&original, key), 10.0);
+    }
 }
 
 /// An ext4 filesystem on a new loop device, mounted at `dir/mnt`; unmounted on drop, before
@@ -381,6 +398,7 @@ fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matche
         f(&original, "mean_iops") * data(&original) / f(&original, "requests"),
         10.0,
     );
+    within("flushes", f(got, "flushes"), f(&original, "flushes"), 10.0);
     let reads_due = f(&original, "read_fraction") * data(got);
     let off = (f(got, "reads") - reads_due).abs();
     assert!(off <= (reads_due * 0.1).max(2.0), "{} reads, {reads_due} due", f(got, "reads"));

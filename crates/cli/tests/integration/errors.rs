@@ -137,3 +137,18 @@ fn a_block_device_needs_allow_device_and_a_mounted_one_is_refused_even_with_forc
     refuses(dir.path(), &["--target", &dev, "--rw", "randread"], "--allow-device");
     refuses(dir.path(), &["--target", &dev, "--allow-device", "--force", "--rw", "randwrite"], "mounted");
 }
+
+#[test]
+fn flushes_without_writes_or_below_one_write_and_a_random_share_of_a_sequential_job_are_refused() {
+    let dir = disk_tempdir();
+    let t = dir.path().to_str().unwrap();
+    refuses(dir.path(), &["--target", t, "--rw", "randwrite", "--fdatasync", "0.5"], "from 1");
+    refuses(dir.path(), &["--target", t, "--rw", "randread", "--fdatasync", "2"], "only reads");
+    refuses(
+        dir.path(),
+        &["--target", t, "--rw", "write", "--percentage-random", "50"],
+        "needs a random pattern",
+    );
+    refuses(dir.path(), &["--target", t, "--percentage-random", "101"], "0 to 100");
+    assert!(!dir.path().join("storbench-io.dat").exists(), "no test file was created");
+}

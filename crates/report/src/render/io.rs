@@ -63,6 +63,12 @@ pub(super) const FIGURES: &[Figure<IoResults>] = &[
         unit: "ms write p99.9",
         get: |r| r.write.lat_ns.as_ref().and_then(|l| ms(l.p999)),
     },
+    Figure { name: "flushes_per_s", unit: "flushes/s", get: |r| r.flush.as_ref().and_then(|f| n(f.iops)) },
+    Figure {
+        name: "flush_p99_ms",
+        unit: "ms flush p99",
+        get: |r| r.flush.as_ref().and_then(|f| f.lat_ns.as_ref()).and_then(|l| ms(l.p99)),
+    },
     Figure { name: "errors", unit: "failed I/Os", get: |r| n(r.errors.total as f64) },
     Figure { name: "error_rate_pct", unit: "% of I/Os failed", get: |r| n(r.error_rate_pct.unwrap_or(0.0)) },
     Figure { name: "verify", unit: "", get: |r| pass_fail(r.verify.mismatches == 0) },

@@ -528,6 +528,9 @@ impl Worker {
                 counters.pages_checked += pages;
                 self.check_read(c.slot, &req, now, rec);
             }
+            // The integrity workers make data durable with the syncer's fsync, never a flush
+            // request of their own.
+            Dir::Flush => {}
         }
     }
 

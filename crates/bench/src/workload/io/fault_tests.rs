@@ -139,7 +139,9 @@ fn spec(read_pct: u8) -> IoSpec {
     IoSpec {
         name: "fault".into(),
         pattern: Pattern::Random(Distribution::Uniform),
-        reads: ReadShare::percent(read_pct),
+        reads: Share::percent(read_pct),
+        random: Share::ALL,
+        writes_per_flush: None,
         block_sizes: BlockSizeMix::single(4096),
         iodepth: 4,
         workers: 1,

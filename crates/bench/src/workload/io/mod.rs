@@ -19,6 +19,8 @@ mod worker;
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]
+mod flush_tests;
+#[cfg(test)]
 mod search_tests;
 #[cfg(test)]
 mod steady_tests;
@@ -28,7 +30,7 @@ pub use blocksize::BlockSizeMix;
 pub use copy::CopySpec;
 pub use offsets::{Distribution, Pattern, Region};
 pub use profile::{SQLIO_PROFILES, SqlioProfile};
-pub use spec::{End, IoSpec, ReadShare};
+pub use spec::{End, IoSpec, Share};
 
 use crate::engine::{self, IoEngine};
 use crate::metrics::LatencyHistogram;

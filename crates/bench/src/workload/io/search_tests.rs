@@ -15,7 +15,9 @@ fn spec(iodepth: u32, step: Duration) -> IoSpec {
     IoSpec {
         name: "search".into(),
         pattern: Pattern::Random(Distribution::Uniform),
-        reads: ReadShare::READS,
+        reads: Share::READS,
+        random: Share::ALL,
+        writes_per_flush: None,
         block_sizes: BlockSizeMix::single(4096),
         iodepth,
         workers: 1,

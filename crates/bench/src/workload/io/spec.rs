@@ -5,23 +5,24 @@ use super::offsets::{Pattern, Region};
 use crate::engine::EngineKind;
 use std::time::Duration;
 
-/// The share of reads among a job's requests, in hundredths of a percent (10000: reads
-/// only): whole percents for a profile, finer for a trace's 3.5 % (`io --like`).
+/// A share of a job's requests (of reads, of random requests), in hundredths of a percent
+/// (10000: all): whole percents for a profile, finer for a trace's 3.5 % (`io --like`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ReadShare(u16);
+pub struct Share(u16);
 
-impl ReadShare {
-    pub const READS: ReadShare = ReadShare(10_000);
-    pub const WRITES: ReadShare = ReadShare(0);
+impl Share {
+    pub const READS: Share = Share(10_000);
+    pub const WRITES: Share = Share(0);
+    pub const ALL: Share = Share(10_000);
 
     /// A whole percent, at most 100.
-    pub fn percent(pct: u8) -> ReadShare {
-        ReadShare(u16::from(pct.min(100)) * 100)
+    pub fn percent(pct: u8) -> Share {
+        Share(u16::from(pct.min(100)) * 100)
     }
 
     /// A fraction from 0 to 1, to the nearest hundredth of a percent.
-    pub fn of_fraction(f: f64) -> ReadShare {
-        ReadShare((f.clamp(0.0, 1.0) * 10_000.0).round() as u16)
+    pub fn of_fraction(f: f64) -> Share {
+        Share((f.clamp(0.0, 1.0) * 10_000.0).round() as u16)
     }
 
     /// Hundredths of a percent.
@@ -29,7 +30,7 @@ impl ReadShare {
         self.0
     }
 
-    /// Whether any request writes.
+    /// As a share of reads: whether any request writes.
     pub fn writes(self) -> bool {
         self.0 < 10_000
     }
@@ -40,23 +41,23 @@ impl ReadShare {
     }
 }
 
-impl std::str::FromStr for ReadShare {
+impl std::str::FromStr for Share {
     type Err = String;
 
     /// A percent from 0 to 100, to a hundredth (`70`, `3.5`).
-    fn from_str(text: &str) -> Result<ReadShare, String> {
+    fn from_str(text: &str) -> Result<Share, String> {
         let bad = || format!("'{text}' is not a percentage; give 0 to 100, e.g. 70 or 3.5");
         let pct: f64 = text.trim().trim_end_matches('%').parse().map_err(|_| bad())?;
         if !(0.0..=100.0).contains(&pct) {
             return Err(bad());
         }
-        Ok(ReadShare::of_fraction(pct / 100.0))
+        Ok(Share::of_fraction(pct / 100.0))
     }
 }
 
 /// From a plan: a number (`70`, `3.5`) or the same as text.
-impl<'de> serde::Deserialize<'de> for ReadShare {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ReadShare, D::Error> {
+impl<'de> serde::Deserialize<'de> for Share {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Share, D::Error> {
         #[derive(serde::Deserialize)]
         #[serde(untagged)]
         enum Given {
@@ -71,7 +72,7 @@ impl<'de> serde::Deserialize<'de> for ReadShare {
     }
 }
 
-impl std::fmt::Display for ReadShare {
+impl std::fmt::Display for Share {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.json())
     }
@@ -92,7 +93,13 @@ pub struct IoSpec {
     pub name: String,
     pub pattern: Pattern,
     /// Share of reads; the rest are writes.
-    pub reads: ReadShare,
+    pub reads: Share,
+    /// Under a random pattern, the share of requests at a random offset; the rest continue
+    /// where the worker's request before ended (fio's percentage_random).
+    pub random: Share,
+    /// A flush (fdatasync) after this many writes on average, in hundredths (250: two flushes
+    /// every five writes), each issued once its write completed; None: no flushes.
+    pub writes_per_flush: Option<u32>,
     pub block_sizes: BlockSizeMix,
     /// Requests in flight per worker.
     pub iodepth: u32,
@@ -135,20 +142,20 @@ impl IoSpec {
 
 #[cfg(test)]
 mod tests {
-    use super::ReadShare;
+    use super::Share;
 
     #[test]
     fn a_read_share_is_kept_to_a_hundredth_of_a_percent_and_said_as_given() {
-        let share: ReadShare = "3.5".parse().unwrap();
+        let share: Share = "3.5".parse().unwrap();
         assert_eq!((share.hundredths(), share.json()), (350, serde_json::json!(3.5)));
-        assert_eq!("70".parse::<ReadShare>().unwrap().json(), serde_json::json!(70));
-        assert_eq!(ReadShare::of_fraction(0.03456).hundredths(), 346);
-        assert!(!"100".parse::<ReadShare>().unwrap().writes());
+        assert_eq!("70".parse::<Share>().unwrap().json(), serde_json::json!(70));
+        assert_eq!(Share::of_fraction(0.03456).hundredths(), 346);
+        assert!(!"100".parse::<Share>().unwrap().writes());
         for bad in ["100.5", "-1", "NaN", "inf", "lots", ""] {
-            assert!(bad.parse::<ReadShare>().unwrap_err().contains("0 to 100"), "{bad}");
+            assert!(bad.parse::<Share>().unwrap_err().contains("0 to 100"), "{bad}");
         }
         // A plan gives a number or text.
-        let from_plan: ReadShare = serde_json::from_str("3.25").unwrap();
+        let from_plan: Share = serde_json::from_str("3.25").unwrap();
         assert_eq!(from_plan.hundredths(), 325);
     }
 }

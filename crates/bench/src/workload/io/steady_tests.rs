@@ -21,7 +21,9 @@ fn spec(cap: Duration, rate_iops: Option<f64>) -> IoSpec {
     IoSpec {
         name: "steady".into(),
         pattern: Pattern::Random(Distribution::Uniform),
-        reads: ReadShare::READS,
+        reads: Share::READS,
+        random: Share::ALL,
+        writes_per_flush: None,
         block_sizes: BlockSizeMix::single(4096),
         iodepth: 1,
         workers: 1,

@@ -60,6 +60,8 @@ struct Slot {
     dir: Option<Dir>,
     /// Under `--verify`, the generation a write puts on its block.
     generation: u32,
+    /// A write that a flush follows once it completed.
+    flush_after: bool,
 }
 
 /// Per-block generations for `--verify`: 0 = not written by this run.
@@ -76,12 +78,22 @@ pub struct Worker<'a> {
     spec: &'a IoSpec,
     /// Start of this worker's region; verify generations are indexed from here.
     base: u64,
+    /// End of this worker's region.
+    end: u64,
     engine: Box<dyn IoEngine>,
     rng: WorkerRng,
     offsets: OffsetGen,
     sizes: SizeDraws,
     /// Reads or writes, each its exact share (a mix only).
     dirs: ExactShares,
+    /// Random or continuing where the request before ended (`--percentage-random` below 100).
+    randoms: Option<ExactShares>,
+    /// Where this worker's request before ended.
+    prev_end: u64,
+    /// Whether a write is followed by a flush (`--fdatasync`), and the flushes owed: writes
+    /// that completed and wait for theirs.
+    flushes: Option<ExactShares>,
+    flushes_due: u32,
     slots: Vec<Slot>,
     free: Vec<u32>,
     clock: IntervalClock,
@@ -125,6 +137,7 @@ impl<'a> Worker<'a> {
             id,
             spec,
             base: region.start,
+            end: region.start + region.len,
             engine,
             rng: crate::rng::stream(spec.seed, id as u64),
             offsets: OffsetGen::new(spec.pattern, region, spec.block_sizes.min()),
@@ -133,6 +146,15 @@ impl<'a> Worker<'a> {
                 let reads = u64::from(spec.reads.hundredths());
                 ExactShares::new(&[reads, 10_000 - reads])
             },
+            randoms: (spec.random < super::Share::ALL).then(|| {
+                let random = u64::from(spec.random.hundredths());
+                ExactShares::new(&[random, 10_000 - random])
+            }),
+            prev_end: region.start,
+            flushes: spec
+                .writes_per_flush
+                .map(|n| ExactShares::new(&[100, u64::from(n).saturating_sub(100)])),
+            flushes_due: 0,
             slots: vec![Slot::default(); depth as usize],
             free: (0..depth).rev().collect(),
             clock: IntervalClock::new(schedule),
@@ -181,6 +203,8 @@ impl<'a> Worker<'a> {
                 || self.link.done.is_stopped()
                 || end_ns.is_some_and(|e| now >= e)
                 || self.budget == Some(0);
+            // A write's flush goes out even as the job ends: the write asked for it.
+            self.issue_flushes(now);
             if !ending {
                 self.issue(now);
             }
@@ -214,6 +238,18 @@ impl<'a> Worker<'a> {
         Some(Duration::from_nanos(until.saturating_sub(now).max(1_000)))
     }
 
+    /// Puts the flushes owed into free slots (they are not paced: each follows its write).
+    fn issue_flushes(&mut self, now: u64) {
+        while self.flushes_due > 0
+            && let Some(slot) = self.free.pop()
+        {
+            self.flushes_due -= 1;
+            self.slots[slot as usize] =
+                Slot { start_ns: now, issued_ns: now, dir: Some(Dir::Flush), ..Slot::default() };
+            self.engine.queue(Request { slot, file: 0, dir: Dir::Flush, offset: 0, len: 0 });
+        }
+    }
+
     /// Fills free slots: all of them, or under a rate cap those whose issue time has come
     /// (each I/O's lag behind it recorded).
     fn issue(&mut self, now: u64) {
@@ -229,6 +265,8 @@ impl<'a> Worker<'a> {
                 None => now,
             };
             self.free.pop();
+            let flush_after =
+                req.dir == Dir::Write && self.flushes.as_mut().is_some_and(|f| f.draw(&mut self.rng) == 0);
             self.slots[slot as usize] = Slot {
                 start_ns,
                 issued_ns: now,
@@ -236,6 +274,7 @@ impl<'a> Worker<'a> {
                 len: req.len,
                 dir: Some(req.dir),
                 generation,
+                flush_after,
             };
             self.engine.queue(req);
             if let Some(b) = &mut self.budget {
@@ -264,12 +303,28 @@ impl<'a> Worker<'a> {
     /// Under `--verify`, never two requests on one block at once: a read racing a write of
     /// the same block could see either version.
     fn pick_offset(&mut self, len: u32) -> Option<u64> {
-        if self.verify.is_none() {
-            return Some(self.offsets.next(&mut self.rng, len));
-        }
-        (0..8)
-            .map(|_| self.offsets.next(&mut self.rng, len))
-            .find(|off| self.slots.iter().all(|s| s.dir.is_none() || s.offset != *off))
+        let offset = if let Some(next) = self.continued(len) {
+            next
+        } else if self.verify.is_none() {
+            self.offsets.next(&mut self.rng, len)
+        } else {
+            (0..8)
+                .map(|_| self.offsets.next(&mut self.rng, len))
+                .find(|off| self.slots.iter().all(|s| s.dir.is_none() || s.offset != *off))?
+        };
+        self.prev_end = offset + u64::from(len);
+        Some(offset)
+    }
+
+    /// Under `--percentage-random`, where a request that is not random goes: where the one
+    /// before ended, when the region has room for it there (and, under verify, no request in
+    /// flight holds it).
+    fn continued(&mut self, len: u32) -> Option<u64> {
+        let randoms = self.randoms.as_mut()?;
+        let next = self.prev_end;
+        let fits = next + u64::from(len) <= self.end;
+        let busy = self.verify.is_some() && self.slots.iter().any(|s| s.dir.is_some() && s.offset == next);
+        (randoms.draw(&mut self.rng) == 1 && fits && !busy).then_some(next)
     }
 
     /// Fills the slot's buffer for a write; returns the generation it carries under verify.
@@ -295,6 +350,9 @@ impl<'a> Worker<'a> {
         self.slots[c.slot as usize].dir = None;
         self.free.push(c.slot);
         let Some(dir) = slot.dir else { return };
+        if slot.flush_after {
+            self.flushes_due += 1;
+        }
         if let Some(kind) = c.failure(slot.len) {
             self.interval.errors.count(kind);
             if let (Some(v), Dir::Write) = (&mut self.verify, dir) {
@@ -307,6 +365,7 @@ impl<'a> Worker<'a> {
             match dir {
                 Dir::Write => v.written(slot.offset - self.base, slot.generation),
                 Dir::Read => v.check(self.engine.buffer(c.slot), slot, self.base),
+                Dir::Flush => {}
             }
         }
         if !counted {
@@ -316,6 +375,7 @@ impl<'a> Worker<'a> {
         let counters = match dir {
             Dir::Read => &mut self.interval.read,
             Dir::Write => &mut self.interval.write,
+            Dir::Flush => &mut self.interval.flush,
         };
         counters.record(slot.len as u64, latency);
         if self.pacer.is_some() {

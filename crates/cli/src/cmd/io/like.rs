@@ -1,9 +1,11 @@
 //! `--like TRACE`: an io job made from a captured trace's fingerprint, for storage too small or
 //! too different for the trace itself. Each option the user did not give is taken from the
-//! trace: the pattern (sequential when most requests follow the one before), the read share,
-//! the request sizes (the sizes that make 99 % of requests, as a weighted mix), the queue
-//! depth (its mean), the rate (the trace's mean), where offsets fall (a hot spot where 90 % of
-//! accesses go to a small part), the size (the trace's footprint) and the length.
+//! trace: the pattern (sequential when most requests follow the one before), the share of
+//! random requests (the others continue where the one before ended), the read share, the
+//! flushes per write, the request sizes (the sizes that make 99 % of requests, as a weighted
+//! mix), the queue depth (its mean), the rate (the trace's mean), where offsets fall (a hot
+//! spot where 90 % of accesses go to a small part), the size (the trace's footprint) and the
+//! length.
 
 use crate::args::{BlockSizes, IoArgs, Rw};
 use crate::units::{ByteSize, Seconds};
@@ -11,7 +13,7 @@ use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::blocktrace::fingerprint::Fingerprint;
-use storbench_bench::workload::io::ReadShare;
+use storbench_bench::workload::io::Share;
 
 /// The most sizes a mix takes from a trace.
 const MOST_SIZES: usize = 8;
@@ -37,7 +39,15 @@ fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
         (0, _, false) => Rw::Randwrite,
         _ => Rw::RandMixed,
     });
-    a.rwmix_read.get_or_insert(ReadShare::of_fraction(fp.read_fraction));
+    a.rwmix_read.get_or_insert(Share::of_fraction(fp.read_fraction));
+    if a.percentage_random.is_none() && !sequential && fp.sequential_fraction > 0.0 {
+        a.percentage_random = Some(Share::of_fraction(1.0 - fp.sequential_fraction));
+    }
+    if a.fdatasync.is_none() && fp.flushes > 0 && fp.writes > 0 {
+        // Where the trace flushed more often than it wrote, a flush after every write is the
+        // nearest a job of writes can come.
+        a.fdatasync = Some((fp.writes as f64 / fp.flushes as f64).clamp(1.0, 1_000_000.0));
+    }
     if a.bs.is_none() {
         a.bs = Some(size_mix(fp, data)?);
     }
@@ -98,6 +108,7 @@ mod tests {
             read_fraction: 0.7,
             size_histogram: BTreeMap::from([(4096, 690), (65536, 300), (1000, 10)]),
             sequential_fraction: 0.02,
+            flushes: 120,
             mean_queue_depth: 3.6,
             duration_s: 10.0,
             footprint_bytes: 100 << 20,
@@ -105,12 +116,11 @@ mod tests {
             ..Fingerprint::default()
         };
         let a = like(&IoArgs::default(), &fp).unwrap();
-        assert_eq!(
-            (a.rw, a.rwmix_read, a.iodepth),
-            (Some(Rw::RandMixed), Some(ReadShare::percent(70)), Some(4))
-        );
+        assert_eq!((a.rw, a.rwmix_read, a.iodepth), (Some(Rw::RandMixed), Some(Share::percent(70)), Some(4)));
         assert_eq!(a.bs.unwrap().to_string(), "4096/690:65536/300");
         assert_eq!(a.rate_iops, Some(100.0));
+        // 2 % of requests continued the one before; 120 flushes over 300 writes.
+        assert_eq!((a.percentage_random, a.fdatasync), (Some(Share::of_fraction(0.98)), Some(2.5)));
         assert_eq!(a.random_distribution.as_deref(), Some("hotspot:90/10"));
         assert_eq!(a.size.map(|s| s.0), Some(100 << 20));
         // What the user gives wins.

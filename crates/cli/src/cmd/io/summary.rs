@@ -59,6 +59,8 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
         "pattern": rw,
         "random_distribution": distribution,
         "rwmix_read": spec.reads.json(),
+        "percentage_random": spec.random.json(),
+        "fdatasync": spec.writes_per_flush.map(|n| f64::from(n) / 100.0),
         "bs": bs,
         "iodepth": spec.iodepth,
         "workers": spec.workers,

@@ -19,6 +19,9 @@ pub fn job_table(s: &Summary) -> String {
                 t.add_row(io_row(label, d, rate.as_ref()));
             }
         }
+        if let Some(f) = r.flush.as_ref().filter(|f| f.ios > 0) {
+            t.add_row(io_row("flush", f, rate.as_ref()));
+        }
     }
     let lag = io(s).and_then(|r| lag_line(r.schedule_lag_ms.as_ref()));
     let notes = [errors_line(s), steady_line(s), lag];

@@ -9,7 +9,7 @@ use storbench_bench::engine::EngineKind;
 use storbench_bench::rng::DEFAULT_SEED;
 use storbench_bench::target::TargetRequest;
 use storbench_bench::workload::io::{
-    BlockSizeMix, Distribution, End, IoSpec, Pattern, ReadShare, Region, SQLIO_PROFILES,
+    BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES, Share,
 };
 
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -93,6 +93,8 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     let size = args.size.map_or(DEFAULT_SIZE, |s| s.0);
     Ok(IoSpec {
         name: args.out.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
+        random: random_share(args, pattern)?,
+        writes_per_flush: writes_per_flush(args, reads)?,
         pattern,
         reads,
         rate_iops: rate(args, &block_sizes)?,
@@ -110,18 +112,43 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     })
 }
 
-fn parse_rw(args: &IoArgs) -> Result<(Pattern, ReadShare)> {
-    let mix = args.rwmix_read.unwrap_or(ReadShare::percent(50));
+fn parse_rw(args: &IoArgs) -> Result<(Pattern, Share)> {
+    let mix = args.rwmix_read.unwrap_or(Share::percent(50));
     let random =
         Pattern::Random(parse_distribution(args.random_distribution.as_deref().unwrap_or("uniform"))?);
     Ok(match args.rw.unwrap_or(IoArgs::RW) {
-        Rw::Read => (Pattern::Sequential, ReadShare::READS),
-        Rw::Write => (Pattern::Sequential, ReadShare::WRITES),
+        Rw::Read => (Pattern::Sequential, Share::READS),
+        Rw::Write => (Pattern::Sequential, Share::WRITES),
         Rw::Mixed => (Pattern::Sequential, mix),
-        Rw::Randread => (random, ReadShare::READS),
-        Rw::Randwrite => (random, ReadShare::WRITES),
+        Rw::Randread => (random, Share::READS),
+        Rw::Randwrite => (random, Share::WRITES),
         Rw::RandMixed => (random, mix),
     })
+}
+
+/// `--percentage-random`: random patterns only.
+fn random_share(args: &IoArgs, pattern: Pattern) -> Result<Share> {
+    match (args.percentage_random, pattern) {
+        (None, _) => Ok(Share::ALL),
+        (Some(share), Pattern::Random(_)) => Ok(share),
+        (Some(_), Pattern::Sequential) => bail!(
+            "--percentage-random needs a random pattern (--rw randread, randwrite or randrw); a sequential job has no random requests to share"
+        ),
+    }
+}
+
+/// `--fdatasync N` in hundredths of writes per flush; it needs writes.
+fn writes_per_flush(args: &IoArgs, reads: Share) -> Result<Option<u32>> {
+    let Some(n) = args.fdatasync else { return Ok(None) };
+    if !(1.0..=1_000_000.0).contains(&n) {
+        bail!("--fdatasync {n}: give the writes per flush, from 1 (a flush after every write) to 1000000");
+    }
+    if !reads.writes() {
+        bail!(
+            "--fdatasync flushes after writes, and this job only reads; give --rw with writes or drop --fdatasync"
+        );
+    }
+    Ok(Some((n * 100.0).round() as u32))
 }
 
 pub fn parse_distribution(s: &str) -> Result<Distribution> {
@@ -257,7 +284,7 @@ fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
             spec: IoSpec {
                 name: p.name.to_string(),
                 pattern: p.pattern,
-                reads: ReadShare::percent(p.read_pct),
+                reads: Share::percent(p.read_pct),
                 block_sizes: BlockSizeMix::single(p.block_size),
                 iodepth: p.iodepth,
                 rate_iops: args.rate_iops,

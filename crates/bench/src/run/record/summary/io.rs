@@ -2,9 +2,9 @@
 //! percentiles, errors by kind, storbench's CPU per I/O, and under a rate cap the schedule lag.
 //!
 //! In the record an interval's counts are `read.ios`, `read.bytes`, `write.ios`,
-//! `write.bytes` and `errors.<kind>`; its histograms `read`, `write`, under a rate cap
-//! `read.service` and `write.service` (issue to completion) where any, and `lag` (each I/O's
-//! schedule lag) where any.
+//! `write.bytes`, `flush.ios` and `errors.<kind>`; its histograms `read`, `write`, `flush`
+//! where any, under a rate cap `read.service` and `write.service` (issue to completion) where
+//! any, and `lag` (each I/O's schedule lag) where any.
 
 use crate::metrics::{DirectionCounters, Recorder};
 use crate::run::Outcome;
@@ -38,6 +38,7 @@ impl Recordable for Recorder {
         let mut t = Tally::default();
         t.direction("read", "read", &self.read);
         t.direction("write", "write", &self.write);
+        t.direction_if_any("flush", "flush", &self.flush);
         t.hist_if_any("lag", &self.lag);
         t.errors("errors", &self.errors);
         t
@@ -47,6 +48,7 @@ impl Recordable for Recorder {
         Ok(Recorder {
             read: t.direction_counters("read", "read"),
             write: t.direction_counters("write", "write"),
+            flush: t.direction_counters("flush", "flush"),
             errors: t.error_tally("errors"),
             lag: t.histogram("lag"),
         })
@@ -64,6 +66,7 @@ pub fn summary(started: Summary, out: &Outcome<Recorder, IoFacts>, ended_at: &st
     s.results = Results::Io(IoResults {
         read: direction(&t.read, secs),
         write: direction(&t.write, secs),
+        flush: (t.flush.ios > 0).then(|| direction(&t.flush, secs)),
         errors: super::error_counts(&t.errors),
         error_rate_pct: error_rate_pct(t.errors.total(), t.ios()),
         errors_outside_window: out.detail.errors_outside_window,

@@ -1,0 +1,43 @@
+//! Flushes on the null engine: `--fdatasync N` puts one flush after every N writes (N may be
+//! fractional), exactly that share over the run, each counted apart from the writes.
+
+use super::fault_tests::Quiet;
+use super::*;
+use crate::engine::EngineKind;
+use std::time::Duration;
+
+fn writes_with_flushes(writes_per_flush: u32, iodepth: u32) -> IoSpec {
+    IoSpec {
+        name: "flushes".into(),
+        pattern: Pattern::Random(Distribution::Uniform),
+        reads: Share::WRITES,
+        random: Share::ALL,
+        writes_per_flush: Some(writes_per_flush),
+        block_sizes: BlockSizeMix::single(4096),
+        iodepth,
+        workers: 1,
+        ramp: Duration::ZERO,
+        end: End::Bytes(1000 * 4096),
+        rate_iops: None,
+        seed: 7,
+        verify: false,
+        engine: EngineKind::Null,
+        region: Region { start: 0, len: 1 << 20 },
+        interval: Duration::from_millis(100),
+        steady_state: None,
+    }
+}
+
+#[test]
+fn a_flush_follows_every_nth_write_at_exactly_its_share_and_is_counted_apart() {
+    for (per_flush, depth, want) in [(100, 1, 1000), (250, 4, 400), (1000, 8, 100)] {
+        let spec = writes_with_flushes(per_flush, depth);
+        let engines = open_engines(&spec, None).unwrap();
+        let out = run_on(&spec, engines, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+        let t = &out.totals;
+        assert_eq!((t.write.ios, t.read.ios), (1000, 0), "writes per flush {per_flush}");
+        assert!(t.flush.ios.abs_diff(want) <= 1, "{per_flush}: {} flushes, want {want}", t.flush.ios);
+        assert_eq!((t.flush.bytes, t.flush.latency.count()), (0, t.flush.ios), "{per_flush}");
+        assert_eq!(t.ios(), 1000, "IOPS counts reads and writes only");
+    }
+}
