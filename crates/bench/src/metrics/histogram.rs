@@ -4,7 +4,7 @@
 //! `HISTOGRAM_MAX_NS`; a longer latency is recorded as that maximum (and still counted).
 
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::serialization::{Serializer, V2Serializer};
 use storbench_report::LatencyNs;
 
 /// The longest latency a histogram tells apart: 10 minutes.
@@ -79,9 +79,9 @@ impl LatencyHistogram {
 
     /// HdrHistogram's compressed V2 encoding, as HdrHistogram tools read and merge it.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        V2DeflateSerializer::new().serialize(&self.inner, &mut out).expect("in-memory write");
-        out
+        let mut plain = Vec::new();
+        V2Serializer::new().serialize(&self.inner, &mut plain).expect("in-memory write");
+        sparse::compressed(&plain)
     }
 
     /// Decodes `encode`'s output.
@@ -285,7 +285,6 @@ mod sparse {
     /// The compressed V2 encoding of a histogram of this module's layout whose buckets hold
     /// `counts` (the last non-zero or none), as HdrHistogram's own serializer writes it.
     pub fn encode(counts: &[u64]) -> Vec<u8> {
-        use std::io::Write;
         let top = counts.iter().rposition(|c| *c > 0).unwrap_or(0);
         let mut plain = Vec::with_capacity(HEADER + 2 * (top + 1));
         plain.extend_from_slice(&V2.to_be_bytes());
@@ -308,13 +307,22 @@ mod sparse {
         }
         let len = (plain.len() - HEADER) as u32;
         plain[4..8].copy_from_slice(&len.to_be_bytes());
-        let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
-        z.write_all(&plain).expect("in-memory write");
-        let deflated = z.finish().expect("in-memory write");
-        let mut out = Vec::with_capacity(8 + deflated.len());
-        out.extend_from_slice(&V2_COMPRESSED.to_be_bytes());
-        out.extend_from_slice(&(deflated.len() as u32).to_be_bytes());
-        out.extend_from_slice(&deflated);
+        compressed(&plain)
+    }
+
+    /// The compressed V2 encoding of the plain V2 encoding `plain`: zlib with the fixed
+    /// Huffman codes, which every inflater reads (HdrHistogram's tools too) without building
+    /// code tables first: a merge of 100 shards' 10-minute logs inflates 240,000 histograms,
+    /// and building each one's tables took a sixth of its time.
+    pub fn compressed(plain: &[u8]) -> Vec<u8> {
+        let config = zlib_rs::DeflateConfig { strategy: zlib_rs::Strategy::Fixed, ..Default::default() };
+        let mut out = vec![0u8; 8 + zlib_rs::compress_bound(plain.len())];
+        let (deflated, code) = zlib_rs::compress_slice(&mut out[8..], plain, config);
+        assert_eq!(code, zlib_rs::ReturnCode::Ok, "deflating into a buffer of its bound");
+        let len = deflated.len();
+        out[..4].copy_from_slice(&V2_COMPRESSED.to_be_bytes());
+        out[4..8].copy_from_slice(&(len as u32).to_be_bytes());
+        out.truncate(8 + len);
         out
     }
 
