@@ -243,3 +243,72 @@ fn without_a_cluster_kubernetes_jobs_are_written_and_a_pod_runs_as_the_shard_of_
         .assert()
         .success();
 }
+
+/// `--on kubernetes` where kubectl answers, through a stand-in kubectl (tests/integration/
+/// standin/kubectl) whose one-node "cluster" runs each Indexed Job's pods as processes on this
+/// host: storbench applies the setup Job, then the run's, follows them to completion, and
+/// merges the shards' bundles from the results volume; a Job whose pod fails fails its run
+/// with that pod's last error and is deleted. No Kubernetes cluster runs here, so this tests
+/// storbench's side of the conversation, not a cluster's.
+#[test]
+fn with_a_cluster_answering_kubectl_jobs_are_applied_followed_and_their_shards_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let standin = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration/standin/kubectl");
+    std::fs::copy(&standin, bin.join("kubectl")).unwrap();
+    let state = dir.path().join("cluster");
+    std::fs::create_dir(&state).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    // The cluster, apart from storbench; ended with the test.
+    struct Cluster(std::process::Child);
+    impl Drop for Cluster {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _cluster = Cluster(
+        std::process::Command::new(bin.join("kubectl"))
+            .arg("serve")
+            .env("STANDIN_STATE", &state)
+            .env("STANDIN_STORBENCH", storbench().get_program())
+            .spawn()
+            .unwrap(),
+    );
+    let on_cluster = |plan: &Path, out: &Path| {
+        let mut c = storbench();
+        c.arg("run").arg(plan).args(["--on", "kubernetes", "--image", "example.org/storbench:1"]);
+        c.args(["--tasks-per-node", "2", "--start-ahead", "5s", "--output-dir"]).arg(out);
+        c.env("PATH", &path).env("STANDIN_STATE", &state);
+        c.assert()
+    };
+    std::fs::create_dir(dir.path().join("s1")).unwrap();
+    std::fs::create_dir(dir.path().join("s2")).unwrap();
+    let plan = write_plan(dir.path(), &format!("{}/s{{shard}}", dir.path().display()), IO);
+    let out = dir.path().join("out");
+    on_cluster(&plan, &out).success();
+    let (eval_dir, eval) = evaluation(&out);
+    let run = &eval["runs"][0];
+    assert_eq!(run["status"], "done", "{run}");
+    let id = run["id"].as_str().unwrap();
+    let bundle = only_bundle(&eval_dir.join("runs").join(id));
+    let merged = json(&std::fs::read(bundle.join("summary.json")).unwrap());
+    assert_eq!(merged["complete"], true, "{}", merged["shards"]);
+    assert!(merged["results"]["read"]["ios"].as_u64().unwrap() > 0, "{}", merged["results"]);
+    for i in 1..=2 {
+        assert!(dir.path().join(format!("s{i}/storbench-io.shard{i}.dat")).is_file(), "shard {i}'s file");
+    }
+
+    // Shard 2's directory gone: its pod fails in the setup Job, and the run with its error.
+    std::fs::remove_dir_all(dir.path().join("s2")).unwrap();
+    let out = dir.path().join("out2");
+    let said = on_cluster(&plan, &out).failure();
+    let said = String::from_utf8_lossy(&said.get_output().stderr).into_owned();
+    assert!(!said.contains("panicked"), "{said}");
+    let (_, eval) = evaluation(&out);
+    let run = &eval["runs"][0];
+    assert_eq!(run["status"], "failed", "{run}");
+    let error = run["error"].as_str().unwrap();
+    assert!(error.contains("1 shard(s) failed") && error.contains("s2"), "{error}");
+}
