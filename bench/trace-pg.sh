@@ -79,7 +79,10 @@ def share(x, size): return x["size_histogram"].get(str(size), 0) / max(data(x), 
 sizes = sorted(f["pg"]["size_histogram"], key=lambda s: -f["pg"]["size_histogram"][s])[:3]
 rows = [("reads and writes", data), ("read share", lambda x: x["read_fraction"]),
         ("rate (IOPS)", rate), ("sequential share", lambda x: x["sequential_fraction"]),
-        ("flushes", lambda x: x["flushes"]), ("mean queue depth", lambda x: x["mean_queue_depth"])]
+        ("flushes", lambda x: x["flushes"]), ("mean queue depth", lambda x: x["mean_queue_depth"]),
+        ("burstiness", lambda x: x["burstiness"]), ("peak IOPS", lambda x: x["peak_iops"]),
+        ("footprint MiB", lambda x: x["footprint_bytes"] / 2**20)]
+rows += [(f"hot set {p} MiB", lambda x, p=p: x["hot_set_bytes"][p] / 2**20) for p in ("p50", "p90", "p99")]
 rows += [(f"{int(s)//1024} KiB share", lambda x, s=s: share(x, s)) for s in sizes]
 print(f"{'figure':<20}{'captured':>14}{'replayed':>14}{'diff':>9}{'io --like':>14}{'diff':>9}")
 for name, fn in rows:

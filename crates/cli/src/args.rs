@@ -336,8 +336,9 @@ pub struct IoArgs {
     /// --percentage-random (the requests that did not follow the one before), --rwmix-read,
     /// --fdatasync (its writes per flush), --bs (the sizes of 99 % of its requests,
     /// weighted), --iodepth (its mean queue depth),
-    /// --rate-iops (its mean rate), --random-distribution (a hot spot where 90 % of accesses
-    /// fall), --size (its footprint) and --runtime (its length).
+    /// --rate-iops (its mean rate), --random-distribution (zones taking 50, 40, 9 and 1 % of
+    /// the accesses over the space of its hot sets), --size (its footprint) and --runtime (its
+    /// length).
     #[arg(long, value_name = "TRACE", value_parser = crate::units::place)]
     pub like: Option<PathBuf>,
 
@@ -377,8 +378,10 @@ pub struct IoArgs {
     pub bs: Option<BlockSizes>,
 
     /// Where random offsets fall: uniform, zipf:THETA (THETA > 0, e.g. zipf:1.2; higher is more
-    /// skewed) or hotspot:IO/SPACE (IO % of I/Os go to the first SPACE % of the target, e.g.
-    /// hotspot:90/10). Default: uniform.
+    /// skewed), hotspot:IO/SPACE (IO % of I/Os go to the first SPACE % of the target, e.g.
+    /// hotspot:90/10) or fio's zoned:IO/SPACE:IO/SPACE:... (consecutive zones from the start,
+    /// each with its percent of the I/Os over its percent of the space, to a hundredth; each
+    /// adds up to 100, e.g. zoned:60/10:30/20:10/70). Default: uniform.
     #[arg(long, value_name = "DIST")]
     pub random_distribution: Option<String>,
 

@@ -72,6 +72,8 @@ fn unknown_profiles_patterns_and_distributions_are_refused_with_the_choices() {
     refuses(dir.path(), &["--engine", "null", "--profile", "tpcc"], "the profile sets are: sqlio");
     refuses(dir.path(), &["--engine", "null", "--rw", "randomread"], "use read, write, randread");
     refuses(dir.path(), &["--engine", "null", "--random-distribution", "zipf:-1"], "zipf:1.2");
+    refuses(dir.path(), &["--engine", "null", "--random-distribution", "zoned:50/50:40/50"], "add up to 100");
+    refuses(dir.path(), &["--engine", "null", "--random-distribution", "zoned:60-10"], "is not IO/SPACE");
     refuses(dir.path(), &["--engine", "null", "--bs", "4k/0:8k/10"], "above 0");
 }
 

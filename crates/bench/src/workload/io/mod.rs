@@ -28,7 +28,7 @@ mod steady_tests;
 pub use background::IoStream;
 pub use blocksize::BlockSizeMix;
 pub use copy::CopySpec;
-pub use offsets::{Distribution, Pattern, Region};
+pub use offsets::{Distribution, Pattern, Region, Zones};
 pub use profile::{SQLIO_PROFILES, SqlioProfile};
 pub use spec::{End, IoSpec, Share};
 

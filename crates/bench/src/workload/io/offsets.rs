@@ -1,5 +1,5 @@
-//! Where each I/O goes: sequential, or random with a uniform, zipf or hot-spot distribution,
-//! inside a worker's region and aligned to the smallest block size.
+//! Where each I/O goes: sequential, or random with a uniform, zipf, hot-spot or zoned
+//! distribution, inside a worker's region and aligned to the smallest block size.
 
 use crate::rng::{WorkerRng, below, unit};
 use rand_distr::{Distribution as _, Zipf};
@@ -17,6 +17,46 @@ pub enum Distribution {
         io_pct: u8,
         space_pct: u8,
     },
+    /// fio's zoned: consecutive zones from the region's start, each taking its share of the
+    /// I/Os over its share of the space; both in hundredths of a percent, each summing to
+    /// 10000 over the zones. Inside a zone each unit is taken once, in a seeded random order,
+    /// before any is taken again (fio's random map): a trace's blocks written once each stay
+    /// once each, rather than a uniform draw's repeats and misses.
+    Zoned(Zones),
+}
+
+/// The most zones a zoned distribution has.
+pub const MAX_ZONES: usize = 8;
+
+/// The zones of a zoned distribution: (I/O share, space share) each, hundredths of a percent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Zones {
+    zones: [(u16, u16); MAX_ZONES],
+    len: u8,
+}
+
+impl Zones {
+    /// Zones from (I/O, space) shares in hundredths of a percent; why not: more than
+    /// [`MAX_ZONES`], a zone with no I/O or no space, or shares that do not sum to 100 %.
+    pub fn new(zones: &[(u16, u16)]) -> Result<Zones, String> {
+        if zones.is_empty() || zones.len() > MAX_ZONES {
+            return Err(format!("give 1 to {MAX_ZONES} zones"));
+        }
+        if zones.iter().any(|&(io, space)| io == 0 || space == 0) {
+            return Err("each zone needs a share of the I/O and of the space above 0".into());
+        }
+        let sum = |f: fn(&(u16, u16)) -> u16| zones.iter().map(|z| u32::from(f(z))).sum::<u32>();
+        if sum(|z| z.0) != 10_000 || sum(|z| z.1) != 10_000 {
+            return Err("the zones' I/O shares and their space shares must each add up to 100".into());
+        }
+        let mut z = Zones { zones: [(0, 0); MAX_ZONES], len: zones.len() as u8 };
+        z.zones[..zones.len()].copy_from_slice(zones);
+        Ok(z)
+    }
+
+    pub fn zones(&self) -> &[(u16, u16)] {
+        &self.zones[..self.len as usize]
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -37,6 +77,7 @@ enum Kind {
     Uniform,
     Zipf { dist: Zipf<f64>, multiplier: u64 },
     HotSpot { hot_units: u64, hot_prob: f64 },
+    Zoned { zones: Vec<Zone> },
 }
 
 /// Draws offsets for one worker.
@@ -64,6 +105,18 @@ impl OffsetGen {
                 hot_units: (units * space_pct as u64 / 100).max(1),
                 hot_prob: io_pct as f64 / 100.0,
             },
+            Pattern::Random(Distribution::Zoned(z)) => Kind::Zoned {
+                zones: z
+                    .zones()
+                    .iter()
+                    .scan((0u64, 0u64), |(io, space), &(i, s)| {
+                        let first = units * *space / 10_000;
+                        (*io, *space) = (*io + u64::from(i), *space + u64::from(s));
+                        let end = units * *space / 10_000;
+                        Some(Zone { io_upto: *io, first, walk: Walk::over(end.saturating_sub(first).max(1)) })
+                    })
+                    .collect(),
+            },
         };
         OffsetGen { region, align, units, kind }
     }
@@ -80,6 +133,7 @@ impl OffsetGen {
                 (rank.wrapping_mul(*multiplier).wrapping_add(self.units / 3) % self.units) % (last_unit + 1)
             }
             Kind::HotSpot { hot_units, hot_prob } => hot_spot(rng, *hot_units, *hot_prob, last_unit),
+            Kind::Zoned { zones } => zoned(rng, zones, last_unit),
         };
         self.region.start + unit * self.align
     }
@@ -101,6 +155,51 @@ fn hot_spot(rng: &mut WorkerRng, hot_units: u64, hot_prob: f64, last_unit: u64) 
     } else {
         hot + below(rng, last_unit + 1 - hot)
     }
+}
+
+/// One zone of a zoned distribution: the I/O share up to and including it (of 10000), its
+/// first unit and the walk over its units.
+struct Zone {
+    io_upto: u64,
+    first: u64,
+    walk: Walk,
+}
+
+/// Every number below `n` once, in a seeded random order, then again in the same order: a
+/// full-period linear congruential sequence modulo the power of two at or above `n` (Hull and
+/// Dobell: an odd increment and a multiplier one above a multiple of four), the numbers at or
+/// above `n` passed over. Its constants come from the worker's generator at the first step.
+struct Walk {
+    n: u64,
+    mask: u64,
+    at: u64,
+    steps: Option<(u64, u64)>,
+}
+
+impl Walk {
+    fn over(n: u64) -> Walk {
+        Walk { n, mask: n.next_power_of_two() - 1, at: 0, steps: None }
+    }
+
+    fn next(&mut self, rng: &mut WorkerRng) -> u64 {
+        let (a, c) = *self.steps.get_or_insert_with(|| {
+            self.at = below(rng, self.mask + 1);
+            ((below(rng, self.mask + 1) << 2) | 1, below(rng, self.mask + 1) | 1)
+        });
+        loop {
+            self.at = self.at.wrapping_mul(a).wrapping_add(c) & self.mask;
+            if self.at < self.n {
+                return self.at;
+            }
+        }
+    }
+}
+
+fn zoned(rng: &mut WorkerRng, zones: &mut [Zone], last_unit: u64) -> u64 {
+    let draw = below(rng, 10_000);
+    let at = zones.iter().position(|z| draw < z.io_upto).unwrap_or(zones.len() - 1);
+    let zone = &mut zones[at];
+    (zone.first + zone.walk.next(rng)).min(last_unit)
 }
 
 /// A multiplier coprime to `n`, so that rank * m mod n visits every unit once: hot zipf ranks
@@ -162,6 +261,32 @@ mod tests {
         let mut rng = stream(5, 0);
         let hot = (0..100_000).filter(|_| g.next(&mut rng, 4096) < 100 * 4096).count();
         assert!((89_000..91_000).contains(&hot), "{hot}");
+    }
+
+    #[test]
+    fn each_zone_gets_its_share_of_the_io_over_its_share_of_the_space() {
+        let region = Region { start: 0, len: 1000 * 4096 };
+        let zones = Zones::new(&[(5000, 1000), (4000, 3000), (1000, 6000)]).unwrap();
+        let mut g = OffsetGen::new(Pattern::Random(Distribution::Zoned(zones)), region, 4096);
+        let mut rng = stream(5, 0);
+        let mut per_zone = [0u32; 3];
+        for _ in 0..100_000 {
+            let unit = g.next(&mut rng, 4096) / 4096;
+            per_zone[usize::from(unit >= 100) + usize::from(unit >= 400)] += 1;
+        }
+        for (got, want) in per_zone.iter().zip([50_000, 40_000, 10_000]) {
+            assert!(got.abs_diff(want) < 1_000, "{per_zone:?}");
+        }
+        // Inside a zone, every unit once before any twice.
+        let mut walk = Walk::over(1000);
+        let mut once: Vec<u64> = (0..1000).map(|_| walk.next(&mut rng)).collect();
+        let again: Vec<u64> = (0..1000).map(|_| walk.next(&mut rng)).collect();
+        assert_eq!(once, again, "the same order again");
+        assert_ne!(once[..10], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        once.sort_unstable();
+        assert_eq!(once, (0..1000).collect::<Vec<_>>());
+        assert!(Zones::new(&[(5000, 5000), (4000, 5000)]).unwrap_err().contains("add up to 100"));
+        assert!(Zones::new(&[(10_000, 0), (0, 10_000)]).unwrap_err().contains("above 0"));
     }
 
     #[test]

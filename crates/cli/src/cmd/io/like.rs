@@ -3,9 +3,9 @@
 //! trace: the pattern (sequential when most requests follow the one before), the share of
 //! random requests (the others continue where the one before ended), the read share, the
 //! flushes per write, the request sizes (the sizes that make 99 % of requests, as a weighted
-//! mix), the queue depth (its mean), the rate (the trace's mean), where offsets fall (a hot
-//! spot where 90 % of accesses go to a small part), the size (the trace's footprint) and the
-//! length.
+//! mix), the queue depth (its mean), the rate (the trace's mean), where offsets fall (zones
+//! holding 50, 40, 9 and 1 % of the accesses over the space its hot sets give), the size (the
+//! trace's footprint) and the length.
 
 use crate::args::{BlockSizes, IoArgs, Rw};
 use crate::units::{ByteSize, Seconds};
@@ -56,7 +56,7 @@ fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
         a.rate_iops = Some(data as f64 / fp.duration_s);
     }
     if a.random_distribution.is_none() && !sequential {
-        a.random_distribution = hot_spot(fp);
+        a.random_distribution = zones(fp);
     }
     if a.size.is_none() && fp.footprint_bytes > 0 {
         a.size = Some(ByteSize(fp.footprint_bytes.div_ceil(1 << 20) << 20));
@@ -87,12 +87,33 @@ fn size_mix(fp: &Fingerprint, data: u64) -> Result<BlockSizes> {
     parts.join(":").parse::<BlockSizes>().map_err(|e| anyhow::anyhow!("its sizes ({}): {e}", parts.join(":")))
 }
 
-/// A hot spot where 90 % of the accesses go to the blocks that take them in the trace, when
-/// those are less than half the footprint; None (uniform) otherwise.
-fn hot_spot(fp: &Fingerprint) -> Option<String> {
-    let hot = *fp.hot_set_bytes.get("p90")? as f64;
-    let space = (hot / fp.footprint_bytes.max(1) as f64 * 100.0).round().max(1.0);
-    (space < 50.0).then(|| format!("hotspot:90/{space:.0}"))
+/// Zones from the region's start that put 50, 40, 9 and 1 % of the accesses on spaces the
+/// size of the trace's hot sets (its hottest blocks that take 50 %, the next that take it to
+/// 90 %, to 99 %, the rest of the footprint), as `zoned:50/S1:40/S2:9/S3:1/S4`; a zone with no
+/// space gives its accesses to the next. None (uniform) without hot sets.
+fn zones(fp: &Fingerprint) -> Option<String> {
+    let footprint = fp.footprint_bytes as f64;
+    let bound = |key: &str| Some((*fp.hot_set_bytes.get(key)? as f64 / footprint * 10_000.0).round() as u32);
+    if footprint == 0.0 {
+        return None;
+    }
+    let bounds = [bound("p50")?, bound("p90")?, bound("p99")?, 10_000];
+    let (mut zones, mut carried, mut before) = (Vec::new(), 0, 0);
+    for (io, end) in [5000u32, 4000, 900, 100].into_iter().zip(bounds) {
+        let end = end.clamp(before, 10_000);
+        if end == before {
+            carried += io;
+            continue;
+        }
+        zones.push((io + std::mem::take(&mut carried), end - before));
+        before = end;
+    }
+    if let Some(last) = zones.last_mut() {
+        last.0 += carried;
+    }
+    let pct = |h: u32| Share::of_fraction(f64::from(h) / 10_000.0).to_string();
+    let zones: Vec<String> = zones.iter().map(|&(io, space)| format!("{}/{}", pct(io), pct(space))).collect();
+    Some(format!("zoned:{}", zones.join(":")))
 }
 
 #[cfg(test)]
@@ -112,7 +133,11 @@ mod tests {
             mean_queue_depth: 3.6,
             duration_s: 10.0,
             footprint_bytes: 100 << 20,
-            hot_set_bytes: BTreeMap::from([("p90".to_string(), 10 << 20)]),
+            hot_set_bytes: BTreeMap::from([
+                ("p50".to_string(), 5 << 20),
+                ("p90".to_string(), 10 << 20),
+                ("p99".to_string(), 40 << 20),
+            ]),
             ..Fingerprint::default()
         };
         let a = like(&IoArgs::default(), &fp).unwrap();
@@ -121,7 +146,15 @@ mod tests {
         assert_eq!(a.rate_iops, Some(100.0));
         // 2 % of requests continued the one before; 120 flushes over 300 writes.
         assert_eq!((a.percentage_random, a.fdatasync), (Some(Share::of_fraction(0.98)), Some(2.5)));
-        assert_eq!(a.random_distribution.as_deref(), Some("hotspot:90/10"));
+        assert_eq!(a.random_distribution.as_deref(), Some("zoned:50/5:40/5:9/30:1/60"));
+        // Hot sets that are the whole footprint leave no room for the later zones.
+        let whole = BTreeMap::from([("p50", 100 << 20), ("p90", 100 << 20), ("p99", 100 << 20)]);
+        let fp =
+            Fingerprint { hot_set_bytes: whole.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), ..fp };
+        assert_eq!(
+            like(&IoArgs::default(), &fp).unwrap().random_distribution.as_deref(),
+            Some("zoned:100/100")
+        );
         assert_eq!(a.size.map(|s| s.0), Some(100 << 20));
         // What the user gives wins.
         let given = IoArgs { iodepth: Some(32), rw: Some(Rw::Randread), ..IoArgs::default() };

@@ -44,6 +44,12 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
         Distribution::Uniform => "uniform".to_string(),
         Distribution::Zipf { theta } => format!("zipf:{theta}"),
         Distribution::HotSpot { io_pct, space_pct } => format!("hotspot:{io_pct}/{space_pct}"),
+        Distribution::Zoned(z) => {
+            let pct = |h: u16| storbench_bench::workload::io::Share::of_fraction(f64::from(h) / 10_000.0);
+            let zones: Vec<String> =
+                z.zones().iter().map(|&(io, space)| format!("{}/{}", pct(io), pct(space))).collect();
+            format!("zoned:{}", zones.join(":"))
+        }
     });
     let bs: Vec<serde_json::Value> = spec
         .block_sizes

@@ -9,7 +9,7 @@ use storbench_bench::engine::EngineKind;
 use storbench_bench::rng::DEFAULT_SEED;
 use storbench_bench::target::TargetRequest;
 use storbench_bench::workload::io::{
-    BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES, Share,
+    BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES, Share, Zones,
 };
 
 pub const DEFAULT_SIZE: u64 = 1 << 30;
@@ -162,7 +162,10 @@ pub fn parse_distribution(s: &str) -> Result<Distribution> {
             }
         },
         "hotspot" => parse_hotspot(s, arg),
-        _ => bail!("unknown --random-distribution '{s}'; use uniform, zipf:THETA or hotspot:IO/SPACE"),
+        "zoned" => parse_zoned(s, arg),
+        _ => bail!(
+            "unknown --random-distribution '{s}'; use uniform, zipf:THETA, hotspot:IO/SPACE or zoned:IO/SPACE:..."
+        ),
     }
 }
 
@@ -176,6 +179,24 @@ fn parse_hotspot(s: &str, arg: &str) -> Result<Distribution> {
             "--random-distribution '{s}': write hotspot:IO/SPACE with IO in 1..100 and SPACE in 1..99, as in hotspot:90/10"
         ),
     }
+}
+
+/// `zoned:IO/SPACE:IO/SPACE...`, percents to a hundredth.
+fn parse_zoned(s: &str, arg: &str) -> Result<Distribution> {
+    let bad = |why: String| {
+        anyhow::anyhow!(
+            "--random-distribution '{s}': {why}; write zoned:IO/SPACE:..., each zone's share of the I/O and of the space in percent, as in zoned:60/10:30/20:10/70"
+        )
+    };
+    let share = |t: &str| t.parse::<Share>().map(|s| s.hundredths()).map_err(bad);
+    let zones = arg
+        .split(':')
+        .map(|zone| {
+            let (io, space) = zone.split_once('/').ok_or_else(|| bad(format!("'{zone}' is not IO/SPACE")))?;
+            Ok((share(io)?, share(space)?))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Distribution::Zoned(Zones::new(&zones).map_err(bad)?))
 }
 
 /// `4k` or `4k/60:64k/40`.
