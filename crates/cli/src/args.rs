@@ -316,6 +316,38 @@ impl std::fmt::Display for BlockSizes {
 }
 
 crate::units::deserialize_from_text!(Rw);
+
+/// `--rate-profile`: I/Os a second, second by second.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RateProfile(pub Vec<f64>);
+
+impl std::str::FromStr for RateProfile {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<RateProfile, String> {
+        let rates = s
+            .split(',')
+            .map(|r| r.trim().parse::<f64>().map_err(|_| format!("'{r}' in '{s}' is not a number of I/Os")))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(RateProfile(rates))
+    }
+}
+
+/// From a plan: a list of numbers, or the command line's text.
+impl<'de> Deserialize<'de> for RateProfile {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RateProfile, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Given {
+            List(Vec<f64>),
+            Text(String),
+        }
+        match Given::deserialize(d)? {
+            Given::List(rates) => Ok(RateProfile(rates)),
+            Given::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
 crate::units::deserialize_from_text!(BlockSizes);
 
 /// Options of `storbench io`; the same keys work in a plan file's io workload.
@@ -335,8 +367,9 @@ pub struct IoArgs {
     /// fingerprint: --rw (sequential when most requests follow the one before),
     /// --percentage-random (the requests that did not follow the one before), --rwmix-read,
     /// --fdatasync (its writes per flush), --bs (the sizes of 99 % of its requests,
-    /// weighted), --iodepth (its mean queue depth),
-    /// --rate-iops (its mean rate), --random-distribution (zones taking 50, 40, 9 and 1 % of
+    /// weighted), --iodepth (its mean queue depth), --rate-profile (its reads and writes
+    /// second by second; a trace under 2 s: --rate-iops, its mean rate),
+    /// --random-distribution (zones taking 50, 40, 9 and 1 % of
     /// the accesses over the space of its hot sets), --size (its footprint) and --runtime (its
     /// length).
     #[arg(long, value_name = "TRACE", value_parser = crate::units::place)]
@@ -440,6 +473,13 @@ pub struct IoArgs {
     /// Cap the rate at this many bytes per second (100M, 1G), all workers together.
     #[arg(long, value_name = "SIZE")]
     pub rate_bw: Option<ByteSize>,
+
+    /// A rate that changes each second: the I/Os of each second of the measured phase, all
+    /// workers together, comma-separated (120,340,0,90), repeated past its end; the warm-up
+    /// runs at its mean. Latency and schedule lag are measured as under --rate-iops. In a plan,
+    /// a list of numbers. `--like` takes it from the trace, so its bursts come back.
+    #[arg(long, value_name = "IOPS,IOPS,...", conflicts_with_all = ["rate_iops", "rate_bw"])]
+    pub rate_profile: Option<RateProfile>,
 
     /// Seed for every random choice (offsets, mixes, data); the same seed repeats the same
     /// I/O sequence. Default: 1.

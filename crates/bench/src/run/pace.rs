@@ -65,6 +65,11 @@ impl Pacer {
         self.period_ns = period_ns(per_sec);
     }
 
+    /// No start before `ns` (a second of io's rate profile with nothing to start).
+    pub fn skip_to(&mut self, ns: u64) {
+        self.next_ns = self.next_ns.max(ns);
+    }
+
     /// The next start's intended time (a wait for it ends there).
     pub fn next_ns(&self) -> u64 {
         self.next_ns

@@ -164,6 +164,7 @@ pub(super) fn io_spec(name: &str, io: &IoBackground, on_file: bool) -> IoSpec {
         ramp: Duration::ZERO,
         end: End::Time(Duration::MAX),
         rate_iops: io.rate.map(|r| r as f64 / f64::from(io.bs)),
+        rate_profile: None,
         seed: storbench_bench::rng::DEFAULT_SEED,
         verify: false,
         engine: if on_file { EngineKind::IoUring } else { EngineKind::Null },

@@ -154,3 +154,16 @@ fn flushes_without_writes_or_below_one_write_and_a_random_share_of_a_sequential_
     refuses(dir.path(), &["--target", t, "--percentage-random", "101"], "0 to 100");
     assert!(!dir.path().join("storbench-io.dat").exists(), "no test file was created");
 }
+
+#[test]
+fn a_rate_profile_of_no_rates_or_beside_another_rate_is_refused() {
+    let dir = disk_tempdir();
+    refuses(dir.path(), &["--engine", "null", "--rate-profile", "0,0"], "every second is 0");
+    refuses(dir.path(), &["--engine", "null", "--rate-profile", "100,-5"], "is not a rate");
+    refuses(dir.path(), &["--engine", "null", "--rate-profile", "100,lots"], "is not a number");
+    refuses(
+        dir.path(),
+        &["--engine", "null", "--rate-profile", "100", "--rate-iops", "5"],
+        "cannot be used with",
+    );
+}

@@ -148,6 +148,7 @@ fn spec(read_pct: u8) -> IoSpec {
         ramp: Duration::ZERO,
         end: End::Bytes(64 * 4096 * 8),
         rate_iops: None,
+        rate_profile: None,
         seed: 3,
         verify: true,
         engine: EngineKind::Psync,

@@ -19,7 +19,7 @@ mod worker;
 #[cfg(test)]
 mod fault_tests;
 #[cfg(test)]
-mod flush_tests;
+mod pacing_tests;
 #[cfg(test)]
 mod search_tests;
 #[cfg(test)]

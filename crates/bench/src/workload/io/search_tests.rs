@@ -24,6 +24,7 @@ fn spec(iodepth: u32, step: Duration) -> IoSpec {
         ramp: Duration::from_millis(100),
         end: End::Time(step),
         rate_iops: None,
+        rate_profile: None,
         seed: 1,
         verify: false,
         engine: EngineKind::Null,

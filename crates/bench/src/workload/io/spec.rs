@@ -109,6 +109,9 @@ pub struct IoSpec {
     /// Total I/O rate over all workers, per second; latency is then measured from each
     /// request's intended start.
     pub rate_iops: Option<f64>,
+    /// Under a rate, the rate of each second of the measured phase (over all workers), the
+    /// profile repeated past its end; the warm-up runs at `rate_iops`, the profile's mean.
+    pub rate_profile: Option<std::sync::Arc<[f64]>>,
     pub seed: u64,
     pub verify: bool,
     pub engine: EngineKind,

@@ -30,6 +30,7 @@ fn spec(cap: Duration, rate_iops: Option<f64>) -> IoSpec {
         ramp: Duration::ZERO,
         end: End::Time(cap),
         rate_iops,
+        rate_profile: None,
         seed: 7,
         verify: false,
         engine: EngineKind::Null,

@@ -64,6 +64,18 @@ struct Slot {
     flush_after: bool,
 }
 
+/// A rate profile the pacer follows (`--rate-profile`): the rates a second over all workers,
+/// this worker's part of them, when the measured phase starts (ns since the run's), and the
+/// second of it the pacer's next start falls in.
+struct Profile {
+    rates: Arc<[f64]>,
+    workers: f64,
+    from_ns: u64,
+    second: Option<u64>,
+}
+
+const NS_PER_S: u64 = 1_000_000_000;
+
 /// Per-block generations for `--verify`: 0 = not written by this run.
 struct VerifyState {
     seed: u64,
@@ -100,6 +112,7 @@ pub struct Worker<'a> {
     start: Instant,
     interval: Recorder,
     pacer: Option<Pacer>,
+    profile: Option<Profile>,
     verify: Option<VerifyState>,
     budget: Option<u64>,
     writes: u64,
@@ -161,6 +174,12 @@ impl<'a> Worker<'a> {
             start,
             interval: Recorder::default(),
             pacer: spec.rate_iops.map(|r| Pacer::at_rate(r / workers as f64, CatchUp::Every)),
+            profile: spec.rate_profile.clone().filter(|_| spec.rate_iops.is_some()).map(|rates| Profile {
+                rates,
+                workers: workers as f64,
+                from_ns: spec.ramp.as_nanos() as u64,
+                second: None,
+            }),
             verify: spec
                 .verify
                 .then(|| VerifyState::new(spec.seed, spec.block_sizes.max() as u64, region.len)),
@@ -254,6 +273,7 @@ impl<'a> Worker<'a> {
     /// (each I/O's lag behind it recorded).
     fn issue(&mut self, now: u64) {
         while let Some(&slot) = self.free.last() {
+            self.follow_profile();
             if self.pacer.as_ref().is_some_and(|p| !p.due(now)) {
                 break;
             }
@@ -283,6 +303,26 @@ impl<'a> Worker<'a> {
                     break;
                 }
             }
+        }
+    }
+
+    /// Under a rate profile, the rate of the second the next start falls in; a second with
+    /// none is passed over. The warm-up keeps the profile's mean.
+    fn follow_profile(&mut self) {
+        let (Some(p), Some(pacer)) = (&mut self.profile, &mut self.pacer) else { return };
+        loop {
+            let Some(since) = pacer.next_ns().checked_sub(p.from_ns) else { return };
+            let second = since / NS_PER_S;
+            if p.second == Some(second) {
+                return;
+            }
+            p.second = Some(second);
+            let rate = p.rates[(second % p.rates.len() as u64) as usize] / p.workers;
+            if rate > 0.0 {
+                pacer.set_rate(rate);
+                return;
+            }
+            pacer.skip_to(p.from_ns + (second + 1) * NS_PER_S);
         }
     }
 

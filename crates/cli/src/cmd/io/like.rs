@@ -3,11 +3,11 @@
 //! trace: the pattern (sequential when most requests follow the one before), the share of
 //! random requests (the others continue where the one before ended), the read share, the
 //! flushes per write, the request sizes (the sizes that make 99 % of requests, as a weighted
-//! mix), the queue depth (its mean), the rate (the trace's mean), where offsets fall (zones
+//! mix), the queue depth (its mean), the rate (second by second), where offsets fall (zones
 //! holding 50, 40, 9 and 1 % of the accesses over the space its hot sets give), the size (the
 //! trace's footprint) and the length.
 
-use crate::args::{BlockSizes, IoArgs, Rw};
+use crate::args::{BlockSizes, IoArgs, RateProfile, Rw};
 use crate::units::{ByteSize, Seconds};
 use anyhow::{Result, bail};
 use std::path::Path;
@@ -52,8 +52,11 @@ fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
         a.bs = Some(size_mix(fp, data)?);
     }
     a.iodepth.get_or_insert(fp.mean_queue_depth.round().clamp(1.0, 1024.0) as u32);
-    if a.rate_iops.is_none() && a.rate_bw.is_none() && fp.duration_s > 0.0 {
-        a.rate_iops = Some(data as f64 / fp.duration_s);
+    if a.rate_iops.is_none() && a.rate_bw.is_none() && a.rate_profile.is_none() && fp.duration_s > 0.0 {
+        a.rate_profile = rate_profile(fp, data);
+        if a.rate_profile.is_none() {
+            a.rate_iops = Some(data as f64 / fp.duration_s);
+        }
     }
     if a.random_distribution.is_none() && !sequential {
         a.random_distribution = zones(fp);
@@ -85,6 +88,24 @@ fn size_mix(fp: &Fingerprint, data: u64) -> Result<BlockSizes> {
     }
     let parts: Vec<String> = taken.iter().map(|(bytes, n)| format!("{bytes}/{n}")).collect();
     parts.join(":").parse::<BlockSizes>().map_err(|e| anyhow::anyhow!("its sizes ({}): {e}", parts.join(":")))
+}
+
+/// The trace's reads and writes second by second (its flushes follow their writes), the last,
+/// part of a second, at its rate over the whole second; None for a trace under 2 s.
+fn rate_profile(fp: &Fingerprint, data: u64) -> Option<RateProfile> {
+    if fp.duration_s < 2.0 || fp.requests == 0 {
+        return None;
+    }
+    let share = data as f64 / fp.requests as f64;
+    let mut rates: Vec<f64> = fp.iops_per_second.iter().map(|&n| n as f64 * share).collect();
+    let part = fp.duration_s.fract();
+    if rates.len() as f64 > fp.duration_s {
+        match rates.pop() {
+            Some(last) if part >= 0.1 => rates.push(last / part),
+            _ => {}
+        }
+    }
+    Some(RateProfile(rates))
 }
 
 /// Zones from the region's start that put 50, 40, 9 and 1 % of the accesses on spaces the
@@ -143,7 +164,21 @@ mod tests {
         let a = like(&IoArgs::default(), &fp).unwrap();
         assert_eq!((a.rw, a.rwmix_read, a.iodepth), (Some(Rw::RandMixed), Some(Share::percent(70)), Some(4)));
         assert_eq!(a.bs.unwrap().to_string(), "4096/690:65536/300");
-        assert_eq!(a.rate_iops, Some(100.0));
+        assert_eq!((a.rate_iops, a.rate_profile), (Some(100.0), None), "no seconds, the mean");
+        let seconds = Fingerprint {
+            iops_per_second: vec![400, 100, 50],
+            duration_s: 2.5,
+            requests: 1100,
+            ..fp.clone()
+        };
+        let a = like(&IoArgs::default(), &seconds).unwrap();
+        // Reads and writes are 1000 of the 1100 requests; the last half second at its rate.
+        assert_eq!(a.rate_iops, None);
+        let rates = a.rate_profile.unwrap().0;
+        assert!(
+            rates.iter().zip([363.6, 90.9, 90.9]).all(|(got, want)| (got - want).abs() < 0.1),
+            "{rates:?}"
+        );
         // 2 % of requests continued the one before; 120 flushes over 300 writes.
         assert_eq!((a.percentage_random, a.fdatasync), (Some(Share::of_fraction(0.98)), Some(2.5)));
         assert_eq!(a.random_distribution.as_deref(), Some("zoned:50/5:40/5:9/30:1/60"));

@@ -76,6 +76,7 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
         "size": spec.region.len,
         "offset": spec.region.start,
         "rate_iops": spec.rate_iops,
+        "rate_profile": spec.rate_profile.as_deref(),
         "seed": spec.seed,
         "verify": spec.verify,
         "engine": spec.engine.name(),

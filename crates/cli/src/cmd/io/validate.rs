@@ -98,6 +98,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
         pattern,
         reads,
         rate_iops: rate(args, &block_sizes)?,
+        rate_profile: args.rate_profile.as_ref().map(|p| p.0.as_slice().into()),
         block_sizes,
         iodepth,
         workers,
@@ -258,6 +259,9 @@ pub fn steady(args: &IoArgs) -> SteadyArgs {
 const MAX_RATE_IOPS: f64 = 1e10;
 
 fn rate(args: &IoArgs, sizes: &BlockSizeMix) -> Result<Option<f64>> {
+    if let Some(profile) = &args.rate_profile {
+        return profile_mean(args, &profile.0).map(Some);
+    }
     let rate = match (args.rate_iops, args.rate_bw) {
         (Some(r), _) if !(r > 0.0 && r.is_finite()) => {
             bail!("--rate-iops {r} must be a positive number")
@@ -275,6 +279,24 @@ fn rate(args: &IoArgs, sizes: &BlockSizeMix) -> Result<Option<f64>> {
         );
     }
     Ok(Some(rate))
+}
+
+/// A rate profile's mean, once its every second is a rate.
+fn profile_mean(args: &IoArgs, rates: &[f64]) -> Result<f64> {
+    if args.rate_iops.is_some() || args.rate_bw.is_some() {
+        bail!("--rate-profile sets the rate second by second; drop --rate-iops and --rate-bw");
+    }
+    if rates.is_empty() || rates.len() > 1_000_000 {
+        bail!("--rate-profile: give 1 to 1000000 seconds' rates");
+    }
+    if let Some(bad) = rates.iter().find(|r| !(r.is_finite() && (0.0..=MAX_RATE_IOPS).contains(*r))) {
+        bail!("--rate-profile: {bad} is not a rate; give I/Os a second from 0 to {MAX_RATE_IOPS:.0}");
+    }
+    let mean = rates.iter().sum::<f64>() / rates.len() as f64;
+    if mean == 0.0 {
+        bail!("--rate-profile: every second is 0, so nothing would run; give some second a rate");
+    }
+    Ok(mean)
 }
 
 fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {

@@ -1,5 +1,6 @@
-//! Flushes on the null engine: `--fdatasync N` puts one flush after every N writes (N may be
-//! fractional), exactly that share over the run, each counted apart from the writes.
+//! Flushes and a rate profile on the null engine: `--fdatasync N` puts one flush after every
+//! N writes (N may be fractional), exactly that share over the run, each counted apart from
+//! the writes; `--rate-profile` gives each second of the measured phase its own rate.
 
 use super::fault_tests::Quiet;
 use super::*;
@@ -19,6 +20,7 @@ fn writes_with_flushes(writes_per_flush: u32, iodepth: u32) -> IoSpec {
         ramp: Duration::ZERO,
         end: End::Bytes(1000 * 4096),
         rate_iops: None,
+        rate_profile: None,
         seed: 7,
         verify: false,
         engine: EngineKind::Null,
@@ -39,5 +41,28 @@ fn a_flush_follows_every_nth_write_at_exactly_its_share_and_is_counted_apart() {
         assert!(t.flush.ios.abs_diff(want) <= 1, "{per_flush}: {} flushes, want {want}", t.flush.ios);
         assert_eq!((t.flush.bytes, t.flush.latency.count()), (0, t.flush.ios), "{per_flush}");
         assert_eq!(t.ios(), 1000, "IOPS counts reads and writes only");
+    }
+}
+
+/// Random reads on the null engine under a rate profile of 2000, 0 and 500 I/Os a second.
+#[test]
+fn a_rate_profile_gives_each_second_its_own_rate_and_a_second_of_none_none() {
+    let spec = IoSpec {
+        reads: Share::READS,
+        writes_per_flush: None,
+        iodepth: 4,
+        end: End::Time(Duration::from_secs(3)),
+        rate_iops: Some(2500.0 / 3.0),
+        rate_profile: Some(vec![2000.0, 0.0, 500.0].into()),
+        interval: Duration::from_secs(1),
+        ..writes_with_flushes(100, 1)
+    };
+    let engines = open_engines(&spec, None).unwrap();
+    let mut per_second = Vec::new();
+    run_on(&spec, engines, &mut Quiet, &StopFlag::new(), &mut |i| per_second.push(i.interval.data.read.ios))
+        .unwrap();
+    assert_eq!(per_second.len(), 3, "{per_second:?}");
+    for (got, want) in per_second.iter().zip([2000u64, 0, 500]) {
+        assert!(got.abs_diff(want) <= want / 50 + 2, "{per_second:?}");
     }
 }
