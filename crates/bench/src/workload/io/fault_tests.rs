@@ -302,7 +302,7 @@ fn failed_ios_in_the_warm_up_are_counted_outside_the_window() {
 }
 
 /// `spec(read_pct)` on the null engine, unverified, with `workers` workers for `secs` seconds.
-fn null_spec(read_pct: u8, workers: u32, secs: u64) -> IoSpec {
+pub(super) fn null_spec(read_pct: u8, workers: u32, secs: u64) -> IoSpec {
     IoSpec {
         verify: false,
         engine: EngineKind::Null,

@@ -2,31 +2,20 @@
 //! N writes (N may be fractional), exactly that share over the run, each counted apart from
 //! the writes; `--rate-profile` gives each second of the measured phase its own rate.
 
-use super::fault_tests::Quiet;
+use super::fault_tests::{Quiet, null_spec};
 use super::*;
-use crate::engine::EngineKind;
 use std::time::Duration;
 
+/// Writes on the null engine (`fault_tests`'s), 1000 of 4 KiB, a flush after every
+/// `writes_per_flush` hundredths of a write.
 fn writes_with_flushes(writes_per_flush: u32, iodepth: u32) -> IoSpec {
     IoSpec {
-        name: "flushes".into(),
-        pattern: Pattern::Random(Distribution::Uniform),
-        reads: Share::WRITES,
-        random: Share::ALL,
         writes_per_flush: Some(writes_per_flush),
-        block_sizes: BlockSizeMix::single(4096),
         iodepth,
-        workers: 1,
-        ramp: Duration::ZERO,
         end: End::Bytes(1000 * 4096),
-        rate_iops: None,
-        rate_profile: None,
-        seed: 7,
-        verify: false,
-        engine: EngineKind::Null,
         region: Region { start: 0, len: 1 << 20 },
         interval: Duration::from_millis(100),
-        steady_state: None,
+        ..null_spec(0, 1, 1)
     }
 }
 
