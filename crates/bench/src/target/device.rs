@@ -212,9 +212,18 @@ fn read_head(path: &Path) -> io::Result<Vec<u8>> {
 
 /// True when the kernel refuses an exclusive open: mounted, swapped on, or claimed by dm, md or
 /// another O_EXCL opener. On Linux, O_EXCL without O_CREAT means exactly this for block devices.
+/// Whether someone holds `path` exclusively: an O_EXCL open fails with EBUSY, and still does
+/// for a second. A probe like this one (another shard of the same run checking the device at
+/// the same instant) holds it for microseconds and is not a user.
 fn exclusively_claimed(path: &Path) -> bool {
     let flags = OFlags::RDONLY | OFlags::EXCL | OFlags::CLOEXEC;
-    matches!(rustix::fs::open(path, flags, Mode::empty()), Err(rustix::io::Errno::BUSY))
+    let busy = || matches!(rustix::fs::open(path, flags, Mode::empty()), Err(rustix::io::Errno::BUSY));
+    (0..10).all(|attempt| {
+        if attempt > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        busy()
+    })
 }
 
 /// The device number of `path` if it is a block device (following symlinks).
