@@ -218,6 +218,7 @@ fn follow(
     let mut buf = vec![0u8; 1 << 20];
     let mut carry: Vec<u8> = Vec::new();
     rustix::fs::fcntl_setfl(&pipe, rustix::fs::OFlags::NONBLOCK)?;
+    let mut quiet = 0;
     loop {
         match pipe.read(&mut buf) {
             Ok(0) => {}
@@ -228,13 +229,19 @@ fn follow(
                     pairs.line(&String::from_utf8_lossy(line), &mut writer)?;
                 }
                 carry.drain(..whole);
+                quiet = 0;
                 continue;
             }
             Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
+        // Stopped, the pipe is drained only once it stayed empty for 50 ms: a read can find
+        // it empty while another CPU's buffer still holds the run's last events.
         if stop.is_stopped() {
-            break;
+            quiet += 1;
+            if quiet >= 10 {
+                break;
+            }
         }
         std::thread::sleep(Duration::from_millis(5));
     }

@@ -103,7 +103,7 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
     assert!(w >= writes - writes / 100 && w <= writes + writes / 100 + 16, "trace {w} writes, io {writes}");
     assert_eq!(captured["never_completed"], 0, "{captured}");
     let eight_k = f["size_histogram"]["8192"].as_u64().unwrap();
-    assert!(eight_k >= reads + writes, "{}", f["size_histogram"]);
+    assert!(eight_k >= (reads + writes) * 99 / 100, "{}", f["size_histogram"]);
     let read_fraction = f["read_fraction"].as_f64().unwrap();
     assert!((read_fraction - 0.7).abs() < 0.03, "{read_fraction}");
     assert!(f["latency"]["read"]["p99_us"].as_f64().unwrap() > 0.0);
