@@ -4,6 +4,11 @@
 //! each completion with its issue and writes the requests in issue order as they complete,
 //! so memory holds only the requests in flight however long the capture. Only the requests'
 //! time, place, size, kind, latency and issuing process are seen, never their data.
+//!
+//! A capture records from an instant on (`Capture::record_from`): one armed before a run's
+//! workers start drops what comes before its measured phase by the events' own times (the
+//! trace clock is CLOCK_MONOTONIC, as `Instant` is), so no request of the phase is lost to
+//! the time tracing takes to switch on.
 
 use super::format::{FUA, Header, META, NO_LATENCY, Op, Record, SYNC, TraceWriter};
 use crate::files::tracefs;
@@ -12,8 +17,10 @@ use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long a request may wait for its completion before it is written without one: twenty
 /// times the longest latency seen so far, from 1 s to 30 s (a disk's command timeout). A
@@ -46,6 +53,8 @@ pub struct CaptureStats {
 /// A capture running on its own thread until [`Capture::stop`].
 pub struct Capture {
     instance: PathBuf,
+    /// The monotonic time from which requests are recorded (`u64::MAX`: not yet).
+    from_ns: Arc<AtomicU64>,
     stop: StopFlag,
     thread: Option<JoinHandle<std::io::Result<CaptureStats>>>,
 }
@@ -99,6 +108,14 @@ pub fn request_device(path: &Path) -> Result<PathBuf, CaptureError> {
 /// an existing file is refused), its header written first: the one start of `storbench
 /// capture`, a replay's check and a run's capture stream.
 pub fn begin(device: &Path, out: &Path) -> Result<(Capture, Header), CaptureError> {
+    let (capture, header) = armed(device, out)?;
+    capture.record_from(Instant::now());
+    Ok((capture, header))
+}
+
+/// As [`begin`], but recording nothing until [`Capture::record_from`] says from when: a run's
+/// capture, armed before its workers start.
+pub fn armed(device: &Path, out: &Path) -> Result<(Capture, Header), CaptureError> {
     if let Some(why) = tracefs::unavailable(Path::new(tracefs::ROOT)) {
         return Err(CaptureError::Unavailable(why));
     }
@@ -136,14 +153,25 @@ impl Capture {
                 return Err(setup(e));
             }
         };
-        let begin_ns = monotonic_ns();
+        let from_ns = Arc::new(AtomicU64::new(u64::MAX));
         let stop = StopFlag::new();
-        let until = stop.clone();
+        let (until, from) = (stop.clone(), from_ns.clone());
         let thread = std::thread::Builder::new()
             .name("capture".into())
-            .spawn(move || follow(pipe, writer, begin_ns, &until))
+            .spawn(move || follow(pipe, writer, from, &until))
             .map_err(|e| CaptureError::Setup(e.to_string()))?;
-        Ok(Capture { instance, stop, thread: Some(thread) })
+        Ok(Capture { instance, from_ns, stop, thread: Some(thread) })
+    }
+
+    /// Records the requests issued from `at` on (a time past or to come); those before are
+    /// dropped, and their completions too. Its trace's times count from `at`.
+    pub fn record_from(&self, at: Instant) {
+        let (now, mono) = (Instant::now(), monotonic_ns());
+        let at_ns = match at.checked_duration_since(now) {
+            Some(ahead) => mono + ahead.as_nanos() as u64,
+            None => mono.saturating_sub(now.duration_since(at).as_nanos() as u64),
+        };
+        self.from_ns.store(at_ns, Relaxed);
     }
 
     /// Stops the capture: tracing off, what the kernel still holds read, every request in
@@ -210,11 +238,11 @@ fn thread_cpu_ns() -> u64 {
 fn follow(
     mut pipe: File,
     mut writer: TraceWriter<File>,
-    begin_ns: u64,
+    from_ns: Arc<AtomicU64>,
     stop: &StopFlag,
 ) -> std::io::Result<CaptureStats> {
     let cpu_at = thread_cpu_ns();
-    let mut pairs = Pairs::new(begin_ns);
+    let mut pairs = Pairs::new(from_ns);
     let mut buf = vec![0u8; 1 << 20];
     let mut carry: Vec<u8> = Vec::new();
     rustix::fs::fcntl_setfl(&pipe, rustix::fs::OFlags::NONBLOCK)?;
@@ -262,7 +290,10 @@ struct Waiting {
 
 /// Completions paired with issues, requests written in issue order.
 struct Pairs {
-    begin_ns: u64,
+    /// Requests issued before this monotonic time are not recorded.
+    from_ns: Arc<AtomicU64>,
+    /// By place: the requests issued before `from_ns` whose completion is still to come.
+    before: HashMap<(u64, u32, bool), u32>,
     queue: VecDeque<Waiting>,
     /// The issue number of the queue's front.
     front: u64,
@@ -274,9 +305,10 @@ struct Pairs {
 }
 
 impl Pairs {
-    fn new(begin_ns: u64) -> Pairs {
+    fn new(from_ns: Arc<AtomicU64>) -> Pairs {
         Pairs {
-            begin_ns,
+            from_ns,
+            before: HashMap::new(),
             queue: VecDeque::new(),
             front: 0,
             by_place: HashMap::new(),
@@ -288,7 +320,12 @@ impl Pairs {
     fn line(&mut self, line: &str, w: &mut TraceWriter<File>) -> std::io::Result<()> {
         match parse_line(line) {
             Some(Event::Issue { at_ns, pid, sector, sectors, bytes, op, flags }) => {
-                let issue_ns = at_ns.saturating_sub(self.begin_ns);
+                let from_ns = self.from_ns.load(Relaxed);
+                if at_ns < from_ns {
+                    *self.before.entry(key(sector, sectors, op)).or_default() += 1;
+                    return Ok(());
+                }
+                let issue_ns = at_ns - from_ns;
                 let record = Record { issue_ns, sector, bytes, latency_us: NO_LATENCY, op, flags, pid };
                 let n = self.front + self.queue.len() as u64;
                 self.queue.push_back(Waiting { record, issued_ns: at_ns, done: false });
@@ -303,13 +340,23 @@ impl Pairs {
                         w.record.latency_us = (ns / 1000).min(u64::from(NO_LATENCY - 1)) as u32;
                         w.done = true;
                     }
-                    None => self.stats.unmatched_completions += 1,
+                    None => self.unmatched(key(sector, sectors, op)),
                 }
                 self.write_ready(at_ns, w)?;
             }
             None => {}
         }
         Ok(())
+    }
+
+    /// A completion paired with no recorded issue: one issued before the capture recorded,
+    /// or one whose issue the kernel did not show (counted).
+    fn unmatched(&mut self, place: (u64, u32, bool)) {
+        match self.before.get_mut(&place) {
+            Some(n) if *n > 1 => *n -= 1,
+            Some(_) => drop(self.before.remove(&place)),
+            None => self.stats.unmatched_completions += 1,
+        }
     }
 
     /// How long a request may wait for its completion now.
@@ -470,10 +517,38 @@ mod tests {
     }
 
     #[test]
+    fn requests_issued_before_the_capture_records_are_dropped_with_their_completions() {
+        let file = tempfile::tempfile().unwrap();
+        let mut w = TraceWriter::new(file.try_clone().unwrap(), &Header::default()).unwrap();
+        let from = Arc::new(AtomicU64::new(u64::MAX));
+        let mut pairs = Pairs::new(from.clone());
+        let line = |secs: f64, event: &str, sector: u64| {
+            format!("x-7 [000] ..... {secs:.6}: {event}: 7,0 W 4096 () {sector} + 8 be,0,4 [x]")
+        };
+        // Armed, not yet recording: a write at 10 s; from 10.5 s on: a write at 11 s; the
+        // earlier one completes after the start, then the later one.
+        pairs.line(&line(10.0, "block_rq_issue", 64), &mut w).unwrap();
+        from.store(10_500_000_000, Relaxed);
+        pairs.line(&line(11.0, "block_rq_issue", 128), &mut w).unwrap();
+        pairs.line(&line(11.0005, "block_rq_complete", 64), &mut w).unwrap();
+        pairs.line(&line(11.001, "block_rq_complete", 128), &mut w).unwrap();
+        pairs.line(&line(11.002, "block_rq_complete", 256), &mut w).unwrap();
+        pairs.finish(&mut w).unwrap();
+        assert_eq!(w.records, 1, "only the request issued from the start");
+        assert_eq!(pairs.stats.unmatched_completions, 1, "only the completion of no issue at all");
+        drop(w);
+        let mut file = file;
+        std::io::Seek::rewind(&mut file).unwrap();
+        let mut reader = super::super::format::TraceReader::new(std::io::BufReader::new(file)).unwrap();
+        let r = reader.next_record().unwrap().unwrap();
+        assert_eq!((r.sector, r.issue_ns, r.latency_us), (128, 500_000_000, 1000));
+    }
+
+    #[test]
     fn a_lost_completion_is_passed_over_not_paired_with_a_later_request_at_its_place() {
         let file = tempfile::tempfile().unwrap();
         let mut w = TraceWriter::new(file.try_clone().unwrap(), &Header::default()).unwrap();
-        let mut pairs = Pairs::new(0);
+        let mut pairs = Pairs::new(Arc::new(AtomicU64::new(0)));
         let line = |secs: f64, event: &str, flags: &str| {
             format!("x-7 [000] ..... {secs:.6}: {event}: 7,0 {flags} 4096 () 64 + 8 be,0,4 [x]")
         };

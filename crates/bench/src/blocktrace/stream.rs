@@ -1,6 +1,6 @@
-//! A run's capture of its own block requests, as a background stream (`--capture`): from the
-//! measured phase's start (warm-up is not in it) to the run's end, the device's requests go
-//! to a trace file in the run's bundle. At the end the trace's fingerprint and the capture's
+//! A run's capture of its own block requests, as a background stream (`--capture`): armed
+//! before the workers start, it records from the measured phase's start (warm-up is not in
+//! it) to the run's end, the device's requests into a trace file in the run's bundle. At the end the trace's fingerprint and the capture's
 //! cost are the stream's result, and its finding in the record, so that a summary rebuilt
 //! from the record has them too. It has no columns in the series.
 
@@ -8,29 +8,46 @@ use super::{capture, fingerprint};
 use crate::run::stream::Taken;
 use crate::run::{Schedule, StopFlag, Stream};
 use std::path::PathBuf;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use storbench_report::BackgroundResult;
 use storbench_report::fingerprint::CaptureResult;
 use storbench_report::series::Phase;
 
-/// How often the capture's thread looks at the measured phase's start and the run's end.
-const POLL: Duration = Duration::from_millis(20);
-
-/// A capture of `device` into `trace`, begun with the measured phase.
+/// A capture of `device` into `trace`, armed before the run's workers start and recording
+/// from its measured phase's start.
 pub struct CaptureStream {
     device: PathBuf,
     trace: PathBuf,
-    /// Raised when the run ends.
-    ended: StopFlag,
-    thread: Option<JoinHandle<Result<Option<CaptureResult>, String>>>,
+    running: Option<capture::Capture>,
+    /// Whether arming was tried (a failure is said once).
+    armed: bool,
+    /// When the measured phase starts.
+    measured_at: Option<Instant>,
     result: Option<CaptureResult>,
 }
 
 impl CaptureStream {
     /// A capture of the block device `device` into the new trace file `trace`.
     pub fn new(device: PathBuf, trace: PathBuf) -> CaptureStream {
-        CaptureStream { device, trace, ended: StopFlag::new(), thread: None, result: None }
+        CaptureStream { device, trace, running: None, armed: false, measured_at: None, result: None }
+    }
+
+    /// Stops the capture and reads its trace's fingerprint.
+    fn finish(&mut self, capture: capture::Capture) -> Result<CaptureResult, String> {
+        let trace = &self.trace;
+        let stats = capture.stop().map_err(|e| format!("writing its trace {}: {e}", trace.display()))?;
+        let (header, fingerprint) = fingerprint::of_file(trace)?;
+        Ok(CaptureResult {
+            trace: trace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+            device: header.device,
+            major_minor: header.major_minor,
+            records: stats.records,
+            unmatched_completions: stats.unmatched_completions,
+            never_completed: stats.never_completed,
+            kernel_dropped: stats.kernel_dropped,
+            cpu_us_per_request: stats.cpu_ns as f64 / 1e3 / stats.records.max(1) as f64,
+            fingerprint,
+        })
     }
 }
 
@@ -39,15 +56,24 @@ impl Stream for CaptureStream {
         "capture"
     }
 
-    fn start(&mut self, schedule: Schedule, start: Instant, stop: &StopFlag) -> Result<(), String> {
+    /// Tracing on before the workers start, so the measured phase's first request is in it.
+    fn arm(&mut self) -> Result<(), String> {
+        self.armed = true;
+        let (running, _) =
+            capture::armed(&self.device, &self.trace).map_err(|e| format!("did not start: {e}"))?;
+        self.running = Some(running);
+        Ok(())
+    }
+
+    fn start(&mut self, schedule: Schedule, start: Instant, _stop: &StopFlag) -> Result<(), String> {
         let at = start + Duration::from_nanos(schedule.ramp_ns);
-        let (device, trace) = (self.device.clone(), self.trace.clone());
-        let (ended, stop) = (self.ended.clone(), stop.clone());
-        let thread = std::thread::Builder::new()
-            .name("bg-capture".into())
-            .spawn(move || run(&device, &trace, at, &ended, &stop))
-            .map_err(|e| format!("starting its thread: {e}"))?;
-        self.thread = Some(thread);
+        self.measured_at = Some(at);
+        if !std::mem::replace(&mut self.armed, true) {
+            self.arm()?;
+        }
+        if let Some(running) = &self.running {
+            running.record_from(at);
+        }
         Ok(())
     }
 
@@ -56,10 +82,13 @@ impl Stream for CaptureStream {
     }
 
     fn stop(&mut self) -> Vec<String> {
-        self.ended.stop();
-        let joined = self.thread.take().map(JoinHandle::join);
-        match joined {
-            Some(Ok(Ok(Some(r)))) => {
+        let Some(running) = self.running.take() else { return Vec::new() };
+        let before_measuring = self.measured_at.is_none_or(|at| Instant::now() < at);
+        match self.finish(running) {
+            Ok(_) if before_measuring => {
+                vec!["nothing captured: the run ended before its measured phase".into()]
+            }
+            Ok(r) => {
                 let lost = (r.never_completed + r.kernel_dropped > 0).then(|| {
                     format!(
                         "{} request(s) in its trace have no completion (in flight at the end, or lost); the \
@@ -70,10 +99,7 @@ impl Stream for CaptureStream {
                 self.result = Some(r);
                 lost.into_iter().collect()
             }
-            Some(Ok(Ok(None))) => vec!["nothing captured: the run ended before its measured phase".into()],
-            Some(Ok(Err(why))) => vec![why],
-            Some(Err(_)) => vec!["its thread ended abnormally".into()],
-            None => Vec::new(),
+            Err(why) => vec![why],
         }
     }
 
@@ -96,38 +122,4 @@ pub fn result(capture: Option<CaptureResult>) -> BackgroundResult {
         capture: capture.map(Box::new),
         ..BackgroundResult::default()
     }
-}
-
-/// Waits for the measured phase, captures until the run ends, then reads the trace's
-/// fingerprint. None when the run ended first.
-fn run(
-    device: &std::path::Path,
-    trace: &std::path::Path,
-    at: Instant,
-    ended: &StopFlag,
-    stop: &StopFlag,
-) -> Result<Option<CaptureResult>, String> {
-    while Instant::now() < at {
-        if ended.is_stopped() || stop.is_stopped() {
-            return Ok(None);
-        }
-        std::thread::sleep(POLL);
-    }
-    let (running, header) = capture::begin(device, trace).map_err(|e| format!("did not start: {e}"))?;
-    while !ended.is_stopped() {
-        std::thread::sleep(POLL);
-    }
-    let stats = running.stop().map_err(|e| format!("writing its trace {}: {e}", trace.display()))?;
-    let (_, fingerprint) = fingerprint::of_file(trace)?;
-    Ok(Some(CaptureResult {
-        trace: trace.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        device: header.device,
-        major_minor: header.major_minor,
-        records: stats.records,
-        unmatched_completions: stats.unmatched_completions,
-        never_completed: stats.never_completed,
-        kernel_dropped: stats.kernel_dropped,
-        cpu_us_per_request: stats.cpu_ns as f64 / 1e3 / stats.records.max(1) as f64,
-        fingerprint,
-    }))
 }

@@ -1,4 +1,4 @@
-//! The one way a workload runs: `start` sets its workers going, the driver (`drive`) closes
+//! The one way a workload runs: the background streams armed, `start` sets its workers going, the driver (`drive`) closes
 //! the intervals and keeps the schedule, `finish` ends the workers and adds what only the
 //! workload knows. A workload implements [`Lifecycle`]; [`Lifecycle::run`] is its run, so
 //! no workload calls the driver itself, and every one is started, driven and finished alike.
@@ -50,6 +50,9 @@ pub trait Lifecycle: Sized {
         stop: &StopFlag,
         on_interval: &mut dyn FnMut(&Closed<'_, DataOf<Self>>),
     ) -> Ended<Self> {
+        if let Some(streams) = sampler.streams() {
+            streams.arm();
+        }
         let Started { plan, mut work, at } = self.start(stop)?;
         let ends = self.done().unwrap_or_else(|| stop.clone());
         let driven = drive(&plan, &mut work, at, sampler, &ends, on_interval);

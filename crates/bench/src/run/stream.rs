@@ -4,7 +4,8 @@
 //! (`bg1.write_bytes_per_sec`) and its own lines in the record (stream `bg1`, histograms
 //! tagged `bg1.write`).
 //!
-//! The driver starts the streams `Beside::streams` holds when it starts, closes each one's
+//! The run arms them before its workers start (`Lifecycle::run`: what must be in place for
+//! the first request), the driver starts the streams `Beside::streams` holds when it starts, closes each one's
 //! interval after the workload's, and stops them when the run ends; what each did over the
 //! measured phase is `Streams::results` (each stream's figures cover every measured interval,
 //! steady-state window or not).
@@ -21,6 +22,12 @@ use storbench_report::{BackgroundResult, StreamValues};
 pub trait Stream: Send {
     /// What the stream is (`io`), as the record and the summary name it.
     fn kind(&self) -> &'static str;
+
+    /// Makes ready what must be in place before the workload's first request (a capture's
+    /// tracing), before the workload's workers start.
+    fn arm(&mut self) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Starts the stream's workers on the run's schedule (its start is `start`); `stop` is
     /// the run's stop request.
@@ -68,6 +75,7 @@ pub struct StreamInterval {
 #[derive(Default)]
 pub struct Streams {
     streams: Vec<(String, Box<dyn Stream>)>,
+    armed: bool,
     started: bool,
     stopped: bool,
     warnings: Vec<String>,
@@ -85,6 +93,18 @@ impl Streams {
 
     pub fn is_empty(&self) -> bool {
         self.streams.is_empty()
+    }
+
+    /// Arms every stream once, before the first run's workers start (`Lifecycle::run`).
+    pub(crate) fn arm(&mut self) {
+        if std::mem::replace(&mut self.armed, true) {
+            return;
+        }
+        for (name, s) in &mut self.streams {
+            if let Err(why) = s.arm() {
+                self.warnings.push(format!("background stream {name} did not start: {why}"));
+            }
+        }
     }
 
     /// Starts every stream once, with the first run driven (a later phase of the same command,
