@@ -74,6 +74,7 @@ timed() { # label, command...: prints "label wall_s cpu_s"
 : >"$WORK/results.txt"
 for i in $(seq 1 "$RUNS"); do
   timed storbench "$SB" replay-trace "$WORK/t.sbtrace" --target "$B" --allow-device --force --fast --iodepth 8 \
+    --power none --output-dir "$WORK/sb-results" \
     >>"$WORK/results.txt"
   timed fio fio --name=replay --read_iolog="$WORK/t.iolog" --ioengine=io_uring --direct=1 --iodepth=8 \
     --replay_no_stall=1 --output="$WORK/fio.out" >>"$WORK/results.txt"

@@ -60,8 +60,9 @@ echo "a ${RUN}s DVD Store run ($THREADS threads) capturing its own requests on $
 cp "$WORK"/run/*/bg1.sbtrace "$WORK/pg.sbtrace"
 
 echo "replaying the trace on $B as recorded, with its own capture"
-"$SB" replay-trace "$WORK/pg.sbtrace" --target "$B" --allow-device --force --check "$WORK/replay.sbtrace" --json \
-  >"$WORK/replay-run.json" 2>/dev/null || true
+"$SB" replay-trace "$WORK/pg.sbtrace" --target "$B" --allow-device --force --check --json --power none \
+  --output-dir "$WORK/replay" >"$WORK/replay-run.json" 2>/dev/null || true
+cp "$WORK"/replay/*/bg1.sbtrace "$WORK/replay.sbtrace"
 
 echo "io --like the trace on $B, capturing itself"
 "$SB" io --like "$WORK/pg.sbtrace" --target "$B" --allow-device --force --ramp 0 --power none --capture \
@@ -89,7 +90,7 @@ for name, fn in rows:
     a, b, c = fn(f["pg"]), fn(f["replay"]), fn(f["like"])
     d = lambda y: f"{(y - a) / a * 100:+.1f}%" if a else "-"
     print(f"{name:<20}{a:>14.3f}{b:>14.3f}{d(b):>9}{c:>14.3f}{d(c):>9}")
-check = json.load(open(f"{w}/replay-run.json")).get("check") or {}
+check = json.load(open(f"{w}/replay-run.json"))["results"]["trace"].get("check") or {}
 print("replay --check:", "pass" if check.get("pass") else "FAIL",
       "; ".join(f"{x['name']} {x['distance']:.2f} {x['unit']}" for x in check.get("figures", [])))
 PY

@@ -148,17 +148,6 @@ pub enum Command {
     ///   storbench fingerprint prod.sbtrace --json | jq .read_fraction
     #[command(verbatim_doc_comment)]
     Fingerprint(FingerprintArgs),
-    /// Issue a trace's reads and writes again on candidate storage, without the database that
-    /// made them: as recorded (each at its time, --speed to scale; latency from that intended
-    /// time, lateness said), or --fast at the recorded queue depth; --footprint folds the
-    /// offsets into a smaller target. --check captures the replay itself and compares its
-    /// fingerprint with the original's. Flushes and discards are counted, not replayed.
-    ///
-    /// Examples:
-    ///   storbench replay-trace prod.sbtrace --target /dev/nvme1n1 --allow-device --check replay.sbtrace
-    ///   storbench replay-trace prod.sbtrace --target /mnt/candidate --speed 2 --footprint 10GiB
-    #[command(verbatim_doc_comment)]
-    ReplayTrace(ReplayTraceArgs),
     /// Judge an evaluation against requirements without running anything: for each
     /// configuration, each requirement met or not with its margin ("not shown either way"
     /// where the repetitions lie either side of the limit), then the configuration to choose

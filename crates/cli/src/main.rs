@@ -155,7 +155,6 @@ impl registry::Invoked for args::Command {
             args::Command::Merge(a) => cmd::merge::run(&a),
             args::Command::Capture(a) => cmd::trace::capture(&a, stop),
             args::Command::Fingerprint(a) => cmd::trace::fingerprint(&a),
-            args::Command::ReplayTrace(a) => cmd::trace::replay_trace(&a, stop),
             args::Command::Decide(a) => cmd::decide::run(&a),
         }
     }

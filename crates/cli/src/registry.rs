@@ -285,7 +285,10 @@ mod tests {
                 assert!(e.message.contains("is not a workload key"), "{}'s {key}: {e}", kind.name);
             }
         }
-        assert_eq!(names_listed(), "\"io\", \"oltp\", \"mailbox\", \"integrity\" or \"replay\"");
+        assert_eq!(
+            names_listed(),
+            "\"io\", \"oltp\", \"mailbox\", \"integrity\", \"replay\" or \"replay-trace\""
+        );
         let text = format!(
             "[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n[[workload]]\nkind = \"trace\"\n",
             dir.path().display()
@@ -294,7 +297,7 @@ mod tests {
         assert_eq!(e.message, "unknown workload kind `trace`");
         assert_eq!(
             e.hint.as_deref(),
-            Some("kind is \"io\", \"oltp\", \"mailbox\", \"integrity\" or \"replay\"")
+            Some("kind is \"io\", \"oltp\", \"mailbox\", \"integrity\", \"replay\" or \"replay-trace\"")
         );
     }
 

@@ -1,7 +1,7 @@
 //! A block trace's fingerprint and a run's capture as the report keeps them: the figures a
 //! person reads to know a workload's I/O (`storbench fingerprint`, a run's `--capture`) and
 //! that a synthetic job is built from. The library computes them (`blocktrace::fingerprint`);
-//! this is only their shape.
+//! this is only their shape; so too a replay's (`replay-trace`) and its fidelity check.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -85,4 +85,48 @@ pub struct CaptureResult {
     /// The capture's own CPU time in storbench per request, µs.
     pub cpu_us_per_request: f64,
     pub fingerprint: Fingerprint,
+}
+
+/// What a replay of a block trace (`replay-trace`) replayed, beside its io figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceReplay {
+    /// The trace file.
+    pub trace: String,
+    /// `as_recorded` (each request at its recorded time over the speed) or `fast`.
+    pub mode: String,
+    /// As recorded: how much faster than recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub speed: Option<f64>,
+    /// The trace's reads, writes and flushes (what a replay issues).
+    pub recorded_requests: u64,
+    /// The trace's span, first request to last, over the speed.
+    pub recorded_s: f64,
+    /// Its reads and writes per second over that span.
+    pub recorded_iops: f64,
+    /// The trace's requests not replayed, by kind (discards).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_replayed: BTreeMap<String, u64>,
+    /// `--check`: the replay's own capture against the trace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check: Option<FidelityCheck>,
+}
+
+/// Whether a replay reproduced its trace: each figure compared, and whether all passed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FidelityCheck {
+    pub figures: Vec<FidelityFigure>,
+    pub pass: bool,
+}
+
+/// One figure of a fidelity check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FidelityFigure {
+    pub name: String,
+    pub original: f64,
+    pub replayed: f64,
+    /// How far apart: % of the original, or percentage points for shares.
+    pub distance: f64,
+    pub unit: String,
+    pub limit: f64,
+    pub pass: bool,
 }

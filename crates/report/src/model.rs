@@ -218,6 +218,10 @@ pub struct IoResults {
     /// when unpaced.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule_lag_ms: Option<LatenessMs>,
+    /// A replay of a block trace (`replay-trace`): what it replayed and, with `--check`, how
+    /// faithfully; absent for a job of drawn requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<Box<crate::fingerprint::TraceReplay>>,
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -8,27 +8,7 @@
 //! device's answer, not the workload's ask: they are shown by the fingerprints, not held.
 
 use super::fingerprint::Fingerprint;
-use serde::Serialize;
-
-/// One figure compared.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Figure {
-    pub name: &'static str,
-    pub original: f64,
-    pub replayed: f64,
-    /// How far apart: % of the original, or percentage points for shares.
-    pub distance: f64,
-    pub unit: &'static str,
-    pub limit: f64,
-    pub pass: bool,
-}
-
-/// Every figure, and whether all passed.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Check {
-    pub figures: Vec<Figure>,
-    pub pass: bool,
-}
+pub use storbench_report::fingerprint::{FidelityCheck as Check, FidelityFigure as Figure};
 
 pub fn compare(original: &Fingerprint, replayed: &Fingerprint) -> Check {
     let data = |f: &Fingerprint| (f.reads + f.writes) as f64;
@@ -37,11 +17,11 @@ pub fn compare(original: &Fingerprint, replayed: &Fingerprint) -> Check {
         relative("reads and writes", data(original), data(replayed), 2.0),
         points("read share", original.read_fraction, replayed.read_fraction, 2.0),
         Figure {
-            name: "sizes",
+            name: "sizes".into(),
             original: 0.0,
             replayed: 0.0,
             distance: size_distance(original, replayed) * 100.0,
-            unit: "% of requests",
+            unit: "% of requests".into(),
             limit: 2.0,
             pass: size_distance(original, replayed) * 100.0 <= 2.0,
         },
@@ -55,12 +35,28 @@ pub fn compare(original: &Fingerprint, replayed: &Fingerprint) -> Check {
 
 fn relative(name: &'static str, original: f64, replayed: f64, limit: f64) -> Figure {
     let distance = if original > 0.0 { (replayed - original).abs() / original * 100.0 } else { 0.0 };
-    Figure { name, original, replayed, distance, unit: "%", limit, pass: distance <= limit }
+    Figure {
+        name: name.into(),
+        original,
+        replayed,
+        distance,
+        unit: "%".into(),
+        limit,
+        pass: distance <= limit,
+    }
 }
 
 fn points(name: &'static str, original: f64, replayed: f64, limit: f64) -> Figure {
     let distance = (replayed - original).abs() * 100.0;
-    Figure { name, original, replayed, distance, unit: "points", limit, pass: distance <= limit }
+    Figure {
+        name: name.into(),
+        original,
+        replayed,
+        distance,
+        unit: "points".into(),
+        limit,
+        pass: distance <= limit,
+    }
 }
 
 /// The total variation distance of the two size distributions (0: the same, 1: disjoint).
@@ -120,7 +116,7 @@ mod tests {
         let original = fp(700, 300, &[(4096, 900), (65536, 100)], 10.0);
         let faithful = fp(705, 300, &[(4096, 905), (65536, 100)], 10.1);
         assert!(compare(&original, &faithful).pass);
-        let failed = |r: &Fingerprint| -> Vec<&'static str> {
+        let failed = |r: &Fingerprint| -> Vec<String> {
             compare(&original, r).figures.into_iter().filter(|f| !f.pass).map(|f| f.name).collect()
         };
         assert_eq!(failed(&fp(700, 300, &[(4096, 900), (65536, 100)], 12.0)), ["rate (IOPS)"]);
@@ -134,8 +130,8 @@ mod tests {
                 .figures
                 .iter()
                 .filter(|f| !f.pass)
-                .map(|f| f.name)
-                .collect::<Vec<_>>(),
+                .map(|f| f.name.clone())
+                .collect::<Vec<String>>(),
             ["flushes"]
         );
         // 5 % of the requests changed size: 0.05 apart.

@@ -3,6 +3,7 @@
 
 use crate::units::Seconds;
 use clap::Args;
+use serde::Deserialize;
 use std::path::PathBuf;
 
 #[derive(Args, Debug, Clone)]
@@ -39,17 +40,21 @@ pub struct FingerprintArgs {
     pub json: bool,
 }
 
-#[derive(Args, Debug, Clone)]
+/// Options of `storbench replay-trace`; the same keys work in a plan file's replay-trace
+/// workload (its target, allow_device and force are the configuration's).
+#[derive(Args, Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, default)]
 pub struct ReplayTraceArgs {
-    /// A trace `storbench capture` wrote.
-    #[arg(value_name = "TRACE")]
+    /// A trace `storbench capture` (or a run's --capture) wrote.
+    #[arg(value_name = "TRACE", value_parser = crate::units::file_place)]
     pub trace: PathBuf,
 
     /// Where to replay: a block device (with --allow-device; never the captured device unless
     /// --force), or a file storbench creates and fills at the captured device's size (or
-    /// --footprint), or reuses.
+    /// --footprint), or reuses; a directory gets storbench-io.dat. Default: the current
+    /// directory.
     #[arg(long, value_name = "PATH", value_parser = crate::units::place)]
-    pub target: PathBuf,
+    pub target: Option<PathBuf>,
 
     /// Allow a block device as the target: the replay's writes overwrite what is on it.
     #[arg(long)]
@@ -82,12 +87,14 @@ pub struct ReplayTraceArgs {
     #[arg(long)]
     pub buffered: bool,
 
-    /// Capture the replay itself into this new trace (the target must be a block device) and
-    /// compare its fingerprint with the original's, figure by figure, with a pass or fail.
-    #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
-    pub check: Option<PathBuf>,
-
-    /// Print the replay's figures (and the check) as JSON instead of a table.
+    /// Capture the replay itself (the target must be a block device) into the bundle
+    /// (bg<N>.sbtrace) and compare its fingerprint with the trace's, figure by figure, each
+    /// with its distance, limit and pass (summary.json: results.trace.check); exit 1 when a
+    /// figure fails.
     #[arg(long)]
-    pub json: bool,
+    pub check: bool,
+
+    #[command(flatten)]
+    #[serde(skip)]
+    pub out: crate::args::OutputArgs,
 }

@@ -170,6 +170,7 @@ pub(super) fn io_spec(name: &str, io: &IoBackground, on_file: bool) -> IoSpec {
         engine: if on_file { EngineKind::IoUring } else { EngineKind::Null },
         region: Region { start: 0, len: io.size / u64::from(io.bs) * u64::from(io.bs) },
         interval: Duration::from_secs(1),
+        trace: None,
         steady_state: None,
     }
 }

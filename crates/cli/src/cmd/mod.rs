@@ -23,6 +23,7 @@ pub static KINDS: &[&crate::registry::Kind] = &[
     &mailbox::entry::KIND,
     &integrity::entry::KIND,
     &replay::entry::KIND,
+    &trace::entry::KIND,
 ];
 
 /// Refuses options that would need more memory than the machine has available: `what` names

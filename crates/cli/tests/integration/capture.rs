@@ -16,7 +16,8 @@ fn two_loops(dir: &std::path::Path) -> Option<(Loop, Loop)> {
 }
 
 /// `storbench capture --json` of `device` into `trace` until Ctrl-C, once its tracing
-/// instance is recording.
+/// instance is recording: its events enabled (a new instance's tracing_on is 1 before they
+/// are, so that says nothing).
 fn start_capture(device: &str, trace: &std::path::Path) -> std::process::Child {
     let capture = std::process::Command::new(storbench().get_program())
         .args(["capture", "--device", device, "--json", "--out"])
@@ -25,7 +26,10 @@ fn start_capture(device: &str, trace: &std::path::Path) -> std::process::Child {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let on = format!("/sys/kernel/tracing/instances/storbench-{}-capture/tracing_on", capture.id());
+    let on = format!(
+        "/sys/kernel/tracing/instances/storbench-{}-capture/events/block/block_rq_complete/enable",
+        capture.id()
+    );
     storbench_bench::testing::wait_until("the capture to start", std::time::Duration::from_secs(20), || {
         std::fs::read_to_string(&on).is_ok_and(|v| v.trim() == "1")
     });
@@ -92,18 +96,12 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
     let f = &captured["fingerprint"];
     // Every request of the run is in the trace (the kernel may add a few of its own: a
     // partition table's read as the device is opened).
-    // OPEN DEFECT (issue 27): one CI run in four, beside the other tests, the trace held 49
-    // fewer reads than the run's 10,500 (0.5 %); until that is found, a shortfall of up to 1 %
-    // is let through and printed, never silently.
     let (r, w) = (f["reads"].as_u64().unwrap(), f["writes"].as_u64().unwrap());
-    if r < reads || w < writes {
-        eprintln!("capture short: trace {r} reads and {w} writes, io {reads} and {writes}: {captured}");
-    }
-    assert!(r >= reads - reads / 100 && r <= reads + reads / 100 + 16, "trace {r} reads, io {reads}");
-    assert!(w >= writes - writes / 100 && w <= writes + writes / 100 + 16, "trace {w} writes, io {writes}");
+    assert!(r >= reads && r <= reads + 16, "trace {r} reads, io {reads}: {captured}");
+    assert!(w >= writes && w <= writes + 16, "trace {w} writes, io {writes}: {captured}");
     assert_eq!(captured["never_completed"], 0, "{captured}");
     let eight_k = f["size_histogram"]["8192"].as_u64().unwrap();
-    assert!(eight_k >= (reads + writes) * 99 / 100, "{}", f["size_histogram"]);
+    assert!(eight_k >= reads + writes, "{}", f["size_histogram"]);
     let read_fraction = f["read_fraction"].as_f64().unwrap();
     assert!((read_fraction - 0.7).abs() < 0.03, "{read_fraction}");
     assert!(f["latency"]["read"]["p99_us"].as_f64().unwrap() > 0.0);
@@ -164,23 +162,61 @@ fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
         .code(2);
     assert!(crate::support::stderr_text(&refused).contains("captured from"));
 
-    let check = dir.path().join("b.sbtrace");
+    // A run like any io job's: a bundle with its series and its own capture, the check in
+    // its summary, which the record rebuilds.
+    let results = dir.path().join("replayed");
     let ran = storbench()
         .arg("replay-trace")
         .arg(&trace)
-        .args(["--target", &b.0, "--allow-device", "--json", "--check"])
-        .arg(&check)
+        .args(["--target", &b.0, "--allow-device", "--json", "--check", "--power", "none", "--output-dir"])
+        .arg(&results)
         .assert()
         .success();
     let out = json(&ran.get_output().stdout);
-    let figures = out["check"]["figures"].as_array().unwrap();
+    assert_eq!(out["workload"], "replay-trace", "{out}");
+    let replay = &out["results"]["trace"];
+    assert_eq!(replay["mode"], "as_recorded", "{replay}");
+    let figures = replay["check"]["figures"].as_array().unwrap();
     for f in figures {
         assert_eq!(f["pass"], true, "{f}");
     }
     let count = figures.iter().find(|f| f["name"] == "reads and writes").unwrap();
     assert!(count["original"].as_f64().unwrap() >= 2000.0, "{count}");
     assert_eq!(count["distance"], 0.0, "every request replayed: {count}");
-    assert!(out["errors"].as_object().unwrap().is_empty(), "{out}");
+    let replayed =
+        out["results"]["read"]["ios"].as_u64().unwrap() + out["results"]["write"]["ios"].as_u64().unwrap();
+    assert_eq!(replayed as f64, count["original"].as_f64().unwrap(), "{out}");
+    assert_eq!(out["results"]["errors"]["total"], 0, "{out}");
+    assert!(out["results"]["schedule_lag_ms"]["p99"].as_f64().is_some(), "lateness as schedule lag: {out}");
+    let bundle = crate::support::only_bundle(&results);
+    assert!(bundle.join("bg1.sbtrace").exists(), "the replay's own capture is in its bundle");
+    let series = std::fs::read_to_string(bundle.join("timeseries.csv")).unwrap();
+    assert!(series.lines().count() >= 2 && series.contains("schedule_lag_p99_ms"), "{series}");
+    storbench().arg("summarize").arg("--check").arg(&bundle).assert().success();
+
+    // A workload of a plan: fast, folded into a file of a configuration's directory.
+    let place = dir.path().join("candidate");
+    std::fs::create_dir(&place).unwrap();
+    let plan = format!(
+        "name = \"replays\"\n[method]\nrepetitions = 1\nidle_settle = 0\npower = \"none\"\n\
+         [[configuration]]\nname = \"cand\"\ntarget = \"{}\"\n\
+         [[workload]]\nkind = \"replay-trace\"\ntrace = \"{}\"\nfast = true\nfootprint = \"16MiB\"\n",
+        place.display(),
+        trace.display()
+    );
+    std::fs::write(dir.path().join("plan.toml"), plan).unwrap();
+    let evaluated = dir.path().join("evaluated");
+    storbench()
+        .arg("run")
+        .arg(dir.path().join("plan.toml"))
+        .arg("--output-dir")
+        .arg(&evaluated)
+        .assert()
+        .success();
+    let e = json(&std::fs::read(crate::support::only_bundle(&evaluated).join("evaluation.json")).unwrap());
+    let run = &e["runs"][0];
+    assert!(run["headline"]["value"].as_f64().unwrap() > 0.0, "{run}");
+    assert!(place.join("storbench-io.dat").exists(), "the replay's file in the configuration's place");
 }
 
 #[test]
@@ -374,16 +410,25 @@ fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matche
     assert!(original["writes"].as_u64().unwrap() > 100, "{original}");
 
     // Replayed as recorded on the other device, its replay captured and checked.
-    let check = dir.path().join("replayed.sbtrace");
     let replayed = storbench()
         .arg("replay-trace")
         .arg(&trace)
-        .args(["--target", &other.0, "--allow-device", "--json", "--check"])
-        .arg(&check)
+        .args([
+            "--target",
+            &other.0,
+            "--allow-device",
+            "--json",
+            "--check",
+            "--power",
+            "none",
+            "--output-dir",
+        ])
+        .arg(dir.path().join("replayed"))
         .assert()
         .success();
     let replayed = json(&replayed.get_output().stdout);
-    assert_eq!(replayed["check"]["pass"], true, "{}", replayed["check"]);
+    let check = &replayed["results"]["trace"]["check"];
+    assert_eq!(check["pass"], true, "{check}");
 
     // A synthetic job like it, capturing itself on the other device.
     let like = storbench()
@@ -405,11 +450,16 @@ fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matche
         10.0,
     );
     within("flushes", f(got, "flushes"), f(&original, "flushes"), 10.0);
-    // Its rate follows the trace second by second: the busiest second about as busy (an even
-    // rate at the mean made it 40 % less busy). Within 30 %: beside the other tests a paced
-    // run that falls behind catches up in a burst of its own (+25 % seen in CI; -2 % on a
-    // quiet machine, bench/trace-pg.sh).
-    within("peak IOPS", f(got, "peak_iops"), f(&original, "peak_iops"), 30.0);
+    // Its rate follows the trace second by second: the busiest second about as busy. The
+    // bound is one-sided where the defect would show: an even rate at the mean made it 40 %
+    // less busy, so no less than 70 %. Above, beside the other tests a paced run that falls
+    // behind catches up in a burst of its own, which honest pacing must do (+25 % and +31 %
+    // seen in CI; -2 % on a quiet machine, bench/trace-pg.sh): no more than twice as busy.
+    let (peak, peak_due) = (f(got, "peak_iops"), f(&original, "peak_iops"));
+    assert!(
+        peak >= 0.7 * peak_due && peak <= 2.0 * peak_due,
+        "peak IOPS {peak} against {peak_due}: flattened below 70 % or over twice"
+    );
     let reads_due = f(&original, "read_fraction") * data(got);
     let off = (f(got, "reads") - reads_due).abs();
     assert!(off <= (reads_due * 0.1).max(2.0), "{} reads, {reads_due} due", f(got, "reads"));

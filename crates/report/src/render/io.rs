@@ -1,12 +1,17 @@
 //! The synthetic I/O workload (`storbench io`) in the report: IOPS (reads and writes) as its
 //! headline, its failed I/Os in and outside the measured window, data verification as its
-//! check, read and write latencies, and its per-second charts.
+//! check, read and write latencies, and its per-second charts. A run that replayed a block
+//! trace (`replay-trace`) has a section of its own: what it replayed and its fidelity check,
+//! which is its check too.
 
+use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
+use super::doc::{Block, Table, num};
 use super::workload::{WorkloadResults, p50_ms, p99_ms};
 use crate::columns::io;
 use crate::decision::figures::{Figure, Value, ms, n, pass_fail, read};
 use crate::evaluation::Headline;
+use crate::fingerprint::{FidelityCheck, TraceReplay};
 use crate::model::{IoErrors, IoResults};
 
 const CHARTS: &[Spec] = &[
@@ -97,7 +102,12 @@ impl WorkloadResults for IoResults {
     }
 
     fn check_failed(&self) -> bool {
-        self.verify.mismatches > 0
+        self.verify.mismatches > 0 || self.replay_check().is_some_and(|c| !c.pass)
+    }
+
+    fn failure(&self) -> Option<String> {
+        let unfaithful = self.verify.mismatches == 0 && self.replay_check().is_some_and(|c| !c.pass);
+        unfaithful.then(|| "the replay did not reproduce its trace".into())
     }
 
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {
@@ -112,4 +122,77 @@ impl WorkloadResults for IoResults {
     fn charts(&self) -> &'static [Spec] {
         CHARTS
     }
+
+    fn section(&self, input: &ReportInput) -> Vec<Block> {
+        let replays: Vec<(String, &TraceReplay)> = input
+            .evaluation
+            .runs
+            .iter()
+            .filter_map(|r| {
+                let t = input.runs.get(&r.id)?.summary.results.get::<IoResults>()?.trace.as_deref()?;
+                Some((format!("{} · {} ({})", r.configuration, r.workload, r.id), t))
+            })
+            .collect();
+        if replays.is_empty() {
+            return Vec::new();
+        }
+        let mut out = vec![
+            Block::Heading(2, "Trace replays".into()),
+            Block::Para(
+                "Each run that replayed a block trace: the trace, and with its check the run's own \
+                 capture against the trace, figure by figure. Queue depth and latency are the \
+                 storage's answer, not the workload's ask: they are in the results, not held here."
+                    .into(),
+            ),
+        ];
+        for (what, t) in replays {
+            out.push(Block::Heading(3, what));
+            out.push(Block::Para(replayed(t)));
+            if let Some(c) = &t.check {
+                out.push(Block::Table(check_table(c)));
+            }
+        }
+        out
+    }
+}
+
+impl IoResults {
+    /// A trace replay's fidelity check, where it had one.
+    fn replay_check(&self) -> Option<&FidelityCheck> {
+        self.trace.as_ref()?.check.as_ref()
+    }
+}
+
+/// What a replay replayed, in a sentence.
+fn replayed(t: &TraceReplay) -> String {
+    let pace = match t.speed {
+        Some(x) => format!("as recorded at speed {x}"),
+        None => "as fast as the storage took them".into(),
+    };
+    let skipped: Vec<String> = t.not_replayed.iter().map(|(kind, n)| format!("{n} {kind}(s)")).collect();
+    let skipped =
+        if skipped.is_empty() { String::new() } else { format!("; not replayed: {}", skipped.join(", ")) };
+    format!(
+        "{}, {pace}: {} requests over {} s as recorded ({} IOPS){skipped}.",
+        t.trace,
+        t.recorded_requests,
+        num(t.recorded_s),
+        num(t.recorded_iops)
+    )
+}
+
+fn check_table(c: &FidelityCheck) -> Table {
+    let mut table = Table::new(&["figure", "trace", "replay", "apart", "limit", "verdict"]);
+    for f in &c.figures {
+        let value = |v: f64| if f.name == "sizes" { "—".into() } else { num(v) };
+        table.push(vec![
+            f.name.clone(),
+            value(f.original),
+            value(f.replayed),
+            format!("{} {}", num(f.distance), f.unit),
+            num(f.limit),
+            if f.pass { "pass" } else { "FAIL" }.into(),
+        ]);
+    }
+    table
 }

@@ -973,3 +973,55 @@ fn the_latency_spectrum_overlays_the_configurations_in_the_report_and_in_a_compa
     assert!(super::compare::compare_html(&sa, &sb).contains("<h2>Latency spectrum</h2>"));
     assert!(!compare_text(&sa, &sb).contains("Latency spectrum"), "the terminal shows no pictures");
 }
+
+#[test]
+fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
+    use crate::fingerprint::{FidelityCheck, FidelityFigure, TraceReplay};
+    let figure = |name: &str, replayed: f64, pass: bool| FidelityFigure {
+        name: name.into(),
+        original: 1000.0,
+        replayed,
+        distance: (replayed - 1000.0).abs() / 10.0,
+        unit: "%".into(),
+        limit: 2.0,
+        pass,
+    };
+    let replay = |pass: bool| {
+        let mut s = summary(2000.0);
+        s.workload = "replay-trace".into();
+        let check = FidelityCheck {
+            figures: vec![
+                figure("reads and writes", 1000.0, true),
+                figure("rate (IOPS)", if pass { 1010.0 } else { 900.0 }, pass),
+            ],
+            pass,
+        };
+        let trace = TraceReplay {
+            trace: "prod.sbtrace".into(),
+            mode: "as_recorded".into(),
+            speed: Some(1.0),
+            recorded_requests: 1000,
+            recorded_s: 0.5,
+            recorded_iops: 2000.0,
+            not_replayed: [("discard".to_string(), 3)].into(),
+            check: Some(check),
+        };
+        if let Results::Io(r) = &mut s.results {
+            r.trace = Some(Box::new(trace));
+        }
+        ReportInput::single_run("20260101-replay", RunData { summary: s, series: None }, None)
+    };
+    let good = replay(true);
+    assert_eq!(good.evaluation.runs[0].status, RunStatus::Done);
+    let md = report_markdown(&good);
+    assert!(md.contains("## Trace replays"), "{md}");
+    assert!(md.contains("prod.sbtrace, as recorded at speed 1: 1000 requests over 0.500 s"), "{md}");
+    assert!(md.contains("not replayed: 3 discard(s)") && md.contains("| rate (IOPS) |"), "{md}");
+    let bad = replay(false);
+    assert_eq!(bad.evaluation.runs[0].status, RunStatus::CheckFailed);
+    assert!(report_markdown(&bad).contains("FAIL"));
+    // A job of drawn requests has no such section.
+    let plain =
+        ReportInput::single_run("20260101-randread", RunData { summary: summary(500.0), series: None }, None);
+    assert!(!report_markdown(&plain).contains("Trace replays"));
+}

@@ -154,6 +154,7 @@ fn spec(read_pct: u8) -> IoSpec {
         engine: EngineKind::Psync,
         region: Region { start: 0, len: 64 * 4096 },
         interval: Duration::from_secs(1),
+        trace: None,
         steady_state: None,
     }
 }

@@ -209,7 +209,7 @@ fn run_plan(spec: &IoSpec) -> RunPlan {
         warmup: Warmup::For(spec.ramp),
         length: match spec.end {
             End::Time(d) => Length::For(d),
-            End::Bytes(_) => Length::UntilDone,
+            End::Bytes(_) | End::Trace => Length::UntilDone,
         },
         interval: spec.interval,
         rounds: spec.steady_state,

@@ -30,6 +30,7 @@ fn spec(iodepth: u32, step: Duration) -> IoSpec {
         engine: EngineKind::Null,
         region: Region { start: 0, len: 1 << 20 },
         interval: Duration::from_secs(1),
+        trace: None,
         steady_state: None,
     }
 }

@@ -85,6 +85,8 @@ pub enum End {
     Time(Duration),
     /// When this many bytes were transferred, over all workers (fio's size-based job).
     Bytes(u64),
+    /// When the trace (`IoSpec::trace`) has been replayed to its last request.
+    Trace,
 }
 
 /// One synthetic I/O job.
@@ -118,6 +120,9 @@ pub struct IoSpec {
     /// The part of the target the job uses.
     pub region: Region,
     pub interval: Duration,
+    /// A trace the one worker replays instead of drawing requests (`replay-trace`); `end`
+    /// is then `End::Trace`, `iodepth` the most in flight.
+    pub trace: Option<crate::blocktrace::replay::TraceSource>,
     /// Round length for SNIA PTS steady state (a whole number of intervals): the run ends once
     /// the rule holds over the last rounds, the results cover only those rounds, and
     /// `End::Time` is the cap.

@@ -36,6 +36,7 @@ fn spec(cap: Duration, rate_iops: Option<f64>) -> IoSpec {
         engine: EngineKind::Null,
         region: Region { start: 0, len: 1 << 20 },
         interval: Duration::from_millis(100),
+        trace: None,
         steady_state: Some(ROUND),
     }
 }

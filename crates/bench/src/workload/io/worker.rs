@@ -3,12 +3,15 @@
 //! its counters at every interval boundary, with the I/Os it still has in flight then (for the
 //! run driver's no-progress rule). Nothing here is shared with other workers. Under a rate cap
 //! its share of the rate is the run's pacer (`run::pace`), every intended start kept: latency
-//! counts from the intended start, and each I/O's lag behind it goes into the interval.
+//! counts from the intended start, and each I/O's lag behind it goes into the interval. A
+//! worker replaying a trace (`IoSpec::trace`) takes its requests from it instead, each due at
+//! its recorded time (the same lag and latency from it) or at once when fast.
 
 use super::blocksize::SizeDraws;
 use super::offsets::OffsetGen;
 use super::spec::{End, IoSpec};
 use super::verify::{self, BadBlock};
+use crate::blocktrace::replay::TraceFeed;
 use crate::engine::{Completion, Dir, IoEngine, Request};
 use crate::metrics::Recorder;
 use crate::rng::{ExactShares, WorkerRng};
@@ -113,6 +116,11 @@ pub struct Worker<'a> {
     interval: Recorder,
     pacer: Option<Pacer>,
     profile: Option<Profile>,
+    /// The trace it replays, opened as it starts.
+    trace: Option<TraceFeed>,
+    /// Whether its requests have intended starts (a rate cap, a trace as recorded): their
+    /// service time is then kept beside the latency from the intended start.
+    paced: bool,
     verify: Option<VerifyState>,
     budget: Option<u64>,
     writes: u64,
@@ -180,12 +188,15 @@ impl<'a> Worker<'a> {
                 from_ns: spec.ramp.as_nanos() as u64,
                 second: None,
             }),
+            trace: None,
+            paced: spec.rate_iops.is_some()
+                || spec.trace.as_ref().is_some_and(|t| t.pace != crate::blocktrace::replay::Pace::Fast),
             verify: spec
                 .verify
                 .then(|| VerifyState::new(spec.seed, spec.block_sizes.max() as u64, region.len)),
             budget: match spec.end {
                 End::Bytes(total) => Some(total.div_ceil(workers)),
-                End::Time(_) => None,
+                End::Time(_) | End::Trace => None,
             },
             writes: 0,
             tx,
@@ -202,7 +213,12 @@ impl<'a> Worker<'a> {
     /// Runs the job until its end, a stop request, or a failure of the engine itself.
     pub fn run(mut self, stop: &StopFlag) -> std::io::Result<()> {
         let end_ns = self.clock.schedule().end_ns;
-        let result = self.engine.start().and_then(|()| self.main_loop(stop, end_ns));
+        let result = self
+            .engine
+            .start()
+            .and_then(|()| self.open_trace())
+            .and_then(|()| self.main_loop(stop, end_ns))
+            .and_then(|()| self.trace.as_mut().and_then(|t| t.failure.take()).map_or(Ok(()), Err));
         let end = end_ns.map_or(self.now(), |e| self.now().min(e));
         self.flush(end);
         let _ = self.tx.send(Msg::Measured { worker: self.id });
@@ -215,13 +231,22 @@ impl<'a> Worker<'a> {
         result
     }
 
+    fn open_trace(&mut self) -> std::io::Result<()> {
+        if let Some(source) = &self.spec.trace {
+            let region = super::Region { start: self.base, len: self.end - self.base };
+            self.trace = Some(TraceFeed::open(source, region, self.spec.block_sizes.max())?);
+        }
+        Ok(())
+    }
+
     fn main_loop(&mut self, stop: &StopFlag, end_ns: Option<u64>) -> std::io::Result<()> {
         let mut now = self.now();
         loop {
             let ending = stop.is_stopped()
                 || self.link.done.is_stopped()
                 || end_ns.is_some_and(|e| now >= e)
-                || self.budget == Some(0);
+                || self.budget == Some(0)
+                || self.trace.as_ref().is_some_and(|t| t.peek().is_none());
             // A write's flush goes out even as the job ends: the write asked for it.
             self.issue_flushes(now);
             if !ending {
@@ -251,6 +276,9 @@ impl<'a> Worker<'a> {
         if let Some(p) = &self.pacer {
             until = until.min(p.next_ns());
         }
+        if let Some(due) = self.trace.as_ref().and_then(|t| t.peek()?.due_ns) {
+            until = until.min(due);
+        }
         if let Some(e) = end_ns {
             until = until.min(e);
         }
@@ -272,6 +300,9 @@ impl<'a> Worker<'a> {
     /// Fills free slots: all of them, or under a rate cap those whose issue time has come
     /// (each I/O's lag behind it recorded).
     fn issue(&mut self, now: u64) {
+        if self.trace.is_some() {
+            return self.issue_traced(now);
+        }
         while let Some(&slot) = self.free.last() {
             self.follow_profile();
             if self.pacer.as_ref().is_some_and(|p| !p.due(now)) {
@@ -303,6 +334,30 @@ impl<'a> Worker<'a> {
                     break;
                 }
             }
+        }
+    }
+
+    /// Fills free slots with the trace's requests that are due (each one's lag behind its
+    /// recorded time recorded).
+    fn issue_traced(&mut self, now: u64) {
+        while let Some(&slot) = self.free.last() {
+            let Some(trace) = &mut self.trace else { return };
+            if trace.peek().is_none_or(|n| n.due_ns.is_some_and(|due| due > now)) {
+                return;
+            }
+            let Some(next) = trace.take() else { return };
+            self.free.pop();
+            let start_ns = next.due_ns.map_or(now, |due| {
+                self.interval.lag.record(now - due);
+                due
+            });
+            if next.dir == Dir::Write {
+                self.prepare_write(slot, next.offset, next.len);
+            }
+            let crate::blocktrace::replay::Next { dir, offset, len, .. } = next;
+            self.slots[slot as usize] =
+                Slot { start_ns, issued_ns: now, offset, len, dir: Some(dir), ..Slot::default() };
+            self.engine.queue(Request { slot, file: 0, dir, offset, len });
         }
     }
 
@@ -418,7 +473,7 @@ impl<'a> Worker<'a> {
             Dir::Flush => &mut self.interval.flush,
         };
         counters.record(slot.len as u64, latency);
-        if self.pacer.is_some() {
+        if self.paced {
             counters.service.record(now.saturating_sub(slot.issued_ns));
         }
     }

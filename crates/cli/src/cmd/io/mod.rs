@@ -4,7 +4,7 @@
 
 pub mod entry;
 mod like;
-mod summary;
+pub mod summary;
 pub mod table;
 pub mod validate;
 
@@ -195,29 +195,36 @@ fn measure_job(
         background_dir: target.and_then(|t| t.path.parent()),
         background_wait: args.out.background_wait,
     };
-    measure::measure(dir, start, stop, |rec, first| record_job(rec, first, &spec, target, label, stop))
+    measure::measure(dir, start, stop, |rec, first| {
+        record_job(rec, first, &spec, target.map(|t| &t.file), label, stop, |_, _| {})
+    })
 }
 
-/// Runs the job, each second into the bundle; its finished summary.
-fn record_job(
+/// Runs the job, each second into the bundle; its finished summary. `more` adds what the
+/// caller knows of the run once it ended (a trace replay's check) to what is recorded.
+pub fn record_job(
     rec: &mut Recording,
     first: Summary,
     spec: &IoSpec,
-    target: Option<&Target>,
+    file: Option<&std::fs::File>,
     label: &str,
     stop: &StopFlag,
+    more: impl FnOnce(&Recording, &mut IoFacts),
 ) -> Result<Finished> {
     let bar = output::run_line(label);
-    let outcome = io_workload::run(spec, target.map(|t| &t.file), &mut rec.sampler, stop, &mut |rep| {
+    // The record's stream is the workload's (io, replay-trace): its summary is rebuilt from it.
+    let stream = first.workload.clone();
+    let outcome = io_workload::run(spec, file, &mut rec.sampler, stop, &mut |rep| {
         bar.set_message(output::with_streams(progress_text(rep), &rep.row));
-        rec.bundle.recorded(rep, "io", &rep.interval.data.tally());
+        rec.bundle.recorded(rep, &stream, &rep.interval.data.tally());
     });
     bar.finish_and_clear();
     let outcome = outcome.context("running the job")?;
     let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
     rec.bundle.totals(outcome.counted_from_s(), outcome.measured_s, &hists);
     let ended_at = jiff::Timestamp::now().to_string();
-    let facts = IoFacts::of(&outcome);
+    let mut facts = IoFacts::of(&outcome);
+    more(rec, &mut facts);
     let end = End::of(&ended_at, &outcome, &facts);
     let outcome = outcome.with(facts);
     let summary = record_summary::io::summary(first, &outcome, &ended_at);

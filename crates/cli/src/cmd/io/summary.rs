@@ -60,6 +60,7 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
     let (runtime_s, io_size) = match spec.end {
         storbench_bench::workload::io::End::Time(d) => (Some(d.as_secs_f64()), None),
         storbench_bench::workload::io::End::Bytes(b) => (None, Some(b)),
+        storbench_bench::workload::io::End::Trace => (None, None),
     };
     serde_json::json!({
         "pattern": rw,

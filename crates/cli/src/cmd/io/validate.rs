@@ -109,6 +109,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
         engine: template_engine(args),
         region: Region { start: 0, len: size },
         interval: Duration::from_secs(1),
+        trace: None,
         steady_state: steady_round(args)?,
     })
 }

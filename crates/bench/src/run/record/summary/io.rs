@@ -21,6 +21,9 @@ pub struct IoFacts {
     pub engine: String,
     pub errors_outside_window: u64,
     pub verify: VerifyResult,
+    /// A replay of a block trace: what it replayed and its check (`replay-trace`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<storbench_report::fingerprint::TraceReplay>,
 }
 
 impl IoFacts {
@@ -29,6 +32,7 @@ impl IoFacts {
             engine: out.detail.engine.name().into(),
             errors_outside_window: out.detail.errors_outside_window,
             verify: out.detail.verify.clone(),
+            trace: None,
         }
     }
 }
@@ -72,6 +76,7 @@ pub fn summary(started: Summary, out: &Outcome<Recorder, IoFacts>, ended_at: &st
         errors_outside_window: out.detail.errors_outside_window,
         verify: out.detail.verify.clone(),
         schedule_lag_ms: super::schedule_lag_ms(&t.lag),
+        trace: out.detail.trace.clone().map(Box::new),
     });
     s.cpu = super::cpu_usage(out, t.ios());
     s.warnings = out.warnings.clone();
