@@ -166,7 +166,11 @@ impl Capture {
     /// Records the requests issued from `at` on (a time past or to come); those before are
     /// dropped, and their completions too. Its trace's times count from `at`.
     pub fn record_from(&self, at: Instant) {
-        let (now, mono) = (Instant::now(), monotonic_ns());
+        // The two clocks are one, read one after the other: the monotonic reading first, so
+        // that a pause between the reads makes the start early (nothing of the run's is
+        // before `at`), never late (its first request lost).
+        let mono = monotonic_ns();
+        let now = Instant::now();
         let at_ns = match at.checked_duration_since(now) {
             Some(ahead) => mono + ahead.as_nanos() as u64,
             None => mono.saturating_sub(now.duration_since(at).as_nanos() as u64),
@@ -242,12 +246,18 @@ fn follow(
     stop: &StopFlag,
 ) -> std::io::Result<CaptureStats> {
     let cpu_at = thread_cpu_ns();
-    let mut pairs = Pairs::new(from_ns);
+    let mut pairs = Pairs::new(from_ns.clone());
     let mut buf = vec![0u8; 1 << 20];
     let mut carry: Vec<u8> = Vec::new();
     rustix::fs::fcntl_setfl(&pipe, rustix::fs::OFlags::NONBLOCK)?;
     let mut quiet = 0;
     loop {
+        // Armed and not yet told from when: the kernel's buffer holds the events meanwhile,
+        // so none of the measured phase is read (and dropped) before its start is known.
+        if from_ns.load(Relaxed) == u64::MAX && !stop.is_stopped() {
+            std::thread::sleep(Duration::from_millis(1));
+            continue;
+        }
         match pipe.read(&mut buf) {
             Ok(0) => {}
             Ok(n) => {
