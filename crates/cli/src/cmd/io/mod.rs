@@ -59,7 +59,7 @@ struct Ready {
 fn ready(args: &IoArgs, stop: &StopFlag) -> Result<Option<Ready>> {
     let (v, plan) = check(args)?;
     let lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
-    let target = match plan.as_ref().map(|p| prepare(p, &v, stop)).transpose() {
+    let target = match plan.as_ref().map(|p| prepare(p, v.jobs[0].spec.seed, stop)).transpose() {
         // A fill cut short by Ctrl-C removed its partial file; nothing was measured yet.
         Err(_) | Ok(_) if stop.is_stopped() => return Ok(None),
         other => other?,
@@ -104,11 +104,12 @@ pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
 pub fn prepare_target(args: &IoArgs, stop: &StopFlag) -> Result<()> {
     let (v, plan) = check(args)?;
     let _lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
-    plan.map(|p| prepare(&p, &v, stop)).transpose().map(drop)
+    plan.map(|p| prepare(&p, v.jobs[0].spec.seed, stop)).transpose().map(drop)
 }
 
-fn prepare(plan: &TargetPlan, v: &Validated, stop: &StopFlag) -> Result<Target> {
-    let seed = v.jobs[0].spec.seed;
+/// The target as `plan` says, created and filled (with data from `seed`) where needed, with
+/// a bar while it fills and a line once it was made: io's and replay-trace's.
+pub fn prepare(plan: &TargetPlan, seed: u64, stop: &StopFlag) -> Result<Target> {
     if plan.action == target::Action::RefillPartial {
         say!(
             "{} was left partly filled by a storbench run that did not finish; filling it again before measuring",

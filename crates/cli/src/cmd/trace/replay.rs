@@ -11,7 +11,7 @@ use crate::cmd::Ending;
 use crate::cmd::io::summary::{IoPlace, started};
 use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storbench_bench::blocktrace::capture;
@@ -130,21 +130,14 @@ fn streams(a: &ReplayTraceArgs, target: &Path) -> Vec<crate::background::Backgro
 pub fn prepare_target(a: &ReplayTraceArgs, stop: &StopFlag) -> Result<()> {
     let c = check(a)?;
     let _lock = c.plan.lock()?;
-    prepare(&c.plan, stop).map(drop)
-}
-
-fn prepare(plan: &TargetPlan, stop: &StopFlag) -> Result<Target> {
-    let bar = output::fill_bar(plan.size, &format!("filling {}", plan.path.display()));
-    let target = target::prepare(plan, 1, &mut |done, _| bar.set_position(done), stop);
-    bar.finish_and_clear();
-    target.with_context(|| format!("preparing {}", plan.path.display()))
+    crate::cmd::io::prepare(&c.plan, 1, stop).map(drop)
 }
 
 /// The replay into the bundle directory `given`, or a new one under --output-dir.
 pub fn measure(a: &ReplayTraceArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let c = check(a)?;
     let _lock = c.plan.lock()?;
-    let target = match prepare(&c.plan, stop) {
+    let target = match crate::cmd::io::prepare(&c.plan, 1, stop) {
         Err(_) | Ok(_) if stop.is_stopped() => {
             return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
         }

@@ -89,7 +89,10 @@ where
         // Every worker gone (stopped) before the end: nothing more will come.
         let Ok((chunk, buf, rows)) = rx.recv() else { break };
         pending.insert(chunk, (buf, rows));
-        while let Some((buf, rows)) = pending.remove(&next) {
+        // A stop ends the writing at once, with chunks made and not yet written left unwritten.
+        while !stop.is_stopped()
+            && let Some((buf, rows)) = pending.remove(&next)
+        {
             sink(&buf, rows)?;
             next += 1;
             pool.written(next, buf);

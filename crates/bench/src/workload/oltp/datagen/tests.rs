@@ -460,7 +460,7 @@ fn crlf_files_end_every_line_with_crlf_and_ds2_files_leave_out_reviews() {
 }
 
 #[test]
-fn a_stop_ends_the_csv_within_a_chunk_or_two() {
+fn a_stop_ends_the_csv_at_the_chunk_being_written() {
     let ds = set("S");
     for threads in [1, 2] {
         let stop = StopFlag::new();
@@ -471,6 +471,7 @@ fn a_stop_ends_the_csv_within_a_chunk_or_two() {
             Ok(())
         })
         .unwrap();
-        assert!(pieces <= 2, "{pieces} pieces after the stop");
+        // Chunks the other workers made meanwhile are not written (one CI run wrote 3).
+        assert_eq!(pieces, 1, "{threads} thread(s): {pieces} pieces written once the first stopped it");
     }
 }
