@@ -354,7 +354,8 @@ pub struct IoArgs {
     /// A job like a captured trace (`storbench capture`), for storage too small or too
     /// different for the trace itself: each option not given here is taken from the trace's
     /// fingerprint: --rw (sequential when most requests follow the one before),
-    /// --percentage-random (the requests that did not follow the one before), --rwmix-read,
+    /// --percentage-random (the requests that did not follow the one before, and as many
+    /// more as random ones are expected to follow theirs by chance), --rwmix-read,
     /// --fdatasync (its writes per flush), --bs (the sizes of 99 % of its requests,
     /// weighted), --iodepth (its mean queue depth), --rate-profile (its reads and writes
     /// second by second; a trace under 2 s: --rate-iops, its mean rate),

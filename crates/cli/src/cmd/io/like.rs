@@ -40,9 +40,7 @@ fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
         _ => Rw::RandMixed,
     });
     a.rwmix_read.get_or_insert(Share::of_fraction(fp.read_fraction));
-    if a.percentage_random.is_none() && !sequential && fp.sequential_fraction > 0.0 {
-        a.percentage_random = Some(Share::of_fraction(1.0 - fp.sequential_fraction));
-    }
+    let own_zones = a.random_distribution.is_none() && !sequential;
     if a.fdatasync.is_none() && fp.flushes > 0 && fp.writes > 0 {
         // Where the trace flushed more often than it wrote, a flush after every write is the
         // nearest a job of writes can come.
@@ -58,11 +56,23 @@ fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
             a.rate_iops = Some(data as f64 / fp.duration_s);
         }
     }
-    if a.random_distribution.is_none() && !sequential {
-        a.random_distribution = zones(fp);
+    let zones = zones(fp).filter(|_| own_zones);
+    if let Some(z) = &zones {
+        a.random_distribution = Some(zoned_text(z));
     }
     if a.size.is_none() && fp.footprint_bytes > 0 {
         a.size = Some(ByteSize(fp.footprint_bytes.div_ceil(1 << 20) << 20));
+    }
+    if a.percentage_random.is_none() && !sequential && fp.sequential_fraction > 0.0 {
+        // Random requests that happen to start where the one before ended count as
+        // sequential too: the continued ones are fewer by that share.
+        let align = a.bs.as_ref().map_or(4096, |b| b.mix.min());
+        let chance = match (&zones, a.size) {
+            (Some(z), Some(size)) => by_chance(z, size.0, align),
+            _ => 0.0,
+        };
+        let random = ((1.0 - fp.sequential_fraction) / (1.0 - chance)).min(1.0);
+        a.percentage_random = Some(Share::of_fraction(random));
     }
     if a.runtime.is_none() && a.io_size.is_none() && a.steady_state.is_none() && fp.duration_s >= 1.0 {
         a.runtime = Some(Seconds(Duration::from_secs_f64(fp.duration_s)));
@@ -108,11 +118,28 @@ fn rate_profile(fp: &Fingerprint, data: u64) -> Option<RateProfile> {
     Some(RateProfile(rates))
 }
 
+/// The share of random requests that start where the request before ended by chance, over
+/// `zones` (accesses and space in hundredths of a percent) of `size` bytes at offsets aligned
+/// to `align`: the one before ended in a zone as often as a request lands there, and the next
+/// lands there again as often, at one of the zone's aligned offsets.
+fn by_chance(zones: &[(u32, u32)], size: u64, align: u32) -> f64 {
+    let share = |h: u32| f64::from(h) / 10_000.0;
+    let offsets = |space: u32| (share(space) * size as f64 / f64::from(align.max(1))).max(1.0);
+    zones.iter().map(|&(io, space)| share(io) * share(io) / offsets(space)).sum()
+}
+
+/// Zones as `--random-distribution` takes them: `zoned:50/S1:40/S2:9/S3:1/S4`.
+fn zoned_text(zones: &[(u32, u32)]) -> String {
+    let pct = |h: u32| Share::of_fraction(f64::from(h) / 10_000.0).to_string();
+    let zones: Vec<String> = zones.iter().map(|&(io, space)| format!("{}/{}", pct(io), pct(space))).collect();
+    format!("zoned:{}", zones.join(":"))
+}
+
 /// Zones from the region's start that put 50, 40, 9 and 1 % of the accesses on spaces the
 /// size of the trace's hot sets (its hottest blocks that take 50 %, the next that take it to
-/// 90 %, to 99 %, the rest of the footprint), as `zoned:50/S1:40/S2:9/S3:1/S4`; a zone with no
-/// space gives its accesses to the next. None (uniform) without hot sets.
-fn zones(fp: &Fingerprint) -> Option<String> {
+/// 90 %, to 99 %, the rest of the footprint), in hundredths of a percent; a zone with no space
+/// gives its accesses to the next. None (uniform) without hot sets.
+fn zones(fp: &Fingerprint) -> Option<Vec<(u32, u32)>> {
     let footprint = fp.footprint_bytes as f64;
     let bound = |key: &str| Some((*fp.hot_set_bytes.get(key)? as f64 / footprint * 10_000.0).round() as u32);
     if footprint == 0.0 {
@@ -132,9 +159,7 @@ fn zones(fp: &Fingerprint) -> Option<String> {
     if let Some(last) = zones.last_mut() {
         last.0 += carried;
     }
-    let pct = |h: u32| Share::of_fraction(f64::from(h) / 10_000.0).to_string();
-    let zones: Vec<String> = zones.iter().map(|&(io, space)| format!("{}/{}", pct(io), pct(space))).collect();
-    Some(format!("zoned:{}", zones.join(":")))
+    Some(zones)
 }
 
 #[cfg(test)]
@@ -179,8 +204,15 @@ mod tests {
             rates.iter().zip([363.6, 90.9, 90.9]).all(|(got, want)| (got - want).abs() < 0.1),
             "{rates:?}"
         );
-        // 2 % of requests continued the one before; 120 flushes over 300 writes.
-        assert_eq!((a.percentage_random, a.fdatasync), (Some(Share::of_fraction(0.98)), Some(2.5)));
+        // 2 % of requests continued the one before, less those random ones that follow theirs
+        // by chance: half land in 5 MiB (1280 offsets of 4 KiB), two fifths in the next 5 MiB,
+        // a tenth in the rest; 120 flushes over 300 writes.
+        let chance = 0.25 / 1280.0 + 0.16 / 1280.0 + 0.0081 / 7680.0 + 0.0001 / 15360.0;
+        assert_eq!(
+            (a.percentage_random, a.fdatasync),
+            (Some(Share::of_fraction(0.98 / (1.0 - chance))), Some(2.5))
+        );
+        assert_eq!(a.percentage_random.map(Share::hundredths), Some(9803));
         assert_eq!(a.random_distribution.as_deref(), Some("zoned:50/5:40/5:9/30:1/60"));
         // Hot sets that are the whole footprint leave no room for the later zones.
         let whole = BTreeMap::from([("p50", 100 << 20), ("p90", 100 << 20), ("p99", 100 << 20)]);
