@@ -45,7 +45,7 @@ impl CaptureStream {
             unmatched_completions: stats.unmatched_completions,
             never_completed: stats.never_completed,
             kernel_dropped: stats.kernel_dropped,
-            cpu_us_per_request: stats.cpu_ns as f64 / 1e3 / stats.records.max(1) as f64,
+            cpu_us_per_request: stats.cpu_us_per_request(),
             fingerprint,
         })
     }

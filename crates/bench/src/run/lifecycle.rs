@@ -1,6 +1,6 @@
-//! The one way a workload runs: the background streams armed, `start` sets its workers going, the driver (`drive`) closes
-//! the intervals and keeps the schedule, `finish` ends the workers and adds what only the
-//! workload knows. A workload implements [`Lifecycle`]; [`Lifecycle::run`] is its run, so
+//! The one way a workload runs: the background streams armed, `start` sets its workers
+//! going, the driver (`drive`) closes the intervals and keeps the schedule, `finish` ends the
+//! workers and adds what only the workload knows. A workload implements [`Lifecycle`]; [`Lifecycle::run`] is its run, so
 //! no workload calls the driver itself, and every one is started, driven and finished alike.
 
 use super::{Beside, Closed, Outcome, RunPlan, StopFlag, Workload, drive};

@@ -5,10 +5,10 @@
 //! tagged `bg1.write`).
 //!
 //! The run arms them before its workers start (`Lifecycle::run`: what must be in place for
-//! the first request), the driver starts the streams `Beside::streams` holds when it starts, closes each one's
-//! interval after the workload's, and stops them when the run ends; what each did over the
-//! measured phase is `Streams::results` (each stream's figures cover every measured interval,
-//! steady-state window or not).
+//! the first request), the driver starts the streams `Beside::streams` holds when it starts,
+//! closes each one's interval after the workload's, and stops them when the run ends; what
+//! each did over the measured phase is `Streams::results` (each stream's figures cover every
+//! measured interval, steady-state window or not).
 
 use super::record::Tally;
 use super::schedule::Schedule;
@@ -97,11 +97,15 @@ impl Streams {
 
     /// Arms every stream once, before the first run's workers start (`Lifecycle::run`).
     pub(crate) fn arm(&mut self) {
-        if std::mem::replace(&mut self.armed, true) {
-            return;
+        if !std::mem::replace(&mut self.armed, true) {
+            self.each_starting(|s| s.arm());
         }
+    }
+
+    /// `step` of every stream, a stream it fails for said not to have started.
+    fn each_starting(&mut self, mut step: impl FnMut(&mut dyn Stream) -> Result<(), String>) {
         for (name, s) in &mut self.streams {
-            if let Err(why) = s.arm() {
+            if let Err(why) = step(s.as_mut()) {
                 self.warnings.push(format!("background stream {name} did not start: {why}"));
             }
         }
@@ -110,13 +114,8 @@ impl Streams {
     /// Starts every stream once, with the first run driven (a later phase of the same command,
     /// a mailbox backup, runs without them).
     pub(crate) fn start(&mut self, schedule: Schedule, start: Instant, stop: &StopFlag) {
-        if std::mem::replace(&mut self.started, true) {
-            return;
-        }
-        for (name, s) in &mut self.streams {
-            if let Err(why) = s.start(schedule, start, stop) {
-                self.warnings.push(format!("background stream {name} did not start: {why}"));
-            }
+        if !std::mem::replace(&mut self.started, true) {
+            self.each_starting(|s| s.start(schedule, start, stop));
         }
     }
 
