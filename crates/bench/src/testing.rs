@@ -26,10 +26,13 @@ fn required_in(lookup: impl Fn(&str) -> Option<String>) -> bool {
 }
 
 /// Skips the calling test, which lacks `missing` here: says so with `to_enable` (what a user
-/// does to run it) on stderr, or fails the test where the environment is required. A test
-/// returns right after: `return skip(..)`.
+/// does to run it) on the terminal, or fails the test where the environment is required. A
+/// test returns right after: `return skip(..)`.
+///
+/// The note is written to the process's stderr itself, not through `eprintln!`, which the
+/// test harness captures and shows only for a failing test: a skipped test would look like
+/// one that passed.
 #[track_caller]
-#[allow(clippy::disallowed_macros)] // the skip message goes to the test's output
 pub fn skip(missing: &str, to_enable: &str) {
     if environment_required() {
         let set: Vec<String> = REQUIRED_BY
@@ -38,7 +41,9 @@ pub fn skip(missing: &str, to_enable: &str) {
             .collect();
         panic!("this test cannot be skipped here ({}): {missing}; {to_enable}", set.join(" "));
     }
-    eprintln!("skipped: {missing}; to run this test: {to_enable}");
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let note = format!("\nSKIPPED {test}: {missing}; to run this test: {to_enable}\n");
+    let _ = std::io::Write::write_all(&mut std::io::stderr(), note.as_bytes());
 }
 
 /// Asks `condition` every 20 ms until it holds, for at most `limit`; fails the test saying

@@ -3,6 +3,9 @@
 //! kernel gives its own buffer and event switches), the settings of that instance only, and
 //! its `trace_pipe` read. Nothing of the system's own tracing (the top-level instance, another
 //! tool's instance) is written; the instance is removed when done.
+//!
+//! Where tracefs is not mounted, [`mount_if_missing`] mounts it at its standard place, as
+//! trace-cmd and libtracefs do: a root tool sets up what it needs, and says so.
 
 use super::ops::io as io_error;
 use super::{FileError, Kind, entry};
@@ -17,12 +20,49 @@ pub const ROOT: &str = "/sys/kernel/tracing";
 /// The instance directory's prefix: a name only storbench uses.
 const PREFIX: &str = "storbench-";
 
+/// Mounts tracefs at `root` when nothing is mounted there and this process may (root, a
+/// kernel with tracefs, a place to mount it on): Some(root) when it mounted it, None when it
+/// was there already or could not be (then [`unavailable`] says why, naming the fix). The
+/// mount is left for the next tool, as trace-cmd leaves it.
+pub fn mount_if_missing(root: &Path) -> Option<PathBuf> {
+    let mountable =
+        !mounted(root) && rustix::process::geteuid().is_root() && root.is_dir() && kernel_has_tracefs();
+    let flags = rustix::mount::MountFlags::NOSUID
+        | rustix::mount::MountFlags::NODEV
+        | rustix::mount::MountFlags::NOEXEC;
+    (mountable && rustix::mount::mount("nodev", root, "tracefs", flags, None).is_ok() && mounted(root))
+        .then(|| root.to_path_buf())
+}
+
+/// Whether tracefs is mounted at `root` (its `instances` directory is there).
+fn mounted(root: &Path) -> bool {
+    root.join("instances").is_dir()
+}
+
+/// Whether the running kernel has tracefs (`/proc/filesystems` lists it).
+fn kernel_has_tracefs() -> bool {
+    let listed = std::fs::read_to_string("/proc/filesystems").unwrap_or_default();
+    listed.lines().any(|l| l.split_whitespace().last() == Some("tracefs"))
+}
+
 /// Why tracing cannot be used here, with what to enable; None when it can.
 pub fn unavailable(root: &Path) -> Option<String> {
-    if !root.join("instances").is_dir() {
+    if !mounted(root) {
+        let why = if !kernel_has_tracefs() {
+            "this kernel has no tracefs (it needs CONFIG_FTRACE and block tracepoints)".to_string()
+        } else if !rustix::process::geteuid().is_root() {
+            "only root may mount it; run storbench as root or with sudo".to_string()
+        } else if !root.is_dir() {
+            format!(
+                "{} does not exist to mount it on (a /sys without the kernel's tracing directory)",
+                root.display()
+            )
+        } else {
+            "mounting it failed (a read-only /sys, or a container without CAP_SYS_ADMIN)".to_string()
+        };
         return Some(format!(
-            "the kernel's tracing filesystem is not mounted at {} (mount it: mount -t tracefs nodev {}; \
-             the kernel needs CONFIG_FTRACE and block tracepoints)",
+            "the kernel's tracing filesystem is not mounted at {} and storbench could not mount it: {why}; \
+             mount it: mount -t tracefs nodev {}",
             root.display(),
             root.display()
         ));
@@ -98,6 +138,32 @@ mod tests {
         std::fs::create_dir(dir.path().join("instances")).unwrap();
         let said = unavailable(dir.path()).unwrap();
         assert!(said.contains("no block tracepoints"), "{said}");
+    }
+
+    #[test]
+    fn a_missing_tracefs_is_mounted_by_root_and_a_mounted_one_is_left_as_it_is() {
+        if !rustix::process::geteuid().is_root() || !kernel_has_tracefs() {
+            return crate::testing::skip(
+                "mounting tracefs needs root and a kernel with tracefs",
+                "run the tests as root",
+            );
+        }
+        // A place of the test's own, so the machine's tracing is not touched.
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            unavailable(dir.path())
+                .is_some_and(|why| why.contains("mounting it failed") || why.contains("not mounted"))
+        );
+        assert_eq!(
+            mount_if_missing(dir.path()),
+            Some(dir.path().to_path_buf()),
+            "mounted where it was missing"
+        );
+        let mounted_now = unavailable(dir.path());
+        let again = mount_if_missing(dir.path());
+        rustix::mount::unmount(dir.path(), rustix::mount::UnmountFlags::DETACH).unwrap();
+        assert_eq!(mounted_now, None, "usable once mounted");
+        assert_eq!(again, None, "a mounted tracefs is not mounted again");
     }
 
     #[test]

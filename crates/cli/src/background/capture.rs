@@ -6,10 +6,9 @@
 
 use super::{Background, Place, parse_keys};
 use anyhow::{Result, anyhow};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use storbench_bench::blocktrace::capture;
 use storbench_bench::blocktrace::stream::CaptureStream;
-use storbench_bench::files::tracefs;
 
 /// A capture as asked for.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -35,7 +34,7 @@ impl CaptureBackground {
 
     /// The device whose requests it records, checked: tracing available, a block device.
     pub(super) fn plan(&self, name: &str, b: &Background, place: Place<'_>) -> Result<PathBuf> {
-        if let Some(why) = tracefs::unavailable(Path::new(tracefs::ROOT)) {
+        if let Err(why) = crate::cmd::trace::tracing_ready() {
             return Err(anyhow!("--background {b} ({name}) cannot capture here: {why}"));
         }
         // The target, or where it will be made.

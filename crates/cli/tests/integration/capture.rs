@@ -15,44 +15,103 @@ fn two_loops(dir: &std::path::Path) -> Option<(Loop, Loop)> {
     Some((Loop::attach(&images[0])?, Loop::attach(&images[1])?))
 }
 
-/// `storbench capture --json` of `device` into `trace` until Ctrl-C, once its tracing
-/// instance is recording: its events enabled (a new instance's tracing_on is 1 before they
-/// are, so that says nothing).
-fn start_capture(device: &str, trace: &std::path::Path) -> std::process::Child {
-    let capture = std::process::Command::new(storbench().get_program())
+/// A running `storbench capture`, its stderr read as it comes.
+struct Capturing {
+    child: std::process::Child,
+    stderr: std::sync::mpsc::Receiver<String>,
+    said: String,
+}
+
+/// `storbench capture --json` of `device` into `trace` until Ctrl-C, launched through
+/// `launcher` (a command that ends by exec'ing its arguments, or none), returned once it is
+/// recording: it says so on stderr after its events are enabled. A capture that ends before
+/// fails the test with its own error.
+fn start_capture(launcher: &[&str], device: &str, trace: &std::path::Path) -> Capturing {
+    use std::io::BufRead;
+    let program = storbench().get_program().to_owned();
+    let (first, rest) =
+        launcher.split_first().map_or((program.as_os_str(), &[][..]), |(f, r)| (f.as_ref(), r));
+    let mut command = std::process::Command::new(first);
+    if !launcher.is_empty() {
+        command.args(rest).arg(&program);
+    }
+    let mut child = command
         .args(["capture", "--device", device, "--json", "--out"])
         .arg(trace)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let on = format!(
-        "/sys/kernel/tracing/instances/storbench-{}-capture/events/block/block_rq_complete/enable",
-        capture.id()
-    );
-    storbench_bench::testing::wait_until("the capture to start", std::time::Duration::from_secs(20), || {
-        std::fs::read_to_string(&on).is_ok_and(|v| v.trim() == "1")
-    });
-    capture
+    let (send, stderr) = std::sync::mpsc::channel();
+    let lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    std::thread::spawn(move || lines.map_while(Result::ok).try_for_each(|l| send.send(l)));
+    let mut capturing = Capturing { child, stderr, said: String::new() };
+    let started = std::time::Instant::now();
+    while !capturing.said.contains("capturing the requests of") {
+        match capturing.stderr.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(line) => capturing.said.push_str(&(line + "\n")),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                let status = capturing.child.wait().unwrap();
+                panic!("the capture ended before it recorded ({status}):\n{}", capturing.said);
+            }
+            Err(_) => assert!(
+                started.elapsed() < std::time::Duration::from_secs(60),
+                "waited 60 s for the capture to start; it said:\n{}",
+                capturing.said
+            ),
+        }
+    }
+    capturing
 }
 
-/// Ends a capture as Ctrl-C does, and its output.
-fn end_capture(capture: std::process::Child) -> std::process::Output {
+/// Ends a capture as Ctrl-C does: its exit, stdout, and all it said on stderr.
+fn end_capture(mut capture: Capturing) -> (std::process::ExitStatus, Vec<u8>, String) {
     // SAFETY: kill has no memory preconditions; the pid is our own child's.
-    unsafe { libc::kill(capture.id() as i32, libc::SIGINT) };
-    capture.wait_with_output().unwrap()
+    unsafe { libc::kill(capture.child.id() as i32, libc::SIGINT) };
+    let mut stdout = Vec::new();
+    std::io::Read::read_to_end(capture.child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    let status = capture.child.wait().unwrap();
+    capture.said.extend(capture.stderr.iter().map(|l| l + "\n"));
+    (status, stdout, capture.said)
 }
 
 #[test]
 fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_were() {
+    let Some((pid, _)) = capture_holds_every_request_of_a_run(&[]) else { return };
+    // The capture's tracing instance is gone with it.
+    let instance = format!("/sys/kernel/tracing/instances/storbench-{pid}-capture");
+    assert!(!std::path::Path::new(&instance).exists(), "{instance} is left");
+}
+
+/// A fresh server: nobody mounted the kernel's tracing filesystem (nor debugfs, where it is
+/// mounted too). In a mount namespace of its own without them, the capture mounts tracefs,
+/// says so, and records every request as where it was mounted.
+#[test]
+fn a_capture_where_tracefs_is_not_mounted_mounts_it_and_says_so() {
+    let unmount = "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; \
+                   if grep -qE ' (tracefs|debugfs) ' /proc/self/mounts; then echo 'still mounted' >&2; exit 97; fi; \
+                   exec \"$@\"";
+    let launcher = ["unshare", "--mount", "--propagation", "private", "sh", "-c", unmount, "sh"];
+    if !std::process::Command::new("unshare").arg("--version").output().is_ok_and(|o| o.status.success()) {
+        return skip("unshare is not installed", "install util-linux");
+    }
+    let Some((_, said)) = capture_holds_every_request_of_a_run(&launcher) else { return };
+    assert!(said.contains("mounted tracefs at /sys/kernel/tracing"), "{said}");
+}
+
+/// Captures a paced 8 KiB random run on a loop device from a capture launched through
+/// `launcher` (see [`start_capture`]), and checks the trace holds every request of it: the
+/// capture's pid and what it said, or None after a skip.
+fn capture_holds_every_request_of_a_run(launcher: &[&str]) -> Option<(u32, String)> {
     let dir = disk_tempdir();
     let image = dir.path().join("disk.img");
     std::fs::File::create(&image).unwrap().set_len(128 << 20).unwrap();
     let Some(dev) = Loop::attach(&image) else {
-        return skip("no loop device could be attached (losetup failed)", "run the tests as root");
+        skip("no loop device could be attached (losetup failed)", "run the tests as root");
+        return None;
     };
     let trace = dir.path().join("run.sbtrace");
-    let capture = start_capture(&dev.0, &trace);
+    let capture = start_capture(launcher, &dev.0, &trace);
     let ran = storbench()
         .args([
             "io",
@@ -87,10 +146,10 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
         .assert()
         .success();
     let io = json(&ran.get_output().stdout);
-    let pid = capture.id();
-    let out = end_capture(capture);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let captured = json(&out.stdout);
+    let pid = capture.child.id();
+    let (status, stdout, said) = end_capture(capture);
+    assert!(status.success(), "{said}");
+    let captured = json(&stdout);
     let (reads, writes) =
         (io["results"]["read"]["ios"].as_u64().unwrap(), io["results"]["write"]["ios"].as_u64().unwrap());
     let f = &captured["fingerprint"];
@@ -111,9 +170,7 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
     for key in ["requests", "read_fraction", "size_histogram", "sequential_fraction", "mean_iops"] {
         assert_eq!(again[key], f[key], "{key}");
     }
-    // The capture's tracing instance is gone with it.
-    let instance = format!("/sys/kernel/tracing/instances/storbench-{pid}-capture");
-    assert!(!std::path::Path::new(&instance).exists(), "{instance} is left");
+    Some((pid, said))
 }
 
 #[test]

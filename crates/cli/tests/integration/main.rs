@@ -29,6 +29,7 @@ mod replay_record;
 mod report;
 mod schema;
 mod search;
+mod server_restart;
 mod shards;
 mod steady;
 mod summarize;

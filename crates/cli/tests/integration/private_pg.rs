@@ -53,16 +53,24 @@ impl PrivatePostgres {
                 conf.push_str(&format!("{name} = {value}\n"));
             }
             std::fs::write(data.join("test.conf"), conf).unwrap();
-            let log = dir.path().join("pg_ctl.log");
-            let started = run_as_postgres(&bin.join("pg_ctl"), |c| {
-                c.args(["-w", "-t", "60", "-l"]).arg(&log).arg("-D").arg(&data).arg("start")
-            });
+            let started = start_server(&bin, dir.path());
             if started.status.success() {
                 return Some(PrivatePostgres { dir, bin, port });
             }
         }
         let log = std::fs::read_to_string(dir.path().join("pg_ctl.log")).unwrap_or_default();
         panic!("the private PostgreSQL instance did not start:\n{log}");
+    }
+
+    /// Stops the server (fast: every session is ended, as a restart ends them) and starts it
+    /// again on the same port; panics, with its log, when it does not come back.
+    pub fn restart(&self) {
+        as_postgres(&self.bin.join("pg_ctl"), |c| {
+            c.args(["-w", "-m", "fast", "-D"]).arg(self.dir.path().join("data")).arg("stop")
+        });
+        let started = start_server(&self.bin, self.dir.path());
+        let log = std::fs::read_to_string(self.dir.path().join("pg_ctl.log")).unwrap_or_default();
+        assert!(started.status.success(), "the private PostgreSQL instance did not start again:\n{log}");
     }
 
     /// `postgres://postgres@127.0.0.1:PORT/db`.
@@ -100,6 +108,18 @@ impl Drop for PrivatePostgres {
             c.args(["-w", "-m", "immediate", "-D"]).arg(self.dir.path().join("data")).arg("stop")
         });
     }
+}
+
+/// Starts the instance whose data is `dir/data`, waiting until it accepts connections (60 s
+/// at most), its log in `dir/pg_ctl.log`.
+fn start_server(bin: &Path, dir: &Path) -> Output {
+    run_as_postgres(&bin.join("pg_ctl"), |c| {
+        c.args(["-w", "-t", "60", "-l"])
+            .arg(dir.join("pg_ctl.log"))
+            .arg("-D")
+            .arg(dir.join("data"))
+            .arg("start")
+    })
 }
 
 /// The newest installed server's programs, or None after `skip` when this machine cannot start

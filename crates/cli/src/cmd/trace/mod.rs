@@ -21,7 +21,7 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
     capture::device_number(&device).map_err(|e| {
         anyhow::anyhow!("--device {}: {e}; give a block device such as /dev/sdb", a.device.display())
     })?;
-    if let Some(why) = files::tracefs::unavailable(Path::new(files::tracefs::ROOT)) {
+    if let Err(why) = tracing_ready() {
         bail!("capture cannot record here: {why}");
     }
     let kernel_name = device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -67,6 +67,16 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
     }
     // Ctrl-C is how a capture without --duration ends.
     Ok(if stop.is_stopped() && a.duration.is_some() { Ending::Interrupted } else { Ending::Ok })
+}
+
+/// The kernel's tracing made ready for a capture: tracefs mounted where it is missing (one
+/// line says so), else why it cannot be used, naming the fix.
+pub fn tracing_ready() -> Result<(), String> {
+    let root = Path::new(files::tracefs::ROOT);
+    if let Some(at) = files::tracefs::mount_if_missing(root) {
+        say!("mounted tracefs at {}", at.display());
+    }
+    files::tracefs::unavailable(root).map_or(Ok(()), Err)
 }
 
 fn default_out(kernel_name: &str, at: jiff::Timestamp) -> PathBuf {
