@@ -129,4 +129,24 @@ pub struct FidelityFigure {
     pub unit: String,
     pub limit: f64,
     pub pass: bool,
+    /// Whether the check holds it: false for a figure only told beside the others (the
+    /// device's own answer, such as the flushes the block layer merged), whose `pass` is true.
+    #[serde(default = "held_by_default")]
+    pub held: bool,
+}
+
+impl FidelityFigure {
+    /// Its verdict as shown: `pass`, `FAIL`, or `told` for a figure the check does not hold.
+    pub fn verdict(&self) -> &'static str {
+        match (self.held, self.pass) {
+            (false, _) => "told",
+            (true, true) => "pass",
+            (true, false) => "FAIL",
+        }
+    }
+}
+
+/// A figure of a check written before figures could be told only: every one was held.
+fn held_by_default() -> bool {
+    true
 }

@@ -190,8 +190,8 @@ fn check_table(c: &FidelityCheck) -> Table {
             value(f.original),
             value(f.replayed),
             format!("{} {}", num(f.distance), f.unit),
-            num(f.limit),
-            if f.pass { "pass" } else { "FAIL" }.into(),
+            if f.held { num(f.limit) } else { "—".into() },
+            f.verdict().into(),
         ]);
     }
     table

@@ -985,6 +985,7 @@ fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
         unit: "%".into(),
         limit: 2.0,
         pass,
+        held: true,
     };
     let replay = |pass: bool| {
         let mut s = summary(2000.0);
@@ -993,6 +994,7 @@ fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
             figures: vec![
                 figure("reads and writes", 1000.0, true),
                 figure("rate (IOPS)", if pass { 1010.0 } else { 900.0 }, pass),
+                FidelityFigure { held: false, ..figure("flushes at the device", 800.0, true) },
             ],
             pass,
         };
@@ -1017,6 +1019,8 @@ fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
     assert!(md.contains("## Trace replays"), "{md}");
     assert!(md.contains("prod.sbtrace, as recorded at speed 1: 1000 requests over 0.500 s"), "{md}");
     assert!(md.contains("not replayed: 3 discard(s)") && md.contains("| rate (IOPS) |"), "{md}");
+    // A figure told beside the check has no limit and no verdict of its own.
+    assert!(md.contains("| flushes at the device | 1,000.0 | 800.0 | 20.00 % | — | told |"), "{md}");
     let bad = replay(false);
     assert_eq!(bad.evaluation.runs[0].status, RunStatus::CheckFailed);
     assert!(report_markdown(&bad).contains("FAIL"));

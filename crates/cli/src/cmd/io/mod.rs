@@ -21,7 +21,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::summary::{self as record_summary, io::IoFacts};
 use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};
-use storbench_bench::workload::io::{self as io_workload, IoInterval, IoSpec};
+use storbench_bench::workload::io::{self as io_workload, IoInterval, IoOutcome, IoSpec};
 use storbench_report::columns::io as col;
 use storbench_report::{DatabaseInfo, DeviceInfo, Results, Summary, export};
 use summary::IoPlace;
@@ -197,7 +197,7 @@ fn measure_job(
         background_wait: args.out.background_wait,
     };
     measure::measure(dir, start, stop, |rec, first| {
-        record_job(rec, first, &spec, target.map(|t| &t.file), label, stop, |_, _| {})
+        record_job(rec, first, &spec, target.map(|t| &t.file), label, stop, |_, _, _| {})
     })
 }
 
@@ -210,7 +210,7 @@ pub fn record_job(
     file: Option<&std::fs::File>,
     label: &str,
     stop: &StopFlag,
-    more: impl FnOnce(&Recording, &mut IoFacts),
+    more: impl FnOnce(&Recording, &IoOutcome, &mut IoFacts),
 ) -> Result<Finished> {
     let bar = output::run_line(label);
     // The record's stream is the workload's (io, replay-trace): its summary is rebuilt from it.
@@ -225,7 +225,7 @@ pub fn record_job(
     rec.bundle.totals(outcome.counted_from_s(), outcome.measured_s, &hists);
     let ended_at = jiff::Timestamp::now().to_string();
     let mut facts = IoFacts::of(&outcome);
-    more(rec, &mut facts);
+    more(rec, &outcome, &mut facts);
     let end = End::of(&ended_at, &outcome, &facts);
     let outcome = outcome.with(facts);
     let summary = record_summary::io::summary(first, &outcome, &ended_at);

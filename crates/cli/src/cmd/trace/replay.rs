@@ -174,10 +174,18 @@ pub fn measure(a: &ReplayTraceArgs, given: Option<&Path>, stop: &StopFlag) -> Re
     let label = format!("replaying {}", a.trace.display());
     let replayed = facts(a, &c);
     let m = measure::measure(&dir, start, stop, |rec, first| {
-        crate::cmd::io::record_job(rec, first, &spec, Some(&target.file), &label, stop, |rec, facts| {
-            let check = a.check.then(|| checked(rec, &c.original)).flatten();
-            facts.trace = Some(TraceReplay { check, ..replayed });
-        })
+        crate::cmd::io::record_job(
+            rec,
+            first,
+            &spec,
+            Some(&target.file),
+            &label,
+            stop,
+            |rec, outcome, facts| {
+                let check = a.check.then(|| checked(rec, outcome.all.flush.ios, &c.original)).flatten();
+                facts.trace = Some(TraceReplay { check, ..replayed });
+            },
+        )
     })?;
     Ok(Ran { ending: ending(&m, stop), measured: Some(m) })
 }
@@ -261,11 +269,12 @@ fn parameters(a: &ReplayTraceArgs, c: &Checked, spec: &IoSpec) -> serde_json::Va
     })
 }
 
-/// The replay's own capture (the last stream) against the trace.
-fn checked(rec: &measure::Recording, original: &Fingerprint) -> Option<fidelity::Check> {
+/// The replay's own capture (the last stream) against the trace, with the flushes the
+/// replay issued.
+fn checked(rec: &measure::Recording, flushes_issued: u64, original: &Fingerprint) -> Option<fidelity::Check> {
     let streams = rec.sampler.streams.results();
     let capture = streams.iter().rev().find_map(|s| s.capture.as_ref())?;
-    Some(fidelity::compare(original, &capture.fingerprint))
+    Some(fidelity::compare(original, &capture.fingerprint, flushes_issued))
 }
 
 /// Exit 1 when a request failed or the check failed, 130 when interrupted.
