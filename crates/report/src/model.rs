@@ -387,9 +387,38 @@ pub struct ReplayResults {
     /// database call, images); absent for other logs.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub unmatched_paths: std::collections::BTreeMap<String, u64>,
+    /// Requests not sent because they reach beyond the database the replay was given
+    /// (another database, the server's settings, roles, files or programs), by kind.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub not_sent: std::collections::BTreeMap<String, u64>,
+    /// The kinds beyond the database the user allowed to be sent (`all` for every kind).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_statements: Vec<String>,
 }
 
 impl ReplayResults {
+    /// "not sent: 2 DROP DATABASE, 1 COPY TO PROGRAM (they reach beyond the database ...)"
+    /// (the most frequent first); None when every request that applied was sent.
+    pub fn not_sent_said(kinds: &std::collections::BTreeMap<String, u64>) -> Option<String> {
+        let mut by_count: Vec<(&String, &u64)> = kinds.iter().collect();
+        by_count.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let said: Vec<String> = by_count.iter().map(|(kind, n)| format!("{n} {kind}")).collect();
+        (!said.is_empty()).then(|| {
+            format!(
+                "not sent: {} (they reach beyond the database the replay was given; \
+                 --allow-statement KIND sends a kind)",
+                said.join(", ")
+            )
+        })
+    }
+
+    /// "sent although beyond the database, as allowed: DROP DATABASE" where the user allowed
+    /// any kind.
+    pub fn allowed_said(allowed: &[String]) -> Option<String> {
+        (!allowed.is_empty())
+            .then(|| format!("sent although beyond the database, as allowed: {}", allowed.join(", ")))
+    }
+
     /// "12 request(s) for paths no route takes: /ds3/index.html (10), /favicon.ico (2)" (the
     /// most frequent first, five at most); None when there are none.
     pub fn unmatched_said(paths: &std::collections::BTreeMap<String, u64>) -> Option<String> {

@@ -195,6 +195,8 @@ pub trait Database: Send + Sync {
     fn kind(&self) -> BackendKind;
     /// Where it is, for messages and the summary (a path, or a URL without its password).
     fn describe(&self) -> String;
+    /// The database's name as its SQL names it (a server's database; SQLite's `main`).
+    fn database_name(&self) -> String;
     /// Makes this process the database's one writer until the guard is dropped: load, reset
     /// and a run hold it, so a second storbench cannot load or reset under them. Fails at
     /// once (never waits) with an error naming the holder when another process has it.

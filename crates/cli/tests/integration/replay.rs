@@ -569,3 +569,98 @@ fn a_general_log_captured_from_mariadb_replays_on_a_copy_with_the_same_rows() {
     assert_eq!(r["calls"].as_u64(), Some(queries), "every query sysbench made: {r}");
     assert_eq!(sbtest_rows(&server, &copy), original, "the copy after the replay, against the original");
 }
+
+/// `storbench replay LOG --url URL ARGS --output-dir RESULTS`, which must succeed: what it
+/// said on stderr.
+fn replayed(log: &str, url: &str, results: &Path, args: &[&str]) -> String {
+    let out =
+        storbench().args(["replay", log, "--url", url]).args(args).arg("--output-dir").arg(results).assert();
+    String::from_utf8_lossy(&out.code(0).get_output().stderr).into_owned()
+}
+
+/// Issue 37: a log that drops another database, runs a program on the server, changes the
+/// server's settings and reads its files, replayed against a database of the test's own:
+/// only what stays inside that database is sent, the rest counted by kind before the run
+/// and in the summary, and a kind the user allowed is sent and said to be.
+#[test]
+fn a_postgres_replay_sends_only_what_stays_inside_its_database_and_says_what_it_withheld() {
+    let Some(server) = ServerDb::new(BackendKind::Postgres, "reach") else { return };
+    server.sql(&format!("CREATE DATABASE {}", server.name));
+    // Named with the test's prefix: dropped with it, whatever happens.
+    let victim = format!("{}_victim", server.name);
+    server.sql(&format!("CREATE DATABASE {victim}"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o777)).unwrap();
+    let ran = dir.path().join("ran");
+    let session = "6b07bdf6.3e9";
+    let requests: Vec<(f64, &str, String)> = [
+        "CREATE TABLE sbreach (n int)".to_string(),
+        "INSERT INTO sbreach VALUES (1)".into(),
+        format!("DROP DATABASE {victim}"),
+        format!("COPY (SELECT 1) TO PROGRAM 'touch {}'", ran.display()),
+        "ALTER SYSTEM RESET work_mem".into(),
+        "SELECT pg_read_file('/etc/hostname')".into(),
+        "INSERT INTO sbreach VALUES (2)".into(),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, sql)| (i as f64 * 0.001, session, sql))
+    .collect();
+    let log = write_log(dir.path(), "pg.csv", &csvlog(&requests));
+    let results = dir.path().join("results");
+    let said = replayed(&log, &server.url(), &results, &[]);
+    assert!(said.contains("sends 3 requests"), "{said}");
+    assert!(
+        said.contains("not sent: 1 ALTER SYSTEM, 1 COPY TO PROGRAM, 1 DROP DATABASE, 1 pg_read_file"),
+        "{said}"
+    );
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(3), Some(0)), "{r}");
+    assert_eq!(r["not_sent"]["DROP DATABASE"], 1, "{r}");
+    assert_eq!(r["not_sent"]["COPY TO PROGRAM"], 1, "{r}");
+    let exists = |db: &str| server.sql(&format!("SELECT count(*) FROM pg_database WHERE datname = '{db}'"));
+    assert_eq!(exists(&victim).trim(), "1", "the other database is still there");
+    assert!(!ran.exists(), "no program ran on the database host");
+    assert_eq!(server.sql_in("SELECT count(*) FROM sbreach").trim(), "2");
+    storbench().args(["summarize", "--check"]).arg(only_bundle(&results)).assert().code(0);
+    storbench().arg("report").arg(only_bundle(&results)).assert().code(0);
+    let md = std::fs::read_to_string(only_bundle(&results).join("report.md")).unwrap();
+    assert!(md.contains("Withheld: not sent: 1 ALTER SYSTEM"), "{md}");
+
+    // Allowed by its kind, the drop is sent (on a database made for it), and said.
+    server.sql_in("DROP TABLE sbreach");
+    let allowed = dir.path().join("allowed");
+    let said = replayed(&log, &server.url(), &allowed, &["--allow-statement", "drop database"]);
+    assert!(said.contains("sent although beyond the database, as allowed: drop database"), "{said}");
+    let r = &bundle_summary(&allowed)["results"];
+    assert_eq!(r["allowed_statements"], serde_json::json!(["drop database"]), "{r}");
+    assert!(r["not_sent"]["DROP DATABASE"].is_null(), "{r}");
+    assert_eq!(exists(&victim).trim(), "0", "the drop the user allowed was sent");
+    assert!(!ran.exists());
+}
+
+#[test]
+fn a_mariadb_replay_sends_nothing_that_names_another_database_or_the_servers_settings() {
+    let Some(server) = ServerDb::new(BackendKind::Mysql, "reach") else { return };
+    server.sql(&format!("CREATE DATABASE {}", server.name));
+    let victim = format!("{}_victim", server.name);
+    server.sql(&format!("CREATE DATABASE {victim}"));
+    server.sql(&format!("CREATE TABLE {victim}.t (n int)"));
+    let requests = [
+        "CREATE TABLE sbreach (n int)".to_string(),
+        format!("INSERT INTO {victim}.t VALUES (1)"),
+        format!("DELETE FROM sbreach WHERE n IN (SELECT n FROM {victim}.t)"),
+        format!("DROP DATABASE {victim}"),
+        "SET GLOBAL max_connections = 151".into(),
+        "INSERT INTO sbreach VALUES (1)".into(),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "general.log", &general_log(&requests.map(|q| (41, q))));
+    let results = dir.path().join("results");
+    let said = replayed(&log, &server.url(), &results, &[]);
+    assert!(said.contains("not sent: 2 another database, 1 DROP DATABASE, 1 SET GLOBAL"), "{said}");
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(2), Some(0)), "{r}");
+    assert_eq!(server.sql(&format!("SELECT COUNT(*) FROM {victim}.t")).trim(), "0", "nothing written there");
+    assert_eq!(server.sql_in("SELECT COUNT(*) FROM sbreach").trim(), "1");
+}

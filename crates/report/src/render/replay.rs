@@ -83,6 +83,10 @@ impl WorkloadResults for ReplayResults {
             // Every run of a configuration reads the same logs: the first one's count is theirs.
             let unmatched = ReplayResults::unmatched_said(&runs[0].unmatched_paths);
             out.extend(unmatched.map(|u| Block::Para(format!("Skipped: {u}."))));
+            let withheld = ReplayResults::not_sent_said(&runs[0].not_sent).map(|w| format!("Withheld: {w}."));
+            out.extend(withheld.map(Block::Para));
+            let allowed = ReplayResults::allowed_said(&runs[0].allowed_statements).map(|a| format!("{a}."));
+            out.extend(allowed.map(Block::Para));
             out.push(Block::Table(sources(runs)));
             out.push(Block::Table(types(runs)));
         }

@@ -275,6 +275,10 @@ impl Database for Mysql {
         format!("mysql://{}@{}:{}/{}", self.user, self.host, self.port, self.db)
     }
 
+    fn database_name(&self) -> String {
+        self.db.clone()
+    }
+
     fn lock_writer(&self) -> DbResult<WriterLock> {
         ownership::lock_writer(self)
     }

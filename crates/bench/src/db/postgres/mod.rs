@@ -307,6 +307,10 @@ impl Database for Postgres {
         self.shown.clone()
     }
 
+    fn database_name(&self) -> String {
+        self.dbname.clone()
+    }
+
     fn lock_writer(&self) -> DbResult<WriterLock> {
         ownership::lock_writer(self)
     }

@@ -143,6 +143,10 @@ impl Database for Sqlite {
         self.path.display().to_string()
     }
 
+    fn database_name(&self) -> String {
+        "main".into()
+    }
+
     /// `flock` on `<file>.lock` beside the database (see `writer_lock`).
     fn lock_writer(&self) -> DbResult<WriterLock> {
         crate::db::writer_lock::lock_file(&sidecar(&self.path, "lock"), &self.path.display().to_string())

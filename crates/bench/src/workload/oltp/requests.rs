@@ -187,6 +187,9 @@ impl Database for Recorded {
     fn describe(&self) -> String {
         self.inner.describe()
     }
+    fn database_name(&self) -> String {
+        self.inner.database_name()
+    }
     fn lock_writer(&self) -> DbResult<WriterLock> {
         self.inner.lock_writer()
     }

@@ -64,6 +64,12 @@ pub struct ReplayDetail {
     /// A web log's requests that no route of the mapping takes, per path.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unmatched_paths: BTreeMap<String, u64>,
+    /// Requests not sent because they reach beyond the database, by kind.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub not_sent: BTreeMap<String, u64>,
+    /// The kinds beyond the database the user allowed (`all` for every kind).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub allowed_statements: Vec<String>,
     /// Time-sync: lateness at p99 was over `FELL_BEHIND_P99` (a warning says so).
     pub fell_behind: bool,
     /// Seconds from the start until latency settled, where the first seconds' was well over
@@ -98,6 +104,7 @@ struct Reading {
     /// Requests read that apply, and lines not read, once reading ended.
     applied: u64,
     unread: Unread,
+    not_sent: BTreeMap<String, u64>,
     failure: Option<ReplayError>,
 }
 
@@ -289,6 +296,8 @@ impl Lifecycle for Replay {
             unread_lines: reading.unread.count,
             first_unread: reading.unread.first,
             unmatched_paths: reading.unread.unmatched,
+            not_sent: reading.not_sent,
+            allowed_statements: self.spec.statements.allowed_said(),
             fell_behind: warning.is_some(),
             cold_start_s: cold_start_s(&work.p99s),
         };
@@ -336,6 +345,7 @@ fn read(shared: &Shared, mut timeline: Timeline, mode: Mode, stop: &StopFlag) {
     shared.primed(|r| {
         (r.applied, r.unread, r.failure) =
             (timeline.applied, std::mem::take(&mut timeline.unread), fed.err());
+        r.not_sent = std::mem::take(&mut timeline.not_sent);
     });
     if failed {
         shared.end_now();

@@ -38,6 +38,9 @@
 //!   be read is counted (the first few kept with their line numbers) unless the replay is
 //!   strict, when it ends the run as failed naming the line (or, before the first request, is
 //!   `run`'s error).
+//! - A statement that reaches beyond the database the replay was given (`reach`: another
+//!   database, the server's settings, roles, files or programs) is not sent unless the user
+//!   allowed its kind: the timeline withholds it and counts it by kind, in the preview too.
 //!
 //! Each interval has per request type (the entry's `kind`, found as the run goes; past
 //! `MAX_TYPES` the rest are counted together as `OTHER_TYPES`) calls, errors and a latency
@@ -48,6 +51,7 @@ mod conn;
 mod data;
 mod engine;
 pub mod log;
+pub mod reach;
 mod sched;
 mod spec;
 pub mod summary;
@@ -61,6 +65,7 @@ mod tests;
 pub use conn::Connect;
 pub use data::{ReplayData, SourceFigures, TypeFigures};
 pub use engine::{FELL_BEHIND_P99, ReplayDetail};
+pub use reach::{Dialect, Statements};
 pub use spec::{DEFAULT_IN_FLIGHT, Filter, Mode, ReplaySpec, Source};
 pub use timeline::{FIRST_UNREAD_KEPT, MAX_TYPES, OTHER_TYPES, Preview, Unread, preview};
 

@@ -85,6 +85,9 @@ pub struct ReplaySpec {
     /// A line that cannot be read stops the replay with an error naming it; otherwise it is
     /// counted, the first few are kept, and the replay goes on.
     pub strict: bool,
+    /// Which statements are sent: those that stay inside the database given, and the kinds
+    /// beyond it the user allowed.
+    pub statements: super::Statements,
     /// Steady-state rounds of this length (SNIA PTS rule on calls/s per round; fire-hose):
     /// the replay ends once the rule holds, the logs' end at the latest, and its figures
     /// cover the last window.

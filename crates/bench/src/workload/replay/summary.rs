@@ -57,6 +57,8 @@ fn results(out: &ReplayOutcome) -> ReplayResults {
         unread_lines: d.unread_lines,
         first_unread: d.first_unread.clone(),
         unmatched_paths: d.unmatched_paths.clone(),
+        not_sent: d.not_sent.clone(),
+        allowed_statements: d.allowed_statements.clone(),
     }
 }
 

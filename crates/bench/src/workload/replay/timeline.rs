@@ -6,7 +6,8 @@
 //!
 //! Reading stops where nothing more can apply: a source at its first request past the
 //! window's end, every source at the limit. Lines that could not be read are counted up to
-//! there, in both.
+//! there, in both, and so are the requests withheld as reaching beyond the database
+//! (`ReplaySpec::statements`): they are not sent, and do not count toward the limit.
 
 use super::ReplayError;
 use super::log::{Entry, LineError, Read, What};
@@ -113,6 +114,7 @@ pub(super) struct Timeline {
     /// Sources still read.
     open: Vec<bool>,
     filter: Filter,
+    statements: super::Statements,
     strict: bool,
     /// Any of these set ends the timeline where it is (a stop request, the run's end), even
     /// in a long stretch of log that does not apply.
@@ -122,6 +124,8 @@ pub(super) struct Timeline {
     /// Requests given so far.
     pub(super) applied: u64,
     pub(super) unread: Unread,
+    /// Requests that applied but were withheld, by the kind that reaches beyond.
+    pub(super) not_sent: BTreeMap<String, u64>,
 }
 
 impl Timeline {
@@ -134,11 +138,13 @@ impl Timeline {
             heads: (0..n).map(|_| None).collect(),
             open: vec![true; n],
             filter: spec.filter.clone(),
+            statements: spec.statements.clone(),
             strict: spec.strict,
             quit,
             origin: None,
             applied: 0,
             unread: Unread::default(),
+            not_sent: BTreeMap::new(),
         }
     }
 
@@ -155,6 +161,10 @@ impl Timeline {
             let origin = *self.origin.get_or_insert(e.at_ns);
             match self.filter.verdict(&e, e.at_ns - origin) {
                 Verdict::Applies => {
+                    if let Some(kind) = self.statements.withheld(e.what.sql()) {
+                        *self.not_sent.entry(kind).or_default() += 1;
+                        continue;
+                    }
                     self.applied += u64::from(matches!(e.what, What::Request(_)));
                     return Ok(Some((i, e)));
                 }
@@ -209,6 +219,8 @@ pub struct Preview {
     /// The same per source, in the sources' order: (name, requests).
     pub by_source: Vec<(String, u64)>,
     pub unread: Unread,
+    /// Requests withheld as reaching beyond the database, by kind.
+    pub not_sent: BTreeMap<String, u64>,
     /// Seconds of log from the first request that applies to the last.
     pub span_s: f64,
 }
@@ -244,6 +256,7 @@ pub fn preview(spec: &ReplaySpec, sources: Vec<Source>, stop: &StopFlag) -> Resu
     }
     p.requests = timeline.applied;
     p.unread = timeline.unread;
+    p.not_sent = timeline.not_sent;
     p.span_s = span.map_or(0.0, |(first, last)| (last - first) as f64 / 1e9);
     Ok(p)
 }
@@ -251,6 +264,7 @@ pub fn preview(spec: &ReplaySpec, sources: Vec<Source>, stop: &StopFlag) -> Resu
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::replay::Statements;
     use crate::workload::replay::testing::{entry, source};
     use std::time::Duration;
 
@@ -345,6 +359,33 @@ mod tests {
         let err = preview(&strict, vec![reads()], &StopFlag::new()).unwrap_err();
         assert_eq!(err, ReplayError::Unreadable { log: "web1".into(), line: 1, why: "not a request".into() });
         assert!(err.to_string().starts_with("web1 line 1: not a request"), "{err}");
+    }
+
+    #[test]
+    fn statements_beyond_the_database_are_withheld_and_counted_unless_their_kind_is_allowed() {
+        let log = || {
+            let sql = ["SELECT 1", "DROP DATABASE other", "COPY t TO PROGRAM 'rm -rf /'", "DROP DATABASE x"];
+            source("a", sql.map(|q| Ok(entry("s", 0, q))).into_iter())
+        };
+        let statements = Statements { database: "db".into(), ..Statements::default() };
+        let guarded = ReplaySpec { statements: statements.clone(), ..ReplaySpec::default() };
+        let mut t = Timeline::new(&guarded, vec![log()], Vec::new());
+        let mut sent = Vec::new();
+        while let Some((_, e)) = t.next().unwrap() {
+            sent.push(e.what.sql().to_string());
+        }
+        assert_eq!(sent, ["SELECT 1"], "only what stays inside the database is given to be sent");
+        let p = preview(&guarded, vec![log()], &StopFlag::new()).unwrap();
+        assert_eq!(p.requests, 1);
+        assert_eq!(p.not_sent, BTreeMap::from([("DROP DATABASE".into(), 2), ("COPY TO PROGRAM".into(), 1)]));
+        let allowed = Statements { allowed: ["DROP DATABASE".to_string()].into(), ..statements };
+        let p = preview(
+            &ReplaySpec { statements: allowed, ..ReplaySpec::default() },
+            vec![log()],
+            &StopFlag::new(),
+        )
+        .unwrap();
+        assert_eq!((p.requests, p.not_sent), (3, BTreeMap::from([("COPY TO PROGRAM".into(), 1)])));
     }
 
     #[test]

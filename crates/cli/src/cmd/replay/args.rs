@@ -78,6 +78,20 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
 
+    /// Send the statements of this kind although they reach beyond the database the replay
+    /// was given (repeatable), the kind as the replay's "not sent" line names it: "DROP
+    /// DATABASE", "SET GLOBAL", "COPY TO PROGRAM", "another database", "pg_read_file". By
+    /// default only what acts inside that database is sent: a statement on other databases,
+    /// roles or tablespaces, the server's settings, its files or programs, its extensions or
+    /// languages, replication or its administration is counted, not sent.
+    #[arg(long, value_name = "KIND")]
+    pub allow_statement: Vec<String>,
+
+    /// Send every statement of the logs, whatever it reaches (a log you trust, against a
+    /// server of its own).
+    #[arg(long)]
+    pub allow_all_statements: bool,
+
     /// Stop at the first line that cannot be read as a request, instead of counting it,
     /// showing the first few with their line numbers, and going on.
     #[arg(long)]

@@ -25,7 +25,9 @@ use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::ds3::Ds3Database;
 use storbench_bench::workload::replay::log::web::{Mapping, WebLog};
 use storbench_bench::workload::replay::log::{Format, mysql, postgres, storbench};
-use storbench_bench::workload::replay::{self as replay, Filter, Mode, Preview, ReplaySpec, Source};
+use storbench_bench::workload::replay::{
+    self as replay, Dialect, Filter, Mode, Preview, ReplaySpec, Source, Statements,
+};
 use storbench_report::{ReplayResults, Results, Summary, TargetInfo, export};
 
 /// The largest --speed: a day of log in under a second.
@@ -148,7 +150,7 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
     }
     let filter = Filter { database: a.database.clone(), user: a.user.clone(), start, end, limit: a.limit };
     let steady_state = steady_round(a, mode)?;
-    Ok(ReplaySpec { mode, filter, strict: a.strict, steady_state })
+    Ok(ReplaySpec { mode, filter, strict: a.strict, steady_state, statements: Statements::default() })
 }
 
 /// --steady-state: fire-hose only, where the calls per second are the database's; the logs'
@@ -250,12 +252,19 @@ fn will_send(p: &Preview) -> String {
 /// One replay into the bundle directory `given`, or a new one under --output-dir. `storbench
 /// run` calls this.
 pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
-    let checked = validate(a)?;
+    let mut checked = validate(a)?;
+    let db = database(a)?;
+    checked.spec.statements = statements(a, db.as_ref());
     let Some(preview) = preview(&checked, stop)? else {
         return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
     };
-    let db = database(a)?;
     say!("replay: {} log(s): sends {} to {}", checked.logs.len(), will_send(&preview), db.describe());
+    if let Some(withheld) = ReplayResults::not_sent_said(&preview.not_sent) {
+        say!("replay: {withheld}");
+    }
+    if let Some(allowed) = ReplayResults::allowed_said(&checked.spec.statements.allowed_said()) {
+        say!("replay: {allowed}");
+    }
     if let Some(paths) = ReplayResults::unmatched_said(&preview.unread.unmatched) {
         say!("replay: {paths}; they are skipped");
     }
@@ -274,6 +283,16 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
         _ => Ending::Ok,
     };
     Ok(Ran { ending, measured: Some(measured) })
+}
+
+/// Which statements the replay sends to `db`: what stays inside it, and the kinds allowed.
+fn statements(a: &ReplayArgs, db: &dyn Ds3Database) -> Statements {
+    Statements {
+        dialect: Dialect::of(db.kind()),
+        database: db.database_name(),
+        allowed: a.allow_statement.iter().map(|k| k.trim().to_string()).collect(),
+        all: a.allow_all_statements,
+    }
 }
 
 /// The database the options name, as `oltp run` opens it; a SQLite file must be there (a
@@ -348,6 +367,8 @@ fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_a
         "database": a.database,
         "user": a.user,
         "strict": a.strict,
+        "allow_statement": a.allow_statement,
+        "allow_all_statements": a.allow_all_statements,
         "steady_state_s": c.spec.steady_state.map(|r| r.as_secs_f64()),
         "backend": db.kind().as_str(),
         "target": db.describe(),
