@@ -394,6 +394,17 @@ pub struct ReplayResults {
     /// The kinds beyond the database the user allowed to be sent (`all` for every kind).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_statements: Vec<String>,
+    /// Requests not sent because the database gave their session no connection (refused, or
+    /// lost and not regained): never calls, never in a rate; any fails the replay.
+    #[serde(default)]
+    pub not_connected: u64,
+    /// Requests whose log time went back behind the one before them in their log: replayed in
+    /// the log's order at the time of the one before.
+    #[serde(default)]
+    pub backwards: u64,
+    /// The share of failed requests, in percent, over which the replay failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_errors_pct: Option<f64>,
 }
 
 impl ReplayResults {
@@ -408,6 +419,17 @@ impl ReplayResults {
                 "not sent: {} (they reach beyond the database the replay was given; \
                  --allow-statement KIND sends a kind)",
                 said.join(", ")
+            )
+        })
+    }
+
+    /// "3 request(s) went back in time in their log: ..." where any did.
+    pub fn backwards_said(&self) -> Option<String> {
+        (self.backwards > 0).then(|| {
+            format!(
+                "{} request(s) had a log time before the one before them in their log: replayed in \
+                 the log's order, at the time of the one before",
+                self.backwards
             )
         })
     }

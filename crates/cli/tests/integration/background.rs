@@ -239,7 +239,12 @@ fn an_emulated_rebuild_on_the_runs_own_disk_copies_at_its_rate_and_costs_the_wor
     assert_eq!((b["name"].as_str(), b["kind"].as_str()), (Some("bg1"), Some("rebuild")), "{b}");
     let copied = b["bytes_per_sec"].as_f64().unwrap();
     assert!((copied / (40.0 * MIB) - 1.0).abs() <= 0.05, "the copy held 40 MiB/s within 5 %: {b}");
-    assert_eq!(b["read_bytes_per_sec"], b["write_bytes_per_sec"], "every block read is written: {b}");
+    // Every block read is written; one read as the window closed may still be on its way to
+    // its write (under load its write took 30 ms).
+    let f = |key: &str| b[key].as_f64().unwrap();
+    let block = f("read_bytes_per_sec") / f("read_iops");
+    let unwritten = (f("read_bytes_per_sec") - f("write_bytes_per_sec")) * f("measured_s") / block;
+    assert!((-1e-6..=1.0 + 1e-6).contains(&unwritten), "every block read is written: {b}");
     assert_eq!(b["errors"], 0);
     assert!(iops(&paced) > 0.0);
     for side in ["source", "dest"] {

@@ -318,15 +318,16 @@ fn a_mariadb_general_log_replays_each_connection_in_its_order() {
     let rows =
         server.sql_in("SELECT (SELECT count(*) FROM sbreplay_my_41) + (SELECT count(*) FROM sbreplay_my_42)");
     assert_eq!(rows.trim(), "50");
-    // Another database's sessions do not apply.
+    // Another database's sessions do not apply: with nothing left to send, the replay is
+    // refused before it runs.
     let other = dir.path().join("other");
     let out = storbench()
         .args(["replay", &log, "--url", &server.url(), "--database", "crm", "--output-dir"])
         .arg(&other)
         .assert()
-        .code(0);
+        .code(2);
     let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
-    assert!(said.contains("sends 0 requests"), "{said}");
+    assert!(said.contains("none of the 52 request(s) read from the logs applies: --database"), "{said}");
 }
 
 #[test]
@@ -663,4 +664,118 @@ fn a_mariadb_replay_sends_nothing_that_names_another_database_or_the_servers_set
     assert_eq!((r["calls"].as_u64(), r["errors"]["total"].as_u64()), (Some(2), Some(0)), "{r}");
     assert_eq!(server.sql(&format!("SELECT COUNT(*) FROM {victim}.t")).trim(), "0", "nothing written there");
     assert_eq!(server.sql_in("SELECT COUNT(*) FROM sbreach").trim(), "1");
+}
+
+/// A replay whose every request fails did not reproduce its log: failed (exit 1, complete
+/// false, the reason in its summary), its summary still printed with --json; under
+/// `--max-errors 100` the same run passes.
+#[test]
+fn a_replay_whose_requests_fail_over_the_stated_share_is_failed_and_still_prints_its_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests: Vec<(f64, &str, String)> = (0..10)
+        .map(|n| (f64::from(n) * 0.001, "6b07bdf6.3e9", format!("INSERT INTO missing VALUES ({n})")))
+        .collect();
+    let log = write_log(dir.path(), "pg.csv", &csvlog(&requests));
+    let db = empty_db(dir.path(), "shop.db");
+    let results = dir.path().join("results");
+    let out = storbench()
+        .args(["replay", &log, "--json", "--path"])
+        .arg(&db)
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .code(1);
+    let s = crate::support::stdout_json(&out);
+    assert_eq!(s["complete"], false, "{s}");
+    let warnings = s["warnings"].to_string();
+    assert!(
+        warnings.contains("10 of 10 requests failed (100.00 %), more than the 1 % a replay allows"),
+        "{warnings}"
+    );
+    assert!(crate::support::stderr_text(&out).contains("error: the replay failed: "));
+    assert_eq!(bundle_summary(&results)["complete"], false);
+    storbench()
+        .args(["replay", &log, "--max-errors", "100", "--path"])
+        .arg(&db)
+        .arg("--output-dir")
+        .arg(dir.path().join("tolerant"))
+        .assert()
+        .code(0);
+    refused(storbench().args(["replay", &log, "--max-errors", "101", "--path"]).arg(&db), "--max-errors 101");
+}
+
+/// A database that will not give the log's sessions a connection: their requests are never
+/// calls, and the replay is failed saying how many were not sent.
+#[test]
+fn requests_whose_session_the_database_refused_are_not_calls_and_fail_the_replay() {
+    let Some(server) = ServerDb::new(BackendKind::Postgres, "refused") else { return };
+    server.sql(&format!("CREATE DATABASE {}", server.name));
+    // Four sessions at once, each holding its connection for a while; the role may hold two
+    // (one of them storbench's own writer lock): the others are refused.
+    let mut requests = Vec::new();
+    for k in 0..4u32 {
+        let session = format!("6b07bdf6.{k:x}");
+        requests.push((0.0, session.clone(), "SELECT pg_sleep(0.5)".to_string()));
+        requests.push((0.001, session, "SELECT 1".to_string()));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let log = write_log(dir.path(), "pg.csv", &csvlog(&requests));
+    let (_role, url) = LimitedRole::new(&server, 2);
+    let results = dir.path().join("results");
+    let out = storbench()
+        .args(["replay", &log, "--url", &url, "--in-flight", "4", "--json", "--output-dir"])
+        .arg(&results)
+        .assert()
+        .code(1);
+    let s = crate::support::stdout_json(&out);
+    let r = &s["results"];
+    let not_connected = r["not_connected"].as_u64().unwrap();
+    assert!(not_connected >= 2, "{r}");
+    assert_eq!(r["calls"].as_u64().unwrap() + not_connected, 8, "a request not sent is no call: {r}");
+    assert_eq!(s["complete"], false);
+    assert!(
+        s["warnings"]
+            .to_string()
+            .contains("were not sent: the database did not give their session a connection"),
+        "{s}"
+    );
+}
+
+/// A log that holds no request storbench can read is refused before anything runs, naming
+/// the format tried and the first line it could not read; a request whose log time goes back
+/// is replayed in the log's order and counted.
+#[test]
+fn a_log_with_no_request_is_refused_and_one_whose_time_goes_back_is_replayed_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let junk = write_log(dir.path(), "junk.csv", "not,a,csvlog,line\nnor,this\n");
+    let db = empty_db(dir.path(), "shop.db");
+    let err =
+        refused(storbench().args(["replay", &junk, "--format", "pg-csvlog", "--path"]).arg(&db), "pg-csvlog");
+    assert!(err.contains("no request could be read") && err.contains("junk.csv line 1"), "{err}");
+    let session = "6b07bdf6.3e9";
+    let requests = [
+        (0.0, session, "CREATE TABLE t (n int)".to_string()),
+        (2.0, session, "INSERT INTO t VALUES (1)".to_string()),
+        (1.0, session, "INSERT INTO t VALUES (2)".to_string()),
+        (3.0, session, "SELECT count(*) FROM t".to_string()),
+    ];
+    let log = write_log(dir.path(), "back.csv", &csvlog(&requests));
+    let results = dir.path().join("results");
+    let out = storbench()
+        .args(["replay", &log, "--mode", "time-sync", "--speed", "10", "--path"])
+        .arg(&db)
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .code(0);
+    assert!(
+        crate::support::stderr_text(&out).contains("1 request(s) had a log time before the one before them")
+    );
+    let r = &bundle_summary(&results)["results"];
+    assert_eq!(
+        (r["calls"].as_u64(), r["errors"]["total"].as_u64(), r["backwards"].as_u64()),
+        (Some(4), Some(0), Some(1)),
+        "{r}"
+    );
+    assert_eq!(count(&Sqlite::new(&db), "t"), 2);
 }

@@ -87,6 +87,7 @@ impl WorkloadResults for ReplayResults {
             out.extend(withheld.map(Block::Para));
             let allowed = ReplayResults::allowed_said(&runs[0].allowed_statements).map(|a| format!("{a}."));
             out.extend(allowed.map(Block::Para));
+            out.extend(runs[0].backwards_said().map(|b| Block::Para(format!("{b}."))));
             out.push(Block::Table(sources(runs)));
             out.push(Block::Table(types(runs)));
         }

@@ -4,6 +4,7 @@
 //! connection is of the kind its first request needs, and one that changes kind opens the
 //! other (a log mixes none in practice).
 
+use super::data::Answer;
 use super::log::Body;
 use crate::db::{DbErrorKind, DbResult, SqlSession};
 use crate::workload::oltp::ds3::call::Ids;
@@ -60,11 +61,13 @@ impl Conn {
     }
 }
 
-/// A failed request: its kind and the database's message.
-pub(super) type Failed = (DbErrorKind, String);
+/// A request that was not answered: how (failed, or not sent for want of a connection) and the
+/// database's message.
+pub(super) type Failed = (Answer, String);
 
 /// Runs `body` on the session's connection, opening one of the kind it needs where there is
-/// none; a lost connection is dropped, so that the session's next request opens a new one.
+/// none; a lost connection is dropped, so that the session's next request opens a new one. A
+/// connection the database would not open is `Answer::Refused`: the request was never sent.
 pub(super) fn send(conn: &mut Option<Conn>, body: &Body, connect: &Connect) -> Result<(), Failed> {
     let sent = match (conn.take(), body) {
         (Some(Conn::Sql(mut s)), Body::Sql(sql)) => {
@@ -85,7 +88,7 @@ pub(super) fn send(conn: &mut Option<Conn>, body: &Body, connect: &Connect) -> R
     if sent.as_ref().is_err_and(|e| e.kind == DbErrorKind::Connection) {
         *conn = None;
     }
-    sent.map_err(|e| (e.kind, e.message))
+    sent.map_err(|e| (Answer::Failed(e.kind), e.message))
 }
 
 /// A new connection of the kind `body` needs.
@@ -95,8 +98,8 @@ fn open(body: &Body, connect: &Connect) -> Result<Conn, Failed> {
         (Body::Ds3(_), Some(ds3)) => ds3().map(|s| Conn::Ds3(s, Ids::default())),
         (Body::Ds3(call), None) => {
             let why = format!("a DVD Store call ({}) needs a database DS3 runs on", call.kind());
-            return Err((DbErrorKind::Missing, why));
+            return Err((Answer::Failed(DbErrorKind::Missing), why));
         }
     };
-    opened.map_err(|e| (e.kind, e.message))
+    opened.map_err(|e| (Answer::Refused, format!("no connection ({}): {}", e.kind.as_str(), e.message)))
 }

@@ -4,7 +4,8 @@
 //!
 //! # In the record
 //!
-//! An interval's counts: `in_flight`, `errors.<kind>` (`connection`, `query`, ...),
+//! An interval's counts: `in_flight`, `refused` (requests not sent: their session could get
+//! no connection), `errors.<kind>` (`connection`, `query`, ...),
 //! `sources` (how many) with `s<i>.calls` and `s<i>.errors` per source in the run's order, and
 //! per request type `type.<name>.calls`, `.errors` and `.sum_ns` (the exact sum of the
 //! answered requests' latencies). Its histograms: `type.<name>` (the answered requests'
@@ -55,8 +56,13 @@ pub struct SourceFigures {
 /// How a request went.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Answer {
-    Done { latency_ns: u64 },
+    Done {
+        latency_ns: u64,
+    },
     Failed(DbErrorKind),
+    /// Not sent: the session could get no connection (the database refused it). Never a
+    /// call, never in a rate.
+    Refused,
 }
 
 /// What one source's workers counted since the driver last took it; types by index.
@@ -65,12 +71,17 @@ pub(super) struct SourceRecorder {
     types: Vec<TypeFigures>,
     errors: ErrorTally,
     lateness: LatencyHistogram,
+    refused: u64,
 }
 
 impl SourceRecorder {
     /// Counts one request of type `kind`; `lateness_ns` in time-sync.
     pub(super) fn record(&mut self, kind: u32, answer: Answer, lateness_ns: Option<u64>) {
         let kind = kind as usize;
+        if answer == Answer::Refused {
+            self.refused += 1;
+            return;
+        }
         if kind >= self.types.len() {
             self.types.resize_with(kind + 1, TypeFigures::default);
         }
@@ -85,6 +96,7 @@ impl SourceRecorder {
                 t.errors += 1;
                 self.errors.count(why.as_str());
             }
+            Answer::Refused => {}
         }
         if let Some(ns) = lateness_ns {
             self.lateness.record(ns);
@@ -96,6 +108,7 @@ impl SourceRecorder {
         self.types.iter_mut().for_each(TypeFigures::reset);
         self.errors = ErrorTally::default();
         self.lateness.reset();
+        self.refused = 0;
     }
 }
 
@@ -114,6 +127,8 @@ pub struct ReplayData {
     pub lateness: LatencyHistogram,
     /// Requests running at the interval's end; merged, the most at any interval's end.
     pub in_flight: u64,
+    /// Requests not sent because their session could get no connection: never calls.
+    pub refused: u64,
 }
 
 impl ReplayData {
@@ -131,6 +146,7 @@ impl ReplayData {
             d.by_source.push(source);
             d.errors.merge(&r.errors);
             d.lateness.merge(&r.lateness);
+            d.refused += r.refused;
         }
         d
     }
@@ -169,6 +185,7 @@ impl IntervalData for ReplayData {
         self.latency.merge(&o.latency);
         self.lateness.merge(&o.lateness);
         self.in_flight = self.in_flight.max(o.in_flight);
+        self.refused += o.refused;
     }
 
     fn ops(&self) -> u64 {
@@ -214,6 +231,7 @@ impl Recordable for ReplayData {
     fn tally(&self) -> Tally<'_> {
         let mut t = Tally::default();
         t.count("in_flight", self.in_flight);
+        t.count("refused", self.refused);
         t.errors("errors", &self.errors);
         t.count("sources", self.by_source.len() as u64);
         for (i, s) in self.by_source.iter().enumerate() {
@@ -246,6 +264,7 @@ impl Recordable for ReplayData {
             errors: t.error_tally("errors"),
             lateness: t.histogram("lateness"),
             in_flight: t.get("in_flight"),
+            refused: t.get("refused"),
             ..ReplayData::default()
         };
         for (key, &n) in &t.counts {

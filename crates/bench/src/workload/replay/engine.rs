@@ -67,6 +67,12 @@ pub struct ReplayDetail {
     /// Requests not sent because they reach beyond the database, by kind.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub not_sent: BTreeMap<String, u64>,
+    /// Requests whose log time went back behind the one before them in their log.
+    #[serde(default)]
+    pub backwards: u64,
+    /// The share of failed requests, in percent, over which the replay failed.
+    #[serde(default)]
+    pub max_errors_pct: Option<f64>,
     /// The kinds beyond the database the user allowed (`all` for every kind).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed_statements: Vec<String>,
@@ -105,6 +111,7 @@ struct Reading {
     applied: u64,
     unread: Unread,
     not_sent: BTreeMap<String, u64>,
+    backwards: u64,
     failure: Option<ReplayError>,
 }
 
@@ -286,6 +293,8 @@ impl Lifecycle for Replay {
         let mut failures = self.end();
         let reading = lock(&self.shared.reading).clone();
         failures.extend(reading.failure.map(|e| e.to_string()));
+        let last = self.shared.scheds.iter().find_map(Sched::last_error);
+        failures.extend(verdict(&driven.all, self.spec.max_errors_pct(), last.as_deref()));
         let warning = pace::fell_behind(&driven.totals.lateness, BEHIND);
         let detail = ReplayDetail {
             mode: self.mode.name().into(),
@@ -297,6 +306,8 @@ impl Lifecycle for Replay {
             first_unread: reading.unread.first,
             unmatched_paths: reading.unread.unmatched,
             not_sent: reading.not_sent,
+            backwards: reading.backwards,
+            max_errors_pct: Some(self.spec.max_errors_pct()),
             allowed_statements: self.spec.statements.allowed_said(),
             fell_behind: warning.is_some(),
             cold_start_s: cold_start_s(&work.p99s),
@@ -306,6 +317,29 @@ impl Lifecycle for Replay {
         out.failed(failures);
         Ok(out)
     }
+}
+
+/// Why a replay that ran did not reproduce its log, from what it counted (`all`): requests
+/// never sent because the database would not open their session's connection (refused, or
+/// lost and not regained), or a share of failed requests over `max_errors_pct`.
+fn verdict(all: &ReplayData, max_errors_pct: f64, last_error: Option<&str>) -> Vec<String> {
+    let mut why = Vec::new();
+    let last = last_error.map(|e| format!(" (the last error: {e})")).unwrap_or_default();
+    if all.refused > 0 {
+        why.push(format!(
+            "{} request(s) were not sent: the database did not give their session a connection{last}",
+            all.refused
+        ));
+    }
+    let (calls, errors) = (all.calls(), all.errors());
+    let pct = if calls > 0 { errors as f64 * 100.0 / calls as f64 } else { 0.0 };
+    if pct > max_errors_pct {
+        why.push(format!(
+            "{errors} of {calls} requests failed ({pct:.2} %), more than the {max_errors_pct} % a replay \
+             allows (--max-errors){last}"
+        ));
+    }
+    why
 }
 
 /// How time-sync says it fell behind the log.
@@ -346,6 +380,7 @@ fn read(shared: &Shared, mut timeline: Timeline, mode: Mode, stop: &StopFlag) {
         (r.applied, r.unread, r.failure) =
             (timeline.applied, std::mem::take(&mut timeline.unread), fed.err());
         r.not_sent = std::mem::take(&mut timeline.not_sent);
+        r.backwards = timeline.backwards;
     });
     if failed {
         shared.end_now();
@@ -441,7 +476,7 @@ fn execute(mut job: Job, connect: &Connect) -> Finished {
     let lateness_ns = job.intended.map(|at| nanos(started.saturating_duration_since(at)));
     let (answer, message) = match sent {
         Ok(()) => (Answer::Done { latency_ns }, None),
-        Err((kind, message)) => (Answer::Failed(kind), Some(message)),
+        Err((answer, message)) => (answer, Some(message)),
     };
     let conn = job.conn.take();
     job.finished(conn, answer, lateness_ns, message)
@@ -510,10 +545,11 @@ impl Workload for ReplayWork {
         if d.calls() > d.errors() {
             return Progress::Working;
         }
-        if d.errors() == 0 {
+        if d.errors() == 0 && d.refused == 0 {
             return Progress::Idle;
         }
-        let kinds: Vec<String> = d.errors.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let mut kinds: Vec<String> = d.errors.by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        kinds.extend((d.refused > 0).then(|| format!("no connection {}", d.refused)));
         let last = self.shared.scheds.iter().find_map(Sched::last_error).unwrap_or_default();
         Progress::Stuck(format!("every request failed ({}); the last error: {last}", kinds.join(", ")))
     }

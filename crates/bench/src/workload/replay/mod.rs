@@ -66,7 +66,7 @@ pub use conn::Connect;
 pub use data::{ReplayData, SourceFigures, TypeFigures};
 pub use engine::{FELL_BEHIND_P99, ReplayDetail};
 pub use reach::{Dialect, Statements};
-pub use spec::{DEFAULT_IN_FLIGHT, Filter, Mode, ReplaySpec, Source};
+pub use spec::{DEFAULT_IN_FLIGHT, DEFAULT_MAX_ERRORS_PCT, Filter, Mode, ReplaySpec, Source};
 pub use timeline::{FIRST_UNREAD_KEPT, MAX_TYPES, OTHER_TYPES, Preview, Unread, preview};
 
 use crate::run::{Beside, Closed, Lifecycle, Outcome, StopFlag};

@@ -9,6 +9,9 @@ use std::time::Duration;
 /// Requests of one source running at once when none is said (fire-hose and time-sync).
 pub const DEFAULT_IN_FLIGHT: u32 = 20;
 
+/// The share of failed requests, in percent, over which a replay failed, when none is said.
+pub const DEFAULT_MAX_ERRORS_PCT: f64 = 1.0;
+
 /// How requests are sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Mode {
@@ -88,6 +91,9 @@ pub struct ReplaySpec {
     /// Which statements are sent: those that stay inside the database given, and the kinds
     /// beyond it the user allowed.
     pub statements: super::Statements,
+    /// The share of failed requests, in percent, over which the replay failed; None:
+    /// [`DEFAULT_MAX_ERRORS_PCT`].
+    pub max_errors: Option<f64>,
     /// Steady-state rounds of this length (SNIA PTS rule on calls/s per round; fire-hose):
     /// the replay ends once the rule holds, the logs' end at the latest, and its figures
     /// cover the last window.
@@ -99,6 +105,13 @@ pub struct ReplaySpec {
 pub struct Source {
     pub name: String,
     pub reads: Box<dyn Iterator<Item = log::Read> + Send>,
+}
+
+impl ReplaySpec {
+    /// The share of failed requests, in percent, over which the replay failed.
+    pub fn max_errors_pct(&self) -> f64 {
+        self.max_errors.unwrap_or(DEFAULT_MAX_ERRORS_PCT)
+    }
 }
 
 impl Source {

@@ -59,6 +59,9 @@ fn results(out: &ReplayOutcome) -> ReplayResults {
         unmatched_paths: d.unmatched_paths.clone(),
         not_sent: d.not_sent.clone(),
         allowed_statements: d.allowed_statements.clone(),
+        not_connected: out.all.refused,
+        backwards: d.backwards,
+        max_errors_pct: d.max_errors_pct,
     }
 }
 

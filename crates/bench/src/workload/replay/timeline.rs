@@ -8,6 +8,10 @@
 //! window's end, every source at the limit. Lines that could not be read are counted up to
 //! there, in both, and so are the requests withheld as reaching beyond the database
 //! (`ReplaySpec::statements`): they are not sent, and do not count toward the limit.
+//!
+//! A request whose log time is before the one before it in its log (a log written by several
+//! processes, a clock stepped back) keeps its place: it is given at the time of the one
+//! before, and counted (`backwards`), never dropped or run ahead of what preceded it.
 
 use super::ReplayError;
 use super::log::{Entry, LineError, Read, What};
@@ -126,6 +130,12 @@ pub(super) struct Timeline {
     pub(super) unread: Unread,
     /// Requests that applied but were withheld, by the kind that reaches beyond.
     pub(super) not_sent: BTreeMap<String, u64>,
+    /// Requests read from the logs, whether they applied or not.
+    pub(super) read: u64,
+    /// Requests whose log time went back behind the one before them in their log.
+    pub(super) backwards: u64,
+    /// Each source's latest log time given.
+    last_at: Vec<Option<i128>>,
 }
 
 impl Timeline {
@@ -145,6 +155,9 @@ impl Timeline {
             applied: 0,
             unread: Unread::default(),
             not_sent: BTreeMap::new(),
+            read: 0,
+            backwards: 0,
+            last_at: vec![None; n],
         }
     }
 
@@ -187,11 +200,24 @@ impl Timeline {
             .map(|h| h.0))
     }
 
+    /// `e` of source `i` at no time before the one before it there (counted where it was).
+    fn in_order(&mut self, i: usize, mut e: Entry) -> Entry {
+        self.read += u64::from(matches!(e.what, What::Request(_)));
+        match self.last_at[i] {
+            Some(last) if e.at_ns < last => {
+                self.backwards += 1;
+                e.at_ns = last;
+            }
+            _ => self.last_at[i] = Some(e.at_ns),
+        }
+        e
+    }
+
     /// Source `i`'s next request, its unreadable lines before it counted.
     fn read(&mut self, i: usize) -> Result<Option<Entry>, ReplayError> {
         loop {
             match self.reads[i].next() {
-                Some(Ok(e)) => return Ok(Some(e)),
+                Some(Ok(e)) => return Ok(Some(self.in_order(i, e))),
                 Some(Err(e)) if self.strict && e.unmatched.is_none() => {
                     return Err(ReplayError::Unreadable {
                         log: self.names[i].clone(),
@@ -221,6 +247,12 @@ pub struct Preview {
     pub unread: Unread,
     /// Requests withheld as reaching beyond the database, by kind.
     pub not_sent: BTreeMap<String, u64>,
+    /// Requests read from the logs, whether they applied or not (0: the logs hold none that
+    /// could be read).
+    pub read: u64,
+    /// Requests whose log time went back behind the one before them in their log: given
+    /// in the log's order at the time of the one before.
+    pub backwards: u64,
     /// Seconds of log from the first request that applies to the last.
     pub span_s: f64,
 }
@@ -257,6 +289,7 @@ pub fn preview(spec: &ReplaySpec, sources: Vec<Source>, stop: &StopFlag) -> Resu
     p.requests = timeline.applied;
     p.unread = timeline.unread;
     p.not_sent = timeline.not_sent;
+    (p.read, p.backwards) = (timeline.read, timeline.backwards);
     p.span_s = span.map_or(0.0, |(first, last)| (last - first) as f64 / 1e9);
     Ok(p)
 }
@@ -386,6 +419,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.requests, p.not_sent), (3, BTreeMap::from([("COPY TO PROGRAM".into(), 1)])));
+    }
+
+    #[test]
+    fn a_request_whose_time_goes_back_keeps_its_place_and_is_counted() {
+        let times = [0, 2 * S, S, 3 * S];
+        let log = || source("a", times.map(|t| Ok(entry("s", t, "SELECT 1"))).into_iter());
+        let mut t = Timeline::new(&ReplaySpec::default(), vec![log()], Vec::new());
+        let mut given = Vec::new();
+        while let Some((_, e)) = t.next().unwrap() {
+            given.push(e.at_ns);
+        }
+        assert_eq!(given, [0, 2 * S, 2 * S, 3 * S], "in the log's order, none dropped");
+        let p = preview(&ReplaySpec::default(), vec![log()], &StopFlag::new()).unwrap();
+        assert_eq!((p.requests, p.read, p.backwards), (4, 4, 1));
     }
 
     #[test]

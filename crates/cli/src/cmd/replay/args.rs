@@ -78,6 +78,13 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
 
+    /// The share of failed requests, in percent, over which the replay failed (exit 1,
+    /// complete false): a replay whose requests fail did not reproduce its log's load. A
+    /// request not sent because the database gave its session no connection fails the
+    /// replay whatever this is. Default: 1.
+    #[arg(long, value_name = "PCT")]
+    pub max_errors: Option<f64>,
+
     /// Send the statements of this kind although they reach beyond the database the replay
     /// was given (repeatable), the kind as the replay's "not sent" line names it: "DROP
     /// DATABASE", "SET GLOBAL", "COPY TO PROGRAM", "another database", "pg_read_file". By

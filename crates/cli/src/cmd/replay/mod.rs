@@ -150,7 +150,23 @@ fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
     }
     let filter = Filter { database: a.database.clone(), user: a.user.clone(), start, end, limit: a.limit };
     let steady_state = steady_round(a, mode)?;
-    Ok(ReplaySpec { mode, filter, strict: a.strict, steady_state, statements: Statements::default() })
+    let max_errors = a.max_errors.map(max_errors_pct).transpose()?;
+    Ok(ReplaySpec {
+        mode,
+        filter,
+        strict: a.strict,
+        steady_state,
+        statements: Statements::default(),
+        max_errors,
+    })
+}
+
+/// `--max-errors` checked: a share in percent, 0 to 100.
+fn max_errors_pct(pct: f64) -> Result<f64> {
+    if !(0.0..=100.0).contains(&pct) {
+        bail!("--max-errors {pct}: give the share of failed requests, in percent, from 0 to 100 (default 1)");
+    }
+    Ok(pct)
 }
 
 /// --steady-state: fire-hose only, where the calls per second are the database's; the logs'
@@ -258,12 +274,17 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
     let Some(preview) = preview(&checked, stop)? else {
         return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
     };
+    nothing_to_send(&checked, &preview)?;
     say!("replay: {} log(s): sends {} to {}", checked.logs.len(), will_send(&preview), db.describe());
     if let Some(withheld) = ReplayResults::not_sent_said(&preview.not_sent) {
         say!("replay: {withheld}");
     }
     if let Some(allowed) = ReplayResults::allowed_said(&checked.spec.statements.allowed_said()) {
         say!("replay: {allowed}");
+    }
+    let backwards = ReplayResults { backwards: preview.backwards, ..ReplayResults::default() };
+    if let Some(said) = backwards.backwards_said() {
+        say!("replay: {said}");
     }
     if let Some(paths) = ReplayResults::unmatched_said(&preview.unread.unmatched) {
         say!("replay: {paths}; they are skipped");
@@ -280,9 +301,42 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
     let measured = into_bundle(a, &checked, &db, &name, &dir, stop)?;
     let ending = match &measured.summary {
         s if !s.complete && stop.is_stopped() => Ending::Interrupted,
+        s if !s.complete => {
+            say!("error: the replay failed: {}", s.warnings.join("; "));
+            Ending::CheckFailed
+        }
         _ => Ending::Ok,
     };
     Ok(Ran { ending, measured: Some(measured) })
+}
+
+/// Refuses a replay that would send nothing, saying why: its logs held no request that could
+/// be read (the format tried and the first line that could not), none applied, or every one
+/// that applied is withheld.
+fn nothing_to_send(c: &Checked, p: &Preview) -> Result<()> {
+    if p.requests > 0 {
+        return Ok(());
+    }
+    let formats: Vec<&str> = c.logs.iter().map(|l| l.format.name()).collect();
+    if p.read == 0 {
+        let first = p.unread.first.first().map_or_else(
+            || "the logs hold no line at all".to_string(),
+            |u| format!("the first that could not: {} line {}: {}", u.source, u.line, u.why),
+        );
+        bail!(
+            "no request could be read from the logs as {} ({first}); give the right --format, or the log \
+             the server wrote",
+            formats.join(", ")
+        );
+    }
+    if let Some(withheld) = ReplayResults::not_sent_said(&p.not_sent) {
+        bail!("nothing would be sent: {withheld}");
+    }
+    bail!(
+        "none of the {} request(s) read from the logs applies: --database, --user, --start, --end or \
+         --limit leave nothing to replay",
+        p.read
+    )
 }
 
 /// Which statements the replay sends to `db`: what stays inside it, and the kinds allowed.
@@ -345,9 +399,9 @@ fn into_bundle(
         let ended_at = jiff::Timestamp::now().to_string();
         let end = End::of(&ended_at, &out, &out.detail);
         let summary = replay::summary::summary(first, &out, &ended_at);
-        let failure =
-            (!out.failures.is_empty()).then(|| format!("the replay failed: {}", out.failures.join("; ")));
-        Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
+        // A replay that failed (its requests not sent or failing, a log it could not read)
+        // keeps its summary and exits 1: `measure` says why.
+        Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure: None })
     })
 }
 
@@ -367,6 +421,7 @@ fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_a
         "database": a.database,
         "user": a.user,
         "strict": a.strict,
+        "max_errors": c.spec.max_errors_pct(),
         "allow_statement": a.allow_statement,
         "allow_all_statements": a.allow_all_statements,
         "steady_state_s": c.spec.steady_state.map(|r| r.as_secs_f64()),

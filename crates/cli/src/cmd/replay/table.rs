@@ -18,6 +18,7 @@ pub fn replay_table(s: &Summary) -> String {
     out.extend(ReplayResults::unmatched_said(&r.unmatched_paths));
     out.extend(ReplayResults::not_sent_said(&r.not_sent));
     out.extend(ReplayResults::allowed_said(&r.allowed_statements));
+    out.extend(r.backwards_said());
     if r.unread_lines > 0 {
         out.push(format!("{} line(s) could not be read as requests:", r.unread_lines));
         out.extend(r.first_unread.iter().map(|u| format!("  {} line {}: {}", u.source, u.line, u.why)));
