@@ -36,8 +36,8 @@ for run in $(seq 1 "$runs"); do
   echo "under-load: run $run of $runs took $(( $(date +%s) - started )) s"
 done
 
-# Each test's outcome in each run: "name ok|FAILED".
-cat "$logs"/run*.log | sed -nE 's/^test (.+) \.\.\. (ok|FAILED)$/\1 \2/p' | sort \
+# Each test's outcome in each run: "name ok|FAILED" (a should_panic test's line says so).
+cat "$logs"/run*.log | sed -nE 's/^test ([^ ]+)( - should panic)? \.\.\. (ok|FAILED)$/\1 \3/p' | sort \
   | awk -v runs="$runs" '{ seen[$1]++; if ($2 == "ok") ok[$1]++ }
       END { for (t in seen) if (ok[t] < runs) printf "%d of %d passed: %s\n", ok[t], runs, t;
             n = 0; for (t in seen) n++; printf "%d tests, each run %d times under load\n", n, runs }'

@@ -150,6 +150,20 @@ pub fn replay_log(bytes: &[u8]) {
     }
 }
 
+/// A block trace (`storbench fingerprint`, `replay-trace` and `io --like` read them): its
+/// fingerprint is made or the file refused, without a panic and with memory bounded by
+/// what a real capture can hold, and a fingerprint made holds together.
+pub fn trace(bytes: &[u8]) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let path = dir.path().join("t.sbtrace");
+    std::fs::write(&path, bytes).expect("the trace written");
+    if let Ok((_, f)) = storbench_bench::blocktrace::fingerprint::of_file(&path) {
+        assert!(f.reads + f.writes + f.flushes + f.discards <= f.requests, "{f:?}");
+        assert!(f.read_fraction.is_finite() && (0.0..=1.0).contains(&f.read_fraction), "{f:?}");
+        assert!(f.duration_s.is_finite() && f.duration_s >= 0.0, "{f:?}");
+    }
+}
+
 /// What a rebuild reading reads (`/proc/mdstat`, btrfs-progs' replace, balance and scrub
 /// status): any bytes give readings whose percent is 0 to 100, or nothing; never a panic.
 pub fn rebuild_status(bytes: &[u8]) {

@@ -191,6 +191,30 @@ proptest! {
     }
 
     #[test]
+    fn a_damaged_block_trace_is_fingerprinted_or_refused(bytes in mutated(corpus("trace"), 6)) {
+        checking(|| checks::trace(&bytes));
+    }
+
+    #[test]
+    fn a_trace_of_records_from_the_edges_of_their_fields_is_fingerprinted_or_refused(
+        records in proptest::collection::vec((edge_u64(), edge_u64(), any::<u32>(), any::<u32>(), 0u8..6), 1..12),
+    ) {
+        let mut bytes = corpus("trace").remove(0);
+        let header_len = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        bytes.truncate(16 + header_len);
+        for (issue, sector, len, latency, op) in records {
+            let mut r = [0u8; 32];
+            r[..8].copy_from_slice(&issue.to_le_bytes());
+            r[8..16].copy_from_slice(&sector.to_le_bytes());
+            r[16..20].copy_from_slice(&len.to_le_bytes());
+            r[20..24].copy_from_slice(&latency.to_le_bytes());
+            r[24] = op;
+            bytes.extend_from_slice(&r);
+        }
+        checking(|| checks::trace(&bytes));
+    }
+
+    #[test]
     fn a_damaged_mdstat_or_btrfs_status_gives_readings_in_range_or_none(bytes in mutated(corpus("rebuild_status"), 6)) {
         checking(|| checks::rebuild_status(&bytes));
     }
@@ -237,6 +261,13 @@ fn every_seed_is_what_storbench_wrote_and_reads() {
             .any(|parse| matches!(parse(text), Some(btrfs::Status::Running(_))));
         let mdstat = storbench_bench::monitor::rebuild::md::parse_mdstat(text);
         assert!(btrfs_running || mdstat.len() == 1, "{text}");
+    }
+    for bytes in corpus("trace") {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("t.sbtrace"), &bytes).unwrap();
+        let (_, f) =
+            storbench_bench::blocktrace::fingerprint::of_file(&dir.path().join("t.sbtrace")).unwrap();
+        assert_eq!(f.requests, 200);
     }
     for bytes in corpus("mailbox_manifest") {
         let dir = tempfile::tempdir().unwrap();

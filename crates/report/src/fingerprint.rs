@@ -38,10 +38,15 @@ pub struct Fingerprint {
     /// Distance from the end of the request before (bytes, rounded up to a power of two; 0:
     /// sequential) -> requests.
     pub distance_histogram: BTreeMap<u64, u64>,
-    /// Bytes of the fewest 4-KiB blocks that take 50, 90 and 99 % of the block accesses.
+    /// Bytes of the fewest blocks (of `block_bytes`) that take 50, 90 and 99 % of the block
+    /// accesses.
     pub hot_set_bytes: BTreeMap<String, u64>,
-    /// Bytes of distinct 4-KiB blocks touched.
+    /// Bytes of distinct blocks (of `block_bytes`) touched.
     pub footprint_bytes: u64,
+    /// The unit the hot set and footprint count in: 4 KiB, doubled each time a trace touched
+    /// more distinct blocks than a fingerprint keeps (a million), so memory stays bounded.
+    #[serde(default = "four_kib")]
+    pub block_bytes: u64,
     /// From the first issue to the last, seconds.
     pub duration_s: f64,
     pub mean_iops: f64,
@@ -133,6 +138,11 @@ pub struct FidelityFigure {
     /// device's own answer, such as the flushes the block layer merged), whose `pass` is true.
     #[serde(default = "held_by_default")]
     pub held: bool,
+}
+
+/// The hot set's unit of a fingerprint written before it could change.
+fn four_kib() -> u64 {
+    4096
 }
 
 impl FidelityFigure {

@@ -1,6 +1,8 @@
 //! A trace's fingerprint: what a person reads to know a workload's I/O and what a synthetic
 //! job is built from. One pass over the requests in issue order; memory grows with the
-//! distinct blocks touched (the hot set) and the requests in flight, not the trace's length.
+//! distinct blocks touched (the hot set, up to [`MAX_BLOCKS`]: past it the block doubles, so
+//! a footprint of terabytes is counted in coarser blocks, never in unbounded memory) and the
+//! requests in flight, not the trace's length.
 
 use super::format::{FUA, NO_LATENCY, Op, Record};
 use crate::metrics::LatencyHistogram;
@@ -8,8 +10,10 @@ use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, HashMap};
 pub use storbench_report::fingerprint::{Fingerprint, Latency};
 
-/// The unit the hot set counts in.
+/// The unit the hot set counts in, at first.
 const BLOCK: u64 = 4096;
+/// The most distinct blocks counted before the block doubles.
+pub const MAX_BLOCKS: usize = 1 << 20;
 
 /// Builds a fingerprint request by request.
 #[derive(Default)]
@@ -21,6 +25,8 @@ pub struct Builder {
     sequential: u64,
     fua_writes: u64,
     blocks: HashMap<u64, u32>,
+    /// How many times the hot set's block has doubled from 4 KiB (past `MAX_BLOCKS`).
+    block_shift: u32,
     in_flight: BinaryHeap<Reverse<u64>>,
     latency_sum_us: u128,
     hists: BTreeMap<Op, LatencyHistogram>,
@@ -73,10 +79,38 @@ impl Builder {
             *f.distance_histogram.entry(d.next_power_of_two() * u64::from(d > 0)).or_default() += 1;
         }
         self.prev_end = Some(r.end());
-        let (first, last) = (r.offset() / BLOCK, r.end().saturating_sub(1) / BLOCK);
-        for block in first..=last.max(first) {
-            *self.blocks.entry(block).or_default() += 1;
+        self.touch(r.offset(), r.end());
+    }
+
+    /// Counts an access to each block of bytes `offset..end`, doubling the block first where
+    /// they would take the count past `MAX_BLOCKS`.
+    fn touch(&mut self, offset: u64, end: u64) {
+        let shift = |s: u32| (offset >> s, end.saturating_sub(1).max(offset) >> s);
+        loop {
+            let (first, last) = shift(BLOCK.trailing_zeros() + self.block_shift);
+            if self.blocks.len() as u64 + (last - first + 1) <= MAX_BLOCKS as u64 {
+                break;
+            }
+            self.coarsen();
         }
+        let (first, last) = shift(BLOCK.trailing_zeros() + self.block_shift);
+        for block in first..=last {
+            let n = self.blocks.entry(block).or_default();
+            *n = n.saturating_add(1);
+        }
+    }
+
+    /// Doubles the block: each pair of blocks becomes one, with the larger of their access
+    /// counts (a request over both halves is one access of the whole, as it is counted from
+    /// now on; two requests on either half are then counted as one: the coarser view).
+    fn coarsen(&mut self) {
+        self.block_shift += 1;
+        let mut coarser: HashMap<u64, u32> = HashMap::with_capacity(self.blocks.len() / 2 + 1);
+        for (block, n) in self.blocks.drain() {
+            let merged = coarser.entry(block >> 1).or_default();
+            *merged = (*merged).max(n);
+        }
+        self.blocks = coarser;
     }
 
     /// In flight when `r` is issued: those issued before it that had not completed.
@@ -104,8 +138,9 @@ impl Builder {
         f.burstiness = spread(&f.iops_per_second);
         f.mean_queue_depth =
             if f.duration_s > 0.0 { self.latency_sum_us as f64 / 1e6 / f.duration_s } else { 0.0 };
-        f.footprint_bytes = self.blocks.len() as u64 * BLOCK;
-        f.hot_set_bytes = hot_sets(self.blocks.into_values().collect());
+        f.block_bytes = BLOCK << self.block_shift;
+        f.footprint_bytes = self.blocks.len() as u64 * f.block_bytes;
+        f.hot_set_bytes = hot_sets(self.blocks.into_values().collect(), f.block_bytes);
         f.latency = self.hists.iter().map(|(op, h)| (op_name(*op).to_string(), latency(h))).collect();
         self.f
     }
@@ -149,8 +184,8 @@ fn spread(per_second: &[u64]) -> f64 {
     var.sqrt() / mean
 }
 
-/// Bytes of the hottest blocks that take 50, 90 and 99 % of the accesses.
-fn hot_sets(mut counts: Vec<u32>) -> BTreeMap<String, u64> {
+/// Bytes of the hottest blocks (of `block` bytes) that take 50, 90 and 99 % of the accesses.
+fn hot_sets(mut counts: Vec<u32>, block: u64) -> BTreeMap<String, u64> {
     counts.sort_unstable_by(|a, b| b.cmp(a));
     let total: u64 = counts.iter().map(|&c| u64::from(c)).sum();
     let mut out = BTreeMap::new();
@@ -164,7 +199,7 @@ fn hot_sets(mut counts: Vec<u32>) -> BTreeMap<String, u64> {
             sum += u64::from(c);
             n += 1;
         }
-        out.insert(format!("p{pct}"), n * BLOCK);
+        out.insert(format!("p{pct}"), n * block);
     }
     out
 }
@@ -204,6 +239,17 @@ mod tests {
             flags: 0,
             pid: 1,
         }
+    }
+
+    #[test]
+    fn a_footprint_past_a_million_blocks_is_counted_in_coarser_blocks_in_bounded_memory() {
+        // 80 writes of 64 MiB, 5 GiB in all: 1.31 million 4-KiB blocks.
+        let f = of((0..80).map(|i| req(i, i * 65536, 65536, Op::Write, 10)));
+        assert_eq!(f.block_bytes, 8192, "doubled once");
+        assert_eq!(f.footprint_bytes, 5 << 30, "every byte touched, counted in 8 KiB blocks");
+        assert_eq!(f.hot_set_bytes["p50"], 5 << 29, "each block once: half of them take half");
+        let small = of([req(0, 0, 4, Op::Read, 10)]);
+        assert_eq!((small.block_bytes, small.footprint_bytes), (4096, 4096));
     }
 
     #[test]

@@ -18,6 +18,13 @@ pub const RECORD_LEN: usize = 32;
 pub const NO_LATENCY: u32 = u32::MAX;
 /// The longest header a reader takes.
 const HEADER_LIMIT: u32 = 1 << 20;
+/// The largest read or write a record may hold: no block device takes one request this large
+/// (Linux limits them to max_sectors_kb, a few MiB); a discard may be larger.
+pub const MAX_DATA_BYTES: u32 = 32 << 20;
+/// The longest a trace may span from the capture's start: a month.
+pub const MAX_SPAN_NS: u64 = 31 * 24 * 3600 * 1_000_000_000;
+/// The last byte a request may reach: an exbibyte.
+const MAX_END: u64 = 1 << 60;
 
 /// What a request asked of the device.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -152,6 +159,8 @@ pub enum TraceError {
     Header(String),
     #[error("it ends inside a record (after {0} whole ones): the capture was cut short")]
     Truncated(u64),
+    #[error("record {record} is damaged: {why}; no capture writes such a request")]
+    Damaged { record: u64, why: String },
     #[error("{0}")]
     Io(#[from] io::Error),
 }
@@ -201,7 +210,33 @@ impl<R: Read> TraceReader<R> {
             }
         }
         self.read += 1;
-        Ok(Some(Record::decode(&b)))
+        let r = Record::decode(&b);
+        self.check(&r).map_err(|why| TraceError::Damaged { record: self.read, why })?;
+        Ok(Some(r))
+    }
+
+    /// Every record is held to what a real capture can write, before anything adds it up:
+    /// its place and length in range (so offsets, ends and block counts cannot wrap or grow
+    /// without bound), its time within a month of the capture's start.
+    fn check(&self, r: &Record) -> Result<(), String> {
+        let data = matches!(r.op, Op::Read | Op::Write);
+        if data && r.bytes > MAX_DATA_BYTES {
+            return Err(format!(
+                "a {:?} of {} bytes, over the {MAX_DATA_BYTES} a request can be",
+                r.op, r.bytes
+            ));
+        }
+        let end = r.sector.checked_mul(512).and_then(|o| o.checked_add(u64::from(r.bytes)));
+        if end.is_none_or(|e| e > MAX_END) {
+            return Err(format!("sector {} with {} bytes ends past an exbibyte", r.sector, r.bytes));
+        }
+        if r.issue_ns > MAX_SPAN_NS {
+            return Err(format!(
+                "issued {} ns after the capture began, more than the month a trace may span",
+                r.issue_ns
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -247,5 +282,39 @@ mod tests {
         r.next_record().unwrap();
         assert!(matches!(r.next_record(), Err(TraceError::Truncated(1))));
         assert!(matches!(TraceReader::new(&b"not a trace at all"[..]), Err(TraceError::NotATrace)));
+    }
+
+    #[test]
+    fn a_record_no_capture_writes_is_refused_by_its_number_before_it_is_added_up() {
+        let header = Header::default();
+        let good = Record {
+            issue_ns: 1_000,
+            sector: 8,
+            bytes: 4096,
+            latency_us: 10,
+            op: Op::Write,
+            flags: 0,
+            pid: 0,
+        };
+        let damaged = [
+            Record { bytes: u32::MAX, ..good },
+            Record { sector: u64::MAX / 256, ..good },
+            Record { issue_ns: 1 << 63, ..good },
+        ];
+        for bad in damaged {
+            let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+            w.write(&good).unwrap();
+            w.write(&bad).unwrap();
+            let bytes = w.finish().unwrap();
+            let mut r = TraceReader::new(bytes.as_slice()).unwrap();
+            assert_eq!(r.next_record().unwrap(), Some(good));
+            let err = r.next_record().unwrap_err();
+            assert!(matches!(err, TraceError::Damaged { record: 2, .. }), "{bad:?}: {err}");
+        }
+        // A discard may be as large as a u32 says.
+        let mut w = TraceWriter::new(Vec::new(), &header).unwrap();
+        w.write(&Record { op: Op::Discard, bytes: u32::MAX - 511, ..good }).unwrap();
+        let bytes = w.finish().unwrap();
+        assert!(TraceReader::new(bytes.as_slice()).unwrap().next_record().unwrap().is_some());
     }
 }
