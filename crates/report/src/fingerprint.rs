@@ -43,6 +43,10 @@ pub struct Fingerprint {
     pub hot_set_bytes: BTreeMap<String, u64>,
     /// Bytes of distinct blocks (of `block_bytes`) touched.
     pub footprint_bytes: u64,
+    /// The trace ended before its capture did (killed, or its disk full): these figures are
+    /// of what it holds.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
     /// The unit the hot set and footprint count in: 4 KiB, doubled each time a trace touched
     /// more distinct blocks than a fingerprint keeps (a million), so memory stays bounded.
     #[serde(default = "four_kib")]

@@ -280,6 +280,7 @@ fn follow(
             Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
+        writer.flush_if_due()?;
         // Stopped, the pipe is drained only once it stayed empty for 50 ms: a read can find
         // it empty while another CPU's buffer still holds the run's last events.
         if stop.is_stopped() {

@@ -158,7 +158,8 @@ pub fn of_file(path: &std::path::Path) -> Result<(super::format::Header, Fingerp
     while let Some(r) = reader.next_record().map_err(|e| named(&e))? {
         b.add(&r);
     }
-    Ok((reader.header, b.finish()))
+    let f = Fingerprint { cut_short: reader.cut_short, ..b.finish() };
+    Ok((reader.header, f))
 }
 
 /// The fingerprint of `records`.

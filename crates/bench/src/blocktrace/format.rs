@@ -7,12 +7,23 @@
 //! (u32), latency from issue to completion (µs, u32; `u32::MAX` when the completion was not
 //! seen), the operation (u8), flags (u8: bit 0 FUA, bit 1 sync, bit 2 metadata), two bytes
 //! unused, and the issuing process id (u32; 0 where the kernel did not say).
+//!
+//! Version 2 ends with an end mark: a record whose operation is [`END_OP`] and whose issue
+//! time field holds the count of records before it. A capture writes its trace as it goes
+//! (flushed at least every [`FLUSH_EVERY`] and whenever its 1 MiB buffer fills), so one killed
+//! outright leaves a trace readable up to its last flush; with no end mark (or a record cut
+//! short) the reader gives what is there and says it is `cut_short`. Version 1 traces, which
+//! had no end mark, are read as they are.
 
 use serde::{Deserialize, Serialize};
 use std::io::{self, BufWriter, Read, Write};
 
 pub const MAGIC: &[u8; 8] = b"SBTRACE\0";
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
+/// The operation byte of the end mark.
+pub const END_OP: u8 = 0xFE;
+/// The longest a written record waits in the writer's buffer.
+pub const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 pub const RECORD_LEN: usize = 32;
 /// Latency of a request whose completion was not seen.
 pub const NO_LATENCY: u32 = u32::MAX;
@@ -120,10 +131,11 @@ pub struct Header {
     pub method: String,
 }
 
-/// Writes a trace: the header, then records.
+/// Writes a trace: the header, then records, then the end mark.
 pub struct TraceWriter<W: Write> {
     out: BufWriter<W>,
     pub records: u64,
+    flushed: std::time::Instant,
 }
 
 impl<W: Write> TraceWriter<W> {
@@ -134,7 +146,19 @@ impl<W: Write> TraceWriter<W> {
         out.write_all(&VERSION.to_le_bytes())?;
         out.write_all(&(json.len() as u32).to_le_bytes())?;
         out.write_all(&json)?;
-        Ok(TraceWriter { out, records: 0 })
+        // The header is on disk before any record: a trace cut short still says what it is.
+        out.flush()?;
+        Ok(TraceWriter { out, records: 0, flushed: std::time::Instant::now() })
+    }
+
+    /// Writes out what is buffered when it has waited [`FLUSH_EVERY`]: a capture calls this
+    /// as it goes, so that its death loses a second of requests at most.
+    pub fn flush_if_due(&mut self) -> io::Result<()> {
+        if self.flushed.elapsed() >= FLUSH_EVERY {
+            self.out.flush()?;
+            self.flushed = std::time::Instant::now();
+        }
+        Ok(())
     }
 
     pub fn write(&mut self, r: &Record) -> io::Result<()> {
@@ -142,8 +166,12 @@ impl<W: Write> TraceWriter<W> {
         self.out.write_all(&r.encode())
     }
 
-    /// Flushes what is buffered and hands back the writer.
-    pub fn finish(self) -> io::Result<W> {
+    /// Writes the end mark, flushes what is buffered and hands back the writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        let mut end = [0u8; RECORD_LEN];
+        end[0..8].copy_from_slice(&self.records.to_le_bytes());
+        end[24] = END_OP;
+        self.out.write_all(&end)?;
         self.out.into_inner().map_err(|e| e.into_error())
     }
 }
@@ -157,8 +185,6 @@ pub enum TraceError {
     Version(u32),
     #[error("its header is damaged: {0}")]
     Header(String),
-    #[error("it ends inside a record (after {0} whole ones): the capture was cut short")]
-    Truncated(u64),
     #[error("record {record} is damaged: {why}; no capture writes such a request")]
     Damaged { record: u64, why: String },
     #[error("{0}")]
@@ -170,6 +196,11 @@ pub struct TraceReader<R: Read> {
     input: R,
     pub header: Header,
     read: u64,
+    version: u32,
+    /// The trace ended before its capture did (no end mark, or a record cut short): what was
+    /// read is all there is of it.
+    pub cut_short: bool,
+    ended: bool,
 }
 
 impl<R: Read> TraceReader<R> {
@@ -182,7 +213,7 @@ impl<R: Read> TraceReader<R> {
         let mut word = [0u8; 4];
         input.read_exact(&mut word)?;
         let version = u32::from_le_bytes(word);
-        if version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             return Err(TraceError::Version(version));
         }
         input.read_exact(&mut word)?;
@@ -193,21 +224,38 @@ impl<R: Read> TraceReader<R> {
         let mut json = vec![0u8; len as usize];
         input.read_exact(&mut json).map_err(|e| TraceError::Header(e.to_string()))?;
         let header = serde_json::from_slice(&json).map_err(|e| TraceError::Header(e.to_string()))?;
-        Ok(TraceReader { input, header, read: 0 })
+        Ok(TraceReader { input, header, read: 0, version, cut_short: false, ended: false })
     }
 
-    /// The next record; None at the end.
+    /// The next record; None at the end (its end mark, or where a trace cut short stops:
+    /// then `cut_short`).
     pub fn next_record(&mut self) -> Result<Option<Record>, TraceError> {
+        if self.ended {
+            return Ok(None);
+        }
         let mut b = [0u8; RECORD_LEN];
         let mut got = 0;
         while got < RECORD_LEN {
             match self.input.read(&mut b[got..]) {
-                Ok(0) if got == 0 => return Ok(None),
-                Ok(0) => return Err(TraceError::Truncated(self.read)),
+                Ok(0) => {
+                    // Version 1 had no end mark: its end is the file's.
+                    self.cut_short = got > 0 || self.version >= 2;
+                    self.ended = true;
+                    return Ok(None);
+                }
                 Ok(n) => got += n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e.into()),
             }
+        }
+        if b[24] == END_OP && self.version >= 2 {
+            self.ended = true;
+            let count = u64::from_le_bytes(b[0..8].try_into().expect("8 bytes"));
+            if count != self.read {
+                let why = format!("its end mark counts {count} records, but {} came before it", self.read);
+                return Err(TraceError::Damaged { record: self.read + 1, why });
+            }
+            return Ok(None);
         }
         self.read += 1;
         let r = Record::decode(&b);
@@ -277,10 +325,14 @@ mod tests {
         assert_eq!(r.next_record().unwrap(), Some(records[0]));
         assert_eq!(r.next_record().unwrap(), Some(records[1]));
         assert_eq!(r.next_record().unwrap(), None);
-        // Cut inside the last record: said, never read as a shorter one.
-        let mut r = TraceReader::new(&bytes[..bytes.len() - 3]).unwrap();
-        r.next_record().unwrap();
-        assert!(matches!(r.next_record(), Err(TraceError::Truncated(1))));
+        assert!(!r.cut_short, "it ended at its end mark");
+        // Cut inside the end mark, or inside the last record: what is whole is read, the rest
+        // never as a shorter record, and the trace said to be cut short.
+        for (cut, whole) in [(3, 2), (RECORD_LEN + 3, 1), (RECORD_LEN, 2)] {
+            let mut r = TraceReader::new(&bytes[..bytes.len() - cut]).unwrap();
+            let read = std::iter::from_fn(|| r.next_record().unwrap()).count();
+            assert_eq!((read, r.cut_short), (whole, true), "cut {cut} bytes short");
+        }
         assert!(matches!(TraceReader::new(&b"not a trace at all"[..]), Err(TraceError::NotATrace)));
     }
 

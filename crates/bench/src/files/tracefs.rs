@@ -89,6 +89,23 @@ pub fn make_instance(root: &Path, tag: &str) -> Result<PathBuf, FileError> {
     Ok(dir)
 }
 
+/// Removes the tracing instances of storbench processes that no longer run (one killed
+/// outright leaves its instance recording, its buffer held): those named `storbench-<pid>-`
+/// whose pid is gone. The names of those it removed.
+pub fn remove_stale(root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root.join("instances")) else { return Vec::new() };
+    let mut removed = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let pid = name.strip_prefix(PREFIX).and_then(|rest| rest.split('-').next()?.parse::<u32>().ok());
+        let gone = pid.is_some_and(|p| p != std::process::id() && !Path::new(&format!("/proc/{p}")).exists());
+        if gone && remove_instance(&entry.path()).is_ok() {
+            removed.push(name);
+        }
+    }
+    removed
+}
+
 /// Writes `value` into the setting file `name` of storbench's instance `instance`.
 pub fn set(instance: &Path, name: &str, value: &str) -> Result<(), FileError> {
     check_own(instance)?;
@@ -164,6 +181,22 @@ mod tests {
         rustix::mount::unmount(dir.path(), rustix::mount::UnmountFlags::DETACH).unwrap();
         assert_eq!(mounted_now, None, "usable once mounted");
         assert_eq!(again, None, "a mounted tracefs is not mounted again");
+    }
+
+    #[test]
+    fn only_the_instances_of_storbench_processes_that_no_longer_run_are_removed_as_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let instances = dir.path().join("instances");
+        // A pid above the kernel's largest never runs.
+        for name in ["storbench-99999999-capture", "perf-99999999", "storbench-1-capture"] {
+            std::fs::create_dir_all(instances.join(name)).unwrap();
+        }
+        let own = format!("storbench-{}-capture", std::process::id());
+        std::fs::create_dir(instances.join(&own)).unwrap();
+        assert_eq!(remove_stale(dir.path()), ["storbench-99999999-capture"]);
+        for kept in ["perf-99999999", "storbench-1-capture", own.as_str()] {
+            assert!(instances.join(kept).is_dir(), "{kept} is another tool's or a live process's");
+        }
     }
 
     #[test]

@@ -6,6 +6,16 @@ use crate::device::Loop;
 use crate::support::{disk_tempdir, json, refused, storbench};
 use storbench_bench::testing::skip;
 
+/// Held to read by every test here that captures, and to write by the one that kills a
+/// capture: a capture removes the instances of dead storbench processes, so one running
+/// beside it would remove the killed capture's instance before that test looks for it.
+static CAPTURES: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// This test captures (see [`CAPTURES`]).
+fn capturing() -> std::sync::RwLockReadGuard<'static, ()> {
+    CAPTURES.read().unwrap_or_else(|e| e.into_inner())
+}
+
 /// Two blank 64 MiB loop devices over files in `dir`.
 fn two_loops(dir: &std::path::Path) -> Option<(Loop, Loop)> {
     let images: Vec<_> = ["a.img", "b.img"].iter().map(|n| dir.join(n)).collect();
@@ -77,6 +87,7 @@ fn end_capture(mut capture: Capturing) -> (std::process::ExitStatus, Vec<u8>, St
 
 #[test]
 fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_were() {
+    let _captures = capturing();
     let Some((pid, _)) = capture_holds_every_request_of_a_run(&[]) else { return };
     // The capture's tracing instance is gone with it.
     let instance = format!("/sys/kernel/tracing/instances/storbench-{pid}-capture");
@@ -88,6 +99,7 @@ fn a_capture_holds_every_request_a_run_made_and_its_fingerprint_says_what_they_w
 /// says so, and records every request as where it was mounted.
 #[test]
 fn a_capture_where_tracefs_is_not_mounted_mounts_it_and_says_so() {
+    let _captures = capturing();
     let unmount = "umount -l /sys/kernel/tracing 2>/dev/null; umount -l /sys/kernel/debug 2>/dev/null; \
                    if grep -qE ' (tracefs|debugfs) ' /proc/self/mounts; then echo 'still mounted' >&2; exit 97; fi; \
                    exec \"$@\"";
@@ -97,6 +109,62 @@ fn a_capture_where_tracefs_is_not_mounted_mounts_it_and_says_so() {
     }
     let Some((_, said)) = capture_holds_every_request_of_a_run(&launcher) else { return };
     assert!(said.contains("mounted tracefs at /sys/kernel/tracing"), "{said}");
+}
+
+/// Issue 37: a capture killed outright (SIGKILL: no code of its own runs) leaves its trace
+/// readable up to its last flush, a second at most before its death, and `fingerprint` says it
+/// was cut short; its tracing instance, left recording, is removed by the next capture, which
+/// says so.
+#[test]
+fn a_capture_killed_outright_leaves_a_readable_trace_and_the_next_capture_removes_its_instance() {
+    let _alone = CAPTURES.write().unwrap_or_else(|e| e.into_inner());
+    let dir = disk_tempdir();
+    let image = dir.path().join("disk.img");
+    std::fs::File::create(&image).unwrap().set_len(64 << 20).unwrap();
+    let Some(dev) = Loop::attach(&image) else {
+        return skip("no loop device could be attached (losetup failed)", "run the tests as root");
+    };
+    let trace = dir.path().join("killed.sbtrace");
+    let mut capture = start_capture(&[], &dev.0, &trace);
+    let ran = storbench()
+        .args(["io", "--target", &dev.0, "--allow-device", "--rw", "randread", "--bs", "4k"])
+        .args([
+            "--rate-iops",
+            "2000",
+            "--runtime",
+            "1",
+            "--ramp",
+            "0",
+            "--power",
+            "none",
+            "--json",
+            "--output-dir",
+        ])
+        .arg(dir.path().join("results"))
+        .assert()
+        .success();
+    let reads = json(&ran.get_output().stdout)["results"]["read"]["ios"].as_u64().unwrap();
+    // Idle for longer than a flush may wait: every request of the run is on disk.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    capture.child.kill().unwrap();
+    capture.child.wait().unwrap();
+    let instance = format!("/sys/kernel/tracing/instances/storbench-{}-capture", capture.child.id());
+    assert!(std::path::Path::new(&instance).is_dir(), "a capture killed outright leaves its instance");
+    let read = storbench().arg("fingerprint").arg(&trace).arg("--json").assert().success();
+    let said = crate::support::stderr_text(&read);
+    assert!(said.contains("the trace was cut short"), "{said}");
+    let f = json(&read.get_output().stdout);
+    assert_eq!(f["cut_short"], true, "{f}");
+    assert!(f["reads"].as_u64().unwrap() >= reads, "every read of the run was flushed before the kill: {f}");
+    // The next capture removes what the killed one left, and says so.
+    let next = start_capture(&[], &dev.0, &dir.path().join("next.sbtrace"));
+    let (status, _, said) = end_capture(next);
+    assert!(status.success(), "{said}");
+    assert!(
+        said.contains(&format!("removed the tracing instance storbench-{}-capture", capture.child.id())),
+        "{said}"
+    );
+    assert!(!std::path::Path::new(&instance).exists(), "{instance} is left");
 }
 
 /// Captures a paced 8 KiB random run on a loop device from a capture launched through
@@ -184,6 +252,7 @@ fn a_capture_of_what_is_not_a_device_or_an_unreadable_trace_is_refused() {
 
 #[test]
 fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
+    let _captures = capturing();
     let dir = disk_tempdir();
     let Some((a, b)) = two_loops(dir.path()) else {
         return skip("no loop devices could be attached (losetup failed)", "run the tests as root");
@@ -278,6 +347,7 @@ fn a_trace_replayed_on_another_device_reproduces_its_requests_and_rate() {
 
 #[test]
 fn an_io_job_like_a_trace_has_the_traces_fingerprint_within_ten_percent() {
+    let _captures = capturing();
     let dir = disk_tempdir();
     let Some((a, b)) = two_loops(dir.path()) else {
         return skip("no loop devices could be attached (losetup failed)", "run the tests as root");
@@ -431,6 +501,7 @@ fn ext4_on_loop(dir: &std::path::Path) -> Option<Ext4> {
 
 #[test]
 fn a_dvd_store_run_with_capture_records_its_own_requests_into_its_bundle_and_its_report() {
+    let _captures = capturing();
     let dir = disk_tempdir();
     let Some(fs) = ext4_on_loop(dir.path()) else {
         return skip("no ext4 on a loop device could be mounted", "run the tests as root with e2fsprogs");
@@ -501,6 +572,7 @@ fn within(figure: &str, got: f64, want: f64, pct: f64) {
 /// and io draws its shares exactly to a request or two.
 #[test]
 fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matches_its_fingerprint() {
+    let _captures = capturing();
     let dir = disk_tempdir();
     std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let Some(fs) = ext4_on_loop(dir.path()) else {

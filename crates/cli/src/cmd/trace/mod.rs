@@ -76,6 +76,11 @@ pub fn tracing_ready() -> Result<(), String> {
     if let Some(at) = files::tracefs::mount_if_missing(root) {
         say!("mounted tracefs at {}", at.display());
     }
+    for stale in files::tracefs::remove_stale(root) {
+        say!(
+            "removed the tracing instance {stale} of a storbench that no longer runs (killed while capturing)"
+        );
+    }
     files::tracefs::unavailable(root).map_or(Ok(()), Err)
 }
 
@@ -94,9 +99,19 @@ pub fn fingerprint(a: &FingerprintArgs) -> Result<Ending> {
     Ok(Ending::Ok)
 }
 
-/// The fingerprint of the trace at `path`, read as it streams from disk.
+/// The fingerprint of the trace at `path`, read as it streams from disk; a trace cut short
+/// (its capture killed, its disk full) is read to its last whole record, and said so.
 pub fn read_fingerprint(path: &Path) -> Result<Fingerprint> {
-    read_trace(path).map(|(_, f)| f)
+    let f = read_trace(path).map(|(_, f)| f)?;
+    if f.cut_short {
+        say!(
+            "{}: the trace was cut short (its capture was killed or its disk filled): its {} requests \
+             are what it holds",
+            path.display(),
+            f.requests
+        );
+    }
+    Ok(f)
 }
 
 /// The fingerprint as a person reads it.
