@@ -126,24 +126,8 @@ fn a_capture_killed_outright_leaves_a_readable_trace_and_the_next_capture_remove
     };
     let trace = dir.path().join("killed.sbtrace");
     let mut capture = start_capture(&[], &dev.0, &trace);
-    let ran = storbench()
-        .args(["io", "--target", &dev.0, "--allow-device", "--rw", "randread", "--bs", "4k"])
-        .args([
-            "--rate-iops",
-            "2000",
-            "--runtime",
-            "1",
-            "--ramp",
-            "0",
-            "--power",
-            "none",
-            "--json",
-            "--output-dir",
-        ])
-        .arg(dir.path().join("results"))
-        .assert()
-        .success();
-    let reads = json(&ran.get_output().stdout)["results"]["read"]["ios"].as_u64().unwrap();
+    let io = paced_io(&dev.0, dir.path(), &["--rw", "randread", "--bs", "4k"], "2000", "1");
+    let reads = io["results"]["read"]["ios"].as_u64().unwrap();
     // Idle for longer than a flush may wait: every request of the run is on disk.
     std::thread::sleep(std::time::Duration::from_millis(2500));
     capture.child.kill().unwrap();
@@ -167,6 +151,26 @@ fn a_capture_killed_outright_leaves_a_readable_trace_and_the_next_capture_remove
     assert!(!std::path::Path::new(&instance).exists(), "{instance} is left");
 }
 
+/// `storbench io` of `job` on device `device` at `rate` IOPS for `runtime` seconds, its bundle
+/// under `dir/results`: its summary.
+fn paced_io(
+    device: &str,
+    dir: &std::path::Path,
+    job: &[&str],
+    rate: &str,
+    runtime: &str,
+) -> serde_json::Value {
+    let ran = storbench()
+        .args(["io", "--target", device, "--allow-device"])
+        .args(job)
+        .args(["--rate-iops", rate, "--runtime", runtime, "--ramp", "0", "--power", "none", "--json"])
+        .arg("--output-dir")
+        .arg(dir.join("results"))
+        .assert()
+        .success();
+    json(&ran.get_output().stdout)
+}
+
 /// Captures a paced 8 KiB random run on a loop device from a capture launched through
 /// `launcher` (see [`start_capture`]), and checks the trace holds every request of it: the
 /// capture's pid and what it said, or None after a skip.
@@ -180,40 +184,11 @@ fn capture_holds_every_request_of_a_run(launcher: &[&str]) -> Option<(u32, Strin
     };
     let trace = dir.path().join("run.sbtrace");
     let capture = start_capture(launcher, &dev.0, &trace);
-    let ran = storbench()
-        .args([
-            "io",
-            "--target",
-            &dev.0,
-            "--allow-device",
-            "--rw",
-            "randrw",
-            "--rwmix-read",
-            "70",
-            "--bs",
-            "8k",
-        ])
-        // Paced: the test is that every request is in the trace, and an unpaced loop device
-        // beside the other tests outruns a capture's buffers (bench/capture-load.sh measures
-        // how fast it keeps up on a quiet machine).
-        .args([
-            "--iodepth",
-            "4",
-            "--rate-iops",
-            "10000",
-            "--runtime",
-            "1.5",
-            "--ramp",
-            "0",
-            "--power",
-            "none",
-            "--json",
-            "--output-dir",
-        ])
-        .arg(dir.path().join("results"))
-        .assert()
-        .success();
-    let io = json(&ran.get_output().stdout);
+    // Paced: the test is that every request is in the trace, and an unpaced loop device
+    // beside the other tests outruns a capture's buffers (bench/capture-load.sh measures
+    // how fast it keeps up on a quiet machine).
+    let job = ["--rw", "randrw", "--rwmix-read", "70", "--bs", "8k", "--iodepth", "4"];
+    let io = paced_io(&dev.0, dir.path(), &job, "10000", "1.5");
     let pid = capture.child.id();
     let (status, stdout, said) = end_capture(capture);
     assert!(status.success(), "{said}");
