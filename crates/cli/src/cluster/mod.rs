@@ -188,33 +188,78 @@ impl ClusterPlan {
         Ok(Some(ClusterPlan { engine, ahead, exe, plan }))
     }
 
-    /// The engine for the evaluation in `dir`, whose plan has the text `plan_text`: the shards
-    /// read the copy saved there, or where that has its passwords hidden, the plan file given.
-    pub fn into_cluster(self, dir: &Path, plan_text: &str, plan: &Plan) -> Cluster {
+    /// What the shards must see of this host, checked before anything is made: each
+    /// configuration's own target and log target (a directory or a device) as every shard
+    /// names it (`{shard}` made each shard's index in the plan's text `plan_text`), never a
+    /// parent of one. Kubernetes mounts them into every pod, so `/` and the system's own
+    /// directories are refused, naming the configuration and what to do.
+    pub fn places(&self, plan: &Plan, plan_text: &str) -> Result<Vec<PathBuf>> {
+        let shards = match &self.engine {
+            Runner::Kubernetes(k) => k.shards(),
+            Runner::Slurm(_) => return Ok(Vec::new()),
+        };
+        // The plan as written: another shard's place need not exist on this host (it is on
+        // the node that shard runs on), so it is read as text, not checked as a target.
+        let written: toml::Value = toml::from_str(plan_text).context("reading the plan's configurations")?;
+        let configurations = written.get("configuration").and_then(toml::Value::as_array);
+        let mut places = Vec::new();
+        for (c, raw) in plan.configurations.iter().zip(configurations.into_iter().flatten()) {
+            for key in ["target", "log_target"] {
+                let Some(text) = raw.get(key).and_then(toml::Value::as_str) else { continue };
+                for shard in 1..=shards {
+                    let place = std::path::absolute(text.replace("{shard}", &shard.to_string()))?;
+                    mountable(&c.name, &place)?;
+                    places.push(place);
+                }
+            }
+        }
+        Ok(places)
+    }
+
+    /// The engine for the evaluation in `dir`, whose plan has the text `plan_text`, its
+    /// shards seeing `places` (from [`ClusterPlan::places`]) and `dir`: the shards read the
+    /// plan's copy saved there, or where that has its passwords hidden, the plan file given.
+    pub fn into_cluster(self, dir: &Path, plan_text: &str, places: Vec<PathBuf>) -> Cluster {
         let hidden = storbench_bench::secret::redact(plan_text) != plan_text;
         let given = self.plan.filter(|_| hidden);
-        let wanted = std::iter::once(dir.to_path_buf()).chain(plan.configurations.iter().flat_map(|c| {
-            let own = std::iter::once(&c.target).chain(c.log_target.as_ref());
-            // A directory target's parent: where `{shard}` makes one per shard, they are all in it.
-            own.map(|t| if t.is_dir() { t.parent().unwrap_or(t).to_path_buf() } else { t.clone() })
-        }));
-        let mut places: Vec<PathBuf> = Vec::new();
-        for place in wanted {
-            // One volume for a place and all under it.
-            if !places.iter().any(|p| place.starts_with(p)) {
-                places.retain(|p| !p.starts_with(&place));
-                places.push(place);
+        let mut wanted: Vec<PathBuf> = Vec::new();
+        for place in std::iter::once(dir.to_path_buf()).chain(places) {
+            // One volume for a place and all under it (a place is never widened to a parent).
+            if !wanted.iter().any(|p| place.starts_with(p)) {
+                wanted.retain(|p| !p.starts_with(&place));
+                wanted.push(place);
             }
         }
         Cluster {
             engine: self.engine,
             ahead: self.ahead,
-            places,
+            places: wanted,
             exe: self.exe,
             dir: dir.to_path_buf(),
             plan: given,
         }
     }
+}
+
+/// Directories of the system itself, never mounted into a pod (nor `/`).
+const SYSTEM_DIRS: &[&str] = &[
+    "/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/proc", "/root", "/run", "/sbin", "/sys",
+    "/usr", "/var",
+];
+
+/// Refuses a configuration's place that a pod must not be given: `/` or a system directory.
+fn mountable(configuration: &str, place: &Path) -> Result<()> {
+    let normal: PathBuf = place.components().collect();
+    let system = normal == Path::new("/") || SYSTEM_DIRS.iter().any(|d| normal == Path::new(d));
+    if system {
+        bail!(
+            "configuration {configuration}: its target {} would be mounted read-write into every \
+             shard's pod, and that is the system's own directory; give a directory of its own for \
+             the storage under test (such as /mnt/ssd/storbench)",
+            place.display()
+        );
+    }
+    Ok(())
 }
 
 impl Cluster {

@@ -312,3 +312,54 @@ fn with_a_cluster_answering_kubectl_jobs_are_applied_followed_and_their_shards_m
     let error = run["error"].as_str().unwrap();
     assert!(error.contains("1 shard(s) failed") && error.contains("s2"), "{error}");
 }
+
+/// Issue 37: a Job mounts each configuration's own directory (each shard's, where `{shard}`
+/// makes one per shard) and the evaluation's, never a parent: a target right under `/` no
+/// longer gives every pod the host's `/`. `/` or a system directory as a target is refused
+/// before anything is made.
+#[test]
+fn kubernetes_jobs_mount_only_each_configurations_own_place_and_never_a_system_directory() {
+    // A directory right under `/`, whose parent is the host's root.
+    let top = tempfile::Builder::new().prefix("storbench-k8s-test-").tempdir_in("/").unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    for i in 1..=2 {
+        std::fs::create_dir(top.path().join(format!("s{i}"))).unwrap();
+    }
+    let plan = write_plan(dir.path(), &format!("{}/s{{shard}}", top.path().display()), IO);
+    let out = dir.path().join("out");
+    // With no cluster to answer, the Jobs are written and the evaluation stops.
+    let path = format!("{}:/usr/bin:/bin", dir.path().display());
+    let mut c = storbench();
+    c.arg("run").arg(&plan).args(["--on", "kubernetes", "--image", "x", "--tasks-per-node", "2"]);
+    c.env("PATH", path).arg("--output-dir").arg(&out).assert().code(2);
+    let (eval_dir, _) = evaluation(&out);
+    let manifests: Vec<PathBuf> =
+        std::fs::read_dir(eval_dir.join("kubernetes")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(!manifests.is_empty());
+    for manifest in manifests {
+        let job = json(&std::fs::read(&manifest).unwrap());
+        let volumes = job["spec"]["template"]["spec"]["volumes"].as_array().unwrap().clone();
+        let mut mounted: Vec<String> =
+            volumes.iter().map(|v| v["hostPath"]["path"].as_str().unwrap().to_string()).collect();
+        mounted.sort();
+        let mut want = vec![
+            eval_dir.display().to_string(),
+            top.path().join("s1").display().to_string(),
+            top.path().join("s2").display().to_string(),
+        ];
+        want.sort();
+        assert_eq!(mounted, want, "{}", manifest.display());
+    }
+    for system in ["/", "/etc", "/var/"] {
+        let plan = write_plan(dir.path(), system, IO);
+        let out = dir.path().join("refused");
+        let mut c = storbench();
+        c.arg("run").arg(&plan).args(["--on", "kubernetes", "--image", "x", "--output-dir"]).arg(&out);
+        let said = crate::support::refused(&mut c, "configuration c: its target");
+        assert!(
+            said.contains("the system's own directory") && said.contains("directory of its own"),
+            "{said}"
+        );
+        assert!(!out.exists(), "{system}: a refused evaluation made its directory");
+    }
+}

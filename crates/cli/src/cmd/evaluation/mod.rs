@@ -35,9 +35,13 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
         Some(dir) => resume_from(dir, a)?,
         None => fresh(a)?,
     };
-    if cluster.is_some() {
-        refuse_on_cluster(&start.plan)?;
-    }
+    let places = match &cluster {
+        Some(c) => {
+            refuse_on_cluster(&start.plan)?;
+            c.places(&start.plan, &start.text)?
+        }
+        None => Vec::new(),
+    };
     // On a cluster the shards lock the targets, each on its own host.
     let _locks = lock_places(&start, cluster.is_none())?;
     power::start(start.plan.method.power.as_deref())?;
@@ -50,7 +54,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
         }
         None => create_dir(a, &start.plan, &start.text)?,
     };
-    let cluster = cluster.map(|c| c.into_cluster(&dir, &start.text, &start.plan));
+    let cluster = cluster.map(|c| c.into_cluster(&dir, &start.text, places));
     let eval = evaluate(&start.plan, &dir, start.previous, a.verbose, cluster.as_ref(), stop)?;
     finish(&dir, &eval, stop)
 }
