@@ -73,7 +73,9 @@ pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf> {
         let dir = if n == 1 { parent.join(&base) } else { parent.join(format!("{base}-{n}")) };
         match files::create_dir(&dir) {
             Ok(_) => return Ok(dir),
+            // Whatever holds the name, a link included, is left as it is: the next name.
             Err(files::FileError::Exists { .. }) => continue,
+            Err(files::FileError::Link { path }) if path == dir => continue,
             Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
         }
     }

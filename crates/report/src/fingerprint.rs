@@ -91,8 +91,8 @@ pub struct CaptureResult {
     /// each a request or a completion missing from the trace.
     #[serde(default)]
     pub kernel_dropped: u64,
-    /// The capture's own CPU time in storbench per request, µs.
-    pub cpu_us_per_request: f64,
+    /// The capture's own CPU time in storbench per request, µs; none when it recorded none.
+    pub cpu_us_per_request: Option<f64>,
     pub fingerprint: Fingerprint,
 }
 

@@ -52,8 +52,9 @@ pub struct CaptureStats {
 
 impl CaptureStats {
     /// The reading thread's CPU per request written, µs.
-    pub fn cpu_us_per_request(&self) -> f64 {
-        self.cpu_ns as f64 / 1e3 / self.records.max(1) as f64
+    /// None when it recorded no request: there is nothing to divide its cost by.
+    pub fn cpu_us_per_request(&self) -> Option<f64> {
+        (self.records > 0).then(|| self.cpu_ns as f64 / 1e3 / self.records as f64)
     }
 }
 

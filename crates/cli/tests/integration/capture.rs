@@ -619,3 +619,35 @@ fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matche
     let like = json(&like.get_output().stdout);
     like_matches(&original, &like, &like["background"][0]["capture"]["fingerprint"]);
 }
+
+/// A capture that saw no request says so, and gives no cost per request (there is nothing to
+/// divide its cost by).
+#[test]
+fn a_capture_of_an_idle_device_says_it_recorded_nothing_and_costs_nothing_per_request() {
+    let _captures = capturing();
+    let dir = disk_tempdir();
+    let image = dir.path().join("idle.img");
+    std::fs::File::create(&image).unwrap().set_len(16 << 20).unwrap();
+    let Some(dev) = Loop::attach(&image) else {
+        return skip("no loop device could be attached (losetup failed)", "run the tests as root");
+    };
+    let out = storbench()
+        .args(["capture", "--device", &dev.0, "--duration", "0.5s", "--json", "--out"])
+        .arg(dir.path().join("idle.sbtrace"))
+        .assert()
+        .success();
+    let captured = json(&out.get_output().stdout);
+    assert_eq!(
+        (captured["records"].as_u64(), captured["capture_cpu_us_per_request"].is_null()),
+        (Some(0), true),
+        "{captured}"
+    );
+    let table = storbench()
+        .args(["capture", "--device", &dev.0, "--duration", "0.5s", "--out"])
+        .arg(dir.path().join("idle2.sbtrace"))
+        .assert()
+        .success();
+    let said = crate::support::stderr_text(&table);
+    assert!(said.contains("0 requests in") && said.contains("no request to cost"), "{said}");
+    assert!(!said.contains("µs per request"), "{said}");
+}

@@ -232,3 +232,40 @@ fn an_edited_report_is_never_overwritten() {
     assert!(err.contains("report.md was edited since storbench wrote it"), "{err}");
     assert_eq!(std::fs::read_to_string(&md).unwrap(), edited, "the edit is kept");
 }
+
+/// A link planted at the name a run's bundle would take (dangling, so following it would make
+/// a directory wherever it points) does not stop the run: the bundle takes the next free name,
+/// and the link is left as it was.
+#[test]
+fn a_link_at_the_next_bundle_name_is_passed_over_for_the_next_free_one() {
+    let dir = crate::support::disk_tempdir();
+    let results = dir.path().join("results");
+    std::fs::create_dir(&results).unwrap();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let mut planted = Vec::new();
+    // Every second the run may start in, as its local time names it.
+    for t in now..now + 20 {
+        let out = std::process::Command::new("date")
+            .args(["-d", &format!("@{t}"), "+%Y%m%d-%H%M%S"])
+            .output()
+            .unwrap();
+        let link = results.join(format!("{}-linked", String::from_utf8_lossy(&out.stdout).trim()));
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &link).unwrap();
+        planted.push(link);
+    }
+    crate::support::io_in(
+        dir.path(),
+        &["--size", "4MiB", "--runtime", "0.2", "--name", "linked", "--power", "none"],
+    );
+    let made: Vec<String> = std::fs::read_dir(&results)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.file_type().unwrap().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(made.len() == 1 && made[0].ends_with("-linked-2"), "{made:?}");
+    for link in &planted {
+        assert!(std::fs::symlink_metadata(link).unwrap().file_type().is_symlink(), "{}", link.display());
+    }
+    assert!(!dir.path().join("elsewhere").exists(), "nothing was made where a link points");
+}

@@ -92,18 +92,15 @@ fn captured(input: &ReportInput) -> Vec<Block> {
         for (b, c) in data.summary.background.iter().filter_map(|b| Some((b, b.capture.as_deref()?))) {
             let what = format!("{} · {} · {}", r.configuration, r.workload, b.name);
             blocks.push(Block::Heading(3, format!("Captured I/O: {what}")));
+            let cost = c.cpu_us_per_request.map_or("no request was recorded to cost".into(), |us| {
+                format!("the capture cost {us:.2} CPU-µs per request in storbench")
+            });
             blocks.push(Block::Para(format!(
                 "{} requests of {} from the block tracepoints over the measured phase, in the bundle's {}; \
-                 the capture cost {:.2} CPU-µs per request in storbench; {} completion(s) without an issue, \
+                 {cost}; {} completion(s) without an issue, \
                  {} request(s) without a completion, {} event(s) the kernel dropped. Replay it elsewhere \
                  with `storbench replay-trace`.",
-                c.records,
-                c.device,
-                c.trace,
-                c.cpu_us_per_request,
-                c.unmatched_completions,
-                c.never_completed,
-                c.kernel_dropped
+                c.records, c.device, c.trace, c.unmatched_completions, c.never_completed, c.kernel_dropped
             )));
             blocks.push(Block::Table(fingerprint_table(&c.fingerprint)));
             blocks.extend(fingerprint_charts(&c.fingerprint, &what).into_iter().map(Block::Chart));

@@ -308,9 +308,17 @@ fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
 }
 
 fn default_name(args: &IoArgs, sizes: &BlockSizeMix, depth: u32) -> String {
-    let bs = if sizes.is_single() { format!("{}k", sizes.max() / 1024) } else { "mix".into() };
-    let bs = if sizes.is_single() && sizes.max() < 1024 { format!("{}b", sizes.max()) } else { bs };
-    format!("{}-{bs}-qd{depth}", args.rw.unwrap_or(IoArgs::RW))
+    format!("{}-{}-qd{depth}", args.rw.unwrap_or(IoArgs::RW), size_in_name(sizes))
+}
+
+/// The block size as a name holds it: whole KiB as `4k`, anything else in bytes (`1536b`:
+/// never rounded into another size's name), a mix as `mix`.
+fn size_in_name(sizes: &BlockSizeMix) -> String {
+    match sizes.max() {
+        _ if !sizes.is_single() => "mix".into(),
+        b if b >= 1024 && b % 1024 == 0 => format!("{}k", b / 1024),
+        b => format!("{b}b"),
+    }
 }
 
 fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
@@ -381,4 +389,18 @@ pub fn check_against_target(
         bail!("--io-size {b} bytes is smaller than one {max}-byte block");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_block_size_is_named_as_it_is_never_rounded_into_another() {
+        let named = |b: u32| size_in_name(&BlockSizeMix::single(b));
+        assert_eq!(
+            (named(4096), named(1536), named(512), named(1 << 20)),
+            ("4k".into(), "1536b".into(), "512b".into(), "1024k".into())
+        );
+    }
 }

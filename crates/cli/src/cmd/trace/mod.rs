@@ -56,8 +56,11 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
         tell_raw!("{}", serde_json::to_string_pretty(&out_json)?);
     } else {
         tell_raw!("{}", table(&fp));
+        let cost = cpu_per_request_us.map_or("no request to cost".into(), |us| {
+            format!("the capture's own CPU: {us:.2} µs per request")
+        });
         say!(
-            "trace: {} ({} requests in {seconds:.1} s; the capture's own CPU: {cpu_per_request_us:.2} µs per request; {} completion(s) without an issue, {} request(s) without a completion, {} event(s) the kernel dropped)",
+            "trace: {} ({} requests in {seconds:.1} s; {cost}; {} completion(s) without an issue, {} request(s) without a completion, {} event(s) the kernel dropped)",
             out.display(),
             stats.records,
             stats.unmatched_completions,
