@@ -7,7 +7,8 @@
 use std::path::Path;
 use storbench_bench::files::{self, input};
 use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
-use storbench_bench::run::record::{HLOG_FILE, IntervalLine, Line, RECORD_FILE};
+use storbench_bench::run::record::summary::{Rebuild, rebuild_record};
+use storbench_bench::run::record::{HLOG_FILE, IntervalLine, Line, RECORD_FILE, StoredRecord};
 use storbench_report::series::Phase;
 
 fn main() -> Result<(), String> {
@@ -91,10 +92,16 @@ fn shard(
     end.facts.measured_s = f64::from(seconds);
     record.push(serde_json::to_string(&Line::End(end)).expect("json"));
     let hlog = String::from_utf8(hlog.into_inner()).expect("text");
+    let record = record.join("\n") + "\n";
+    // The summary its record rebuilds, as a run writes it: merge checks each shard by it.
+    let stored = StoredRecord::from_text(&record, &hlog).expect("the shard's record");
+    let io: Rebuild = storbench_bench::run::record::summary::io::rebuilt;
+    let summary = rebuild_record(&stored, None, |w| (w == "io").then_some(io)).expect("an io record");
     vec![
-        (RECORD_FILE, record.join("\n") + "\n"),
+        (RECORD_FILE, record),
         (HLOG_FILE, hlog),
         ("timeseries.csv", rows(series, seconds)),
+        ("summary.json", storbench_report::export::summary_json(&summary)),
     ]
 }
 

@@ -34,7 +34,12 @@ fn shards(root: &Path, n: usize, extra: &[&str]) -> Vec<PathBuf> {
 }
 
 fn merge(bundles: &[PathBuf], out: &Path) -> serde_json::Value {
-    let a = storbench().arg("merge").args(bundles).arg("--out").arg(out).arg("--json").assert().success();
+    merge_ending(bundles, out, 0)
+}
+
+/// `storbench merge BUNDLES --out OUT --json`, which must exit `code`: the merged summary.
+fn merge_ending(bundles: &[PathBuf], out: &Path, code: i32) -> serde_json::Value {
+    let a = storbench().arg("merge").args(bundles).arg("--out").arg(out).arg("--json").assert().code(code);
     json(&a.get_output().stdout)
 }
 
@@ -132,7 +137,8 @@ fn a_killed_shard_adds_its_seconds_in_the_window_and_the_merge_names_it_incomple
     assert!(a.wait().unwrap().success());
     let kept = measured_reads(&killed);
     let bundles = [only_bundle(&whole), only_bundle(&killed)];
-    let merged = merge(&bundles, &dir.path().join("merged"));
+    // Kept, and failed (exit 1): it is not the run's whole load.
+    let merged = merge_ending(&bundles, &dir.path().join("merged"), 1);
     assert_eq!(merged["complete"], false, "{merged}");
     let shards = read_json(&dir.path().join("merged/shards.json"));
     assert_eq!(shards["complete"], false);
@@ -178,5 +184,25 @@ fn merge_refuses_one_bundle_the_same_bundle_twice_and_different_workloads() {
     crate::support::sqlite_oltp_run(dir.path(), &oltp, &["--run-time", "1s", "--warmup-time", "0"]);
     let err = refused(&mut merge(&[&io, &only_bundle(&oltp)]), "different workloads");
     assert!(err.contains("is io") && err.contains("is oltp"), "{err}");
+    // Issue 37: a shard of another launch (its own start time), one whose summary.json was
+    // edited (its record rebuilds another), one without its per-second series: refused, by
+    // name, before anything is summed.
+    let run_shard = |name: &str, extra: &[&str]| {
+        let results = dir.path().join(name);
+        assert!(spawn_shard(&results, "2s", extra).wait().unwrap().success());
+        only_bundle(&results)
+    };
+    let launched = run_shard("launched", &["--shard", "2/2", "--start-at", &start_in(1)]);
+    refused(&mut merge(&[&io, &launched]), "are of different launches");
+    let second = run_shard("second", &["--shard", "2/2"]);
+    let summary = std::fs::read_to_string(second.join("summary.json")).unwrap();
+    let edited = summary.replacen("\"ios\": ", "\"ios\": 1", 1);
+    assert_ne!(edited, summary);
+    std::fs::write(second.join("summary.json"), &edited).unwrap();
+    let err = refused(&mut merge(&[&io, &second]), "its summary.json does not match its record");
+    assert!(err.contains(second.to_str().unwrap()), "{err}");
+    std::fs::write(second.join("summary.json"), &summary).unwrap();
+    std::fs::remove_file(second.join("timeseries.csv")).unwrap();
+    refused(&mut merge(&[&io, &second]), "its per-second series");
     assert!(!out.exists(), "nothing written on refusal");
 }

@@ -1,6 +1,8 @@
 //! `storbench merge BUNDLE... --out DIR`: one bundle from the bundles of one run's shards.
-//! Checks that they are shards of one job (refusing one bundle, the same bundle twice, and
-//! bundles of different workloads or jobs, with exit 2), merges their records exactly
+//! Checks that they are shards of one job (refusing one bundle, the same bundle twice,
+//! bundles of different workloads or jobs, and shards of different launches, with exit 2),
+//! and checks each shard as `summarize --check` does (its summary.json rebuilt field for field
+//! from its record, its per-second series there) before anything is summed; merges their records exactly
 //! (`storbench_bench::run::record::merge`), builds the summary from the merged record by the
 //! workload's own rebuild, sums the per-second series (`series`) and writes the bundle with
 //! `shards.json`.
@@ -13,7 +15,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::run::record::merge::{Shard, claimed, identity, merge};
-use storbench_bench::run::record::summary::rebuild_record;
+use storbench_bench::run::record::summary::{first_difference, rebuild, rebuild_record};
 use storbench_bench::run::record::{HLOG_FILE, RECORD_FILE, StoredRecord};
 use storbench_report::{ShardsFile, Summary, export};
 
@@ -29,7 +31,8 @@ pub fn run(args: &MergeArgs) -> Result<Ending> {
     }
     let (summary, shards_file) = merge_into(&args.bundles, &args.out)?;
     show(args, &summary, &shards_file);
-    Ok(Ending::Ok)
+    // A merge with a shard missing is kept, and fails: it is not the run's whole load.
+    Ok(if shards_file.complete { Ending::Ok } else { Ending::CheckFailed })
 }
 
 /// Merges the shards' `bundles` into the bundle `out` (made when missing): its summary and
@@ -37,6 +40,7 @@ pub fn run(args: &MergeArgs) -> Result<Ending> {
 pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFile)> {
     let shards = read_shards(bundles)?;
     check_one_job(&shards)?;
+    check_shards(&shards)?;
     let merged = merge(&shards).context("merging the shards' records")?;
     let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
     // The summary and the series at once, one a core.
@@ -125,6 +129,51 @@ fn read_records(bundles: &[PathBuf]) -> Vec<Result<(PathBuf, StoredRecord)>> {
     })
 }
 
+/// Every shard checked (a few at once, one a core) before anything is summed.
+fn check_shards(shards: &[Shard]) -> Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let per_core = shards.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let checking: Vec<_> = shards
+            .chunks(per_core)
+            .map(|part| scope.spawn(move || part.iter().try_for_each(check_shard)))
+            .collect();
+        checking.into_iter().try_for_each(|c| c.join().expect("a checking thread"))
+    })
+}
+
+/// A shard's bundle as `summarize --check` holds one: its summary.json is what its record
+/// rebuilds, field for field (a shard killed before its end has no final summary to hold: the
+/// merge names it incomplete), and its per-second series is there to be summed.
+fn check_shard(shard: &Shard) -> Result<()> {
+    let dir = Path::new(&shard.bundle);
+    let named = || format!("the shard {}", shard.bundle);
+    let series = dir.join("timeseries.csv");
+    read_text(&series, DATA_LIMIT)
+        .with_context(|| format!("its per-second series {}", series.display()))
+        .with_context(named)?;
+    if shard.record.end.is_none() {
+        return Ok(());
+    }
+    let path = dir.join("summary.json");
+    let stored: serde_json::Value = read_text(&path, DATA_LIMIT)
+        .map_err(anyhow::Error::from)
+        .and_then(|text| Ok(serde_json::from_str(&text)?))
+        .with_context(|| format!("{}: reading {}", named(), path.display()))?;
+    let rebuilt = rebuild(dir, crate::registry::rebuild_of)
+        .with_context(|| format!("{}: rebuilding its summary from its record", named()))?;
+    let rebuilt: serde_json::Value = serde_json::from_str(&export::summary_json(&rebuilt))?;
+    if let Some((field, was, now)) = first_difference(&stored, &rebuilt) {
+        bail!(
+            "{}: its summary.json does not match its record ({field}: {was} in summary.json, {now} from \
+             the record): an edited or damaged bundle is not summed (storbench summarize --check says \
+             the same)",
+            named()
+        );
+    }
+    Ok(())
+}
+
 /// Both bundles say they are the same shard of the same run (its count and common start).
 fn same_shard(a: &Shard, b: &Shard) -> bool {
     let of = |s: &Shard| claimed(&s.record).map(|i| (i.index, i.count, i.start_at.clone()));
@@ -152,6 +201,21 @@ fn check_one_job(shards: &[Shard]) -> Result<()> {
             first.bundle,
             kind(first),
             others.join(", ")
+        );
+    }
+    let launch = |s: &Shard| s.record.start.summary.shard.as_ref().map(|i| (i.count, i.start_at.clone()));
+    if let Some(other) = shards.iter().find(|s| launch(s) != launch(first)) {
+        let said = |s: &Shard| match launch(s) {
+            Some((count, Some(at))) => format!("shard of {count} started at {at}"),
+            Some((count, None)) => format!("shard of {count} with no common start"),
+            None => "no shard".to_string(),
+        };
+        bail!(
+            "{} and {} are of different launches ({}; {}): merge only the shards started together",
+            first.bundle,
+            other.bundle,
+            said(first),
+            said(other)
         );
     }
     let job = |s: &Shard| job_of(&s.record.start.summary.parameters);
