@@ -2,7 +2,7 @@
 //! limit option of every workload and to the same keys in a plan. Each is refused with exit 2
 //! and a message, never a panic, an overflow or a wrapped check, and nothing is created.
 
-use crate::support::{disk_tempdir, stderr_text, storbench};
+use crate::support::{disk_tempdir, refused, stderr_text, storbench};
 use std::path::Path;
 use std::time::Duration;
 
@@ -193,4 +193,32 @@ fn a_data_max_of_u64_max_is_named_in_the_message() {
     cmd.args(["integrity", "--data-max", "18446744073709551615", "--target"]).arg(dir.path());
     let out = cmd.assert().code(2);
     assert!(stderr_text(&out).contains("more than 1 EiB"), "{}", stderr_text(&out));
+}
+
+/// Issue 37: values that would never end or measure nothing are refused before anything is
+/// made: a paced io run that would start fewer than 10 I/Os, a trace replay stretched past a
+/// year, a footprint too small for the trace's largest request.
+#[test]
+fn a_rate_speed_or_footprint_that_measures_nothing_or_never_ends_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/corpus/trace/io-randrw-fdatasync.sbtrace");
+    let out = dir.path().join("results");
+    let mut io = storbench();
+    io.args(["io", "--size", "1MiB", "--runtime", "1", "--rate-iops", "0.0001", "--target"]).arg(dir.path());
+    refused(io.arg("--output-dir").arg(&out), "too few to measure");
+    let replay = |args: &[&str]| {
+        let mut c = storbench();
+        c.arg("replay-trace")
+            .arg(&trace)
+            .arg("--target")
+            .arg(dir.path())
+            .args(args)
+            .arg("--output-dir")
+            .arg(&out);
+        c
+    };
+    refused(&mut replay(&["--speed", "0.000000001"]), "days to replay, more than the year");
+    refused(&mut replay(&["--footprint", "4KiB", "--fast"]), "smaller than the trace's largest request");
+    assert!(!out.exists(), "nothing made for a refused run");
 }

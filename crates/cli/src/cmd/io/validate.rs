@@ -91,19 +91,21 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
         "give a smaller --bs, --iodepth or --workers",
     )?;
     let size = args.size.map_or(DEFAULT_SIZE, |s| s.0);
+    let (rate_iops, end) = (rate(args, &block_sizes)?, parse_end(args)?);
+    enough_to_measure(rate_iops, &end)?;
     Ok(IoSpec {
         name: args.out.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
         random: random_share(args, pattern)?,
         writes_per_flush: writes_per_flush(args, reads)?,
         pattern,
         reads,
-        rate_iops: rate(args, &block_sizes)?,
+        rate_iops,
         rate_profile: args.rate_profile.as_ref().map(|p| p.0.as_slice().into()),
         block_sizes,
         iodepth,
         workers,
         ramp: args.ramp_or_default(),
-        end: parse_end(args)?,
+        end,
         seed: args.seed.unwrap_or(DEFAULT_SEED),
         verify: args.verify,
         engine: template_engine(args),
@@ -280,6 +282,25 @@ fn rate(args: &IoArgs, sizes: &BlockSizeMix) -> Result<Option<f64>> {
         );
     }
     Ok(Some(rate))
+}
+
+/// The fewest I/Os a paced run may plan to start: below it no rate or percentile means
+/// anything.
+const FEWEST_PACED_IOS: f64 = 10.0;
+
+/// Refuses a paced run that would measure nothing: fewer than [`FEWEST_PACED_IOS`] I/Os due in
+/// its measured phase.
+fn enough_to_measure(rate: Option<f64>, end: &storbench_bench::workload::io::End) -> Result<()> {
+    let (Some(rate), storbench_bench::workload::io::End::Time(d)) = (rate, end) else { return Ok(()) };
+    let due = rate * d.as_secs_f64();
+    if due < FEWEST_PACED_IOS {
+        bail!(
+            "a rate of {rate} I/Os a second over --runtime {:?} starts {due:.1} I/Os, too few to measure \
+             (at least {FEWEST_PACED_IOS:.0}); give a higher rate or a longer --runtime",
+            d
+        );
+    }
+    Ok(())
 }
 
 /// A rate profile's mean, once its every second is a rate.

@@ -73,6 +73,7 @@ pub fn check(a: &ReplayTraceArgs) -> Result<Checked> {
         bail!("{} has no reads or writes to replay", a.trace.display());
     }
     let speed = crate::cmd::replay::speed_factor(a.speed.unwrap_or(1.0))?;
+    bounded(a, &original, speed)?;
     crate::cmd::results_root(a.out.output_dir.as_deref())?;
     let req = TargetRequest {
         path: a.target.clone().unwrap_or_else(|| PathBuf::from(".")),
@@ -100,6 +101,32 @@ pub fn check(a: &ReplayTraceArgs) -> Result<Checked> {
     };
     crate::background::check(&streams(a, &plan.path), place)?;
     Ok(Checked { header, original, plan, speed })
+}
+
+/// The longest a replay as recorded may take: a year, as every duration storbench takes.
+const LONGEST_S: f64 = 365.0 * 24.0 * 3600.0;
+
+/// Refuses what would never end or could not be replayed: a speed that stretches the trace
+/// past a year, a footprint smaller than its largest request.
+fn bounded(a: &ReplayTraceArgs, original: &Fingerprint, speed: f64) -> Result<()> {
+    let lasts_s = original.duration_s / speed;
+    if !a.fast && lasts_s > LONGEST_S {
+        bail!(
+            "--speed {speed}: the trace's {:.1} s would take {:.0} days to replay, more than the year a \
+             run may last; give a speed nearer 1 (or --fast)",
+            original.duration_s,
+            lasts_s / 86_400.0
+        );
+    }
+    let largest = original.size_histogram.keys().next_back().copied().unwrap_or(0);
+    if let Some(f) = a.footprint.filter(|f| f.0 < u64::from(largest)) {
+        bail!(
+            "--footprint {}: smaller than the trace's largest request ({largest} bytes), which could not be \
+             placed in it; give at least that, or leave it out for the trace's own",
+            f.0
+        );
+    }
+    Ok(())
 }
 
 /// A replay never writes the device it was captured from unless told to.
