@@ -1,17 +1,24 @@
 //! The smallest HTTP/1.1 responder Prometheus needs: `GET /metrics` answered with the scrape,
-//! anything else 404, one request per connection. A client that sends too much or too slowly
-//! is cut off; the run never waits for one (the listener has its own thread).
+//! anything else 404, one request per connection. Each connection is answered on a thread of
+//! its own, [`MAX_CLIENTS`] at once (one more is told 503 at once, never queued), and each has
+//! [`REQUEST_DEADLINE`] from its accept to its answer written, however it dribbles: one slow or
+//! stuck client never delays another, and the run never waits for any (the listener has its
+//! own thread).
 
 use super::render::Format;
 use anyhow::{Result, anyhow};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// The most of a request read: its line and headers (a scraper's are a few hundred bytes).
 const MAX_REQUEST: usize = 8 << 10;
-/// How long a client may take to send its request or read the answer.
-const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long one client may take, from its connection to its answer written.
+const REQUEST_DEADLINE: Duration = Duration::from_secs(2);
+/// Clients answered at once.
+pub const MAX_CLIENTS: usize = 16;
 
 /// A listener on `given` (`HOST:PORT`, or `:PORT` for every interface), or an error saying
 /// why not and what to give instead.
@@ -40,31 +47,85 @@ fn addresses(given: &str) -> Result<Vec<SocketAddr>> {
     if addrs.is_empty() { Err(bad()) } else { Ok(addrs) }
 }
 
-/// Answers `listener`'s connections, one after another, with `scrape`, until the process ends.
+/// Answers `listener`'s connections with `scrape`, each on a thread of its own, until the
+/// process ends.
 pub fn spawn(listener: TcpListener, scrape: fn(Format) -> String) -> Result<()> {
+    let busy = Arc::new(AtomicUsize::new(0));
     let serve = move || {
         for conn in listener.incoming().flatten() {
-            // A client that fails (reset, timed out) costs only its own answer.
-            let _ = answer(conn, scrape);
+            let Some(slot) = Slot::take(&busy) else {
+                let _ = turn_away(conn);
+                continue;
+            };
+            // A client that fails (reset, timed out) costs only its own answer; a thread
+            // that cannot start drops its connection and its slot.
+            let answering = move || {
+                let _slot = slot;
+                let _ = answer(conn, scrape);
+            };
+            let _ = std::thread::Builder::new().name("metrics-client".into()).spawn(answering);
         }
     };
     std::thread::Builder::new().name("metrics".into()).spawn(serve)?;
     Ok(())
 }
 
+/// One of the [`MAX_CLIENTS`] answered at once, given back when dropped.
+struct Slot(Arc<AtomicUsize>);
+
+impl Slot {
+    fn take(busy: &Arc<AtomicUsize>) -> Option<Slot> {
+        let taken = busy.fetch_add(1, Ordering::AcqRel) < MAX_CLIENTS;
+        let slot = Slot(busy.clone());
+        taken.then_some(slot)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Tells a client past [`MAX_CLIENTS`] to come back, waiting on it 100 ms at most: what it
+/// sent is read and dropped after the answer (closing on unread bytes would reset the
+/// connection before the client read the answer).
+fn turn_away(mut conn: TcpStream) -> std::io::Result<()> {
+    let deadline = Instant::now() + Duration::from_millis(100);
+    conn.set_write_timeout(Some(left(deadline)?))?;
+    conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")?;
+    conn.shutdown(std::net::Shutdown::Write)?;
+    let mut sent = [0u8; MAX_REQUEST];
+    loop {
+        conn.set_read_timeout(Some(left(deadline)?))?;
+        if conn.read(&mut sent)? == 0 {
+            return Ok(());
+        }
+    }
+}
+
 fn answer(mut conn: TcpStream, scrape: fn(Format) -> String) -> std::io::Result<()> {
-    conn.set_read_timeout(Some(CLIENT_TIMEOUT))?;
-    conn.set_write_timeout(Some(CLIENT_TIMEOUT))?;
-    let head = read_head(&mut conn)?;
-    conn.write_all(&response(&head, scrape))?;
+    let deadline = Instant::now() + REQUEST_DEADLINE;
+    let head = read_head(&mut conn, deadline)?;
+    for chunk in response(&head, scrape).chunks(64 << 10) {
+        conn.set_write_timeout(Some(left(deadline)?))?;
+        conn.write_all(chunk)?;
+    }
     conn.flush()
 }
 
-/// The request's line and headers, up to the blank line or `MAX_REQUEST` bytes.
-fn read_head(conn: &mut TcpStream) -> std::io::Result<String> {
+/// What is left until `deadline`; a timeout once it has passed.
+fn left(deadline: Instant) -> std::io::Result<Duration> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() { Err(std::io::Error::from(ErrorKind::TimedOut)) } else { Ok(left) }
+}
+
+/// The request's line and headers, up to the blank line or `MAX_REQUEST` bytes, by `deadline`.
+fn read_head(conn: &mut TcpStream, deadline: Instant) -> std::io::Result<String> {
     let mut head = Vec::new();
     let mut buf = [0u8; 1024];
     while head.len() < MAX_REQUEST && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+        conn.set_read_timeout(Some(left(deadline)?))?;
         match conn.read(&mut buf)? {
             0 => break,
             n => head.extend_from_slice(&buf[..n]),
@@ -126,6 +187,54 @@ mod tests {
         for other in ["GET / HTTP/1.1\r\n\r\n", "POST /metrics HTTP/1.1\r\n\r\n", "", "\u{0}garbage"] {
             assert!(answer_to(other).starts_with("HTTP/1.1 404 Not Found\r\n"), "{other:?}");
         }
+    }
+
+    /// `GET /metrics` from a new client of `addr`: its whole answer, and how long it took.
+    fn scrape_of(addr: SocketAddr) -> (String, Duration) {
+        let started = Instant::now();
+        let mut c = TcpStream::connect(addr).unwrap();
+        c.write_all(b"GET /metrics HTTP/1.1\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        c.read_to_string(&mut answer).unwrap();
+        (answer, started.elapsed())
+    }
+
+    #[test]
+    fn a_stuck_or_dribbling_client_never_delays_another_and_is_cut_off_at_its_deadline() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        spawn(listener, fake).unwrap();
+        // One stuck halfway through its request, one sending a byte every 300 ms.
+        let mut stuck = TcpStream::connect(addr).unwrap();
+        stuck.write_all(b"GET /metr").unwrap();
+        let dribbling = std::thread::spawn(move || {
+            let mut c = TcpStream::connect(addr).unwrap();
+            let started = Instant::now();
+            for b in b"GET /metrics HTTP/1.1\r\nX: ".iter().cycle() {
+                if c.write_all(&[*b]).is_err() || started.elapsed() > Duration::from_secs(20) {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(300));
+            }
+            started.elapsed()
+        });
+        std::thread::sleep(Duration::from_millis(200));
+        let (answer, took) = scrape_of(addr);
+        assert!(answer.starts_with("HTTP/1.1 200 OK") && answer.ends_with("Text\n"), "{answer}");
+        assert!(took < Duration::from_secs(1), "answered beside the slow ones in {took:?}");
+        let cut = dribbling.join().unwrap();
+        assert!(cut < Duration::from_secs(10), "a dribbling client is cut off at its deadline: {cut:?}");
+        let mut rest = Vec::new();
+        stuck.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let _ = stuck.read_to_end(&mut rest);
+        assert!(rest.is_empty(), "the stuck one got nothing and was closed");
+        // Past the bound, a client is told to come back at once, never queued.
+        let held: Vec<TcpStream> = (0..MAX_CLIENTS).map(|_| TcpStream::connect(addr).unwrap()).collect();
+        std::thread::sleep(Duration::from_millis(200));
+        let (answer, took) = scrape_of(addr);
+        assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        drop(held);
     }
 
     #[test]
