@@ -189,7 +189,63 @@ impl Format {
     }
 }
 
-/// A log's lines with their numbers, one kept back when a reader looked ahead.
+/// The longest record or line read: a statement of 64 MiB is already far past any real one.
+pub(super) const MAX_RECORD: usize = 64 << 20;
+
+/// Appends `input` up to and including its next line break to `text`, `room` bytes at the
+/// most: how many it appended (0 at the end of the input).
+pub(super) fn read_line_within(
+    input: &mut impl std::io::BufRead,
+    text: &mut Vec<u8>,
+    room: usize,
+) -> std::io::Result<usize> {
+    let mut taken = 0;
+    loop {
+        let buf = match input.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() || taken >= room {
+            return Ok(taken);
+        }
+        let want = buf.len().min(room - taken);
+        let (n, ended) = match buf[..want].iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (want, false),
+        };
+        text.extend_from_slice(&buf[..n]);
+        input.consume(n);
+        taken += n;
+        if ended {
+            return Ok(taken);
+        }
+    }
+}
+
+/// Passes over the rest of the current line.
+pub(super) fn skip_line(input: &mut impl std::io::BufRead) -> std::io::Result<()> {
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(());
+        }
+        match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => {
+                input.consume(i + 1);
+                return Ok(());
+            }
+            None => {
+                let n = buf.len();
+                input.consume(n);
+            }
+        }
+    }
+}
+
+/// A log's lines with their numbers, one kept back when a reader looked ahead. A line is held
+/// to `MAX_RECORD` (a longer one is an unreadable line, the rest of it passed over), and so is
+/// a statement joined from several.
 pub(super) struct Lines<R> {
     input: R,
     line: u64,
@@ -206,11 +262,17 @@ impl<R: std::io::BufRead> Lines<R> {
         if let Some(l) = self.ahead.take() {
             return Some(Ok(l));
         }
-        let mut text = String::new();
-        match self.input.read_line(&mut text) {
+        let mut text = Vec::new();
+        match read_line_within(&mut self.input, &mut text, MAX_RECORD + 1) {
             Ok(0) => None,
+            Ok(_) if text.len() > MAX_RECORD => {
+                self.line += 1;
+                let _ = skip_line(&mut self.input);
+                Some(Err(LineError::new(self.line, "a line longer than 64 MiB")))
+            }
             Ok(_) => {
                 self.line += 1;
+                let text = String::from_utf8_lossy(&text);
                 Some(Ok((self.line, text.trim_end_matches(['\n', '\r']).to_string())))
             }
             Err(e) => Some(Err(LineError::new(self.line + 1, format!("reading the log: {e}")))),
@@ -241,11 +303,12 @@ impl<R: std::io::BufRead> Lines<R> {
     pub(super) fn joined(&mut self, mut first: String, continues: impl Fn(&str) -> Option<&str>) -> String {
         while let Some(Ok((n, text))) = self.next() {
             match continues(&text) {
-                Some(more) => {
+                Some(more) if first.len() + more.len() < MAX_RECORD => {
                     first.push('\n');
                     first.push_str(more);
                 }
-                None => {
+                // Past the limit, the statement ends there; the rest is read as lines of its own.
+                _ => {
                     self.put_back((n, text));
                     break;
                 }
