@@ -3,8 +3,9 @@
 //! Two nets, because a password can reach a message by paths no one planned:
 //! - by shape: `redact` replaces the password of every `scheme://user:password@host` in a text
 //!   and the value of every `password=`-like key (URL query, conninfo, TOML line);
-//! - by value: every password storbench is handed (`remember`) is replaced wherever it appears,
-//!   even inside a driver's error message that quotes it without a URL around it.
+//! - by value: every password storbench is handed (`remember`) is replaced wherever it stands as
+//!   a word of its own, even inside a driver's error message that quotes it without a URL
+//!   around it; never inside a longer word (a password `pass` leaves "passes" as it is).
 
 use std::sync::Mutex;
 
@@ -79,7 +80,7 @@ pub fn redact(text: &str) -> String {
         let escaped = secret.replace('\\', "\\\\").replace('"', "\\\"");
         for form in [secret.as_str(), escaped.as_str()] {
             if out.contains(form) {
-                out = out.replace(form, MASK);
+                out = mask_ranges(&out, standing_alone(&out, form));
             }
         }
     }
@@ -89,6 +90,22 @@ pub fn redact(text: &str) -> String {
 /// Whether `text` holds a secret `redact` would hide.
 pub fn holds_secret(text: &str) -> bool {
     redact(text) != text
+}
+
+/// The places `form` stands in `text` as a word of its own: no letter or digit runs on from it
+/// on either side (where its own edge is a letter or digit).
+fn standing_alone(text: &str, form: &str) -> Vec<std::ops::Range<usize>> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let (first, last) = (form.chars().next(), form.chars().next_back());
+    text.match_indices(form)
+        .map(|(at, _)| at..at + form.len())
+        .filter(|r| {
+            let before = text[..r.start].chars().next_back();
+            let after = text[r.end..].chars().next();
+            let runs_on = (word(first) && word(before)) || (word(last) && word(after));
+            !runs_on
+        })
+        .collect()
 }
 
 fn mask_ranges(text: &str, mut ranges: Vec<std::ops::Range<usize>>) -> String {
@@ -216,6 +233,14 @@ mod tests {
         assert_eq!(redact("server said: bad password Zq9-distinctive"), "server said: bad password ***");
         assert!(holds_secret("x Zq9-distinctive y"));
         assert!(!holds_secret("nothing here"));
+    }
+
+    #[test]
+    fn a_remembered_secret_that_is_a_plain_word_leaves_longer_words_as_they_are() {
+        // A word no other test prints: the remembered secrets are the process's.
+        remember("Zebrafish");
+        let verdict = "hdd fails: Zebrafishes 40 %; Zebrafish it? password Zebrafish, (Zebrafish)";
+        assert_eq!(redact(verdict), "hdd fails: Zebrafishes 40 %; *** it? password ***, (***)");
     }
 
     #[test]

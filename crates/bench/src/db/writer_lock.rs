@@ -114,10 +114,9 @@ pub(crate) fn lock_file(lock: &Path, place: &str) -> DbResult<WriterLock> {
     match crate::target::lock::lock_file(lock, "database") {
         Ok(held) => Ok(WriterLock::new(held)),
         Err(LockError::InUse { holder, .. }) => Err(held_by(place, &holder)),
-        Err(LockError::Failed { path, reason }) => Err(DbError::new(
-            DbErrorKind::Query,
-            format!("cannot lock {} ({reason}); check the directory's permissions", path.display()),
-        )),
+        Err(LockError::Failed { path, reason, fix }) => {
+            Err(DbError::new(DbErrorKind::Query, format!("cannot lock {} ({reason}); {fix}", path.display())))
+        }
     }
 }
 

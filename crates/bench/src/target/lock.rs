@@ -62,8 +62,8 @@ pub fn share_among_shards() {
 pub enum LockError {
     #[error("{path} is in use by another storbench ({holder}); wait for it to finish, or use another {what}")]
     InUse { path: PathBuf, holder: String, what: &'static str },
-    #[error("{path} cannot be locked ({reason})")]
-    Failed { path: PathBuf, reason: String },
+    #[error("{path} cannot be locked ({reason}); {fix}")]
+    Failed { path: PathBuf, reason: String, fix: &'static str },
 }
 
 /// This process, as a holder is named to another one: `storbench pid 1234 on host`.
@@ -118,7 +118,19 @@ fn written_by_storbench(file: &File) -> bool {
 }
 
 fn failed(path: &Path) -> impl Fn(std::io::Error) -> LockError + Copy + '_ {
-    move |e| LockError::Failed { path: path.to_path_buf(), reason: e.to_string() }
+    move |e| LockError::Failed { path: path.to_path_buf(), fix: fix_for(&e), reason: e.to_string() }
+}
+
+/// What to do about a lock file that could not be made or written, by what went wrong: a full
+/// disk is not a matter of permissions.
+pub fn fix_for(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC) => "the disk is full: free space on it",
+        Some(libc::EDQUOT) => "the disk quota is used up: free space in it",
+        Some(libc::EROFS) => "the filesystem is read-only: use a writable place",
+        Some(libc::EACCES | libc::EPERM) => "check the directory's permissions",
+        _ => "check the directory it is in",
+    }
 }
 
 /// Takes the flock on `file` without waiting, exclusive or (`shared`) shared with other
@@ -189,6 +201,14 @@ fn holder_pid(locks: &str, dev: u64, ino: u64) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_file_that_cannot_be_written_says_what_to_do_by_why() {
+        let fix = |errno| fix_for(&std::io::Error::from_raw_os_error(errno));
+        assert_eq!(fix(libc::ENOSPC), "the disk is full: free space on it");
+        assert_eq!(fix(libc::EACCES), "check the directory's permissions");
+        assert_eq!(fix(libc::EROFS), "the filesystem is read-only: use a writable place");
+    }
 
     #[test]
     fn the_holder_is_read_from_proc_locks() {

@@ -167,3 +167,21 @@ fn a_rate_profile_of_no_rates_or_beside_another_rate_is_refused() {
         "cannot be used with",
     );
 }
+
+/// A plan error of a shard quotes the plan's line as written, `{shard}` and all (it quoted the
+/// line with the shard's index already put in), its caret under the same place.
+#[test]
+fn a_plan_error_of_a_shard_quotes_the_line_as_the_plan_has_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(&plan, "name = \"p\"\n[[configuration]]\nname = \"c\"\ntarget = \"/mnt/s{shard}\" x\n")
+        .unwrap();
+    let err = refused(
+        storbench().arg("run").arg(&plan).args(["--on", "kubernetes", "--image", "x"]),
+        "plan.toml:4:",
+    );
+    assert!(err.contains("target = \"/mnt/s{shard}\" x"), "{err}");
+    let quoted = err.lines().find(|l| l.contains("{shard}")).unwrap();
+    let caret = err.lines().skip_while(|l| !l.contains("{shard}")).nth(1).unwrap();
+    assert_eq!(caret.find('^'), quoted.find(" x").map(|i| i + 1), "{err}");
+}

@@ -107,7 +107,7 @@ fn fresh(a: &RunArgs) -> Result<Start> {
         None if a.targets.is_empty() => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
         None => ("(built-in quick plan on --target)".to_string(), plan::quick::plan_for(&a.targets)?),
     };
-    let mut plan = plan::parse::parse(&file, &crate::shard::in_plan(&text, a.cluster.on.is_some()))?;
+    let mut plan = crate::shard::parse_plan(&file, &text, a.cluster.on.is_some())?;
     plan.method = checked(plan.method.overridden_by(&a.method))?;
     execute::check_all(&plan)?;
     Ok(Start { plan, text, dir: None, previous: None, saved: plan::Method::default() })
@@ -127,7 +127,7 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     for name in [EVALUATION_JSON, OVERRIDES] {
         storbench_bench::files::claim_at(&dir.join(name));
     }
-    let mut plan = plan::parse::parse(&file, &crate::shard::in_plan(&text, a.cluster.on.is_some()))?;
+    let mut plan = crate::shard::parse_plan(&file, &text, a.cluster.on.is_some())?;
     plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
     if let Some(power) =
         plan.method.power.as_deref().filter(|p| storbench_bench::secret::holds_hidden_secret(p))
