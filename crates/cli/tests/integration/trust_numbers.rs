@@ -207,6 +207,9 @@ fn a_rate_speed_or_footprint_that_measures_nothing_or_never_ends_is_refused() {
     let mut io = storbench();
     io.args(["io", "--size", "1MiB", "--runtime", "1", "--rate-iops", "0.0001", "--target"]).arg(dir.path());
     refused(io.arg("--output-dir").arg(&out), "too few to measure");
+    let mut io = storbench();
+    io.args(["io", "--size", "1MiB", "--io-size", "1PiB", "--rate-iops", "10", "--target"]).arg(dir.path());
+    refused(io.arg("--output-dir").arg(&out), "days, more than the year a run may last");
     let replay = |args: &[&str]| {
         let mut c = storbench();
         c.arg("replay-trace")

@@ -93,6 +93,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     let size = args.size.map_or(DEFAULT_SIZE, |s| s.0);
     let (rate_iops, end) = (rate(args, &block_sizes)?, parse_end(args)?);
     enough_to_measure(rate_iops, &end)?;
+    ends_in_time(rate_iops, &end, block_sizes.mean())?;
     Ok(IoSpec {
         name: args.out.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
         random: random_share(args, pattern)?,
@@ -299,6 +300,29 @@ fn enough_to_measure(rate: Option<f64>, end: &storbench_bench::workload::io::End
              (at least {FEWEST_PACED_IOS:.0}); give a higher rate or a longer --runtime",
             d
         );
+    }
+    Ok(())
+}
+
+/// The longest a run may last: a year, as every duration storbench takes.
+const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
+/// A run planned longer than this says so before it starts.
+const LONG: Duration = Duration::from_secs(3600);
+
+/// A paced run ended by its bytes (`--io-size`) lasts as long as its rate takes to move them:
+/// past a year it is refused (it would never end), past an hour it says so before it starts.
+fn ends_in_time(rate: Option<f64>, end: &storbench_bench::workload::io::End, mean_bytes: f64) -> Result<()> {
+    let (Some(rate), storbench_bench::workload::io::End::Bytes(bytes)) = (rate, end) else { return Ok(()) };
+    let lasts_s = *bytes as f64 / mean_bytes.max(1.0) / rate;
+    if lasts_s > LONGEST.as_secs_f64() {
+        bail!(
+            "--io-size {bytes} at {rate} I/Os a second would take {:.0} days, more than the year a run may \
+             last; give a higher rate, a smaller --io-size, or --runtime",
+            lasts_s / 86_400.0
+        );
+    }
+    if lasts_s > LONG.as_secs_f64() {
+        say!("this run moves --io-size {bytes} at {rate} I/Os a second: about {:.1} hours", lasts_s / 3600.0);
     }
     Ok(())
 }

@@ -118,6 +118,9 @@ fn bounded(a: &ReplayTraceArgs, original: &Fingerprint, speed: f64) -> Result<()
             lasts_s / 86_400.0
         );
     }
+    if !a.fast && lasts_s > 3600.0 {
+        say!("replaying the trace as recorded at speed {speed} takes about {:.1} hours", lasts_s / 3600.0);
+    }
     let largest = original.size_histogram.keys().next_back().copied().unwrap_or(0);
     if let Some(f) = a.footprint.filter(|f| f.0 < u64::from(largest)) {
         bail!(
