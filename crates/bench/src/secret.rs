@@ -3,9 +3,10 @@
 //! Two nets, because a password can reach a message by paths no one planned:
 //! - by shape: `redact` replaces the password of every `scheme://user:password@host` in a text
 //!   and the value of every `password=`-like key (URL query, conninfo, TOML line);
-//! - by value: every password storbench is handed (`remember`) is replaced wherever it stands as
-//!   a word of its own, even inside a driver's error message that quotes it without a URL
-//!   around it; never inside a longer word (a password `pass` leaves "passes" as it is).
+//! - by value: every password storbench is handed (`remember`) is replaced wherever it appears,
+//!   even inside a driver's error message that quotes it without a URL around it. A password
+//!   that is a plain word (letters only) is replaced where it stands as a word of its own, not
+//!   inside a longer word: a password `pass` leaves "passes" as it is.
 
 use std::sync::Mutex;
 
@@ -78,9 +79,14 @@ pub fn redact(text: &str) -> String {
     for secret in known.iter() {
         // As written, and as JSON writes it inside a string (`"` and `\` escaped).
         let escaped = secret.replace('\\', "\\\\").replace('"', "\\\"");
+        let plain_word = secret.chars().all(char::is_alphabetic);
         for form in [secret.as_str(), escaped.as_str()] {
             if out.contains(form) {
-                out = mask_ranges(&out, standing_alone(&out, form));
+                let places = match plain_word {
+                    true => standing_alone(&out, form),
+                    false => out.match_indices(form).map(|(at, _)| at..at + form.len()).collect(),
+                };
+                out = mask_ranges(&out, places);
             }
         }
     }
@@ -233,6 +239,12 @@ mod tests {
         assert_eq!(redact("server said: bad password Zq9-distinctive"), "server said: bad password ***");
         assert!(holds_secret("x Zq9-distinctive y"));
         assert!(!holds_secret("nothing here"));
+    }
+
+    #[test]
+    fn a_remembered_secret_that_is_no_plain_word_is_hidden_even_inside_a_word() {
+        remember("Wq7-glued-secret");
+        assert_eq!(redact("nWq7-glued-secret@h"), "n***@h");
     }
 
     #[test]
