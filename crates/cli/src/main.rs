@@ -109,6 +109,10 @@ fn real_main() -> i32 {
             say!("interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)");
             130
         }
+        Ok(cmd::Ending::InterruptedKeeping(kept)) => {
+            say!("interrupted: {kept}");
+            130
+        }
         Ok(cmd::Ending::InterruptedBeforeRun) => {
             say!("interrupted before the run started: nothing was measured");
             130

@@ -70,6 +70,9 @@ pub enum Ending {
     CheckFailed,
     /// Stopped while running: the bundles keep what was measured.
     Interrupted,
+    /// Stopped while running a command that writes no bundle: what it kept, said as the
+    /// sentence's end ("the trace x.sbtrace holds ...").
+    InterruptedKeeping(String),
     /// Stopped before anything was measured (while preparing a target or loading).
     InterruptedBeforeRun,
 }

@@ -37,6 +37,11 @@ struct Capturing {
 /// recording: it says so on stderr after its events are enabled. A capture that ends before
 /// fails the test with its own error.
 fn start_capture(launcher: &[&str], device: &str, trace: &std::path::Path) -> Capturing {
+    start_capture_with(launcher, device, trace, &[])
+}
+
+/// [`start_capture`] with `more` flags.
+fn start_capture_with(launcher: &[&str], device: &str, trace: &std::path::Path, more: &[&str]) -> Capturing {
     use std::io::BufRead;
     let program = storbench().get_program().to_owned();
     let (first, rest) =
@@ -48,6 +53,7 @@ fn start_capture(launcher: &[&str], device: &str, trace: &std::path::Path) -> Ca
     let mut child = command
         .args(["capture", "--device", device, "--json", "--out"])
         .arg(trace)
+        .args(more)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -618,6 +624,28 @@ fn dvd_store_on_postgresql_captured_replays_on_another_device_and_io_like_matche
         .success();
     let like = json(&like.get_output().stdout);
     like_matches(&original, &like, &like["background"][0]["capture"]["fingerprint"]);
+}
+
+/// Issue 37: a capture given a duration and stopped by Ctrl-C before it ends says it was
+/// interrupted (exit 130) and what it kept, its trace; it writes no bundle, so it never points
+/// at one.
+#[test]
+fn a_capture_interrupted_before_its_duration_names_the_trace_it_kept_not_a_bundle() {
+    let _captures = capturing();
+    let dir = disk_tempdir();
+    let image = dir.path().join("cut.img");
+    std::fs::File::create(&image).unwrap().set_len(16 << 20).unwrap();
+    let Some(dev) = Loop::attach(&image) else {
+        return skip("no loop device could be attached (losetup failed)", "run the tests as root");
+    };
+    let trace = dir.path().join("cut.sbtrace");
+    let capture = start_capture_with(&[], &dev.0, &trace, &["--duration", "60s"]);
+    let (status, _, said) = end_capture(capture);
+    assert_eq!(status.code(), Some(130), "{said}");
+    let kept = format!("interrupted: the trace {} holds the requests until then", trace.display());
+    assert!(said.contains(&kept), "{said}");
+    assert!(!said.contains("bundle") && !said.contains("summary.json"), "{said}");
+    storbench().arg("fingerprint").arg(&trace).assert().success();
 }
 
 /// A capture that saw no request says so, and gives no cost per request (there is nothing to

@@ -262,7 +262,9 @@ fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Pa
             record.status = match ran.ending {
                 Ending::Ok => RunStatus::Done,
                 Ending::CheckFailed => RunStatus::CheckFailed,
-                Ending::Interrupted | Ending::InterruptedBeforeRun => RunStatus::Interrupted,
+                Ending::Interrupted | Ending::InterruptedKeeping(_) | Ending::InterruptedBeforeRun => {
+                    RunStatus::Interrupted
+                }
             };
             if let Some(m) = &ran.measured {
                 record_measured(record, m, root);

@@ -50,7 +50,7 @@ pub(super) fn verify_command(a: &IntegrityVerifyArgs, stop: &StopFlag) -> Result
         say_report(&report, expected.acknowledgements, seconds);
     }
     Ok(if !report.complete {
-        Ending::Interrupted
+        Ending::InterruptedKeeping("the audit above covers only the files read until then".into())
     } else if report.ok() {
         Ending::Ok
     } else {

@@ -70,7 +70,7 @@ pub(super) fn verify_command(a: &MailboxVerifyArgs, stop: &StopFlag) -> Result<E
         tell!("{}", serde_json::to_string_pretty(&json)?);
     }
     Ok(if stop.is_stopped() {
-        Ending::Interrupted
+        Ending::InterruptedKeeping("the check above covers only the pages read until then".into())
     } else if v.ok() && m.clean {
         Ending::Ok
     } else {

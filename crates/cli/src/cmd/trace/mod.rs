@@ -69,7 +69,11 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
         );
     }
     // Ctrl-C is how a capture without --duration ends.
-    Ok(if stop.is_stopped() && a.duration.is_some() { Ending::Interrupted } else { Ending::Ok })
+    Ok(if stop.is_stopped() && a.duration.is_some() {
+        Ending::InterruptedKeeping(format!("the trace {} holds the requests until then", out.display()))
+    } else {
+        Ending::Ok
+    })
 }
 
 /// The kernel's tracing made ready for a capture: tracefs mounted where it is missing (one
