@@ -6,7 +6,7 @@ use crate::args::DecideArgs;
 use crate::cmd::Ending;
 use crate::plan::requirements::{Named, read_file};
 use anyhow::{Context, Result, anyhow};
-use storbench_bench::input::{DATA_LIMIT, read_text};
+use storbench_bench::input::{TEXT_LIMIT, read_text};
 use storbench_report::decision::requirement::{Requirement, parse_line};
 use storbench_report::decision::{Decision, decide};
 use storbench_report::evaluation::Evaluation;
@@ -15,7 +15,7 @@ pub fn run(args: &DecideArgs) -> Result<Ending> {
     let mut input = crate::cmd::report::read_bundle(&args.bundle)?;
     let requirements = match &args.requirements {
         Some(file) => {
-            let text = read_text(file, DATA_LIMIT).with_context(|| format!("reading {}", file.display()))?;
+            let text = read_text(file, TEXT_LIMIT).with_context(|| format!("reading {}", file.display()))?;
             let (requirements, facts) = from_file(&input.evaluation, &file.display().to_string(), &text)?;
             apply(&mut input.evaluation, &facts);
             requirements

@@ -168,7 +168,7 @@ fn plan_to_resume(dir: &Path, saved: &str, given: Option<&Path>) -> Result<(Stri
         }
         Some(p) => {
             let text =
-                std::fs::read_to_string(p).with_context(|| format!("reading the plan {}", p.display()))?;
+                read_text(p, TEXT_LIMIT).with_context(|| format!("reading the plan {}", p.display()))?;
             if storbench_bench::secret::redact(&text) != saved {
                 bail!(
                     "{} is not the plan {} ran (it differs from {} beyond its passwords); give the plan \

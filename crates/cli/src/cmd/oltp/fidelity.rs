@@ -104,7 +104,8 @@ fn ds3_functions(a: &OltpFidelityArgs) -> Result<String> {
         );
     };
     let path = dir.join(PG_FUNCTIONS);
-    std::fs::read_to_string(&path).with_context(|| {
+    let limit = storbench_bench::input::TEXT_LIMIT;
+    storbench_bench::input::read_text(&path, limit).with_context(|| {
         format!("--ds3-source {}: reading {} (is it DS3's ds3/ directory?)", dir.display(), path.display())
     })
 }

@@ -212,15 +212,8 @@ fn next_target(text: &str) -> Option<usize> {
 /// The password on the first line of `path`; the file must be a small regular file.
 fn read_password_file(path: &std::path::Path) -> Result<String> {
     const MAX: u64 = 4096;
-    let meta = std::fs::metadata(path).with_context(|| format!("--password-file {}", path.display()))?;
-    if !meta.is_file() || meta.len() > MAX {
-        bail!(
-            "--password-file {}: not a regular file of at most {MAX} bytes; write the password alone on its first line",
-            path.display()
-        );
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("--password-file {}", path.display()))?;
+    let text = storbench_bench::input::read_text(path, MAX)
+        .map_err(|e| anyhow::anyhow!("--password-file: {e}; write the password alone on its first line"))?;
     let password = text.lines().next().unwrap_or_default().trim_end().to_owned();
     storbench_bench::secret::remember(&password);
     if password.is_empty() {
