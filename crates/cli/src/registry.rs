@@ -18,7 +18,7 @@ use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::summary::Rebuild;
+use storbench_bench::workload::registry::Workload;
 use toml::de::DeTable;
 
 pub use cmd::KINDS;
@@ -28,28 +28,18 @@ pub fn kind(name: &str) -> Option<&'static Kind> {
     KINDS.iter().copied().find(|k| k.name == name)
 }
 
-/// How the summary of a record of workload `name` is built again, where storbench has it.
-pub fn rebuild_of(name: &str) -> Option<Rebuild> {
-    kind(name).map(|k| k.rebuild)
-}
-
-/// The kinds' names as a message lists them: `"io", "oltp", "mailbox" or "integrity"`.
-pub fn names_listed() -> String {
-    let quoted: Vec<String> = KINDS.iter().map(|k| format!("\"{}\"", k.name)).collect();
-    match quoted.split_last() {
-        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
-        _ => quoted.join(""),
-    }
-}
+pub use storbench_bench::workload::registry::{names_listed, rebuild_of};
 
 /// How a plan table (at `span`) becomes a kind's options.
 pub type ParseFn = fn(&Source, &DeTable, Range<usize>, &Kind) -> Result<Box<dyn Options>, PlanError>;
 
-/// A workload kind's entry.
+/// A workload kind's entry: the library's (`workload`) with its command line.
 pub struct Kind {
-    /// Its name in plans, summaries and run ids, and its subcommand's.
+    /// The library's entry: its name, what it reports, how its summary is rebuilt.
+    pub workload: &'static Workload,
+    /// Its name in plans, summaries and run ids, and its subcommand's (the library's).
     pub name: &'static str,
-    /// How a plan's messages name one: "an io workload".
+    /// How a plan's messages name one: "an io workload" (the library's).
     pub what: &'static str,
     /// Its options that are the configuration's in a plan (where the data goes).
     pub reserved: &'static [&'static str],
@@ -64,32 +54,26 @@ pub struct Kind {
     pub invoked: fn(&clap::ArgMatches) -> Result<Box<dyn Invoked>, clap::Error>,
     /// A run's result as a table for the terminal.
     pub table: fn(&storbench_report::Summary) -> String,
-    /// Its summary built again from a bundle's record (`summarize`, `report --window`).
-    pub rebuild: Rebuild,
 }
 
 impl Kind {
-    /// The entry of kind `name` whose options in a plan are `T` and whose command line is `C`.
-    pub const fn of<T, C>(
-        name: &'static str,
-        what: &'static str,
-        reserved: &'static [&'static str],
-        rebuild: Rebuild,
-    ) -> Kind
+    /// The entry of the library's `workload` whose options in a plan are `T` and whose command
+    /// line is `C`.
+    pub const fn of<T, C>(workload: &'static Workload, reserved: &'static [&'static str]) -> Kind
     where
         T: clap::Args + serde::de::DeserializeOwned + Options,
         C: CommandLine,
     {
         Kind {
-            name,
-            what,
+            workload,
+            name: workload.name,
+            what: workload.what,
             reserved,
             command: command_of::<T>,
             parse: crate::plan::parse::parse_as::<T>,
             subcommand: C::command,
             invoked: invoked_as::<C>,
             table: C::table,
-            rebuild,
         }
     }
 }
@@ -242,6 +226,12 @@ pub trait Options: Any + fmt::Debug + Send + Sync + Shared {
     /// Names the run (its bundle, its summary).
     fn name(&mut self, name: String);
 
+    /// The options as a search moves their load; None for a kind with no load (its library
+    /// entry lists none).
+    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+        None
+    }
+
     /// Runs into `bundle`.
     fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran>;
 }
@@ -284,7 +274,27 @@ mod tests {
                 let e = crate::plan::parse::parse("plan.toml", &with).unwrap_err();
                 assert!(e.message.contains("is not a workload key"), "{}'s {key}: {e}", kind.name);
             }
+            // A requirement may name a figure its library entry reports.
+            let figure = (kind.workload.reported.figures)()[0].name;
+            let required = format!("{text}[requirements]\n\"{}.{figure}\" = \"1\"\n", kind.name);
+            let plan = crate::plan::parse::parse("plan.toml", &required);
+            assert!(plan.is_ok_and(|p| p.requirements.len() == 1), "{}.{figure}", kind.name);
+            // A search may move each load its library entry lists; a kind with none is refused.
+            let searched = |load: &str| {
+                let with = format!("{text}search = \"{load}\"\nlatency_limit = \"p99<=50ms\"\n");
+                crate::plan::parse::parse("plan.toml", &with)
+            };
+            for load in kind.workload.loads {
+                assert!(searched(load.name()).is_ok(), "{} by {}", kind.name, load.name());
+            }
+            if kind.workload.loads.is_empty() {
+                let e = searched("threads").unwrap_err();
+                assert!(e.message.contains("has no load to search"), "{}: {e}", kind.name);
+            }
         }
+        // The command line has an entry for each of the library's workloads, in its order.
+        let library = storbench_bench::workload::registry::WORKLOADS.iter().map(|w| w.name);
+        assert!(KINDS.iter().map(|k| k.name).eq(library));
         assert_eq!(
             names_listed(),
             "\"io\", \"oltp\", \"mailbox\", \"integrity\", \"replay\" or \"replay-trace\""

@@ -4,6 +4,7 @@
 //! background stream (`stream`).
 
 pub mod capture;
+pub mod entry;
 pub mod fidelity;
 pub mod fingerprint;
 pub mod format;

@@ -16,6 +16,58 @@ use std::str::FromStr;
 /// Full-length confirmations at most: the best load, then one step down.
 pub const CONFIRMATIONS: u32 = 2;
 
+/// What a search moves: a workload's load, as its registry entry lists the ones it has
+/// (`workload::registry::Workload::loads`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Load {
+    /// Workers, threads or connections.
+    Threads,
+    /// Requests in flight per worker.
+    Iodepth,
+    /// Requests (or the log's speed) a second.
+    Rate,
+}
+
+impl Load {
+    /// Every load, as `--search` offers them.
+    pub const ALL: [Load; 3] = [Load::Threads, Load::Iodepth, Load::Rate];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Load::Threads => "threads",
+            Load::Iodepth => "iodepth",
+            Load::Rate => "rate",
+        }
+    }
+
+    /// Whether it moves in whole steps.
+    pub fn integer(self) -> bool {
+        self != Load::Rate
+    }
+
+    /// The most a search tries of it, starting from `start`, where no maximum is given.
+    pub fn default_max(self, start: f64) -> f64 {
+        match self {
+            Load::Threads => 256.0,
+            Load::Iodepth => 1024.0,
+            Load::Rate => start * 1000.0,
+        }
+    }
+}
+
+impl FromStr for Load {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Load, String> {
+        let names: Vec<&str> = Load::ALL.iter().map(|l| l.name()).collect();
+        Load::ALL
+            .into_iter()
+            .find(|l| l.name() == s)
+            .ok_or_else(|| format!("`{s}` is no load; a search moves {}", names.join(", ")))
+    }
+}
+
 /// Which latency figure a limit is on.
 #[derive(Debug, Clone, Copy, PartialEq, PartialOrd)]
 pub enum Statistic {

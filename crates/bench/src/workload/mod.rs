@@ -2,10 +2,12 @@
 //! `io` (synthetic profiles), `oltp` (DVD Store 3 on a database), `mailbox` (Jetstress-class
 //! mailbox databases), `integrity` (SQLIOSim-class stress that proves storage keeps what it
 //! acknowledged) and `replay` (production requests from logs against a database).
-//! Each workload's summary, built again from a bundle's record, is in `run::record::summary`.
+//! Each workload's summary, built again from a bundle's record, is in `run::record::summary`;
+//! `registry` holds each kind's entry (declared in its folder's `entry.rs`).
 
 pub mod integrity;
 pub mod io;
 pub mod mailbox;
 pub mod oltp;
+pub mod registry;
 pub mod replay;

@@ -41,7 +41,7 @@ pub fn read(
         };
         let r = requirement::parse(key.get_ref(), &text)
             .map_err(|e| src.error(rule.span(), e, Some(hint.into())))?;
-        requirement::check(&r, workloads).map_err(|e| {
+        requirement::check(&r, workloads, storbench_bench::workload::registry::figures_of).map_err(|e| {
             let fix = "name a workload by its label or kind (or `power` for every workload), then one of its figures";
             src.error(key.span(), e, Some(fix.into()))
         })?;

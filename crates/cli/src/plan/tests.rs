@@ -649,7 +649,7 @@ fn a_workload_searches_with_the_command_lines_keys_and_a_search_it_cannot_run_is
     let w = &plan.workloads[0];
     assert_eq!(w.label, "io-randread-4k-iodepth-search", "the searched depth is not in the label");
     let s = w.search.as_ref().expect("a search");
-    assert_eq!(s.search, Some(crate::search::Param::Iodepth));
+    assert_eq!(s.search, Some(storbench_bench::run::search::Load::Iodepth));
     let limits: Vec<String> = s.latency_limit.iter().map(ToString::to_string).collect();
     assert_eq!(limits, ["p99<=50ms", "read:mean<=5ms"]);
     let all = runs(&plan);

@@ -8,7 +8,7 @@
 
 mod workloads;
 
-pub use workloads::kinds_listed;
+pub use workloads::{Searching, kinds_listed};
 
 use crate::cmd::Ending;
 use crate::console::{self, RunLine};
@@ -16,12 +16,12 @@ use crate::measure::{Measured, Ran};
 use crate::registry::Options;
 use crate::units::Seconds;
 use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use clap::Args;
 use serde::Deserialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Next, Search, Statistic};
+use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Load, Next, Search, Statistic};
 use storbench_report::{LimitedLatency, SearchResult, SearchStep, Summary};
 
 /// Options of the search, shared by io, oltp run, mailbox and replay: on their command lines,
@@ -47,8 +47,8 @@ pub struct SearchArgs {
     /// directory (in an evaluation: the run's); the confirmed run's summary.json has the
     /// search, and its figures are the run's (the headline: the throughput at the most load
     /// that held).
-    #[arg(long, value_enum, value_name = "LOAD", requires = "latency_limit")]
-    pub search: Option<Param>,
+    #[arg(long, value_name = "LOAD", value_parser = load_parser(), requires = "latency_limit")]
+    pub search: Option<Load>,
 
     /// Short steps the search may take at most, confirmations not counted. Default: 12.
     #[arg(long, value_name = "N", requires = "search")]
@@ -70,6 +70,12 @@ impl SearchArgs {
     pub const STEP_TIME: Duration = Duration::from_secs(10);
 }
 
+/// `--search`'s values: the loads, listed in `--help`.
+fn load_parser() -> impl clap::builder::TypedValueParser<Value = Load> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Load::ALL.map(Load::name)).try_map(|s| s.parse::<Load>())
+}
+
 fn parse_limit(s: &str) -> Result<LatencyLimit, String> {
     s.parse()
 }
@@ -89,37 +95,6 @@ fn limits_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LatencyLimit>
         OneOrMore::More(t) => t,
     };
     texts.iter().map(|t| t.parse().map_err(serde::de::Error::custom)).collect()
-}
-
-/// What a search moves.
-#[derive(ValueEnum, Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum Param {
-    Threads,
-    Iodepth,
-    Rate,
-}
-
-impl Param {
-    pub fn name(self) -> &'static str {
-        match self {
-            Param::Threads => "threads",
-            Param::Iodepth => "iodepth",
-            Param::Rate => "rate",
-        }
-    }
-
-    fn integer(self) -> bool {
-        self != Param::Rate
-    }
-
-    fn default_max(self, start: f64) -> f64 {
-        match self {
-            Param::Threads => 256.0,
-            Param::Iodepth => 1024.0,
-            Param::Rate => start * 1000.0,
-        }
-    }
 }
 
 /// The statistics a report's `LatencyNs` carries.
@@ -145,10 +120,6 @@ pub fn latency_figures(request: &str, l: &storbench_report::LatencyNs) -> Vec<Fi
 /// A workload whose load a search can move: its options, as a run takes them.
 /// Runs go through [`Options::measure`], as an evaluation's do.
 pub trait Searchable: Options + Clone {
-    /// Its name in messages.
-    const WORKLOAD: &'static str;
-    /// The loads it has.
-    const PARAMS: &'static [Param];
     /// What its throughput counts (`IOPS`).
     const THROUGHPUT: &'static str;
     /// The statistics its latencies report.
@@ -160,14 +131,14 @@ pub trait Searchable: Options + Clone {
     /// Refuses options a search cannot run with (a profile set, a run ended by bytes).
     fn searchable(&self) -> Result<()>;
     /// The load as given, where the search starts.
-    fn load(&self, p: Param) -> f64;
+    fn load(&self, p: Load) -> f64;
     /// The options at `load`, measuring for `length` (None: the run's own length).
-    fn at(&self, p: Param, load: f64, length: Option<Duration>) -> Self;
+    fn at(&self, p: Load, load: f64, length: Option<Duration>) -> Self;
     /// Where its bundles go and what it is called.
     fn out(&self) -> &crate::args::OutputArgs;
     /// Its run's name for the search's directory.
     fn run_name(&self) -> String {
-        self.out().name.clone().unwrap_or_else(|| Self::WORKLOAD.into())
+        self.out().name.clone().unwrap_or_else(|| self.kind().name.into())
     }
 
     /// Its throughput and latency figures.
@@ -220,7 +191,7 @@ pub fn in_evaluation(args: &dyn Options, s: &SearchArgs, dir: &Path, stop: &Stop
 
 /// What an evaluation records for a search in which no load held.
 pub fn none_held(s: &SearchArgs) -> String {
-    let param = s.search.map_or("load", Param::name);
+    let param = s.search.map_or("load", Load::name);
     format!("no {param} held {}", limits_text(&s.latency_limit))
 }
 
@@ -249,7 +220,7 @@ pub fn longest(args: &dyn Options, s: &SearchArgs) -> Option<Duration> {
 
 /// `args` as a workload a search can move.
 fn searching(args: &dyn Options) -> Result<&dyn workloads::Searching> {
-    workloads::of(args).ok_or_else(|| {
+    args.searching().ok_or_else(|| {
         anyhow::anyhow!(
             "{} has no load to search; search works on {} workloads",
             args.kind().what,
@@ -268,10 +239,11 @@ enum Shown {
 }
 
 /// The load is one the workload has, with options it can be searched with.
-fn check_load<W: Searchable>(w: &W, param: Param) -> Result<()> {
-    if !W::PARAMS.contains(&param) {
-        let have: Vec<&str> = W::PARAMS.iter().map(|p| p.name()).collect();
-        bail!("--search {}: {} has no such load; it has {}", param.name(), W::WORKLOAD, have.join(", "));
+fn check_load<W: Searchable>(w: &W, param: Load) -> Result<()> {
+    let (kind, loads) = (w.kind().name, w.kind().workload.loads);
+    if !loads.contains(&param) {
+        let have: Vec<&str> = loads.iter().map(|p| p.name()).collect();
+        bail!("--search {}: {kind} has no such load; it has {}", param.name(), have.join(", "));
     }
     w.searchable()
 }
@@ -281,7 +253,7 @@ fn check_limits<W: Searchable>(w: &W, limits: &[LatencyLimit]) -> Result<()> {
     let types = w.types();
     let types: Option<Vec<&str>> = types.as_ref().map(|t| t.iter().map(String::as_str).collect());
     for l in limits {
-        l.check(W::WORKLOAD, types.as_deref(), W::STATS).map_err(anyhow::Error::msg)?;
+        l.check(w.kind().name, types.as_deref(), W::STATS).map_err(anyhow::Error::msg)?;
     }
     Ok(())
 }
@@ -303,7 +275,7 @@ fn search<W: Searchable>(w: &W, s: &SearchArgs, dir: &Path, shown: Shown, stop: 
             return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
         };
         if n == 1 && w.types().is_none() {
-            types_seen::<W>(&m.summary, &s.latency_limit)?;
+            types_seen::<W>(w.kind().name, &m.summary, &s.latency_limit)?;
         }
         if stop.is_stopped() {
             return Ok(Ran { ending: Ending::Interrupted, measured: Some(m) });
@@ -314,7 +286,7 @@ fn search<W: Searchable>(w: &W, s: &SearchArgs, dir: &Path, shown: Shown, stop: 
 }
 
 /// The search's bounds from the options: the given load to the maximum, `--search-steps`.
-fn bounds(param: Param, s: &SearchArgs, start: f64) -> Bounds {
+fn bounds(param: Load, s: &SearchArgs, start: f64) -> Bounds {
     Bounds {
         start,
         min: if param.integer() { 1.0 } else { start / 1024.0 },
@@ -328,7 +300,7 @@ fn bounds(param: Param, s: &SearchArgs, start: f64) -> Bounds {
 /// One step of the search: its number, load, and length (None: the run's own, a confirmation).
 struct Point {
     n: usize,
-    param: Param,
+    param: Load,
     load: f64,
     confirm: bool,
     length: Option<Duration>,
@@ -390,17 +362,13 @@ impl StepLine {
 
 /// For a workload whose request types only a run knows (replay): refuses a limit on a type the
 /// first step did not see, naming those it saw, rather than letting it hold with no figure.
-fn types_seen<W: Searchable>(summary: &Summary, limits: &[LatencyLimit]) -> Result<()> {
+fn types_seen<W: Searchable>(kind: &str, summary: &Summary, limits: &[LatencyLimit]) -> Result<()> {
     let (_, figures) = W::figures(summary);
     let mut seen: Vec<&str> = figures.iter().map(|f| f.request.as_str()).collect();
     seen.dedup();
     for l in limits {
         if let Some(r) = l.request.as_deref().filter(|r| !seen.contains(r)) {
-            bail!(
-                "latency limit `{l}`: the {} had no request of type `{r}`; it had {}",
-                W::WORKLOAD,
-                seen.join(", ")
-            );
+            bail!("latency limit `{l}`: the {kind} had no request of type `{r}`; it had {}", seen.join(", "));
         }
     }
     Ok(())
@@ -481,7 +449,7 @@ fn limits_text(limits: &[LatencyLimit]) -> String {
 /// Writes the search into the confirmed run's summary; exit 1 when no load held.
 fn finish<W: Searchable>(
     walk: Walk,
-    param: Param,
+    param: Load,
     s: &SearchArgs,
     step: Duration,
     took: Duration,

@@ -1,9 +1,10 @@
 //! What each workload's load and figures are to a search: io (threads = workers, iodepth,
 //! rate = --rate-iops), oltp run (threads = --n-threads), mailbox (threads) and replay
-//! (threads = --in-flight, rate = time-sync --speed). A plan's options reach their search
-//! through [`of`], the one list of the kinds that have a load.
+//! (threads = --in-flight, rate = time-sync --speed). The loads each has are its library
+//! entry's (`Workload::loads`); a plan's options reach their search through
+//! `Options::searching`, which each of these kinds answers in its entry.
 
-use super::{LAT_STATS, Param, SearchArgs, Searchable, Shown, latency_figures};
+use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
 use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs};
 use crate::cmd::replay::args::{ModeArg, ReplayArgs};
 use crate::measure::Ran;
@@ -13,36 +14,31 @@ use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::search::Load;
 use storbench_bench::run::search::{CONFIRMATIONS, Figure, Statistic};
+use storbench_bench::workload::registry::WORKLOADS;
 use storbench_report::{LatencyNs, Results, Summary};
 
-/// The kinds whose workloads a plan may search.
-pub const KINDS: [&str; 4] = ["io", "oltp", "mailbox", "replay"];
-
-/// [`KINDS`] as a message lists them: `io, oltp, mailbox or replay`.
+/// The kinds whose workloads a plan may search, as a message lists them: those whose library
+/// entry has a load (`io, oltp, mailbox or replay`).
 pub fn kinds_listed() -> String {
-    let (last, rest) = KINDS.split_last().expect("kinds");
-    format!("{} or {last}", rest.join(", "))
-}
-
-/// A plan's options as a search moves them, where their kind has a load.
-pub fn of(args: &dyn Options) -> Option<&dyn Searching> {
-    let io = args.get::<IoArgs>().map(|a| a as &dyn Searching);
-    io.or_else(|| args.get::<OltpRunArgs>().map(|a| a as &dyn Searching))
-        .or_else(|| args.get::<MailboxArgs>().map(|a| a as &dyn Searching))
-        .or_else(|| args.get::<ReplayArgs>().map(|a| a as &dyn Searching))
+    let kinds: Vec<&str> = WORKLOADS.iter().filter(|w| !w.loads.is_empty()).map(|w| w.name).collect();
+    match kinds.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => kinds.join(""),
+    }
 }
 
 /// What an evaluation asks of a searchable workload's options, whatever its kind.
 pub trait Searching {
-    fn check_load(&self, p: Param) -> Result<()>;
+    fn check_load(&self, p: Load) -> Result<()>;
     fn check_limits(&self, limits: &[storbench_bench::run::search::LatencyLimit]) -> Result<()>;
     fn search_in(&self, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran>;
     fn longest(&self, s: &SearchArgs) -> Duration;
 }
 
 impl<W: Searchable> Searching for W {
-    fn check_load(&self, p: Param) -> Result<()> {
+    fn check_load(&self, p: Load) -> Result<()> {
         super::check_load(self, p)
     }
 
@@ -55,7 +51,7 @@ impl<W: Searchable> Searching for W {
     }
 
     fn longest(&self, s: &SearchArgs) -> Duration {
-        let p = s.search.unwrap_or(W::PARAMS[0]);
+        let p = s.search.unwrap_or(self.kind().workload.loads[0]);
         let step = s.search_step_time.map_or(SearchArgs::STEP_TIME, |t| t.0);
         let steps = s.search_steps.unwrap_or(SearchArgs::STEPS);
         let at = |length| self.at(p, self.load(p), length).expected();
@@ -78,8 +74,6 @@ fn figures_of(request: &str, l: Option<&LatencyNs>) -> Vec<Figure> {
 }
 
 impl Searchable for IoArgs {
-    const WORKLOAD: &'static str = "io";
-    const PARAMS: &'static [Param] = &[Param::Threads, Param::Iodepth, Param::Rate];
     const THROUGHPUT: &'static str = "IOPS";
     const STATS: &'static [Statistic] = &LAT_STATS;
     const DEFAULT_TYPES: &'static [&'static str] = &["read", "write"];
@@ -103,20 +97,20 @@ impl Searchable for IoArgs {
         Ok(())
     }
 
-    fn load(&self, p: Param) -> f64 {
+    fn load(&self, p: Load) -> f64 {
         match p {
-            Param::Threads => f64::from(self.workers.unwrap_or(1)),
-            Param::Iodepth => f64::from(self.iodepth.unwrap_or(IoArgs::IODEPTH)),
-            Param::Rate => self.rate_iops.unwrap_or(1000.0),
+            Load::Threads => f64::from(self.workers.unwrap_or(1)),
+            Load::Iodepth => f64::from(self.iodepth.unwrap_or(IoArgs::IODEPTH)),
+            Load::Rate => self.rate_iops.unwrap_or(1000.0),
         }
     }
 
-    fn at(&self, p: Param, load: f64, length: Option<Duration>) -> Self {
+    fn at(&self, p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
         match p {
-            Param::Threads => a.workers = Some(load as u32),
-            Param::Iodepth => a.iodepth = Some(load as u32),
-            Param::Rate => a.rate_iops = Some(load),
+            Load::Threads => a.workers = Some(load as u32),
+            Load::Iodepth => a.iodepth = Some(load as u32),
+            Load::Rate => a.rate_iops = Some(load),
         }
         a.runtime = length.map(Seconds).or(a.runtime);
         a
@@ -139,8 +133,6 @@ impl Searchable for IoArgs {
 }
 
 impl Searchable for OltpRunArgs {
-    const WORKLOAD: &'static str = "oltp";
-    const PARAMS: &'static [Param] = &[Param::Threads];
     const THROUGHPUT: &'static str = "OPM";
     const STATS: &'static [Statistic] = &LAT_STATS;
     const DEFAULT_TYPES: &'static [&'static str] = &["order"];
@@ -155,11 +147,11 @@ impl Searchable for OltpRunArgs {
         fixed_steps(&self.steady)
     }
 
-    fn load(&self, _p: Param) -> f64 {
+    fn load(&self, _p: Load) -> f64 {
         f64::from(self.n_threads.unwrap_or(1))
     }
 
-    fn at(&self, _p: Param, load: f64, length: Option<Duration>) -> Self {
+    fn at(&self, _p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
         a.n_threads = Some(load as u32);
         a.run_time = length.map(Minutes).or(a.run_time);
@@ -184,8 +176,6 @@ impl Searchable for OltpRunArgs {
 type StreamOf = fn(&storbench_report::MailboxDbResult) -> &storbench_report::StreamResult;
 
 impl Searchable for MailboxArgs {
-    const WORKLOAD: &'static str = "mailbox";
-    const PARAMS: &'static [Param] = &[Param::Threads];
     const THROUGHPUT: &'static str = "transactional IOPS";
     const STATS: &'static [Statistic] = &LAT_STATS;
     const DEFAULT_TYPES: &'static [&'static str] = &["db_read", "db_write", "log_write"];
@@ -201,11 +191,11 @@ impl Searchable for MailboxArgs {
         fixed_steps(&self.steady)
     }
 
-    fn load(&self, _p: Param) -> f64 {
+    fn load(&self, _p: Load) -> f64 {
         f64::from(self.threads.unwrap_or(4 * self.databases.unwrap_or(1)))
     }
 
-    fn at(&self, _p: Param, load: f64, length: Option<Duration>) -> Self {
+    fn at(&self, _p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
         a.threads = Some(load as u32);
         a.duration = length.map(Seconds).or(a.duration);
@@ -254,8 +244,6 @@ impl Searchable for MailboxArgs {
 }
 
 impl Searchable for ReplayArgs {
-    const WORKLOAD: &'static str = "replay";
-    const PARAMS: &'static [Param] = &[Param::Threads, Param::Rate];
     const THROUGHPUT: &'static str = "calls/s";
     const STATS: &'static [Statistic] =
         &[Statistic::Mean, Statistic::Percentile(50.0), Statistic::Percentile(99.0)];
@@ -270,18 +258,18 @@ impl Searchable for ReplayArgs {
     }
 
     /// threads: requests in flight per log (fire-hose); rate: time-sync's speed.
-    fn load(&self, p: Param) -> f64 {
+    fn load(&self, p: Load) -> f64 {
         match p {
-            Param::Rate => self.speed.unwrap_or(ReplayArgs::SPEED),
+            Load::Rate => self.speed.unwrap_or(ReplayArgs::SPEED),
             _ => f64::from(self.in_flight.unwrap_or(storbench_bench::workload::replay::DEFAULT_IN_FLIGHT)),
         }
     }
 
     /// A short step replays `length` of each log from --start.
-    fn at(&self, p: Param, load: f64, length: Option<Duration>) -> Self {
+    fn at(&self, p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
         match p {
-            Param::Rate => (a.mode, a.speed) = (Some(ModeArg::TimeSync), Some(load)),
+            Load::Rate => (a.mode, a.speed) = (Some(ModeArg::TimeSync), Some(load)),
             _ => (a.mode, a.in_flight) = (Some(ModeArg::FireHose), Some(load as u32)),
         }
         let from = self.start.map_or(Duration::ZERO, |s| s.0);

@@ -361,3 +361,30 @@ fn a_missing_or_foreign_bundle_is_refused_with_the_fix() {
     std::fs::write(bundle.join("summary.json"), "{\"truncated").unwrap();
     refused(storbench().arg("report").arg(&bundle), "is not what storbench writes");
 }
+
+#[test]
+fn a_trace_replays_report_draws_its_reads_and_writes_latency_spectra() {
+    // Its latency types are its registry entry's (io's); the report once kept a list of kinds
+    // that lacked replay-trace, and drew no spectrum for it.
+    let dir = tempfile::tempdir().unwrap();
+    let trace =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/trace/io-randrw-fdatasync.sbtrace");
+    let results = dir.path().join("results");
+    storbench()
+        .arg("replay-trace")
+        .arg(&trace)
+        .args(["--fast", "--target"])
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(&results)
+        .assert()
+        .success();
+    let bundle = only_bundle(&results);
+    storbench().arg("report").arg(&bundle).assert().success();
+    for kind in ["read", "write"] {
+        let picture = bundle.join(format!("latency-replay-trace-io-randrw-fdatasync-{kind}.svg"));
+        assert!(picture.is_file(), "{}", picture.display());
+    }
+    let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
+    assert!(md.contains("| reads |") && md.contains("| writes |"), "{md}");
+}

@@ -76,10 +76,14 @@ pub const POWER: &[Figure<RunRecord>] = &[
     Figure { name: "per_watt", unit: "per watt", get: |r| r.per_watt.and_then(n) },
 ];
 
-/// The figures of workload kind `kind` (`io`, `oltp`, ...), its power figures included; None
-/// for a kind the report does not know.
-pub fn of_kind(kind: &str) -> Option<Vec<Named>> {
-    let mut out = crate::render::figures_of_kind(kind)?;
+/// The figures of a workload kind, as `figures_of` gives them (the library's registry: `io`,
+/// `oltp`, ...), its power figures included; None for a kind it does not know.
+pub fn of_kind(figures_of: FiguresOf, kind: &str) -> Option<Vec<Named>> {
+    let mut out = figures_of(kind)?;
     out.extend(names(POWER));
     Some(out)
 }
+
+/// Where the figures of a workload kind come from: the library's registry
+/// (`storbench_bench::workload::registry::figures_of`), each workload's `Reported`.
+pub type FiguresOf = fn(&str) -> Option<Vec<Named>>;

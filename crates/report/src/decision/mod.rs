@@ -220,7 +220,8 @@ fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'
         return (f.get)(run).map(|v| (v, f.unit));
     }
     let data = input.runs.get(&run.id)?;
-    let unit = figures::of_kind(&run.kind)?.into_iter().find(|f| f.name == name)?.unit;
+    let reported = data.summary.results.workload().reported();
+    let unit = (reported.figures)().into_iter().find(|f| f.name == name)?.unit;
     // The summary's own figures (a search's load) first, then its workload's.
     let value = crate::render::summary_figure(&data.summary, name)
         .unwrap_or_else(|| data.summary.results.workload().figure(name).flatten());

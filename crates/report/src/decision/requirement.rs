@@ -7,7 +7,7 @@
 //! `mailbox.iops_per_mailbox = 0.5`, is one requirement: transactional IOPS of at least
 //! 2,000 x 0.5.
 
-use super::figures::Value;
+use super::figures::{FiguresOf, Value};
 use serde::{Deserialize, Serialize};
 
 /// How a figure must compare with its limit.
@@ -148,8 +148,9 @@ pub fn parse(key: &str, rule: &str) -> Result<Requirement, String> {
 }
 
 /// Checks that `r` names a workload among `workloads` (label and kind of each) and a figure
-/// that workload reports; the error names what exists.
-pub fn check(r: &Requirement, workloads: &[(&str, &str)]) -> Result<(), String> {
+/// that workload reports (its kind's figures as `figures_of` gives them); the error names what
+/// exists.
+pub fn check(r: &Requirement, workloads: &[(&str, &str)], figures_of: FiguresOf) -> Result<(), String> {
     let kinds: Vec<&str> = if r.workload == EVERY_WORKLOAD {
         let names = super::figures::names(super::figures::POWER);
         if names.iter().any(|f| f.name == r.figure) {
@@ -172,7 +173,7 @@ pub fn check(r: &Requirement, workloads: &[(&str, &str)]) -> Result<(), String> 
         ));
     }
     for kind in kinds {
-        let figures = super::figures::of_kind(kind).unwrap_or_default();
+        let figures = super::figures::of_kind(figures_of, kind).unwrap_or_default();
         if !figures.iter().any(|f| f.name == r.figure) {
             let list: Vec<&str> = figures.iter().map(|f| f.name).collect();
             return Err(format!(
@@ -263,7 +264,12 @@ mod tests {
     #[test]
     fn a_requirement_must_name_a_workload_and_one_of_its_figures() {
         let plan = [("randread", "io"), ("oltp", "oltp")];
-        let ok = |k: &str| check(&parse(k, "1").unwrap(), &plan);
+        let figures_of = |kind: &str| match kind {
+            "io" => Some((crate::render::io::REPORTED.figures)()),
+            "oltp" => Some((crate::render::oltp::REPORTED.figures)()),
+            _ => None,
+        };
+        let ok = |k: &str| check(&parse(k, "1").unwrap(), &plan, figures_of);
         assert_eq!(ok("randread.iops"), Ok(()));
         assert_eq!(ok("io.read_p99_ms"), Ok(()));
         assert_eq!(ok("power.active_w"), Ok(()));

@@ -62,7 +62,7 @@ fn places<'a>(a: &Side<'a>, b: &Side<'a>, pairs: &[Pair<'_>]) -> Vec<Place<'a>> 
             let name = format!("{} {}", side.name, g.configuration);
             let Some(run) = g.shown() else { continue };
             if !out[i].curves.iter().any(|c| c.name == name) {
-                out[i].add(name, &run.kind, side.input.spectra.get(&run.id));
+                out[i].add(name, side.input, run);
             }
         }
     }

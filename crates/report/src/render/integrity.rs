@@ -7,10 +7,11 @@
 
 use super::charts::{Spec, spec};
 use super::doc::{Block, Finding, Table, num, opt};
-use super::workload::{WorkloadResults, p50_ms, p99_ms};
+use super::spectrum::LatencyTypes;
+use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms};
 use super::{ReportInput, plural};
 use crate::columns::integrity;
-use crate::decision::figures::{Figure, Value, ms, n, read};
+use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::evaluation::{Group, Headline, RunStatus};
 use crate::model::{IntegrityErrors, IntegrityResults, IntegrityVerdict, IoErrors};
 use std::collections::BTreeMap;
@@ -62,7 +63,17 @@ pub(super) const FIGURES: &[Figure<IntegrityResults>] = &[
     Figure { name: "delayed_ios", unit: "delayed I/Os", get: |r| n(r.delayed_ios as f64) },
 ];
 
+/// What integrity reports (its registry entry's `reported`).
+pub const REPORTED: Reported = Reported {
+    figures: || names(FIGURES),
+    latency_types: LatencyTypes::Tags(&[("io", "reads"), ("io_write", "writes")]),
+};
+
 impl WorkloadResults for IntegrityResults {
+    fn reported(&self) -> Reported {
+        REPORTED
+    }
+
     fn figure(&self, name: &str) -> Option<Option<Value>> {
         read(FIGURES, self, name)
     }

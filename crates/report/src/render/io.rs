@@ -7,9 +7,10 @@
 use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Block, Table, num};
-use super::workload::{WorkloadResults, p50_ms, p99_ms};
+use super::spectrum::LatencyTypes;
+use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms, with_search};
 use crate::columns::io;
-use crate::decision::figures::{Figure, Value, ms, n, pass_fail, read};
+use crate::decision::figures::{Figure, Value, ms, n, names, pass_fail, read};
 use crate::evaluation::Headline;
 use crate::fingerprint::{FidelityCheck, TraceReplay};
 use crate::model::{IoErrors, IoResults};
@@ -79,7 +80,17 @@ pub(super) const FIGURES: &[Figure<IoResults>] = &[
     Figure { name: "verify", unit: "", get: |r| pass_fail(r.verify.mismatches == 0) },
 ];
 
+/// What io reports (its registry entry's `reported`).
+pub const REPORTED: Reported = Reported {
+    figures: || with_search(names(FIGURES)),
+    latency_types: LatencyTypes::Tags(&[("read", "reads"), ("write", "writes")]),
+};
+
 impl WorkloadResults for IoResults {
+    fn reported(&self) -> Reported {
+        REPORTED
+    }
+
     fn figure(&self, name: &str) -> Option<Option<Value>> {
         read(FIGURES, self, name)
     }

@@ -5,9 +5,10 @@
 use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Finding, num};
-use super::workload::WorkloadResults;
+use super::spectrum::LatencyTypes;
+use super::workload::{Reported, WorkloadResults, with_search};
 use crate::columns::mailbox;
-use crate::decision::figures::{Figure, Value, n, pass_fail, read};
+use crate::decision::figures::{Figure, Value, n, names, pass_fail, read};
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, MailboxResults};
 
@@ -59,7 +60,21 @@ pub(super) const FIGURES: &[Figure<MailboxResults>] = &[
     Figure { name: "errors", unit: "failed I/Os", get: |r| n(r.errors.total as f64) },
 ];
 
+/// What mailbox reports (its registry entry's `reported`).
+pub const REPORTED: Reported = Reported {
+    figures: || with_search(names(FIGURES)),
+    latency_types: LatencyTypes::Tags(&[
+        ("db_read", "database reads"),
+        ("db_write", "database writes"),
+        ("log_write", "log writes"),
+    ]),
+};
+
 impl WorkloadResults for MailboxResults {
+    fn reported(&self) -> Reported {
+        REPORTED
+    }
+
     fn figure(&self, name: &str) -> Option<Option<Value>> {
         read(FIGURES, self, name)
     }

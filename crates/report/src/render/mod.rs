@@ -43,12 +43,13 @@ mod text;
 pub mod timeseries;
 mod workload;
 
-// The workloads, each answering `WorkloadResults` for its own results.
-mod integrity;
-mod io;
-mod mailbox;
-mod oltp;
-mod replay;
+// The workloads, each answering `WorkloadResults` for its own results and declaring what it
+// reports (`REPORTED`, which the library's registry entry names).
+pub mod integrity;
+pub mod io;
+pub mod mailbox;
+pub mod oltp;
+pub mod replay;
 
 use crate::disclosure::Disclosure;
 use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunStatus};
@@ -58,8 +59,9 @@ pub(crate) use findings::points;
 pub use spectrum::Spectrum;
 use std::collections::BTreeMap;
 pub use timeseries::Series;
+pub use workload::Reported;
+pub(crate) use workload::WorkloadResults;
 pub use workload::{SEARCH_LOAD, summary_figure};
-pub(crate) use workload::{WorkloadResults, figures_of_kind};
 
 /// Everything a report is made from, read from a bundle by the caller.
 #[derive(Debug, Clone, Default, PartialEq)]

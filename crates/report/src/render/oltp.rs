@@ -5,9 +5,10 @@
 use super::ReportInput;
 use super::charts::{Spec, spec};
 use super::doc::{Block, Table, num};
-use super::workload::{WorkloadResults, p99_ms};
+use super::spectrum::LatencyTypes;
+use super::workload::{Reported, WorkloadResults, p99_ms, with_search};
 use crate::columns::oltp;
-use crate::decision::figures::{Figure, Value, ms, n, read};
+use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, OltpResults};
 
@@ -44,7 +45,17 @@ pub(super) const FIGURES: &[Figure<OltpResults>] = &[
     Figure { name: "errors", unit: "failed calls", get: |r| n(r.errors.total as f64) },
 ];
 
+/// What oltp reports (its registry entry's `reported`).
+pub const REPORTED: Reported = Reported {
+    figures: || with_search(names(FIGURES)),
+    latency_types: LatencyTypes::Tags(&[("order", "orders")]),
+};
+
 impl WorkloadResults for OltpResults {
+    fn reported(&self) -> Reported {
+        REPORTED
+    }
+
     fn figure(&self, name: &str) -> Option<Option<Value>> {
         read(FIGURES, self, name)
     }

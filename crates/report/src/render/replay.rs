@@ -7,10 +7,11 @@
 use super::ReportInput;
 use super::charts::{Spec, spec};
 use super::doc::{Block, Table, num};
+use super::spectrum::LatencyTypes;
 use super::svg::Band;
-use super::workload::{WorkloadResults, p50_ms, p99_ms};
+use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms, with_search};
 use crate::columns::replay;
-use crate::decision::figures::{Figure, Value, ms, n, read};
+use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::evaluation::{Group, Headline};
 use crate::model::{IoErrors, ReplayResults};
 use std::collections::BTreeMap;
@@ -37,7 +38,15 @@ pub(super) const FIGURES: &[Figure<ReplayResults>] = &[
     },
 ];
 
+/// What replay reports (its registry entry's `reported`).
+pub const REPORTED: Reported =
+    Reported { figures: || with_search(names(FIGURES)), latency_types: LatencyTypes::Named };
+
 impl WorkloadResults for ReplayResults {
+    fn reported(&self) -> Reported {
+        REPORTED
+    }
+
     fn figure(&self, name: &str) -> Option<Option<Value>> {
         read(FIGURES, self, name)
     }

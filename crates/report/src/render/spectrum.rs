@@ -6,12 +6,12 @@
 //! A line is a group's reported run, from the union of its measured intervals' HDR histograms
 //! (`latency.hlog`), which the caller reads into [`ReportInput::spectra`] at [`quantiles`]. This
 //! file owns which quantiles a spectrum holds, where each lies on the axis, which histograms
-//! of each workload kind are drawn, and the pictures, section and image files made of them.
+//! of each workload are drawn (by the request types it declares), and the pictures, section and image files made of them.
 
 use super::doc::{Block, Table, given, num};
 use super::svg::{Chart, Line};
 use super::{ReportInput, at, findings};
-use crate::evaluation::SweepPoint;
+use crate::evaluation::{RunRecord, SweepPoint};
 use std::collections::BTreeMap;
 
 /// A run's latencies of one request type at each of [`quantiles`]`(count)`.
@@ -68,37 +68,44 @@ fn percentile_label(nine: u32) -> String {
     }
 }
 
-/// The request types drawn for a workload kind: (histogram tag, what it is).
-const TYPES: [(&str, &[(&str, &str)]); 4] = [
-    ("io", &[("read", "reads"), ("write", "writes")]),
-    ("oltp", &[("order", "orders")]),
-    (
-        "mailbox",
-        &[("db_read", "database reads"), ("db_write", "database writes"), ("log_write", "log writes")],
-    ),
-    ("integrity", &[("io", "reads"), ("io_write", "writes")]),
-];
+/// The request types a workload's latency histograms are kept by, as its spectra draw them
+/// (each workload declares its own: `Reported::latency_types`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum LatencyTypes {
+    /// Its histograms' tags, each with what it is: `("read", "reads")`.
+    Tags(&'static [(&'static str, &'static str)]),
+    /// Types of the workload's own naming, each under [`REPLAY_TYPE`] and its escaped name (a
+    /// replay's requests).
+    Named,
+}
+
 /// A replay's request types are its own, each under this prefix and its escaped name.
 const REPLAY_TYPE: &str = "type.";
 
-/// What the histogram `tag` of a `kind` run is, where a picture draws it.
-pub fn type_name(kind: &str, tag: &str) -> Option<String> {
-    if kind == "replay" {
-        return tag.strip_prefix(REPLAY_TYPE).map(str::to_string);
+impl LatencyTypes {
+    /// What the histogram `tag` is, where a picture draws it.
+    pub fn name_of(self, tag: &str) -> Option<String> {
+        match self {
+            LatencyTypes::Named => tag.strip_prefix(REPLAY_TYPE).map(str::to_string),
+            LatencyTypes::Tags(types) => {
+                types.iter().find(|(t, _)| *t == tag).map(|(_, name)| name.to_string())
+            }
+        }
     }
-    let (_, types) = TYPES.iter().find(|(k, _)| *k == kind)?;
-    types.iter().find(|(t, _)| *t == tag).map(|(_, name)| name.to_string())
-}
 
-/// Whether a `kind` has request types of its own, each drawn in its own picture and file.
-fn has_types(kind: &str) -> bool {
-    kind == "replay" || TYPES.iter().any(|(k, types)| *k == kind && types.len() > 1)
+    /// Whether there are several, each drawn in its own picture and file.
+    fn several(self) -> bool {
+        match self {
+            LatencyTypes::Named => true,
+            LatencyTypes::Tags(types) => types.len() > 1,
+        }
+    }
 }
 
 /// One line of a picture: a run's spectra and the name its line gets.
 pub(super) struct Curve<'a> {
     pub name: String,
-    pub kind: String,
+    pub types: LatencyTypes,
     pub spectra: &'a BTreeMap<String, Spectrum>,
 }
 
@@ -121,11 +128,14 @@ impl<'a> Place<'a> {
         }
     }
 
-    /// Adds a line named `name` of a `kind` run's `spectra`, where one of them is drawn.
-    pub fn add(&mut self, name: String, kind: &str, spectra: Option<&'a BTreeMap<String, Spectrum>>) {
-        let Some(spectra) = spectra else { return };
-        if spectra.keys().any(|tag| type_name(kind, tag).is_some()) {
-            self.curves.push(Curve { name, kind: kind.to_string(), spectra });
+    /// Adds a line named `name` of `run`'s spectra in `input`, where one of them is drawn.
+    pub fn add(&mut self, name: String, input: &'a ReportInput, run: &RunRecord) {
+        let (Some(spectra), Some(data)) = (input.spectra.get(&run.id), input.runs.get(&run.id)) else {
+            return;
+        };
+        let types = data.summary.results.workload().reported().latency_types;
+        if spectra.keys().any(|tag| types.name_of(tag).is_some()) {
+            self.curves.push(Curve { name, types, spectra });
         }
     }
 
@@ -133,7 +143,7 @@ impl<'a> Place<'a> {
     fn tags(&self) -> Vec<&'a str> {
         let mut tags: Vec<&str> = Vec::new();
         for c in &self.curves {
-            let drawn = c.spectra.keys().filter(|t| type_name(&c.kind, t).is_some());
+            let drawn = c.spectra.keys().filter(|t| c.types.name_of(t).is_some());
             tags.extend(drawn.map(String::as_str));
         }
         tags.sort_unstable();
@@ -164,7 +174,7 @@ pub(super) fn places(input: &ReportInput) -> Vec<Place<'_>> {
         let mut place = Place::new(point.workload, point.sweep);
         for g in &point.groups {
             let Some(run) = g.shown() else { continue };
-            place.add(g.configuration.to_string(), &run.kind, input.spectra.get(&run.id));
+            place.add(g.configuration.to_string(), input, run);
         }
         out.push(place);
     }
@@ -174,11 +184,11 @@ pub(super) fn places(input: &ReportInput) -> Vec<Place<'_>> {
 /// The pictures of `place`, one per request type; `taken` holds the file names given so far,
 /// and each name is new (a workload label that reads the same as another's once made safe).
 fn pictures(place: &Place<'_>, taken: &mut Vec<String>) -> Vec<Picture> {
-    let typed = place.curves.iter().any(|c| has_types(&c.kind));
+    let typed = place.curves.iter().any(|c| c.types.several());
     let mut out = Vec::new();
     for tag in place.tags() {
-        let kind = place.curves.iter().find(|c| c.spectra.contains_key(tag)).map_or("", |c| c.kind.as_str());
-        let name = type_name(kind, tag).unwrap_or_else(|| tag.to_string());
+        let types = place.curves.iter().find(|c| c.spectra.contains_key(tag)).map(|c| c.types);
+        let name = types.and_then(|t| t.name_of(tag)).unwrap_or_else(|| tag.to_string());
         let own = slug(tag.strip_prefix(REPLAY_TYPE).unwrap_or(tag));
         let stem = if typed { format!("{}-{own}", place.stem) } else { place.stem.clone() };
         let mut file = format!("{stem}.svg");
@@ -257,7 +267,7 @@ fn table(place: &Place<'_>) -> Table {
     let mut t = Table { header, rows: Vec::new() };
     for tag in place.tags() {
         for c in place.curves.iter() {
-            let (Some(s), Some(name)) = (c.spectra.get(tag), type_name(&c.kind, tag)) else { continue };
+            let (Some(s), Some(name)) = (c.spectra.get(tag), c.types.name_of(tag)) else { continue };
             let mut cells = vec![c.name.clone(), name, given(s.count as f64)];
             cells.extend(TABULATED.iter().map(|(q, _)| cell(s, *q)));
             t.push(cells);

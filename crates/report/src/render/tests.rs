@@ -912,11 +912,16 @@ fn an_oltp_run_on_several_databases_gets_each_ones_opm_as_001s_figure_7() {
 
 #[test]
 fn the_searched_load_is_a_figure_of_every_kind_with_a_load_read_from_the_summarys_search() {
-    for kind in ["io", "oltp", "mailbox", "replay"] {
-        let figures = crate::decision::figures::of_kind(kind).unwrap();
-        assert!(figures.iter().any(|f| f.name == SEARCH_LOAD), "{kind}");
+    use crate::render::{io, mailbox, oltp, replay};
+    for (kind, reported) in [
+        ("io", io::REPORTED),
+        ("oltp", oltp::REPORTED),
+        ("mailbox", mailbox::REPORTED),
+        ("replay", replay::REPORTED),
+    ] {
+        assert!((reported.figures)().iter().any(|f| f.name == SEARCH_LOAD), "{kind}");
     }
-    let integrity = crate::decision::figures::of_kind("integrity").unwrap();
+    let integrity = (crate::render::integrity::REPORTED.figures)();
     assert!(!integrity.iter().any(|f| f.name == SEARCH_LOAD), "integrity has no load to search");
     let mut s = summary(5.0);
     assert_eq!(summary_figure(&s, SEARCH_LOAD), Some(None), "a run without a search has no searched load");

@@ -8,6 +8,7 @@
 use super::ReportInput;
 use super::charts::Spec;
 use super::doc::{Block, Finding};
+use super::spectrum::LatencyTypes;
 use super::svg::Band;
 use crate::decision::figures::{Figure, Named, Value, n, names, read};
 use crate::evaluation::{Group, Headline, RunStatus};
@@ -43,6 +44,9 @@ pub(crate) trait WorkloadResults: Any {
     fn failure(&self) -> Option<String> {
         None
     }
+
+    /// What it reports: its figures and latency types (its file's `REPORTED`).
+    fn reported(&self) -> Reported;
 
     /// The value of its figure `name` (a requirement's key after the dot), read through the
     /// workload's figure table: None where the table has no such figure, Some(None) where
@@ -93,21 +97,21 @@ pub(super) fn present(input: &ReportInput) -> Vec<&dyn WorkloadResults> {
     seen
 }
 
-/// The figures of workload kind `kind` (a plan's `kind`), from its table; None for a kind the
-/// report does not know. The one place that names each workload's kind.
-pub fn figures_of_kind(kind: &str) -> Option<Vec<Named>> {
-    let searched = |mut own: Vec<Named>| {
-        own.extend(names(SEARCHED));
-        own
-    };
-    Some(match kind {
-        "io" => searched(names(super::io::FIGURES)),
-        "oltp" => searched(names(super::oltp::FIGURES)),
-        "mailbox" => searched(names(super::mailbox::FIGURES)),
-        "integrity" => names(super::integrity::FIGURES),
-        "replay" => searched(names(super::replay::FIGURES)),
-        _ => return None,
-    })
+/// What a workload reports, declared once in its file here and named by its registry entry
+/// in the library (`storbench_bench::workload::registry`): the figures a requirement or a
+/// search may name, and the request types its latency histograms are kept by.
+#[derive(Clone, Copy)]
+pub struct Reported {
+    /// Its figures (a requirement's key after the dot) with their units.
+    pub figures: fn() -> Vec<Named>,
+    /// Its latency histograms' request types, as its spectra draw them.
+    pub latency_types: LatencyTypes,
+}
+
+/// A workload's `own` figures with the load a search chose, for a workload with a load to search.
+pub(super) fn with_search(mut own: Vec<Named>) -> Vec<Named> {
+    own.extend(names(SEARCHED));
+    own
 }
 
 /// The figure of a run whose load a search chose (a workload with `search` and

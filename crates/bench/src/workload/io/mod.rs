@@ -10,6 +10,7 @@
 mod background;
 pub mod blocksize;
 mod copy;
+pub mod entry;
 pub mod offsets;
 mod profile;
 mod spec;

@@ -13,6 +13,7 @@
 
 pub mod datagen;
 pub mod ds3;
+pub mod entry;
 pub mod requests;
 pub mod schema;
 pub mod size;

@@ -50,6 +50,7 @@
 mod conn;
 mod data;
 mod engine;
+pub mod entry;
 pub mod log;
 pub mod reach;
 mod sched;

@@ -12,10 +12,8 @@ use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind = Kind::of::<IntegrityArgs, IntegrityCommand>(
-    "integrity",
-    "an integrity workload",
+    &storbench_bench::workload::integrity::entry::WORKLOAD,
     &["target", "allow_device", "force", "journal_dir"],
-    storbench_bench::run::record::summary::integrity::rebuilt,
 );
 
 impl CommandLine for IntegrityCommand {

@@ -12,10 +12,8 @@ use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind = Kind::of::<IoArgs, IoCommand>(
-    "io",
-    "an io workload",
+    &storbench_bench::workload::io::entry::WORKLOAD,
     &["target", "allow_device", "force"],
-    storbench_bench::run::record::summary::io::rebuilt,
 );
 
 impl CommandLine for IoCommand {
@@ -123,6 +121,10 @@ impl Options for IoArgs {
 
     fn name(&mut self, name: String) {
         self.out.name = Some(name);
+    }
+
+    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+        Some(self)
     }
 
     fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {

@@ -12,10 +12,8 @@ use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind = Kind::of::<MailboxArgs, MailboxCommand>(
-    "mailbox",
-    "a mailbox workload",
+    &storbench_bench::workload::mailbox::entry::WORKLOAD,
     &["target", "log_target"],
-    storbench_bench::run::record::summary::mailbox::rebuilt,
 );
 
 impl CommandLine for MailboxCommand {
@@ -94,6 +92,10 @@ impl Options for MailboxArgs {
 
     fn name(&mut self, name: String) {
         self.out.name = Some(name);
+    }
+
+    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+        Some(self)
     }
 
     fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {

@@ -13,10 +13,8 @@ use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind = Kind::of::<OltpRunArgs, OltpCommand>(
-    "oltp",
-    "an oltp workload",
+    &storbench_bench::workload::oltp::entry::WORKLOAD,
     &["path", "url", "backend", "no_reset"],
-    storbench_bench::run::record::summary::oltp::rebuilt,
 );
 
 impl CommandLine for OltpCommand {
@@ -119,6 +117,10 @@ impl Options for OltpRunArgs {
 
     fn name(&mut self, name: String) {
         self.out.name = Some(name);
+    }
+
+    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+        Some(self)
     }
 
     fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {

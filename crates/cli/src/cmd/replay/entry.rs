@@ -12,10 +12,8 @@ use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind = Kind::of::<ReplayArgs, ReplayCommand>(
-    "replay",
-    "a replay workload",
+    &storbench_bench::workload::replay::entry::WORKLOAD,
     &["url", "backend", "password_file"],
-    storbench_bench::workload::replay::summary::rebuilt,
 );
 
 /// What a fire-hose replay is counted as in an ETA: its length is the database's to decide.
@@ -115,6 +113,10 @@ impl Options for ReplayArgs {
 
     fn name(&mut self, name: String) {
         self.out.name = Some(name);
+    }
+
+    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+        Some(self)
     }
 
     fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {

@@ -14,7 +14,8 @@ use storbench_bench::files::input::open_input;
 use storbench_bench::metrics::{LatencyHistogram, read_hlog};
 use storbench_bench::run::IntervalData;
 use storbench_bench::run::record::{HLOG_FILE, Recordable, StoredRecord, Tally};
-use storbench_report::render::spectrum::{quantiles, type_name};
+use storbench_bench::workload::registry::workload;
+use storbench_report::render::spectrum::quantiles;
 use storbench_report::render::{ReportInput, Spectrum};
 
 /// How much of the log's end is read for the totals: they are its last lines, a few
@@ -49,7 +50,8 @@ pub fn add(input: &mut ReportInput, dir: &Path, window: Option<(f64, f64)>) {
 fn read(dir: &Path, kind: &str, window: Option<(f64, f64)>) -> Result<BTreeMap<String, Spectrum>> {
     let totals = if window.is_none() { totals(dir)? } else { BTreeMap::new() };
     let histograms = if totals.is_empty() { measured(dir, window)? } else { totals };
-    let drawn = histograms.into_iter().filter(|(tag, h)| type_name(kind, tag).is_some() && !h.is_empty());
+    let Some(types) = workload(kind).map(|w| w.reported.latency_types) else { return Ok(BTreeMap::new()) };
+    let drawn = histograms.into_iter().filter(|(tag, h)| types.name_of(tag).is_some() && !h.is_empty());
     Ok(drawn.map(|(tag, h)| (tag, spectrum(&h))).collect())
 }
 

@@ -13,10 +13,8 @@ use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind = Kind::of::<ReplayTraceArgs, ReplayTraceArgs>(
-    "replay-trace",
-    "a replay-trace workload",
+    &storbench_bench::blocktrace::entry::WORKLOAD,
     &["target", "allow_device", "force"],
-    storbench_bench::run::record::summary::io::rebuilt,
 );
 
 impl CommandLine for ReplayTraceArgs {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::render::{Reported, io, mailbox, oltp, replay};
 
 /// A spectrum of `count` latencies, `ms` at the median and rising tenfold a nine.
 fn rising(count: u64, ms: f64) -> Spectrum {
@@ -39,10 +40,10 @@ fn a_spectrum_holds_the_fixed_quantiles_ten_points_a_decade_and_the_maximum() {
     assert_eq!(quantiles(u64::MAX).len(), FIXED.len() + 90 - 5 + 1);
 }
 
-fn place<'a>(spectra: &'a [(&str, BTreeMap<String, Spectrum>)], kind: &str) -> Place<'a> {
+fn place<'a>(spectra: &'a [(&str, BTreeMap<String, Spectrum>)], reported: Reported) -> Place<'a> {
     let mut p = Place::new("mix", Some(&SweepPoint { param: "iodepth".into(), value: 4.into() }));
     for (name, s) in spectra {
-        p.curves.push(Curve { name: name.to_string(), kind: kind.into(), spectra: s });
+        p.curves.push(Curve { name: name.to_string(), types: reported.latency_types, spectra: s });
     }
     p
 }
@@ -57,7 +58,7 @@ fn a_picture_per_request_type_with_a_line_per_configuration_on_the_nines_axis() 
         ])
     };
     let spectra = [("ssd", both(0.05)), ("hdd", both(4.0)), ("nvme", both(0.01))];
-    let pictures = all_pictures(&[place(&spectra, "io")]);
+    let pictures = all_pictures(&[place(&spectra, io::REPORTED)]);
     let files: Vec<&str> = pictures.iter().map(|p| p.file.as_str()).collect();
     assert_eq!(files, ["latency-mix-iodepth-4-read.svg", "latency-mix-iodepth-4-write.svg"], "no lag");
     let svg = pictures[0].chart.svg();
@@ -78,22 +79,22 @@ fn a_picture_per_request_type_with_a_line_per_configuration_on_the_nines_axis() 
 #[test]
 fn a_kind_with_one_request_type_has_one_file_and_a_name_made_safe_stays_new() {
     let spectra = [("a", BTreeMap::from([("order".to_string(), rising(10, 1.0))]))];
-    let mut one = place(&spectra, "oltp");
+    let mut one = place(&spectra, oltp::REPORTED);
     one.stem = "latency-a-b".into();
-    let mut two = place(&spectra, "oltp");
+    let mut two = place(&spectra, oltp::REPORTED);
     two.stem = "latency-a-b".into();
     let files: Vec<String> = all_pictures(&[one, two]).into_iter().map(|p| p.file).collect();
     assert_eq!(files, ["latency-a-b.svg", "latency-a-b-2.svg"]);
     assert_eq!(slug("db/2 ✓ load"), "db-2-load");
     assert_eq!(slug("randread at iodepth = 4"), "randread-at-iodepth-4");
-    assert_eq!(type_name("replay", "type.SELECT"), Some("SELECT".into()));
-    assert_eq!(type_name("mailbox", "p0.db_read"), None);
+    assert_eq!(replay::REPORTED.latency_types.name_of("type.SELECT"), Some("SELECT".into()));
+    assert_eq!(mailbox::REPORTED.latency_types.name_of("p0.db_read"), None);
 }
 
 #[test]
 fn the_table_shows_a_percentile_only_where_the_count_tells_it_from_the_maximum() {
     let spectra = [("ssd", BTreeMap::from([("read".to_string(), rising(5_000, 1.0))]))];
-    let t = table(&place(&spectra, "io"));
+    let t = table(&place(&spectra, io::REPORTED));
     assert_eq!(
         t.header,
         [

@@ -1,0 +1,11 @@
+//! integrity's entry in the library's registry of workloads (`workload::registry`).
+
+use crate::workload::registry::Workload;
+
+pub static WORKLOAD: Workload = Workload {
+    name: "integrity",
+    what: "an integrity workload",
+    reported: storbench_report::render::integrity::REPORTED,
+    loads: &[],
+    rebuild: crate::run::record::summary::integrity::rebuilt,
+};

@@ -1,0 +1,12 @@
+//! io's entry in the library's registry of workloads (`workload::registry`).
+
+use crate::run::search::Load;
+use crate::workload::registry::Workload;
+
+pub static WORKLOAD: Workload = Workload {
+    name: "io",
+    what: "an io workload",
+    reported: storbench_report::render::io::REPORTED,
+    loads: &[Load::Threads, Load::Iodepth, Load::Rate],
+    rebuild: crate::run::record::summary::io::rebuilt,
+};

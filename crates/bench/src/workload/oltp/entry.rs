@@ -1,0 +1,12 @@
+//! oltp's entry in the library's registry of workloads (`workload::registry`).
+
+use crate::run::search::Load;
+use crate::workload::registry::Workload;
+
+pub static WORKLOAD: Workload = Workload {
+    name: "oltp",
+    what: "an oltp workload",
+    reported: storbench_report::render::oltp::REPORTED,
+    loads: &[Load::Threads],
+    rebuild: crate::run::record::summary::oltp::rebuilt,
+};

@@ -1,0 +1,12 @@
+//! replay's entry in the library's registry of workloads (`workload::registry`).
+
+use crate::run::search::Load;
+use crate::workload::registry::Workload;
+
+pub static WORKLOAD: Workload = Workload {
+    name: "replay",
+    what: "a replay workload",
+    reported: storbench_report::render::replay::REPORTED,
+    loads: &[Load::Threads, Load::Rate],
+    rebuild: crate::workload::replay::summary::rebuilt,
+};
