@@ -2,7 +2,10 @@
 //! of figure it is. The workloads fill them, the CLI's progress lines read them and the
 //! report's charts draw them, all through these constants, so that renaming a column is a
 //! compile error rather than a chart that silently goes empty. A renamed column keeps its old
-//! names in `old_names`, so that bundles written before the rename still render.
+//! names in `old_names`, so that bundles written before the rename still render. How a
+//! column's values of several shards add up into one run's (`storbench merge`) is declared on
+//! the column too ([`Merge`]), and [`resolve`] finds the column a header cell names, in
+//! whichever namespace (a background stream's, a device's, a meter's, a rebuilding stack's).
 
 /// What a column's numbers are counted in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,19 +53,53 @@ pub enum Kind {
     Level,
 }
 
+/// How one second's values of a column from several shards make the run's value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Merge {
+    /// The shards' work adds up: their sum (rates and counts).
+    Sum,
+    /// The worst shard's (latencies: percentiles do not add).
+    Max,
+    /// Their mean (levels of each shard's own: a fill, a queue).
+    Mean,
+    /// A reading of the host, the same for every shard on it (its disks, CPU, memory, power):
+    /// each host once (the mean of its shards' readings), then `Merge` over the hosts.
+    EachHost(HostMerge),
+}
+
+/// How the hosts' readings of a host column make the run's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HostMerge {
+    Sum,
+    Max,
+    Mean,
+}
+
 /// One column of `timeseries.csv`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Column {
     pub name: &'static str,
     pub unit: Unit,
     pub kind: Kind,
+    /// How shards' values add up; by its kind unless the column says otherwise.
+    pub merge: Merge,
     /// Names the column had in older bundles.
     pub old_names: &'static [&'static str],
 }
 
 impl Column {
     pub const fn new(name: &'static str, unit: Unit, kind: Kind) -> Column {
-        Column { name, unit, kind, old_names: &[] }
+        let merge = match kind {
+            Kind::Rate | Kind::Count => Merge::Sum,
+            Kind::Latency => Merge::Max,
+            Kind::Level => Merge::Mean,
+        };
+        Column { name, unit, kind, merge, old_names: &[] }
+    }
+
+    /// The column, its shards' values added up as `merge` says.
+    pub const fn merged(self, merge: Merge) -> Column {
+        Column { merge, ..self }
     }
 
     /// Whether a file's header cell names this column (under its name or an old one).
@@ -72,8 +109,8 @@ impl Column {
 }
 
 macro_rules! columns {
-    ($($(#[$doc:meta])* $id:ident = $name:literal, $unit:ident, $kind:ident;)*) => {
-        $($(#[$doc])* pub const $id: Column = Column::new($name, Unit::$unit, Kind::$kind);)*
+    ($($(#[$doc:meta])* $id:ident = $name:literal, $unit:ident, $kind:ident $(, $merge:expr)?;)*) => {
+        $($(#[$doc])* pub const $id: Column = Column::new($name, Unit::$unit, Kind::$kind)$(.merged($merge))?;)*
         /// Every column of this group, in the file's order.
         pub const ALL: &[Column] = &[$($id),*];
     };
@@ -267,25 +304,28 @@ pub mod backup {
     ];
 }
 
-/// The host's columns, the same in every bundle (`SystemSample`).
+/// The host's columns, the same in every bundle (`SystemSample`): readings of the host, so a
+/// merge counts each host once.
 pub mod system {
+    use super::HostMerge::{Max, Mean, Sum};
+    use super::Merge::EachHost;
     use super::{Column, Kind, Unit};
     columns! {
-        DISK_READS_PER_SEC = "disk_reads_per_sec", PerSecond, Rate;
-        DISK_WRITES_PER_SEC = "disk_writes_per_sec", PerSecond, Rate;
-        DISK_READ_BYTES_PER_SEC = "disk_read_bytes_per_sec", BytesPerSecond, Rate;
-        DISK_WRITE_BYTES_PER_SEC = "disk_write_bytes_per_sec", BytesPerSecond, Rate;
-        DISK_READ_AWAIT_MS = "disk_read_await_ms", Milliseconds, Latency;
-        DISK_WRITE_AWAIT_MS = "disk_write_await_ms", Milliseconds, Latency;
-        DISK_QUEUE_SIZE = "disk_queue_size", Count, Level;
-        DISK_BUSY_PCT = "disk_busy_pct", Percent, Level;
-        CPU_USER_PCT = "cpu_user_pct", Percent, Level;
-        CPU_SYSTEM_PCT = "cpu_system_pct", Percent, Level;
-        CPU_IOWAIT_PCT = "cpu_iowait_pct", Percent, Level;
-        MEM_AVAILABLE_BYTES = "mem_available_bytes", Bytes, Level;
-        /// storbench's own CPU time, percent of one core.
+        DISK_READS_PER_SEC = "disk_reads_per_sec", PerSecond, Rate, EachHost(Sum);
+        DISK_WRITES_PER_SEC = "disk_writes_per_sec", PerSecond, Rate, EachHost(Sum);
+        DISK_READ_BYTES_PER_SEC = "disk_read_bytes_per_sec", BytesPerSecond, Rate, EachHost(Sum);
+        DISK_WRITE_BYTES_PER_SEC = "disk_write_bytes_per_sec", BytesPerSecond, Rate, EachHost(Sum);
+        DISK_READ_AWAIT_MS = "disk_read_await_ms", Milliseconds, Latency, EachHost(Max);
+        DISK_WRITE_AWAIT_MS = "disk_write_await_ms", Milliseconds, Latency, EachHost(Max);
+        DISK_QUEUE_SIZE = "disk_queue_size", Count, Level, EachHost(Sum);
+        DISK_BUSY_PCT = "disk_busy_pct", Percent, Level, EachHost(Mean);
+        CPU_USER_PCT = "cpu_user_pct", Percent, Level, EachHost(Mean);
+        CPU_SYSTEM_PCT = "cpu_system_pct", Percent, Level, EachHost(Mean);
+        CPU_IOWAIT_PCT = "cpu_iowait_pct", Percent, Level, EachHost(Mean);
+        MEM_AVAILABLE_BYTES = "mem_available_bytes", Bytes, Level, EachHost(Sum);
+        /// storbench's own CPU time, percent of one core: each shard's own process.
         STORBENCH_CPU_PCT = "storbench_cpu_pct", Percent, Level;
-        POWER_WATTS = "power_watts", Watts, Level;
+        POWER_WATTS = "power_watts", Watts, Level, EachHost(Sum);
     }
 }
 
@@ -315,7 +355,7 @@ pub mod meter {
     /// The namespace of these columns in the file.
     pub const PREFIX: &str = "power";
     columns! {
-        WATTS = "watts", Watts, Level;
+        WATTS = "watts", Watts, Level, super::Merge::EachHost(super::HostMerge::Sum);
     }
 }
 
@@ -327,18 +367,20 @@ pub mod rebuild {
     use super::{Column, Kind, Unit};
     /// The namespace of these columns in the file.
     pub const PREFIX: &str = "rebuild";
+    use super::HostMerge::{Max, Sum};
+    use super::Merge::EachHost;
     columns! {
         /// The action's code: its index in [`ACTIONS`] (0 idle).
-        ACTION = "action", Count, Level;
+        ACTION = "action", Count, Level, EachHost(Max);
         /// 1 while the action waits (a delayed md resync, a paused balance), else 0.
-        PAUSED = "paused", Count, Level;
-        PCT_DONE = "pct_done", Percent, Level;
+        PAUSED = "paused", Count, Level, EachHost(Max);
+        PCT_DONE = "pct_done", Percent, Level, EachHost(super::HostMerge::Mean);
         /// How far it got, as the stack counts it (md: the sync position per member; btrfs
         /// scrub: bytes read).
-        BYTES_DONE = "bytes_done", Bytes, Level;
-        SPEED_BYTES_PER_SEC = "speed_bytes_per_sec", BytesPerSecond, Level;
+        BYTES_DONE = "bytes_done", Bytes, Level, EachHost(Sum);
+        SPEED_BYTES_PER_SEC = "speed_bytes_per_sec", BytesPerSecond, Level, EachHost(Sum);
         /// md: devices missing from the array.
-        DEGRADED_DEVICES = "degraded_devices", Count, Level;
+        DEGRADED_DEVICES = "degraded_devices", Count, Level, EachHost(Sum);
     }
 
     /// The actions by code: `rebuild.<stack>.action` holds the index.
@@ -349,6 +391,44 @@ pub mod rebuild {
     pub fn code(action: &str) -> Option<usize> {
         ACTIONS.iter().position(|a| *a == action)
     }
+}
+
+/// The columns a workload or a background stream writes under their own names, every group.
+fn named() -> impl Iterator<Item = &'static Column> {
+    let groups: [&[Column]; 9] = [
+        io::ALL,
+        pace::ALL,
+        oltp::ALL,
+        db::ALL,
+        mailbox::ALL,
+        replay::ALL,
+        integrity::ALL,
+        backup::ALL,
+        system::ALL,
+    ];
+    let txn: &'static [[Column; 3]] = &oltp::TXN;
+    groups.into_iter().flatten().chain(txn.iter().flatten()).chain(&backup::DB_MB_PER_SEC)
+}
+
+/// The column a header cell of `timeseries.csv` names: its own (`read_iops`), a device's
+/// (`disk.<device>.<column>`), a meter's (`power.<meter>.watts`), a rebuilding stack's
+/// (`rebuild.<stack>.<column>`, the stack may hold dots) or a background stream's
+/// (`<stream>.<column>`); None for a name this storbench does not write.
+pub fn resolve(header: &str) -> Option<Column> {
+    let own = |name: &str| named().find(|c| c.answers_to(name)).copied();
+    let under = |prefix: &str| header.strip_prefix(prefix).and_then(|r| r.strip_prefix('.'));
+    if let Some(rest) = under(device::PREFIX) {
+        let (_, short) = rest.rsplit_once('.')?;
+        return device::ALL.iter().find(|c| device::short(**c) == short).copied();
+    }
+    if let Some(rest) = under(meter::PREFIX) {
+        return rest.rsplit_once('.').filter(|(_, c)| meter::WATTS.answers_to(c)).map(|_| meter::WATTS);
+    }
+    if let Some(rest) = under(rebuild::PREFIX) {
+        let (_, column) = rest.rsplit_once('.')?;
+        return rebuild::ALL.iter().find(|c| c.answers_to(column)).copied();
+    }
+    own(header).or_else(|| own(header.split_once('.')?.1))
 }
 
 #[cfg(test)]
@@ -371,6 +451,31 @@ mod tests {
             names.sort_unstable();
             names.dedup();
             assert_eq!(names.len(), all, "{names:?}");
+        }
+    }
+
+    #[test]
+    fn every_header_storbench_writes_resolves_to_its_column_and_how_shards_add_it_up() {
+        for c in named() {
+            assert_eq!(resolve(c.name).map(|r| r.name), Some(c.name));
+        }
+        let merge = |header: &str| resolve(header).map(|c| c.merge);
+        let each_host = |how| Some(Merge::EachHost(how));
+        // The shards' own work adds up, their latencies are the worst shard's, and the host's
+        // readings count each host once, under every namespace.
+        assert_eq!(merge("login_calls"), Some(Merge::Sum), "a transaction type's calls");
+        assert_eq!(merge("db3_mb_per_sec"), Some(Merge::Sum), "a database's backup rate");
+        assert_eq!(merge("bg1.read_iops"), Some(Merge::Sum), "a background stream's");
+        assert_eq!(merge("bg1.read_lat_p99_us"), Some(Merge::Max));
+        assert_eq!(merge("disk_read_bytes_per_sec"), each_host(HostMerge::Sum));
+        assert_eq!(merge("disk.loop1.read_bytes_per_sec"), each_host(HostMerge::Sum), "a device's");
+        assert_eq!(merge("disk.nvme0n1.busy_pct"), each_host(HostMerge::Mean));
+        assert_eq!(merge("power.enclosure.watts"), each_host(HostMerge::Sum));
+        assert_eq!(merge("rebuild./srv/db.pct_done"), each_host(HostMerge::Mean), "a stack with dots");
+        assert_eq!(merge("cpu_user_pct"), each_host(HostMerge::Mean));
+        assert_eq!(merge("storbench_cpu_pct"), Some(Merge::Mean), "each shard's own process");
+        for unknown in ["no_such_column", "disk.loop1.no_such", "power.x.volts", "bg1.nothing"] {
+            assert_eq!(resolve(unknown), None, "{unknown}");
         }
     }
 

@@ -51,12 +51,19 @@ pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFil
         (summary, series.join().expect("the series' thread"))
     });
     let (summary, series) = (summary?, series?);
+    if !series.unknown.is_empty() {
+        alert!(
+            "the merged timeseries.csv leaves out {}: columns this storbench does not know how to add up \
+             (a newer storbench's); merge with the storbench that wrote the shards",
+            series.unknown.join(", ")
+        );
+    }
     let shards_file = with_headlines(merged.shards, bundles);
     let files = vec![
         ("summary.json".to_string(), export::summary_json(&summary)),
         (RECORD_FILE.to_string(), merged.record),
         (HLOG_FILE.to_string(), merged.hlog),
-        ("timeseries.csv".to_string(), series),
+        ("timeseries.csv".to_string(), series.csv),
         (SHARDS_FILE.to_string(), serde_json::to_string_pretty(&shards_file)? + "\n"),
     ];
     crate::cmd::report::write_reports(out, &files)?;

@@ -1,23 +1,32 @@
 //! The merged `timeseries.csv`: the shards' rows placed on the wall clock (each shard's start
-//! plus the row's `t_s`) and aligned by whole second from the merged start; rates and counts
-//! are summed over the shards, latencies are the worst shard's (percentiles do not add: the
-//! merged record and latency.hlog hold the exact ones), levels (CPU, memory, queue) are the
-//! shards' mean. Power is each host's once (shards on one host read its one meter): the mean
-//! of its shards' readings, summed over the hosts.
+//! plus the row's `t_s`) and aligned by whole second from the merged start, each column's
+//! values added up as the column declares (`columns::Merge`): the shards' work summed, their
+//! latencies the worst shard's (percentiles do not add: the merged record and latency.hlog
+//! hold the exact ones), their own levels averaged, and the host's readings (disks, CPU,
+//! memory, power) counted once per host, since shards on one host read the same counters. A
+//! column this storbench does not know is left out and named, never averaged by guess.
 
 use super::Shard;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use storbench_bench::input::{DATA_LIMIT, read_text};
-use storbench_report::columns::{self, Kind};
+use storbench_report::columns::{self, HostMerge, Merge};
 use storbench_report::render::timeseries::Series;
 
 /// A second's values of each column (by its place in the header) from the shards that had a
 /// row in it, each with its shard's host (an index into the hosts).
 type Cells = Vec<Vec<(usize, f64)>>;
 
-/// The CSV text of the shards' series, summed by wall-clock second after `epoch_ns`.
-pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
+/// The shards' series added up by wall-clock second after `epoch_ns`.
+pub struct Merged {
+    /// The CSV text.
+    pub csv: String,
+    /// The columns left out: names this storbench does not know how to add up.
+    pub unknown: Vec<String>,
+}
+
+/// The shards' series added up by wall-clock second after `epoch_ns`.
+pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<Merged> {
     let mut header: Vec<String> = Vec::new();
     let mut seconds: BTreeMap<i64, (String, Cells)> = BTreeMap::new();
     let mut hosts: Vec<&str> = Vec::new();
@@ -47,22 +56,27 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<String> {
             }
         }
     }
-    let mut out = format!("t_s,phase,{}\n", header.join(","));
-    if header.is_empty() {
-        return Ok(String::new());
+    let resolved: Vec<Option<Merge>> =
+        header.iter().map(|name| columns::resolve(name).map(|c| c.merge)).collect();
+    let unknown = header.iter().zip(&resolved).filter(|(_, m)| m.is_none()).map(|(n, _)| n.clone()).collect();
+    let kept: Vec<(usize, Merge)> =
+        resolved.iter().enumerate().filter_map(|(at, m)| Some((at, (*m)?))).collect();
+    if kept.is_empty() {
+        return Ok(Merged { csv: String::new(), unknown });
     }
-    let how: Vec<How> = header.iter().map(|name| how(name)).collect();
+    let names: Vec<&str> = kept.iter().map(|(at, _)| header[*at].as_str()).collect();
+    let mut out = format!("t_s,phase,{}\n", names.join(","));
     for (second, (phase, cells)) in &seconds {
         out.push_str(&format!("{second}.000,{phase}"));
-        for (at, how) in how.iter().enumerate() {
+        for (at, merge) in &kept {
             out.push(',');
-            if let Some(values) = cells.get(at).filter(|v| !v.is_empty()) {
-                out.push_str(&format!("{}", (combine(*how, values) * 1000.0).round() / 1000.0));
+            if let Some(values) = cells.get(*at).filter(|v| !v.is_empty()) {
+                out.push_str(&format!("{}", (combine(*merge, values) * 1000.0).round() / 1000.0));
             }
         }
         out.push('\n');
     }
-    Ok(out)
+    Ok(Merged { csv: out, unknown })
 }
 
 /// The place of column `name` in `header`, added at its end when new.
@@ -73,46 +87,28 @@ fn place(header: &mut Vec<String>, name: &str) -> usize {
     })
 }
 
-/// How a column's values combine: a power meter's (each host once), or by the column's kind.
-#[derive(Clone, Copy)]
-enum How {
-    Power,
-    Of(Kind),
-}
-
-fn how(name: &str) -> How {
-    if is_power(name) { How::Power } else { How::Of(kind_of(name)) }
-}
-
-/// One second's value of column `name` over the shards' `values` (each with its host).
-#[cfg(test)]
-fn combined(name: &str, values: &[(usize, f64)]) -> f64 {
-    combine(how(name), values)
-}
-
-/// One second's value of a column that combines as `how` over the shards' `values`.
-fn combine(how: How, values: &[(usize, f64)]) -> f64 {
-    let kind = match how {
-        How::Power => return per_host(values).iter().map(|of_host| mean(of_host)).sum(),
-        How::Of(kind) => kind,
+/// One second's value of a column that adds up as `merge` over the shards' `values` (each
+/// with its host).
+fn combine(merge: Merge, values: &[(usize, f64)]) -> f64 {
+    let over = |how: HostMerge, values: &[f64]| match how {
+        HostMerge::Sum => values.iter().sum(),
+        HostMerge::Max => values.iter().copied().fold(f64::MIN, f64::max),
+        HostMerge::Mean => mean(values),
     };
-    let values: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
-    match kind {
-        Kind::Rate | Kind::Count => values.iter().sum(),
-        Kind::Latency => values.iter().copied().fold(f64::MIN, f64::max),
-        Kind::Level => mean(&values),
+    let all: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
+    match merge {
+        Merge::Sum => over(HostMerge::Sum, &all),
+        Merge::Max => over(HostMerge::Max, &all),
+        Merge::Mean => over(HostMerge::Mean, &all),
+        Merge::EachHost(how) => {
+            let hosts: Vec<f64> = per_host(values).iter().map(|of_host| mean(of_host)).collect();
+            over(how, &hosts)
+        }
     }
 }
 
 fn mean(values: &[f64]) -> f64 {
     values.iter().sum::<f64>() / values.len() as f64
-}
-
-/// A power meter's column: the host's (`power_watts`) or a named meter's (`power.<meter>.watts`).
-fn is_power(name: &str) -> bool {
-    let meter = name.strip_prefix(columns::meter::PREFIX).and_then(|r| r.strip_prefix('.'));
-    name == columns::system::POWER_WATTS.name
-        || meter.is_some_and(|r| r.ends_with(&format!(".{}", columns::meter::WATTS.name)))
 }
 
 /// `values` grouped by their host.
@@ -124,37 +120,27 @@ fn per_host(values: &[(usize, f64)]) -> Vec<Vec<f64>> {
     out.into_values().collect()
 }
 
-/// The kind of the column a header cell names (a background stream's under its name); a
-/// column this storbench does not know is taken as a level.
-fn kind_of(name: &str) -> Kind {
-    use columns::{backup, db, integrity, io, mailbox, oltp, pace, replay, system};
-    let groups = [
-        io::ALL,
-        pace::ALL,
-        oltp::ALL,
-        db::ALL,
-        mailbox::ALL,
-        replay::ALL,
-        integrity::ALL,
-        backup::ALL,
-        system::ALL,
-    ];
-    let bare = name.split_once('.').map_or(name, |(_, rest)| rest);
-    let known = |n: &str| groups.iter().flat_map(|g| g.iter()).find(|c| c.answers_to(n)).map(|c| c.kind);
-    known(name).or_else(|| known(bare)).unwrap_or(Kind::Level)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// One second's value of column `name` over the shards' `values` (each with its host).
+    fn combined(name: &str, values: &[(usize, f64)]) -> f64 {
+        combine(columns::resolve(name).unwrap().merge, values)
+    }
+
     #[test]
-    fn power_counts_each_host_once_and_other_columns_add_or_average() {
+    fn the_hosts_readings_count_each_host_once_and_the_shards_work_adds_up() {
         // Two shards on host 0 read its meter as 100 and 110 W, one on host 1 as 50 W.
         let readings = [(0, 100.0), (0, 110.0), (1, 50.0)];
         assert_eq!(combined("power_watts", &readings), 155.0);
         assert_eq!(combined("power.enclosure.watts", &readings), 155.0);
         assert_eq!(combined("read_iops", &readings), 260.0);
-        assert_eq!(combined("cpu_user_pct", &readings), 260.0 / 3.0);
+        assert_eq!(combined("login_calls", &readings), 260.0, "a transaction type's calls add up");
+        assert_eq!(combined("read_lat_p99_us", &readings), 110.0);
+        // Shards on one host share its disk: its rate once per host, not once per shard.
+        assert_eq!(combined("disk_read_bytes_per_sec", &readings), 155.0);
+        assert_eq!(combined("disk.loop1.read_bytes_per_sec", &readings), 155.0);
+        assert_eq!(combined("cpu_user_pct", &readings), 155.0 / 2.0);
     }
 }
