@@ -9,8 +9,10 @@ use super::spectrum::LatencyTypes;
 use super::workload::{Reported, WorkloadResults, with_search};
 use crate::columns::mailbox;
 use crate::decision::figures::{Figure, Value, n, names, pass_fail, read};
+use crate::disclosure::Disclosure;
 use crate::evaluation::Headline;
-use crate::model::{IoErrors, MailboxResults};
+use crate::model::{IoErrors, MailboxResults, Summary};
+use crate::setup::PageSize;
 
 const CHARTS: &[Spec] = &[
     spec(
@@ -73,6 +75,12 @@ pub const REPORTED: Reported = Reported {
 impl WorkloadResults for MailboxResults {
     fn reported(&self) -> Reported {
         REPORTED
+    }
+
+    /// The mailbox databases' page size, from the profile the run recorded.
+    fn page_size(&self, s: &Summary, _d: &Disclosure) -> Option<PageSize> {
+        let bytes = s.parameters.get("profile")?.get("page_size")?.as_u64()?;
+        Some(PageSize { owner: "the mailbox databases".into(), bytes })
     }
 
     fn figure(&self, name: &str) -> Option<Option<Value>> {

@@ -9,8 +9,10 @@ use super::spectrum::LatencyTypes;
 use super::workload::{Reported, WorkloadResults, p99_ms, with_search};
 use crate::columns::oltp;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
+use crate::disclosure::Disclosure;
 use crate::evaluation::Headline;
-use crate::model::{IoErrors, OltpResults};
+use crate::model::{IoErrors, OltpResults, Summary};
+use crate::setup::PageSize;
 
 const CHARTS: &[Spec] = &[
     spec("Orders per minute", &[(oltp::OPM, "OPM")]),
@@ -54,6 +56,18 @@ pub const REPORTED: Reported = Reported {
 impl WorkloadResults for OltpResults {
     fn reported(&self) -> Reported {
         REPORTED
+    }
+
+    /// Its backend's page size: the stated setting where the disclosure has the backend's,
+    /// else the backend's default.
+    fn page_size(&self, s: &Summary, d: &Disclosure) -> Option<PageSize> {
+        let backend = s.target.kind.as_str();
+        let stated = d.database.kind.as_deref() == Some(backend);
+        let none = Default::default();
+        crate::setup::database_page_size(
+            backend,
+            if stated { &d.database.non_default_settings } else { &none },
+        )
     }
 
     fn figure(&self, name: &str) -> Option<Option<Value>> {

@@ -9,7 +9,7 @@ use super::ReportInput;
 use super::doc::{Block, Table};
 use crate::disclosure::{Disclosure, TargetPath};
 use crate::evaluation::Configuration;
-use crate::model::{MailboxResults, Summary};
+use crate::model::Summary;
 use crate::setup::{self, DataSet, PageSize, SetupCheck, Status};
 
 /// The section; nothing without a disclosure (the appendix says it is missing).
@@ -106,36 +106,16 @@ fn summaries<'a>(input: &'a ReportInput, c: &Configuration) -> Vec<(&'a str, &'a
     out
 }
 
-/// The page sizes of the databases the configuration's runs used: each oltp backend's (its
-/// stated setting where the disclosure has it, else its default) and the mailbox's pages.
+/// The page sizes of the databases the configuration's runs used, each as its workload's
+/// results say (`WorkloadResults::page_size`).
 fn page_sizes(input: &ReportInput, d: &Disclosure, c: &Configuration) -> Vec<PageSize> {
     let mut out: Vec<PageSize> = Vec::new();
     for (_, s) in summaries(input, c) {
-        let page = match s.workload.as_str() {
-            "oltp" => {
-                let backend = s.target.kind.as_str();
-                let stated = d.database.kind.as_deref() == Some(backend);
-                let none = Default::default();
-                setup::database_page_size(
-                    backend,
-                    if stated { &d.database.non_default_settings } else { &none },
-                )
-            }
-            "mailbox" => mailbox_page(s),
-            _ => None,
-        };
-        if let Some(page) = page.filter(|p| !out.contains(p)) {
+        if let Some(page) = s.results.workload().page_size(s, d).filter(|p| !out.contains(p)) {
             out.push(page);
         }
     }
     out
-}
-
-/// The mailbox databases' page size, from the profile the run recorded.
-fn mailbox_page(s: &Summary) -> Option<PageSize> {
-    s.results.get::<MailboxResults>()?;
-    let bytes = s.parameters.get("profile")?.get("page_size")?.as_u64()?;
-    Some(PageSize { owner: "the mailbox databases".into(), bytes })
 }
 
 /// Each workload's data as the checks need it; a null engine's none.
@@ -161,7 +141,7 @@ mod tests {
     use super::*;
     use crate::disclosure::{BlockDevice, DatabaseInfo, MemoryInventory};
     use crate::evaluation::{Evaluation, RunRecord};
-    use crate::model::{DeviceInfo, Host, OltpResults, Phases, Results, TargetInfo, Tool};
+    use crate::model::{DeviceInfo, Host, MailboxResults, OltpResults, Phases, Results, TargetInfo, Tool};
     use crate::render::RunData;
 
     fn oltp_summary(backend: &str, size_bytes: u64, device: &str) -> Summary {
@@ -268,10 +248,12 @@ mod tests {
         s.workload = "mailbox".into();
         s.results = Results::Mailbox(MailboxResults::default());
         s.parameters = serde_json::json!({"preset": "exchange2007", "profile": {"page_size": 32768}});
-        let page = mailbox_page(&s).unwrap();
+        let disclosure = input().disclosure.unwrap();
+        let page_of = |s: &Summary| s.results.workload().page_size(s, &disclosure);
+        let page = page_of(&s).unwrap();
         assert_eq!((page.owner.as_str(), page.bytes), ("the mailbox databases", 32 << 10));
         s.parameters = serde_json::Value::Null;
-        assert_eq!(mailbox_page(&s), None);
+        assert_eq!(page_of(&s), None);
     }
 
     #[test]

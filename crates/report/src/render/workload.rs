@@ -11,8 +11,10 @@ use super::doc::{Block, Finding};
 use super::spectrum::LatencyTypes;
 use super::svg::Band;
 use crate::decision::figures::{Figure, Named, Value, n, names, read};
+use crate::disclosure::Disclosure;
 use crate::evaluation::{Group, Headline, RunStatus};
 use crate::model::{IoErrors, LatencyNs, Summary};
+use crate::setup::PageSize;
 use std::any::{Any, TypeId};
 
 /// One workload's results as the report sees them.
@@ -68,6 +70,12 @@ pub(crate) trait WorkloadResults: Any {
 
     /// A stretch of its per-second charts to mark apart (a replay's cold start).
     fn band(&self) -> Option<Band> {
+        None
+    }
+
+    /// The page size of the databases its run `s` used, for the setup checks (`d`: the
+    /// disclosure, where a database's settings are stated); None where it has no database.
+    fn page_size(&self, _s: &Summary, _d: &Disclosure) -> Option<PageSize> {
         None
     }
 
