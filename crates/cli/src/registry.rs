@@ -54,6 +54,20 @@ pub struct Kind {
     pub invoked: fn(&clap::ArgMatches) -> Result<Box<dyn Invoked>, clap::Error>,
     /// A run's result as a table for the terminal.
     pub table: fn(&storbench_report::Summary) -> String,
+    /// What a plan's sweep over `targets` moves in it.
+    pub targets: Targets,
+}
+
+/// What a plan's `sweep = { targets = [1, 2, 4] }` moves in a workload of a kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Targets {
+    /// Nothing: it has one target.
+    One,
+    /// The first N of the configuration's own targets (oltp: its urls), by
+    /// [`Options::use_targets`].
+    Configurations,
+    /// Its own key of that name (the mailbox's `databases`).
+    Key(&'static str),
 }
 
 impl Kind {
@@ -74,7 +88,13 @@ impl Kind {
             subcommand: C::command,
             invoked: invoked_as::<C>,
             table: C::table,
+            targets: Targets::One,
         }
+    }
+
+    /// The entry, with a sweep over `targets` moving `targets`.
+    pub const fn sweeping(self, targets: Targets) -> Kind {
+        Kind { targets, ..self }
     }
 }
 

@@ -3,7 +3,7 @@
 
 use super::{Configuration, Method, Plan, Point, Workload};
 use crate::args::IoArgs;
-use crate::registry::{self, Kind, Options};
+use crate::registry::{self, Kind, Options, Targets};
 use serde::de::DeserializeOwned;
 use std::fmt;
 use std::ops::Range;
@@ -493,7 +493,7 @@ fn workload(
         for v in values {
             let mut opts = options.clone();
             if key.get_ref() == TARGETS {
-                targets_point(src, &kind, key, v, &mut opts)?;
+                targets_point(src, entry, key, v, &mut opts)?;
             } else {
                 opts.insert(key.clone(), v.clone());
             }
@@ -543,7 +543,7 @@ pub const TARGETS: &str = "targets";
 
 fn targets_point<'i>(
     src: &Source,
-    kind: &str,
+    kind: &Kind,
     key: &Spanned<toml::de::DeString<'i>>,
     v: &Spanned<DeValue<'i>>,
     opts: &mut DeTable<'i>,
@@ -552,15 +552,20 @@ fn targets_point<'i>(
         let hint = Some("targets are counted: sweep = { targets = [1, 2, 4] }".into());
         return Err(src.error(v.span(), "a number of targets is a whole number of at least 1", hint));
     }
-    match kind {
-        "mailbox" => {
-            opts.insert(Spanned::new(key.span(), "databases".into()), v.clone());
+    match kind.targets {
+        Targets::Key(own) => {
+            opts.insert(Spanned::new(key.span(), own.into()), v.clone());
             Ok(())
         }
-        "oltp" => Ok(()),
-        _ => {
-            let hint = Some("sweep targets in an oltp workload (its configuration's urls) or a mailbox workload (databases); an io workload sweeps workers or iodepth".into());
-            Err(src.error(key.span(), "an io workload has one target", hint))
+        Targets::Configurations => Ok(()),
+        Targets::One => {
+            let with: Vec<&str> =
+                registry::KINDS.iter().filter(|k| k.targets != Targets::One).map(|k| k.name).collect();
+            let hint = Some(format!(
+                "sweep targets in a workload that has several ({}); sweep another of its keys instead",
+                with.join(", ")
+            ));
+            Err(src.error(key.span(), format!("{} has one target", kind.what), hint))
         }
     }
 }

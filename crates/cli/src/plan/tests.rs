@@ -206,7 +206,9 @@ fn a_sweep_over_targets_uses_more_databases() {
     let io = format!(
         "[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\n[[workload]]\nkind = \"io\"\nsweep = {{ targets = [1, 2] }}\n"
     );
-    assert!(error(&io).message.contains("an io workload has one target"));
+    let e = error(&io);
+    assert!(e.message.contains("an io workload has one target"), "{e}");
+    assert!(e.hint.as_deref().is_some_and(|h| h.contains("(oltp, mailbox)")), "{e}");
     let zero = text.replace("targets = [1, 4]", "targets = [0]");
     assert!(error(&zero).message.contains("at least 1"));
     drop(tmp);

@@ -4,7 +4,7 @@ use crate::args::{MailboxArgs, MailboxCommand};
 use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options};
+use crate::registry::{CommandLine, Kind, OfKind, Options, Targets};
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -14,7 +14,8 @@ use storbench_bench::run::StopFlag;
 pub static KIND: Kind = Kind::of::<MailboxArgs, MailboxCommand>(
     &storbench_bench::workload::mailbox::entry::WORKLOAD,
     &["target", "log_target"],
-);
+)
+.sweeping(Targets::Key("databases"));
 
 impl CommandLine for MailboxCommand {
     fn command() -> clap::Command {

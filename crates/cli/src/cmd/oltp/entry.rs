@@ -4,7 +4,7 @@ use crate::args::{OltpCommand, OltpRunArgs};
 use crate::cmd::Ending;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options};
+use crate::registry::{CommandLine, Kind, OfKind, Options, Targets};
 use crate::units::Minutes;
 use anyhow::Result;
 use clap::Subcommand;
@@ -15,7 +15,8 @@ use storbench_bench::run::StopFlag;
 pub static KIND: Kind = Kind::of::<OltpRunArgs, OltpCommand>(
     &storbench_bench::workload::oltp::entry::WORKLOAD,
     &["path", "url", "backend", "no_reset"],
-);
+)
+.sweeping(Targets::Configurations);
 
 impl CommandLine for OltpCommand {
     fn command() -> clap::Command {
