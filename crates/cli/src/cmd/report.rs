@@ -156,10 +156,10 @@ fn add_to_set(set: &mut ReportInput, one: ReportInput) {
 }
 
 /// The evaluation's disclosure is gathered before any database runs; the database part comes
-/// from the first oltp run that recorded one (its version and settings).
+/// from the first run that recorded one (its version and settings), whatever its workload.
 fn fill_database(input: &mut ReportInput, evaluation: &Evaluation, dir: &Path) {
     let Some(disclosure) = input.disclosure.as_mut().filter(|d| d.database.kind.is_none()) else { return };
-    let from_runs = evaluation.runs.iter().filter(|r| r.kind == "oltp").filter_map(|r| r.bundle.as_ref());
+    let from_runs = evaluation.runs.iter().filter_map(|r| r.bundle.as_ref());
     if let Some(db) =
         from_runs.filter_map(|b| read_disclosure(&dir.join(b))).map(|d| d.database).find(|d| d.kind.is_some())
     {

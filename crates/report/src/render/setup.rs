@@ -124,7 +124,8 @@ fn data_sets(input: &ReportInput, c: &Configuration) -> Vec<DataSet> {
         .into_iter()
         .filter(|(_, s)| s.target.kind != "none")
         .map(|(label, s)| {
-            let on_server = s.workload == "oltp" && matches!(s.target.kind.as_str(), "postgres" | "mysql");
+            // Any workload's database on a server (an oltp run's, a replay's) keeps its data there.
+            let on_server = matches!(s.target.kind.as_str(), "postgres" | "mysql");
             DataSet {
                 workload: label.into(),
                 bytes: s.target.size_bytes,

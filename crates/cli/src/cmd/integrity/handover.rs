@@ -67,7 +67,7 @@ impl Handover {
             cpu: i.cpu.since(&self.cpu),
             ..Interval::of(i.index, i.phase, (i.start_ns, i.end_ns), i.data, i.phase_total)
         };
-        let line = record::interval_line("integrity", &own, &tally, None);
+        let line = record::interval_line(super::entry::KIND.name, &own, &tally, None);
         let handed = Handed {
             epoch_ns: self.epoch_ns,
             interval: HandedInterval::of(line, &tally),

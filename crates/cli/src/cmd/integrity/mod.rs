@@ -178,8 +178,8 @@ fn measure_run(
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Measured> {
-    into_bundle(a, spec, "integrity", (given, stop), |rec, first, errors| {
-        let line = output::run_line("integrity");
+    into_bundle(a, spec, entry::KIND.name, (given, stop), |rec, first, errors| {
+        let line = output::run_line(entry::KIND.name);
         let bundle = &mut rec.bundle;
         let audit_bar = std::cell::RefCell::new(None::<indicatif::ProgressBar>);
         let outcome = integ::run(
@@ -193,7 +193,7 @@ fn measure_run(
                     alert!("{notice}");
                 }
                 errors.write(&iv.interval.data.records);
-                bundle.recorded(iv, "integrity", &iv.interval.data.tally());
+                bundle.recorded(iv, entry::KIND.name, &iv.interval.data.tally());
             },
             &mut |done, total| {
                 let mut bar = audit_bar.borrow_mut();
@@ -210,7 +210,7 @@ fn measure_run(
         line.finish_and_clear();
         let outcome = outcome.context("running the integrity stress")?;
         errors.write(&outcome.detail.late_records);
-        rec.bundle.recorded_tail("integrity", &outcome.detail.tail.tally());
+        rec.bundle.recorded_tail(entry::KIND.name, &outcome.detail.tail.tally());
         if let Some(audit) = &outcome.detail.audit {
             errors.write(&audit.first_errors);
         }

@@ -28,7 +28,7 @@ pub fn started(
         },
         engine: spec.engine.name().into(),
         ..crate::measure::started_summary(
-            "integrity",
+            super::entry::KIND.name,
             started_at,
             Results::Integrity(IntegrityResults {
                 delay_threshold_s: spec.delay_threshold.as_secs_f64(),

@@ -30,7 +30,11 @@ pub fn started(spec: &IoSpec, place: &IoPlace, continue_on_error: bool, started_
             device: place.device.clone(),
         },
         engine: spec.engine.name().into(),
-        ..crate::measure::started_summary("io", started_at, Results::Io(IoResults::default()))
+        ..crate::measure::started_summary(
+            super::entry::KIND.name,
+            started_at,
+            Results::Io(IoResults::default()),
+        )
     }
 }
 

@@ -18,7 +18,11 @@ pub fn started(plan: &MailboxPlan, name: &str, device: Option<DeviceInfo>, start
             device,
         },
         engine: plan.engine.name().into(),
-        ..crate::measure::started_summary("mailbox", started_at, Results::Mailbox(base_results(plan)))
+        ..crate::measure::started_summary(
+            super::entry::KIND.name,
+            started_at,
+            Results::Mailbox(base_results(plan)),
+        )
     }
 }
 

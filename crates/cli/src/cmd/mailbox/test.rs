@@ -120,12 +120,12 @@ pub(super) fn transactional(
     manifest: &mut Manifest,
     stop: &StopFlag,
 ) -> Result<Transacted> {
-    let line = output::run_line("mailbox");
+    let line = output::run_line(super::entry::KIND.name);
     let TestRows { bundle, sampler, last } = run;
     let outcome = mbx::run(&spec, &plan.db_dir, manifest, &mut **sampler, stop, &mut |iv| {
         line.set_message(output::with_streams(progress(iv, plan), &iv.row));
         // Each row is written when its second ends, so that a killed run keeps its rows.
-        bundle.recorded(iv, "mailbox", &iv.interval.data.tally());
+        bundle.recorded(iv, super::entry::KIND.name, &iv.interval.data.tally());
         *last = Some((iv.row.clone(), iv.interval.end_ns));
     });
     line.finish_and_clear();

@@ -353,7 +353,7 @@ fn record_run(
     printer.say(&parameter_line(spec, place));
     let outcome = users::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
         printer.interval(iv);
-        rec.bundle.recorded(iv, "oltp", &iv.interval.data.tally());
+        rec.bundle.recorded(iv, super::entry::KIND.name, &iv.interval.data.tally());
     });
     let outcome = outcome.context("starting the run")?;
     let totals = &outcome.totals.total;

@@ -27,7 +27,11 @@ pub fn started(spec: &OltpSpec, place: &OltpPlace, name: &str, started_at: &str)
             device: place.device.clone(),
         },
         engine: place.backend.into(),
-        ..crate::measure::started_summary("oltp", started_at, Results::Oltp(OltpResults::default()))
+        ..crate::measure::started_summary(
+            super::entry::KIND.name,
+            started_at,
+            Results::Oltp(OltpResults::default()),
+        )
     }
 }
 

@@ -296,7 +296,7 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
         );
     }
     let _writer = db.lock_writer()?;
-    let name = a.out.name.clone().unwrap_or_else(|| "replay".into());
+    let name = a.out.name.clone().unwrap_or_else(|| entry::KIND.name.into());
     let dir = BundleDir::choose(given, &a.out, &name)?;
     let measured = into_bundle(a, &checked, &db, &name, &dir, stop)?;
     let ending = match &measured.summary {
@@ -394,7 +394,7 @@ fn into_bundle(
     measure::measure(dir, start, stop, |rec, first| {
         let out =
             replay::run(&checked.spec, sources(checked)?, connect, &mut rec.sampler, stop, &mut |iv| {
-                rec.bundle.recorded(iv, "replay", &iv.interval.data.tally());
+                rec.bundle.recorded(iv, entry::KIND.name, &iv.interval.data.tally());
             })?;
         let ended_at = jiff::Timestamp::now().to_string();
         let end = End::of(&ended_at, &out, &out.detail);
@@ -439,6 +439,6 @@ fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_a
         parameters,
         target: TargetInfo { path: db.describe(), kind: db.kind().as_str().into(), ..TargetInfo::default() },
         engine: db.kind().as_str().into(),
-        ..measure::started_summary("replay", started_at, Results::Replay(results))
+        ..measure::started_summary(entry::KIND.name, started_at, Results::Replay(results))
     }
 }
