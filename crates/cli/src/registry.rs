@@ -332,6 +332,25 @@ mod tests {
     }
 
     #[test]
+    fn every_flag_of_a_kind_is_a_plan_key_and_every_plan_key_a_flag() {
+        use crate::plan::parse::{NOT_PLAN_KEYS, keys_in};
+        for kind in KINDS {
+            // The flags of the command that runs it (`oltp run` for oltp; `oltp load` and
+            // the like have their own).
+            let cmd = (kind.subcommand)();
+            let flags = keys_in(cmd.find_subcommand("run").unwrap_or(&cmd), &NOT_PLAN_KEYS);
+            let mut keys = keys_in(&(kind.command)(), &NOT_PLAN_KEYS);
+            if !kind.workload.loads.is_empty() {
+                keys.extend(crate::plan::search::keys());
+            }
+            let without_key: Vec<&String> = flags.iter().filter(|f| !keys.contains(f)).collect();
+            let without_flag: Vec<&String> = keys.iter().filter(|k| !flags.contains(k)).collect();
+            assert!(without_key.is_empty(), "{}: flags without a plan key: {without_key:?}", kind.name);
+            assert!(without_flag.is_empty(), "{}: plan keys without a flag: {without_flag:?}", kind.name);
+        }
+    }
+
+    #[test]
     fn each_kind_says_what_it_will_write_and_where() {
         let dir = tempfile::tempdir().unwrap();
         let at = dir.path().canonicalize().unwrap();

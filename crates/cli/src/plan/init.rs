@@ -37,7 +37,9 @@ pub fn example() -> String {
 fn documented(cmd: &clap::Command, skip: &[&str], set: &[(&str, &str)]) -> String {
     let keys = keys_in(cmd, skip);
     let mut out = String::new();
-    for arg in cmd.get_arguments().filter(|a| keys.contains(&a.get_id().as_str()) && !a.is_hide_set()) {
+    for arg in
+        cmd.get_arguments().filter(|a| keys.iter().any(|k| k == a.get_id().as_str()) && !a.is_hide_set())
+    {
         let id = arg.get_id().as_str();
         let help = arg.get_long_help().or(arg.get_help()).map(|h| h.to_string()).unwrap_or_default();
         for line in wrap(&help, 94) {

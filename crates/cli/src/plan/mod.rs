@@ -233,11 +233,11 @@ pub fn key_for(remedy: Remedy) -> String {
 /// becomes the key (`--bs 1000` reads `bs 1000`), since a plan's user set a key, not a flag.
 /// Commands quoted in back-quotes stay as they are: they are to be run as written.
 pub fn in_plan_terms(text: &str) -> String {
-    static KEYS: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+    static KEYS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
     let keys = KEYS.get_or_init(|| {
-        let mut k: Vec<&'static str> =
+        let mut k: Vec<String> =
             crate::registry::KINDS.iter().flat_map(|kind| parse::keys_in(&(kind.command)(), &[])).collect();
-        k.extend(["log_target", "url"]);
+        k.extend(["log_target", "url"].map(String::from));
         k.extend(search::keys());
         k
     });
@@ -257,7 +257,7 @@ pub fn in_plan_terms(text: &str) -> String {
                 .unwrap_or(rest.len() - at - 2);
             let key = rest[at + 2..at + 2 + name_len].replace('-', "_");
             out.push_str(&rest[..at]);
-            if keys.contains(&key.as_str()) {
+            if keys.contains(&key) {
                 out.push_str(&key);
             } else {
                 out.push_str(&rest[at..at + 2 + name_len]);

@@ -123,7 +123,7 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         None => Method::default(),
         Some(v) => {
             let t = table(&src, v, "[method]")?;
-            typed::<Method>(&src, t, v.span(), "[method]", &keys_of::<Method>(&[]))?
+            typed::<Method>(&src, t, v.span(), "[method]", &words(&keys_of::<Method>(&[])))?
         }
     };
     check_method(&src, &method, root.get("method"))?;
@@ -508,8 +508,12 @@ fn workload(
     let searched = search.as_ref().and_then(|s| s.search).map(|p| p.name());
     let label = label.unwrap_or_else(|| default_label(&*args, swept.as_deref(), searched));
     let search_keys = super::search::keys();
-    let mut fixed: Vec<&str> =
-        OWN_KEYS.iter().copied().chain(swept.as_deref()).chain(search_keys.iter().copied()).collect();
+    let mut fixed: Vec<&str> = OWN_KEYS
+        .iter()
+        .copied()
+        .chain(swept.as_deref())
+        .chain(search_keys.iter().map(String::as_str))
+        .collect();
     if options.contains_key("profile") {
         fixed.extend(PROFILE_KEYS.iter().chain(&["profile"]));
     }
@@ -653,7 +657,8 @@ fn sweep_of<'i>(
     let (Some((key, values)), None) = (entries.next(), entries.next()) else {
         return Err(src.error(v.span(), "sweep takes exactly one option", hint()));
     };
-    if OWN_KEYS.iter().chain(&super::search::keys()).any(|k| *k == key.get_ref().as_ref()) {
+    let search_keys = super::search::keys();
+    if OWN_KEYS.iter().copied().chain(words(&search_keys)).any(|k| k == key.get_ref().as_ref()) {
         return Err(src.error(key.span(), format!("`{}` cannot be swept", key.get_ref()), hint()));
     }
     if key.get_ref() == "profile" {
@@ -694,7 +699,8 @@ pub fn parse_as<T: DeserializeOwned + Options>(
             return Err(src.error(k.span(), format!("`{key}` is not a workload key"), hint));
         }
     }
-    let mut keys = keys_in(&(kind.command)(), &NOT_PLAN_KEYS);
+    let owned = keys_in(&(kind.command)(), &NOT_PLAN_KEYS);
+    let mut keys = words(&owned);
     keys.retain(|k| !kind.reserved.contains(k));
     keys.extend(OWN_KEYS);
     typed::<T>(src, t, span, kind.what, &keys).map(|a| Box::new(a) as Box<dyn Options>)
@@ -746,17 +752,22 @@ pub const NOT_PLAN_KEYS: [&str; 18] = [
 ];
 
 /// The plan keys of an options struct: its clap argument ids, which are its field names.
-pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<&'static str> {
+pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<String> {
     keys_in(&T::augment_args(clap::Command::new("plan")), skip)
 }
 
 /// The plan keys of the options `cmd` defines.
-pub fn keys_in(cmd: &clap::Command, skip: &[&str]) -> Vec<&'static str> {
+pub fn keys_in(cmd: &clap::Command, skip: &[&str]) -> Vec<String> {
     cmd.get_arguments()
         .map(|a| a.get_id().as_str())
         .filter(|id| !skip.contains(id) && *id != "help")
-        .map(|id| -> &'static str { Box::leak(id.to_string().into_boxed_str()) })
+        .map(str::to_string)
         .collect()
+}
+
+/// `keys` as the plain words the readers compare with.
+pub fn words(keys: &[String]) -> Vec<&str> {
+    keys.iter().map(String::as_str).collect()
 }
 
 fn hint_for(key: &str, keys: &[&str], what: &str) -> String {

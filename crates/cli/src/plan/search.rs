@@ -4,14 +4,14 @@
 //! them, and refused at their line where the workload cannot be searched so.
 
 use super::Workload;
-use super::parse::{PlanError, Source, keys_of, typed};
+use super::parse::{PlanError, Source, keys_of, typed, words};
 use crate::search::SearchArgs;
 use storbench_report::decision::requirement::Requirement;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 /// The plan keys of the search.
-pub fn keys() -> Vec<&'static str> {
+pub fn keys() -> Vec<String> {
     keys_of::<SearchArgs>(&[])
 }
 
@@ -24,6 +24,7 @@ pub(super) fn take(
     what: &str,
 ) -> Result<Option<SearchArgs>, PlanError> {
     let keys = keys();
+    let keys = words(&keys);
     let mut own = DeTable::new();
     for key in &keys {
         if let Some((k, v)) = options.remove_entry(*key) {

@@ -137,7 +137,8 @@ fn a_missing_or_absent_target_and_other_mistakes_are_refused() {
 fn plan_init_documents_every_key_and_parses_once_targets_exist() {
     let example = init::example();
     for key in parse::keys_of::<crate::args::MailboxArgs>(&[]) {
-        if !["target", "log_target"].contains(&key) && !parse::NOT_PLAN_KEYS.contains(&key) {
+        if !["target", "log_target"].contains(&key.as_str()) && !parse::NOT_PLAN_KEYS.contains(&key.as_str())
+        {
             assert!(example.contains(&format!("# {key} = ")), "{key} is not documented");
         }
     }
