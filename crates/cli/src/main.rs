@@ -28,7 +28,6 @@ macro_rules! tell_raw {
 
 mod args;
 mod background;
-mod bundle;
 mod cluster;
 mod cmd;
 mod console;

@@ -9,12 +9,12 @@
 
 use crate::args::OutputArgs;
 use crate::background::{self, Background};
-use crate::bundle::{self, Bundle};
 use crate::cmd::Ending;
 use crate::{console, output, power};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
 use storbench_bench::monitor::SystemSampler;
+use storbench_bench::run::bundle::{self, Bundle, Hooks};
 use storbench_bench::run::record::{self, End, Line};
 use storbench_bench::run::{StopFlag, Streams, WithStreams};
 use storbench_report::{DatabaseInfo, Summary};
@@ -70,7 +70,7 @@ impl BundleDir {
 
     fn make(&self) -> Result<PathBuf> {
         match self {
-            BundleDir::New { root, name } => bundle::new_dir(root, name),
+            BundleDir::New { root, name } => Ok(bundle::new_dir(root, name)?),
             BundleDir::Given(dir) => Ok(dir.clone()),
         }
     }
@@ -185,7 +185,8 @@ pub fn measure(
     let _log = console::log_run(&dir)?;
     crate::metrics::begin_run(&run_name(&start.summary, &dir), &start.summary.workload);
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;
-    let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database)?;
+    let hooks = Hooks { observe: crate::metrics::observe, warn: |w| alert!("warning: {w}") };
+    let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database, hooks)?;
     bundle.write_summary(&start.summary)?;
     bundle.record(
         &Line::Start(Box::new(record::Start {

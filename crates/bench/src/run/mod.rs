@@ -7,6 +7,7 @@
 //! schedule lag (`pace`), and the exact record of a run with the summaries built from it
 //! (`record`).
 
+pub mod bundle;
 mod clock;
 mod collector;
 mod command_stream;

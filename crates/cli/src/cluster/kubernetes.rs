@@ -8,13 +8,13 @@
 //! the evaluation writes every run's manifests and stops, saying what to run.
 
 use super::Step;
-use crate::bundle;
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::command::{self, Spec};
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::bundle;
 
 /// The storbench a pod runs: the image's (the repository's Dockerfile puts it on PATH).
 const IN_IMAGE: &str = "storbench";

@@ -270,12 +270,12 @@ pub fn write_reports(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathB
         check_replaceable(path, record.as_ref().map(|r| r.get(name)))?;
     }
     for (path, (_, text)) in paths.iter().zip(files) {
-        crate::bundle::write_atomic(path, text)?;
+        storbench_bench::run::bundle::write_atomic(path, text)?;
     }
     // The hash of what is on disk: `write_atomic` wrote the text with its secrets hidden.
     let written = |text: &str| sha256_hex(storbench_bench::secret::redact(text).as_bytes());
     let lines: String = files.iter().map(|(name, text)| format!("{name} {}\n", written(text))).collect();
-    crate::bundle::write_atomic(&dir.join(WRITTEN_RECORD), &lines)?;
+    storbench_bench::run::bundle::write_atomic(&dir.join(WRITTEN_RECORD), &lines)?;
     Ok(paths)
 }
 

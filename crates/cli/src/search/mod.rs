@@ -168,7 +168,8 @@ pub fn run<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Endi
     check_load(w, param)?;
     check_limits(w, &s.latency_limit)?;
     let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
-    let dir = crate::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
+    let dir =
+        storbench_bench::run::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
     let ran = search(w, s, &dir, Shown::Terminal, stop)?;
     // As a run shows its result: the confirmed run's table, or its summary with --json.
     if let Some(m) = &ran.measured {
@@ -484,7 +485,7 @@ fn finish<W: Searchable>(
     };
     best.summary.search = Some(result);
     let json = storbench_report::export::summary_json(&best.summary);
-    crate::bundle::write_atomic(&best.bundle.join("summary.json"), &json)?;
+    storbench_bench::run::bundle::write_atomic(&best.bundle.join("summary.json"), &json)?;
     say!(
         "search: {} = {} confirmed; bundle: {}",
         param.name(),

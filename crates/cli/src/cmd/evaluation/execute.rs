@@ -5,17 +5,18 @@
 use crate::args::{EngineArg, IoArgs, OltpRunArgs};
 use crate::cluster::Cluster;
 use crate::cmd::{self, Ending};
+use crate::console;
 use crate::measure::{Measured, Ran};
 use crate::plan::expand::{self, PlannedRun};
 use crate::plan::{Configuration, Plan};
 use crate::power;
 use crate::units::{ByteSize, Seconds};
-use crate::{bundle, console};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::bundle;
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 
 /// Every run's options as its command would check them, so that a mistake in the last
@@ -175,6 +176,7 @@ pub fn precondition(plan: &Plan, ci: usize, dir: &Path, verbose: bool, stop: &St
     let name = format!("precondition-{}", c.name);
     args.out.name = Some(name.clone());
     let ran = bundle::new_dir(&dir.join("precondition").join(&c.name), &name)
+        .map_err(anyhow::Error::from)
         .and_then(|bundle| {
             let _log = console::capture(&bundle, verbose)?;
             cmd::io::measure(&args, Some(&bundle), stop)
@@ -213,6 +215,7 @@ pub fn one(
     record.started_at = Some(jiff::Timestamp::now().to_string());
     // A new directory: an earlier attempt's bundle (before a resume) is not this run's.
     let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &run.id)
+        .map_err(anyhow::Error::from)
         .and_then(|bundle| console::capture(&bundle, verbose).map(|log| (bundle, log)));
     let (bundle, _log) = match opened {
         Ok(opened) => opened,

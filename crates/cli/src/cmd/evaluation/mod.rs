@@ -12,11 +12,12 @@ use super::Ending;
 use crate::args::RunArgs;
 use crate::cluster::{Cluster, ClusterPlan};
 use crate::plan::{self, Plan, QUICK_PLAN, expand, expand::PlannedRun};
-use crate::{bundle, console, output, power};
+use crate::{console, output, power};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::input::{DATA_LIMIT, TEXT_LIMIT, read_text};
+use storbench_bench::run::bundle;
 use storbench_bench::run::{Rule, StopFlag};
 use storbench_bench::target::lock::{self, Lock};
 use storbench_report::evaluation::{self as ev, Evaluation, RunRecord, RunStatus};
@@ -405,7 +406,7 @@ fn status_word(s: RunStatus) -> &'static str {
 }
 
 fn save(dir: &Path, eval: &Evaluation) -> Result<()> {
-    bundle::write_atomic(&dir.join(EVALUATION_JSON), &(serde_json::to_string_pretty(eval)? + "\n"))
+    Ok(bundle::write_atomic(&dir.join(EVALUATION_JSON), &(serde_json::to_string_pretty(eval)? + "\n"))?)
 }
 
 fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {

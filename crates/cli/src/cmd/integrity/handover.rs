@@ -9,13 +9,13 @@
 //! closes: a killed writer leaves every interval it closed, and the file stays in the bundle
 //! when the run itself is killed before recording them.
 
-use crate::bundle::Bundle;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storbench_bench::files::{self, How};
+use storbench_bench::run::bundle::Bundle;
 use storbench_bench::run::record::summary::integrity::crash::cycle_stream;
 use storbench_bench::run::record::{self, HandedInterval, Recordable};
 use storbench_bench::run::{Closed, Interval, IntervalData, OwnCpuTime, process_cpu};

@@ -10,7 +10,6 @@ pub mod validate;
 
 use super::Ending;
 use crate::args::IoArgs;
-use crate::bundle;
 use crate::console::{self, RunLine};
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
 use crate::output;
@@ -18,6 +17,7 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
+use storbench_bench::run::bundle;
 use storbench_bench::run::record::summary::{self as record_summary, io::IoFacts};
 use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};

@@ -5,13 +5,13 @@
 use super::validate::MailboxPlan;
 use super::{backup::backup, recovery::soft_recovery, summary, verify::verify_with_bar};
 use crate::args::MailboxArgs;
-use crate::bundle::Bundle;
 use crate::measure::{self, BundleDir, Finished, Measured, Start};
 use crate::output;
 use anyhow::{Context, Result};
 use std::path::Path;
 use storbench_bench::monitor::{SystemSampler, resolve_device};
 use storbench_bench::run::WithStreams;
+use storbench_bench::run::bundle::Bundle;
 use storbench_bench::run::record::summary::mailbox::{MailboxFacts, Verified};
 use storbench_bench::run::record::summary::{self as record_summary};
 use storbench_bench::run::record::{End, Recordable};

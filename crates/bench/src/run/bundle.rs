@@ -2,10 +2,10 @@
 //! second), `latency.hlog` (HDR histograms per second and for the measured phase),
 //! `record.jsonl` (the exact record the summary is built from: per interval and stream its
 //! counts, histogram tags and place on the run's wall-clock epoch; format in
-//! `storbench_bench::run::record`),
+//! `run::record`),
 //! `disclosure.json` (the system under test: CPU, memory, every device layer under the
 //! targets, mounts, kernel, distribution, and the database's version and settings) and
-//! `output.log` (what the run said, written by `console`).
+//! `output.log` (what the run said, written by the command line's console).
 //!
 //! Everything is written as the run goes: the summary first with `complete: false`, each row,
 //! histogram and record line when its interval ends, the record's end, the final summary at the end (atomically, by rename),
@@ -18,19 +18,56 @@
 //!
 //! No password is written: every file that can hold user text (summaries, disclosures, the
 //! evaluation's plan copy, method and evaluation) goes through `write_atomic`, which hides
-//! secrets (`storbench_bench::secret`). The time series and histograms hold numbers only.
+//! secrets (`crate::secret`). The time series and histograms hold numbers only.
+//!
+//! The library writes and says nothing itself: the caller's [`Hooks`] are told each row (the
+//! live metrics endpoint) and each file that stopped being written, as the run goes.
 
-use anyhow::{Context, Result};
+use crate::files::{self, FileError, How};
+use crate::metrics::{HlogWriter, LatencyHistogram};
+use crate::run::Closed;
+use crate::run::record::{self, Line, Tally};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use storbench_bench::files::{self, How};
-use storbench_bench::metrics::{HlogWriter, LatencyHistogram};
-use storbench_bench::run::Closed;
-use storbench_bench::run::record::{self, Line, Tally};
 use storbench_report::render::timeseries::Series;
 use storbench_report::series::{Phase, SeriesRow};
 use storbench_report::{DatabaseInfo, Summary, export};
+
+/// Why a bundle could not be made or finished, with the file it is about.
+#[derive(Debug, thiserror::Error)]
+pub enum BundleError {
+    // The file error is in the message, not a source: it is said once.
+    #[error("creating the results directory {}: {cause}", path.display())]
+    Directory { path: PathBuf, cause: FileError },
+    #[error("writing {}: {cause}", path.display())]
+    Write { path: PathBuf, cause: FileError },
+    #[error("describing the system: {0}")]
+    Describe(serde_json::Error),
+    #[error("writing latency.hlog: {0}")]
+    Hlog(std::io::Error),
+    /// Files stopped being written; summary.json was written with the results.
+    #[error(
+        "the bundle in {} is incomplete: {lost}. summary.json holds the results; free space on that \
+         filesystem or write the results to another directory",
+        dir.display()
+    )]
+    Incomplete { dir: PathBuf, lost: String },
+}
+
+/// What a bundle tells its caller as the run goes.
+#[derive(Clone, Copy)]
+pub struct Hooks {
+    /// Each row of the series with the interval's tally, as it is written.
+    pub observe: fn(&SeriesRow, &Tally<'_>),
+    /// A warning in a sentence: a file that stopped being written, and why.
+    pub warn: fn(&str),
+}
+
+impl Hooks {
+    /// Nothing told.
+    pub const NONE: Hooks = Hooks { observe: |_, _| {}, warn: |_| {} };
+}
 
 pub struct Bundle {
     pub dir: PathBuf,
@@ -48,6 +85,7 @@ pub struct Bundle {
     lost: Vec<Lost>,
     /// Room kept for the final summary on a filling disk.
     reserve: Option<PathBuf>,
+    hooks: Hooks,
 }
 
 /// A bundle file that could not be written from some point on.
@@ -64,9 +102,8 @@ const RESERVE_NAME: &str = ".storbench-reserve";
 
 /// A new directory under `parent` named `<time now>-<name>` (`20261122-101500-name`); never
 /// reuses an existing one.
-pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf> {
-    files::create_dirs(parent)
-        .with_context(|| format!("creating the results directory {}", parent.display()))?;
+pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf, BundleError> {
+    files::create_dirs(parent).map_err(|cause| BundleError::Directory { path: parent.into(), cause })?;
     let stamp = jiff::Zoned::now().strftime("%Y%m%d-%H%M%S");
     let base = format!("{stamp}-{}", sanitize(name));
     for n in 1.. {
@@ -76,7 +113,7 @@ pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf> {
             // Whatever holds the name, a link included, is left as it is: the next name.
             Err(files::FileError::Exists { .. }) => continue,
             Err(files::FileError::Link { path }) if path == dir => continue,
-            Err(e) => return Err(e).with_context(|| format!("creating {}", dir.display())),
+            Err(cause) => return Err(BundleError::Write { path: dir, cause }),
         }
     }
     unreachable!("the loop returns")
@@ -88,33 +125,35 @@ fn sanitize(name: &str) -> String {
 
 /// Writes `path`, its secrets hidden, through a temporary file beside it, so a reader never
 /// sees half of it.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let text = storbench_bench::secret::redact(text);
-    files::write_atomic(path, text.as_bytes()).with_context(|| format!("writing {}", path.display()))
+pub fn write_atomic(path: &Path, text: &str) -> Result<(), BundleError> {
+    let text = crate::secret::redact(text);
+    files::write_atomic(path, text.as_bytes())
+        .map_err(|cause| BundleError::Write { path: path.into(), cause })
 }
 
 impl Bundle {
     /// Opens the bundle's files in `dir` (which exists) and records the system under test,
-    /// with the devices under `targets` and, for a workload on a database, `database`.
+    /// with the devices under `targets` and, for a workload on a database, `database`;
+    /// `hooks` are told what happens as the run goes.
     pub fn create(
         dir: PathBuf,
         start_epoch_s: f64,
         targets: &[&Path],
         database: DatabaseInfo,
-    ) -> Result<Self> {
-        let mut disclosure = storbench_bench::monitor::disclosure::gather(targets);
+        hooks: Hooks,
+    ) -> Result<Self, BundleError> {
+        let mut disclosure = crate::monitor::disclosure::gather(targets);
         disclosure.database = database;
-        let text = serde_json::to_string_pretty(&disclosure).context("describing the system")? + "\n";
+        let text = serde_json::to_string_pretty(&disclosure).map_err(BundleError::Describe)? + "\n";
         write_atomic(&dir.join("disclosure.json"), &text)?;
-        let open = |name: &str| -> Result<BufWriter<File>> {
+        let open = |name: &str| -> Result<BufWriter<File>, BundleError> {
             let path = dir.join(name);
-            Ok(BufWriter::new(
-                files::create(&path, How::WRITE).with_context(|| format!("creating {}", path.display()))?,
-            ))
+            let file =
+                files::create(&path, How::WRITE).map_err(|cause| BundleError::Write { path, cause })?;
+            Ok(BufWriter::new(file))
         };
         let csv = open("timeseries.csv")?;
-        let hlog =
-            HlogWriter::new(open(record::HLOG_FILE)?, start_epoch_s).context("writing latency.hlog")?;
+        let hlog = HlogWriter::new(open(record::HLOG_FILE)?, start_epoch_s).map_err(BundleError::Hlog)?;
         let record = open(record::RECORD_FILE)?;
         let reserve = make_reserve(&dir);
         Ok(Bundle {
@@ -128,6 +167,7 @@ impl Bundle {
             last_interval: None,
             lost: Vec::new(),
             reserve,
+            hooks,
         })
     }
 
@@ -139,7 +179,7 @@ impl Bundle {
     /// Writes `summary.json` through a temporary file, so a reader never sees half of it,
     /// with a warning for each bundle file that could not be written. Where the disk is full,
     /// the reserve is given up for it. Fails, once the summary is written, when a file was lost.
-    pub fn write_summary(&mut self, summary: &Summary) -> Result<()> {
+    pub fn write_summary(&mut self, summary: &Summary) -> Result<(), BundleError> {
         let mut summary = summary.clone();
         summary.warnings.extend(self.lost.iter().map(Lost::describe));
         let text = export::summary_json(&summary);
@@ -152,12 +192,7 @@ impl Bundle {
             return Ok(());
         }
         let lost: Vec<String> = self.lost.iter().map(Lost::describe).collect();
-        anyhow::bail!(
-            "the bundle in {} is incomplete: {}. summary.json holds the results; free space on that filesystem or give \
-             another --output-dir",
-            self.dir.display(),
-            lost.join("; ")
-        )
+        Err(BundleError::Incomplete { dir: self.dir.clone(), lost: lost.join("; ") })
     }
 
     /// Appends one interval of `stream` (the workload's) with the background streams' beside
@@ -165,7 +200,7 @@ impl Bundle {
     pub fn recorded<T>(&mut self, closed: &Closed<'_, T>, stream: &str, tally: &Tally<'_>) {
         let (row, i) = (&closed.row, &closed.interval);
         self.row(row);
-        crate::metrics::observe(row, tally);
+        (self.hooks.observe)(row, tally);
         let line = record::interval_line(stream, i, tally, row.system.power_watts);
         self.record_interval(record::IntervalLine { rebuild: row.system.rebuild.clone(), ..line }, tally);
         for s in closed.streams {
@@ -216,7 +251,7 @@ impl Bundle {
     /// A warning for each md array or btrfs filesystem under the targets that rebuilt,
     /// resynced, scrubbed, balanced or ran degraded during the run, from the rows written.
     pub fn rebuild_warnings(&self) -> Vec<String> {
-        storbench_bench::monitor::rebuild::during(&self.rebuild)
+        crate::monitor::rebuild::during(&self.rebuild)
     }
 
     fn row(&mut self, row: &SeriesRow) {
@@ -267,7 +302,7 @@ impl Bundle {
     fn note(&mut self, file: &'static str, at_s: Option<f64>, written: std::io::Result<()>) {
         if let Err(e) = written {
             let why = e.to_string();
-            alert!("warning: {file} in {} stopped being written: {why}", self.dir.display());
+            (self.hooks.warn)(&format!("{file} in {} stopped being written: {why}", self.dir.display()));
             self.lost.push(Lost { file, at_s, why });
         }
     }
