@@ -223,6 +223,12 @@ pub fn headline(s: &Summary) -> Option<Headline> {
     Some(Headline { error_rate_pct, ..s.results.workload().headline()? })
 }
 
+/// Why the run `s` failed its workload's own check: each check that did not hold, by name with
+/// what was measured and its limit; None where none failed.
+pub fn check_failure(s: &Summary) -> Option<String> {
+    s.results.workload().failure()
+}
+
 /// Performance per watt (e.g. NOPM/W, IOPS/W); `None` unless both are finite and watts > 0.
 ///
 /// The figure and the watts must be averaged over the same window (oltp-power-metrics.md §3.8).

@@ -179,6 +179,14 @@ fn a_latency_over_its_limit_fails_the_run_with_exit_1_and_names_the_check() {
         .map(|c| c["name"].as_str().unwrap())
         .collect();
     assert_eq!(failed, ["db_read_avg_ms"], "{}", r["checks"]);
+    // The report's status names the check, with what was measured and its limit.
+    let bundle = crate::support::only_bundle(&dir.path().join("results"));
+    crate::support::storbench().arg("report").arg(&bundle).assert().success();
+    let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
+    assert!(
+        md.contains("check failed: db_read_avg_ms (database 1): ") && md.contains("(at most 0)"),
+        "{md}"
+    );
 }
 
 #[test]

@@ -8,7 +8,7 @@ use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms, with_search};
+use super::workload::{OwnCheck, Reported, WorkloadResults, p50_ms, p99_ms, with_search};
 use crate::columns::io;
 use crate::decision::figures::{Figure, Value, ms, n, names, pass_fail, read};
 use crate::evaluation::Headline;
@@ -112,13 +112,41 @@ impl WorkloadResults for IoResults {
         })
     }
 
-    fn check_failed(&self) -> bool {
-        self.verify.mismatches > 0 || self.replay_check().is_some_and(|c| !c.pass)
-    }
-
-    fn failure(&self) -> Option<String> {
-        let unfaithful = self.verify.mismatches == 0 && self.replay_check().is_some_and(|c| !c.pass);
-        unfaithful.then(|| "the replay did not reproduce its trace".into())
+    /// Data verification where it ran (every block read back as written), and a trace
+    /// replay's fidelity figures where it was checked.
+    fn checks(&self) -> Vec<OwnCheck> {
+        let mut out = Vec::new();
+        if self.verify.enabled {
+            out.push(OwnCheck {
+                name: "verify".into(),
+                measured: Some(format!(
+                    "{} of {} blocks differ",
+                    self.verify.mismatches, self.verify.blocks_checked
+                )),
+                limit: "none differs".into(),
+                held: Some(self.verify.mismatches == 0),
+            });
+        }
+        let Some(check) = self.replay_check() else { return out };
+        for f in check.figures.iter().filter(|f| f.held) {
+            out.push(OwnCheck {
+                name: format!("the replay's {}", f.name),
+                measured: Some(format!("{} {} from the trace's", num(f.distance), f.unit)),
+                limit: format!("at most {} {}", num(f.limit), f.unit),
+                held: Some(f.pass),
+            });
+        }
+        if !check.pass && !out.iter().any(|c| c.held == Some(false)) {
+            // A check failed as a whole (as an older bundle records it) still fails.
+            let whole = "the replay's fidelity to its trace";
+            out.push(OwnCheck {
+                name: whole.into(),
+                measured: None,
+                limit: "as captured".into(),
+                held: Some(false),
+            });
+        }
+        out
     }
 
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {

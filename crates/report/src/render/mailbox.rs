@@ -6,7 +6,7 @@ use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Finding, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{Reported, WorkloadResults, with_search};
+use super::workload::{OwnCheck, Reported, WorkloadResults, with_search};
 use crate::columns::mailbox;
 use crate::decision::figures::{Figure, Value, n, names, pass_fail, read};
 use crate::disclosure::Disclosure;
@@ -119,6 +119,31 @@ impl WorkloadResults for MailboxResults {
         })
     }
 
+    /// Each threshold of its preset, by database where it is one database's. A latency
+    /// threshold on a database that read nothing from storage is not judged.
+    fn checks(&self) -> Vec<OwnCheck> {
+        self.checks
+            .iter()
+            .map(|c| {
+                let rule = match c.name.as_str() {
+                    "operations_per_sec" => "above ",
+                    "target_iops" => "at least ",
+                    _ => "at most ",
+                };
+                OwnCheck {
+                    name: match c.database {
+                        Some(db) => format!("{} (database {db})", c.name),
+                        None => c.name.clone(),
+                    },
+                    measured: c.value.map(num),
+                    limit: format!("{rule}{}", num(c.limit)),
+                    held: c.value.map(|_| c.pass),
+                }
+            })
+            .collect()
+    }
+
+    /// Its verdict: every threshold held, no I/O error, every checksum verified.
     fn check_failed(&self) -> bool {
         !self.pass
     }

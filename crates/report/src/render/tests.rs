@@ -890,6 +890,31 @@ fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first
 }
 
 #[test]
+fn a_failed_check_is_named_with_what_was_measured_and_one_that_measured_nothing_is_not_judged() {
+    use crate::model::{MailboxResults, ThresholdCheck};
+    let limit = |name: &str, database, value, pass| ThresholdCheck {
+        name: name.into(),
+        database,
+        value,
+        limit: 20.0,
+        pass,
+    };
+    let results = MailboxResults {
+        pass: false,
+        checks: vec![
+            limit("db_read_avg_ms", Some(1), None, true),
+            limit("db_read_avg_ms", Some(2), Some(31.5), false),
+            limit("log_write_avg_ms", None, Some(3.0), true),
+        ],
+        ..Default::default()
+    };
+    let r = Results::Mailbox(results);
+    let held: Vec<Option<bool>> = r.workload().checks().iter().map(|c| c.held).collect();
+    assert_eq!(held, [None, Some(false), Some(true)], "no read reached storage on database 1: not judged");
+    assert_eq!(r.workload().failure().as_deref(), Some("db_read_avg_ms (database 2): 31.50 (at most 20.00)"));
+}
+
+#[test]
 fn an_oltp_run_on_several_databases_gets_each_ones_opm_as_001s_figure_7() {
     use crate::model::{OltpResults, OltpTargetResult};
     let target = |t: &str, opm| OltpTargetResult { target: t.into(), opm, orders: 10, ..Default::default() };
@@ -1028,7 +1053,13 @@ fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
     assert!(md.contains("| flushes at the device | 1,000.0 | 800.0 | 20.00 % | — | told |"), "{md}");
     let bad = replay(false);
     assert_eq!(bad.evaluation.runs[0].status, RunStatus::CheckFailed);
-    assert!(report_markdown(&bad).contains("FAIL"));
+    let md = report_markdown(&bad);
+    assert!(md.contains("FAIL"), "{md}");
+    // The status says which check failed, with what was measured and its limit.
+    assert!(
+        md.contains("check failed: the replay's rate (IOPS): 10.00 % from the trace's (at most 2.00 %)"),
+        "{md}"
+    );
     // A job of drawn requests has no such section.
     let plain =
         ReportInput::single_run("20260101-randread", RunData { summary: summary(500.0), series: None }, None);

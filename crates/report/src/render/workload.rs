@@ -26,9 +26,16 @@ pub(crate) trait WorkloadResults: Any {
     /// The I/Os it attempted and those that failed; None where its errors are not I/Os.
     fn io_errors(&self) -> Option<IoErrors<'_>>;
 
-    /// Whether its own check failed (data verification, thresholds).
+    /// Its own pass/fail checks on the run (a Jetstress threshold, data verification, a
+    /// replay's fidelity to its trace), each by name with what was measured.
+    fn checks(&self) -> Vec<OwnCheck> {
+        Vec::new()
+    }
+
+    /// Whether its own check failed: one of [`Self::checks`] did not hold (one that measured
+    /// nothing is not judged, never failed or passed).
     fn check_failed(&self) -> bool {
-        false
+        self.checks().iter().any(|c| c.held == Some(false))
     }
 
     /// The status of a run that ended with these results, its failed I/Os aside (the caller
@@ -41,10 +48,12 @@ pub(crate) trait WorkloadResults: Any {
         }
     }
 
-    /// Why its check failed, in a few words, beside the status; None where "check failed"
-    /// says enough.
+    /// Why its check failed, beside the status: each check that did not hold, by name with
+    /// what was measured and its limit; None where none failed.
     fn failure(&self) -> Option<String> {
-        None
+        let failed: Vec<String> =
+            self.checks().iter().filter(|c| c.held == Some(false)).map(OwnCheck::describe).collect();
+        (!failed.is_empty()).then(|| failed.join("; "))
     }
 
     /// What it reports: its figures and latency types (its file's `REPORTED`).
@@ -103,6 +112,27 @@ pub(super) fn present(input: &ReportInput) -> Vec<&dyn WorkloadResults> {
         }
     }
     seen
+}
+
+/// One of a workload's own pass/fail checks on a run, as its results judge it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnCheck {
+    /// What it checks, as a reader names it: `db_read_avg_ms (database 2)`.
+    pub name: String,
+    /// What the run measured, with its unit; None where nothing was measured.
+    pub measured: Option<String>,
+    /// The limit, in words: `at most 20`.
+    pub limit: String,
+    /// Whether it held; None where nothing was measured: not judged, never a pass.
+    pub held: Option<bool>,
+}
+
+impl OwnCheck {
+    /// `db_read_avg_ms (database 2): 23.4 (at most 20)`.
+    pub fn describe(&self) -> String {
+        let measured = self.measured.as_deref().unwrap_or("not measured");
+        format!("{}: {measured} ({})", self.name, self.limit)
+    }
 }
 
 /// What a workload reports, declared once in its file here and named by its registry entry

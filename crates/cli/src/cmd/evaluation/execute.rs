@@ -330,6 +330,10 @@ fn record_measured(record: &mut RunRecord, m: &Measured, root: &Path) {
     if !summary.complete && record.status == RunStatus::Done {
         record.status = RunStatus::Interrupted;
     }
+    if record.status == RunStatus::CheckFailed && record.error.is_none() {
+        // Which check, by name, with what was measured: evaluation.json and the terminal say it.
+        record.error = ev::check_failure(summary);
+    }
     record.headline = ev::headline(summary);
     record.warnings =
         summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();

@@ -387,6 +387,7 @@ fn notes(eval: &Evaluation) -> Vec<String> {
 fn run_result(r: &RunRecord) -> String {
     let status = match (r.status, &r.error) {
         (RunStatus::Failed, Some(e)) => format!("FAILED: {e}"),
+        (RunStatus::CheckFailed, Some(e)) => format!("{}: {e}", status_word(r.status)),
         (s, _) => status_word(s).to_string(),
     };
     match &r.headline {
