@@ -183,10 +183,7 @@ fn a_latency_over_its_limit_fails_the_run_with_exit_1_and_names_the_check() {
     let bundle = crate::support::only_bundle(&dir.path().join("results"));
     crate::support::storbench().arg("report").arg(&bundle).assert().success();
     let md = std::fs::read_to_string(bundle.join("report.md")).unwrap();
-    assert!(
-        md.contains("check failed: db_read_avg_ms (database 1): ") && md.contains("(at most 0)"),
-        "{md}"
-    );
+    assert!(md.contains("check failed: db_read_avg_ms (database 1): ") && md.contains("(at most 0)"), "{md}");
 }
 
 #[test]
