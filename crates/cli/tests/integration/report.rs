@@ -366,7 +366,7 @@ fn a_missing_or_foreign_bundle_is_refused_with_the_fix() {
 fn a_trace_replays_report_draws_its_reads_and_writes_latency_spectra() {
     // Its latency types are its registry entry's (io's); the report once kept a list of kinds
     // that lacked replay-trace, and drew no spectrum for it.
-    let dir = tempfile::tempdir().unwrap();
+    let dir = disk_tempdir();
     let trace =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus/trace/io-randrw-fdatasync.sbtrace");
     let results = dir.path().join("results");
