@@ -1,7 +1,7 @@
 //! replay-trace's entry in the library's registry of workloads (`workload::registry`). A replay of a block trace is an io job whose requests come from the trace: it reports io's
 //! figures and its summary is io's, with the trace's.
 
-use crate::workload::registry::Workload;
+use crate::workload::declaration::Workload;
 
 pub static WORKLOAD: Workload = Workload {
     name: "replay-trace",

@@ -5,6 +5,7 @@
 //! Each workload's summary, built again from a bundle's record, is in `run::record::summary`;
 //! `registry` holds each kind's entry (declared in its folder's `entry.rs`).
 
+pub mod declaration;
 pub mod integrity;
 pub mod io;
 pub mod mailbox;

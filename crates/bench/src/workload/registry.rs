@@ -6,25 +6,9 @@
 //! command line's own entries (`crates/cli/src/registry.rs`, which add flags and the terminal) look a
 //! kind up here and name none.
 
+pub use super::declaration::Workload;
 use crate::run::record::summary::Rebuild;
-use crate::run::search::Load;
 use storbench_report::decision::figures::Named;
-use storbench_report::render::Reported;
-
-/// A workload kind.
-pub struct Workload {
-    /// Its name in plans, summaries and run ids, and its subcommand's.
-    pub name: &'static str,
-    /// How messages name one: "an io workload".
-    pub what: &'static str,
-    /// What it reports: its figures and latency types, declared in its report file.
-    pub reported: Reported,
-    /// The loads a search may move (`--search`), the first the default; none where it has no
-    /// load to search.
-    pub loads: &'static [Load],
-    /// Its summary built again from a bundle's record (`summarize`, `report --window`, merge).
-    pub rebuild: Rebuild,
-}
 
 /// Every workload, in the order `--help` and messages list them.
 pub static WORKLOADS: &[&Workload] = &[

@@ -1,6 +1,6 @@
 //! integrity's entry in the library's registry of workloads (`workload::registry`).
 
-use crate::workload::registry::Workload;
+use crate::workload::declaration::Workload;
 
 pub static WORKLOAD: Workload = Workload {
     name: "integrity",

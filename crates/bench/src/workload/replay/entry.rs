@@ -1,7 +1,7 @@
 //! replay's entry in the library's registry of workloads (`workload::registry`).
 
 use crate::run::search::Load;
-use crate::workload::registry::Workload;
+use crate::workload::declaration::Workload;
 
 pub static WORKLOAD: Workload = Workload {
     name: "replay",

@@ -1,0 +1,22 @@
+//! What a workload declares in its registry entry (`workload::registry`): the type each
+//! workload's `entry.rs` fills in, apart from the list of entries, so that an entry and the
+//! list never import each other.
+
+use crate::run::record::summary::Rebuild;
+use crate::run::search::Load;
+use storbench_report::render::Reported;
+
+/// A workload kind.
+pub struct Workload {
+    /// Its name in plans, summaries and run ids, and its subcommand's.
+    pub name: &'static str,
+    /// How messages name one: "an io workload".
+    pub what: &'static str,
+    /// What it reports: its figures and latency types, declared in its report file.
+    pub reported: Reported,
+    /// The loads a search may move (`--search`), the first the default; none where it has no
+    /// load to search.
+    pub loads: &'static [Load],
+    /// Its summary built again from a bundle's record (`summarize`, `report --window`, merge).
+    pub rebuild: Rebuild,
+}
