@@ -56,23 +56,33 @@ pub enum Kind {
 /// How one second's values of a column from several shards make the run's value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Merge {
-    /// The shards' work adds up: their sum (rates and counts).
-    Sum,
-    /// The worst shard's (latencies: percentiles do not add).
-    Max,
-    /// Their mean (levels of each shard's own: a fill, a queue).
-    Mean,
+    /// Each shard's value (its own work, latency or level), combined over the shards.
+    Shards(Combine),
     /// A reading of the host, the same for every shard on it (its disks, CPU, memory, power):
-    /// each host once (the mean of its shards' readings), then `Merge` over the hosts.
-    EachHost(HostMerge),
+    /// each host once (the mean of its shards' readings), combined over the hosts.
+    EachHost(Combine),
 }
 
-/// How the hosts' readings of a host column make the run's.
+/// How several values of one second make one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HostMerge {
+pub enum Combine {
+    /// Work that adds up: rates and counts.
     Sum,
+    /// The worst: latencies (percentiles do not add).
     Max,
+    /// Levels: a fill, a queue, a percentage.
     Mean,
+}
+
+impl Combine {
+    /// `values` (at least one) made one.
+    pub fn of(self, values: &[f64]) -> f64 {
+        match self {
+            Combine::Sum => values.iter().sum(),
+            Combine::Max => values.iter().copied().fold(f64::MIN, f64::max),
+            Combine::Mean => values.iter().sum::<f64>() / values.len() as f64,
+        }
+    }
 }
 
 /// One column of `timeseries.csv`.
@@ -89,11 +99,11 @@ pub struct Column {
 
 impl Column {
     pub const fn new(name: &'static str, unit: Unit, kind: Kind) -> Column {
-        let merge = match kind {
-            Kind::Rate | Kind::Count => Merge::Sum,
-            Kind::Latency => Merge::Max,
-            Kind::Level => Merge::Mean,
-        };
+        let merge = Merge::Shards(match kind {
+            Kind::Rate | Kind::Count => Combine::Sum,
+            Kind::Latency => Combine::Max,
+            Kind::Level => Combine::Mean,
+        });
         Column { name, unit, kind, merge, old_names: &[] }
     }
 
@@ -307,7 +317,7 @@ pub mod backup {
 /// The host's columns, the same in every bundle (`SystemSample`): readings of the host, so a
 /// merge counts each host once.
 pub mod system {
-    use super::HostMerge::{Max, Mean, Sum};
+    use super::Combine::{Max, Mean, Sum};
     use super::Merge::EachHost;
     use super::{Column, Kind, Unit};
     columns! {
@@ -355,7 +365,7 @@ pub mod meter {
     /// The namespace of these columns in the file.
     pub const PREFIX: &str = "power";
     columns! {
-        WATTS = "watts", Watts, Level, super::Merge::EachHost(super::HostMerge::Sum);
+        WATTS = "watts", Watts, Level, super::Merge::EachHost(super::Combine::Sum);
     }
 }
 
@@ -367,14 +377,14 @@ pub mod rebuild {
     use super::{Column, Kind, Unit};
     /// The namespace of these columns in the file.
     pub const PREFIX: &str = "rebuild";
-    use super::HostMerge::{Max, Sum};
+    use super::Combine::{Max, Mean, Sum};
     use super::Merge::EachHost;
     columns! {
         /// The action's code: its index in [`ACTIONS`] (0 idle).
         ACTION = "action", Count, Level, EachHost(Max);
         /// 1 while the action waits (a delayed md resync, a paused balance), else 0.
         PAUSED = "paused", Count, Level, EachHost(Max);
-        PCT_DONE = "pct_done", Percent, Level, EachHost(super::HostMerge::Mean);
+        PCT_DONE = "pct_done", Percent, Level, EachHost(Mean);
         /// How far it got, as the stack counts it (md: the sync position per member; btrfs
         /// scrub: bytes read).
         BYTES_DONE = "bytes_done", Bytes, Level, EachHost(Sum);
@@ -461,19 +471,20 @@ mod tests {
         }
         let merge = |header: &str| resolve(header).map(|c| c.merge);
         let each_host = |how| Some(Merge::EachHost(how));
+        let shards = |how| Some(Merge::Shards(how));
         // The shards' own work adds up, their latencies are the worst shard's, and the host's
         // readings count each host once, under every namespace.
-        assert_eq!(merge("login_calls"), Some(Merge::Sum), "a transaction type's calls");
-        assert_eq!(merge("db3_mb_per_sec"), Some(Merge::Sum), "a database's backup rate");
-        assert_eq!(merge("bg1.read_iops"), Some(Merge::Sum), "a background stream's");
-        assert_eq!(merge("bg1.read_lat_p99_us"), Some(Merge::Max));
-        assert_eq!(merge("disk_read_bytes_per_sec"), each_host(HostMerge::Sum));
-        assert_eq!(merge("disk.loop1.read_bytes_per_sec"), each_host(HostMerge::Sum), "a device's");
-        assert_eq!(merge("disk.nvme0n1.busy_pct"), each_host(HostMerge::Mean));
-        assert_eq!(merge("power.enclosure.watts"), each_host(HostMerge::Sum));
-        assert_eq!(merge("rebuild./srv/db.pct_done"), each_host(HostMerge::Mean), "a stack with dots");
-        assert_eq!(merge("cpu_user_pct"), each_host(HostMerge::Mean));
-        assert_eq!(merge("storbench_cpu_pct"), Some(Merge::Mean), "each shard's own process");
+        assert_eq!(merge("login_calls"), shards(Combine::Sum), "a transaction type's calls");
+        assert_eq!(merge("db3_mb_per_sec"), shards(Combine::Sum), "a database's backup rate");
+        assert_eq!(merge("bg1.read_iops"), shards(Combine::Sum), "a background stream's");
+        assert_eq!(merge("bg1.read_lat_p99_us"), shards(Combine::Max));
+        assert_eq!(merge("disk_read_bytes_per_sec"), each_host(Combine::Sum));
+        assert_eq!(merge("disk.loop1.read_bytes_per_sec"), each_host(Combine::Sum), "a device's");
+        assert_eq!(merge("disk.nvme0n1.busy_pct"), each_host(Combine::Mean));
+        assert_eq!(merge("power.enclosure.watts"), each_host(Combine::Sum));
+        assert_eq!(merge("rebuild./srv/db.pct_done"), each_host(Combine::Mean), "a stack with dots");
+        assert_eq!(merge("cpu_user_pct"), each_host(Combine::Mean));
+        assert_eq!(merge("storbench_cpu_pct"), shards(Combine::Mean), "each shard's own process");
         for unknown in ["no_such_column", "disk.loop1.no_such", "power.x.volts", "bg1.nothing"] {
             assert_eq!(resolve(unknown), None, "{unknown}");
         }

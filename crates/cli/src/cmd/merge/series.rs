@@ -10,7 +10,7 @@ use super::Shard;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use storbench_bench::input::{DATA_LIMIT, read_text};
-use storbench_report::columns::{self, HostMerge, Merge};
+use storbench_report::columns::{self, Combine, Merge};
 use storbench_report::render::timeseries::Series;
 
 /// A second's values of each column (by its place in the header) from the shards that had a
@@ -90,25 +90,13 @@ fn place(header: &mut Vec<String>, name: &str) -> usize {
 /// One second's value of a column that adds up as `merge` over the shards' `values` (each
 /// with its host).
 fn combine(merge: Merge, values: &[(usize, f64)]) -> f64 {
-    let over = |how: HostMerge, values: &[f64]| match how {
-        HostMerge::Sum => values.iter().sum(),
-        HostMerge::Max => values.iter().copied().fold(f64::MIN, f64::max),
-        HostMerge::Mean => mean(values),
-    };
-    let all: Vec<f64> = values.iter().map(|(_, v)| *v).collect();
     match merge {
-        Merge::Sum => over(HostMerge::Sum, &all),
-        Merge::Max => over(HostMerge::Max, &all),
-        Merge::Mean => over(HostMerge::Mean, &all),
+        Merge::Shards(how) => how.of(&values.iter().map(|(_, v)| *v).collect::<Vec<f64>>()),
         Merge::EachHost(how) => {
-            let hosts: Vec<f64> = per_host(values).iter().map(|of_host| mean(of_host)).collect();
-            over(how, &hosts)
+            let hosts: Vec<f64> = per_host(values).iter().map(|of_host| Combine::Mean.of(of_host)).collect();
+            how.of(&hosts)
         }
     }
-}
-
-fn mean(values: &[f64]) -> f64 {
-    values.iter().sum::<f64>() / values.len() as f64
 }
 
 /// `values` grouped by their host.
