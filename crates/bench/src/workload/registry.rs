@@ -25,9 +25,15 @@ pub fn workload(name: &str) -> Option<&'static Workload> {
     WORKLOADS.iter().copied().find(|w| w.name == name)
 }
 
-/// The figures workload `name` reports; None for a kind storbench does not have.
+/// The figures workload `name` reports, the searched load where it has a load to search;
+/// None for a kind storbench does not have.
 pub fn figures_of(name: &str) -> Option<Vec<Named>> {
-    workload(name).map(|w| (w.reported.figures)())
+    let w = workload(name)?;
+    let mut figures = (w.reported.figures)();
+    if !w.loads.is_empty() {
+        figures.extend(storbench_report::render::searched_figures());
+    }
+    Some(figures)
 }
 
 /// How the summary of a record of workload `name` is built again; None for a kind storbench
@@ -56,6 +62,15 @@ mod tests {
             assert!(!figures_of(w.name).unwrap().is_empty(), "{} reports no figure", w.name);
         }
         assert!(workload("fio").is_none());
+    }
+
+    #[test]
+    fn a_workload_reports_the_searched_load_exactly_when_it_has_a_load_to_search() {
+        use storbench_report::render::SEARCH_LOAD;
+        for w in WORKLOADS {
+            let searched = figures_of(w.name).unwrap().iter().any(|f| f.name == SEARCH_LOAD);
+            assert_eq!(searched, !w.loads.is_empty(), "{}", w.name);
+        }
     }
 
     #[test]

@@ -221,7 +221,11 @@ fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'
     }
     let data = input.runs.get(&run.id)?;
     let reported = data.summary.results.workload().reported();
-    let unit = (reported.figures)().into_iter().find(|f| f.name == name)?.unit;
+    let unit = (reported.figures)()
+        .into_iter()
+        .chain(crate::render::searched_figures())
+        .find(|f| f.name == name)?
+        .unit;
     // The summary's own figures (a search's load) first, then its workload's.
     let value = crate::render::summary_figure(&data.summary, name)
         .unwrap_or_else(|| data.summary.results.workload().figure(name).flatten());

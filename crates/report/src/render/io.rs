@@ -8,7 +8,7 @@ use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{OwnCheck, Reported, WorkloadResults, p50_ms, p99_ms, with_search};
+use super::workload::{OwnCheck, Reported, WorkloadResults, p50_ms, p99_ms};
 use crate::columns::io;
 use crate::decision::figures::{Figure, Value, ms, n, names, pass_fail, read};
 use crate::evaluation::Headline;
@@ -82,7 +82,7 @@ pub(super) const FIGURES: &[Figure<IoResults>] = &[
 
 /// What io reports (its registry entry's `reported`).
 pub const REPORTED: Reported = Reported {
-    figures: || with_search(names(FIGURES)),
+    figures: || names(FIGURES),
     latency_types: LatencyTypes::Tags(&[("read", "reads"), ("write", "writes")]),
 };
 

@@ -6,7 +6,7 @@ use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Finding, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{OwnCheck, Reported, WorkloadResults, with_search};
+use super::workload::{OwnCheck, Reported, WorkloadResults};
 use crate::columns::mailbox;
 use crate::decision::figures::{Figure, Value, n, names, pass_fail, read};
 use crate::disclosure::Disclosure;
@@ -64,7 +64,7 @@ pub(super) const FIGURES: &[Figure<MailboxResults>] = &[
 
 /// What mailbox reports (its registry entry's `reported`).
 pub const REPORTED: Reported = Reported {
-    figures: || with_search(names(FIGURES)),
+    figures: || names(FIGURES),
     latency_types: LatencyTypes::Tags(&[
         ("db_read", "database reads"),
         ("db_write", "database writes"),

@@ -61,7 +61,7 @@ use std::collections::BTreeMap;
 pub use timeseries::Series;
 pub use workload::Reported;
 pub(crate) use workload::WorkloadResults;
-pub use workload::{SEARCH_LOAD, summary_figure};
+pub use workload::{SEARCH_LOAD, searched_figures, summary_figure};
 
 /// Everything a report is made from, read from a bundle by the caller.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -6,7 +6,7 @@ use super::ReportInput;
 use super::charts::{Spec, spec};
 use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{Reported, WorkloadResults, p99_ms, with_search};
+use super::workload::{Reported, WorkloadResults, p99_ms};
 use crate::columns::oltp;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::disclosure::Disclosure;
@@ -48,10 +48,8 @@ pub(super) const FIGURES: &[Figure<OltpResults>] = &[
 ];
 
 /// What oltp reports (its registry entry's `reported`).
-pub const REPORTED: Reported = Reported {
-    figures: || with_search(names(FIGURES)),
-    latency_types: LatencyTypes::Tags(&[("order", "orders")]),
-};
+pub const REPORTED: Reported =
+    Reported { figures: || names(FIGURES), latency_types: LatencyTypes::Tags(&[("order", "orders")]) };
 
 impl WorkloadResults for OltpResults {
     fn reported(&self) -> Reported {

@@ -9,7 +9,7 @@ use super::charts::{Spec, spec};
 use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
 use super::svg::Band;
-use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms, with_search};
+use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms};
 use crate::columns::replay;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::evaluation::{Group, Headline};
@@ -39,8 +39,7 @@ pub(super) const FIGURES: &[Figure<ReplayResults>] = &[
 ];
 
 /// What replay reports (its registry entry's `reported`).
-pub const REPORTED: Reported =
-    Reported { figures: || with_search(names(FIGURES)), latency_types: LatencyTypes::Named };
+pub const REPORTED: Reported = Reported { figures: || names(FIGURES), latency_types: LatencyTypes::Named };
 
 impl WorkloadResults for ReplayResults {
     fn reported(&self) -> Reported {

@@ -140,16 +140,17 @@ impl OwnCheck {
 /// search may name, and the request types its latency histograms are kept by.
 #[derive(Clone, Copy)]
 pub struct Reported {
-    /// Its figures (a requirement's key after the dot) with their units.
+    /// Its results' figures (a requirement's key after the dot) with their units; a workload
+    /// with a load to search has [`searched_figures`] too.
     pub figures: fn() -> Vec<Named>,
     /// Its latency histograms' request types, as its spectra draw them.
     pub latency_types: LatencyTypes,
 }
 
-/// A workload's `own` figures with the load a search chose, for a workload with a load to search.
-pub(super) fn with_search(mut own: Vec<Named>) -> Vec<Named> {
-    own.extend(names(SEARCHED));
-    own
+/// The figures a run's summary holds beyond its results, on every workload with a load to
+/// search (its registry entry's `loads`): the searched load.
+pub fn searched_figures() -> Vec<Named> {
+    names(SEARCHED)
 }
 
 /// The figure of a run whose load a search chose (a workload with `search` and
