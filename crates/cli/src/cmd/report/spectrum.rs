@@ -48,9 +48,10 @@ pub fn add(input: &mut ReportInput, dir: &Path, window: Option<(f64, f64)>) {
 
 /// The spectra of the `kind` run in `dir`, by the tags the pictures draw.
 fn read(dir: &Path, kind: &str, window: Option<(f64, f64)>) -> Result<BTreeMap<String, Spectrum>> {
+    // A kind this storbench does not have draws nothing: its log is not read.
+    let Some(types) = workload(kind).map(|w| w.reported.latency_types) else { return Ok(BTreeMap::new()) };
     let totals = if window.is_none() { totals(dir)? } else { BTreeMap::new() };
     let histograms = if totals.is_empty() { measured(dir, window)? } else { totals };
-    let Some(types) = workload(kind).map(|w| w.reported.latency_types) else { return Ok(BTreeMap::new()) };
     let drawn = histograms.into_iter().filter(|(tag, h)| types.name_of(tag).is_some() && !h.is_empty());
     Ok(drawn.map(|(tag, h)| (tag, spectrum(&h))).collect())
 }
