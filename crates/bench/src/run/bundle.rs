@@ -64,11 +64,6 @@ pub struct Hooks {
     pub warn: fn(&str),
 }
 
-impl Hooks {
-    /// Nothing told.
-    pub const NONE: Hooks = Hooks { observe: |_, _| {}, warn: |_| {} };
-}
-
 pub struct Bundle {
     pub dir: PathBuf,
     csv: BufWriter<File>,
