@@ -294,11 +294,16 @@ mod tests {
                 let e = crate::plan::parse::parse("plan.toml", &with).unwrap_err();
                 assert!(e.message.contains("is not a workload key"), "{}'s {key}: {e}", kind.name);
             }
-            // A requirement may name a figure its library entry reports.
-            let figure = (kind.workload.reported.figures)()[0].name;
-            let required = format!("{text}[requirements]\n\"{}.{figure}\" = \"1\"\n", kind.name);
-            let plan = crate::plan::parse::parse("plan.toml", &required);
-            assert!(plan.is_ok_and(|p| p.requirements.len() == 1), "{}.{figure}", kind.name);
+            // A requirement may name a figure its library entry reports, with a limit of its
+            // sort (a word for a verdict, else a number); the other sort is refused.
+            let figure = (kind.workload.reported.figures)()[0];
+            let (fits, misfits) = if figure.is_word() { ("pass", "1") } else { ("1", "pass") };
+            let required = |limit: &str| {
+                let with = format!("{text}[requirements]\n\"{}.{}\" = \"{limit}\"\n", kind.name, figure.name);
+                crate::plan::parse::parse("plan.toml", &with)
+            };
+            assert!(required(fits).is_ok_and(|p| p.requirements.len() == 1), "{}.{}", kind.name, figure.name);
+            assert!(required(misfits).is_err(), "{}.{} = {misfits}", kind.name, figure.name);
             // A search may move each load its library entry lists; a kind with none is refused.
             let searched = |load: &str| {
                 let with = format!("{text}search = \"{load}\"\nlatency_limit = \"p99<=50ms\"\n");

@@ -146,6 +146,19 @@ pub enum RunStatus {
     Interrupted,
 }
 
+impl std::fmt::Display for RunStatus {
+    /// The status as the terminal, the report and a search's steps say it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RunStatus::Pending => "pending",
+            RunStatus::Done => "done",
+            RunStatus::CheckFailed => "check failed",
+            RunStatus::Failed => "failed",
+            RunStatus::Interrupted => "interrupted",
+        })
+    }
+}
+
 /// One run: one workload on one configuration at one sweep point, one repetition.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunRecord {
@@ -223,10 +236,26 @@ pub fn headline(s: &Summary) -> Option<Headline> {
     Some(Headline { error_rate_pct, ..s.results.workload().headline()? })
 }
 
-/// Why the run `s` failed its workload's own check: each check that did not hold, by name with
-/// what was measured and its limit; None where none failed.
-pub fn check_failure(s: &Summary) -> Option<String> {
-    s.results.workload().failure()
+/// The one status of the run whose summary is `s`, which every reader of a run goes by (the
+/// command's exit, a search's steps, the evaluation's record, medians, requirements): failed
+/// when its I/Os failed and it was not told to go on, else as its workload judges it
+/// (interrupted when it did not complete, check failed when one of its own checks did not
+/// hold, else done).
+pub fn status(s: &Summary) -> RunStatus {
+    if s.complete && s.failed_ios().is_some() {
+        return RunStatus::Failed;
+    }
+    s.results.workload().status(s.complete)
+}
+
+/// Why the run `s` has the status it has, where it is not done: its failed I/Os, or each own
+/// check that did not hold.
+pub fn status_reason(s: &Summary) -> Option<String> {
+    match status(s) {
+        RunStatus::Failed => s.failed_ios().map(|e| e.to_string()),
+        RunStatus::CheckFailed => s.results.workload().failure(),
+        _ => None,
+    }
 }
 
 /// Performance per watt (e.g. NOPM/W, IOPS/W); `None` unless both are finite and watts > 0.

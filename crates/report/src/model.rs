@@ -995,7 +995,12 @@ pub struct SearchStep {
     pub confirm: bool,
     pub throughput: f64,
     pub latencies: Vec<LimitedLatency>,
+    /// Every limit held on a run that is done.
     pub held: bool,
+    /// Why the step's run is not done, where it is not (its failed I/Os, the own checks that
+    /// failed, or its status): such a step holds nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
     pub measured_s: f64,
     /// Wall time, warm-up and preparation included.
     pub seconds: f64,

@@ -182,7 +182,7 @@ pub struct Figure {
 pub struct Judged {
     pub limit: String,
     /// The worst of the figures it covers, ns; None when the run has none of them (no request
-    /// of that type completed), which holds.
+    /// of that type completed): the limit is not judged, which never holds.
     pub worst_ns: Option<f64>,
     pub held: bool,
 }
@@ -199,7 +199,7 @@ impl LatencyLimit {
                 }
         };
         let worst_ns = figures.iter().filter(covers).map(|f| f.ns).reduce(f64::max);
-        Judged { limit: self.to_string(), worst_ns, held: worst_ns.is_none_or(|w| w <= self.max_ns) }
+        Judged { limit: self.to_string(), worst_ns, held: worst_ns.is_some_and(|w| w <= self.max_ns) }
     }
 
     /// Refuses a limit the workload cannot judge: an unknown request type or a statistic it
@@ -497,6 +497,9 @@ mod tests {
         assert_eq!(all.judge(&figures, &["read", "write"]).worst_ns, Some(9e6), "every default type");
         assert!(!all.judge(&figures, &["read", "write"]).held);
         assert!("read:p99<=5ms".parse::<LatencyLimit>().unwrap().judge(&figures, &[]).held);
+        // A limit on a type with no sample is not judged, and never holds.
+        let unsampled = "db_read:p99<=5ms".parse::<LatencyLimit>().unwrap().judge(&figures, &[]);
+        assert_eq!((unsampled.worst_ns, unsampled.held), (None, false));
         let unknown: LatencyLimit = "trim:p99<=5ms".parse().unwrap();
         let e = unknown.check("io", Some(&["read", "write"]), &[p99]).unwrap_err();
         assert!(e.contains("its types are read, write"), "{e}");

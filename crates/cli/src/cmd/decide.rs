@@ -28,7 +28,7 @@ pub fn run(args: &DecideArgs) -> Result<Ending> {
     } else {
         tell_raw!("{}", words(&d));
     }
-    Ok(if d.chosen.is_none() && !d.requirements.is_empty() { Ending::CheckFailed } else { Ending::Ok })
+    Ok(if d.unmet() { Ending::CheckFailed } else { Ending::Ok })
 }
 
 /// The decision over evaluation `dir` under its plan's requirements: what `storbench run`

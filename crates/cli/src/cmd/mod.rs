@@ -76,3 +76,17 @@ pub enum Ending {
     /// Stopped before anything was measured (while preparing a target or loading).
     InterruptedBeforeRun,
 }
+
+impl Ending {
+    /// The exit of a run that ended with summary `s`, from its one status
+    /// (`evaluation::status`): done is 0, interrupted 130 when it was stopped; a run that
+    /// failed, failed its check, or ended early with nobody stopping it is 1.
+    pub fn of(s: &storbench_report::Summary, stop: &storbench_bench::run::StopFlag) -> Ending {
+        use storbench_report::evaluation::{RunStatus, status};
+        match status(s) {
+            RunStatus::Done => Ending::Ok,
+            RunStatus::Interrupted if stop.is_stopped() => Ending::Interrupted,
+            _ => Ending::CheckFailed,
+        }
+    }
+}

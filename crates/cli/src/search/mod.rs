@@ -22,6 +22,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Load, Next, Search, Statistic};
+use storbench_report::evaluation::{RunStatus, status, status_reason};
 use storbench_report::{LimitedLatency, SearchResult, SearchStep, Summary};
 
 /// Options of the search, shared by io, oltp run, mailbox and replay: on their command lines,
@@ -418,13 +419,16 @@ fn judged<W: Searchable>(
             LimitedLatency { limit: j.limit, ms: j.worst_ns.map(|ns| ns / 1e6), held: j.held }
         })
         .collect();
-    // A run that failed its own check (failed I/Os) holds nothing.
-    let sound = m.summary.failed_ios().is_none();
+    // A run that is not done holds nothing, whatever its latencies: its I/Os failed, one of
+    // its workload's own checks failed (Jetstress's thresholds), or it was cut short.
+    let status = status(&m.summary);
     SearchStep {
         load,
         confirm,
         throughput,
-        held: sound && latencies.iter().all(|l| l.held),
+        held: status == RunStatus::Done && latencies.iter().all(|l| l.held),
+        failed: (status != RunStatus::Done)
+            .then(|| status_reason(&m.summary).unwrap_or_else(|| status.to_string())),
         latencies,
         measured_s: m.summary.phases.measured_s,
         seconds: took.as_secs_f64(),
@@ -437,10 +441,19 @@ fn step_text(st: &SearchStep, unit: &str) -> String {
     let lat: Vec<String> = st
         .latencies
         .iter()
-        .map(|l| format!("{} {}", l.limit, l.ms.map_or("—".into(), |ms| crate::output::latency(ms * 1e6))))
+        .map(|l| {
+            let ms = l.ms.map_or("not judged (no sample)".into(), |ms| crate::output::latency(ms * 1e6));
+            format!("{} {ms}", l.limit)
+        })
         .collect();
     let held = if st.held { "held" } else { "broke" };
-    format!("{held}: {} {unit}, {} ({:.1} s)", crate::output::si(st.throughput), lat.join(", "), st.seconds)
+    let failed = st.failed.as_deref().map(|why| format!("; the run failed: {why}")).unwrap_or_default();
+    format!(
+        "{held}: {} {unit}, {}{failed} ({:.1} s)",
+        crate::output::si(st.throughput),
+        lat.join(", "),
+        st.seconds
+    )
 }
 
 fn limits_text(limits: &[LatencyLimit]) -> String {

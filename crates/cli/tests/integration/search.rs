@@ -153,6 +153,26 @@ fn a_mailbox_search_ends_within_its_steps_at_a_thread_count_that_holds() {
     );
 }
 
+#[test]
+fn a_mailbox_search_whose_runs_fail_their_own_thresholds_holds_no_step() {
+    // Each step's latency meets the search's limit, but fails Jetstress's log write
+    // threshold: a run that failed its own check holds nothing, so no thread count is found.
+    let dir = disk_tempdir();
+    let args = crate::mailbox::generous(&[
+        ("--threads", "1"),
+        ("--search", "threads"),
+        ("--latency-limit", "log_write:mean<=5s"),
+        ("--search-max", "2"),
+        ("--search-step-time", "1s"),
+        ("--search-steps", "2"),
+        ("--log-write-avg-ms", "0.000001"),
+    ]);
+    let a = crate::mailbox::mailbox(dir.path(), &args).assert().code(1);
+    let err = crate::support::stderr_text(&a);
+    assert!(err.contains(" broke: ") && err.contains("the run failed: log_write_avg_ms"), "{err}");
+    assert!(!err.contains(" held: ") && !err.contains("confirmed"), "{err}");
+}
+
 /// A plan whose io workload (null engine) searches the queue depth up to 2 on two
 /// configurations, twice each, with a requirement on its headline; `b_own` adds to the
 /// second configuration. Its method asks io for a steady-state window, which a search's

@@ -70,6 +70,12 @@ fn price(c: &ConfigurationDecision) -> String {
 }
 
 fn why(d: &Decision, ranked: &[(&ConfigurationDecision, String)]) -> String {
+    let first = d.incomplete.as_ref().map(|i| format!("{i} ")).unwrap_or_default();
+    first + &judged(d, ranked)
+}
+
+/// The choice and what each other configuration showed.
+fn judged(d: &Decision, ranked: &[(&ConfigurationDecision, String)]) -> String {
     let mut text = match ranked.first() {
         None if d.configurations.is_empty() => return "No configuration was measured.".into(),
         None => "No configuration meets every requirement.".to_string(),
@@ -101,12 +107,21 @@ fn why(d: &Decision, ranked: &[(&ConfigurationDecision, String)]) -> String {
                 )]
             }
             Some(true) => vec![format!("{} also meets every requirement", c.name)],
-            Some(false) => {
-                on(Some(false)).map(|v| format!("{} fails {}: {}", c.name, v.requirement, v.text)).collect()
-            }
-            None => on(None)
-                .map(|v| format!("{}: {} is not shown either way: {}", c.name, v.requirement, v.text))
+            Some(false) => c
+                .failed
+                .iter()
+                .map(|f| format!("{} fails: {f}", c.name))
+                .chain(on(Some(false)).map(|v| format!("{} fails {}: {}", c.name, v.requirement, v.text)))
                 .collect(),
+            None => {
+                c.unfinished
+                    .iter()
+                    .map(|u| format!("{} is not shown either way: {u}", c.name))
+                    .chain(on(None).map(|v| {
+                        format!("{}: {} is not shown either way: {}", c.name, v.requirement, v.text)
+                    }))
+                    .collect()
+            }
         };
         for s in said {
             text.push_str(&format!(" {s}."));

@@ -46,6 +46,17 @@ pub struct Named {
     pub unit: &'static str,
 }
 
+/// The unit of a word figure, a workload's own verdict (`pass`, `fail`): it has none, and a
+/// requirement on it names a word, never a number.
+pub const WORD: &str = "";
+
+impl Named {
+    /// Whether its value is a word (a verdict) rather than a number.
+    pub fn is_word(&self) -> bool {
+        self.unit == WORD
+    }
+}
+
 /// The value of `name` in `results`, where the table has it.
 pub fn read<T: ?Sized>(table: &[Figure<T>], results: &T, name: &str) -> Option<Option<Value>> {
     table.iter().find(|f| f.name == name).map(|f| (f.get)(results))

@@ -25,6 +25,10 @@ use verdict::Verdict;
 /// What `storbench decide --json` prints and the report's first screen shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
+    /// Said first where runs of the evaluation did not finish: how many, and that nothing
+    /// they would have measured is chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
     /// The requirements as judged, one line each.
     pub requirements: Vec<String>,
     /// The configuration to choose; None when none meets every requirement.
@@ -50,6 +54,13 @@ pub struct ConfigurationDecision {
     /// but some are not shown either way.
     pub meets: Option<bool>,
     pub verdicts: Vec<Verdict>,
+    /// Its workloads without a finished run (pending, interrupted): until they have one it is
+    /// not shown either way, and cannot be chosen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfinished: Vec<String>,
+    /// Its workloads whose every run failed (their I/Os or their own check): it fails.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failed: Vec<String>,
     /// The requirement that decides: the one it fails by most, the one not shown, or the met
     /// one with the least headroom.
     pub binding: Option<String>,
@@ -78,6 +89,7 @@ pub fn decide(input: &ReportInput, given: &[Requirement]) -> Decision {
     let configurations: Vec<ConfigurationDecision> =
         configurations(e).iter().map(|c| judge_configuration(input, c, &judged)).collect();
     let mut d = Decision {
+        incomplete: incomplete(e),
         requirements: judged.iter().map(|r| r.said()).collect(),
         configurations,
         comparisons: choice::comparisons(e),
@@ -85,6 +97,48 @@ pub fn decide(input: &ReportInput, given: &[Requirement]) -> Decision {
     };
     choice::choose(&mut d, e);
     d
+}
+
+impl Decision {
+    /// Whether the decision failed its requirements: some were given and no configuration
+    /// meets them all (exit 1, for `run` and `decide` alike).
+    pub fn unmet(&self) -> bool {
+        self.chosen.is_none() && !self.requirements.is_empty()
+    }
+}
+
+/// Where runs did not finish: how many of how many, said before anything else.
+fn incomplete(e: &Evaluation) -> Option<String> {
+    let open = e.runs.iter().filter(|r| !finished(r.status)).count();
+    (open > 0).then(|| {
+        format!(
+            "The evaluation is incomplete: {open} of {} runs did not finish; a configuration is chosen only \
+             where each of its workloads finished (storbench run --resume finishes them).",
+            e.runs.len()
+        )
+    })
+}
+
+/// A run that ended with its status known for good: done, or failed one way or another.
+fn finished(s: RunStatus) -> bool {
+    matches!(s, RunStatus::Done | RunStatus::CheckFailed | RunStatus::Failed)
+}
+
+/// Configuration `name`'s workloads whose runs did not all finish, and those whose every run
+/// failed, each as a phrase.
+fn gaps(e: &Evaluation, name: &str) -> (Vec<String>, Vec<String>) {
+    let (mut unfinished, mut failed) = (Vec::new(), Vec::new());
+    for label in crate::render::workloads(e) {
+        let runs: Vec<&RunRecord> =
+            e.runs.iter().filter(|r| r.configuration == name && r.workload == label).collect();
+        let open = runs.iter().filter(|r| !finished(r.status)).count();
+        if open > 0 {
+            unfinished.push(format!("{label}: {open} of {} runs did not finish", runs.len()));
+        } else if !runs.is_empty() && runs.iter().all(|r| r.status != RunStatus::Done) {
+            failed.push(format!("{label}: every run failed"));
+        }
+    }
+    (unfinished, failed)
 }
 
 /// The evaluation's configurations, and any its runs name that the list lacks (a file
@@ -116,9 +170,10 @@ fn judge_configuration(
             verdicts.extend(at_best_point(input, &c.name, label, &mine));
         }
     }
-    let meets = if verdicts.iter().any(|v| v.met == Some(false)) {
+    let (unfinished, failed) = gaps(e, &c.name);
+    let meets = if verdicts.iter().any(|v| v.met == Some(false)) || !failed.is_empty() {
         Some(false)
-    } else if verdicts.iter().all(|v| v.met == Some(true)) {
+    } else if unfinished.is_empty() && verdicts.iter().all(|v| v.met == Some(true)) {
         Some(true)
     } else {
         None
@@ -132,6 +187,8 @@ fn judge_configuration(
         condition: c.condition().to_string(),
         meets,
         verdicts,
+        unfinished,
+        failed,
         binding,
         price: c.price,
         currency: c.currency.clone(),
@@ -195,22 +252,30 @@ fn judge_at(
     point: Option<&SweepPoint>,
     r: &Requirement,
 ) -> Verdict {
-    let runs = input.evaluation.runs.iter().filter(|x| {
-        x.configuration == configuration
-            && x.workload == label
-            && x.sweep.as_ref() == point
-            && matches!(x.status, RunStatus::Done | RunStatus::CheckFailed)
-    });
+    let runs = input
+        .evaluation
+        .runs
+        .iter()
+        .filter(|x| x.configuration == configuration && x.workload == label && x.sweep.as_ref() == point);
     let mut unit = "";
-    let mut values = Vec::new();
+    let mut evidence = verdict::Evidence::default();
+    // By each run's one status: only a done run's figure counts; a failed one meets nothing;
+    // one not finished (pending, interrupted) is no evidence either way.
     for run in runs {
-        if let Some((v, u)) = figure(input, run, &r.figure) {
-            values.push(v);
-            unit = u;
+        match run.status {
+            RunStatus::Done => match figure(input, run, &r.figure) {
+                Some((v, u)) => {
+                    evidence.values.push(v);
+                    unit = u;
+                }
+                None => evidence.unjudged += 1,
+            },
+            RunStatus::CheckFailed | RunStatus::Failed => evidence.failed += 1,
+            RunStatus::Pending | RunStatus::Interrupted => {}
         }
     }
     let at = point.map(|p| format!("{} = {}", p.param, crate::render::sweep_value(p)));
-    verdict::judge(r, label, at, &values, unit)
+    verdict::judge(r, label, at, &evidence, unit)
 }
 
 /// Figure `name` of one run with its unit: a power figure from the run's record, else its

@@ -174,7 +174,7 @@ pub fn check(r: &Requirement, workloads: &[(&str, &str)], figures_of: FiguresOf)
     }
     for kind in kinds {
         let figures = super::figures::of_kind(figures_of, kind).unwrap_or_default();
-        if !figures.iter().any(|f| f.name == r.figure) {
+        let Some(figure) = figures.iter().find(|f| f.name == r.figure) else {
             let list: Vec<&str> = figures.iter().map(|f| f.name).collect();
             return Err(format!(
                 "`{r}`: {} ({kind}) reports no figure `{}`; its figures: {}",
@@ -182,9 +182,27 @@ pub fn check(r: &Requirement, workloads: &[(&str, &str)], figures_of: FiguresOf)
                 r.figure,
                 list.join(", ")
             ));
-        }
+        };
+        fits(r, figure)?;
     }
     Ok(())
+}
+
+/// Refuses a limit of the wrong sort for its figure: a word on a number (`opm = "pass"`) or a
+/// number on a word (`result = 1`), which no run could ever meet.
+fn fits(r: &Requirement, figure: &super::figures::Named) -> Result<(), String> {
+    match (&r.limit, figure.is_word()) {
+        (Value::Text(_), false) => Err(format!(
+            "`{r}`: `{}` is a number ({}), not a word; give a number, as in `>= 1000` or `<= 20`",
+            r.figure,
+            figure.unit.trim()
+        )),
+        (Value::Num(_), true) => Err(format!(
+            "`{r}`: `{}` is the workload's own verdict, a word; give `= \"pass\"` (or `!= \"fail\"`)",
+            r.figure
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// A line as `Requirement`'s Display writes it (`oltp.opm >= 20000`).
@@ -284,6 +302,14 @@ mod tests {
             "{e}"
         );
         assert!(ok("power.watts").unwrap_err().contains("its figures: active_w, idle_w, per_watt"));
+        // A limit of the wrong sort for its figure is refused, naming the sort.
+        let plan = [("randread", "io")];
+        let sort = |k: &str, rule: &str| check(&parse(k, rule).unwrap(), &plan, figures_of);
+        let e = sort("randread.iops", "pass").unwrap_err();
+        assert!(e.contains("`iops` is a number") && e.contains("give a number"), "{e}");
+        let e = sort("io.verify", "1").unwrap_err();
+        assert!(e.contains("`verify` is the workload's own verdict, a word"), "{e}");
+        assert_eq!(sort("io.verify", "pass"), Ok(()));
     }
 
     #[test]

@@ -164,3 +164,49 @@ fn a_storage_during_a_rebuild_is_judged_but_never_chosen() {
     assert_eq!(d.configurations[1].meets, Some(true));
     assert!(d.why.contains("hdd (ssd during rebuild) also meets every requirement"), "{}", d.why);
 }
+
+/// The evaluation with hdd's runs given these statuses (ssd's all done).
+fn hdd_ending(statuses: [RunStatus; 3]) -> ReportInput {
+    let mut input = evaluation([1250.0, 1300.0, 1280.0]);
+    for (r, s) in input.evaluation.runs.iter_mut().filter(|r| r.configuration == "hdd").zip(statuses) {
+        r.status = s;
+    }
+    input.evaluation.mark_reported();
+    input
+}
+
+#[test]
+fn runs_that_failed_their_own_check_meet_nothing_and_are_never_chosen() {
+    // hdd is cheaper and its figures would meet the limit, but every run failed its check.
+    let input = hdd_ending([RunStatus::CheckFailed; 3]);
+    let d = decide(&input, &reqs(&[("randread.iops", ">= 1200")]));
+    assert_eq!(d.chosen.as_deref(), Some("ssd"));
+    let hdd = &d.configurations[1];
+    assert_eq!(hdd.meets, Some(false));
+    assert_eq!(
+        hdd.verdicts[0].text,
+        "not met: 3 of 3 runs failed (their I/Os or their own check), and meet nothing"
+    );
+    assert!(d.why.contains("hdd fails: randread: every run failed"), "{}", d.why);
+    // Without requirements too: a configuration whose runs all failed is not chosen.
+    let d = decide(&input, &[]);
+    assert_eq!((d.chosen.as_deref(), d.configurations[1].meets), (Some("ssd"), Some(false)));
+    assert!(!d.unmet());
+}
+
+#[test]
+fn an_incomplete_evaluation_says_so_first_and_chooses_nothing_it_did_not_measure() {
+    // hdd, the cheaper, has one run done and two never run: it cannot be chosen.
+    let input = hdd_ending([RunStatus::Done, RunStatus::Pending, RunStatus::Interrupted]);
+    let d = decide(&input, &reqs(&[("randread.iops", ">= 1200")]));
+    assert!(d.why.starts_with("The evaluation is incomplete: 2 of 6 runs did not finish"), "{}", d.why);
+    assert_eq!(d.configurations[1].meets, None);
+    assert!(d.why.contains("hdd is not shown either way: randread: 2 of 3 runs did not finish"), "{}", d.why);
+    assert_eq!(d.chosen.as_deref(), Some("ssd"));
+    // Nothing measured in full: nothing chosen, and the requirements are unmet (exit 1).
+    let mut none = hdd_ending([RunStatus::Pending; 3]);
+    none.evaluation.runs.iter_mut().for_each(|r| r.status = RunStatus::Pending);
+    let d = decide(&none, &reqs(&[("randread.iops", ">= 1200")]));
+    assert_eq!(d.chosen, None);
+    assert!(d.unmet());
+}

@@ -34,9 +34,42 @@ pub struct Verdict {
     pub text: String,
 }
 
-/// Judges `r` on the figure's values in each measured run (`unit` as sentences show it).
-pub fn judge(r: &Requirement, workload: &str, at: Option<String>, values: &[Value], unit: &str) -> Verdict {
-    let each: Vec<Option<bool>> = values.iter().map(|v| r.op.holds(v, &r.limit)).collect();
+/// What the finished runs of one group give a requirement. A run meets a requirement only
+/// where it is done and measured the figure: one that failed, or measured nothing of it, is
+/// evidence against, never for.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    /// The figure in each run that is done and measured it.
+    pub values: Vec<Value>,
+    /// Runs that failed (their I/Os or their workload's own check): they meet nothing.
+    pub failed: usize,
+    /// Runs that are done but have no sample of the figure (no database read reached
+    /// storage): the limit is not judged there, so not met.
+    pub unjudged: usize,
+}
+
+impl Evidence {
+    /// Every run done with these values.
+    pub fn measured(values: Vec<Value>) -> Evidence {
+        Evidence { values, ..Evidence::default() }
+    }
+
+    fn against(&self) -> usize {
+        self.failed + self.unjudged
+    }
+}
+
+/// Judges `r` on the evidence of a group's runs (`unit` as sentences show it).
+pub fn judge(
+    r: &Requirement,
+    workload: &str,
+    at: Option<String>,
+    evidence: &Evidence,
+    unit: &str,
+) -> Verdict {
+    let values = &evidence.values;
+    let mut each: Vec<Option<bool>> = values.iter().map(|v| r.op.holds(v, &r.limit)).collect();
+    each.extend(std::iter::repeat_n(Some(false), evidence.against()));
     let met = if each.is_empty() || each.contains(&None) {
         None
     } else if each.iter().all(|m| *m == Some(true)) {
@@ -60,13 +93,30 @@ pub fn judge(r: &Requirement, workload: &str, at: Option<String>, values: &[Valu
         at,
         value,
         limit: r.limit.clone(),
-        runs: values.len(),
+        runs: values.len() + evidence.against(),
         met,
         margin_pct,
         text: String::new(),
     };
-    v.text = sentence(&v, r.op, values, unit);
+    v.text = sentence(&v, r.op, values, unit) + &against(evidence, v.runs);
     v
+}
+
+/// What the runs that meet nothing add to the sentence, or the sentence where no run measured
+/// the figure.
+fn against(e: &Evidence, runs: usize) -> String {
+    let (failed, unjudged) = (e.failed, e.unjudged);
+    let what = match (failed, unjudged) {
+        (0, 0) => return String::new(),
+        (f, 0) => format!("{f} of {runs} runs failed (their I/Os or their own check)"),
+        (0, u) => format!("{u} of {runs} runs have no sample of this figure (not judged)"),
+        (f, u) => format!("{f} of {runs} runs failed and {u} have no sample of this figure"),
+    };
+    if e.values.is_empty() {
+        format!("not met: {what}, and meet nothing")
+    } else {
+        format!("; {what}: they meet nothing")
+    }
 }
 
 /// The middle value; of two middle ones the less favourable under `op`; for words, the one
@@ -99,7 +149,10 @@ fn sentence(v: &Verdict, op: Op, values: &[Value], unit: &str) -> String {
         Value::Num(l) => given(*l),
         Value::Text(t) => t.clone(),
     };
-    let Some(value) = &v.value else { return "not measured: no run of it finished with this figure".into() };
+    let Some(value) = &v.value else {
+        // Said by `against` where a run finished without meeting it.
+        return if v.runs == 0 { "not measured: no run of it finished".into() } else { String::new() };
+    };
     let shown = match value {
         Value::Num(x) if unit.is_empty() => num(*x),
         Value::Num(x) => format!("{} {unit}", num(*x)),
@@ -147,12 +200,12 @@ mod tests {
     use super::*;
     use crate::decision::requirement::parse;
 
-    fn nums(v: &[f64]) -> Vec<Value> {
-        v.iter().map(|x| Value::Num(*x)).collect()
+    fn runs(v: &[f64]) -> Evidence {
+        Evidence::measured(v.iter().map(|x| Value::Num(*x)).collect())
     }
 
     fn at_least(limit: &str, values: &[f64]) -> Verdict {
-        judge(&parse("oltp.opm", &format!(">= {limit}")).unwrap(), "oltp", None, &nums(values), "OPM")
+        judge(&parse("oltp.opm", &format!(">= {limit}")).unwrap(), "oltp", None, &runs(values), "OPM")
     }
 
     #[test]
@@ -175,7 +228,7 @@ mod tests {
     #[test]
     fn a_run_exactly_at_the_limit_meets_an_inclusive_one_and_equal_medians_judge_alike() {
         assert_eq!(at_least("20000", &[20_000.0, 20_000.0]).met, Some(true));
-        let above = judge(&parse("oltp.opm", "> 20000").unwrap(), "oltp", None, &nums(&[20_000.0]), "OPM");
+        let above = judge(&parse("oltp.opm", "> 20000").unwrap(), "oltp", None, &runs(&[20_000.0]), "OPM");
         assert_eq!(above.met, Some(false));
         // Two configurations with the same median, one spread across the limit, one not.
         let tight = at_least("20000", &[20_500.0, 20_400.0, 20_600.0]);
@@ -194,13 +247,40 @@ mod tests {
     }
 
     #[test]
+    fn a_failed_run_or_a_figure_without_samples_meets_nothing() {
+        let r = parse("mailbox.transactional_iops", ">= 100").unwrap();
+        // Three runs that all failed their own check: not met, whatever they measured.
+        let failed = Evidence { failed: 3, ..Evidence::default() };
+        let v = judge(&r, "mailbox", None, &failed, "IOPS");
+        assert_eq!((v.met, v.runs, v.value.clone()), (Some(false), 3, None));
+        assert_eq!(v.text, "not met: 3 of 3 runs failed (their I/Os or their own check), and meet nothing");
+        // Two good runs beside a failed one: the runs disagree, so not shown either way.
+        let mixed = Evidence { failed: 1, ..Evidence::measured(vec![Value::Num(150.0), Value::Num(160.0)]) };
+        let v = judge(&r, "mailbox", None, &mixed, "IOPS");
+        assert_eq!((v.met, v.runs), (None, 3));
+        assert!(
+            v.text.ends_with("; 1 of 3 runs failed (their I/Os or their own check): they meet nothing"),
+            "{}",
+            v.text
+        );
+        // A limit on a figure no run has a sample of is not judged: not met.
+        let low = parse("mailbox.db_read_avg_ms", "<= 0.0001").unwrap();
+        let v = judge(&low, "mailbox", None, &Evidence { unjudged: 2, ..Evidence::default() }, "ms");
+        assert_eq!(v.met, Some(false));
+        assert_eq!(
+            v.text,
+            "not met: 2 of 2 runs have no sample of this figure (not judged), and meet nothing"
+        );
+    }
+
+    #[test]
     fn an_upper_limit_reports_the_less_favourable_middle_run_and_headroom_under_it() {
         let r = parse("oltp.order_p99_ms", "<= 50").unwrap();
-        let v = judge(&r, "oltp", None, &nums(&[40.0, 45.0]), "ms");
+        let v = judge(&r, "oltp", None, &runs(&[40.0, 45.0]), "ms");
         assert_eq!((v.met, v.value.clone()), (Some(true), Some(Value::Num(45.0))));
         assert!((v.margin_pct.unwrap() - 10.0).abs() < 1e-9);
         assert_eq!(v.text, "45.00 ms, 10 % under 50 (median of 2 runs)");
-        let v = judge(&r, "oltp", None, &nums(&[60.0, 62.0, 61.0]), "ms");
+        let v = judge(&r, "oltp", None, &runs(&[60.0, 62.0, 61.0]), "ms");
         assert_eq!(v.met, Some(false));
         assert!(v.text.contains("22 % over 50"), "{}", v.text);
     }
@@ -208,7 +288,7 @@ mod tests {
     #[test]
     fn words_pass_only_when_every_run_passed() {
         let r = parse("mailbox.result", "pass").unwrap();
-        let word = |w: &[&str]| w.iter().map(|x| Value::Text(x.to_string())).collect::<Vec<_>>();
+        let word = |w: &[&str]| Evidence::measured(w.iter().map(|x| Value::Text(x.to_string())).collect());
         let all = judge(&r, "mailbox", None, &word(&["pass", "pass", "pass"]), "");
         assert_eq!((all.met, all.text.as_str()), (Some(true), "pass in all 3 runs"));
         assert_eq!(judge(&r, "mailbox", None, &word(&["fail", "fail"]), "").text, "fail in all 2 runs");
@@ -220,7 +300,7 @@ mod tests {
             &parse("integrity.errors", "= 0").unwrap(),
             "integrity",
             None,
-            &nums(&[0.0, 0.0]),
+            &runs(&[0.0, 0.0]),
             "errors",
         );
         assert_eq!((zero.met, zero.margin_pct), (Some(true), None));

@@ -11,7 +11,7 @@ use super::spectrum::LatencyTypes;
 use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms};
 use super::{ReportInput, plural};
 use crate::columns::integrity;
-use crate::decision::figures::{Figure, Value, ms, n, names, read};
+use crate::decision::figures::{Figure, Value, WORD, ms, n, names, read};
 use crate::evaluation::{Group, Headline, RunStatus};
 use crate::model::{IntegrityErrors, IntegrityResults, IntegrityVerdict, IoErrors};
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ static NO_KINDS: BTreeMap<String, u64> = BTreeMap::new();
 /// The figures a requirement may name (`integrity.errors = 0`): its verdict, the damage it
 /// found, and its pace.
 pub(super) const FIGURES: &[Figure<IntegrityResults>] = &[
-    Figure { name: "result", unit: "", get: |r| Some(Value::Text(r.verdict().as_str().to_lowercase())) },
+    Figure { name: "result", unit: WORD, get: |r| Some(Value::Text(r.verdict().as_str().to_lowercase())) },
     Figure { name: "errors", unit: "errors found", get: |r| n(r.errors.total() as f64) },
     Figure { name: "iops", unit: "IOPS", get: |r| n(r.iops) },
     Figure { name: "p99_ms", unit: "ms p99", get: |r| r.lat_ns.as_ref().and_then(|l| ms(l.p99)) },

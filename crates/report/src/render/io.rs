@@ -10,7 +10,7 @@ use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
 use super::workload::{OwnCheck, Reported, WorkloadResults, p50_ms, p99_ms};
 use crate::columns::io;
-use crate::decision::figures::{Figure, Value, ms, n, names, pass_fail, read};
+use crate::decision::figures::{Figure, Value, WORD, ms, n, names, pass_fail, read};
 use crate::evaluation::Headline;
 use crate::fingerprint::{FidelityCheck, TraceReplay};
 use crate::model::{IoErrors, IoResults};
@@ -77,7 +77,7 @@ pub(super) const FIGURES: &[Figure<IoResults>] = &[
     },
     Figure { name: "errors", unit: "failed I/Os", get: |r| n(r.errors.total as f64) },
     Figure { name: "error_rate_pct", unit: "% of I/Os failed", get: |r| n(r.error_rate_pct.unwrap_or(0.0)) },
-    Figure { name: "verify", unit: "", get: |r| pass_fail(r.verify.mismatches == 0) },
+    Figure { name: "verify", unit: WORD, get: |r| pass_fail(r.verify.mismatches == 0) },
 ];
 
 /// What io reports (its registry entry's `reported`).

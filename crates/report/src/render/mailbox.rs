@@ -8,7 +8,7 @@ use super::doc::{Finding, num};
 use super::spectrum::LatencyTypes;
 use super::workload::{OwnCheck, Reported, WorkloadResults};
 use crate::columns::mailbox;
-use crate::decision::figures::{Figure, Value, n, names, pass_fail, read};
+use crate::decision::figures::{Figure, Value, WORD, n, names, pass_fail, read};
 use crate::disclosure::Disclosure;
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, MailboxResults, Summary};
@@ -39,7 +39,7 @@ const CHARTS: &[Spec] = &[
 /// phase. `mailboxes` and `iops_per_mailbox` also state a demand as the Exchange calculators
 /// put it (see `decision::requirement`).
 pub(super) const FIGURES: &[Figure<MailboxResults>] = &[
-    Figure { name: "result", unit: "", get: |r| pass_fail(r.pass) },
+    Figure { name: "result", unit: WORD, get: |r| pass_fail(r.pass) },
     Figure { name: "transactional_iops", unit: "transactional IOPS", get: |r| n(r.transactional_iops) },
     Figure {
         name: "db_and_log_iops",

@@ -105,7 +105,7 @@ impl ReportInput {
             kind: s.workload.clone(),
             configuration: configuration.clone(),
             repetition: 1,
-            status: single_status(s),
+            status: evaluation::status(s),
             error: s.failed_ios().map(|e| e.to_string()),
             bundle: Some(".".into()),
             headline,
@@ -146,15 +146,6 @@ impl ReportInput {
         let runs = BTreeMap::from([(id.to_string(), data)]);
         ReportInput { evaluation, runs, disclosure, ..ReportInput::default() }
     }
-}
-
-/// A run's status from its own summary: failed (I/Os failed and it was not told to continue),
-/// else as its workload judges it (interrupted, its check failed, or done).
-fn single_status(s: &Summary) -> RunStatus {
-    if s.complete && s.failed_ios().is_some() {
-        return RunStatus::Failed;
-    }
-    s.results.workload().status(s.complete)
 }
 
 /// `report.html`: findings, tables, per-second charts, method and disclosure in one file.

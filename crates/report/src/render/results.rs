@@ -138,20 +138,14 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
 /// The run's status, with why it failed: the run's error, or else (a check that failed) what
 /// its summary says went wrong.
 fn status(r: &RunRecord, data: Option<&RunData>) -> String {
-    let s = match r.status {
-        RunStatus::Pending => "pending",
-        RunStatus::Done => "done",
-        RunStatus::CheckFailed => "check failed",
-        RunStatus::Failed => "failed",
-        RunStatus::Interrupted => "interrupted",
-    };
+    let s = r.status;
     let why = r.error.clone().or_else(|| {
         let checked = r.status == RunStatus::CheckFailed;
         data.filter(|_| checked).and_then(|d| d.summary.results.workload().failure())
     });
     match why {
         Some(e) => format!("{s}: {e}"),
-        None => s.into(),
+        None => s.to_string(),
     }
 }
 

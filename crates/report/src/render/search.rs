@@ -3,7 +3,7 @@
 //! throughput and of the limited latency per step, so a reader sees where the limit broke.
 
 use super::ReportInput;
-use super::doc::{Block, Table, num, opt};
+use super::doc::{Block, Table, num};
 use super::svg::{Chart, Line};
 use crate::{SearchResult, SearchStep};
 
@@ -62,9 +62,13 @@ fn steps_table(s: &SearchResult) -> Table {
     let mut t = Table { header, rows: Vec::new() };
     for (i, st) in s.steps.iter().enumerate() {
         let mut row = vec![step_name(i, st), load_text(st.load), num(st.throughput)];
-        row.extend(st.latencies.iter().map(|l| opt(l.ms, "")));
-        let held = if st.held { "yes" } else { "no" };
-        row.extend([held.to_string(), num(st.measured_s), num(st.seconds), st.bundle.clone()]);
+        row.extend(st.latencies.iter().map(|l| l.ms.map_or_else(|| "not judged (no sample)".into(), num)));
+        let held = match (st.held, &st.failed) {
+            (true, _) => "yes".to_string(),
+            (false, Some(why)) => format!("no: the run failed ({why})"),
+            (false, None) => "no".to_string(),
+        };
+        row.extend([held, num(st.measured_s), num(st.seconds), st.bundle.clone()]);
         t.push(row);
         t.rows.last_mut().expect("pushed").marked = st.confirm && st.held;
     }
@@ -126,6 +130,7 @@ mod tests {
             throughput: load * 1000.0,
             latencies: vec![LimitedLatency { limit: "p99<=42ms".into(), ms: Some(ms), held }],
             held,
+            failed: None,
             measured_s: 1.0,
             seconds: 1.5,
             bundle: format!("steps/{load}"),
@@ -158,6 +163,15 @@ mod tests {
         assert_eq!(t.rows[2].cells[..5], ["3 (confirm)", "8", "8,000.0", "40.00", "yes"].map(String::from));
         assert!(t.rows[2].marked && !t.rows[1].marked);
         assert!(charts(&s).iter().all(Chart::has_data));
+        // A step whose run failed its own check, and a limit with no sample: neither holds,
+        // and the row says why.
+        let mut failed = step(32.0, false, 30.0, false);
+        failed.failed = Some("page_fault_stalls_per_sec: 903 (at most 1)".into());
+        failed.latencies[0].ms = None;
+        let with = SearchResult { steps: vec![failed], ..s.clone() };
+        let row = &steps_table(&with).rows[0].cells;
+        assert_eq!(row[3], "not judged (no sample)");
+        assert_eq!(row[4], "no: the run failed (page_fault_stalls_per_sec: 903 (at most 1))");
         let none = SearchResult { chosen: None, ..s };
         assert!(outcome(&none).contains("no iodepth held p99<=42ms"));
     }

@@ -314,26 +314,21 @@ fn relative(bundle: &Path, root: &Path) -> String {
     bundle.strip_prefix(root).unwrap_or(bundle).display().to_string()
 }
 
-/// The run's figures from the summary it returned: its headline and warnings, its status
-/// corrected by what the summary says, and active power (from the run's readings) and the
+/// The run's figures from the summary it returned: its headline and warnings, its status as
+/// the summary judges it, and active power (from the run's readings) and the
 /// per-watt figure.
 fn record_measured(record: &mut RunRecord, m: &Measured, root: &Path) {
     record.bundle = Some(relative(&m.bundle, root));
     let summary = &m.summary;
-    if let Some(e) = summary.failed_ios()
-        && matches!(record.status, RunStatus::Done | RunStatus::CheckFailed)
-    {
-        // Its figures stand for storage that failed: never a median candidate.
-        record.status = RunStatus::Failed;
-        record.error = Some(e.to_string());
-    }
-    if !summary.complete && record.status == RunStatus::Done {
-        record.status = RunStatus::Interrupted;
-    }
-    if record.status == RunStatus::CheckFailed && record.error.is_none() {
-        // Which check, by name, with what was measured: evaluation.json and the terminal say it.
-        record.error = ev::check_failure(summary);
-    }
+    // The run's one status, from its summary; a run that ended early with nobody stopping it
+    // (its command ended it as failed) failed.
+    record.status = match (ev::status(summary), record.status) {
+        (RunStatus::Interrupted, RunStatus::CheckFailed | RunStatus::Failed) => RunStatus::Failed,
+        (judged, _) => judged,
+    };
+    // Which I/Os or checks failed, by name with what was measured: evaluation.json and the
+    // terminal say it.
+    record.error = record.error.take().or_else(|| ev::status_reason(summary));
     record.headline = ev::headline(summary);
     record.warnings =
         summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();

@@ -378,7 +378,7 @@ fn notes(eval: &Evaluation) -> Vec<String> {
     }
     for r in eval.runs.iter().filter(|r| matches!(r.status, RunStatus::Failed | RunStatus::CheckFailed)) {
         let why = r.error.as_deref().unwrap_or("its pass/fail check failed");
-        notes.push(format!("run {} {}: {why}", r.id, status_word(r.status)));
+        notes.push(format!("run {} {}: {why}", r.id, r.status));
     }
     notes
 }
@@ -387,22 +387,12 @@ fn notes(eval: &Evaluation) -> Vec<String> {
 fn run_result(r: &RunRecord) -> String {
     let status = match (r.status, &r.error) {
         (RunStatus::Failed, Some(e)) => format!("FAILED: {e}"),
-        (RunStatus::CheckFailed, Some(e)) => format!("{}: {e}", status_word(r.status)),
-        (s, _) => status_word(s).to_string(),
+        (RunStatus::CheckFailed, Some(e)) => format!("{}: {e}", r.status),
+        (s, _) => s.to_string(),
     };
     match &r.headline {
         Some(h) => format!("{}, {status}", output::headline(h)),
         None => status,
-    }
-}
-
-fn status_word(s: RunStatus) -> &'static str {
-    match s {
-        RunStatus::Pending => "pending",
-        RunStatus::Done => "done",
-        RunStatus::CheckFailed => "failed its check",
-        RunStatus::Failed => "failed",
-        RunStatus::Interrupted => "interrupted",
     }
 }
 
@@ -415,13 +405,18 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     for n in &eval.notes {
         say!("note: {n}");
     }
+    // Exit 1 where the requirements are not met, as `storbench decide` on this directory.
+    let mut unmet = false;
     if !eval.requirements.is_empty() {
         match super::decide::of_evaluation(dir) {
-            Ok(d) => tell!(
-                "decision: {}\n{}",
-                d.chosen.as_deref().unwrap_or("none meets every requirement"),
-                d.why
-            ),
+            Ok(d) => {
+                unmet = d.unmet();
+                tell!(
+                    "decision: {}\n{}",
+                    d.chosen.as_deref().unwrap_or("none meets every requirement"),
+                    d.why
+                )
+            }
             Err(e) => say!(
                 "warning: no decision ({}); try storbench decide {}",
                 crate::output::reason(&e),
@@ -457,7 +452,7 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
         );
     }
     let failed = eval.runs.iter().any(|r| r.status == RunStatus::CheckFailed);
-    Ok(if failed { Ending::CheckFailed } else { Ending::Ok })
+    Ok(if failed || unmet { Ending::CheckFailed } else { Ending::Ok })
 }
 
 /// The data files the workloads keep for the next evaluation to reuse, so the user knows

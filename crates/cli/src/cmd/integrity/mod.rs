@@ -77,14 +77,7 @@ fn measure_locked(
     if let Some(after) = a.crash_after {
         validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() }, a.force)?;
         let measured = measure_crashes(a, spec, after.0, given, stop)?;
-        let ending = if stop.is_stopped() {
-            Ending::Interrupted
-        } else if passed(&measured.summary) {
-            Ending::Ok
-        } else {
-            Ending::CheckFailed
-        };
-        return Ok(Ran { ending, measured: Some(measured) });
+        return Ok(Ran { ending: Ending::of(&measured.summary, stop), measured: Some(measured) });
     }
     validate::check_target(spec, a.force)?;
     let bar = output::fill_bar(spec.sizes.data_pages * 8192, "creating the data file");
@@ -117,14 +110,7 @@ fn measure_locked(
         layout.remove();
     }
     let measured = result?;
-    let ending = if stop.is_stopped() {
-        Ending::Interrupted
-    } else if passed(&measured.summary) {
-        Ending::Ok
-    } else {
-        Ending::CheckFailed
-    };
-    Ok(Ran { ending, measured: Some(measured) })
+    Ok(Ran { ending: Ending::of(&measured.summary, stop), measured: Some(measured) })
 }
 
 fn passed(s: &Summary) -> bool {

@@ -274,8 +274,8 @@ fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
     })
 }
 
-/// Exit 1 when a block did not verify or an I/O failed (unless --continue-on-error), 130 when
-/// interrupted.
+/// Exit 1 when a job's status is not done (a block did not verify, an I/O failed without
+/// --continue-on-error, a worker failed), 130 when interrupted.
 fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
     let failed: Vec<String> =
         summaries.iter().filter_map(|s| s.failed_ios().map(|e| format!("{}: {e}", s.name))).collect();
@@ -296,8 +296,8 @@ fn ending(summaries: &[Summary], stop: &StopFlag) -> Ending {
         say!(
             "verify: {mismatches} block(s) did not read back as written; see results.verify in summary.json"
         );
-        Ending::CheckFailed
-    } else if !failed.is_empty() {
+    }
+    if summaries.iter().any(|s| matches!(Ending::of(s, stop), Ending::CheckFailed)) {
         Ending::CheckFailed
     } else if stop.is_stopped() {
         Ending::Interrupted

@@ -96,16 +96,7 @@ pub fn measure(a: &MailboxArgs, given: Option<&Path>, stop: &StopFlag) -> Result
         say!("databases kept in {} (reused by the next run of the same shape)", plan.db_dir.display());
     }
     let measured = result?;
-    let s = &measured.summary;
-    let pass = s.complete && matches!(&s.results, storbench_report::Results::Mailbox(r) if r.pass);
-    let ending = if stop.is_stopped() {
-        Ending::Interrupted
-    } else if pass {
-        Ending::Ok
-    } else {
-        Ending::CheckFailed
-    };
-    Ok(Ran { ending, measured: Some(measured) })
+    Ok(Ran { ending: Ending::of(&measured.summary, stop), measured: Some(measured) })
 }
 
 fn show(summary: &Summary, out: &crate::args::OutputArgs) -> Result<()> {

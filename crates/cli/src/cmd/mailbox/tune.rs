@@ -11,6 +11,7 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::mailbox::{self as mbx, Manifest, TestType};
+use storbench_report::evaluation::{RunStatus, status};
 
 /// `--tune`: trials (short, no verification, each warmed until latency is steady) move the
 /// thread count (and, when one thread fails, the mailboxes); then three full runs of the best
@@ -62,18 +63,20 @@ pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, given: Option<&Path>, sto
         let storbench_report::Results::Mailbox(r) = &measured.summary.results else {
             unreachable!("a mailbox summary")
         };
+        // Passed: its one status is done (every threshold held, no I/O failed, it completed).
+        let pass = status(&measured.summary) == RunStatus::Done;
         say!(
             "{}: {threads} threads, {mailboxes} mailboxes: {} ({:.0} transactional IOPS)",
             if full { "run" } else { "trial" },
-            if r.pass { "pass" } else { "fail" },
+            if pass { "pass" } else { "fail" },
             r.transactional_iops
         );
         if stop.is_stopped() {
             cleanup(current);
             return Ok(Ran { ending: Ending::Interrupted, measured: None });
         }
-        trials.push((threads, mailboxes, r.pass, r.transactional_iops, full));
-        tuner.record(r.pass);
+        trials.push((threads, mailboxes, pass, r.transactional_iops, full));
+        tuner.record(pass);
         if full {
             finals.push(measured);
         }
@@ -82,6 +85,8 @@ pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, given: Option<&Path>, sto
     if !keep {
         cleanup(current);
     }
+    // The setting holds only where each of its full runs passed.
+    let all_passed = finals.iter().all(|m| status(&m.summary) == RunStatus::Done);
     let iops: Vec<f64> = finals
         .iter()
         .map(|m| match &m.summary.results {
@@ -92,8 +97,8 @@ pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, given: Option<&Path>, sto
     let median = mbx::median_index(&iops).map(|i| finals.swap_remove(i)).context("no final run")?;
     say!("{}", crate::cmd::mailbox::table::tune_table(&trials));
     say!("reported: the median of the three runs at the best setting ({})", median.summary.name);
-    let pass = matches!(&median.summary.results, storbench_report::Results::Mailbox(r) if r.pass);
-    Ok(Ran { ending: if pass { Ending::Ok } else { Ending::CheckFailed }, measured: Some(median) })
+    let ending = if all_passed { Ending::of(&median.summary, stop) } else { Ending::CheckFailed };
+    Ok(Ran { ending, measured: Some(median) })
 }
 
 /// `plan` with `mailboxes` mailboxes (database pages follow).

@@ -299,15 +299,11 @@ pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
     let name = a.out.name.clone().unwrap_or_else(|| entry::KIND.name.into());
     let dir = BundleDir::choose(given, &a.out, &name)?;
     let measured = into_bundle(a, &checked, &db, &name, &dir, stop)?;
-    let ending = match &measured.summary {
-        s if !s.complete && stop.is_stopped() => Ending::Interrupted,
-        s if !s.complete => {
-            say!("error: the replay failed: {}", s.warnings.join("; "));
-            Ending::CheckFailed
-        }
-        _ => Ending::Ok,
-    };
-    Ok(Ran { ending, measured: Some(measured) })
+    let s = &measured.summary;
+    if !s.complete && !stop.is_stopped() {
+        say!("error: the replay failed: {}", s.warnings.join("; "));
+    }
+    Ok(Ran { ending: Ending::of(s, stop), measured: Some(measured) })
 }
 
 /// Refuses a replay that would send nothing, saying why: its logs held no request that could

@@ -313,14 +313,7 @@ fn ending(m: &Measured, stop: &StopFlag) -> Ending {
     if let Some(e) = &failed {
         say!("error: {}: {e}; the target is failing or full", m.summary.name);
     }
-    let check_failed = replay_of(&m.summary).and_then(|r| r.check.as_ref()).is_some_and(|c| !c.pass);
-    if failed.is_some() || check_failed {
-        Ending::CheckFailed
-    } else if stop.is_stopped() {
-        Ending::Interrupted
-    } else {
-        Ending::Ok
-    }
+    Ending::of(&m.summary, stop)
 }
 
 fn replay_of(s: &Summary) -> Option<&TraceReplay> {
