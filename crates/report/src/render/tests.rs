@@ -911,7 +911,13 @@ fn a_failed_check_is_named_with_what_was_measured_and_one_that_measured_nothing_
     let r = Results::Mailbox(results);
     let held: Vec<Option<bool>> = r.workload().checks().iter().map(|c| c.held).collect();
     assert_eq!(held, [None, Some(false), Some(true)], "no read reached storage on database 1: not judged");
-    assert_eq!(r.workload().failure().as_deref(), Some("db_read_avg_ms (database 2): 31.50 (at most 20.00)"));
+    // Not judged is never a pass: the failure names it beside the check that failed.
+    assert_eq!(
+        r.workload().failure().as_deref(),
+        Some(
+            "db_read_avg_ms (database 1): not judged, no sample (at most 20.00); db_read_avg_ms (database 2): 31.50 (at most 20.00)"
+        )
+    );
 }
 
 #[test]

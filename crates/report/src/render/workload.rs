@@ -32,10 +32,10 @@ pub(crate) trait WorkloadResults: Any {
         Vec::new()
     }
 
-    /// Whether its own check failed: one of [`Self::checks`] did not hold (one that measured
-    /// nothing is not judged, never failed or passed).
+    /// Whether its own check failed: one of [`Self::checks`] did not hold or was not judged
+    /// (measured nothing), which is never a pass.
     fn check_failed(&self) -> bool {
-        self.checks().iter().any(|c| c.held == Some(false))
+        self.checks().iter().any(|c| c.held != Some(true))
     }
 
     /// The status of a run that ended with these results, its failed I/Os aside (the caller
@@ -48,11 +48,11 @@ pub(crate) trait WorkloadResults: Any {
         }
     }
 
-    /// Why its check failed, beside the status: each check that did not hold, by name with
-    /// what was measured and its limit; None where none failed.
+    /// Why its check failed, beside the status: each check that did not hold or was not
+    /// judged, by name with what was measured and its limit; None where none failed.
     fn failure(&self) -> Option<String> {
         let failed: Vec<String> =
-            self.checks().iter().filter(|c| c.held == Some(false)).map(OwnCheck::describe).collect();
+            self.checks().iter().filter(|c| c.held != Some(true)).map(OwnCheck::describe).collect();
         (!failed.is_empty()).then(|| failed.join("; "))
     }
 
@@ -130,7 +130,7 @@ pub struct OwnCheck {
 impl OwnCheck {
     /// `db_read_avg_ms (database 2): 23.4 (at most 20)`.
     pub fn describe(&self) -> String {
-        let measured = self.measured.as_deref().unwrap_or("not measured");
+        let measured = self.measured.as_deref().unwrap_or("not judged, no sample");
         format!("{}: {measured} ({})", self.name, self.limit)
     }
 }

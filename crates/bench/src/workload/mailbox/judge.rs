@@ -24,9 +24,14 @@ impl Verdict {
             .filter(|c| !c.pass)
             .map(|c| {
                 let db = c.database.map(|d| format!(" (database {d})")).unwrap_or_default();
-                let v = c.value.map_or("-".to_string(), |v| format!("{v:.1}"));
+                let Some(v) = c.value else {
+                    return format!(
+                        "{}{db}: not judged, no sample reached storage (limit {})",
+                        c.name, c.limit
+                    );
+                };
                 let how = if LOWER_BOUNDS.contains(&c.name.as_str()) { "is not above" } else { "exceeds" };
-                format!("{}{db}: {v} {how} {}", c.name, c.limit)
+                format!("{}{db}: {v:.1} {how} {}", c.name, c.limit)
             })
             .collect()
     }
@@ -91,7 +96,9 @@ pub fn judge(t: &Thresholds, e: &Evidence) -> Verdict {
         database,
         value,
         limit,
-        pass: value.is_none_or(|v| v <= limit),
+        // A threshold nothing measured (no database read reached storage) is not judged,
+        // which is never a pass.
+        pass: value.is_some_and(|v| v <= limit),
     };
     for (i, (rec, seconds)) in e.databases.iter().enumerate() {
         let db = Some(i as u32 + 1);
@@ -215,7 +222,32 @@ mod tests {
             &thresholds(),
             &Evidence { databases: &dbs, measured_s: 5.0, window_s: 15, target_iops: None },
         );
-        assert_eq!(v.failures(), vec!["operations_per_sec (database 1): 0.0 is not above 0".to_string()]);
+        // Its latencies have no sample: not judged, which fails too, saying so.
+        assert_eq!(
+            v.failures(),
+            [
+                "db_read_avg_ms (database 1): not judged, no sample reached storage (limit 20)",
+                "db_read_max_ms (database 1): not judged, no sample reached storage (limit 50)",
+                "log_write_avg_ms (database 1): not judged, no sample reached storage (limit 10)",
+                "log_write_max_ms (database 1): not judged, no sample reached storage (limit 50)",
+                "operations_per_sec (database 1): 0.0 is not above 0",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_threshold_on_reads_that_never_reached_storage_is_not_judged_and_never_passes() {
+        // Log writes within every limit, but no database read: the databases sat in the cache.
+        let (mut rec, secs) = db(&[(1, 0), (1, 0)], &[(1, 50), (1, 50)]);
+        rec.ops[3] = 100;
+        let dbs = [(rec, secs)];
+        let v = judge(
+            &thresholds(),
+            &Evidence { databases: &dbs, measured_s: 2.0, window_s: 1, target_iops: None },
+        );
+        assert!(!v.pass);
+        let failed: Vec<&str> = v.checks.iter().filter(|c| !c.pass).map(|c| c.name.as_str()).collect();
+        assert_eq!(failed, ["db_read_avg_ms", "db_read_max_ms"]);
     }
 
     #[test]

@@ -68,9 +68,13 @@ pub fn mailbox_table(s: &Summary) -> String {
         let name = k.database.map_or(k.name.clone(), |d| format!("{} (db{d})", k.name));
         c.add_row(vec![
             name,
-            k.value.map_or_else(|| "n/a".into(), |v| format!("{v:.2}")),
+            k.value.map_or_else(|| "no sample".into(), |v| format!("{v:.2}")),
             format!("{}", k.limit),
-            if k.pass { "ok".into() } else { "FAIL".into() },
+            match (k.pass, k.value) {
+                (true, _) => "ok".into(),
+                (false, None) => "FAIL: not judged".into(),
+                (false, Some(_)) => "FAIL".into(),
+            },
         ]);
     }
     let steady = crate::cmd::io::table::steady_line(s);
