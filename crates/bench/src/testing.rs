@@ -11,6 +11,16 @@
 
 use std::time::{Duration, Instant};
 
+/// A host sampler that samples nothing: a workload's tests on the run driver, where the
+/// host's counters are not what is tested.
+pub struct NoHost;
+
+impl crate::run::Beside for NoHost {
+    fn sample(&mut self) -> storbench_report::SystemSample {
+        storbench_report::SystemSample::default()
+    }
+}
+
 /// The variables that make every environment skip a failure, and the value each needs.
 const REQUIRED_BY: [(&str, &str); 3] =
     [("CI", "true"), ("STORBENCH_REQUIRE_SERVERS", "1"), ("STORBENCH_REQUIRE_BROWSER", "1")];

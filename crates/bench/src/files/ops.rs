@@ -56,13 +56,17 @@ pub struct How {
     write: bool,
     direct: bool,
     dsync: bool,
+    sync: bool,
     append: bool,
 }
 
 impl How {
-    pub const READ: How = How { read: true, write: false, direct: false, dsync: false, append: false };
-    pub const WRITE: How = How { read: false, write: true, direct: false, dsync: false, append: false };
-    pub const READ_WRITE: How = How { read: true, write: true, direct: false, dsync: false, append: false };
+    pub const READ: How =
+        How { read: true, write: false, direct: false, dsync: false, sync: false, append: false };
+    pub const WRITE: How =
+        How { read: false, write: true, direct: false, dsync: false, sync: false, append: false };
+    pub const READ_WRITE: How =
+        How { read: true, write: true, direct: false, dsync: false, sync: false, append: false };
 
     /// With O_DIRECT when `on` (the page cache bypassed).
     pub const fn direct(self, on: bool) -> How {
@@ -72,6 +76,11 @@ impl How {
     /// With O_DSYNC when `on` (every write durable when it completes).
     pub const fn dsync(self, on: bool) -> How {
         How { dsync: on, ..self }
+    }
+
+    /// With O_SYNC when `on` (every write durable with its metadata when it completes).
+    pub const fn sync(self, on: bool) -> How {
+        How { sync: on, ..self }
     }
 
     /// Writes go to the end.
@@ -87,6 +96,7 @@ impl How {
         };
         f.set(OFlags::DIRECT, self.direct);
         f.set(OFlags::DSYNC, self.dsync);
+        f.set(OFlags::SYNC, self.sync);
         f.set(OFlags::APPEND, self.append);
         f
     }

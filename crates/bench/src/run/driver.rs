@@ -529,14 +529,8 @@ mod tests {
     use super::*;
     use crate::run::Count;
     use crate::run::clock::TestClock;
+    use crate::testing::NoHost;
     use storbench_report::columns::io;
-
-    struct NoHost;
-    impl Beside for NoHost {
-        fn sample(&mut self) -> storbench_report::SystemSample {
-            Default::default()
-        }
-    }
 
     /// A workload whose workers did `per_interval` operations in every interval.
     struct Fake {

@@ -12,3 +12,4 @@ pub mod mailbox;
 pub mod oltp;
 pub mod registry;
 pub mod replay;
+pub mod wal;

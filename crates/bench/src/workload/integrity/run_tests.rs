@@ -14,14 +14,8 @@ use super::run::{IntegrityInterval, IntegrityOutcome, IntegritySpec, create, run
 use super::suspects::{AuditFinding, SuspectPage};
 use super::verdict::ErrorClass;
 use crate::engine::EngineKind;
-use crate::run::{Beside, StopFlag};
-
-struct NoHost;
-impl Beside for NoHost {
-    fn sample(&mut self) -> storbench_report::SystemSample {
-        Default::default()
-    }
-}
+use crate::run::StopFlag;
+use crate::testing::NoHost;
 
 /// A small run: 4 MiB data growing to 6 MiB by 1 MiB, a 512 KiB log.
 fn spec(dir: &std::path::Path, seconds: u64, faults: Option<FaultPlan>) -> IntegritySpec {

@@ -4,9 +4,8 @@
 
 use super::*;
 use crate::engine::{Capabilities, Completion, Dir, EngineKind, IoEngine, Request};
-use crate::run::Beside;
+use crate::testing::NoHost;
 use std::time::Duration;
-use storbench_report::SystemSample;
 
 /// What goes wrong, as a failing device or kernel would make it.
 #[derive(Clone, Copy)]
@@ -124,17 +123,10 @@ fn run_faulty(spec: &IoSpec, file: Option<&std::fs::File>, fault: Fault, faulty_
         .enumerate()
         .map(|(i, e)| if i < faulty_workers { faulty(e, fault) } else { e })
         .collect();
-    run_on(spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap()
+    run_on(spec, opened, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap()
 }
 
 /// A host sampler that samples nothing.
-pub(super) struct Quiet;
-impl Beside for Quiet {
-    fn sample(&mut self) -> SystemSample {
-        SystemSample::default()
-    }
-}
-
 fn spec(read_pct: u8) -> IoSpec {
     IoSpec {
         name: "fault".into(),

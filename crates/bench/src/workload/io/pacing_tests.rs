@@ -3,8 +3,9 @@
 //! the writes; `--rate-profile` gives each second of the measured phase its own rate; a
 //! trace as recorded starts each request at its time, a trace fast at the job's depth.
 
-use super::fault_tests::{Quiet, null_spec};
+use super::fault_tests::null_spec;
 use super::*;
+use crate::testing::NoHost;
 use std::time::Duration;
 
 /// Writes on the null engine (`fault_tests`'s), 1000 of 4 KiB, a flush after every
@@ -25,7 +26,7 @@ fn a_flush_follows_every_nth_write_at_exactly_its_share_and_is_counted_apart() {
     for (per_flush, depth, want) in [(100, 1, 1000), (250, 4, 400), (1000, 8, 100)] {
         let spec = writes_with_flushes(per_flush, depth);
         let engines = open_engines(&spec, None).unwrap();
-        let out = run_on(&spec, engines, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+        let out = run_on(&spec, engines, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
         let t = &out.totals;
         assert_eq!((t.write.ios, t.read.ios), (1000, 0), "writes per flush {per_flush}");
         assert!(t.flush.ios.abs_diff(want) <= 1, "{per_flush}: {} flushes, want {want}", t.flush.ios);
@@ -49,7 +50,7 @@ fn a_rate_profile_gives_each_second_its_own_rate_and_a_second_of_none_none() {
     };
     let engines = open_engines(&spec, None).unwrap();
     let mut per_second = Vec::new();
-    run_on(&spec, engines, &mut Quiet, &StopFlag::new(), &mut |i| per_second.push(i.interval.data.read.ios))
+    run_on(&spec, engines, &mut NoHost, &StopFlag::new(), &mut |i| per_second.push(i.interval.data.read.ios))
         .unwrap();
     assert_eq!(per_second.len(), 3, "{per_second:?}");
     for (got, want) in per_second.iter().zip([2000u64, 0, 500]) {
@@ -81,7 +82,7 @@ fn replayed(pace: crate::blocktrace::replay::Pace, depth: u32) -> (Recorder, Dur
     };
     let began = std::time::Instant::now();
     let engines = open_engines(&spec, None).unwrap();
-    let out = run_on(&spec, engines, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+    let out = run_on(&spec, engines, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
     assert!(out.complete && out.failures.is_empty(), "{:?}", out.failures);
     (out.totals, began.elapsed())
 }

@@ -5,10 +5,11 @@
 //! and 5 ms each side: a loaded machine oversleeps now and then, and a test must not fail
 //! for it.
 
-use super::fault_tests::{Fault, Quiet, faulty};
+use super::fault_tests::{Fault, faulty};
 use super::*;
 use crate::engine::EngineKind;
 use crate::run::search::{Bounds, Figure, LatencyLimit, Next, Search, Statistic};
+use crate::testing::NoHost;
 use std::time::Duration;
 
 fn spec(iodepth: u32, step: Duration) -> IoSpec {
@@ -41,7 +42,7 @@ fn step(depth: u32, length: Duration) -> Vec<Figure> {
     let mut opened = open_engines(&spec, None).unwrap();
     opened.engines =
         opened.engines.into_iter().map(|e| faulty(e, Fault::Slow(Duration::from_millis(10)))).collect();
-    let out = run_on(&spec, opened, &mut Quiet, &StopFlag::new(), &mut |_| {}).unwrap();
+    let out = run_on(&spec, opened, &mut NoHost, &StopFlag::new(), &mut |_| {}).unwrap();
     let p90 = out.totals.read.latency.summary().expect("reads completed").p90;
     vec![Figure { request: "read".into(), statistic: Statistic::Percentile(90.0), ns: p90 as f64 }]
 }

@@ -7,11 +7,12 @@
 //! at the first steady window of the rounds it reports, the pacing is never exceeded), and
 //! the slowing device keeps to a timetable its lateness cannot flatten.
 
-use super::fault_tests::{Fault, Quiet, faulty};
+use super::fault_tests::{Fault, faulty};
 use super::*;
 use crate::engine::EngineKind;
 use crate::run::Rule;
 use crate::run::steady::steady;
+use crate::testing::NoHost;
 use std::time::Duration;
 
 const ROUND: Duration = Duration::from_millis(200);
@@ -50,7 +51,7 @@ fn run_with(spec: &IoSpec, slowing: bool) -> (IoOutcome, f64) {
     }
     let mut last_end_s = 0.0;
     let out =
-        run_on(spec, engines, &mut Quiet, &StopFlag::new(), &mut |i| last_end_s = i.interval.end_s).unwrap();
+        run_on(spec, engines, &mut NoHost, &StopFlag::new(), &mut |i| last_end_s = i.interval.end_s).unwrap();
     (out, last_end_s)
 }
 

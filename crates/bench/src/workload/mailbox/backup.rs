@@ -243,9 +243,10 @@ fn corrupt(end: &mut ReadEnd, counts: &Reader, path: &Path, offset: u64, what: S
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{NoHost, created};
+    use super::super::tests::created;
     use super::super::*;
     use super::*;
+    use crate::testing::NoHost;
 
     #[test]
     fn a_backup_reads_every_page_of_every_database_and_names_a_corrupt_one() {

@@ -3,14 +3,8 @@
 use super::*;
 use crate::engine::EngineKind;
 use crate::run::StopFlag;
+use crate::testing::NoHost;
 use std::time::Duration;
-
-pub(super) struct NoHost;
-impl crate::run::Beside for NoHost {
-    fn sample(&mut self) -> storbench_report::SystemSample {
-        storbench_report::SystemSample::default()
-    }
-}
 
 /// Creates `dbs` databases of `pages` pages with `preset` in a fresh directory.
 pub(super) fn created(preset: Preset, dbs: u32, pages: u64) -> (tempfile::TempDir, Manifest) {

@@ -10,7 +10,6 @@ use super::log::{Body, Entry, Read, What, statement_kind};
 use super::spec::Source;
 use crate::db::sql::{Prepared, Row, SqlSession, Statement, Value};
 use crate::db::{DbError, DbErrorKind, DbResult};
-use crate::run::Beside;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
@@ -42,15 +41,6 @@ pub(super) fn web(s: usize, sessions: usize, per_session: usize, step_ns: i128) 
         Ok(entry(&session, i as i128 * step_ns, &format!("{} s{s} {session} {n}", VERBS[i % 3])))
     });
     source(&format!("web{}", s + 1), reads)
-}
-
-/// No host to sample.
-pub(super) struct NoHost;
-
-impl Beside for NoHost {
-    fn sample(&mut self) -> storbench_report::SystemSample {
-        Default::default()
-    }
 }
 
 /// A session that runs text through `f`, and nothing else.

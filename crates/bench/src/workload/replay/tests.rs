@@ -2,10 +2,11 @@
 //! time-sync's pace and lateness, unreadable lines, a lost connection, a stop request, a
 //! database gone away), on SQLite, its summary rebuilt from its record, and its speed.
 
-use super::testing::{Fake, NoHost, entry, instant, source, web};
+use super::testing::{Fake, entry, instant, source, web};
 use super::*;
 use crate::run::IntervalData;
 use crate::run::record::{self, Recordable};
+use crate::testing::NoHost;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
