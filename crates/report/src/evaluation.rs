@@ -385,6 +385,47 @@ pub fn difference(a: &Spread, b: &Spread, higher_is_better: bool) -> Option<Diff
     Some(Difference { pct, a_better, within_spread })
 }
 
+/// The workload labels in plan order.
+pub(crate) fn workloads(e: &Evaluation) -> Vec<&str> {
+    let mut seen: Vec<&str> = Vec::new();
+    for r in &e.runs {
+        if !seen.contains(&r.workload.as_str()) {
+            seen.push(&r.workload);
+        }
+    }
+    seen
+}
+
+/// " at iodepth = 4" for a sweep point, "" otherwise.
+pub(crate) fn at(sweep: Option<&SweepPoint>) -> String {
+    sweep.map(|p| format!(" at {} = {}", p.param, sweep_value(p))).unwrap_or_default()
+}
+
+pub(crate) fn sweep_value(p: &SweepPoint) -> String {
+    match &p.value {
+        serde_json::Value::String(s) => s.clone(),
+        v => v.to_string(),
+    }
+}
+
+/// One workload at one sweep point, with its configurations' groups in plan order.
+pub(crate) struct Point<'a> {
+    pub workload: &'a str,
+    pub sweep: Option<&'a SweepPoint>,
+    pub groups: Vec<Group<'a>>,
+}
+
+pub(crate) fn points(e: &Evaluation) -> Vec<Point<'_>> {
+    let mut points: Vec<Point<'_>> = Vec::new();
+    for g in e.groups() {
+        match points.iter_mut().find(|p| p.workload == g.workload && p.sweep == g.sweep) {
+            Some(p) => p.groups.push(g),
+            None => points.push(Point { workload: g.workload, sweep: g.sweep, groups: vec![g] }),
+        }
+    }
+    points
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

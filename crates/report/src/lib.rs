@@ -9,6 +9,11 @@
 //! storage setup (alignment, block and page sizes, flushes, scheduler, TRIM, atime); `text`
 //! makes user text safe to show. This crate does not depend on
 //! the measuring library, so an old bundle can always be read and re-rendered.
+//!
+//! Its layers go one way. At the bottom the model: `model`, `evaluation` (with the one run
+//! status), `workload` (what each workload's results say of a run), `latency`, `input` (what
+//! a report is made from) and `format` (how a number is written). Above it `decision`, and
+//! above that `render`, the pages. No lower layer imports a higher one.
 
 pub mod columns;
 pub mod decision;
@@ -16,11 +21,15 @@ pub mod disclosure;
 pub mod evaluation;
 pub mod export;
 pub mod fingerprint;
+pub mod format;
+pub mod input;
+pub mod latency;
 pub mod model;
 pub mod render;
 pub mod series;
 pub mod setup;
 pub mod text;
+pub mod workload;
 
 pub use disclosure::*;
 pub use model::*;

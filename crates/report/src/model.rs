@@ -81,7 +81,7 @@
 //! Latency comes from HDR histograms with 3 significant digits (relative error under 0.1 %),
 //! recorded in nanoseconds. Under a rate target it is measured from each I/O's intended start.
 
-use crate::render::WorkloadResults;
+use crate::workload::WorkloadResults;
 use serde::{Deserialize, Serialize};
 
 /// Version of the `summary.json` layout; bump on any change that is not an addition.

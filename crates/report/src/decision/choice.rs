@@ -7,7 +7,7 @@
 
 use super::{Best, ConfigurationDecision, Decision};
 use crate::evaluation::{Evaluation, Group, difference};
-use crate::render::doc::{given, num, pct};
+use crate::format::{given, num, pct};
 
 /// Fills in the costs, the best of each kind, the choice and why.
 pub(super) fn choose(d: &mut Decision, e: &Evaluation) {
@@ -137,7 +137,7 @@ fn costs(c: &ConfigurationDecision, e: &Evaluation) -> Vec<String> {
     let cur = c.currency.as_deref().unwrap_or("");
     let mut out = Vec::new();
     let mine: Vec<Group<'_>> = e.groups().into_iter().filter(|g| g.configuration == c.name).collect();
-    for workload in crate::render::workloads(e) {
+    for workload in crate::evaluation::workloads(e) {
         // A swept workload at its best point.
         let best = mine
             .iter()
@@ -175,7 +175,7 @@ fn best(fits: &[&ConfigurationDecision], e: &Evaluation) -> Vec<Best> {
             value: format!("{} W", num(w)),
         });
     }
-    for point in crate::render::points(e) {
+    for point in crate::evaluation::points(e) {
         let per_watt = point
             .groups
             .iter()
@@ -188,7 +188,7 @@ fn best(fits: &[&ConfigurationDecision], e: &Evaluation) -> Vec<Best> {
                     "best {} per watt on {}{}",
                     h.metric,
                     point.workload,
-                    crate::render::at(point.sweep)
+                    crate::evaluation::at(point.sweep)
                 ),
                 configuration: g.configuration.to_string(),
                 value: format!("{} {}/W", num(w), h.metric),
@@ -201,8 +201,8 @@ fn best(fits: &[&ConfigurationDecision], e: &Evaluation) -> Vec<Best> {
 /// Each pair of configurations on each workload point, in plan order.
 pub(super) fn comparisons(e: &Evaluation) -> Vec<String> {
     let mut out = Vec::new();
-    for point in crate::render::points(e) {
-        let place = format!("{}{}", point.workload, crate::render::at(point.sweep));
+    for point in crate::evaluation::points(e) {
+        let place = format!("{}{}", point.workload, crate::evaluation::at(point.sweep));
         for (i, x) in point.groups.iter().enumerate() {
             for y in &point.groups[i + 1..] {
                 // The better one first, as the reference reports put it.

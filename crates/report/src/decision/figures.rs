@@ -25,7 +25,7 @@ impl Value {
 impl std::fmt::Display for Value {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Value::Num(v) => f.write_str(&crate::render::doc::num(*v)),
+            Value::Num(v) => f.write_str(&crate::format::num(*v)),
             Value::Text(t) => f.write_str(t),
         }
     }
@@ -98,3 +98,29 @@ pub fn of_kind(figures_of: FiguresOf, kind: &str) -> Option<Vec<Named>> {
 /// Where the figures of a workload kind come from: the library's registry
 /// (`storbench_bench::workload::registry::figures_of`), each workload's `Reported`.
 pub type FiguresOf = fn(&str) -> Option<Vec<Named>>;
+
+/// The figures a run's summary holds beyond its results, on every workload with a load to
+/// search (its registry entry's `loads`): the searched load.
+pub fn searched_figures() -> Vec<Named> {
+    names(SEARCHED)
+}
+
+/// The figure of a run whose load a search chose (a workload with `search` and
+/// `latency_limit`): the load confirmed to hold every limit.
+pub const SEARCH_LOAD: &str = "search_load";
+
+/// The figures of a run beyond its workload's results, kept in its summary, on every workload
+/// with a load to search: the searched load. (Its other figures are those of the confirmed
+/// run, read from the results as for any run: "oltp.opm" of a search is the most OPM that held
+/// the limits.)
+const SEARCHED: &[Figure<crate::model::Summary>] = &[Figure {
+    name: SEARCH_LOAD,
+    unit: "at the latency limit",
+    get: |s| s.search.as_ref()?.chosen.and_then(n),
+}];
+
+/// A run's figure `name` that its summary holds beyond its results: None where there is no such
+/// figure, Some(None) where the run did not measure it (it ran no search, or no load held).
+pub fn summary_figure(s: &crate::model::Summary, name: &str) -> Option<Option<Value>> {
+    read(SEARCHED, s, name)
+}

@@ -16,7 +16,7 @@ pub mod requirement;
 pub mod verdict;
 
 use crate::evaluation::{Evaluation, RunRecord, RunStatus, SweepPoint};
-use crate::render::ReportInput;
+use crate::input::ReportInput;
 use figures::{POWER, Value};
 use requirement::{EVERY_WORKLOAD, Requirement};
 use serde::{Deserialize, Serialize};
@@ -128,7 +128,7 @@ fn finished(s: RunStatus) -> bool {
 /// failed, each as a phrase.
 fn gaps(e: &Evaluation, name: &str) -> (Vec<String>, Vec<String>) {
     let (mut unfinished, mut failed) = (Vec::new(), Vec::new());
-    for label in crate::render::workloads(e) {
+    for label in crate::evaluation::workloads(e) {
         let runs: Vec<&RunRecord> =
             e.runs.iter().filter(|r| r.configuration == name && r.workload == label).collect();
         let open = runs.iter().filter(|r| !finished(r.status)).count();
@@ -164,7 +164,7 @@ fn judge_configuration(
 ) -> ConfigurationDecision {
     let e = &input.evaluation;
     let mut verdicts = Vec::new();
-    for label in crate::render::workloads(e) {
+    for label in crate::evaluation::workloads(e) {
         let mine: Vec<&Requirement> = judged.iter().filter(|r| applies(r, e, label)).collect();
         if !mine.is_empty() {
             verdicts.extend(at_best_point(input, &c.name, label, &mine));
@@ -274,7 +274,7 @@ fn judge_at(
             RunStatus::Pending | RunStatus::Interrupted => {}
         }
     }
-    let at = point.map(|p| format!("{} = {}", p.param, crate::render::sweep_value(p)));
+    let at = point.map(|p| format!("{} = {}", p.param, crate::evaluation::sweep_value(p)));
     verdict::judge(r, label, at, &evidence, unit)
 }
 
@@ -286,13 +286,10 @@ fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'
     }
     let data = input.runs.get(&run.id)?;
     let reported = data.summary.results.workload().reported();
-    let unit = (reported.figures)()
-        .into_iter()
-        .chain(crate::render::searched_figures())
-        .find(|f| f.name == name)?
-        .unit;
+    let unit =
+        (reported.figures)().into_iter().chain(figures::searched_figures()).find(|f| f.name == name)?.unit;
     // The summary's own figures (a search's load) first, then its workload's.
-    let value = crate::render::summary_figure(&data.summary, name)
+    let value = figures::summary_figure(&data.summary, name)
         .unwrap_or_else(|| data.summary.results.workload().figure(name).flatten());
     value.map(|v| (v, unit))
 }

@@ -234,7 +234,7 @@ pub fn judged(given: &[Requirement]) -> Vec<Requirement> {
                 stated: Some(format!(
                     "{}: {} mailboxes at {} IOPS each",
                     r.workload,
-                    crate::render::doc::given(count),
+                    crate::format::given(count),
                     rate
                 )),
             });

@@ -5,7 +5,7 @@
 
 use super::figures::Value;
 use super::requirement::{Op, Requirement};
-use crate::render::doc::{given, num, pct};
+use crate::format::{given, num, pct};
 use serde::{Deserialize, Serialize};
 
 /// One requirement judged on one configuration.

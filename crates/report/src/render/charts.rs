@@ -1,12 +1,12 @@
 //! The per-second charts of each group's reported run: the headline rate, latency, disk
 //! counters, CPU and power, with the measured phase shaded. Which columns make a chart is a
-//! table: the host's here, each workload's in its own file (`WorkloadResults::charts`); a chart
+//! table: the host's here, each workload's in its own file (`Shown::charts`); a chart
 //! whose columns a bundle lacks (no disk under tmpfs, no power meter) is left out, and so is a
 //! line that stays at zero.
 
 use super::doc::Block;
 use super::svg::{Chart, Line};
-use super::workload::WorkloadResults;
+use super::workload::{Shown, shown};
 use super::{ReportInput, Series, at};
 use crate::columns::{Column, Unit, pace, rebuild, system};
 
@@ -63,7 +63,7 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         let Some(series) = data.series.as_ref() else { continue };
         // Under steady state only the last rounds count: shade those.
         let shade = series.counted_window(data.summary.steady_state.as_ref());
-        let workload = data.summary.results.workload();
+        let workload = shown(&data.summary.results);
         let mut charts = of(workload, series, shade);
         charts.iter_mut().for_each(|c| c.band = workload.band());
         if charts.is_empty() {
@@ -90,7 +90,7 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
 
 /// The workload's charts and the host's that a series has columns for, then each device's
 /// bytes when the run used several and the rebuild progress of every stack that rebuilt.
-pub(super) fn of(workload: &dyn WorkloadResults, series: &Series, shade: Option<(f64, f64)>) -> Vec<Chart> {
+pub(super) fn of(workload: &dyn Shown, series: &Series, shade: Option<(f64, f64)>) -> Vec<Chart> {
     let fixed = workload.charts().iter().chain(HOST).filter_map(|spec| chart(series, spec, shade));
     fixed.chain(by_device(series, shade)).chain(rebuild_progress(series, shade)).collect()
 }

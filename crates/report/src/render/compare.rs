@@ -7,9 +7,10 @@
 //! B's lines overlaid (`spectrum`).
 
 use super::doc::{Block, Finding, Table, num};
-use super::findings::{self, Point};
+use super::findings;
 use super::spectrum::{self, Place};
 use super::{ReportInput, at, html, markdown, text};
+use crate::evaluation::Point;
 use crate::evaluation::{Group, difference};
 
 /// Which bundle is which: a short name ("A") and where it came from (its path).
@@ -34,14 +35,16 @@ pub fn compare_markdown(a: &Side<'_>, b: &Side<'_>) -> String {
 
 /// The latency spectra of the matched groups as image files: (file name, SVG).
 pub fn compare_pictures(a: &Side<'_>, b: &Side<'_>) -> Vec<(String, String)> {
-    let (pa, pb) = (findings::points(&a.input.evaluation), findings::points(&b.input.evaluation));
+    let (pa, pb) =
+        (crate::evaluation::points(&a.input.evaluation), crate::evaluation::points(&b.input.evaluation));
     let places = places(a, b, &pairs(&pa, &pb));
     spectrum::all_pictures(&places).iter().map(spectrum::Picture::file).collect()
 }
 
 /// The comparison with the latency spectra after the table (for files, not the terminal).
 fn with_spectra(a: &Side<'_>, b: &Side<'_>) -> Vec<Block> {
-    let (pa, pb) = (findings::points(&a.input.evaluation), findings::points(&b.input.evaluation));
+    let (pa, pb) =
+        (crate::evaluation::points(&a.input.evaluation), crate::evaluation::points(&b.input.evaluation));
     let mut d = document(a, b);
     d.extend(spectrum::section(&places(a, b, &pairs(&pa, &pb))));
     d
@@ -74,7 +77,8 @@ fn title(a: &Side<'_>, b: &Side<'_>) -> String {
 }
 
 fn document(a: &Side<'_>, b: &Side<'_>) -> Vec<Block> {
-    let (pa, pb) = (findings::points(&a.input.evaluation), findings::points(&b.input.evaluation));
+    let (pa, pb) =
+        (crate::evaluation::points(&a.input.evaluation), crate::evaluation::points(&b.input.evaluation));
     let pairs = pairs(&pa, &pb);
     let describe = |s: &Side<'_>| {
         let e = &s.input.evaluation;

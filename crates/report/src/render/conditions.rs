@@ -10,9 +10,10 @@
 //! with its best where it has no normal figure.
 
 use super::doc::{Block, Finding, Table, num, pct};
-use super::findings::{FEW_RUNS, Point, points};
+use super::findings::FEW_RUNS;
 use super::{ReportInput, at, workloads};
 use crate::evaluation::{Evaluation, Group, NORMAL, Spread, difference};
+use crate::evaluation::{Point, points};
 
 /// A storage measured under two conditions or more.
 pub(super) struct Storage<'a> {
@@ -248,7 +249,7 @@ fn finding(
 fn latencies(input: &ReportInput, degraded: &Group<'_>, normal: &Group<'_>) -> String {
     let p99 = |g: &Group<'_>| -> Vec<(&'static str, f64)> {
         let Some(data) = g.reported().and_then(|r| input.runs.get(&r.id)) else { return Vec::new() };
-        let all = data.summary.results.workload().latencies();
+        let all = super::shown(&data.summary.results).latencies();
         all.into_iter().filter(|(name, _)| name.contains("p99")).filter_map(|(n, v)| Some((n, v?))).collect()
     };
     let after = p99(degraded);

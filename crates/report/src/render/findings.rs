@@ -5,26 +5,8 @@
 //! Every figure is a group's reported (median) run; power figures are that run's own.
 
 use super::doc::{Finding, num, pct};
-use super::{at, plural};
+use super::{at, plural, points};
 use crate::evaluation::{Evaluation, Group, RunStatus, Spread, SweepPoint, difference};
-
-/// One workload at one sweep point, with its configurations' groups in plan order.
-pub(crate) struct Point<'a> {
-    pub workload: &'a str,
-    pub sweep: Option<&'a SweepPoint>,
-    pub groups: Vec<Group<'a>>,
-}
-
-pub(crate) fn points(e: &Evaluation) -> Vec<Point<'_>> {
-    let mut points: Vec<Point<'_>> = Vec::new();
-    for g in e.groups() {
-        match points.iter_mut().find(|p| p.workload == g.workload && p.sweep == g.sweep) {
-            Some(p) => p.groups.push(g),
-            None => points.push(Point { workload: g.workload, sweep: g.sweep, groups: vec![g] }),
-        }
-    }
-    points
-}
 
 /// The findings of a whole evaluation, point by point.
 pub(super) fn of(e: &Evaluation) -> Vec<Finding> {

@@ -8,12 +8,13 @@
 use super::charts::{Spec, spec};
 use super::doc::{Block, Finding, Table, num, opt};
 use super::spectrum::LatencyTypes;
-use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms};
+use super::workload::{Shown, p50_ms, p99_ms};
 use super::{ReportInput, plural};
 use crate::columns::integrity;
 use crate::decision::figures::{Figure, Value, WORD, ms, n, names, read};
 use crate::evaluation::{Group, Headline, RunStatus};
 use crate::model::{IntegrityErrors, IntegrityResults, IntegrityVerdict, IoErrors};
+use crate::workload::{Reported, WorkloadResults};
 use std::collections::BTreeMap;
 
 const CHARTS: &[Spec] = &[
@@ -104,7 +105,9 @@ impl WorkloadResults for IntegrityResults {
     fn failure(&self) -> Option<String> {
         failure(self)
     }
+}
 
+impl Shown for IntegrityResults {
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {
         vec![("p50", p50_ms(&self.lat_ns)), ("p99", p99_ms(&self.lat_ns))]
     }

@@ -8,12 +8,13 @@ use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{OwnCheck, Reported, WorkloadResults, p50_ms, p99_ms};
+use super::workload::{Shown, p50_ms, p99_ms};
 use crate::columns::io;
 use crate::decision::figures::{Figure, Value, WORD, ms, n, names, pass_fail, read};
 use crate::evaluation::Headline;
 use crate::fingerprint::{FidelityCheck, TraceReplay};
 use crate::model::{IoErrors, IoResults};
+use crate::workload::{OwnCheck, Reported, WorkloadResults};
 
 const CHARTS: &[Spec] = &[
     spec("I/O per second", &[(io::READ_IOPS, "read"), (io::WRITE_IOPS, "write")]),
@@ -95,10 +96,6 @@ impl WorkloadResults for IoResults {
         read(FIGURES, self, name)
     }
 
-    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
-        vec![("MB/s", Some((self.read.bytes_per_sec + self.write.bytes_per_sec) / 1e6), false)]
-    }
-
     fn headline(&self) -> Option<Headline> {
         Some(Headline::new("IOPS", self.read.iops + self.write.iops, true))
     }
@@ -147,6 +144,12 @@ impl WorkloadResults for IoResults {
             });
         }
         out
+    }
+}
+
+impl Shown for IoResults {
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        vec![("MB/s", Some((self.read.bytes_per_sec + self.write.bytes_per_sec) / 1e6), false)]
     }
 
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {

@@ -6,13 +6,14 @@ use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Finding, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{OwnCheck, Reported, WorkloadResults};
+use super::workload::Shown;
 use crate::columns::mailbox;
 use crate::decision::figures::{Figure, Value, WORD, n, names, pass_fail, read};
 use crate::disclosure::Disclosure;
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, MailboxResults, Summary};
 use crate::setup::PageSize;
+use crate::workload::{OwnCheck, Reported, WorkloadResults};
 
 const CHARTS: &[Spec] = &[
     spec(
@@ -77,27 +78,8 @@ impl WorkloadResults for MailboxResults {
         REPORTED
     }
 
-    /// The mailbox databases' page size, from the profile the run recorded.
-    fn page_size(&self, s: &Summary, _d: &Disclosure) -> Option<PageSize> {
-        let bytes = s.parameters.get("profile")?.get("page_size")?.as_u64()?;
-        Some(PageSize { owner: "the mailbox databases".into(), bytes })
-    }
-
     fn figure(&self, name: &str) -> Option<Option<Value>> {
         read(FIGURES, self, name)
-    }
-
-    fn findings(&self, input: &ReportInput) -> Vec<Finding> {
-        verdicts(input)
-    }
-
-    /// 003 counts a mailbox run's IOPS as database reads and writes plus log writes.
-    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
-        let all = self.db_reads_per_sec + self.db_writes_per_sec + self.log_writes_per_sec;
-        match self.test.as_str() {
-            "performance" | "stress" => vec![("DB + log IOPS", Some(all), true)],
-            _ => Vec::new(),
-        }
     }
 
     /// A backup's MB/s, a soft recovery's seconds per log, else (performance, stress) the
@@ -146,6 +128,27 @@ impl WorkloadResults for MailboxResults {
     /// Its verdict: every threshold held, no I/O error, every checksum verified.
     fn check_failed(&self) -> bool {
         !self.pass
+    }
+}
+
+impl Shown for MailboxResults {
+    /// The mailbox databases' page size, from the profile the run recorded.
+    fn page_size(&self, s: &Summary, _d: &Disclosure) -> Option<PageSize> {
+        let bytes = s.parameters.get("profile")?.get("page_size")?.as_u64()?;
+        Some(PageSize { owner: "the mailbox databases".into(), bytes })
+    }
+
+    fn findings(&self, input: &ReportInput) -> Vec<Finding> {
+        verdicts(input)
+    }
+
+    /// 003 counts a mailbox run's IOPS as database reads and writes plus log writes.
+    fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
+        let all = self.db_reads_per_sec + self.db_writes_per_sec + self.log_writes_per_sec;
+        match self.test.as_str() {
+            "performance" | "stress" => vec![("DB + log IOPS", Some(all), true)],
+            _ => Vec::new(),
+        }
     }
 
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {

@@ -19,9 +19,9 @@
 //! - `appendix`: the method followed, the notes and the full disclosure.
 //! - `search`: the search for the highest load under a latency limit, per step.
 //! - `compare`: two bundles side by side, matched by workload.
-//! - `workload`: what the report asks of each workload's results, answered in the workload's
-//!   own file (`io`, `oltp`, `mailbox`, `integrity`: headline, status, latencies, charts, and
-//!   any findings and section of its own).
+//! - `workload`: how each workload's results are shown (`Shown`: latencies, charts, and any
+//!   findings and section of its own), answered in the workload's own file (`io`, `oltp`,
+//!   `mailbox`, `integrity`, `replay`), which also answers `crate::workload::WorkloadResults`.
 
 mod appendix;
 mod background;
@@ -43,7 +43,7 @@ mod text;
 pub mod timeseries;
 mod workload;
 
-// The workloads, each answering `WorkloadResults` for its own results and declaring what it
+// The workloads, each answering `WorkloadResults` and `Shown` for its own results and declaring what it
 // reports (`REPORTED`, which the library's registry entry names).
 pub mod integrity;
 pub mod io;
@@ -51,102 +51,15 @@ pub mod mailbox;
 pub mod oltp;
 pub mod replay;
 
-use crate::disclosure::Disclosure;
-use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord, RunStatus};
-use crate::model::Summary;
+pub use crate::decision::figures::{SEARCH_LOAD, searched_figures, summary_figure};
+use crate::evaluation::{Evaluation, RunStatus};
+pub(crate) use crate::evaluation::{at, points, sweep_value, workloads};
+pub use crate::input::{ReportInput, RunData};
+pub use crate::workload::Reported;
 use doc::Block;
-pub(crate) use findings::points;
 pub use spectrum::Spectrum;
-use std::collections::BTreeMap;
 pub use timeseries::Series;
-pub use workload::Reported;
-pub(crate) use workload::WorkloadResults;
-pub use workload::{SEARCH_LOAD, searched_figures, summary_figure};
-
-/// Everything a report is made from, read from a bundle by the caller.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ReportInput {
-    pub evaluation: Evaluation,
-    /// Each run's own bundle, by run id; runs without one (pending, failed, unreadable) are
-    /// reported from `evaluation.json` alone.
-    pub runs: BTreeMap<String, RunData>,
-    pub disclosure: Option<Disclosure>,
-    /// What could not be read (a run's missing file), shown with the notes.
-    pub problems: Vec<String>,
-    /// By run id, the measured phase's latency spectra by histogram tag (`read`, `order`) of
-    /// the runs whose histograms the caller read (each group's shown run); a run without
-    /// them has no line in the latency pictures.
-    pub spectra: BTreeMap<String, BTreeMap<String, Spectrum>>,
-    /// A merged bundle's shards (`shards.json`); None for any other bundle.
-    pub shards: Option<crate::ShardsFile>,
-}
-
-/// One run's bundle.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RunData {
-    pub summary: Summary,
-    /// None where `timeseries.csv` is missing: the run then has no charts.
-    pub series: Option<Series>,
-}
-
-impl ReportInput {
-    /// One run's bundle as a one-run evaluation: the configuration is the host and target,
-    /// active power the mean of `power_watts` over the seconds its results cover.
-    pub fn single_run(id: &str, data: RunData, disclosure: Option<Disclosure>) -> ReportInput {
-        let s = &data.summary;
-        let headline = evaluation::headline(s);
-        let active_watts = data.series.as_ref().and_then(|x| x.active_watts(s));
-        let per_watt =
-            headline.as_ref().zip(active_watts).and_then(|(h, w)| evaluation::perf_per_watt(h.value, w));
-        let configuration = format!("{}:{}", s.host.hostname, s.target.path);
-        let run = RunRecord {
-            id: id.to_string(),
-            workload: s.name.clone(),
-            kind: s.workload.clone(),
-            configuration: configuration.clone(),
-            repetition: 1,
-            status: evaluation::status(s),
-            error: s.failed_ios().map(|e| e.to_string()),
-            bundle: Some(".".into()),
-            headline,
-            active_watts,
-            per_watt,
-            reported: true,
-            started_at: Some(s.started_at.clone()),
-            seconds: Some(s.phases.measured_s),
-            ..RunRecord::default()
-        };
-        let method = Method {
-            repetitions: 1,
-            window: "fixed".into(),
-            power_source: active_watts.map(|_| "the run's power_watts column".into()),
-            seed: s.seed,
-            ..Method::default()
-        };
-        let evaluation = Evaluation {
-            evaluation_version: evaluation::EVALUATION_VERSION,
-            tool_version: s.tool.version.clone(),
-            name: s.name.clone(),
-            complete: s.complete,
-            started_at: s.started_at.clone(),
-            ended_at: s.ended_at.clone(),
-            method,
-            configurations: vec![Configuration {
-                name: configuration,
-                target: s.target.path.clone(),
-                description: None,
-                own_values: Vec::new(),
-                background: s.background.iter().map(|b| b.spec.clone()).collect(),
-                ..Configuration::default()
-            }],
-            runs: vec![run],
-            notes: s.warnings.clone(),
-            requirements: Vec::new(),
-        };
-        let runs = BTreeMap::from([(id.to_string(), data)]);
-        ReportInput { evaluation, runs, disclosure, ..ReportInput::default() }
-    }
-}
+pub(crate) use workload::shown;
 
 /// `report.html`: findings, tables, per-second charts, method and disclosure in one file.
 pub fn report_html(input: &ReportInput) -> String {
@@ -220,31 +133,8 @@ fn configurations(e: &Evaluation) -> usize {
     names.len().max(e.configurations.len())
 }
 
-/// The workload labels in plan order.
-pub(crate) fn workloads(e: &Evaluation) -> Vec<&str> {
-    let mut seen: Vec<&str> = Vec::new();
-    for r in &e.runs {
-        if !seen.contains(&r.workload.as_str()) {
-            seen.push(&r.workload);
-        }
-    }
-    seen
-}
-
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
-}
-
-/// " at iodepth = 4" for a sweep point, "" otherwise.
-pub(crate) fn at(sweep: Option<&evaluation::SweepPoint>) -> String {
-    sweep.map(|p| format!(" at {} = {}", p.param, sweep_value(p))).unwrap_or_default()
-}
-
-pub(crate) fn sweep_value(p: &evaluation::SweepPoint) -> String {
-    match &p.value {
-        serde_json::Value::String(s) => s.clone(),
-        v => v.to_string(),
-    }
 }
 
 #[cfg(test)]

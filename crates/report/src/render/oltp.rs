@@ -6,13 +6,14 @@ use super::ReportInput;
 use super::charts::{Spec, spec};
 use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
-use super::workload::{Reported, WorkloadResults, p99_ms};
+use super::workload::{Shown, p99_ms};
 use crate::columns::oltp;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::disclosure::Disclosure;
 use crate::evaluation::Headline;
 use crate::model::{IoErrors, OltpResults, Summary};
 use crate::setup::PageSize;
+use crate::workload::{Reported, WorkloadResults};
 
 const CHARTS: &[Spec] = &[
     spec("Orders per minute", &[(oltp::OPM, "OPM")]),
@@ -56,18 +57,6 @@ impl WorkloadResults for OltpResults {
         REPORTED
     }
 
-    /// Its backend's page size: the stated setting where the disclosure has the backend's,
-    /// else the backend's default.
-    fn page_size(&self, s: &Summary, d: &Disclosure) -> Option<PageSize> {
-        let backend = s.target.kind.as_str();
-        let stated = d.database.kind.as_deref() == Some(backend);
-        let none = Default::default();
-        crate::setup::database_page_size(
-            backend,
-            if stated { &d.database.non_default_settings } else { &none },
-        )
-    }
-
     fn figure(&self, name: &str) -> Option<Option<Value>> {
         read(FIGURES, self, name)
     }
@@ -78,6 +67,20 @@ impl WorkloadResults for OltpResults {
 
     fn io_errors(&self) -> Option<IoErrors<'_>> {
         None
+    }
+}
+
+impl Shown for OltpResults {
+    /// Its backend's page size: the stated setting where the disclosure has the backend's,
+    /// else the backend's default.
+    fn page_size(&self, s: &Summary, d: &Disclosure) -> Option<PageSize> {
+        let backend = s.target.kind.as_str();
+        let stated = d.database.kind.as_deref() == Some(backend);
+        let none = Default::default();
+        crate::setup::database_page_size(
+            backend,
+            if stated { &d.database.non_default_settings } else { &none },
+        )
     }
 
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {

@@ -9,11 +9,12 @@ use super::charts::{Spec, spec};
 use super::doc::{Block, Table, num};
 use super::spectrum::LatencyTypes;
 use super::svg::Band;
-use super::workload::{Reported, WorkloadResults, p50_ms, p99_ms};
+use super::workload::{Shown, p50_ms, p99_ms};
 use crate::columns::replay;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::evaluation::{Group, Headline};
 use crate::model::{IoErrors, ReplayResults};
+use crate::workload::{Reported, WorkloadResults};
 use std::collections::BTreeMap;
 
 const CHARTS: &[Spec] = &[
@@ -57,7 +58,9 @@ impl WorkloadResults for ReplayResults {
     fn io_errors(&self) -> Option<IoErrors<'_>> {
         None
     }
+}
 
+impl Shown for ReplayResults {
     fn latencies(&self) -> Vec<(&'static str, Option<f64>)> {
         vec![("p50", p50_ms(&self.lat_ns)), ("p99", p99_ms(&self.lat_ns))]
     }

@@ -4,17 +4,18 @@
 
 use super::doc::{Block, Row, Table, num, opt, pct};
 use super::svg::{Chart, Line};
-use super::{ReportInput, RunData, at, findings, plural, sweep_value, workloads};
+use super::{ReportInput, RunData, at, plural, sweep_value, workloads};
 use crate::columns::system;
 use crate::evaluation::{Group, RunRecord, RunStatus};
 
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     let e = &input.evaluation;
     let mut out = vec![Block::Heading(2, "Results".into())];
-    let points = findings::points(e);
+    let points = crate::evaluation::points(e);
     for workload in workloads(e) {
         out.push(Block::Heading(3, format!("Workload {workload}")));
-        let mine: Vec<&findings::Point<'_>> = points.iter().filter(|p| p.workload == workload).collect();
+        let mine: Vec<&crate::evaluation::Point<'_>> =
+            points.iter().filter(|p| p.workload == workload).collect();
         if mine.iter().any(|p| p.sweep.is_some()) {
             out.push(Block::Chart(scaling(workload, &mine)));
         }
@@ -31,7 +32,7 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
 }
 
 /// 002's "% of best": each configuration's median at one point as a share of the best one's.
-fn share_of_best(p: &findings::Point<'_>) -> Vec<Block> {
+fn share_of_best(p: &crate::evaluation::Point<'_>) -> Vec<Block> {
     let medians: Vec<(&str, f64, bool, String)> = p
         .groups
         .iter()
@@ -59,7 +60,7 @@ fn share_of_best(p: &findings::Point<'_>) -> Vec<Block> {
 
 /// Median headline against the swept value, a line per configuration. The sweep's points are
 /// spaced evenly in plan order and labelled with their values (sweeps usually double).
-fn scaling(workload: &str, points: &[&findings::Point<'_>]) -> Chart {
+fn scaling(workload: &str, points: &[&crate::evaluation::Point<'_>]) -> Chart {
     let mut lines: Vec<Line> = Vec::new();
     let mut metric = String::new();
     for (i, p) in points.iter().enumerate() {
@@ -159,12 +160,12 @@ fn meters(data: &RunData) -> Vec<(String, Option<f64>)> {
 
 /// The figures its workload puts beside the headline.
 fn beside(data: &RunData) -> Vec<(&'static str, Option<f64>, bool)> {
-    data.summary.results.workload().beside()
+    super::shown(&data.summary.results).beside()
 }
 
 /// The latencies a reader of the run's workload looks at, in milliseconds.
 fn latencies(data: &RunData) -> Vec<(&'static str, Option<f64>)> {
-    data.summary.results.workload().latencies()
+    super::shown(&data.summary.results).latencies()
 }
 
 /// Host CPU busy (user + system) over the measured phase.

@@ -107,11 +107,11 @@ fn summaries<'a>(input: &'a ReportInput, c: &Configuration) -> Vec<(&'a str, &'a
 }
 
 /// The page sizes of the databases the configuration's runs used, each as its workload's
-/// results say (`WorkloadResults::page_size`).
+/// results say (`Shown::page_size`).
 fn page_sizes(input: &ReportInput, d: &Disclosure, c: &Configuration) -> Vec<PageSize> {
     let mut out: Vec<PageSize> = Vec::new();
     for (_, s) in summaries(input, c) {
-        if let Some(page) = s.results.workload().page_size(s, d).filter(|p| !out.contains(p)) {
+        if let Some(page) = crate::render::shown(&s.results).page_size(s, d).filter(|p| !out.contains(p)) {
             out.push(page);
         }
     }
@@ -250,7 +250,7 @@ mod tests {
         s.results = Results::Mailbox(MailboxResults::default());
         s.parameters = serde_json::json!({"preset": "exchange2007", "profile": {"page_size": 32768}});
         let disclosure = input().disclosure.unwrap();
-        let page_of = |s: &Summary| s.results.workload().page_size(s, &disclosure);
+        let page_of = |s: &Summary| crate::render::shown(&s.results).page_size(s, &disclosure);
         let page = page_of(&s).unwrap();
         assert_eq!((page.owner.as_str(), page.bytes), ("the mailbox databases", 32 << 10));
         s.parameters = serde_json::Value::Null;

@@ -10,18 +10,12 @@
 
 use super::doc::{Block, Table, given, num};
 use super::svg::{Chart, Line};
-use super::{ReportInput, at, findings};
+use super::{ReportInput, at};
 use crate::evaluation::{RunRecord, SweepPoint};
 use std::collections::BTreeMap;
 
-/// A run's latencies of one request type at each of [`quantiles`]`(count)`.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Spectrum {
-    /// How many latencies the histogram holds.
-    pub count: u64,
-    /// (quantile 0..=1, latency ns), quantile rising; the last is the maximum (quantile 1).
-    pub points: Vec<(f64, u64)>,
-}
+use crate::latency::REPLAY_TYPE;
+pub use crate::latency::{LatencyTypes, Spectrum};
 
 /// The quantiles every spectrum holds, whatever its count: the minimum, the median and each
 /// whole nine up to five. Literals, so a table finds them by equality.
@@ -65,40 +59,6 @@ fn percentile_label(nine: u32) -> String {
         1 => "90".into(),
         2 => "99".into(),
         n => format!("99.{}", "9".repeat(n as usize - 2)),
-    }
-}
-
-/// The request types a workload's latency histograms are kept by, as its spectra draw them
-/// (each workload declares its own: `Reported::latency_types`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LatencyTypes {
-    /// Its histograms' tags, each with what it is: `("read", "reads")`.
-    Tags(&'static [(&'static str, &'static str)]),
-    /// Types of the workload's own naming, each under [`REPLAY_TYPE`] and its escaped name (a
-    /// replay's requests).
-    Named,
-}
-
-/// A replay's request types are its own, each under this prefix and its escaped name.
-const REPLAY_TYPE: &str = "type.";
-
-impl LatencyTypes {
-    /// What the histogram `tag` is, where a picture draws it.
-    pub fn name_of(self, tag: &str) -> Option<String> {
-        match self {
-            LatencyTypes::Named => tag.strip_prefix(REPLAY_TYPE).map(str::to_string),
-            LatencyTypes::Tags(types) => {
-                types.iter().find(|(t, _)| *t == tag).map(|(_, name)| name.to_string())
-            }
-        }
-    }
-
-    /// Whether there are several, each drawn in its own picture and file.
-    fn several(self) -> bool {
-        match self {
-            LatencyTypes::Named => true,
-            LatencyTypes::Tags(types) => types.len() > 1,
-        }
     }
 }
 
@@ -170,7 +130,7 @@ impl Picture {
 /// (its group's reported run, or where every run failed its check the first of those).
 pub(super) fn places(input: &ReportInput) -> Vec<Place<'_>> {
     let mut out = Vec::new();
-    for point in findings::points(&input.evaluation) {
+    for point in crate::evaluation::points(&input.evaluation) {
         let mut place = Place::new(point.workload, point.sweep);
         for g in &point.groups {
             let Some(run) = g.shown() else { continue };

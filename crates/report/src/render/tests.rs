@@ -2,8 +2,10 @@
 
 use super::compare::{Side, compare_markdown, compare_text};
 use super::*;
-use crate::evaluation::{Headline, SweepPoint};
+use crate::evaluation::{Headline, Method, RunRecord, SweepPoint};
+use crate::model::Summary;
 use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, Results, TargetInfo, Tool};
+use std::collections::BTreeMap;
 
 fn summary(iops: f64) -> Summary {
     let lat = LatencyNs { p50: 200_000, p99: 900_000, ..LatencyNs::default() };
@@ -255,7 +257,7 @@ fn two_single_runs_of_one_kind_compare_directly() {
 fn oltp_and_mailbox_series_get_their_own_charts() {
     let titles = |results: Results, csv: &str| -> Vec<String> {
         let series = Series::parse(csv).unwrap();
-        charts::of(results.workload(), &series, None).into_iter().map(|c| c.title).collect()
+        charts::of(shown(&results), &series, None).into_iter().map(|c| c.title).collect()
     };
     let (oltp, mailbox) = (Results::Oltp(Default::default()), Results::Mailbox(Default::default()));
     let oltp = titles(

@@ -1,0 +1,95 @@
+//! What a report and a decision are made from: an evaluation with each run's bundle as the
+//! caller read it (its summary and per-second series, its latency spectra, the disclosure),
+//! or one run's bundle made a one-run evaluation.
+
+use crate::disclosure::Disclosure;
+use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord};
+use crate::latency::Spectrum;
+use crate::model::Summary;
+use crate::render::timeseries::Series;
+use std::collections::BTreeMap;
+
+/// Everything a report is made from, read from a bundle by the caller.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportInput {
+    pub evaluation: Evaluation,
+    /// Each run's own bundle, by run id; runs without one (pending, failed, unreadable) are
+    /// reported from `evaluation.json` alone.
+    pub runs: BTreeMap<String, RunData>,
+    pub disclosure: Option<Disclosure>,
+    /// What could not be read (a run's missing file), shown with the notes.
+    pub problems: Vec<String>,
+    /// By run id, the measured phase's latency spectra by histogram tag (`read`, `order`) of
+    /// the runs whose histograms the caller read (each group's shown run); a run without
+    /// them has no line in the latency pictures.
+    pub spectra: BTreeMap<String, BTreeMap<String, Spectrum>>,
+    /// A merged bundle's shards (`shards.json`); None for any other bundle.
+    pub shards: Option<crate::ShardsFile>,
+}
+
+/// One run's bundle.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunData {
+    pub summary: Summary,
+    /// None where `timeseries.csv` is missing: the run then has no charts.
+    pub series: Option<Series>,
+}
+
+impl ReportInput {
+    /// One run's bundle as a one-run evaluation: the configuration is the host and target,
+    /// active power the mean of `power_watts` over the seconds its results cover.
+    pub fn single_run(id: &str, data: RunData, disclosure: Option<Disclosure>) -> ReportInput {
+        let s = &data.summary;
+        let headline = evaluation::headline(s);
+        let active_watts = data.series.as_ref().and_then(|x| x.active_watts(s));
+        let per_watt =
+            headline.as_ref().zip(active_watts).and_then(|(h, w)| evaluation::perf_per_watt(h.value, w));
+        let configuration = format!("{}:{}", s.host.hostname, s.target.path);
+        let run = RunRecord {
+            id: id.to_string(),
+            workload: s.name.clone(),
+            kind: s.workload.clone(),
+            configuration: configuration.clone(),
+            repetition: 1,
+            status: evaluation::status(s),
+            error: s.failed_ios().map(|e| e.to_string()),
+            bundle: Some(".".into()),
+            headline,
+            active_watts,
+            per_watt,
+            reported: true,
+            started_at: Some(s.started_at.clone()),
+            seconds: Some(s.phases.measured_s),
+            ..RunRecord::default()
+        };
+        let method = Method {
+            repetitions: 1,
+            window: "fixed".into(),
+            power_source: active_watts.map(|_| "the run's power_watts column".into()),
+            seed: s.seed,
+            ..Method::default()
+        };
+        let evaluation = Evaluation {
+            evaluation_version: evaluation::EVALUATION_VERSION,
+            tool_version: s.tool.version.clone(),
+            name: s.name.clone(),
+            complete: s.complete,
+            started_at: s.started_at.clone(),
+            ended_at: s.ended_at.clone(),
+            method,
+            configurations: vec![Configuration {
+                name: configuration,
+                target: s.target.path.clone(),
+                description: None,
+                own_values: Vec::new(),
+                background: s.background.iter().map(|b| b.spec.clone()).collect(),
+                ..Configuration::default()
+            }],
+            runs: vec![run],
+            notes: s.warnings.clone(),
+            requirements: Vec::new(),
+        };
+        let runs = BTreeMap::from([(id.to_string(), data)]);
+        ReportInput { evaluation, runs, disclosure, ..ReportInput::default() }
+    }
+}
