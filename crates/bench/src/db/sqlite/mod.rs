@@ -58,11 +58,21 @@ impl Sqlite {
     fn open_for_run(&self) -> DbResult<Connection> {
         let conn = open_existing(&self.path)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(|e| query(&self.path, e))?;
-        conn.execute_batch(&format!(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-{RUN_CACHE_KIB};"
-        ))
-        .map_err(|e| classify(&self.path, e))?;
-        Ok(conn)
+        let pragmas =
+            format!("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA cache_size=-{RUN_CACHE_KIB};");
+        // Switching a database to WAL takes a lock that SQLite's busy handler does not wait
+        // for: a session opened at the same moment as another on a new database is told
+        // "database is locked" at once. It tries again, within the busy timeout.
+        let deadline = std::time::Instant::now() + BUSY_TIMEOUT;
+        loop {
+            match conn.execute_batch(&pragmas) {
+                Ok(()) => return Ok(conn),
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                Err(e) => return Err(classify(&self.path, e)),
+            }
+        }
     }
 }
 
@@ -119,6 +129,14 @@ pub(crate) fn file_error(e: crate::files::FileError) -> DbError {
 }
 
 /// An error of a statement on `path`, by kind: busy/locked is retryable like a deadlock.
+/// Whether SQLite answered that another connection holds the lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 pub(crate) fn classify(path: &Path, e: rusqlite::Error) -> DbError {
     use rusqlite::ErrorCode as C;
     let kind = match e.sqlite_error_code() {
@@ -242,4 +260,41 @@ pub(crate) fn clone_file(from: &Path, to: &Path) -> DbResult<()> {
         let _ = crate::files::remove_own(&tmp);
     }
     renamed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::sql::{SqlSession, Statement};
+
+    /// Sessions opened at the same moment on a new, empty database (a replay's first
+    /// requests, each session on its own connection) all open, and each one's schema change
+    /// is there for its next statement. Before, about one round in six had a session told
+    /// "database is locked" while another switched the file to WAL; a replay then sent that
+    /// session's next request on a new connection, without its CREATE.
+    #[test]
+    fn sessions_opened_at_once_on_a_new_database_all_open_and_keep_their_tables() {
+        for round in 0..50 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("new.db");
+            std::fs::File::create(&path).unwrap();
+            let db = Arc::new(Sqlite::new(&path));
+            let sessions: Vec<_> = ["a", "b", "c", "d"]
+                .into_iter()
+                .map(|table| {
+                    let db = db.clone();
+                    std::thread::spawn(move || -> DbResult<usize> {
+                        let mut s = db.session()?;
+                        s.batch(&format!("CREATE TABLE {table} (x INTEGER)"))?;
+                        s.execute(Statement::Text(&format!("INSERT INTO {table} VALUES (1)")), &[])?;
+                        Ok(s.query(Statement::Text(&format!("SELECT x FROM {table}")), &[])?.len())
+                    })
+                })
+                .collect();
+            for s in sessions {
+                let rows = s.join().unwrap().unwrap_or_else(|e| panic!("round {round}: {e}"));
+                assert_eq!(rows, 1, "round {round}");
+            }
+        }
+    }
 }
