@@ -1,6 +1,6 @@
 //! The command line. Each option is defined once, here: its doc comment is the `--help` text,
 //! its field name is the plan-file key (snake_case) and the flag (kebab-case). Nothing here
-//! has side effects; `cmd::*` validates these plain values into the library's typed jobs.
+//! has side effects; `subcommand::*` validates these plain values into the library's typed jobs.
 
 mod integrity;
 mod mailbox;
@@ -293,7 +293,7 @@ impl BlockSizes {
 impl std::str::FromStr for BlockSizes {
     type Err = String;
     fn from_str(s: &str) -> Result<BlockSizes, String> {
-        let mix = crate::cmd::io::validate::parse_bs(s).map_err(|e| e.to_string())?;
+        let mix = crate::subcommand::io::validate::parse_bs(s).map_err(|e| e.to_string())?;
         Ok(BlockSizes { mix, text: s.to_string() })
     }
 }

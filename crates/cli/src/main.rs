@@ -29,16 +29,16 @@ macro_rules! tell_raw {
 mod args;
 mod background;
 mod cluster;
-mod cmd;
 mod console;
+mod live;
 mod measure;
-mod metrics;
 mod output;
 mod plan;
 mod power;
 mod registry;
 mod search;
 mod shard;
+mod subcommand;
 mod units;
 
 use clap::FromArgMatches;
@@ -91,7 +91,7 @@ fn real_main() -> i32 {
         return 2;
     }
     if let Some(addr) = listen
-        && let Err(e) = metrics::serve(&addr)
+        && let Err(e) = live::serve(&addr)
     {
         say!("error: {e}");
         return 2;
@@ -102,17 +102,17 @@ fn real_main() -> i32 {
     let how: &dyn Fn(_) -> String = if invoked.1 == "run" { &plan::key_for } else { &args::IoArgs::flag_for };
     let result = invoked.0.run(&stop);
     match result {
-        Ok(cmd::Ending::Ok) => 0,
-        Ok(cmd::Ending::CheckFailed) => 1,
-        Ok(cmd::Ending::Interrupted) => {
+        Ok(subcommand::Ending::Ok) => 0,
+        Ok(subcommand::Ending::CheckFailed) => 1,
+        Ok(subcommand::Ending::Interrupted) => {
             say!("interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)");
             130
         }
-        Ok(cmd::Ending::InterruptedKeeping(kept)) => {
+        Ok(subcommand::Ending::InterruptedKeeping(kept)) => {
             say!("interrupted: {kept}");
             130
         }
-        Ok(cmd::Ending::InterruptedBeforeRun) => {
+        Ok(subcommand::Ending::InterruptedBeforeRun) => {
             say!("interrupted before the run started: nothing was measured");
             130
         }
@@ -148,17 +148,17 @@ impl registry::Invoked for args::Command {
         None
     }
 
-    fn run(self: Box<Self>, stop: &StopFlag) -> anyhow::Result<cmd::Ending> {
+    fn run(self: Box<Self>, stop: &StopFlag) -> anyhow::Result<subcommand::Ending> {
         match *self {
-            args::Command::Run(a) => cmd::evaluation::run(&a, stop),
-            args::Command::Plan(c) => cmd::plan::run(c),
-            args::Command::Report(a) => cmd::report::run(&a),
-            args::Command::Compare(a) => cmd::compare::run(&a),
-            args::Command::Summarize(a) => cmd::summarize::run(&a),
-            args::Command::Merge(a) => cmd::merge::run(&a),
-            args::Command::Capture(a) => cmd::trace::capture(&a, stop),
-            args::Command::Fingerprint(a) => cmd::trace::fingerprint(&a),
-            args::Command::Decide(a) => cmd::decide::run(&a),
+            args::Command::Run(a) => subcommand::evaluation::run(&a, stop),
+            args::Command::Plan(c) => subcommand::plan::run(c),
+            args::Command::Report(a) => subcommand::report::run(&a),
+            args::Command::Compare(a) => subcommand::compare::run(&a),
+            args::Command::Summarize(a) => subcommand::summarize::run(&a),
+            args::Command::Merge(a) => subcommand::merge::run(&a),
+            args::Command::Capture(a) => subcommand::trace::capture(&a, stop),
+            args::Command::Fingerprint(a) => subcommand::trace::fingerprint(&a),
+            args::Command::Decide(a) => subcommand::decide::run(&a),
         }
     }
 }

@@ -9,7 +9,7 @@
 
 use crate::args::OutputArgs;
 use crate::background::{self, Background};
-use crate::cmd::Ending;
+use crate::subcommand::Ending;
 use crate::{console, output, power};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -62,7 +62,7 @@ impl BundleDir {
         Ok(match given {
             Some(dir) => BundleDir::Given(dir.to_path_buf()),
             None => BundleDir::New {
-                root: crate::cmd::results_root(out.output_dir.as_deref())?,
+                root: crate::subcommand::results_root(out.output_dir.as_deref())?,
                 name: name.into(),
             },
         })
@@ -183,9 +183,9 @@ pub fn measure(
     let place = background::Place { bundle: Some(&dir), ..place };
     let (streams, entries) = background::build(start.background, place, stop)?;
     let _log = console::log_run(&dir)?;
-    crate::metrics::begin_run(&run_name(&start.summary, &dir), &start.summary.workload);
+    crate::live::begin_run(&run_name(&start.summary, &dir), &start.summary.workload);
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;
-    let hooks = Hooks { observe: crate::metrics::observe, warn: |w| alert!("warning: {w}") };
+    let hooks = Hooks { observe: crate::live::observe, warn: |w| alert!("warning: {w}") };
     let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database, hooks)?;
     bundle.write_summary(&start.summary)?;
     bundle.record(
@@ -201,7 +201,7 @@ pub fn measure(
     let sampler = WithStreams { host: power::system_sampler(&start.targets, start.device), streams };
     let mut recording = Recording { bundle, sampler };
     let done = work(&mut recording, start.summary);
-    crate::metrics::set_phase("done");
+    crate::live::set_phase("done");
     let done = done?;
     let mut summary = done.summary;
     summary.background = background_results(&recording.sampler.streams, start.background);

@@ -5,12 +5,12 @@
 //!
 //! A [`Kind`] is the static part (its name, its plan keys as clap defines them, how a plan
 //! table becomes its options); [`Options`] is one workload's options as a plan holds them,
-//! implemented by each kind's argument struct in `cmd/<kind>/entry.rs`.
+//! implemented by each kind's argument struct in `subcommand/<kind>/entry.rs`.
 
-use crate::cmd::{self, Ending};
 use crate::measure::Ran;
 use crate::plan::parse::{PlanError, Source};
 use crate::plan::{Configuration, Method};
+use crate::subcommand::{self, Ending};
 use anyhow::Result;
 use std::any::Any;
 use std::fmt;
@@ -21,7 +21,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::workload::registry::Workload;
 use toml::de::DeTable;
 
-pub use cmd::KINDS;
+pub use subcommand::KINDS;
 
 /// The kind named `name` (a plan's `kind = "..."`).
 pub fn kind(name: &str) -> Option<&'static Kind> {

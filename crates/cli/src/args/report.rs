@@ -15,7 +15,7 @@ pub struct ReportArgs {
     /// Recompute every figure of each run over this part of its measured phase, in seconds
     /// since the run started (the whole intervals inside it), from the run's record:
     /// `1000s..1200s` (a duration each side, a bare number is seconds).
-    #[arg(long, value_name = "FROM..TO", value_parser = crate::cmd::report::window)]
+    #[arg(long, value_name = "FROM..TO", value_parser = crate::subcommand::report::window)]
     pub window: Option<(f64, f64)>,
 
     #[command(flatten)]

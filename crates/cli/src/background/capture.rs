@@ -34,7 +34,7 @@ impl CaptureBackground {
 
     /// The device whose requests it records, checked: tracing available, a block device.
     pub(super) fn plan(&self, name: &str, b: &Background, place: Place<'_>) -> Result<PathBuf> {
-        if let Err(why) = crate::cmd::trace::tracing_ready() {
+        if let Err(why) = crate::subcommand::trace::tracing_ready() {
             return Err(anyhow!("--background {b} ({name}) cannot capture here: {why}"));
         }
         // The target, or where it will be made.

@@ -14,10 +14,10 @@
 pub mod kubernetes;
 pub mod slurm;
 
-use crate::cmd::Ending;
 use crate::measure::{Measured, Ran};
 use crate::plan::Plan;
 use crate::plan::expand::PlannedRun;
+use crate::subcommand::Ending;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
@@ -377,7 +377,7 @@ fn collect(dir: &Path, shards: u32, bundle: &Path) -> Result<Measured> {
     if bundles.is_empty() {
         bail!("no shard of {shards} wrote its bundle");
     }
-    let (summary, _) = crate::cmd::merge::merge_into(&bundles, bundle)?;
+    let (summary, _) = crate::subcommand::merge::merge_into(&bundles, bundle)?;
     if !missing.is_empty() {
         bail!("shard(s) {} of {shards} wrote no bundle; the merge has the others", missing.join(", "));
     }

@@ -454,9 +454,9 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
     }
     // What validation and the evaluation's labels make of a job that sets nothing.
     let io = IoArgs::default();
-    let job = &crate::cmd::io::validate::validate(&io).unwrap().jobs[0].spec;
+    let job = &crate::subcommand::io::validate::validate(&io).unwrap().jobs[0].spec;
     assert_eq!((job.iodepth, job.seed, job.reads), (IoArgs::IODEPTH, DEFAULT_SEED, Share::READS));
-    assert_eq!(job.block_sizes.max(), crate::cmd::io::validate::parse_bs(IoArgs::BS).unwrap().max());
+    assert_eq!(job.block_sizes.max(), crate::subcommand::io::validate::parse_bs(IoArgs::BS).unwrap().max());
     assert_eq!(job.name, format!("{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
     let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\n");
     let plan = parse("plan.toml", &text).unwrap();

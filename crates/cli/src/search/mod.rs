@@ -10,10 +10,10 @@ mod workloads;
 
 pub use workloads::{Searching, kinds_listed};
 
-use crate::cmd::Ending;
 use crate::console::{self, RunLine};
 use crate::measure::{Measured, Ran};
 use crate::registry::Options;
+use crate::subcommand::Ending;
 use crate::units::Seconds;
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -168,7 +168,7 @@ pub fn run<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Endi
     let param = s.search.expect("run only with --search");
     check_load(w, param)?;
     check_limits(w, &s.latency_limit)?;
-    let root = crate::cmd::results_root(w.out().output_dir.as_deref())?;
+    let root = crate::subcommand::results_root(w.out().output_dir.as_deref())?;
     let dir =
         storbench_bench::run::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
     let ran = search(w, s, &dir, Shown::Terminal, stop)?;

@@ -6,9 +6,9 @@
 
 use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
 use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs};
-use crate::cmd::replay::args::{ModeArg, ReplayArgs};
 use crate::measure::Ran;
 use crate::registry::Options;
+use crate::subcommand::replay::args::{ModeArg, ReplayArgs};
 use crate::units::{Minutes, Seconds};
 use anyhow::{Result, bail};
 use std::path::Path;
@@ -205,10 +205,11 @@ impl Searchable for MailboxArgs {
     }
 
     fn cleanup(&self) -> Option<Box<dyn FnOnce()>> {
-        let there = crate::cmd::mailbox::has_databases(self);
+        let there = crate::subcommand::mailbox::has_databases(self);
         let args = self.clone();
-        (!self.keep && !there)
-            .then(|| Box::new(move || crate::cmd::mailbox::remove_kept_databases(&args)) as Box<dyn FnOnce()>)
+        (!self.keep && !there).then(|| {
+            Box::new(move || crate::subcommand::mailbox::remove_kept_databases(&args)) as Box<dyn FnOnce()>
+        })
     }
 
     fn out(&self) -> &OutputArgs {

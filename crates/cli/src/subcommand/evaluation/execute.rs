@@ -1,0 +1,341 @@
+//! One run of an evaluation: checks before anything runs, preconditioning, then settle, idle
+//! power, the workload's run into its bundle under `runs/<id>/`, and its figures from the
+//! summary it returns.
+
+use crate::args::{EngineArg, IoArgs, OltpRunArgs};
+use crate::cluster::Cluster;
+use crate::console;
+use crate::measure::{Measured, Ran};
+use crate::plan::expand::{self, PlannedRun};
+use crate::plan::{Configuration, Plan};
+use crate::power;
+use crate::subcommand::{self, Ending};
+use crate::units::{ByteSize, Seconds};
+use anyhow::{Context, Result, bail};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use storbench_bench::monitor::resolve_device;
+use storbench_bench::run::StopFlag;
+use storbench_bench::run::bundle;
+use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
+
+/// Every run's options as its command would check them, so that a mistake in the last
+/// workload stops the evaluation before the first run, not hours into it.
+pub fn check_all(plan: &Plan) -> Result<()> {
+    check_kept_once(plan)?;
+    for c in &plan.configurations {
+        // Its streams' files and programs (a rebuild's destination, a command's program).
+        let place = crate::background::Place {
+            dir: c.target.is_dir().then_some(&*c.target),
+            target: Some(&c.target),
+            bundle: None,
+            null: false,
+            wait: false,
+        };
+        let checked = crate::background::check(&c.background, place);
+        checked.with_context(|| format!("in the plan, configuration {}'s background", c.name))?;
+    }
+    for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
+        check_place(plan, run)?;
+        let checked = run.args.check().and_then(|()| check_search(run));
+        let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
+        let checked = checked.map_err(|e| anyhow::anyhow!(in_plan(&e)));
+        checked.with_context(|| {
+            format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
+        })?;
+    }
+    let runs = expand::runs(plan);
+    let oltp =
+        runs.iter().filter_map(|r| Some((config_name(plan, r).to_owned(), r.args.get::<OltpRunArgs>()?)));
+    subcommand::oltp::check_databases_apart(oltp)
+        .map_err(|e| anyhow::anyhow!("in the plan, {}", in_plan(&e)))?;
+    for i in 0..plan.configurations.len() {
+        if let Some(args) = precondition_args(plan, i) {
+            subcommand::io::check(&args)
+                .with_context(|| format!("in the plan, preconditioning {}", plan.configurations[i].name))?;
+        }
+    }
+    Ok(())
+}
+
+/// A run's search with the options the configuration and the method gave it (the method's
+/// steady-state window would refuse it, as `--steady-state` does on the command line).
+fn check_search(run: &PlannedRun) -> Result<()> {
+    match &run.search {
+        Some(s) => crate::search::check_options(&*run.args, s).map_err(|(_, e)| e),
+        None => Ok(()),
+    }
+}
+
+/// An integrity run with `keep = true` leaves its files, and the next integrity run on that
+/// configuration would find them and refuse to start: such a plan could never finish.
+fn check_kept_once(plan: &Plan) -> Result<()> {
+    let all = expand::runs(plan);
+    for first in all.iter().filter(|r| r.args.keeps_files()) {
+        let mut others = all.iter().filter(|r| std::ptr::eq(r.args.kind(), first.args.kind()));
+        if let Some(next) = others.find(|r| r.configuration == first.configuration && r.id != first.id) {
+            bail!(
+                "in the plan, workload {} keeps its files (keep = true) on {}, so run {} would find them \
+                 there and could not start; set repetitions = 1 and run one integrity workload per \
+                 configuration with keep, or leave keep out",
+                first.workload,
+                config_name(plan, first),
+                next.id
+            );
+        }
+    }
+    Ok(())
+}
+
+/// A workload's error as a plan's user reads it: remedies and options named by their plan keys.
+fn in_plan(e: &anyhow::Error) -> String {
+    crate::plan::in_plan_terms(&crate::output::reason_worded(e, &crate::plan::key_for))
+}
+
+/// What a run needs of its configuration's target that the workload's own checks cannot see.
+fn check_place(plan: &Plan, run: &PlannedRun) -> Result<()> {
+    let c = &plan.configurations[run.configuration];
+    if run.args.needs_files(c) && !c.target.is_dir() {
+        bail!(
+            "in the plan, workload {} needs a filesystem, but configuration {}'s target {} is a \
+             device; give it a configuration whose target is a directory on that storage{}",
+            run.workload,
+            c.name,
+            c.target.display(),
+            if run.args.targets_on(c).is_some() { ", or database servers in `url`" } else { "" }
+        );
+    }
+    if let (Some((key, n)), Some(there)) = (&run.sweep, run.args.targets_on(c))
+        && key == crate::plan::parse::TARGETS
+        && n.as_u64().unwrap_or(0) as usize > there
+    {
+        bail!(
+            "in the plan, workload {} sweeps targets = {n}, but configuration {} has {} url(s); \
+             give it at least {n} database servers in `url`",
+            run.workload,
+            c.name,
+            c.url.len()
+        );
+    }
+    Ok(())
+}
+
+fn config_name<'a>(plan: &'a Plan, run: &PlannedRun) -> &'a str {
+    &plan.configurations[run.configuration].name
+}
+
+/// The record of a run not yet made.
+pub fn pending(plan: &Plan, run: &PlannedRun) -> RunRecord {
+    RunRecord {
+        id: run.id.clone(),
+        workload: run.workload.clone(),
+        kind: run.args.kind().name.to_string(),
+        configuration: config_name(plan, run).to_string(),
+        sweep: run.sweep.clone().map(|(param, value)| ev::SweepPoint { param, value }),
+        repetition: run.repetition,
+        ..RunRecord::default()
+    }
+}
+
+/// The preconditioning job of configuration `ci`: sequential 128 KiB writes over the whole of
+/// its io target (file or device), `precondition` times; None without passes or an io workload.
+pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
+    let passes = plan.method.precondition.filter(|&p| p > 0)?;
+    let io = expand::runs(plan).into_iter().find_map(|r| {
+        let a = r.args.get::<IoArgs>().filter(|a| r.configuration == ci && a.engine != Some(EngineArg::Null));
+        a.cloned()
+    })?;
+    let whole = subcommand::io::check(&io).ok().and_then(|(_, target)| target.map(|t| t.size));
+    let size = whole.unwrap_or_else(|| io.size.map_or(subcommand::io::validate::DEFAULT_SIZE, |s| s.0));
+    Some(IoArgs {
+        rw: Some(crate::args::Rw::Write),
+        bs: Some(crate::args::BlockSizes::single(128 << 10)),
+        iodepth: Some(16),
+        workers: Some(1),
+        runtime: None,
+        ramp: Some(Seconds(Duration::ZERO)),
+        io_size: Some(ByteSize(size * u64::from(passes))),
+        steady_state: None,
+        rate_iops: None,
+        rate_bw: None,
+        verify: false,
+        ..io.clone()
+    })
+}
+
+/// Runs configuration `ci`'s preconditioning job, if the plan asks for one, into a bundle
+/// under `precondition/` whose output.log has its output (the terminal too with `verbose`).
+pub fn precondition(plan: &Plan, ci: usize, dir: &Path, verbose: bool, stop: &StopFlag) -> Result<()> {
+    let Some(mut args) = precondition_args(plan, ci) else { return Ok(()) };
+    let c = &plan.configurations[ci];
+    crate::live::set_configuration(&c.name);
+    say!(
+        "preconditioning {}: {} pass(es) of sequential 128 KiB writes",
+        c.name,
+        plan.method.precondition.unwrap_or(0)
+    );
+    let name = format!("precondition-{}", c.name);
+    args.out.name = Some(name.clone());
+    let ran = bundle::new_dir(&dir.join("precondition").join(&c.name), &name)
+        .map_err(anyhow::Error::from)
+        .and_then(|bundle| {
+            let _log = console::capture(&bundle, verbose)?;
+            subcommand::io::measure(&args, Some(&bundle), stop)
+        })
+        .with_context(|| format!("preconditioning {}", c.name))?;
+    if matches!(ran.ending, Ending::CheckFailed) {
+        // Its writes failed (said in its log): the runs after it would measure storage that
+        // is neither preconditioned nor sound.
+        bail!("preconditioning {} failed: its writes did not all complete", c.name);
+    }
+    Ok(())
+}
+
+/// A run's shards on a cluster engine, and whether their setup preconditions first.
+pub struct OnCluster<'a> {
+    pub cluster: &'a Cluster,
+    pub precondition: bool,
+}
+
+/// Settles, measures idle power, then runs into a new bundle under `runs/<id>/`, whose
+/// output.log has everything the run says from the start (the terminal too with `verbose`);
+/// the run's record, its figures from the summary the run returns. `on` a cluster, the run's
+/// setup and measured run are its shards', and its bundle their merge.
+pub fn one(
+    plan: &Plan,
+    run: &PlannedRun,
+    c: &Configuration,
+    dir: &Path,
+    verbose: bool,
+    on: Option<OnCluster>,
+    stop: &StopFlag,
+) -> RunRecord {
+    let mut record = pending(plan, run);
+    crate::live::set_configuration(&c.name);
+    crate::live::set_phase("prepare");
+    record.started_at = Some(jiff::Timestamp::now().to_string());
+    // A new directory: an earlier attempt's bundle (before a resume) is not this run's.
+    let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &run.id)
+        .map_err(anyhow::Error::from)
+        .and_then(|bundle| console::capture(&bundle, verbose).map(|log| (bundle, log)));
+    let (bundle, _log) = match opened {
+        Ok(opened) => opened,
+        Err(e) => {
+            record.error = Some(crate::output::reason(&e));
+            record.status = RunStatus::Failed;
+            return record;
+        }
+    };
+    // Before the settle and idle window: the io file filled, the oltp database loaded.
+    let prepared = match &on {
+        Some(on) => on.cluster.setup(&run.id, on.precondition, &bundle, stop),
+        None => run.args.prepare(stop),
+    };
+    if let Err(e) = prepared {
+        record.error = Some(in_plan(&e));
+        record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
+        return record;
+    }
+    let device = resolve_device(&c.target).ok().flatten().map(|d| d.name);
+    if !run.args.settles_itself() {
+        let max = plan.method.idle_settle_or_default();
+        storbench_bench::run::settle(device.as_deref(), max, stop);
+    }
+    let idle_for = plan.method.idle_power_or_default();
+    crate::live::set_phase("idle");
+    record.idle_watts = idle_power(idle_for, stop);
+    if stop.is_stopped() {
+        record.status = RunStatus::Interrupted;
+        return record;
+    }
+    let ran = match &on {
+        Some(on) => on.cluster.measure(&run.id, run.args.expected(), &bundle, stop),
+        None => launch(run, &bundle, stop),
+    };
+    record_ran(&mut record, ran, &bundle, dir);
+    if let Some(s) = run.search.as_ref().filter(|_| record.status == RunStatus::CheckFailed) {
+        record.error = record.error.take().or_else(|| Some(crate::search::none_held(s)));
+    }
+    record
+}
+
+/// How the run into `bundle` went, into its record.
+fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Path) {
+    match ran {
+        Ok(ran) => {
+            record.status = match ran.ending {
+                Ending::Ok => RunStatus::Done,
+                Ending::CheckFailed => RunStatus::CheckFailed,
+                Ending::Interrupted | Ending::InterruptedKeeping(_) | Ending::InterruptedBeforeRun => {
+                    RunStatus::Interrupted
+                }
+            };
+            if let Some(m) = &ran.measured {
+                record_measured(record, m, root);
+            }
+        }
+        Err(e) => {
+            let why = in_plan(&e);
+            say!("error: run {} failed: {why}", record.id);
+            record.error = Some(why);
+            record.status = RunStatus::Failed;
+            // A run that failed after measuring keeps its bundle for the report.
+            if bundle.join("summary.json").is_file() {
+                record.bundle = Some(relative(bundle, root));
+            }
+        }
+    }
+}
+
+/// The workload's run into `bundle`, named after the run; a search's steps each into a bundle
+/// of its own inside it.
+pub fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
+    let mut args = run.args.clone();
+    args.name(run.id.clone());
+    match &run.search {
+        Some(s) => crate::search::in_evaluation(&*args, s, bundle, stop),
+        None => args.measure(bundle, stop),
+    }
+}
+
+/// Average of the power readings over `window`, one a second; None without a power source.
+fn idle_power(window: Duration, stop: &StopFlag) -> Option<f64> {
+    power::describe()?;
+    let end = Instant::now() + window;
+    let mut readings = Vec::new();
+    while Instant::now() < end && !stop.is_stopped() {
+        std::thread::sleep(Duration::from_secs(1).min(end.saturating_duration_since(Instant::now())));
+        readings.extend(power::latest());
+    }
+    (!readings.is_empty()).then(|| readings.iter().sum::<f64>() / readings.len() as f64)
+}
+
+/// `bundle` as evaluation.json records it: relative to the evaluation directory.
+fn relative(bundle: &Path, root: &Path) -> String {
+    bundle.strip_prefix(root).unwrap_or(bundle).display().to_string()
+}
+
+/// The run's figures from the summary it returned: its headline and warnings, its status as
+/// the summary judges it, and active power (from the run's readings) and the
+/// per-watt figure.
+fn record_measured(record: &mut RunRecord, m: &Measured, root: &Path) {
+    record.bundle = Some(relative(&m.bundle, root));
+    let summary = &m.summary;
+    // The run's one status, from its summary; a run that ended early with nobody stopping it
+    // (its command ended it as failed) failed.
+    record.status = match (ev::status(summary), record.status) {
+        (RunStatus::Interrupted, RunStatus::CheckFailed | RunStatus::Failed) => RunStatus::Failed,
+        (judged, _) => judged,
+    };
+    // Which I/Os or checks failed, by name with what was measured: evaluation.json and the
+    // terminal say it.
+    record.error = record.error.take().or_else(|| ev::status_reason(summary));
+    record.headline = ev::headline(summary);
+    record.warnings =
+        summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();
+    record.active_watts = m.active_watts;
+    record.per_watt = match (&record.headline, record.active_watts) {
+        (Some(h), Some(w)) => ev::perf_per_watt(h.value, w),
+        _ => None,
+    };
+}

@@ -1,0 +1,263 @@
+//! `storbench merge BUNDLE... --out DIR`: one bundle from the bundles of one run's shards.
+//! Checks that they are shards of one job (refusing one bundle, the same bundle twice,
+//! bundles of different workloads or jobs, and shards of different launches, with exit 2),
+//! and checks each shard as `summarize --check` does (its summary.json rebuilt field for field
+//! from its record, its per-second series there) before anything is summed; merges their records exactly
+//! (`storbench_bench::run::record::merge`), builds the summary from the merged record by the
+//! workload's own rebuild, sums the per-second series (`series`) and writes the bundle with
+//! `shards.json`.
+
+mod series;
+
+use crate::args::MergeArgs;
+use crate::subcommand::Ending;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+use storbench_bench::input::{DATA_LIMIT, read_text};
+use storbench_bench::run::record::merge::{Shard, claimed, identity, merge};
+use storbench_bench::run::record::summary::{first_difference, rebuild, rebuild_record};
+use storbench_bench::run::record::{HLOG_FILE, RECORD_FILE, StoredRecord};
+use storbench_report::{ShardsFile, Summary, export};
+
+/// The name of the file that says what each shard of a merged bundle did.
+pub const SHARDS_FILE: &str = "shards.json";
+
+pub fn run(args: &MergeArgs) -> Result<Ending> {
+    if args.bundles.len() < 2 {
+        bail!(
+            "merge needs the bundles of two or more shards; {} alone is already one bundle",
+            args.bundles[0].display()
+        );
+    }
+    let (summary, shards_file) = merge_into(&args.bundles, &args.out)?;
+    show(args, &summary, &shards_file);
+    // A merge with a shard missing is kept, and fails: it is not the run's whole load.
+    Ok(if shards_file.complete { Ending::Ok } else { Ending::CheckFailed })
+}
+
+/// Merges the shards' `bundles` into the bundle `out` (made when missing): its summary and
+/// what each shard did. Also how an evaluation on a cluster engine makes a run of its shards.
+pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFile)> {
+    let shards = read_shards(bundles)?;
+    check_one_job(&shards)?;
+    check_shards(&shards)?;
+    let merged = merge(&shards).context("merging the shards' records")?;
+    let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
+    // The summary and the series at once, one a core.
+    let (summary, series) = std::thread::scope(|scope| {
+        let series = scope.spawn(|| series::merged(&shards, record.start.epoch_ns));
+        let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
+            .context("building the merged summary from the merged record");
+        (summary, series.join().expect("the series' thread"))
+    });
+    let (summary, series) = (summary?, series?);
+    if !series.unknown.is_empty() {
+        alert!(
+            "the merged timeseries.csv leaves out {}: columns this storbench does not know how to add up \
+             (a newer storbench's); merge with the storbench that wrote the shards",
+            series.unknown.join(", ")
+        );
+    }
+    let shards_file = with_headlines(merged.shards, bundles);
+    let files = vec![
+        ("summary.json".to_string(), export::summary_json(&summary)),
+        (RECORD_FILE.to_string(), merged.record),
+        (HLOG_FILE.to_string(), merged.hlog),
+        ("timeseries.csv".to_string(), series.csv),
+        (SHARDS_FILE.to_string(), serde_json::to_string_pretty(&shards_file)? + "\n"),
+    ];
+    crate::subcommand::report::write_reports(out, &files)?;
+    Ok((summary, shards_file))
+}
+
+fn show(args: &MergeArgs, summary: &Summary, file: &ShardsFile) {
+    if args.json {
+        tell_raw!("{}", export::summary_json(summary));
+    } else if let Some(k) = crate::registry::kind(&summary.workload) {
+        tell_raw!("{}\n", (k.table)(summary));
+    }
+    for missing in &file.missing {
+        alert!("incomplete merge: {missing}");
+    }
+    say!("merged bundle: {}", args.out.display());
+}
+
+/// Each bundle's record, named by its shard's identity, refusing one given twice (by its
+/// directory or by its run: the same start on the same host, a copy) and two that claim one
+/// shard of a run.
+fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
+    let mut shards: Vec<Shard> = Vec::new();
+    let mut seen: Vec<(PathBuf, String)> = Vec::new();
+    for (given, read) in bundles.iter().zip(read_records(bundles)) {
+        let (dir, record) = read?;
+        let run = format!("{}@{}", record.start.epoch_ns, record.start.summary.host.hostname);
+        if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == run) {
+            bail!(
+                "{} and {} are the same run's bundle (the same directory, or a copy: the same start \
+                 on the same host); give each shard's bundle once",
+                other.display(),
+                given.display()
+            );
+        }
+        seen.push((dir.clone(), run));
+        let dir_name =
+            dir.file_name().map_or_else(|| given.display().to_string(), |n| n.to_string_lossy().into());
+        let shard = Shard { name: identity(&record, &dir_name), bundle: given.display().to_string(), record };
+        if let Some(other) = shards.iter().find(|s| same_shard(s, &shard)) {
+            bail!(
+                "{} and {} both claim to be shard {} of one run; give each shard's bundle once (a                  shard run twice: keep the run you mean)",
+                other.bundle,
+                shard.bundle,
+                shard.name
+            );
+        }
+        shards.push(shard);
+    }
+    Ok(shards)
+}
+
+/// Each bundle's directory and record, read a few at once (one a core).
+fn read_records(bundles: &[PathBuf]) -> Vec<Result<(PathBuf, StoredRecord)>> {
+    let read = |given: &PathBuf| -> Result<(PathBuf, StoredRecord)> {
+        let dir = storbench_bench::files::resolve(given)?;
+        // Each shard's log stays on disk: the merge reads them forward, slot by slot.
+        let record = StoredRecord::read_without_log(&dir)
+            .with_context(|| format!("reading the shard {}", given.display()))?;
+        Ok((dir, record))
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let per_core = bundles.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let reading: Vec<_> = bundles
+            .chunks(per_core)
+            .map(|part| scope.spawn(move || part.iter().map(read).collect::<Vec<_>>()))
+            .collect();
+        reading.into_iter().flat_map(|r| r.join().expect("a reading thread")).collect()
+    })
+}
+
+/// Every shard checked (a few at once, one a core) before anything is summed.
+fn check_shards(shards: &[Shard]) -> Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    let per_core = shards.len().div_ceil(cores).max(1);
+    std::thread::scope(|scope| {
+        let checking: Vec<_> = shards
+            .chunks(per_core)
+            .map(|part| scope.spawn(move || part.iter().try_for_each(check_shard)))
+            .collect();
+        checking.into_iter().try_for_each(|c| c.join().expect("a checking thread"))
+    })
+}
+
+/// A shard's bundle as `summarize --check` holds one: its summary.json is what its record
+/// rebuilds, field for field (a shard killed before its end has no final summary to hold: the
+/// merge names it incomplete), and its per-second series is there to be summed.
+fn check_shard(shard: &Shard) -> Result<()> {
+    let dir = Path::new(&shard.bundle);
+    let named = || format!("the shard {}", shard.bundle);
+    let series = dir.join("timeseries.csv");
+    read_text(&series, DATA_LIMIT)
+        .with_context(|| format!("its per-second series {}", series.display()))
+        .with_context(named)?;
+    if shard.record.end.is_none() {
+        return Ok(());
+    }
+    let path = dir.join("summary.json");
+    let stored: serde_json::Value = read_text(&path, DATA_LIMIT)
+        .map_err(anyhow::Error::from)
+        .and_then(|text| Ok(serde_json::from_str(&text)?))
+        .with_context(|| format!("{}: reading {}", named(), path.display()))?;
+    let rebuilt = rebuild(dir, crate::registry::rebuild_of)
+        .with_context(|| format!("{}: rebuilding its summary from its record", named()))?;
+    let rebuilt: serde_json::Value = serde_json::from_str(&export::summary_json(&rebuilt))?;
+    if let Some((field, was, now)) = first_difference(&stored, &rebuilt) {
+        bail!(
+            "{}: its summary.json does not match its record ({field}: {was} in summary.json, {now} from \
+             the record): an edited or damaged bundle is not summed (storbench summarize --check says \
+             the same)",
+            named()
+        );
+    }
+    Ok(())
+}
+
+/// Both bundles say they are the same shard of the same run (its count and common start).
+fn same_shard(a: &Shard, b: &Shard) -> bool {
+    let of = |s: &Shard| claimed(&s.record).map(|i| (i.index, i.count, i.start_at.clone()));
+    of(a).is_some() && of(a) == of(b)
+}
+
+/// The parameters' keys a shard may change: where its data goes (its slice of a shared
+/// device too) and its seed.
+const SHARD_OWN: &[&str] =
+    &["target", "targets", "path", "paths", "url", "urls", "seed", "shard", "offset", "size"];
+
+/// Refuses shards of different workloads or of different jobs (parameters apart from
+/// `SHARD_OWN`), naming the bundles that differ from the first.
+fn check_one_job(shards: &[Shard]) -> Result<()> {
+    let first = &shards[0];
+    let kind = |s: &Shard| s.record.start.workload.clone();
+    let others: Vec<String> = shards
+        .iter()
+        .filter(|s| kind(s) != kind(first))
+        .map(|s| format!("{} is {}", s.bundle, kind(s)))
+        .collect();
+    if !others.is_empty() {
+        bail!(
+            "the bundles are of different workloads: {} is {}, {}; merge only the shards of one run",
+            first.bundle,
+            kind(first),
+            others.join(", ")
+        );
+    }
+    let launch = |s: &Shard| s.record.start.summary.shard.as_ref().map(|i| (i.count, i.start_at.clone()));
+    if let Some(other) = shards.iter().find(|s| launch(s) != launch(first)) {
+        let said = |s: &Shard| match launch(s) {
+            Some((count, Some(at))) => format!("shard of {count} started at {at}"),
+            Some((count, None)) => format!("shard of {count} with no common start"),
+            None => "no shard".to_string(),
+        };
+        bail!(
+            "{} and {} are of different launches ({}; {}): merge only the shards started together",
+            first.bundle,
+            other.bundle,
+            said(first),
+            said(other)
+        );
+    }
+    let job = |s: &Shard| job_of(&s.record.start.summary.parameters);
+    let differ: Vec<&str> =
+        shards.iter().filter(|s| job(s) != job(first)).map(|s| s.bundle.as_str()).collect();
+    if !differ.is_empty() {
+        bail!(
+            "{} ran a different job from {} (their parameters differ beyond targets and seeds); \
+             merge only the shards of one run",
+            differ.join(", "),
+            first.bundle
+        );
+    }
+    Ok(())
+}
+
+fn job_of(parameters: &serde_json::Value) -> serde_json::Value {
+    let mut p = parameters.clone();
+    if let Some(map) = p.as_object_mut() {
+        map.retain(|k, _| !SHARD_OWN.contains(&k.as_str()));
+    }
+    p
+}
+
+/// `file` with each shard's headline figure from its own summary.json, where it has one.
+fn with_headlines(mut file: ShardsFile, bundles: &[PathBuf]) -> ShardsFile {
+    for (entry, dir) in file.shards.iter_mut().zip(bundles) {
+        entry.headline = headline(dir);
+    }
+    file
+}
+
+fn headline(dir: &Path) -> Option<String> {
+    let text = read_text(&dir.join("summary.json"), DATA_LIMIT).ok()?;
+    let summary: Summary = serde_json::from_str(&text).ok()?;
+    let h = storbench_report::evaluation::headline(&summary)?;
+    Some(format!("{} {}{}", storbench_report::render::doc::num(h.value), h.metric, h.errors_note()))
+}
