@@ -241,7 +241,7 @@ pub fn evaluation_table(e: &storbench_report::evaluation::Evaluation) -> String 
             Some(s) => (
                 format!("{} {metric}{}", si(s.median), g.errors_note()),
                 format!("{} - {}", si(s.min), si(s.max)),
-                format!("{:.1} %", s.range_pct),
+                if s.n < 2 { "one run".into() } else { format!("{:.1} %", s.range_pct) },
             ),
             None => ("-".into(), "-".into(), "-".into()),
         };

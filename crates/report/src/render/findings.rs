@@ -181,12 +181,14 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
         b.1.n,
     );
     let mut out = vec![Finding { text, claim: !few }];
-    out.extend(power(ga, gb, &metric));
+    out.extend(power(ga, gb, &metric, caveat));
     out
 }
 
-/// Power when active and idle (lower is better) and headline per watt, from the reported runs.
-fn power(a: &Group<'_>, b: &Group<'_>, metric: &str) -> Vec<Finding> {
+/// Power when active and idle (lower is better) and headline per watt, from the reported runs;
+/// the per-watt line, made of the headline, carries the headline's `caveat` and is claimed
+/// only where the headline is.
+fn power(a: &Group<'_>, b: &Group<'_>, metric: &str, caveat: &str) -> Vec<Finding> {
     let (Some(ra), Some(rb)) = (a.reported(), b.reported()) else { return Vec::new() };
     let per_watt = (format!("{metric} per watt"), format!("{metric}/W"));
     let cases = [
@@ -201,15 +203,17 @@ fn power(a: &Group<'_>, b: &Group<'_>, metric: &str) -> Vec<Finding> {
         {
             let change = 100.0 * (x - y) / y;
             let word = if change < 0.0 { "less" } else { "more" };
+            let derived = what == per_watt.0;
             let text = format!(
-                "{} {verb} {} {word} {what} than {}: {} vs {} {unit}.",
+                "{} {verb} {} {word} {what} than {}: {} vs {} {unit}.{}",
                 a.configuration,
                 pct(change),
                 b.configuration,
                 num(x),
-                num(y)
+                num(y),
+                if derived { caveat } else { "" }
             );
-            out.push(Finding { text, claim: true });
+            out.push(Finding { text, claim: !derived || caveat.is_empty() });
         }
     }
     out

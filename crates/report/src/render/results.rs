@@ -194,6 +194,11 @@ fn drop_empty_columns(t: &mut Table) {
 
 fn spread_line(g: &Group<'_>) -> String {
     match g.spread() {
+        Some(s) if s.n < 2 => format!(
+            "One measured run: {}{}; with one run its spread is unknown (repeat it to know it).",
+            num(s.median),
+            g.errors_note()
+        ),
         Some(s) => format!(
             "Spread over {} measured run{}: median {}{}, min–max {}–{}, a range of {} of the median.",
             s.n,
@@ -204,6 +209,19 @@ fn spread_line(g: &Group<'_>) -> String {
             num(s.max),
             pct(s.range_pct)
         ),
-        None => "No measured run yet.".into(),
+        None => {
+            let failed = g
+                .runs
+                .iter()
+                .filter(|r| matches!(r.status, RunStatus::CheckFailed | RunStatus::Failed))
+                .count();
+            match failed {
+                0 => "No measured run yet.".into(),
+                n => format!(
+                    "No run passed: {n} of {} failed (their status below says why), so there is no median.",
+                    g.runs.len()
+                ),
+            }
+        }
     }
 }

@@ -119,6 +119,34 @@ fn findings_name_the_better_configuration_with_power_and_per_watt() {
 }
 
 #[test]
+fn with_fewer_than_three_runs_the_per_watt_line_carries_the_headlines_caveat() {
+    // Two runs each, ranges apart: the headline says it cannot be told from chance, and so
+    // does the per-watt figure made of it; neither is claimed. Power itself is read, not
+    // derived, and keeps no caveat.
+    let mut runs: Vec<RunRecord> =
+        [1300.0, 1400.0].iter().zip(1..).map(|(v, i)| run("ssd", i, *v, Some(100.0), None)).collect();
+    runs.extend([950.0, 1000.0].iter().zip(1..).map(|(v, i)| run("hdd", i, *v, Some(150.0), None)));
+    let f = findings::of(&input(runs).evaluation);
+    let per_watt = f.iter().find(|f| f.text.contains("IOPS per watt")).expect("a per-watt line");
+    assert!(
+        per_watt.text.ends_with("Fewer than 3 runs each cannot tell this from chance: repeat to confirm.")
+    );
+    assert!(!per_watt.claim && !f[0].claim, "{f:?}");
+    let active = f.iter().find(|f| f.text.contains("power when active")).unwrap();
+    assert!(!active.text.contains("Fewer than 3"), "{}", active.text);
+}
+
+#[test]
+fn a_group_of_one_run_or_of_failed_runs_says_so_instead_of_a_spread() {
+    let mut failed = run("hdd", 1, 900.0, None, None);
+    failed.status = RunStatus::CheckFailed;
+    let md = report_markdown(&input(vec![run("ssd", 1, 1300.0, None, None), failed]));
+    assert!(md.contains("One measured run: 1,300.0; with one run its spread is unknown"), "{md}");
+    assert!(!md.contains("a range of 0.0 %"), "{md}");
+    assert!(md.contains("No run passed: 1 of 1 failed"), "{md}");
+}
+
+#[test]
 fn a_difference_within_the_spread_is_not_a_finding() {
     let i = two_configs([1290.0, 1330.0, 1380.0], false);
     let f = findings::of(&i.evaluation);
