@@ -7,12 +7,14 @@ mod mailbox;
 mod oltp;
 mod report;
 mod trace;
+mod wal;
 
 pub use integrity::*;
 pub use mailbox::*;
 pub use oltp::*;
 pub use report::*;
 pub use trace::*;
+pub use wal::*;
 
 use crate::units::{ByteSize, Seconds};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};

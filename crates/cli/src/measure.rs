@@ -231,6 +231,48 @@ pub fn measure(
     Ok(Measured { summary, bundle: dir, active_watts })
 }
 
+/// How a set of runs names each job: its bundle's name (`<n>-<name>`) and its line's title.
+pub struct SetJob {
+    pub name: String,
+    pub title: String,
+}
+
+/// A set of runs (io's profile set, wal's points): a directory `<time>-<set>` under the results
+/// root with a numbered bundle per job, each job's output in its bundle's output.log (the
+/// terminal too with `verbose`), and a line per job with its result. `measure` runs job `i`
+/// into the bundle directory given, under the label given. Stops after the job a stop
+/// request interrupted.
+pub fn run_set<J>(
+    out: &OutputArgs,
+    set: &str,
+    jobs: &[(SetJob, J)],
+    verbose: bool,
+    stop: &StopFlag,
+    mut measure: impl FnMut(&J, BundleDir, &str) -> Result<Measured>,
+) -> Result<Vec<Summary>> {
+    let root = crate::subcommand::results_root(out.output_dir.as_deref())?;
+    let set_dir = bundle::new_dir(&root, set)?;
+    power::announce(true);
+    let mut summaries = Vec::new();
+    for (i, (named, job)) in jobs.iter().enumerate() {
+        let dir = set_dir.join(format!("{}-{}", i + 1, named.name));
+        storbench_bench::files::create_dir(&dir)
+            .map_err(anyhow::Error::from)
+            .map_err(|e| e.context(format!("creating {}", dir.display())))?;
+        let label = format!("[{}/{}] {}", i + 1, jobs.len(), named.title);
+        let line = console::RunLine::start(&label);
+        let measured =
+            console::capture(&dir, verbose).and_then(|_log| measure(job, BundleDir::Given(dir), &label));
+        line.end(&measured.as_ref().map_or_else(|_| "failed".into(), |m| output::result_text(&m.summary)));
+        summaries.push(measured?.summary);
+        if stop.is_stopped() {
+            break;
+        }
+    }
+    say!("results: {}", set_dir.display());
+    Ok(summaries)
+}
+
 /// The run's name for its metrics' labels: the summary's, else its bundle directory's.
 fn run_name(summary: &Summary, dir: &Path) -> String {
     let dir_name = || dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -322,7 +322,7 @@ mod tests {
         assert!(KINDS.iter().map(|k| k.name).eq(library));
         assert_eq!(
             names_listed(),
-            "\"io\", \"oltp\", \"mailbox\", \"integrity\", \"replay\" or \"replay-trace\""
+            "\"io\", \"oltp\", \"mailbox\", \"integrity\", \"replay\", \"replay-trace\" or \"wal\""
         );
         let text = format!(
             "[[configuration]]\nname = \"c\"\ntarget = \"{}\"\n[[workload]]\nkind = \"trace\"\n",
@@ -332,7 +332,9 @@ mod tests {
         assert_eq!(e.message, "unknown workload kind `trace`");
         assert_eq!(
             e.hint.as_deref(),
-            Some("kind is \"io\", \"oltp\", \"mailbox\", \"integrity\", \"replay\" or \"replay-trace\"")
+            Some(
+                "kind is \"io\", \"oltp\", \"mailbox\", \"integrity\", \"replay\", \"replay-trace\" or \"wal\""
+            )
         );
     }
 

@@ -264,6 +264,20 @@ pub mod replay {
     }
 }
 
+/// The commit path (`storbench wal`): commits a second, bytes a second, commit latency and
+/// failed commits.
+pub mod wal {
+    use super::{Column, Kind, Unit};
+    columns! {
+        COMMITS_PER_SEC = "commits_per_sec", PerSecond, Rate;
+        BYTES_PER_SEC = "commit_bytes_per_sec", BytesPerSecond, Rate;
+        COMMIT_P50_US = "commit_p50_us", Microseconds, Latency;
+        COMMIT_P99_US = "commit_p99_us", Microseconds, Latency;
+        /// Commits whose write or sync failed in the interval.
+        COMMIT_ERRORS = "commit_errors", Count, Count;
+    }
+}
+
 /// The integrity workload (`storbench integrity`): every activity's IOPS and mean latency,
 /// the data file's size, errors, throttling and I/Os outstanding past the delay threshold.
 pub mod integrity {
@@ -405,8 +419,9 @@ pub mod rebuild {
 
 /// The columns a workload or a background stream writes under their own names, every group.
 fn named() -> impl Iterator<Item = &'static Column> {
-    let groups: [&[Column]; 9] = [
+    let groups: [&[Column]; 10] = [
         io::ALL,
+        wal::ALL,
         pace::ALL,
         oltp::ALL,
         db::ALL,
@@ -447,13 +462,14 @@ mod tests {
 
     #[test]
     fn no_two_columns_of_one_file_share_a_name() {
-        let workloads: [Vec<Column>; 6] = [
+        let workloads: [Vec<Column>; 7] = [
             [io::ALL, pace::ALL].concat(),
             [oltp::ALL, &oltp::TXN.concat(), db::ALL].concat(),
             [mailbox::ALL, pace::ALL].concat(),
             [backup::ALL, &backup::DB_MB_PER_SEC].concat(),
             integrity::ALL.to_vec(),
             replay::ALL.to_vec(),
+            wal::ALL.to_vec(),
         ];
         for columns in workloads {
             let mut names: Vec<&str> = columns.iter().chain(system::ALL).map(|c| c.name).collect();

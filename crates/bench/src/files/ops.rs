@@ -95,12 +95,21 @@ impl How {
             _ => OFlags::RDONLY,
         };
         f.set(OFlags::DIRECT, self.direct);
-        f.set(OFlags::DSYNC, self.dsync);
-        f.set(OFlags::SYNC, self.sync);
+        // rustix's OFlags::DSYNC is O_SYNC's value on Linux; O_DSYNC is its own bit, which
+        // O_SYNC holds too.
+        if self.dsync {
+            f |= O_DSYNC;
+        }
+        if self.sync {
+            f |= OFlags::SYNC;
+        }
         f.set(OFlags::APPEND, self.append);
         f
     }
 }
+
+/// O_DSYNC: each write's data durable when it returns (not its metadata, as O_SYNC).
+pub(crate) const O_DSYNC: OFlags = OFlags::from_bits_retain(libc::O_DSYNC as u32);
 
 const FILE_MODE: Mode = Mode::from_raw_mode(0o644);
 const DIR_MODE: Mode = Mode::from_raw_mode(0o755);

@@ -125,3 +125,19 @@ fn open_or_create_leaves_an_existing_file_as_it_is() {
     let fresh = dir.path().join("y.lock");
     assert!(open_or_create(&fresh, How::READ_WRITE).unwrap().1);
 }
+
+#[test]
+fn a_file_is_opened_with_exactly_the_sync_flags_asked_for() {
+    use rustix::fs::{OFlags, fcntl_getfl};
+    let dir = tempfile::tempdir_in("/var/tmp").unwrap();
+    let path = dir.path().join("log");
+    drop(create(&path, How::WRITE).unwrap());
+    let flags = |how: How| fcntl_getfl(open(&path, how).unwrap()).unwrap();
+    // O_DSYNC alone (rustix's OFlags::DSYNC is O_SYNC's value), O_SYNC, or neither.
+    let (dsync, sync) =
+        (OFlags::from_bits_retain(libc::O_DSYNC as u32), OFlags::from_bits_retain(libc::O_SYNC as u32));
+    let d = flags(How::WRITE.dsync(true));
+    assert!(d.contains(dsync) && !d.contains(sync), "{d:?}");
+    assert!(flags(How::WRITE.sync(true)).contains(sync));
+    assert!(!flags(How::WRITE).intersects(sync));
+}

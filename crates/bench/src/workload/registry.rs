@@ -18,6 +18,7 @@ pub static WORKLOADS: &[&Workload] = &[
     &super::integrity::entry::WORKLOAD,
     &super::replay::entry::WORKLOAD,
     &crate::blocktrace::entry::WORKLOAD,
+    &super::wal::entry::WORKLOAD,
 ];
 
 /// The workload named `name` (a plan's `kind = "..."`, a summary's `workload`).
@@ -42,7 +43,7 @@ pub fn rebuild_of(name: &str) -> Option<Rebuild> {
     workload(name).map(|w| w.rebuild)
 }
 
-/// The kinds' names as a message lists them: `"io", "oltp", ... or "replay-trace"`.
+/// The kinds' names as a message lists them: `"io", "oltp", ... or "wal"`.
 pub fn names_listed() -> String {
     let quoted: Vec<String> = WORKLOADS.iter().map(|w| format!("\"{}\"", w.name)).collect();
     match quoted.split_last() {

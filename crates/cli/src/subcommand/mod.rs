@@ -15,6 +15,7 @@ pub mod replay;
 pub mod report;
 pub mod summarize;
 pub mod trace;
+pub mod wal;
 
 /// Every workload kind, in the order `--help`, `plan init` and messages list them.
 pub static KINDS: &[&crate::registry::Kind] = &[
@@ -24,6 +25,7 @@ pub static KINDS: &[&crate::registry::Kind] = &[
     &integrity::entry::KIND,
     &replay::entry::KIND,
     &trace::entry::KIND,
+    &wal::entry::KIND,
 ];
 
 /// Refuses options that would need more memory than the machine has available: `what` names

@@ -44,3 +44,4 @@ mod trust_limits;
 mod trust_numbers;
 mod trust_rules;
 mod trust_secrets;
+mod wal;

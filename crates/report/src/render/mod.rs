@@ -50,6 +50,7 @@ pub mod io;
 pub mod mailbox;
 pub mod oltp;
 pub mod replay;
+pub mod wal;
 
 pub use crate::decision::figures::{SEARCH_LOAD, searched_figures, summary_figure};
 use crate::evaluation::{Evaluation, RunStatus};

@@ -65,6 +65,7 @@ pub(crate) fn shown(r: &Results) -> &dyn Shown {
         Results::Mailbox(r) => r,
         Results::Integrity(r) => r,
         Results::Replay(r) => r,
+        Results::Wal(r) => r,
     }
 }
 

@@ -51,8 +51,9 @@ pub fn implausible(method: SyncMethod, latency: &LatencyHistogram, device: &Devi
     }
     if device.rotational == Some(true) && p50 < FASTEST_SPINNING_NS {
         return Some(format!(
-            "{method}: a median commit of {:.0} µs on the spinning disk {on} is less than a fraction of a \
-             rotation: its write cache acknowledged the commits before the platter held them",
+            "{method}: {on} reports itself a spinning disk, yet made a commit durable in {:.0} µs (median), \
+             less than a fraction of a rotation: a cache acknowledged the commits before the platter held \
+             them (a virtual disk's host cache, or the disk's own write cache), so a power loss may lose them",
             p50 as f64 / 1e3
         ));
     }
@@ -125,7 +126,7 @@ mod tests {
         );
         assert_eq!(implausible(m, &latency(60_000), &ssd), None);
         let e = implausible(m, &latency(200_000), &hdd).unwrap();
-        assert!(e.contains("on the spinning disk sda") && e.contains("write cache"), "{e}");
+        assert!(e.contains("sda reports itself a spinning disk") && e.contains("write cache"), "{e}");
         assert_eq!(implausible(m, &latency(6_000_000), &hdd), None);
         assert_eq!(implausible(m, &LatencyHistogram::new(), &hdd), None, "nothing measured, nothing said");
     }

@@ -9,10 +9,12 @@
 //!
 //! Its one entry point is [`run`]: a spec in, the points' figures out; it prints nothing.
 
+pub mod entry;
 pub mod judge;
 pub mod method;
 pub mod point;
 pub mod spec;
+pub mod summary;
 pub mod writer;
 
 pub use judge::{Device, Fastest};
@@ -98,6 +100,23 @@ impl PointResult {
             && self.errors == 0
             && self.commits > 0
             && self.implausible.is_none()
+    }
+}
+
+/// The outcome of a point that did not run (its method not offered): nothing measured, and
+/// complete, since nothing was cut short.
+pub fn empty_outcome() -> crate::run::Outcome<WalRecorder> {
+    crate::run::Outcome {
+        totals: WalRecorder::default(),
+        all: WalRecorder::default(),
+        warmup_s: 0.0,
+        measured_s: 0.0,
+        cpu: crate::run::OwnCpuTime::default(),
+        complete: true,
+        failures: Vec::new(),
+        warnings: Vec::new(),
+        steady: None,
+        detail: (),
     }
 }
 

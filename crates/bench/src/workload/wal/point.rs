@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use storbench_report::columns::{Column, Kind, Unit};
+use storbench_report::columns::wal as col;
 
 /// What one point measured.
 #[derive(Debug)]
@@ -176,16 +176,6 @@ struct WalWork {
     shared: Arc<Shared>,
 }
 
-/// The per-second columns of a `wal` point.
-pub mod columns {
-    use super::*;
-    pub const COMMITS: Column = Column::new("commits_per_sec", Unit::PerSecond, Kind::Rate);
-    pub const BYTES: Column = Column::new("bytes_per_sec", Unit::BytesPerSecond, Kind::Rate);
-    pub const P50: Column = Column::new("commit_p50_us", Unit::Microseconds, Kind::Latency);
-    pub const P99: Column = Column::new("commit_p99_us", Unit::Microseconds, Kind::Latency);
-    pub const ERRORS: Column = Column::new("commit_errors", Unit::Count, Kind::Count);
-}
-
 type Of<'a> = Interval<'a, WalRecorder>;
 
 fn per_sec(n: u64, i: &Of) -> Option<f64> {
@@ -199,11 +189,11 @@ fn quantile_us(i: &Of, q: f64) -> Option<f64> {
 }
 
 const COLUMNS: &[SeriesColumn<WalWork>] = &[
-    SeriesColumn { column: columns::COMMITS, value: |_, i| per_sec(i.data.commits, i) },
-    SeriesColumn { column: columns::BYTES, value: |_, i| per_sec(i.data.bytes, i) },
-    SeriesColumn { column: columns::P50, value: |_, i| quantile_us(i, 0.5) },
-    SeriesColumn { column: columns::P99, value: |_, i| quantile_us(i, 0.99) },
-    SeriesColumn { column: columns::ERRORS, value: |_, i| Some(i.data.errors as f64) },
+    SeriesColumn { column: col::COMMITS_PER_SEC, value: |_, i| per_sec(i.data.commits, i) },
+    SeriesColumn { column: col::BYTES_PER_SEC, value: |_, i| per_sec(i.data.bytes, i) },
+    SeriesColumn { column: col::COMMIT_P50_US, value: |_, i| quantile_us(i, 0.5) },
+    SeriesColumn { column: col::COMMIT_P99_US, value: |_, i| quantile_us(i, 0.99) },
+    SeriesColumn { column: col::COMMIT_ERRORS, value: |_, i| Some(i.data.errors as f64) },
 ];
 
 impl Workload for WalWork {

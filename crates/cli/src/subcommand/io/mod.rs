@@ -10,14 +10,12 @@ pub mod validate;
 
 use super::Ending;
 use crate::args::IoArgs;
-use crate::console::{self, RunLine};
-use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
+use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::bundle;
 use storbench_bench::run::record::summary::{self as record_summary, io::IoFacts};
 use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};
@@ -133,25 +131,16 @@ pub fn prepare(plan: &TargetPlan, seed: u64, stop: &StopFlag) -> Result<Target> 
 /// A profile set: a directory `<time>-<set>` with a numbered bundle per job, and a line per
 /// job on the terminal.
 fn run_set(set: &str, args: &IoArgs, r: &Ready, stop: &StopFlag) -> Result<Vec<Summary>> {
-    let root = crate::subcommand::results_root(args.out.output_dir.as_deref())?;
-    let set_dir = bundle::new_dir(&root, set)?;
-    crate::power::announce(true);
-    let mut summaries = Vec::new();
-    for (i, job) in r.v.jobs.iter().enumerate() {
-        let dir = set_dir.join(format!("{}-{}", i + 1, job.spec.name));
-        storbench_bench::files::create_dir(&dir).with_context(|| format!("creating {}", dir.display()))?;
-        let label = format!("[{}/{}] {}", i + 1, r.v.jobs.len(), job.title.unwrap_or(&job.spec.name));
-        let line = RunLine::start(&label);
-        let measured = console::capture(&dir, args.verbose)
-            .and_then(|_log| measure_job(job, r, &BundleDir::Given(dir), &label, args, stop));
-        line.end(&measured.as_ref().map_or_else(|_| "failed".into(), |m| output::result_text(&m.summary)));
-        summaries.push(measured?.summary);
-        if stop.is_stopped() {
-            break;
-        }
-    }
-    say!("results: {}", set_dir.display());
-    Ok(summaries)
+    let jobs: Vec<(SetJob, &Job)> =
+        r.v.jobs
+            .iter()
+            .map(|j| {
+                (SetJob { name: j.spec.name.clone(), title: j.title.unwrap_or(&j.spec.name).to_string() }, j)
+            })
+            .collect();
+    measure::run_set(&args.out, set, &jobs, args.verbose, stop, |job, dir, label| {
+        measure_job(job, r, &dir, label, args, stop)
+    })
 }
 
 /// One job into its bundle at `dir`: where it runs and its started summary, then `record_job`.

@@ -1,0 +1,11 @@
+//! wal's entry in the library's registry of workloads (`workload::registry`).
+
+use crate::workload::declaration::Workload;
+
+pub static WORKLOAD: Workload = Workload {
+    name: "wal",
+    what: "a wal workload",
+    reported: storbench_report::render::wal::REPORTED,
+    loads: &[],
+    rebuild: super::summary::rebuilt,
+};

@@ -1,0 +1,104 @@
+//! wal's registry entry: its subcommand, and what a plan and an evaluation need of a commit
+//! path workload.
+
+use crate::args::WalArgs;
+use crate::measure::Ran;
+use crate::plan::{Configuration, Method};
+use crate::registry::{CommandLine, Kind, OfKind, Options};
+use crate::subcommand::Ending;
+use anyhow::{Result, bail};
+use clap::Args;
+use std::path::Path;
+use std::time::Duration;
+use storbench_bench::run::StopFlag;
+
+pub static KIND: Kind =
+    Kind::of::<WalArgs, WalArgs>(&storbench_bench::workload::wal::entry::WORKLOAD, &["target"]);
+
+impl CommandLine for WalArgs {
+    fn command() -> clap::Command {
+        let about = "The commit path: small sequential writes, each made durable before the next";
+        let long = "\
+The commit path of a database: writes of --bs to a log file, each made durable by the sync method
+before the next (the write and its sync timed together, in HDR histograms), from --writers at once,
+as pg_test_fsync and fio's --fdatasync=1 measure it. Every sync method in turn by default, a bundle
+each; then the fastest method whose commits are plausible as durable. A method far faster than
+the device can make a write durable (a volatile cache answered) is named in a warning and never
+chosen. A failed commit fails the run (exit 1).
+
+Examples:
+  storbench wal --target /mnt/log                            # every method, 8k commits, 1 writer
+  storbench wal --target /mnt/log --sync-method fdatasync --bs 4k --writers 8
+  storbench wal --target /mnt/log --layout growing --runtime 30s --json";
+        // After the options: their struct's doc comment would be the command's help.
+        WalArgs::augment_args(clap::Command::new(KIND.name)).about(about).long_about(long)
+    }
+
+    fn power(&self) -> Option<Option<&str>> {
+        Some(self.out.power.as_deref())
+    }
+
+    fn run(self, stop: &StopFlag) -> Result<Ending> {
+        super::run(&self, stop)
+    }
+
+    fn table(s: &storbench_report::Summary) -> String {
+        super::table(s)
+    }
+}
+
+impl OfKind for WalArgs {
+    const KIND: &'static Kind = &KIND;
+}
+
+impl Options for WalArgs {
+    /// The log file goes in the configuration's directory; the method's measured time and seed
+    /// where the workload gives none; fdatasync where it names no method.
+    fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
+        Box::new(WalArgs {
+            target: Some(c.target.clone()),
+            sync_method: self.sync_method.clone().or_else(|| Some("fdatasync".into())),
+            runtime: self.runtime.or(m.measure),
+            seed: self.seed.or(m.seed),
+            out: c.output(&self.out),
+            ..self.clone()
+        })
+    }
+
+    fn expected(&self) -> Duration {
+        super::expected(self)
+    }
+
+    fn label(&self, swept: Option<&str>) -> String {
+        match (&self.sync_method, swept) {
+            (Some(m), s) if s != Some("sync_method") => format!("wal-{m}"),
+            _ => "wal".into(),
+        }
+    }
+
+    fn check(&self) -> Result<()> {
+        if self.sync_method.as_deref() == Some("all") {
+            bail!(
+                "sync_method = \"all\" runs a bundle per method; in a plan give one, or sweep it with sweep = {{ sync_method = [...] }}"
+            );
+        }
+        super::validate(self).map(drop)
+    }
+
+    fn will_write(&self) -> Option<String> {
+        let spec = super::validate(self).ok()?;
+        Some(format!(
+            "a log file of {} in {}, removed after the run",
+            crate::units::human_bytes(spec.file_bytes),
+            spec.dir.display()
+        ))
+    }
+
+    fn name(&mut self, name: String) {
+        self.out.name = Some(name);
+    }
+
+    fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
+        super::measure(self, Some(bundle), stop)
+    }
+}

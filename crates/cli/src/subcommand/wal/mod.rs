@@ -1,0 +1,276 @@
+//! `storbench wal`: the commit path. Validates the options into the library's `WalSpec`, runs
+//! each point (one sync method, write size, writer count and layout) into its own bundle, and
+//! shows a line per point, the fastest method whose commits are plausible as durable, and
+//! every point too fast to have been durable.
+
+pub mod entry;
+
+use super::Ending;
+use crate::args::WalArgs;
+use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
+use crate::output;
+use anyhow::{Result, anyhow, bail};
+use std::path::Path;
+use std::time::Duration;
+use storbench_bench::run::record::{End, Recordable};
+use storbench_bench::run::{Outcome, StopFlag};
+use storbench_bench::workload::wal::summary::{self as wal_summary, WalFacts};
+use storbench_bench::workload::wal::{self, Device, Layout, Point, SyncMethod, WalSpec, point};
+use storbench_report::{DatabaseInfo, Results, Summary, TargetInfo};
+
+/// The options as the library's spec: its points, every method where `all` is asked.
+pub fn validate(a: &WalArgs) -> Result<WalSpec> {
+    let d = WalSpec::default();
+    let dir = a.target.clone().unwrap_or_else(|| ".".into());
+    let methods = match a.sync_method.as_deref() {
+        None | Some("all") => SyncMethod::ALL.to_vec(),
+        Some(name) => vec![SyncMethod::parse(name).map_err(|e| anyhow!("--sync-method: {e}, or all"))?],
+    };
+    let layout = match a.layout.as_deref() {
+        None | Some("preallocated") => Layout::Preallocated,
+        Some("growing") => Layout::Growing,
+        Some(other) => bail!("--layout {other}: give preallocated or growing"),
+    };
+    let spec = WalSpec {
+        dir,
+        methods,
+        layouts: vec![layout],
+        sizes: vec![u32::try_from(a.bs.map_or(8 << 10, |b| b.0)).unwrap_or(u32::MAX)],
+        writers: vec![a.writers.unwrap_or(1)],
+        file_bytes: a.file_size.map_or(d.file_bytes, |b| b.0),
+        warmup: a.ramp.map_or(d.warmup, |s| s.0),
+        seconds: a.runtime.map_or(d.seconds, |s| s.0),
+        seed: a.seed.unwrap_or(d.seed),
+    };
+    spec.validate().map_err(|e| anyhow!("{e}"))?;
+    check_dir(&spec.dir)?;
+    Ok(spec)
+}
+
+/// The log files' directory must exist and be one: storbench makes no directory here.
+fn check_dir(dir: &Path) -> Result<()> {
+    match storbench_bench::files::entry(dir)? {
+        Some(e) if e.kind == storbench_bench::files::Kind::Dir => Ok(()),
+        Some(e) => bail!(
+            "--target {}: it is {}, not a directory; give a directory on the storage to test",
+            dir.display(),
+            e.kind.describe()
+        ),
+        None => {
+            bail!("--target {}: no such directory; give a directory on the storage to test", dir.display())
+        }
+    }
+}
+
+pub fn run(args: &WalArgs, stop: &StopFlag) -> Result<Ending> {
+    let spec = validate(args)?;
+    crate::subcommand::results_root(args.out.output_dir.as_deref())?;
+    let points = spec.points();
+    let summaries = if let [only] = points.as_slice() {
+        let dir = BundleDir::choose(None, &args.out, &name_of(only))?;
+        vec![measure_point(&spec, only, 0, &dir, &format!("[1/1] {only}"), args, stop)?.summary]
+    } else {
+        run_set(&spec, &points, args, stop)?
+    };
+    show(args, &summaries)?;
+    let failed = summaries.iter().any(|s| matches!(Ending::of(s, stop), Ending::CheckFailed));
+    Ok(if failed {
+        Ending::CheckFailed
+    } else if stop.is_stopped() {
+        Ending::Interrupted
+    } else {
+        Ending::Ok
+    })
+}
+
+/// One point into `given` (an evaluation's run): a plan names one sync method.
+pub fn measure(args: &WalArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+    let spec = validate(args)?;
+    let [only] = spec.points()[..] else {
+        bail!(
+            "a wal workload in a plan measures one sync method: give sync_method, or sweep it with sweep = {{ sync_method = [...] }}"
+        )
+    };
+    let dir = BundleDir::choose(given, &args.out, &name_of(&only))?;
+    let m = measure_point(&spec, &only, 0, &dir, &format!("[1/1] {only}"), args, stop)?;
+    Ok(Ran { ending: Ending::of(&m.summary, stop), measured: Some(m) })
+}
+
+/// `wal-fdatasync-8192b-x1`.
+fn name_of(p: &Point) -> String {
+    format!("wal-{}-{}b-x{}", p.method, p.size, p.writers)
+}
+
+/// Several points: a directory `<time>-wal` with a numbered bundle per point, a line each.
+fn run_set(spec: &WalSpec, points: &[Point], args: &WalArgs, stop: &StopFlag) -> Result<Vec<Summary>> {
+    let jobs: Vec<(SetJob, (usize, &Point))> = points
+        .iter()
+        .enumerate()
+        .map(|(n, p)| (SetJob { name: name_of(p), title: p.to_string() }, (n, p)))
+        .collect();
+    measure::run_set(&args.out, "wal", &jobs, false, stop, |&(n, p), dir, label| {
+        measure_point(spec, p, n, &dir, label, args, stop)
+    })
+}
+
+/// One point into its bundle at `dir`.
+fn measure_point(
+    spec: &WalSpec,
+    p: &Point,
+    n: usize,
+    dir: &BundleDir,
+    label: &str,
+    args: &WalArgs,
+    stop: &StopFlag,
+) -> Result<Measured> {
+    let at = jiff::Timestamp::now();
+    let device = storbench_bench::monitor::resolve_device(&spec.dir).ok().flatten();
+    let start = Start {
+        at,
+        summary: started(spec, p, device.clone(), &at.to_string()),
+        targets: vec![spec.dir.as_path()],
+        database: DatabaseInfo::default(),
+        device: device.as_ref().map(|d| d.name.as_str()),
+        table,
+        background: &args.out.streams(),
+        background_dir: Some(spec.dir.as_path()),
+        background_wait: args.out.background_wait,
+    };
+    measure::measure(dir, start, stop, |rec, first| record_point(rec, first, spec, p, n, label, stop))
+}
+
+/// The point's summary as it starts: what was asked and where.
+fn started(spec: &WalSpec, p: &Point, device: Option<storbench_report::DeviceInfo>, at: &str) -> Summary {
+    Summary {
+        name: name_of(p),
+        seed: spec.seed,
+        parameters: serde_json::json!({
+            "sync_method": p.method.name(),
+            "layout": p.layout.name(),
+            "bs": p.size,
+            "writers": p.writers,
+            "file_size": spec.file_bytes,
+            "ramp_s": spec.warmup.as_secs_f64(),
+            "runtime_s": spec.seconds.as_secs_f64(),
+            "seed": spec.seed,
+        }),
+        target: TargetInfo {
+            path: spec.dir.display().to_string(),
+            kind: "file".into(),
+            size_bytes: spec.file_bytes,
+            direct: p.method.direct(),
+            device,
+        },
+        engine: "psync".into(),
+        ..measure::started_summary(entry::KIND.name, at, Results::Wal(Default::default()))
+    }
+}
+
+/// Runs the point, each second into the bundle; its finished summary.
+fn record_point(
+    rec: &mut Recording,
+    first: Summary,
+    spec: &WalSpec,
+    p: &Point,
+    n: usize,
+    label: &str,
+    stop: &StopFlag,
+) -> Result<Finished> {
+    let bar = output::run_line(label);
+    let stream = first.workload.clone();
+    let device = Device::of(&spec.dir);
+    let measured = point::measure(spec, p, n, &mut rec.sampler, stop, &mut |c| {
+        let cps = c.interval.data.commits as f64 / (c.interval.end_s - c.interval.start_s).max(1e-9);
+        bar.set_message(format!("{} commits/s", output::si(cps)));
+        rec.bundle.recorded(c, &stream, &c.interval.data.tally());
+    });
+    bar.finish_and_clear();
+    let (out, not_offered) = match measured.map_err(|e| anyhow!("{e}"))? {
+        point::Measured::Ran(out) => (*out, None),
+        point::Measured::NotOffered(why) => (wal::empty_outcome(), Some(why)),
+    };
+    rec.bundle.totals(out.counted_from_s(), out.measured_s, &[("commit", &out.totals.latency)]);
+    let ended_at = jiff::Timestamp::now().to_string();
+    let facts = WalFacts { not_offered, ..WalFacts::of(*p, &out, &device) };
+    let end = End::of(&ended_at, &out, &facts);
+    let outcome: Outcome<_, WalFacts> = out.with(facts);
+    let summary = wal_summary::summary(first, &outcome, &ended_at);
+    let failure = outcome.failures.first().map(|why| format!("the run failed: {why}"));
+    Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
+}
+
+/// A point's result as the terminal shows it.
+pub fn table(s: &Summary) -> String {
+    let Results::Wal(r) = &s.results else { return String::new() };
+    if let Some(why) = &r.not_offered {
+        return format!("{}: not offered: {why}", r.point());
+    }
+    let l = r.commit_lat_ns.as_ref();
+    let lat =
+        |f: fn(&storbench_report::LatencyNs) -> u64| l.map_or("-".into(), |l| output::latency(f(l) as f64));
+    let mut text = format!(
+        "{}: {} commits/s, {} MB/s, commit p50 {}, p99 {}, max {}",
+        r.point(),
+        output::si(r.commits_per_sec),
+        format_args!("{:.1}", r.bytes_per_sec / 1e6),
+        lat(|l| l.p50),
+        lat(|l| l.p99),
+        lat(|l| l.max),
+    );
+    if let Some(cpu) = s.cpu.ns_per_io {
+        text.push_str(&format!(", {:.1} CPU-µs per commit", cpu / 1e3));
+    }
+    if let Some(w) = &r.implausible {
+        text.push_str(&format!("\nwarning: {w}"));
+    }
+    text
+}
+
+fn show(args: &WalArgs, summaries: &[Summary]) -> Result<()> {
+    output::print_result(|| {
+        if args.out.json {
+            // One point: its summary, as any run's; several: {"profiles": [...]}, as io's set.
+            return match summaries {
+                [one] => storbench_report::export::summary_json(one),
+                all => storbench_report::export::profiles_json(all),
+            };
+        }
+        let mut out: Vec<String> = summaries.iter().map(table).collect();
+        out.extend(fastest(summaries));
+        out.join("\n") + "\n"
+    })
+}
+
+/// The fastest method whose commits can be trusted as durable, among several measured; where
+/// none can, the fastest measured, said as not proven.
+fn fastest(summaries: &[Summary]) -> Option<String> {
+    let results: Vec<&storbench_report::WalResults> = summaries
+        .iter()
+        .filter_map(|s| if let Results::Wal(r) = &s.results { Some(r) } else { None })
+        .collect();
+    if results.len() < 2 {
+        return None;
+    }
+    let best = |keep: fn(&storbench_report::WalResults) -> bool| {
+        results.iter().filter(|r| keep(r)).max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec))
+    };
+    Some(match (best(storbench_report::WalResults::trusted), best(|r| r.commits > 0)) {
+        (Some(b), _) => {
+            format!("fastest safe method: {} ({} commits/s)", b.sync_method, output::si(b.commits_per_sec))
+        }
+        (None, Some(b)) => format!(
+            "fastest safe method: none proven, every method was too fast to be durable here (see the warnings); \
+             fastest measured: {} ({} commits/s)",
+            b.sync_method,
+            output::si(b.commits_per_sec)
+        ),
+        (None, None) => "fastest safe method: none; no method ran".into(),
+    })
+}
+
+/// How long a point runs: its warm-up and measured time.
+pub fn expected(args: &WalArgs) -> Duration {
+    let d = WalSpec::default();
+    let one = args.ramp.map_or(d.warmup, |s| s.0) + args.runtime.map_or(d.seconds, |s| s.0);
+    one * validate(args).map_or(1, |s| u32::try_from(s.points().len()).unwrap_or(1))
+}
