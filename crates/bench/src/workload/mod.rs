@@ -1,9 +1,11 @@
 //! Workloads, one module each, each with one entry point that measures and returns data:
 //! `io` (synthetic profiles), `oltp` (DVD Store 3 on a database), `mailbox` (Jetstress-class
 //! mailbox databases), `integrity` (SQLIOSim-class stress that proves storage keeps what it
-//! acknowledged) and `replay` (production requests from logs against a database).
-//! Each workload's summary, built again from a bundle's record, is in `run::record::summary`;
-//! `registry` holds each kind's entry (declared in its folder's `entry.rs`).
+//! acknowledged), `replay` (production requests from logs against a database) and `wal` (the
+//! commit path: small writes each made durable before the next).
+//! Each workload's summary, built again from a bundle's record, is in `run::record::summary`
+//! (wal's in its own folder, where the others' are to go); `registry` holds each kind's entry
+//! (declared in its folder's `entry.rs`).
 
 pub mod declaration;
 pub mod integrity;

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# wal-vs-pg-test-fsync.sh: the commit path measured by PostgreSQL's pg_test_fsync and by
+# `storbench wal` on the same directory, interleaved (pg_test_fsync, then storbench's methods,
+# N times), with the medians of each method's commits a second and the tools' CPU per commit.
+#
+# What is compared: pg_test_fsync's "one 8kB write" section (each method, one write per sync,
+# over a 16 MB file it writes first) against `storbench wal --bs 8k --writers 1` on a
+# preallocated 16 MiB file. pg_test_fsync opens open_datasync and open_sync with O_DIRECT where
+# the platform has it, so its open_datasync is storbench's open_direct_datasync; its open_sync
+# is O_DIRECT|O_SYNC, which storbench does not have (storbench's open_sync is buffered): that
+# row is shown for both but is not the same test.
+#
+# CPU: storbench's is its own CPU over the measured phase per commit (summary cpu.ns_per_io).
+# pg_test_fsync reports none: its process's user+sys time over its whole run is divided by
+# every operation it reported (each test's ops/sec times its seconds), preparation included.
+#
+# Usage: bench/wal-vs-pg-test-fsync.sh [--runs N] [--seconds S] [--dir DIR]
+
+set -euo pipefail
+
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+RUNS=5
+SECONDS_PER_TEST=5
+DIR=""
+STORBENCH=${STORBENCH:-$SCRIPT_DIR/../target/release/storbench}
+PG_TEST_FSYNC=${PG_TEST_FSYNC:-$(ls /usr/lib/postgresql/*/bin/pg_test_fsync 2>/dev/null | sort -V | tail -1)}
+
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --runs) RUNS=$2; shift 2 ;;
+        --seconds) SECONDS_PER_TEST=$2; shift 2 ;;
+        --dir) DIR=$2; shift 2 ;;
+        -h|--help) sed -n 2,20p "$0"; exit 0 ;;
+        *) echo "unknown option $1; see --help" >&2; exit 2 ;;
+    esac
+done
+
+[ -x "$STORBENCH" ] || { echo "no storbench at $STORBENCH: cargo build --release" >&2; exit 2; }
+[ -x "$PG_TEST_FSYNC" ] || { echo "no pg_test_fsync: apt-get install postgresql (or set PG_TEST_FSYNC)" >&2; exit 2; }
+if [ -z "$DIR" ]; then
+    DIR=$(mktemp -d /var/tmp/wal-vs-pgtf.XXXXXX)
+    trap 'rm -rf "$DIR"' EXIT
+fi
+OUT=$(mktemp -d /var/tmp/wal-vs-pgtf-out.XXXXXX)
+trap 'rm -rf "$OUT"; [ -n "${DIR:-}" ] && rm -f "$DIR"/pgtf.out' EXIT
+
+METHODS="fdatasync fsync open_direct_datasync open_sync"
+ROWS="$OUT/rows.tsv"
+: > "$ROWS"
+
+for run in $(seq 1 "$RUNS"); do
+    echo "run $run/$RUNS: pg_test_fsync" >&2
+    TIMEFORMAT='%U %S'
+    { time "$PG_TEST_FSYNC" -f "$DIR/pgtf.out" -s "$SECONDS_PER_TEST" > "$OUT/pg.txt" 2>&1; } 2> "$OUT/pg.time"
+    python3 - "$OUT/pg.txt" "$OUT/pg.time" "$SECONDS_PER_TEST" "$run" >> "$ROWS" <<'PY'
+import re, sys
+text, cpu, secs, run = open(sys.argv[1]).read(), open(sys.argv[2]).read().split(), float(sys.argv[3]), sys.argv[4]
+ops_total = sum(float(x) for x in re.findall(r"([\d.]+) ops/sec", text)) * secs
+cpu_us = (float(cpu[0]) + float(cpu[1])) * 1e6 / max(ops_total, 1)
+section = text.split("Compare file sync methods using one 8kB write:")[1].split("Compare file sync methods using two")[0]
+names = {"open_datasync": "open_direct_datasync", "fdatasync": "fdatasync", "fsync": "fsync", "open_sync": "open_sync"}
+for line in section.splitlines():
+    m = re.match(r"\s+(\w+)\s+([\d.]+) ops/sec\s+(\d+) usecs/op", line)
+    if m and m.group(1) in names:
+        print(f"pg_test_fsync\t{names[m.group(1)]}\t{run}\t{m.group(2)}\t{m.group(3)}\t{cpu_us:.2f}")
+PY
+    for m in $METHODS; do
+        echo "run $run/$RUNS: storbench wal $m" >&2
+        "$STORBENCH" wal --target "$DIR" --sync-method "$m" --bs 8k --writers 1 --ramp 1s \
+            --runtime "${SECONDS_PER_TEST}s" --output-dir "$OUT/results" --power none --json \
+            > "$OUT/sb.json" 2> /dev/null || true
+        python3 - "$OUT/sb.json" "$m" "$run" >> "$ROWS" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+r = s["results"]
+p50_us = r["commit_lat_ns"]["p50"] / 1e3 if r.get("commit_lat_ns") else float("nan")
+cpu = s["cpu"]["ns_per_io"] / 1e3 if s["cpu"].get("ns_per_io") else float("nan")
+print(f"storbench\t{sys.argv[2]}\t{sys.argv[3]}\t{r['commits_per_sec']:.1f}\t{p50_us:.0f}\t{cpu:.2f}")
+PY
+    done
+done
+
+python3 - "$ROWS" <<'PY'
+import statistics, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+def med(tool, method, col):
+    v = [float(r[col]) for r in rows if r[0] == tool and r[1] == method]
+    return statistics.median(v) if v else float("nan")
+print(f"{'method':22} {'pg ops/s':>10} {'sb commits/s':>13} {'sb/pg':>6} {'pg us/op':>9} {'sb p50 us':>10} {'pg CPU-us/op':>13} {'sb CPU-us/commit':>17}")
+for m in ["fdatasync", "fsync", "open_direct_datasync", "open_sync"]:
+    pg, sb = med("pg_test_fsync", m, 3), med("storbench", m, 3)
+    note = "  (not the same test: pg's is O_DIRECT)" if m == "open_sync" else ""
+    print(f"{m:22} {pg:10.0f} {sb:13.0f} {sb / pg:6.2f} {med('pg_test_fsync', m, 4):9.0f} {med('storbench', m, 4):10.0f} "
+          f"{med('pg_test_fsync', m, 5):13.2f} {med('storbench', m, 5):17.2f}{note}")
+print(f"(medians of {len({r[2] for r in rows})} interleaved runs; pg's CPU is its whole run over all its operations)")
+PY
