@@ -7,6 +7,16 @@ use clap::Args;
 use serde::Deserialize;
 use std::path::PathBuf;
 
+/// `storbench wal [OPTIONS]`, with `--search threads` to find the most writers whose commits
+/// hold a latency limit.
+#[derive(Args, Debug)]
+pub struct WalCommand {
+    #[command(flatten)]
+    pub run: WalArgs,
+    #[command(flatten)]
+    pub search: crate::search::SearchArgs,
+}
+
 /// Options of `storbench wal`; the same keys work in a plan file's wal workload (there one
 /// sync method per workload: sweep it with `sweep = { sync_method = [...] }`).
 #[derive(Args, Debug, Clone, Default, Deserialize)]

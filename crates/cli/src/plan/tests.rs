@@ -698,7 +698,7 @@ fn a_workload_searches_with_the_command_lines_keys_and_a_search_it_cannot_run_is
     refused(oltp, 10, "oltp has no such load; it has threads");
     let integrity =
         "[[workload]]\nkind = \"integrity\"\nsearch = \"threads\"\nlatency_limit = \"p99<=50ms\"\n";
-    refused(integrity, 10, "search works on io, oltp, mailbox or replay workloads");
+    refused(integrity, 10, "search works on io, oltp, mailbox, replay or wal workloads");
     let swept = format!("{io}sweep = {{ search = [\"iodepth\"] }}\n");
     refused(&swept, 13, "`search` cannot be swept");
     let required = format!("{io}[requirements]\n\"io.search_load\" = \">= 4\"\n");

@@ -1,11 +1,11 @@
 //! What each workload's load and figures are to a search: io (threads = workers, iodepth,
-//! rate = --rate-iops), oltp run (threads = --n-threads), mailbox (threads) and replay
-//! (threads = --in-flight, rate = time-sync --speed). The loads each has are its library
+//! rate = --rate-iops), oltp run (threads = --n-threads), mailbox (threads), replay
+//! (threads = --in-flight, rate = time-sync --speed) and wal (threads = --writers). The loads each has are its library
 //! entry's (`Workload::loads`); a plan's options reach their search through
 //! `Options::searching`, which each of these kinds answers in its entry.
 
 use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs};
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs, WalArgs};
 use crate::measure::Ran;
 use crate::registry::Options;
 use crate::subcommand::replay::args::{ModeArg, ReplayArgs};
@@ -296,5 +296,47 @@ impl Searchable for ReplayArgs {
             }));
         }
         (r.calls_per_sec, f)
+    }
+}
+
+impl Searchable for WalArgs {
+    const THROUGHPUT: &'static str = "commits/s";
+    const STATS: &'static [Statistic] = &LAT_STATS;
+    const DEFAULT_TYPES: &'static [&'static str] = &["commit"];
+
+    fn types(&self) -> Option<Vec<String>> {
+        Some(vec!["commit".into()])
+    }
+
+    /// One method at a time: `all` is a set of runs, not one to search.
+    fn searchable(&self) -> Result<()> {
+        if self.sync_method.as_deref() == Some("all") {
+            bail!("--search measures one sync method: give --sync-method (fdatasync, fsync, ...), not all");
+        }
+        Ok(())
+    }
+
+    fn load(&self, _p: Load) -> f64 {
+        f64::from(self.writers.unwrap_or(1))
+    }
+
+    fn at(&self, _p: Load, load: f64, length: Option<Duration>) -> Self {
+        // A search measures one method: fdatasync where none is named.
+        let sync_method = self.sync_method.clone().or_else(|| Some("fdatasync".into()));
+        WalArgs {
+            writers: Some(load as u32),
+            runtime: length.map(Seconds).or(self.runtime),
+            sync_method,
+            ..self.clone()
+        }
+    }
+
+    fn out(&self) -> &OutputArgs {
+        &self.out
+    }
+
+    fn figures(s: &Summary) -> (f64, Vec<Figure>) {
+        let Results::Wal(r) = &s.results else { return (0.0, Vec::new()) };
+        (r.commits_per_sec, figures_of("commit", r.commit_lat_ns.as_ref()))
     }
 }

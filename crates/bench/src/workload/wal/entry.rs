@@ -6,6 +6,7 @@ pub static WORKLOAD: Workload = Workload {
     name: "wal",
     what: "a wal workload",
     reported: storbench_report::render::wal::REPORTED,
-    loads: &[],
+    // Writers committing at once: the most that hold a latency limit.
+    loads: &[crate::run::search::Load::Threads],
     rebuild: super::summary::rebuilt,
 };

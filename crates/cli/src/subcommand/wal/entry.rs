@@ -1,7 +1,7 @@
 //! wal's registry entry: its subcommand, and what a plan and an evaluation need of a commit
 //! path workload.
 
-use crate::args::WalArgs;
+use crate::args::{WalArgs, WalCommand};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -13,9 +13,9 @@ use std::time::Duration;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind =
-    Kind::of::<WalArgs, WalArgs>(&storbench_bench::workload::wal::entry::WORKLOAD, &["target"]);
+    Kind::of::<WalArgs, WalCommand>(&storbench_bench::workload::wal::entry::WORKLOAD, &["target"]);
 
-impl CommandLine for WalArgs {
+impl CommandLine for WalCommand {
     fn command() -> clap::Command {
         let about = "The commit path: small sequential writes, each made durable before the next";
         let long = "\
@@ -29,17 +29,21 @@ chosen. A failed commit fails the run (exit 1).
 Examples:
   storbench wal --target /mnt/log                            # every method, 8k commits, 1 writer
   storbench wal --target /mnt/log --sync-method fdatasync --bs 4k --writers 8
-  storbench wal --target /mnt/log --layout growing --runtime 30s --json";
+  storbench wal --target /mnt/log --layout growing --runtime 30s --json
+  storbench wal --target /mnt/log --sync-method fdatasync --search threads --latency-limit p99<=2ms";
         // After the options: their struct's doc comment would be the command's help.
-        WalArgs::augment_args(clap::Command::new(KIND.name)).about(about).long_about(long)
+        WalCommand::augment_args(clap::Command::new(KIND.name)).about(about).long_about(long)
     }
 
     fn power(&self) -> Option<Option<&str>> {
-        Some(self.out.power.as_deref())
+        Some(self.run.out.power.as_deref())
     }
 
     fn run(self, stop: &StopFlag) -> Result<Ending> {
-        super::run(&self, stop)
+        match self.search.search {
+            Some(_) => crate::search::run(&self.run, &self.search, stop),
+            None => super::run(&self.run, stop),
+        }
     }
 
     fn table(s: &storbench_report::Summary) -> String {
@@ -96,6 +100,10 @@ impl Options for WalArgs {
 
     fn name(&mut self, name: String) {
         self.out.name = Some(name);
+    }
+
+    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+        Some(self)
     }
 
     fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
