@@ -140,3 +140,27 @@ fn a_plans_wal_workload_sweeps_its_method_and_is_judged_on_its_commit_latency() 
     run.arg("run").arg(&path).arg("--output-dir").arg(dir.path().join("none"));
     refused(&mut run, "sync_method = \"all\" runs a bundle per method");
 }
+
+#[test]
+fn a_search_finds_the_most_writers_whose_commits_hold_the_limit() {
+    // A limit every step holds: the search doubles to its maximum and confirms it.
+    let dir = disk_tempdir();
+    let args = ["--sync-method", "fdatasync", "--bs", "4k", "--ramp", "0s", "--runtime", "0.5s"];
+    let search = ["--search", "threads", "--latency-limit", "commit:p99<=60s", "--search-max", "2"];
+    let a = wal(dir.path(), &[&args[..], &search[..], &["--search-step-time", "0.3s", "--json"]].concat())
+        .assert()
+        .success();
+    let s = stdout_json(&a);
+    assert_eq!(
+        (&s["search"]["chosen"], &s["results"]["writers"]),
+        (&2.0.into(), &2.into()),
+        "{}",
+        s["search"]
+    );
+    assert_eq!(s["search"]["throughput"], "commits/s");
+    // A method set cannot be searched.
+    refused(
+        &mut wal(dir.path(), &["--sync-method", "all", "--search", "threads", "--latency-limit", "p99<=1s"]),
+        "not all",
+    );
+}
