@@ -10,9 +10,10 @@
 # is O_DIRECT|O_SYNC, which storbench does not have (storbench's open_sync is buffered): that
 # row is shown for both but is not the same test.
 #
-# CPU: storbench's is its own CPU over the measured phase per commit (summary cpu.ns_per_io).
-# pg_test_fsync reports none: its process's user+sys time over its whole run is divided by
-# every operation it reported (each test's ops/sec times its seconds), preparation included.
+# CPU: storbench's own user and system CPU over the measured phase per commit (summary cpu).
+# pg_test_fsync runs all its tests (synced and not) in one process and reports no CPU, so its
+# CPU per operation cannot be told apart per method; its whole run's user and system seconds
+# are printed beside, for scale.
 #
 # Usage: bench/wal-vs-pg-test-fsync.sh [--runs N] [--seconds S] [--dir DIR]
 
@@ -55,14 +56,13 @@ for run in $(seq 1 "$RUNS"); do
     python3 - "$OUT/pg.txt" "$OUT/pg.time" "$SECONDS_PER_TEST" "$run" >> "$ROWS" <<'PY'
 import re, sys
 text, cpu, secs, run = open(sys.argv[1]).read(), open(sys.argv[2]).read().split(), float(sys.argv[3]), sys.argv[4]
-ops_total = sum(float(x) for x in re.findall(r"([\d.]+) ops/sec", text)) * secs
-cpu_us = (float(cpu[0]) + float(cpu[1])) * 1e6 / max(ops_total, 1)
+user_s, sys_s = float(cpu[0]), float(cpu[1])
 section = text.split("Compare file sync methods using one 8kB write:")[1].split("Compare file sync methods using two")[0]
 names = {"open_datasync": "open_direct_datasync", "fdatasync": "fdatasync", "fsync": "fsync", "open_sync": "open_sync"}
 for line in section.splitlines():
     m = re.match(r"\s+(\w+)\s+([\d.]+) ops/sec\s+(\d+) usecs/op", line)
     if m and m.group(1) in names:
-        print(f"pg_test_fsync\t{names[m.group(1)]}\t{run}\t{m.group(2)}\t{m.group(3)}\t{cpu_us:.2f}")
+        print(f"pg_test_fsync\t{names[m.group(1)]}\t{run}\t{m.group(2)}\t{m.group(3)}\t{user_s:.3f}\t{sys_s:.3f}")
 PY
     for m in $METHODS; do
         echo "run $run/$RUNS: storbench wal $m" >&2
@@ -74,8 +74,9 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 r = s["results"]
 p50_us = r["commit_lat_ns"]["p50"] / 1e3 if r.get("commit_lat_ns") else float("nan")
-cpu = s["cpu"]["ns_per_io"] / 1e3 if s["cpu"].get("ns_per_io") else float("nan")
-print(f"storbench\t{sys.argv[2]}\t{sys.argv[3]}\t{r['commits_per_sec']:.1f}\t{p50_us:.0f}\t{cpu:.2f}")
+n = max(r["commits"], 1)
+user_us, sys_us = s["cpu"]["user_s"] * 1e6 / n, s["cpu"]["sys_s"] * 1e6 / n
+print(f"storbench\t{sys.argv[2]}\t{sys.argv[3]}\t{r['commits_per_sec']:.1f}\t{p50_us:.0f}\t{user_us:.2f}\t{sys_us:.2f}")
 PY
     done
 done
@@ -86,11 +87,13 @@ rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 def med(tool, method, col):
     v = [float(r[col]) for r in rows if r[0] == tool and r[1] == method]
     return statistics.median(v) if v else float("nan")
-print(f"{'method':22} {'pg ops/s':>10} {'sb commits/s':>13} {'sb/pg':>6} {'pg us/op':>9} {'sb p50 us':>10} {'pg CPU-us/op':>13} {'sb CPU-us/commit':>17}")
+print(f"{'method':22} {'pg ops/s':>10} {'sb commits/s':>13} {'sb/pg':>6} {'pg us/op':>9} {'sb p50 us':>10} {'sb user CPU-us':>15} {'sb sys CPU-us':>14}")
 for m in ["fdatasync", "fsync", "open_direct_datasync", "open_sync"]:
     pg, sb = med("pg_test_fsync", m, 3), med("storbench", m, 3)
     note = "  (not the same test: pg's is O_DIRECT)" if m == "open_sync" else ""
     print(f"{m:22} {pg:10.0f} {sb:13.0f} {sb / pg:6.2f} {med('pg_test_fsync', m, 4):9.0f} {med('storbench', m, 4):10.0f} "
-          f"{med('pg_test_fsync', m, 5):13.2f} {med('storbench', m, 5):17.2f}{note}")
-print(f"(medians of {len({r[2] for r in rows})} interleaved runs; pg's CPU is its whole run over all its operations)")
+          f"{med('storbench', m, 5):15.2f} {med('storbench', m, 6):14.2f}{note}")
+print(f"(medians of {len({r[2] for r in rows})} interleaved runs; CPU per commit is storbench's own over the measured phase;")
+print(f" pg_test_fsync's whole run, every test in one process: user {med('pg_test_fsync', 'fdatasync', 5):.2f} s, "
+      f"system {med('pg_test_fsync', 'fdatasync', 6):.2f} s, median)")
 PY
