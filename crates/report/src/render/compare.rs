@@ -164,10 +164,14 @@ fn compare_groups(place: &str, ga: &Group<'_>, gb: &Group<'_>) -> Option<(Vec<St
     let (sa, sb) = (ga.spread()?, gb.spread()?);
     let higher = ga.reported()?.headline.as_ref()?.higher_is_better;
     let d = difference(&sa, &sb, higher)?;
-    let verdict = match (d.within_spread, d.a_better) {
+    // As the findings say it: no side is better where the spreads overlap, or where too few
+    // runs stand behind either side to tell the difference from chance.
+    let ahead = if d.a_better { ga.configuration } else { gb.configuration };
+    let few = sa.n < findings::CLAIMED_FROM || sb.n < findings::CLAIMED_FROM;
+    let verdict = match (d.within_spread, few) {
         (true, _) => "within the spread".to_string(),
-        (false, true) => format!("{} better", ga.configuration),
-        (false, false) => format!("{} better", gb.configuration),
+        (false, true) => format!("{ahead} ahead, too few runs to tell"),
+        (false, false) => format!("{ahead} better"),
     };
     let range = |s: &crate::evaluation::Spread| format!("{}–{}", num(s.min), num(s.max));
     let metric = ga.reported()?.headline.as_ref()?.metric.clone();

@@ -111,6 +111,10 @@ fn metric(g: &Group<'_>) -> String {
 /// Said after a claim from fewer than 3 runs of either side.
 pub(super) const FEW_RUNS: &str = " Fewer than 3 runs each cannot tell this from chance: repeat to confirm.";
 
+/// Runs each side needs before a difference outside the spread is claimed: ranges of one or
+/// two runs fail to overlap by chance too often (1 in 3 for two runs of one distribution).
+pub(super) const CLAIMED_FROM: usize = 3;
+
 /// One configuration: its median and spread.
 fn alone(place: &str, g: &Group<'_>, s: &Spread) -> Finding {
     if s.n == 1 {
@@ -170,7 +174,7 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
     let (verb, word) = if higher { ("delivered", "more") } else { ("needed", "less") };
     // Ranges of one or two runs fail to overlap by chance too often (1 in 3 for two runs of
     // the same distribution) to carry a claim.
-    let few = a.1.n < 3 || b.1.n < 3;
+    let few = a.1.n < CLAIMED_FROM || b.1.n < CLAIMED_FROM;
     let caveat = if few { FEW_RUNS } else { "" };
     let text = format!(
         "{} {verb} {} {word} {metric} than {} on {place}: {figures} (medians of {} and {} runs).{caveat}",

@@ -279,6 +279,8 @@ fn two_single_runs_of_one_kind_compare_directly() {
         &Side { input: &b, name: "B", source: "b" },
     );
     assert!(text.contains("A lab1:/data delivered 100 % more IOPS than B lab1:/data on qd8 / qd1"), "{text}");
+    // One run each: the verdict says what the finding says, that it cannot be told from chance.
+    assert!(text.contains("A lab1:/data ahead, too few runs to tell") && !text.contains(" better"), "{text}");
 }
 
 #[test]
