@@ -131,10 +131,10 @@ impl Shown for WalResults {
         let mut warnings = Vec::new();
         let mut rows: Vec<(&str, &WalResults)> = Vec::new();
         for (g, runs) in &groups {
-            // The group's median run by commits a second stands for it.
-            let mut sorted = runs.clone();
-            sorted.sort_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec));
-            let r = sorted[(sorted.len() - 1) / 2];
+            // The group's reported (median) run stands for it, as in every table of the report.
+            let shown =
+                g.shown().and_then(|run| input.runs.get(&run.id)?.summary.results.get::<WalResults>());
+            let Some(r) = shown else { continue };
             let lat = r.latencies();
             let cell = |v: Option<f64>| v.map_or_else(|| "—".into(), num);
             let figures = match &r.not_offered {
@@ -160,7 +160,7 @@ impl Shown for WalResults {
             Block::Para(
                 "Each point's commits: writes of its size, each made durable by its method before the next \
                  (the write and its sync timed together, from HDR histograms), its writers committing at once; \
-                 the median run by commits a second."
+                 each configuration's reported (median) run."
                     .into(),
             ),
             Block::Table(t),
@@ -169,6 +169,16 @@ impl Shown for WalResults {
         out.extend(warnings.into_iter().map(|w| Block::Para(format!("Warning: {w}"))));
         out
     }
+}
+
+/// The point with the most commits a second among those whose commits can be trusted as
+/// durable (`WalResults::trusted`): the fastest safe method, where there is one.
+pub fn fastest_safe<'a>(results: &[&'a WalResults]) -> Option<&'a WalResults> {
+    results
+        .iter()
+        .copied()
+        .filter(|r| r.trusted())
+        .max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec))
 }
 
 /// For each configuration, size, writer count and layout measured under more than one
@@ -190,11 +200,7 @@ fn fastest(rows: &[(&str, &WalResults)]) -> Vec<String> {
         if same.len() < 2 {
             continue;
         }
-        let best = same
-            .iter()
-            .filter(|r| r.trusted())
-            .max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec));
-        out.push(match best {
+        out.push(match fastest_safe(&same) {
             Some(b) => format!(
                 "{c}, {} B commits x{} ({}): the fastest safe method is {} at {} commits/s.",
                 given(f64::from(b.bytes_per_commit)),

@@ -11,6 +11,7 @@ use super::judge::{self, Device};
 use super::spec::Point;
 use super::writer::WalRecorder;
 use crate::run::Outcome;
+use crate::run::record::summary;
 use crate::run::record::{RecordError, Recordable, StoredRecord, Tally};
 use serde::{Deserialize, Serialize};
 use storbench_report::{Phases, Results, Summary, WalResults};
@@ -62,8 +63,7 @@ impl WalFacts {
 
 /// The summary of a finished (or interrupted) point: `started` with the outcome's figures.
 pub fn summary(started: Summary, out: &Outcome<WalRecorder, WalFacts>, ended_at: &str) -> Summary {
-    let mut s = started;
-    s.ended_at = Some(ended_at.into());
+    let mut s = summary::ended(started, ended_at);
     let f = &out.detail;
     let t = &out.totals;
     let secs = out.measured_s;
@@ -85,11 +85,7 @@ pub fn summary(started: Summary, out: &Outcome<WalRecorder, WalFacts>, ended_at:
         first_error: f.first_error.clone(),
         implausible: judge::implausible(f.point.method, &t.latency, &device),
     });
-    s.cpu = storbench_report::CpuUsage {
-        user_s: out.cpu.user.as_secs_f64(),
-        sys_s: out.cpu.sys.as_secs_f64(),
-        ns_per_io: (t.commits > 0).then(|| out.cpu.total().as_secs_f64() * 1e9 / t.commits as f64),
-    };
+    s.cpu = summary::cpu_usage(out, t.commits);
     s.warnings = out.warnings.clone();
     s.warnings.extend(out.failures.iter().cloned());
     s
@@ -102,5 +98,5 @@ pub fn rebuilt(
     window: Option<(f64, f64)>,
     at: &str,
 ) -> Result<Summary, RecordError> {
-    Ok(summary(started, &crate::run::record::summary::outcome(record, window)?, at))
+    Ok(self::summary(started, &summary::outcome(record, window)?, at))
 }

@@ -75,8 +75,8 @@ impl Options for WalArgs {
 
     fn label(&self, swept: Option<&str>) -> String {
         match (&self.sync_method, swept) {
-            (Some(m), s) if s != Some("sync_method") => format!("wal-{m}"),
-            _ => "wal".into(),
+            (Some(m), s) if s != Some("sync_method") => format!("{}-{m}", KIND.name),
+            _ => KIND.name.into(),
         }
     }
 

@@ -108,7 +108,7 @@ fn run_set(spec: &WalSpec, points: &[Point], args: &WalArgs, stop: &StopFlag) ->
         .enumerate()
         .map(|(n, p)| (SetJob { name: name_of(p), title: p.to_string() }, (n, p)))
         .collect();
-    measure::run_set(&args.out, "wal", &jobs, false, stop, |&(n, p), dir, label| {
+    measure::run_set(&args.out, entry::KIND.name, &jobs, false, stop, |&(n, p), dir, label| {
         measure_point(spec, p, n, &dir, label, args, stop)
     })
 }
@@ -251,10 +251,12 @@ fn fastest(summaries: &[Summary]) -> Option<String> {
     if results.len() < 2 {
         return None;
     }
-    let best = |keep: fn(&storbench_report::WalResults) -> bool| {
-        results.iter().filter(|r| keep(r)).max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec))
-    };
-    Some(match (best(storbench_report::WalResults::trusted), best(|r| r.commits > 0)) {
+    let measured = results
+        .iter()
+        .copied()
+        .filter(|r| r.commits > 0)
+        .max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec));
+    Some(match (storbench_report::render::wal::fastest_safe(&results), measured) {
         (Some(b), _) => {
             format!("fastest safe method: {} ({} commits/s)", b.sync_method, output::si(b.commits_per_sec))
         }
