@@ -14,6 +14,7 @@ mod command_stream;
 mod cpu;
 mod driver;
 mod lifecycle;
+pub mod measure;
 pub mod pace;
 mod parts;
 pub mod record;

@@ -9,6 +9,7 @@
 //!
 //! Its one entry point is [`run`]: a spec in, the points' figures out; it prints nothing.
 
+pub mod bundle;
 pub mod entry;
 pub mod judge;
 pub mod method;

@@ -283,11 +283,13 @@ fn into_bundle(
     let device = resolve_device(&spec.dir).ok().flatten();
     let at = jiff::Timestamp::now();
     let start = Start {
-        at,
-        summary: summary::started(spec, &name, device.clone(), &at.to_string(), a.crash_after.is_some()),
-        targets: vec![spec.dir.as_path()],
-        database: DatabaseInfo::default(),
-        device: device.as_ref().map(|d| d.name.as_str()),
+        run: storbench_bench::run::measure::Start {
+            at,
+            summary: summary::started(spec, &name, device.clone(), &at.to_string(), a.crash_after.is_some()),
+            targets: vec![spec.dir.as_path()],
+            database: DatabaseInfo::default(),
+            device: device.as_ref().map(|d| d.name.as_str()),
+        },
         table: table::integrity_table,
         background: &a.out.streams(),
         background_dir: Some(spec.dir.as_path()),

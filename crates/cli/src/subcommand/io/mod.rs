@@ -175,11 +175,13 @@ fn measure_job(
     };
     let at = jiff::Timestamp::now();
     let start = Start {
-        at,
-        summary: summary::started(&spec, &place, args.continue_on_error, &at.to_string()),
-        targets: target.map(|t| t.path.as_path()).into_iter().collect(),
-        database: DatabaseInfo::default(),
-        device: r.device.as_ref().map(|d| d.name.as_str()),
+        run: storbench_bench::run::measure::Start {
+            at,
+            summary: summary::started(&spec, &place, args.continue_on_error, &at.to_string()),
+            targets: target.map(|t| t.path.as_path()).into_iter().collect(),
+            database: DatabaseInfo::default(),
+            device: r.device.as_ref().map(|d| d.name.as_str()),
+        },
         table: crate::subcommand::io::table::job_table,
         background: &args.out.streams(),
         background_dir: target.and_then(|t| t.path.parent()),

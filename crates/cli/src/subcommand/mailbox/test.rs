@@ -82,11 +82,13 @@ pub(super) fn measure_test(
     let device = resolve_device(&plan.db_dir).ok().flatten();
     let at = jiff::Timestamp::now();
     let start = Start {
-        at,
-        summary: summary::started(plan, &name, device.clone(), &at.to_string()),
-        targets: vec![plan.db_dir.as_path(), plan.log_dir.as_path()],
-        database: DatabaseInfo::default(),
-        device: device.as_ref().map(|d| d.name.as_str()),
+        run: storbench_bench::run::measure::Start {
+            at,
+            summary: summary::started(plan, &name, device.clone(), &at.to_string()),
+            targets: vec![plan.db_dir.as_path(), plan.log_dir.as_path()],
+            database: DatabaseInfo::default(),
+            device: device.as_ref().map(|d| d.name.as_str()),
+        },
         table: crate::subcommand::mailbox::table::mailbox_table,
         background: &a.out.streams(),
         background_dir: Some(plan.db_dir.as_path()),

@@ -326,11 +326,13 @@ fn run_into(
     let sqlite = dbs.iter().find(|d| d.kind() == storbench_bench::db::BackendKind::Sqlite);
     let sqlite_dir = sqlite.and_then(|d| d.data_location()).and_then(|p| p.parent().map(PathBuf::from));
     let start = Start {
-        at,
-        summary: first,
-        targets: places.iter().map(PathBuf::as_path).collect(),
-        database,
-        device: place.device.as_ref().map(|d| d.name.as_str()),
+        run: storbench_bench::run::measure::Start {
+            at,
+            summary: first,
+            targets: places.iter().map(PathBuf::as_path).collect(),
+            database,
+            device: place.device.as_ref().map(|d| d.name.as_str()),
+        },
         table: crate::subcommand::oltp::table::oltp_table,
         background: &out.streams(),
         background_dir: sqlite_dir.as_deref(),

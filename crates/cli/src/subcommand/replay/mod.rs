@@ -376,11 +376,13 @@ fn into_bundle(
     let mut first = started(a, checked, db.as_ref(), name, &at.to_string());
     first.warnings.extend(unknown);
     let start = Start {
-        at,
-        summary: first,
-        targets: place.iter().map(PathBuf::as_path).collect(),
-        database,
-        device: device.as_ref().map(|d| d.name.as_str()),
+        run: storbench_bench::run::measure::Start {
+            at,
+            summary: first,
+            targets: place.iter().map(PathBuf::as_path).collect(),
+            database,
+            device: device.as_ref().map(|d| d.name.as_str()),
+        },
         table: table::replay_table,
         background: &a.out.streams(),
         background_dir: None,

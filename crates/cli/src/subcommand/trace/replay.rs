@@ -190,11 +190,13 @@ pub fn measure(a: &ReplayTraceArgs, given: Option<&Path>, stop: &StopFlag) -> Re
     };
     let streams = streams(a, &target.path);
     let start = Start {
-        at,
-        summary,
-        targets: vec![target.path.as_path()],
-        database: DatabaseInfo::default(),
-        device: device.as_ref().map(|d| d.name.as_str()),
+        run: storbench_bench::run::measure::Start {
+            at,
+            summary,
+            targets: vec![target.path.as_path()],
+            database: DatabaseInfo::default(),
+            device: device.as_ref().map(|d| d.name.as_str()),
+        },
         table,
         background: &streams,
         background_dir: target.path.parent(),

@@ -12,11 +12,9 @@ use crate::output;
 use anyhow::{Result, anyhow, bail};
 use std::path::Path;
 use std::time::Duration;
-use storbench_bench::run::record::{End, Recordable};
-use storbench_bench::run::{Outcome, StopFlag};
-use storbench_bench::workload::wal::summary::{self as wal_summary, WalFacts};
-use storbench_bench::workload::wal::{self, Device, Layout, Point, SyncMethod, WalSpec, point};
-use storbench_report::{DatabaseInfo, Results, Summary, TargetInfo};
+use storbench_bench::run::StopFlag;
+use storbench_bench::workload::wal::{self, Layout, Point, SyncMethod, WalSpec};
+use storbench_report::{DatabaseInfo, Results, Summary};
 
 /// The options as the library's spec: its points, every method where `all` is asked.
 pub fn validate(a: &WalArgs) -> Result<WalSpec> {
@@ -67,7 +65,7 @@ pub fn run(args: &WalArgs, stop: &StopFlag) -> Result<Ending> {
     crate::subcommand::results_root(args.out.output_dir.as_deref())?;
     let points = spec.points();
     let summaries = if let [only] = points.as_slice() {
-        let dir = BundleDir::choose(None, &args.out, &name_of(only))?;
+        let dir = BundleDir::choose(None, &args.out, &wal::bundle::name_of(only))?;
         vec![measure_point(&spec, only, 0, &dir, &format!("[1/1] {only}"), args, stop)?.summary]
     } else {
         run_set(&spec, &points, args, stop)?
@@ -91,14 +89,9 @@ pub fn measure(args: &WalArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
             "a wal workload in a plan measures one sync method: give sync_method, or sweep it with sweep = {{ sync_method = [...] }}"
         )
     };
-    let dir = BundleDir::choose(given, &args.out, &name_of(&only))?;
+    let dir = BundleDir::choose(given, &args.out, &wal::bundle::name_of(&only))?;
     let m = measure_point(&spec, &only, 0, &dir, &format!("[1/1] {only}"), args, stop)?;
     Ok(Ran { ending: Ending::of(&m.summary, stop), measured: Some(m) })
-}
-
-/// `wal-fdatasync-8192b-x1`.
-fn name_of(p: &Point) -> String {
-    format!("wal-{}-{}b-x{}", p.method, p.size, p.writers)
 }
 
 /// Several points: a directory `<time>-wal` with a numbered bundle per point, a line each.
@@ -106,7 +99,7 @@ fn run_set(spec: &WalSpec, points: &[Point], args: &WalArgs, stop: &StopFlag) ->
     let jobs: Vec<(SetJob, (usize, &Point))> = points
         .iter()
         .enumerate()
-        .map(|(n, p)| (SetJob { name: name_of(p), title: p.to_string() }, (n, p)))
+        .map(|(n, p)| (SetJob { name: wal::bundle::name_of(p), title: p.to_string() }, (n, p)))
         .collect();
     measure::run_set(&args.out, entry::KIND.name, &jobs, false, stop, |&(n, p), dir, label| {
         measure_point(spec, p, n, &dir, label, args, stop)
@@ -126,77 +119,35 @@ fn measure_point(
     let at = jiff::Timestamp::now();
     let device = storbench_bench::monitor::resolve_device(&spec.dir).ok().flatten();
     let start = Start {
-        at,
-        summary: started(spec, p, device.clone(), &at.to_string()),
-        targets: vec![spec.dir.as_path()],
-        database: DatabaseInfo::default(),
-        device: device.as_ref().map(|d| d.name.as_str()),
+        run: storbench_bench::run::measure::Start {
+            at,
+            summary: wal::bundle::started(spec, p, device.clone(), &at.to_string()),
+            targets: vec![spec.dir.as_path()],
+            database: DatabaseInfo::default(),
+            device: device.as_ref().map(|d| d.name.as_str()),
+        },
         table,
         background: &args.out.streams(),
         background_dir: Some(spec.dir.as_path()),
         background_wait: args.out.background_wait,
     };
-    measure::measure(dir, start, stop, |rec, first| record_point(rec, first, spec, p, n, label, stop))
+    measure::measure(dir, start, stop, |rec, first| record_point(rec, first, spec, (p, n), label, stop))
 }
 
-/// The point's summary as it starts: what was asked and where.
-fn started(spec: &WalSpec, p: &Point, device: Option<storbench_report::DeviceInfo>, at: &str) -> Summary {
-    Summary {
-        name: name_of(p),
-        seed: spec.seed,
-        parameters: serde_json::json!({
-            "sync_method": p.method.name(),
-            "layout": p.layout.name(),
-            "bs": p.size,
-            "writers": p.writers,
-            "file_size": spec.file_bytes,
-            "ramp_s": spec.warmup.as_secs_f64(),
-            "runtime_s": spec.seconds.as_secs_f64(),
-            "seed": spec.seed,
-        }),
-        target: TargetInfo {
-            path: spec.dir.display().to_string(),
-            kind: "file".into(),
-            size_bytes: spec.file_bytes,
-            direct: p.method.direct(),
-            device,
-        },
-        engine: "psync".into(),
-        ..measure::started_summary(entry::KIND.name, at, Results::Wal(Default::default()))
-    }
-}
-
-/// Runs the point, each second into the bundle; its finished summary.
+/// Runs the point, each second into the bundle, its commits a second on the run's line.
 fn record_point(
     rec: &mut Recording,
     first: Summary,
     spec: &WalSpec,
-    p: &Point,
-    n: usize,
+    point: (&Point, usize),
     label: &str,
     stop: &StopFlag,
 ) -> Result<Finished> {
     let bar = output::run_line(label);
-    let stream = first.workload.clone();
-    let device = Device::of(&spec.dir);
-    let measured = point::measure(spec, p, n, &mut rec.sampler, stop, &mut |c| {
-        let cps = c.interval.data.commits as f64 / (c.interval.end_s - c.interval.start_s).max(1e-9);
-        bar.set_message(format!("{} commits/s", output::si(cps)));
-        rec.bundle.recorded(c, &stream, &c.interval.data.tally());
-    });
+    let progress = &mut |cps| bar.set_message(format!("{} commits/s", output::si(cps)));
+    let finished = wal::bundle::record(rec, first, spec, point, stop, progress);
     bar.finish_and_clear();
-    let (out, not_offered) = match measured.map_err(|e| anyhow!("{e}"))? {
-        point::Measured::Ran(out) => (*out, None),
-        point::Measured::NotOffered(why) => (wal::empty_outcome(), Some(why)),
-    };
-    rec.bundle.totals(out.counted_from_s(), out.measured_s, &[("commit", &out.totals.latency)]);
-    let ended_at = jiff::Timestamp::now().to_string();
-    let facts = WalFacts { not_offered, ..WalFacts::of(*p, &out, &device) };
-    let end = End::of(&ended_at, &out, &facts);
-    let outcome: Outcome<_, WalFacts> = out.with(facts);
-    let summary = wal_summary::summary(first, &outcome, &ended_at);
-    let failure = outcome.failures.first().map(|why| format!("the run failed: {why}"));
-    Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
+    finished.map_err(|e| anyhow!("{e}"))
 }
 
 /// A point's result as the terminal shows it.
