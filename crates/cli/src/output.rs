@@ -201,13 +201,10 @@ pub(crate) fn new_table(header: &[&str]) -> Table {
     t
 }
 
-/// What every report of failed I/Os adds about the figures.
-pub const ONLY_COMPLETED: &str = "IOPS, bandwidth and latency count completed I/Os only";
-
 /// Under a run's table: its failed I/Os, when any.
 pub fn errors_line(s: &Summary) -> Option<String> {
     let e = s.io_errors().filter(|e| e.any())?;
-    Some(format!("{e}; {ONLY_COMPLETED}"))
+    Some(format!("{e}; {}", storbench_report::model::ONLY_COMPLETED))
 }
 
 /// A paced run's schedule lag under its table (how late starts were against their intended

@@ -245,6 +245,9 @@ pub fn rate_text(pct: f64) -> String {
     }
 }
 
+/// What every report of failed I/Os adds about the figures.
+pub const ONLY_COMPLETED: &str = "IOPS, bandwidth and latency count completed I/Os only";
+
 /// The failed I/Os of a run, against those attempted, as the user is told of them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IoErrors<'a> {

@@ -9,6 +9,7 @@
 
 mod background;
 pub mod blocksize;
+pub mod bundle;
 mod copy;
 pub mod entry;
 pub mod offsets;

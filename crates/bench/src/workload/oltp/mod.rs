@@ -11,6 +11,7 @@
 //! - [`users`]: DS3's simulated users (what DS3 calls its driver): threads per target, the
 //!   per-order sequence, per-second intervals, run by the run driver (`crate::run::drive`).
 
+pub mod bundle;
 pub mod datagen;
 pub mod ds3;
 pub mod entry;

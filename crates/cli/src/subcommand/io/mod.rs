@@ -4,7 +4,6 @@
 
 pub mod entry;
 mod like;
-pub mod summary;
 pub mod table;
 pub mod validate;
 
@@ -16,13 +15,12 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::summary::{self as record_summary, io::IoFacts};
-use storbench_bench::run::record::{End, Recordable};
+use storbench_bench::run::record::summary::io::IoFacts;
 use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};
-use storbench_bench::workload::io::{self as io_workload, IoInterval, IoOutcome, IoSpec};
+use storbench_bench::workload::io::bundle::{self as io_bundle, IoPlace};
+use storbench_bench::workload::io::{IoInterval, IoOutcome, IoSpec};
 use storbench_report::columns::io as col;
 use storbench_report::{DatabaseInfo, DeviceInfo, Results, Summary, export};
-use summary::IoPlace;
 use validate::{Job, Validated};
 
 pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
@@ -177,7 +175,7 @@ fn measure_job(
     let start = Start {
         run: storbench_bench::run::measure::Start {
             at,
-            summary: summary::started(&spec, &place, args.continue_on_error, &at.to_string()),
+            summary: io_bundle::started(&spec, &place, args.continue_on_error, &at.to_string()),
             targets: target.map(|t| t.path.as_path()).into_iter().collect(),
             database: DatabaseInfo::default(),
             device: r.device.as_ref().map(|d| d.name.as_str()),
@@ -192,8 +190,7 @@ fn measure_job(
     })
 }
 
-/// Runs the job, each second into the bundle; its finished summary. `more` adds what the
-/// caller knows of the run once it ended (a trace replay's check) to what is recorded.
+/// Runs the job (the library's `io::bundle::record`) with its progress on the run's line.
 pub fn record_job(
     rec: &mut Recording,
     first: Summary,
@@ -204,31 +201,11 @@ pub fn record_job(
     more: impl FnOnce(&Recording, &IoOutcome, &mut IoFacts),
 ) -> Result<Finished> {
     let bar = output::run_line(label);
-    // The record's stream is the workload's (io, replay-trace): its summary is rebuilt from it.
-    let stream = first.workload.clone();
-    let outcome = io_workload::run(spec, file, &mut rec.sampler, stop, &mut |rep| {
-        bar.set_message(output::with_streams(progress_text(rep), &rep.row));
-        rec.bundle.recorded(rep, &stream, &rep.interval.data.tally());
-    });
+    let progress =
+        &mut |rep: &IoInterval| bar.set_message(output::with_streams(progress_text(rep), &rep.row));
+    let finished = io_bundle::record(rec, first, spec, file, stop, progress, more);
     bar.finish_and_clear();
-    let outcome = outcome.context("running the job")?;
-    let hists = [("read", &outcome.totals.read.latency), ("write", &outcome.totals.write.latency)];
-    rec.bundle.totals(outcome.counted_from_s(), outcome.measured_s, &hists);
-    let ended_at = jiff::Timestamp::now().to_string();
-    let mut facts = IoFacts::of(&outcome);
-    more(rec, &outcome, &mut facts);
-    let end = End::of(&ended_at, &outcome, &facts);
-    let outcome = outcome.with(facts);
-    let summary = record_summary::io::summary(first, &outcome, &ended_at);
-    // A run kept as a measurement despite failed I/Os says so to the reader of its report
-    // (the terminal has it under the table; a failed run says it in its error instead).
-    let kept_errors = summary
-        .io_errors()
-        .filter(|e| e.any() && summary.continues_on_error())
-        .map(|e| format!("{e}; {}", output::ONLY_COMPLETED));
-    let unsaid = kept_errors.into_iter().collect();
-    let failure = outcome.failures.first().map(|why| format!("the run failed: {why}"));
-    Ok(Finished { summary, end: Some(end), unsaid, failure })
+    finished.context("running the job")
 }
 
 fn progress_text(rep: &IoInterval) -> String {

@@ -5,7 +5,6 @@ mod ds3;
 pub mod entry;
 mod fidelity;
 mod run;
-mod summary;
 pub mod table;
 
 pub use run::measure;

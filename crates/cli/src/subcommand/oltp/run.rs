@@ -2,7 +2,6 @@
 //! state after the load, run the driver into a bundle, print DS3's lines, then the summary.
 
 use super::ds3::{self, Sampled};
-use super::summary::{self, OltpPlace};
 use super::{db_size, open_databases};
 use crate::args::OltpRunArgs;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
@@ -14,12 +13,11 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::summary::{self as record_summary, oltp::OltpFacts};
-use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::DbSize;
+use storbench_bench::workload::oltp::bundle::{self as oltp_bundle, OltpPlace};
 use storbench_bench::workload::oltp::ds3::Ds3Database;
 use storbench_bench::workload::oltp::requests::{Recorded, RequestLog};
-use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec, TXN_KINDS};
+use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec};
 use storbench_report::{Summary, export};
 
 /// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
@@ -316,7 +314,7 @@ fn run_into(
     stop: &StopFlag,
 ) -> Result<Measured> {
     let at = jiff::Timestamp::now();
-    let mut first = summary::started(spec, place, name, &at.to_string());
+    let mut first = oltp_bundle::started(spec, place, name, &at.to_string());
     // Every database's data and log, each device counted on its own.
     let places: Vec<PathBuf> =
         dbs.iter().flat_map(|d| storbench_bench::db::local_paths(d.as_ref())).collect();
@@ -341,7 +339,7 @@ fn run_into(
     measure::measure(dir, start, stop, |rec, first| record_run(rec, first, spec, dbs, place, lines, stop))
 }
 
-/// Runs the driver, each second into the bundle and DS3's lines; its finished summary.
+/// Runs the driver (the library's `oltp::bundle::record`), each second into DS3's lines.
 fn record_run(
     rec: &mut Recording,
     first: Summary,
@@ -353,26 +351,17 @@ fn record_run(
 ) -> Result<Finished> {
     let mut printer = Printer::new(lines, dbs.len())?;
     printer.say(&parameter_line(spec, place));
-    let outcome = users::run(spec, dbs, &mut rec.sampler, stop, &mut |iv| {
-        printer.interval(iv);
-        rec.bundle.recorded(iv, super::entry::KIND.name, &iv.interval.data.tally());
-    });
-    let outcome = outcome.context("starting the run")?;
-    let totals = &outcome.totals.total;
-    let mut hists = vec![("order", &totals.order_rt)];
-    hists.extend(TXN_KINDS.iter().map(|&k| (k.as_str(), &totals.txn(k).latency)));
-    rec.bundle.totals(outcome.counted_from_s(), outcome.measured_s, &hists);
-    printer.finish(&outcome, &place.targets);
-    let ended_at = jiff::Timestamp::now().to_string();
-    let facts = OltpFacts::of(&outcome, &place.targets);
-    let end = End::of(&ended_at, &outcome, &facts);
-    let outcome = outcome.with(facts);
-    let summary = record_summary::oltp::summary(first, &outcome, &ended_at);
-    // A database that went away, or threads that gave up: the run failed, whatever it measured
-    // before (the summary keeps that, marked incomplete).
-    let failure =
-        (!outcome.failures.is_empty()).then(|| format!("the run failed: {}", outcome.failures.join("; ")));
-    Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure })
+    oltp_bundle::record(rec, first, spec, (dbs, place), stop, &mut printer).context("starting the run")
+}
+
+impl oltp_bundle::Watch for Printer<'_> {
+    fn interval(&mut self, closed: &OltpInterval) {
+        Printer::interval(self, closed);
+    }
+
+    fn ended(&mut self, outcome: &users::OltpOutcome, targets: &[String]) {
+        self.finish(outcome, targets);
+    }
 }
 
 /// DS3 echoes its parameters first.
