@@ -143,6 +143,8 @@ pub fn measure(
     let around =
         Around { background: start.background, dir: start.background_dir, wait: start.background_wait };
     let ended = run::measure(|| dir.make(), start.run, &around, stop, work)?;
+    // The run's log stays open for its table and its bundle's path.
+    let _log = ended.opened;
     let m = ended.measured;
     if let Some(why) = &ended.failure {
         anyhow::bail!("{why}; the bundle in {} keeps what was measured", m.bundle.display());

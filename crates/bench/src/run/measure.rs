@@ -105,6 +105,9 @@ pub struct Ended {
     pub to_say: usize,
     /// Why the run failed although it measured ([`Finished::failure`]).
     pub failure: Option<String>,
+    /// What [`Edges::opened`] made for the run, for the program to keep while it says the
+    /// run's end (the terminal's log in the bundle takes the result table).
+    pub opened: Box<dyn std::any::Any>,
 }
 
 /// The program around a run, at the run's edges. `E` is the program's error.
@@ -154,7 +157,7 @@ pub fn measure<E: From<BundleError>>(
     edges.check_streams(&start.targets)?;
     let dir = dir()?;
     let (streams, entries) = edges.streams(&start.targets, &dir, stop)?;
-    let _open = edges.opened(&dir, &start.summary)?;
+    let opened = edges.opened(&dir, &start.summary)?;
     let epoch_s = start.at.as_millisecond() as f64 / 1e3;
     let mut bundle = Bundle::create(dir.clone(), epoch_s, &start.targets, start.database, edges.hooks())?;
     bundle.write_summary(&start.summary)?;
@@ -190,7 +193,7 @@ pub fn measure<E: From<BundleError>>(
     recording.bundle.write_summary(&summary)?;
     let active_watts = recording.bundle.active_watts(&summary);
     let measured = Measured { summary, bundle: dir, active_watts };
-    Ok(Ended { measured, to_say, failure: done.failure })
+    Ok(Ended { measured, to_say, failure: done.failure, opened })
 }
 
 /// Each background stream's figures, with the spec it was given.
