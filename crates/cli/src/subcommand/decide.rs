@@ -8,7 +8,7 @@ use crate::subcommand::Ending;
 use anyhow::{Context, Result, anyhow};
 use storbench_bench::input::{TEXT_LIMIT, read_text};
 use storbench_report::decision::requirement::{Requirement, parse_line};
-use storbench_report::decision::{Decision, decide};
+use storbench_report::decision::{Decision, decide, failing};
 use storbench_report::evaluation::Evaluation;
 
 pub fn run(args: &DecideArgs) -> Result<Ending> {
@@ -28,7 +28,18 @@ pub fn run(args: &DecideArgs) -> Result<Ending> {
     } else {
         tell_raw!("{}", words(&d));
     }
-    Ok(if d.unmet() { Ending::CheckFailed } else { Ending::Ok })
+    Ok(ending(&input.evaluation, d.unmet(), "see the decision above"))
+}
+
+/// How an evaluation ends, for `run` and `decide` alike: exit 1 saying why where it fails
+/// (`decision::failing`: runs that did not finish or failed, requirements unmet), else 0.
+pub fn ending(e: &Evaluation, unmet: bool, see: &str) -> Ending {
+    let why = failing(e, unmet);
+    if why.is_empty() {
+        return Ending::Ok;
+    }
+    say!("the evaluation fails: {} ({see})", why.join("; "));
+    Ending::CheckFailed
 }
 
 /// The decision over evaluation `dir` under its plan's requirements: what `storbench run`

@@ -155,12 +155,16 @@ fn an_evaluation_records_a_run_with_failed_ios_as_failed_and_never_as_its_median
     let workloads = format!(
         "[[workload]]\nlabel = \"strict\"\n{IO}[[workload]]\nlabel = \"kept\"\ncontinue_on_error = true\n{IO}"
     );
-    let a = evaluate(&dev.dev, tmp.path(), "", &workloads).code(2);
+    // A failed run fails the evaluation as `decide` fails it: exit 1 (2 is for bad input).
+    let a = evaluate(&dev.dev, tmp.path(), "", &workloads).code(1);
     let results = tmp.path().join("results");
     let err = stderr_text(&a);
     assert!(err.contains("1 run(s) failed"), "{err}");
 
     let e = json(&std::fs::read(only_bundle(&results).join("evaluation.json")).unwrap());
+    let decided = storbench().arg("decide").arg(only_bundle(&results)).assert().code(1);
+    let said = stderr_text(&decided);
+    assert!(said.contains("the evaluation fails: 1 run(s) failed"), "decide exits as run did: {said}");
     let run = |id: &str| e["runs"].as_array().unwrap().iter().find(|r| r["id"] == id).unwrap().clone();
     let strict = run("strict.full.r1");
     assert_eq!(strict["status"], "failed", "{strict}");

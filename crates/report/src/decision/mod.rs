@@ -107,6 +107,25 @@ impl Decision {
     }
 }
 
+/// Why evaluation `e` fails (exit 1, for `run` and `decide` alike), with `unmet` whether its
+/// decision meets no requirement given: runs that did not finish, runs that failed (their I/Os
+/// or an error), runs that failed their workload's own check, requirements no configuration
+/// meets. None of these: it holds (exit 0).
+pub fn failing(e: &Evaluation, unmet: bool) -> Vec<String> {
+    let count = |s: RunStatus| e.runs.iter().filter(|r| r.status == s).count();
+    let open = e.runs.iter().filter(|r| !finished(r.status)).count();
+    let reasons = [
+        (open, format!("{open} of {} runs did not finish", e.runs.len())),
+        (count(RunStatus::Failed), format!("{} run(s) failed", count(RunStatus::Failed))),
+        (
+            count(RunStatus::CheckFailed),
+            format!("{} run(s) failed their workload's own check", count(RunStatus::CheckFailed)),
+        ),
+        (usize::from(unmet), "no configuration meets every requirement".into()),
+    ];
+    reasons.into_iter().filter(|(n, _)| *n > 0).map(|(_, why)| why).collect()
+}
+
 /// Where runs did not finish: how many of how many, said before anything else.
 fn incomplete(e: &Evaluation) -> Option<String> {
     let open = e.runs.iter().filter(|r| !finished(r.status)).count();

@@ -445,14 +445,7 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     if stop.is_stopped() {
         return Ok(Ending::Interrupted);
     }
-    if eval.runs.iter().any(|r| r.status == RunStatus::Failed) {
-        bail!(
-            "{} run(s) failed (see the notes above and evaluation.json)",
-            eval.runs.iter().filter(|r| r.status == RunStatus::Failed).count()
-        );
-    }
-    let failed = eval.runs.iter().any(|r| r.status == RunStatus::CheckFailed);
-    Ok(if failed || unmet { Ending::CheckFailed } else { Ending::Ok })
+    Ok(super::decide::ending(eval, unmet, "see the notes above and evaluation.json"))
 }
 
 /// The data files the workloads keep for the next evaluation to reuse, so the user knows
