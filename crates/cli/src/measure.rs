@@ -14,9 +14,9 @@ use storbench_bench::run::bundle::{self, Hooks};
 use storbench_bench::run::measure as run;
 use storbench_bench::run::record::StreamEntry;
 use storbench_bench::run::{StopFlag, Streams};
-use storbench_report::{DatabaseInfo, Summary};
+use storbench_report::Summary;
 
-pub use storbench_bench::run::measure::{Finished, Measured, Recording, started_summary};
+pub use storbench_bench::run::measure::{Finished, Measured, Recording, database_info, started_summary};
 
 /// Where a run's bundle goes.
 pub enum BundleDir {
@@ -201,17 +201,4 @@ pub fn run_set<J>(
 fn run_name(summary: &Summary, dir: &Path) -> String {
     let dir_name = || dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if summary.name.is_empty() { dir_name() } else { summary.name.clone() }
-}
-
-/// A database's version and settings for `disclosure.json`; a server that will not tell them
-/// is not a reason to skip the run, so that becomes a warning (the second value).
-pub fn database_info(db: &dyn storbench_bench::db::Database) -> (DatabaseInfo, Option<String>) {
-    match db.server_info() {
-        Ok(info) => (info, None),
-        Err(e) => {
-            let kind = Some(db.kind().as_str().to_owned());
-            let why = format!("{}'s version and settings are not in disclosure.json: {e}", db.describe());
-            (DatabaseInfo { kind, ..DatabaseInfo::default() }, Some(why))
-        }
-    }
 }

@@ -220,3 +220,16 @@ fn rebuilding(targets: &[&Path], stop: &StopFlag) -> Vec<String> {
         })
         .collect()
 }
+
+/// A database's version and settings for `disclosure.json`; a server that will not tell them
+/// is not a reason to skip the run, so that becomes a warning (the second value).
+pub fn database_info(db: &dyn crate::db::Database) -> (DatabaseInfo, Option<String>) {
+    match db.server_info() {
+        Ok(info) => (info, None),
+        Err(e) => {
+            let kind = Some(db.kind().as_str().to_owned());
+            let why = format!("{}'s version and settings are not in disclosure.json: {e}", db.describe());
+            (DatabaseInfo { kind, ..DatabaseInfo::default() }, Some(why))
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //! out of use as evidence (`suspects`).
 
 pub mod audit;
+pub mod bundle;
 pub mod entry;
 pub mod faults;
 pub mod journal;

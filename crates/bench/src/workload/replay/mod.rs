@@ -47,6 +47,7 @@
 //! histogram, per source calls and errors, time-sync's lateness and the requests running at
 //! its end (`ReplayData`; how the record keeps it is in `data`).
 
+pub mod bundle;
 mod conn;
 mod data;
 mod engine;

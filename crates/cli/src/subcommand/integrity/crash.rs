@@ -17,7 +17,6 @@
 //! the record's end keeps each cycle's crash and what the audits found, so the summary is
 //! built again from the bundle alone.
 
-use super::ErrorFile;
 use super::handover::{Handover, Intake, Sink};
 use crate::args::IntegrityArgs;
 use anyhow::{Context, Result, bail};
@@ -31,6 +30,7 @@ use storbench_bench::rng::{stream, unit};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::Facts;
 use storbench_bench::run::record::summary::integrity::crash::{CrashFacts, CycleRecord};
+use storbench_bench::workload::integrity::bundle::ErrorFile;
 use storbench_bench::workload::integrity::{
     self as integ, AuditReport, IntegrityRecorder, IntegritySpec, Journal, Layout,
 };
@@ -143,7 +143,7 @@ pub fn run_cycles(
 }
 
 fn add_cycle(out: &mut CrashFacts, report: &AuditReport, acknowledged: u64, seconds: f64) {
-    let e = super::summary::errors_of_audit(report);
+    let e = storbench_bench::run::record::summary::integrity::errors_of_audit(report);
     // A page whose acknowledged generation is missing: lost, torn back, or replaced.
     let lost = e.lost_writes + e.torn_pages + e.misplaced_pages + e.checksum + e.read_errors;
     out.crash.cycles += 1;

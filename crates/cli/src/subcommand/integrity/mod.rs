@@ -5,7 +5,6 @@
 //! against their journal.
 //!
 //! - `validate`: options into the library's `IntegritySpec`, every refusal before a write.
-//! - `summary`: the summary's `IntegrityResults` from the outcome.
 //! - `verify`: `integrity verify`.
 //! - `crash`: crash cycles (`--crash-after`), each cycle's writer a process of its own that
 //!   hands its intervals to the run (`handover`).
@@ -13,7 +12,6 @@
 mod crash;
 pub mod entry;
 mod handover;
-mod summary;
 pub mod table;
 pub mod validate;
 mod verify;
@@ -23,12 +21,11 @@ use crate::args::{IntegrityArgs, IntegrityCommand, IntegritySub};
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result};
-use std::io::Write;
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::summary::{self as record_summary, integrity::IntegrityFacts};
-use storbench_bench::run::record::{End, Recordable};
+use storbench_bench::run::record::End;
+use storbench_bench::run::record::summary as record_summary;
 use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::integrity::{self as integ, IntegritySpec};
 use storbench_report::columns::integrity as col;
@@ -165,84 +162,47 @@ fn measure_run(
     stop: &StopFlag,
 ) -> Result<Measured> {
     into_bundle(a, spec, entry::KIND.name, (given, stop), |rec, first, errors| {
-        let line = output::run_line(entry::KIND.name);
-        let bundle = &mut rec.bundle;
-        let audit_bar = std::cell::RefCell::new(None::<indicatif::ProgressBar>);
-        let outcome = integ::run(
-            spec,
-            created,
-            &mut rec.sampler,
-            stop,
-            &mut |iv| {
-                line.set_message(output::with_streams(progress(iv, spec), &iv.row));
-                for notice in &iv.interval.data.notices {
-                    alert!("{notice}");
-                }
-                errors.write(&iv.interval.data.records);
-                bundle.recorded(iv, entry::KIND.name, &iv.interval.data.tally());
-            },
-            &mut |done, total| {
-                let mut bar = audit_bar.borrow_mut();
-                let bar = bar.get_or_insert_with(|| {
-                    line.finish_and_clear();
-                    output::fill_bar(total, "auditing every page")
-                });
-                bar.set_position(done);
-            },
-        );
-        if let Some(bar) = audit_bar.borrow_mut().take() {
+        let mut lines = Lines { run: output::run_line(entry::KIND.name), audit: None, spec };
+        let finished = integ::bundle::record(rec, first, (spec, created), errors, stop, &mut lines);
+        lines.run.finish_and_clear();
+        if let Some(bar) = lines.audit.take() {
             bar.finish_and_clear();
         }
-        line.finish_and_clear();
-        let outcome = outcome.context("running the integrity stress")?;
-        errors.write(&outcome.detail.late_records);
-        rec.bundle.recorded_tail(entry::KIND.name, &outcome.detail.tail.tally());
-        if let Some(audit) = &outcome.detail.audit {
-            errors.write(&audit.first_errors);
-        }
-        let mut suspects = BundleFile::new(rec.bundle.dir().join(SUSPECT_PAGES));
-        suspects.append(&suspect_csv(&outcome.detail.suspects));
-        let t = outcome.totals.total();
-        rec.bundle.totals(
-            outcome.warmup_s,
-            outcome.measured_s,
-            &[("io", &t.reads.latency), ("io_write", &t.writes.latency)],
-        );
-        let ended_at = jiff::Timestamp::now().to_string();
-        let facts = IntegrityFacts::of(&outcome, stop.is_stopped());
-        let mut end = End::of(&ended_at, &outcome, &facts);
-        let mut s = record_summary::integrity::summary(first, &outcome.with(facts), &ended_at);
-        let built = s.warnings.len();
-        let kept = keeps_files(a, given, stop, &s);
-        if let Results::Integrity(r) = &s.results {
-            s.warnings.extend(damage_note(r, kept, &spec.dir));
-        }
-        s.warnings.extend(suspects.failure);
-        end.added_warnings = s.warnings[built..].to_vec();
-        Ok(Finished { end: Some(end), ..Finished::new(s) })
+        let mut done = finished.context("running the integrity stress")?;
+        let kept = keeps_files(a, given, stop, &done.summary);
+        let note = match &done.summary.results {
+            Results::Integrity(r) => damage_note(r, kept, &spec.dir),
+            _ => None,
+        };
+        done.summary.warnings.extend(note.clone());
+        done.end.iter_mut().for_each(|end| end.added_warnings.extend(note.clone()));
+        Ok(done)
     })
 }
 
-/// The bundle's list of damaged pages.
-const SUSPECT_PAGES: &str = "suspect_pages.csv";
+/// The run's line as it goes, then the audit's bar in its place.
+struct Lines<'a> {
+    run: output::StatusLine,
+    audit: Option<indicatif::ProgressBar>,
+    spec: &'a IntegritySpec,
+}
 
-/// `suspect_pages.csv`: a header, then one row per damaged page (as SQL Server's
-/// msdb.dbo.suspect_pages): `file` (0 data, 1 log), `page`, `offset` (bytes into its file),
-/// `class` (as the summary's `errors`), `count` (times found), `first_seen_s` and
-/// `last_seen_s` (seconds since the activities started; the audit's findings at its end),
-/// `audit` (`found` again, read back `intact`, or `not_audited`).
-fn suspect_csv(pages: &[integ::SuspectPage]) -> String {
-    let name = |v: serde_json::Value| v.as_str().unwrap_or_default().to_string();
-    let mut text = String::from("file,page,offset,class,count,first_seen_s,last_seen_s,audit\n");
-    for p in pages {
-        let class = name(serde_json::to_value(p.class).expect("a class serializes"));
-        let audit = name(serde_json::to_value(p.audit).expect("a finding serializes"));
-        text.push_str(&format!(
-            "{},{},{},{class},{},{:.3},{:.3},{audit}\n",
-            p.file, p.page, p.offset, p.count, p.first_seen_s, p.last_seen_s
-        ));
+impl integ::bundle::Watch for Lines<'_> {
+    fn interval(&mut self, iv: &integ::IntegrityInterval) {
+        self.run.set_message(output::with_streams(progress(iv, self.spec), &iv.row));
+        for notice in &iv.interval.data.notices {
+            alert!("{notice}");
+        }
     }
-    text
+
+    fn audit(&mut self, done: u64, total: u64) {
+        let run = &self.run;
+        let bar = self.audit.get_or_insert_with(|| {
+            run.finish_and_clear();
+            output::fill_bar(total, "auditing every page")
+        });
+        bar.set_position(done);
+    }
 }
 
 /// Crash cycles into their bundle: the writers' intervals as the cycles' streams, the summary
@@ -276,7 +236,7 @@ fn into_bundle(
     spec: &IntegritySpec,
     default_name: &str,
     (given, stop): (Option<&Path>, &StopFlag),
-    work: impl FnOnce(&mut measure::Recording, Summary, &mut ErrorFile) -> Result<Finished>,
+    work: impl FnOnce(&mut measure::Recording, Summary, &mut integ::bundle::ErrorFile) -> Result<Finished>,
 ) -> Result<Measured> {
     let name = a.out.name.clone().unwrap_or_else(|| default_name.into());
     let dir = BundleDir::choose(given, &a.out, &name)?;
@@ -285,7 +245,13 @@ fn into_bundle(
     let start = Start {
         run: storbench_bench::run::measure::Start {
             at,
-            summary: summary::started(spec, &name, device.clone(), &at.to_string(), a.crash_after.is_some()),
+            summary: integ::bundle::started(
+                spec,
+                &name,
+                device.clone(),
+                &at.to_string(),
+                a.crash_after.is_some(),
+            ),
             targets: vec![spec.dir.as_path()],
             database: DatabaseInfo::default(),
             device: device.as_ref().map(|d| d.name.as_str()),
@@ -296,7 +262,7 @@ fn into_bundle(
         background_wait: a.out.background_wait,
     };
     measure::measure(&dir, start, stop, |rec, first| {
-        let mut errors = ErrorFile::new(rec.bundle.dir().join("errors.jsonl"));
+        let mut errors = integ::bundle::ErrorFile::new(rec.bundle.dir().join("errors.jsonl"));
         let mut done = work(rec, first, &mut errors)?;
         if let Some(end) = &mut done.end {
             end.added_warnings.extend(errors.failure.clone());
@@ -304,52 +270,6 @@ fn into_bundle(
         done.summary.warnings.extend(errors.failure);
         Ok(done)
     })
-}
-
-/// `errors.jsonl`: one JSON object per error found (class, file, offset, page, expected,
-/// found), written as the run finds them, so a killed run keeps them.
-type ErrorFile = BundleFile;
-
-/// A file of the bundle written as the run goes, appended to; a write that fails is said once
-/// in the summary's warnings (`failure`), and the run goes on.
-struct BundleFile {
-    path: std::path::PathBuf,
-    file: Option<std::fs::File>,
-    failure: Option<String>,
-}
-
-impl BundleFile {
-    fn new(path: std::path::PathBuf) -> BundleFile {
-        BundleFile { path, file: None, failure: None }
-    }
-
-    /// Appends one line per error record (errors.jsonl).
-    fn write(&mut self, records: &[integ::ErrorRecord]) {
-        let mut text = String::new();
-        for r in records {
-            text.push_str(&serde_json::to_string(r).expect("an error record serializes"));
-            text.push('\n');
-        }
-        self.append(&text);
-    }
-
-    fn append(&mut self, text: &str) {
-        if text.is_empty() || self.failure.is_some() {
-            return;
-        }
-        let result = (|| -> std::io::Result<()> {
-            if self.file.is_none() {
-                let how = storbench_bench::files::How::WRITE.append();
-                self.file = Some(storbench_bench::files::create(&self.path, how)?);
-            }
-            self.file.as_mut().expect("opened").write_all(text.as_bytes())
-        })();
-        if let Err(e) = result {
-            let name = self.path.file_name().unwrap_or_default().to_string_lossy();
-            self.failure =
-                Some(format!("{name} could not be written ({e}); the counts in the summary are complete"));
-        }
-    }
 }
 
 /// The status line: rates, latency, the data file, errors.

@@ -65,7 +65,7 @@ fn json(r: &AuditReport, acknowledged: u64, seconds: f64) -> String {
         "pages_checked": r.pages_checked,
         "writes_acknowledged": acknowledged,
         "seconds": seconds,
-        "errors": super::summary::errors_of_audit(r),
+        "errors": storbench_bench::run::record::summary::integrity::errors_of_audit(r),
         "first_errors": r.first_errors,
     });
     serde_json::to_string_pretty(&value).expect("serializes") + "\n"

@@ -11,7 +11,7 @@ pub mod entry;
 pub mod table;
 
 use super::Ending;
-use crate::measure::{self, BundleDir, Finished, Measured, Ran, Start};
+use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result, bail};
 use args::{FormatArg, ModeArg, ReplayArgs};
@@ -21,7 +21,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use storbench_bench::db::Database;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::workload::oltp::ds3::Ds3Database;
 use storbench_bench::workload::replay::log::web::{Mapping, WebLog};
 use storbench_bench::workload::replay::log::{Format, mysql, postgres, storbench};
@@ -390,16 +389,7 @@ fn into_bundle(
     };
     let connect = replay::Connect::to(db.clone());
     measure::measure(dir, start, stop, |rec, first| {
-        let out =
-            replay::run(&checked.spec, sources(checked)?, connect, &mut rec.sampler, stop, &mut |iv| {
-                rec.bundle.recorded(iv, entry::KIND.name, &iv.interval.data.tally());
-            })?;
-        let ended_at = jiff::Timestamp::now().to_string();
-        let end = End::of(&ended_at, &out, &out.detail);
-        let summary = replay::summary::summary(first, &out, &ended_at);
-        // A replay that failed (its requests not sent or failing, a log it could not read)
-        // keeps its summary and exits 1: `measure` says why.
-        Ok(Finished { summary, end: Some(end), unsaid: Vec::new(), failure: None })
+        Ok(replay::bundle::record(rec, first, &checked.spec, (sources(checked)?, connect), stop)?)
     })
 }
 
