@@ -7,11 +7,12 @@
 //! PostgreSQL, MariaDB/MySQL connections, sessions running any SQL, counters, server facts,
 //! ownership; DS3 is built on it in `workload::oltp::ds3`), `metrics` (HDR histograms and per-worker recorders), `monitor` (/proc and /sys
 //! samplers, power meters, the disclosure), `run` (phases, intervals, stop requests, own CPU
-//! time, steady state), `rng` (seeded random streams), `files` (the one module that creates,
+//! time, steady state, a run into its bundle: `run::measure`), `rng` (seeded random streams), `files` (the one module that creates,
 //! opens and removes files, and reads the user's input files), `secret` (hiding passwords in
 //! everything printed or written), `command` (every outside command: contained, time-limited,
-//! its output captured), `testing` (what every crate's tests share: the
-//! rule for a test its machine cannot run, waiting on a condition).
+//! its output captured), `units` (sizes and durations as users write them: `4k`, `30s`),
+//! `testing` (what every crate's tests share: the rule for a test its machine cannot run,
+//! waiting on a condition).
 
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
@@ -29,6 +30,7 @@ pub mod run;
 pub mod secret;
 pub mod target;
 pub mod testing;
+pub mod units;
 pub mod workload;
 
 pub use error::{Error, Result};

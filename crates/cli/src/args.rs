@@ -16,12 +16,12 @@ pub use report::*;
 pub use trace::*;
 pub use wal::*;
 
-use crate::units::{ByteSize, Seconds};
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::target::Remedy;
+use storbench_bench::units::{ByteSize, Seconds};
 
 /// Storage evaluation for database servers.
 ///
@@ -175,12 +175,12 @@ pub struct RunArgs {
     /// Finish an interrupted evaluation: the directory it was writing. Runs that finished
     /// are kept; the others run again. The plan saved there is run, unless its passwords are
     /// hidden (storbench writes none): then give the plan again, `--resume DIR PLAN`.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub resume: Option<PathBuf>,
 
     /// Where the evaluation bundle goes: a directory <time>-<plan name> inside. Default:
     /// ./storbench-results.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub output_dir: Option<PathBuf>,
 
     /// Run the quick evaluation on this directory instead of the current one. Repeat it to
@@ -212,7 +212,7 @@ pub enum PlanCommand {
     /// existing file.
     Init {
         /// Where to write it.
-        #[arg(value_name = "FILE", default_value = "storbench-plan.toml", value_parser = crate::units::file_place)]
+        #[arg(value_name = "FILE", default_value = "storbench-plan.toml", value_parser = storbench_bench::units::file_place)]
         file: PathBuf,
     },
 }
@@ -306,7 +306,7 @@ impl std::fmt::Display for BlockSizes {
     }
 }
 
-crate::units::deserialize_from_text!(Rw);
+storbench_bench::deserialize_from_text!(Rw);
 
 /// `--rate-profile`: I/Os a second, second by second.
 #[derive(Debug, Clone, PartialEq)]
@@ -339,7 +339,7 @@ impl<'de> Deserialize<'de> for RateProfile {
         }
     }
 }
-crate::units::deserialize_from_text!(BlockSizes);
+storbench_bench::deserialize_from_text!(BlockSizes);
 
 /// Options of `storbench io`; the same keys work in a plan file's io workload.
 #[derive(Args, Debug, Clone, Default, Deserialize)]
@@ -350,7 +350,7 @@ pub struct IoArgs {
     /// created and filled at --size and reused by later runs. An existing file storbench did
     /// not create is only read, unless --force. A block device needs --allow-device.
     /// Default: the current directory.
-    #[arg(long, value_name = "PATH", value_parser = crate::units::place)]
+    #[arg(long, value_name = "PATH", value_parser = storbench_bench::units::place)]
     pub target: Option<PathBuf>,
 
     /// A job like a captured trace (`storbench capture`), for storage too small or too
@@ -364,7 +364,7 @@ pub struct IoArgs {
     /// --random-distribution (zones taking 50, 40, 9 and 1 % of
     /// the accesses over the space of its hot sets), --size (its footprint) and --runtime (its
     /// length).
-    #[arg(long, value_name = "TRACE", value_parser = crate::units::place)]
+    #[arg(long, value_name = "TRACE", value_parser = storbench_bench::units::place)]
     pub like: Option<PathBuf>,
 
     /// Run a named set of jobs instead of one: `sqlio` runs the six SQLIO profiles of the
@@ -627,12 +627,12 @@ impl SteadyArgs {
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {
     /// Name of the run, used in the bundle directory. Default: derived from the job.
-    #[arg(long, value_name = "NAME", value_parser = crate::units::plain_text)]
+    #[arg(long, value_name = "NAME", value_parser = storbench_bench::units::plain_text)]
     pub name: Option<String>,
 
     /// Where result bundles go: one directory per run, <time>-<name>. Default:
     /// ./storbench-results.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub output_dir: Option<PathBuf>,
 
     /// Print summary.json to stdout instead of the table (io with --profile:
@@ -763,7 +763,7 @@ mod steady_tests {
     use super::*;
     use crate::plan::{Configuration, Method};
     use crate::registry::Options;
-    use crate::units::Minutes;
+    use storbench_bench::units::Minutes;
 
     /// An evaluation's `window = "steady_state"` reaches every workload that has rounds: its
     /// expected length is then eight rounds (here of 1 s), not its fixed measured phase.

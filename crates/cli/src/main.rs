@@ -39,7 +39,6 @@ mod registry;
 mod search;
 mod shard;
 mod subcommand;
-mod units;
 
 use clap::FromArgMatches;
 use storbench_bench::run::StopFlag;

@@ -97,7 +97,7 @@ pub fn count_bar(label: &str, unit: &str) -> ProgressBar {
 pub fn gen_table(files: &[(String, u64, u64)]) -> String {
     let mut t = new_table(&["file", "rows", "bytes"]);
     for (path, rows, bytes) in files {
-        t.add_row(vec![path.clone(), rows.to_string(), crate::units::human_bytes(*bytes)]);
+        t.add_row(vec![path.clone(), rows.to_string(), storbench_bench::units::human_bytes(*bytes)]);
     }
     t.to_string()
 }

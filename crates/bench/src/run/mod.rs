@@ -5,7 +5,7 @@
 //! rule (a run whose workers get nothing done for a stated limit ends as failed), one
 //! `Outcome`, settling the device before a run, the one pacer of every paced workload and its
 //! schedule lag (`pace`), and the exact record of a run with the summaries built from it
-//! (`record`).
+//! (`record`), and one run into its bundle, the same for every workload (`measure`).
 
 pub mod bundle;
 mod clock;

@@ -2,11 +2,11 @@
 //! overridable, with its two file sets of the reference evaluation as presets.
 
 use super::{EngineArg, OutputArgs};
-use crate::units::{ByteSize, Seconds};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
+use storbench_bench::units::{ByteSize, Seconds};
 
 /// `storbench integrity [OPTIONS]` runs the stress; `storbench integrity verify` checks kept
 /// files.
@@ -32,7 +32,7 @@ pub enum IntegritySub {
 pub struct IntegrityVerifyArgs {
     /// Directory holding the files (storbench-integrity.json, .mdf, .ldf and .journal); for a
     /// run on a device, the --journal-dir it used (its manifest names the device).
-    #[arg(long, value_name = "DIR", default_value = ".", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", default_value = ".", value_parser = storbench_bench::units::place)]
     pub target: PathBuf,
 
     /// Print the verification as JSON to stdout.
@@ -70,7 +70,7 @@ pub struct IntegrityArgs {
     /// already. Or a block device with --allow-device: the data from its first byte up to
     /// --data-max, the log after it, and the journal and manifest in --journal-dir. Default:
     /// the current directory.
-    #[arg(long, value_name = "PATH", value_parser = crate::units::place)]
+    #[arg(long, value_name = "PATH", value_parser = storbench_bench::units::place)]
     pub target: Option<PathBuf>,
 
     /// Allow --target to be a block device, whose data from byte 0 up to --data-max plus
@@ -86,7 +86,7 @@ pub struct IntegrityArgs {
 
     /// With a device target: the directory for the journal and the manifest (kept apart from
     /// the data). Default: the current directory.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub journal_dir: Option<PathBuf>,
 
     /// The file sizes of one of the reference evaluation's two sets: small (data 500 MB to

@@ -1,11 +1,11 @@
 //! Options of `storbench mailbox`: Jetstress's test parameters, each overridable.
 
 use super::{EngineArg, OutputArgs, SteadyArgs};
-use crate::units::{ByteSize, Seconds};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
+use storbench_bench::units::{ByteSize, Seconds};
 
 /// `storbench mailbox [OPTIONS]` runs a test; `storbench mailbox verify` checks databases.
 #[derive(Args, Debug)]
@@ -34,14 +34,14 @@ pub enum MailboxSub {
 #[derive(Args, Debug, Clone, Default)]
 pub struct MailboxRecoverArgs {
     /// Directory holding the databases (storbench-mailbox.json and mailbox<N>.edb).
-    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox", value_parser = storbench_bench::units::place)]
     pub target: PathBuf,
 }
 
 #[derive(Args, Debug, Clone, Default)]
 pub struct MailboxVerifyArgs {
     /// Directory holding the databases (storbench-mailbox.json and mailbox<N>.edb).
-    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", default_value = "storbench-mailbox", value_parser = storbench_bench::units::place)]
     pub target: PathBuf,
 
     /// Threads reading in parallel. Default: the number of CPUs.
@@ -75,12 +75,12 @@ pub struct MailboxArgs {
     /// Directory for the databases; created if missing. Holds storbench-mailbox.json and
     /// mailbox<N>.edb; nothing else in it is touched. Databases already there (from --keep)
     /// are reused when their shape matches. Default: ./storbench-mailbox.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub target: Option<PathBuf>,
 
     /// Directory for the log files (a separate volume, as Exchange deployments use).
     /// Default: --target.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub log_target: Option<PathBuf>,
 
     /// Jetstress generation whose engine is emulated: 2007 (8 KB pages, 40/30/5/25 mix with

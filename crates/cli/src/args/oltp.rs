@@ -1,11 +1,11 @@
 //! Options of `storbench oltp`: DS3's parameters under kebab-case names, with DS3's own
 //! `--name=value` spellings accepted as aliases, so existing driver scripts keep working.
 
-use crate::units::{Minutes, Seconds, YesNo};
 use clap::{Args, Subcommand, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
+use storbench_bench::units::{Minutes, Seconds, YesNo};
 
 #[derive(Subcommand, Debug)]
 pub enum OltpCommand {
@@ -58,7 +58,7 @@ pub struct DbArgs {
     /// SQLite database file. Default for oltp: ./storbench-ds3.db; a replay has none (name the
     /// copy of the database its logs were recorded on; in a plan, relative to the
     /// configuration's target).
-    #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
+    #[arg(long, value_name = "FILE", value_parser = storbench_bench::units::file_place)]
     pub path: Option<PathBuf>,
 
     /// Server database URL: postgres://user[:password]@host[:port]/dbname or
@@ -90,7 +90,7 @@ pub struct OltpGenArgs {
     pub db_size: String,
 
     /// Directory for the CSV files (created; existing files are never overwritten).
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub out: PathBuf,
 
     /// Output format; csv (DS3's files) is the one there is.
@@ -278,14 +278,14 @@ pub struct OltpRunArgs {
     pub detailed_view: Option<YesNo>,
 
     /// Also write DS3's periodic figures as CSV to this file (out_filename).
-    #[arg(long, value_name = "FILE", alias = "out_filename", value_parser = crate::units::file_place)]
+    #[arg(long, value_name = "FILE", alias = "out_filename", value_parser = storbench_bench::units::file_place)]
     #[serde(skip)]
     pub out_filename: Option<PathBuf>,
 
     /// Also write every DVD Store call the run makes (warm-up included), with its time and
     /// session, to this new file as JSON Lines: a request log that `storbench replay` runs
     /// again, on other storage.
-    #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
+    #[arg(long, value_name = "FILE", value_parser = storbench_bench::units::file_place)]
     #[serde(skip)]
     pub record: Option<PathBuf>,
 

@@ -78,7 +78,7 @@ pub struct ReportOutArgs {
     /// the findings go to stdout only), and for both the latency spectra as
     /// latency-<workload>[-<type>].svg. storbench replaces a report it wrote earlier there,
     /// never any other file.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub out: Option<PathBuf>,
 }
 

@@ -1,17 +1,17 @@
 //! Options of `storbench capture` and `storbench fingerprint`: a block device's requests
 //! recorded from the kernel's tracepoints, and what a trace says.
 
-use crate::units::Seconds;
 use clap::Args;
 use serde::Deserialize;
 use std::path::PathBuf;
+use storbench_bench::units::Seconds;
 
 #[derive(Args, Debug, Clone)]
 pub struct CaptureArgs {
     /// The block device whose requests to record (/dev/nvme0n1, /dev/sdb, /dev/loop3): every
     /// request's time, place, size, kind (read, write, flush, discard, FUA), issue-to-complete
     /// latency and issuing process. Never its data: nothing on the device is read or written.
-    #[arg(long, value_name = "DEV", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DEV", value_parser = storbench_bench::units::place)]
     pub device: PathBuf,
 
     /// How long to record, e.g. 60s or 10m. Default: until Ctrl-C.
@@ -20,7 +20,7 @@ pub struct CaptureArgs {
 
     /// The trace file to write; a new file (an existing one is never replaced). Default:
     /// storbench-<device>-<time>.sbtrace in the current directory.
-    #[arg(long, value_name = "FILE", value_parser = crate::units::file_place)]
+    #[arg(long, value_name = "FILE", value_parser = storbench_bench::units::file_place)]
     pub out: Option<PathBuf>,
 
     /// Print the capture's figures and the trace's fingerprint as JSON instead of a table.
@@ -46,14 +46,14 @@ pub struct FingerprintArgs {
 #[serde(deny_unknown_fields, default)]
 pub struct ReplayTraceArgs {
     /// A trace `storbench capture` (or a run's --capture) wrote.
-    #[arg(value_name = "TRACE", value_parser = crate::units::file_place)]
+    #[arg(value_name = "TRACE", value_parser = storbench_bench::units::file_place)]
     pub trace: PathBuf,
 
     /// Where to replay: a block device (with --allow-device; never the captured device unless
     /// --force), or a file storbench creates and fills at the captured device's size (or
     /// --footprint), or reuses; a directory gets storbench-io.dat. Default: the current
     /// directory.
-    #[arg(long, value_name = "PATH", value_parser = crate::units::place)]
+    #[arg(long, value_name = "PATH", value_parser = storbench_bench::units::place)]
     pub target: Option<PathBuf>,
 
     /// Allow a block device as the target: the replay's writes overwrite what is on it.
@@ -81,7 +81,7 @@ pub struct ReplayTraceArgs {
     /// Fold the offsets into this many bytes (a tenth of the data, a target smaller than the
     /// captured device): an offset past it wraps around. Default: the target's size.
     #[arg(long, value_name = "SIZE")]
-    pub footprint: Option<crate::units::ByteSize>,
+    pub footprint: Option<storbench_bench::units::ByteSize>,
 
     /// Through the page cache instead of O_DIRECT.
     #[arg(long)]

@@ -2,10 +2,10 @@
 //! file layout) and its timing.
 
 use super::OutputArgs;
-use crate::units::{ByteSize, Seconds};
 use clap::Args;
 use serde::Deserialize;
 use std::path::PathBuf;
+use storbench_bench::units::{ByteSize, Seconds};
 
 /// `storbench wal [OPTIONS]`, with `--search threads` to find the most writers whose commits
 /// hold a latency limit.
@@ -24,7 +24,7 @@ pub struct WalCommand {
 pub struct WalArgs {
     /// Directory for the log file: a new file per run (storbench-wal-<pid>-<n>.log), removed
     /// after it. Default: the current directory.
-    #[arg(long, value_name = "DIR", value_parser = crate::units::place)]
+    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
     pub target: Option<PathBuf>,
 
     /// How each commit is made durable, as PostgreSQL's wal_sync_method names it: fdatasync,

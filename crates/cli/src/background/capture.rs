@@ -24,7 +24,7 @@ impl CaptureBackground {
         let mut c = CaptureBackground::default();
         parse_keys(rest, KEYS, |key, value| match key {
             "device" => {
-                c.device = Some(crate::units::place(value)?);
+                c.device = Some(storbench_bench::units::place(value)?);
                 Ok(())
             }
             _ => Err(format!("capture has no key {key}; its key is {KEYS}")),

@@ -63,16 +63,16 @@ impl IoBackground {
             "bs" => self.bs = parse_block(value)?,
             "rate" => self.rate = Some(parse_rate(value)?),
             "size" => self.size = parse_size(value)?,
-            "dir" => self.dir = Some(crate::units::place(value)?),
+            "dir" => self.dir = Some(storbench_bench::units::place(value)?),
             "iodepth" => self.iodepth = parse_depth(value)?,
-            "direct" => self.direct = value.parse::<crate::units::YesNo>()?.0,
+            "direct" => self.direct = value.parse::<storbench_bench::units::YesNo>()?.0,
             _ => return Err(format!("no such key; the keys are {KEYS}")),
         }
         Ok(())
     }
 
     pub(super) fn will_write(&self, name: &str, spec: &Background) -> String {
-        let size = crate::units::human_bytes(self.size);
+        let size = storbench_bench::units::human_bytes(self.size);
         let place = self
             .dir
             .as_ref()
@@ -145,7 +145,7 @@ pub(super) fn prepare(name: &str, plan: &TargetPlan, stop: &StopFlag) -> Result<
         say!(
             "created {} ({}) for background stream {name}",
             plan.path.display(),
-            crate::units::human_bytes(target.size)
+            storbench_bench::units::human_bytes(target.size)
         );
     }
     Ok(target.file)

@@ -58,7 +58,7 @@ impl FromStr for Background {
             "capture" => Kind::Capture(CaptureBackground::parse(rest)?),
             _ => return Err(format!("'{name}' is not a background stream storbench knows; give {KINDS}")),
         };
-        Ok(Background { text: crate::units::plain_text(text)?, kind })
+        Ok(Background { text: storbench_bench::units::plain_text(text)?, kind })
     }
 }
 
@@ -83,7 +83,7 @@ impl Background {
     }
 }
 
-crate::units::deserialize_from_text!(Background);
+storbench_bench::deserialize_from_text!(Background);
 
 impl fmt::Display for Background {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -184,7 +184,7 @@ fn parse_depth(value: &str) -> Result<u32, String> {
 }
 
 fn parse_size(value: &str) -> Result<u64, String> {
-    value.parse::<crate::units::ByteSize>().map(|b| b.0)
+    value.parse::<storbench_bench::units::ByteSize>().map(|b| b.0)
 }
 
 /// A bs key's value: one of io's block sizes (a copy moves whole blocks).
@@ -214,7 +214,7 @@ fn parse_keys(
 
 /// The rate as the evaluation's line says it.
 fn rate_text(rate: Option<u64>) -> String {
-    rate.map_or("unthrottled".into(), |r| format!("{}/s", crate::units::human_bytes(r)))
+    rate.map_or("unthrottled".into(), |r| format!("{}/s", storbench_bench::units::human_bytes(r)))
 }
 
 /// A refusal of a stream's file, worded for `--background`: a stream has no --force and

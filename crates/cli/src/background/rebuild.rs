@@ -71,13 +71,13 @@ impl RebuildBackground {
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
-            "source" => self.source = Some(crate::units::place(value)?),
-            "dest" => self.dest = Some(crate::units::place(value)?),
+            "source" => self.source = Some(storbench_bench::units::place(value)?),
+            "dest" => self.dest = Some(storbench_bench::units::place(value)?),
             "rate" => self.rate = Some(parse_rate(value)?),
             "bs" => self.bs = parse_block(value)?,
             "size" => self.size = parse_size(value)?,
             "iodepth" => self.iodepth = parse_depth(value)?,
-            "direct" => self.direct = value.parse::<crate::units::YesNo>()?.0,
+            "direct" => self.direct = value.parse::<storbench_bench::units::YesNo>()?.0,
             _ => return Err(format!("no such key; the keys are {KEYS}")),
         }
         Ok(())
@@ -93,7 +93,7 @@ impl RebuildBackground {
             "{spec} copies {} onto {} ({}, its own files made once and kept), {}",
             side(&self.source, "source"),
             side(&self.dest, "dest"),
-            crate::units::human_bytes(self.size),
+            storbench_bench::units::human_bytes(self.size),
             rate_text(self.rate)
         )
     }

@@ -47,7 +47,7 @@ pub struct ClusterArgs {
     pub tasks_per_node: Option<u32>,
 
     /// The Slurm partition to run in (srun --partition). Default: the cluster's default.
-    #[arg(long, value_name = "PARTITION", requires = "on", value_parser = crate::units::plain_text)]
+    #[arg(long, value_name = "PARTITION", requires = "on", value_parser = storbench_bench::units::plain_text)]
     pub partition: Option<String>,
 
     /// How far ahead of the measured step's submission its shards start, all at one instant:
@@ -60,7 +60,7 @@ pub struct ClusterArgs {
 
     /// The container image with storbench in it, for --on kubernetes (the repository's
     /// Dockerfile builds one).
-    #[arg(long, value_name = "IMAGE", requires = "on", value_parser = crate::units::plain_text)]
+    #[arg(long, value_name = "IMAGE", requires = "on", value_parser = storbench_bench::units::plain_text)]
     pub image: Option<String>,
 
     /// A shard's own: the run of the evaluation in --resume's directory this process runs as
@@ -107,7 +107,7 @@ const KUBERNETES_AHEAD: Duration = Duration::from_secs(60);
 
 /// `--start-ahead`: a duration from 1 s to an hour.
 fn parse_ahead(text: &str) -> Result<Duration, String> {
-    let d = text.parse::<crate::units::Seconds>()?.0;
+    let d = text.parse::<storbench_bench::units::Seconds>()?.0;
     if !(Duration::from_secs(1)..=Duration::from_secs(3600)).contains(&d) {
         return Err(format!(
             "'{text}' is not from 1s to 1h; give how long the engine needs to start every shard, e.g. 10s"

@@ -10,10 +10,10 @@ mod harness;
 use super::QUICK_PLAN;
 use super::expand::runs;
 use super::parse::{PlanError, parse};
-use crate::units::{ByteSize, MAX_BYTES, MAX_DURATION, Minutes, Seconds};
 use harness::{checking, config, mutated_text, seeds};
 use proptest::prelude::*;
 use std::time::Duration;
+use storbench_bench::units::{ByteSize, MAX_BYTES, MAX_DURATION, Minutes, Seconds};
 
 fn plan_seeds() -> Vec<Vec<u8>> {
     let mut all = seeds(env!("CARGO_MANIFEST_DIR"), "plan");

@@ -16,12 +16,12 @@ pub mod requirements;
 pub mod search;
 
 use crate::registry::Options;
-use crate::units::Seconds;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::target::Remedy;
+use storbench_bench::units::Seconds;
 
 /// The built-in quick evaluation `storbench run` performs without a plan: the six SQLIO
 /// profiles, DVD Store on SQLite and the mailbox workload, each small and short, on the
@@ -198,7 +198,7 @@ pub struct Facts {
     /// Its usable capacity (binary units: 2T is 2 TiB). Default: the size of the device under
     /// its target.
     #[serde(default)]
-    pub capacity: Option<crate::units::ByteSize>,
+    pub capacity: Option<storbench_bench::units::ByteSize>,
     /// How many drives it is made of, for the report.
     #[serde(default)]
     pub devices: Option<u32>,

@@ -14,7 +14,6 @@ use crate::console::{self, RunLine};
 use crate::measure::{Measured, Ran};
 use crate::registry::Options;
 use crate::subcommand::Ending;
-use crate::units::Seconds;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use serde::Deserialize;
@@ -22,6 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Load, Next, Search, Statistic};
+use storbench_bench::units::Seconds;
 use storbench_report::evaluation::{RunStatus, status, status_reason};
 use storbench_report::{LimitedLatency, SearchResult, SearchStep, Summary};
 

@@ -9,13 +9,13 @@ use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs, WalArgs};
 use crate::measure::Ran;
 use crate::registry::Options;
 use crate::subcommand::replay::args::{ModeArg, ReplayArgs};
-use crate::units::{Minutes, Seconds};
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::Load;
 use storbench_bench::run::search::{CONFIRMATIONS, Figure, Statistic};
+use storbench_bench::units::{Minutes, Seconds};
 use storbench_bench::workload::registry::WORKLOADS;
 use storbench_report::{LatencyNs, Results, Summary};
 

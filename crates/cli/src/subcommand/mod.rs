@@ -32,7 +32,7 @@ pub static KINDS: &[&crate::registry::Kind] = &[
 /// the option and its value, `fix` says what to give instead.
 pub fn check_memory(what: &str, needed: Option<u64>, fix: &str) -> anyhow::Result<()> {
     let Some(limit) = storbench_bench::monitor::memory::memory_limit() else { return Ok(()) };
-    let h = crate::units::human_bytes;
+    let h = storbench_bench::units::human_bytes;
     match needed {
         Some(n) if n <= limit => Ok(()),
         Some(n) => anyhow::bail!(

@@ -31,7 +31,7 @@ pub fn run(args: &ReportArgs) -> Result<Ending> {
 pub fn window(s: &str) -> Result<(f64, f64), String> {
     let (from, to) =
         s.split_once("..").ok_or_else(|| format!("'{s}' is not a window; write it like 1000s..1200s"))?;
-    let secs = |t: &str| t.parse::<crate::units::Seconds>().map(|d| d.0.as_secs_f64());
+    let secs = |t: &str| t.parse::<storbench_bench::units::Seconds>().map(|d| d.0.as_secs_f64());
     let (from, to) = (secs(from)?, secs(to)?);
     if from >= to {
         return Err(format!("'{s}' ends before it starts; write it like 1000s..1200s"));

@@ -10,13 +10,13 @@ use crate::plan::expand::{self, PlannedRun};
 use crate::plan::{Configuration, Plan};
 use crate::power;
 use crate::subcommand::{self, Ending};
-use crate::units::{ByteSize, Seconds};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::bundle;
+use storbench_bench::units::{ByteSize, Seconds};
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 
 /// Every run's options as its command would check them, so that a mistake in the last

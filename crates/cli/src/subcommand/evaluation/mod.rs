@@ -405,6 +405,12 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     for n in &eval.notes {
         say!("note: {n}");
     }
+    // Results whose runs disagree widely, with their likely cause, as the report's findings.
+    if let Ok(input) = super::report::read_bundle(dir) {
+        for u in storbench_report::stability::unstable(&input) {
+            say!("warning: {}", u.text);
+        }
+    }
     // Exit 1 where the requirements are not met, as `storbench decide` on this directory.
     let mut unmet = false;
     if !eval.requirements.is_empty() {
@@ -457,7 +463,7 @@ fn say_what_stays(eval: &Evaluation) {
             .iter()
             .map(|f| Path::new(&c.target).join(f))
             .filter_map(|p| std::fs::metadata(&p).ok().map(|m| (p, m.len())))
-            .map(|(p, len)| format!("{} ({})", p.display(), crate::units::human_bytes(len)))
+            .map(|(p, len)| format!("{} ({})", p.display(), storbench_bench::units::human_bytes(len)))
             .collect();
         if !here.is_empty() {
             say!("kept for later runs (delete when done): {}", here.join(", "));

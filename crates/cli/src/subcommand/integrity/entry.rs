@@ -72,7 +72,7 @@ impl Options for IntegrityArgs {
 
     fn will_write(&self) -> Option<String> {
         let spec = super::validate::validate(self).ok()?;
-        let most = crate::units::human_bytes(spec.sizes.max_bytes());
+        let most = storbench_bench::units::human_bytes(spec.sizes.max_bytes());
         if let Some(device) = &spec.device {
             return Some(format!(
                 "overwrites the device {}: a data file and a log of up to {most}",

@@ -35,7 +35,7 @@ pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
     }
     crate::subcommand::results_root(a.out.output_dir.as_deref())?;
     let (data, max, growth, log) = a.preset.unwrap_or(IntegrityPreset::Small).sizes();
-    let pick = |v: Option<crate::units::ByteSize>, d: u64| v.map_or(d, |s| s.0);
+    let pick = |v: Option<storbench_bench::units::ByteSize>, d: u64| v.map_or(d, |s| s.0);
     let data = pick(a.data_size, data);
     // A data size given alone sets the maximum too, unless the maximum is given.
     let max = a.data_max.map_or(if a.data_size.is_some() { data.max(max) } else { max }, |s| s.0);
@@ -126,7 +126,7 @@ pub fn check_target(spec: &IntegritySpec, force: bool) -> Result<()> {
     let need = on_disk.saturating_add(journal_room(spec));
     let free = free_space(existing_ancestor(&spec.dir)).unwrap_or(u64::MAX);
     if need > free {
-        let h = crate::units::human_bytes;
+        let h = storbench_bench::units::human_bytes;
         bail!(
             "the files need up to {} (data at its maximum, log and journal) but {} has {} free; \
              give a smaller --data-max or --log-size, or another --target",
@@ -180,7 +180,7 @@ fn check_device(dev: &std::path::Path, spec: &IntegritySpec, force: bool) -> Res
         .map_err(|e| anyhow::anyhow!("{}: cannot read its size: {e}", dev.display()))?
         .size_bytes;
     if spec.sizes.max_bytes() > size {
-        let h = crate::units::human_bytes;
+        let h = storbench_bench::units::human_bytes;
         bail!(
             "{} holds {} but the data at its maximum and the log need {}; give a smaller --data-max or --log-size",
             dev.display(),

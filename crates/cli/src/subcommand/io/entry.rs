@@ -92,7 +92,7 @@ impl Options for IoArgs {
         let (v, plan) = super::check(self).ok()?;
         let plan = plan?;
         let writes = v.jobs.iter().any(|j| j.spec.reads.writes());
-        let (path, size) = (plan.path.display(), crate::units::human_bytes(plan.size));
+        let (path, size) = (plan.path.display(), storbench_bench::units::human_bytes(plan.size));
         Some(match plan.action {
             Action::CreateFile => format!("creates and fills {path}, {size}, kept for later runs"),
             Action::RefillPartial => format!("fills {path} again, {size} (a fill was cut short)"),

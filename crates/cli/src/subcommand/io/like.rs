@@ -8,11 +8,11 @@
 //! trace's footprint) and the length.
 
 use crate::args::{BlockSizes, IoArgs, RateProfile, Rw};
-use crate::units::{ByteSize, Seconds};
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::blocktrace::fingerprint::Fingerprint;
+use storbench_bench::units::{ByteSize, Seconds};
 use storbench_bench::workload::io::Share;
 
 /// The most sizes a mix takes from a trace.

@@ -120,7 +120,7 @@ pub fn prepare(plan: &TargetPlan, seed: u64, stop: &StopFlag) -> Result<Target> 
         say!(
             "created {} ({}) with incompressible data",
             target.path.display(),
-            crate::units::human_bytes(target.size)
+            storbench_bench::units::human_bytes(target.size)
         );
     }
     Ok(target)

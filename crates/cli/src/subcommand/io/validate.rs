@@ -225,7 +225,8 @@ pub fn parse_bs(s: &str) -> Result<BlockSizeMix> {
 }
 
 fn block_size(whole: &str, s: &str) -> Result<u32> {
-    let bytes = s.parse::<crate::units::ByteSize>().map_err(|e| anyhow::anyhow!("--bs '{whole}': {e}"))?.0;
+    let bytes =
+        s.parse::<storbench_bench::units::ByteSize>().map_err(|e| anyhow::anyhow!("--bs '{whole}': {e}"))?.0;
     if bytes == 0 || bytes > MAX_BLOCK {
         bail!("--bs '{whole}': a block is 1 byte to 64MiB, not {bytes} bytes");
     }

@@ -60,7 +60,7 @@ pub(super) fn prepare(plan: &MailboxPlan, stop: &StopFlag) -> Result<(Manifest, 
     say!(
         "created {} database(s) of {} in {secs:.1} s ({:.0} MB/s), every page with its checksum",
         plan.databases,
-        crate::units::human_bytes(plan.db_bytes()),
+        storbench_bench::units::human_bytes(plan.db_bytes()),
         total as f64 / secs.max(1e-9) / 1e6
     );
     Ok((manifest, true))
@@ -147,7 +147,7 @@ pub(super) fn check_space(plan: &MailboxPlan) -> Result<()> {
     let same_fs = fs_id(db_at) == fs_id(log_at);
     let free_db = free_space(db_at).unwrap_or(u64::MAX);
     let need_db = if same_fs { data.saturating_add(logs) } else { data };
-    let h = crate::units::human_bytes;
+    let h = storbench_bench::units::human_bytes;
     if need_db > free_db {
         bail!(
             "{} mailboxes of {} in {} database(s) need {} with room to grow{}, but {} has {} free; \

@@ -80,9 +80,9 @@ impl Options for MailboxArgs {
         Some(format!(
             "{} database(s), up to {} with room to grow, in {} and up to {} of logs in {}, {kept}",
             plan.databases,
-            crate::units::human_bytes(data),
+            storbench_bench::units::human_bytes(data),
             plan.db_dir.display(),
-            crate::units::human_bytes(logs),
+            storbench_bench::units::human_bytes(logs),
             plan.log_dir.display()
         ))
     }

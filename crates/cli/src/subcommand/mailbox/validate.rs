@@ -2,11 +2,11 @@
 //! the fix, before anything is created or written.
 
 use crate::args::{EngineArg, MailboxArgs, SteadyArgs, TestArg};
-use crate::units::ByteSize;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
+use storbench_bench::units::ByteSize;
 use storbench_bench::workload::mailbox::{OpMix, Preset, Profile, TestType, Thresholds, cache, layout};
 
 /// Share of the DB size kept free for growth during a run (Jetstress reserves 20 % of the

@@ -5,12 +5,12 @@ use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options, Targets};
 use crate::subcommand::Ending;
-use crate::units::Minutes;
 use anyhow::Result;
 use clap::Subcommand;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::units::Minutes;
 
 pub static KIND: Kind = Kind::of::<OltpRunArgs, OltpCommand>(
     &storbench_bench::workload::oltp::entry::WORKLOAD,

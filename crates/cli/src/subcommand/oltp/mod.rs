@@ -285,7 +285,7 @@ fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
     tell!(
         "{} rows, {} in {:.1} s ({:.2} M rows/s) with {threads} thread(s)",
         report.rows,
-        crate::units::human_bytes(report.bytes),
+        storbench_bench::units::human_bytes(report.bytes),
         secs,
         report.rows as f64 / secs.max(1e-9) / 1e6
     );
@@ -340,7 +340,10 @@ fn load_into(db: &dyn Ds3Database, data: &DataSet, stop: &StopFlag) -> Result<En
         report.load_s + report.index_s,
         report.load_s,
         report.index_s,
-        report.size_bytes.map(|b| format!("; {} on disk", crate::units::human_bytes(b))).unwrap_or_default()
+        report
+            .size_bytes
+            .map(|b| format!("; {} on disk", storbench_bench::units::human_bytes(b)))
+            .unwrap_or_default()
     );
     Ok(Ending::Ok)
 }

@@ -1,10 +1,10 @@
 //! Options of `storbench replay`, defined once: doc comment = `--help` = plan key.
 
 use crate::args::{DbArgs, OutputArgs};
-use crate::units::Seconds;
 use clap::{Args, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
+use storbench_bench::units::Seconds;
 
 /// Options of `storbench replay`; the same keys work in a plan file's replay workload.
 #[derive(Args, Debug, Clone, Default, Deserialize)]
@@ -12,7 +12,7 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// The request logs, one source each; several replay side by side, as the web servers of
     /// a site do. Read as they stream, so a log of any size takes little memory.
-    #[arg(value_name = "LOG", value_parser = crate::units::file_place)]
+    #[arg(value_name = "LOG", value_parser = storbench_bench::units::file_place)]
     pub logs: Vec<PathBuf>,
 
     /// The logs' format: storbench (the DVD Store calls `oltp run --record` writes),

@@ -42,7 +42,7 @@ impl Checked {
     /// What the replay will write, for an evaluation's line before it starts.
     pub fn will_write(&self) -> String {
         use storbench_bench::target::Action;
-        let (path, size) = (self.plan.path.display(), crate::units::human_bytes(self.plan.size));
+        let (path, size) = (self.plan.path.display(), storbench_bench::units::human_bytes(self.plan.size));
         let what = if self.original.writes > 0 { "writes the trace's writes into" } else { "reads" };
         match self.plan.action {
             Action::CreateFile => format!("creates and fills {path}, {size}, then {what} it"),

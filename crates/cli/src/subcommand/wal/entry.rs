@@ -93,7 +93,7 @@ impl Options for WalArgs {
         let spec = super::validate(self).ok()?;
         Some(format!(
             "a log file of {} in {}, removed after the run",
-            crate::units::human_bytes(spec.file_bytes),
+            storbench_bench::units::human_bytes(spec.file_bytes),
             spec.dir.display()
         ))
     }

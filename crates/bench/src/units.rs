@@ -20,13 +20,13 @@ fn looks_like_an_option(t: &str) -> Option<String> {
 /// A place the user names (a target, an output directory): resolved once, the links in it
 /// followed now, so that storbench's files below it are reached with no link at any step.
 pub fn place(s: &str) -> Result<std::path::PathBuf, String> {
-    storbench_bench::files::resolve(std::path::Path::new(s)).map_err(|e| e.to_string())
+    crate::files::resolve(std::path::Path::new(s)).map_err(|e| e.to_string())
 }
 
 /// A file the user names for storbench to write (a database, a CSV): its directory resolved
 /// once, its own name kept, so that a link there is refused, not followed.
 pub fn file_place(s: &str) -> Result<std::path::PathBuf, String> {
-    storbench_bench::files::resolve_parent(std::path::Path::new(s)).map_err(|e| e.to_string())
+    crate::files::resolve_parent(std::path::Path::new(s)).map_err(|e| e.to_string())
 }
 
 /// Free text for a name or a description: anything but control characters (a NUL or an
@@ -42,6 +42,19 @@ pub fn plain_text(s: &str) -> Result<String, String> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ByteSize(pub u64);
 
+/// `s` trimmed, refused where it is an option given in a value's place or negative (`what`
+/// says what the value is instead).
+fn not_negative<'a>(s: &'a str, what: &str) -> Result<&'a str, String> {
+    let t = s.trim();
+    if let Some(e) = looks_like_an_option(t) {
+        return Err(e);
+    }
+    if t.starts_with('-') {
+        return Err(format!("'{s}' is negative; {what}"));
+    }
+    Ok(t)
+}
+
 /// The largest size any option takes: 1 EiB (2^60 bytes), more than any storage holds. Sums
 /// of up to fifteen sizes, and every size in bytes, pages or sectors, stay inside 64 bits, so
 /// no check on sizes can wrap.
@@ -50,13 +63,7 @@ pub const MAX_BYTES: u64 = 1 << 60;
 impl FromStr for ByteSize {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        if let Some(e) = looks_like_an_option(t) {
-            return Err(e);
-        }
-        if t.starts_with('-') {
-            return Err(format!("'{s}' is negative; a size is a positive number such as 4k or 1GiB"));
-        }
+        let t = not_negative(s, "a size is a positive number such as 4k or 1GiB")?;
         match parse_size::Config::new().with_binary().parse_size(t) {
             Ok(n) if n <= MAX_BYTES => Ok(ByteSize(n)),
             Ok(_) | Err(parse_size::Error::PosOverflow) => Err(format!(
@@ -103,13 +110,7 @@ pub struct Seconds(pub Duration);
 impl FromStr for Seconds {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let t = s.trim();
-        if let Some(e) = looks_like_an_option(t) {
-            return Err(e);
-        }
-        if t.starts_with('-') {
-            return Err(format!("'{s}' is negative; a duration is zero or more, such as 30s or 2m"));
-        }
+        let t = not_negative(s, "a duration is zero or more, such as 30s or 2m")?;
         if let Ok(secs) = t.parse::<f64>() {
             if secs.is_nan() {
                 return Err(format!("'{s}' is not a number of seconds; write it like 30, 30s, 2m or 1h30m"));
@@ -221,7 +222,9 @@ impl<'de> Deserialize<'de> for YesNo {
 }
 
 /// A plan gives a value as the command line does, as text, parsed by the type's `FromStr`
-/// (whose message names the problem and the fix).
+/// (whose message names the problem and the fix). For the command line's own types (the
+/// caller's crate needs serde).
+#[macro_export]
 macro_rules! deserialize_from_text {
     ($t:ty) => {
         impl<'de> serde::Deserialize<'de> for $t {
@@ -232,7 +235,6 @@ macro_rules! deserialize_from_text {
         }
     };
 }
-pub(crate) use deserialize_from_text;
 
 #[cfg(test)]
 mod tests {
