@@ -373,6 +373,21 @@ pub struct Difference {
     /// The repetitions' ranges overlap: the difference lies within the run-to-run spread and
     /// should not be claimed.
     pub within_spread: bool,
+    /// Fewer than [`CLAIMED_FROM`] runs stand behind a side: ranges that do not overlap may
+    /// still be chance, so the difference is said but not claimed.
+    pub few: bool,
+}
+
+/// Runs each side needs before a difference outside the spread is claimed: ranges of one or
+/// two runs fail to overlap by chance too often (1 in 3 for two runs of one distribution).
+pub const CLAIMED_FROM: usize = 3;
+
+impl Difference {
+    /// Whether the difference is real as far as the runs can tell: outside the spread, with
+    /// enough runs on each side.
+    pub fn claimed(&self) -> bool {
+        !self.within_spread && !self.few
+    }
 }
 
 pub fn difference(a: &Spread, b: &Spread, higher_is_better: bool) -> Option<Difference> {
@@ -382,7 +397,8 @@ pub fn difference(a: &Spread, b: &Spread, higher_is_better: bool) -> Option<Diff
     let pct = 100.0 * (a.median - b.median) / b.median.abs();
     let a_better = if higher_is_better { a.median > b.median } else { a.median < b.median };
     let within_spread = a.min <= b.max && b.min <= a.max;
-    Some(Difference { pct, a_better, within_spread })
+    let few = a.n < CLAIMED_FROM || b.n < CLAIMED_FROM;
+    Some(Difference { pct, a_better, within_spread, few })
 }
 
 /// The workload labels in plan order.

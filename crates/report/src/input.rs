@@ -36,6 +36,21 @@ pub struct RunData {
 }
 
 impl ReportInput {
+    /// The whole disk under configuration `name`'s runs, as their summaries found it (a
+    /// partition's disk), where one was found.
+    pub fn disk_of(&self, name: &str) -> Option<&str> {
+        let runs = self.evaluation.runs.iter().filter(|r| r.configuration == name);
+        let devices = runs.filter_map(|r| self.runs.get(&r.id)?.summary.target.device.as_ref());
+        devices.map(|d| d.parent.as_deref().unwrap_or(&d.name)).next()
+    }
+
+    /// The one disk configurations `a` and `b` both ran on, where they did: they measured the
+    /// same storage, so no difference between them is a finding about storage.
+    pub fn one_disk(&self, a: &str, b: &str) -> Option<&str> {
+        let disk = self.disk_of(a)?;
+        (a != b && self.disk_of(b) == Some(disk)).then_some(disk)
+    }
+
     /// One run's bundle as a one-run evaluation: the configuration is the host and target,
     /// active power the mean of `power_watts` over the seconds its results cover.
     pub fn single_run(id: &str, data: RunData, disclosure: Option<Disclosure>) -> ReportInput {

@@ -12,7 +12,8 @@
 //!
 //! Its layers go one way. At the bottom the model: `model`, `evaluation` (with the one run
 //! status), `workload` (what each workload's results say of a run), `latency`, `input` (what
-//! a report is made from) and `format` (how a number is written). Above it `decision`, and
+//! a report is made from), `stability` (results whose runs disagree, and why) and `format`
+//! (how a number is written). Above it `decision`, and
 //! above that `render`, the pages. No lower layer imports a higher one.
 
 pub mod columns;
@@ -28,6 +29,7 @@ pub mod model;
 pub mod render;
 pub mod series;
 pub mod setup;
+pub mod stability;
 pub mod text;
 pub mod workload;
 

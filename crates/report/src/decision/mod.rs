@@ -92,10 +92,10 @@ pub fn decide(input: &ReportInput, given: &[Requirement]) -> Decision {
         incomplete: incomplete(e),
         requirements: judged.iter().map(|r| r.said()).collect(),
         configurations,
-        comparisons: choice::comparisons(e),
+        comparisons: choice::comparisons(input),
         ..Decision::default()
     };
-    choice::choose(&mut d, e);
+    choice::choose(&mut d, input);
     d
 }
 

@@ -120,7 +120,42 @@ fn among_several_that_meet_everything_the_cheapest_is_chosen() {
         "{:?}",
         d.comparisons
     );
-    assert!(d.comparisons[0].ends_with("-33 % active power, +58 % IOPS per watt"), "{:?}", d.comparisons);
+    // Per watt is made of the IOPS: it carries their caveat, in the pair and among the best.
+    assert!(
+        d.comparisons[0].ends_with(
+            "-33 % active power, +58 % IOPS per watt (not distinguishable: the runs' ranges overlap)"
+        ),
+        "{:?}",
+        d.comparisons
+    );
+    assert!(
+        d.best[2].value.ends_with("IOPS/W (not distinguishable: the runs' ranges overlap)"),
+        "{:?}",
+        d.best
+    );
+}
+
+/// The evaluation with no price and no power: only headroom can rank.
+fn unpriced(hdd_iops: [f64; 3]) -> ReportInput {
+    let mut input = evaluation(hdd_iops);
+    input.evaluation.configurations.iter_mut().for_each(|c| c.price = None);
+    input.evaluation.runs.iter_mut().for_each(|r| (r.active_watts, r.per_watt) = (None, None));
+    input
+}
+
+#[test]
+fn a_lead_in_headroom_within_the_runs_spread_is_a_tie_said_so_and_never_a_win() {
+    let needs = reqs(&[("randread.iops", ">= 1200")]);
+    // hdd's median (1,390) is above ssd's (1,350), but their ranges overlap: a tie, broken by
+    // plan order (ssd first), and said to be one.
+    let d = decide(&unpriced([1380.0, 1390.0, 1420.0]), &needs);
+    assert_eq!(d.chosen.as_deref(), Some("ssd"), "{}", d.why);
+    assert!(d.why.contains("ssd meets every requirement, equal within the runs' spread to hdd"), "{}", d.why);
+    assert!(d.why.contains("named first in plan order"), "{}", d.why);
+    // Apart beyond the spread, with three runs each: the most headroom wins, as before.
+    let d = decide(&unpriced([1500.0, 1520.0, 1510.0]), &needs);
+    assert_eq!(d.chosen.as_deref(), Some("hdd"), "{}", d.why);
+    assert!(d.why.contains("hdd meets every requirement, with the most headroom"), "{}", d.why);
 }
 
 #[test]

@@ -167,8 +167,7 @@ fn compare_groups(place: &str, ga: &Group<'_>, gb: &Group<'_>) -> Option<(Vec<St
     // As the findings say it: no side is better where the spreads overlap, or where too few
     // runs stand behind either side to tell the difference from chance.
     let ahead = if d.a_better { ga.configuration } else { gb.configuration };
-    let few = sa.n < findings::CLAIMED_FROM || sb.n < findings::CLAIMED_FROM;
-    let verdict = match (d.within_spread, few) {
+    let verdict = match (d.within_spread, d.few) {
         (true, _) => "within the spread".to_string(),
         (false, true) => format!("{ahead} ahead, too few runs to tell"),
         (false, false) => format!("{ahead} better"),

@@ -226,7 +226,6 @@ fn finding(
         format!("{}{} vs {}{} {metric}", num(s.median), g.errors_note(), num(ns.median), ng.errors_note());
     let head =
         format!("During {condition}, {storage} {verb} {} of its {normal} {metric} on {place}", pct(share));
-    let few = s.n < 3 || ns.n < 3;
     let mut text = if d.within_spread {
         format!(
             "{head} ({figures}), a difference within the runs' spread ({condition}: {}–{}, {normal}: {}–{}): \
@@ -237,11 +236,11 @@ fn finding(
             num(ns.max)
         )
     } else {
-        let caveat = if few { FEW_RUNS } else { "" };
+        let caveat = if d.few { FEW_RUNS } else { "" };
         format!("{head}: {figures} (medians of {} and {} runs).{caveat}", s.n, ns.n)
     };
     text.push_str(&latencies(input, g, ng));
-    Some(Finding { text, claim: !d.within_spread && !few })
+    Some(Finding { text, claim: d.claimed() })
 }
 
 /// " In the reported runs, read p99 went from 0.900 ms to 3.10 ms." for each p99 latency both

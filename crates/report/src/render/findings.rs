@@ -2,15 +2,24 @@
 //! when active and idle, performance per watt; and, as plainly, a difference that lies within
 //! the run-to-run spread is said not to be a finding.
 //!
+//! Two configurations that ran on one disk measured the same storage: a difference between
+//! them is said to be no finding.
+//!
 //! Every figure is a group's reported (median) run; power figures are that run's own.
 
 use super::doc::{Finding, num, pct};
 use super::{at, plural, points};
 use crate::evaluation::{Evaluation, Group, RunStatus, Spread, SweepPoint, difference};
+use crate::input::ReportInput;
 
 /// The findings of a whole evaluation, point by point.
-pub(super) fn of(e: &Evaluation) -> Vec<Finding> {
-    let mut out = Vec::new();
+pub(super) fn of(input: &ReportInput) -> Vec<Finding> {
+    let e = &input.evaluation;
+    // Results whose runs disagree widely come first: every figure below stands on them.
+    let mut out: Vec<Finding> = crate::stability::unstable(input)
+        .into_iter()
+        .map(|u| Finding { text: u.text, claim: false })
+        .collect();
     let kind_of = super::conditions::comparable(e);
     for p in points(e) {
         let mut measured: Vec<(&Group<'_>, Spread)> =
@@ -34,7 +43,11 @@ pub(super) fn of(e: &Evaluation) -> Vec<Finding> {
                 [(g, s)] => out.push(alone(&place, g, s)),
                 [best, rest @ ..] => {
                     for other in rest {
-                        out.extend(pair(&place, (best.0, &best.1), (other.0, &other.1)));
+                        let (a, b) = ((best.0, &best.1), (other.0, &other.1));
+                        match input.one_disk(best.0.configuration, other.0.configuration) {
+                            Some(disk) => out.extend(one_disk(&place, a, b, disk)),
+                            None => out.extend(pair(&place, a, b)),
+                        }
                     }
                 }
                 [] => {}
@@ -111,10 +124,6 @@ fn metric(g: &Group<'_>) -> String {
 /// Said after a claim from fewer than 3 runs of either side.
 pub(super) const FEW_RUNS: &str = " Fewer than 3 runs each cannot tell this from chance: repeat to confirm.";
 
-/// Runs each side needs before a difference outside the spread is claimed: ranges of one or
-/// two runs fail to overlap by chance too often (1 in 3 for two runs of one distribution).
-pub(super) const CLAIMED_FROM: usize = 3;
-
 /// One configuration: its median and spread.
 fn alone(place: &str, g: &Group<'_>, s: &Spread) -> Finding {
     if s.n == 1 {
@@ -140,6 +149,23 @@ fn alone(place: &str, g: &Group<'_>, s: &Spread) -> Finding {
         pct(s.range_pct),
     );
     Finding { text, claim: true }
+}
+
+/// `a` and `b`, which ran on one disk: their difference, said to be none of storage.
+fn one_disk(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Spread), disk: &str) -> Option<Finding> {
+    let d = difference(a.1, b.1, higher_is_better(a.0)?)?;
+    let text = format!(
+        "On {place}, {} and {} ran on one disk ({disk}): the {} difference in {} between them ({} vs {}) \
+         is not a difference of storage, and not a finding; give each configuration its own device to \
+         compare them.",
+        a.0.configuration,
+        b.0.configuration,
+        pct(d.pct),
+        metric(a.0),
+        num(a.1.median),
+        num(b.1.median),
+    );
+    Some(Finding { text, claim: false })
 }
 
 /// The better configuration `a` against `b`: the headline, then power and per watt.
@@ -172,10 +198,7 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
         return vec![Finding { text, claim: false }];
     }
     let (verb, word) = if higher { ("delivered", "more") } else { ("needed", "less") };
-    // Ranges of one or two runs fail to overlap by chance too often (1 in 3 for two runs of
-    // the same distribution) to carry a claim.
-    let few = a.1.n < CLAIMED_FROM || b.1.n < CLAIMED_FROM;
-    let caveat = if few { FEW_RUNS } else { "" };
+    let caveat = if d.few { FEW_RUNS } else { "" };
     let text = format!(
         "{} {verb} {} {word} {metric} than {} on {place}: {figures} (medians of {} and {} runs).{caveat}",
         ga.configuration,
@@ -184,7 +207,7 @@ pub(super) fn pair(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Sprea
         a.1.n,
         b.1.n,
     );
-    let mut out = vec![Finding { text, claim: !few }];
+    let mut out = vec![Finding { text, claim: !d.few }];
     out.extend(power(ga, gb, &metric, caveat));
     out
 }

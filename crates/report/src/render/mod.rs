@@ -92,7 +92,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     let workloads = workload::present(input);
     // A workload's own findings (storage that lost data it acknowledged) come first.
     let mut found: Vec<doc::Finding> = workloads.iter().flat_map(|w| w.findings(input)).collect();
-    found.extend(findings::of(e));
+    found.extend(findings::of(input));
     found.extend(conditions::findings(input));
     d.push(Block::Findings(found));
     d.extend(conditions::blocks(input));

@@ -103,7 +103,7 @@ fn two_configs(hdd: [f64; 3], watts: bool) -> ReportInput {
 }
 
 fn finding_texts(i: &ReportInput) -> Vec<String> {
-    findings::of(&i.evaluation).into_iter().map(|f| f.text).collect()
+    findings::of(i).into_iter().map(|f| f.text).collect()
 }
 
 #[test]
@@ -119,6 +119,71 @@ fn findings_name_the_better_configuration_with_power_and_per_watt() {
 }
 
 #[test]
+fn runs_that_disagree_widely_are_flagged_unstable_with_the_cause_they_measured() {
+    let runs: Vec<RunRecord> =
+        [1000.0, 2000.0, 1500.0].iter().zip(1..).map(|(v, i)| run("ssd", i, *v, None, None)).collect();
+    let mut i = input(runs);
+    // storbench used 3.4 CPU-seconds of the 2 CPUs' 4 over the 2 s measured: 85 %.
+    for d in i.runs.values_mut() {
+        (d.summary.host.cpus, d.summary.cpu.user_s, d.summary.cpu.sys_s) = (2, 3.0, 0.4);
+    }
+    let f = findings::of(&i);
+    assert!(
+        f[0].text.starts_with(
+            "ssd on randread is unstable: its 3 runs range 1,000.0–2,000.0 IOPS, 67 % of their median"
+        ),
+        "{f:?}"
+    );
+    assert!(f[0].text.contains("likely storbench itself used up to 85 % of the machine's CPU"), "{f:?}");
+    assert!(!f[0].claim, "a warning, never a claim");
+    // Without a CPU count nothing says why: it says so, and what to do.
+    for d in i.runs.values_mut() {
+        d.summary.host.cpus = 0;
+    }
+    let f = findings::of(&i);
+    assert!(f[0].text.contains("no cause was measured"), "{f:?}");
+    // Runs within a few percent of each other are not flagged.
+    let f = findings::of(&two_configs([1000.0, 950.0, 1040.0], true));
+    assert!(!f.iter().any(|f| f.text.contains("unstable")), "{f:?}");
+}
+
+/// `i` with every run's target on a partition of `disk` (as two directories of one disk).
+fn on_one_disk(mut i: ReportInput, disk: &str) -> ReportInput {
+    for (n, data) in i.runs.values_mut().enumerate() {
+        let device = crate::model::DeviceInfo {
+            name: format!("{disk}{}", n % 2 + 1),
+            parent: Some(disk.into()),
+            ..crate::model::DeviceInfo::default()
+        };
+        data.summary.target.device = Some(device);
+    }
+    i
+}
+
+#[test]
+fn configurations_on_one_disk_are_said_to_share_it_and_their_difference_is_no_finding() {
+    let i = on_one_disk(two_configs([1000.0, 950.0, 1040.0], true), "vda");
+    let f = findings::of(&i);
+    assert_eq!(
+        f[0].text,
+        "On randread, ssd and hdd ran on one disk (vda): the 35 % difference in IOPS between them \
+         (1,350.0 vs 1,000.0) is not a difference of storage, and not a finding; give each \
+         configuration its own device to compare them."
+    );
+    assert!(!f[0].claim, "never a claim");
+    assert!(!f.iter().any(|f| f.text.contains("delivered")), "no winner: {f:?}");
+    let d = crate::decision::decide(&i, &[]);
+    assert!(
+        d.comparisons[0].ends_with("(both on one disk, vda: not a difference of storage)"),
+        "{:?}",
+        d.comparisons
+    );
+    // On disks of their own, the same figures are a finding.
+    let f = findings::of(&two_configs([1000.0, 950.0, 1040.0], true));
+    assert!(f[0].text.starts_with("ssd delivered 35 % more IOPS than hdd") && f[0].claim, "{f:?}");
+}
+
+#[test]
 fn with_fewer_than_three_runs_the_per_watt_line_carries_the_headlines_caveat() {
     // Two runs each, ranges apart: the headline says it cannot be told from chance, and so
     // does the per-watt figure made of it; neither is claimed. Power itself is read, not
@@ -126,7 +191,7 @@ fn with_fewer_than_three_runs_the_per_watt_line_carries_the_headlines_caveat() {
     let mut runs: Vec<RunRecord> =
         [1300.0, 1400.0].iter().zip(1..).map(|(v, i)| run("ssd", i, *v, Some(100.0), None)).collect();
     runs.extend([950.0, 1000.0].iter().zip(1..).map(|(v, i)| run("hdd", i, *v, Some(150.0), None)));
-    let f = findings::of(&input(runs).evaluation);
+    let f = findings::of(&input(runs));
     let per_watt = f.iter().find(|f| f.text.contains("IOPS per watt")).expect("a per-watt line");
     assert!(
         per_watt.text.ends_with("Fewer than 3 runs each cannot tell this from chance: repeat to confirm.")
@@ -149,7 +214,7 @@ fn a_group_of_one_run_or_of_failed_runs_says_so_instead_of_a_spread() {
 #[test]
 fn a_difference_within_the_spread_is_not_a_finding() {
     let i = two_configs([1290.0, 1330.0, 1380.0], false);
-    let f = findings::of(&i.evaluation);
+    let f = findings::of(&i);
     assert_eq!(f.len(), 1);
     assert!(!f[0].claim);
     assert!(
