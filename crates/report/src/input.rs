@@ -51,6 +51,23 @@ impl ReportInput {
         (a != b && self.disk_of(b) == Some(disk)).then_some(disk)
     }
 
+    /// Every pair of configurations that ran on one disk, in plan order, with the disk.
+    pub fn shared_disks(&self) -> Vec<(&str, &str, &str)> {
+        let mut names: Vec<&str> = Vec::new();
+        for r in &self.evaluation.runs {
+            if !names.contains(&r.configuration.as_str()) {
+                names.push(&r.configuration);
+            }
+        }
+        let mut out = Vec::new();
+        for (i, a) in names.iter().enumerate() {
+            for b in &names[i + 1..] {
+                out.extend(self.one_disk(a, b).map(|d| (*a, *b, d)));
+            }
+        }
+        out
+    }
+
     /// One run's bundle as a one-run evaluation: the configuration is the host and target,
     /// active power the mean of `power_watts` over the seconds its results cover.
     pub fn single_run(id: &str, data: RunData, disclosure: Option<Disclosure>) -> ReportInput {

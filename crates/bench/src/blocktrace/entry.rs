@@ -9,4 +9,5 @@ pub static WORKLOAD: Workload = Workload {
     reported: storbench_report::render::io::REPORTED,
     loads: &[],
     rebuild: crate::run::record::summary::io::rebuilt,
+    per_shard: &[],
 };

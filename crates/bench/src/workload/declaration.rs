@@ -19,4 +19,7 @@ pub struct Workload {
     pub loads: &'static [Load],
     /// Its summary built again from a bundle's record (`summarize`, `report --window`, merge).
     pub rebuild: Rebuild,
+    /// Its parameters that are one shard's share of the load (writers, threads): a run merged
+    /// from shards has their sum.
+    pub per_shard: &'static [&'static str],
 }

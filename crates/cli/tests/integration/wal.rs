@@ -164,3 +164,38 @@ fn a_search_finds_the_most_writers_whose_commits_hold_the_limit() {
         "not all",
     );
 }
+
+#[test]
+fn shards_run_at_once_merge_into_one_point_with_every_shards_writers_and_commits() {
+    let dir = disk_tempdir();
+    let point = ["--sync-method", "fdatasync", "--ramp", "0", "--runtime", "2s", "--json"];
+    let spawn = |n: usize| {
+        let results = dir.path().join(format!("shard{n}"));
+        let mut cmd = std::process::Command::new(storbench().get_program());
+        cmd.args(["wal", "--target"]).arg(dir.path()).arg("--output-dir").arg(&results).args(point);
+        let child = cmd.stdout(std::process::Stdio::null()).spawn().expect("storbench starts");
+        (child, results)
+    };
+    let mut running: Vec<_> = (0..2).map(spawn).collect();
+    let bundles: Vec<_> = running
+        .iter_mut()
+        .map(|(child, results)| {
+            assert!(child.wait().unwrap().success());
+            only_bundle(results)
+        })
+        .collect();
+    let out = dir.path().join("merged");
+    let merged =
+        storbench().arg("merge").args(&bundles).arg("--out").arg(&out).arg("--json").assert().success();
+    let m = stdout_json(&merged);
+    // Each shard had one writer: the merged point had two, and every shard's commits.
+    assert_eq!((&m["parameters"]["writers"], &m["results"]["writers"]), (&2.into(), &2.into()), "{m}");
+    let commits =
+        |b: &Path| json(&std::fs::read(b.join("summary.json")).unwrap())["results"]["commits"].as_u64();
+    let each: Vec<u64> = bundles.iter().map(|b| commits(b).unwrap()).collect();
+    assert!(each.iter().all(|c| *c > 0), "{each:?}");
+    let merged_commits = m["results"]["commits"].as_u64().unwrap();
+    // The merge keeps the seconds the shards shared: at most their sum, and most of it.
+    assert!(merged_commits <= each.iter().sum::<u64>() && merged_commits > 0, "{merged_commits} of {each:?}");
+    storbench().arg("summarize").arg("--check").arg(&out).assert().success();
+}

@@ -21,6 +21,8 @@ pub(super) fn of(input: &ReportInput) -> Vec<Finding> {
         .map(|u| Finding { text: u.text, claim: false })
         .collect();
     let kind_of = super::conditions::comparable(e);
+    // The differences of configurations that share a disk, said once per pair.
+    let mut shared: Vec<(&str, &str, f64)> = Vec::new();
     for p in points(e) {
         let mut measured: Vec<(&Group<'_>, Spread)> =
             p.groups.iter().filter_map(|g| g.spread().map(|s| (g, s))).collect();
@@ -44,9 +46,10 @@ pub(super) fn of(input: &ReportInput) -> Vec<Finding> {
                 [best, rest @ ..] => {
                     for other in rest {
                         let (a, b) = ((best.0, &best.1), (other.0, &other.1));
-                        match input.one_disk(best.0.configuration, other.0.configuration) {
-                            Some(disk) => out.extend(one_disk(&place, a, b, disk)),
-                            None => out.extend(pair(&place, a, b)),
+                        if input.one_disk(a.0.configuration, b.0.configuration).is_none() {
+                            out.extend(pair(&place, a, b));
+                        } else if let Some(d) = higher_is_better(a.0).and_then(|h| difference(a.1, b.1, h)) {
+                            shared.push((a.0.configuration, b.0.configuration, d.pct.abs()));
                         }
                     }
                 }
@@ -54,6 +57,7 @@ pub(super) fn of(input: &ReportInput) -> Vec<Finding> {
             }
         }
     }
+    out.extend(one_disk(input, &shared));
     out.extend(scaling(e));
     if out.is_empty() {
         let failed = e.runs.iter().filter(|r| r.status == RunStatus::Failed).count();
@@ -151,21 +155,29 @@ fn alone(place: &str, g: &Group<'_>, s: &Spread) -> Finding {
     Finding { text, claim: true }
 }
 
-/// `a` and `b`, which ran on one disk: their difference, said to be none of storage.
-fn one_disk(place: &str, a: (&Group<'_>, &Spread), b: (&Group<'_>, &Spread), disk: &str) -> Option<Finding> {
-    let d = difference(a.1, b.1, higher_is_better(a.0)?)?;
-    let text = format!(
-        "On {place}, {} and {} ran on one disk ({disk}): the {} difference in {} between them ({} vs {}) \
-         is not a difference of storage, and not a finding; give each configuration its own device to \
-         compare them.",
-        a.0.configuration,
-        b.0.configuration,
-        pct(d.pct),
-        metric(a.0),
-        num(a.1.median),
-        num(b.1.median),
-    );
-    Some(Finding { text, claim: false })
+/// Each pair of configurations that ran on one disk, once: their differences (`gaps`, percent,
+/// on every workload point both measured) said to be none of storage.
+fn one_disk(input: &ReportInput, gaps: &[(&str, &str, f64)]) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for (a, b, disk) in input.shared_disks() {
+        let theirs: Vec<f64> =
+            gaps.iter().filter(|(x, y, _)| (*x, *y) == (a, b) || (*x, *y) == (b, a)).map(|g| g.2).collect();
+        let (Some(lo), Some(hi)) =
+            (theirs.iter().copied().reduce(f64::min), theirs.iter().copied().reduce(f64::max))
+        else {
+            continue;
+        };
+        let range = if theirs.len() == 1 { pct(lo) } else { format!("{} to {}", pct(lo), pct(hi)) };
+        let text = format!(
+            "{a} and {b} ran on one disk ({disk}): they measured the same storage, so no difference \
+             between them is a finding ({range} on {} workload point{}); give each configuration its own \
+             device to compare them.",
+            theirs.len(),
+            plural(theirs.len())
+        );
+        out.push(Finding { text, claim: false });
+    }
+    out
 }
 
 /// The better configuration `a` against `b`: the headline, then power and per watt.

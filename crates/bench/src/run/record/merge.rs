@@ -123,8 +123,9 @@ impl Clock {
     }
 }
 
-/// The merged record of `shards` (at least one holding a measured interval).
-pub fn merge(shards: &[Shard]) -> Result<Merged, RecordError> {
+/// The merged record of `shards` (at least one holding a measured interval); `per_shard` are
+/// the workload's parameters that are one shard's share of the load, summed in the merge.
+pub fn merge(shards: &[Shard], per_shard: &[&str]) -> Result<Merged, RecordError> {
     let views = shards.iter().map(View::of).collect::<Result<Vec<_>, _>>()?;
     let measured: Vec<&View<'_>> = views.iter().filter(|v| !v.measured.is_empty()).collect();
     let finished: Vec<&View<'_>> = measured.iter().copied().filter(|v| v.finished()).collect();
@@ -150,7 +151,7 @@ pub fn merge(shards: &[Shard]) -> Result<Merged, RecordError> {
     let reader = out.window(&measured, clock, (lo, hi), &streams(shards))?;
     out.tails(reader, &measured, clock, hi, &streams(shards))?;
     let shards_file = shards_file(&views, clock, (lo, hi), epoch_ns, &out);
-    out.finish(shards, &views, &shards_file)
+    out.finish((shards, per_shard), &views, &shards_file)
 }
 
 fn phase_text(v: &View<'_>, origin: i128) -> String {
@@ -543,11 +544,11 @@ impl Writer {
     /// The record's start and end around the intervals, and the log's totals.
     fn finish(
         mut self,
-        shards: &[Shard],
+        (shards, per_shard): (&[Shard], &[&str]),
         views: &[View<'_>],
         file: &ShardsFile,
     ) -> Result<Merged, RecordError> {
-        let start = merged_start(shards, self.epoch_ns);
+        let start = merged_start(shards, per_shard, self.epoch_ns);
         let end = self.end(views, file)?;
         let first_start = self.lines.first().map_or(0, |l| l.start_ns);
         let last_end = self.lines.iter().rev().find(|l| !l.tail).map_or(0, |l| l.end_ns);
@@ -614,13 +615,20 @@ impl Writer {
 }
 
 /// The merged run's start: the earliest shard's summary as it started, on the earliest epoch.
-fn merged_start(shards: &[Shard], epoch_ns: i128) -> Start {
+fn merged_start(shards: &[Shard], per_shard: &[&str], epoch_ns: i128) -> Start {
     let earliest = shards.iter().min_by_key(|s| s.record.start.epoch_ns).unwrap_or(&shards[0]);
+    let mut summary = earliest.record.start.summary.clone();
+    for key in per_shard {
+        let each = shards.iter().map(|s| s.record.start.summary.parameters.get(key).and_then(|v| v.as_u64()));
+        if let Some(sum) = each.sum::<Option<u64>>() {
+            summary.parameters[key] = sum.into();
+        }
+    }
     Start {
         version: RECORD_VERSION,
         workload: earliest.record.start.workload.clone(),
         epoch_ns,
-        summary: earliest.record.start.summary.clone(),
+        summary,
         streams: shards[0].record.start.streams.clone(),
     }
 }
@@ -747,7 +755,7 @@ mod tests {
     }
 
     fn merged_record(shards: &[Shard]) -> (StoredRecord, ShardsFile) {
-        let m = merge(shards).unwrap();
+        let m = merge(shards, &[]).unwrap();
         (StoredRecord::from_text(&m.record, &m.hlog).unwrap(), m.shards)
     }
 

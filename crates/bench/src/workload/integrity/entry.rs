@@ -8,4 +8,5 @@ pub static WORKLOAD: Workload = Workload {
     reported: storbench_report::render::integrity::REPORTED,
     loads: &[],
     rebuild: crate::run::record::summary::integrity::rebuilt,
+    per_shard: &[],
 };

@@ -9,4 +9,5 @@ pub static WORKLOAD: Workload = Workload {
     reported: storbench_report::render::mailbox::REPORTED,
     loads: &[Load::Threads],
     rebuild: crate::run::record::summary::mailbox::rebuilt,
+    per_shard: &[],
 };

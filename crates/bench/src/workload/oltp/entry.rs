@@ -9,4 +9,5 @@ pub static WORKLOAD: Workload = Workload {
     reported: storbench_report::render::oltp::REPORTED,
     loads: &[Load::Threads],
     rebuild: crate::run::record::summary::oltp::rebuilt,
+    per_shard: &["n_threads"],
 };

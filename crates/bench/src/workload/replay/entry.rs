@@ -9,4 +9,5 @@ pub static WORKLOAD: Workload = Workload {
     reported: storbench_report::render::replay::REPORTED,
     loads: &[Load::Threads, Load::Rate],
     rebuild: crate::workload::replay::summary::rebuilt,
+    per_shard: &[],
 };

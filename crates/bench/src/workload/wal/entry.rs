@@ -9,4 +9,5 @@ pub static WORKLOAD: Workload = Workload {
     // Writers committing at once: the most that hold a latency limit.
     loads: &[crate::run::search::Load::Threads],
     rebuild: super::summary::rebuilt,
+    per_shard: &["writers"],
 };

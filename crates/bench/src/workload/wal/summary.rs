@@ -71,11 +71,13 @@ pub fn summary(started: Summary, out: &Outcome<WalRecorder, WalFacts>, ended_at:
     let device = Device { name: f.device.clone(), rotational: f.rotational };
     s.complete = out.complete && out.failures.is_empty();
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: secs };
+    // A run merged from shards has its shards' writers, as its parameters say.
+    let writers = s.parameters.get("writers").and_then(|w| w.as_u64()).and_then(|w| u32::try_from(w).ok());
     s.results = Results::Wal(WalResults {
         sync_method: f.point.method.name().into(),
         layout: f.point.layout.name().into(),
         bytes_per_commit: f.point.size,
-        writers: f.point.writers,
+        writers: writers.unwrap_or(f.point.writers),
         not_offered: f.not_offered.clone(),
         commits: t.commits,
         commits_per_sec: rate(t.commits),

@@ -405,8 +405,12 @@ fn finish(dir: &Path, eval: &Evaluation, stop: &StopFlag) -> Result<Ending> {
     for n in &eval.notes {
         say!("note: {n}");
     }
-    // Results whose runs disagree widely, with their likely cause, as the report's findings.
+    // What the report's findings say first of the evidence: configurations that measured one
+    // disk, results whose runs disagree widely (with their likely cause).
     if let Ok(input) = super::report::read_bundle(dir) {
+        for (a, b, disk) in input.shared_disks() {
+            say!("warning: {a} and {b} ran on one disk ({disk}): no difference between them is a finding");
+        }
         for u in storbench_report::stability::unstable(&input) {
             say!("warning: {}", u.text);
         }

@@ -41,7 +41,9 @@ pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFil
     let shards = read_shards(bundles)?;
     check_one_job(&shards)?;
     check_shards(&shards)?;
-    let merged = merge(&shards).context("merging the shards' records")?;
+    let workload = storbench_bench::workload::registry::workload(&shards[0].record.start.workload);
+    let per_shard = workload.map_or(&[][..], |w| w.per_shard);
+    let merged = merge(&shards, per_shard).context("merging the shards' records")?;
     let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
     // The summary and the series at once, one a core.
     let (summary, series) = std::thread::scope(|scope| {
