@@ -1,6 +1,8 @@
 //! `--power`: which meter every run's per-second rows take their watts from. The monitor is
 //! chosen once per command (before anything runs) and shared by every bundle it writes; it is
-//! stopped (a meter command still running is ended) when the process exits.
+//! stopped (a meter command still running is ended) when the process exits. An evaluation's
+//! configuration may have a meter of its own (`power` in its table): its runs read that one
+//! ([`use_meter_of`]), so an enclosure's meter is never added to another configuration's watts.
 //!
 //! The spec is kept and shown with its secrets hidden (`redfish:https://user:***@bmc/...`);
 //! Redfish credentials can also come from `STORBENCH_REDFISH_USER`/`STORBENCH_REDFISH_PASSWORD`.
@@ -17,46 +19,90 @@ use storbench_bench::secret;
 
 static MONITOR: OnceLock<Option<Arc<PowerMeters>>> = OnceLock::new();
 
+/// The configurations with a meter of their own (None: `none`, no power for them).
+static OWN: OnceLock<Vec<(String, Option<Arc<PowerMeters>>)>> = OnceLock::new();
+
+/// The configuration whose runs are being measured, where it has a meter of its own.
+static CHOSEN: Mutex<Option<String>> = Mutex::new(None);
+
+/// The meter of the run now: its configuration's own, else the command's.
+fn current() -> Option<Arc<PowerMeters>> {
+    let chosen = CHOSEN.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let own = chosen.and_then(|name| OWN.get()?.iter().find(|(n, _)| *n == name).map(|(_, m)| m.clone()));
+    match own {
+        Some(own) => own,
+        None => MONITOR.get().cloned().flatten(),
+    }
+}
+
+/// Starts the meters of the configurations that have their own (`(name, spec)` each), each as
+/// `--power` takes it and each required to work; before anything runs.
+pub fn start_own(own: &[(&str, &str)]) -> Result<()> {
+    let mut out = Vec::new();
+    for (name, spec) in own {
+        secret::remember_in(spec);
+        let meter = monitor_of(Some(spec)).map_err(|e| anyhow::anyhow!("configuration {name}: {e}"))?;
+        out.push((name.to_string(), meter));
+    }
+    let _ = OWN.set(out);
+    Ok(())
+}
+
+/// The runs from now on are configuration `name`'s: its own meter where it has one.
+pub fn use_meter_of(name: &str) {
+    *CHOSEN.lock().unwrap_or_else(|p| p.into_inner()) = Some(name.to_string());
+}
+
+/// Whether some configuration has a meter of its own.
+pub fn any_own() -> bool {
+    OWN.get().is_some_and(|own| own.iter().any(|(_, m)| m.is_some()))
+}
+
+/// What configuration `name`'s own meter is, where it has one (`none` where it has none).
+pub fn own_meter(name: &str) -> Option<String> {
+    let (_, m) = OWN.get()?.iter().find(|(n, _)| n == name)?;
+    Some(m.as_ref().map_or("none".into(), |m| m.describe().to_string()))
+}
+
 /// When the current run started sampling, for its warning about a silent meter.
 static RUN_STARTED: Mutex<Option<Instant>> = Mutex::new(None);
 
 /// Parses `--power` and starts the monitor. `auto` (the default) uses RAPL or IPMI where the
 /// machine has one; a source given explicitly must work, or the command stops here.
 pub fn start(spec: Option<&str>) -> Result<()> {
+    let monitor = monitor_of(spec)?;
+    if spec == Some("none") {
+        NOT_ASKED.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let _ = MONITOR.set(monitor);
+    Ok(())
+}
+
+/// The meters `spec` names, started: none for `none` (or where `auto` finds none).
+fn monitor_of(spec: Option<&str>) -> Result<Option<Arc<PowerMeters>>> {
     if let Some(spec) = spec {
         secret::remember_in(spec);
     }
     if let Some(meters) = spec.filter(|s| named(s)) {
-        let meters = start_named(meters)?;
-        let _ = MONITOR.set(Some(Arc::new(meters)));
-        return Ok(());
+        return Ok(Some(Arc::new(start_named(meters)?)));
     }
     let source = match spec.unwrap_or("auto") {
-        "none" => {
-            NOT_ASKED.store(true, std::sync::atomic::Ordering::Relaxed);
-            None
-        }
+        "none" => None,
         "auto" => power::detect(),
         other => Some(parse(other)?),
     };
-    let monitor = match source {
-        None => None,
-        Some(s) => {
-            let explicit = spec.is_some_and(|v| v != "auto");
-            match PowerSampler::new(s) {
-                Ok(sampler) => {
-                    Some(Arc::new(PowerMeters::one(PowerMonitor::start(sampler, Duration::from_secs(1)))))
-                }
-                Err(e) if explicit => bail!("--power: {e}"),
-                Err(e) => {
-                    say!("note: power source found but unusable ({e}); power_watts stays empty");
-                    None
-                }
-            }
+    let Some(source) = source else { return Ok(None) };
+    let explicit = spec.is_some_and(|v| v != "auto");
+    match PowerSampler::new(source) {
+        Ok(sampler) => {
+            Ok(Some(Arc::new(PowerMeters::one(PowerMonitor::start(sampler, Duration::from_secs(1))))))
         }
-    };
-    let _ = MONITOR.set(monitor);
-    Ok(())
+        Err(e) if explicit => bail!("--power: {e}"),
+        Err(e) => {
+            say!("note: power source found but unusable ({e}); power_watts stays empty");
+            Ok(None)
+        }
+    }
 }
 
 /// Whether `spec` names its meters (`server=ipmi; enclosure=file:/run/w`): its first item
@@ -177,7 +223,7 @@ fn no_source() -> String {
 /// not before input is checked).
 pub fn system_sampler(targets: &[&std::path::Path], device: Option<&str>) -> SystemSampler {
     announce(true);
-    let monitor = MONITOR.get().cloned().flatten();
+    let monitor = current();
     *RUN_STARTED.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
     SystemSampler::for_paths(targets, device).with_power(monitor)
 }
@@ -188,28 +234,33 @@ pub fn system_sampler(targets: &[&std::path::Path], device: Option<&str>) -> Sys
 /// its notes instead).
 pub fn announce(missing: bool) {
     static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| match MONITOR.get().cloned().flatten() {
-        Some(m) => alert!("power: {}", m.describe()),
-        None if not_asked() || !missing => {}
-        None => alert!("note: {}", no_source()),
+    SAID.call_once(|| {
+        match MONITOR.get().cloned().flatten() {
+            Some(m) => alert!("power: {}", m.describe()),
+            None if not_asked() || !missing => {}
+            None => alert!("note: {}", no_source()),
+        }
+        for (name, m) in OWN.get().into_iter().flatten() {
+            alert!("power of {name}: {}", m.as_ref().map_or("none".into(), |m| m.describe()));
+        }
     });
 }
 
 /// The power source being sampled, if there is one.
 pub fn describe() -> Option<String> {
-    MONITOR.get().cloned().flatten().map(|m| m.describe().to_string())
+    current().map(|m| m.describe().to_string())
 }
 
 /// The latest power reading, watts.
 pub fn latest() -> Option<f64> {
-    MONITOR.get().cloned().flatten().and_then(|m| m.latest())
+    current().and_then(|m| m.latest())
 }
 
 /// What a summary should say about power: nothing when the source gave its readings.
 pub fn warning() -> Option<String> {
-    match MONITOR.get() {
-        Some(Some(m)) => silence(m).or_else(|| m.error().map(|e| format!("power readings failed: {e}"))),
-        _ => Some(no_source()),
+    match current() {
+        Some(m) => silence(&m).or_else(|| m.error().map(|e| format!("power readings failed: {e}"))),
+        None => Some(no_source()),
     }
 }
 
@@ -232,7 +283,8 @@ fn silence(m: &PowerMeters) -> Option<String> {
 
 /// Stops the power monitor, ending a meter command still running (and what it started).
 pub fn stop() {
-    if let Some(Some(m)) = MONITOR.get() {
+    let own = OWN.get().into_iter().flatten().filter_map(|(_, m)| m.as_ref());
+    for m in MONITOR.get().into_iter().flatten().chain(own) {
         m.stop();
     }
 }

@@ -115,6 +115,10 @@ pub struct Configuration {
     /// How many drives it is made of.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub devices: Option<u32>,
+    /// Its own power meter, where it had one (`none` where it had none): its runs' watts came
+    /// from it, not from the method's `power_source`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_source: Option<String>,
 }
 
 /// The condition of a configuration that names none and has no background stream.

@@ -165,6 +165,11 @@ pub struct Configuration {
     /// a plain sequential stream.
     #[serde(default)]
     pub background: Vec<crate::background::Background>,
+    /// Its own power meter, as --power takes one (`file:/run/enclosure-watts`, `ipmi`, named
+    /// meters, `none`): its runs' watts come from it instead of [method]'s power, so a meter on
+    /// one enclosure is never added to another configuration's watts.
+    #[serde(default)]
+    pub power: Option<String>,
     /// The state its storage is measured in, a short label: "rebuild", "vol-rebuild",
     /// "ctlr-rebuild". The report puts one storage's conditions side by side ("Normal and
     /// degraded", with "% of best"). Default: "normal" without background streams, else the
@@ -316,6 +321,13 @@ pub struct Plan {
     pub workloads: Vec<Workload>,
     /// The `[requirements]` table, checked against the workloads.
     pub requirements: Vec<storbench_report::decision::requirement::Requirement>,
+}
+
+impl Plan {
+    /// The configurations with a meter of their own: `(name, power)` each.
+    pub fn own_meters(&self) -> Vec<(&str, &str)> {
+        self.configurations.iter().filter_map(|c| Some((c.name.as_str(), c.power.as_deref()?))).collect()
+    }
 }
 
 #[cfg(test)]

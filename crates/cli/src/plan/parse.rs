@@ -209,6 +209,7 @@ fn configurations<'i>(
         "background",
         "condition",
         "storage",
+        "power",
         SET,
     ];
     let keys: Vec<&str> = keys.into_iter().chain(super::FACT_KEYS).collect();

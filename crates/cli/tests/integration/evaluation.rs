@@ -127,6 +127,34 @@ fn power_from_a_meter_gives_idle_and_active_watts_and_performance_per_watt() {
 }
 
 #[test]
+fn a_configuration_with_its_own_meter_takes_its_watts_from_it_and_no_other_does() {
+    let tmp = disk_tempdir();
+    let (plan_meter, enclosure) = (tmp.path().join("server-watts"), tmp.path().join("enclosure-watts"));
+    std::fs::write(&plan_meter, "150.0\n").unwrap();
+    std::fs::write(&enclosure, "40.0\n").unwrap();
+    let method = format!("repetitions = 1\nidle_power = \"2s\"\npower = \"file:{}\"", plan_meter.display());
+    let p = plan(tmp.path(), &method, SMALL_IO);
+    // Configuration a's enclosure has a meter of its own.
+    let own = format!("name = \"a\"\npower = \"file:{}\"", enclosure.display());
+    std::fs::write(&p, std::fs::read_to_string(&p).unwrap().replacen("name = \"a\"", &own, 1)).unwrap();
+    let results = tmp.path().join("results");
+    storbench().arg("run").arg(&p).arg("--output-dir").arg(&results).assert().success();
+    let (_, e) = evaluation(&results);
+    let watts = |config: &str| {
+        let r = runs(&e).iter().find(|r| r["configuration"] == config).unwrap();
+        (r["idle_watts"].as_f64(), r["active_watts"].as_f64())
+    };
+    assert_eq!(watts("a"), (Some(40.0), Some(40.0)), "a's own meter: {e}");
+    assert_eq!(watts("b"), (Some(150.0), Some(150.0)), "the plan's meter, never a's: {e}");
+    let configurations = e["configurations"].as_array().unwrap();
+    assert!(configurations[0]["power_source"].as_str().unwrap().contains("enclosure-watts"), "{e}");
+    assert!(configurations[1].get("power_source").is_none(), "{e}");
+    let (dir, _) = evaluation(&results);
+    let md = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    assert!(md.contains("Meters of their own (their runs' watts come from these alone): a: "), "{md}");
+}
+
+#[test]
 fn a_bad_plan_is_refused_with_its_line_and_nothing_runs() {
     let tmp = disk_tempdir();
     let p = plan(tmp.path(), "", "[[workload]]\nkind = \"io\"\niodepht = 4\n");

@@ -36,8 +36,10 @@ pub(super) fn method(e: &Evaluation) -> Vec<Block> {
             Some(p) => format!("Power source: {p}."),
             None => "No power source: power not measured.".into(),
         },
+        own_meters(e),
         format!("Seed: {} (every random choice derives from it).", m.seed),
     ];
+    items.retain(|i| !i.is_empty());
     if !e.complete {
         items.push("The evaluation did not finish: runs still pending are listed as such.".into());
     }
@@ -55,6 +57,19 @@ pub(super) fn method(e: &Evaluation) -> Vec<Block> {
         configs.push(row);
     }
     vec![Block::Heading(2, "Method".into()), Block::List(items), Block::Table(configs)]
+}
+
+/// The configurations whose watts came from a meter of their own, where any did.
+fn own_meters(e: &Evaluation) -> String {
+    let own: Vec<String> = e
+        .configurations
+        .iter()
+        .filter_map(|c| Some(format!("{}: {}", c.name, c.power_source.as_ref()?)))
+        .collect();
+    match own.as_slice() {
+        [] => String::new(),
+        _ => format!("Meters of their own (their runs' watts come from these alone): {}.", own.join("; ")),
+    }
 }
 
 /// A configuration's list for one column of the method table.

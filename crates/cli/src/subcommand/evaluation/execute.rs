@@ -213,6 +213,7 @@ pub fn one(
     let mut record = pending(plan, run);
     crate::live::set_configuration(&c.name);
     crate::live::set_phase("prepare");
+    power::use_meter_of(&c.name);
     record.started_at = Some(jiff::Timestamp::now().to_string());
     // A new directory: an earlier attempt's bundle (before a resume) is not this run's.
     let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &run.id)

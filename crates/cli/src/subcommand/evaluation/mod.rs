@@ -46,6 +46,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
     // On a cluster the shards lock the targets, each on its own host.
     let _locks = lock_places(&start, cluster.is_none())?;
     power::start(start.plan.method.power.as_deref())?;
+    power::start_own(&start.plan.own_meters())?;
     let dir = match start.dir {
         Some(dir) => {
             // What this resume ran with, for the next one.
@@ -318,7 +319,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
         method: ev::Method {
             repetitions: m.repetitions.unwrap_or(expand::DEFAULT_REPETITIONS),
             idle_settle_s: m.idle_settle_or_default().as_secs_f64(),
-            idle_power_s: if power::describe().is_some() {
+            idle_power_s: if power::describe().is_some() || power::any_own() {
                 m.idle_power_or_default().as_secs_f64()
             } else {
                 0.0
@@ -349,6 +350,7 @@ fn new_evaluation(plan: &Plan, runs: &[PlannedRun], previous: Option<Evaluation>
                     background: c.background.iter().map(ToString::to_string).collect(),
                     condition: Some(c.condition().to_string()),
                     storage: Some(c.storage().to_string()),
+                    power_source: power::own_meter(&c.name),
                     ..ev::Configuration::default()
                 };
                 c.facts.write_into(&mut out);
