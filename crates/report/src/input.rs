@@ -25,6 +25,24 @@ pub struct ReportInput {
     pub spectra: BTreeMap<String, BTreeMap<String, Spectrum>>,
     /// A merged bundle's shards (`shards.json`); None for any other bundle.
     pub shards: Option<crate::ShardsFile>,
+    /// The part of each run its figures stand on (`--window`), seconds from the run's start;
+    /// None for the whole measured phase.
+    pub window: Option<(f64, f64)>,
+}
+
+impl ReportInput {
+    /// The window the figures stand on, as the pages and the decision say it first; None for
+    /// the whole measured phase.
+    pub fn window_said(&self) -> Option<String> {
+        let (from, to) = self.window?;
+        Some(format!(
+            "Every figure stands on seconds {}–{} of each run, counted from its start (its warm-up \
+             included), the whole measured intervals inside them (--window), not on the whole \
+             measured phase.",
+            crate::format::num(from),
+            crate::format::num(to)
+        ))
+    }
 }
 
 /// One run's bundle.

@@ -4,6 +4,17 @@
 use clap::Args;
 use std::path::PathBuf;
 
+/// `--window`, as `report` and `decide` take it.
+#[derive(Args, Debug, Clone, Default)]
+pub struct WindowArgs {
+    /// Recompute every figure of each run from its record over this part of it, in seconds
+    /// counted from the run's start (its warm-up included), the whole measured intervals
+    /// inside it: `1000s..1200s` (a duration each side, a bare number is seconds). The pages
+    /// and the decision say the window they stand on.
+    #[arg(long, value_name = "FROM..TO", value_parser = crate::subcommand::report::window)]
+    pub window: Option<(f64, f64)>,
+}
+
 #[derive(Args, Debug, Clone)]
 pub struct ReportArgs {
     /// The bundle to report on: an evaluation's directory (holding evaluation.json, as
@@ -12,11 +23,8 @@ pub struct ReportArgs {
     #[arg(value_name = "BUNDLE")]
     pub bundle: PathBuf,
 
-    /// Recompute every figure of each run over this part of its measured phase, in seconds
-    /// since the run started (the whole intervals inside it), from the run's record:
-    /// `1000s..1200s` (a duration each side, a bare number is seconds).
-    #[arg(long, value_name = "FROM..TO", value_parser = crate::subcommand::report::window)]
-    pub window: Option<(f64, f64)>,
+    #[command(flatten)]
+    pub window: WindowArgs,
 
     #[command(flatten)]
     pub out: ReportOutArgs,
@@ -95,6 +103,9 @@ pub struct DecideArgs {
     /// capacity and devices.
     #[arg(long, value_name = "FILE")]
     pub requirements: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub window: WindowArgs,
 
     /// Print the decision as JSON: `chosen` (a configuration's name, or null when none meets
     /// every requirement), `why`, and `configurations`, each with `name`, `meets` (true,

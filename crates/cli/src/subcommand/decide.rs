@@ -13,6 +13,9 @@ use storbench_report::evaluation::Evaluation;
 
 pub fn run(args: &DecideArgs) -> Result<Ending> {
     let mut input = crate::subcommand::report::read_bundle(&args.bundle)?;
+    if let Some(w) = args.window.window {
+        crate::subcommand::report::narrow(&mut input, &args.bundle, w)?;
+    }
     let requirements = match &args.requirements {
         Some(file) => {
             let text = read_text(file, TEXT_LIMIT).with_context(|| format!("reading {}", file.display()))?;

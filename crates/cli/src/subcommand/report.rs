@@ -21,7 +21,7 @@ use storbench_report::{Disclosure, SCHEMA_VERSION, Summary};
 
 pub fn run(args: &ReportArgs) -> Result<Ending> {
     let out = args.out.out.as_deref().unwrap_or(&args.bundle);
-    for path in write_report_over(&args.bundle, out, args.window)? {
+    for path in write_report_over(&args.bundle, out, args.window.window)? {
         tell!("{}", path.display());
     }
     Ok(Ending::Ok)
@@ -198,7 +198,8 @@ fn read_evaluation(dir: &Path) -> Result<ReportInput> {
 
 /// Every run of `input` (read from `dir`) with its figures over `window`, rebuilt from its
 /// record: its summary, its series cut to the window, and its row of the evaluation.
-fn narrow(input: &mut ReportInput, dir: &Path, window: (f64, f64)) -> Result<()> {
+pub fn narrow(input: &mut ReportInput, dir: &Path, window: (f64, f64)) -> Result<()> {
+    input.window = Some(window);
     for run in &mut input.evaluation.runs {
         let Some(bundle) = &run.bundle else { continue };
         let Some(data) = input.runs.get_mut(&run.id) else { continue };

@@ -155,6 +155,14 @@ fn a_report_over_a_window_rebuilds_the_run_there_and_refuses_an_empty_one() {
     storbench().arg("report").arg(&bundle).args(["--window", "2s..4s", "--out"]).arg(&out).assert().code(0);
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("IOPS"), "{md}");
+    // The page says the window it stands on, and where its seconds count from.
+    let said = "Every figure stands on seconds 2.00–4.00 of each run, counted from its start (its warm-up included)";
+    assert!(md.contains(said), "{md}");
+    // decide takes the same window, and says it first.
+    let a = storbench().arg("decide").arg(&bundle).args(["--window", "2s..4s", "--json"]).assert().success();
+    let d = crate::support::stdout_json(&a);
+    assert!(d["window"].as_str().is_some_and(|w| w.starts_with(said)), "{d}");
+    assert!(d["why"].as_str().is_some_and(|w| w.starts_with(said)), "{d}");
     let a = storbench().arg("report").arg(&bundle).args(["--window", "30s..40s", "--out"]).arg(&out).assert();
     let said = stderr_text(&a.code(2));
     assert!(said.contains("holds no whole measured interval"), "{said}");

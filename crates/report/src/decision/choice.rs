@@ -121,7 +121,7 @@ fn price(c: &ConfigurationDecision) -> String {
 }
 
 fn why(d: &Decision, ranked: &[(&ConfigurationDecision, String)]) -> String {
-    let first = d.incomplete.as_ref().map(|i| format!("{i} ")).unwrap_or_default();
+    let first: String = d.window.iter().chain(&d.incomplete).map(|s| format!("{s} ")).collect();
     first + &judged(d, ranked)
 }
 

@@ -25,6 +25,9 @@ use verdict::Verdict;
 /// What `storbench decide --json` prints and the report's first screen shows.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Decision {
+    /// Said first where the figures stand on a part of each run (`--window`): which.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
     /// Said first where runs of the evaluation did not finish: how many, and that nothing
     /// they would have measured is chosen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -89,6 +92,7 @@ pub fn decide(input: &ReportInput, given: &[Requirement]) -> Decision {
     let configurations: Vec<ConfigurationDecision> =
         configurations(e).iter().map(|c| judge_configuration(input, c, &judged)).collect();
     let mut d = Decision {
+        window: input.window_said(),
         incomplete: incomplete(e),
         requirements: judged.iter().map(|r| r.said()).collect(),
         configurations,

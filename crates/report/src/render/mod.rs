@@ -86,6 +86,7 @@ fn title(input: &ReportInput) -> String {
 fn document(input: &ReportInput) -> Vec<Block> {
     let e = &input.evaluation;
     let mut d = vec![Block::Heading(1, title(input)), Block::Para(intro(e))];
+    d.extend(input.window_said().map(Block::Para));
     // The first screen: the decision, where the evaluation states requirements.
     d.extend(decision::blocks(input));
     d.push(Block::Heading(2, "Key findings".into()));
