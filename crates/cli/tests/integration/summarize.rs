@@ -156,7 +156,8 @@ fn a_report_over_a_window_rebuilds_the_run_there_and_refuses_an_empty_one() {
     let md = std::fs::read_to_string(out.join("report.md")).unwrap();
     assert!(md.contains("IOPS"), "{md}");
     // The page says the window it stands on, and where its seconds count from.
-    let said = "Every figure stands on seconds 2.00–4.00 of each run, counted from its start (its warm-up included)";
+    let said =
+        "Every figure stands on seconds 2.00–4.00 of each run, counted from its start (its warm-up included)";
     assert!(md.contains(said), "{md}");
     // decide takes the same window, and says it first.
     let a = storbench().arg("decide").arg(&bundle).args(["--window", "2s..4s", "--json"]).assert().success();
