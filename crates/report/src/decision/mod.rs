@@ -12,6 +12,7 @@
 
 pub mod choice;
 pub mod figures;
+mod relative;
 pub mod requirement;
 pub mod verdict;
 
@@ -188,7 +189,8 @@ fn judge_configuration(
     let e = &input.evaluation;
     let mut verdicts = Vec::new();
     for label in crate::evaluation::workloads(e) {
-        let mine: Vec<&Requirement> = judged.iter().filter(|r| applies(r, e, label)).collect();
+        let mine: Vec<&Requirement> =
+            judged.iter().filter(|r| applies(r, e, label) && relative::applies_to(r, c)).collect();
         if !mine.is_empty() {
             verdicts.extend(at_best_point(input, &c.name, label, &mine));
         }
@@ -275,6 +277,11 @@ fn judge_at(
     point: Option<&SweepPoint>,
     r: &Requirement,
 ) -> Verdict {
+    if let Some(rel) = &r.relative {
+        let c = configurations(&input.evaluation).into_iter().find(|c| c.name == configuration);
+        let c = c.unwrap_or_default();
+        return relative::judge_at(input, &c, (label, point), r, rel);
+    }
     let runs = input
         .evaluation
         .runs
@@ -303,7 +310,7 @@ fn judge_at(
 
 /// Figure `name` of one run with its unit: a power figure from the run's record, else its
 /// workload's from its summary.
-fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'static str)> {
+pub(super) fn figure(input: &ReportInput, run: &RunRecord, name: &str) -> Option<(Value, &'static str)> {
     if let Some(f) = POWER.iter().find(|f| f.name == name) {
         return (f.get)(run).map(|v| (v, f.unit));
     }

@@ -3,6 +3,11 @@
 //! a figure of its own (`figures`), a comparison and a limit. Written back as one line each
 //! (`oltp.order_p99_ms <= 50`), the form `evaluation.json` keeps and this module reads again.
 //!
+//! A limit may be relative: to the same storage under its normal condition (`"oltp.opm" = ">=
+//! 50 % of normal during vol-rebuild"`: the storage keeps half its OPM during the rebuild), or
+//! to another workload's same figure on the same configuration (`"fire-hose.iops" = ">= 4 x
+//! time-sync"`). Each is judged on repetitions paired by number, as the runs take turns.
+//!
 //! A mailbox demand as the Exchange calculators state it, `mailbox.mailboxes = 2000` with
 //! `mailbox.iops_per_mailbox = 0.5`, is one requirement: transactional IOPS of at least
 //! 2,000 x 0.5.
@@ -90,6 +95,19 @@ pub struct Requirement {
     pub limit: Value,
     /// How the user stated it where that was not this line (a mailbox demand).
     pub stated: Option<String>,
+    /// What the limit is relative to, where it is.
+    pub relative: Option<Relative>,
+}
+
+/// What a relative limit compares the figure with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Relative {
+    /// The same storage's figure under its normal condition: the figure under this condition
+    /// is a percentage of it (`>= 50 % of normal during vol-rebuild`).
+    Condition(String),
+    /// Workload `label`'s same figure on the same configuration: the figure is a multiple of
+    /// it (`>= 4 x time-sync`).
+    Workload(String),
 }
 
 /// The workload name that puts a requirement on every workload's run (`power.active_w`).
@@ -101,7 +119,12 @@ impl std::fmt::Display for Requirement {
             Value::Num(v) => v.to_string(),
             Value::Text(t) => format!("\"{t}\""),
         };
-        write!(f, "{}.{} {} {limit}", self.workload, self.figure, self.op.symbol())
+        write!(f, "{}.{} {} {limit}", self.workload, self.figure, self.op.symbol())?;
+        match &self.relative {
+            Some(Relative::Condition(c)) => write!(f, " % of normal during {c}"),
+            Some(Relative::Workload(w)) => write!(f, " x {w}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -129,6 +152,7 @@ pub fn parse(key: &str, rule: &str) -> Result<Requirement, String> {
     if rest.is_empty() {
         return Err(format!("requirement `{key}`: `{rule}` has no limit, {example}"));
     }
+    let (rest, relative) = relative_of(key, rest)?;
     let limit = match rest.replace('_', "").parse::<f64>() {
         Ok(v) if v.is_finite() => Value::Num(v),
         Ok(_) => return Err(format!("requirement `{key}`: `{rest}` is not a finite number")),
@@ -144,13 +168,57 @@ pub fn parse(key: &str, rule: &str) -> Result<Requirement, String> {
             "requirement `{key}`: `{rule}` orders a word; a word can only be equal (`= \"pass\"`) or not (`!=`)"
         ));
     }
-    Ok(Requirement { workload: workload.to_string(), figure: figure.to_string(), op, limit, stated: None })
+    if relative.is_some() && (op.higher_is_better().is_none() || !matches!(limit, Value::Num(_))) {
+        return Err(format!(
+            "requirement `{key}`: a relative limit is a number to be at least or at most, as in \
+             \">= 50 % of normal during rebuild\" or \">= 4 x time-sync\""
+        ));
+    }
+    Ok(Requirement {
+        workload: workload.to_string(),
+        figure: figure.to_string(),
+        op,
+        limit,
+        stated: None,
+        relative,
+    })
+}
+
+/// A limit's number and what it is relative to: `50 % of normal during vol-rebuild` or
+/// `4 x time-sync`; a plain limit as it is.
+fn relative_of<'a>(key: &str, rest: &'a str) -> Result<(&'a str, Option<Relative>), String> {
+    let name = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+    if let Some((number, tail)) = rest.split_once('%') {
+        let tail = tail.trim();
+        let Some(condition) = tail.strip_prefix("of normal during ").map(str::trim).filter(|c| name(c))
+        else {
+            return Err(format!(
+                "requirement `{key}`: `{rest}`: a percentage is of the normal condition, as in \
+                 \">= 50 % of normal during vol-rebuild\""
+            ));
+        };
+        return Ok((number.trim(), Some(Relative::Condition(condition.to_string()))));
+    }
+    if let Some((number, label)) = rest.split_once(" x ") {
+        let label = label.trim();
+        if !name(label) {
+            return Err(format!(
+                "requirement `{key}`: `{label}` is not a workload label, as in \">= 4 x time-sync\""
+            ));
+        }
+        return Ok((number.trim(), Some(Relative::Workload(label.to_string()))));
+    }
+    Ok((rest, None))
 }
 
 /// Checks that `r` names a workload among `workloads` (label and kind of each) and a figure
 /// that workload reports (its kind's figures as `figures_of` gives them); the error names what
 /// exists.
 pub fn check(r: &Requirement, workloads: &[(&str, &str)], figures_of: FiguresOf) -> Result<(), String> {
+    if let Some(Relative::Workload(base)) = &r.relative {
+        let other = Requirement { workload: base.clone(), relative: None, ..r.clone() };
+        check(&other, workloads, figures_of).map_err(|e| format!("`{r}`: its base: {e}"))?;
+    }
     let kinds: Vec<&str> = if r.workload == EVERY_WORKLOAD {
         let names = super::figures::names(super::figures::POWER);
         if names.iter().any(|f| f.name == r.figure) {
@@ -231,6 +299,7 @@ pub fn judged(given: &[Requirement]) -> Vec<Requirement> {
                 figure: "transactional_iops".into(),
                 op: Op::AtLeast,
                 limit: Value::Num(count * rate),
+                relative: None,
                 stated: Some(format!(
                     "{}: {} mailboxes at {} IOPS each",
                     r.workload,

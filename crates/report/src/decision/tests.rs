@@ -245,3 +245,93 @@ fn an_incomplete_evaluation_says_so_first_and_chooses_nothing_it_did_not_measure
     assert_eq!(d.chosen, None);
     assert!(d.unmet());
 }
+
+/// ssd's runs (1,300-1,400 IOPS) with `degraded`'s IOPS as the same storage during vol-rebuild.
+fn with_rebuild(degraded: [f64; 3]) -> ReportInput {
+    let mut input = evaluation([950.0, 1000.0, 1040.0]);
+    let e = &mut input.evaluation;
+    let mut rebuild = config("ssd-rebuild", None);
+    (rebuild.storage, rebuild.condition) = (Some("ssd".into()), Some("vol-rebuild".into()));
+    e.configurations.push(rebuild);
+    for (i, v) in degraded.iter().enumerate() {
+        let (record, data) = run("ssd-rebuild", i as u32 + 1, *v, 0.8, 100.0);
+        e.runs.push(record.clone());
+        input.runs.insert(record.id, data);
+    }
+    input.evaluation.mark_reported();
+    input
+}
+
+#[test]
+fn a_degraded_condition_is_a_requirement_of_the_storage_judged_on_paired_repetitions() {
+    let keeps = |pct: &str| reqs(&[("randread.iops", &format!(">= {pct} % of normal during vol-rebuild"))]);
+    // Pairs by repetition: 800/1,300, 700/1,400, 900/1,350: 61.5 %, 50 %, 66.7 %.
+    let input = with_rebuild([800.0, 700.0, 900.0]);
+    let d = decide(&input, &keeps("50"));
+    let ssd = &d.configurations[0];
+    assert_eq!(ssd.meets, Some(true), "{ssd:?}");
+    assert_eq!(ssd.verdicts[0].value, Some(Value::Num(100.0 * 800.0 / 1300.0)), "the median pair");
+    assert!(ssd.verdicts[0].text.starts_with("61.54 % of normal, 23 % above 50"), "{}", ssd.verdicts[0].text);
+    // A storage nothing measured in that condition does not meet it: a limit nothing measured
+    // is not a pass.
+    let hdd = &d.configurations[1];
+    assert_eq!(hdd.meets, Some(false));
+    assert!(hdd.verdicts[0].text.contains("no configuration measured hdd during vol-rebuild"), "{hdd:?}");
+    // The degraded configuration is judged by its own requirements, not this one.
+    assert!(d.configurations[2].verdicts.is_empty(), "{:?}", d.configurations[2]);
+    assert_eq!(d.chosen.as_deref(), Some("ssd"));
+    // At 60 %, one pair (50 %) falls short and two hold: not shown either way, so not chosen.
+    let d = decide(&input, &keeps("60"));
+    assert_eq!(d.configurations[0].meets, None, "{:?}", d.configurations[0]);
+    assert_eq!(d.chosen, None);
+}
+
+#[test]
+fn a_ratio_between_workloads_and_a_condition_read_back_as_they_were_written() {
+    for (key, rule, line) in [
+        ("oltp.opm", ">= 50 % of normal during vol-rebuild", "oltp.opm >= 50 % of normal during vol-rebuild"),
+        ("fire-hose.iops", ">= 4 x time-sync", "fire-hose.iops >= 4 x time-sync"),
+    ] {
+        let r = parse(key, rule).unwrap();
+        assert_eq!(r.to_string(), line);
+        assert_eq!(super::requirement::parse_line(line).unwrap(), r, "evaluation.json's line reads back");
+    }
+    for (rule, says) in [
+        ("= 50 % of normal during rebuild", "at least or at most"),
+        (">= 50 % of rebuild", "of the normal condition"),
+        (">= 4 x time sync", "not a workload label"),
+    ] {
+        let e = parse("oltp.opm", rule).unwrap_err();
+        assert!(e.contains(says), "{rule}: {e}");
+    }
+}
+
+#[test]
+fn a_ratio_between_two_workloads_is_judged_per_configuration_on_paired_repetitions() {
+    // On each configuration a second workload, `trickle`, at a quarter of randread's IOPS
+    // (ssd) or a half (hdd).
+    let mut input = evaluation([950.0, 1000.0, 1040.0]);
+    let extra: Vec<(RunRecord, RunData)> = input
+        .evaluation
+        .runs
+        .iter()
+        .map(|r| {
+            let share = if r.configuration == "ssd" { 0.25 } else { 0.5 };
+            let v = r.headline.as_ref().unwrap().value * share;
+            let (mut record, data) = run(&r.configuration, r.repetition, v, 1.0, 100.0);
+            record.workload = "trickle".into();
+            record.id = format!("trickle.{}.r{}", r.configuration, r.repetition);
+            (record, data)
+        })
+        .collect();
+    for (record, data) in extra {
+        input.evaluation.runs.push(record.clone());
+        input.runs.insert(record.id, data);
+    }
+    input.evaluation.mark_reported();
+    let d = decide(&input, &reqs(&[("randread.iops", ">= 3 x trickle")]));
+    let [ssd, hdd] = &d.configurations[..] else { panic!("{d:?}") };
+    assert_eq!((ssd.meets, hdd.meets), (Some(true), Some(false)), "{d:?}");
+    assert_eq!(ssd.verdicts[0].value, Some(Value::Num(4.0)));
+    assert_eq!(hdd.verdicts[0].value, Some(Value::Num(2.0)));
+}
