@@ -35,6 +35,12 @@ fn current() -> Option<Arc<PowerMeters>> {
     }
 }
 
+/// Whether the configuration being measured has `power = "none"` of its own.
+fn own_is_none() -> bool {
+    let chosen = CHOSEN.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    chosen.is_some_and(|name| OWN.get().is_some_and(|own| own.iter().any(|(n, m)| *n == name && m.is_none())))
+}
+
 /// Starts the meters of the configurations that have their own (`(name, spec)` each), each as
 /// `--power` takes it and each required to work; before anything runs.
 pub fn start_own(own: &[(&str, &str)]) -> Result<()> {
@@ -210,7 +216,7 @@ pub fn is_no_source_warning(warning: &str) -> bool {
 }
 
 fn no_source() -> String {
-    if not_asked() {
+    if not_asked() || own_is_none() {
         return "power was not measured (power source: none)".into();
     }
     "no power source on this machine (no readable RAPL, no IPMI); the power_watts column stays empty. \

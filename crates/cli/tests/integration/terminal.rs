@@ -74,7 +74,9 @@ fn an_evaluation_shows_a_line_per_run_and_each_run_logs_its_own_output() {
     let others: Vec<&&str> = lines.iter().filter(|l| !l.starts_with('[')).collect();
     assert!(others[0].starts_with("evaluation lines: 4 runs"), "{stderr}");
     assert!(stderr.matches("no power source").count() <= 1, "said once, not per run: {stderr}");
-    let said = |l: &str| l.starts_with("note: ") || l.starts_with("power: ");
+    // Notes, the power source, and warnings on the evidence (an unstable result: null runs on
+    // a busy machine can vary by a third).
+    let said = |l: &str| l.starts_with("note: ") || l.starts_with("power: ") || l.starts_with("warning: ");
     let rest: Vec<&&&str> = others[1..].iter().filter(|l| !said(l)).collect();
     assert_eq!(rest.len(), 3, "the evaluation, report.html and report.md:\n{stderr}");
     assert!(

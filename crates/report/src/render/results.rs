@@ -132,8 +132,26 @@ fn table(input: &ReportInput, g: &Group<'_>) -> Table {
         cells.push(if marked { "◀ median".into() } else { String::new() });
         t.rows.push(Row { cells, marked });
     }
+    t.rows.extend(median_idle(g, &t.header));
     drop_empty_columns(&mut t);
     t
+}
+
+/// Under the runs, the median of their idle power (each run's idle window is the machine's,
+/// whatever the run did after it), where any was measured.
+fn median_idle(g: &Group<'_>, header: &[String]) -> Option<Row> {
+    let mut idle: Vec<f64> = g.runs.iter().filter_map(|r| r.idle_watts).collect();
+    let column = header.iter().position(|h| h == "idle W")?;
+    idle.sort_by(f64::total_cmp);
+    let median = match idle.len() {
+        0 => return None,
+        n if n % 2 == 1 => idle[n / 2],
+        n => (idle[n / 2 - 1] + idle[n / 2]) / 2.0,
+    };
+    let mut cells = vec![String::new(); header.len()];
+    cells[0] = format!("median idle ({} run{})", idle.len(), plural(idle.len()));
+    cells[column] = num(median);
+    Some(Row { cells, marked: false })
 }
 
 /// The run's status, with why it failed: the run's error, or else (a check that failed) what

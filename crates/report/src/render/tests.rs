@@ -184,6 +184,18 @@ fn configurations_on_one_disk_are_said_to_share_it_and_their_difference_is_no_fi
 }
 
 #[test]
+fn each_table_ends_with_its_runs_median_idle_power_where_it_was_measured() {
+    let md = report_markdown(&two_configs([1000.0, 950.0, 1040.0], true));
+    // ssd's runs idled at 80 W, hdd's at 120 W (each run's idle window before it).
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| median idle (3 runs) |")).collect();
+    assert_eq!(rows.len(), 2, "{md}");
+    assert!(rows[0].contains("| 80.00 |") && rows[1].contains("| 120.0 |"), "{rows:?}");
+    // Without a meter there is no such row.
+    let md = report_markdown(&two_configs([1000.0, 950.0, 1040.0], false));
+    assert!(!md.contains("median idle"), "{md}");
+}
+
+#[test]
 fn with_fewer_than_three_runs_the_per_watt_line_carries_the_headlines_caveat() {
     // Two runs each, ranges apart: the headline says it cannot be told from chance, and so
     // does the per-watt figure made of it; neither is claimed. Power itself is read, not
