@@ -90,7 +90,8 @@ pub enum Command {
     ///   storbench run --resume storbench-results/20261122-101500-ssd-vs-hdd
     #[command(verbatim_doc_comment)]
     Run(Box<RunArgs>),
-    /// Evaluation plans: `plan init` writes a commented example.
+    /// Evaluation plans: `plan init` writes a commented example, `plan check` checks one without
+    /// running it.
     #[command(subcommand)]
     Plan(PlanCommand),
     /// Write report.html and report.md for a bundle: key findings, every repetition with the
@@ -213,6 +214,19 @@ pub enum PlanCommand {
     Init {
         /// Where to write it.
         #[arg(value_name = "FILE", default_value = "storbench-plan.toml", value_parser = storbench_bench::units::file_place)]
+        file: PathBuf,
+    },
+    /// Check a plan without running it: everything `storbench run` checks before its first
+    /// run (keys, requirements against the workloads' figures, places, database servers,
+    /// background streams, power meters), every problem listed, exit 2 if there is one;
+    /// nothing is written.
+    ///
+    /// Examples:
+    ///   storbench plan check storbench-plan.toml && storbench run storbench-plan.toml
+    #[command(verbatim_doc_comment)]
+    Check {
+        /// The plan to check.
+        #[arg(value_name = "PLAN")]
         file: PathBuf,
     },
 }

@@ -98,7 +98,8 @@ fn real_main() -> i32 {
     let stop = StopFlag::new();
     on_interrupt(stop.clone());
     // An evaluation's targets and workloads come from its plan: a remedy names the plan's key.
-    let how: &dyn Fn(_) -> String = if invoked.1 == "run" { &plan::key_for } else { &args::IoArgs::flag_for };
+    let how: &dyn Fn(_) -> String =
+        if ["run", "plan"].contains(&invoked.1.as_str()) { &plan::key_for } else { &args::IoArgs::flag_for };
     let result = invoked.0.run(&stop);
     match result {
         Ok(subcommand::Ending::Ok) => 0,

@@ -54,6 +54,19 @@ pub fn start_own(own: &[(&str, &str)]) -> Result<()> {
     Ok(())
 }
 
+/// Whether the plan's meters (`plan`) and each configuration's own (`own`) can be read, as a
+/// run starts them; none is kept. Auto-detection never fails a plan, so only named meters are
+/// tried.
+pub fn check(plan: Option<&str>, own: &[(&str, &str)]) -> Vec<anyhow::Error> {
+    let plan = plan
+        .filter(|p| *p != "auto")
+        .map(|p| monitor_of(Some(p)).err().map(|e| e.context("the plan's method")));
+    let own = own
+        .iter()
+        .map(|(name, spec)| monitor_of(Some(spec)).err().map(|e| e.context(format!("configuration {name}"))));
+    plan.into_iter().chain(own).flatten().collect()
+}
+
 /// The runs from now on are configuration `name`'s: its own meter where it has one.
 pub fn use_meter_of(name: &str) {
     *CHOSEN.lock().unwrap_or_else(|p| p.into_inner()) = Some(name.to_string());

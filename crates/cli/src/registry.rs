@@ -75,7 +75,7 @@ impl Kind {
     /// line is `C`.
     pub const fn of<T, C>(workload: &'static Workload, reserved: &'static [&'static str]) -> Kind
     where
-        T: clap::Args + serde::de::DeserializeOwned + Options,
+        T: Flagged + serde::de::DeserializeOwned + Options,
         C: CommandLine,
     {
         Kind {
@@ -83,7 +83,7 @@ impl Kind {
             name: workload.name,
             what: workload.what,
             reserved,
-            command: command_of::<T>,
+            command: command_of::<T::Flags>,
             parse: crate::plan::parse::parse_as::<T>,
             subcommand: C::command,
             invoked: invoked_as::<C>,
@@ -155,6 +155,16 @@ impl fmt::Debug for Kind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name)
     }
+}
+
+/// A plan's options and the flags that define its keys: the same struct, or the command
+/// line's flags for a library type they convert into.
+pub trait Flagged {
+    type Flags: clap::Args;
+}
+
+impl<T: clap::Args> Flagged for T {
+    type Flags = T;
 }
 
 /// A kind's options as clap defines them.

@@ -3,9 +3,10 @@
 
 use super::OutputArgs;
 use clap::Args;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use storbench_bench::units::{ByteSize, Seconds};
+use storbench_bench::workload::wal::WalOptions;
 
 /// `storbench wal [OPTIONS]`, with `--search threads` to find the most writers whose commits
 /// hold a latency limit.
@@ -18,9 +19,9 @@ pub struct WalCommand {
 }
 
 /// Options of `storbench wal`; the same keys work in a plan file's wal workload (there one
-/// sync method per workload: sweep it with `sweep = { sync_method = [...] }`).
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// sync method per workload: sweep it with `sweep = { sync_method = [...] }`). Each flag is a
+/// key of the library's `WalOptions`, which the flags convert into (`WalArgs::job`).
+#[derive(Args, Debug, Clone, Default)]
 pub struct WalArgs {
     /// Directory for the log file: a new file per run (storbench-wal-<pid>-<n>.log), removed
     /// after it. Default: the current directory.
@@ -67,6 +68,29 @@ pub struct WalArgs {
     pub seed: Option<u64>,
 
     #[command(flatten)]
-    #[serde(skip)]
     pub out: OutputArgs,
+}
+
+impl WalArgs {
+    /// The flags as the library's options, and where the output goes.
+    pub fn job(self) -> WalJob {
+        let WalArgs { target, sync_method, bs, writers, layout, file_size, ramp, runtime, seed, out } = self;
+        let options = WalOptions { target, sync_method, bs, writers, layout, file_size, ramp, runtime, seed };
+        WalJob { options, out }
+    }
+}
+
+/// A wal workload as the command line and a plan run it: the library's options (a plan's
+/// workload table deserializes into them) and where its output goes.
+#[derive(Debug, Clone, Default)]
+pub struct WalJob {
+    pub options: WalOptions,
+    pub out: OutputArgs,
+}
+
+impl<'de> Deserialize<'de> for WalJob {
+    /// A plan's workload table: the options; the output is the evaluation's.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(WalJob { options: WalOptions::deserialize(d)?, out: OutputArgs::default() })
+    }
 }

@@ -730,8 +730,9 @@ pub(super) fn typed<T: DeserializeOwned>(
 
 /// Command-line options that are not workload keys: where output goes and what the terminal
 /// shows (the evaluation decides), the background streams (a configuration's key) and DS3's
-/// file and compatibility options, and the live metrics' address (the evaluation's own).
-pub const NOT_PLAN_KEYS: [&str; 18] = [
+/// file and compatibility options, and the live metrics' address (the evaluation's own). A
+/// capture is a configuration's background stream (`background = ["capture"]`).
+pub const NOT_PLAN_KEYS: [&str; 20] = [
     "name",
     "shard",
     "start_at",
@@ -739,6 +740,8 @@ pub const NOT_PLAN_KEYS: [&str; 18] = [
     "json",
     "power",
     "background",
+    "background_wait",
+    "capture",
     "verbose",
     "out_filename",
     "config_file",

@@ -708,3 +708,52 @@ fn a_workload_searches_with_the_command_lines_keys_and_a_search_it_cannot_run_is
     assert!(e.message.contains("`latency_limit` cannot be set per configuration"), "{e}");
     assert!(crate::plan::init::example().contains("# latency_limit = <LIMIT>"), "plan init lists the keys");
 }
+
+/// The field names a serde struct deserializes, asked of its `Deserialize` impl.
+fn serde_fields<T: serde::de::DeserializeOwned>() -> Vec<&'static str> {
+    use serde::de::{Error, Visitor, value};
+    struct Ask(Vec<&'static str>);
+    impl<'de> serde::Deserializer<'de> for &mut Ask {
+        type Error = value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, value::Error> {
+            Err(value::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, value::Error> {
+            self.0 = fields.to_vec();
+            Err(value::Error::custom("fields taken"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf option
+            unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut ask = Ask(Vec::new());
+    let _ = T::deserialize(&mut ask);
+    ask.0
+}
+
+#[test]
+fn every_wal_flag_is_a_key_of_the_librarys_options_and_every_key_a_flag() {
+    use storbench_bench::workload::wal::WalOptions;
+    let mut flags = parse::keys_of::<crate::args::WalArgs>(&parse::NOT_PLAN_KEYS);
+    let mut keys: Vec<String> = serde_fields::<WalOptions>().into_iter().map(String::from).collect();
+    flags.sort();
+    keys.sort();
+    assert!(keys.len() >= 9, "{keys:?}");
+    assert_eq!(flags, keys);
+    // And a plan's wal table reaches the run as those options.
+    let (_tmp, text) = plan_with(
+        "[[workload]]\nkind = \"wal\"\nsync_method = \"fsync\"\nbs = \"4k\"\nwriters = 2\nruntime = 1\n",
+    );
+    let plan = parse("p.toml", &text).unwrap();
+    let job = runs(&plan)[0].args.get::<crate::args::WalJob>().unwrap().clone();
+    assert_eq!(job.options.sync_method.as_deref(), Some("fsync"));
+    assert_eq!((job.options.bs.map(|b| b.0), job.options.writers), (Some(4096), Some(2)));
+    let spec = job.options.spec().unwrap();
+    assert_eq!((spec.sizes.as_slice(), spec.writers.as_slice()), ([4096].as_slice(), [2].as_slice()));
+}

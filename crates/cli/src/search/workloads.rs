@@ -5,7 +5,7 @@
 //! `Options::searching`, which each of these kinds answers in its entry.
 
 use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs, WalArgs};
+use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs, WalJob};
 use crate::measure::Ran;
 use crate::registry::Options;
 use crate::subcommand::replay::args::{ModeArg, ReplayArgs};
@@ -17,6 +17,7 @@ use storbench_bench::run::search::Load;
 use storbench_bench::run::search::{CONFIRMATIONS, Figure, Statistic};
 use storbench_bench::units::{Minutes, Seconds};
 use storbench_bench::workload::registry::WORKLOADS;
+use storbench_bench::workload::wal::WalOptions;
 use storbench_report::{LatencyNs, Results, Summary};
 
 /// The kinds whose workloads a plan may search, as a message lists them: those whose library
@@ -299,7 +300,7 @@ impl Searchable for ReplayArgs {
     }
 }
 
-impl Searchable for WalArgs {
+impl Searchable for WalJob {
     const THROUGHPUT: &'static str = "commits/s";
     const STATS: &'static [Statistic] = &LAT_STATS;
     const DEFAULT_TYPES: &'static [&'static str] = &["commit"];
@@ -310,25 +311,27 @@ impl Searchable for WalArgs {
 
     /// One method at a time: `all` is a set of runs, not one to search.
     fn searchable(&self) -> Result<()> {
-        if self.sync_method.as_deref() == Some("all") {
+        if self.options.sync_method.as_deref() == Some("all") {
             bail!("--search measures one sync method: give --sync-method (fdatasync, fsync, ...), not all");
         }
         Ok(())
     }
 
     fn load(&self, _p: Load) -> f64 {
-        f64::from(self.writers.unwrap_or(1))
+        f64::from(self.options.writers.unwrap_or(1))
     }
 
     fn at(&self, _p: Load, load: f64, length: Option<Duration>) -> Self {
         // A search measures one method: fdatasync where none is named.
-        let sync_method = self.sync_method.clone().or_else(|| Some("fdatasync".into()));
-        WalArgs {
+        let o = &self.options;
+        let sync_method = o.sync_method.clone().or_else(|| Some("fdatasync".into()));
+        let options = WalOptions {
             writers: Some(load as u32),
-            runtime: length.map(Seconds).or(self.runtime),
+            runtime: length.map(Seconds).or(o.runtime),
             sync_method,
-            ..self.clone()
-        }
+            ..o.clone()
+        };
+        WalJob { options, out: self.out.clone() }
     }
 
     fn out(&self) -> &OutputArgs {

@@ -1,4 +1,5 @@
-//! `storbench plan init`: writes the commented example plan, never over an existing file.
+//! `storbench plan init`: writes the commented example plan, never over an existing file;
+//! `storbench plan check`: everything a run checks first, nothing run.
 
 use super::Ending;
 use crate::args::PlanCommand;
@@ -25,5 +26,6 @@ pub fn run(c: PlanCommand) -> Result<Ending> {
             );
             Ok(Ending::Ok)
         }
+        PlanCommand::Check { file } => super::evaluation::check(&file),
     }
 }

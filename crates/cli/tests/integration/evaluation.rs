@@ -1,4 +1,4 @@
-//! `storbench run` and `storbench plan init`: plans, repetitions, the reported run, power,
+//! `storbench run`, `storbench plan init` and `plan check`: plans, repetitions, the reported run, power,
 //! interruption and resume.
 
 use crate::support::{disk_tempdir, json, measuring, refused, stderr_text, storbench};
@@ -316,6 +316,43 @@ fn plan_init_writes_a_documented_plan_and_never_overwrites() {
     std::fs::write(&file, "mine").unwrap();
     refused(storbench().args(["plan", "init"]).arg(&file), "never overwritten");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine");
+}
+
+#[test]
+fn plan_check_lists_every_problem_a_run_would_meet_and_writes_nothing() {
+    let tmp = disk_tempdir();
+    let good = plan(tmp.path(), "power = \"none\"", SMALL_IO);
+    let out = storbench().args(["plan", "check"]).arg(&good).assert().success();
+    let said = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(said.contains("ready to run: 6 runs of 1 workload(s) on 2 configuration(s)"), "{said}");
+    assert!(said.contains("on a it writes:") && said.contains("on b it writes:"), "{said}");
+    // Three problems on three lines of the plan, none of which parsing alone can see: a
+    // background program that is not there, a configuration's meter that cannot be read, a
+    // database server nobody answers on.
+    let text = std::fs::read_to_string(&good).unwrap();
+    let text = text.replacen(
+        "name = \"a\"\n",
+        "name = \"a\"\nbackground = [\"cmd:/no/such/program --flag\"]\npower = \"file:/no/such/watts\"\n",
+        1,
+    );
+    let text = text.replacen(
+        "name = \"b\"\n",
+        "name = \"b\"\nurl = [\"postgres://storbench@127.0.0.1:1/none\"]\n",
+        1,
+    ) + "[[workload]]\nkind = \"oltp\"\nrun_time = 1\n";
+    let bad = tmp.path().join("bad.toml");
+    std::fs::write(&bad, &text).unwrap();
+    let before = std::fs::read_dir(tmp.path()).unwrap().count();
+    let err = refused(storbench().args(["plan", "check"]).arg(&bad), "the plan has 3 problems");
+    for needle in ["/no/such/program", "/no/such/watts", "127.0.0.1:1"] {
+        assert!(err.contains(needle), "{needle} is not among the problems:\n{err}");
+    }
+    assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), before, "plan check wrote nothing");
+    // `run` refuses the same plan with the same list, before anything runs.
+    let results = tmp.path().join("results");
+    let err = refused(storbench().arg("run").arg(&bad).arg("--output-dir").arg(&results), "the plan has");
+    assert!(err.contains("/no/such/program") && err.contains("127.0.0.1:1"), "{err}");
+    assert!(!results.exists(), "nothing ran");
 }
 
 #[test]

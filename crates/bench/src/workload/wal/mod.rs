@@ -13,6 +13,7 @@ pub mod bundle;
 pub mod entry;
 pub mod judge;
 pub mod method;
+pub mod options;
 pub mod point;
 pub mod spec;
 pub mod summary;
@@ -20,6 +21,7 @@ pub mod writer;
 
 pub use judge::{Device, Fastest};
 pub use method::SyncMethod;
+pub use options::WalOptions;
 pub use spec::{Layout, Point, WalSpec};
 pub use writer::WalRecorder;
 

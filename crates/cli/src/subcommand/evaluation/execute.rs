@@ -20,9 +20,16 @@ use storbench_bench::units::{ByteSize, Seconds};
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 
 /// Every run's options as its command would check them, so that a mistake in the last
-/// workload stops the evaluation before the first run, not hours into it.
+/// workload stops the evaluation before the first run, not hours into it; every problem is
+/// listed at once.
 pub fn check_all(plan: &Plan) -> Result<()> {
-    check_kept_once(plan)?;
+    all_of(problems(plan))
+}
+
+/// Every problem `check_all` finds, in the plan's order, each once: places, options, searches,
+/// database servers, streams and power meters.
+pub fn problems(plan: &Plan) -> Vec<anyhow::Error> {
+    let mut found: Vec<anyhow::Error> = check_kept_once(plan).err().into_iter().collect();
     for c in &plan.configurations {
         // Its streams' files and programs (a rebuild's destination, a command's program).
         let place = crate::background::Place {
@@ -33,29 +40,62 @@ pub fn check_all(plan: &Plan) -> Result<()> {
             wait: false,
         };
         let checked = crate::background::check(&c.background, place);
-        checked.with_context(|| format!("in the plan, configuration {}'s background", c.name))?;
-    }
-    for run in expand::runs(plan).iter().filter(|r| r.repetition == 1) {
-        check_place(plan, run)?;
-        let checked = run.args.check().and_then(|()| check_search(run));
-        let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
-        let checked = checked.map_err(|e| anyhow::anyhow!(in_plan(&e)));
-        checked.with_context(|| {
-            format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
-        })?;
+        found.extend(
+            checked.with_context(|| format!("in the plan, configuration {}'s background", c.name)).err(),
+        );
     }
     let runs = expand::runs(plan);
-    let oltp =
-        runs.iter().filter_map(|r| Some((config_name(plan, r).to_owned(), r.args.get::<OltpRunArgs>()?)));
-    subcommand::oltp::check_databases_apart(oltp)
-        .map_err(|e| anyhow::anyhow!("in the plan, {}", in_plan(&e)))?;
+    for run in runs.iter().filter(|r| r.repetition == 1) {
+        let checked = check_place(plan, run).and_then(|()| {
+            let checked = run.args.check().and_then(|()| check_search(run));
+            let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
+            checked.map_err(|e| anyhow::anyhow!(in_plan(&e))).with_context(|| {
+                format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
+            })
+        });
+        found.extend(checked.err());
+    }
+    // Which database each URL is can only be asked of servers that answered their runs' checks.
+    if found.is_empty() {
+        let oltp =
+            runs.iter().filter_map(|r| Some((config_name(plan, r).to_owned(), r.args.get::<OltpRunArgs>()?)));
+        let apart = subcommand::oltp::check_databases_apart(oltp);
+        found.extend(apart.map_err(|e| anyhow::anyhow!("in the plan, {}", in_plan(&e))).err());
+    }
     for i in 0..plan.configurations.len() {
         if let Some(args) = precondition_args(plan, i) {
-            subcommand::io::check(&args)
-                .with_context(|| format!("in the plan, preconditioning {}", plan.configurations[i].name))?;
+            let checked = subcommand::io::check(&args);
+            found.extend(
+                checked
+                    .with_context(|| format!("in the plan, preconditioning {}", plan.configurations[i].name))
+                    .err(),
+            );
         }
     }
-    Ok(())
+    found.extend(power::check(plan.method.power.as_deref(), &plan.own_meters()));
+    // One problem once, whichever runs and streams meet it.
+    let mut seen: Vec<String> = Vec::new();
+    found.retain(|e| {
+        let cause = e.root_cause().to_string();
+        !seen.contains(&cause) && {
+            seen.push(cause);
+            true
+        }
+    });
+    found
+}
+
+/// One error from `found`: itself where there is one, else every problem numbered.
+pub fn all_of(mut found: Vec<anyhow::Error>) -> Result<()> {
+    match found.len() {
+        0 => Ok(()),
+        1 => Err(found.remove(0)),
+        n => {
+            let list: Vec<String> =
+                found.iter().enumerate().map(|(i, e)| format!("  {}. {}", i + 1, in_plan_words(e))).collect();
+            bail!("the plan has {n} problems; fix each, then run it again:\n{}", list.join("\n"))
+        }
+    }
 }
 
 /// A run's search with the options the configuration and the method gave it (the method's
@@ -85,6 +125,11 @@ fn check_kept_once(plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A problem with its causes, a refusal's remedy in the plan's keys.
+fn in_plan_words(e: &anyhow::Error) -> String {
+    crate::plan::in_plan_terms(&crate::output::reason_worded(e, &crate::plan::key_for))
 }
 
 /// A workload's error as a plan's user reads it: remedies and options named by their plan keys.

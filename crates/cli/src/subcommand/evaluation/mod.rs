@@ -99,13 +99,38 @@ struct Start {
     saved: plan::Method,
 }
 
+/// `storbench plan check PLAN`: everything `run` checks before its first run (the plan's
+/// keys and requirements, places, database servers, background streams, power meters), every
+/// problem listed; nothing runs and nothing is written.
+pub fn check(file: &Path) -> Result<Ending> {
+    let text = read_plan(file)?;
+    let mut plan = crate::shard::parse_plan(&file.display().to_string(), &text, false)?;
+    plan.method = checked(plan.method)?;
+    execute::check_all(&plan)?;
+    let runs = expand::runs(&plan);
+    let all: Vec<usize> = (0..runs.len()).collect();
+    tell!(
+        "{}: ready to run: {} runs of {} workload(s) on {} configuration(s), about {} without settling and idle power",
+        file.display(),
+        runs.len(),
+        plan.workloads.len(),
+        plan.configurations.len(),
+        short(runs.iter().map(|r| r.expected).sum())
+    );
+    for line in what_it_writes(&plan, &runs, &all) {
+        tell!("{line}");
+    }
+    Ok(Ending::Ok)
+}
+
+fn read_plan(p: &Path) -> Result<String> {
+    read_text(p, TEXT_LIMIT)
+        .map_err(|e| anyhow::anyhow!("the plan {e} (`storbench plan init` writes an example)"))
+}
+
 fn fresh(a: &RunArgs) -> Result<Start> {
     let (file, text) = match &a.plan {
-        Some(p) => (
-            p.display().to_string(),
-            read_text(p, TEXT_LIMIT)
-                .map_err(|e| anyhow::anyhow!("the plan {e} (`storbench plan init` writes an example)"))?,
-        ),
+        Some(p) => (p.display().to_string(), read_plan(p)?),
         None if a.targets.is_empty() => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
         None => ("(built-in quick plan on --target)".to_string(), plan::quick::plan_for(&a.targets)?),
     };
@@ -207,8 +232,9 @@ fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
 }
 
 /// Before the first run: what the runs still to do will write on each configuration, each
-/// thing once.
-fn say_what_it_writes(plan: &Plan, runs: &[expand::PlannedRun], todo: &[usize]) {
+/// thing once, a paragraph per configuration.
+fn what_it_writes(plan: &Plan, runs: &[expand::PlannedRun], todo: &[usize]) -> Vec<String> {
+    let mut out = Vec::new();
     for (ci, c) in plan.configurations.iter().enumerate() {
         let mut lines: Vec<String> = Vec::new();
         for run in todo.iter().map(|&i| &runs[i]).filter(|r| r.configuration == ci) {
@@ -221,9 +247,10 @@ fn say_what_it_writes(plan: &Plan, runs: &[expand::PlannedRun], todo: &[usize]) 
             c.background.iter().enumerate().map(|(i, b)| format!("  background: {}", b.will_write(i))),
         );
         if !lines.is_empty() {
-            say!("on {} it writes:\n{}", c.name, lines.join("\n"));
+            out.push(format!("on {} it writes:\n{}", c.name, lines.join("\n")));
         }
     }
+    out
 }
 
 /// Runs what is still to do, a line per run on the terminal (each run's own output in its
@@ -252,7 +279,9 @@ fn evaluate(
         plan.configurations.len(),
         dir.display()
     );
-    say_what_it_writes(plan, &runs, &todo);
+    for paragraph in what_it_writes(plan, &runs, &todo) {
+        say!("{paragraph}");
+    }
     power::announce(false);
     let mut clock = progress::Eta::new(&runs, &todo, &plan.method);
     let mut preconditioned = vec![false; plan.configurations.len()];

@@ -1,7 +1,7 @@
 //! wal's registry entry: its subcommand, and what a plan and an evaluation need of a commit
 //! path workload.
 
-use crate::args::{WalArgs, WalCommand};
+use crate::args::{WalCommand, WalJob};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -11,9 +11,10 @@ use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::workload::wal::WalOptions;
 
 pub static KIND: Kind =
-    Kind::of::<WalArgs, WalCommand>(&storbench_bench::workload::wal::entry::WORKLOAD, &["target"]);
+    Kind::of::<WalJob, WalCommand>(&storbench_bench::workload::wal::entry::WORKLOAD, &["target"]);
 
 impl CommandLine for WalCommand {
     fn command() -> clap::Command {
@@ -41,8 +42,8 @@ Examples:
 
     fn run(self, stop: &StopFlag) -> Result<Ending> {
         match self.search.search {
-            Some(_) => crate::search::run(&self.run, &self.search, stop),
-            None => super::run(&self.run, stop),
+            Some(_) => crate::search::run(&self.run.job(), &self.search, stop),
+            None => super::run(&self.run.job(), stop),
         }
     }
 
@@ -51,37 +52,42 @@ Examples:
     }
 }
 
-impl OfKind for WalArgs {
+impl OfKind for WalJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl Options for WalArgs {
+impl crate::registry::Flagged for WalJob {
+    type Flags = crate::args::WalArgs;
+}
+
+impl Options for WalJob {
     /// The log file goes in the configuration's directory; the method's measured time and seed
     /// where the workload gives none; fdatasync where it names no method.
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
-        Box::new(WalArgs {
+        let o = &self.options;
+        let options = WalOptions {
             target: Some(c.target.clone()),
-            sync_method: self.sync_method.clone().or_else(|| Some("fdatasync".into())),
-            runtime: self.runtime.or(m.measure),
-            seed: self.seed.or(m.seed),
-            out: c.output(&self.out),
-            ..self.clone()
-        })
+            sync_method: o.sync_method.clone().or_else(|| Some("fdatasync".into())),
+            runtime: o.runtime.or(m.measure),
+            seed: o.seed.or(m.seed),
+            ..o.clone()
+        };
+        Box::new(WalJob { options, out: c.output(&self.out) })
     }
 
     fn expected(&self) -> Duration {
-        super::expected(self)
+        self.options.expected()
     }
 
     fn label(&self, swept: Option<&str>) -> String {
-        match (&self.sync_method, swept) {
+        match (&self.options.sync_method, swept) {
             (Some(m), s) if s != Some("sync_method") => format!("{}-{m}", KIND.name),
             _ => KIND.name.into(),
         }
     }
 
     fn check(&self) -> Result<()> {
-        if self.sync_method.as_deref() == Some("all") {
+        if self.options.sync_method.as_deref() == Some("all") {
             bail!(
                 "sync_method = \"all\" runs a bundle per method; in a plan give one, or sweep it with sweep = {{ sync_method = [...] }}"
             );

@@ -6,61 +6,21 @@
 pub mod entry;
 
 use super::Ending;
-use crate::args::WalArgs;
+use crate::args::WalJob;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
 use anyhow::{Result, anyhow, bail};
 use std::path::Path;
-use std::time::Duration;
 use storbench_bench::run::StopFlag;
-use storbench_bench::workload::wal::{self, Layout, Point, SyncMethod, WalSpec};
+use storbench_bench::workload::wal::{self, Point, WalSpec};
 use storbench_report::{DatabaseInfo, Results, Summary};
 
 /// The options as the library's spec: its points, every method where `all` is asked.
-pub fn validate(a: &WalArgs) -> Result<WalSpec> {
-    let d = WalSpec::default();
-    let dir = a.target.clone().unwrap_or_else(|| ".".into());
-    let methods = match a.sync_method.as_deref() {
-        None | Some("all") => SyncMethod::ALL.to_vec(),
-        Some(name) => vec![SyncMethod::parse(name).map_err(|e| anyhow!("--sync-method: {e}, or all"))?],
-    };
-    let layout = match a.layout.as_deref() {
-        None | Some("preallocated") => Layout::Preallocated,
-        Some("growing") => Layout::Growing,
-        Some(other) => bail!("--layout {other}: give preallocated or growing"),
-    };
-    let spec = WalSpec {
-        dir,
-        methods,
-        layouts: vec![layout],
-        sizes: vec![u32::try_from(a.bs.map_or(8 << 10, |b| b.0)).unwrap_or(u32::MAX)],
-        writers: vec![a.writers.unwrap_or(1)],
-        file_bytes: a.file_size.map_or(d.file_bytes, |b| b.0),
-        warmup: a.ramp.map_or(d.warmup, |s| s.0),
-        seconds: a.runtime.map_or(d.seconds, |s| s.0),
-        seed: a.seed.unwrap_or(d.seed),
-    };
-    spec.validate().map_err(|e| anyhow!("{e}"))?;
-    check_dir(&spec.dir)?;
-    Ok(spec)
+pub fn validate(a: &WalJob) -> Result<WalSpec> {
+    a.options.spec().map_err(|e| anyhow!("{e}"))
 }
 
-/// The log files' directory must exist and be one: storbench makes no directory here.
-fn check_dir(dir: &Path) -> Result<()> {
-    match storbench_bench::files::entry(dir)? {
-        Some(e) if e.kind == storbench_bench::files::Kind::Dir => Ok(()),
-        Some(e) => bail!(
-            "--target {}: it is {}, not a directory; give a directory on the storage to test",
-            dir.display(),
-            e.kind.describe()
-        ),
-        None => {
-            bail!("--target {}: no such directory; give a directory on the storage to test", dir.display())
-        }
-    }
-}
-
-pub fn run(args: &WalArgs, stop: &StopFlag) -> Result<Ending> {
+pub fn run(args: &WalJob, stop: &StopFlag) -> Result<Ending> {
     let spec = validate(args)?;
     crate::subcommand::results_root(args.out.output_dir.as_deref())?;
     let points = spec.points();
@@ -82,7 +42,7 @@ pub fn run(args: &WalArgs, stop: &StopFlag) -> Result<Ending> {
 }
 
 /// One point into `given` (an evaluation's run): a plan names one sync method.
-pub fn measure(args: &WalArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub fn measure(args: &WalJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let spec = validate(args)?;
     let [only] = spec.points()[..] else {
         bail!(
@@ -95,7 +55,7 @@ pub fn measure(args: &WalArgs, given: Option<&Path>, stop: &StopFlag) -> Result<
 }
 
 /// Several points: a directory `<time>-wal` with a numbered bundle per point, a line each.
-fn run_set(spec: &WalSpec, points: &[Point], args: &WalArgs, stop: &StopFlag) -> Result<Vec<Summary>> {
+fn run_set(spec: &WalSpec, points: &[Point], args: &WalJob, stop: &StopFlag) -> Result<Vec<Summary>> {
     let jobs: Vec<(SetJob, (usize, &Point))> = points
         .iter()
         .enumerate()
@@ -113,7 +73,7 @@ fn measure_point(
     n: usize,
     dir: &BundleDir,
     label: &str,
-    args: &WalArgs,
+    args: &WalJob,
     stop: &StopFlag,
 ) -> Result<Measured> {
     let at = jiff::Timestamp::now();
@@ -177,7 +137,7 @@ pub fn table(s: &Summary) -> String {
     text
 }
 
-fn show(args: &WalArgs, summaries: &[Summary]) -> Result<()> {
+fn show(args: &WalJob, summaries: &[Summary]) -> Result<()> {
     output::print_result(|| {
         if args.out.json {
             // One point: its summary, as any run's; several: {"profiles": [...]}, as io's set.
@@ -219,11 +179,4 @@ fn fastest(summaries: &[Summary]) -> Option<String> {
         ),
         (None, None) => "fastest safe method: none; no method ran".into(),
     })
-}
-
-/// How long a point runs: its warm-up and measured time.
-pub fn expected(args: &WalArgs) -> Duration {
-    let d = WalSpec::default();
-    let one = args.ramp.map_or(d.warmup, |s| s.0) + args.runtime.map_or(d.seconds, |s| s.0);
-    one * validate(args).map_or(1, |s| u32::try_from(s.points().len()).unwrap_or(1))
 }
