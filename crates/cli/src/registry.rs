@@ -15,7 +15,7 @@ use anyhow::Result;
 use std::any::Any;
 use std::fmt;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::registry::Workload;
@@ -216,6 +216,17 @@ pub trait Options: Any + fmt::Debug + Send + Sync + Shared {
 
     /// Every check its command makes before it runs, touching nothing.
     fn check(&self) -> Result<()>;
+
+    /// `check`, where earlier workloads of the plan on the same configuration will have made
+    /// the files `made` (what their `leaves` names) by the time this one runs.
+    fn check_after(&self, _made: &[PathBuf]) -> Result<()> {
+        self.check()
+    }
+
+    /// A file it makes and keeps for the runs after it (oltp's SQLite database).
+    fn leaves(&self) -> Option<PathBuf> {
+        None
+    }
 
     /// Whether it needs a filesystem at configuration `c`'s target.
     fn needs_files(&self, _c: &Configuration) -> bool {

@@ -779,3 +779,55 @@ fn a_log_with_no_request_is_refused_and_one_whose_time_goes_back_is_replayed_in_
     );
     assert_eq!(count(&Sqlite::new(&db), "t"), 2);
 }
+
+#[test]
+fn a_plans_replay_runs_on_the_sqlite_database_an_oltp_workload_before_it_loaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("a");
+    std::fs::create_dir(&target).unwrap();
+    let reads: Vec<(f64, &str, String)> = (0..20)
+        .map(|n| (f64::from(n) * 0.001, "6b07bdf6.3e9", "SELECT count(*) FROM customers".into()))
+        .collect();
+    let log = write_log(dir.path(), "web.csv", &csvlog(&reads));
+    let plan = dir.path().join("plan.toml");
+    std::fs::write(
+        &plan,
+        format!(
+            "[method]\nrepetitions = 1\nidle_settle = 0\npower = \"none\"\n\
+             [[configuration]]\nname = \"a\"\ntarget = \"{}\"\n\
+             [[workload]]\nkind = \"oltp\"\ndb_size = \"1MB\"\nrun_time = \"1s\"\nwarmup_time = \"0s\"\nsettle_time = 0\n\
+             [[workload]]\nkind = \"replay\"\nlogs = [\"{log}\"]\npath = \"storbench-ds3.db\"\n",
+            target.display()
+        ),
+    )
+    .unwrap();
+    // The database is not there yet, and neither the check nor the run refuses the replay.
+    assert!(!target.join("storbench-ds3.db").exists());
+    storbench().args(["plan", "check"]).arg(&plan).assert().success();
+    // Without the oltp workload before it, the same replay is refused, naming the remedy.
+    let text = std::fs::read_to_string(&plan).unwrap();
+    let alone = dir.path().join("alone.toml");
+    let oltp = text.find("[[workload]]\nkind = \"oltp\"").unwrap();
+    let replay = text.find("[[workload]]\nkind = \"replay\"").unwrap();
+    std::fs::write(&alone, format!("{}{}", &text[..oltp], &text[replay..])).unwrap();
+    refused(
+        storbench().args(["plan", "check"]).arg(&alone),
+        "let an oltp workload before it in the plan load one",
+    );
+    assert!(!target.join("storbench-ds3.db").exists(), "the check made no database");
+    let results = dir.path().join("results");
+    storbench().arg("run").arg(&plan).arg("--output-dir").arg(&results).assert().success();
+    let eval = std::fs::read_dir(&results).unwrap().next().unwrap().unwrap().path();
+    let e: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(eval.join("evaluation.json")).unwrap()).unwrap();
+    let replayed = e["runs"].as_array().unwrap().iter().find(|r| r["kind"] == "replay").unwrap();
+    assert_eq!(replayed["status"], "done", "{replayed}");
+    let s: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(eval.join(replayed["bundle"].as_str().unwrap()).join("summary.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        (s["results"]["calls"].as_u64(), s["results"]["errors"]["total"].as_u64()),
+        (Some(20), Some(0))
+    );
+}

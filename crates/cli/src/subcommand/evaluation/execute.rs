@@ -45,9 +45,10 @@ pub fn problems(plan: &Plan) -> Vec<anyhow::Error> {
         );
     }
     let runs = expand::runs(plan);
-    for run in runs.iter().filter(|r| r.repetition == 1) {
+    for (i, run) in runs.iter().enumerate().filter(|(_, r)| r.repetition == 1) {
+        let made = made_before(&runs[..i], run.configuration);
         let checked = check_place(plan, run).and_then(|()| {
-            let checked = run.args.check().and_then(|()| check_search(run));
+            let checked = run.args.check_after(&made).and_then(|()| check_search(run));
             let point = run.sweep.as_ref().map(|(k, v)| format!(" at {k} = {v}")).unwrap_or_default();
             checked.map_err(|e| anyhow::anyhow!(in_plan(&e))).with_context(|| {
                 format!("in the plan, workload {}{point} on {}", run.workload, config_name(plan, run))
@@ -83,6 +84,11 @@ pub fn problems(plan: &Plan) -> Vec<anyhow::Error> {
         }
     });
     found
+}
+
+/// The files the runs `before` on configuration `c` make and keep for the runs after them.
+fn made_before(before: &[PlannedRun], c: usize) -> Vec<std::path::PathBuf> {
+    before.iter().filter(|r| r.configuration == c).filter_map(|r| r.args.leaves()).collect()
 }
 
 /// One error from `found`: itself where there is one, else every problem numbered.

@@ -94,6 +94,11 @@ impl Options for OltpRunArgs {
         super::check_run_args(self).and_then(|()| super::check_loadable(self))
     }
 
+    /// Its SQLite database stays loaded for the next run (and for a replay on it).
+    fn leaves(&self) -> Option<std::path::PathBuf> {
+        self.db.path.clone()
+    }
+
     /// Only SQLite needs one; a server keeps its own files.
     fn needs_files(&self, c: &Configuration) -> bool {
         c.url.is_empty()

@@ -106,6 +106,15 @@ impl Options for ReplayArgs {
         super::database(self).map(drop)
     }
 
+    /// A SQLite database an earlier workload (oltp) will have loaded is not there yet: only
+    /// the logs and options are checked.
+    fn check_after(&self, made: &[std::path::PathBuf]) -> Result<()> {
+        match &self.db.path {
+            Some(path) if made.contains(path) => super::validate(self).map(drop),
+            _ => self.check(),
+        }
+    }
+
     /// A server needs no filesystem of the configuration's.
     fn needs_files(&self, c: &Configuration) -> bool {
         c.url.is_empty()

@@ -349,7 +349,9 @@ fn statements(a: &ReplayArgs, db: &dyn Ds3Database) -> Statements {
 fn database(a: &ReplayArgs) -> Result<Arc<dyn Ds3Database>> {
     if let Some(path) = a.db.path.as_deref().filter(|p| !p.exists()) {
         bail!(
-            "--path {}: no such SQLite database; replay against a copy of the database the logs were              recorded on (an empty file is an empty database, for logs that make their own tables)",
+            "--path {}: no such SQLite database; replay against a copy of the database the logs were \
+             recorded on (an empty file is an empty database, for logs that make their own tables), or \
+             let an oltp workload before it in the plan load one",
             path.display()
         );
     }
