@@ -3,7 +3,10 @@
 //! tried in order, each a pattern of the URL's path (with named captures), optionally a
 //! method and query values it must have, the call's type and its parameters, written as
 //! templates over the captures and the query string's values (`{name}`: the first value,
-//! `{name*}`: all of them joined with commas, as DS3's purchase page gets `item[]`).
+//! `{name*}`: all of them joined with commas, as DS3's purchase page gets `item[]`; a template
+//! with lists leaves their empty items out, so `{item[]*},{selected_item[]*}` is the items of
+//! both, whichever is absent). A query value a route asks for is a regular expression the
+//! whole value must match (`yes`; `title|actor|category`; `.+`: present and not empty).
 //!
 //! A request no route takes (a static page, an image) is counted per path and skipped
 //! ([`LineError::unmatched`]); one a route takes whose parameters do not make a call (a value
@@ -38,7 +41,8 @@ pub struct RouteFile {
     pub path: String,
     /// GET, POST, ...; any when absent.
     pub method: Option<String>,
-    /// Query values the request must have, exactly (`confirmpurchase = "yes"`).
+    /// Query values the request must have: each a regular expression its whole first value
+    /// must match (`confirmpurchase = "yes"`, `browsetype = ".+"`).
     #[serde(default)]
     pub query: BTreeMap<String, String>,
     /// The call's type: one of `CALL_TYPES`, or a template that makes one
@@ -74,7 +78,7 @@ pub struct Mapping {
 struct Route {
     path: Regex,
     method: Option<String>,
-    query: BTreeMap<String, String>,
+    query: Vec<(String, Regex)>,
     kind: Template,
     params: Vec<(String, Template)>,
 }
@@ -126,7 +130,12 @@ impl Mapping {
 
 impl Route {
     fn new(r: RouteFile) -> Result<Route, String> {
-        let path = Regex::new(&format!("^(?:{})$", r.path)).map_err(|e| format!("path {:?}: {e}", r.path))?;
+        let whole = |what: &str, re: &str| {
+            Regex::new(&format!("^(?:{re})$")).map_err(|e| format!("{what} {re:?}: {e}"))
+        };
+        let path = whole("path", &r.path)?;
+        let query = r.query.iter().map(|(k, v)| Ok((k.clone(), whole(&format!("query {k}"), v)?)));
+        let query = query.collect::<Result<_, String>>()?;
         let kind = Template::new(&r.kind)?;
         if kind.is_literal() && !CALL_TYPES.contains(&r.kind.as_str()) {
             return Err(format!(
@@ -140,7 +149,7 @@ impl Route {
             .iter()
             .map(|(k, v)| Ok((k.clone(), Template::new(v)?)))
             .collect::<Result<_, String>>()?;
-        Ok(Route { path, method: r.method.map(|m| m.to_ascii_uppercase()), query: r.query, kind, params })
+        Ok(Route { path, method: r.method.map(|m| m.to_ascii_uppercase()), query, kind, params })
     }
 
     /// The call this route makes of `request`, where it takes it.
@@ -149,7 +158,7 @@ impl Route {
             return None;
         }
         let captures = self.path.captures(&request.path)?;
-        if self.query.iter().any(|(k, v)| request.first(k) != Some(v.as_str())) {
+        if !self.query.iter().all(|(k, v)| request.first(k).is_some_and(|got| v.is_match(got))) {
             return None;
         }
         let value = |name: &str| -> Option<String> {
@@ -224,6 +233,9 @@ impl Template {
                 }
                 Part::All(name) => out.push_str(&all(name).join(",")),
             }
+        }
+        if self.0.iter().any(|p| matches!(p, Part::All(_))) {
+            out = out.split(',').filter(|item| !item.is_empty()).collect::<Vec<_>>().join(",");
         }
         Ok(out)
     }
@@ -421,11 +433,43 @@ mod tests {
     }
 
     #[test]
+    fn every_shape_of_ds3s_browse_page_is_its_search_its_cart_or_a_page_without_a_query() {
+        let log = [
+            line("00", "/ds3/dsbrowse.php?browsetype=actor&browse_category=&browse_actor=PENELOPE+GUINESS&browse_title=&limit_num=3&customerid=12"),
+            line("01", "/ds3/dsbrowse.php?browsetype=category&browse_category=3&browse_actor=&browse_title=&limit_num=5&customerid=12"),
+            line("02", "/ds3/dsbrowse.php?selected_item%5B%5D=585&selected_item%5B%5D=38&customerid=12"),
+            line("03", "/ds3/dsbrowse.php?item%5B%5D=7&selected_item%5B%5D=585&customerid=12"),
+            line("04", "/ds3/dsbrowse.php?item%5B%5D=7&item%5B%5D=9&customerid=12"),
+            line("05", "/ds3/dsbrowse.php?customerid=12"),
+            line("06", "/ds3/dsbrowse.php?browsetype=&customerid=12"),
+        ]
+        .concat();
+        let got: Vec<Read> = WebLog::new(log.as_bytes(), example())
+            .filter(|r| !r.as_ref().is_ok_and(|e| matches!(e.what, What::End(_))))
+            .collect();
+        let call = |i: usize| match &got[i].as_ref().unwrap_or_else(|e| panic!("line {i}: {e:?}")).what {
+            What::Request(Body::Ds3(c)) => c.clone(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(call(0), Call::BrowseByActor { actor: "PENELOPE GUINESS".into(), batch: 3 });
+        assert_eq!(call(1), Call::BrowseByCategory { category: 3, batch: 5 });
+        assert_eq!(call(2), Call::Prices { prod_ids: vec![585, 38] });
+        assert_eq!(call(3), Call::Prices { prod_ids: vec![7, 585] }, "the cart's items and the new ones");
+        assert_eq!(call(4), Call::Prices { prod_ids: vec![7, 9] });
+        for i in [5, 6] {
+            let e = got[i].as_ref().unwrap_err();
+            assert_eq!(e.unmatched.as_deref(), Some("/ds3/dsbrowse.php"), "the empty search page: {e:?}");
+        }
+    }
+
+    #[test]
     fn a_mapping_is_refused_with_the_route_and_what_is_wrong() {
         let refused = |toml: &str| Mapping::new(toml::from_str(toml).unwrap()).unwrap_err();
         assert!(refused("session = \"client\"").contains("no [[route]]"));
         let e = refused("[[route]]\npath = '('\ntype = \"login\"");
         assert!(e.starts_with("route 1: path \"(\""), "{e}");
+        let e = refused("[[route]]\npath = '/x'\nquery = { a = '[' }\ntype = \"login\"");
+        assert!(e.starts_with("route 1: query a \"[\""), "{e}");
         let e = refused("[[route]]\npath = '/a'\ntype = \"fly\"");
         assert!(e.contains("\"fly\" is no DVD Store call") && e.contains("browse_by_title"), "{e}");
         let e = refused("[[route]]\npath = '/a'\ntype = \"login\"\nparams = { username = \"{user\" }");
