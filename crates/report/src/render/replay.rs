@@ -12,7 +12,7 @@ use super::svg::Band;
 use super::workload::{Shown, p50_ms, p99_ms};
 use crate::columns::replay;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
-use crate::evaluation::{Group, Headline};
+use crate::evaluation::{Group, Headline, RunStatus};
 use crate::model::{IoErrors, ReplayResults};
 use crate::workload::{Reported, WorkloadResults};
 use std::collections::BTreeMap;
@@ -82,14 +82,15 @@ impl Shown for ReplayResults {
         let mut out = vec![
             Block::Heading(2, "Replay".into()),
             Block::Para(
-                "Per configuration, over all its runs: each source's calls and calls per second, \
+                "Per workload and configuration, over its runs that passed: each source's calls and calls per second, \
                  then each request type's calls and response times (from each request's intended \
                  start), with the maximum over all runs and the average of each run's maximum."
                     .into(),
             ),
         ];
         for (g, runs) in &groups {
-            out.push(Block::Heading(3, g.configuration.to_string()));
+            out.push(Block::Heading(3, heading(g, runs.len())));
+            out.extend(left_out(g).map(Block::Para));
             out.extend(cold_start(runs).map(Block::Para));
             // Every run of a configuration reads the same logs: the first one's count is theirs.
             let unmatched = ReplayResults::unmatched_said(&runs[0].unmatched_paths);
@@ -106,7 +107,25 @@ impl Shown for ReplayResults {
     }
 }
 
-/// Each group's replay runs with results.
+/// `replay-fire-hose on ssd (speed = 2), 3 runs`: the workload, where, and how many runs the
+/// tables under it cover.
+fn heading(g: &Group, runs: usize) -> String {
+    let sweep = g.sweep.map(|s| format!(" ({} = {})", s.param, s.value)).unwrap_or_default();
+    format!("{} on {}{sweep}, {runs} run{}", g.workload, g.configuration, if runs == 1 { "" } else { "s" })
+}
+
+/// The group's runs that did not pass and are not in its tables, in a sentence.
+fn left_out(g: &Group) -> Option<String> {
+    let out: Vec<String> = g
+        .runs
+        .iter()
+        .filter(|r| r.status != RunStatus::Done)
+        .map(|r| format!("{} ({})", r.id, r.status))
+        .collect();
+    (!out.is_empty()).then(|| format!("Not in these tables, as they did not pass: {}.", out.join(", ")))
+}
+
+/// Each group's replay runs that passed, with their results.
 fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a ReplayResults>)> {
     input
         .evaluation
@@ -116,6 +135,7 @@ fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a ReplayResults>)
             let runs: Vec<&ReplayResults> = g
                 .runs
                 .iter()
+                .filter(|r| r.status == RunStatus::Done)
                 .filter_map(|r| input.runs.get(&r.id)?.summary.results.get::<ReplayResults>())
                 .collect();
             (!runs.is_empty()).then_some((g, runs))

@@ -803,7 +803,7 @@ fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_th
     let md = report_markdown(&input);
     let section = &md[md.find("## Replay").expect("a replay section")..];
     let row = |config: &str, name: &str| -> String {
-        let at = section.find(&format!("### {config}")).unwrap();
+        let at = section.find(&format!("### replay on {config}, 2 runs\n")).unwrap();
         section[at..].lines().find(|l| l.starts_with(&format!("| {name} "))).unwrap().to_string()
     };
     // Table 8: calls per run, the calls-weighted mean, the worst p99, the maximum over the runs
@@ -811,7 +811,7 @@ fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_th
     assert_eq!(row("hdd", "login"), "| login | 100 | 0 | 3.00 | 500.0 | 1,000.0 | 700.0 |");
     assert_eq!(row("ssd", "login"), "| login | 100 | 0 | 3.00 | 30.00 | 60.00 | 50.00 |");
     let part = |config: &str| -> &str {
-        let from = section.find(&format!("### {config}")).unwrap();
+        let from = section.find(&format!("### replay on {config}")).unwrap();
         let rest = &section[from + 4..];
         &rest[..rest.find("### ").unwrap_or(rest.len())]
     };
@@ -823,6 +823,16 @@ fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_th
     let back: Summary =
         serde_json::from_str(&serde_json::to_string(&input.runs["replay.ssd.r1"].summary).unwrap()).unwrap();
     assert!(matches!(back.results, Results::Replay(ref r) if r.by_source.len() == 2), "read back as replay");
+    // A run that did not pass is in no table, and the heading counts the runs that are.
+    let mut failed = replay_input();
+    let r2 = failed.evaluation.runs.iter_mut().find(|r| r.id == "replay.hdd.r2").unwrap();
+    r2.status = RunStatus::CheckFailed;
+    let md = report_markdown(&failed);
+    let section = &md[md.find("## Replay").unwrap()..];
+    let at = section.find("### replay on hdd, 1 run\n").expect(section);
+    let part = &section[at..];
+    assert!(part.contains("Not in these tables, as they did not pass: replay.hdd.r2 (check failed)."), "{part}");
+    assert!(!part.contains("Cold start"), "only r2 began cold: {part}");
 }
 
 /// Two storages, each normal and during a rebuild (002's Tables 1-6): ssd keeps 30 % of its

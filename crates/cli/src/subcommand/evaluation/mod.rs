@@ -408,7 +408,12 @@ fn notes(eval: &Evaluation) -> Vec<String> {
         notes.extend(r.warnings.iter().map(|w| format!("run {}: {w}", r.id)));
     }
     for r in eval.runs.iter().filter(|r| matches!(r.status, RunStatus::Failed | RunStatus::CheckFailed)) {
-        let why = r.error.as_deref().unwrap_or("its pass/fail check failed");
+        // A run's record names each failed check (`record_measured`); one made by an older
+        // storbench may not.
+        let why = r
+            .error
+            .as_deref()
+            .unwrap_or("its record names no check; its bundle's summary.json has the figures");
         notes.push(format!("run {} {}: {why}", r.id, r.status));
     }
     notes
