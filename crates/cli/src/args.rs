@@ -55,7 +55,48 @@ const NUMBER_VALUES: [&str; 11] = [
 /// reaches that option's parser, which says why a negative value does not work. Clap alone
 /// reads `--runtime -5s` as an unknown flag `-5`.
 pub fn command() -> clap::Command {
-    negatives_reach_parsers(crate::registry::with_subcommands(Cli::command()))
+    reflowed(negatives_reach_parsers(crate::registry::with_subcommands(Cli::command())))
+}
+
+/// Every help text as the terminal's width should wrap it: doc comments keep their examples'
+/// lines (`verbatim_doc_comment`), and so their prose's line breaks too, which a narrower
+/// terminal would wrap again into ragged lines.
+fn reflowed(cmd: clap::Command) -> clap::Command {
+    let text = |s: Option<&clap::builder::StyledStr>| s.map(|s| reflow(&s.to_string()));
+    let (about, long) = (text(cmd.get_about()), text(cmd.get_long_about()));
+    let mut cmd = cmd.mut_args(|a| match text(a.get_long_help()) {
+        Some(help) => a.long_help(help),
+        None => a,
+    });
+    if let Some(about) = about {
+        cmd = cmd.about(about);
+    }
+    if let Some(long) = long {
+        cmd = cmd.long_about(long);
+    }
+    let subcommands: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_owned()).collect();
+    subcommands.into_iter().fold(cmd, |cmd, name| cmd.mut_subcommand(name, reflowed))
+}
+
+/// `text` with each prose paragraph's lines joined into one; blank lines, indented lines
+/// (examples, a list's continuation) and list items stay as written.
+pub fn reflow(text: &str) -> String {
+    let mut out = String::new();
+    let mut in_prose = false;
+    for line in text.lines() {
+        let kept = line.trim().is_empty() || line.starts_with(' ') || line.starts_with("- ");
+        if in_prose && !kept {
+            out.push(' ');
+            out.push_str(line.trim());
+        } else {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(line);
+        }
+        in_prose = !line.starts_with(' ') && !line.trim().is_empty() && !line.ends_with(':');
+    }
+    out
 }
 
 /// A workload's command line `argv` (from "storbench") as its command parses it.

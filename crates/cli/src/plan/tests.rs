@@ -757,3 +757,37 @@ fn every_wal_flag_is_a_key_of_the_librarys_options_and_every_key_a_flag() {
     let spec = job.options.spec().unwrap();
     assert_eq!((spec.sizes.as_slice(), spec.writers.as_slice()), ([4096].as_slice(), [2].as_slice()));
 }
+
+#[test]
+fn the_readmes_requirements_name_labels_and_figures_its_example_plan_really_has() {
+    let readme = include_str!("../../../../README.md");
+    let block = |from: &str| -> &str {
+        let at = readme.find(from).unwrap_or_else(|| panic!("README has no {from:?}"));
+        &readme[at..at + readme[at..].find("```").unwrap()]
+    };
+    let (_tmp, a, b) = dirs();
+    let plan = block("name = \"ssd-vs-hdd\"").replace("/mnt/ssd", &a).replace("/mnt/hdd", &b);
+    let requirements = block("[requirements]             #");
+    assert!(requirements.contains("\"oltp.opm\"") && requirements.contains(".iops\""), "{requirements}");
+    // The example plan runs io and oltp; the requirements also judge a mailbox and an integrity run.
+    let text = format!(
+        "{plan}\n[[workload]]\nkind = \"mailbox\"\n[[workload]]\nkind = \"integrity\"\n{requirements}"
+    );
+    if let Err(e) = parse("README.md", &text) {
+        panic!("README's requirements do not fit its plan: {e}");
+    }
+}
+
+#[test]
+fn help_prose_is_one_line_per_paragraph_for_the_terminal_to_wrap_and_examples_keep_their_lines() {
+    let text = "The first line\nand its next.\n\nExamples:\n  storbench io\n  storbench run\n- a list item\nafter it";
+    assert_eq!(
+        crate::args::reflow(text),
+        "The first line and its next.\n\nExamples:\n  storbench io\n  storbench run\n- a list item after it"
+    );
+    let wal = crate::args::command().find_subcommand("wal").unwrap().get_long_about().unwrap().to_string();
+    assert!(
+        wal.contains("a log file, each made durable") && wal.contains("\n  storbench wal --target"),
+        "{wal}"
+    );
+}

@@ -831,7 +831,10 @@ fn a_replay_evaluation_has_002s_tables_per_configuration_with_the_maximum_and_th
     let section = &md[md.find("## Replay").unwrap()..];
     let at = section.find("### replay on hdd, 1 run\n").expect(section);
     let part = &section[at..];
-    assert!(part.contains("Not in these tables, as they did not pass: replay.hdd.r2 (check failed)."), "{part}");
+    assert!(
+        part.contains("Not in these tables, as they did not pass: replay.hdd.r2 (check failed)."),
+        "{part}"
+    );
     assert!(!part.contains("Cold start"), "only r2 began cold: {part}");
 }
 
