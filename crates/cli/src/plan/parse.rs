@@ -134,7 +134,10 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         Some(v) => {
             let kinds: Vec<(&str, &str)> =
                 workloads.iter().map(|w| (w.label.as_str(), w.args.kind().name)).collect();
-            let read = super::requirements::read(&src, v, &kinds)?;
+            let mut conditions: Vec<&str> = configurations.iter().map(|c| c.condition()).collect();
+            conditions.sort_unstable();
+            conditions.dedup();
+            let read = super::requirements::read(&src, v, &kinds, Some(&conditions))?;
             super::search::check_requirements(&src, v, &read, &workloads)?;
             read
         }

@@ -5,16 +5,18 @@
 
 use super::parse::{Source, json_of};
 use super::{FACT_KEYS, Facts};
-use storbench_report::decision::requirement::{self, Requirement};
+use storbench_report::decision::requirement::{self, Relative, Requirement};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 /// The requirements in table `t` (the value of `[requirements]` at `span`), each checked
-/// against `workloads` (label and kind of each).
+/// against `workloads` (label and kind of each) and, where given, the `conditions` the plan's
+/// configurations run under (a plan's; a requirements file for `decide` judges what was run).
 pub fn read(
     src: &Source,
     value: &Spanned<DeValue>,
     workloads: &[(&str, &str)],
+    conditions: Option<&[&str]>,
 ) -> Result<Vec<Requirement>, super::parse::PlanError> {
     let hint = "write one line per limit, as in\n\n    [requirements]\n    \"oltp.opm\" = \">= 20000\"\n    \"oltp.order_p99_ms\" = \"<= 50\"\n    \"mailbox.result\" = \"pass\"";
     let Some(t): Option<&DeTable> = value.get_ref().as_table() else {
@@ -45,6 +47,22 @@ pub fn read(
             let fix = "name a workload by its label or kind (or `power` for every workload), then one of its figures";
             src.error(key.span(), e, Some(fix.into()))
         })?;
+        if let (Some(conditions), Some(Relative::Condition(c))) = (conditions, &r.relative)
+            && !conditions.contains(&c.as_str())
+        {
+            let fix = format!(
+                "add the same storage as a [[configuration]] with condition = \"{c}\" and the stream that \
+                 makes it (e.g. background = [\"rebuild\"]), or name one of the plan's conditions"
+            );
+            return Err(src.error(
+                rule.span(),
+                format!(
+                    "`{r}`: no configuration runs under `{c}`; the plan's conditions are {}",
+                    conditions.join(", ")
+                ),
+                Some(fix),
+            ));
+        }
         out.push(r);
     }
     Ok(out)
@@ -77,7 +95,7 @@ pub fn read_file(
     let mut facts = Vec::new();
     for (key, value) in root.iter() {
         match key.get_ref().as_ref() {
-            "requirements" => requirements = read(&src, value, workloads)?,
+            "requirements" => requirements = read(&src, value, workloads, None)?,
             "configuration" => facts = configuration_facts(&src, value, configurations)?,
             other => {
                 let hint = "a requirements file has a [requirements] table and [[configuration]] tables (name, price, currency, capacity, devices)";

@@ -791,3 +791,25 @@ fn help_prose_is_one_line_per_paragraph_for_the_terminal_to_wrap_and_examples_ke
         "{wal}"
     );
 }
+
+#[test]
+fn a_requirement_relative_to_a_condition_no_configuration_runs_under_is_refused_at_its_line() {
+    let (_tmp, a, _b) = dirs();
+    let plan = |second: &str| {
+        format!(
+            "[[configuration]]\nname = \"ssd\"\ntarget = \"{a}\"\n{second}\
+             [[workload]]\nkind = \"io\"\nlabel = \"rr\"\n\
+             [requirements]\n\"rr.iops\" = \">= 50 % of normal during vol-rebuild\"\n"
+        )
+    };
+    let degraded = format!(
+        "[[configuration]]\nname = \"ssd-rebuild\"\nstorage = \"ssd\"\ntarget = \"{a}\"\ncondition = \"vol-rebuild\"\n\
+         background = [\"io:rate=10MiB\"]\n"
+    );
+    let p = parse("p.toml", &plan(&degraded)).unwrap();
+    assert_eq!(p.requirements.len(), 1);
+    let e = error(&plan(""));
+    assert!(e.message.contains("no configuration runs under `vol-rebuild`"), "{e}");
+    assert!(e.message.contains("the plan's conditions are normal"), "{e}");
+    assert_eq!(e.line, 8, "the requirement's line: {e}");
+}
