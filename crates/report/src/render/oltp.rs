@@ -96,11 +96,42 @@ impl Shown for OltpResults {
     }
 }
 
-/// OPM per database of each reported run that drove more than one, as 001's Figure 7 shows
-/// each virtual machine's share.
+/// A row per database (in the order the runs name them) and the total, a column per run.
+fn opm_by_run(runs: &[(&crate::evaluation::RunRecord, &OltpResults)]) -> Table {
+    let mut header = vec!["database".to_string()];
+    header.extend(runs.iter().map(|(run, _)| format!("{} OPM", run.id)));
+    let mut t = Table::new(&header.iter().map(String::as_str).collect::<Vec<_>>());
+    let mut databases: Vec<&str> = Vec::new();
+    for x in runs.iter().flat_map(|(_, r)| &r.targets) {
+        if !databases.contains(&x.target.as_str()) {
+            databases.push(&x.target);
+        }
+    }
+    for db in databases {
+        let opm =
+            |r: &OltpResults| r.targets.iter().find(|x| x.target == db).map_or("—".into(), |x| num(x.opm));
+        t.push(std::iter::once(db.to_string()).chain(runs.iter().map(|(_, r)| opm(r))).collect());
+    }
+    t.push(std::iter::once("total".to_string()).chain(runs.iter().map(|(_, r)| num(r.opm))).collect());
+    t
+}
+
+/// OPM per database of every run that passed and drove more than one, a column per run, as
+/// 001's Figure 7 shows each virtual machine's share; then the reported run's orders.
 fn per_target(input: &ReportInput) -> Vec<Block> {
     let mut out = Vec::new();
     for (g, _) in super::workload::groups_of::<OltpResults>(input) {
+        let passed = super::workload::passed_runs::<OltpResults>(input, &g);
+        let passed: Vec<_> = passed.into_iter().filter(|(_, r)| r.targets.len() >= 2).collect();
+        if passed.is_empty() {
+            continue;
+        }
+        if out.is_empty() {
+            out.push(Block::Heading(2, "OLTP per database".into()));
+        }
+        out.push(Block::Para(format!("{}{}, OPM in each run:", g.configuration, super::at(g.sweep))));
+        out.push(Block::Table(opm_by_run(&passed)));
+        out.extend(super::workload::left_out(&g).map(Block::Para));
         let Some(run) = g.reported() else { continue };
         let Some(r) = input.runs.get(&run.id).and_then(|d| d.summary.results.get::<OltpResults>()) else {
             continue;
@@ -108,10 +139,7 @@ fn per_target(input: &ReportInput) -> Vec<Block> {
         if r.targets.len() < 2 {
             continue;
         }
-        if out.is_empty() {
-            out.push(Block::Heading(2, "OLTP per database".into()));
-        }
-        out.push(Block::Para(format!("{}{} (run {}):", g.configuration, super::at(g.sweep), run.id)));
+        out.push(Block::Para(format!("The reported run, {}:", run.id)));
         let mut t = Table::new(&["database", "OPM", "orders", "rollbacks", "failed orders"]);
         for x in &r.targets {
             t.push(vec![

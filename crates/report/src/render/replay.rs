@@ -12,7 +12,7 @@ use super::svg::Band;
 use super::workload::{Shown, p50_ms, p99_ms};
 use crate::columns::replay;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
-use crate::evaluation::{Group, Headline, RunStatus};
+use crate::evaluation::{Group, Headline};
 use crate::model::{IoErrors, ReplayResults};
 use crate::workload::{Reported, WorkloadResults};
 use std::collections::BTreeMap;
@@ -90,7 +90,10 @@ impl Shown for ReplayResults {
         ];
         for (g, runs) in &groups {
             out.push(Block::Heading(3, heading(g, runs.len())));
-            out.extend(left_out(g).map(Block::Para));
+            out.extend(super::workload::left_out(g).map(Block::Para));
+            if runs.is_empty() {
+                continue;
+            }
             out.extend(cold_start(runs).map(Block::Para));
             // Every run of a configuration reads the same logs: the first one's count is theirs.
             let unmatched = ReplayResults::unmatched_said(&runs[0].unmatched_paths);
@@ -114,31 +117,13 @@ fn heading(g: &Group, runs: usize) -> String {
     format!("{} on {}{sweep}, {runs} run{}", g.workload, g.configuration, if runs == 1 { "" } else { "s" })
 }
 
-/// The group's runs that did not pass and are not in its tables, in a sentence.
-fn left_out(g: &Group) -> Option<String> {
-    let out: Vec<String> = g
-        .runs
-        .iter()
-        .filter(|r| r.status != RunStatus::Done)
-        .map(|r| format!("{} ({})", r.id, r.status))
-        .collect();
-    (!out.is_empty()).then(|| format!("Not in these tables, as they did not pass: {}.", out.join(", ")))
-}
-
 /// Each group's replay runs that passed, with their results.
 fn groups<'a>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a ReplayResults>)> {
-    input
-        .evaluation
-        .groups()
-        .into_iter()
-        .filter_map(|g| {
-            let runs: Vec<&ReplayResults> = g
-                .runs
-                .iter()
-                .filter(|r| r.status == RunStatus::Done)
-                .filter_map(|r| input.runs.get(&r.id)?.summary.results.get::<ReplayResults>())
-                .collect();
-            (!runs.is_empty()).then_some((g, runs))
+    let groups = super::workload::groups_of::<ReplayResults>(input).into_iter();
+    groups
+        .map(|(g, _)| {
+            let passed = super::workload::passed_runs::<ReplayResults>(input, &g);
+            (g, passed.into_iter().map(|(_, r)| r).collect())
         })
         .collect()
 }

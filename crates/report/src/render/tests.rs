@@ -1046,21 +1046,36 @@ fn a_failed_check_is_named_with_what_was_measured_and_one_that_measured_nothing_
 fn an_oltp_run_on_several_databases_gets_each_ones_opm_as_001s_figure_7() {
     use crate::model::{OltpResults, OltpTargetResult};
     let target = |t: &str, opm| OltpTargetResult { target: t.into(), opm, orders: 10, ..Default::default() };
-    let mut r = run("ssd", 1, 3000.0, None, None);
-    (r.id, r.workload, r.kind) = ("oltp.ssd.r1".into(), "oltp".into(), "oltp".into());
-    let results = OltpResults {
-        opm: 3000.0,
-        orders: 20,
-        targets: vec![target("postgres://vm1/ds3", 1400.0), target("postgres://vm2/ds3", 1600.0)],
-        ..Default::default()
-    };
-    let mut s = summary(3000.0);
-    (s.workload, s.results) = ("oltp".into(), Results::Oltp(results));
-    let data = BTreeMap::from([(r.id.clone(), RunData { summary: s, series: None })]);
-    let md = report_markdown(&evaluation_of("vms", 1, vec![r], data));
+    let (mut runs, mut data) = (Vec::new(), BTreeMap::new());
+    // Three runs: r1 and r2 passed, r3 failed its check.
+    for (rep, vm1) in [(1, 1400.0), (2, 1500.0), (3, 100.0)] {
+        let mut r = run("ssd", rep, vm1 + 1600.0, None, None);
+        (r.id, r.workload, r.kind) = (format!("oltp.ssd.r{rep}"), "oltp".into(), "oltp".into());
+        if rep == 3 {
+            r.status = RunStatus::CheckFailed;
+        }
+        let results = OltpResults {
+            opm: vm1 + 1600.0,
+            orders: 20,
+            targets: vec![target("postgres://vm1/ds3", vm1), target("postgres://vm2/ds3", 1600.0)],
+            ..Default::default()
+        };
+        let mut s = summary(vm1 + 1600.0);
+        (s.workload, s.results) = ("oltp".into(), Results::Oltp(results));
+        data.insert(r.id.clone(), RunData { summary: s, series: None });
+        runs.push(r);
+    }
+    let md = report_markdown(&evaluation_of("vms", 3, runs, data));
     let section = &md[md.find("## OLTP per database").expect("a per-database section")..];
-    assert!(section.contains("| postgres://vm1/ds3 | 1,400.0 | 10 | 0 | 0 |"), "{section}");
-    assert!(section.contains("| total | 3,000.0 | 20 | 0 | 0 |"), "{section}");
+    // Every run that passed, a column each; the failed one in no column, named under it.
+    assert!(section.contains("| database | oltp.ssd.r1 OPM | oltp.ssd.r2 OPM |\n"), "{section}");
+    assert!(section.contains("| postgres://vm1/ds3 | 1,400.0 | 1,500.0 |"), "{section}");
+    assert!(section.contains("| total | 3,000.0 | 3,100.0 |"), "{section}");
+    assert!(section.contains("did not pass: oltp.ssd.r3 (check failed)"), "{section}");
+    // Then the reported run's orders per database.
+    let reported = &section[section.find("The reported run").expect("the reported run")..];
+    assert!(reported.contains("| postgres://vm1/ds3 | "), "{reported}");
+    assert!(reported.contains(" | 10 | 0 | 0 |"), "{reported}");
 }
 
 #[test]

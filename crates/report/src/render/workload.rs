@@ -11,7 +11,7 @@ use super::doc::{Block, Finding};
 use super::svg::Band;
 
 use crate::disclosure::Disclosure;
-use crate::evaluation::Group;
+use crate::evaluation::{Group, RunRecord, RunStatus};
 use crate::model::{LatencyNs, Results, Summary};
 use crate::setup::PageSize;
 use crate::workload::WorkloadResults;
@@ -95,6 +95,30 @@ pub(super) fn groups_of<'a, T: WorkloadResults>(input: &'a ReportInput) -> Vec<(
             (!results.is_empty()).then_some((g, results))
         })
         .collect()
+}
+
+/// Group `g`'s runs that passed, each with its results of workload `T`: a run that did not pass
+/// is in no table of figures ([`left_out`] says which).
+pub(super) fn passed_runs<'a, T: WorkloadResults>(
+    input: &'a ReportInput,
+    g: &Group<'a>,
+) -> Vec<(&'a RunRecord, &'a T)> {
+    g.runs
+        .iter()
+        .filter(|r| r.status == RunStatus::Done)
+        .filter_map(|r| Some((*r, input.runs.get(&r.id)?.summary.results.get::<T>()?)))
+        .collect()
+}
+
+/// Group `g`'s runs that did not pass, in a sentence for under a table of the others.
+pub(super) fn left_out(g: &Group) -> Option<String> {
+    let out: Vec<String> = g
+        .runs
+        .iter()
+        .filter(|r| r.status != RunStatus::Done)
+        .map(|r| format!("{} ({})", r.id, r.status))
+        .collect();
+    (!out.is_empty()).then(|| format!("Not in these tables, as they did not pass: {}.", out.join(", ")))
 }
 
 fn type_of(w: &dyn Shown) -> TypeId {
