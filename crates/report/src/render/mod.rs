@@ -18,6 +18,7 @@
 //! - `charts`: which per-second charts a run gets; `svg` draws them.
 //! - `appendix`: the method followed, the notes and the full disclosure.
 //! - `search`: the search for the highest load under a latency limit, per step.
+//! - `volumes`: each device's disk counters per run (001's Figures 8-9, 003's Figure 2).
 //! - `compare`: two bundles side by side, matched by workload.
 //! - `workload`: how each workload's results are shown (`Shown`: latencies, charts, and any
 //!   findings and section of its own), answered in the workload's own file (`io`, `oltp`,
@@ -41,6 +42,7 @@ pub mod spectrum;
 pub mod svg;
 mod text;
 pub mod timeseries;
+mod volumes;
 mod workload;
 
 // The workloads, each answering `WorkloadResults` and `Shown` for its own results and declaring what it
@@ -101,6 +103,7 @@ fn document(input: &ReportInput) -> Vec<Block> {
     d.extend(shards::blocks(input));
     d.extend(setup::blocks(input));
     d.extend(workloads.iter().flat_map(|w| w.section(input)));
+    d.extend(volumes::blocks(input));
     d.extend(background::blocks(input));
     d.extend(search::blocks(input));
     d.extend(spectrum::blocks(input));

@@ -1198,3 +1198,28 @@ fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
         ReportInput::single_run("20260101-randread", RunData { summary: summary(500.0), series: None }, None);
     assert!(!report_markdown(&plain).contains("Trace replays"));
 }
+
+#[test]
+fn each_volume_of_each_run_that_passed_has_its_disk_counters_as_001s_figures_8_and_9() {
+    let mut input = two_configs([1000.0, 950.0, 1040.0], false);
+    // ssd's first run counted two devices on their own; hdd's first, one device (the run's
+    // totals); ssd's second failed its check and is left out.
+    let two = "t_s,phase,disk.nvme0n1.reads_per_sec,disk.nvme0n1.read_bytes_per_sec,disk.nvme1n1.reads_per_sec,\
+               disk.nvme1n1.read_bytes_per_sec,disk_reads_per_sec\n\
+               1,ramp,999,0,999,0,1998\n2,measure,100,1000000,300,3000000,400\n3,measure,200,3000000,500,5000000,700\n";
+    let one = "t_s,phase,disk_reads_per_sec,disk_read_await_ms\n1,measure,50,4\n2,measure,70,6\n";
+    let id = |config: &str, rep: u32| format!("randread.{config}.r{rep}");
+    input.runs.get_mut(&id("ssd", 1)).unwrap().series = Some(Series::parse(two).unwrap());
+    input.runs.get_mut(&id("ssd", 2)).unwrap().series = Some(Series::parse(two).unwrap());
+    let hdd = input.runs.get_mut(&id("hdd", 1)).unwrap();
+    hdd.series = Some(Series::parse(one).unwrap());
+    hdd.summary.target.device = Some(crate::model::DeviceInfo { name: "sdb".into(), ..Default::default() });
+    input.evaluation.runs.iter_mut().find(|r| r.id == id("ssd", 2)).unwrap().status = RunStatus::CheckFailed;
+    let md = report_markdown(&input);
+    let section = &md[md.find("## Disk counters per volume").expect("the section")..];
+    // The measured seconds only: the ramp's 999 reads a second are not in the means.
+    assert!(section.contains("| randread.ssd.r1 | nvme0n1 | 150.0 | — | 2.00 | — |"), "{section}");
+    assert!(section.contains("| randread.ssd.r1 | nvme1n1 | 400.0 | — | 4.00 | — |"), "{section}");
+    assert!(section.contains("| randread.hdd.r1 | sdb | 60.00 | — | — | — | 5.00 |"), "{section}");
+    assert!(!section.contains("randread.ssd.r2"), "a run that did not pass: {section}");
+}

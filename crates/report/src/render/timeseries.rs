@@ -163,10 +163,21 @@ impl Series {
     /// order (each named power meter's active watts).
     pub fn measured_means_each(&self, prefix: &str, column: Column) -> Vec<(&str, Option<f64>)> {
         let Some(window) = self.measure_window() else { return Vec::new() };
-        self.each(prefix, column)
-            .into_iter()
-            .map(|(name, values)| (name, self.mean_of(values, window)))
-            .collect()
+        self.means_of(self.each(prefix, column), window)
+    }
+
+    /// Each device's own `column` (`disk.<device>.<short>`), its mean over `window`, by device
+    /// in file order.
+    pub fn device_means(&self, column: Column, window: (f64, f64)) -> Vec<(&str, Option<f64>)> {
+        self.means_of(self.each_device(column), window)
+    }
+
+    fn means_of<'a>(
+        &self,
+        each: Vec<(&'a str, &[Option<f64>])>,
+        window: (f64, f64),
+    ) -> Vec<(&'a str, Option<f64>)> {
+        each.into_iter().map(|(name, values)| (name, self.mean_of(values, window))).collect()
     }
 
     fn mean_of(&self, column: &[Option<f64>], (from, to): (f64, f64)) -> Option<f64> {
