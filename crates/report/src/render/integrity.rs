@@ -274,10 +274,12 @@ fn blocks(input: &ReportInput) -> Vec<Block> {
     out
 }
 
-/// A row per configuration, as the reference's SQLIOSim table has one per device and RAID.
+/// A row per configuration and workload, as the reference's SQLIOSim table has one per device
+/// and RAID (and an evaluation may stress each with more than one integrity workload).
 fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResults>)]) -> Table {
     let mut t = Table::new(&[
         "configuration",
+        "workload",
         "runs",
         "data file MiB",
         "IOPS",
@@ -295,6 +297,7 @@ fn configurations(input: &ReportInput, groups: &[(Group<'_>, Vec<&IntegrityResul
         let mib = |b: u64| b as f64 / f64::from(1 << 20);
         t.push(vec![
             g.configuration.to_string(),
+            g.workload.to_string(),
             results.len().to_string(),
             format!("{:.0} → {:.0}", mib(r.data_initial_bytes), mib(r.data_max_bytes)),
             num(r.iops),

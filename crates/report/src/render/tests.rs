@@ -494,6 +494,7 @@ fn an_integrity_evaluation_flags_lost_writes_first_and_tabulates_each_configurat
     let row =
         |config: &str| section.lines().find(|l| l.starts_with(&format!("| {config} "))).unwrap().to_string();
     let ssd = row("ssd");
+    assert!(ssd.starts_with("| ssd | integrity | 3 |"), "the workload beside the configuration: {ssd}");
     assert!(
         ssd.contains("| 500 → 1000 | 4,100.0 | 25.50 | 0 | 0 (over 15 s) | 0 | 64000 | 500.0 |")
             && ssd.ends_with("| pass |"),
@@ -606,7 +607,7 @@ fn a_clean_integrity_run_has_its_sqliosim_row_activities_and_charts() {
     let md = report_markdown(&input);
     assert!(
         md.contains(
-            "| lab1:/data | 1 | 64 → 128 | 200.0 | 1,234.5 | 4 | 0 (over 15 s) | 0 | 128000 | 524.3 | pass |"
+            "| lab1:/data | qualify | 1 | 64 → 128 | 200.0 | 1,234.5 | 4 | 0 (over 15 s) | 0 | 128000 | 524.3 | pass |"
         ),
         "{md}"
     );
