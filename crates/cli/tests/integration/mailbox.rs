@@ -166,6 +166,9 @@ fn a_latency_over_its_limit_fails_the_run_with_exit_1_and_names_the_check() {
     let a = mailbox(dir.path(), &generous(&[("--db-read-avg-ms", "0")])).assert().code(1);
     let table = String::from_utf8_lossy(&a.get_output().stdout).into_owned();
     assert!(table.contains("FAIL") && table.contains("db_read_avg_ms"), "{table}");
+    // 2 s measured are one 15 s sample window: no maximum over windows, and the table says so.
+    assert!(table.contains("— (1 window)"), "{table}");
+    assert!(table.contains("2 s measured hold one sample window of 15 s, so there is no maximum"), "{table}");
     let s = bundle_summary(&dir.path().join("results"));
     assert_eq!(s["complete"], true);
     let r = &s["results"];

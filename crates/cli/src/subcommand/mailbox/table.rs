@@ -41,6 +41,8 @@ pub fn mailbox_table(s: &Summary) -> String {
         format!("{:.2}", r.page_fault_stalls_per_sec),
         checksums,
     ]);
+    let one_window = one_window(s);
+    let window_max = |v: Option<f64>| if one_window.is_some() { "— (1 window)".into() } else { ms(v) };
     let mut t = new_table(&["stream", "per s", "avg bytes", "avg", "window max", "max"]);
     let bytes = |v: Option<f64>| v.map_or_else(|| "n/a".into(), |b| format!("{b:.0}"));
     for d in &r.databases {
@@ -58,7 +60,7 @@ pub fn mailbox_table(s: &Summary) -> String {
                 format!("{:.1}", x.per_sec),
                 bytes(x.bytes_per_io),
                 ms(x.avg_ms),
-                ms(x.window_max_ms),
+                window_max(x.window_max_ms),
                 ms(x.max_ms),
             ]);
         }
@@ -78,7 +80,7 @@ pub fn mailbox_table(s: &Summary) -> String {
         ]);
     }
     let steady = crate::subcommand::io::table::steady_line(s);
-    let notes: String = [errors_line(s), steady, lag_line(r.schedule_lag_ms.as_ref())]
+    let notes: String = [errors_line(s), steady, lag_line(r.schedule_lag_ms.as_ref()), one_window]
         .into_iter()
         .flatten()
         .map(|l| format!("\n{l}"))
@@ -99,4 +101,18 @@ pub fn tune_table(trials: &[(u32, u64, bool, f64, bool)]) -> String {
         ]);
     }
     t.to_string()
+}
+
+/// Why a run has no maximum over sample windows, where it measured less than two: its one
+/// window's average is all the "max" thresholds judged.
+fn one_window(s: &Summary) -> Option<String> {
+    let window = s.parameters.get("sample_window_s")?.as_f64()?;
+    let measured = s.phases.measured_s;
+    (measured > 0.0 && measured < 2.0 * window).then(|| {
+        format!(
+            "note: {measured:.0} s measured hold one sample window of {window:.0} s, so there is no maximum over \
+             windows: the *_max_ms thresholds judged that window's average; measure at least {:.0} s for a maximum",
+            2.0 * window
+        )
+    })
 }
