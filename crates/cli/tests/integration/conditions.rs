@@ -59,8 +59,10 @@ fn a_storage_measured_normally_and_during_a_rebuild_is_reported_side_by_side_wit
     assert!(md.contains("## Normal and degraded"), "{md}");
     assert!(
         md.contains(
-            "| storage | normal IOPS | vol-rebuild IOPS | normal % of best | vol-rebuild % of best |"
-        )
+            "| storage | normal IOPS | vol-rebuild IOPS | normal % of best | vol-rebuild % of best | \
+             normal MB/s | vol-rebuild MB/s |"
+        ),
+        "{md}"
     );
     let row = md.lines().find(|l| l.starts_with("| ssd | ")).unwrap_or_else(|| panic!("no ssd row: {md}"));
     let cells: Vec<&str> = row.trim_matches('|').split(" | ").map(str::trim).collect();
@@ -68,7 +70,8 @@ fn a_storage_measured_normally_and_during_a_rebuild_is_reported_side_by_side_wit
     for (cell, median) in [(cells[1], normal), (cells[2], degraded)] {
         assert!((figure(cell) / median - 1.0).abs() < 1e-3, "{cell} is the median {median}: {row}");
     }
-    assert_eq!(cells[3..], [pct(100.0 * normal / best), pct(100.0 * degraded / best)], "{row}");
+    assert_eq!(cells[3..5], [pct(100.0 * normal / best), pct(100.0 * degraded / best)], "{row}");
+    assert!(cells[5..].iter().all(|c| figure(c) > 0.0), "each condition's MB/s: {row}");
     let finding = format!("{} of its normal IOPS on nul", pct(100.0 * degraded / normal));
     let said =
         md.lines().find(|l| l.starts_with("- During vol-rebuild, ssd ")).unwrap_or_else(|| panic!("{md}"));

@@ -114,8 +114,8 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         Block::Heading(2, "Normal and degraded".into()),
         Block::Para(format!(
             "Each storage measured under more than one condition, side by side: every condition's \
-             median headline, and that median as a percentage of the storage's best condition \
-             (% of best). Conditions and their configurations: {}.",
+             median headline, that median as a percentage of the storage's best condition \
+             (% of best), and the figures beside the headline (MB/s) of each condition's reported run. Conditions and their configurations: {}.",
             measured.join("; ")
         )),
     ];
@@ -124,18 +124,31 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
         let mine: Vec<&Point<'_>> = all.iter().filter(|p| p.workload == workload).collect();
         let Some((metric, higher)) = mine.iter().find_map(|p| metric_of(p)) else { continue };
         out.push(Block::Heading(3, format!("Workload {workload}")));
-        out.push(Block::Table(table(&storages, &mine, &metric, higher)));
+        out.push(Block::Table(table(input, &storages, &mine, (&metric, higher))));
     }
     out
 }
 
 /// Rows: each storage (at each sweep point); columns: each condition's median, then each
-/// condition's % of best.
-fn table(storages: &[Storage<'_>], points: &[&Point<'_>], metric: &str, higher: bool) -> Table {
+/// condition's % of best, then the figures its workload puts beside the headline (io's MB/s),
+/// each condition's from its reported run.
+fn table(
+    input: &ReportInput,
+    storages: &[Storage<'_>],
+    points: &[&Point<'_>],
+    (metric, higher): (&str, bool),
+) -> Table {
     let columns = columns(storages);
+    let beside_names: Vec<&str> = points
+        .iter()
+        .flat_map(|p| p.groups.iter())
+        .find_map(|g| beside(input, g))
+        .map(|b| b.iter().map(|(n, _, _)| *n).collect())
+        .unwrap_or_default();
     let mut header = vec!["storage".to_string()];
     header.extend(columns.iter().map(|k| format!("{k} {metric}")));
     header.extend(columns.iter().map(|k| format!("{k} % of best")));
+    header.extend(beside_names.iter().flat_map(|n| columns.iter().map(move |k| format!("{k} {n}"))));
     let mut t = Table { header, rows: Vec::new() };
     for p in points {
         for s in storages {
@@ -152,10 +165,24 @@ fn table(storages: &[Storage<'_>], points: &[&Point<'_>], metric: &str, higher: 
                 (Some((_, s)), Some(best)) => percent(of_best(s.median, best, higher)),
                 _ => "—".into(),
             }));
+            for name in &beside_names {
+                row.extend(columns.iter().map(|k| {
+                    let figures = median(k).and_then(|(g, _)| beside(input, g));
+                    let value = figures.and_then(|b| b.into_iter().find(|(n, _, _)| n == name)?.1);
+                    value.map_or("—".into(), num)
+                }));
+            }
             t.push(row);
         }
     }
     t
+}
+
+/// The figures group `g`'s workload puts beside its headline, from its reported run.
+fn beside(input: &ReportInput, g: &Group<'_>) -> Option<Vec<(&'static str, Option<f64>, bool)>> {
+    let run = g.reported()?;
+    let figures = super::shown(&input.runs.get(&run.id)?.summary.results).beside();
+    (!figures.is_empty()).then_some(figures)
 }
 
 fn percent(v: f64) -> String {

@@ -142,11 +142,20 @@ impl Shown for MailboxResults {
         verdicts(input)
     }
 
-    /// 003 counts a mailbox run's IOPS as database reads and writes plus log writes.
+    /// 003 counts a mailbox run's IOPS as database reads and writes plus log writes; its MB/s
+    /// are every stream's bytes (maintenance reads too).
     fn beside(&self) -> Vec<(&'static str, Option<f64>, bool)> {
         let all = self.db_reads_per_sec + self.db_writes_per_sec + self.log_writes_per_sec;
+        let streams =
+            self.databases.iter().flat_map(|d| [&d.db_reads, &d.db_writes, &d.log_writes, &d.bdm_reads]);
+        let bytes: f64 = streams.map(|s| s.per_sec * s.bytes_per_io.unwrap_or(0.0)).sum();
         match self.test.as_str() {
-            "performance" | "stress" => vec![("DB + log IOPS", Some(all), true)],
+            "performance" | "stress" => {
+                vec![
+                    ("DB + log IOPS", Some(all), true),
+                    ("MB/s", (!self.databases.is_empty()).then_some(bytes / 1e6), false),
+                ]
+            }
             _ => Vec::new(),
         }
     }

@@ -882,10 +882,11 @@ fn a_storage_measured_normal_and_degraded_gets_002s_table_with_percent_of_best()
     assert!(
         md.contains("ssd: normal (ssd), rebuild (ssd-rebuild); hdd: normal (hdd), rebuild (hdd-rebuild).")
     );
-    let table = "| storage | normal IOPS | rebuild IOPS | normal % of best | rebuild % of best |\n\
-                 | --- | --- | --- | --- | --- |\n\
-                 | ssd | 1,050.0 | 315.0 | 100 % | 30 % |\n\
-                 | hdd | 200.0 | 186.0 | 100 % | 93 % |";
+    // io's MB/s beside its IOPS, each condition's from its reported run (8 KiB reads).
+    let table = "| storage | normal IOPS | rebuild IOPS | normal % of best | rebuild % of best | normal MB/s | rebuild MB/s |\n\
+                 | --- | --- | --- | --- | --- | --- | --- |\n\
+                 | ssd | 1,050.0 | 315.0 | 100 % | 30 % | 8.60 | 2.58 |\n\
+                 | hdd | 200.0 | 186.0 | 100 % | 93 % | 1.64 | 1.52 |";
     assert!(md.contains(table), "{md}");
     let html = report_html(&i);
     assert!(html.contains("Normal and degraded") && html.contains("<td class=\"n\">30 %</td>"), "{html}");
@@ -987,6 +988,14 @@ fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first
                 db_reads_per_sec: 600.0,
                 db_writes_per_sec: 400.0,
                 log_writes_per_sec: 200.0,
+                // 600 reads and 400 writes of 32 KiB, 200 log writes of 4 KiB a second: 33.6 MB/s.
+                databases: vec![crate::model::MailboxDbResult {
+                    database: 1,
+                    db_reads: stream(600.0, 32768.0),
+                    db_writes: stream(400.0, 32768.0),
+                    log_writes: stream(200.0, 4096.0),
+                    ..Default::default()
+                }],
                 ..Default::default()
             };
             let mut s = summary(1000.0);
@@ -1007,9 +1016,12 @@ fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first
     );
     // 003's count of IOPS beside the transactional ones, and per watt on both.
     let md = report_markdown(&input);
-    assert!(md.contains("| run | status | IOPS | DB + log IOPS | idle W | active W |"), "{md}");
+    assert!(md.contains("| run | status | IOPS | DB + log IOPS | MB/s | idle W | active W |"), "{md}");
     assert!(md.contains("| IOPS/W | DB + log IOPS/W | reported |"), "{md}");
-    assert!(md.contains("| r1 | done | 1,000.0 | 1,200.0 |") && md.contains("| 20.00 | 24.00 |"), "{md}");
+    assert!(
+        md.contains("| r1 | done | 1,000.0 | 1,200.0 | 33.59 |") && md.contains("| 20.00 | 24.00 |"),
+        "{md}"
+    );
 }
 
 #[test]
@@ -1041,6 +1053,11 @@ fn a_failed_check_is_named_with_what_was_measured_and_one_that_measured_nothing_
             "db_read_avg_ms (database 1): not judged, no sample (at most 20.00); db_read_avg_ms (database 2): 31.50 (at most 20.00)"
         )
     );
+}
+
+/// A mailbox stream of `per_sec` I/Os of `bytes` each.
+fn stream(per_sec: f64, bytes: f64) -> crate::model::StreamResult {
+    crate::model::StreamResult { per_sec, bytes_per_io: Some(bytes), ..Default::default() }
 }
 
 #[test]
