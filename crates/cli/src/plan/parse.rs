@@ -734,8 +734,9 @@ pub(super) fn typed<T: DeserializeOwned>(
 /// Command-line options that are not workload keys: where output goes and what the terminal
 /// shows (the evaluation decides), the background streams (a configuration's key) and DS3's
 /// file and compatibility options, and the live metrics' address (the evaluation's own). A
-/// capture is a configuration's background stream (`background = ["capture"]`).
-pub const NOT_PLAN_KEYS: [&str; 20] = [
+/// capture is a configuration's background stream (`background = ["capture"]`); recording an
+/// oltp run's calls (`--record`) is a run's on the command line.
+pub const NOT_PLAN_KEYS: [&str; 21] = [
     "name",
     "shard",
     "start_at",
@@ -745,6 +746,7 @@ pub const NOT_PLAN_KEYS: [&str; 20] = [
     "background",
     "background_wait",
     "capture",
+    "record",
     "verbose",
     "out_filename",
     "config_file",

@@ -813,3 +813,22 @@ fn a_requirement_relative_to_a_condition_no_configuration_runs_under_is_refused_
     assert!(e.message.contains("the plan's conditions are normal"), "{e}");
     assert_eq!(e.line, 8, "the requirement's line: {e}");
 }
+
+#[test]
+fn every_key_a_kind_offers_in_a_plan_is_one_its_options_read() {
+    // A key offered (by the kind's flags) but not read by its plan type was refused as
+    // "unknown field", with a hint naming the key itself (`capture`, `background_wait`).
+    for kind in crate::registry::KINDS {
+        let skip = [kind.reserved, &parse::NOT_PLAN_KEYS].concat();
+        for key in parse::keys_in(&(kind.command)(), &skip) {
+            let (_tmp, text) = plan_with(&format!("[[workload]]\nkind = \"{}\"\n{key} = true\n", kind.name));
+            if let Err(e) = parse("p.toml", &text) {
+                assert!(
+                    !e.message.contains("unknown field") && !e.message.contains("unknown key"),
+                    "{} offers `{key}` but does not read it: {e}",
+                    kind.name
+                );
+            }
+        }
+    }
+}
