@@ -66,12 +66,12 @@ impl WalOptions {
         Ok(spec)
     }
 
-    /// One point's warm-up and measured time, times the points (one where the options do not
-    /// validate).
+    /// How long the run takes (`WalSpec::duration`); one point's warm-up and measured time
+    /// where the options do not validate.
     pub fn expected(&self) -> std::time::Duration {
         let d = WalSpec::default();
-        let one = self.ramp.map_or(d.warmup, |s| s.0) + self.runtime.map_or(d.seconds, |s| s.0);
-        one * self.spec().map_or(1, |s| u32::try_from(s.points().len()).unwrap_or(1))
+        let one = || self.ramp.map_or(d.warmup, |s| s.0) + self.runtime.map_or(d.seconds, |s| s.0);
+        self.spec().map_or_else(|_| one(), |s| s.duration())
     }
 }
 

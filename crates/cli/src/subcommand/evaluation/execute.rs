@@ -20,14 +20,9 @@ use storbench_bench::units::{ByteSize, Seconds};
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 
 /// Every run's options as its command would check them, so that a mistake in the last
-/// workload stops the evaluation before the first run, not hours into it; every problem is
-/// listed at once.
-pub fn check_all(plan: &Plan) -> Result<()> {
-    all_of(problems(plan))
-}
-
-/// Every problem `check_all` finds, in the plan's order, each once: places, options, searches,
-/// database servers, streams and power meters.
+/// workload stops the evaluation before the first run, not hours into it: every problem, in
+/// the plan's order, each once (places, options, searches, database servers, streams). The
+/// caller adds the power meters' and lists them all with [`all_of`].
 pub fn problems(plan: &Plan) -> Vec<anyhow::Error> {
     let mut found: Vec<anyhow::Error> = check_kept_once(plan).err().into_iter().collect();
     for c in &plan.configurations {
@@ -73,7 +68,6 @@ pub fn problems(plan: &Plan) -> Vec<anyhow::Error> {
             );
         }
     }
-    found.extend(power::check(plan.method.power.as_deref(), &plan.own_meters()));
     // One problem once, whichever runs and streams meet it.
     let mut seen: Vec<String> = Vec::new();
     found.retain(|e| {
@@ -98,7 +92,7 @@ pub fn all_of(mut found: Vec<anyhow::Error>) -> Result<()> {
         1 => Err(found.remove(0)),
         n => {
             let list: Vec<String> =
-                found.iter().enumerate().map(|(i, e)| format!("  {}. {}", i + 1, in_plan_words(e))).collect();
+                found.iter().enumerate().map(|(i, e)| format!("  {}. {}", i + 1, in_plan(e))).collect();
             bail!("the plan has {n} problems; fix each, then run it again:\n{}", list.join("\n"))
         }
     }
@@ -131,11 +125,6 @@ fn check_kept_once(plan: &Plan) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// A problem with its causes, a refusal's remedy in the plan's keys.
-fn in_plan_words(e: &anyhow::Error) -> String {
-    crate::plan::in_plan_terms(&crate::output::reason_worded(e, &crate::plan::key_for))
 }
 
 /// A workload's error as a plan's user reads it: remedies and options named by their plan keys.

@@ -45,8 +45,6 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
     };
     // On a cluster the shards lock the targets, each on its own host.
     let _locks = lock_places(&start, cluster.is_none())?;
-    power::start(start.plan.method.power.as_deref())?;
-    power::start_own(&start.plan.own_meters())?;
     let dir = match start.dir {
         Some(dir) => {
             // What this resume ran with, for the next one.
@@ -106,7 +104,9 @@ pub fn check(file: &Path) -> Result<Ending> {
     let text = read_plan(file)?;
     let mut plan = crate::shard::parse_plan(&file.display().to_string(), &text, false)?;
     plan.method = checked(plan.method)?;
-    execute::check_all(&plan)?;
+    let mut found = execute::problems(&plan);
+    found.extend(power::check(plan.method.power.as_deref(), &plan.own_meters()));
+    execute::all_of(found)?;
     let runs = expand::runs(&plan);
     let all: Vec<usize> = (0..runs.len()).collect();
     tell!(
@@ -123,6 +123,15 @@ pub fn check(file: &Path) -> Result<Ending> {
     Ok(Ending::Ok)
 }
 
+/// Every check before the first run, with the power meters started as the runs will read
+/// them (each opened once): every problem listed at once.
+fn check_and_start_meters(plan: &Plan) -> Result<()> {
+    let mut found = execute::problems(plan);
+    found.extend(power::start(plan.method.power.as_deref()).err());
+    found.extend(power::start_own(&plan.own_meters()).err());
+    execute::all_of(found)
+}
+
 fn read_plan(p: &Path) -> Result<String> {
     read_text(p, TEXT_LIMIT)
         .map_err(|e| anyhow::anyhow!("the plan {e} (`storbench plan init` writes an example)"))
@@ -136,7 +145,7 @@ fn fresh(a: &RunArgs) -> Result<Start> {
     };
     let mut plan = crate::shard::parse_plan(&file, &text, a.cluster.on.is_some())?;
     plan.method = checked(plan.method.overridden_by(&a.method))?;
-    execute::check_all(&plan)?;
+    check_and_start_meters(&plan)?;
     Ok(Start { plan, text, dir: None, previous: None, saved: plan::Method::default() })
 }
 
@@ -172,7 +181,7 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
             c.target = PathBuf::from(&first.target);
         }
     }
-    execute::check_all(&plan)?;
+    check_and_start_meters(&plan)?;
     Ok(Start { plan, text, dir: Some(dir.to_path_buf()), previous: Some(previous), saved })
 }
 

@@ -20,8 +20,7 @@ pub fn run(a: &RunArgs, run_id: &str, stop: &StopFlag) -> Result<Ending> {
         .iter()
         .find(|r| r.id == run_id)
         .ok_or_else(|| anyhow!("run {run_id} is not in the plan of {}", dir.display()))?;
-    power::start(start.plan.method.power.as_deref())?;
-    power::start_own(&start.plan.own_meters())?;
+    // The meters started with the plan's checks (`resume_from`).
     power::use_meter_of(&start.plan.configurations[run.configuration].name);
     if a.cluster.setup_only {
         if a.cluster.precondition_first {
