@@ -2,8 +2,9 @@
 //! recorded from the kernel's tracepoints, and what a trace says.
 
 use clap::Args;
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
+use storbench_bench::blocktrace::options::ReplayTraceOptions;
 use storbench_bench::units::Seconds;
 
 #[derive(Args, Debug, Clone)]
@@ -41,9 +42,9 @@ pub struct FingerprintArgs {
 }
 
 /// Options of `storbench replay-trace`; the same keys work in a plan file's replay-trace
-/// workload (its target, allow_device and force are the configuration's).
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// workload (its target, allow_device and force are the configuration's). Each flag is a key
+/// of the library's `ReplayTraceOptions`, which the flags convert into (`ReplayTraceArgs::job`).
+#[derive(Args, Debug, Clone, Default)]
 pub struct ReplayTraceArgs {
     /// A trace `storbench capture` (or a run's --capture) wrote.
     #[arg(value_name = "TRACE", value_parser = storbench_bench::units::file_place)]
@@ -66,7 +67,7 @@ pub struct ReplayTraceArgs {
     pub force: bool,
 
     /// As recorded, this many times as fast (2 = twice the rate, 0.5 = half). Default: 1.
-    #[arg(long, value_name = "X", conflicts_with = "fast")]
+    #[arg(long, value_name = "X")]
     pub speed: Option<f64>,
 
     /// As fast as the target takes them, at the recorded queue depth (or --iodepth), instead
@@ -74,8 +75,8 @@ pub struct ReplayTraceArgs {
     #[arg(long)]
     pub fast: bool,
 
-    /// With --fast: requests in flight. Default: the most the trace had in flight.
-    #[arg(long, value_name = "N", requires = "fast", value_parser = clap::value_parser!(u32).range(1..=4096))]
+    /// With --fast: requests in flight, 1 to 4096. Default: the most the trace had in flight.
+    #[arg(long, value_name = "N")]
     pub iodepth: Option<u32>,
 
     /// Fold the offsets into this many bytes (a tenth of the data, a target smaller than the
@@ -95,6 +96,41 @@ pub struct ReplayTraceArgs {
     pub check: bool,
 
     #[command(flatten)]
-    #[serde(skip)]
     pub out: crate::args::OutputArgs,
+}
+
+impl ReplayTraceArgs {
+    /// The flags as the library's options, and where the output goes.
+    pub fn job(self) -> ReplayTraceJob {
+        // Every key of the options set here; every flag is one of them (a test holds it).
+        let options = ReplayTraceOptions {
+            trace: self.trace,
+            target: self.target,
+            allow_device: self.allow_device,
+            force: self.force,
+            speed: self.speed,
+            fast: self.fast,
+            iodepth: self.iodepth,
+            footprint: self.footprint,
+            buffered: self.buffered,
+            check: self.check,
+        };
+        ReplayTraceJob { options, out: self.out }
+    }
+}
+
+/// A replay-trace workload as the command line and a plan run it: the library's options (a
+/// plan's workload table deserializes into them) and where its output goes.
+#[derive(Debug, Clone, Default)]
+pub struct ReplayTraceJob {
+    pub options: ReplayTraceOptions,
+    pub out: crate::args::OutputArgs,
+}
+
+impl<'de> Deserialize<'de> for ReplayTraceJob {
+    /// A plan's workload table: the options; the output is the evaluation's.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let options = ReplayTraceOptions::deserialize(d)?;
+        Ok(ReplayTraceJob { options, out: crate::args::OutputArgs::default() })
+    }
 }

@@ -737,15 +737,38 @@ fn serde_fields<T: serde::de::DeserializeOwned>() -> Vec<&'static str> {
     ask.0
 }
 
+/// The flags of `F` are the keys of the library's options `O`, no more and no fewer.
+fn flags_are_keys<F: clap::Args, O: serde::de::DeserializeOwned>(at_least: usize) {
+    let mut flags = parse::keys_of::<F>(&parse::NOT_PLAN_KEYS);
+    let mut keys: Vec<String> = serde_fields::<O>().into_iter().map(String::from).collect();
+    flags.sort();
+    keys.sort();
+    assert!(keys.len() >= at_least, "{keys:?}");
+    assert_eq!(flags, keys, "{}", std::any::type_name::<O>());
+}
+
+#[test]
+fn every_replay_trace_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_them() {
+    use storbench_bench::blocktrace::options::ReplayTraceOptions;
+    flags_are_keys::<crate::args::ReplayTraceArgs, ReplayTraceOptions>(10);
+    let (_tmp, text) =
+        plan_with("[[workload]]\nkind = \"replay-trace\"\ntrace = \"t.sbtrace\"\nfast = true\niodepth = 8\n");
+    let plan = parse("p.toml", &text).unwrap();
+    let job = runs(&plan)[0].args.get::<crate::args::ReplayTraceJob>().unwrap().clone();
+    assert_eq!((job.options.fast, job.options.iodepth), (true, Some(8)));
+    assert_eq!(job.options.trace, std::path::Path::new("t.sbtrace"));
+    // A plan meets the same refusals as the flags: a depth without fast.
+    let (_tmp, text) =
+        plan_with("[[workload]]\nkind = \"replay-trace\"\ntrace = \"t.sbtrace\"\niodepth = 8\n");
+    let job = runs(&parse("p.toml", &text).unwrap())[0].args.clone();
+    let e = job.check().unwrap_err().to_string();
+    assert!(e.contains("--iodepth 8 is for --fast"), "{e}");
+}
+
 #[test]
 fn every_wal_flag_is_a_key_of_the_librarys_options_and_every_key_a_flag() {
     use storbench_bench::workload::wal::WalOptions;
-    let mut flags = parse::keys_of::<crate::args::WalArgs>(&parse::NOT_PLAN_KEYS);
-    let mut keys: Vec<String> = serde_fields::<WalOptions>().into_iter().map(String::from).collect();
-    flags.sort();
-    keys.sort();
-    assert!(keys.len() >= 9, "{keys:?}");
-    assert_eq!(flags, keys);
+    flags_are_keys::<crate::args::WalArgs, WalOptions>(9);
     // And a plan's wal table reaches the run as those options.
     let (_tmp, text) = plan_with(
         "[[workload]]\nkind = \"wal\"\nsync_method = \"fsync\"\nbs = \"4k\"\nwriters = 2\nruntime = 1\n",

@@ -1,7 +1,7 @@
 //! replay-trace's registry entry: its subcommand, and what a plan and an evaluation need of
 //! a replay of a block trace.
 
-use crate::args::ReplayTraceArgs;
+use crate::args::{ReplayTraceArgs, ReplayTraceJob};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -10,9 +10,10 @@ use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 use std::time::Duration;
+use storbench_bench::blocktrace::options::ReplayTraceOptions;
 use storbench_bench::run::StopFlag;
 
-pub static KIND: Kind = Kind::of::<ReplayTraceArgs, ReplayTraceArgs>(
+pub static KIND: Kind = Kind::of::<ReplayTraceJob, ReplayTraceArgs>(
     &storbench_bench::blocktrace::entry::WORKLOAD,
     &["target", "allow_device", "force"],
 );
@@ -42,7 +43,7 @@ Examples:
     }
 
     fn run(self, stop: &StopFlag) -> Result<Ending> {
-        super::replay::run(&self, stop)
+        super::replay::run(&self.job(), stop)
     }
 
     fn table(s: &storbench_report::Summary) -> String {
@@ -50,32 +51,36 @@ Examples:
     }
 }
 
-impl OfKind for ReplayTraceArgs {
+impl OfKind for ReplayTraceJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl Options for ReplayTraceArgs {
+impl crate::registry::Flagged for ReplayTraceJob {
+    type Flags = ReplayTraceArgs;
+}
+
+impl Options for ReplayTraceJob {
     fn for_configuration(&self, c: &Configuration, _m: &Method) -> Box<dyn Options> {
-        Box::new(ReplayTraceArgs {
+        let options = ReplayTraceOptions {
             target: Some(c.target.clone()),
             allow_device: c.allow_device,
             force: c.force,
-            out: c.output(&self.out),
-            ..self.clone()
-        })
+            ..self.options.clone()
+        };
+        Box::new(ReplayTraceJob { options, out: c.output(&self.out) })
     }
 
     /// As recorded: the trace's span at its speed; fast: as long as the target takes, guessed
     /// as the same.
     fn expected(&self) -> Duration {
-        let Ok((_, f)) = super::read_trace(&self.trace) else { return Duration::from_secs(60) };
-        let speed = if self.fast { 1.0 } else { self.speed.unwrap_or(1.0).max(1e-3) };
+        let o = &self.options;
+        let Ok((_, f)) = super::read_trace(&o.trace) else { return Duration::from_secs(60) };
+        let speed = if o.fast { 1.0 } else { o.speed.unwrap_or(1.0).max(1e-3) };
         Duration::from_secs_f64((f.duration_s / speed).clamp(0.0, 1e7))
     }
 
     fn label(&self, _swept: Option<&str>) -> String {
-        let stem = self.trace.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        format!("replay-trace-{stem}{}", if self.fast { "-fast" } else { "" })
+        format!("{}-{}{}", KIND.name, self.options.stem(), if self.options.fast { "-fast" } else { "" })
     }
 
     fn will_write(&self) -> Option<String> {

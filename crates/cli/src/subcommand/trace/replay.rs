@@ -6,7 +6,7 @@
 //! beside the run and compares its fingerprint with the trace's once the run ended.
 
 use super::read_trace;
-use crate::args::ReplayTraceArgs;
+use crate::args::ReplayTraceJob;
 use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
 use crate::subcommand::Ending;
@@ -53,7 +53,7 @@ impl Checked {
     }
 }
 
-pub fn run(a: &ReplayTraceArgs, stop: &StopFlag) -> Result<Ending> {
+pub fn run(a: &ReplayTraceJob, stop: &StopFlag) -> Result<Ending> {
     let ran = measure(a, None, stop)?;
     if let Some(m) = &ran.measured {
         show(a, &m.summary)?;
@@ -62,31 +62,27 @@ pub fn run(a: &ReplayTraceArgs, stop: &StopFlag) -> Result<Ending> {
 }
 
 /// Every check before anything is written: the trace, the speed, the target.
-pub fn check(a: &ReplayTraceArgs) -> Result<Checked> {
-    if a.trace.as_os_str().is_empty() {
-        bail!(
-            "a replay-trace workload needs its trace: give trace = \"FILE\" (a trace `storbench capture` wrote)"
-        );
-    }
-    let (header, original) = read_trace(&a.trace)?;
+pub fn check(a: &ReplayTraceJob) -> Result<Checked> {
+    a.options.check().map_err(anyhow::Error::msg)?;
+    let (header, original) = read_trace(&a.options.trace)?;
     if original.reads + original.writes == 0 {
-        bail!("{} has no reads or writes to replay", a.trace.display());
+        bail!("{} has no reads or writes to replay", a.options.trace.display());
     }
-    let speed = crate::subcommand::replay::speed_factor(a.speed.unwrap_or(1.0))?;
+    let speed = crate::subcommand::replay::speed_factor(a.options.speed.unwrap_or(1.0))?;
     bounded(a, &original, speed)?;
     crate::subcommand::results_root(a.out.output_dir.as_deref())?;
     let req = TargetRequest {
-        path: a.target.clone().unwrap_or_else(|| PathBuf::from(".")),
+        path: a.options.target.clone().unwrap_or_else(|| PathBuf::from(".")),
         size: None,
-        default_size: a.footprint.map(|f| f.0).unwrap_or(header.size_bytes).max(1 << 20),
-        direct: !a.buffered,
-        allow_device: a.allow_device,
-        force: a.force,
+        default_size: a.options.footprint.map(|f| f.0).unwrap_or(header.size_bytes).max(1 << 20),
+        direct: !a.options.buffered,
+        allow_device: a.options.allow_device,
+        force: a.options.force,
         writes: original.writes > 0,
     };
     let plan = target::plan(&req)?;
-    refuse_captured_device(&plan.path, &header, a.force)?;
-    if a.check && capture::device_number(&plan.path).is_err() {
+    refuse_captured_device(&plan.path, &header, a.options.force)?;
+    if a.options.check && capture::device_number(&plan.path).is_err() {
         bail!(
             "--check captures the replay's requests, which needs a block device as --target ({} is not one)",
             plan.path.display()
@@ -108,9 +104,9 @@ const LONGEST_S: f64 = 365.0 * 24.0 * 3600.0;
 
 /// Refuses what would never end or could not be replayed: a speed that stretches the trace
 /// past a year, a footprint smaller than its largest request.
-fn bounded(a: &ReplayTraceArgs, original: &Fingerprint, speed: f64) -> Result<()> {
+fn bounded(a: &ReplayTraceJob, original: &Fingerprint, speed: f64) -> Result<()> {
     let lasts_s = original.duration_s / speed;
-    if !a.fast && lasts_s > LONGEST_S {
+    if !a.options.fast && lasts_s > LONGEST_S {
         bail!(
             "--speed {speed}: the trace's {:.1} s would take {:.0} days to replay, more than the year a \
              run may last; give a speed nearer 1 (or --fast)",
@@ -118,11 +114,11 @@ fn bounded(a: &ReplayTraceArgs, original: &Fingerprint, speed: f64) -> Result<()
             lasts_s / 86_400.0
         );
     }
-    if !a.fast && lasts_s > 3600.0 {
+    if !a.options.fast && lasts_s > 3600.0 {
         say!("replaying the trace as recorded at speed {speed} takes about {:.1} hours", lasts_s / 3600.0);
     }
     let largest = original.size_histogram.keys().next_back().copied().unwrap_or(0);
-    if let Some(f) = a.footprint.filter(|f| f.0 < u64::from(largest)) {
+    if let Some(f) = a.options.footprint.filter(|f| f.0 < u64::from(largest)) {
         bail!(
             "--footprint {}: smaller than the trace's largest request ({largest} bytes), which could not be \
              placed in it; give at least that, or leave it out for the trace's own",
@@ -147,9 +143,9 @@ fn refuse_captured_device(target: &Path, header: &Header, force: bool) -> Result
 }
 
 /// The run's streams: the user's, and under `--check` a capture of the target.
-fn streams(a: &ReplayTraceArgs, target: &Path) -> Vec<crate::background::Background> {
+fn streams(a: &ReplayTraceJob, target: &Path) -> Vec<crate::background::Background> {
     let mut streams = a.out.streams();
-    if a.check {
+    if a.options.check {
         streams.push(crate::background::Background::capture(target));
     }
     streams
@@ -157,14 +153,14 @@ fn streams(a: &ReplayTraceArgs, target: &Path) -> Vec<crate::background::Backgro
 
 /// Creates and fills the target file where it is missing: an evaluation does this before
 /// its idle window.
-pub fn prepare_target(a: &ReplayTraceArgs, stop: &StopFlag) -> Result<()> {
+pub fn prepare_target(a: &ReplayTraceJob, stop: &StopFlag) -> Result<()> {
     let c = check(a)?;
     let _lock = c.plan.lock()?;
     crate::subcommand::io::prepare(&c.plan, 1, stop).map(drop)
 }
 
 /// The replay into the bundle directory `given`, or a new one under --output-dir.
-pub fn measure(a: &ReplayTraceArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub fn measure(a: &ReplayTraceJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let c = check(a)?;
     let _lock = c.plan.lock()?;
     let target = match crate::subcommand::io::prepare(&c.plan, 1, stop) {
@@ -203,7 +199,7 @@ pub fn measure(a: &ReplayTraceArgs, given: Option<&Path>, stop: &StopFlag) -> Re
         background_wait: a.out.background_wait,
     };
     let dir = BundleDir::choose(given, &a.out, &spec.name)?;
-    let label = format!("replaying {}", a.trace.display());
+    let label = format!("replaying {}", a.options.trace.display());
     let replayed = facts(a, &c);
     let m = measure::measure(&dir, start, stop, |rec, first| {
         crate::subcommand::io::record_job(
@@ -214,7 +210,8 @@ pub fn measure(a: &ReplayTraceArgs, given: Option<&Path>, stop: &StopFlag) -> Re
             &label,
             stop,
             |rec, outcome, facts| {
-                let check = a.check.then(|| checked(rec, outcome.all.flush.ios, &c.original)).flatten();
+                let check =
+                    a.options.check.then(|| checked(rec, outcome.all.flush.ios, &c.original)).flatten();
                 facts.trace = Some(TraceReplay { check, ..replayed });
             },
         )
@@ -224,14 +221,14 @@ pub fn measure(a: &ReplayTraceArgs, given: Option<&Path>, stop: &StopFlag) -> Re
 
 /// The io job that replays the trace on `target`: one worker, as deep as the trace was (or
 /// --iodepth when fast), buffers for its largest request.
-fn io_spec(a: &ReplayTraceArgs, c: &Checked, target: &Target) -> IoSpec {
+fn io_spec(a: &ReplayTraceJob, c: &Checked, target: &Target) -> IoSpec {
     let largest = c.original.size_histogram.keys().next_back().copied().unwrap_or(4096);
     let recorded_depth = c.original.max_queue_depth.clamp(1, 4096) as u32;
-    let (pace, iodepth) = match a.fast {
-        true => (Pace::Fast, a.iodepth.unwrap_or(recorded_depth)),
+    let (pace, iodepth) = match a.options.fast {
+        true => (Pace::Fast, a.options.iodepth.unwrap_or(recorded_depth)),
         false => (Pace::AsRecorded { speed: c.speed }, (recorded_depth * 2).clamp(64, MOST_IN_FLIGHT)),
     };
-    let span = a.footprint.map_or(target.size, |f| f.0.min(target.size));
+    let span = a.options.footprint.map_or(target.size, |f| f.0.min(target.size));
     let region = if target.is_device {
         // The shards of one run on one device each replay into a slice of their own.
         let (start, len) = crate::shard::device_slice(span, u64::from(largest));
@@ -239,9 +236,12 @@ fn io_spec(a: &ReplayTraceArgs, c: &Checked, target: &Target) -> IoSpec {
     } else {
         Region { start: 0, len: span }
     };
-    let stem = a.trace.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
     IoSpec {
-        name: a.out.name.clone().unwrap_or_else(|| format!("replay-trace-{stem}")),
+        name: a
+            .out
+            .name
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", super::entry::KIND.name, a.options.stem())),
         pattern: Pattern::Sequential,
         reads: Share::of_fraction(c.original.read_fraction),
         random: Share::ALL,
@@ -259,7 +259,7 @@ fn io_spec(a: &ReplayTraceArgs, c: &Checked, target: &Target) -> IoSpec {
         region,
         interval: Duration::from_secs(1),
         trace: Some(TraceSource {
-            path: a.trace.clone(),
+            path: a.options.trace.clone(),
             pace,
             align: if target.direct { c.plan.direct_align } else { 1 },
         }),
@@ -268,13 +268,13 @@ fn io_spec(a: &ReplayTraceArgs, c: &Checked, target: &Target) -> IoSpec {
 }
 
 /// What the trace is, for the summary: the same for every run of it.
-fn facts(a: &ReplayTraceArgs, c: &Checked) -> TraceReplay {
+fn facts(a: &ReplayTraceJob, c: &Checked) -> TraceReplay {
     let o = &c.original;
-    let speed = (!a.fast).then_some(c.speed);
+    let speed = (!a.options.fast).then_some(c.speed);
     let not_replayed = [("discard", o.discards)].into_iter().filter(|(_, n)| *n > 0);
     TraceReplay {
-        trace: a.trace.display().to_string(),
-        mode: if a.fast { "fast" } else { "as_recorded" }.into(),
+        trace: a.options.trace.display().to_string(),
+        mode: if a.options.fast { "fast" } else { "as_recorded" }.into(),
         speed,
         recorded_requests: o.reads + o.writes + o.flushes,
         recorded_s: o.duration_s / speed.unwrap_or(1.0),
@@ -285,18 +285,18 @@ fn facts(a: &ReplayTraceArgs, c: &Checked) -> TraceReplay {
 }
 
 /// The run's parameters: the replay's own options (the trace, the pace, where).
-fn parameters(a: &ReplayTraceArgs, c: &Checked, spec: &IoSpec) -> serde_json::Value {
+fn parameters(a: &ReplayTraceJob, c: &Checked, spec: &IoSpec) -> serde_json::Value {
     serde_json::json!({
-        "trace": a.trace.display().to_string(),
+        "trace": a.options.trace.display().to_string(),
         "captured_device": c.header.device,
-        "mode": if a.fast { "fast" } else { "as_recorded" },
-        "speed": (!a.fast).then_some(c.speed),
+        "mode": if a.options.fast { "fast" } else { "as_recorded" },
+        "speed": (!a.options.fast).then_some(c.speed),
         "iodepth": spec.iodepth,
-        "footprint": a.footprint.map(|f| f.0),
+        "footprint": a.options.footprint.map(|f| f.0),
         "size": spec.region.len,
         "offset": spec.region.start,
-        "direct": !a.buffered,
-        "check": a.check,
+        "direct": !a.options.buffered,
+        "check": a.options.check,
         "engine": spec.engine.name(),
     })
 }
@@ -354,6 +354,6 @@ pub fn table(s: &Summary) -> String {
     out
 }
 
-fn show(a: &ReplayTraceArgs, s: &Summary) -> Result<()> {
+fn show(a: &ReplayTraceJob, s: &Summary) -> Result<()> {
     output::print_result(|| if a.out.json { export::summary_json(s) } else { table(s) + "\n" })
 }
