@@ -813,6 +813,17 @@ pub enum EngineArg {
     Null,
 }
 
+impl From<EngineArg> for storbench_bench::engine::EngineKind {
+    fn from(e: EngineArg) -> Self {
+        use storbench_bench::engine::EngineKind;
+        match e {
+            EngineArg::IoUring => EngineKind::IoUring,
+            EngineArg::Psync => EngineKind::Psync,
+            EngineArg::Null => EngineKind::Null,
+        }
+    }
+}
+
 #[cfg(test)]
 mod steady_tests {
     use super::*;

@@ -2,11 +2,13 @@
 //! overridable, with its two file sets of the reference evaluation as presets.
 
 use super::{EngineArg, OutputArgs};
-use clap::{Args, Subcommand, ValueEnum};
-use serde::Deserialize;
+use clap::{Args, Subcommand};
+use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::time::Duration;
+use storbench_bench::engine::EngineKind;
 use storbench_bench::units::{ByteSize, Seconds};
+use storbench_bench::workload::integrity::{IntegrityOptions, IntegrityPreset};
 
 /// `storbench integrity [OPTIONS]` runs the stress; `storbench integrity verify` checks kept
 /// files.
@@ -40,30 +42,10 @@ pub struct IntegrityVerifyArgs {
     pub json: bool,
 }
 
-/// The file sets of the reference evaluation (004): data initial, maximum, growth; log.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IntegrityPreset {
-    /// Data 500 MB growing to 1,000 MB by 50 MB; log 50 MB.
-    Small,
-    /// Data 5,000 MB growing to 10,000 MB by 500 MB; log 50 MB.
-    Big,
-}
-
-impl IntegrityPreset {
-    /// (data, data max, growth, log) in bytes.
-    pub fn sizes(self) -> (u64, u64, u64, u64) {
-        const MB: u64 = 1 << 20;
-        match self {
-            IntegrityPreset::Small => (500 * MB, 1000 * MB, 50 * MB, 50 * MB),
-            IntegrityPreset::Big => (5000 * MB, 10_000 * MB, 500 * MB, 50 * MB),
-        }
-    }
-}
-
-/// Options of `storbench integrity`; the same keys work in a plan file's integrity workload.
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// Options of `storbench integrity`; the same keys work in a plan file's integrity workload,
+/// but for the crash cycles ([`CrashArgs`], the command line's). Each other flag is a key of
+/// the library's `IntegrityOptions`, which the flags convert into (`IntegrityArgs::job`).
+#[derive(Args, Debug, Clone, Default)]
 pub struct IntegrityArgs {
     /// Directory for the files: storbench-integrity.mdf (data), .ldf (log), .journal (the
     /// acknowledged writes) and .json (what they are). The directory must not hold them
@@ -91,7 +73,7 @@ pub struct IntegrityArgs {
 
     /// The file sizes of one of the reference evaluation's two sets: small (data 500 MB to
     /// 1,000 MB by 50 MB, log 50 MB; the default) or big (5,000 MB to 10,000 MB by 500 MB).
-    #[arg(long, value_enum)]
+    #[arg(long, value_name = "SET")]
     pub preset: Option<IntegrityPreset>,
 
     /// Initial size of the data file. Default: the preset's (500MB).
@@ -156,46 +138,6 @@ pub struct IntegrityArgs {
     #[arg(long)]
     pub keep: bool,
 
-    /// Crash consistency: run the stress as a separate writer process and kill it (SIGKILL) at
-    /// a random point between half this and this after its activities start, then check
-    /// that every acknowledged write is on disk. Report: cycles, writes acknowledged, found,
-    /// lost. Command line only.
-    #[arg(long, value_name = "DURATION")]
-    #[serde(skip)]
-    pub crash_after: Option<Seconds>,
-
-    /// With --crash-after: at the crash point run this command (through sh -c) instead of
-    /// killing the writer, e.g. a power cut through the test machine's BMC. A writer still
-    /// alive 10 s after the command is killed. A command that exits non-zero or outlives
-    /// --crash-cmd-timeout fails its cycle and the run (exit 1); its output goes to the
-    /// bundle's output.log.
-    #[arg(long, value_name = "COMMAND", requires = "crash_after")]
-    #[serde(skip)]
-    pub crash_cmd: Option<String>,
-
-    /// With --crash-cmd: how long the command may run; then it is killed, with everything it
-    /// started, and its cycle fails. Default: 60s.
-    #[arg(long, value_name = "DURATION", requires = "crash_cmd", value_parser = command_time_limit)]
-    #[serde(skip)]
-    pub crash_cmd_timeout: Option<Seconds>,
-
-    /// With --crash-after: how many crash cycles (1 or more), each on new files. Default: 1.
-    #[arg(long, value_name = "N", requires = "crash_after", value_parser = crash_cycles)]
-    #[serde(skip)]
-    pub crash_cycles: Option<u32>,
-
-    /// Internal: run as the writer of a crash cycle (create, say "ready", run until killed)
-    /// on the parent's validated spec (--writer-spec); its --target only names it to a
-    /// crash command that looks for it.
-    #[arg(long, hide = true, requires = "writer_spec")]
-    #[serde(skip)]
-    pub crash_writer: bool,
-
-    /// Internal: a crash writer's spec, as JSON.
-    #[arg(long, hide = true, value_name = "JSON")]
-    #[serde(skip)]
-    pub writer_spec: Option<String>,
-
     /// I/O engine: io_uring (default) or psync.
     #[arg(long, value_enum)]
     pub engine: Option<EngineArg>,
@@ -205,11 +147,100 @@ pub struct IntegrityArgs {
     pub seed: Option<u64>,
 
     #[command(flatten)]
-    #[serde(skip)]
+    pub crash: CrashArgs,
+
+    #[command(flatten)]
     pub out: OutputArgs,
 }
 
+/// Crash cycles: the command line's alone (a plan's run is one process the evaluation
+/// watches).
+#[derive(Args, Debug, Clone, Default)]
+pub struct CrashArgs {
+    /// Crash consistency: run the stress as a separate writer process and kill it (SIGKILL) at
+    /// a random point between half this and this after its activities start, then check
+    /// that every acknowledged write is on disk. Report: cycles, writes acknowledged, found,
+    /// lost. Command line only.
+    #[arg(long, value_name = "DURATION")]
+    pub crash_after: Option<Seconds>,
+
+    /// With --crash-after: at the crash point run this command (through sh -c) instead of
+    /// killing the writer, e.g. a power cut through the test machine's BMC. A writer still
+    /// alive 10 s after the command is killed. A command that exits non-zero or outlives
+    /// --crash-cmd-timeout fails its cycle and the run (exit 1); its output goes to the
+    /// bundle's output.log.
+    #[arg(long, value_name = "COMMAND", requires = "crash_after")]
+    pub crash_cmd: Option<String>,
+
+    /// With --crash-cmd: how long the command may run; then it is killed, with everything it
+    /// started, and its cycle fails. Default: 60s.
+    #[arg(long, value_name = "DURATION", requires = "crash_cmd", value_parser = command_time_limit)]
+    pub crash_cmd_timeout: Option<Seconds>,
+
+    /// With --crash-after: how many crash cycles (1 or more), each on new files. Default: 1.
+    #[arg(long, value_name = "N", requires = "crash_after", value_parser = crash_cycles)]
+    pub crash_cycles: Option<u32>,
+
+    /// Internal: run as the writer of a crash cycle (create, say "ready", run until killed)
+    /// on the parent's validated spec (--writer-spec); its --target only names it to a
+    /// crash command that looks for it.
+    #[arg(long, hide = true, requires = "writer_spec")]
+    pub crash_writer: bool,
+
+    /// Internal: a crash writer's spec, as JSON.
+    #[arg(long, hide = true, value_name = "JSON")]
+    pub writer_spec: Option<String>,
+}
+
 impl IntegrityArgs {
+    /// The flags as the library's options, the crash cycles, and where the output goes.
+    pub fn job(self) -> IntegrityJob {
+        // Every key of the options set here; every flag but the crash cycles' is one of them
+        // (a test holds it).
+        let options = IntegrityOptions {
+            target: self.target,
+            allow_device: self.allow_device,
+            force: self.force,
+            journal_dir: self.journal_dir,
+            preset: self.preset,
+            data_size: self.data_size,
+            data_max: self.data_max,
+            data_growth: self.data_growth,
+            log_size: self.log_size,
+            duration: self.duration,
+            steady_state: self.steady_state,
+            users: self.users,
+            target_io_ms: self.target_io_ms,
+            shrink_every: self.shrink_every,
+            delay_threshold: self.delay_threshold,
+            buffered: self.buffered,
+            write_through: self.write_through,
+            keep: self.keep,
+            engine: self.engine.map(EngineKind::from),
+            seed: self.seed,
+        };
+        IntegrityJob { options, crash: self.crash, out: self.out }
+    }
+}
+
+/// An integrity workload as the command line and a plan run it: the library's options (a
+/// plan's workload table deserializes into them), the crash cycles, where its output goes.
+#[derive(Debug, Clone, Default)]
+pub struct IntegrityJob {
+    pub options: IntegrityOptions,
+    pub crash: CrashArgs,
+    pub out: OutputArgs,
+}
+
+impl<'de> Deserialize<'de> for IntegrityJob {
+    /// A plan's workload table: the options; no crash cycles; the output is the evaluation's.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let options = IntegrityOptions::deserialize(d)?;
+        Ok(IntegrityJob { options, crash: CrashArgs::default(), out: OutputArgs::default() })
+    }
+}
+
+impl CrashArgs {
     /// How long --crash-cmd may run when --crash-cmd-timeout is not given: a BMC's power cut
     /// answers within seconds; one that has not answered in a minute will not.
     pub const CRASH_CMD_TIMEOUT: Duration = Duration::from_secs(60);

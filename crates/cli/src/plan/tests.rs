@@ -293,6 +293,7 @@ fn init_comment(example: &str, part: &str, key: &str) -> String {
 #[test]
 fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validation_uses() {
     use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
+    use storbench_bench::workload::integrity::IntegrityOptions;
     let example = init::example();
     let kinds = [
         ("io", help_of::<IoArgs> as fn(&str) -> String),
@@ -308,8 +309,8 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
         ("oltp", "settle_time", &[OltpRunArgs::SETTLE_TIME]),
         ("mailbox", "duration", &[MailboxArgs::DURATION, MailboxArgs::STRESS_DURATION]),
         ("mailbox", "max_warmup", &[MailboxArgs::MAX_WARMUP]),
-        ("integrity", "duration", &[IntegrityArgs::DURATION]),
-        ("integrity", "delay_threshold", &[IntegrityArgs::DELAY_THRESHOLD]),
+        ("integrity", "duration", &[IntegrityOptions::DURATION]),
+        ("integrity", "delay_threshold", &[IntegrityOptions::DELAY_THRESHOLD]),
     ];
     for (kind, id, defaults) in options {
         let help = kinds.iter().find(|(k, _)| *k == kind).map(|(_, help)| help(id)).unwrap();
@@ -336,7 +337,7 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
             OltpRunArgs::RUN_TIME + OltpRunArgs::WARMUP_TIME,
             MailboxArgs::DURATION + MailboxArgs::MAX_WARMUP / 2,
             MailboxArgs::STRESS_DURATION + MailboxArgs::MAX_WARMUP / 2,
-            IntegrityArgs::DURATION,
+            IntegrityOptions::DURATION,
         ]
     );
 }
@@ -763,6 +764,19 @@ fn every_replay_trace_flag_is_a_key_of_the_librarys_options_and_a_plan_table_rea
     let job = runs(&parse("p.toml", &text).unwrap())[0].args.clone();
     let e = job.check().unwrap_err().to_string();
     assert!(e.contains("--iodepth 8 is for --fast"), "{e}");
+}
+
+#[test]
+fn every_integrity_flag_but_the_crash_cycles_is_a_key_of_the_librarys_options() {
+    use storbench_bench::workload::integrity::{IntegrityOptions, IntegrityPreset};
+    flags_are_keys::<crate::args::IntegrityArgs, IntegrityOptions>(20);
+    let (_tmp, text) =
+        plan_with("[[workload]]\nkind = \"integrity\"\npreset = \"big\"\nengine = \"psync\"\nkeep = true\n");
+    let job =
+        runs(&parse("p.toml", &text).unwrap())[0].args.get::<crate::args::IntegrityJob>().unwrap().clone();
+    assert_eq!(job.options.preset, Some(IntegrityPreset::Big));
+    assert_eq!(job.options.engine, Some(storbench_bench::engine::EngineKind::Psync));
+    assert!(job.options.keep && job.crash.crash_after.is_none());
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! activities, syncer and the run driver (`run`), a seeded fault-injecting engine wrapper that
 //! proves the checker finds every class (`faults`), the final audit pass that reads every page
 //! against the journal (`audit`), and the suspect pages: every page found damaged, once, kept
-//! out of use as evidence (`suspects`).
+//! out of use as evidence (`suspects`); the options as a user gives them (`options`).
 
 pub mod audit;
 pub mod bundle;
@@ -14,6 +14,7 @@ pub mod entry;
 pub mod faults;
 pub mod journal;
 pub mod layout;
+pub mod options;
 pub mod page;
 pub mod recorder;
 pub mod run;
@@ -28,6 +29,7 @@ pub use audit::{AuditReport, MAX_ERRORS_KEPT, audit};
 pub use faults::{Fault, FaultPlan, FaultyEngine, Injection, InjectionLog, When, misdirected_offset};
 pub use journal::{Expected, Journal, JournalError};
 pub use layout::{Layout, Manifest, Sizes};
+pub use options::{IntegrityOptions, IntegrityPreset};
 pub use page::{Checked, PAGE, PageId, SECTOR, SECTORS, check_page, write_page};
 pub use recorder::{Activity, IntegrityRecorder};
 pub use run::{IntegrityDetail, IntegrityInterval, IntegrityOutcome, IntegritySpec, create, run};

@@ -18,7 +18,7 @@
 //! built again from the bundle alone.
 
 use super::handover::{Handover, Intake, Sink};
-use crate::args::IntegrityArgs;
+use crate::args::CrashArgs;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -46,7 +46,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn of(a: &IntegrityArgs, after: Duration) -> Plan {
+    pub fn of(a: &CrashArgs, after: Duration) -> Plan {
         Plan {
             after,
             command: a.crash_cmd.clone(),
@@ -417,14 +417,14 @@ mod tests {
         let spec = IntegritySpec {
             users: 3,
             sync_every: Duration::from_millis(700),
-            ..super::super::validate::validate(&parent).unwrap()
+            ..super::super::validate::validate(&parent.job()).unwrap()
         };
         let intervals = dir.path().join("cycle3.intervals.jsonl");
         let args = writer_args(&spec, 3, &intervals).unwrap();
         let w = parse(["storbench".to_string()].into_iter().chain(args).collect());
-        assert!(w.crash_writer);
+        assert!(w.crash.crash_writer);
         assert_eq!(w.target.as_deref(), Some(spec.dir.as_path()), "named by its target");
-        let got: WriterSpec = serde_json::from_str(w.writer_spec.as_deref().unwrap()).unwrap();
+        let got: WriterSpec = serde_json::from_str(w.crash.writer_spec.as_deref().unwrap()).unwrap();
         let expected = IntegritySpec { duration: WRITER_DURATION, seed: spec.seed + 2, ..spec };
         assert_eq!(format!("{:?}", got.spec), format!("{expected:?}"));
         assert_eq!(got.intervals, intervals, "it hands its intervals over where the run reads them");

@@ -1,6 +1,6 @@
 //! integrity's registry entry: what a plan and an evaluation need of an integrity workload.
 
-use crate::args::{IntegrityArgs, IntegrityCommand};
+use crate::args::{IntegrityCommand, IntegrityJob};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -10,8 +10,9 @@ use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::workload::integrity::IntegrityOptions;
 
-pub static KIND: Kind = Kind::of::<IntegrityArgs, IntegrityCommand>(
+pub static KIND: Kind = Kind::of::<IntegrityJob, IntegrityCommand>(
     &storbench_bench::workload::integrity::entry::WORKLOAD,
     &["target", "allow_device", "force", "journal_dir"],
 );
@@ -50,24 +51,29 @@ Examples:
     }
 }
 
-impl OfKind for IntegrityArgs {
+impl OfKind for IntegrityJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl Options for IntegrityArgs {
+impl crate::registry::Flagged for IntegrityJob {
+    type Flags = crate::args::IntegrityArgs;
+}
+
+impl Options for IntegrityJob {
     /// The stress has no warm-up: an error counts whenever it happens.
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
-        Box::new(IntegrityArgs {
+        let o = &self.options;
+        let options = IntegrityOptions {
             target: Some(c.target.join(storbench_bench::target::own_name("storbench-integrity"))),
-            duration: self.duration.or(m.measure),
-            seed: self.seed.or(m.seed),
-            out: c.output(&self.out),
-            ..self.clone()
-        })
+            duration: o.duration.or(m.measure),
+            seed: o.seed.or(m.seed),
+            ..o.clone()
+        };
+        Box::new(IntegrityJob { options, crash: self.crash.clone(), out: c.output(&self.out) })
     }
 
     fn expected(&self) -> Duration {
-        self.duration.map_or(IntegrityArgs::DURATION, |d| d.0)
+        self.options.duration()
     }
 
     fn will_write(&self) -> Option<String> {
@@ -79,7 +85,7 @@ impl Options for IntegrityArgs {
                 device.display()
             ));
         }
-        let kept = if self.keep { "kept for `integrity verify`" } else { "removed after the run" };
+        let kept = if self.options.keep { "kept for `integrity verify`" } else { "removed after the run" };
         Some(format!("a data file and a log of up to {most} in all in {}, {kept}", spec.dir.display()))
     }
 
@@ -88,7 +94,7 @@ impl Options for IntegrityArgs {
     }
 
     fn keeps_files(&self) -> bool {
-        self.keep
+        self.options.keep
     }
 
     fn name(&mut self, name: String) {

@@ -17,7 +17,7 @@ pub mod validate;
 mod verify;
 
 use super::Ending;
-use crate::args::{IntegrityArgs, IntegrityCommand, IntegritySub};
+use crate::args::{IntegrityCommand, IntegrityJob, IntegritySub};
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result};
@@ -35,9 +35,10 @@ pub fn run(c: IntegrityCommand, stop: &StopFlag) -> Result<Ending> {
     match c.sub {
         Some(IntegritySub::Verify(v)) => verify::verify_command(&v, stop),
         None => {
-            let ran = measure(&c.run, None, stop)?;
+            let job = c.run.job();
+            let ran = measure(&job, None, stop)?;
             if let Some(m) = &ran.measured {
-                show(&m.summary, &c.run.out)?;
+                show(&m.summary, &job.out)?;
             }
             Ok(ran.ending)
         }
@@ -46,8 +47,8 @@ pub fn run(c: IntegrityCommand, stop: &StopFlag) -> Result<Ending> {
 
 /// The run the options describe into the bundle directory `given`, or a new one under
 /// --output-dir. `storbench run` calls this.
-pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
-    if let (true, Some(spec)) = (a.crash_writer, &a.writer_spec) {
+pub fn measure(a: &IntegrityJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+    if let (true, Some(spec)) = (a.crash.crash_writer, &a.crash.writer_spec) {
         // The crash cycle's parent validated the spec and holds the target's lock for its writer.
         let w = serde_json::from_str(spec).context("reading the crash writer's spec")?;
         crash::writer(&w, stop)?;
@@ -66,17 +67,17 @@ pub fn measure(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag) -> Resu
 }
 
 fn measure_locked(
-    a: &IntegrityArgs,
+    a: &IntegrityJob,
     spec: &IntegritySpec,
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Ran> {
-    if let Some(after) = a.crash_after {
-        validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() }, a.force)?;
+    if let Some(after) = a.crash.crash_after {
+        validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() }, a.options.force)?;
         let measured = measure_crashes(a, spec, after.0, given, stop)?;
         return Ok(Ran { ending: Ending::of(&measured.summary, stop), measured: Some(measured) });
     }
-    validate::check_target(spec, a.force)?;
+    validate::check_target(spec, a.options.force)?;
     let bar = output::fill_bar(spec.sizes.data_pages * 8192, "creating the data file");
     let created = integ::create(spec, &mut |done, total| {
         bar.set_length(total);
@@ -118,9 +119,9 @@ fn passed(s: &Summary) -> bool {
 /// damage (evidence, kept even when the run was interrupted) or the run failed (for
 /// inspection). In an evaluation the bundle's suspect_pages.csv and errors.jsonl say what was
 /// wrong, and the next repetition needs the place.
-fn keeps_files(a: &IntegrityArgs, given: Option<&Path>, stop: &StopFlag, s: &Summary) -> bool {
+fn keeps_files(a: &IntegrityJob, given: Option<&Path>, stop: &StopFlag, s: &Summary) -> bool {
     let damaged = matches!(&s.results, Results::Integrity(r) if r.errors.total() > 0);
-    a.keep || (given.is_none() && (damaged || (!passed(s) && !stop.is_stopped())))
+    a.options.keep || (given.is_none() && (damaged || (!passed(s) && !stop.is_stopped())))
 }
 
 /// What the summary says of the damaged pages: that they were left as found, where the list
@@ -155,7 +156,7 @@ fn damage_note(r: &storbench_report::IntegrityResults, kept: bool, target: &Path
 }
 
 fn measure_run(
-    a: &IntegrityArgs,
+    a: &IntegrityJob,
     spec: &IntegritySpec,
     created: integ::run::Created,
     given: Option<&Path>,
@@ -208,14 +209,14 @@ impl integ::bundle::Watch for Lines<'_> {
 /// Crash cycles into their bundle: the writers' intervals as the cycles' streams, the summary
 /// with their figures and what the audits found, built from what the record keeps.
 fn measure_crashes(
-    a: &IntegrityArgs,
+    a: &IntegrityJob,
     spec: &IntegritySpec,
     after: std::time::Duration,
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Measured> {
     into_bundle(a, spec, "integrity-crash", (given, stop), |rec, first, errors| {
-        let plan = crash::Plan::of(a, after);
+        let plan = crash::Plan::of(&a.crash, after);
         // The record's epoch: the run's start, which the started summary gives to the nanosecond.
         let epoch: jiff::Timestamp = first.started_at.parse().context("the run's start")?;
         let mut sink = handover::Sink::new(&mut rec.bundle, epoch.as_nanosecond());
@@ -232,7 +233,7 @@ fn measure_crashes(
 /// recording, the started summary and the bundle's errors.jsonl, and returns the finished
 /// summary (with the record's end, where the figures are recorded).
 fn into_bundle(
-    a: &IntegrityArgs,
+    a: &IntegrityJob,
     spec: &IntegritySpec,
     default_name: &str,
     (given, stop): (Option<&Path>, &StopFlag),
@@ -250,7 +251,7 @@ fn into_bundle(
                 &name,
                 device.clone(),
                 &at.to_string(),
-                a.crash_after.is_some(),
+                a.crash.crash_after.is_some(),
             ),
             targets: vec![spec.dir.as_path()],
             database: DatabaseInfo::default(),

@@ -1,91 +1,23 @@
-//! The options of `storbench integrity` into the library's `IntegritySpec`: sizes that fit
-//! together and in the free space, a target that holds none of the workload's files, and the
-//! defaults (004's small set, 5 minutes, SQLIOSim's thresholds). Nothing is written here.
+//! The options of `storbench integrity` into the library's `IntegritySpec` (which checks the
+//! options themselves and fills in the defaults): a place for the files, sizes that fit in
+//! its free space, a target that holds none of the workload's files. Nothing is written here.
 
-use crate::args::{EngineArg, IntegrityArgs, IntegrityPreset};
+use crate::args::IntegrityJob;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
-use std::time::Duration;
-use storbench_bench::engine::EngineKind;
 use storbench_bench::target::{Refusal, free_space};
-use storbench_bench::workload::integrity::{IntegritySpec, Sizes};
+use storbench_bench::workload::integrity::{IntegrityOptions, IntegritySpec};
 
-impl IntegrityArgs {
-    /// SQLIOSim's TestCycleDuration.
-    pub const DURATION: Duration = Duration::from_secs(300);
-    /// SQLIOSim's TargetIODuration.
-    pub const TARGET_IO_MS: u64 = 100;
-    /// SQLIOSim's shortest shrink-and-grow period.
-    pub const SHRINK_EVERY: Duration = Duration::from_secs(120);
-    /// SQL Server's message 833.
-    pub const DELAY_THRESHOLD: Duration = Duration::from_secs(15);
-    /// The longest target I/O duration: an hour, past anything a storage takes for one I/O.
-    pub const MAX_TARGET_IO_MS: u64 = 3_600_000;
-}
-
-/// Why integrity refuses --steady-state.
-const STEADY_REFUSED: &str = "--steady-state: integrity has no figure per round for the SNIA \
-     steady-state rule to judge (its result is a pass or fail over the whole run and its final \
-     audit of every page); drop --steady-state, or use it with io, oltp, mailbox or replay";
-
-/// The run the options describe.
-pub fn validate(a: &IntegrityArgs) -> Result<IntegritySpec> {
-    if a.steady_state.is_some() {
-        bail!(STEADY_REFUSED);
-    }
+/// The run the options describe: the library's checks of them, then where the files go.
+pub fn validate(a: &IntegrityJob) -> Result<IntegritySpec> {
+    let spec = a.options.spec().map_err(anyhow::Error::msg)?;
     crate::subcommand::results_root(a.out.output_dir.as_deref())?;
-    let (data, max, growth, log) = a.preset.unwrap_or(IntegrityPreset::Small).sizes();
-    let pick = |v: Option<storbench_bench::units::ByteSize>, d: u64| v.map_or(d, |s| s.0);
-    let data = pick(a.data_size, data);
-    // A data size given alone sets the maximum too, unless the maximum is given.
-    let max = a.data_max.map_or(if a.data_size.is_some() { data.max(max) } else { max }, |s| s.0);
-    let sizes = Sizes::from_bytes(data, max, pick(a.data_growth, growth), pick(a.log_size, log));
-    if let Some(problem) = sizes.problem() {
-        bail!("{problem}; give --data-size, --data-max, --data-growth and --log-size that fit together");
-    }
-    let duration = a.duration.map_or(IntegrityArgs::DURATION, |d| d.0);
-    if duration < Duration::from_secs(1) {
-        bail!("--duration {:?}: the activities need at least 1s", duration);
-    }
-    let users = a.users.unwrap_or_else(default_users);
-    if !(1..=64).contains(&users) {
-        bail!("--users {users}: use 1 to 64 user threads");
-    }
-    let target_io_ms = a.target_io_ms.unwrap_or(IntegrityArgs::TARGET_IO_MS);
-    if !(1..=IntegrityArgs::MAX_TARGET_IO_MS).contains(&target_io_ms) {
-        bail!(
-            "--target-io-ms {target_io_ms}: the target I/O duration is 1 ms to {} ms (an hour)",
-            IntegrityArgs::MAX_TARGET_IO_MS
-        );
-    }
-    let engine = match a.engine.unwrap_or(EngineArg::IoUring) {
-        EngineArg::IoUring => EngineKind::IoUring,
-        EngineArg::Psync => EngineKind::Psync,
-        EngineArg::Null => {
-            bail!("--engine null: the integrity stress checks real data; use io_uring or psync")
-        }
-    };
-    let (dir, device) = place(a)?;
-    Ok(IntegritySpec {
-        dir,
-        device,
-        sizes,
-        duration,
-        seed: a.seed.unwrap_or(storbench_bench::rng::DEFAULT_SEED),
-        engine,
-        direct: !a.buffered,
-        write_through: a.write_through,
-        users,
-        target_io: Duration::from_millis(target_io_ms),
-        delay_threshold: a.delay_threshold.map_or(IntegrityArgs::DELAY_THRESHOLD, |d| d.0),
-        sync_every: Duration::from_secs(1),
-        shrink_every: a.shrink_every.map_or(IntegrityArgs::SHRINK_EVERY, |d| d.0),
-        faults: None,
-    })
+    let (dir, device) = place(&a.options)?;
+    Ok(IntegritySpec { dir, device, ..spec })
 }
 
 /// Where the files go, and the device for the data and the log if the target is one.
-fn place(a: &IntegrityArgs) -> Result<(PathBuf, Option<PathBuf>)> {
+fn place(a: &IntegrityOptions) -> Result<(PathBuf, Option<PathBuf>)> {
     use std::os::unix::fs::FileTypeExt;
     let target = storbench_bench::files::resolve(a.target.as_deref().unwrap_or(std::path::Path::new(".")))?;
     let kind = std::fs::metadata(&target).map(|m| m.file_type()).ok();
@@ -107,11 +39,6 @@ fn place(a: &IntegrityArgs) -> Result<(PathBuf, Option<PathBuf>)> {
         );
     }
     Ok((target, None))
-}
-
-/// SQLIOSim's user threads: twice the CPUs, at most 8.
-fn default_users() -> u32 {
-    std::thread::available_parallelism().map_or(2, |n| n.get() as u32 * 2).min(8)
 }
 
 /// The target must exist (or be creatable), hold none of the workload's files, and have room
