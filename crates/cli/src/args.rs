@@ -658,7 +658,7 @@ impl SteadyArgs {
     /// The measured phase's length: `given`, else under steady state the default cap of
     /// rounds, else `default`.
     pub fn length(&self, given: Option<Duration>, default: Duration) -> Duration {
-        given.unwrap_or_else(|| self.steady_state.map_or(default, |r| r.0 * Self::DEFAULT_ROUNDS))
+        storbench_bench::run::Rule::measured_length(self.steady_state.map(|r| r.0), given, default)
     }
 
     /// Under steady state without a given length, how long a run is expected to take:
@@ -844,10 +844,16 @@ mod steady_tests {
         let oltp = OltpRunArgs { warmup_time: Some(Minutes(Duration::ZERO)), ..OltpRunArgs::default() };
         assert_eq!(oltp.for_configuration(&c, &steady).expected(), eight);
         assert_eq!(oltp.for_configuration(&c, &fixed).expected(), OltpRunArgs::RUN_TIME);
-        let mailbox = MailboxArgs { max_warmup: Some(secs(0)), ..MailboxArgs::default() };
-        assert_eq!(mailbox.for_configuration(&c, &steady).expected(), eight);
-        let backup = MailboxArgs { test: Some(TestArg::Backup), ..mailbox.clone() };
-        assert_eq!(backup.for_configuration(&c, &steady).expected(), MailboxArgs::DURATION, "no rounds");
+        use storbench_bench::workload::mailbox::{MailboxOptions, TestType};
+        let job = |options| MailboxJob { options, out: OutputArgs::default() };
+        let mailbox = MailboxOptions { max_warmup: Some(secs(0)), ..MailboxOptions::default() };
+        assert_eq!(job(mailbox.clone()).for_configuration(&c, &steady).expected(), eight);
+        let backup = MailboxOptions { test: Some(TestType::Backup), ..mailbox };
+        assert_eq!(
+            job(backup).for_configuration(&c, &steady).expected(),
+            MailboxOptions::DURATION,
+            "no rounds"
+        );
         // A plan's workload takes the key as the command line takes the flag.
         let planned: OltpRunArgs = toml::from_str("steady_state = \"2s\"\nrun_time = 1").unwrap();
         assert_eq!(

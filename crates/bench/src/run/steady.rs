@@ -29,6 +29,16 @@ impl Rule {
     pub const SNIA_PTS: Rule = Rule { window: 5, max_range_pct: 20.0, max_slope_pct: 10.0 };
     /// SNIA PTS: steady state must be reached within this many rounds.
     pub const SNIA_PTS_MAX_ROUNDS: u32 = 25;
+
+    /// A measured phase's length: `given`, else with steady-state rounds of `round` the
+    /// rule's cap of rounds, else `default`.
+    pub fn measured_length(
+        round: Option<std::time::Duration>,
+        given: Option<std::time::Duration>,
+        default: std::time::Duration,
+    ) -> std::time::Duration {
+        given.unwrap_or_else(|| round.map_or(default, |r| r * Self::SNIA_PTS_MAX_ROUNDS))
+    }
 }
 
 /// The rule applied to the last `rule.window` rounds.

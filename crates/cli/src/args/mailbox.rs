@@ -2,10 +2,11 @@
 
 use super::{EngineArg, OutputArgs, SteadyArgs};
 use clap::{Args, Subcommand, ValueEnum};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
-use std::time::Duration;
+use storbench_bench::engine::EngineKind;
 use storbench_bench::units::{ByteSize, Seconds};
+use storbench_bench::workload::mailbox::{MailboxOptions, TestType};
 
 /// `storbench mailbox [OPTIONS]` runs a test; `storbench mailbox verify` checks databases.
 #[derive(Args, Debug)]
@@ -53,8 +54,7 @@ pub struct MailboxVerifyArgs {
     pub json: bool,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TestArg {
     /// The transactional workload judged by the strict thresholds (Jetstress's default).
     Performance,
@@ -68,9 +68,21 @@ pub enum TestArg {
     SoftRecovery,
 }
 
-/// Options of `storbench mailbox`; the same keys work in a plan file's mailbox workload.
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+impl From<TestArg> for TestType {
+    fn from(t: TestArg) -> Self {
+        match t {
+            TestArg::Performance => TestType::Performance,
+            TestArg::Stress => TestType::Stress,
+            TestArg::Backup => TestType::Backup,
+            TestArg::SoftRecovery => TestType::SoftRecovery,
+        }
+    }
+}
+
+/// Options of `storbench mailbox`; the same keys work in a plan file's mailbox workload. Each
+/// flag is a key of the library's `MailboxOptions`, which the flags convert into
+/// (`MailboxArgs::job`).
+#[derive(Args, Debug, Clone, Default)]
 pub struct MailboxArgs {
     /// Directory for the databases; created if missing. Holds storbench-mailbox.json and
     /// mailbox<N>.edb; nothing else in it is touched. Databases already there (from --keep)
@@ -129,7 +141,6 @@ pub struct MailboxArgs {
     pub duration: Option<Seconds>,
 
     #[command(flatten)]
-    #[serde(flatten)]
     pub steady: SteadyArgs,
 
     /// The warm-up ends when every database cache is 90 % full, or after this long.
@@ -218,32 +229,61 @@ pub struct MailboxArgs {
     pub seed: Option<u64>,
 
     #[command(flatten)]
-    #[serde(skip)]
     pub out: OutputArgs,
 }
 
 impl MailboxArgs {
-    /// The defaults of the phases above, each defined once: validation, the evaluation's ETA
-    /// and the help text (held to them by a test) take them from here.
-    pub const DURATION: Duration = Duration::from_secs(2 * 3600);
-    pub const STRESS_DURATION: Duration = Duration::from_secs(24 * 3600);
-    pub const MAX_WARMUP: Duration = Duration::from_secs(600);
-
-    /// The measured phase: --duration, else under --steady-state its cap of rounds, else the
-    /// test type's default.
-    pub fn duration_or_default(&self) -> Duration {
-        let default = if self.test == Some(TestArg::Stress) { Self::STRESS_DURATION } else { Self::DURATION };
-        self.steady.length(self.duration.map(|d| d.0), default)
+    /// The flags as the library's options, and where the output goes.
+    pub fn job(self) -> MailboxJob {
+        // Every key of the options set here; every flag is one of them (a test holds it).
+        let options = MailboxOptions {
+            target: self.target,
+            log_target: self.log_target,
+            preset: self.preset,
+            test: self.test.map(TestType::from),
+            mailboxes: self.mailboxes,
+            mailbox_size: self.mailbox_size,
+            capacity_pct: self.capacity_pct,
+            iops_per_mailbox: self.iops_per_mailbox,
+            threads: self.threads,
+            databases: self.databases,
+            duration: self.duration,
+            steady_state: self.steady.steady_state,
+            max_warmup: self.max_warmup,
+            cache_size: self.cache_size,
+            checkpoint_depth: self.checkpoint_depth,
+            mix: self.mix,
+            lazy_commits: self.lazy_commits,
+            bdm_rate: self.bdm_rate,
+            db_read_avg_ms: self.db_read_avg_ms,
+            db_read_max_ms: self.db_read_max_ms,
+            log_write_avg_ms: self.log_write_avg_ms,
+            log_write_max_ms: self.log_write_max_ms,
+            page_fault_stalls: self.page_fault_stalls,
+            sample_window: self.sample_window,
+            log_files: self.log_files,
+            tune: self.tune,
+            trial_duration: self.trial_duration,
+            keep: self.keep,
+            no_verify: self.no_verify,
+            engine: self.engine.map(EngineKind::from),
+            seed: self.seed,
+        };
+        MailboxJob { options, out: self.out }
     }
+}
 
-    /// Whether the test has a figure per round for --steady-state to judge: the performance
-    /// and stress tests' transactional IOPS (a backup or soft recovery does a fixed amount of
-    /// work, and --tune's trials are short fixed runs).
-    pub fn has_rounds(&self) -> bool {
-        matches!(self.test, None | Some(TestArg::Performance | TestArg::Stress)) && !self.tune
-    }
+/// A mailbox workload as the command line and a plan run it: the library's options (a plan's
+/// workload table deserializes into them) and where its output goes.
+#[derive(Debug, Clone, Default)]
+pub struct MailboxJob {
+    pub options: MailboxOptions,
+    pub out: OutputArgs,
+}
 
-    pub fn max_warmup_or_default(&self) -> Duration {
-        self.max_warmup.map_or(Self::MAX_WARMUP, |d| d.0)
+impl<'de> Deserialize<'de> for MailboxJob {
+    /// A plan's workload table: the options; the output is the evaluation's.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(MailboxJob { options: MailboxOptions::deserialize(d)?, out: OutputArgs::default() })
     }
 }

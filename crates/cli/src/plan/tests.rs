@@ -1,8 +1,9 @@
 use super::expand::runs;
 use super::parse::{PlanError, parse};
 use super::*;
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs};
+use crate::args::{IoArgs, MailboxJob, OltpRunArgs};
 use storbench_bench::workload::io::Share;
+use storbench_bench::workload::mailbox::MailboxOptions;
 
 fn dirs() -> (tempfile::TempDir, String, String) {
     let tmp = tempfile::tempdir().unwrap();
@@ -83,7 +84,7 @@ fn the_method_fills_in_what_workloads_leave_out_and_the_command_line_wins() {
     assert_eq!(a.seed, Some(9));
     assert!(a.db.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
     let mailbox = all.iter().find(|r| r.workload == "mailbox").unwrap();
-    let a = mailbox.args.get::<MailboxArgs>().expect("a mailbox workload");
+    let a = &mailbox.args.get::<MailboxJob>().expect("a mailbox workload").options;
     assert_eq!(a.duration.unwrap().0.as_secs(), 90);
     assert!(a.target.as_ref().unwrap().ends_with("a/storbench-mailbox"));
 }
@@ -196,9 +197,9 @@ fn a_sweep_over_targets_uses_more_databases() {
     let plan = parse("plan.toml", &text).unwrap();
     let shapes: Vec<String> = runs(&plan)
         .iter()
-        .map(|r| match (r.args.get::<OltpRunArgs>(), r.args.get::<MailboxArgs>()) {
+        .map(|r| match (r.args.get::<OltpRunArgs>(), r.args.get::<MailboxJob>()) {
             (Some(o), _) => format!("{} urls", o.db.url.len()),
-            (_, Some(m)) => format!("{} databases", m.databases.unwrap()),
+            (_, Some(m)) => format!("{} databases", m.options.databases.unwrap()),
             _ => String::new(),
         })
         .collect();
@@ -307,8 +308,8 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
         ("oltp", "run_time", &[OltpRunArgs::RUN_TIME]),
         ("oltp", "warmup_time", &[OltpRunArgs::WARMUP_TIME]),
         ("oltp", "settle_time", &[OltpRunArgs::SETTLE_TIME]),
-        ("mailbox", "duration", &[MailboxArgs::DURATION, MailboxArgs::STRESS_DURATION]),
-        ("mailbox", "max_warmup", &[MailboxArgs::MAX_WARMUP]),
+        ("mailbox", "duration", &[MailboxOptions::DURATION, MailboxOptions::STRESS_DURATION]),
+        ("mailbox", "max_warmup", &[MailboxOptions::MAX_WARMUP]),
         ("integrity", "duration", &[IntegrityOptions::DURATION]),
         ("integrity", "delay_threshold", &[IntegrityOptions::DELAY_THRESHOLD]),
     ];
@@ -335,8 +336,8 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
         [
             IoArgs::RUNTIME + IoArgs::RAMP,
             OltpRunArgs::RUN_TIME + OltpRunArgs::WARMUP_TIME,
-            MailboxArgs::DURATION + MailboxArgs::MAX_WARMUP / 2,
-            MailboxArgs::STRESS_DURATION + MailboxArgs::MAX_WARMUP / 2,
+            MailboxOptions::DURATION + MailboxOptions::MAX_WARMUP / 2,
+            MailboxOptions::STRESS_DURATION + MailboxOptions::MAX_WARMUP / 2,
             IntegrityOptions::DURATION,
         ]
     );
@@ -501,7 +502,9 @@ fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
     for (ci, mailboxes) in [(0, 500), (1, 550)] {
         let points: Vec<(Option<u64>, Option<u32>)> = on(ci, "mail")
             .iter()
-            .map(|r| r.args.get::<MailboxArgs>().map_or((None, None), |a| (a.mailboxes, a.threads)))
+            .map(|r| {
+                r.args.get::<MailboxJob>().map_or((None, None), |a| (a.options.mailboxes, a.options.threads))
+            })
             .collect();
         assert_eq!(points, [(Some(mailboxes), Some(1)), (Some(mailboxes), Some(2))], "configuration {ci}");
     }
@@ -777,6 +780,24 @@ fn every_integrity_flag_but_the_crash_cycles_is_a_key_of_the_librarys_options() 
     assert_eq!(job.options.preset, Some(IntegrityPreset::Big));
     assert_eq!(job.options.engine, Some(storbench_bench::engine::EngineKind::Psync));
     assert!(job.options.keep && job.crash.crash_after.is_none());
+}
+
+#[test]
+fn every_mailbox_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_them() {
+    use storbench_bench::workload::mailbox::TestType;
+    flags_are_keys::<crate::args::MailboxArgs, MailboxOptions>(30);
+    let (_tmp, text) = plan_with(
+        "[[workload]]\nkind = \"mailbox\"\ntest = \"soft_recovery\"\nengine = \"psync\"\nlog_files = 3\n",
+    );
+    let job = runs(&parse("p.toml", &text).unwrap())[0].args.get::<MailboxJob>().unwrap().clone();
+    assert_eq!(job.options.test, Some(TestType::SoftRecovery));
+    assert_eq!(
+        (job.options.engine, job.options.log_files),
+        (Some(storbench_bench::engine::EngineKind::Psync), Some(3))
+    );
+    // The flag's spelling of the test is the key's too.
+    let (_tmp, text) = plan_with("[[workload]]\nkind = \"mailbox\"\ntest = \"soft-recovery\"\n");
+    assert!(parse("p.toml", &text).is_ok());
 }
 
 #[test]

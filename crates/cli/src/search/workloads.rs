@@ -5,7 +5,7 @@
 //! `Options::searching`, which each of these kinds answers in its entry.
 
 use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
-use crate::args::{IoArgs, MailboxArgs, OltpRunArgs, OutputArgs, WalJob};
+use crate::args::{IoArgs, MailboxJob, OltpRunArgs, OutputArgs, WalJob};
 use crate::measure::Ran;
 use crate::registry::Options;
 use crate::subcommand::replay::args::{ModeArg, ReplayArgs};
@@ -62,8 +62,8 @@ impl<W: Searchable> Searching for W {
 
 /// A search's steps are fixed-length: steady-state rounds would make each step as long as the
 /// rule takes.
-fn fixed_steps(steady: &crate::args::SteadyArgs) -> Result<()> {
-    if steady.steady_state.is_some() {
+fn fixed_steps(steady_state: Option<Seconds>) -> Result<()> {
+    if steady_state.is_some() {
         bail!("--search runs steps of --search-step-time; drop --steady-state");
     }
     Ok(())
@@ -145,7 +145,7 @@ impl Searchable for OltpRunArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        fixed_steps(&self.steady)
+        fixed_steps(self.steady.steady_state)
     }
 
     fn load(&self, _p: Load) -> f64 {
@@ -176,7 +176,7 @@ impl Searchable for OltpRunArgs {
 /// One stream of a mailbox database's results.
 type StreamOf = fn(&storbench_report::MailboxDbResult) -> &storbench_report::StreamResult;
 
-impl Searchable for MailboxArgs {
+impl Searchable for MailboxJob {
     const THROUGHPUT: &'static str = "transactional IOPS";
     const STATS: &'static [Statistic] = &LAT_STATS;
     const DEFAULT_TYPES: &'static [&'static str] = &["db_read", "db_write", "log_write"];
@@ -186,29 +186,30 @@ impl Searchable for MailboxArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        if self.tune {
+        if self.options.tune {
             bail!("--search and --tune both move the thread count; give one of them");
         }
-        fixed_steps(&self.steady)
+        fixed_steps(self.options.steady_state)
     }
 
     fn load(&self, _p: Load) -> f64 {
-        f64::from(self.threads.unwrap_or(4 * self.databases.unwrap_or(1)))
+        let o = &self.options;
+        f64::from(o.threads.unwrap_or(4 * o.databases.unwrap_or(1)))
     }
 
     fn at(&self, _p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
-        a.threads = Some(load as u32);
-        a.duration = length.map(Seconds).or(a.duration);
+        a.options.threads = Some(load as u32);
+        a.options.duration = length.map(Seconds).or(a.options.duration);
         // Databases made by the first step serve every step; `cleanup` removes them.
-        a.keep = true;
+        a.options.keep = true;
         a
     }
 
     fn cleanup(&self) -> Option<Box<dyn FnOnce()>> {
         let there = crate::subcommand::mailbox::has_databases(self);
         let args = self.clone();
-        (!self.keep && !there).then(|| {
+        (!self.options.keep && !there).then(|| {
             Box::new(move || crate::subcommand::mailbox::remove_kept_databases(&args)) as Box<dyn FnOnce()>
         })
     }
@@ -256,7 +257,7 @@ impl Searchable for ReplayArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        fixed_steps(&self.steady)
+        fixed_steps(self.steady.steady_state)
     }
 
     /// threads: requests in flight per log (fire-hose); rate: time-sync's speed.

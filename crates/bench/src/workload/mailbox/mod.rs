@@ -6,7 +6,7 @@
 //! engine (`instance`); the cache (`cache`) keeps page identities, not contents; the log
 //! (`log`) is written in whole sectors with group commit; pages and log blocks carry
 //! checksums (`format`). `preset` holds each Jetstress generation's parameters and
-//! thresholds; `judge` applies them.
+//! thresholds; `judge` applies them; `options` are the workload's keys as a user gives them.
 
 mod backup;
 pub mod cache;
@@ -17,6 +17,7 @@ mod instance;
 mod judge;
 pub mod layout;
 mod log;
+pub mod options;
 mod preset;
 mod recorder;
 mod recovery;
@@ -28,6 +29,7 @@ pub use backup::{BackupDetail, BackupInterval, BackupOutcome, BackupTally, backu
 pub use instance::InstanceEnd;
 pub use judge::{ThresholdCheck, Verdict};
 pub use layout::{DbFiles, DbState, Manifest};
+pub use options::MailboxOptions;
 pub use preset::{OpMix, Preset, Profile, TestType, Thresholds};
 pub use recorder::{Corruption, MailboxRecorder};
 pub use recovery::{RecoveryDetail, RecoveryInterval, RecoveryOutcome, RecoveryTally, replay};

@@ -16,7 +16,7 @@ pub enum Preset {
 }
 
 /// The kinds of test Jetstress runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum TestType {
     /// The transactional workload under the strict thresholds.
@@ -26,6 +26,7 @@ pub enum TestType {
     /// Sequential read of every database file: MB/s per database.
     Backup,
     /// Replay of log files after an unclean stop: seconds per log file.
+    #[serde(alias = "soft-recovery")]
     SoftRecovery,
 }
 

@@ -1,6 +1,6 @@
 //! mailbox's registry entry: what a plan and an evaluation need of a mailbox workload.
 
-use crate::args::{MailboxArgs, MailboxCommand};
+use crate::args::{MailboxCommand, MailboxJob, SteadyArgs};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options, Targets};
@@ -10,8 +10,9 @@ use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::workload::mailbox::MailboxOptions;
 
-pub static KIND: Kind = Kind::of::<MailboxArgs, MailboxCommand>(
+pub static KIND: Kind = Kind::of::<MailboxJob, MailboxCommand>(
     &storbench_bench::workload::mailbox::entry::WORKLOAD,
     &["target", "log_target"],
 )
@@ -48,29 +49,36 @@ Examples:
     }
 }
 
-impl OfKind for MailboxArgs {
+impl OfKind for MailboxJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl Options for MailboxArgs {
+impl crate::registry::Flagged for MailboxJob {
+    type Flags = crate::args::MailboxArgs;
+}
+
+impl Options for MailboxJob {
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
-        Box::new(MailboxArgs {
+        let o = &self.options;
+        let steady = SteadyArgs { steady_state: o.steady_state };
+        let options = MailboxOptions {
             target: Some(c.target.join(storbench_bench::target::own_name("storbench-mailbox"))),
             log_target: c.log_target.clone(),
-            duration: self.duration.or(m.measure),
+            duration: o.duration.or(m.measure),
             // A test without rounds (a backup, soft recovery, --tune) keeps its fixed window.
-            steady: if self.has_rounds() { self.steady.for_method(m) } else { self.steady },
-            max_warmup: self.max_warmup.or(m.warmup),
-            seed: self.seed.or(m.seed),
-            out: c.output(&self.out),
-            ..self.clone()
-        })
+            steady_state: if o.has_rounds() { steady.for_method(m).steady_state } else { o.steady_state },
+            max_warmup: o.max_warmup.or(m.warmup),
+            seed: o.seed.or(m.seed),
+            ..o.clone()
+        };
+        Box::new(MailboxJob { options, out: c.output(&self.out) })
     }
 
     /// The warm-up usually ends well before its limit; count half of it.
     fn expected(&self) -> Duration {
-        let measured = self.steady.expected(self.duration.map(|d| d.0));
-        measured.unwrap_or_else(|| self.duration_or_default()) + self.max_warmup_or_default() / 2
+        let o = &self.options;
+        let measured = SteadyArgs { steady_state: o.steady_state }.expected(o.duration.map(|d| d.0));
+        measured.unwrap_or_else(|| o.duration_or_default()) + o.max_warmup_or_default() / 2
     }
 
     fn will_write(&self) -> Option<String> {

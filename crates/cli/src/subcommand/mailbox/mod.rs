@@ -20,7 +20,7 @@ pub mod validate;
 mod verify;
 
 use super::Ending;
-use crate::args::{MailboxArgs, MailboxCommand, MailboxSub};
+use crate::args::{MailboxCommand, MailboxJob, MailboxSub};
 use crate::measure::Ran;
 use crate::output;
 use anyhow::Result;
@@ -34,19 +34,19 @@ pub fn run(c: MailboxCommand, stop: &StopFlag) -> Result<Ending> {
     match c.sub {
         Some(MailboxSub::Verify(v)) => verify::verify_command(&v, stop),
         Some(MailboxSub::Recover(r)) => recovery::recover_command(&r.target, stop),
-        None if c.search.search.is_some() => crate::search::run(&c.run, &c.search, stop),
-        None => test(&c.run, stop),
+        None if c.search.search.is_some() => crate::search::run(&c.run.job(), &c.search, stop),
+        None => test(&c.run.job(), stop),
     }
 }
 
 /// Whether --target holds databases already (a manifest).
-pub fn has_databases(a: &MailboxArgs) -> bool {
+pub fn has_databases(a: &MailboxJob) -> bool {
     let plan = validate::validate(a);
     plan.is_ok_and(|p| matches!(storbench_bench::workload::mailbox::Manifest::load(&p.db_dir), Ok(Some(_))))
 }
 
 /// Removes storbench's databases from --target (those a search's steps kept for one another).
-pub fn remove_kept_databases(a: &MailboxArgs) {
+pub fn remove_kept_databases(a: &MailboxJob) {
     let Ok(plan) = validate::validate(a) else { return };
     if let Ok(Some(m)) = storbench_bench::workload::mailbox::Manifest::load(&plan.db_dir) {
         databases::remove_databases(&plan, &m);
@@ -55,11 +55,11 @@ pub fn remove_kept_databases(a: &MailboxArgs) {
 
 /// The options and the room they need, checked before anything is written (an evaluation
 /// checks every run this way before the first one).
-pub fn check(a: &MailboxArgs) -> Result<()> {
+pub fn check(a: &MailboxJob) -> Result<()> {
     databases::check_space(&validate::validate(a)?)
 }
 
-fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
+fn test(a: &MailboxJob, stop: &StopFlag) -> Result<Ending> {
     let ran = measure(a, None, stop)?;
     if let Some(m) = &ran.measured {
         show(&m.summary, &a.out)?;
@@ -70,7 +70,7 @@ fn test(a: &MailboxArgs, stop: &StopFlag) -> Result<Ending> {
 /// The test the options describe (or, with --tune, the median of its final runs) into the
 /// bundle directory `given`, or a new one under --output-dir: its ending, summary and bundle.
 /// `storbench run` calls this.
-pub fn measure(a: &MailboxArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub fn measure(a: &MailboxJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let plan = validate::validate(a)?;
     let _locks = [&plan.db_dir, &plan.log_dir].map(|d| lock_place(d, "target"));
     let _locks = _locks.into_iter().collect::<Result<Vec<_>, _>>()?;

@@ -4,7 +4,7 @@
 
 use super::validate::MailboxPlan;
 use super::{backup::backup, recovery::soft_recovery, summary, verify::verify_with_bar};
-use crate::args::MailboxArgs;
+use crate::args::MailboxJob;
 use crate::measure::{self, BundleDir, Finished, Measured, Start};
 use crate::output;
 use anyhow::{Context, Result};
@@ -56,7 +56,7 @@ pub(super) struct TestRows<'a> {
 /// The test `plan` holds into its bundle: the directory `given`, or a new one named after the
 /// test under --output-dir.
 pub(super) fn run_and_verify(
-    a: &MailboxArgs,
+    a: &MailboxJob,
     plan: &MailboxPlan,
     manifest: &mut Manifest,
     given: Option<&Path>,
@@ -68,7 +68,7 @@ pub(super) fn run_and_verify(
 /// One test into its bundle (`given`, or a new one named after the test and `suffix`);
 /// `spec` is its transactional workload's (a tuning trial's warms until latency is steady).
 pub(super) fn measure_test(
-    a: &MailboxArgs,
+    a: &MailboxJob,
     plan: &MailboxPlan,
     spec: MailboxSpec,
     manifest: &mut Manifest,

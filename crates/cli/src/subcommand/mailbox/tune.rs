@@ -5,7 +5,7 @@ use super::Ending;
 use super::databases::{prepare, remove_databases};
 use super::test::{measure_test, spec};
 use super::validate::MailboxPlan;
-use crate::args::MailboxArgs;
+use crate::args::MailboxJob;
 use crate::measure::{Measured, Ran};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
@@ -17,7 +17,7 @@ use storbench_report::evaluation::{RunStatus, status};
 /// thread count (and, when one thread fails, the mailboxes); then three full runs of the best
 /// setting, of which the median by transactional IOPS is reported. Each has its own bundle,
 /// in `given` when a caller gives a directory.
-pub(super) fn tune(a: &MailboxArgs, plan: MailboxPlan, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub(super) fn tune(a: &MailboxJob, plan: MailboxPlan, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     if !matches!(plan.test, TestType::Performance | TestType::Stress) {
         bail!("--tune finds the thread count of a performance or stress test, not of --test {:?}", plan.test);
     }

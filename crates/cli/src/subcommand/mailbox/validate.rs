@@ -1,13 +1,15 @@
 //! Parse, then validate: the options become a run plan, or an error naming the option and
 //! the fix, before anything is created or written.
 
-use crate::args::{EngineArg, MailboxArgs, SteadyArgs, TestArg};
+use crate::args::{MailboxJob, SteadyArgs};
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
 use storbench_bench::units::ByteSize;
-use storbench_bench::workload::mailbox::{OpMix, Preset, Profile, TestType, Thresholds, cache, layout};
+use storbench_bench::workload::mailbox::{
+    MailboxOptions, OpMix, Preset, Profile, TestType, Thresholds, cache, layout,
+};
 
 /// Share of the DB size kept free for growth during a run (Jetstress reserves 20 % of the
 /// capacity for growth next to the 60 % of data).
@@ -43,20 +45,16 @@ pub struct MailboxPlan {
     pub seed: u64,
 }
 
-pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
+pub fn validate(job: &MailboxJob) -> Result<MailboxPlan> {
+    let a = &job.options;
     let preset = match a.preset.as_deref() {
         None => Preset::V2013,
         Some(p) => Preset::parse(p.trim()).ok_or_else(|| {
             anyhow::anyhow!("--preset {p}: unknown Jetstress generation; use 2007, 2010 or 2013 (2013 also stands for 2016 and 2019)")
         })?,
     };
-    let test = match a.test.unwrap_or(TestArg::Performance) {
-        TestArg::Performance => TestType::Performance,
-        TestArg::Stress => TestType::Stress,
-        TestArg::Backup => TestType::Backup,
-        TestArg::SoftRecovery => TestType::SoftRecovery,
-    };
-    crate::subcommand::results_root(a.out.output_dir.as_deref())?;
+    let test = a.test.unwrap_or(TestType::Performance);
+    crate::subcommand::results_root(job.out.output_dir.as_deref())?;
     let profile = profile(a, preset)?;
     let thresholds = thresholds(a, preset, test)?;
     let db_dir = a.target.clone().unwrap_or_else(|| PathBuf::from("storbench-mailbox"));
@@ -139,12 +137,11 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
             .map_or(Duration::from_secs(120), |d| d.0.max(Duration::from_secs(1))),
         keep: a.keep,
         verify: !a.no_verify,
-        engine: match a.engine.unwrap_or(EngineArg::IoUring) {
-            EngineArg::IoUring => EngineKind::IoUring,
-            EngineArg::Psync => EngineKind::Psync,
-            EngineArg::Null => {
+        engine: match a.engine.unwrap_or(EngineKind::IoUring) {
+            EngineKind::Null => {
                 bail!("--engine null: the mailbox workload needs real files; use io_uring or psync")
             }
+            real => real,
         },
         seed: a.seed.unwrap_or(storbench_bench::rng::DEFAULT_SEED),
     };
@@ -152,8 +149,8 @@ pub fn validate(a: &MailboxArgs) -> Result<MailboxPlan> {
 }
 
 /// --steady-state, capped by --duration, where the test has rounds to judge.
-fn steady_round(a: &MailboxArgs) -> Result<Option<Duration>> {
-    if a.steady.steady_state.is_some() && !a.has_rounds() {
+fn steady_round(a: &MailboxOptions) -> Result<Option<Duration>> {
+    if a.steady_state.is_some() && !a.has_rounds() {
         bail!(
             "--steady-state judges the transactional IOPS of each round, which only the performance \
              and stress tests have: a backup or soft recovery does a fixed amount of work, and \
@@ -161,7 +158,7 @@ fn steady_round(a: &MailboxArgs) -> Result<Option<Duration>> {
              chosen --threads with it)"
         );
     }
-    SteadyArgs::round(a.steady.steady_state, a.duration.map(|d| ("--duration", d.0)))
+    SteadyArgs::round(a.steady_state, a.duration.map(|d| ("--duration", d.0)))
 }
 
 /// The database caches and the sessions' page buffers must fit in the memory this machine has
@@ -184,7 +181,7 @@ fn check_memory_use(p: &Profile, databases: u32, threads: u32) -> Result<()> {
 }
 
 /// The preset's engine parameters with the user's overrides.
-fn profile(a: &MailboxArgs, preset: Preset) -> Result<Profile> {
+fn profile(a: &MailboxOptions, preset: Preset) -> Result<Profile> {
     let mut p = preset.profile();
     if let Some(mix) = &a.mix {
         p.mix = parse_mix(mix)?;
@@ -238,7 +235,7 @@ pub fn parse_mix(s: &str) -> Result<OpMix> {
     Ok(mix)
 }
 
-fn thresholds(a: &MailboxArgs, preset: Preset, test: TestType) -> Result<Thresholds> {
+fn thresholds(a: &MailboxOptions, preset: Preset, test: TestType) -> Result<Thresholds> {
     let mut t = preset.thresholds(test);
     // Latency limits up to an hour; stalls up to a million a second: past either, the limit
     // judges nothing.
