@@ -678,6 +678,21 @@ impl SteadyArgs {
     }
 }
 
+/// A workload as the command line and a plan run it: the library's options `O` (a plan's
+/// workload table deserializes into them; the flags convert into them) and where its output
+/// goes (a plan's is the evaluation's).
+#[derive(Debug, Clone, Default)]
+pub struct Job<O> {
+    pub options: O,
+    pub out: OutputArgs,
+}
+
+impl<'de, O: Deserialize<'de>> Deserialize<'de> for Job<O> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Job { options: O::deserialize(d)?, out: OutputArgs::default() })
+    }
+}
+
 /// Where a run's bundle goes and what stdout carries; shared by every measuring command.
 #[derive(Args, Debug, Clone, Default)]
 pub struct OutputArgs {

@@ -9,11 +9,13 @@
 //!   storbench's ([`ownership`], with each server's claims: PostgreSQL's marker and pristine
 //!   copies, MariaDB's marker).
 //! - Errors by kind ([`DbErrorKind`]), which a run counts instead of stopping.
+//! - Which database a user names ([`options`]).
 //!
 //! Timing is not done here: a workload's driver times each call in one place, so every
 //! backend is measured the same way.
 
 pub mod mysql;
+pub mod options;
 pub mod ownership;
 pub mod postgres;
 pub mod sql;
@@ -29,10 +31,13 @@ use storbench_report::DatabaseInfo;
 pub use writer_lock::WriterLock;
 
 /// Which database.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum BackendKind {
     Sqlite,
+    #[serde(alias = "postgresql", alias = "pg")]
     Postgres,
+    #[serde(alias = "mariadb")]
     Mysql,
 }
 

@@ -2,7 +2,6 @@
 
 use super::{EngineArg, OutputArgs, SteadyArgs};
 use clap::{Args, Subcommand, ValueEnum};
-use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use storbench_bench::engine::EngineKind;
 use storbench_bench::units::{ByteSize, Seconds};
@@ -273,17 +272,5 @@ impl MailboxArgs {
     }
 }
 
-/// A mailbox workload as the command line and a plan run it: the library's options (a plan's
-/// workload table deserializes into them) and where its output goes.
-#[derive(Debug, Clone, Default)]
-pub struct MailboxJob {
-    pub options: MailboxOptions,
-    pub out: OutputArgs,
-}
-
-impl<'de> Deserialize<'de> for MailboxJob {
-    /// A plan's workload table: the options; the output is the evaluation's.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(MailboxJob { options: MailboxOptions::deserialize(d)?, out: OutputArgs::default() })
-    }
-}
+/// A mailbox workload as the command line and a plan run it.
+pub type MailboxJob = crate::args::Job<MailboxOptions>;

@@ -46,6 +46,17 @@ pub enum BackendArg {
     Mysql,
 }
 
+impl From<BackendArg> for storbench_bench::db::BackendKind {
+    fn from(b: BackendArg) -> Self {
+        use storbench_bench::db::BackendKind;
+        match b {
+            BackendArg::Sqlite => BackendKind::Sqlite,
+            BackendArg::Postgres => BackendKind::Postgres,
+            BackendArg::Mysql => BackendKind::Mysql,
+        }
+    }
+}
+
 /// Which database: the backend and where it is.
 #[derive(Args, Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -80,6 +91,18 @@ pub struct DbArgs {
     /// and a refused login then says so.
     #[arg(long, value_name = "FILE")]
     pub password_file: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// The flags as the library's options.
+    pub fn options(&self) -> storbench_bench::db::options::DbOptions {
+        storbench_bench::db::options::DbOptions {
+            backend: self.backend.map(Into::into),
+            path: self.path.clone(),
+            url: self.url.clone(),
+            password_file: self.password_file.clone(),
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]

@@ -2,7 +2,6 @@
 //! recorded from the kernel's tracepoints, and what a trace says.
 
 use clap::Args;
-use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use storbench_bench::blocktrace::options::ReplayTraceOptions;
 use storbench_bench::units::Seconds;
@@ -119,18 +118,5 @@ impl ReplayTraceArgs {
     }
 }
 
-/// A replay-trace workload as the command line and a plan run it: the library's options (a
-/// plan's workload table deserializes into them) and where its output goes.
-#[derive(Debug, Clone, Default)]
-pub struct ReplayTraceJob {
-    pub options: ReplayTraceOptions,
-    pub out: crate::args::OutputArgs,
-}
-
-impl<'de> Deserialize<'de> for ReplayTraceJob {
-    /// A plan's workload table: the options; the output is the evaluation's.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let options = ReplayTraceOptions::deserialize(d)?;
-        Ok(ReplayTraceJob { options, out: crate::args::OutputArgs::default() })
-    }
-}
+/// A replay-trace workload as the command line and a plan run it.
+pub type ReplayTraceJob = crate::args::Job<ReplayTraceOptions>;

@@ -3,7 +3,6 @@
 
 use super::OutputArgs;
 use clap::Args;
-use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use storbench_bench::units::{ByteSize, Seconds};
 use storbench_bench::workload::wal::WalOptions;
@@ -80,17 +79,5 @@ impl WalArgs {
     }
 }
 
-/// A wal workload as the command line and a plan run it: the library's options (a plan's
-/// workload table deserializes into them) and where its output goes.
-#[derive(Debug, Clone, Default)]
-pub struct WalJob {
-    pub options: WalOptions,
-    pub out: OutputArgs,
-}
-
-impl<'de> Deserialize<'de> for WalJob {
-    /// A plan's workload table: the options; the output is the evaluation's.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(WalJob { options: WalOptions::deserialize(d)?, out: OutputArgs::default() })
-    }
-}
+/// A wal workload as the command line and a plan run it.
+pub type WalJob = crate::args::Job<WalOptions>;

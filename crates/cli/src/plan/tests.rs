@@ -801,6 +801,23 @@ fn every_mailbox_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_
 }
 
 #[test]
+fn every_replay_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_them() {
+    use storbench_bench::workload::replay::log::Format;
+    use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
+    flags_are_keys::<crate::subcommand::replay::args::ReplayArgs, ReplayOptions>(20);
+    let (_tmp, text) = plan_with(
+        "[[workload]]\nkind = \"replay\"\nlogs = [\"a.log\"]\nformat = \"pg-csvlog\"\npath = \"shop.db\"\n\
+         mode = \"time-sync\"\nspeed = 2.0\nallow_statement = [\"SET GLOBAL\"]\n",
+    );
+    let plan = parse("p.toml", &text).unwrap();
+    let job = runs(&plan)[0].args.get::<crate::subcommand::replay::args::ReplayJob>().unwrap().clone();
+    let o = &job.options;
+    assert_eq!((o.format, o.pacing(), o.speed), (Some(Format::PgCsvlog), Pacing::TimeSync, Some(2.0)));
+    assert_eq!(o.allow_statement, ["SET GLOBAL"]);
+    assert!(o.db().path.unwrap().ends_with("shop.db"), "the SQLite file, in the configuration's target");
+}
+
+#[test]
 fn every_wal_flag_is_a_key_of_the_librarys_options_and_every_key_a_flag() {
     use storbench_bench::workload::wal::WalOptions;
     flags_are_keys::<crate::args::WalArgs, WalOptions>(9);

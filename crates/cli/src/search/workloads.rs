@@ -8,7 +8,7 @@ use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
 use crate::args::{IoArgs, MailboxJob, OltpRunArgs, OutputArgs, WalJob};
 use crate::measure::Ran;
 use crate::registry::Options;
-use crate::subcommand::replay::args::{ModeArg, ReplayArgs};
+use crate::subcommand::replay::args::ReplayJob;
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
@@ -17,6 +17,7 @@ use storbench_bench::run::search::Load;
 use storbench_bench::run::search::{CONFIRMATIONS, Figure, Statistic};
 use storbench_bench::units::{Minutes, Seconds};
 use storbench_bench::workload::registry::WORKLOADS;
+use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
 use storbench_bench::workload::wal::WalOptions;
 use storbench_report::{LatencyNs, Results, Summary};
 
@@ -246,7 +247,7 @@ impl Searchable for MailboxJob {
     }
 }
 
-impl Searchable for ReplayArgs {
+impl Searchable for ReplayJob {
     const THROUGHPUT: &'static str = "calls/s";
     const STATS: &'static [Statistic] =
         &[Statistic::Mean, Statistic::Percentile(50.0), Statistic::Percentile(99.0)];
@@ -257,26 +258,29 @@ impl Searchable for ReplayArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        fixed_steps(self.steady.steady_state)
+        fixed_steps(self.options.steady_state)
     }
 
     /// threads: requests in flight per log (fire-hose); rate: time-sync's speed.
     fn load(&self, p: Load) -> f64 {
         match p {
-            Load::Rate => self.speed.unwrap_or(ReplayArgs::SPEED),
-            _ => f64::from(self.in_flight.unwrap_or(storbench_bench::workload::replay::DEFAULT_IN_FLIGHT)),
+            Load::Rate => self.options.speed.unwrap_or(ReplayOptions::SPEED),
+            _ => f64::from(
+                self.options.in_flight.unwrap_or(storbench_bench::workload::replay::DEFAULT_IN_FLIGHT),
+            ),
         }
     }
 
     /// A short step replays `length` of each log from --start.
     fn at(&self, p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
+        let o = &mut a.options;
         match p {
-            Load::Rate => (a.mode, a.speed) = (Some(ModeArg::TimeSync), Some(load)),
-            _ => (a.mode, a.in_flight) = (Some(ModeArg::FireHose), Some(load as u32)),
+            Load::Rate => (o.mode, o.speed) = (Some(Pacing::TimeSync), Some(load)),
+            _ => (o.mode, o.in_flight) = (Some(Pacing::FireHose), Some(load as u32)),
         }
-        let from = self.start.map_or(Duration::ZERO, |s| s.0);
-        a.end = length.map(|l| Seconds(from + l)).or(a.end);
+        let from = o.start.map_or(Duration::ZERO, |s| s.0);
+        o.end = length.map(|l| Seconds(from + l)).or(o.end);
         a
     }
 

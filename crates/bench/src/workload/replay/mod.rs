@@ -1,6 +1,6 @@
 //! Replay: the requests of production logs run against a database, fire-hose or paced by the
 //! logs' own times; `run` is the one entry point, `preview` counts what it will send. `log`
-//! reads the logs.
+//! reads the logs; `options` are the workload's keys as a user gives them.
 //!
 //! # How a replay runs
 //!
@@ -53,6 +53,7 @@ mod data;
 mod engine;
 pub mod entry;
 pub mod log;
+pub mod options;
 pub mod reach;
 mod sched;
 mod spec;

@@ -2,10 +2,11 @@
 //! SQL, by the server's counters, per call type and per order.
 
 use super::{backend_of_url, db_size, read_password_file, targets};
-use crate::args::{BackendArg, OltpFidelityArgs};
+use crate::args::OltpFidelityArgs;
 use crate::subcommand::Ending;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
+use storbench_bench::db::BackendKind;
 use storbench_bench::db::DbResult;
 use storbench_bench::db::mysql::Mysql;
 use storbench_bench::db::postgres::Postgres;
@@ -36,8 +37,8 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
         ..OltpSpec::default()
     };
     let calls = record_orders(&spec, a.orders);
-    let (ours, ds3) = match a.db.backend.map_or_else(|| backend_of_url(url), Ok)? {
-        BackendArg::Postgres => {
+    let (ours, ds3) = match a.db.backend.map(BackendKind::from).map_or_else(|| backend_of_url(url), Ok)? {
+        BackendKind::Postgres => {
             let pg = Postgres::new(url)?;
             let pg = match &password {
                 Some(p) => pg.with_password(p),
@@ -67,7 +68,7 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
                 &spec,
             )?
         }
-        BackendArg::Mysql => {
+        BackendKind::Mysql => {
             let my = Mysql::new(url)?;
             let my = match &password {
                 Some(p) => my.with_password(p),
@@ -83,7 +84,7 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
                 &spec,
             )?
         }
-        BackendArg::Sqlite => {
+        BackendKind::Sqlite => {
             bail!("oltp fidelity compares with DS3's SQL on a server; DS3 has no SQLite edition: give --url")
         }
     };

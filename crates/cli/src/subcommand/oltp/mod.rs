@@ -10,12 +10,13 @@ pub mod table;
 pub use run::measure;
 
 use super::Ending;
-use crate::args::{BackendArg, DbArgs, OltpCommand, OltpGenArgs, OltpLoadArgs, OltpRunArgs};
+use crate::args::{DbArgs, OltpCommand, OltpGenArgs, OltpLoadArgs, OltpRunArgs};
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
 use std::sync::Arc;
-use storbench_bench::db::{DbErrorKind, sqlite::Sqlite};
+use storbench_bench::db::options::DbOptions;
+use storbench_bench::db::{BackendKind, DbErrorKind, sqlite::Sqlite};
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::datagen::DataSet;
@@ -41,7 +42,7 @@ pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
 /// evaluation's first oltp run on a configuration loads it, later ones reset to it.
 pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
     let size = db_size(a.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE))?;
-    for db in open_databases(&a.db)? {
+    for db in open_databases(&a.db.options())? {
         // Only an absent data set is loaded; one of another size was refused by the plan check.
         match db.shape() {
             Err(e) if e.kind == DbErrorKind::Missing => {}
@@ -62,7 +63,7 @@ pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
 pub fn check_loadable(a: &OltpRunArgs) -> Result<()> {
     let size = a.db_size.clone().unwrap_or_else(|| OltpRunArgs::DB_SIZE.to_string());
     let counts = db_size(&size)?.counts();
-    let dbs = open_databases(&a.db)?;
+    let dbs = open_databases(&a.db.options())?;
     check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;
     for db in dbs {
         match db.shape() {
@@ -125,7 +126,7 @@ pub fn check_databases_apart<'a>(runs: impl IntoIterator<Item = (String, &'a Olt
     }
     let mut dbs = Vec::new();
     for (configuration, a) in &places {
-        for db in open_databases(&a.db)? {
+        for db in open_databases(&a.db.options())? {
             dbs.push((configuration.as_str(), db));
         }
     }
@@ -141,16 +142,16 @@ fn db_size(text: &str) -> Result<DbSize> {
 
 /// The databases the options name: one SQLite file, or one or more server URLs (a shard's
 /// share of them).
-pub(crate) fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Ds3Database>>> {
+pub(crate) fn open_databases(a: &DbOptions) -> Result<Vec<Arc<dyn Ds3Database>>> {
     // A shard (--shard) drives its share of the URLs.
     let urls = crate::shard::share(targets(&a.url));
     let backend = match (a.backend, urls.first()) {
         (Some(b), _) => b,
         (None, Some(url)) => backend_of_url(url)?,
-        (None, None) => BackendArg::Sqlite,
+        (None, None) => BackendKind::Sqlite,
     };
     match backend {
-        BackendArg::Sqlite => {
+        BackendKind::Sqlite => {
             if !urls.is_empty() {
                 bail!(
                     "--url is for database servers; SQLite takes --path FILE (or pick --backend postgres or mysql)"
@@ -164,14 +165,14 @@ pub(crate) fn open_databases(a: &DbArgs) -> Result<Vec<Arc<dyn Ds3Database>>> {
         }
         server => {
             if a.path.is_some() {
-                bail!("--path is for SQLite; a {} server takes --url", backend_name(server));
+                bail!("--path is for SQLite; a {} server takes --url", server.as_str());
             }
             if urls.is_empty() {
                 bail!(
                     "--backend {} needs --url, such as {}",
-                    backend_name(server),
+                    server.as_str(),
                     match server {
-                        BackendArg::Postgres => "postgres://postgres@127.0.0.1:5432/ds3",
+                        BackendKind::Postgres => "postgres://postgres@127.0.0.1:5432/ds3",
                         _ => "mysql://root@127.0.0.1:3306/ds3",
                     }
                 );
@@ -221,18 +222,10 @@ fn read_password_file(path: &std::path::Path) -> Result<String> {
     Ok(password)
 }
 
-fn backend_name(b: BackendArg) -> &'static str {
-    match b {
-        BackendArg::Sqlite => "sqlite",
-        BackendArg::Postgres => "postgres",
-        BackendArg::Mysql => "mysql",
-    }
-}
-
-fn backend_of_url(url: &str) -> Result<BackendArg> {
+fn backend_of_url(url: &str) -> Result<BackendKind> {
     match url.split_once("://").map(|(scheme, _)| scheme) {
-        Some("postgres" | "postgresql") => Ok(BackendArg::Postgres),
-        Some("mysql" | "mariadb") => Ok(BackendArg::Mysql),
+        Some("postgres" | "postgresql") => Ok(BackendKind::Postgres),
+        Some("mysql" | "mariadb") => Ok(BackendKind::Mysql),
         _ => bail!(
             "--url {}: not a database URL; write postgres://user@host:port/db or mysql://user@host:port/db",
             storbench_bench::secret::redact(url)
@@ -240,12 +233,12 @@ fn backend_of_url(url: &str) -> Result<BackendArg> {
     }
 }
 
-fn open_server(kind: BackendArg, url: &str, password: Option<&str>) -> Result<Arc<dyn Ds3Database>> {
+fn open_server(kind: BackendKind, url: &str, password: Option<&str>) -> Result<Arc<dyn Ds3Database>> {
     use storbench_bench::db::{mysql::Mysql, postgres::Postgres};
     storbench_bench::secret::remember_in(url);
     let db: Arc<dyn Ds3Database> = match (kind, password) {
-        (BackendArg::Postgres, None) => Arc::new(Postgres::new(url)?),
-        (BackendArg::Postgres, Some(p)) => Arc::new(Postgres::new(url)?.with_password(p)),
+        (BackendKind::Postgres, None) => Arc::new(Postgres::new(url)?),
+        (BackendKind::Postgres, Some(p)) => Arc::new(Postgres::new(url)?.with_password(p)),
         (_, None) => Arc::new(Mysql::new(url)?),
         (_, Some(p)) => Arc::new(Mysql::new(url)?.with_password(p)),
     };
@@ -294,7 +287,7 @@ fn gen_csv(a: &OltpGenArgs, stop: &StopFlag) -> Result<Ending> {
 
 fn load(a: &OltpLoadArgs, stop: &StopFlag) -> Result<Ending> {
     let data = DataSet::new(db_size(&a.db_size)?, a.seed, a.ds2);
-    let dbs = open_databases(&a.db)?;
+    let dbs = open_databases(&a.db.options())?;
     if dbs.len() > 1 {
         bail!("oltp load takes one database; give one --url");
     }
@@ -350,7 +343,7 @@ fn load_into(db: &dyn Ds3Database, data: &DataSet, stop: &StopFlag) -> Result<En
 
 fn check(a: &DbArgs) -> Result<Ending> {
     let mut ending = Ending::Ok;
-    for db in open_databases(a)? {
+    for db in open_databases(&a.options())? {
         let r = db.check().with_context(|| format!("checking {}", db.describe()))?;
         if r.mismatch_count == 0 && r.orphans == 0 {
             tell!(

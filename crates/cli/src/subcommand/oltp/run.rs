@@ -58,7 +58,7 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
             "note: ignoring DS3's '{v}' (perf host, virt_dir or page_type): storbench samples CPU itself and talks to the database directly"
         );
     }
-    let dbs = open_databases(&a.db)?;
+    let dbs = open_databases(&a.db.options())?;
     super::check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;
     if dbs.len() as u32 * spec.n_threads > MAX_THREADS {
         bail!(

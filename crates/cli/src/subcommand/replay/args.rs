@@ -2,13 +2,15 @@
 
 use crate::args::{DbArgs, OutputArgs};
 use clap::{Args, ValueEnum};
-use serde::Deserialize;
 use std::path::PathBuf;
 use storbench_bench::units::Seconds;
+use storbench_bench::workload::replay::log::Format;
+use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
 
-/// Options of `storbench replay`; the same keys work in a plan file's replay workload.
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// Options of `storbench replay`; the same keys work in a plan file's replay workload. Each
+/// flag is a key of the library's `ReplayOptions`, which the flags convert into
+/// (`ReplayArgs::job`).
+#[derive(Args, Debug, Clone, Default)]
 pub struct ReplayArgs {
     /// The request logs, one source each; several replay side by side, as the web servers of
     /// a site do. Read as they stream, so a log of any size takes little memory.
@@ -36,7 +38,6 @@ pub struct ReplayArgs {
     pub log_line_prefix: Option<String>,
 
     #[command(flatten)]
-    #[serde(flatten)]
     pub db: DbArgs,
 
     /// fire-hose: every request as soon as the one before it in its session is answered, at
@@ -59,7 +60,6 @@ pub struct ReplayArgs {
     pub limit: Option<u64>,
 
     #[command(flatten)]
-    #[serde(flatten)]
     pub steady: crate::args::SteadyArgs,
 
     /// Replay the part of each log from this far after its first request (30s, 10m).
@@ -105,7 +105,6 @@ pub struct ReplayArgs {
     pub strict: bool,
 
     #[command(flatten)]
-    #[serde(skip)]
     pub out: OutputArgs,
 }
 
@@ -120,13 +119,41 @@ pub struct ReplayCommand {
 }
 
 impl ReplayArgs {
-    pub const SPEED: f64 = 1.0;
-    pub const LOG_LINE_PREFIX: &str = storbench_bench::workload::replay::log::postgres::DEFAULT_PREFIX;
+    /// The flags as the library's options, and where the output goes.
+    pub fn job(self) -> ReplayJob {
+        // Every key of the options set here; every flag is one of them (a test holds it).
+        let options = ReplayOptions {
+            logs: self.logs,
+            format: self.format.map(Format::from),
+            mapping: self.mapping,
+            log_line_prefix: self.log_line_prefix,
+            backend: self.db.backend.map(Into::into),
+            path: self.db.path,
+            url: self.db.url,
+            password_file: self.db.password_file,
+            mode: self.mode.map(Pacing::from),
+            in_flight: self.in_flight,
+            speed: self.speed,
+            limit: self.limit,
+            steady_state: self.steady.steady_state,
+            start: self.start,
+            end: self.end,
+            database: self.database,
+            user: self.user,
+            max_errors: self.max_errors,
+            allow_statement: self.allow_statement,
+            allow_all_statements: self.allow_all_statements,
+            strict: self.strict,
+        };
+        ReplayJob { options, out: self.out }
+    }
 }
 
+/// A replay workload as the command line and a plan run it.
+pub type ReplayJob = crate::args::Job<ReplayOptions>;
+
 /// `--format`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FormatArg {
     Storbench,
     Combined,
@@ -136,21 +163,31 @@ pub enum FormatArg {
     MysqlSlow,
 }
 
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Self {
+        match f {
+            FormatArg::Storbench => Format::Storbench,
+            FormatArg::Combined => Format::Combined,
+            FormatArg::PgCsvlog => Format::PgCsvlog,
+            FormatArg::PgStderr => Format::PgStderr,
+            FormatArg::MysqlGeneral => Format::MysqlGeneral,
+            FormatArg::MysqlSlow => Format::MysqlSlow,
+        }
+    }
+}
+
 /// `--mode`.
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
-#[serde(rename_all = "kebab-case")]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ModeArg {
-    #[default]
     FireHose,
     TimeSync,
 }
 
-impl ModeArg {
-    /// Its name as `--mode` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            ModeArg::FireHose => "fire-hose",
-            ModeArg::TimeSync => "time-sync",
+impl From<ModeArg> for Pacing {
+    fn from(m: ModeArg) -> Self {
+        match m {
+            ModeArg::FireHose => Pacing::FireHose,
+            ModeArg::TimeSync => Pacing::TimeSync,
         }
     }
 }

@@ -1,6 +1,7 @@
 //! replay's registry entry: its subcommand, and what a plan and an evaluation need of a replay.
 
-use super::args::{ReplayArgs, ReplayCommand};
+use super::args::{ReplayCommand, ReplayJob};
+use crate::args::SteadyArgs;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -10,8 +11,9 @@ use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
 
-pub static KIND: Kind = Kind::of::<ReplayArgs, ReplayCommand>(
+pub static KIND: Kind = Kind::of::<ReplayJob, ReplayCommand>(
     &storbench_bench::workload::replay::entry::WORKLOAD,
     &["url", "backend", "password_file"],
 );
@@ -43,8 +45,8 @@ Examples:
 
     fn run(self, stop: &StopFlag) -> Result<Ending> {
         match self.search.search {
-            Some(_) => crate::search::run(&self.args, &self.search, stop),
-            None => super::run(&self.args, stop),
+            Some(_) => crate::search::run(&self.args.job(), &self.search, stop),
+            None => super::run(&self.args.job(), stop),
         }
     }
 
@@ -53,29 +55,35 @@ Examples:
     }
 }
 
-impl OfKind for ReplayArgs {
+impl OfKind for ReplayJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl Options for ReplayArgs {
+impl crate::registry::Flagged for ReplayJob {
+    type Flags = super::args::ReplayArgs;
+}
+
+impl Options for ReplayJob {
     /// The configuration's database servers, or a SQLite file (`path`, relative to its target).
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
+        let o = &self.options;
         // Time-sync's rate is the log's: it keeps the log's own window.
-        let fire_hose = self.mode != Some(super::args::ModeArg::TimeSync);
-        let steady = if fire_hose { self.steady.for_method(m) } else { self.steady };
-        let mut out = ReplayArgs { out: c.output(&self.out), steady, ..self.clone() };
+        let steady = SteadyArgs { steady_state: o.steady_state };
+        let fire_hose = o.pacing() == Pacing::FireHose;
+        let steady_state = if fire_hose { steady.for_method(m).steady_state } else { o.steady_state };
+        let mut options = ReplayOptions { steady_state, ..o.clone() };
         if c.url.is_empty() {
-            out.db.path = self.db.path.as_ref().map(|p| c.target.join(p));
+            options.path = o.path.as_ref().map(|p| c.target.join(p));
         } else {
-            out.db.url = c.url.clone();
+            options.url = c.url.clone();
         }
-        Box::new(out)
+        Box::new(ReplayJob { options, out: c.output(&self.out) })
     }
 
     /// Time-sync: the logs' span at its speed; fire-hose lasts as long as the database takes.
     fn expected(&self) -> Duration {
         // Only time-sync's length follows from the logs: read them for nothing else.
-        if self.mode != Some(super::args::ModeArg::TimeSync) {
+        if self.options.pacing() != Pacing::TimeSync {
             return FIRE_HOSE_GUESS;
         }
         let Ok(checked) = super::validate(self) else { return FIRE_HOSE_GUESS };
@@ -87,7 +95,7 @@ impl Options for ReplayArgs {
     }
 
     fn label(&self, _swept: Option<&str>) -> String {
-        format!("replay-{}", self.mode.unwrap_or_default().name())
+        format!("{}-{}", KIND.name, self.options.pacing().name())
     }
 
     fn will_write(&self) -> Option<String> {
@@ -109,7 +117,7 @@ impl Options for ReplayArgs {
     /// A SQLite database an earlier workload (oltp) will have loaded is not there yet: only
     /// the logs and options are checked.
     fn check_after(&self, made: &[std::path::PathBuf]) -> Result<()> {
-        match &self.db.path {
+        match &self.options.path {
             Some(path) if made.contains(path) => super::validate(self).map(drop),
             _ => self.check(),
         }

@@ -14,7 +14,7 @@ use super::Ending;
 use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result, bail};
-use args::{FormatArg, ModeArg, ReplayArgs};
+use args::ReplayJob;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -24,6 +24,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::ds3::Ds3Database;
 use storbench_bench::workload::replay::log::web::{Mapping, WebLog};
 use storbench_bench::workload::replay::log::{Format, mysql, postgres, storbench};
+use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
 use storbench_bench::workload::replay::{
     self as replay, Dialect, Filter, Mode, Preview, ReplaySpec, Source, Statements,
 };
@@ -56,7 +57,7 @@ pub struct Log {
 /// The largest mapping file read.
 const MAPPING_BYTES: u64 = 1 << 20;
 
-pub fn run(a: &ReplayArgs, stop: &StopFlag) -> Result<Ending> {
+pub fn run(a: &ReplayJob, stop: &StopFlag) -> Result<Ending> {
     let ran = measure(a, None, stop)?;
     if let Some(m) = &ran.measured {
         output::print_result(|| {
@@ -67,34 +68,36 @@ pub fn run(a: &ReplayArgs, stop: &StopFlag) -> Result<Ending> {
 }
 
 /// Every check the command makes before it touches a database.
-pub fn validate(a: &ReplayArgs) -> Result<Checked> {
-    if a.logs.is_empty() {
+pub fn validate(a: &ReplayJob) -> Result<Checked> {
+    if a.options.logs.is_empty() {
         bail!(
             "give the request logs to replay: storbench replay LOG... (a request log of `oltp run \
              --record`, a PostgreSQL csvlog or stderr log, a MySQL or MariaDB general or slow query log)"
         );
     }
-    if a.db.path.is_none() && a.db.url.is_empty() {
+    if a.options.path.is_none() && a.options.url.is_empty() {
         bail!(
             "name the database to replay against: --path FILE (SQLite) or --url postgres://... or \
              mysql://...; a replay never picks one itself"
         );
     }
-    let prefix = a.log_line_prefix.clone().unwrap_or_else(|| ReplayArgs::LOG_LINE_PREFIX.to_string());
-    let logs: Vec<Log> = a.logs.iter().map(|p| log(p, a.format, &prefix)).collect::<Result<_>>()?;
+    let prefix =
+        a.options.log_line_prefix.clone().unwrap_or_else(|| ReplayOptions::LOG_LINE_PREFIX.to_string());
+    let logs: Vec<Log> =
+        a.options.logs.iter().map(|p| log(p, a.options.format, &prefix)).collect::<Result<_>>()?;
     let calls = |f: Format| matches!(f, Format::Storbench | Format::Combined);
     if let Some(log) = logs.iter().find(|l| calls(l.format))
-        && a.database.is_some()
+        && a.options.database.is_some()
     {
         bail!("{}: a {} log names no database; leave out --database", log.path.display(), log.format.name());
     }
     if let Some(log) = logs.iter().find(|l| l.format == Format::Storbench)
-        && a.user.is_some()
+        && a.options.user.is_some()
     {
         bail!("{}: a storbench request log names no user; leave out --user", log.path.display());
     }
     let web = logs.iter().find(|l| l.format == Format::Combined);
-    let mapping = match (web, &a.mapping) {
+    let mapping = match (web, &a.options.mapping) {
         (Some(_), Some(path)) => Some(mapping(path)?),
         (Some(Log { path: log, .. }), None) => bail!(
             "{}: a web server's log needs --mapping FILE, the routes from its URLs to DVD Store calls \
@@ -126,34 +129,40 @@ pub fn speed_factor(speed: f64) -> Result<f64> {
 }
 
 /// The mode and the filters.
-fn spec(a: &ReplayArgs) -> Result<ReplaySpec> {
-    let in_flight = a.in_flight.unwrap_or(replay::DEFAULT_IN_FLIGHT);
-    let mode = match (a.mode.unwrap_or_default(), a.speed) {
-        (ModeArg::FireHose, Some(x)) => {
+fn spec(a: &ReplayJob) -> Result<ReplaySpec> {
+    let in_flight = a.options.in_flight.unwrap_or(replay::DEFAULT_IN_FLIGHT);
+    let mode = match (a.options.mode.unwrap_or_default(), a.options.speed) {
+        (Pacing::FireHose, Some(x)) => {
             bail!(
                 "--speed {x}: a fire-hose replay goes as fast as the database answers; use --mode time-sync"
             )
         }
-        (ModeArg::FireHose, None) => Mode::FireHose { in_flight },
-        (ModeArg::TimeSync, speed) => {
-            Mode::TimeSync { speed: speed_factor(speed.unwrap_or(ReplayArgs::SPEED))?, in_flight }
+        (Pacing::FireHose, None) => Mode::FireHose { in_flight },
+        (Pacing::TimeSync, speed) => {
+            Mode::TimeSync { speed: speed_factor(speed.unwrap_or(ReplayOptions::SPEED))?, in_flight }
         }
     };
-    let start = a.start.map_or(Duration::ZERO, |s| s.0);
-    let end = a.end.map(|e| e.0);
+    let start = a.options.start.map_or(Duration::ZERO, |s| s.0);
+    let end = a.options.end.map(|e| e.0);
     if let Some(end) = end.filter(|&e| e <= start) {
         bail!("--end {end:?} is not after --start {start:?}; give the part of the log to replay");
     }
-    if a.limit == Some(0) {
+    if a.options.limit == Some(0) {
         bail!("--limit 0 would replay nothing; give at least 1, or leave it out for the whole log");
     }
-    let filter = Filter { database: a.database.clone(), user: a.user.clone(), start, end, limit: a.limit };
+    let filter = Filter {
+        database: a.options.database.clone(),
+        user: a.options.user.clone(),
+        start,
+        end,
+        limit: a.options.limit,
+    };
     let steady_state = steady_round(a, mode)?;
-    let max_errors = a.max_errors.map(max_errors_pct).transpose()?;
+    let max_errors = a.options.max_errors.map(max_errors_pct).transpose()?;
     Ok(ReplaySpec {
         mode,
         filter,
-        strict: a.strict,
+        strict: a.options.strict,
         steady_state,
         statements: Statements::default(),
         max_errors,
@@ -170,18 +179,18 @@ fn max_errors_pct(pct: f64) -> Result<f64> {
 
 /// --steady-state: fire-hose only, where the calls per second are the database's; the logs'
 /// end is the cap.
-fn steady_round(a: &ReplayArgs, mode: Mode) -> Result<Option<Duration>> {
-    if a.steady.steady_state.is_some() && matches!(mode, Mode::TimeSync { .. }) {
+fn steady_round(a: &ReplayJob, mode: Mode) -> Result<Option<Duration>> {
+    if a.options.steady_state.is_some() && matches!(mode, Mode::TimeSync { .. }) {
         bail!(
             "--steady-state judges the calls per second of each round, which in time-sync the log \
              sets, not the database; use it with --mode fire-hose"
         );
     }
-    crate::args::SteadyArgs::round(a.steady.steady_state, None)
+    crate::args::SteadyArgs::round(a.options.steady_state, None)
 }
 
 /// `log` as it is now: its size, and its format: `given`, or told from its first lines.
-fn log(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Log> {
+fn log(log: &Path, given: Option<Format>, prefix: &str) -> Result<Log> {
     let file =
         storbench_bench::files::input::open_input(log).with_context(|| format!("{}", log.display()))?;
     let size = file.metadata().with_context(|| format!("{}", log.display()))?.len();
@@ -190,7 +199,7 @@ fn log(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Log> {
     file.take(HEAD_BYTES).read_to_end(&mut bytes).with_context(|| format!("reading {}", log.display()))?;
     let head = String::from_utf8_lossy(&bytes);
     let format = match given {
-        Some(f) => from_arg(f),
+        Some(f) => f,
         None => Format::detect(&head).with_context(|| {
             format!(
                 "{}: cannot tell its format from its first lines; give --format storbench, combined, \
@@ -204,17 +213,6 @@ fn log(log: &Path, given: Option<FormatArg>, prefix: &str) -> Result<Log> {
             .map_err(|e| anyhow::anyhow!("--log-line-prefix: {e}"))?;
     }
     Ok(Log { path: log.to_path_buf(), format, bytes: size })
-}
-
-fn from_arg(f: FormatArg) -> Format {
-    match f {
-        FormatArg::Storbench => Format::Storbench,
-        FormatArg::Combined => Format::Combined,
-        FormatArg::PgCsvlog => Format::PgCsvlog,
-        FormatArg::PgStderr => Format::PgStderr,
-        FormatArg::MysqlGeneral => Format::MysqlGeneral,
-        FormatArg::MysqlSlow => Format::MysqlSlow,
-    }
 }
 
 /// The logs, opened to be read as they replay.
@@ -266,7 +264,7 @@ fn will_send(p: &Preview) -> String {
 
 /// One replay into the bundle directory `given`, or a new one under --output-dir. `storbench
 /// run` calls this.
-pub fn measure(a: &ReplayArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub fn measure(a: &ReplayJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let mut checked = validate(a)?;
     let db = database(a)?;
     checked.spec.statements = statements(a, db.as_ref());
@@ -335,19 +333,19 @@ fn nothing_to_send(c: &Checked, p: &Preview) -> Result<()> {
 }
 
 /// Which statements the replay sends to `db`: what stays inside it, and the kinds allowed.
-fn statements(a: &ReplayArgs, db: &dyn Ds3Database) -> Statements {
+fn statements(a: &ReplayJob, db: &dyn Ds3Database) -> Statements {
     Statements {
         dialect: Dialect::of(db.kind()),
         database: db.database_name(),
-        allowed: a.allow_statement.iter().map(|k| k.trim().to_string()).collect(),
-        all: a.allow_all_statements,
+        allowed: a.options.allow_statement.iter().map(|k| k.trim().to_string()).collect(),
+        all: a.options.allow_all_statements,
     }
 }
 
 /// The database the options name, as `oltp run` opens it; a SQLite file must be there (a
 /// replay sends a log's requests to a copy of the database they were made on).
-fn database(a: &ReplayArgs) -> Result<Arc<dyn Ds3Database>> {
-    if let Some(path) = a.db.path.as_deref().filter(|p| !p.exists()) {
+fn database(a: &ReplayJob) -> Result<Arc<dyn Ds3Database>> {
+    if let Some(path) = a.options.path.as_deref().filter(|p| !p.exists()) {
         bail!(
             "--path {}: no such SQLite database; replay against a copy of the database the logs were \
              recorded on (an empty file is an empty database, for logs that make their own tables), or \
@@ -355,7 +353,7 @@ fn database(a: &ReplayArgs) -> Result<Arc<dyn Ds3Database>> {
             path.display()
         );
     }
-    let dbs = crate::subcommand::oltp::open_databases(&a.db)?;
+    let dbs = crate::subcommand::oltp::open_databases(&a.options.db())?;
     if dbs.len() != 1 {
         bail!("--url: a replay runs against one database; give one URL");
     }
@@ -363,7 +361,7 @@ fn database(a: &ReplayArgs) -> Result<Arc<dyn Ds3Database>> {
 }
 
 fn into_bundle(
-    a: &ReplayArgs,
+    a: &ReplayJob,
     checked: &Checked,
     db: &Arc<dyn Ds3Database>,
     name: &str,
@@ -396,7 +394,7 @@ fn into_bundle(
 }
 
 /// The summary as the replay starts: what was asked.
-fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_at: &str) -> Summary {
+fn started(a: &ReplayJob, c: &Checked, db: &dyn Database, name: &str, started_at: &str) -> Summary {
     let logs: Vec<String> = c.logs.iter().map(|l| l.path.display().to_string()).collect();
     let formats: Vec<&str> = c.logs.iter().map(|l| l.format.name()).collect();
     let parameters = serde_json::json!({
@@ -405,15 +403,15 @@ fn started(a: &ReplayArgs, c: &Checked, db: &dyn Database, name: &str, started_a
         "mode": c.spec.mode.name(),
         "speed": c.spec.mode.speed(),
         "in_flight": c.spec.mode.in_flight(),
-        "limit": a.limit,
+        "limit": a.options.limit,
         "start_s": c.spec.filter.start.as_secs_f64(),
         "end_s": c.spec.filter.end.map(|e| e.as_secs_f64()),
-        "database": a.database,
-        "user": a.user,
-        "strict": a.strict,
+        "database": a.options.database,
+        "user": a.options.user,
+        "strict": a.options.strict,
         "max_errors": c.spec.max_errors_pct(),
-        "allow_statement": a.allow_statement,
-        "allow_all_statements": a.allow_all_statements,
+        "allow_statement": a.options.allow_statement,
+        "allow_all_statements": a.options.allow_all_statements,
         "steady_state_s": c.spec.steady_state.map(|r| r.as_secs_f64()),
         "backend": db.kind().as_str(),
         "target": db.describe(),

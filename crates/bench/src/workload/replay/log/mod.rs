@@ -121,7 +121,8 @@ impl LineError {
 pub type Read = Result<Entry, LineError>;
 
 /// The formats a replay reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Format {
     Storbench,
     Combined,
