@@ -679,17 +679,26 @@ impl SteadyArgs {
 }
 
 /// A workload as the command line and a plan run it: the library's options `O` (a plan's
-/// workload table deserializes into them; the flags convert into them) and where its output
-/// goes (a plan's is the evaluation's).
+/// workload table deserializes into them; the flags convert into them), what only the
+/// command line gives (`C`: integrity's crash cycles, oltp's extra output files; a plan's is
+/// the default) and where its output goes (a plan's is the evaluation's).
 #[derive(Debug, Clone, Default)]
-pub struct Job<O> {
+pub struct Job<O, C = ()> {
     pub options: O,
+    pub cli: C,
     pub out: OutputArgs,
 }
 
-impl<'de, O: Deserialize<'de>> Deserialize<'de> for Job<O> {
+impl<'de, O: Deserialize<'de>, C: Default> Deserialize<'de> for Job<O, C> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Job { options: O::deserialize(d)?, out: OutputArgs::default() })
+        Ok(Job { options: O::deserialize(d)?, cli: C::default(), out: OutputArgs::default() })
+    }
+}
+
+impl<O, C: Clone> Job<O, C> {
+    /// The same job with `options`, its output where configuration `c` puts it.
+    pub fn on(&self, c: &crate::plan::Configuration, options: O) -> Job<O, C> {
+        Job { options, cli: self.cli.clone(), out: c.output(&self.out) }
     }
 }
 
@@ -860,7 +869,7 @@ mod steady_tests {
         assert_eq!(oltp.for_configuration(&c, &steady).expected(), eight);
         assert_eq!(oltp.for_configuration(&c, &fixed).expected(), OltpRunArgs::RUN_TIME);
         use storbench_bench::workload::mailbox::{MailboxOptions, TestType};
-        let job = |options| MailboxJob { options, out: OutputArgs::default() };
+        let job = |options| MailboxJob { options, cli: (), out: OutputArgs::default() };
         let mailbox = MailboxOptions { max_warmup: Some(secs(0)), ..MailboxOptions::default() };
         assert_eq!(job(mailbox.clone()).for_configuration(&c, &steady).expected(), eight);
         let backup = MailboxOptions { test: Some(TestType::Backup), ..mailbox };

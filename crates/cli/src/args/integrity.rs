@@ -3,7 +3,6 @@
 
 use super::{EngineArg, OutputArgs};
 use clap::{Args, Subcommand};
-use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
@@ -219,26 +218,13 @@ impl IntegrityArgs {
             engine: self.engine.map(EngineKind::from),
             seed: self.seed,
         };
-        IntegrityJob { options, crash: self.crash, out: self.out }
+        IntegrityJob { options, cli: self.crash, out: self.out }
     }
 }
 
-/// An integrity workload as the command line and a plan run it: the library's options (a
-/// plan's workload table deserializes into them), the crash cycles, where its output goes.
-#[derive(Debug, Clone, Default)]
-pub struct IntegrityJob {
-    pub options: IntegrityOptions,
-    pub crash: CrashArgs,
-    pub out: OutputArgs,
-}
-
-impl<'de> Deserialize<'de> for IntegrityJob {
-    /// A plan's workload table: the options; no crash cycles; the output is the evaluation's.
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let options = IntegrityOptions::deserialize(d)?;
-        Ok(IntegrityJob { options, crash: CrashArgs::default(), out: OutputArgs::default() })
-    }
-}
+/// An integrity workload as the command line and a plan run it: the crash cycles are the
+/// command line's.
+pub type IntegrityJob = super::Job<IntegrityOptions, CrashArgs>;
 
 impl CrashArgs {
     /// How long --crash-cmd may run when --crash-cmd-timeout is not given: a BMC's power cut

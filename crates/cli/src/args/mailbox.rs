@@ -268,7 +268,7 @@ impl MailboxArgs {
             engine: self.engine.map(EngineKind::from),
             seed: self.seed,
         };
-        MailboxJob { options, out: self.out }
+        MailboxJob { options, cli: (), out: self.out }
     }
 }
 

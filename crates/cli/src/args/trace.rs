@@ -114,7 +114,7 @@ impl ReplayTraceArgs {
             buffered: self.buffered,
             check: self.check,
         };
-        ReplayTraceJob { options, out: self.out }
+        ReplayTraceJob { options, cli: (), out: self.out }
     }
 }
 

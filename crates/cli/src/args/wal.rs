@@ -75,7 +75,7 @@ impl WalArgs {
     pub fn job(self) -> WalJob {
         let WalArgs { target, sync_method, bs, writers, layout, file_size, ramp, runtime, seed, out } = self;
         let options = WalOptions { target, sync_method, bs, writers, layout, file_size, ramp, runtime, seed };
-        WalJob { options, out }
+        WalJob { options, cli: (), out }
     }
 }
 

@@ -779,7 +779,7 @@ fn every_integrity_flag_but_the_crash_cycles_is_a_key_of_the_librarys_options() 
         runs(&parse("p.toml", &text).unwrap())[0].args.get::<crate::args::IntegrityJob>().unwrap().clone();
     assert_eq!(job.options.preset, Some(IntegrityPreset::Big));
     assert_eq!(job.options.engine, Some(storbench_bench::engine::EngineKind::Psync));
-    assert!(job.options.keep && job.crash.crash_after.is_none());
+    assert!(job.options.keep && job.cli.crash_after.is_none());
 }
 
 #[test]

@@ -336,7 +336,7 @@ impl Searchable for WalJob {
             sync_method,
             ..o.clone()
         };
-        WalJob { options, out: self.out.clone() }
+        WalJob { options, cli: (), out: self.out.clone() }
     }
 
     fn out(&self) -> &OutputArgs {

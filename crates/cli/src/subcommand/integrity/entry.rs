@@ -69,7 +69,7 @@ impl Options for IntegrityJob {
             seed: o.seed.or(m.seed),
             ..o.clone()
         };
-        Box::new(IntegrityJob { options, crash: self.crash.clone(), out: c.output(&self.out) })
+        Box::new(self.on(c, options))
     }
 
     fn expected(&self) -> Duration {

@@ -48,7 +48,7 @@ pub fn run(c: IntegrityCommand, stop: &StopFlag) -> Result<Ending> {
 /// The run the options describe into the bundle directory `given`, or a new one under
 /// --output-dir. `storbench run` calls this.
 pub fn measure(a: &IntegrityJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
-    if let (true, Some(spec)) = (a.crash.crash_writer, &a.crash.writer_spec) {
+    if let (true, Some(spec)) = (a.cli.crash_writer, &a.cli.writer_spec) {
         // The crash cycle's parent validated the spec and holds the target's lock for its writer.
         let w = serde_json::from_str(spec).context("reading the crash writer's spec")?;
         crash::writer(&w, stop)?;
@@ -72,7 +72,7 @@ fn measure_locked(
     given: Option<&Path>,
     stop: &StopFlag,
 ) -> Result<Ran> {
-    if let Some(after) = a.crash.crash_after {
+    if let Some(after) = a.cli.crash_after {
         validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() }, a.options.force)?;
         let measured = measure_crashes(a, spec, after.0, given, stop)?;
         return Ok(Ran { ending: Ending::of(&measured.summary, stop), measured: Some(measured) });
@@ -216,7 +216,7 @@ fn measure_crashes(
     stop: &StopFlag,
 ) -> Result<Measured> {
     into_bundle(a, spec, "integrity-crash", (given, stop), |rec, first, errors| {
-        let plan = crash::Plan::of(&a.crash, after);
+        let plan = crash::Plan::of(&a.cli, after);
         // The record's epoch: the run's start, which the started summary gives to the nanosecond.
         let epoch: jiff::Timestamp = first.started_at.parse().context("the run's start")?;
         let mut sink = handover::Sink::new(&mut rec.bundle, epoch.as_nanosecond());
@@ -251,7 +251,7 @@ fn into_bundle(
                 &name,
                 device.clone(),
                 &at.to_string(),
-                a.crash.crash_after.is_some(),
+                a.cli.crash_after.is_some(),
             ),
             targets: vec![spec.dir.as_path()],
             database: DatabaseInfo::default(),

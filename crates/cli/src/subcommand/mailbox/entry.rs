@@ -71,7 +71,7 @@ impl Options for MailboxJob {
             seed: o.seed.or(m.seed),
             ..o.clone()
         };
-        Box::new(MailboxJob { options, out: c.output(&self.out) })
+        Box::new(self.on(c, options))
     }
 
     /// The warm-up usually ends well before its limit; count half of it.

@@ -145,7 +145,7 @@ impl ReplayArgs {
             allow_all_statements: self.allow_all_statements,
             strict: self.strict,
         };
-        ReplayJob { options, out: self.out }
+        ReplayJob { options, cli: (), out: self.out }
     }
 }
 

@@ -77,7 +77,7 @@ impl Options for ReplayJob {
         } else {
             options.url = c.url.clone();
         }
-        Box::new(ReplayJob { options, out: c.output(&self.out) })
+        Box::new(self.on(c, options))
     }
 
     /// Time-sync: the logs' span at its speed; fire-hose lasts as long as the database takes.

@@ -67,7 +67,7 @@ impl Options for ReplayTraceJob {
             force: c.force,
             ..self.options.clone()
         };
-        Box::new(ReplayTraceJob { options, out: c.output(&self.out) })
+        Box::new(self.on(c, options))
     }
 
     /// As recorded: the trace's span at its speed; fast: as long as the target takes, guessed

@@ -72,7 +72,7 @@ impl Options for WalJob {
             seed: o.seed.or(m.seed),
             ..o.clone()
         };
-        Box::new(WalJob { options, out: c.output(&self.out) })
+        Box::new(self.on(c, options))
     }
 
     fn expected(&self) -> Duration {
