@@ -865,9 +865,11 @@ mod steady_tests {
         let (c, fixed, eight) = (Configuration::default(), Method::default(), Duration::from_secs(8));
         let io = IoArgs { ramp: Some(secs(0)), ..IoArgs::default() };
         assert_eq!(io.for_configuration(&c, &steady).expected(), eight);
-        let oltp = OltpRunArgs { warmup_time: Some(Minutes(Duration::ZERO)), ..OltpRunArgs::default() };
+        use storbench_bench::workload::oltp::options::OltpOptions;
+        let oltp = OltpOptions { warmup_time: Some(Minutes(Duration::ZERO)), ..OltpOptions::default() };
+        let oltp = OltpJob { options: oltp, ..OltpJob::default() };
         assert_eq!(oltp.for_configuration(&c, &steady).expected(), eight);
-        assert_eq!(oltp.for_configuration(&c, &fixed).expected(), OltpRunArgs::RUN_TIME);
+        assert_eq!(oltp.for_configuration(&c, &fixed).expected(), OltpOptions::RUN_TIME);
         use storbench_bench::workload::mailbox::{MailboxOptions, TestType};
         let job = |options| MailboxJob { options, cli: (), out: OutputArgs::default() };
         let mailbox = MailboxOptions { max_warmup: Some(secs(0)), ..MailboxOptions::default() };
@@ -879,11 +881,11 @@ mod steady_tests {
             "no rounds"
         );
         // A plan's workload takes the key as the command line takes the flag.
-        let planned: OltpRunArgs = toml::from_str("steady_state = \"2s\"\nrun_time = 1").unwrap();
+        let planned: OltpJob = toml::from_str("steady_state = \"2s\"\nrun_time = 1").unwrap();
         assert_eq!(
-            (planned.steady.steady_state, planned.run_time),
+            (planned.options.steady_state, planned.options.run_time),
             (Some(secs(2)), Some(Minutes(Duration::from_secs(60))))
         );
-        assert!(toml::from_str::<OltpRunArgs>("steady = \"2s\"").is_err(), "unknown keys are still refused");
+        assert!(toml::from_str::<OltpJob>("steady = \"2s\"").is_err(), "unknown keys are still refused");
     }
 }

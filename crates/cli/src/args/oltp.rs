@@ -2,10 +2,10 @@
 //! `--name=value` spellings accepted as aliases, so existing driver scripts keep working.
 
 use clap::{Args, Subcommand, ValueEnum};
-use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::units::{Minutes, Seconds, YesNo};
+use storbench_bench::workload::oltp::options::OltpOptions;
 
 #[derive(Subcommand, Debug)]
 pub enum OltpCommand {
@@ -33,8 +33,7 @@ pub enum OltpCommand {
     Fidelity(OltpFidelityArgs),
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BackendArg {
     /// Embedded SQLite: one file (--path).
     Sqlite,
@@ -58,8 +57,7 @@ impl From<BackendArg> for storbench_bench::db::BackendKind {
 }
 
 /// Which database: the backend and where it is.
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Args, Debug, Clone, Default)]
 pub struct DbArgs {
     /// Database: sqlite (embedded, default), postgres or mysql (MariaDB too). Default: taken
     /// from the --url scheme, else sqlite.
@@ -109,7 +107,7 @@ impl DbArgs {
 pub struct OltpGenArgs {
     /// Data set size: S (10MB), M (1GB), L (100GB), or <n>MB (1-1023) / <n>GB (1-4095), with
     /// DS3's row-count rules.
-    #[arg(long, value_name = "SIZE", default_value = OltpRunArgs::DB_SIZE, alias = "db_size")]
+    #[arg(long, value_name = "SIZE", default_value = OltpOptions::DB_SIZE, alias = "db_size")]
     pub db_size: String,
 
     /// Directory for the CSV files (created; existing files are never overwritten).
@@ -143,7 +141,7 @@ pub struct OltpLoadArgs {
     pub db: DbArgs,
 
     /// Data set size: S (10MB), M (1GB), L (100GB), or <n>MB / <n>GB.
-    #[arg(long, value_name = "SIZE", default_value = OltpRunArgs::DB_SIZE, alias = "db_size")]
+    #[arg(long, value_name = "SIZE", default_value = OltpOptions::DB_SIZE, alias = "db_size")]
     pub db_size: String,
 
     /// Load only DS2's tables.
@@ -161,7 +159,7 @@ pub struct OltpFidelityArgs {
     pub db: DbArgs,
 
     /// Size the database was loaded at: S (10MB), M (1GB), L (100GB), or <n>MB / <n>GB.
-    #[arg(long, value_name = "SIZE", default_value = OltpRunArgs::DB_SIZE, alias = "db_size")]
+    #[arg(long, value_name = "SIZE", default_value = OltpOptions::DB_SIZE, alias = "db_size")]
     pub db_size: String,
 
     /// Orders whose calls are replayed.
@@ -199,12 +197,13 @@ pub struct OltpRun {
     pub search: crate::search::SearchArgs,
 }
 
-/// Options of `storbench oltp run`; the same keys work in a plan file's oltp workload.
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// Options of `storbench oltp run`; the same keys work in a plan file's oltp workload, but
+/// for the files DS3's lines and the calls go to and DS3's parameter file (the command
+/// line's, `OltpRunCli`). Each other flag is a key of the library's `OltpOptions`, which the
+/// flags convert into (`OltpRunArgs::job`).
+#[derive(Args, Debug, Clone, Default)]
 pub struct OltpRunArgs {
     #[command(flatten)]
-    #[serde(flatten)]
     pub db: DbArgs,
 
     /// Size the database was loaded at (S, M, L, <n>MB, <n>GB): sets the customer and product
@@ -222,7 +221,6 @@ pub struct OltpRunArgs {
     pub run_time: Option<Minutes>,
 
     #[command(flatten)]
-    #[serde(flatten)]
     pub steady: super::SteadyArgs,
 
     /// Warm-up before the measured phase, then every counter is reset; a bare number is
@@ -302,14 +300,12 @@ pub struct OltpRunArgs {
 
     /// Also write DS3's periodic figures as CSV to this file (out_filename).
     #[arg(long, value_name = "FILE", alias = "out_filename", value_parser = storbench_bench::units::file_place)]
-    #[serde(skip)]
     pub out_filename: Option<PathBuf>,
 
     /// Also write every DVD Store call the run makes (warm-up included), with its time and
     /// session, to this new file as JSON Lines: a request log that `storbench replay` runs
     /// again, on other storage.
     #[arg(long, value_name = "FILE", value_parser = storbench_bench::units::file_place)]
-    #[serde(skip)]
     pub record: Option<PathBuf>,
 
     /// Seed of every choice the threads make. Default: 1.
@@ -329,7 +325,6 @@ pub struct OltpRunArgs {
     /// DS3's parameter file: `name=value` lines (DS3's names), read in place of this option,
     /// so options after it win, as in DS3 (config_file).
     #[arg(long, value_name = "FILE", alias = "config_file")]
-    #[serde(skip)]
     pub config_file: Option<PathBuf>,
 
     /// DS3's ways of reading host CPU (windows_perf_host, linux_perf_host) and its web tier
@@ -347,34 +342,70 @@ pub struct OltpRunArgs {
         alias = "page_type",
         alias = "page-type"
     )]
-    #[serde(skip)]
     pub windows_perf_host: Option<String>,
 
     #[command(flatten)]
-    #[serde(skip)]
     pub out: super::OutputArgs,
 }
 
 impl OltpRunArgs {
-    /// The defaults of the phases above, each defined once: validation, the evaluation's ETA
-    /// and the help text (held to them by a test) take them from here.
-    pub const RUN_TIME: Duration = storbench_bench::workload::oltp::users::OltpSpec::RUN_TIME;
-    pub const WARMUP_TIME: Duration = storbench_bench::workload::oltp::users::OltpSpec::WARMUP_TIME;
-    /// The data set's size when none is given, for every oltp command and plan.
-    pub const DB_SIZE: &'static str = "10MB";
     /// The settle of an evaluation's runs (`idle_settle`), which an oltp run does itself.
     pub const SETTLE_TIME: Duration = crate::plan::Method::IDLE_SETTLE;
 
-    /// The measured phase (under --steady-state its cap, by default 25 rounds); zero is
-    /// DS3's "until stopped".
-    pub fn run_time_or_default(&self) -> Duration {
-        self.steady.length(self.run_time.map(|m| m.0), Self::RUN_TIME)
-    }
-
-    pub fn warmup_time_or_default(&self) -> Duration {
-        self.warmup_time.map_or(Self::WARMUP_TIME, |m| m.0)
+    /// The flags as the library's options, the command line's own, and where the output goes.
+    pub fn job(self) -> OltpJob {
+        // Every key of the options set here; every flag but the command line's own is one of
+        // them (a test holds it).
+        let options = OltpOptions {
+            backend: self.db.backend.map(Into::into),
+            path: self.db.path,
+            url: self.db.url,
+            password_file: self.db.password_file,
+            db_size: self.db_size,
+            n_threads: self.n_threads,
+            run_time: self.run_time,
+            steady_state: self.steady.steady_state,
+            warmup_time: self.warmup_time,
+            think_time: self.think_time,
+            ramp_rate: self.ramp_rate,
+            pct_newcustomers: self.pct_newcustomers,
+            pct_newmember: self.pct_newmember,
+            n_searches: self.n_searches,
+            search_batch_size: self.search_batch_size,
+            search_depth: self.search_depth,
+            n_reviews: self.n_reviews,
+            pct_newreviews: self.pct_newreviews,
+            pct_newhelpfulness: self.pct_newhelpfulness,
+            n_line_items: self.n_line_items,
+            restock: self.restock,
+            ds2_mode: self.ds2_mode,
+            log_freq: self.log_freq,
+            log_timestamp: self.log_timestamp,
+            detailed_view: self.detailed_view,
+            seed: self.seed,
+            no_reset: self.no_reset,
+            settle_time: self.settle_time,
+        };
+        let cli = OltpRunCli {
+            out_filename: self.out_filename,
+            record: self.record,
+            windows_perf_host: self.windows_perf_host,
+        };
+        OltpJob { options, cli, out: self.out }
     }
 }
+
+/// What only `oltp run`'s command line gives: the files DS3's CSV lines and the calls go to,
+/// and DS3's host options it ignores (its parameter file is read before parsing).
+#[derive(Debug, Clone, Default)]
+pub struct OltpRunCli {
+    pub out_filename: Option<PathBuf>,
+    pub record: Option<PathBuf>,
+    pub windows_perf_host: Option<String>,
+}
+
+/// An oltp run as the command line and a plan run it.
+pub type OltpJob = super::Job<OltpOptions, OltpRunCli>;
 
 /// Splices DS3 parameter files into the command line: `--config_file=F` (or `--config-file
 /// F`) becomes `--name=value` for each `name=value` line of F, in its place. Blank lines and

@@ -1,9 +1,10 @@
 use super::expand::runs;
 use super::parse::{PlanError, parse};
 use super::*;
-use crate::args::{IoArgs, MailboxJob, OltpRunArgs};
+use crate::args::{IoArgs, MailboxJob, OltpJob};
 use storbench_bench::workload::io::Share;
 use storbench_bench::workload::mailbox::MailboxOptions;
+use storbench_bench::workload::oltp::options::OltpOptions;
 
 fn dirs() -> (tempfile::TempDir, String, String) {
     let tmp = tempfile::tempdir().unwrap();
@@ -78,11 +79,11 @@ fn the_method_fills_in_what_workloads_leave_out_and_the_command_line_wins() {
     let over = Method { seed: Some(9), ..Method::default() };
     plan.method = plan.method.overridden_by(&over);
     let all = runs(&plan);
-    let a = all[0].args.get::<OltpRunArgs>().expect("an oltp workload");
+    let a = &all[0].args.get::<OltpJob>().expect("an oltp workload").options;
     assert_eq!(a.run_time.unwrap().0.as_secs(), 120, "the workload's own run_time wins");
     assert_eq!(a.warmup_time.unwrap().0.as_secs(), 5);
     assert_eq!(a.seed, Some(9));
-    assert!(a.db.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
+    assert!(a.path.as_ref().unwrap().ends_with("a/storbench-ds3.db"));
     let mailbox = all.iter().find(|r| r.workload == "mailbox").unwrap();
     let a = &mailbox.args.get::<MailboxJob>().expect("a mailbox workload").options;
     assert_eq!(a.duration.unwrap().0.as_secs(), 90);
@@ -197,8 +198,8 @@ fn a_sweep_over_targets_uses_more_databases() {
     let plan = parse("plan.toml", &text).unwrap();
     let shapes: Vec<String> = runs(&plan)
         .iter()
-        .map(|r| match (r.args.get::<OltpRunArgs>(), r.args.get::<MailboxJob>()) {
-            (Some(o), _) => format!("{} urls", o.db.url.len()),
+        .map(|r| match (r.args.get::<OltpJob>(), r.args.get::<MailboxJob>()) {
+            (Some(o), _) => format!("{} urls", o.options.url.len()),
             (_, Some(m)) => format!("{} databases", m.options.databases.unwrap()),
             _ => String::new(),
         })
@@ -305,8 +306,8 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
     let options: [(&str, &str, &[std::time::Duration]); 9] = [
         ("io", "runtime", &[IoArgs::RUNTIME]),
         ("io", "ramp", &[IoArgs::RAMP]),
-        ("oltp", "run_time", &[OltpRunArgs::RUN_TIME]),
-        ("oltp", "warmup_time", &[OltpRunArgs::WARMUP_TIME]),
+        ("oltp", "run_time", &[OltpOptions::RUN_TIME]),
+        ("oltp", "warmup_time", &[OltpOptions::WARMUP_TIME]),
         ("oltp", "settle_time", &[OltpRunArgs::SETTLE_TIME]),
         ("mailbox", "duration", &[MailboxOptions::DURATION, MailboxOptions::STRESS_DURATION]),
         ("mailbox", "max_warmup", &[MailboxOptions::MAX_WARMUP]),
@@ -335,7 +336,7 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
         expected,
         [
             IoArgs::RUNTIME + IoArgs::RAMP,
-            OltpRunArgs::RUN_TIME + OltpRunArgs::WARMUP_TIME,
+            OltpOptions::RUN_TIME + OltpOptions::WARMUP_TIME,
             MailboxOptions::DURATION + MailboxOptions::MAX_WARMUP / 2,
             MailboxOptions::STRESS_DURATION + MailboxOptions::MAX_WARMUP / 2,
             IntegrityOptions::DURATION,
@@ -433,7 +434,7 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
         ("io", "iodepth", help_of::<IoArgs>("iodepth"), IoArgs::IODEPTH.to_string()),
         ("io", "seed", help_of::<IoArgs>("seed"), seed.clone()),
         ("oltp", "seed", help_of::<OltpRunArgs>("seed"), seed.clone()),
-        ("oltp", "db_size", help_of::<OltpRunArgs>("db_size"), OltpRunArgs::DB_SIZE.to_string()),
+        ("oltp", "db_size", help_of::<OltpRunArgs>("db_size"), OltpOptions::DB_SIZE.to_string()),
         ("mailbox", "seed", help_of::<MailboxArgs>("seed"), seed.clone()),
         ("integrity", "seed", help_of::<IntegrityArgs>("seed"), seed.clone()),
     ];
@@ -448,9 +449,9 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
         (clap_default::<OltpGenArgs>("seed"), &seed),
         (clap_default::<OltpLoadArgs>("seed"), &seed),
         (clap_default::<OltpFidelityArgs>("seed"), &seed),
-        (clap_default::<OltpGenArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
-        (clap_default::<OltpLoadArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
-        (clap_default::<OltpFidelityArgs>("db_size"), &OltpRunArgs::DB_SIZE.to_string()),
+        (clap_default::<OltpGenArgs>("db_size"), &OltpOptions::DB_SIZE.to_string()),
+        (clap_default::<OltpLoadArgs>("db_size"), &OltpOptions::DB_SIZE.to_string()),
+        (clap_default::<OltpFidelityArgs>("db_size"), &OltpOptions::DB_SIZE.to_string()),
     ] {
         assert_eq!(command.as_ref(), Some(value));
     }
@@ -491,7 +492,7 @@ fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
             .filter(|r| r.configuration == ci && r.workload.starts_with(label) && r.repetition == 1)
             .collect()
     };
-    let threads = |r: &super::expand::PlannedRun| r.args.get::<OltpRunArgs>().and_then(|a| a.n_threads);
+    let threads = |r: &super::expand::PlannedRun| r.args.get::<OltpJob>().and_then(|a| a.options.n_threads);
     assert_eq!((threads(on(0, "oltp")[0]), threads(on(1, "oltp")[0])), (Some(17), Some(73)));
     assert!(plan.configurations[0].own_values.is_empty());
     assert_eq!(
@@ -815,6 +816,17 @@ fn every_replay_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_t
     assert_eq!((o.format, o.pacing(), o.speed), (Some(Format::PgCsvlog), Pacing::TimeSync, Some(2.0)));
     assert_eq!(o.allow_statement, ["SET GLOBAL"]);
     assert!(o.db().path.unwrap().ends_with("shop.db"), "the SQLite file, in the configuration's target");
+}
+
+#[test]
+fn every_oltp_flag_but_the_command_lines_own_is_a_key_of_the_librarys_options() {
+    flags_are_keys::<crate::args::OltpRunArgs, OltpOptions>(28);
+    let (_tmp, text) =
+        plan_with("[[workload]]\nkind = \"oltp\"\nn_threads = 4\nrestock = \"N\"\nsteady_state = \"5s\"\n");
+    let job = runs(&parse("p.toml", &text).unwrap())[0].args.get::<OltpJob>().unwrap().clone();
+    assert_eq!((job.options.n_threads, job.options.restock.map(|y| y.0)), (Some(4), Some(false)));
+    assert!(job.options.path.unwrap().ends_with("storbench-ds3.db"), "SQLite in the configuration's target");
+    assert!(job.cli.record.is_none() && job.cli.out_filename.is_none());
 }
 
 #[test]

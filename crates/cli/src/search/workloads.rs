@@ -5,7 +5,7 @@
 //! `Options::searching`, which each of these kinds answers in its entry.
 
 use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
-use crate::args::{IoArgs, MailboxJob, OltpRunArgs, OutputArgs, WalJob};
+use crate::args::{IoArgs, MailboxJob, OltpJob, OutputArgs, WalJob};
 use crate::measure::Ran;
 use crate::registry::Options;
 use crate::subcommand::replay::args::ReplayJob;
@@ -134,7 +134,7 @@ impl Searchable for IoArgs {
     }
 }
 
-impl Searchable for OltpRunArgs {
+impl Searchable for OltpJob {
     const THROUGHPUT: &'static str = "OPM";
     const STATS: &'static [Statistic] = &LAT_STATS;
     const DEFAULT_TYPES: &'static [&'static str] = &["order"];
@@ -146,17 +146,17 @@ impl Searchable for OltpRunArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        fixed_steps(self.steady.steady_state)
+        fixed_steps(self.options.steady_state)
     }
 
     fn load(&self, _p: Load) -> f64 {
-        f64::from(self.n_threads.unwrap_or(1))
+        f64::from(self.options.n_threads.unwrap_or(1))
     }
 
     fn at(&self, _p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
-        a.n_threads = Some(load as u32);
-        a.run_time = length.map(Minutes).or(a.run_time);
+        a.options.n_threads = Some(load as u32);
+        a.options.run_time = length.map(Minutes).or(a.options.run_time);
         a
     }
 

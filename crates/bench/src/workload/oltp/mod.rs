@@ -8,6 +8,7 @@
 //! - [`datagen`]: the deterministic, streaming, parallel data generator (typed rows and DS3 CSV).
 //! - [`ds3`]: DS3 on each database backend: its transactions, schema and procedures, load,
 //!   reset, shape and check, built on the database layer (`crate::db`).
+//! - [`options`]: an oltp run's keys as a user gives them.
 //! - [`users`]: DS3's simulated users (what DS3 calls its driver): threads per target, the
 //!   per-order sequence, per-second intervals, run by the run driver (`crate::run::drive`).
 
@@ -15,6 +16,7 @@ pub mod bundle;
 pub mod datagen;
 pub mod ds3;
 pub mod entry;
+pub mod options;
 pub mod requests;
 pub mod schema;
 pub mod size;

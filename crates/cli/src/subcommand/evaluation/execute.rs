@@ -2,7 +2,7 @@
 //! power, the workload's run into its bundle under `runs/<id>/`, and its figures from the
 //! summary it returns.
 
-use crate::args::{EngineArg, IoArgs, OltpRunArgs};
+use crate::args::{EngineArg, IoArgs, OltpJob};
 use crate::cluster::Cluster;
 use crate::console;
 use crate::measure::{Measured, Ran};
@@ -54,7 +54,7 @@ pub fn problems(plan: &Plan) -> Vec<anyhow::Error> {
     // Which database each URL is can only be asked of servers that answered their runs' checks.
     if found.is_empty() {
         let oltp =
-            runs.iter().filter_map(|r| Some((config_name(plan, r).to_owned(), r.args.get::<OltpRunArgs>()?)));
+            runs.iter().filter_map(|r| Some((config_name(plan, r).to_owned(), r.args.get::<OltpJob>()?)));
         let apart = subcommand::oltp::check_databases_apart(oltp);
         found.extend(apart.map_err(|e| anyhow::anyhow!("in the plan, {}", in_plan(&e))).err());
     }

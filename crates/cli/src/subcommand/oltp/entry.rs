@@ -1,6 +1,6 @@
 //! oltp's registry entry: what a plan and an evaluation need of a DVD Store workload.
 
-use crate::args::{OltpCommand, OltpRunArgs};
+use crate::args::{OltpCommand, OltpJob, SteadyArgs};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options, Targets};
@@ -11,8 +11,9 @@ use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
 use storbench_bench::units::Minutes;
+use storbench_bench::workload::oltp::options::OltpOptions;
 
-pub static KIND: Kind = Kind::of::<OltpRunArgs, OltpCommand>(
+pub static KIND: Kind = Kind::of::<OltpJob, OltpCommand>(
     &storbench_bench::workload::oltp::entry::WORKLOAD,
     &["path", "url", "backend", "no_reset"],
 )
@@ -50,42 +51,46 @@ Examples:
     }
 }
 
-impl OfKind for OltpRunArgs {
+impl OfKind for OltpJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl Options for OltpRunArgs {
+impl crate::registry::Flagged for OltpJob {
+    type Flags = crate::args::OltpRunArgs;
+}
+
+impl Options for OltpJob {
     /// SQLite in the configuration's target, or its database servers.
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
-        let mut out = OltpRunArgs {
-            run_time: self.run_time.or(m.measure.map(|s| Minutes(s.0))),
-            steady: self.steady.for_method(m),
-            warmup_time: self.warmup_time.or(m.warmup.map(|s| Minutes(s.0))),
-            seed: self.seed.or(m.seed),
-            settle_time: self.settle_time.or(m.idle_settle),
-            out: c.output(&self.out),
-            ..self.clone()
+        let o = &self.options;
+        let mut options = OltpOptions {
+            run_time: o.run_time.or(m.measure.map(|s| Minutes(s.0))),
+            steady_state: SteadyArgs { steady_state: o.steady_state }.for_method(m).steady_state,
+            warmup_time: o.warmup_time.or(m.warmup.map(|s| Minutes(s.0))),
+            seed: o.seed.or(m.seed),
+            settle_time: o.settle_time.or(m.idle_settle),
+            ..o.clone()
         };
         if c.url.is_empty() {
-            out.db.path = Some(c.target.join(storbench_bench::target::own_name("storbench-ds3.db")));
+            options.path = Some(c.target.join(storbench_bench::target::own_name("storbench-ds3.db")));
         } else {
-            out.db.url = c.url.clone();
+            options.url = c.url.clone();
         }
-        Box::new(out)
+        Box::new(self.on(c, options))
     }
 
     fn expected(&self) -> Duration {
-        let measured = self.steady.expected(self.run_time.map(|m| m.0));
-        measured.unwrap_or_else(|| self.run_time_or_default()) + self.warmup_time_or_default()
+        let o = &self.options;
+        let measured = SteadyArgs { steady_state: o.steady_state }.expected(o.run_time.map(|m| m.0));
+        measured.unwrap_or_else(|| o.run_time_or_default()) + o.warmup_time_or_default()
     }
 
     fn will_write(&self) -> Option<String> {
-        let size = self.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE);
-        let place = match &self.db.path {
+        let o = &self.options;
+        let size = o.db_size();
+        let place = match &o.path {
             Some(path) => format!("{} (SQLite, with a pristine copy beside it)", path.display()),
-            None => {
-                self.db.url.iter().map(|u| storbench_bench::secret::redact(u)).collect::<Vec<_>>().join(", ")
-            }
+            None => o.url.iter().map(|u| storbench_bench::secret::redact(u)).collect::<Vec<_>>().join(", "),
         };
         Some(format!("loads DVD Store ({size}) into {place} once, kept; resets it before each run"))
     }
@@ -96,7 +101,7 @@ impl Options for OltpRunArgs {
 
     /// Its SQLite database stays loaded for the next run (and for a replay on it).
     fn leaves(&self) -> Option<std::path::PathBuf> {
-        self.db.path.clone()
+        self.options.path.clone()
     }
 
     /// Only SQLite needs one; a server keeps its own files.
@@ -109,7 +114,7 @@ impl Options for OltpRunArgs {
     }
 
     fn use_targets(&mut self, n: usize) {
-        self.db.url.truncate(n);
+        self.options.url.truncate(n);
     }
 
     fn prepare(&self, stop: &StopFlag) -> Result<()> {

@@ -10,7 +10,7 @@ pub mod table;
 pub use run::measure;
 
 use super::Ending;
-use crate::args::{DbArgs, OltpCommand, OltpGenArgs, OltpLoadArgs, OltpRunArgs};
+use crate::args::{DbArgs, OltpCommand, OltpGenArgs, OltpJob, OltpLoadArgs};
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;
@@ -21,28 +21,29 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::datagen::DataSet;
 use storbench_bench::workload::oltp::ds3::{Ds3Database, LoadProgress};
+use storbench_bench::workload::oltp::options::OltpOptions;
 
 pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
     match cmd {
         OltpCommand::Gen(a) => gen_csv(&a, stop),
         OltpCommand::Load(a) => load(&a, stop),
-        OltpCommand::Run(a) if a.search.search.is_some() => crate::search::run(&a.run, &a.search, stop),
-        OltpCommand::Run(a) => run::run(&a.run, stop),
+        OltpCommand::Run(a) if a.search.search.is_some() => crate::search::run(&a.run.job(), &a.search, stop),
+        OltpCommand::Run(a) => run::run(&a.run.job(), stop),
         OltpCommand::Check(a) => check(&a),
         OltpCommand::Fidelity(a) => fidelity::fidelity(&a),
     }
 }
 
 /// The options as `oltp run` checks them, without touching a database.
-pub fn check_run_args(a: &OltpRunArgs) -> Result<()> {
+pub fn check_run_args(a: &OltpJob) -> Result<()> {
     run::checked(a).map(drop)
 }
 
 /// Loads each database `a` names unless it already holds a data set of `a`'s size: an
 /// evaluation's first oltp run on a configuration loads it, later ones reset to it.
-pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
-    let size = db_size(a.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE))?;
-    for db in open_databases(&a.db.options())? {
+pub fn ensure_loaded(a: &OltpJob, stop: &StopFlag) -> Result<()> {
+    let size = db_size(a.options.db_size.as_deref().unwrap_or(OltpOptions::DB_SIZE))?;
+    for db in open_databases(&a.options.db())? {
         // Only an absent data set is loaded; one of another size was refused by the plan check.
         match db.shape() {
             Err(e) if e.kind == DbErrorKind::Missing => {}
@@ -60,10 +61,10 @@ pub fn ensure_loaded(a: &OltpRunArgs, stop: &StopFlag) -> Result<()> {
 /// reachable, its own (no two URLs name one database), and either not loaded yet (the first
 /// run loads it) or loaded at the plan's size; a data set of another size is never replaced
 /// unasked.
-pub fn check_loadable(a: &OltpRunArgs) -> Result<()> {
-    let size = a.db_size.clone().unwrap_or_else(|| OltpRunArgs::DB_SIZE.to_string());
+pub fn check_loadable(a: &OltpJob) -> Result<()> {
+    let size = a.options.db_size.clone().unwrap_or_else(|| OltpOptions::DB_SIZE.to_string());
     let counts = db_size(&size)?.counts();
-    let dbs = open_databases(&a.db.options())?;
+    let dbs = open_databases(&a.options.db())?;
     check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;
     for db in dbs {
         match db.shape() {
@@ -115,18 +116,18 @@ pub(crate) fn check_apart(dbs: &[(&str, Arc<dyn Ds3Database>)]) -> Result<()> {
 /// Refuses configurations of a plan whose oltp workloads name one database (`runs`: each run's
 /// configuration and options; a configuration counts once, with its most URLs), before
 /// anything runs.
-pub fn check_databases_apart<'a>(runs: impl IntoIterator<Item = (String, &'a OltpRunArgs)>) -> Result<()> {
-    let mut places: Vec<(String, &OltpRunArgs)> = Vec::new();
+pub fn check_databases_apart<'a>(runs: impl IntoIterator<Item = (String, &'a OltpJob)>) -> Result<()> {
+    let mut places: Vec<(String, &OltpJob)> = Vec::new();
     for (configuration, a) in runs {
         match places.iter_mut().find(|(c, _)| *c == configuration) {
-            Some(known) if known.1.db.url.len() < a.db.url.len() => known.1 = a,
+            Some(known) if known.1.options.url.len() < a.options.url.len() => known.1 = a,
             Some(_) => {}
             None => places.push((configuration, a)),
         }
     }
     let mut dbs = Vec::new();
     for (configuration, a) in &places {
-        for db in open_databases(&a.db.options())? {
+        for db in open_databases(&a.options.db())? {
             dbs.push((configuration.as_str(), db));
         }
     }

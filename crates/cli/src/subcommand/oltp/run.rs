@@ -3,7 +3,7 @@
 
 use super::ds3::{self, Sampled};
 use super::{db_size, open_databases};
-use crate::args::OltpRunArgs;
+use crate::args::{OltpJob, OltpRunArgs};
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
 use crate::subcommand::Ending;
 use anyhow::{Context, Result, bail};
@@ -16,6 +16,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::bundle::{self as oltp_bundle, OltpPlace};
 use storbench_bench::workload::oltp::ds3::Ds3Database;
+use storbench_bench::workload::oltp::options::OltpOptions;
 use storbench_bench::workload::oltp::requests::{Recorded, RequestLog};
 use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec};
 use storbench_report::{Summary, export};
@@ -41,7 +42,7 @@ enum Stamp {
     Local,
 }
 
-pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
+pub fn run(a: &OltpJob, stop: &StopFlag) -> Result<Ending> {
     let ran = measure(a, None, stop)?;
     if let Some(m) = &ran.measured {
         show(&m.summary, &a.out)?;
@@ -51,14 +52,14 @@ pub fn run(a: &OltpRunArgs, stop: &StopFlag) -> Result<Ending> {
 
 /// `oltp run` into the bundle directory `given`, or a new one under --output-dir: its ending,
 /// summary and bundle. `storbench run` calls this.
-pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub fn measure(a: &OltpJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let (size, spec, lines) = checked(a)?;
-    if let Some(v) = &a.windows_perf_host {
+    if let Some(v) = &a.cli.windows_perf_host {
         say!(
             "note: ignoring DS3's '{v}' (perf host, virt_dir or page_type): storbench samples CPU itself and talks to the database directly"
         );
     }
-    let dbs = open_databases(&a.db.options())?;
+    let dbs = open_databases(&a.options.db())?;
     super::check_apart(&dbs.iter().map(|db| ("--url", db.clone())).collect::<Vec<_>>())?;
     if dbs.len() as u32 * spec.n_threads > MAX_THREADS {
         bail!(
@@ -80,7 +81,7 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
         check_shape(db.as_ref(), &spec, &size.to_string())?;
         check_connections(db.as_ref(), spec.n_threads)?;
     }
-    if !a.no_reset {
+    if !a.options.no_reset {
         for db in &dbs {
             let secs = db
                 .reset()
@@ -89,7 +90,7 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
         }
     }
     let place = place_of(&dbs, size.to_string());
-    let max = a.settle_time.map_or(OltpRunArgs::SETTLE_TIME, |s| s.0);
+    let max = a.options.settle_time.map_or(OltpRunArgs::SETTLE_TIME, |s| s.0);
     let settled = storbench_bench::run::settle(place.device.as_ref().map(|d| d.name.as_str()), max, stop);
     if !max.is_zero() {
         let how = if settled.idle { "the device is idle" } else { "the device is still busy; going on" };
@@ -97,13 +98,13 @@ pub fn measure(a: &OltpRunArgs, given: Option<&Path>, stop: &StopFlag) -> Result
     }
     let name = a.out.name.clone().unwrap_or_else(|| format!("oltp-{}", place.backend));
     let dir = BundleDir::choose(given, &a.out, &name)?;
-    let log = a.record.as_deref().map(|p| RequestLog::create(p, &host_name())).transpose()?;
+    let log = a.cli.record.as_deref().map(|p| RequestLog::create(p, &host_name())).transpose()?;
     let dbs: Vec<Arc<dyn Ds3Database>> = match &log {
         Some(log) => dbs.into_iter().map(|db| Arc::new(Recorded::new(db, log.clone())) as _).collect(),
         None => dbs,
     };
     let measured = run_into(&spec, &dbs, &place, (&name, &dir), &lines, &a.out, stop);
-    if let (Some(log), Some(path)) = (&log, &a.record) {
+    if let (Some(log), Some(path)) = (&log, &a.cli.record) {
         drop(dbs);
         match log.finish() {
             Ok(n) => say!("recorded {n} DVD Store calls to {}", path.display()),
@@ -150,11 +151,11 @@ fn check_connections(db: &dyn Ds3Database, threads: u32) -> Result<()> {
 }
 
 /// The options as `run` checks them, before it opens a database.
-pub(super) fn checked(a: &OltpRunArgs) -> Result<(DbSize, OltpSpec, LineOptions)> {
-    let size = db_size(a.db_size.as_deref().unwrap_or(OltpRunArgs::DB_SIZE))?;
+pub(super) fn checked(a: &OltpJob) -> Result<(DbSize, OltpSpec, LineOptions)> {
+    let size = db_size(a.options.db_size.as_deref().unwrap_or(OltpOptions::DB_SIZE))?;
     let spec = validate(a, size.counts())?;
     let lines = line_options(a)?;
-    new_file("--record", a.record.as_deref())?;
+    new_file("--record", a.cli.record.as_deref())?;
     Ok((size, spec, lines))
 }
 
@@ -165,32 +166,32 @@ const MAX_RAMP_RATE: f64 = 1e6;
 /// The longest interval between DS3's stat lines: a day.
 const MAX_LOG_FREQ: u32 = 86_400;
 
-fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
+fn validate(a: &OltpJob, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
     let d = OltpSpec::default();
     // DS3's run time 0 (until stopped) caps nothing.
-    let cap = a.run_time.filter(|m| !m.0.is_zero()).map(|m| ("--run-time", m.0));
-    let steady_state = crate::args::SteadyArgs::round(a.steady.steady_state, cap)?;
-    let run_time = a.run_time_or_default();
+    let cap = a.options.run_time.filter(|m| !m.0.is_zero()).map(|m| ("--run-time", m.0));
+    let steady_state = crate::args::SteadyArgs::round(a.options.steady_state, cap)?;
+    let run_time = a.options.run_time_or_default();
     let spec = OltpSpec {
-        n_threads: a.n_threads.unwrap_or(d.n_threads),
-        ramp_rate: a.ramp_rate.unwrap_or(d.ramp_rate),
+        n_threads: a.options.n_threads.unwrap_or(d.n_threads),
+        ramp_rate: a.options.ramp_rate.unwrap_or(d.ramp_rate),
         run_time: if run_time.is_zero() { FOREVER } else { run_time },
-        warmup_time: a.warmup_time_or_default(),
-        think_time: a.think_time.map_or(d.think_time, |s| s.0),
-        pct_newcustomers: a.pct_newcustomers.unwrap_or(d.pct_newcustomers),
-        pct_newmember: a.pct_newmember.unwrap_or(d.pct_newmember),
-        n_searches: a.n_searches.unwrap_or(d.n_searches),
-        search_batch_size: a.search_batch_size.unwrap_or(d.search_batch_size),
-        search_depth: a.search_depth.unwrap_or(d.search_depth),
-        n_reviews: a.n_reviews.unwrap_or(d.n_reviews),
-        pct_newreviews: a.pct_newreviews.unwrap_or(d.pct_newreviews),
-        pct_newhelpfulness: a.pct_newhelpfulness.unwrap_or(d.pct_newhelpfulness),
-        n_line_items: a.n_line_items.unwrap_or(d.n_line_items),
-        ds2_mode: a.ds2_mode.is_some_and(|y| y.0),
-        restock: a.restock.is_none_or(|y| y.0),
+        warmup_time: a.options.warmup_time_or_default(),
+        think_time: a.options.think_time.map_or(d.think_time, |s| s.0),
+        pct_newcustomers: a.options.pct_newcustomers.unwrap_or(d.pct_newcustomers),
+        pct_newmember: a.options.pct_newmember.unwrap_or(d.pct_newmember),
+        n_searches: a.options.n_searches.unwrap_or(d.n_searches),
+        search_batch_size: a.options.search_batch_size.unwrap_or(d.search_batch_size),
+        search_depth: a.options.search_depth.unwrap_or(d.search_depth),
+        n_reviews: a.options.n_reviews.unwrap_or(d.n_reviews),
+        pct_newreviews: a.options.pct_newreviews.unwrap_or(d.pct_newreviews),
+        pct_newhelpfulness: a.options.pct_newhelpfulness.unwrap_or(d.pct_newhelpfulness),
+        n_line_items: a.options.n_line_items.unwrap_or(d.n_line_items),
+        ds2_mode: a.options.ds2_mode.is_some_and(|y| y.0),
+        restock: a.options.restock.is_none_or(|y| y.0),
         max_customer: counts.customers,
         max_product: counts.products,
-        seed: a.seed.unwrap_or(d.seed),
+        seed: a.options.seed.unwrap_or(d.seed),
         steady_state,
         ..d
     };
@@ -226,24 +227,24 @@ fn validate(a: &OltpRunArgs, counts: storbench_bench::workload::oltp::RowCounts)
     Ok(spec)
 }
 
-fn line_options(a: &OltpRunArgs) -> Result<LineOptions> {
-    let timestamp = match a.log_timestamp.as_deref().map(str::to_ascii_uppercase).as_deref() {
+fn line_options(a: &OltpJob) -> Result<LineOptions> {
+    let timestamp = match a.options.log_timestamp.as_deref().map(str::to_ascii_uppercase).as_deref() {
         None | Some("NONE") => Stamp::None,
         Some("UTC") => Stamp::Utc,
         Some("LOCAL") => Stamp::Local,
         Some(other) => bail!("--log-timestamp {other}: use NONE, UTC or LOCAL"),
     };
-    let log_freq = a.log_freq.unwrap_or(10);
+    let log_freq = a.options.log_freq.unwrap_or(10);
     if !(1..=MAX_LOG_FREQ).contains(&log_freq) {
         bail!("--log-freq {log_freq}: the stat line interval is 1 to {MAX_LOG_FREQ} seconds (a day)");
     }
-    new_file("--out-filename", a.out_filename.as_deref())?;
+    new_file("--out-filename", a.cli.out_filename.as_deref())?;
     Ok(LineOptions {
         log_freq,
         timestamp,
-        detailed: a.detailed_view.is_some_and(|y| y.0),
+        detailed: a.options.detailed_view.is_some_and(|y| y.0),
         to_stderr: a.out.json,
-        out_file: a.out_filename.clone(),
+        out_file: a.cli.out_filename.clone(),
     })
 }
 
