@@ -272,133 +272,12 @@ pub enum PlanCommand {
     },
 }
 
-/// io's access pattern (`--rw`), checked when given.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Rw {
-    Read,
-    Write,
-    Randread,
-    Randwrite,
-    /// A sequential mix (`rw`).
-    Mixed,
-    /// A random mix (`randrw`).
-    RandMixed,
-}
+pub use storbench_bench::workload::io::options::{BlockSizes, IoOptions, RateProfile, Rw};
 
-impl Rw {
-    const ALL: [Rw; 6] = [Rw::Read, Rw::Write, Rw::Randread, Rw::Randwrite, Rw::Mixed, Rw::RandMixed];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Rw::Read => "read",
-            Rw::Write => "write",
-            Rw::Randread => "randread",
-            Rw::Randwrite => "randwrite",
-            Rw::Mixed => "rw",
-            Rw::RandMixed => "randrw",
-        }
-    }
-
-    /// The pattern of a job that is random or not and reads `read_pct` percent.
-    pub fn of(random: bool, read_pct: u8) -> Rw {
-        match (random, read_pct) {
-            (true, 100) => Rw::Randread,
-            (true, 0) => Rw::Randwrite,
-            (true, _) => Rw::RandMixed,
-            (false, 100) => Rw::Read,
-            (false, 0) => Rw::Write,
-            (false, _) => Rw::Mixed,
-        }
-    }
-}
-
-impl std::str::FromStr for Rw {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Rw, String> {
-        let s = if s == "readwrite" { "rw" } else { s };
-        Rw::ALL
-            .into_iter()
-            .find(|r| r.name() == s)
-            .ok_or_else(|| format!("unknown --rw '{s}'; use read, write, randread, randwrite, rw or randrw"))
-    }
-}
-
-impl std::fmt::Display for Rw {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-/// io's block sizes (`--bs`): one size or a weighted mix, checked when given, with the text
-/// as given for names and labels.
-#[derive(Debug, Clone, PartialEq)]
-pub struct BlockSizes {
-    pub mix: storbench_bench::workload::io::BlockSizeMix,
-    text: String,
-}
-
-impl BlockSizes {
-    /// One size of `bytes`.
-    pub fn single(bytes: u32) -> BlockSizes {
-        BlockSizes {
-            mix: storbench_bench::workload::io::BlockSizeMix::single(bytes),
-            text: bytes.to_string(),
-        }
-    }
-}
-
-impl std::str::FromStr for BlockSizes {
-    type Err = String;
-    fn from_str(s: &str) -> Result<BlockSizes, String> {
-        let mix = crate::subcommand::io::validate::parse_bs(s).map_err(|e| e.to_string())?;
-        Ok(BlockSizes { mix, text: s.to_string() })
-    }
-}
-
-impl std::fmt::Display for BlockSizes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)
-    }
-}
-
-storbench_bench::deserialize_from_text!(Rw);
-
-/// `--rate-profile`: I/Os a second, second by second.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RateProfile(pub Vec<f64>);
-
-impl std::str::FromStr for RateProfile {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<RateProfile, String> {
-        let rates = s
-            .split(',')
-            .map(|r| r.trim().parse::<f64>().map_err(|_| format!("'{r}' in '{s}' is not a number of I/Os")))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(RateProfile(rates))
-    }
-}
-
-/// From a plan: a list of numbers, or the command line's text.
-impl<'de> Deserialize<'de> for RateProfile {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RateProfile, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Given {
-            List(Vec<f64>),
-            Text(String),
-        }
-        match Given::deserialize(d)? {
-            Given::List(rates) => Ok(RateProfile(rates)),
-            Given::Text(t) => t.parse().map_err(serde::de::Error::custom),
-        }
-    }
-}
-storbench_bench::deserialize_from_text!(BlockSizes);
-
-/// Options of `storbench io`; the same keys work in a plan file's io workload.
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+/// Options of `storbench io`; the same keys work in a plan file's io workload, but for
+/// --verbose (the command line's). Each other flag is a key of the library's `IoOptions`,
+/// which the flags convert into (`IoArgs::job`).
+#[derive(Args, Debug, Clone, Default)]
 pub struct IoArgs {
     /// File, directory or block device to test. A directory gets a file named storbench-io.dat
     /// (shard I of a sharded run: storbench-io.shardI.dat, so shards can share a directory),
@@ -560,11 +439,9 @@ pub struct IoArgs {
     /// as a single run does, instead of one line per job. Each job's output.log has it either
     /// way.
     #[arg(long)]
-    #[serde(skip)]
     pub verbose: bool,
 
     #[command(flatten)]
-    #[serde(skip)]
     pub out: OutputArgs,
 }
 
@@ -579,18 +456,39 @@ pub struct IoCommand {
 }
 
 impl IoArgs {
-    /// The defaults of the durations above, each defined once: validation, the evaluation's
-    /// ETA and the help text (held to them by a test) take them from here.
-    pub const RUNTIME: Duration = Duration::from_secs(30);
-    pub const RAMP: Duration = Duration::from_secs(2);
-    /// The defaults of the job's shape, likewise: validation, an evaluation's labels and the
-    /// help text.
-    pub const RW: Rw = Rw::Randread;
-    pub const BS: &'static str = "4k";
-    pub const IODEPTH: u32 = 1;
-
-    pub fn ramp_or_default(&self) -> Duration {
-        self.ramp.map_or(Self::RAMP, |r| r.0)
+    /// The flags as the library's options, the command line's own, and where the output goes.
+    pub fn job(self) -> IoJob {
+        // Every key of the options set here; every flag but --verbose is one of them (a test
+        // holds it).
+        let options = IoOptions {
+            target: self.target,
+            like: self.like,
+            profile: self.profile,
+            rw: self.rw,
+            rwmix_read: self.rwmix_read,
+            percentage_random: self.percentage_random,
+            fdatasync: self.fdatasync,
+            bs: self.bs,
+            random_distribution: self.random_distribution,
+            iodepth: self.iodepth,
+            workers: self.workers,
+            runtime: self.runtime,
+            ramp: self.ramp,
+            steady_state: self.steady_state,
+            size: self.size,
+            io_size: self.io_size,
+            engine: self.engine.map(Into::into),
+            buffered: self.buffered,
+            rate_iops: self.rate_iops,
+            rate_bw: self.rate_bw,
+            rate_profile: self.rate_profile,
+            seed: self.seed,
+            verify: self.verify,
+            allow_device: self.allow_device,
+            force: self.force,
+            continue_on_error: self.continue_on_error,
+        };
+        IoJob { options, cli: IoCli { verbose: self.verbose }, out: self.out }
     }
 
     /// A target refusal's remedy as the flag to pass, for a command-line user.
@@ -604,6 +502,15 @@ impl IoArgs {
         .to_string()
     }
 }
+
+/// What only `storbench io`'s command line gives: how much a profile set shows.
+#[derive(Debug, Clone, Default)]
+pub struct IoCli {
+    pub verbose: bool,
+}
+
+/// An io workload as the command line and a plan run it.
+pub type IoJob = Job<IoOptions, IoCli>;
 
 /// `--steady-state` of the workloads besides io that have a headline figure per round (oltp,
 /// the mailbox, replay); io's has its own words (IOPS, --runtime, --io-size) and the same
@@ -863,7 +770,8 @@ mod steady_tests {
         let steady =
             Method { window: Some("steady_state".into()), round: Some(secs(1)), ..Method::default() };
         let (c, fixed, eight) = (Configuration::default(), Method::default(), Duration::from_secs(8));
-        let io = IoArgs { ramp: Some(secs(0)), ..IoArgs::default() };
+        let io =
+            IoJob { options: IoOptions { ramp: Some(secs(0)), ..IoOptions::default() }, ..IoJob::default() };
         assert_eq!(io.for_configuration(&c, &steady).expected(), eight);
         use storbench_bench::workload::oltp::options::OltpOptions;
         let oltp = OltpOptions { warmup_time: Some(Minutes(Duration::ZERO)), ..OltpOptions::default() };

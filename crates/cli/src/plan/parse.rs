@@ -2,7 +2,7 @@
 //! fault, says what is wrong and how to fix it; nothing runs until the whole plan parses.
 
 use super::{Configuration, Method, Plan, Point, Workload};
-use crate::args::IoArgs;
+use crate::args::IoJob;
 use crate::registry::{self, Kind, Options, Targets};
 use serde::de::DeserializeOwned;
 use std::fmt;
@@ -535,7 +535,7 @@ fn workload(
     }
     names.extend([label.clone(), kind.clone()]);
     let workload = Workload { label, args, points, by_configuration, search };
-    let workloads = match workload.args.get::<IoArgs>().filter(|a| a.profile.is_some()).cloned() {
+    let workloads = match workload.args.get::<IoJob>().filter(|a| a.options.profile.is_some()).cloned() {
         Some(a) => profile_set(src, workload, &a, t)?,
         None => vec![workload],
     };
@@ -582,11 +582,15 @@ fn targets_point<'i>(
 const PROFILE_KEYS: [&str; 4] = ["rw", "bs", "iodepth", "rwmix_read"];
 
 /// `profile = "sqlio"`: one workload per profile, labelled `<label or profile>-<profile>`.
-fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec<Workload>, PlanError> {
+fn profile_set(src: &Source, w: Workload, a: &IoJob, t: &DeTable) -> Result<Vec<Workload>, PlanError> {
     let at = t.get("profile").map_or(0..0, |v| v.span());
-    if a.profile.as_deref() != Some("sqlio") {
+    if a.options.profile.as_deref() != Some("sqlio") {
         let hint = Some("the profile sets are: sqlio".into());
-        return Err(src.error(at, format!("unknown profile `{}`", a.profile.as_deref().unwrap_or("")), hint));
+        return Err(src.error(
+            at,
+            format!("unknown profile `{}`", a.options.profile.as_deref().unwrap_or("")),
+            hint,
+        ));
     }
     let swept = t.get("sweep").and_then(|v| v.get_ref().as_table()).and_then(|s| s.iter().next());
     if let Some((k, _)) = swept.filter(|(k, _)| PROFILE_KEYS.contains(&k.get_ref().as_ref())) {
@@ -604,7 +608,7 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
         .iter()
         .map(|p| {
             let set = |args: &dyn Options| -> Box<dyn Options> {
-                match args.get::<IoArgs>() {
+                match args.get::<IoJob>() {
                     Some(a) => Box::new(sqlio_job(a, p)),
                     None => args.clone_box(),
                 }
@@ -625,15 +629,16 @@ fn profile_set(src: &Source, w: Workload, a: &IoArgs, t: &DeTable) -> Result<Vec
 }
 
 /// `a` as the single job of one SQLIO profile.
-fn sqlio_job(a: &IoArgs, p: &storbench_bench::workload::io::SqlioProfile) -> IoArgs {
+fn sqlio_job(a: &IoJob, p: &storbench_bench::workload::io::SqlioProfile) -> IoJob {
     let random = matches!(p.pattern, Pattern::Random(_));
-    IoArgs {
+    let options = storbench_bench::workload::io::options::IoOptions {
         profile: None,
         rw: Some(crate::args::Rw::of(random, p.read_pct)),
         bs: Some(crate::args::BlockSizes::single(p.block_size)),
         iodepth: Some(p.iodepth),
-        ..a.clone()
-    }
+        ..a.options.clone()
+    };
+    IoJob { options, ..a.clone() }
 }
 
 /// A workload's label when the plan gives none: its kind's (`io-randread-8k-qd4`, `sqlio`,

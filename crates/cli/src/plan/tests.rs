@@ -1,8 +1,9 @@
 use super::expand::runs;
 use super::parse::{PlanError, parse};
 use super::*;
-use crate::args::{IoArgs, MailboxJob, OltpJob};
+use crate::args::{IoJob, MailboxJob, OltpJob};
 use storbench_bench::workload::io::Share;
+use storbench_bench::workload::io::options::IoOptions;
 use storbench_bench::workload::mailbox::MailboxOptions;
 use storbench_bench::workload::oltp::options::OltpOptions;
 
@@ -36,7 +37,7 @@ fn the_quick_plan_runs_the_sqlio_set_oltp_mailbox_and_integrity_three_times_here
     let all = runs(&plan);
     assert_eq!(all.len(), 27);
     assert_eq!(all[0].id, "sqlio-randread-8k-qd4.here.r1");
-    let a = all[0].args.get::<IoArgs>().expect("an io workload");
+    let a = &all[0].args.get::<IoJob>().expect("an io workload").options;
     let bs = a.bs.as_ref().map(|b| (b.mix.max(), b.mix.is_single()));
     assert_eq!((a.rw, bs, a.iodepth), (Some(crate::args::Rw::Randread), Some((8192, true)), Some(4)));
     assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
@@ -66,7 +67,7 @@ fn repetitions_interleave_configurations_and_sweeps_expand_in_order() {
     .collect();
     assert_eq!(ids, expect);
     let depths: Vec<Option<u32>> =
-        runs(&plan).iter().map(|r| r.args.get::<IoArgs>().and_then(|a| a.iodepth)).collect();
+        runs(&plan).iter().map(|r| r.args.get::<IoJob>().and_then(|a| a.options.iodepth)).collect();
     assert_eq!(depths, [1, 1, 1, 1, 16, 16, 16, 16].map(Some));
 }
 
@@ -304,8 +305,8 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
         ("integrity", help_of::<IntegrityArgs>),
     ];
     let options: [(&str, &str, &[std::time::Duration]); 9] = [
-        ("io", "runtime", &[IoArgs::RUNTIME]),
-        ("io", "ramp", &[IoArgs::RAMP]),
+        ("io", "runtime", &[IoOptions::RUNTIME]),
+        ("io", "ramp", &[IoOptions::RAMP]),
         ("oltp", "run_time", &[OltpOptions::RUN_TIME]),
         ("oltp", "warmup_time", &[OltpOptions::WARMUP_TIME]),
         ("oltp", "settle_time", &[OltpRunArgs::SETTLE_TIME]),
@@ -335,7 +336,7 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
     assert_eq!(
         expected,
         [
-            IoArgs::RUNTIME + IoArgs::RAMP,
+            IoOptions::RUNTIME + IoOptions::RAMP,
             OltpOptions::RUN_TIME + OltpOptions::WARMUP_TIME,
             MailboxOptions::DURATION + MailboxOptions::MAX_WARMUP / 2,
             MailboxOptions::STRESS_DURATION + MailboxOptions::MAX_WARMUP / 2,
@@ -429,9 +430,9 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
     let seed = DEFAULT_SEED.to_string();
     let example = init::example();
     let said = [
-        ("io", "rw", help_of::<IoArgs>("rw"), IoArgs::RW.to_string()),
-        ("io", "bs", help_of::<IoArgs>("bs"), IoArgs::BS.to_string()),
-        ("io", "iodepth", help_of::<IoArgs>("iodepth"), IoArgs::IODEPTH.to_string()),
+        ("io", "rw", help_of::<IoArgs>("rw"), IoOptions::RW.to_string()),
+        ("io", "bs", help_of::<IoArgs>("bs"), IoOptions::BS.to_string()),
+        ("io", "iodepth", help_of::<IoArgs>("iodepth"), IoOptions::IODEPTH.to_string()),
         ("io", "seed", help_of::<IoArgs>("seed"), seed.clone()),
         ("oltp", "seed", help_of::<OltpRunArgs>("seed"), seed.clone()),
         ("oltp", "db_size", help_of::<OltpRunArgs>("db_size"), OltpOptions::DB_SIZE.to_string()),
@@ -456,14 +457,20 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
         assert_eq!(command.as_ref(), Some(value));
     }
     // What validation and the evaluation's labels make of a job that sets nothing.
-    let io = IoArgs::default();
+    let io = IoJob::default();
     let job = &crate::subcommand::io::validate::validate(&io).unwrap().jobs[0].spec;
-    assert_eq!((job.iodepth, job.seed, job.reads), (IoArgs::IODEPTH, DEFAULT_SEED, Share::READS));
-    assert_eq!(job.block_sizes.max(), crate::subcommand::io::validate::parse_bs(IoArgs::BS).unwrap().max());
-    assert_eq!(job.name, format!("{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
+    assert_eq!((job.iodepth, job.seed, job.reads), (IoOptions::IODEPTH, DEFAULT_SEED, Share::READS));
+    assert_eq!(
+        job.block_sizes.max(),
+        crate::subcommand::io::validate::parse_bs(IoOptions::BS).unwrap().max()
+    );
+    assert_eq!(job.name, format!("{}-{}-qd{}", IoOptions::RW, IoOptions::BS, IoOptions::IODEPTH));
     let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\n");
     let plan = parse("plan.toml", &text).unwrap();
-    assert_eq!(plan.workloads[0].label, format!("io-{}-{}-qd{}", IoArgs::RW, IoArgs::BS, IoArgs::IODEPTH));
+    assert_eq!(
+        plan.workloads[0].label,
+        format!("io-{}-{}-qd{}", IoOptions::RW, IoOptions::BS, IoOptions::IODEPTH)
+    );
     assert_eq!(plan.method.seed.unwrap_or(DEFAULT_SEED), DEFAULT_SEED);
 }
 
@@ -481,7 +488,6 @@ fn plan_with_set(set: &str) -> (tempfile::TempDir, String) {
 
 #[test]
 fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
-    use crate::args::IoArgs;
     let (_tmp, text) = plan_with_set(
         "set.oltp = { n_threads = 73 }\nset.mailbox = { mailboxes = 540 }\nset.mail = { mailboxes = 550 }\nset.io = { runtime = \"5s\" }",
     );
@@ -513,12 +519,12 @@ fn a_configuration_sets_workload_keys_of_its_own_by_kind_or_label() {
     let sqlio_b = on(1, "sqlio");
     assert_eq!(sqlio_b.len(), 6);
     for r in sqlio_b {
-        let a = r.args.get::<IoArgs>().expect(&r.id);
+        let a = &r.args.get::<IoJob>().expect(&r.id).options;
         assert_eq!(a.runtime.map(|s| s.0), Some(std::time::Duration::from_secs(5)));
-        assert_eq!(r.expected, std::time::Duration::from_secs(5) + IoArgs::RAMP, "{}", r.id);
+        assert_eq!(r.expected, std::time::Duration::from_secs(5) + IoOptions::RAMP, "{}", r.id);
         assert!(a.rw.is_some() && a.bs.is_some(), "the profile's own job: {a:?}");
     }
-    assert_eq!(on(0, "sqlio")[0].expected, std::time::Duration::from_secs(30) + IoArgs::RAMP);
+    assert_eq!(on(0, "sqlio")[0].expected, std::time::Duration::from_secs(30) + IoOptions::RAMP);
 }
 
 #[test]
@@ -555,7 +561,7 @@ fn a_plans_rw_and_bs_are_checked_as_they_are_read_and_a_bad_one_names_the_key_an
     assert!(error(&text).message.contains("each part of a mix is SIZE/WEIGHT"), "{}", error(&text));
     let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\nrw = \"readwrite\"\nbs = \"4k/60:64k/40\"\n");
     let plan = parse("p", &text).unwrap();
-    let a = runs(&plan)[0].args.get::<IoArgs>().cloned().expect("an io workload");
+    let a = runs(&plan)[0].args.get::<IoJob>().cloned().expect("an io workload").options;
     assert_eq!(
         (a.rw, a.bs.map(|b| b.to_string())),
         (Some(crate::args::Rw::Mixed), Some("4k/60:64k/40".into()))
@@ -827,6 +833,18 @@ fn every_oltp_flag_but_the_command_lines_own_is_a_key_of_the_librarys_options() 
     assert_eq!((job.options.n_threads, job.options.restock.map(|y| y.0)), (Some(4), Some(false)));
     assert!(job.options.path.unwrap().ends_with("storbench-ds3.db"), "SQLite in the configuration's target");
     assert!(job.cli.record.is_none() && job.cli.out_filename.is_none());
+}
+
+#[test]
+fn every_io_flag_but_verbose_is_a_key_of_the_librarys_options() {
+    flags_are_keys::<crate::args::IoArgs, IoOptions>(26);
+    let (_tmp, text) = plan_with(
+        "[[workload]]\nkind = \"io\"\nengine = \"psync\"\nrate_profile = [10, 20]\nfdatasync = 2.5\n",
+    );
+    let job = runs(&parse("p.toml", &text).unwrap())[0].args.get::<IoJob>().unwrap().clone();
+    assert_eq!(job.options.engine, Some(storbench_bench::engine::EngineKind::Psync));
+    assert_eq!(job.options.rate_profile.map(|p| p.0), Some(vec![10.0, 20.0]));
+    assert_eq!((job.options.fdatasync, job.cli.verbose), (Some(2.5), false));
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! `Options::searching`, which each of these kinds answers in its entry.
 
 use super::{LAT_STATS, SearchArgs, Searchable, Shown, latency_figures};
-use crate::args::{IoArgs, MailboxJob, OltpJob, OutputArgs, WalJob};
+use crate::args::{IoJob, MailboxJob, OltpJob, OutputArgs, WalJob};
 use crate::measure::Ran;
 use crate::registry::Options;
 use crate::subcommand::replay::args::ReplayJob;
@@ -16,6 +16,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::Load;
 use storbench_bench::run::search::{CONFIRMATIONS, Figure, Statistic};
 use storbench_bench::units::{Minutes, Seconds};
+use storbench_bench::workload::io::options::IoOptions;
 use storbench_bench::workload::registry::WORKLOADS;
 use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
 use storbench_bench::workload::wal::WalOptions;
@@ -75,7 +76,7 @@ fn figures_of(request: &str, l: Option<&LatencyNs>) -> Vec<Figure> {
     l.map(|l| latency_figures(request, l)).unwrap_or_default()
 }
 
-impl Searchable for IoArgs {
+impl Searchable for IoJob {
     const THROUGHPUT: &'static str = "IOPS";
     const STATS: &'static [Statistic] = &LAT_STATS;
     const DEFAULT_TYPES: &'static [&'static str] = &["read", "write"];
@@ -85,36 +86,39 @@ impl Searchable for IoArgs {
     }
 
     fn searchable(&self) -> Result<()> {
-        if self.profile.is_some() {
+        let o = &self.options;
+        if o.profile.is_some() {
             bail!(
                 "--search runs one job; a profile set's jobs are searched one at a time, each with its options"
             );
         }
-        if self.io_size.is_some() || self.steady_state.is_some() {
+        if o.io_size.is_some() || o.steady_state.is_some() {
             bail!("--search runs steps of --search-step-time; drop --io-size and --steady-state");
         }
-        if self.rate_bw.is_some() {
+        if o.rate_bw.is_some() {
             bail!("--search moves the rate as --rate-iops; drop --rate-bw");
         }
         Ok(())
     }
 
     fn load(&self, p: Load) -> f64 {
+        let o = &self.options;
         match p {
-            Load::Threads => f64::from(self.workers.unwrap_or(1)),
-            Load::Iodepth => f64::from(self.iodepth.unwrap_or(IoArgs::IODEPTH)),
-            Load::Rate => self.rate_iops.unwrap_or(1000.0),
+            Load::Threads => f64::from(o.workers.unwrap_or(1)),
+            Load::Iodepth => f64::from(o.iodepth.unwrap_or(IoOptions::IODEPTH)),
+            Load::Rate => o.rate_iops.unwrap_or(1000.0),
         }
     }
 
     fn at(&self, p: Load, load: f64, length: Option<Duration>) -> Self {
         let mut a = self.clone();
+        let o = &mut a.options;
         match p {
-            Load::Threads => a.workers = Some(load as u32),
-            Load::Iodepth => a.iodepth = Some(load as u32),
-            Load::Rate => a.rate_iops = Some(load),
+            Load::Threads => o.workers = Some(load as u32),
+            Load::Iodepth => o.iodepth = Some(load as u32),
+            Load::Rate => o.rate_iops = Some(load),
         }
-        a.runtime = length.map(Seconds).or(a.runtime);
+        o.runtime = length.map(Seconds).or(o.runtime);
         a
     }
 

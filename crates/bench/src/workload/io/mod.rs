@@ -1,4 +1,5 @@
-//! The synthetic I/O workload (fio-like): `run` is its one entry point.
+//! The synthetic I/O workload (fio-like): `run` is its one entry point; `options` are its
+//! keys as a user gives them.
 //!
 //! Workers (one thread each, own engine and RNG stream) time their own I/Os and close their
 //! own intervals; the run driver (`run::drive`, `Pace::Workers`) waits for every worker's
@@ -13,6 +14,7 @@ pub mod bundle;
 mod copy;
 pub mod entry;
 pub mod offsets;
+pub mod options;
 mod profile;
 mod spec;
 pub mod verify;

@@ -2,7 +2,7 @@
 //! power, the workload's run into its bundle under `runs/<id>/`, and its figures from the
 //! summary it returns.
 
-use crate::args::{EngineArg, IoArgs, OltpJob};
+use crate::args::{IoJob, OltpJob};
 use crate::cluster::Cluster;
 use crate::console;
 use crate::measure::{Measured, Ran};
@@ -13,10 +13,12 @@ use crate::subcommand::{self, Ending};
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use storbench_bench::engine::EngineKind;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::bundle;
 use storbench_bench::units::{ByteSize, Seconds};
+use storbench_bench::workload::io::options::IoOptions;
 use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
 
 /// Every run's options as its command would check them, so that a mistake in the last
@@ -179,15 +181,19 @@ pub fn pending(plan: &Plan, run: &PlannedRun) -> RunRecord {
 
 /// The preconditioning job of configuration `ci`: sequential 128 KiB writes over the whole of
 /// its io target (file or device), `precondition` times; None without passes or an io workload.
-pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
+pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoJob> {
     let passes = plan.method.precondition.filter(|&p| p > 0)?;
     let io = expand::runs(plan).into_iter().find_map(|r| {
-        let a = r.args.get::<IoArgs>().filter(|a| r.configuration == ci && a.engine != Some(EngineArg::Null));
+        let a = r
+            .args
+            .get::<IoJob>()
+            .filter(|a| r.configuration == ci && a.options.engine != Some(EngineKind::Null));
         a.cloned()
     })?;
     let whole = subcommand::io::check(&io).ok().and_then(|(_, target)| target.map(|t| t.size));
-    let size = whole.unwrap_or_else(|| io.size.map_or(subcommand::io::validate::DEFAULT_SIZE, |s| s.0));
-    Some(IoArgs {
+    let size =
+        whole.unwrap_or_else(|| io.options.size.map_or(subcommand::io::validate::DEFAULT_SIZE, |s| s.0));
+    let options = IoOptions {
         rw: Some(crate::args::Rw::Write),
         bs: Some(crate::args::BlockSizes::single(128 << 10)),
         iodepth: Some(16),
@@ -199,8 +205,9 @@ pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoArgs> {
         rate_iops: None,
         rate_bw: None,
         verify: false,
-        ..io.clone()
-    })
+        ..io.options.clone()
+    };
+    Some(IoJob { options, ..io })
 }
 
 /// Runs configuration `ci`'s preconditioning job, if the plan asks for one, into a bundle

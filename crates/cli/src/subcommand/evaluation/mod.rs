@@ -298,7 +298,7 @@ fn evaluate(
         let run = &runs[i];
         let config = &plan.configurations[run.configuration];
         let mut precondition = false;
-        if run.args.get::<crate::args::IoArgs>().is_some() && !preconditioned[run.configuration] {
+        if run.args.get::<crate::args::IoJob>().is_some() && !preconditioned[run.configuration] {
             // On a cluster every shard preconditions its own target in its setup.
             precondition = execute::precondition_args(plan, run.configuration).is_some();
             if cluster.is_none() {

@@ -1,6 +1,6 @@
 //! io's registry entry: what a plan and an evaluation need of an io workload.
 
-use crate::args::{IoArgs, IoCommand};
+use crate::args::{IoCommand, IoJob};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -10,8 +10,9 @@ use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::run::StopFlag;
+use storbench_bench::workload::io::options::IoOptions;
 
-pub static KIND: Kind = Kind::of::<IoArgs, IoCommand>(
+pub static KIND: Kind = Kind::of::<IoJob, IoCommand>(
     &storbench_bench::workload::io::entry::WORKLOAD,
     &["target", "allow_device", "force"],
 );
@@ -37,8 +38,8 @@ Examples:
 
     fn run(self, stop: &StopFlag) -> Result<Ending> {
         match self.search.search {
-            Some(_) => crate::search::run(&self.args, &self.search, stop),
-            None => super::run(&self.args, stop),
+            Some(_) => crate::search::run(&self.args.job(), &self.search, stop),
+            None => super::run(&self.args.job(), stop),
         }
     }
 
@@ -47,43 +48,50 @@ Examples:
     }
 }
 
-impl OfKind for IoArgs {
+impl OfKind for IoJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl Options for IoArgs {
+impl crate::registry::Flagged for IoJob {
+    type Flags = crate::args::IoArgs;
+}
+
+impl Options for IoJob {
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
-        Box::new(IoArgs {
+        let o = &self.options;
+        let options = IoOptions {
             target: Some(c.target.clone()),
-            steady_state: super::validate::steady(self).for_method(m).steady_state,
+            steady_state: super::validate::steady(o).for_method(m).steady_state,
             allow_device: c.allow_device,
             force: c.force,
-            runtime: self.runtime.or(m.measure),
-            ramp: self.ramp.or(m.warmup),
-            seed: self.seed.or(m.seed),
-            out: c.output(&self.out),
-            ..self.clone()
-        })
+            runtime: o.runtime.or(m.measure),
+            ramp: o.ramp.or(m.warmup),
+            seed: o.seed.or(m.seed),
+            ..o.clone()
+        };
+        Box::new(self.on(c, options))
     }
 
     fn expected(&self) -> Duration {
-        let runtime = self.runtime.map(|r| r.0);
-        let steady = super::validate::steady(self).expected(runtime);
-        steady.unwrap_or_else(|| runtime.unwrap_or(IoArgs::RUNTIME)) + self.ramp_or_default()
+        let o = &self.options;
+        let runtime = o.runtime.map(|r| r.0);
+        let steady = super::validate::steady(o).expected(runtime);
+        steady.unwrap_or_else(|| runtime.unwrap_or(IoOptions::RUNTIME)) + o.ramp_or_default()
     }
 
     /// `io-randread-8k-qd4`, or the profile set's name.
     fn label(&self, swept: Option<&str>) -> String {
-        if let Some(profile) = &self.profile {
+        let o = &self.options;
+        if let Some(profile) = &o.profile {
             return profile.clone();
         }
         let depth = if swept == Some("iodepth") {
             String::new()
         } else {
-            format!("-qd{}", self.iodepth.unwrap_or(IoArgs::IODEPTH))
+            format!("-qd{}", o.iodepth.unwrap_or(IoOptions::IODEPTH))
         };
-        let rw = self.rw.unwrap_or(IoArgs::RW);
-        let bs = self.bs.as_ref().map_or(IoArgs::BS.to_string(), ToString::to_string);
+        let rw = o.rw.unwrap_or(IoOptions::RW);
+        let bs = o.bs.as_ref().map_or(IoOptions::BS.to_string(), ToString::to_string);
         format!("io-{rw}-{bs}{depth}").replace(['/', ':'], "_")
     }
 

@@ -7,24 +7,24 @@
 //! holding 50, 40, 9 and 1 % of the accesses over the space its hot sets give), the size (the
 //! trace's footprint) and the length.
 
-use crate::args::{BlockSizes, IoArgs, RateProfile, Rw};
 use anyhow::{Result, bail};
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::blocktrace::fingerprint::Fingerprint;
 use storbench_bench::units::{ByteSize, Seconds};
 use storbench_bench::workload::io::Share;
+use storbench_bench::workload::io::options::{BlockSizes, IoOptions, RateProfile, Rw};
 
 /// The most sizes a mix takes from a trace.
 const MOST_SIZES: usize = 8;
 
 /// `args` with what it leaves out taken from the trace at `trace`.
-pub fn filled(args: &IoArgs, trace: &Path) -> Result<IoArgs> {
+pub fn filled(args: &IoOptions, trace: &Path) -> Result<IoOptions> {
     let fp = crate::subcommand::trace::read_fingerprint(trace)?;
     like(args, &fp).map_err(|e| anyhow::anyhow!("--like {}: {e}", trace.display()))
 }
 
-fn like(args: &IoArgs, fp: &Fingerprint) -> Result<IoArgs> {
+fn like(args: &IoOptions, fp: &Fingerprint) -> Result<IoOptions> {
     let data = fp.reads + fp.writes;
     if data == 0 {
         bail!("the trace has no reads or writes to be like");
@@ -186,7 +186,7 @@ mod tests {
             ]),
             ..Fingerprint::default()
         };
-        let a = like(&IoArgs::default(), &fp).unwrap();
+        let a = like(&IoOptions::default(), &fp).unwrap();
         assert_eq!((a.rw, a.rwmix_read, a.iodepth), (Some(Rw::RandMixed), Some(Share::percent(70)), Some(4)));
         assert_eq!(a.bs.unwrap().to_string(), "4096/690:65536/300");
         assert_eq!((a.rate_iops, a.rate_profile), (Some(100.0), None), "no seconds, the mean");
@@ -196,7 +196,7 @@ mod tests {
             requests: 1100,
             ..fp.clone()
         };
-        let a = like(&IoArgs::default(), &seconds).unwrap();
+        let a = like(&IoOptions::default(), &seconds).unwrap();
         // Reads and writes are 1000 of the 1100 requests; the last half second at its rate.
         assert_eq!(a.rate_iops, None);
         let rates = a.rate_profile.unwrap().0;
@@ -219,12 +219,12 @@ mod tests {
         let fp =
             Fingerprint { hot_set_bytes: whole.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), ..fp };
         assert_eq!(
-            like(&IoArgs::default(), &fp).unwrap().random_distribution.as_deref(),
+            like(&IoOptions::default(), &fp).unwrap().random_distribution.as_deref(),
             Some("zoned:100/100")
         );
         assert_eq!(a.size.map(|s| s.0), Some(100 << 20));
         // What the user gives wins.
-        let given = IoArgs { iodepth: Some(32), rw: Some(Rw::Randread), ..IoArgs::default() };
+        let given = IoOptions { iodepth: Some(32), rw: Some(Rw::Randread), ..IoOptions::default() };
         let a = like(&given, &fp).unwrap();
         assert_eq!((a.rw, a.iodepth), (Some(Rw::Randread), Some(32)));
     }

@@ -8,7 +8,7 @@ pub mod table;
 pub mod validate;
 
 use super::Ending;
-use crate::args::IoArgs;
+use crate::args::IoJob;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
 use anyhow::{Context, Result, bail};
@@ -23,7 +23,7 @@ use storbench_report::columns::io as col;
 use storbench_report::{DatabaseInfo, DeviceInfo, Results, Summary, export};
 use validate::{Job, Validated};
 
-pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
+pub fn run(args: &IoJob, stop: &StopFlag) -> Result<Ending> {
     let Some(ready) = ready(args, stop)? else { return Ok(Ending::InterruptedBeforeRun) };
     let summaries = match &ready.v.profile {
         Some(set) => run_set(set, args, &ready, stop)?,
@@ -35,7 +35,7 @@ pub fn run(args: &IoArgs, stop: &StopFlag) -> Result<Ending> {
 
 /// One job (the options name one, not a profile set) into the bundle directory `given`, or a
 /// new one under --output-dir: its ending, summary and bundle. `storbench run` calls this.
-pub fn measure(args: &IoArgs, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub fn measure(args: &IoJob, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     let Some(ready) = ready(args, stop)? else {
         return Ok(Ran { ending: Ending::InterruptedBeforeRun, measured: None });
     };
@@ -52,7 +52,7 @@ struct Ready {
 }
 
 /// None when interrupted while preparing the target: nothing was measured.
-fn ready(args: &IoArgs, stop: &StopFlag) -> Result<Option<Ready>> {
+fn ready(args: &IoJob, stop: &StopFlag) -> Result<Option<Ready>> {
     let (v, plan) = check(args)?;
     let lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
     let target = match plan.as_ref().map(|p| prepare(p, v.jobs[0].spec.seed, stop)).transpose() {
@@ -64,7 +64,7 @@ fn ready(args: &IoArgs, stop: &StopFlag) -> Result<Option<Ready>> {
     Ok(Some(Ready { v, _lock: lock, target, device }))
 }
 
-fn measure_one(args: &IoArgs, r: &Ready, given: Option<&Path>, stop: &StopFlag) -> Result<Measured> {
+fn measure_one(args: &IoJob, r: &Ready, given: Option<&Path>, stop: &StopFlag) -> Result<Measured> {
     let [job] = r.v.jobs.as_slice() else {
         bail!("a profile set runs with `storbench io --profile`; a plan gives each of its jobs a workload")
     };
@@ -74,14 +74,14 @@ fn measure_one(args: &IoArgs, r: &Ready, given: Option<&Path>, stop: &StopFlag) 
 }
 
 /// The options, checked against the target as it is (nothing is written).
-pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
+pub fn check(args: &IoJob) -> Result<(Validated, Option<TargetPlan>)> {
     let v = validate::validate(args)?;
     crate::subcommand::results_root(args.out.output_dir.as_deref())?;
     let plan = v.target.as_ref().map(target::plan).transpose()?;
     for job in &v.jobs {
         let (size, direct, align) =
             plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
-        validate::check_against_target(&job.spec, size, args.size.is_some(), direct, align)?;
+        validate::check_against_target(&job.spec, size, args.options.size.is_some(), direct, align)?;
     }
     // The streams' files and programs too, before the target is made.
     let place = crate::background::Place {
@@ -97,7 +97,7 @@ pub fn check(args: &IoArgs) -> Result<(Validated, Option<TargetPlan>)> {
 
 /// Creates and fills the target file if it is missing, without running a job: an evaluation
 /// does this before its idle window, so the fill's writes are not in the run's idle power.
-pub fn prepare_target(args: &IoArgs, stop: &StopFlag) -> Result<()> {
+pub fn prepare_target(args: &IoJob, stop: &StopFlag) -> Result<()> {
     let (v, plan) = check(args)?;
     let _lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
     plan.map(|p| prepare(&p, v.jobs[0].spec.seed, stop)).transpose().map(drop)
@@ -128,7 +128,7 @@ pub fn prepare(plan: &TargetPlan, seed: u64, stop: &StopFlag) -> Result<Target> 
 
 /// A profile set: a directory `<time>-<set>` with a numbered bundle per job, and a line per
 /// job on the terminal.
-fn run_set(set: &str, args: &IoArgs, r: &Ready, stop: &StopFlag) -> Result<Vec<Summary>> {
+fn run_set(set: &str, args: &IoJob, r: &Ready, stop: &StopFlag) -> Result<Vec<Summary>> {
     let jobs: Vec<(SetJob, &Job)> =
         r.v.jobs
             .iter()
@@ -136,7 +136,7 @@ fn run_set(set: &str, args: &IoArgs, r: &Ready, stop: &StopFlag) -> Result<Vec<S
                 (SetJob { name: j.spec.name.clone(), title: j.title.unwrap_or(&j.spec.name).to_string() }, j)
             })
             .collect();
-    measure::run_set(&args.out, set, &jobs, args.verbose, stop, |job, dir, label| {
+    measure::run_set(&args.out, set, &jobs, args.cli.verbose, stop, |job, dir, label| {
         measure_job(job, r, &dir, label, args, stop)
     })
 }
@@ -147,7 +147,7 @@ fn measure_job(
     r: &Ready,
     dir: &BundleDir,
     label: &str,
-    args: &IoArgs,
+    args: &IoJob,
     stop: &StopFlag,
 ) -> Result<Measured> {
     let target = r.target.as_ref();
@@ -175,7 +175,7 @@ fn measure_job(
     let start = Start {
         run: storbench_bench::run::measure::Start {
             at,
-            summary: io_bundle::started(&spec, &place, args.continue_on_error, &at.to_string()),
+            summary: io_bundle::started(&spec, &place, args.options.continue_on_error, &at.to_string()),
             targets: target.map(|t| t.path.as_path()).into_iter().collect(),
             database: DatabaseInfo::default(),
             device: r.device.as_ref().map(|d| d.name.as_str()),
@@ -227,7 +227,7 @@ fn progress_text(rep: &IoInterval) -> String {
     )
 }
 
-fn show(args: &IoArgs, v: &Validated, summaries: &[Summary]) -> Result<()> {
+fn show(args: &IoJob, v: &Validated, summaries: &[Summary]) -> Result<()> {
     output::print_result(|| match (args.out.json, &v.profile) {
         (true, Some(_)) => export::profiles_json(summaries),
         (true, None) => summaries.first().map(export::summary_json).unwrap_or_default(),

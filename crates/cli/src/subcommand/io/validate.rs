@@ -1,19 +1,19 @@
 //! `storbench io` options → the library's typed jobs. Every message names the option, what
 //! was wrong and what to write instead; nothing is written before all of it passes.
 
-use crate::args::{EngineArg, IoArgs, Rw, SteadyArgs};
+use crate::args::{IoJob, SteadyArgs};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
 use storbench_bench::rng::DEFAULT_SEED;
 use storbench_bench::target::TargetRequest;
+use storbench_bench::workload::io::options::{BlockSizes, IoOptions, Rw};
 use storbench_bench::workload::io::{
     BlockSizeMix, Distribution, End, IoSpec, Pattern, Region, SQLIO_PROFILES, Share, Zones,
 };
 
 pub const DEFAULT_SIZE: u64 = 1 << 30;
-const MAX_BLOCK: u64 = 64 << 20;
 
 /// A validated job and how to present it.
 pub struct Job {
@@ -29,8 +29,9 @@ pub struct Validated {
     pub profile: Option<String>,
 }
 
-pub fn validate(args: &IoArgs) -> Result<Validated> {
+pub fn validate(job: &IoJob) -> Result<Validated> {
     let filled;
+    let args = &job.options;
     let args = match &args.like {
         Some(trace) => {
             filled = super::like::filled(args, trace)?;
@@ -38,7 +39,7 @@ pub fn validate(args: &IoArgs) -> Result<Validated> {
         }
         None => args,
     };
-    let template = template_spec(args)?;
+    let template = template_spec(args, job.out.name.as_deref())?;
     let jobs = match args.profile.as_deref() {
         None => vec![Job { spec: template, title: None }],
         Some("sqlio") => sqlio_jobs(args, &template)?,
@@ -57,19 +58,15 @@ pub fn validate(args: &IoArgs) -> Result<Validated> {
     Ok(Validated { jobs, target, profile: args.profile.clone() })
 }
 
-fn template_engine(args: &IoArgs) -> EngineKind {
-    match args.engine.unwrap_or(EngineArg::IoUring) {
-        EngineArg::IoUring => EngineKind::IoUring,
-        EngineArg::Psync => EngineKind::Psync,
-        EngineArg::Null => EngineKind::Null,
-    }
+fn template_engine(args: &IoOptions) -> EngineKind {
+    args.engine.unwrap_or(EngineKind::IoUring)
 }
 
-fn template_spec(args: &IoArgs) -> Result<IoSpec> {
+fn template_spec(args: &IoOptions, name: Option<&str>) -> Result<IoSpec> {
     let (pattern, reads) = parse_rw(args)?;
     let block_sizes = match &args.bs {
         Some(b) => b.mix.clone(),
-        None => parse_bs(IoArgs::BS)?,
+        None => parse_bs(IoOptions::BS)?,
     };
     if args.verify && !block_sizes.is_single() {
         bail!("--verify needs a single --bs (it checks whole blocks); drop the mix or --verify");
@@ -81,7 +78,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
             block_sizes.max()
         );
     }
-    let iodepth = bounded("--iodepth", args.iodepth.unwrap_or(IoArgs::IODEPTH), 1, 4096)?;
+    let iodepth = bounded("--iodepth", args.iodepth.unwrap_or(IoOptions::IODEPTH), 1, 4096)?;
     let workers = bounded("--workers", args.workers.unwrap_or(1), 1, 1024)?;
     // Every worker holds a buffer of the largest block for each request in flight.
     let buffers = u64::from(block_sizes.max()) * u64::from(iodepth) * u64::from(workers);
@@ -95,7 +92,7 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     enough_to_measure(rate_iops, &end)?;
     ends_in_time(rate_iops, &end, block_sizes.mean())?;
     Ok(IoSpec {
-        name: args.out.name.clone().unwrap_or_else(|| default_name(args, &block_sizes, iodepth)),
+        name: name.map_or_else(|| default_name(args, &block_sizes, iodepth), str::to_string),
         random: random_share(args, pattern)?,
         writes_per_flush: writes_per_flush(args, reads)?,
         pattern,
@@ -117,11 +114,11 @@ fn template_spec(args: &IoArgs) -> Result<IoSpec> {
     })
 }
 
-fn parse_rw(args: &IoArgs) -> Result<(Pattern, Share)> {
+fn parse_rw(args: &IoOptions) -> Result<(Pattern, Share)> {
     let mix = args.rwmix_read.unwrap_or(Share::percent(50));
     let random =
         Pattern::Random(parse_distribution(args.random_distribution.as_deref().unwrap_or("uniform"))?);
-    Ok(match args.rw.unwrap_or(IoArgs::RW) {
+    Ok(match args.rw.unwrap_or(IoOptions::RW) {
         Rw::Read => (Pattern::Sequential, Share::READS),
         Rw::Write => (Pattern::Sequential, Share::WRITES),
         Rw::Mixed => (Pattern::Sequential, mix),
@@ -132,7 +129,7 @@ fn parse_rw(args: &IoArgs) -> Result<(Pattern, Share)> {
 }
 
 /// `--percentage-random`: random patterns only.
-fn random_share(args: &IoArgs, pattern: Pattern) -> Result<Share> {
+fn random_share(args: &IoOptions, pattern: Pattern) -> Result<Share> {
     match (args.percentage_random, pattern) {
         (None, _) => Ok(Share::ALL),
         (Some(share), Pattern::Random(_)) => Ok(share),
@@ -143,7 +140,7 @@ fn random_share(args: &IoArgs, pattern: Pattern) -> Result<Share> {
 }
 
 /// `--fdatasync N` in hundredths of writes per flush; it needs writes.
-fn writes_per_flush(args: &IoArgs, reads: Share) -> Result<Option<u32>> {
+fn writes_per_flush(args: &IoOptions, reads: Share) -> Result<Option<u32>> {
     let Some(n) = args.fdatasync else { return Ok(None) };
     if !(1.0..=1_000_000.0).contains(&n) {
         bail!("--fdatasync {n}: give the writes per flush, from 1 (a flush after every write) to 1000000");
@@ -205,35 +202,12 @@ fn parse_zoned(s: &str, arg: &str) -> Result<Distribution> {
 }
 
 /// `4k` or `4k/60:64k/40`.
+/// `--bs` as the library reads it: one size or a weighted mix.
 pub fn parse_bs(s: &str) -> Result<BlockSizeMix> {
-    let parts: Vec<&str> = s.split(':').collect();
-    if parts.len() == 1 && !s.contains('/') {
-        return Ok(BlockSizeMix::single(block_size(s, s)?));
-    }
-    let mut entries = Vec::new();
-    for part in parts {
-        let Some((size, weight)) = part.split_once('/') else {
-            bail!("--bs '{s}': each part of a mix is SIZE/WEIGHT, as in 4k/60:64k/40");
-        };
-        let weight: u32 = match weight.parse() {
-            Ok(w) if w > 0 => w,
-            _ => bail!("--bs '{s}': weight '{weight}' must be a whole number above 0"),
-        };
-        entries.push((block_size(s, size)?, weight));
-    }
-    Ok(BlockSizeMix::weighted(entries))
+    Ok(s.parse::<BlockSizes>().map_err(anyhow::Error::msg)?.mix)
 }
 
-fn block_size(whole: &str, s: &str) -> Result<u32> {
-    let bytes =
-        s.parse::<storbench_bench::units::ByteSize>().map_err(|e| anyhow::anyhow!("--bs '{whole}': {e}"))?.0;
-    if bytes == 0 || bytes > MAX_BLOCK {
-        bail!("--bs '{whole}': a block is 1 byte to 64MiB, not {bytes} bytes");
-    }
-    Ok(bytes as u32)
-}
-
-fn parse_end(args: &IoArgs) -> Result<End> {
+fn parse_end(args: &IoOptions) -> Result<End> {
     match (args.runtime, args.io_size) {
         (_, Some(b)) if b.0 == 0 => bail!("--io-size must be more than 0"),
         (_, Some(b)) => Ok(End::Bytes(b.0)),
@@ -241,13 +215,13 @@ fn parse_end(args: &IoArgs) -> Result<End> {
             bail!("--runtime must be more than 0 (or use --io-size)")
         }
         (Some(r), None) => Ok(End::Time(r.0)),
-        (None, None) => Ok(End::Time(steady(args).length(None, IoArgs::RUNTIME))),
+        (None, None) => Ok(End::Time(steady(args).length(None, IoOptions::RUNTIME))),
     }
 }
 
 /// --steady-state as every workload checks it (`SteadyArgs::round`), capped by --runtime; a
 /// job ended by bytes has no rounds.
-fn steady_round(args: &IoArgs) -> Result<Option<Duration>> {
+fn steady_round(args: &IoOptions) -> Result<Option<Duration>> {
     if args.steady_state.is_some() && args.io_size.is_some() {
         bail!("--steady-state ends the job by time, --io-size by bytes; drop one of them");
     }
@@ -255,7 +229,7 @@ fn steady_round(args: &IoArgs) -> Result<Option<Duration>> {
 }
 
 /// io's --steady-state as the other workloads hold theirs.
-pub fn steady(args: &IoArgs) -> SteadyArgs {
+pub fn steady(args: &IoOptions) -> SteadyArgs {
     SteadyArgs { steady_state: args.steady_state }
 }
 
@@ -263,7 +237,7 @@ pub fn steady(args: &IoArgs) -> SteadyArgs {
 /// schedule's nanosecond arithmetic stays exact below it).
 const MAX_RATE_IOPS: f64 = 1e10;
 
-fn rate(args: &IoArgs, sizes: &BlockSizeMix) -> Result<Option<f64>> {
+fn rate(args: &IoOptions, sizes: &BlockSizeMix) -> Result<Option<f64>> {
     if let Some(profile) = &args.rate_profile {
         return profile_mean(args, &profile.0).map(Some);
     }
@@ -329,7 +303,7 @@ fn ends_in_time(rate: Option<f64>, end: &storbench_bench::workload::io::End, mea
 }
 
 /// A rate profile's mean, once its every second is a rate.
-fn profile_mean(args: &IoArgs, rates: &[f64]) -> Result<f64> {
+fn profile_mean(args: &IoOptions, rates: &[f64]) -> Result<f64> {
     if args.rate_iops.is_some() || args.rate_bw.is_some() {
         bail!("--rate-profile sets the rate second by second; drop --rate-iops and --rate-bw");
     }
@@ -353,8 +327,8 @@ fn bounded(flag: &str, v: u32, lo: u32, hi: u32) -> Result<u32> {
     Ok(v)
 }
 
-fn default_name(args: &IoArgs, sizes: &BlockSizeMix, depth: u32) -> String {
-    format!("{}-{}-qd{depth}", args.rw.unwrap_or(IoArgs::RW), size_in_name(sizes))
+fn default_name(args: &IoOptions, sizes: &BlockSizeMix, depth: u32) -> String {
+    format!("{}-{}-qd{depth}", args.rw.unwrap_or(IoOptions::RW), size_in_name(sizes))
 }
 
 /// The block size as a name holds it: whole KiB as `4k`, anything else in bytes (`1536b`:
@@ -367,7 +341,7 @@ fn size_in_name(sizes: &BlockSizeMix) -> String {
     }
 }
 
-fn sqlio_jobs(args: &IoArgs, template: &IoSpec) -> Result<Vec<Job>> {
+fn sqlio_jobs(args: &IoOptions, template: &IoSpec) -> Result<Vec<Job>> {
     if args.rw.is_some() || args.bs.is_some() || args.iodepth.is_some() || args.rwmix_read.is_some() {
         bail!(
             "--profile sqlio sets --rw, --bs, --iodepth and --rwmix-read for each of its jobs; drop those options"
