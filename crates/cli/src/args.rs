@@ -515,8 +515,7 @@ pub type IoJob = Job<IoOptions, IoCli>;
 /// `--steady-state` of the workloads besides io that have a headline figure per round (oltp,
 /// the mailbox, replay); io's has its own words (IOPS, --runtime, --io-size) and the same
 /// checks (`SteadyArgs::round`).
-#[derive(Args, Debug, Clone, Copy, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[derive(Args, Debug, Clone, Copy, Default)]
 pub struct SteadyArgs {
     /// Run until the SNIA PTS steady state holds, in rounds of this length (60s; a whole number
     /// of seconds): after each round, the last 5 rounds' headline figure (oltp: OPM; mailbox:
@@ -735,8 +734,7 @@ pub struct MetricsArgs {
     pub metrics_listen: Option<String>,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineArg {
     #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
     IoUring,

@@ -3,9 +3,9 @@
 //! each matching on the kinds, so a new workload is its options, its command and one entry
 //! (README: "How to add a workload").
 //!
-//! A [`Kind`] is the static part (its name, its plan keys as clap defines them, how a plan
-//! table becomes its options); [`Options`] is one workload's options as a plan holds them,
-//! implemented by each kind's argument struct in `subcommand/<kind>/entry.rs`.
+//! A [`Kind`] is the static part (its name, its plan keys as its flags define them, how a plan
+//! table becomes its options); [`Options`] is one workload's options as a plan holds them: the
+//! library's options type in an `args::Job`, implemented in `subcommand/<kind>/entry.rs`.
 
 use crate::measure::Ran;
 use crate::plan::parse::{PlanError, Source};
@@ -157,14 +157,10 @@ impl fmt::Debug for Kind {
     }
 }
 
-/// A plan's options and the flags that define its keys: the same struct, or the command
-/// line's flags for a library type they convert into.
+/// A plan's options (the library's, in a `Job`) and the command line's flags that define
+/// their keys and convert into them.
 pub trait Flagged {
     type Flags: clap::Args;
-}
-
-impl<T: clap::Args> Flagged for T {
-    type Flags = T;
 }
 
 /// A kind's options as clap defines them.
