@@ -44,7 +44,7 @@ fn render_all(input: &ReportInput) {
 /// `summary.json`: a run's report and a comparison with itself.
 pub fn summary(bytes: &[u8]) {
     if let Ok(summary) = serde_json::from_slice::<Summary>(bytes) {
-        let data = RunData { summary, series: Some(real_series()) };
+        let data = RunData { summary, series: Some(real_series()), database: None };
         render_all(&ReportInput::single_run("run", data, None));
     }
 }
@@ -58,7 +58,7 @@ pub fn evaluation(bytes: &[u8]) {
         evaluation.mark_reported();
         let mut input = ReportInput::default();
         for run in evaluation.runs.iter().filter(|r| r.bundle.is_some()) {
-            let data = RunData { summary: real_summary(), series: Some(real_series()) };
+            let data = RunData { summary: real_summary(), series: Some(real_series()), database: None };
             input.runs.insert(run.id.clone(), data);
         }
         input.evaluation = evaluation;
@@ -69,7 +69,7 @@ pub fn evaluation(bytes: &[u8]) {
 /// `timeseries.csv`: read or refused as malformed, and what is read charts.
 pub fn timeseries(bytes: &[u8]) {
     if let Ok(series) = Series::parse(&String::from_utf8_lossy(bytes)) {
-        let data = RunData { summary: real_summary(), series: Some(series) };
+        let data = RunData { summary: real_summary(), series: Some(series), database: None };
         render_all(&ReportInput::single_run("run", data, None));
     }
 }
@@ -77,7 +77,7 @@ pub fn timeseries(bytes: &[u8]) {
 /// `disclosure.json`: the report's full disclosure of the system under test.
 pub fn disclosure(bytes: &[u8]) {
     if let Ok(disclosure) = serde_json::from_slice::<Disclosure>(bytes) {
-        let data = RunData { summary: real_summary(), series: Some(real_series()) };
+        let data = RunData { summary: real_summary(), series: Some(real_series()), database: None };
         render_all(&ReportInput::single_run("run", data, Some(disclosure)));
     }
 }

@@ -217,7 +217,7 @@ pub struct DatabaseInfo {
     /// Name to value, as the database prints it. PostgreSQL: every `pg_settings` entry set by
     /// the configuration files (`ALTER SYSTEM` included), the command line, the environment,
     /// or for the database or user (not built-in or computed defaults, nor what the
-    /// connection itself set). MariaDB: every variable whose
+    /// connection itself set), and `shared_buffers` always. MariaDB: every variable whose
     /// origin is the configuration, the command line or SQL; MySQL 8: every variable not at its
     /// compiled value; for both also the five storage variables (buffer pool and redo log size,
     /// flush settings, `sync_binlog`) even at their defaults. SQLite, which has no server: the

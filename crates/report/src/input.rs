@@ -51,6 +51,9 @@ pub struct RunData {
     pub summary: Summary,
     /// None where `timeseries.csv` is missing: the run then has no charts.
     pub series: Option<Series>,
+    /// The database the run used, as its own disclosure states it (its server's settings:
+    /// the setup checks read its cache sizes); None without one.
+    pub database: Option<crate::disclosure::DatabaseInfo>,
 }
 
 impl ReportInput {

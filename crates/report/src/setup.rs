@@ -14,7 +14,7 @@
 //! page), `raid-chunk` (an md chunk smaller than a page, or not a multiple of it), `flush`
 //! (barriers off over a volatile write cache), `data-mode` (ext4 `data=writeback` or
 //! `data=journal`), `io-scheduler`, `discard`, `atime`, `fits-in-memory` (a data set read
-//! through the page cache that memory could hold) and `data-location` (a database's data on
+//! through the page cache that memory could hold, or that a database server's own cache holds) and `data-location` (a database's data on
 //! another device than the configuration's target).
 
 use serde::Serialize;
@@ -73,6 +73,60 @@ pub struct DataSet {
     pub server_device: Option<String>,
     /// A database server's data, whose location the run looked up.
     pub on_server: bool,
+    /// That server's own cache of pages, where its settings state it.
+    pub server_cache: Option<ServerCache>,
+}
+
+/// A database server's own cache of pages, as its settings state it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerCache {
+    /// The setting that sizes it (`shared_buffers`, `innodb_buffer_pool_size`).
+    pub setting: &'static str,
+    pub bytes: u64,
+    /// The server reads its data files with O_DIRECT (InnoDB's `innodb_flush_method`
+    /// O_DIRECT or O_DIRECT_NO_FSYNC): the page cache holds none of it, its own cache is all
+    /// the memory the data has.
+    pub direct: bool,
+}
+
+impl ServerCache {
+    /// The cache a `kind` server's settings state: PostgreSQL's `shared_buffers` (its units:
+    /// 8 kB blocks when bare, else kB, MB, GB, TB of 1024), InnoDB's buffer pool in bytes and
+    /// its flush method. None for SQLite (it has no server) or a setting not stated.
+    pub fn of(kind: &str, settings: &std::collections::BTreeMap<String, String>) -> Option<ServerCache> {
+        match kind {
+            "postgres" => {
+                let bytes = postgres_size(settings.get("shared_buffers")?)?;
+                Some(ServerCache { setting: "shared_buffers", bytes, direct: false })
+            }
+            "mysql" => {
+                let bytes = settings.get("innodb_buffer_pool_size")?.trim().parse().ok()?;
+                let method = settings.get("innodb_flush_method").map(|m| m.to_ascii_uppercase());
+                let direct = method.is_some_and(|m| m.starts_with("O_DIRECT"));
+                Some(ServerCache { setting: "innodb_buffer_pool_size", bytes, direct })
+            }
+            _ => None,
+        }
+    }
+}
+
+/// A PostgreSQL memory setting as `current_setting` prints it (`128MB`, `1GB`, `8kB`), or a
+/// bare count of 8 kB blocks.
+fn postgres_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let n: u64 = number.parse().ok()?;
+    let scale = match unit.trim() {
+        "" => 8 * KIB,
+        "B" => 1,
+        "kB" => KIB,
+        "MB" => MIB,
+        "GB" => 1 << 30,
+        "TB" => 1 << 40,
+        _ => return None,
+    };
+    n.checked_mul(scale)
 }
 
 /// What the checks of one configuration look at.
@@ -560,10 +614,15 @@ fn atime(target: &TargetPath) -> Option<SetupCheck> {
     })
 }
 
-/// Each data set read through the page cache against the machine's memory.
+/// Each data set read through the page cache, or held in a database server's own cache,
+/// against the memory that can hold it.
 fn memory(d: &Disclosure, data: &[DataSet]) -> Vec<SetupCheck> {
     let mut out = Vec::new();
-    for set in data.iter().filter(|s| s.cached && s.bytes > 0) {
+    for set in data.iter().filter(|s| (s.cached || s.server_cache.is_some()) && s.bytes > 0) {
+        if let Some(check) = set.server_cache.as_ref().and_then(|c| in_server_cache(set, c)) {
+            out.push(check);
+            continue;
+        }
         if set.on_server && set.server_device.is_none() {
             let found = "the database server is not on this machine (or its data directory was not found): its memory is not disclosed";
             out.push(unknown("fits-in-memory", &set.workload, found));
@@ -577,8 +636,16 @@ fn memory(d: &Disclosure, data: &[DataSet]) -> Vec<SetupCheck> {
             ));
             continue;
         };
-        let found =
-            format!("{} of data read through the page cache, {} of memory", gib(set.bytes), gib(total));
+        let cache = set
+            .server_cache
+            .as_ref()
+            .map(|c| format!(", {} {}", c.setting, gib(c.bytes)))
+            .unwrap_or_default();
+        let found = format!(
+            "{} of data read through the page cache, {} of memory{cache}",
+            gib(set.bytes),
+            gib(total)
+        );
         out.push(if set.bytes <= total {
             warn(
                 "fits-in-memory",
@@ -594,6 +661,26 @@ fn memory(d: &Disclosure, data: &[DataSet]) -> Vec<SetupCheck> {
         });
     }
     out
+}
+
+/// The server's own cache against its data, where that alone decides: the data fits in it
+/// (wherever the server runs), or the server bypasses the page cache (so its cache is all the
+/// memory the data has). None where the machine's memory decides.
+fn in_server_cache(set: &DataSet, c: &ServerCache) -> Option<SetupCheck> {
+    let bypass = if c.direct { " (read with O_DIRECT: the page cache holds none of it)" } else { "" };
+    let found = format!("{} of data, {} {}{bypass}", gib(set.bytes), c.setting, gib(c.bytes));
+    if set.bytes <= c.bytes {
+        return Some(warn(
+            "fits-in-memory",
+            &set.workload,
+            found,
+            "the database server's own cache holds all its data: once warm, its reads never reach \
+             the storage, and the figures measure memory (000 sizes its database larger than the \
+             server's memory for this reason)",
+            format!("size the data above {} ({}), or lower {}", gib(c.bytes), c.setting, c.setting),
+        ));
+    }
+    c.direct.then(|| ok("fits-in-memory", &set.workload, found))
 }
 
 /// A database server's data directory against the configuration's target.

@@ -67,6 +67,7 @@ fn clean() -> Setup {
         cached: true,
         server_device: Some("sda1".into()),
         on_server: true,
+        server_cache: None,
     }];
     Setup { disclosure, target, pages, data }
 }
@@ -265,4 +266,48 @@ fn database_page_sizes_are_stated_or_the_defaults() {
     assert_eq!(size("sqlite", &stated), Some(16384));
     assert_eq!(database_page_size("sqlite", &stated).unwrap().owner, "SQLite");
     assert_eq!(size("io", &none), None);
+}
+
+#[test]
+fn a_servers_own_cache_that_holds_its_data_warns_wherever_the_server_runs_and_o_direct_leaves_it_alone() {
+    let settings = |pairs: &[(&str, &str)]| -> std::collections::BTreeMap<String, String> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    };
+    // PostgreSQL's shared_buffers as current_setting prints it, or in 8 kB blocks.
+    for (text, bytes) in [("128MB", 128 << 20), ("16384", 128 << 20), ("1GB", 1 << 30), ("512kB", 512 << 10)]
+    {
+        let c = ServerCache::of("postgres", &settings(&[("shared_buffers", text)])).unwrap();
+        assert_eq!((c.setting, c.bytes, c.direct), ("shared_buffers", bytes, false), "{text}");
+    }
+    assert_eq!(ServerCache::of("postgres", &settings(&[("shared_buffers", "lots")])), None);
+    assert_eq!(ServerCache::of("sqlite", &settings(&[("cache_size", "-2000")])), None);
+    let innodb = settings(&[("innodb_buffer_pool_size", "134217728"), ("innodb_flush_method", "O_DIRECT")]);
+    let pool = ServerCache::of("mysql", &innodb).unwrap();
+    assert_eq!((pool.bytes, pool.direct), (128 << 20, true));
+    let judged = |setup: &Setup| setup.checks().into_iter().find(|c| c.check == "fits-in-memory").unwrap();
+    // A remote PostgreSQL whose shared_buffers holds the data: a warning, where the machine's
+    // memory alone could not say.
+    let mut remote = clean();
+    remote.data[0] = DataSet {
+        bytes: 64 << 20,
+        server_device: None,
+        server_cache: ServerCache::of("postgres", &settings(&[("shared_buffers", "128MB")])),
+        ..remote.data[0].clone()
+    };
+    let c = judged(&remote);
+    assert_eq!(c.status, Status::Warn, "{c:?}");
+    assert!(c.found.contains("shared_buffers 0.1 GiB") && c.change.contains("lower shared_buffers"), "{c:?}");
+    remote.data[0].bytes = 1 << 30;
+    assert_eq!(judged(&remote).status, Status::Unknown, "larger than its cache, on a machine not disclosed");
+    // InnoDB with O_DIRECT on this machine: 8 GiB of data would fit the machine's memory, but the
+    // page cache holds none of it and the pool is 128 MiB: not in memory.
+    let mut local = clean();
+    local.data[0].bytes = 8 << 30;
+    assert_eq!(judged(&local).status, Status::Warn, "without the pool's facts, memory holds it");
+    local.data[0].server_cache = Some(pool.clone());
+    let c = judged(&local);
+    assert_eq!(c.status, Status::Ok, "{c:?}");
+    assert!(c.found.contains("O_DIRECT"), "{c:?}");
+    local.data[0].bytes = 100 << 20;
+    assert_eq!(judged(&local).status, Status::Warn, "the pool holds it all");
 }

@@ -189,7 +189,7 @@ fn parse_size(value: &str) -> Result<u64, String> {
 
 /// A bs key's value: one of io's block sizes (a copy moves whole blocks).
 fn parse_block(value: &str) -> Result<u32, String> {
-    let sizes: crate::args::BlockSizes = value.parse()?;
+    let sizes: storbench_bench::workload::io::options::BlockSizes = value.parse()?;
     if !sizes.mix.is_single() {
         return Err("give one block size; a mix is for io's --bs".into());
     }

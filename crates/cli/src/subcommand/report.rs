@@ -222,7 +222,8 @@ pub fn narrow(input: &mut ReportInput, dir: &Path, window: (f64, f64)) -> Result
     Ok(())
 }
 
-/// One run's summary and, where present and readable, its time series.
+/// One run's summary and, where present and readable, its time series and the database its
+/// disclosure states.
 fn read_run(dir: &Path) -> Result<RunData> {
     let summary: Summary = read_json(&dir.join("summary.json"))?;
     if summary.schema_version > SCHEMA_VERSION {
@@ -238,7 +239,8 @@ fn read_run(dir: &Path) -> Result<RunData> {
         Ok(text) => Some(Series::parse(&text).with_context(|| format!("{} is malformed", path.display()))?),
         Err(_) => None,
     };
-    Ok(RunData { summary, series })
+    let database = read_disclosure(dir).map(|d| d.database).filter(|d| d.kind.is_some());
+    Ok(RunData { summary, series, database })
 }
 
 /// The disclosure, if the bundle has a readable one; a report without it says so.

@@ -38,7 +38,7 @@ fn run(config: &str, rep: u32, iops: f64, p99_ms: f64, watts: f64) -> (RunRecord
         per_watt: Some(iops / watts),
         ..RunRecord::default()
     };
-    (record, RunData { summary, series: None })
+    (record, RunData { summary, series: None, database: None })
 }
 
 fn config(name: &str, price: Option<f64>) -> Configuration {

@@ -5,12 +5,11 @@
 //! This file also says what the runs of a configuration used (database page sizes, data
 //! sets), read from their summaries, which is what the checks need besides the disclosure.
 
-use super::ReportInput;
 use super::doc::{Block, Table};
+use super::{ReportInput, RunData};
 use crate::disclosure::{Disclosure, TargetPath};
 use crate::evaluation::Configuration;
-use crate::model::Summary;
-use crate::setup::{self, DataSet, PageSize, SetupCheck, Status};
+use crate::setup::{self, DataSet, PageSize, ServerCache, SetupCheck, Status};
 
 /// The section; nothing without a disclosure (the appendix says it is missing).
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
@@ -94,13 +93,13 @@ fn target_of<'a>(d: &'a Disclosure, c: &Configuration, configurations: usize) ->
     by_path.or_else(|| d.targets.first().filter(|_| configurations == 1))
 }
 
-/// The summaries of the configuration's runs that have one, one per workload label.
-fn summaries<'a>(input: &'a ReportInput, c: &Configuration) -> Vec<(&'a str, &'a Summary)> {
-    let mut out: Vec<(&str, &Summary)> = Vec::new();
+/// The data of the configuration's runs that have a bundle, one per workload label.
+fn summaries<'a>(input: &'a ReportInput, c: &Configuration) -> Vec<(&'a str, &'a RunData)> {
+    let mut out: Vec<(&str, &RunData)> = Vec::new();
     for r in input.evaluation.runs.iter().filter(|r| r.configuration == c.name) {
         let Some(data) = input.runs.get(&r.id) else { continue };
         if !out.iter().any(|(label, _)| *label == r.workload) {
-            out.push((&r.workload, &data.summary));
+            out.push((&r.workload, data));
         }
     }
     out
@@ -110,7 +109,8 @@ fn summaries<'a>(input: &'a ReportInput, c: &Configuration) -> Vec<(&'a str, &'a
 /// results say (`Shown::page_size`).
 fn page_sizes(input: &ReportInput, d: &Disclosure, c: &Configuration) -> Vec<PageSize> {
     let mut out: Vec<PageSize> = Vec::new();
-    for (_, s) in summaries(input, c) {
+    for (_, data) in summaries(input, c) {
+        let s = &data.summary;
         if let Some(page) = crate::render::shown(&s.results).page_size(s, d).filter(|p| !out.contains(p)) {
             out.push(page);
         }
@@ -122,16 +122,23 @@ fn page_sizes(input: &ReportInput, d: &Disclosure, c: &Configuration) -> Vec<Pag
 fn data_sets(input: &ReportInput, c: &Configuration) -> Vec<DataSet> {
     summaries(input, c)
         .into_iter()
-        .filter(|(_, s)| s.target.kind != "none")
-        .map(|(label, s)| {
+        .filter(|(_, data)| data.summary.target.kind != "none")
+        .map(|(label, data)| {
+            let s = &data.summary;
             // Any workload's database on a server (an oltp run's, a replay's) keeps its data there.
             let on_server = matches!(s.target.kind.as_str(), "postgres" | "mysql");
+            let server_cache = data
+                .database
+                .as_ref()
+                .filter(|_| on_server)
+                .and_then(|db| ServerCache::of(db.kind.as_deref()?, &db.non_default_settings));
             DataSet {
                 workload: label.into(),
                 bytes: s.target.size_bytes,
                 cached: !s.target.direct,
                 server_device: s.target.device.as_ref().map(|dev| dev.name.clone()),
                 on_server,
+                server_cache,
             }
         })
         .collect()
@@ -140,6 +147,7 @@ fn data_sets(input: &ReportInput, c: &Configuration) -> Vec<DataSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Summary;
     use crate::disclosure::{BlockDevice, DatabaseInfo, MemoryInventory};
     use crate::evaluation::{Evaluation, RunRecord};
     use crate::model::{DeviceInfo, Host, MailboxResults, OltpResults, Phases, Results, TargetInfo, Tool};
@@ -217,7 +225,7 @@ mod tests {
             runs: vec![run("ssd"), run("hdd")],
             ..Evaluation::default()
         };
-        let data = |s| RunData { summary: s, series: None };
+        let data = |s| RunData { summary: s, series: None, database: None };
         let runs = [
             ("oltp.ssd.r1".to_string(), data(oltp_summary("postgres", 64 << 30, "nvme0n1"))),
             ("oltp.hdd.r1".to_string(), data(oltp_summary("postgres", 1 << 30, "vda"))),
@@ -241,6 +249,29 @@ mod tests {
         assert!(hdd.contains("| fits-in-memory | oltp | 1.0 GiB of data"), "{hdd}");
         let html = crate::render::report_html(&input());
         assert!(html.contains("Setup checks") && html.contains("data-location"));
+    }
+
+    #[test]
+    fn a_servers_cache_from_the_runs_own_disclosure_is_weighed_against_its_data() {
+        // The ssd's 64 GiB passed against 16 GiB of memory; its server's own settings (the
+        // run's disclosure) say InnoDB keeps a 128 GiB pool: all of it then sits in memory.
+        let mut input = input();
+        let settings = [("innodb_buffer_pool_size", "137438953472"), ("innodb_flush_method", "O_DIRECT")];
+        let db = DatabaseInfo {
+            kind: Some("mysql".into()),
+            non_default_settings: settings.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            ..DatabaseInfo::default()
+        };
+        let ssd = input.runs.get_mut("oltp.ssd.r1").unwrap();
+        ssd.summary.target.kind = "mysql".into();
+        ssd.database = Some(db);
+        let md = crate::render::report_markdown(&input);
+        let section = &md[md.find("### ssd (/ssd)").unwrap()..md.find("### hdd").unwrap()];
+        assert!(
+            section.contains("| fits-in-memory | oltp | 64.0 GiB of data, innodb_buffer_pool_size 128.0 GiB (read with O_DIRECT"),
+            "{section}"
+        );
+        assert!(section.contains("lower innodb_buffer_pool_size"), "{section}");
     }
 
     #[test]

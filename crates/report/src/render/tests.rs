@@ -88,7 +88,7 @@ fn input(runs: Vec<RunRecord>) -> ReportInput {
         .iter()
         .filter_map(|r| {
             let v = r.headline.as_ref()?.value;
-            Some((r.id.clone(), RunData { summary: summary(v), series: Some(series(v)) }))
+            Some((r.id.clone(), RunData { summary: summary(v), series: Some(series(v)), database: None }))
         })
         .collect();
     ReportInput { evaluation, runs, ..ReportInput::default() }
@@ -314,7 +314,7 @@ fn a_sweep_gets_a_scaling_curve_per_configuration() {
 
 #[test]
 fn a_single_run_renders_as_a_one_run_evaluation() {
-    let data = RunData { summary: summary(500.0), series: Some(series(500.0)) };
+    let data = RunData { summary: summary(500.0), series: Some(series(500.0)), database: None };
     let i = ReportInput::single_run("20260101-randread", data, None);
     assert_eq!(i.evaluation.runs[0].configuration, "lab1:/data");
     assert!(i.evaluation.runs[0].reported);
@@ -348,7 +348,7 @@ fn two_single_runs_of_one_kind_compare_directly() {
     let one = |v: f64, name: &str| {
         let mut s = summary(v);
         s.name = name.into();
-        ReportInput::single_run(name, RunData { summary: s, series: None }, None)
+        ReportInput::single_run(name, RunData { summary: s, series: None, database: None }, None)
     };
     let (a, b) = (one(800.0, "qd8"), one(400.0, "qd1"));
     let text = compare_text(
@@ -444,7 +444,7 @@ fn integrity_input() -> ReportInput {
             let mut s = summary(v);
             s.workload = "integrity".into();
             s.results = Results::Integrity(results);
-            data.insert(r.id.clone(), RunData { summary: s, series: None });
+            data.insert(r.id.clone(), RunData { summary: s, series: None, database: None });
             runs.push(r);
         }
     }
@@ -596,7 +596,7 @@ fn integrity_run(bad: bool) -> ReportInput {
                errors,throttled_ios,delayed_ios,cpu_user_pct\n\
                1,measure,200,2.5,150,3.1,50,0.4,67108864,0,1,0,20\n\
                2,measure,210,2.4,160,3.0,50,0.4,70000000,3,3,1,21\n";
-    let data = RunData { summary: s, series: Some(Series::parse(csv).unwrap()) };
+    let data = RunData { summary: s, series: Some(Series::parse(csv).unwrap()), database: None };
     ReportInput::single_run("20260101-qualify", data, None)
 }
 
@@ -657,7 +657,8 @@ fn an_interrupted_integrity_run_that_found_nothing_is_interrupted_not_failed() {
     (r.pass, r.interrupted, r.audit) = (false, true, None);
     data.summary.complete = false;
     let summary = data.summary.clone();
-    let input = ReportInput::single_run("20260101-qualify", RunData { summary, series: None }, None);
+    let input =
+        ReportInput::single_run("20260101-qualify", RunData { summary, series: None, database: None }, None);
     assert_eq!(input.evaluation.runs[0].status, RunStatus::Interrupted);
     let md = report_markdown(&input);
     assert!(md.contains("| r1 | interrupted | 200.0 |"), "{md}");
@@ -671,7 +672,11 @@ fn an_interrupted_integrity_run_that_found_nothing_is_interrupted_not_failed() {
         (r.pass, r.interrupted, r.errors.checksum) = (false, interrupted, errors);
         data.summary.complete = false;
         let summary = data.summary.clone();
-        let input = ReportInput::single_run("20260101-qualify", RunData { summary, series: None }, None);
+        let input = ReportInput::single_run(
+            "20260101-qualify",
+            RunData { summary, series: None, database: None },
+            None,
+        );
         assert_eq!(input.evaluation.runs[0].status, RunStatus::CheckFailed, "{errors} {interrupted}");
         assert!(report_markdown(&input).contains("| FAIL |"));
     }
@@ -791,7 +796,7 @@ fn replay_input() -> ReportInput {
             let mut s = summary(40.0);
             s.workload = "replay".into();
             s.results = Results::Replay(results);
-            data.insert(r.id.clone(), RunData { summary: s, series: None });
+            data.insert(r.id.clone(), RunData { summary: s, series: None, database: None });
             runs.push(r);
         }
     }
@@ -1000,7 +1005,7 @@ fn a_mailbox_evaluation_says_jetstresss_verdict_per_configuration_failures_first
             };
             let mut s = summary(1000.0);
             (s.workload, s.results) = ("mailbox".into(), Results::Mailbox(results));
-            data.insert(r.id.clone(), RunData { summary: s, series: None });
+            data.insert(r.id.clone(), RunData { summary: s, series: None, database: None });
             runs.push(r);
         }
     }
@@ -1080,7 +1085,7 @@ fn an_oltp_run_on_several_databases_gets_each_ones_opm_as_001s_figure_7() {
         };
         let mut s = summary(vm1 + 1600.0);
         (s.workload, s.results) = ("oltp".into(), Results::Oltp(results));
-        data.insert(r.id.clone(), RunData { summary: s, series: None });
+        data.insert(r.id.clone(), RunData { summary: s, series: None, database: None });
         runs.push(r);
     }
     let md = report_markdown(&evaluation_of("vms", 3, runs, data));
@@ -1192,7 +1197,7 @@ fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
         if let Results::Io(r) = &mut s.results {
             r.trace = Some(Box::new(trace));
         }
-        ReportInput::single_run("20260101-replay", RunData { summary: s, series: None }, None)
+        ReportInput::single_run("20260101-replay", RunData { summary: s, series: None, database: None }, None)
     };
     let good = replay(true);
     assert_eq!(good.evaluation.runs[0].status, RunStatus::Done);
@@ -1212,8 +1217,11 @@ fn a_trace_replay_has_its_section_and_a_failed_fidelity_check_fails_the_run() {
         "{md}"
     );
     // A job of drawn requests has no such section.
-    let plain =
-        ReportInput::single_run("20260101-randread", RunData { summary: summary(500.0), series: None }, None);
+    let plain = ReportInput::single_run(
+        "20260101-randread",
+        RunData { summary: summary(500.0), series: None, database: None },
+        None,
+    );
     assert!(!report_markdown(&plain).contains("Trace replays"));
 }
 

@@ -344,7 +344,8 @@ impl Database for Postgres {
 
     /// `server_version`, and the settings the server was configured with: the sources
     /// `default` and `override` (computed at start-up) are the server's own, `client` and
-    /// `session` describe this connection, not the server the runs use.
+    /// `session` describe this connection, not the server the runs use. `shared_buffers` is
+    /// always named, even at its default: the setup checks weigh the data against it.
     fn server_info(&self) -> DbResult<DatabaseInfo> {
         let mut client = self.connect_db()?;
         let version: String =
@@ -352,7 +353,8 @@ impl Database for Postgres {
         let rows = client
             .query(
                 "SELECT name, current_setting(name) FROM pg_settings \
-                 WHERE source NOT IN ('default', 'override', 'client', 'session') ORDER BY name",
+                 WHERE source NOT IN ('default', 'override', 'client', 'session') \
+                 OR name = 'shared_buffers' ORDER BY name",
                 &[],
             )
             .map_err(err("reading the server settings"))?;

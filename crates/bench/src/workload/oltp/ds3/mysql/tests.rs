@@ -437,6 +437,11 @@ fn counters_and_server_info_come_from_the_server() {
     ] {
         assert!(info.non_default_settings.get(k).is_some_and(|v| !v.is_empty()), "{k}: {info:?}");
     }
+    // The buffer pool and whether the server bypasses the page cache, as the setup checks read them.
+    let cache = storbench_report::setup::ServerCache::of("mysql", &info.non_default_settings).unwrap();
+    let method = &info.non_default_settings["innodb_flush_method"];
+    assert_eq!(cache.direct, method.to_ascii_uppercase().starts_with("O_DIRECT"), "{info:?}");
+    assert!(cache.bytes >= 5 << 20, "{info:?}");
 }
 
 #[test]

@@ -498,6 +498,9 @@ fn counters_and_server_info_come_from_the_server() {
     );
     assert!(info.non_default_settings.keys().all(|name| !name.contains("password") && !name.contains("key")));
     assert!(!info.non_default_settings.contains_key("client_encoding"), "the connection's own: {info:?}");
+    // shared_buffers is always named, so the setup checks can weigh the data against it.
+    let cache = storbench_report::setup::ServerCache::of("postgres", &info.non_default_settings);
+    assert!(cache.is_some_and(|c| c.bytes >= 128 << 10 && !c.direct), "{info:?}");
 }
 
 /// Load and reset timings at a size (`STORBENCH_PG_TIMING_SIZE`, default S), printed:
