@@ -7,14 +7,12 @@ mod mailbox;
 mod oltp;
 mod report;
 mod trace;
-mod wal;
 
 pub use integrity::*;
 pub use mailbox::*;
 pub use oltp::*;
 pub use report::*;
 pub use trace::*;
-pub use wal::*;
 
 use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
 use serde::Deserialize;

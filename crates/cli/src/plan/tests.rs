@@ -850,13 +850,13 @@ fn every_io_flag_but_verbose_is_a_key_of_the_librarys_options() {
 #[test]
 fn every_wal_flag_is_a_key_of_the_librarys_options_and_every_key_a_flag() {
     use storbench_bench::workload::wal::WalOptions;
-    flags_are_keys::<crate::args::WalArgs, WalOptions>(9);
+    flags_are_keys::<crate::subcommand::wal::args::WalArgs, WalOptions>(9);
     // And a plan's wal table reaches the run as those options.
     let (_tmp, text) = plan_with(
         "[[workload]]\nkind = \"wal\"\nsync_method = \"fsync\"\nbs = \"4k\"\nwriters = 2\nruntime = 1\n",
     );
     let plan = parse("p.toml", &text).unwrap();
-    let job = runs(&plan)[0].args.get::<crate::args::WalJob>().unwrap().clone();
+    let job = runs(&plan)[0].args.get::<crate::subcommand::wal::args::WalJob>().unwrap().clone();
     assert_eq!(job.options.sync_method.as_deref(), Some("fsync"));
     assert_eq!((job.options.bs.map(|b| b.0), job.options.writers), (Some(4096), Some(2)));
     let spec = job.options.spec().unwrap();

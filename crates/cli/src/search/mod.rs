@@ -1,12 +1,13 @@
 //! `--search` with `--latency-limit`: the highest load (threads, queue depth or rate) at which
 //! every limit holds, for any workload that has such a load ([`Searchable`], one impl per
-//! workload in `workloads.rs`). The search itself is the library's (`run::search`); this runs
+//! workload in its own folder, `subcommand/<kind>/search.rs`; what they share in
+//! `workloads.rs`). The search itself is the library's (`run::search`); this runs
 //! its steps as ordinary runs, each into a bundle of its own under one directory, shows a line
 //! per step, and writes the search into the confirmed run's summary.json. A plan's workload
 //! asks for it with the same keys (`search`, `latency_limit`); an evaluation runs each of its
 //! repetitions as a search into the run's bundle ([`in_evaluation`]).
 
-mod workloads;
+pub(crate) mod workloads;
 
 pub use workloads::{Searching, kinds_listed};
 

@@ -4,6 +4,7 @@
 
 pub mod entry;
 mod like;
+mod search;
 pub mod table;
 pub mod validate;
 

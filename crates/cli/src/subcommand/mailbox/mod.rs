@@ -12,6 +12,7 @@ mod backup;
 mod databases;
 pub mod entry;
 mod recovery;
+mod search;
 mod summary;
 pub mod table;
 mod test;

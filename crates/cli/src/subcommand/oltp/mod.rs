@@ -5,6 +5,7 @@ mod ds3;
 pub mod entry;
 mod fidelity;
 mod run;
+mod search;
 pub mod table;
 
 pub use run::measure;

@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod entry;
+mod search;
 pub mod table;
 
 use super::Ending;

@@ -1,7 +1,7 @@
 //! wal's registry entry: its subcommand, and what a plan and an evaluation need of a commit
 //! path workload.
 
-use crate::args::{WalCommand, WalJob};
+use super::args::{WalCommand, WalJob};
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -57,7 +57,7 @@ impl OfKind for WalJob {
 }
 
 impl crate::registry::Flagged for WalJob {
-    type Flags = crate::args::WalArgs;
+    type Flags = super::args::WalArgs;
 }
 
 impl Options for WalJob {

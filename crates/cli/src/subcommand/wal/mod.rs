@@ -1,15 +1,18 @@
 //! `storbench wal`: the commit path. Validates the options into the library's `WalSpec`, runs
 //! each point (one sync method, write size, writer count and layout) into its own bundle, and
 //! shows a line per point, the fastest method whose commits are plausible as durable, and
-//! every point too fast to have been durable.
+//! every point too fast to have been durable. Its flags are in `args`, its registry entry in
+//! `entry`, what a search moves in `search`.
 
+pub mod args;
 pub mod entry;
+mod search;
 
 use super::Ending;
-use crate::args::WalJob;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
 use anyhow::{Result, anyhow, bail};
+use args::WalJob;
 use std::path::Path;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::wal::{self, Point, WalSpec};

@@ -1,7 +1,7 @@
 //! Options of `storbench wal`: the commit path's point (sync method, write size, writers, log
 //! file layout) and its timing.
 
-use super::OutputArgs;
+use crate::args::OutputArgs;
 use clap::Args;
 use std::path::PathBuf;
 use storbench_bench::units::{ByteSize, Seconds};
