@@ -92,7 +92,10 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
     let mut seen: Vec<(PathBuf, String)> = Vec::new();
     for (given, read) in bundles.iter().zip(read_records(bundles)) {
         let (dir, record) = read?;
-        let run = format!("{}@{}", record.start.epoch_ns, record.start.summary.host.hostname);
+        // Shards that waited for one --start-at may start in the same nanosecond on one host:
+        // their shard index tells them apart, and a copy of one has the same.
+        let index = record.start.summary.shard.as_ref().map_or(0, |s| s.index);
+        let run = format!("{}@{}#{index}", record.start.epoch_ns, record.start.summary.host.hostname);
         if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == run) {
             bail!(
                 "{} and {} are the same run's bundle (the same directory, or a copy: the same start \
