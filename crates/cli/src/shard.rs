@@ -209,8 +209,10 @@ pub fn parse_plan(
     let substituted = in_plan(text, on_cluster);
     crate::plan::parse::parse(file, &substituted).map_err(|mut e| {
         let index = plan_index(on_cluster).map(|i| i.to_string()).unwrap_or_default();
-        if let Some(was) = text.lines().nth(e.line.saturating_sub(1)).filter(|l| l.contains("{shard}")) {
-            e.caret = written_column(was, &index, e.caret);
+        if let Some(was) =
+            text.lines().nth(e.line.saturating_sub(1) as usize).filter(|l| l.contains("{shard}"))
+        {
+            e.caret = crate::plan::parse::count(written_column(was, &index, e.caret as usize));
             e.source_line = storbench_bench::secret::redact(was);
         }
         e

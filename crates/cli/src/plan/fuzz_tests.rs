@@ -33,7 +33,7 @@ fn check_plan(text: &str) -> Result<(), TestCaseError> {
 
 fn check_error(e: &PlanError, text: &str) -> Result<(), TestCaseError> {
     let lines = text.split('\n').count();
-    prop_assert!((1..=lines).contains(&e.line), "line {} of {lines}: {e}", e.line);
+    prop_assert!((1..=lines).contains(&(e.line as usize)), "line {} of {lines}: {e}", e.line);
     prop_assert!(e.column >= 1 && e.caret >= 1, "{e:?}");
     prop_assert!(!e.message.is_empty());
     prop_assert!(e.to_string().starts_with("plan.toml:"), "{e}");

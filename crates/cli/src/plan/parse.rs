@@ -19,30 +19,48 @@ pub const MAX_REPETITIONS: u32 = 1000;
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlanError {
     pub file: String,
-    pub line: usize,
-    pub column: usize,
+    pub line: u32,
+    pub column: u32,
     pub message: String,
     pub hint: Option<String>,
     /// The line of the plan the error points at, its secrets hidden (the message may be
     /// printed or saved anywhere).
     pub source_line: String,
     /// Where the caret goes under `source_line` (the column, less what hiding took out).
-    pub caret: usize,
+    pub caret: u32,
+    /// The plan's next problem, in a table of its own (another configuration's or workload's,
+    /// another top-level key), and so on: a plan is checked whole, every problem said at once.
+    pub next: Option<Box<PlanError>>,
+}
+
+impl PlanError {
+    /// The plan's problems after this one ([`PlanError::next`] and on).
+    pub fn also(&self) -> impl Iterator<Item = &PlanError> {
+        std::iter::successors(self.next.as_deref(), |e| e.next.as_deref())
+    }
 }
 
 impl fmt::Display for PlanError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)?;
         write!(f, "\n  {:>4} | {}", self.line, self.source_line)?;
-        write!(f, "\n  {:>4} | {}^", "", " ".repeat(self.caret.saturating_sub(1)))?;
+        write!(f, "\n  {:>4} | {}^", "", " ".repeat(self.caret.saturating_sub(1) as usize))?;
         if let Some(h) = &self.hint {
             write!(f, "\n  hint: {h}")?;
+        }
+        if let Some(next) = &self.next {
+            write!(f, "\n{next}")?;
         }
         Ok(())
     }
 }
 
 impl std::error::Error for PlanError {}
+
+/// A line or column number; a plan's are far below 4 billion.
+pub(crate) fn count(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
 
 /// Where errors point: the plan's name and text.
 pub struct Source<'a> {
@@ -64,14 +82,14 @@ impl<'a> Source<'a> {
     ) -> PlanError {
         let at = span.start.min(self.text.len());
         let before = &self.text[..at];
-        let line = before.matches('\n').count() + 1;
+        let line = count(before.matches('\n').count() + 1);
         let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = self.text[line_start..at].chars().count() + 1;
+        let column = count(self.text[line_start..at].chars().count() + 1);
         let source_line = redact(self.text[line_start..].lines().next().unwrap_or(""));
-        let caret = redact(&self.text[line_start..at]).chars().count() + 1;
+        let caret = count(redact(&self.text[line_start..at]).chars().count() + 1);
         let message = redact(&message.into());
         let hint = hint.map(|h| redact(&h));
-        PlanError { file: self.file.to_string(), line, column, message, hint, source_line, caret }
+        PlanError { file: self.file.to_string(), line, column, message, hint, source_line, caret, next: None }
     }
 
     /// A toml/serde error, with a hint for the common mistakes.
@@ -105,30 +123,37 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         DeTable::parse(text).map_err(|e| src.toml_error(&e, 0..0, "the plan is not valid TOML", &[]))?;
     let whole = doc.span();
     let root = doc.into_inner();
+    let mut found = Found::default();
     const TOP: [&str; 5] = ["name", "method", "configuration", "workload", "requirements"];
-    for (key, _) in root.iter() {
-        if !TOP.contains(&key.get_ref().as_ref()) {
-            return Err(src.error(
-                key.span(),
-                format!("unknown key `{}` at the top of the plan", key.get_ref()),
-                Some(hint_for(key.get_ref(), &TOP, "a plan's top level")),
-            ));
-        }
+    for (key, _) in root.iter().filter(|(key, _)| !TOP.contains(&key.get_ref().as_ref())) {
+        found.push::<()>(Err(src.error(
+            key.span(),
+            format!("unknown key `{}` at the top of the plan", key.get_ref()),
+            Some(hint_for(key.get_ref(), &TOP, "a plan's top level")),
+        )));
     }
     let name = match root.get("name") {
-        None => "evaluation".to_string(),
-        Some(v) => plain_text(&src, string(&src, v, "name")?, v.span(), "the plan's name")?,
-    };
-    let method = match root.get("method") {
-        None => Method::default(),
+        None => Some("evaluation".to_string()),
         Some(v) => {
-            let t = table(&src, v, "[method]")?;
-            typed::<Method>(&src, t, v.span(), "[method]", &words(&keys_of::<Method>(&[])))?
+            found.push(string(&src, v, "name").and_then(|n| plain_text(&src, n, v.span(), "the plan's name")))
         }
     };
-    check_method(&src, &method, root.get("method"))?;
-    let (configurations, sets) = configurations(&src, root.get("configuration"), whole.clone())?;
-    let workloads = workloads(&src, root.get("workload"), whole, &sets)?;
+    let method =
+        match root.get("method") {
+            None => Some(Method::default()),
+            Some(v) => found.push(table(&src, v, "[method]").and_then(|t| {
+                typed::<Method>(&src, t, v.span(), "[method]", &words(&keys_of::<Method>(&[])))
+            })),
+        };
+    if let Some(m) = &method {
+        found.push(check_method(&src, m, root.get("method")));
+    }
+    let (configurations, sets) = configurations(&src, root.get("configuration"), whole.clone(), &mut found);
+    let workloads = workloads(&src, root.get("workload"), whole, &sets, &mut found);
+    // Requirements name the workloads' figures: judged once the workloads read.
+    let (Some(name), Some(method), true) = (name, method, found.errors.is_empty()) else {
+        return Err(found.into_error());
+    };
     let requirements = match root.get("requirements") {
         None => Vec::new(),
         Some(v) => {
@@ -143,6 +168,28 @@ pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
         }
     };
     Ok(Plan { name, method, configurations, workloads, requirements })
+}
+
+/// The problems found so far in a plan, each table's on its own, in the plan's order.
+#[derive(Default)]
+struct Found {
+    errors: Vec<PlanError>,
+}
+
+impl Found {
+    /// The value, or None with its problem kept.
+    fn push<T>(&mut self, r: Result<T, PlanError>) -> Option<T> {
+        r.map_err(|e| self.errors.push(e)).ok()
+    }
+
+    /// The first problem, the others chained after it. Called with at least one.
+    fn into_error(self) -> PlanError {
+        let chained = self.errors.into_iter().rev().fold(None, |next, mut e: PlanError| {
+            e.next = next.map(Box::new);
+            Some(e)
+        });
+        chained.expect("a plan with a problem")
+    }
 }
 
 fn check_method(src: &Source, m: &Method, at: Option<&Spanned<DeValue>>) -> Result<(), PlanError> {
@@ -188,18 +235,22 @@ impl Method {
 /// kind (`set.oltp = { n_threads = 73 }`), where it has one.
 type Sets<'i> = Vec<Option<Spanned<DeTable<'i>>>>;
 
+/// The plan's configurations, and each one's own workload values; a configuration with a
+/// problem is left out, its problem kept in `found`.
 fn configurations<'i>(
     src: &Source,
     value: Option<&Spanned<DeValue<'i>>>,
     whole: Range<usize>,
-) -> Result<(Vec<Configuration>, Sets<'i>), PlanError> {
+    found: &mut Found,
+) -> (Vec<Configuration>, Sets<'i>) {
     let Some(value) = value else {
         let hint = "add one per storage setup:\n\n    [[configuration]]\n    name = \"ssd\"\n    target = \"/mnt/ssd\"";
-        return Err(src.error(
+        found.push::<()>(Err(src.error(
             whole.start..whole.start,
             "the plan has no [[configuration]]",
             Some(hint.into()),
-        ));
+        )));
+        return (Vec::new(), Vec::new());
     };
     let keys = [
         "name",
@@ -218,52 +269,65 @@ fn configurations<'i>(
     let keys: Vec<&str> = keys.into_iter().chain(super::FACT_KEYS).collect();
     let mut out: Vec<Configuration> = Vec::new();
     let mut sets = Vec::new();
-    for mut item in tables(src, value, "[[configuration]]")? {
-        let set =
-            item.get_mut().remove(SET).map(|v| Ok(Spanned::new(v.span(), table(src, &v, SET)?.clone())));
-        sets.push(set.transpose()?);
-        let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
-        let at = |key: &str| item.get_ref().get(key).map_or(item.span(), |v| v.span());
-        check_name(src, &c.name, at("name"), "configuration name")?;
-        if let Some(d) = &c.description {
-            plain_text(src, d.clone(), at("description"), "a description")?;
+    for item in found.push(tables(src, value, "[[configuration]]")).unwrap_or_default() {
+        if let Some((c, set)) = found.push(configuration(src, item, &keys, &out)) {
+            out.push(c);
+            sets.push(set);
         }
-        if out.iter().any(|o| o.name == c.name) {
-            let hint = Some("give each [[configuration]] its own name".into());
-            return Err(src.error(at("name"), format!("configuration `{}` is named twice", c.name), hint));
-        }
-        check_target(src, &c.target, c.allow_device, at("target"))?;
-        check_price(src, c.facts.price, at("price"))?;
-        if let Some(logs) = &c.log_target {
-            check_target(src, logs, false, at("log_target"))?;
-        }
-        // Absolute, so that a resume from another directory runs on the same storage.
-        let absolute = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-        let c = Configuration {
-            target: absolute(&c.target),
-            log_target: c.log_target.as_deref().map(absolute),
-            own_values: sets.last().and_then(Option::as_ref).map(own_values_text).unwrap_or_default(),
-            ..c
-        };
-        if let Some((other, role)) = same_place(&out, &c) {
-            let hint = Some(
-                "give each [[configuration]] its own storage (one directory or device each), or measure \
-                 one storage in another condition with a stream beside it: background = [\"io:rate=40MiB\"]"
-                    .into(),
-            );
-            let message = format!(
-                "configuration `{}`'s {role} {} is the same place as configuration `{}`'s; both would \
-                 measure one storage and compare it with itself",
-                c.name,
-                place_of(&c, role).display(),
-                other.name
-            );
-            return Err(src.error(at(role), message, hint));
-        }
-        let c = super::condition::settle(src, &out, c, &at)?;
-        out.push(c);
     }
-    Ok((out, sets))
+    (out, sets)
+}
+
+/// One `[[configuration]]` table, checked against those before it (`seen`), and its own
+/// workload values.
+fn configuration<'i>(
+    src: &Source,
+    mut item: Spanned<DeTable<'i>>,
+    keys: &[&str],
+    seen: &[Configuration],
+) -> Result<(Configuration, Option<Spanned<DeTable<'i>>>), PlanError> {
+    let set = item.get_mut().remove(SET).map(|v| Ok(Spanned::new(v.span(), table(src, &v, SET)?.clone())));
+    let set = set.transpose()?;
+    let c: Configuration = typed(src, item.get_ref(), item.span(), "a [[configuration]]", keys)?;
+    let at = |key: &str| item.get_ref().get(key).map_or(item.span(), |v| v.span());
+    check_name(src, &c.name, at("name"), "configuration name")?;
+    if let Some(d) = &c.description {
+        plain_text(src, d.clone(), at("description"), "a description")?;
+    }
+    if seen.iter().any(|o| o.name == c.name) {
+        let hint = Some("give each [[configuration]] its own name".into());
+        return Err(src.error(at("name"), format!("configuration `{}` is named twice", c.name), hint));
+    }
+    check_target(src, &c.target, c.allow_device, at("target"))?;
+    check_price(src, c.facts.price, at("price"))?;
+    if let Some(logs) = &c.log_target {
+        check_target(src, logs, false, at("log_target"))?;
+    }
+    // Absolute, so that a resume from another directory runs on the same storage.
+    let absolute = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let c = Configuration {
+        target: absolute(&c.target),
+        log_target: c.log_target.as_deref().map(absolute),
+        own_values: set.as_ref().map(own_values_text).unwrap_or_default(),
+        ..c
+    };
+    if let Some((other, role)) = same_place(seen, &c) {
+        let hint = Some(
+            "give each [[configuration]] its own storage (one directory or device each), or measure \
+             one storage in another condition with a stream beside it: background = [\"io:rate=40MiB\"]"
+                .into(),
+        );
+        let message = format!(
+            "configuration `{}`'s {role} {} is the same place as configuration `{}`'s; both would \
+             measure one storage and compare it with itself",
+            c.name,
+            place_of(&c, role).display(),
+            other.name
+        );
+        return Err(src.error(at(role), message, hint));
+    }
+    let c = super::condition::settle(src, seen, c, &at)?;
+    Ok((c, set))
 }
 
 /// The configuration among `seen` whose target or log target is the same directory or device
@@ -361,20 +425,27 @@ fn check_target(
     Ok(())
 }
 
+/// The plan's workloads; a workload with a problem is left out, its problem kept in `found`.
 fn workloads(
     src: &Source,
     value: Option<&Spanned<DeValue>>,
     whole: Range<usize>,
     sets: &Sets,
-) -> Result<Vec<Workload>, PlanError> {
+    found: &mut Found,
+) -> Vec<Workload> {
     let Some(value) = value else {
         let hint = "add what to run, e.g.\n\n    [[workload]]\n    kind = \"io\"\n    profile = \"sqlio\"";
-        return Err(src.error(whole.start..whole.start, "the plan has no [[workload]]", Some(hint.into())));
+        found.push::<()>(Err(src.error(
+            whole.start..whole.start,
+            "the plan has no [[workload]]",
+            Some(hint.into()),
+        )));
+        return Vec::new();
     };
     let mut out: Vec<Workload> = Vec::new();
     let mut names = Vec::new();
-    for item in tables(src, value, "[[workload]]")? {
-        for mut w in workload(src, &item, sets, &mut names)? {
+    for item in found.push(tables(src, value, "[[workload]]")).unwrap_or_default() {
+        for mut w in found.push(workload(src, &item, sets, &mut names)).unwrap_or_default() {
             let base = w.label.clone();
             for n in 2.. {
                 if !out.iter().any(|o| o.label == w.label) {
@@ -385,8 +456,8 @@ fn workloads(
             out.push(w);
         }
     }
-    every_set_names_a_workload(src, sets, &names)?;
-    Ok(out)
+    found.push(every_set_names_a_workload(src, sets, &names));
+    out
 }
 
 /// The key of a configuration's own workload values.

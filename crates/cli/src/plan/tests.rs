@@ -682,7 +682,7 @@ fn a_workload_searches_with_the_command_lines_keys_and_a_search_it_cannot_run_is
     );
 
     // Each refusal: the workloads' line it points at (the table starts at line 8) and its words.
-    let refused = |workloads: &str, line: usize, words: &str| {
+    let refused = |workloads: &str, line: u32, words: &str| {
         let e = error(&plan_with(workloads).1);
         assert!(
             e.message.contains(words) || e.hint.as_deref().is_some_and(|h| h.contains(words)),
@@ -936,4 +936,26 @@ fn every_key_a_kind_offers_in_a_plan_is_one_its_options_read() {
             }
         }
     }
+}
+
+#[test]
+fn a_plan_with_problems_in_several_tables_says_every_one_with_its_line() {
+    let (_tmp, a, b) = dirs();
+    let text = format!(
+        "name = \"t\"\nsettings = 1\n[[configuration]]\nname = \"a\"\ntarget = \"{a}\"\ntarget_dir = \"x\"\n\
+         [[configuration]]\nname = \"b\"\ntarget = \"{b}\"\n[[workload]]\nkind = \"io\"\niodepht = 4\n\
+         [[workload]]\nkind = \"wal\"\n"
+    );
+    let e = error(&text);
+    // The first problem in the plan's order, the others with it, each at its own line.
+    assert_eq!((e.line, e.message.as_str()), (2, "unknown key `settings` at the top of the plan"));
+    let also: Vec<(u32, &str)> = e.also().map(|p| (p.line, p.message.as_str())).collect();
+    assert_eq!(also.len(), 2, "{e}");
+    assert!(also[0].0 == 6 && also[0].1.contains("unknown key `target_dir`"), "{also:?}");
+    assert!(also[1].0 == 12 && also[1].1.contains("unknown key `iodepht`"), "{also:?}");
+    let said = e.to_string();
+    assert!(said.contains("plan.toml:6:") && said.contains("plan.toml:12:"), "{said}");
+    // One problem alone is said as before.
+    let (_tmp, one) = plan_with("[[workload]]\nkind = \"io\"\niodepht = 4\n");
+    assert!(error(&one).next.is_none());
 }
