@@ -573,13 +573,6 @@ impl SteadyArgs {
             _ => None,
         }
     }
-
-    /// The evaluation's `[method] window = "steady_state"` applied where the workload gives no
-    /// round of its own.
-    pub fn for_method(&self, m: &crate::plan::Method) -> SteadyArgs {
-        let steady = m.window.as_deref() == Some("steady_state");
-        SteadyArgs { steady_state: self.steady_state.or(steady.then(|| Seconds(m.round_or_default()))) }
-    }
 }
 
 /// A workload as the command line and a plan run it: the library's options `O` (a plan's
@@ -596,13 +589,6 @@ pub struct Job<O, C = ()> {
 impl<'de, O: Deserialize<'de>, C: Default> Deserialize<'de> for Job<O, C> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         Ok(Job { options: O::deserialize(d)?, cli: C::default(), out: OutputArgs::default() })
-    }
-}
-
-impl<O, C: Clone> Job<O, C> {
-    /// The same job with `options`, its output where configuration `c` puts it.
-    pub fn on(&self, c: &crate::plan::Configuration, options: O) -> Job<O, C> {
-        Job { options, cli: self.cli.clone(), out: c.output(&self.out) }
     }
 }
 

@@ -110,6 +110,13 @@ impl Method {
         self.round.map_or(Self::ROUND, |s| s.0)
     }
 
+    /// A workload's steady-state round: its own (`given`), else this method's where its
+    /// window is `steady_state`.
+    pub fn steady_state(&self, given: Option<Seconds>) -> Option<Seconds> {
+        let steady = self.window.as_deref() == Some("steady_state");
+        given.or(steady.then(|| Seconds(self.round_or_default())))
+    }
+
     /// `self` with every option `over` sets taken from `over`.
     pub fn overridden_by(self, over: &Method) -> Method {
         Method {
@@ -293,6 +300,13 @@ pub struct Workload {
     /// Its search (`search`, `latency_limit`): each run is a search for the highest load
     /// that holds the limits, the confirmed run its figures.
     pub search: Option<crate::search::SearchArgs>,
+}
+
+impl<O, C: Clone> crate::args::Job<O, C> {
+    /// The same job with `options`, its output where configuration `c` puts it.
+    pub fn on(&self, c: &Configuration, options: O) -> crate::args::Job<O, C> {
+        crate::args::Job { options, cli: self.cli.clone(), out: c.output(&self.out) }
+    }
 }
 
 impl Configuration {

@@ -61,7 +61,7 @@ impl Options for IoJob {
         let o = &self.options;
         let options = IoOptions {
             target: Some(c.target.clone()),
-            steady_state: super::validate::steady(o).for_method(m).steady_state,
+            steady_state: m.steady_state(o.steady_state),
             allow_device: c.allow_device,
             force: c.force,
             runtime: o.runtime.or(m.measure),

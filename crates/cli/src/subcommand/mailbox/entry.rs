@@ -60,13 +60,12 @@ impl crate::registry::Flagged for MailboxJob {
 impl Options for MailboxJob {
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
         let o = &self.options;
-        let steady = SteadyArgs { steady_state: o.steady_state };
         let options = MailboxOptions {
             target: Some(c.target.join(storbench_bench::target::own_name("storbench-mailbox"))),
             log_target: c.log_target.clone(),
             duration: o.duration.or(m.measure),
             // A test without rounds (a backup, soft recovery, --tune) keeps its fixed window.
-            steady_state: if o.has_rounds() { steady.for_method(m).steady_state } else { o.steady_state },
+            steady_state: if o.has_rounds() { m.steady_state(o.steady_state) } else { o.steady_state },
             max_warmup: o.max_warmup.or(m.warmup),
             seed: o.seed.or(m.seed),
             ..o.clone()

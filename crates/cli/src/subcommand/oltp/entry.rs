@@ -65,7 +65,7 @@ impl Options for OltpJob {
         let o = &self.options;
         let mut options = OltpOptions {
             run_time: o.run_time.or(m.measure.map(|s| Minutes(s.0))),
-            steady_state: SteadyArgs { steady_state: o.steady_state }.for_method(m).steady_state,
+            steady_state: m.steady_state(o.steady_state),
             warmup_time: o.warmup_time.or(m.warmup.map(|s| Minutes(s.0))),
             seed: o.seed.or(m.seed),
             settle_time: o.settle_time.or(m.idle_settle),

@@ -1,7 +1,6 @@
 //! replay's registry entry: its subcommand, and what a plan and an evaluation need of a replay.
 
 use super::args::{ReplayCommand, ReplayJob};
-use crate::args::SteadyArgs;
 use crate::measure::Ran;
 use crate::plan::{Configuration, Method};
 use crate::registry::{CommandLine, Kind, OfKind, Options};
@@ -68,9 +67,8 @@ impl Options for ReplayJob {
     fn for_configuration(&self, c: &Configuration, m: &Method) -> Box<dyn Options> {
         let o = &self.options;
         // Time-sync's rate is the log's: it keeps the log's own window.
-        let steady = SteadyArgs { steady_state: o.steady_state };
         let fire_hose = o.pacing() == Pacing::FireHose;
-        let steady_state = if fire_hose { steady.for_method(m).steady_state } else { o.steady_state };
+        let steady_state = if fire_hose { m.steady_state(o.steady_state) } else { o.steady_state };
         let mut options = ReplayOptions { steady_state, ..o.clone() };
         if c.url.is_empty() {
             options.path = o.path.as_ref().map(|p| c.target.join(p));
