@@ -460,10 +460,7 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
     let io = IoJob::default();
     let job = &crate::subcommand::io::validate::validate(&io).unwrap().jobs[0].spec;
     assert_eq!((job.iodepth, job.seed, job.reads), (IoOptions::IODEPTH, DEFAULT_SEED, Share::READS));
-    assert_eq!(
-        job.block_sizes.max(),
-        crate::subcommand::io::validate::parse_bs(IoOptions::BS).unwrap().max()
-    );
+    assert_eq!(job.block_sizes.max(), IoOptions::BS.parse::<crate::args::BlockSizes>().unwrap().mix.max());
     assert_eq!(job.name, format!("{}-{}-qd{}", IoOptions::RW, IoOptions::BS, IoOptions::IODEPTH));
     let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\n");
     let plan = parse("plan.toml", &text).unwrap();

@@ -66,7 +66,7 @@ fn template_spec(args: &IoOptions, name: Option<&str>) -> Result<IoSpec> {
     let (pattern, reads) = parse_rw(args)?;
     let block_sizes = match &args.bs {
         Some(b) => b.mix.clone(),
-        None => parse_bs(IoOptions::BS)?,
+        None => IoOptions::BS.parse::<BlockSizes>().map_err(anyhow::Error::msg)?.mix,
     };
     if args.verify && !block_sizes.is_single() {
         bail!("--verify needs a single --bs (it checks whole blocks); drop the mix or --verify");
@@ -202,11 +202,6 @@ fn parse_zoned(s: &str, arg: &str) -> Result<Distribution> {
 }
 
 /// `4k` or `4k/60:64k/40`.
-/// `--bs` as the library reads it: one size or a weighted mix.
-pub fn parse_bs(s: &str) -> Result<BlockSizeMix> {
-    Ok(s.parse::<BlockSizes>().map_err(anyhow::Error::msg)?.mix)
-}
-
 fn parse_end(args: &IoOptions) -> Result<End> {
     match (args.runtime, args.io_size) {
         (_, Some(b)) if b.0 == 0 => bail!("--io-size must be more than 0"),
