@@ -95,7 +95,7 @@ fn shard(
     let record = record.join("\n") + "\n";
     // The summary its record rebuilds, as a run writes it: merge checks each shard by it.
     let stored = StoredRecord::from_text(&record, &hlog).expect("the shard's record");
-    let io: Rebuild = storbench_bench::run::record::summary::io::rebuilt;
+    let io: Rebuild = storbench_bench::workload::io::summary::rebuilt;
     let summary = rebuild_record(&stored, None, |w| (w == "io").then_some(io)).expect("an io record");
     vec![
         (RECORD_FILE, record),

@@ -1,514 +1,21 @@
-//! The command line. Each option is defined once, here: its doc comment is the `--help` text,
-//! its field name is the plan-file key (snake_case) and the flag (kebab-case). Nothing here
+//! The flags several commands share (where output goes, steady state, the engine, `--metrics-
+//! listen`), a workload's job as a plan and its flags give it ([`Job`]), and the options of the
+//! commands in `args/`; a workload's own flags are in its folder (`subcommand/<kind>/args.rs`)
+//! where it has moved them there. Each option is defined once: its doc comment is the `--help`
+//! text, its field name the plan-file key (snake_case) and the flag (kebab-case). Nothing here
 //! has side effects; `subcommand::*` validates these plain values into the library's typed jobs.
 
-mod integrity;
-mod mailbox;
-mod oltp;
-mod report;
-mod trace;
+pub mod integrity;
+pub mod mailbox;
+pub mod oltp;
+pub mod report;
+pub mod trace;
 
-pub use integrity::*;
-pub use mailbox::*;
-pub use oltp::*;
-pub use report::*;
-pub use trace::*;
-
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, ValueEnum};
 use serde::Deserialize;
 use std::path::PathBuf;
 use std::time::Duration;
-use storbench_bench::target::Remedy;
-use storbench_bench::units::{ByteSize, Seconds};
-
-/// Storage evaluation for database servers.
-///
-/// storbench measures what storage gives a database: each workload below is a command of its
-/// own, with latency from HDR histograms, disk, CPU and database counters every second, and a
-/// result bundle per run that scripts can read; `run` evaluates storage with all of them.
-#[derive(Parser, Debug)]
-#[command(name = "storbench", version, max_term_width = 100, propagate_version = true)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-/// Value names of the options that take a number, a size or a duration.
-const NUMBER_VALUES: [&str; 11] = [
-    "N",
-    "SIZE",
-    "SIZE[/WEIGHT:...]",
-    "DURATION",
-    "ROUND",
-    "PCT",
-    "IOPS",
-    "MS",
-    "SECONDS",
-    "USERS_PER_S",
-    "PASSES",
-];
-
-/// The command line as clap reads it, with one change the derive cannot state once for all
-/// options: a value starting with '-' given to an option that takes a number, size or duration
-/// reaches that option's parser, which says why a negative value does not work. Clap alone
-/// reads `--runtime -5s` as an unknown flag `-5`.
-pub fn command() -> clap::Command {
-    reflowed(negatives_reach_parsers(crate::registry::with_subcommands(Cli::command())))
-}
-
-/// Every help text as the terminal's width should wrap it: doc comments keep their examples'
-/// lines (`verbatim_doc_comment`), and so their prose's line breaks too, which a narrower
-/// terminal would wrap again into ragged lines.
-fn reflowed(cmd: clap::Command) -> clap::Command {
-    let text = |s: Option<&clap::builder::StyledStr>| s.map(|s| reflow(&s.to_string()));
-    let (about, long) = (text(cmd.get_about()), text(cmd.get_long_about()));
-    let mut cmd = cmd.mut_args(|a| match text(a.get_long_help()) {
-        Some(help) => a.long_help(help),
-        None => a,
-    });
-    if let Some(about) = about {
-        cmd = cmd.about(about);
-    }
-    if let Some(long) = long {
-        cmd = cmd.long_about(long);
-    }
-    let subcommands: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_owned()).collect();
-    subcommands.into_iter().fold(cmd, |cmd, name| cmd.mut_subcommand(name, reflowed))
-}
-
-/// `text` with each prose paragraph's lines joined into one; blank lines, indented lines
-/// (examples, a list's continuation) and list items stay as written.
-pub fn reflow(text: &str) -> String {
-    let mut out = String::new();
-    let mut in_prose = false;
-    for line in text.lines() {
-        let kept = line.trim().is_empty() || line.starts_with(' ') || line.starts_with("- ");
-        if in_prose && !kept {
-            out.push(' ');
-            out.push_str(line.trim());
-        } else {
-            if !out.is_empty() {
-                out.push('\n');
-            }
-            out.push_str(line);
-        }
-        in_prose = !line.starts_with(' ') && !line.trim().is_empty() && !line.ends_with(':');
-    }
-    out
-}
-
-/// A workload's command line `argv` (from "storbench") as its command parses it.
-#[cfg(test)]
-pub fn parse_kind<C: clap::FromArgMatches>(argv: &[String]) -> C {
-    let matches = command().get_matches_from(argv);
-    C::from_arg_matches(matches.subcommand().expect("a subcommand").1).expect("its options")
-}
-
-fn negatives_reach_parsers(cmd: clap::Command) -> clap::Command {
-    let numeric = |a: &clap::Arg| {
-        a.get_value_names().is_some_and(|names| names.iter().any(|n| NUMBER_VALUES.contains(&n.as_str())))
-    };
-    let cmd = cmd.mut_args(|a| if numeric(&a) { a.allow_hyphen_values(true) } else { a });
-    let subcommands: Vec<String> = cmd.get_subcommands().map(|s| s.get_name().to_owned()).collect();
-    subcommands.into_iter().fold(cmd, |cmd, name| cmd.mut_subcommand(name, negatives_reach_parsers))
-}
-
-/// The commands that are not a workload's; each workload's subcommand is its registry entry's
-/// (`registry::KINDS`).
-#[derive(Subcommand, Debug)]
-pub enum Command {
-    /// An evaluation: every workload of a plan on every configuration, repeated, with idle
-    /// and active power, into one evaluation bundle. Without a plan: a quick evaluation of the
-    /// current directory (the six SQLIO profiles, DVD Store on SQLite, the mailbox workload;
-    /// a few minutes).
-    ///
-    /// Examples:
-    ///   storbench run                                   # the quick evaluation, here
-    ///   storbench plan init && storbench run storbench-plan.toml
-    ///   storbench run plan.toml --repetitions 5 --idle-power 0
-    ///   storbench run --resume storbench-results/20261122-101500-ssd-vs-hdd
-    #[command(verbatim_doc_comment)]
-    Run(Box<RunArgs>),
-    /// Evaluation plans: `plan init` writes a commented example, `plan check` checks one without
-    /// running it.
-    #[command(subcommand)]
-    Plan(PlanCommand),
-    /// Write report.html and report.md for a bundle: key findings, every repetition with the
-    /// spread, latency spectra and per-second charts (inline SVG, readable offline), the method
-    /// and the full disclosure of the system under test; each latency spectrum also as
-    /// latency-<workload>[-<type>].svg.
-    ///
-    /// Examples:
-    ///   storbench report ./storbench-eval                  # an evaluation from `storbench run`
-    ///   storbench report ./storbench-results/20260101T120000-randread --out /tmp/rep
-    #[command(verbatim_doc_comment)]
-    Report(ReportArgs),
-    /// Compare two bundles (evaluations or single runs, possibly from different machines):
-    /// matched by workload, A against B, saying where a difference lies within the run-to-run
-    /// spread.
-    ///
-    /// Examples:
-    ///   storbench compare ./eval-lab1 ./eval-lab2
-    ///   storbench compare ./run-a ./run-b --out ./compared   # also compare.html, compare.md
-    #[command(verbatim_doc_comment)]
-    Compare(CompareArgs),
-    /// Build a run's summary again from its bundle's record alone (per-interval counts and
-    /// histograms) and compare it with its summary.json.
-    ///
-    /// Examples:
-    ///   storbench summarize ./storbench-results/20260101-120000-randread
-    ///   storbench summarize ./run --check      # exit 1 naming the first field that differs
-    #[command(verbatim_doc_comment)]
-    Summarize(SummarizeArgs),
-    /// Merge the bundles of one run's shards (run from several hosts at once) into one bundle:
-    /// counts summed and histograms merged exactly over the common measured window, the
-    /// per-second series summed by wall-clock second, and shards.json saying what each shard
-    /// did and which are missing or failed.
-    ///
-    /// Examples:
-    ///   storbench merge ./shard-*/2026* --out ./merged
-    ///   storbench merge ./a ./b --out ./merged --json
-    #[command(verbatim_doc_comment)]
-    Merge(MergeArgs),
-    /// Record every request a block device gets, from the kernel's block tracepoints
-    /// (block_rq_issue, block_rq_complete, through a tracefs instance of storbench's own;
-    /// root), into a compact trace file, streamed to disk as it goes; then print the trace's
-    /// fingerprint. Run the database (or any workload) on the device meanwhile.
-    ///
-    /// Examples:
-    ///   storbench capture --device /dev/nvme0n1 --duration 10m --out prod.sbtrace
-    ///   storbench capture --device /dev/loop3 --json        # until Ctrl-C
-    #[command(verbatim_doc_comment)]
-    Capture(CaptureArgs),
-    /// What a trace says: the read/write mix by requests and bytes, request sizes,
-    /// sequentiality and locality (distance to the request before, hot set at 50/90/99 %),
-    /// arrival (rate per second, burstiness), queue depth, flush and FUA share, latency per
-    /// kind.
-    ///
-    /// Examples:
-    ///   storbench fingerprint prod.sbtrace
-    ///   storbench fingerprint prod.sbtrace --json | jq .read_fraction
-    #[command(verbatim_doc_comment)]
-    Fingerprint(FingerprintArgs),
-    /// Judge an evaluation against requirements without running anything: for each
-    /// configuration, each requirement met or not with its margin ("not shown either way"
-    /// where the repetitions lie either side of the limit), then the configuration to choose
-    /// (the cheapest that meets every requirement, else the lowest active power), the cost per
-    /// unit of work and each pair compared. Exit 1 when requirements were given and no
-    /// configuration meets them all.
-    ///
-    /// Examples:
-    ///   storbench decide ./storbench-results/20261122-101500-ssd-vs-hdd
-    ///   storbench decide ./eval --requirements needs.toml --json
-    #[command(verbatim_doc_comment)]
-    Decide(DecideArgs),
-}
-
-/// Options of `storbench run`.
-#[derive(Args, Debug, Clone, Default)]
-pub struct RunArgs {
-    /// The plan (TOML). Without one, the built-in quick evaluation runs on the current
-    /// directory. `storbench plan init` writes an example that documents every key.
-    #[arg(value_name = "PLAN")]
-    pub plan: Option<PathBuf>,
-
-    /// Finish an interrupted evaluation: the directory it was writing. Runs that finished
-    /// are kept; the others run again. The plan saved there is run, unless its passwords are
-    /// hidden (storbench writes none): then give the plan again, `--resume DIR PLAN`.
-    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
-    pub resume: Option<PathBuf>,
-
-    /// Where the evaluation bundle goes: a directory <time>-<plan name> inside. Default:
-    /// ./storbench-results.
-    #[arg(long, value_name = "DIR", value_parser = storbench_bench::units::place)]
-    pub output_dir: Option<PathBuf>,
-
-    /// Run the quick evaluation on this directory instead of the current one. Repeat it to
-    /// compare storage: each directory is a configuration of its own (named after it, or
-    /// NAME=DIR), the runs take turns, and the report compares them. A plan names its places
-    /// in [[configuration]] instead.
-    #[arg(long = "target", value_name = "[NAME=]DIR", conflicts_with_all = ["plan", "resume"])]
-    pub targets: Vec<String>,
-
-    /// Show each run's own output live (its per-second lines, DS3's lines, database creation
-    /// and verification), as the workload's command does, besides the line per run. Each
-    /// run's output.log has it either way.
-    #[arg(long)]
-    pub verbose: bool,
-
-    #[command(flatten)]
-    pub metrics: MetricsArgs,
-
-    #[command(flatten)]
-    pub cluster: crate::cluster::ClusterArgs,
-
-    #[command(flatten)]
-    pub method: crate::plan::Method,
-}
-
-#[derive(Subcommand, Debug)]
-pub enum PlanCommand {
-    /// Write a commented example plan, every key documented; it is never written over an
-    /// existing file.
-    Init {
-        /// Where to write it.
-        #[arg(value_name = "FILE", default_value = "storbench-plan.toml", value_parser = storbench_bench::units::file_place)]
-        file: PathBuf,
-    },
-    /// Check a plan without running it: everything `storbench run` checks before its first
-    /// run (keys, requirements against the workloads' figures, places, database servers,
-    /// background streams, power meters), every problem listed, exit 2 if there is one;
-    /// nothing is written.
-    ///
-    /// Examples:
-    ///   storbench plan check storbench-plan.toml && storbench run storbench-plan.toml
-    #[command(verbatim_doc_comment)]
-    Check {
-        /// The plan to check.
-        #[arg(value_name = "PLAN")]
-        file: PathBuf,
-    },
-}
-
-pub use storbench_bench::workload::io::options::{BlockSizes, IoOptions, RateProfile, Rw};
-
-/// Options of `storbench io`; the same keys work in a plan file's io workload, but for
-/// --verbose (the command line's). Each other flag is a key of the library's `IoOptions`,
-/// which the flags convert into (`IoArgs::job`).
-#[derive(Args, Debug, Clone, Default)]
-pub struct IoArgs {
-    /// File, directory or block device to test. A directory gets a file named storbench-io.dat
-    /// (shard I of a sharded run: storbench-io.shardI.dat, so shards can share a directory),
-    /// created and filled at --size and reused by later runs. An existing file storbench did
-    /// not create is only read, unless --force. A block device needs --allow-device.
-    /// Default: the current directory.
-    #[arg(long, value_name = "PATH", value_parser = storbench_bench::units::place)]
-    pub target: Option<PathBuf>,
-
-    /// A job like a captured trace (`storbench capture`), for storage too small or too
-    /// different for the trace itself: each option not given here is taken from the trace's
-    /// fingerprint: --rw (sequential when most requests follow the one before),
-    /// --percentage-random (the requests that did not follow the one before, and as many
-    /// more as random ones are expected to follow theirs by chance), --rwmix-read,
-    /// --fdatasync (its writes per flush), --bs (the sizes of 99 % of its requests,
-    /// weighted), --iodepth (its mean queue depth), --rate-profile (its reads and writes
-    /// second by second; a trace under 2 s: --rate-iops, its mean rate),
-    /// --random-distribution (zones taking 50, 40, 9 and 1 % of
-    /// the accesses over the space of its hot sets), --size (its footprint) and --runtime (its
-    /// length).
-    #[arg(long, value_name = "TRACE", value_parser = storbench_bench::units::place)]
-    pub like: Option<PathBuf>,
-
-    /// Run a named set of jobs instead of one: `sqlio` runs the six SQLIO profiles of the
-    /// SATA study (8k random read and write at depth 4 and 1, 64k sequential read and write at
-    /// depth 4) and shows them in one table with "% of best".
-    #[arg(long, value_name = "NAME")]
-    pub profile: Option<String>,
-
-    /// Access pattern: read, write (sequential), randread, randwrite, rw (sequential mix) or
-    /// randrw (random mix). Default: randread.
-    #[arg(long, value_name = "PATTERN")]
-    pub rw: Option<Rw>,
-
-    /// Share of reads in rw and randrw, percent from 0 to 100, to a hundredth (70, 3.5).
-    /// Default: 50.
-    #[arg(long, value_name = "PCT")]
-    pub rwmix_read: Option<storbench_bench::workload::io::Share>,
-
-    /// Share of random requests in randread, randwrite and randrw, percent to a hundredth;
-    /// the rest continue where the worker's request before ended (fio's percentage_random).
-    /// Default: 100.
-    #[arg(long, value_name = "PCT")]
-    pub percentage_random: Option<storbench_bench::workload::io::Share>,
-
-    /// Flush after every N writes (fdatasync: the written data made durable, a block device's
-    /// cache flushed), as fio's fdatasync; N may be fractional (2.5: two flushes every five
-    /// writes, in a seeded random order). Each flush is issued once its write has completed
-    /// and is not paced by --rate-iops; flushes are counted, with their latency, beside reads
-    /// and writes. Default: no flushes.
-    #[arg(long, value_name = "N")]
-    pub fdatasync: Option<f64>,
-
-    /// Block size (512, 4k, 64KiB), or a weighted mix as fio's bssplit writes it:
-    /// 4k/60:64k/40 means 60 % of I/Os are 4 KiB and 40 % are 64 KiB. Default: 4k.
-    #[arg(long, value_name = "SIZE[/WEIGHT:...]")]
-    pub bs: Option<BlockSizes>,
-
-    /// Where random offsets fall: uniform, zipf:THETA (THETA > 0, e.g. zipf:1.2; higher is more
-    /// skewed), hotspot:IO/SPACE (IO % of I/Os go to the first SPACE % of the target, e.g.
-    /// hotspot:90/10) or fio's zoned:IO/SPACE:IO/SPACE:... (consecutive zones from the start,
-    /// each with its percent of the I/Os over its percent of the space, to a hundredth; each
-    /// adds up to 100, e.g. zoned:60/10:30/20:10/70). Default: uniform.
-    #[arg(long, value_name = "DIST")]
-    pub random_distribution: Option<String>,
-
-    /// Requests in flight per worker. Default: 1.
-    #[arg(long, value_name = "N")]
-    pub iodepth: Option<u32>,
-
-    /// Worker threads, each with its own engine and --iodepth requests. Sequential jobs give
-    /// each worker its own slice of the target. Default: 1.
-    #[arg(long, value_name = "N")]
-    pub workers: Option<u32>,
-
-    /// Length of the measured phase (30s, 5m; a bare number is seconds). Default: 30s, unless
-    /// --io-size or --steady-state ends the job.
-    #[arg(long, value_name = "DURATION")]
-    pub runtime: Option<Seconds>,
-
-    /// Warm-up before the measured phase; its I/O is logged per second but excluded from the
-    /// results. Default: 2s.
-    #[arg(long, value_name = "DURATION")]
-    pub ramp: Option<Seconds>,
-
-    /// Run until the SNIA PTS steady state holds, in rounds of this length (60s; a whole number
-    /// of seconds): after each round, the last 5 rounds' IOPS must lie within 20 % of their
-    /// mean (max − min) and their least-squares line must move by at most 10 % of the mean
-    /// across them. The run then ends and the results cover only those 5 rounds. --runtime is
-    /// the cap (default: 25 rounds); a run that reaches it reports its last 5 rounds and warns
-    /// that steady state was not reached.
-    #[arg(long, value_name = "ROUND", conflicts_with = "io_size")]
-    pub steady_state: Option<Seconds>,
-
-    /// Size of the test file, or how much of a file or device to use. Default: 1GiB for a new
-    /// file, the whole of an existing file or device.
-    #[arg(long, value_name = "SIZE")]
-    pub size: Option<ByteSize>,
-
-    /// End the job after transferring this much (over all workers) instead of after --runtime.
-    #[arg(long, value_name = "SIZE", conflicts_with = "runtime")]
-    pub io_size: Option<ByteSize>,
-
-    /// I/O engine: io_uring (default; falls back to psync with a warning where the kernel
-    /// refuses it), psync (one pread/pwrite at a time per worker), or null (no I/O: measures
-    /// storbench's own cost per I/O).
-    #[arg(long, value_enum, value_name = "ENGINE")]
-    pub engine: Option<EngineArg>,
-
-    /// Go through the page cache instead of O_DIRECT.
-    #[arg(long)]
-    pub buffered: bool,
-
-    /// Cap the rate at this many I/Os per second (all workers together). Latency is then
-    /// measured from each I/O's intended start, so a stalled device shows up in it.
-    #[arg(long, value_name = "IOPS", conflicts_with = "rate_bw")]
-    pub rate_iops: Option<f64>,
-
-    /// Cap the rate at this many bytes per second (100M, 1G), all workers together.
-    #[arg(long, value_name = "SIZE")]
-    pub rate_bw: Option<ByteSize>,
-
-    /// A rate that changes each second: the I/Os of each second of the measured phase, all
-    /// workers together, comma-separated (120,340,0,90), repeated past its end; the warm-up
-    /// runs at its mean. Latency and schedule lag are measured as under --rate-iops. In a plan,
-    /// a list of numbers. `--like` takes it from the trace, so its bursts come back.
-    #[arg(long, value_name = "IOPS,IOPS,...", conflicts_with_all = ["rate_iops", "rate_bw"])]
-    pub rate_profile: Option<RateProfile>,
-
-    /// Seed for every random choice (offsets, mixes, data); the same seed repeats the same
-    /// I/O sequence. Default: 1.
-    #[arg(long, value_name = "N")]
-    pub seed: Option<u64>,
-
-    /// Write verifiable blocks (offset, seed, generation and a crc32c in a header), check every
-    /// block read back, and after the run read back every block written. Mismatches are
-    /// reported with offset, expected and found values. Needs a single block size.
-    #[arg(long)]
-    pub verify: bool,
-
-    /// Allow --target to be a block device. storbench still refuses a device that is mounted
-    /// or in use, and one with partitions or a filesystem unless --force.
-    #[arg(long)]
-    pub allow_device: bool,
-
-    /// Use a target that holds data: an existing file storbench did not create, or a device
-    /// with a partition table or filesystem signature. Its contents will be overwritten.
-    #[arg(long)]
-    pub force: bool,
-
-    /// Keep a run whose I/Os fail (a full or failing device) as a measurement: exit 0 instead
-    /// of 1, and show the error rate (failed I/Os as a percentage of those attempted) beside
-    /// every figure. Without it, any failed I/O fails the run. Either way IOPS, bandwidth and
-    /// latency count completed I/Os only.
-    #[arg(long)]
-    pub continue_on_error: bool,
-
-    /// With --profile: show each job's own output (its per-second status, warnings, bundle)
-    /// as a single run does, instead of one line per job. Each job's output.log has it either
-    /// way.
-    #[arg(long)]
-    pub verbose: bool,
-
-    #[command(flatten)]
-    pub out: OutputArgs,
-}
-
-// `storbench io`'s command line: the options a plan's io workload takes, and the search's,
-// which only the command line takes (no doc comment: it would be the command's help).
-#[derive(Args, Debug, Clone, Default)]
-pub struct IoCommand {
-    #[command(flatten)]
-    pub args: IoArgs,
-    #[command(flatten)]
-    pub search: crate::search::SearchArgs,
-}
-
-impl IoArgs {
-    /// The flags as the library's options, the command line's own, and where the output goes.
-    pub fn job(self) -> IoJob {
-        // Every key of the options set here; every flag but --verbose is one of them (a test
-        // holds it).
-        let options = IoOptions {
-            target: self.target,
-            like: self.like,
-            profile: self.profile,
-            rw: self.rw,
-            rwmix_read: self.rwmix_read,
-            percentage_random: self.percentage_random,
-            fdatasync: self.fdatasync,
-            bs: self.bs,
-            random_distribution: self.random_distribution,
-            iodepth: self.iodepth,
-            workers: self.workers,
-            runtime: self.runtime,
-            ramp: self.ramp,
-            steady_state: self.steady_state,
-            size: self.size,
-            io_size: self.io_size,
-            engine: self.engine.map(Into::into),
-            buffered: self.buffered,
-            rate_iops: self.rate_iops,
-            rate_bw: self.rate_bw,
-            rate_profile: self.rate_profile,
-            seed: self.seed,
-            verify: self.verify,
-            allow_device: self.allow_device,
-            force: self.force,
-            continue_on_error: self.continue_on_error,
-        };
-        IoJob { options, cli: IoCli { verbose: self.verbose }, out: self.out }
-    }
-
-    /// A target refusal's remedy as the flag to pass, for a command-line user.
-    pub fn flag_for(remedy: Remedy) -> String {
-        match remedy {
-            Remedy::Force => "pass --force",
-            Remedy::AllowDevice => "pass --allow-device",
-            Remedy::SmallerSize => "give a smaller --size",
-            Remedy::Buffered => "pass --buffered",
-        }
-        .to_string()
-    }
-}
-
-/// What only `storbench io`'s command line gives: how much a profile set shows.
-#[derive(Debug, Clone, Default)]
-pub struct IoCli {
-    pub verbose: bool,
-}
-
-/// An io workload as the command line and a plan run it.
-pub type IoJob = Job<IoOptions, IoCli>;
+use storbench_bench::units::Seconds;
 
 /// `--steady-state` of the workloads besides io that have a headline figure per round (oltp,
 /// the mailbox, replay); io's has its own words (IOPS, --runtime, --io-size) and the same
@@ -718,30 +225,15 @@ pub struct MetricsArgs {
     pub metrics_listen: Option<String>,
 }
 
-#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EngineArg {
-    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
-    IoUring,
-    Psync,
-    Null,
-}
-
-impl From<EngineArg> for storbench_bench::engine::EngineKind {
-    fn from(e: EngineArg) -> Self {
-        use storbench_bench::engine::EngineKind;
-        match e {
-            EngineArg::IoUring => EngineKind::IoUring,
-            EngineArg::Psync => EngineKind::Psync,
-            EngineArg::Null => EngineKind::Null,
-        }
-    }
-}
-
 #[cfg(test)]
 mod steady_tests {
     use super::*;
-    use crate::plan::{Configuration, Method};
-    use crate::registry::Options;
+    use crate::args::mailbox::MailboxJob;
+    use crate::args::oltp::OltpJob;
+    use crate::plan::configuration::Configuration;
+    use crate::plan::method::Method;
+    use crate::registry::kind::Options;
+    use crate::subcommand::io::args::{IoJob, IoOptions};
     use storbench_bench::units::Minutes;
 
     /// An evaluation's `window = "steady_state"` reaches every workload that has rounds: its
@@ -777,5 +269,24 @@ mod steady_tests {
             (Some(secs(2)), Some(Minutes(Duration::from_secs(60))))
         );
         assert!(toml::from_str::<OltpJob>("steady = \"2s\"").is_err(), "unknown keys are still refused");
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineArg {
+    #[value(name = "io_uring", alias = "io-uring", alias = "uring")]
+    IoUring,
+    Psync,
+    Null,
+}
+
+impl From<EngineArg> for storbench_bench::engine::EngineKind {
+    fn from(e: EngineArg) -> Self {
+        use storbench_bench::engine::EngineKind;
+        match e {
+            EngineArg::IoUring => EngineKind::IoUring,
+            EngineArg::Psync => EngineKind::Psync,
+            EngineArg::Null => EngineKind::Null,
+        }
     }
 }

@@ -30,12 +30,15 @@ mod args;
 mod background;
 mod cluster;
 mod console;
+mod ending;
 mod live;
 mod measure;
 mod output;
 mod plan;
 mod power;
+mod preflight;
 mod registry;
+mod root;
 mod search;
 mod shard;
 mod subcommand;
@@ -59,7 +62,7 @@ fn real_main() -> i32 {
     quiet_panics();
     let given: Vec<std::ffi::OsString> = std::env::args_os().collect();
     remember_secrets(&given);
-    let argv = match args::expand_config_files(given) {
+    let argv = match args::oltp::expand_config_files(given) {
         Ok(argv) => argv,
         Err(e) => {
             say!("error: {e}");
@@ -74,7 +77,7 @@ fn real_main() -> i32 {
             return 2;
         }
     };
-    let matched = args::command().try_get_matches_from(argv);
+    let matched = root::command().try_get_matches_from(argv);
     let listen = matched.as_ref().ok().and_then(metrics_listen);
     let invoked = match matched.and_then(|m| invoked(&m)) {
         Ok(invoked) => invoked,
@@ -98,21 +101,24 @@ fn real_main() -> i32 {
     let stop = StopFlag::new();
     on_interrupt(stop.clone());
     // An evaluation's targets and workloads come from its plan: a remedy names the plan's key.
-    let how: &dyn Fn(_) -> String =
-        if ["run", "plan"].contains(&invoked.1.as_str()) { &plan::key_for } else { &args::IoArgs::flag_for };
+    let how: &dyn Fn(_) -> String = if ["run", "plan"].contains(&invoked.1.as_str()) {
+        &plan::configuration::key_for
+    } else {
+        &output::flag_for
+    };
     let result = invoked.0.run(&stop);
     match result {
-        Ok(subcommand::Ending::Ok) => 0,
-        Ok(subcommand::Ending::CheckFailed) => 1,
-        Ok(subcommand::Ending::Interrupted) => {
+        Ok(crate::ending::Ending::Ok) => 0,
+        Ok(crate::ending::Ending::CheckFailed) => 1,
+        Ok(crate::ending::Ending::Interrupted) => {
             say!("interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)");
             130
         }
-        Ok(subcommand::Ending::InterruptedKeeping(kept)) => {
+        Ok(crate::ending::Ending::InterruptedKeeping(kept)) => {
             say!("interrupted: {kept}");
             130
         }
-        Ok(subcommand::Ending::InterruptedBeforeRun) => {
+        Ok(crate::ending::Ending::InterruptedBeforeRun) => {
             say!("interrupted before the run started: nothing was measured");
             130
         }
@@ -125,11 +131,11 @@ fn real_main() -> i32 {
 
 /// The command line parsed, ready to run, and its subcommand's name: a workload's through
 /// its registry entry, the others (run, plan, report...) here.
-fn invoked(m: &clap::ArgMatches) -> Result<(Box<dyn registry::Invoked>, String), clap::Error> {
+fn invoked(m: &clap::ArgMatches) -> Result<(Box<dyn registry::kind::Invoked>, String), clap::Error> {
     let name = m.subcommand_name().unwrap_or_default().to_string();
     let invoked = match registry::invoked(m) {
         Some(kind) => kind?,
-        None => Box::new(args::Cli::from_arg_matches(m)?.command),
+        None => Box::new(root::Cli::from_arg_matches(m)?.command),
     };
     Ok((invoked, name))
 }
@@ -143,22 +149,22 @@ fn metrics_listen(m: &clap::ArgMatches) -> Option<String> {
     }
 }
 
-impl registry::Invoked for args::Command {
+impl registry::kind::Invoked for root::Command {
     fn power(&self) -> Option<Option<&str>> {
         None
     }
 
-    fn run(self: Box<Self>, stop: &StopFlag) -> anyhow::Result<subcommand::Ending> {
+    fn run(self: Box<Self>, stop: &StopFlag) -> anyhow::Result<crate::ending::Ending> {
         match *self {
-            args::Command::Run(a) => subcommand::evaluation::run(&a, stop),
-            args::Command::Plan(c) => subcommand::plan::run(c),
-            args::Command::Report(a) => subcommand::report::run(&a),
-            args::Command::Compare(a) => subcommand::compare::run(&a),
-            args::Command::Summarize(a) => subcommand::summarize::run(&a),
-            args::Command::Merge(a) => subcommand::merge::run(&a),
-            args::Command::Capture(a) => subcommand::trace::capture(&a, stop),
-            args::Command::Fingerprint(a) => subcommand::trace::fingerprint(&a),
-            args::Command::Decide(a) => subcommand::decide::run(&a),
+            root::Command::Run(a) => subcommand::evaluation::run(&a, stop),
+            root::Command::Plan(c) => subcommand::plan::run(c),
+            root::Command::Report(a) => subcommand::report::run(&a),
+            root::Command::Compare(a) => subcommand::compare::run(&a),
+            root::Command::Summarize(a) => subcommand::summarize::run(&a),
+            root::Command::Merge(a) => subcommand::merge::run(&a),
+            root::Command::Capture(a) => subcommand::trace::capture(&a, stop),
+            root::Command::Fingerprint(a) => subcommand::trace::fingerprint(&a),
+            root::Command::Decide(a) => subcommand::decide::run(&a),
         }
     }
 }

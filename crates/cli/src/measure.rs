@@ -5,7 +5,7 @@
 
 use crate::args::OutputArgs;
 use crate::background::{self, Background};
-use crate::subcommand::Ending;
+use crate::ending::Ending;
 use crate::{console, output, power};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ impl BundleDir {
         Ok(match given {
             Some(dir) => BundleDir::Given(dir.to_path_buf()),
             None => BundleDir::New {
-                root: crate::subcommand::results_root(out.output_dir.as_deref())?,
+                root: crate::preflight::results_root(out.output_dir.as_deref())?,
                 name: name.into(),
             },
         })
@@ -174,7 +174,7 @@ pub fn run_set<J>(
     stop: &StopFlag,
     mut measure: impl FnMut(&J, BundleDir, &str) -> Result<Measured>,
 ) -> Result<Vec<Summary>> {
-    let root = crate::subcommand::results_root(out.output_dir.as_deref())?;
+    let root = crate::preflight::results_root(out.output_dir.as_deref())?;
     let set_dir = bundle::new_dir(&root, set)?;
     power::announce(true);
     let mut summaries = Vec::new();

@@ -25,11 +25,11 @@ pub fn print_result(text: impl FnOnce() -> String) -> anyhow::Result<()> {
 /// (`opening X: No such file`), and that cause, listed again, would read "No such file: No
 /// such file".
 pub fn reason(e: &anyhow::Error) -> String {
-    reason_worded(e, &crate::args::IoArgs::flag_for)
+    reason_worded(e, &flag_for)
 }
 
 /// `reason`, with `how` wording a target refusal's remedy for where its options were given
-/// (flags, or a plan's keys: `plan::key_for`).
+/// (flags, or a plan's keys: `plan::configuration::key_for`).
 pub fn reason_worded(e: &anyhow::Error, how: &dyn Fn(Remedy) -> String) -> String {
     let mut text = String::new();
     for cause in e.chain().map(|c| refusal_of(c).map_or_else(|| c.to_string(), |r| r.message(how))) {
@@ -273,6 +273,17 @@ pub fn with_streams(text: String, row: &storbench_report::SeriesRow) -> String {
         text.push_str(&format!("  {} {:.1} MB/s", s.stream, bytes / 1e6));
     }
     text
+}
+
+/// A target refusal's remedy as the flag to pass, for a command-line user.
+pub fn flag_for(remedy: storbench_bench::target::Remedy) -> String {
+    match remedy {
+        storbench_bench::target::Remedy::Force => "pass --force",
+        storbench_bench::target::Remedy::AllowDevice => "pass --allow-device",
+        storbench_bench::target::Remedy::SmallerSize => "give a smaller --size",
+        storbench_bench::target::Remedy::Buffered => "pass --buffered",
+    }
+    .to_string()
 }
 
 #[cfg(test)]

@@ -195,46 +195,8 @@ pub fn in_plan(text: &str, on_cluster: bool) -> String {
 
 /// The index `{shard}` stands for in a plan: this shard's, or shard 1's for an evaluation on
 /// a cluster; None for a run that is no shard.
-fn plan_index(on_cluster: bool) -> Option<u32> {
+pub fn plan_index(on_cluster: bool) -> Option<u32> {
     index().or(on_cluster.then_some(1))
-}
-
-/// The plan `text` of file `file` parsed as this shard's (see [`in_plan`]); an error quotes
-/// its line as the plan has it, `{shard}` and all, the caret where that line has it.
-pub fn parse_plan(
-    file: &str,
-    text: &str,
-    on_cluster: bool,
-) -> Result<crate::plan::Plan, crate::plan::parse::PlanError> {
-    let substituted = in_plan(text, on_cluster);
-    crate::plan::parse::parse(file, &substituted).map_err(|mut e| {
-        let index = plan_index(on_cluster).map(|i| i.to_string()).unwrap_or_default();
-        if let Some(was) =
-            text.lines().nth(e.line.saturating_sub(1) as usize).filter(|l| l.contains("{shard}"))
-        {
-            e.caret = crate::plan::parse::count(written_column(was, &index, e.caret as usize));
-            e.source_line = storbench_bench::secret::redact(was);
-        }
-        e
-    })
-}
-
-/// The 1-based column of line `was` (as written) that column `caret` of it with each
-/// `{shard}` made `index` is.
-fn written_column(was: &str, index: &str, caret: usize) -> usize {
-    let (mut substituted, mut written, mut rest) = (1, 1, was);
-    while substituted < caret && !rest.is_empty() {
-        match rest.strip_prefix("{shard}") {
-            Some(after) => {
-                (substituted, written, rest) = (substituted + index.len(), written + "{shard}".len(), after);
-            }
-            None => {
-                let width = rest.chars().next().map_or(1, char::len_utf8);
-                (substituted, written, rest) = (substituted + 1, written + 1, &rest[width..]);
-            }
-        }
-    }
-    written
 }
 
 /// `I/N` for this command's shard, for labels (the live metrics'); None where it is no shard.
@@ -307,15 +269,6 @@ fn wait_until(at: jiff::Timestamp, stop: &StopFlag) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_plan_error_points_at_the_line_as_written_with_its_shard_placeholder() {
-        let was = r#"target = "/s{shard}" x"#;
-        // `target = "/s1" x`: the x is column 22 as written, 16 as parsed (17 for shard 12).
-        assert_eq!(written_column(was, "1", 16), 22);
-        assert_eq!(written_column(was, "12", 17), 22);
-        assert_eq!(written_column(was, "1", 3), 3, "before the placeholder nothing moves");
-    }
 
     #[test]
     fn a_shard_is_i_of_n_from_1_and_a_bad_one_says_what_to_give() {

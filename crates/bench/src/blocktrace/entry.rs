@@ -8,6 +8,6 @@ pub static WORKLOAD: Workload = Workload {
     what: "a replay-trace workload",
     reported: storbench_report::render::io::REPORTED,
     loads: &[],
-    rebuild: crate::run::record::summary::io::rebuilt,
+    rebuild: crate::workload::io::summary::rebuilt,
     per_shard: &[],
 };

@@ -16,7 +16,7 @@ pub struct MailboxCommand {
     #[command(flatten)]
     pub run: MailboxArgs,
     #[command(flatten)]
-    pub search: crate::search::SearchArgs,
+    pub search: crate::search::args::SearchArgs,
 }
 
 #[derive(Subcommand, Debug)]

@@ -194,7 +194,7 @@ pub struct OltpRun {
     #[command(flatten)]
     pub run: OltpRunArgs,
     #[command(flatten)]
-    pub search: crate::search::SearchArgs,
+    pub search: crate::search::args::SearchArgs,
 }
 
 /// Options of `storbench oltp run`; the same keys work in a plan file's oltp workload, but
@@ -350,7 +350,7 @@ pub struct OltpRunArgs {
 
 impl OltpRunArgs {
     /// The settle of an evaluation's runs (`idle_settle`), which an oltp run does itself.
-    pub const SETTLE_TIME: Duration = crate::plan::Method::IDLE_SETTLE;
+    pub const SETTLE_TIME: Duration = crate::plan::method::Method::IDLE_SETTLE;
 
     /// The flags as the library's options, the command line's own, and where the output goes.
     pub fn job(self) -> OltpJob {

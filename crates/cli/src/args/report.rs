@@ -11,7 +11,7 @@ pub struct WindowArgs {
     /// counted from the run's start (its warm-up included), the whole measured intervals
     /// inside it: `1000s..1200s` (a duration each side, a bare number is seconds). The pages
     /// and the decision say the window they stand on.
-    #[arg(long, value_name = "FROM..TO", value_parser = crate::subcommand::report::window)]
+    #[arg(long, value_name = "FROM..TO", value_parser = window)]
     pub window: Option<(f64, f64)>,
 }
 
@@ -113,4 +113,16 @@ pub struct DecideArgs {
     /// met, margin_pct).
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--window FROM..TO`: seconds since a run's start, each a duration (`1000s`, `20m`, `1200`).
+pub fn window(s: &str) -> Result<(f64, f64), String> {
+    let (from, to) =
+        s.split_once("..").ok_or_else(|| format!("'{s}' is not a window; write it like 1000s..1200s"))?;
+    let secs = |t: &str| t.parse::<storbench_bench::units::Seconds>().map(|d| d.0.as_secs_f64());
+    let (from, to) = (secs(from)?, secs(to)?);
+    if from >= to {
+        return Err(format!("'{s}' ends before it starts; write it like 1000s..1200s"));
+    }
+    Ok((from, to))
 }

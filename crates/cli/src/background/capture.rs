@@ -6,9 +6,10 @@
 
 use super::{Background, Place, parse_keys};
 use anyhow::{Result, anyhow};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use storbench_bench::blocktrace::capture;
 use storbench_bench::blocktrace::stream::CaptureStream;
+use storbench_bench::files;
 
 /// A capture as asked for.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -34,7 +35,7 @@ impl CaptureBackground {
 
     /// The device whose requests it records, checked: tracing available, a block device.
     pub(super) fn plan(&self, name: &str, b: &Background, place: Place<'_>) -> Result<PathBuf> {
-        if let Err(why) = crate::subcommand::trace::tracing_ready() {
+        if let Err(why) = tracing_ready() {
             return Err(anyhow!("--background {b} ({name}) cannot capture here: {why}"));
         }
         // The target, or where it will be made.
@@ -72,4 +73,19 @@ impl CaptureBackground {
 /// The trace's file name in the bundle.
 fn trace_name(stream: &str) -> String {
     format!("{stream}.sbtrace")
+}
+
+/// The kernel's tracing made ready for a capture: tracefs mounted where it is missing (one
+/// line says so), else why it cannot be used, naming the fix.
+pub fn tracing_ready() -> Result<(), String> {
+    let root = Path::new(files::tracefs::ROOT);
+    if let Some(at) = files::tracefs::mount_if_missing(root) {
+        say!("mounted tracefs at {}", at.display());
+    }
+    for stale in files::tracefs::remove_stale(root) {
+        say!(
+            "removed the tracing instance {stale} of a storbench that no longer runs (killed while capturing)"
+        );
+    }
+    files::tracefs::unavailable(root).map_or(Ok(()), Err)
 }

@@ -6,7 +6,7 @@
 //! emulated mirror rebuild's copy), `cmd` (the user's command), `capture` (the run's own
 //! block requests into a trace in its bundle).
 
-mod capture;
+pub mod capture;
 pub(crate) mod cmd;
 mod io;
 mod rebuild;

@@ -14,10 +14,10 @@
 pub mod kubernetes;
 pub mod slurm;
 
+use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
 use crate::plan::Plan;
 use crate::plan::expand::PlannedRun;
-use crate::subcommand::Ending;
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};

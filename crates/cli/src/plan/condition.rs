@@ -12,8 +12,9 @@
 //!   and condition is refused, whatever its streams, since the report would have two figures
 //!   for one cell (name the conditions apart: "rebuild-40MiB", "rebuild-full").
 
-use super::Configuration;
-use super::parse::{PlanError, Source, place_id};
+use super::configuration::Configuration;
+use super::configuration::place_id;
+use super::table::{PlanError, Source};
 use std::ops::Range;
 use storbench_report::evaluation::NORMAL;
 

@@ -4,7 +4,7 @@
 //! place and the method's defaults filled in.
 
 use super::Plan;
-use crate::registry::Options;
+use crate::registry::kind::Options;
 use std::time::Duration;
 
 /// One run of the evaluation.
@@ -21,7 +21,7 @@ pub struct PlannedRun {
     /// longest it may take).
     pub expected: Duration,
     /// The workload's search, where each run is one.
-    pub search: Option<crate::search::SearchArgs>,
+    pub search: Option<crate::search::args::SearchArgs>,
 }
 
 pub const DEFAULT_REPETITIONS: u32 = 3;
@@ -63,15 +63,15 @@ pub fn runs(plan: &Plan) -> Vec<PlannedRun> {
 
 /// The method as workload `w`'s runs take it: a search's steps are of fixed length, whatever
 /// the method's window.
-fn method_of(w: &super::Workload, m: &super::Method) -> super::Method {
+fn method_of(w: &super::Workload, m: &super::method::Method) -> super::method::Method {
     match w.search {
-        Some(_) => super::Method { window: None, ..m.clone() },
+        Some(_) => super::method::Method { window: None, ..m.clone() },
         None => m.clone(),
     }
 }
 
 /// How long a run may take: its warm-up and measured phase, or a search's every step.
-fn expected(args: &dyn Options, search: Option<&crate::search::SearchArgs>) -> Duration {
+fn expected(args: &dyn Options, search: Option<&crate::search::args::SearchArgs>) -> Duration {
     search.and_then(|s| crate::search::longest(args, s)).unwrap_or_else(|| args.expected())
 }
 

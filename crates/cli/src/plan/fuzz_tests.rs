@@ -9,7 +9,8 @@ mod harness;
 
 use super::QUICK_PLAN;
 use super::expand::runs;
-use super::parse::{PlanError, parse};
+use super::parse::parse;
+use super::table::PlanError;
 use harness::{checking, config, mutated_text, seeds};
 use proptest::prelude::*;
 use std::time::Duration;

@@ -1,8 +1,8 @@
 //! `storbench plan init`: a commented example plan. Every key's comment is the doc comment of
 //! the option it sets (the same text `--help` shows), so the example cannot drift from the code.
 
-use super::Method;
-use super::parse::{NOT_PLAN_KEYS, keys_in};
+use super::method::Method;
+use super::table::{NOT_PLAN_KEYS, keys_in};
 use crate::registry::KINDS;
 use clap::Args;
 
@@ -28,7 +28,11 @@ pub fn example() -> String {
         "\n# ---- The search, in an {} workload: each run the most load that holds a latency limit ----\n",
         crate::search::kinds_listed()
     ));
-    s.push_str(&documented(&crate::registry::command_of::<crate::search::SearchArgs>(), &[], &[]));
+    s.push_str(&documented(
+        &crate::registry::kind::command_of::<crate::search::args::SearchArgs>(),
+        &[],
+        &[],
+    ));
     s
 }
 

@@ -1,13 +1,15 @@
 //! Plan text → `Plan`. Every error names the file, line and column of the key or value at
 //! fault, says what is wrong and how to fix it; nothing runs until the whole plan parses.
 
-use super::{Configuration, Method, Plan, Point, Workload};
-use crate::args::IoJob;
-use crate::registry::{self, Kind, Options, Targets};
-use serde::de::DeserializeOwned;
-use std::fmt;
+use super::configuration::Configuration;
+use super::configuration::{check_price, place_id};
+use super::method::Method;
+use super::table::*;
+use super::{Plan, Point, Workload};
+use crate::registry;
+use crate::registry::kind::{Kind, Options, Targets};
+use crate::subcommand::io::args::IoJob;
 use std::ops::Range;
-use storbench_bench::secret::redact;
 use storbench_bench::workload::io::{Pattern, SQLIO_PROFILES};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -15,110 +17,12 @@ use toml::de::{DeTable, DeValue};
 /// The most repetitions a plan may ask for.
 pub const MAX_REPETITIONS: u32 = 1000;
 
-/// A plan error, located in the plan's text.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PlanError {
-    pub file: String,
-    pub line: u32,
-    pub column: u32,
-    pub message: String,
-    pub hint: Option<String>,
-    /// The line of the plan the error points at, its secrets hidden (the message may be
-    /// printed or saved anywhere).
-    pub source_line: String,
-    /// Where the caret goes under `source_line` (the column, less what hiding took out).
-    pub caret: u32,
-    /// The plan's next problem, in a table of its own (another configuration's or workload's,
-    /// another top-level key), and so on: a plan is checked whole, every problem said at once.
-    pub next: Option<Box<PlanError>>,
-}
-
-impl PlanError {
-    /// The plan's problems after this one ([`PlanError::next`] and on).
-    pub fn also(&self) -> impl Iterator<Item = &PlanError> {
-        std::iter::successors(self.next.as_deref(), |e| e.next.as_deref())
-    }
-}
-
-impl fmt::Display for PlanError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}: {}", self.file, self.line, self.column, self.message)?;
-        write!(f, "\n  {:>4} | {}", self.line, self.source_line)?;
-        write!(f, "\n  {:>4} | {}^", "", " ".repeat(self.caret.saturating_sub(1) as usize))?;
-        if let Some(h) = &self.hint {
-            write!(f, "\n  hint: {h}")?;
-        }
-        if let Some(next) = &self.next {
-            write!(f, "\n{next}")?;
-        }
-        Ok(())
-    }
-}
-
-impl std::error::Error for PlanError {}
-
-/// A line or column number; a plan's are far below 4 billion.
-pub(crate) fn count(n: usize) -> u32 {
-    u32::try_from(n).unwrap_or(u32::MAX)
-}
-
-/// Where errors point: the plan's name and text.
-pub struct Source<'a> {
-    file: &'a str,
-    text: &'a str,
-}
-
-impl<'a> Source<'a> {
-    /// A file's name and text, for errors that point into it.
-    pub fn new(file: &'a str, text: &'a str) -> Source<'a> {
-        Source { file, text }
-    }
-
-    pub(super) fn error(
-        &self,
-        span: Range<usize>,
-        message: impl Into<String>,
-        hint: Option<String>,
-    ) -> PlanError {
-        let at = span.start.min(self.text.len());
-        let before = &self.text[..at];
-        let line = count(before.matches('\n').count() + 1);
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = count(self.text[line_start..at].chars().count() + 1);
-        let source_line = redact(self.text[line_start..].lines().next().unwrap_or(""));
-        let caret = count(redact(&self.text[line_start..at]).chars().count() + 1);
-        let message = redact(&message.into());
-        let hint = hint.map(|h| redact(&h));
-        PlanError { file: self.file.to_string(), line, column, message, hint, source_line, caret, next: None }
-    }
-
-    /// A toml/serde error, with a hint for the common mistakes.
-    fn toml_error(&self, e: &toml::de::Error, whole: Range<usize>, what: &str, keys: &[&str]) -> PlanError {
-        // A value's own check speaks of its flag (`--rw`); the plan's user set a key.
-        let message = super::in_plan_terms(e.message().trim());
-        let hint = unknown_key(&message).map(|k| hint_for(k, keys, what));
-        let missing = message.strip_prefix("missing field `").and_then(|m| m.split('`').next());
-        let hint = hint
-            .or_else(|| missing.map(|k| format!("add {k} = ... to this table (see `storbench plan init`)")));
-        let hint = hint.or_else(|| {
-            (message.starts_with("invalid type") || message.contains("did not match any variant")).then(
-                || {
-                    "sizes and durations are strings or numbers (\"4k\", \"30s\", 30); counts are numbers; \
-                 switches are true or false"
-                        .to_string()
-                },
-            )
-        });
-        self.error(e.span().unwrap_or(whole), format!("{what}: {message}"), hint)
-    }
-}
-
 /// Parses and checks a plan. `file` names it in errors.
 pub fn parse(file: &str, text: &str) -> Result<Plan, PlanError> {
     // Every password in the plan's URLs is hidden from here on, even where a message quotes
     // it without its URL around it.
     storbench_bench::secret::remember_in(text);
-    let src = Source { file, text };
+    let src = Source::new(file, text);
     let doc =
         DeTable::parse(text).map_err(|e| src.toml_error(&e, 0..0, "the plan is not valid TOML", &[]))?;
     let whole = doc.span();
@@ -266,7 +170,7 @@ fn configurations<'i>(
         "power",
         SET,
     ];
-    let keys: Vec<&str> = keys.into_iter().chain(super::FACT_KEYS).collect();
+    let keys: Vec<&str> = keys.into_iter().chain(super::configuration::FACT_KEYS).collect();
     let mut out: Vec<Configuration> = Vec::new();
     let mut sets = Vec::new();
     for item in found.push(tables(src, value, "[[configuration]]")).unwrap_or_default() {
@@ -350,12 +254,6 @@ fn same_place<'a>(seen: &'a [Configuration], c: &Configuration) -> Option<(&'a C
     })
 }
 
-/// A directory or device as its device and inode, whatever the spelling; None where it cannot
-/// be read.
-pub(super) fn place_id(p: &std::path::Path) -> Option<(u64, u64)> {
-    storbench_bench::files::entry(p).ok().flatten().map(|e| (e.id.dev, e.id.ino))
-}
-
 fn place_of<'a>(c: &'a Configuration, role: &str) -> &'a std::path::Path {
     match role {
         "log_target" => c.log_target.as_deref().unwrap_or(&c.target),
@@ -373,21 +271,6 @@ fn plain_text(src: &Source, text: String, span: Range<usize>, what: &str) -> Res
             format!("{what} holds a control character (U+{:04X})", u32::from(c)),
             Some("write plain text: letters, digits, spaces, punctuation and line breaks".into()),
         )),
-    }
-}
-
-/// Names become run ids and directory names: letters, digits, `-`, `_` and `.` only.
-/// A price, where given, is a finite amount of at least 0.
-pub(super) fn check_price(src: &Source, price: Option<f64>, span: Range<usize>) -> Result<(), PlanError> {
-    match price {
-        Some(p) if !p.is_finite() || p < 0.0 => {
-            let fix = Some(
-                "give the price as an amount such as price = 12000, its currency as currency = \"USD\""
-                    .into(),
-            );
-            Err(src.error(span, format!("price {p} is not an amount"), fix))
-        }
-        _ => Ok(()),
     }
 }
 
@@ -530,9 +413,6 @@ fn every_set_names_a_workload(src: &Source, sets: &Sets, names: &[String]) -> Re
     Ok(())
 }
 
-/// Keys a workload table holds besides its command's options.
-const OWN_KEYS: [&str; 3] = ["kind", "label", "sweep"];
-
 /// One `[[workload]]` table, with each configuration's own values (`sets`); an io profile set
 /// becomes one workload per profile. Its label and kind go to `names`.
 fn workload(
@@ -556,7 +436,7 @@ fn workload(
         options.remove(k);
     }
     let sweep = t.get("sweep").map(|v| sweep_of(src, v)).transpose()?;
-    let entry = registry::kind(&kind).ok_or_else(|| {
+    let entry = registry::by_name(&kind).ok_or_else(|| {
         let hint = Some(format!("kind is {}", registry::names_listed()));
         src.error(kind_value.span(), format!("unknown workload kind `{kind}`"), hint)
     })?;
@@ -704,8 +584,8 @@ fn sqlio_job(a: &IoJob, p: &storbench_bench::workload::io::SqlioProfile) -> IoJo
     let random = matches!(p.pattern, Pattern::Random(_));
     let options = storbench_bench::workload::io::options::IoOptions {
         profile: None,
-        rw: Some(crate::args::Rw::of(random, p.read_pct)),
-        bs: Some(crate::args::BlockSizes::single(p.block_size)),
+        rw: Some(crate::subcommand::io::args::Rw::of(random, p.read_pct)),
+        bs: Some(crate::subcommand::io::args::BlockSizes::single(p.block_size)),
         iodepth: Some(p.iodepth),
         ..a.options.clone()
     };
@@ -765,184 +645,36 @@ fn sweep_of<'i>(
     }
 }
 
-/// A workload table as kind `T`'s options (`kind.parse` of every entry); the kind's
-/// `reserved` keys belong to the configuration.
-pub fn parse_as<T: DeserializeOwned + Options>(
-    src: &Source,
-    t: &DeTable,
-    span: Range<usize>,
-    kind: &Kind,
-) -> Result<Box<dyn Options>, PlanError> {
-    for key in kind.reserved {
-        if let Some((k, _)) = t.get_key_value(*key) {
-            let hint = Some("each [[configuration]] says where its data goes; set it there".to_string());
-            return Err(src.error(k.span(), format!("`{key}` is not a workload key"), hint));
+/// The plan `text` of file `file` parsed as this shard's (see `shard::in_plan`); an error quotes
+/// its line as the plan has it, `{shard}` and all, the caret where that line has it.
+pub fn parse_as_shard(file: &str, text: &str, on_cluster: bool) -> Result<Plan, PlanError> {
+    let substituted = crate::shard::in_plan(text, on_cluster);
+    parse(file, &substituted).map_err(|mut e| {
+        let index = crate::shard::plan_index(on_cluster).map(|i| i.to_string()).unwrap_or_default();
+        if let Some(was) =
+            text.lines().nth(e.line.saturating_sub(1) as usize).filter(|l| l.contains("{shard}"))
+        {
+            e.caret = count(written_column(was, &index, e.caret as usize));
+            e.source_line = storbench_bench::secret::redact(was);
         }
-    }
-    let owned = keys_in(&(kind.command)(), &NOT_PLAN_KEYS);
-    let mut keys = words(&owned);
-    keys.retain(|k| !kind.reserved.contains(k));
-    keys.extend(OWN_KEYS);
-    typed::<T>(src, t, span, kind.what, &keys).map(|a| Box::new(a) as Box<dyn Options>)
-}
-
-/// Deserializes `t` (located at `span`) into `T`, errors located in the plan.
-pub(super) fn typed<T: DeserializeOwned>(
-    src: &Source,
-    t: &DeTable,
-    span: Range<usize>,
-    what: &str,
-    keys: &[&str],
-) -> Result<T, PlanError> {
-    for (k, _) in t.iter() {
-        if !keys.contains(&k.get_ref().as_ref()) {
-            return Err(src.error(
-                k.span(),
-                format!("{what}: unknown key `{}`", k.get_ref()),
-                Some(hint_for(k.get_ref(), keys, what)),
-            ));
-        }
-    }
-    let de = toml::de::Deserializer::from(Spanned::new(span.clone(), t.clone()));
-    T::deserialize(de).map_err(|e| src.toml_error(&e, span, what, keys))
-}
-
-/// Command-line options that are not workload keys: where output goes and what the terminal
-/// shows (the evaluation decides), the background streams (a configuration's key) and DS3's
-/// file and compatibility options, and the live metrics' address (the evaluation's own). A
-/// capture is a configuration's background stream (`background = ["capture"]`); recording an
-/// oltp run's calls (`--record`) is a run's on the command line.
-pub const NOT_PLAN_KEYS: [&str; 21] = [
-    "name",
-    "shard",
-    "start_at",
-    "output_dir",
-    "json",
-    "power",
-    "background",
-    "background_wait",
-    "capture",
-    "record",
-    "verbose",
-    "out_filename",
-    "config_file",
-    "windows_perf_host",
-    "crash_after",
-    "crash_cmd",
-    "crash_cmd_timeout",
-    "crash_cycles",
-    "crash_writer",
-    "writer_spec",
-    "metrics_listen",
-];
-
-/// The plan keys of an options struct: its clap argument ids, which are its field names.
-pub fn keys_of<T: clap::Args>(skip: &[&str]) -> Vec<String> {
-    keys_in(&T::augment_args(clap::Command::new("plan")), skip)
-}
-
-/// The plan keys of the options `cmd` defines.
-pub fn keys_in(cmd: &clap::Command, skip: &[&str]) -> Vec<String> {
-    cmd.get_arguments()
-        .map(|a| a.get_id().as_str())
-        .filter(|id| !skip.contains(id) && *id != "help")
-        .map(str::to_string)
-        .collect()
-}
-
-/// `keys` as the plain words the readers compare with.
-pub fn words(keys: &[String]) -> Vec<&str> {
-    keys.iter().map(String::as_str).collect()
-}
-
-fn hint_for(key: &str, keys: &[&str], what: &str) -> String {
-    match closest(key, keys) {
-        Some(near) => format!("did you mean `{near}`? {what} takes: {}", keys.join(", ")),
-        None => format!("{what} takes: {}", keys.join(", ")),
-    }
-}
-
-/// "unknown field `x`, expected ..." → `x`.
-fn unknown_key(message: &str) -> Option<&str> {
-    message.strip_prefix("unknown field `")?.split('`').next()
-}
-
-/// The key nearest to `key` by edit distance, if near enough to be a typo.
-fn closest<'a>(key: &str, keys: &[&'a str]) -> Option<&'a str> {
-    let best = keys.iter().map(|k| (edit_distance(key, k), *k)).min()?;
-    (best.0 <= 2.max(key.len() / 3)).then_some(best.1)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
-fn string(src: &Source, v: &Spanned<DeValue>, key: &str) -> Result<String, PlanError> {
-    v.get_ref().as_str().map(str::to_string).ok_or_else(|| {
-        let hint = Some(format!("write {key} = \"...\""));
-        src.error(v.span(), format!("{key} must be a string, not {}", v.get_ref().type_str()), hint)
+        e
     })
 }
 
-fn table<'a, 'i>(
-    src: &Source,
-    v: &'a Spanned<DeValue<'i>>,
-    what: &str,
-) -> Result<&'a DeTable<'i>, PlanError> {
-    v.get_ref().as_table().ok_or_else(|| {
-        src.error(
-            v.span(),
-            format!("{what} must be a table"),
-            Some(format!("write it as {what} with keys below")),
-        )
-    })
-}
-
-/// An array of tables (`[[name]]`), each with its span.
-pub(super) fn tables<'i>(
-    src: &Source,
-    v: &Spanned<DeValue<'i>>,
-    what: &str,
-) -> Result<Vec<Spanned<DeTable<'i>>>, PlanError> {
-    let hint = || Some(format!("write each one as a {what} table"));
-    let list = v
-        .get_ref()
-        .as_array()
-        .ok_or_else(|| src.error(v.span(), format!("{what} must be a list of tables"), hint()))?;
-    list.iter()
-        .map(|item| match item.get_ref().as_table() {
-            Some(t) => Ok(Spanned::new(item.span(), t.clone())),
-            None => Err(src.error(item.span(), format!("each {what} must be a table"), hint())),
-        })
-        .collect()
-}
-
-/// A sweep value as the evaluation records it.
-pub(super) fn json_of(v: &DeValue) -> serde_json::Value {
-    if let Some(s) = v.as_str() {
-        return s.into();
+/// The 1-based column of line `was` (as written) that column `caret` of it with each
+/// `{shard}` made `index` is.
+pub(super) fn written_column(was: &str, index: &str, caret: usize) -> usize {
+    let (mut substituted, mut written, mut rest) = (1, 1, was);
+    while substituted < caret && !rest.is_empty() {
+        match rest.strip_prefix("{shard}") {
+            Some(after) => {
+                (substituted, written, rest) = (substituted + index.len(), written + "{shard}".len(), after);
+            }
+            None => {
+                let width = rest.chars().next().map_or(1, char::len_utf8);
+                (substituted, written, rest) = (substituted + 1, written + 1, &rest[width..]);
+            }
+        }
     }
-    if let Some(b) = v.as_bool() {
-        return b.into();
-    }
-    if let Some(i) =
-        v.as_integer().and_then(|i| i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()).ok())
-    {
-        return i.into();
-    }
-    if let Some(f) = v.as_float().and_then(|f| f.as_str().replace('_', "").parse::<f64>().ok()) {
-        return f.into();
-    }
-    serde_json::Value::Null
+    written
 }

@@ -3,8 +3,9 @@
 //! requirements and checked against the plan's workloads before anything runs. `storbench
 //! decide --requirements FILE` reads a file with the same table.
 
-use super::parse::{Source, json_of};
-use super::{FACT_KEYS, Facts};
+use super::configuration::FACT_KEYS;
+use super::configuration::Facts;
+use super::table::{Source, json_of};
 use storbench_report::decision::requirement::{self, Relative, Requirement};
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -17,7 +18,7 @@ pub fn read(
     value: &Spanned<DeValue>,
     workloads: &[(&str, &str)],
     conditions: Option<&[&str]>,
-) -> Result<Vec<Requirement>, super::parse::PlanError> {
+) -> Result<Vec<Requirement>, super::table::PlanError> {
     let hint = "write one line per limit, as in\n\n    [requirements]\n    \"oltp.opm\" = \">= 20000\"\n    \"oltp.order_p99_ms\" = \"<= 50\"\n    \"mailbox.result\" = \"pass\"";
     let Some(t): Option<&DeTable> = value.get_ref().as_table() else {
         return Err(src.error(value.span(), "[requirements] must be a table", Some(hint.into())));
@@ -83,7 +84,7 @@ pub fn read_file(
     text: &str,
     workloads: &[(&str, &str)],
     configurations: &[&str],
-) -> Result<(Vec<Requirement>, Vec<Named>), super::parse::PlanError> {
+) -> Result<(Vec<Requirement>, Vec<Named>), super::table::PlanError> {
     let src = Source::new(file, text);
     let doc = DeTable::parse(text).map_err(|e| {
         let at = e.span().map_or(0, |s| s.start);
@@ -123,12 +124,12 @@ fn configuration_facts(
     src: &Source,
     value: &Spanned<DeValue>,
     configurations: &[&str],
-) -> Result<Vec<Named>, super::parse::PlanError> {
+) -> Result<Vec<Named>, super::table::PlanError> {
     let mut keys = vec!["name"];
     keys.extend(FACT_KEYS);
     let mut out = Vec::new();
-    for item in super::parse::tables(src, value, "[[configuration]]")? {
-        let f: Named = super::parse::typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
+    for item in super::table::tables(src, value, "[[configuration]]")? {
+        let f: Named = super::table::typed(src, item.get_ref(), item.span(), "a [[configuration]]", &keys)?;
         if !configurations.contains(&f.name.as_str()) {
             let names = configurations.join(", ");
             let fix = Some("name one of the evaluation's configurations".to_string());
@@ -141,7 +142,7 @@ fn configuration_facts(
                 fix,
             ));
         }
-        super::parse::check_price(src, f.facts.price, item.span())?;
+        super::configuration::check_price(src, f.facts.price, item.span())?;
         out.push(f);
     }
     Ok(out)

@@ -1,11 +1,11 @@
 //! A `[[workload]]`'s search keys (`search`, `latency_limit` and the search's bounds): the
-//! command line's options of the same names (`crate::search::SearchArgs`, whose doc comments
+//! command line's options of the same names (`crate::search::args::SearchArgs`, whose doc comments
 //! are their help), taken out of the workload's table, checked as the command line checks
 //! them, and refused at their line where the workload cannot be searched so.
 
 use super::Workload;
-use super::parse::{PlanError, Source, keys_of, typed, words};
-use crate::search::SearchArgs;
+use super::table::{PlanError, Source, keys_of, typed, words};
+use crate::search::args::SearchArgs;
 use storbench_report::decision::requirement::Requirement;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
@@ -65,7 +65,7 @@ pub(super) fn check(src: &Source, w: &Workload, table: &DeTable) -> Result<(), P
         }
         false => "limit a request type and statistic the workload reports",
     };
-    let message = format!("workload {}: {}", w.label, super::in_plan_terms(&e.to_string()));
+    let message = format!("workload {}: {}", w.label, super::terms::in_plan_terms(&e.to_string()));
     Err(src.error(span, message, Some(hint.into())))
 }
 

@@ -1,7 +1,11 @@
 use super::expand::runs;
-use super::parse::{PlanError, parse};
+use super::parse::parse;
+use super::table::PlanError;
+use super::terms::in_plan_terms;
 use super::*;
-use crate::args::{IoJob, MailboxJob, OltpJob};
+use crate::args::mailbox::MailboxJob;
+use crate::args::oltp::OltpJob;
+use crate::subcommand::io::args::IoJob;
 use storbench_bench::workload::io::Share;
 use storbench_bench::workload::io::options::IoOptions;
 use storbench_bench::workload::mailbox::MailboxOptions;
@@ -39,7 +43,10 @@ fn the_quick_plan_runs_the_sqlio_set_oltp_mailbox_and_integrity_three_times_here
     assert_eq!(all[0].id, "sqlio-randread-8k-qd4.here.r1");
     let a = &all[0].args.get::<IoJob>().expect("an io workload").options;
     let bs = a.bs.as_ref().map(|b| (b.mix.max(), b.mix.is_single()));
-    assert_eq!((a.rw, bs, a.iodepth), (Some(crate::args::Rw::Randread), Some((8192, true)), Some(4)));
+    assert_eq!(
+        (a.rw, bs, a.iodepth),
+        (Some(crate::subcommand::io::args::Rw::Randread), Some((8192, true)), Some(4))
+    );
     assert_eq!(a.target.clone(), Some(std::env::current_dir().unwrap().canonicalize().unwrap()));
     assert!(a.profile.is_none());
 }
@@ -139,8 +146,8 @@ fn a_missing_or_absent_target_and_other_mistakes_are_refused() {
 #[test]
 fn plan_init_documents_every_key_and_parses_once_targets_exist() {
     let example = init::example();
-    for key in parse::keys_of::<crate::args::MailboxArgs>(&[]) {
-        if !["target", "log_target"].contains(&key.as_str()) && !parse::NOT_PLAN_KEYS.contains(&key.as_str())
+    for key in table::keys_of::<crate::args::mailbox::MailboxArgs>(&[]) {
+        if !["target", "log_target"].contains(&key.as_str()) && !table::NOT_PLAN_KEYS.contains(&key.as_str())
         {
             assert!(example.contains(&format!("# {key} = ")), "{key} is not documented");
         }
@@ -295,7 +302,10 @@ fn init_comment(example: &str, part: &str, key: &str) -> String {
 
 #[test]
 fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validation_uses() {
-    use crate::args::{IntegrityArgs, IoArgs, MailboxArgs, OltpRunArgs};
+    use crate::args::integrity::IntegrityArgs;
+    use crate::args::mailbox::MailboxArgs;
+    use crate::args::oltp::OltpRunArgs;
+    use crate::subcommand::io::args::IoArgs;
     use storbench_bench::workload::integrity::IntegrityOptions;
     let example = init::example();
     let kinds = [
@@ -348,8 +358,10 @@ fn the_help_text_plan_init_and_the_eta_name_each_workload_default_that_validatio
 #[test]
 fn the_io_steady_state_help_names_the_snia_rule_the_runner_applies() {
     let rule = storbench_bench::run::Rule::SNIA_PTS;
-    let help =
-        help_of::<crate::args::IoArgs>("steady_state").split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = help_of::<crate::subcommand::io::args::IoArgs>("steady_state")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     for said in [
         format!(
             "the last {} rounds' IOPS must lie within {} % of their mean",
@@ -423,9 +435,10 @@ fn clap_default<T: clap::Args>(id: &str) -> Option<String> {
 
 #[test]
 fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_users_read_them() {
-    use crate::args::{
-        IntegrityArgs, IoArgs, MailboxArgs, OltpFidelityArgs, OltpGenArgs, OltpLoadArgs, OltpRunArgs,
-    };
+    use crate::args::integrity::IntegrityArgs;
+    use crate::args::mailbox::MailboxArgs;
+    use crate::args::oltp::{OltpFidelityArgs, OltpGenArgs, OltpLoadArgs, OltpRunArgs};
+    use crate::subcommand::io::args::IoArgs;
     use storbench_bench::rng::DEFAULT_SEED;
     let seed = DEFAULT_SEED.to_string();
     let example = init::example();
@@ -460,7 +473,10 @@ fn the_seed_shape_and_size_defaults_are_each_defined_once_and_named_wherever_use
     let io = IoJob::default();
     let job = &crate::subcommand::io::validate::validate(&io).unwrap().jobs[0].spec;
     assert_eq!((job.iodepth, job.seed, job.reads), (IoOptions::IODEPTH, DEFAULT_SEED, Share::READS));
-    assert_eq!(job.block_sizes.max(), IoOptions::BS.parse::<crate::args::BlockSizes>().unwrap().mix.max());
+    assert_eq!(
+        job.block_sizes.max(),
+        IoOptions::BS.parse::<crate::subcommand::io::args::BlockSizes>().unwrap().mix.max()
+    );
     assert_eq!(job.name, format!("{}-{}-qd{}", IoOptions::RW, IoOptions::BS, IoOptions::IODEPTH));
     let (_tmp, text) = plan_with("[[workload]]\nkind = \"io\"\n");
     let plan = parse("plan.toml", &text).unwrap();
@@ -561,7 +577,7 @@ fn a_plans_rw_and_bs_are_checked_as_they_are_read_and_a_bad_one_names_the_key_an
     let a = runs(&plan)[0].args.get::<IoJob>().cloned().expect("an io workload").options;
     assert_eq!(
         (a.rw, a.bs.map(|b| b.to_string())),
-        (Some(crate::args::Rw::Mixed), Some("4k/60:64k/40".into()))
+        (Some(crate::subcommand::io::args::Rw::Mixed), Some("4k/60:64k/40".into()))
     );
 }
 
@@ -747,7 +763,7 @@ fn serde_fields<T: serde::de::DeserializeOwned>() -> Vec<&'static str> {
 
 /// The flags of `F` are the keys of the library's options `O`, no more and no fewer.
 fn flags_are_keys<F: clap::Args, O: serde::de::DeserializeOwned>(at_least: usize) {
-    let mut flags = parse::keys_of::<F>(&parse::NOT_PLAN_KEYS);
+    let mut flags = table::keys_of::<F>(&table::NOT_PLAN_KEYS);
     let mut keys: Vec<String> = serde_fields::<O>().into_iter().map(String::from).collect();
     flags.sort();
     keys.sort();
@@ -758,11 +774,11 @@ fn flags_are_keys<F: clap::Args, O: serde::de::DeserializeOwned>(at_least: usize
 #[test]
 fn every_replay_trace_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_them() {
     use storbench_bench::blocktrace::options::ReplayTraceOptions;
-    flags_are_keys::<crate::args::ReplayTraceArgs, ReplayTraceOptions>(10);
+    flags_are_keys::<crate::args::trace::ReplayTraceArgs, ReplayTraceOptions>(10);
     let (_tmp, text) =
         plan_with("[[workload]]\nkind = \"replay-trace\"\ntrace = \"t.sbtrace\"\nfast = true\niodepth = 8\n");
     let plan = parse("p.toml", &text).unwrap();
-    let job = runs(&plan)[0].args.get::<crate::args::ReplayTraceJob>().unwrap().clone();
+    let job = runs(&plan)[0].args.get::<crate::args::trace::ReplayTraceJob>().unwrap().clone();
     assert_eq!((job.options.fast, job.options.iodepth), (true, Some(8)));
     assert_eq!(job.options.trace, std::path::Path::new("t.sbtrace"));
     // A plan meets the same refusals as the flags: a depth without fast.
@@ -776,11 +792,14 @@ fn every_replay_trace_flag_is_a_key_of_the_librarys_options_and_a_plan_table_rea
 #[test]
 fn every_integrity_flag_but_the_crash_cycles_is_a_key_of_the_librarys_options() {
     use storbench_bench::workload::integrity::{IntegrityOptions, IntegrityPreset};
-    flags_are_keys::<crate::args::IntegrityArgs, IntegrityOptions>(20);
+    flags_are_keys::<crate::args::integrity::IntegrityArgs, IntegrityOptions>(20);
     let (_tmp, text) =
         plan_with("[[workload]]\nkind = \"integrity\"\npreset = \"big\"\nengine = \"psync\"\nkeep = true\n");
-    let job =
-        runs(&parse("p.toml", &text).unwrap())[0].args.get::<crate::args::IntegrityJob>().unwrap().clone();
+    let job = runs(&parse("p.toml", &text).unwrap())[0]
+        .args
+        .get::<crate::args::integrity::IntegrityJob>()
+        .unwrap()
+        .clone();
     assert_eq!(job.options.preset, Some(IntegrityPreset::Big));
     assert_eq!(job.options.engine, Some(storbench_bench::engine::EngineKind::Psync));
     assert!(job.options.keep && job.cli.crash_after.is_none());
@@ -789,7 +808,7 @@ fn every_integrity_flag_but_the_crash_cycles_is_a_key_of_the_librarys_options() 
 #[test]
 fn every_mailbox_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_them() {
     use storbench_bench::workload::mailbox::TestType;
-    flags_are_keys::<crate::args::MailboxArgs, MailboxOptions>(30);
+    flags_are_keys::<crate::args::mailbox::MailboxArgs, MailboxOptions>(30);
     let (_tmp, text) = plan_with(
         "[[workload]]\nkind = \"mailbox\"\ntest = \"soft_recovery\"\nengine = \"psync\"\nlog_files = 3\n",
     );
@@ -823,7 +842,7 @@ fn every_replay_flag_is_a_key_of_the_librarys_options_and_a_plan_table_reaches_t
 
 #[test]
 fn every_oltp_flag_but_the_command_lines_own_is_a_key_of_the_librarys_options() {
-    flags_are_keys::<crate::args::OltpRunArgs, OltpOptions>(28);
+    flags_are_keys::<crate::args::oltp::OltpRunArgs, OltpOptions>(28);
     let (_tmp, text) =
         plan_with("[[workload]]\nkind = \"oltp\"\nn_threads = 4\nrestock = \"N\"\nsteady_state = \"5s\"\n");
     let job = runs(&parse("p.toml", &text).unwrap())[0].args.get::<OltpJob>().unwrap().clone();
@@ -834,7 +853,7 @@ fn every_oltp_flag_but_the_command_lines_own_is_a_key_of_the_librarys_options() 
 
 #[test]
 fn every_io_flag_but_verbose_is_a_key_of_the_librarys_options() {
-    flags_are_keys::<crate::args::IoArgs, IoOptions>(26);
+    flags_are_keys::<crate::subcommand::io::args::IoArgs, IoOptions>(26);
     let (_tmp, text) = plan_with(
         "[[workload]]\nkind = \"io\"\nengine = \"psync\"\nrate_profile = [10, 20]\nfdatasync = 2.5\n",
     );
@@ -884,10 +903,10 @@ fn the_readmes_requirements_name_labels_and_figures_its_example_plan_really_has(
 fn help_prose_is_one_line_per_paragraph_for_the_terminal_to_wrap_and_examples_keep_their_lines() {
     let text = "The first line\nand its next.\n\nExamples:\n  storbench io\n  storbench run\n- a list item\nafter it";
     assert_eq!(
-        crate::args::reflow(text),
+        crate::root::reflow(text),
         "The first line and its next.\n\nExamples:\n  storbench io\n  storbench run\n- a list item after it"
     );
-    let wal = crate::args::command().find_subcommand("wal").unwrap().get_long_about().unwrap().to_string();
+    let wal = crate::root::command().find_subcommand("wal").unwrap().get_long_about().unwrap().to_string();
     assert!(
         wal.contains("a log file, each made durable") && wal.contains("\n  storbench wal --target"),
         "{wal}"
@@ -921,8 +940,8 @@ fn every_key_a_kind_offers_in_a_plan_is_one_its_options_read() {
     // A key offered (by the kind's flags) but not read by its plan type was refused as
     // "unknown field", with a hint naming the key itself (`capture`, `background_wait`).
     for kind in crate::registry::KINDS {
-        let skip = [kind.reserved, &parse::NOT_PLAN_KEYS].concat();
-        for key in parse::keys_in(&(kind.command)(), &skip) {
+        let skip = [kind.reserved, &table::NOT_PLAN_KEYS].concat();
+        for key in table::keys_in(&(kind.command)(), &skip) {
             let (_tmp, text) = plan_with(&format!("[[workload]]\nkind = \"{}\"\n{key} = true\n", kind.name));
             if let Err(e) = parse("p.toml", &text) {
                 assert!(
@@ -955,4 +974,13 @@ fn a_plan_with_problems_in_several_tables_says_every_one_with_its_line() {
     // One problem alone is said as before.
     let (_tmp, one) = plan_with("[[workload]]\nkind = \"io\"\niodepht = 4\n");
     assert!(error(&one).next.is_none());
+}
+
+#[test]
+fn a_plan_error_points_at_the_line_as_written_with_its_shard_placeholder() {
+    let was = r#"target = "/s{shard}" x"#;
+    // `target = "/s1" x`: the x is column 22 as written, 16 as parsed (17 for shard 12).
+    assert_eq!(super::parse::written_column(was, "1", 16), 22);
+    assert_eq!(super::parse::written_column(was, "12", 17), 22);
+    assert_eq!(super::parse::written_column(was, "1", 3), 3, "before the placeholder nothing moves");
 }

@@ -7,97 +7,23 @@
 //! asks for it with the same keys (`search`, `latency_limit`); an evaluation runs each of its
 //! repetitions as a search into the run's bundle ([`in_evaluation`]).
 
+pub mod args;
 pub(crate) mod workloads;
 
-pub use workloads::{Searching, kinds_listed};
+use args::SearchArgs;
+pub use workloads::kinds_listed;
 
 use crate::console::{self, RunLine};
+use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
-use crate::registry::Options;
-use crate::subcommand::Ending;
+use crate::registry::kind::Options;
 use anyhow::{Context, Result, bail};
-use clap::Args;
-use serde::Deserialize;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Load, Next, Search, Statistic};
-use storbench_bench::units::Seconds;
 use storbench_report::evaluation::{RunStatus, status, status_reason};
 use storbench_report::{LimitedLatency, SearchResult, SearchStep, Summary};
-
-/// Options of the search, shared by io, oltp run, mailbox and replay: on their command lines,
-/// and as the same keys in a plan's `[[workload]]` of those kinds (`search = "threads"`,
-/// `latency_limit = "p99<=50ms"` or a list of limits).
-#[derive(Args, Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct SearchArgs {
-    /// A latency that must hold: [TYPE:]STATISTIC<=LATENCY, e.g. p99<=50ms, order:p99<=50ms
-    /// (oltp), read:p99.9<=5ms (io), db_read:mean<=20ms (mailbox), or a replay's request type
-    /// by name. STATISTIC: mean (or avg), p50, p90, p95, p99, p99.9, p99.99; LATENCY in us, ms
-    /// or s. Without a TYPE it holds for every type the workload is judged by (io: read and
-    /// write; oltp: order; mailbox: db_read, db_write, log_write; replay: all requests). Give
-    /// it again for more (in a plan: a list); all must hold. Needs --search.
-    #[arg(long, value_name = "LIMIT", value_parser = parse_limit, requires = "search")]
-    #[serde(deserialize_with = "limits_of")]
-    pub latency_limit: Vec<LatencyLimit>,
-
-    /// Search for the highest load at which every --latency-limit holds: threads, iodepth or
-    /// rate (as the workload has them). Short steps double the load from its given value until
-    /// a limit breaks, then bisect; the best load that held runs once more at full length to
-    /// confirm it (one step down if it breaks). Every step has its own bundle under one
-    /// directory (in an evaluation: the run's); the confirmed run's summary.json has the
-    /// search, and its figures are the run's (the headline: the throughput at the most load
-    /// that held).
-    #[arg(long, value_name = "LOAD", value_parser = load_parser(), requires = "latency_limit")]
-    pub search: Option<Load>,
-
-    /// Short steps the search may take at most, confirmations not counted. Default: 12.
-    #[arg(long, value_name = "N", requires = "search")]
-    pub search_steps: Option<u32>,
-
-    /// Measured length of each short step; the warm-up comes before it as in any run.
-    /// Default: 10s.
-    #[arg(long, value_name = "DURATION", requires = "search")]
-    pub search_step_time: Option<Seconds>,
-
-    /// Highest load the search tries. Default: 256 threads, iodepth 1024, or 1000 × the
-    /// starting rate.
-    #[arg(long, value_name = "LOAD", requires = "search")]
-    pub search_max: Option<f64>,
-}
-
-impl SearchArgs {
-    pub const STEPS: u32 = 12;
-    pub const STEP_TIME: Duration = Duration::from_secs(10);
-}
-
-/// `--search`'s values: the loads, listed in `--help`.
-fn load_parser() -> impl clap::builder::TypedValueParser<Value = Load> {
-    use clap::builder::TypedValueParser;
-    clap::builder::PossibleValuesParser::new(Load::ALL.map(Load::name)).try_map(|s| s.parse::<Load>())
-}
-
-fn parse_limit(s: &str) -> Result<LatencyLimit, String> {
-    s.parse()
-}
-
-/// A plan's `latency_limit`: one limit, or a list of them.
-fn limits_of<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<LatencyLimit>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum OneOrMore {
-        One(String),
-        More(Vec<String>),
-    }
-    let texts = match OneOrMore::deserialize(d).map_err(|_| {
-        serde::de::Error::custom("latency_limit is a limit such as \"p99<=50ms\", or a list of them")
-    })? {
-        OneOrMore::One(t) => vec![t],
-        OneOrMore::More(t) => t,
-    };
-    texts.iter().map(|t| t.parse().map_err(serde::de::Error::custom)).collect()
-}
 
 /// The statistics a report's `LatencyNs` carries.
 pub const LAT_STATS: [Statistic; 6] = [
@@ -169,7 +95,7 @@ pub fn run<W: Searchable>(w: &W, s: &SearchArgs, stop: &StopFlag) -> Result<Endi
     let param = s.search.expect("run only with --search");
     check_load(w, param)?;
     check_limits(w, &s.latency_limit)?;
-    let root = crate::subcommand::results_root(w.out().output_dir.as_deref())?;
+    let root = crate::preflight::results_root(w.out().output_dir.as_deref())?;
     let dir =
         storbench_bench::run::bundle::new_dir(&root, &format!("{}-search-{}", w.run_name(), param.name()))?;
     let ran = search(w, s, &dir, Shown::Terminal, stop)?;
@@ -222,7 +148,7 @@ pub fn longest(args: &dyn Options, s: &SearchArgs) -> Option<Duration> {
 }
 
 /// `args` as a workload a search can move.
-fn searching(args: &dyn Options) -> Result<&dyn workloads::Searching> {
+fn searching(args: &dyn Options) -> Result<&dyn args::Searching> {
     args.searching().ok_or_else(|| {
         anyhow::anyhow!(
             "{} has no load to search; search works on {} workloads",

@@ -4,7 +4,8 @@
 //! a plan's options reach their search through `Options::searching`, which each searchable
 //! kind answers in its entry.
 
-use super::{SearchArgs, Searchable, Shown, latency_figures};
+use super::args::{SearchArgs, Searching};
+use super::{Searchable, Shown, latency_figures};
 use crate::measure::Ran;
 use anyhow::{Result, bail};
 use std::path::Path;
@@ -23,14 +24,6 @@ pub fn kinds_listed() -> String {
         Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
         _ => kinds.join(""),
     }
-}
-
-/// What an evaluation asks of a searchable workload's options, whatever its kind.
-pub trait Searching {
-    fn check_load(&self, p: Load) -> Result<()>;
-    fn check_limits(&self, limits: &[storbench_bench::run::search::LatencyLimit]) -> Result<()>;
-    fn search_in(&self, s: &SearchArgs, dir: &Path, stop: &StopFlag) -> Result<Ran>;
-    fn longest(&self, s: &SearchArgs) -> Duration;
 }
 
 impl<W: Searchable> Searching for W {

@@ -2,8 +2,8 @@
 //! stdout and, with --out, compare.html and compare.md and the latency pictures (A's and B's
 //! lines overlaid) as `latency-<workload>[-<type>].svg`.
 
-use crate::args::CompareArgs;
-use crate::subcommand::Ending;
+use crate::args::report::CompareArgs;
+use crate::ending::Ending;
 use crate::subcommand::report::{read_bundle, spectrum, write_reports};
 use anyhow::Result;
 use storbench_report::render::compare::{

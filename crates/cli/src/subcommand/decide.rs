@@ -2,9 +2,9 @@
 //! requirements (the plan's, kept in evaluation.json, or a file's), printed as the decision
 //! (`storbench_report::decision`) in words or JSON. Reads; runs and writes nothing.
 
-use crate::args::DecideArgs;
+use crate::args::report::DecideArgs;
+use crate::ending::Ending;
 use crate::plan::requirements::{Named, read_file};
-use crate::subcommand::Ending;
 use anyhow::{Context, Result, anyhow};
 use storbench_bench::input::{TEXT_LIMIT, read_text};
 use storbench_report::decision::requirement::{Requirement, parse_line};

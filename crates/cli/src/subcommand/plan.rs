@@ -1,8 +1,8 @@
 //! `storbench plan init`: writes the commented example plan, never over an existing file;
 //! `storbench plan check`: everything a run checks first, nothing run.
 
-use super::Ending;
-use crate::args::PlanCommand;
+use crate::ending::Ending;
+use crate::root::PlanCommand;
 use anyhow::{Context, Result};
 use std::io::Write;
 

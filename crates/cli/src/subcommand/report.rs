@@ -6,8 +6,8 @@
 
 pub mod spectrum;
 
-use crate::args::ReportArgs;
-use crate::subcommand::Ending;
+use crate::args::report::ReportArgs;
+use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
 use std::fs;
@@ -25,18 +25,6 @@ pub fn run(args: &ReportArgs) -> Result<Ending> {
         tell!("{}", path.display());
     }
     Ok(Ending::Ok)
-}
-
-/// `--window FROM..TO`: seconds since a run's start, each a duration (`1000s`, `20m`, `1200`).
-pub fn window(s: &str) -> Result<(f64, f64), String> {
-    let (from, to) =
-        s.split_once("..").ok_or_else(|| format!("'{s}' is not a window; write it like 1000s..1200s"))?;
-    let secs = |t: &str| t.parse::<storbench_bench::units::Seconds>().map(|d| d.0.as_secs_f64());
-    let (from, to) = (secs(from)?, secs(to)?);
-    if from >= to {
-        return Err(format!("'{s}' ends before it starts; write it like 1000s..1200s"));
-    }
-    Ok((from, to))
 }
 
 /// Reads `bundle` and writes report.html, report.md and the latency pictures into `out`;
@@ -204,7 +192,7 @@ pub fn narrow(input: &mut ReportInput, dir: &Path, window: (f64, f64)) -> Result
         let Some(bundle) = &run.bundle else { continue };
         let Some(data) = input.runs.get_mut(&run.id) else { continue };
         let at = dir.join(bundle);
-        data.summary = rebuild_over(&at, Some(window), crate::registry::rebuild_of)
+        data.summary = rebuild_over(&at, Some(window), storbench_bench::workload::registry::rebuild_of)
             .with_context(|| format!("rebuilding {} over the window from its record", at.display()))?;
         if let Some(series) = &mut data.series {
             series.keep_between(window);

@@ -2,8 +2,8 @@
 //! (`storbench_bench::run::record`), shown as a table (or JSON), and compared with the
 //! `summary.json` the run wrote; `--check` exits 1 naming the first field that differs.
 
-use crate::args::SummarizeArgs;
-use crate::subcommand::Ending;
+use crate::args::report::SummarizeArgs;
+use crate::ending::Ending;
 use anyhow::{Context, Result};
 use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::run::record::summary::{first_difference, rebuild};
@@ -11,7 +11,7 @@ use storbench_report::{Summary, export};
 
 pub fn run(args: &SummarizeArgs) -> Result<Ending> {
     let dir = &args.bundle;
-    let rebuilt = rebuild(dir, crate::registry::rebuild_of)
+    let rebuilt = rebuild(dir, storbench_bench::workload::registry::rebuild_of)
         .with_context(|| format!("rebuilding the summary of {} from its record", dir.display()))?;
     let text = export::summary_json(&rebuilt);
     let path = dir.join("summary.json");
@@ -38,5 +38,5 @@ pub fn run(args: &SummarizeArgs) -> Result<Ending> {
 
 /// The run's table as its command shows it.
 fn table(s: &Summary) -> String {
-    crate::registry::kind(&s.workload).map_or_else(String::new, |k| (k.table)(s))
+    crate::registry::by_name(&s.workload).map_or_else(String::new, |k| (k.table)(s))
 }

@@ -149,7 +149,7 @@ fn a_handed_interval_reads_back_as_the_interval_it_was_with_its_histograms() {
 
 #[test]
 fn schedule_lag_is_recorded_only_when_paced_and_its_summary_reads_back_from_the_record() {
-    use summary::io::{IoFacts, summary};
+    use crate::workload::io::summary::{IoFacts, summary};
     let mut paced = Recorder::default();
     paced.read.record(4096, 2 * MS);
     [MS / 10, MS / 10, 3 * MS].iter().for_each(|&ns| paced.lag.record(ns));

@@ -5,8 +5,8 @@
 use super::{ErrorRecord, IntegrityInterval, IntegritySpec, PAGE, SuspectPage, entry, run::Created};
 use crate::run::StopFlag;
 use crate::run::measure::{Finished, Recording, started_summary};
-use crate::run::record::summary::{self as record_summary, integrity::IntegrityFacts};
 use crate::run::record::{End, Recordable};
+use crate::workload::integrity::summary::IntegrityFacts;
 use std::io::Write;
 use storbench_report::{CrashResult, DeviceInfo, IntegrityResults, Results, Summary, TargetInfo};
 
@@ -182,7 +182,7 @@ pub fn record(
     let ended_at = jiff::Timestamp::now().to_string();
     let facts = IntegrityFacts::of(&outcome, stop.is_stopped());
     let mut end = End::of(&ended_at, &outcome, &facts);
-    let mut summary = record_summary::integrity::summary(first, &outcome.with(facts), &ended_at);
+    let mut summary = crate::workload::integrity::summary::summary(first, &outcome.with(facts), &ended_at);
     summary.warnings.extend(suspects.failure.clone());
     end.added_warnings.extend(suspects.failure);
     Ok(Finished { end: Some(end), ..Finished::new(summary) })

@@ -7,6 +7,6 @@ pub static WORKLOAD: Workload = Workload {
     what: "an integrity workload",
     reported: storbench_report::render::integrity::REPORTED,
     loads: &[],
-    rebuild: crate::run::record::summary::integrity::rebuilt,
+    rebuild: crate::workload::integrity::summary::rebuilt,
     per_shard: &[],
 };

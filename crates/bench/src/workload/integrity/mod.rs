@@ -21,6 +21,7 @@ pub mod run;
 #[cfg(test)]
 mod run_tests;
 pub mod state;
+pub mod summary;
 pub mod suspects;
 pub mod verdict;
 mod worker;

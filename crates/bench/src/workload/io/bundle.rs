@@ -5,8 +5,8 @@
 use super::{Distribution, IoInterval, IoOutcome, IoSpec, Pattern, entry};
 use crate::run::StopFlag;
 use crate::run::measure::{Finished, Recording, started_summary};
-use crate::run::record::summary::{self as record_summary, io::IoFacts};
 use crate::run::record::{End, Recordable};
+use crate::workload::io::summary::IoFacts;
 use storbench_report::{DeviceInfo, IoResults, ONLY_COMPLETED, Results, Summary, TargetInfo};
 
 /// Where the job ran, as the summary records it.
@@ -115,7 +115,7 @@ pub fn record(
     more(rec, &outcome, &mut facts);
     let end = End::of(&ended_at, &outcome, &facts);
     let outcome = outcome.with(facts);
-    let summary = record_summary::io::summary(first, &outcome, &ended_at);
+    let summary = crate::workload::io::summary::summary(first, &outcome, &ended_at);
     // A run kept as a measurement despite failed I/Os says so to the reader of its report
     // (the terminal has it under the table; a failed run says it in its error instead).
     let kept_errors = summary

@@ -8,6 +8,6 @@ pub static WORKLOAD: Workload = Workload {
     what: "an io workload",
     reported: storbench_report::render::io::REPORTED,
     loads: &[Load::Threads, Load::Iodepth, Load::Rate],
-    rebuild: crate::run::record::summary::io::rebuilt,
+    rebuild: crate::workload::io::summary::rebuilt,
     per_shard: &["workers"],
 };

@@ -28,6 +28,7 @@ mod pacing_tests;
 mod search_tests;
 #[cfg(test)]
 mod steady_tests;
+pub mod summary;
 
 pub use background::IoStream;
 pub use blocksize::BlockSizeMix;

@@ -8,6 +8,6 @@ pub static WORKLOAD: Workload = Workload {
     what: "a mailbox workload",
     reported: storbench_report::render::mailbox::REPORTED,
     loads: &[Load::Threads],
-    rebuild: crate::run::record::summary::mailbox::rebuilt,
+    rebuild: crate::workload::mailbox::summary::rebuilt,
     per_shard: &[],
 };

@@ -37,5 +37,6 @@ pub use run::{MailboxInterval, MailboxOutcome, MailboxSpec, run};
 pub use tune::{TuneStep, Tuner, median_index};
 pub use verify::{VerifyReport, verify};
 
+pub mod summary;
 #[cfg(test)]
 mod tests;

@@ -132,7 +132,7 @@ fn an_unclean_stop_after_n_log_files_is_replayed_and_the_databases_verify() {
     assert_eq!(t.corruptions, 0, "{:?}", r.detail.first);
     assert_eq!(seconds.total, *t, "the replay's seconds add up to it");
     assert!(r.complete && m.clean);
-    let per_log = crate::run::record::summary::mailbox::seconds_per_log(t.logs, &r.detail.seconds);
+    let per_log = crate::workload::mailbox::summary::seconds_per_log(t.logs, &r.detail.seconds);
     assert!(r.measured_s > 0.0 && per_log.unwrap() > 0.0, "{r:?}");
     let v = verify(dir.path(), &m, 2, &StopFlag::new(), &mut |_, _| {}).unwrap();
     assert!(v.ok(), "{:?}", v.first);

@@ -7,8 +7,8 @@ use super::entry;
 use super::users::{self, OltpInterval, OltpOutcome, OltpSpec, TXN_KINDS};
 use crate::run::StopFlag;
 use crate::run::measure::{Finished, Recording, started_summary};
-use crate::run::record::summary::{self as record_summary, oltp::OltpFacts};
 use crate::run::record::{End, Recordable};
+use crate::workload::oltp::summary::OltpFacts;
 use std::sync::Arc;
 use storbench_report::{DeviceInfo, OltpResults, Results, Summary, TargetInfo};
 
@@ -96,7 +96,7 @@ pub fn record(
     let facts = OltpFacts::of(&outcome, &place.targets);
     let end = End::of(&ended_at, &outcome, &facts);
     let outcome = outcome.with(facts);
-    let summary = record_summary::oltp::summary(first, &outcome, &ended_at);
+    let summary = crate::workload::oltp::summary::summary(first, &outcome, &ended_at);
     // A database that went away, or threads that gave up: the run failed, whatever it measured
     // before (the summary keeps that, marked incomplete).
     let failure =

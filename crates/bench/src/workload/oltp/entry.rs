@@ -8,6 +8,6 @@ pub static WORKLOAD: Workload = Workload {
     what: "an oltp workload",
     reported: storbench_report::render::oltp::REPORTED,
     loads: &[Load::Threads],
-    rebuild: crate::run::record::summary::oltp::rebuilt,
+    rebuild: crate::workload::oltp::summary::rebuilt,
     per_shard: &["n_threads"],
 };

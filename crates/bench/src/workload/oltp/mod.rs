@@ -20,6 +20,7 @@ pub mod options;
 pub mod requests;
 pub mod schema;
 pub mod size;
+pub mod summary;
 pub mod users;
 pub mod words;
 

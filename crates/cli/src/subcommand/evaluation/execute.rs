@@ -2,14 +2,17 @@
 //! power, the workload's run into its bundle under `runs/<id>/`, and its figures from the
 //! summary it returns.
 
-use crate::args::{IoJob, OltpJob};
+use crate::args::oltp::OltpJob;
 use crate::cluster::Cluster;
 use crate::console;
+use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
+use crate::plan::Plan;
+use crate::plan::configuration::Configuration;
 use crate::plan::expand::{self, PlannedRun};
-use crate::plan::{Configuration, Plan};
 use crate::power;
-use crate::subcommand::{self, Ending};
+use crate::subcommand;
+use crate::subcommand::io::args::IoJob;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -131,7 +134,7 @@ fn check_kept_once(plan: &Plan) -> Result<()> {
 
 /// A workload's error as a plan's user reads it: remedies and options named by their plan keys.
 fn in_plan(e: &anyhow::Error) -> String {
-    crate::plan::in_plan_terms(&crate::output::reason_worded(e, &crate::plan::key_for))
+    crate::plan::terms::in_plan_terms(&crate::output::reason_worded(e, &crate::plan::configuration::key_for))
 }
 
 /// What a run needs of its configuration's target that the workload's own checks cannot see.
@@ -194,8 +197,8 @@ pub fn precondition_args(plan: &Plan, ci: usize) -> Option<IoJob> {
     let size =
         whole.unwrap_or_else(|| io.options.size.map_or(subcommand::io::validate::DEFAULT_SIZE, |s| s.0));
     let options = IoOptions {
-        rw: Some(crate::args::Rw::Write),
-        bs: Some(crate::args::BlockSizes::single(128 << 10)),
+        rw: Some(crate::subcommand::io::args::Rw::Write),
+        bs: Some(crate::subcommand::io::args::BlockSizes::single(128 << 10)),
         iodepth: Some(16),
         workers: Some(1),
         runtime: None,

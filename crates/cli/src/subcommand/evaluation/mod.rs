@@ -8,10 +8,10 @@ mod execute;
 mod progress;
 mod shard_step;
 
-use super::Ending;
-use crate::args::RunArgs;
 use crate::cluster::{Cluster, ClusterPlan};
+use crate::ending::Ending;
 use crate::plan::{self, Plan, QUICK_PLAN, expand, expand::PlannedRun};
+use crate::root::RunArgs;
 use crate::{console, output, power};
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -94,7 +94,7 @@ struct Start {
     dir: Option<PathBuf>,
     previous: Option<Evaluation>,
     /// The command-line method options saved by the runs before (for a resume).
-    saved: plan::Method,
+    saved: plan::method::Method,
 }
 
 /// `storbench plan check PLAN`: everything `run` checks before its first run (the plan's
@@ -102,7 +102,7 @@ struct Start {
 /// problem listed; nothing runs and nothing is written.
 pub fn check(file: &Path) -> Result<Ending> {
     let text = read_plan(file)?;
-    let mut plan = crate::shard::parse_plan(&file.display().to_string(), &text, false)?;
+    let mut plan = crate::plan::parse::parse_as_shard(&file.display().to_string(), &text, false)?;
     plan.method = checked(plan.method)?;
     let mut found = execute::problems(&plan);
     found.extend(power::check(plan.method.power.as_deref(), &plan.own_meters()));
@@ -143,10 +143,10 @@ fn fresh(a: &RunArgs) -> Result<Start> {
         None if a.targets.is_empty() => ("(built-in quick plan)".to_string(), QUICK_PLAN.to_string()),
         None => ("(built-in quick plan on --target)".to_string(), plan::quick::plan_for(&a.targets)?),
     };
-    let mut plan = crate::shard::parse_plan(&file, &text, a.cluster.on.is_some())?;
+    let mut plan = crate::plan::parse::parse_as_shard(&file, &text, a.cluster.on.is_some())?;
     plan.method = checked(plan.method.overridden_by(&a.method))?;
     check_and_start_meters(&plan)?;
-    Ok(Start { plan, text, dir: None, previous: None, saved: plan::Method::default() })
+    Ok(Start { plan, text, dir: None, previous: None, saved: plan::method::Method::default() })
 }
 
 fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
@@ -158,12 +158,13 @@ fn resume_from(dir: &Path, a: &RunArgs) -> Result<Start> {
     let (file, text) = plan_to_resume(dir, &read(PLAN_COPY)?, a.plan.as_deref())?;
     let previous: Evaluation = serde_json::from_str(&read(EVALUATION_JSON)?)
         .with_context(|| format!("{} is not an evaluation", dir.join(EVALUATION_JSON).display()))?;
-    let saved: plan::Method = serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
+    let saved: plan::method::Method =
+        serde_json::from_str(&read(OVERRIDES)?).context("reading method.json")?;
     // Read as what storbench wrote: the resume may replace them.
     for name in [EVALUATION_JSON, OVERRIDES] {
         storbench_bench::files::claim_at(&dir.join(name));
     }
-    let mut plan = crate::shard::parse_plan(&file, &text, a.cluster.on.is_some())?;
+    let mut plan = crate::plan::parse::parse_as_shard(&file, &text, a.cluster.on.is_some())?;
     plan.method = checked(plan.method.overridden_by(&saved).overridden_by(&a.method))?;
     if let Some(power) =
         plan.method.power.as_deref().filter(|p| storbench_bench::secret::holds_hidden_secret(p))
@@ -220,7 +221,7 @@ fn plan_to_resume(dir: &Path, saved: &str, given: Option<&Path>) -> Result<(Stri
 }
 
 /// The method once the command line's options are in.
-fn checked(m: plan::Method) -> Result<plan::Method> {
+fn checked(m: plan::method::Method) -> Result<plan::method::Method> {
     match m.check() {
         Ok(()) => Ok(m),
         Err((key, message, hint)) => bail!("{message} (--{}); {hint}", key.replace('_', "-")),
@@ -230,7 +231,7 @@ fn checked(m: plan::Method) -> Result<plan::Method> {
 /// `<output dir>/<time>-<name>/` with the plan, the command-line overrides and the system's
 /// disclosure.
 fn create_dir(a: &RunArgs, plan: &Plan, text: &str) -> Result<PathBuf> {
-    let root = crate::subcommand::results_root(a.output_dir.as_deref())?;
+    let root = crate::preflight::results_root(a.output_dir.as_deref())?;
     let dir = bundle::new_dir(&root, &plan.name)?;
     bundle::write_atomic(&dir.join(PLAN_COPY), text)?;
     bundle::write_atomic(&dir.join(OVERRIDES), &serde_json::to_string_pretty(&a.method)?)?;
@@ -298,7 +299,9 @@ fn evaluate(
         let run = &runs[i];
         let config = &plan.configurations[run.configuration];
         let mut precondition = false;
-        if run.args.get::<crate::args::IoJob>().is_some() && !preconditioned[run.configuration] {
+        if run.args.get::<crate::subcommand::io::args::IoJob>().is_some()
+            && !preconditioned[run.configuration]
+        {
             // On a cluster every shard preconditions its own target in its setup.
             precondition = execute::precondition_args(plan, run.configuration).is_some();
             if cluster.is_none() {

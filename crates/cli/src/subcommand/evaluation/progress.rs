@@ -2,8 +2,9 @@
 //! runs' planned lengths, corrected by how long the finished ones really took.
 
 use super::short;
+use crate::plan::configuration::Configuration;
 use crate::plan::expand::PlannedRun;
-use crate::plan::{Configuration, Method};
+use crate::plan::method::Method;
 use std::time::{Duration, Instant};
 
 pub struct Eta {

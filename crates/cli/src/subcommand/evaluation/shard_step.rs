@@ -4,8 +4,8 @@
 //! measured run into `<--into>/<index>/`, started at `--start-at`.
 
 use super::{execute, resume_from};
-use crate::args::RunArgs;
-use crate::subcommand::Ending;
+use crate::ending::Ending;
+use crate::root::RunArgs;
 use crate::{console, power};
 use anyhow::{Context, Result, anyhow};
 use storbench_bench::run::StopFlag;

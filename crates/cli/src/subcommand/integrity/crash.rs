@@ -18,7 +18,7 @@
 //! built again from the bundle alone.
 
 use super::handover::{Handover, Intake, Sink};
-use crate::args::CrashArgs;
+use crate::args::integrity::CrashArgs;
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
@@ -29,8 +29,8 @@ use storbench_bench::monitor::{SystemSampler, resolve_device};
 use storbench_bench::rng::{stream, unit};
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::Facts;
-use storbench_bench::run::record::summary::integrity::crash::{CrashFacts, CycleRecord};
 use storbench_bench::workload::integrity::bundle::ErrorFile;
+use storbench_bench::workload::integrity::summary::crash::{CrashFacts, CycleRecord};
 use storbench_bench::workload::integrity::{
     self as integ, AuditReport, IntegrityRecorder, IntegritySpec, Journal, Layout,
 };
@@ -143,7 +143,7 @@ pub fn run_cycles(
 }
 
 fn add_cycle(out: &mut CrashFacts, report: &AuditReport, acknowledged: u64, seconds: f64) {
-    let e = storbench_bench::run::record::summary::integrity::errors_of_audit(report);
+    let e = storbench_bench::workload::integrity::summary::errors_of_audit(report);
     // A page whose acknowledged generation is missing: lost, torn back, or replaced.
     let lost = e.lost_writes + e.torn_pages + e.misplaced_pages + e.checksum + e.read_errors;
     out.crash.cycles += 1;
@@ -411,7 +411,9 @@ mod tests {
     #[test]
     fn a_crash_writer_runs_the_parents_spec_exactly_with_its_cycles_seed_and_hands_over_its_intervals() {
         let dir = tempfile::tempdir().unwrap();
-        let parse = |argv: Vec<String>| crate::args::parse_kind::<crate::args::IntegrityCommand>(&argv).run;
+        let parse = |argv: Vec<String>| {
+            crate::root::parse_kind::<crate::args::integrity::IntegrityCommand>(&argv).run
+        };
         let target = dir.path().display().to_string();
         let parent = parse(["storbench", "integrity", "--target", &target].map(String::from).to_vec());
         let spec = IntegritySpec {

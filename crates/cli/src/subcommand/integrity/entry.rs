@@ -1,10 +1,11 @@
 //! integrity's registry entry: what a plan and an evaluation need of an integrity workload.
 
-use crate::args::{IntegrityCommand, IntegrityJob};
+use crate::args::integrity::{IntegrityCommand, IntegrityJob};
+use crate::ending::Ending;
 use crate::measure::Ran;
-use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options};
-use crate::subcommand::Ending;
+use crate::plan::configuration::Configuration;
+use crate::plan::method::Method;
+use crate::registry::kind::{CommandLine, Kind, OfKind, Options};
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -55,8 +56,8 @@ impl OfKind for IntegrityJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl crate::registry::Flagged for IntegrityJob {
-    type Flags = crate::args::IntegrityArgs;
+impl crate::registry::kind::Flagged for IntegrityJob {
+    type Flags = crate::args::integrity::IntegrityArgs;
 }
 
 impl Options for IntegrityJob {

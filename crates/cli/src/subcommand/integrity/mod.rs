@@ -16,8 +16,8 @@ pub mod table;
 pub mod validate;
 mod verify;
 
-use super::Ending;
-use crate::args::{IntegrityCommand, IntegrityJob, IntegritySub};
+use crate::args::integrity::{IntegrityCommand, IntegrityJob, IntegritySub};
+use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result};
@@ -25,7 +25,6 @@ use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::End;
-use storbench_bench::run::record::summary as record_summary;
 use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::integrity::{self as integ, IntegritySpec};
 use storbench_report::columns::integrity as col;
@@ -224,7 +223,7 @@ fn measure_crashes(
         let out = cycles.outcome(sink);
         let ended_at = jiff::Timestamp::now().to_string();
         let end = End::of(&ended_at, &out, &out.detail);
-        let s = record_summary::integrity::crash::summary(first, &out, &ended_at);
+        let s = storbench_bench::workload::integrity::summary::crash::summary(first, &out, &ended_at);
         Ok(Finished { end: Some(end), ..Finished::new(s) })
     })
 }

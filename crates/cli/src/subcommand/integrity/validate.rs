@@ -2,7 +2,7 @@
 //! options themselves and fills in the defaults): a place for the files, sizes that fit in
 //! its free space, a target that holds none of the workload's files. Nothing is written here.
 
-use crate::args::IntegrityJob;
+use crate::args::integrity::IntegrityJob;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 use storbench_bench::target::{Refusal, free_space};
@@ -11,7 +11,7 @@ use storbench_bench::workload::integrity::{IntegrityOptions, IntegritySpec};
 /// The run the options describe: the library's checks of them, then where the files go.
 pub fn validate(a: &IntegrityJob) -> Result<IntegritySpec> {
     let spec = a.options.spec().map_err(anyhow::Error::msg)?;
-    crate::subcommand::results_root(a.out.output_dir.as_deref())?;
+    crate::preflight::results_root(a.out.output_dir.as_deref())?;
     let (dir, device) = place(&a.options)?;
     Ok(IntegritySpec { dir, device, ..spec })
 }

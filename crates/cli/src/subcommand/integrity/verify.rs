@@ -4,8 +4,8 @@
 //! journal is damaged (cut short, a bad record, pages holding writes it never reserved), which
 //! is never blamed on the data.
 
-use super::Ending;
-use crate::args::IntegrityVerifyArgs;
+use crate::args::integrity::IntegrityVerifyArgs;
+use crate::ending::Ending;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use storbench_bench::run::StopFlag;
@@ -65,7 +65,7 @@ fn json(r: &AuditReport, acknowledged: u64, seconds: f64) -> String {
         "pages_checked": r.pages_checked,
         "writes_acknowledged": acknowledged,
         "seconds": seconds,
-        "errors": storbench_bench::run::record::summary::integrity::errors_of_audit(r),
+        "errors": storbench_bench::workload::integrity::summary::errors_of_audit(r),
         "first_errors": r.first_errors,
     });
     serde_json::to_string_pretty(&value).expect("serializes") + "\n"

@@ -1,10 +1,11 @@
 //! io's registry entry: what a plan and an evaluation need of an io workload.
 
-use crate::args::{IoCommand, IoJob};
+use crate::ending::Ending;
 use crate::measure::Ran;
-use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options};
-use crate::subcommand::Ending;
+use crate::plan::configuration::Configuration;
+use crate::plan::method::Method;
+use crate::registry::kind::{CommandLine, Kind, OfKind, Options};
+use crate::subcommand::io::args::{IoCommand, IoJob};
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -52,8 +53,8 @@ impl OfKind for IoJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl crate::registry::Flagged for IoJob {
-    type Flags = crate::args::IoArgs;
+impl crate::registry::kind::Flagged for IoJob {
+    type Flags = crate::subcommand::io::args::IoArgs;
 }
 
 impl Options for IoJob {
@@ -131,7 +132,7 @@ impl Options for IoJob {
         self.out.name = Some(name);
     }
 
-    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+    fn searching(&self) -> Option<&dyn crate::search::args::Searching> {
         Some(self)
     }
 

@@ -2,23 +2,24 @@
 //! A profile set shows a line per job with its headline; each job's own output is in its
 //! bundle's output.log (and on the terminal too with --verbose).
 
+pub mod args;
 pub mod entry;
 mod like;
 mod search;
 pub mod table;
 pub mod validate;
 
-use super::Ending;
-use crate::args::IoJob;
+use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
+use crate::subcommand::io::args::IoJob;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::summary::io::IoFacts;
 use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};
 use storbench_bench::workload::io::bundle::{self as io_bundle, IoPlace};
+use storbench_bench::workload::io::summary::IoFacts;
 use storbench_bench::workload::io::{IoInterval, IoOutcome, IoSpec};
 use storbench_report::columns::io as col;
 use storbench_report::{DatabaseInfo, DeviceInfo, Results, Summary, export};
@@ -77,7 +78,7 @@ fn measure_one(args: &IoJob, r: &Ready, given: Option<&Path>, stop: &StopFlag) -
 /// The options, checked against the target as it is (nothing is written).
 pub fn check(args: &IoJob) -> Result<(Validated, Option<TargetPlan>)> {
     let v = validate::validate(args)?;
-    crate::subcommand::results_root(args.out.output_dir.as_deref())?;
+    crate::preflight::results_root(args.out.output_dir.as_deref())?;
     let plan = v.target.as_ref().map(target::plan).transpose()?;
     for job in &v.jobs {
         let (size, direct, align) =

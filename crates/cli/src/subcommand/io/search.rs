@@ -1,10 +1,11 @@
 //! What io's load and figures are to a search: threads = --workers, iodepth, rate =
 //! --rate-iops; latency by reads and writes.
 
-use crate::args::{IoJob, OutputArgs};
-use crate::registry::Options;
+use crate::args::OutputArgs;
+use crate::registry::kind::Options;
 use crate::search::workloads::figures_of;
 use crate::search::{LAT_STATS, Searchable};
+use crate::subcommand::io::args::IoJob;
 use anyhow::{Result, bail};
 use std::time::Duration;
 use storbench_bench::run::search::{Figure, Load, Statistic};

@@ -1,7 +1,8 @@
 //! `storbench io` options → the library's typed jobs. Every message names the option, what
 //! was wrong and what to write instead; nothing is written before all of it passes.
 
-use crate::args::{IoJob, SteadyArgs};
+use crate::args::SteadyArgs;
+use crate::subcommand::io::args::IoJob;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -82,7 +83,7 @@ fn template_spec(args: &IoOptions, name: Option<&str>) -> Result<IoSpec> {
     let workers = bounded("--workers", args.workers.unwrap_or(1), 1, 1024)?;
     // Every worker holds a buffer of the largest block for each request in flight.
     let buffers = u64::from(block_sizes.max()) * u64::from(iodepth) * u64::from(workers);
-    crate::subcommand::check_memory(
+    crate::preflight::check_memory(
         &format!("--bs {} with --iodepth {iodepth} and --workers {workers}", block_sizes.max()),
         Some(buffers),
         "give a smaller --bs, --iodepth or --workers",

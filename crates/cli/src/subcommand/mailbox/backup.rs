@@ -8,8 +8,8 @@ use crate::measure::Finished;
 use crate::output;
 use anyhow::{Context, Result};
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::summary::mailbox::{BACKUP_STREAM, BackupFacts, backup_summary};
 use storbench_bench::run::record::{End, Recordable};
+use storbench_bench::workload::mailbox::summary::{BACKUP_STREAM, BackupFacts, backup_summary};
 use storbench_bench::workload::mailbox::{self as mbx, Manifest};
 use storbench_report::Summary;
 

@@ -1,10 +1,12 @@
 //! mailbox's registry entry: what a plan and an evaluation need of a mailbox workload.
 
-use crate::args::{MailboxCommand, MailboxJob, SteadyArgs};
+use crate::args::SteadyArgs;
+use crate::args::mailbox::{MailboxCommand, MailboxJob};
+use crate::ending::Ending;
 use crate::measure::Ran;
-use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options, Targets};
-use crate::subcommand::Ending;
+use crate::plan::configuration::Configuration;
+use crate::plan::method::Method;
+use crate::registry::kind::{CommandLine, Kind, OfKind, Options, Targets};
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -53,8 +55,8 @@ impl OfKind for MailboxJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl crate::registry::Flagged for MailboxJob {
-    type Flags = crate::args::MailboxArgs;
+impl crate::registry::kind::Flagged for MailboxJob {
+    type Flags = crate::args::mailbox::MailboxArgs;
 }
 
 impl Options for MailboxJob {
@@ -102,7 +104,7 @@ impl Options for MailboxJob {
         self.out.name = Some(name);
     }
 
-    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+    fn searching(&self) -> Option<&dyn crate::search::args::Searching> {
         Some(self)
     }
 

@@ -20,8 +20,8 @@ mod tune;
 pub mod validate;
 mod verify;
 
-use super::Ending;
-use crate::args::{MailboxCommand, MailboxJob, MailboxSub};
+use crate::args::mailbox::{MailboxCommand, MailboxJob, MailboxSub};
+use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::output;
 use anyhow::Result;

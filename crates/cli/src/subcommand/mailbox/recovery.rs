@@ -7,21 +7,21 @@
 //! cells empty (the replay's counts are in the record) beside the host's sample, so that the
 //! file keeps one header. Its summary is built from the record's values.
 
-use super::Ending;
 use super::test::{TestRows, Transacted, spec, transactional};
 use super::validate::MailboxPlan;
 use super::verify::{kept_databases, verify_with_bar};
+use crate::ending::Ending;
 use crate::measure::Finished;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
-use storbench_bench::run::record::summary::mailbox::{
-    RECOVERY_STREAM, RecoveryFacts, ReplayFacts, Verified, replay_seconds, seconds_per_log,
-    soft_recovery_summary,
-};
 use storbench_bench::run::record::{End, Facts, Recordable};
 use storbench_bench::run::{Beside, Closed, Interval, Outcome, Parts, StopFlag};
 use storbench_bench::target::lock::lock_place;
+use storbench_bench::workload::mailbox::summary::{
+    RECOVERY_STREAM, RecoveryFacts, ReplayFacts, Verified, replay_seconds, seconds_per_log,
+    soft_recovery_summary,
+};
 use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, RecoveryTally, layout};
 use storbench_report::series::SeriesRow;
 use storbench_report::{StreamValues, Summary};

@@ -1,7 +1,8 @@
 //! What the mailbox's load and figures are to a search: threads (the sessions); latency by
 //! each stream's worst database, the mean as Jetstress averages it.
 
-use crate::args::{MailboxJob, OutputArgs};
+use crate::args::OutputArgs;
+use crate::args::mailbox::MailboxJob;
 use crate::search::workloads::{figures_of, fixed_steps};
 use crate::search::{LAT_STATS, Searchable};
 use anyhow::{Result, bail};

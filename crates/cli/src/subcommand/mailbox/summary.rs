@@ -1,6 +1,6 @@
 //! A mailbox test's summary as it starts (what was run); every test's finished summary is
 //! built in the library from what the record holds
-//! (`storbench_bench::run::record::summary::mailbox`).
+//! (`storbench_bench::workload::mailbox::summary`).
 
 use super::validate::MailboxPlan;
 use storbench_report::{DeviceInfo, MailboxResults, Results, Summary, TargetInfo};

@@ -4,7 +4,7 @@
 
 use super::validate::MailboxPlan;
 use super::{backup::backup, recovery::soft_recovery, summary, verify::verify_with_bar};
-use crate::args::MailboxJob;
+use crate::args::mailbox::MailboxJob;
 use crate::measure::{self, BundleDir, Finished, Measured, Start};
 use crate::output;
 use anyhow::{Context, Result};
@@ -12,11 +12,10 @@ use std::path::Path;
 use storbench_bench::monitor::{SystemSampler, resolve_device};
 use storbench_bench::run::WithStreams;
 use storbench_bench::run::bundle::Bundle;
-use storbench_bench::run::record::summary::mailbox::{MailboxFacts, Verified};
-use storbench_bench::run::record::summary::{self as record_summary};
 use storbench_bench::run::record::{End, Recordable};
 use storbench_bench::run::{Outcome, Parts, StopFlag};
 use storbench_bench::workload::mailbox::MailboxRecorder;
+use storbench_bench::workload::mailbox::summary::{MailboxFacts, Verified};
 use storbench_bench::workload::mailbox::{self as mbx, MailboxSpec, Manifest, TestType};
 use storbench_report::DatabaseInfo;
 use storbench_report::columns::mailbox as col;
@@ -103,7 +102,7 @@ pub(super) fn measure_test(
                 let t = transactional(&mut run, plan, spec, manifest, stop)?;
                 let ended_at = jiff::Timestamp::now().to_string();
                 let end = End::of(&ended_at, &t, &t.detail);
-                let summary = record_summary::mailbox::summary(first, &t, &ended_at);
+                let summary = storbench_bench::workload::mailbox::summary::summary(first, &t, &ended_at);
                 Ok(Finished { end: Some(end), ..Finished::new(summary) })
             }
         }

@@ -1,11 +1,11 @@
 //! `mailbox --tune`: trials that move the thread count (and the mailboxes) until the most
 //! threads that pass are found, then three full runs of that setting.
 
-use super::Ending;
 use super::databases::{prepare, remove_databases};
 use super::test::{measure_test, spec};
 use super::validate::MailboxPlan;
-use crate::args::MailboxJob;
+use crate::args::mailbox::MailboxJob;
+use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
 use anyhow::{Context, Result, bail};
 use std::path::Path;

@@ -1,7 +1,8 @@
 //! Parse, then validate: the options become a run plan, or an error naming the option and
 //! the fix, before anything is created or written.
 
-use crate::args::{MailboxJob, SteadyArgs};
+use crate::args::SteadyArgs;
+use crate::args::mailbox::MailboxJob;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -54,7 +55,7 @@ pub fn validate(job: &MailboxJob) -> Result<MailboxPlan> {
         })?,
     };
     let test = a.test.unwrap_or(TestType::Performance);
-    crate::subcommand::results_root(job.out.output_dir.as_deref())?;
+    crate::preflight::results_root(job.out.output_dir.as_deref())?;
     let profile = profile(a, preset)?;
     let thresholds = thresholds(a, preset, test)?;
     let db_dir = a.target.clone().unwrap_or_else(|| PathBuf::from("storbench-mailbox"));
@@ -175,9 +176,9 @@ fn check_memory_use(p: &Profile, databases: u32, threads: u32) -> Result<()> {
         "--cache-size {} for each of {databases} database(s) ({buffers} pages of bookkeeping each)",
         ByteSize(p.cache_max)
     );
-    crate::subcommand::check_memory(&what, caches, "give a smaller --cache-size or fewer --databases")?;
+    crate::preflight::check_memory(&what, caches, "give a smaller --cache-size or fewer --databases")?;
     let buffers = u64::from(threads) * u64::from(p.page_size);
-    crate::subcommand::check_memory(&format!("--threads {threads}"), Some(buffers), "give fewer --threads")
+    crate::preflight::check_memory(&format!("--threads {threads}"), Some(buffers), "give fewer --threads")
 }
 
 /// The preset's engine parameters with the user's overrides.

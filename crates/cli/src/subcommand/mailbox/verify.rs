@@ -1,9 +1,9 @@
 //! Checking every page and log block of the databases against its checksum: after a test,
 //! and on demand (`mailbox verify`).
 
-use super::Ending;
 use super::recovery::say_dirty_shutdown;
-use crate::args::MailboxVerifyArgs;
+use crate::args::mailbox::MailboxVerifyArgs;
+use crate::ending::Ending;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::Path;

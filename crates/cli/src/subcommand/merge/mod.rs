@@ -9,8 +9,8 @@
 
 mod series;
 
-use crate::args::MergeArgs;
-use crate::subcommand::Ending;
+use crate::args::report::MergeArgs;
+use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use storbench_bench::input::{DATA_LIMIT, read_text};
@@ -48,7 +48,7 @@ pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFil
     // The summary and the series at once, one a core.
     let (summary, series) = std::thread::scope(|scope| {
         let series = scope.spawn(|| series::merged(&shards, record.start.epoch_ns));
-        let summary = rebuild_record(&record, None, crate::registry::rebuild_of)
+        let summary = rebuild_record(&record, None, storbench_bench::workload::registry::rebuild_of)
             .context("building the merged summary from the merged record");
         (summary, series.join().expect("the series' thread"))
     });
@@ -75,7 +75,7 @@ pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFil
 fn show(args: &MergeArgs, summary: &Summary, file: &ShardsFile) {
     if args.json {
         tell_raw!("{}", export::summary_json(summary));
-    } else if let Some(k) = crate::registry::kind(&summary.workload) {
+    } else if let Some(k) = crate::registry::by_name(&summary.workload) {
         tell_raw!("{}\n", (k.table)(summary));
     }
     for missing in &file.missing {
@@ -172,7 +172,7 @@ fn check_shard(shard: &Shard) -> Result<()> {
         .map_err(anyhow::Error::from)
         .and_then(|text| Ok(serde_json::from_str(&text)?))
         .with_context(|| format!("{}: reading {}", named(), path.display()))?;
-    let rebuilt = rebuild(dir, crate::registry::rebuild_of)
+    let rebuilt = rebuild(dir, storbench_bench::workload::registry::rebuild_of)
         .with_context(|| format!("{}: rebuilding its summary from its record", named()))?;
     let rebuilt: serde_json::Value = serde_json::from_str(&export::summary_json(&rebuilt))?;
     if let Some((field, was, now)) = first_difference(&stored, &rebuilt) {

@@ -1,10 +1,12 @@
 //! oltp's registry entry: what a plan and an evaluation need of a DVD Store workload.
 
-use crate::args::{OltpCommand, OltpJob, SteadyArgs};
+use crate::args::SteadyArgs;
+use crate::args::oltp::{OltpCommand, OltpJob};
+use crate::ending::Ending;
 use crate::measure::Ran;
-use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options, Targets};
-use crate::subcommand::Ending;
+use crate::plan::configuration::Configuration;
+use crate::plan::method::Method;
+use crate::registry::kind::{CommandLine, Kind, OfKind, Options, Targets};
 use anyhow::Result;
 use clap::Subcommand;
 use std::path::Path;
@@ -55,8 +57,8 @@ impl OfKind for OltpJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl crate::registry::Flagged for OltpJob {
-    type Flags = crate::args::OltpRunArgs;
+impl crate::registry::kind::Flagged for OltpJob {
+    type Flags = crate::args::oltp::OltpRunArgs;
 }
 
 impl Options for OltpJob {
@@ -130,7 +132,7 @@ impl Options for OltpJob {
         self.out.name = Some(name);
     }
 
-    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+    fn searching(&self) -> Option<&dyn crate::search::args::Searching> {
         Some(self)
     }
 

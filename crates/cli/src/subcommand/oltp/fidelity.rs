@@ -2,8 +2,8 @@
 //! SQL, by the server's counters, per call type and per order.
 
 use super::{backend_of_url, db_size, read_password_file, targets};
-use crate::args::OltpFidelityArgs;
-use crate::subcommand::Ending;
+use crate::args::oltp::OltpFidelityArgs;
+use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use storbench_bench::db::BackendKind;

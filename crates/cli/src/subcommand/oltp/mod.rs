@@ -10,8 +10,8 @@ pub mod table;
 
 pub use run::measure;
 
-use super::Ending;
-use crate::args::{DbArgs, OltpCommand, OltpGenArgs, OltpJob, OltpLoadArgs};
+use crate::args::oltp::{DbArgs, OltpCommand, OltpGenArgs, OltpJob, OltpLoadArgs};
+use crate::ending::Ending;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::PathBuf;

@@ -3,9 +3,9 @@
 
 use super::ds3::{self, Sampled};
 use super::{db_size, open_databases};
-use crate::args::{OltpJob, OltpRunArgs};
+use crate::args::oltp::{OltpJob, OltpRunArgs};
+use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
-use crate::subcommand::Ending;
 use anyhow::{Context, Result, bail};
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -1,7 +1,8 @@
 //! What an oltp run's load and figures are to a search: threads = --n-threads; latency by
 //! the order and each transaction type.
 
-use crate::args::{OltpJob, OutputArgs};
+use crate::args::OutputArgs;
+use crate::args::oltp::OltpJob;
 use crate::search::workloads::{figures_of, fixed_steps};
 use crate::search::{LAT_STATS, Searchable};
 use anyhow::Result;

@@ -1,6 +1,7 @@
 //! Options of `storbench replay`, defined once: doc comment = `--help` = plan key.
 
-use crate::args::{DbArgs, OutputArgs};
+use crate::args::OutputArgs;
+use crate::args::oltp::DbArgs;
 use clap::{Args, ValueEnum};
 use std::path::PathBuf;
 use storbench_bench::units::Seconds;
@@ -115,7 +116,7 @@ pub struct ReplayCommand {
     #[command(flatten)]
     pub args: ReplayArgs,
     #[command(flatten)]
-    pub search: crate::search::SearchArgs,
+    pub search: crate::search::args::SearchArgs,
 }
 
 impl ReplayArgs {

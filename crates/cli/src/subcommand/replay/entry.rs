@@ -1,10 +1,11 @@
 //! replay's registry entry: its subcommand, and what a plan and an evaluation need of a replay.
 
 use super::args::{ReplayCommand, ReplayJob};
+use crate::ending::Ending;
 use crate::measure::Ran;
-use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options};
-use crate::subcommand::Ending;
+use crate::plan::configuration::Configuration;
+use crate::plan::method::Method;
+use crate::registry::kind::{CommandLine, Kind, OfKind, Options};
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -58,7 +59,7 @@ impl OfKind for ReplayJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl crate::registry::Flagged for ReplayJob {
+impl crate::registry::kind::Flagged for ReplayJob {
     type Flags = super::args::ReplayArgs;
 }
 
@@ -130,7 +131,7 @@ impl Options for ReplayJob {
         self.out.name = Some(name);
     }
 
-    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+    fn searching(&self) -> Option<&dyn crate::search::args::Searching> {
         Some(self)
     }
 

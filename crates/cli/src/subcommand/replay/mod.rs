@@ -11,7 +11,7 @@ pub mod entry;
 mod search;
 pub mod table;
 
-use super::Ending;
+use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result, bail};

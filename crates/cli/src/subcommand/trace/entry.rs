@@ -1,11 +1,12 @@
 //! replay-trace's registry entry: its subcommand, and what a plan and an evaluation need of
 //! a replay of a block trace.
 
-use crate::args::{ReplayTraceArgs, ReplayTraceJob};
+use crate::args::trace::{ReplayTraceArgs, ReplayTraceJob};
+use crate::ending::Ending;
 use crate::measure::Ran;
-use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options};
-use crate::subcommand::Ending;
+use crate::plan::configuration::Configuration;
+use crate::plan::method::Method;
+use crate::registry::kind::{CommandLine, Kind, OfKind, Options};
 use anyhow::Result;
 use clap::Args;
 use std::path::Path;
@@ -55,7 +56,7 @@ impl OfKind for ReplayTraceJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl crate::registry::Flagged for ReplayTraceJob {
+impl crate::registry::kind::Flagged for ReplayTraceJob {
     type Flags = ReplayTraceArgs;
 }
 

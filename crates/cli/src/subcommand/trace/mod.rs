@@ -5,8 +5,9 @@
 pub mod entry;
 mod replay;
 
-use crate::args::{CaptureArgs, FingerprintArgs};
-use crate::subcommand::Ending;
+use crate::args::trace::{CaptureArgs, FingerprintArgs};
+use crate::background::capture::tracing_ready;
+use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -74,21 +75,6 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
     } else {
         Ending::Ok
     })
-}
-
-/// The kernel's tracing made ready for a capture: tracefs mounted where it is missing (one
-/// line says so), else why it cannot be used, naming the fix.
-pub fn tracing_ready() -> Result<(), String> {
-    let root = Path::new(files::tracefs::ROOT);
-    if let Some(at) = files::tracefs::mount_if_missing(root) {
-        say!("mounted tracefs at {}", at.display());
-    }
-    for stale in files::tracefs::remove_stale(root) {
-        say!(
-            "removed the tracing instance {stale} of a storbench that no longer runs (killed while capturing)"
-        );
-    }
-    files::tracefs::unavailable(root).map_or(Ok(()), Err)
 }
 
 fn default_out(kernel_name: &str, at: jiff::Timestamp) -> PathBuf {

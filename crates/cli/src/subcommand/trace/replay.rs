@@ -6,10 +6,10 @@
 //! beside the run and compares its fingerprint with the trace's once the run ended.
 
 use super::read_trace;
-use crate::args::ReplayTraceJob;
+use crate::args::trace::ReplayTraceJob;
+use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
-use crate::subcommand::Ending;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -70,7 +70,7 @@ pub fn check(a: &ReplayTraceJob) -> Result<Checked> {
     }
     let speed = crate::subcommand::replay::speed_factor(a.options.speed.unwrap_or(1.0))?;
     bounded(a, &original, speed)?;
-    crate::subcommand::results_root(a.out.output_dir.as_deref())?;
+    crate::preflight::results_root(a.out.output_dir.as_deref())?;
     let req = TargetRequest {
         path: a.options.target.clone().unwrap_or_else(|| PathBuf::from(".")),
         size: None,

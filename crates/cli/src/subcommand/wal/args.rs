@@ -14,7 +14,7 @@ pub struct WalCommand {
     #[command(flatten)]
     pub run: WalArgs,
     #[command(flatten)]
-    pub search: crate::search::SearchArgs,
+    pub search: crate::search::args::SearchArgs,
 }
 
 /// Options of `storbench wal`; the same keys work in a plan file's wal workload (there one

@@ -2,10 +2,11 @@
 //! path workload.
 
 use super::args::{WalCommand, WalJob};
+use crate::ending::Ending;
 use crate::measure::Ran;
-use crate::plan::{Configuration, Method};
-use crate::registry::{CommandLine, Kind, OfKind, Options};
-use crate::subcommand::Ending;
+use crate::plan::configuration::Configuration;
+use crate::plan::method::Method;
+use crate::registry::kind::{CommandLine, Kind, OfKind, Options};
 use anyhow::{Result, bail};
 use clap::Args;
 use std::path::Path;
@@ -56,7 +57,7 @@ impl OfKind for WalJob {
     const KIND: &'static Kind = &KIND;
 }
 
-impl crate::registry::Flagged for WalJob {
+impl crate::registry::kind::Flagged for WalJob {
     type Flags = super::args::WalArgs;
 }
 
@@ -108,7 +109,7 @@ impl Options for WalJob {
         self.out.name = Some(name);
     }
 
-    fn searching(&self) -> Option<&dyn crate::search::Searching> {
+    fn searching(&self) -> Option<&dyn crate::search::args::Searching> {
         Some(self)
     }
 

@@ -8,7 +8,7 @@ pub mod args;
 pub mod entry;
 mod search;
 
-use super::Ending;
+use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
 use anyhow::{Result, anyhow, bail};
@@ -25,7 +25,7 @@ pub fn validate(a: &WalJob) -> Result<WalSpec> {
 
 pub fn run(args: &WalJob, stop: &StopFlag) -> Result<Ending> {
     let spec = validate(args)?;
-    crate::subcommand::results_root(args.out.output_dir.as_deref())?;
+    crate::preflight::results_root(args.out.output_dir.as_deref())?;
     let points = spec.points();
     let summaries = if let [only] = points.as_slice() {
         let dir = BundleDir::choose(None, &args.out, &wal::bundle::name_of(only))?;

@@ -1,12 +1,11 @@
-//! Each workload's summary, built from its outcome by one pure function: at the end of a run
-//! from the driver's outcome, and from a bundle's stored record (`rebuild`) by the same
-//! function, so that the two agree field for field.
+//! What every workload's summary shares: each workload builds its own from its outcome by one
+//! pure function in its folder (`workload/<kind>/summary.rs`), at the end of a run from the
+//! driver's outcome and from a bundle's stored record (`rebuild`, through the workload's
+//! [`Rebuild`]) by the same function, so that the two agree field for field. This module
+//! names no workload: it holds the run's common fields, the background streams' figures and
+//! the rebuild from a record.
 
 pub mod background;
-pub mod integrity;
-pub mod io;
-pub mod mailbox;
-pub mod oltp;
 
 use super::{RecordError, StoredRecord};
 use crate::metrics::{ErrorTally, LatencyHistogram};

@@ -8,8 +8,8 @@
 //! seconds are told apart without a field the record's other streams lack, and the run's
 //! figures are every cycle stream merged.
 
-use super::super::{cpu_usage, ended};
 use super::{IntegrityRecorder, audit_result, measured};
+use crate::run::record::summary::{cpu_usage, ended};
 use crate::run::record::{RecordError, StoredRecord};
 use crate::run::{IntervalData, Outcome};
 use serde::{Deserialize, Serialize};
@@ -140,7 +140,7 @@ pub fn summary(started: Summary, out: &Outcome<IntegrityRecorder, CrashFacts>, e
 
 /// The summary of the crash cycles in `record`: every cycle stream's intervals merged, with
 /// the end's facts. Their figures are not cut to a window: each cycle is audited whole.
-pub(in crate::run::record::summary) fn rebuilt(
+pub(super) fn rebuilt(
     record: &StoredRecord,
     started: Summary,
     window: Option<(f64, f64)>,

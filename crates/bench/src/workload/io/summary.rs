@@ -61,7 +61,7 @@ impl Recordable for Recorder {
 
 /// The summary of a finished (or interrupted) run: `started` with the outcome's figures.
 pub fn summary(started: Summary, out: &Outcome<Recorder, IoFacts>, ended_at: &str) -> Summary {
-    let mut s = super::ended(started, ended_at);
+    let mut s = crate::run::record::summary::ended(started, ended_at);
     let secs = out.measured_s;
     let t = &out.totals;
     s.complete = out.complete && out.failures.is_empty();
@@ -71,27 +71,27 @@ pub fn summary(started: Summary, out: &Outcome<Recorder, IoFacts>, ended_at: &st
         read: direction(&t.read, secs),
         write: direction(&t.write, secs),
         flush: (t.flush.ios > 0).then(|| direction(&t.flush, secs)),
-        errors: super::error_counts(&t.errors),
+        errors: crate::run::record::summary::error_counts(&t.errors),
         error_rate_pct: error_rate_pct(t.errors.total(), t.ios()),
         errors_outside_window: out.detail.errors_outside_window,
         verify: out.detail.verify.clone(),
-        schedule_lag_ms: super::schedule_lag_ms(&t.lag),
+        schedule_lag_ms: crate::run::record::summary::schedule_lag_ms(&t.lag),
         trace: out.detail.trace.clone().map(Box::new),
     });
-    s.cpu = super::cpu_usage(out, t.ios());
+    s.cpu = crate::run::record::summary::cpu_usage(out, t.ios());
     s.warnings = out.warnings.clone();
     s.steady_state = out.steady.clone();
     s
 }
 
-/// An io run's summary built again from its record (a [`super::Rebuild`]).
+/// An io run's summary built again from its record (a [`crate::run::record::summary::Rebuild`]).
 pub fn rebuilt(
     record: &StoredRecord,
     started: Summary,
     window: Option<(f64, f64)>,
     at: &str,
 ) -> Result<Summary, RecordError> {
-    Ok(summary(started, &super::outcome(record, window)?, at))
+    Ok(summary(started, &crate::run::record::summary::outcome(record, window)?, at))
 }
 
 fn direction(c: &DirectionCounters, secs: f64) -> DirectionResult {

@@ -67,25 +67,25 @@ impl Recordable for OltpRecorder {
 
 /// The summary of a finished (or interrupted) run: `started` with the outcome's figures.
 pub fn summary(started: Summary, out: &Outcome<Parts<OltpRecorder>, OltpFacts>, ended_at: &str) -> Summary {
-    let mut s = super::ended(started, ended_at);
+    let mut s = crate::run::record::summary::ended(started, ended_at);
     s.complete = out.complete;
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
     s.results = Results::Oltp(results(out));
-    s.cpu = super::cpu_usage(out, out.totals.total.orders);
+    s.cpu = crate::run::record::summary::cpu_usage(out, out.totals.total.orders);
     s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
     s.steady_state = out.steady.clone();
     s
 }
 
-/// An oltp run's summary built again from its record (a [`super::Rebuild`]).
+/// An oltp run's summary built again from its record (a [`crate::run::record::summary::Rebuild`]).
 pub fn rebuilt(
     record: &StoredRecord,
     started: Summary,
     window: Option<(f64, f64)>,
     at: &str,
 ) -> Result<Summary, RecordError> {
-    Ok(summary(started, &super::outcome(record, window)?, at))
+    Ok(summary(started, &crate::run::record::summary::outcome(record, window)?, at))
 }
 
 fn per_min(n: u64, secs: f64) -> f64 {
@@ -105,7 +105,7 @@ fn results(out: &Outcome<Parts<OltpRecorder>, OltpFacts>) -> OltpResults {
         order_rt_mean_ns: (t.orders > 0).then(|| t.order_rt_sum_ns as f64 / t.orders as f64),
         order_rt_ns: t.order_rt.summary(),
         transactions: transactions(t, secs),
-        errors: super::error_counts(&t.errors),
+        errors: crate::run::record::summary::error_counts(&t.errors),
         reconnects: t.reconnects,
         threads: out.detail.threads,
         targets: out

@@ -145,7 +145,7 @@ pub fn summary(
     out: &Outcome<Parts<MailboxRecorder>, MailboxFacts>,
     ended_at: &str,
 ) -> Summary {
-    let mut s = super::ended(started, ended_at);
+    let mut s = crate::run::record::summary::ended(started, ended_at);
     s.results = Results::Mailbox(results(what_was_run(&s), out));
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
     s.cpu = cpu(out);
@@ -157,7 +157,7 @@ pub fn summary(
     s
 }
 
-/// A mailbox run's summary built again from its record (a [`super::Rebuild`]): a test, a
+/// A mailbox run's summary built again from its record (a [`crate::run::record::summary::Rebuild`]): a test, a
 /// backup or a soft recovery.
 pub fn rebuilt(
     record: &StoredRecord,
@@ -166,13 +166,13 @@ pub fn rebuilt(
     at: &str,
 ) -> Result<Summary, RecordError> {
     if is_backup(&started) {
-        let out = super::stream_outcome(record, BACKUP_STREAM, window)?;
+        let out = crate::run::record::summary::stream_outcome(record, BACKUP_STREAM, window)?;
         return Ok(backup_summary(started, &out, at));
     }
     if is_soft_recovery(&started) {
         return soft_recovery(record, started, window, at);
     }
-    let mut out = super::outcome(record, window)?;
+    let mut out = crate::run::record::summary::outcome(record, window)?;
     faults_whenever(&mut out);
     Ok(summary(started, &out, at))
 }
@@ -241,7 +241,7 @@ fn transactional(r: &mut MailboxResults, out: &Outcome<Parts<MailboxRecorder>, M
     r.page_fault_stalls_per_sec = t.page_fault_stalls as f64 / secs;
     r.operations_per_sec = t.operations() as f64 / secs;
     r.checks = f.checks.clone();
-    r.errors = super::error_counts(&t.errors);
+    r.errors = crate::run::record::summary::error_counts(&t.errors);
     r.corruptions = f.corruptions.clone();
     r.databases = out
         .totals
@@ -253,7 +253,7 @@ fn transactional(r: &mut MailboxResults, out: &Outcome<Parts<MailboxRecorder>, M
     r.initial_db_size_bytes = r.databases.iter().map(|d| d.initial_size_bytes).sum();
     r.final_db_size_bytes = r.databases.iter().map(|d| d.final_size_bytes).sum();
     r.error_rate_pct = storbench_report::error_rate_pct(r.errors.total, r.completed_ios());
-    r.schedule_lag_ms = super::schedule_lag_ms(&t.lag);
+    r.schedule_lag_ms = crate::run::record::summary::schedule_lag_ms(&t.lag);
 }
 
 fn db_result(
@@ -287,7 +287,7 @@ pub fn verified(r: &mut MailboxResults, v: &Verified) {
 pub fn cpu(out: &Outcome<Parts<MailboxRecorder>, MailboxFacts>) -> CpuUsage {
     let t = &out.totals.total;
     let ios = t.db_reads.ios + t.db_writes.ios + t.log_writes.ios + t.bdm_reads.ios + t.log_creates.ios;
-    super::cpu_usage(out, ios)
+    crate::run::record::summary::cpu_usage(out, ios)
 }
 
 /// A rebuilt outcome's totals with the errors and corruption counts of every interval, as
@@ -352,7 +352,7 @@ pub fn backup_summary(
     out: &Outcome<Parts<BackupTally>, BackupFacts>,
     ended_at: &str,
 ) -> Summary {
-    let mut s = super::ended(started, ended_at);
+    let mut s = crate::run::record::summary::ended(started, ended_at);
     let mut r = what_was_run(&s);
     let t = &out.totals.total;
     let mb_per_sec = |bytes: u64, secs: f64| bytes as f64 / 1e6 / secs.max(1e-9);
@@ -370,7 +370,7 @@ pub fn backup_summary(
     r.corruptions.extend(out.detail.corruptions.iter().cloned());
     s.results = Results::Mailbox(r);
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
-    s.cpu = super::cpu_usage(out, t.reads);
+    s.cpu = crate::run::record::summary::cpu_usage(out, t.reads);
     s.complete = out.complete;
     s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
@@ -466,7 +466,7 @@ pub fn soft_recovery_summary(
     replayed: Option<&Outcome<Parts<RecoveryTally>, ReplayFacts>>,
     ended_at: &str,
 ) -> Summary {
-    let mut s = super::ended(started, ended_at);
+    let mut s = crate::run::record::summary::ended(started, ended_at);
     let mut r = results(what_was_run(&s), generated);
     s.cpu = cpu(generated);
     s.warnings.extend(generated.detail.warnings.iter().cloned());
@@ -519,7 +519,8 @@ fn soft_recovery(
     window: Option<(f64, f64)>,
     at: &str,
 ) -> Result<Summary, RecordError> {
-    let out: Outcome<_, RecoveryFacts> = super::stream_outcome(record, RECOVERY_STREAM, window)?;
+    let out: Outcome<_, RecoveryFacts> =
+        crate::run::record::summary::stream_outcome(record, RECOVERY_STREAM, window)?;
     let facts = &out.detail;
     let mut generated = record.stream_outcome_of("mailbox", &facts.generation, facts.generated.clone())?;
     faults_whenever(&mut generated);

@@ -134,7 +134,7 @@ pub fn summary(
     out: &Outcome<IntegrityRecorder, IntegrityFacts>,
     ended_at: &str,
 ) -> Summary {
-    let mut s = super::ended(started, ended_at);
+    let mut s = crate::run::record::summary::ended(started, ended_at);
     let base = match &s.results {
         Results::Integrity(r) => r.clone(),
         _ => IntegrityResults::default(),
@@ -163,7 +163,7 @@ pub fn summary(
     };
     s.complete = out.complete && audited;
     s.phases = Phases { ramp_s: out.warmup_s, measured_s: out.measured_s };
-    s.cpu = super::cpu_usage(out, r.ios);
+    s.cpu = crate::run::record::summary::cpu_usage(out, r.ios);
     s.warnings.extend(out.warnings.iter().cloned());
     s.warnings.extend(out.failures.iter().cloned());
     match (&f.audit, &f.audit_failure) {
@@ -185,7 +185,7 @@ pub fn summary(
     s
 }
 
-/// An integrity run's summary built again from its record (a [`super::Rebuild`]).
+/// An integrity run's summary built again from its record (a [`crate::run::record::summary::Rebuild`]).
 pub fn rebuilt(
     record: &StoredRecord,
     started: Summary,
@@ -195,7 +195,7 @@ pub fn rebuilt(
     if crash::is_crash(&started) {
         return crash::rebuilt(record, started, window, at);
     }
-    let mut out = super::outcome(record, window)?;
+    let mut out = crate::run::record::summary::outcome(record, window)?;
     errors_whenever(&mut out);
     Ok(summary(started, &out, at))
 }
