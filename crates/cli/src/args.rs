@@ -35,41 +35,9 @@ pub struct SteadyArgs {
 }
 
 impl SteadyArgs {
-    /// The cap in rounds when no measured length is given (SNIA PTS allows up to 25).
-    pub const DEFAULT_ROUNDS: u32 = storbench_bench::run::Rule::SNIA_PTS_MAX_ROUNDS;
-
-    /// `round` checked: whole seconds (rounds are made of one-second intervals) and, where the
-    /// measured phase is capped by `cap` (its flag and length), room for the rule's window of
-    /// rounds within it.
+    /// `round` checked as the library checks every workload's (`Rule::checked_round`).
     pub fn round(round: Option<Seconds>, cap: Option<(&str, Duration)>) -> anyhow::Result<Option<Duration>> {
-        let Some(round) = round.map(|r| r.0) else {
-            return Ok(None);
-        };
-        if round.is_zero() || round.subsec_nanos() != 0 {
-            anyhow::bail!(
-                "--steady-state {}: a round is a whole number of seconds above 0, such as 60s",
-                Seconds(round)
-            );
-        }
-        let window = storbench_bench::run::Rule::SNIA_PTS.window as u32;
-        if let Some((flag, cap)) = cap
-            && cap < round * window
-        {
-            anyhow::bail!(
-                "{flag} {} leaves no room for the {window} rounds of {} that steady state is judged on; use {flag} {} or more, or drop {flag} (the cap is then {} rounds)",
-                Seconds(cap),
-                Seconds(round),
-                Seconds(round * window),
-                Self::DEFAULT_ROUNDS
-            );
-        }
-        Ok(Some(round))
-    }
-
-    /// The measured phase's length: `given`, else under steady state the default cap of
-    /// rounds, else `default`.
-    pub fn length(&self, given: Option<Duration>, default: Duration) -> Duration {
-        storbench_bench::run::Rule::measured_length(self.steady_state.map(|r| r.0), given, default)
+        storbench_bench::run::Rule::checked_round(round.map(|r| r.0), cap).map_err(anyhow::Error::msg)
     }
 
     /// Under steady state without a given length, how long a run is expected to take:

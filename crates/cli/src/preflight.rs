@@ -1,24 +1,4 @@
-//! The checks a command makes before it writes anything: where its results go, and whether the
-//! machine has the memory its options ask for.
-
-/// Refuses options that would need more memory than the machine has available: `what` names
-/// the option and its value, `fix` says what to give instead.
-pub fn check_memory(what: &str, needed: Option<u64>, fix: &str) -> anyhow::Result<()> {
-    let Some(limit) = storbench_bench::monitor::memory::memory_limit() else { return Ok(()) };
-    let h = storbench_bench::units::human_bytes;
-    match needed {
-        Some(n) if n <= limit => Ok(()),
-        Some(n) => anyhow::bail!(
-            "{what} needs {} of memory but this machine has {} available; {fix}",
-            h(n),
-            h(limit)
-        ),
-        None => anyhow::bail!(
-            "{what} needs more memory than any machine has ({} available here); {fix}",
-            h(limit)
-        ),
-    }
-}
+//! The checks a command makes before it writes anything: where its results go.
 
 /// Where result bundles go (--output-dir, default ./storbench-results), checked before
 /// anything is written: the path, or the nearest part of it that exists, must be a directory.

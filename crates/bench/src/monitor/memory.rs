@@ -40,6 +40,23 @@ pub fn parse_mem_available(text: &str) -> Option<u64> {
     Some(free.saturating_add(buffers).saturating_add(cached))
 }
 
+/// Refuses options that would need more memory than the machine has available: `what` names
+/// the option and its value, `fix` says what to give instead; `needed` None is more than any
+/// machine has. Passes where the memory cannot be read.
+pub fn check_memory(what: &str, needed: Option<u64>, fix: &str) -> Result<(), String> {
+    let Some(limit) = memory_limit() else { return Ok(()) };
+    let h = crate::units::human_bytes;
+    match needed {
+        Some(n) if n <= limit => Ok(()),
+        Some(n) => {
+            Err(format!("{what} needs {} of memory but this machine has {} available; {fix}", h(n), h(limit)))
+        }
+        None => {
+            Err(format!("{what} needs more memory than any machine has ({} available here); {fix}", h(limit)))
+        }
+    }
+}
+
 /// The most memory a run may ask for: what is available now (`MemAvailable`, or its stand-in),
 /// else all of it (`MemTotal`); None when /proc/meminfo cannot be read.
 pub fn memory_limit() -> Option<u64> {

@@ -30,6 +30,36 @@ impl Rule {
     /// SNIA PTS: steady state must be reached within this many rounds.
     pub const SNIA_PTS_MAX_ROUNDS: u32 = 25;
 
+    /// A steady-state `round` checked: whole seconds (rounds are made of one-second intervals)
+    /// and, where the measured phase is capped by `cap` (its flag and length), room for the
+    /// rule's window of rounds within it. Messages name `--steady-state` and the cap's flag.
+    pub fn checked_round(
+        round: Option<std::time::Duration>,
+        cap: Option<(&str, std::time::Duration)>,
+    ) -> Result<Option<std::time::Duration>, String> {
+        use crate::units::Seconds;
+        let Some(round) = round else { return Ok(None) };
+        if round.is_zero() || round.subsec_nanos() != 0 {
+            return Err(format!(
+                "--steady-state {}: a round is a whole number of seconds above 0, such as 60s",
+                Seconds(round)
+            ));
+        }
+        let window = Self::SNIA_PTS.window as u32;
+        if let Some((flag, cap)) = cap
+            && cap < round * window
+        {
+            return Err(format!(
+                "{flag} {} leaves no room for the {window} rounds of {} that steady state is judged on; use {flag} {} or more, or drop {flag} (the cap is then {} rounds)",
+                Seconds(cap),
+                Seconds(round),
+                Seconds(round * window),
+                Self::SNIA_PTS_MAX_ROUNDS
+            ));
+        }
+        Ok(Some(round))
+    }
+
     /// A measured phase's length: `given`, else with steady-state rounds of `round` the
     /// rule's cap of rounds, else `default`.
     pub fn measured_length(

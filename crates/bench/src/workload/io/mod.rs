@@ -29,6 +29,7 @@ mod search_tests;
 #[cfg(test)]
 mod steady_tests;
 pub mod summary;
+pub mod validate;
 
 pub use background::IoStream;
 pub use blocksize::BlockSizeMix;

@@ -83,7 +83,14 @@ pub fn check(args: &IoJob) -> Result<(Validated, Option<TargetPlan>)> {
     for job in &v.jobs {
         let (size, direct, align) =
             plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
-        validate::check_against_target(&job.spec, size, args.options.size.is_some(), direct, align)?;
+        storbench_bench::workload::io::validate::check_against_target(
+            &job.spec,
+            size,
+            args.options.size.is_some(),
+            direct,
+            align,
+        )
+        .map_err(anyhow::Error::msg)?;
     }
     // The streams' files and programs too, before the target is made.
     let place = crate::background::Place {

@@ -176,9 +176,12 @@ fn check_memory_use(p: &Profile, databases: u32, threads: u32) -> Result<()> {
         "--cache-size {} for each of {databases} database(s) ({buffers} pages of bookkeeping each)",
         ByteSize(p.cache_max)
     );
-    crate::preflight::check_memory(&what, caches, "give a smaller --cache-size or fewer --databases")?;
+    use storbench_bench::monitor::memory::check_memory;
+    check_memory(&what, caches, "give a smaller --cache-size or fewer --databases")
+        .map_err(anyhow::Error::msg)?;
     let buffers = u64::from(threads) * u64::from(p.page_size);
-    crate::preflight::check_memory(&format!("--threads {threads}"), Some(buffers), "give fewer --threads")
+    check_memory(&format!("--threads {threads}"), Some(buffers), "give fewer --threads")
+        .map_err(anyhow::Error::msg)
 }
 
 /// The preset's engine parameters with the user's overrides.
