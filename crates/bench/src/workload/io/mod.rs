@@ -13,6 +13,7 @@ pub mod blocksize;
 pub mod bundle;
 mod copy;
 pub mod entry;
+pub mod like;
 pub mod offsets;
 pub mod options;
 mod profile;

@@ -40,3 +40,4 @@ pub use verify::{VerifyReport, verify};
 pub mod summary;
 #[cfg(test)]
 mod tests;
+pub mod validate;

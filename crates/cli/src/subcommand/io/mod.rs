@@ -4,7 +4,6 @@
 
 pub mod args;
 pub mod entry;
-mod like;
 mod search;
 pub mod table;
 pub mod validate;

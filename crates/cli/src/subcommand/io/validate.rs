@@ -12,7 +12,9 @@ pub fn validate(job: &IoJob) -> Result<Validated> {
     let filled;
     let args = match &job.options.like {
         Some(trace) => {
-            filled = super::like::filled(&job.options, trace)?;
+            let fp = crate::subcommand::trace::read_fingerprint(trace)?;
+            filled = storbench_bench::workload::io::like::like(&job.options, &fp)
+                .map_err(|e| anyhow::anyhow!("--like {}: {e}", trace.display()))?;
             &filled
         }
         None => &job.options,

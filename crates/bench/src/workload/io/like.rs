@@ -7,27 +7,22 @@
 //! holding 50, 40, 9 and 1 % of the accesses over the space its hot sets give), the size (the
 //! trace's footprint) and the length.
 
-use anyhow::{Result, bail};
-use std::path::Path;
+use super::Share;
+use super::options::{BlockSizes, IoOptions, RateProfile, Rw};
+use crate::blocktrace::fingerprint::Fingerprint;
+use crate::units::{ByteSize, Seconds};
 use std::time::Duration;
-use storbench_bench::blocktrace::fingerprint::Fingerprint;
-use storbench_bench::units::{ByteSize, Seconds};
-use storbench_bench::workload::io::Share;
-use storbench_bench::workload::io::options::{BlockSizes, IoOptions, RateProfile, Rw};
+
+type Result<T> = std::result::Result<T, String>;
 
 /// The most sizes a mix takes from a trace.
 const MOST_SIZES: usize = 8;
 
-/// `args` with what it leaves out taken from the trace at `trace`.
-pub fn filled(args: &IoOptions, trace: &Path) -> Result<IoOptions> {
-    let fp = crate::subcommand::trace::read_fingerprint(trace)?;
-    like(args, &fp).map_err(|e| anyhow::anyhow!("--like {}: {e}", trace.display()))
-}
-
-fn like(args: &IoOptions, fp: &Fingerprint) -> Result<IoOptions> {
+/// `args` with what it leaves out taken from the trace's fingerprint `fp`.
+pub fn like(args: &IoOptions, fp: &Fingerprint) -> Result<IoOptions> {
     let data = fp.reads + fp.writes;
     if data == 0 {
-        bail!("the trace has no reads or writes to be like");
+        return Err("the trace has no reads or writes to be like".into());
     }
     let mut a = args.clone();
     let sequential = fp.sequential_fraction >= 0.5;
@@ -97,7 +92,7 @@ fn size_mix(fp: &Fingerprint, data: u64) -> Result<BlockSizes> {
         taken.push((bytes, n));
     }
     let parts: Vec<String> = taken.iter().map(|(bytes, n)| format!("{bytes}/{n}")).collect();
-    parts.join(":").parse::<BlockSizes>().map_err(|e| anyhow::anyhow!("its sizes ({}): {e}", parts.join(":")))
+    parts.join(":").parse::<BlockSizes>().map_err(|e| format!("its sizes ({}): {e}", parts.join(":")))
 }
 
 /// The trace's reads and writes second by second (its flushes follow their writes), the last,
