@@ -26,6 +26,7 @@ pub mod format;
 pub mod input;
 pub mod latency;
 pub mod model;
+pub mod openmetrics;
 pub mod render;
 pub mod series;
 pub mod setup;

@@ -5,13 +5,13 @@
 //! stuck client never delays another, and the run never waits for any (the listener has its
 //! own thread).
 
-use super::render::Format;
 use anyhow::{Result, anyhow};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
+use storbench_report::openmetrics::Format;
 
 /// The most of a request read: its line and headers (a scraper's are a few hundred bytes).
 const MAX_REQUEST: usize = 8 << 10;

@@ -3,17 +3,16 @@
 //!
 //! The state is one [`Snapshot`] behind a mutex, updated once a second from the interval
 //! callback that writes the bundle (`Bundle::recorded`), never from the I/O path; the
-//! listener (`http`) renders it (`render`) for each scrape. Without `--metrics-listen` there
-//! is no state and every hook here does nothing. The listener lives as long as the process:
-//! the command's end is its end.
+//! listener (`http`) renders it (the report crate's pure exporter, `openmetrics`) for each
+//! scrape. Without `--metrics-listen` there is no state and every hook here does nothing. The
+//! listener lives as long as the process: the command's end is its end.
 
 mod http;
-mod render;
 
 use anyhow::Result;
-use render::{Format, Snapshot};
 use std::sync::{Mutex, MutexGuard};
 use storbench_bench::run::record::Tally;
+use storbench_report::openmetrics::{self as render, Format, Snapshot};
 use storbench_report::series::SeriesRow;
 
 /// The served state; None while nothing is served.

@@ -1,7 +1,6 @@
 //! `storbench oltp`: gen (DS3's CSV files), load, run, check and fidelity, on SQLite, PostgreSQL or
 //! MariaDB/MySQL.
 
-mod ds3;
 pub mod entry;
 mod fidelity;
 mod run;

@@ -1,7 +1,6 @@
 //! `storbench oltp run`: validate, check each database matches --db-size, reset it to the
 //! state after the load, run the driver into a bundle, print DS3's lines, then the summary.
 
-use super::ds3::{self, Sampled};
 use super::{db_size, open_databases};
 use crate::args::oltp::{OltpJob, OltpRunArgs};
 use crate::ending::Ending;
@@ -16,6 +15,7 @@ use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::bundle::{self as oltp_bundle, OltpPlace};
 use storbench_bench::workload::oltp::ds3::Ds3Database;
+use storbench_bench::workload::oltp::ds3::lines::{self as ds3, Sampled};
 use storbench_bench::workload::oltp::options::OltpOptions;
 use storbench_bench::workload::oltp::requests::{Recorded, RequestLog};
 use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec};

@@ -10,6 +10,7 @@
 //!   reset, check and transactions.
 
 pub mod call;
+pub mod lines;
 pub mod mysql;
 pub mod postgres;
 pub mod sqlite;

@@ -1,5 +1,6 @@
-//! The exposition text of a [`Snapshot`]: pure, from the run's latest per-second row and its
-//! counters to bytes.
+//! Live metrics as OpenMetrics and Prometheus text (the command line's `--metrics-listen`
+//! serves them): the exposition of a [`Snapshot`], pure, from a run's latest per-second row
+//! and its counters to bytes.
 //!
 //! Names follow Prometheus' conventions, derived mechanically from the `timeseries.csv` column
 //! names so that a column has one name everywhere: `storbench_<column>` in base units
@@ -16,8 +17,8 @@
 //! `_total`, `# EOF`) and the Prometheus text format 0.0.4 (what curl and `promtool check
 //! metrics` get). The samples are the same.
 
-use storbench_report::columns::{Column, Kind};
-use storbench_report::series::SeriesRow;
+use crate::columns::{Column, Kind};
+use crate::series::SeriesRow;
 
 /// The labels every series carries.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -242,8 +243,8 @@ fn number(v: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use storbench_report::columns::io;
-    use storbench_report::series::{DeviceSample, DiskSample, Phase, SystemSample};
+    use crate::columns::io;
+    use crate::series::{DeviceSample, DiskSample, Phase, SystemSample};
 
     fn snapshot() -> Snapshot {
         let system = SystemSample {

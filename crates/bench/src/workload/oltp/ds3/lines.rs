@@ -7,7 +7,7 @@
 //! Where DS3 prints −2147483648 for an average over nothing, storbench prints n/a.
 //! `n_reviewbrowse` counts review searches and review look-ups together, as DS3's counter does.
 
-use storbench_bench::workload::oltp::users::{OltpRecorder, TxnKind};
+use crate::workload::oltp::users::{OltpRecorder, TxnKind};
 
 /// What the previous stat line saw, for rt_tot_sampled.
 #[derive(Debug, Clone, Copy, Default)]
