@@ -405,7 +405,7 @@ pub struct ReplayResults {
     /// the log's order at the time of the one before.
     #[serde(default)]
     pub backwards: u64,
-    /// The share of failed requests, in percent, over which the replay failed.
+    /// The share of failed requests, in percent, over which the replay fails its check.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_errors_pct: Option<f64>,
 }

@@ -14,7 +14,7 @@ use crate::columns::replay;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::evaluation::{Group, Headline};
 use crate::model::{IoErrors, ReplayResults};
-use crate::workload::{Reported, WorkloadResults};
+use crate::workload::{OwnCheck, Reported, WorkloadResults};
 use std::collections::BTreeMap;
 
 const CHARTS: &[Spec] = &[
@@ -57,6 +57,27 @@ impl WorkloadResults for ReplayResults {
 
     fn io_errors(&self) -> Option<IoErrors<'_>> {
         None
+    }
+
+    /// A replay reproduces its log: every request sent (none lost for want of a connection) and
+    /// no more of them failed than the stated share (`--max-errors`, where the run recorded it).
+    fn checks(&self) -> Vec<OwnCheck> {
+        let sent = OwnCheck {
+            name: "requests sent".into(),
+            measured: Some(format!("{} not sent for want of a connection", self.not_connected)),
+            limit: "none unsent".into(),
+            held: Some(self.not_connected == 0),
+        };
+        let failed = self.max_errors_pct.map(|max| {
+            let pct = (self.calls > 0).then(|| self.errors.total as f64 * 100.0 / self.calls as f64);
+            OwnCheck {
+                name: "failed requests".into(),
+                measured: pct.map(|p| format!("{p:.2} % ({} of {})", self.errors.total, self.calls)),
+                limit: format!("at most {max} %"),
+                held: pct.map(|p| p <= max),
+            }
+        });
+        std::iter::once(sent).chain(failed).collect()
     }
 }
 
@@ -231,5 +252,42 @@ fn larger(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluation::RunStatus;
+
+    fn replayed(calls: u64, errors: u64, max: Option<f64>, not_connected: u64) -> ReplayResults {
+        let errors = crate::model::ErrorCounts { total: errors, ..Default::default() };
+        ReplayResults { calls, errors, max_errors_pct: max, not_connected, ..Default::default() }
+    }
+
+    /// A replay's status is its own checks': the share of failed requests against the stated
+    /// one, every request sent; a share nothing measured is not judged, never a pass.
+    #[test]
+    fn a_replay_fails_its_check_on_too_many_failed_requests_or_one_never_sent() {
+        let status = |r: &ReplayResults| r.status(true);
+        assert_eq!(status(&replayed(8, 1, Some(20.0), 0)), RunStatus::Done);
+        let over = replayed(8, 1, Some(1.0), 0);
+        assert_eq!(status(&over), RunStatus::CheckFailed);
+        assert_eq!(over.failure().unwrap(), "failed requests: 12.50 % (1 of 8) (at most 1 %)");
+        let unsent = replayed(6, 0, Some(1.0), 2);
+        assert_eq!(status(&unsent), RunStatus::CheckFailed);
+        assert_eq!(
+            unsent.failure().unwrap(),
+            "requests sent: 2 not sent for want of a connection (none unsent)"
+        );
+        let nothing = replayed(0, 0, Some(1.0), 0);
+        assert_eq!(status(&nothing), RunStatus::CheckFailed, "no call: the share is not judged");
+        assert!(nothing.failure().unwrap().contains("not judged"));
+        assert_eq!(
+            status(&replayed(8, 8, None, 0)),
+            RunStatus::Done,
+            "a summary from before the limit was recorded"
+        );
+        assert_eq!(replayed(8, 0, Some(1.0), 0).status(false), RunStatus::Interrupted);
     }
 }

@@ -70,7 +70,7 @@ pub struct ReplayDetail {
     /// Requests whose log time went back behind the one before them in their log.
     #[serde(default)]
     pub backwards: u64,
-    /// The share of failed requests, in percent, over which the replay failed.
+    /// The share of failed requests, in percent, over which the replay fails its check.
     #[serde(default)]
     pub max_errors_pct: Option<f64>,
     /// The kinds beyond the database the user allowed (`all` for every kind).
@@ -294,7 +294,8 @@ impl Lifecycle for Replay {
         let reading = lock(&self.shared.reading).clone();
         failures.extend(reading.failure.map(|e| e.to_string()));
         let last = self.shared.scheds.iter().find_map(Sched::last_error);
-        failures.extend(verdict(&driven.all, self.spec.max_errors_pct(), last.as_deref()));
+        // Said here; the run's status comes from the report's checks of the same counts.
+        let checked = verdict(&driven.all, self.spec.max_errors_pct(), last.as_deref());
         let warning = pace::fell_behind(&driven.totals.lateness, BEHIND);
         let detail = ReplayDetail {
             mode: self.mode.name().into(),
@@ -314,14 +315,17 @@ impl Lifecycle for Replay {
         };
         let mut out = driven.with(detail);
         out.warnings.extend(warning);
+        out.warnings.extend(checked);
         out.failed(failures);
         Ok(out)
     }
 }
 
-/// Why a replay that ran did not reproduce its log, from what it counted (`all`): requests
-/// never sent because the database would not open their session's connection (refused, or
-/// lost and not regained), or a share of failed requests over `max_errors_pct`.
+/// Why a replay that ran did not reproduce its log, from what it counted (`all`), in words:
+/// requests never sent because the database would not open their session's connection
+/// (refused, or lost and not regained), or a share of failed requests over `max_errors_pct`.
+/// The run's status is judged from the same counts (the report's replay checks): such a run
+/// completed and failed its check.
 fn verdict(all: &ReplayData, max_errors_pct: f64, last_error: Option<&str>) -> Vec<String> {
     let mut why = Vec::new();
     let last = last_error.map(|e| format!(" (the last error: {e})")).unwrap_or_default();

@@ -59,7 +59,7 @@ pub struct ReplayOptions {
     pub end: Option<Seconds>,
     pub database: Option<String>,
     pub user: Option<String>,
-    /// The share of failed requests, percent, over which the replay failed (default 1).
+    /// The share of failed requests, percent, over which the replay fails its check (default 1).
     pub max_errors: Option<f64>,
     pub allow_statement: Vec<String>,
     pub allow_all_statements: bool,

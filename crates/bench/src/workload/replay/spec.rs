@@ -91,7 +91,7 @@ pub struct ReplaySpec {
     /// Which statements are sent: those that stay inside the database given, and the kinds
     /// beyond it the user allowed.
     pub statements: super::Statements,
-    /// The share of failed requests, in percent, over which the replay failed; None:
+    /// The share of failed requests, in percent, over which the replay fails its check; None:
     /// [`DEFAULT_MAX_ERRORS_PCT`].
     pub max_errors: Option<f64>,
     /// Steady-state rounds of this length (SNIA PTS rule on calls/s per round; fire-hose):
@@ -108,7 +108,7 @@ pub struct Source {
 }
 
 impl ReplaySpec {
-    /// The share of failed requests, in percent, over which the replay failed.
+    /// The share of failed requests, in percent, over which the replay fails its check.
     pub fn max_errors_pct(&self) -> f64 {
         self.max_errors.unwrap_or(DEFAULT_MAX_ERRORS_PCT)
     }

@@ -9,6 +9,7 @@ use crate::run::record::{self, Recordable};
 use crate::testing::NoHost;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use storbench_report::evaluation::{RunStatus, status, status_reason};
 
 const MS: i128 = 1_000_000;
 
@@ -21,6 +22,22 @@ fn time_sync(speed: f64, in_flight: u32) -> ReplaySpec {
 }
 
 /// Replays `sources`: the outcome, and its intervals merged.
+/// The run's summary, as its bundle's would be.
+fn summary_of(out: &ReplayOutcome) -> storbench_report::Summary {
+    let at = "2026-12-07T00:00:00Z";
+    let started = crate::run::measure::started_summary(
+        "replay",
+        at,
+        storbench_report::Results::Replay(Default::default()),
+    );
+    super::summary::summary(started, out, at)
+}
+
+/// The run's one status, as every reader of its summary judges it.
+fn status_of(out: &ReplayOutcome) -> RunStatus {
+    status(&summary_of(out))
+}
+
 fn replay(spec: &ReplaySpec, sources: Vec<Source>, connect: Connect) -> (ReplayOutcome, ReplayData) {
     replay_until(spec, sources, connect, &StopFlag::new(), |_| {})
 }
@@ -183,6 +200,7 @@ fn a_lost_connection_is_an_error_and_the_sessions_next_request_reconnects() {
     assert_eq!(t.errors.by_kind.get("connection"), Some(&1));
     assert_eq!((t.by_type["SELECT"].errors, t.by_source[0].errors), (1, 1));
     assert!(out.complete, "a failed request within the stated share is data, not a failure: {out:?}");
+    assert_eq!(status_of(&out), RunStatus::Done);
     let x1 = &fake.by_session()["s0 x1"];
     assert_eq!(x1.iter().map(|s| s.0).collect::<Vec<_>>(), [0, 1, 2, 3]);
     assert_ne!(x1[1].1, x1[2].1, "the request after the lost one came on a new connection");
@@ -192,11 +210,15 @@ fn a_lost_connection_is_an_error_and_the_sessions_next_request_reconnects() {
     let fake = Fake::new(Duration::ZERO);
     fake.lose_once.lock().unwrap().insert("SELECT s0 x1 1".into());
     let (out, _) = replay(&fire_hose(2), vec![web(0, 2, 4, MS)], fake.connect());
-    assert!(!out.complete);
+    // The replay ran to its end: its own check failed, by name and value, and it says why.
+    assert!(out.complete && out.failures.is_empty(), "{out:?}");
+    assert_eq!(status_of(&out), RunStatus::CheckFailed);
+    let reason = status_reason(&summary_of(&out)).unwrap();
+    assert_eq!(reason, "failed requests: 12.50 % (1 of 8) (at most 1 %)");
     assert!(
-        out.failures[0].starts_with("1 of 8 requests failed (12.50 %), more than the 1 %"),
+        out.warnings.iter().any(|w| w.starts_with("1 of 8 requests failed (12.50 %), more than the 1 %")),
         "{:?}",
-        out.failures
+        out.warnings
     );
 }
 
@@ -232,7 +254,8 @@ fn a_database_gone_away_ends_the_run_as_failed_after_the_no_progress_limit() {
     assert!(out.totals.refused > 0 && out.totals.refused < 200, "ended before the log's 20 s");
     let said =
         format!("{} request(s) were not sent: the database did not give their session", out.totals.refused);
-    assert!(out.failures.iter().any(|f| f.starts_with(&said)), "{:?}", out.failures);
+    assert!(out.warnings.iter().any(|f| f.starts_with(&said)), "{:?}", out.warnings);
+    assert_ne!(status_of(&out), RunStatus::Done);
 }
 
 #[test]

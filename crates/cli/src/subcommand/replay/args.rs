@@ -79,10 +79,10 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "NAME")]
     pub user: Option<String>,
 
-    /// The share of failed requests, in percent, over which the replay failed (exit 1,
-    /// complete false): a replay whose requests fail did not reproduce its log's load. A
-    /// request not sent because the database gave its session no connection fails the
-    /// replay whatever this is. Default: 1.
+    /// The share of failed requests, in percent, over which the replay fails its check (exit 1,
+    /// status "check failed"): a replay whose requests fail did not reproduce its log's load.
+    /// A request not sent because the database gave its session no connection fails the
+    /// check whatever this is. Default: 1.
     #[arg(long, value_name = "PCT")]
     pub max_errors: Option<f64>,
 

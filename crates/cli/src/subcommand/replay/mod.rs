@@ -298,7 +298,8 @@ pub fn measure(a: &ReplayJob, given: Option<&Path>, stop: &StopFlag) -> Result<R
     let dir = BundleDir::choose(given, &a.out, &name)?;
     let measured = into_bundle(a, &checked, &db, &name, &dir, stop)?;
     let s = &measured.summary;
-    if !s.complete && !stop.is_stopped() {
+    let done = storbench_report::evaluation::status(s) == storbench_report::evaluation::RunStatus::Done;
+    if !done && !stop.is_stopped() {
         say!("error: the replay failed: {}", s.warnings.join("; "));
     }
     Ok(Ran { ending: Ending::of(s, stop), measured: Some(measured) })
