@@ -1,4 +1,4 @@
-//! Every column of `timeseries.csv`, defined once: its name in the file, its unit and what kind
+//! Every column of `timeseries.csv`, defined once: its name in the file, its unit and what quantity
 //! of figure it is. The workloads fill them, the CLI's progress lines read them and the
 //! report's charts draw them, all through these constants, so that renaming a column is a
 //! compile error rather than a chart that silently goes empty. A renamed column keeps its old
@@ -41,7 +41,7 @@ impl Unit {
 
 /// How a column's value relates to the interval it stands for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum Quantity {
     /// Work done in the interval divided by its length.
     Rate,
     /// A latency statistic of the operations completed in the interval.
@@ -90,21 +90,21 @@ impl Combine {
 pub struct Column {
     pub name: &'static str,
     pub unit: Unit,
-    pub kind: Kind,
-    /// How shards' values add up; by its kind unless the column says otherwise.
+    pub quantity: Quantity,
+    /// How shards' values add up; by its quantity unless the column says otherwise.
     pub merge: Merge,
     /// Names the column had in older bundles.
     pub old_names: &'static [&'static str],
 }
 
 impl Column {
-    pub const fn new(name: &'static str, unit: Unit, kind: Kind) -> Column {
-        let merge = Merge::Shards(match kind {
-            Kind::Rate | Kind::Count => Combine::Sum,
-            Kind::Latency => Combine::Max,
-            Kind::Level => Combine::Mean,
+    pub const fn new(name: &'static str, unit: Unit, quantity: Quantity) -> Column {
+        let merge = Merge::Shards(match quantity {
+            Quantity::Rate | Quantity::Count => Combine::Sum,
+            Quantity::Latency => Combine::Max,
+            Quantity::Level => Combine::Mean,
         });
-        Column { name, unit, kind, merge, old_names: &[] }
+        Column { name, unit, quantity, merge, old_names: &[] }
     }
 
     /// The column, its shards' values added up as `merge` says.
@@ -120,7 +120,7 @@ impl Column {
 
 macro_rules! columns {
     ($($(#[$doc:meta])* $id:ident = $name:literal, $unit:ident, $kind:ident $(, $merge:expr)?;)*) => {
-        $($(#[$doc])* pub const $id: Column = Column::new($name, Unit::$unit, Kind::$kind)$(.merged($merge))?;)*
+        $($(#[$doc])* pub const $id: Column = Column::new($name, Unit::$unit, Quantity::$kind)$(.merged($merge))?;)*
         /// Every column of this group, in the file's order.
         pub const ALL: &[Column] = &[$($id),*];
     };
@@ -128,7 +128,7 @@ macro_rules! columns {
 
 /// The synthetic I/O workload (`storbench io`).
 pub mod io {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         READ_IOPS = "read_iops", PerSecond, Rate;
         WRITE_IOPS = "write_iops", PerSecond, Rate;
@@ -151,7 +151,7 @@ pub mod io {
 /// mailbox under a target): how late paced starts were against their intended times, over
 /// the interval; empty in an unpaced run. Replay's `lateness_*` columns are the same figure.
 pub mod pace {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         SCHEDULE_LAG_P99_MS = "schedule_lag_p99_ms", Milliseconds, Latency;
         SCHEDULE_LAG_MAX_MS = "schedule_lag_max_ms", Milliseconds, Latency;
@@ -161,7 +161,7 @@ pub mod pace {
 /// The DVD Store workload (`storbench oltp run`); the transaction types' own columns are in
 /// `TXN`, the databases' counters in `db`.
 pub mod oltp {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         ORDERS = "orders", Count, Count;
         OPM = "opm", PerMinute, Rate;
@@ -179,9 +179,9 @@ pub mod oltp {
 
     const fn txn(calls: &'static str, mean: &'static str, p99: &'static str) -> [Column; 3] {
         [
-            Column::new(calls, Unit::Count, Kind::Count),
-            Column::new(mean, Unit::Milliseconds, Kind::Latency),
-            Column::new(p99, Unit::Milliseconds, Kind::Latency),
+            Column::new(calls, Unit::Count, Quantity::Count),
+            Column::new(mean, Unit::Milliseconds, Quantity::Latency),
+            Column::new(p99, Unit::Milliseconds, Quantity::Latency),
         ]
     }
 
@@ -205,7 +205,7 @@ pub mod oltp {
 /// A database server's own counters, the same columns for every backend (a counter a backend
 /// lacks stays empty).
 pub mod db {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         CACHE_HIT_PCT = "db_cache_hit_pct", Percent, Level;
         BLOCKS_READ_PER_SEC = "db_blocks_read_per_sec", PerSecond, Rate;
@@ -219,7 +219,7 @@ pub mod db {
 
 /// The mailbox workload (`storbench mailbox`).
 pub mod mailbox {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         TRANSACTIONAL_IOPS = "transactional_iops", PerSecond, Rate;
         DB_READS_PER_SEC = "db_reads_per_sec", PerSecond, Rate;
@@ -246,7 +246,7 @@ pub mod mailbox {
 /// The replay workload (`storbench replay`): every request type together; the per-type and
 /// per-source figures are in the summary.
 pub mod replay {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         CALLS = "calls", Count, Count;
         CALLS_PER_SEC = "calls_per_sec", PerSecond, Rate;
@@ -267,7 +267,7 @@ pub mod replay {
 /// The commit path (`storbench wal`): commits a second, bytes a second, commit latency and
 /// failed commits.
 pub mod wal {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         COMMITS_PER_SEC = "commits_per_sec", PerSecond, Rate;
         BYTES_PER_SEC = "commit_bytes_per_sec", BytesPerSecond, Rate;
@@ -281,7 +281,7 @@ pub mod wal {
 /// The integrity workload (`storbench integrity`): every activity's IOPS and mean latency,
 /// the data file's size, errors, throttling and I/Os outstanding past the delay threshold.
 pub mod integrity {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         IOPS = "iops", PerSecond, Rate;
         AVG_MS = "avg_ms", Milliseconds, Latency;
@@ -306,13 +306,13 @@ pub mod integrity {
 /// The mailbox backup test (`storbench mailbox --test backup`): read rate in all and of the
 /// first eight databases.
 pub mod backup {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         MB_PER_SEC = "backup_mb_per_sec", PerSecond, Rate;
     }
 
     const fn db(name: &'static str) -> Column {
-        Column::new(name, Unit::PerSecond, Kind::Rate)
+        Column::new(name, Unit::PerSecond, Quantity::Rate)
     }
 
     /// MB read per second from databases 1 to 8.
@@ -333,7 +333,7 @@ pub mod backup {
 pub mod system {
     use super::Combine::{Max, Mean, Sum};
     use super::Merge::EachHost;
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     columns! {
         DISK_READS_PER_SEC = "disk_reads_per_sec", PerSecond, Rate, EachHost(Sum);
         DISK_WRITES_PER_SEC = "disk_writes_per_sec", PerSecond, Rate, EachHost(Sum);
@@ -375,7 +375,7 @@ pub mod device {
 /// 'server=ipmi; enclosure=file:/run/enclosure-watts; enclosure.baseline=108.2'`): in the file
 /// as `power.<meter>.watts` (`power.enclosure.watts`); `power_watts` is their sum.
 pub mod meter {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     /// The namespace of these columns in the file.
     pub const PREFIX: &str = "power";
     columns! {
@@ -388,7 +388,7 @@ pub mod meter {
 /// md array's kernel name or the btrfs mount point. Empty cells where the stack did not say
 /// (a btrfs replace gives no bytes, an idle array no percent) or could not be read.
 pub mod rebuild {
-    use super::{Column, Kind, Unit};
+    use super::{Column, Quantity, Unit};
     /// The namespace of these columns in the file.
     pub const PREFIX: &str = "rebuild";
     use super::Combine::{Max, Mean, Sum};

@@ -17,7 +17,7 @@
 //! `_total`, `# EOF`) and the Prometheus text format 0.0.4 (what curl and `promtool check
 //! metrics` get). The samples are the same.
 
-use crate::columns::{Column, Kind};
+use crate::columns::{Column, Quantity};
 use crate::series::SeriesRow;
 
 /// The labels every series carries.
@@ -139,7 +139,7 @@ fn gauges_of(row: &SeriesRow) -> Vec<(String, Option<f64>)> {
 /// The names of the workload's columns that count events in the interval (errors, orders,
 /// calls): shown as counters of the run so far.
 pub fn counted_columns(row: &SeriesRow) -> impl Iterator<Item = Column> + '_ {
-    row.workload.iter().filter(|(c, _)| c.kind == Kind::Count).map(|(c, _)| *c)
+    row.workload.iter().filter(|(c, _)| c.quantity == Quantity::Count).map(|(c, _)| *c)
 }
 
 fn gauge(name: String, help: String, label: Option<(&'static str, String)>, value: f64) -> Family {

@@ -68,7 +68,7 @@ const STATX_MASK: rustix::fs::StatxFlags =
 
 /// What kind of file a name holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum FileKind {
     File,
     Dir,
     Link,
@@ -78,30 +78,30 @@ pub enum Kind {
     Socket,
 }
 
-impl Kind {
-    fn of(mode: u32) -> Kind {
+impl FileKind {
+    fn of(mode: u32) -> FileKind {
         use rustix::fs::FileType as T;
         match T::from_raw_mode(mode) {
-            T::RegularFile => Kind::File,
-            T::Directory => Kind::Dir,
-            T::Symlink => Kind::Link,
-            T::BlockDevice => Kind::BlockDevice,
-            T::CharacterDevice => Kind::CharDevice,
-            T::Fifo => Kind::Fifo,
-            _ => Kind::Socket,
+            T::RegularFile => FileKind::File,
+            T::Directory => FileKind::Dir,
+            T::Symlink => FileKind::Link,
+            T::BlockDevice => FileKind::BlockDevice,
+            T::CharacterDevice => FileKind::CharDevice,
+            T::Fifo => FileKind::Fifo,
+            _ => FileKind::Socket,
         }
     }
 
     /// For a message: "a regular file", "a FIFO", ...
     pub fn describe(self) -> &'static str {
         match self {
-            Kind::File => "a regular file",
-            Kind::Dir => "a directory",
-            Kind::Link => "a symbolic link",
-            Kind::BlockDevice => "a block device",
-            Kind::CharDevice => "a character device",
-            Kind::Fifo => "a FIFO",
-            Kind::Socket => "a socket",
+            FileKind::File => "a regular file",
+            FileKind::Dir => "a directory",
+            FileKind::Link => "a symbolic link",
+            FileKind::BlockDevice => "a block device",
+            FileKind::CharDevice => "a character device",
+            FileKind::Fifo => "a FIFO",
+            FileKind::Socket => "a socket",
         }
     }
 }
@@ -109,7 +109,7 @@ impl Kind {
 /// What a name holds: its kind, identity and length.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Entry {
-    pub kind: Kind,
+    pub kind: FileKind,
     pub id: FileId,
     pub len: u64,
 }
@@ -125,7 +125,7 @@ impl Entry {
         };
         let dev = rustix::fs::makedev(st.stx_dev_major, st.stx_dev_minor);
         Entry {
-            kind: Kind::of(u32::from(st.stx_mode)),
+            kind: FileKind::of(u32::from(st.stx_mode)),
             id: FileId { dev, ino: st.stx_ino, born },
             len: st.stx_size,
         }
@@ -143,18 +143,18 @@ pub enum FileError {
     )]
     Link { path: PathBuf },
     #[error("{} is {}, not a regular file; give the path of a regular file", path.display(), kind.describe())]
-    NotRegular { path: PathBuf, kind: Kind },
+    NotRegular { path: PathBuf, kind: FileKind },
     #[error("{} is {}, not a directory; give the path of a directory", path.display(), kind.describe())]
-    NotDir { path: PathBuf, kind: Kind },
+    NotDir { path: PathBuf, kind: FileKind },
     #[error("{} is {}, not a block device", path.display(), kind.describe())]
-    NotDevice { path: PathBuf, kind: Kind },
+    NotDevice { path: PathBuf, kind: FileKind },
     #[error(
         "{} already exists ({}) and storbench did not create it; it is left as it is: remove it yourself if \
          it is expendable, or use another path",
         path.display(),
         kind.describe()
     )]
-    Exists { path: PathBuf, kind: Kind },
+    Exists { path: PathBuf, kind: FileKind },
     #[error(
         "{} is not a file storbench made (or no longer the one it made: another file is at that name \
          now); it is left as it is",

@@ -2,7 +2,7 @@
 //! the record of the files that are storbench's own in this process.
 
 use super::walk::{entry_at, entry_of, explain, open_nofollow, parent, split};
-use super::{Entry, FileError, FileId, Kind};
+use super::{Entry, FileError, FileId, FileKind};
 use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;
 use std::collections::HashSet;
@@ -36,7 +36,7 @@ pub fn is_own(id: FileId) -> bool {
 /// is there.
 pub fn claim_at(path: &Path) -> bool {
     match entry(path) {
-        Ok(Some(found)) if found.kind == Kind::File => {
+        Ok(Some(found)) if found.kind == FileKind::File => {
             claim(found.id);
             true
         }
@@ -152,7 +152,7 @@ pub fn create(path: &Path, how: How) -> Result<File, FileError> {
 /// The error for a name that is taken: a link, or whatever else is there.
 fn what_is_there(path: &Path, e: FileError) -> FileError {
     match entry(path) {
-        Ok(Some(Entry { kind: Kind::Link, .. })) => FileError::Link { path: path.to_path_buf() },
+        Ok(Some(Entry { kind: FileKind::Link, .. })) => FileError::Link { path: path.to_path_buf() },
         Ok(Some(found)) => FileError::Exists { path: path.to_path_buf(), kind: found.kind },
         _ => e,
     }
@@ -164,15 +164,15 @@ fn what_is_there(path: &Path, e: FileError) -> FileError {
 pub fn open(path: &Path, how: How) -> Result<File, FileError> {
     let found = entry(path)?.ok_or_else(|| io("opening", path, Errno::NOENT.into()))?;
     match found.kind {
-        Kind::File => {}
-        Kind::Link => return Err(FileError::Link { path: path.to_path_buf() }),
+        FileKind::File => {}
+        FileKind::Link => return Err(FileError::Link { path: path.to_path_buf() }),
         kind => return Err(FileError::NotRegular { path: path.to_path_buf(), kind }),
     }
     // Non-blocking, in case the name was changed to a FIFO since: the check below refuses it.
     let fd = open_nofollow(path, how.flags() | OFlags::NONBLOCK, Mode::empty())?;
     let file = File::from(fd);
     let opened = entry_of(&file).map_err(|e| io("opening", path, e.into()))?;
-    if opened.kind != Kind::File || opened.id != found.id {
+    if opened.kind != FileKind::File || opened.id != found.id {
         return Err(FileError::NotOurs { path: path.to_path_buf() });
     }
     rustix::fs::fcntl_setfl(&file, how.flags() & (OFlags::APPEND | OFlags::DIRECT))
@@ -185,7 +185,7 @@ pub fn open(path: &Path, how: How) -> Result<File, FileError> {
 pub fn open_or_create(path: &Path, how: How) -> Result<(File, bool), FileError> {
     match create(path, how) {
         Ok(file) => Ok((file, true)),
-        Err(FileError::Exists { kind: Kind::File, .. }) => Ok((open(path, how)?, false)),
+        Err(FileError::Exists { kind: FileKind::File, .. }) => Ok((open(path, how)?, false)),
         Err(e) => Err(e),
     }
 }
@@ -193,13 +193,13 @@ pub fn open_or_create(path: &Path, how: How) -> Result<(File, bool), FileError> 
 /// Opens the block device `path`, where a device is what the user allowed.
 pub fn open_device(path: &Path, how: How) -> Result<File, FileError> {
     match entry(path)? {
-        Some(Entry { kind: Kind::BlockDevice, .. }) => {}
+        Some(Entry { kind: FileKind::BlockDevice, .. }) => {}
         Some(found) => return Err(FileError::NotDevice { path: path.to_path_buf(), kind: found.kind }),
         None => return Err(io("opening", path, Errno::NOENT.into())),
     }
     let file = File::from(open_nofollow(path, how.flags(), Mode::empty())?);
     match entry_of(&file) {
-        Ok(opened) if opened.kind == Kind::BlockDevice => Ok(file),
+        Ok(opened) if opened.kind == FileKind::BlockDevice => Ok(file),
         _ => Err(FileError::NotOurs { path: path.to_path_buf() }),
     }
 }
@@ -208,8 +208,8 @@ pub fn open_device(path: &Path, how: How) -> Result<File, FileError> {
 /// (opening it this way neither writes it nor waits).
 pub fn open_for_lock(path: &Path) -> Result<File, FileError> {
     match entry(path)? {
-        Some(Entry { kind: Kind::Dir | Kind::BlockDevice | Kind::File, .. }) => {}
-        Some(Entry { kind: Kind::Link, .. }) => return Err(FileError::Link { path: path.to_path_buf() }),
+        Some(Entry { kind: FileKind::Dir | FileKind::BlockDevice | FileKind::File, .. }) => {}
+        Some(Entry { kind: FileKind::Link, .. }) => return Err(FileError::Link { path: path.to_path_buf() }),
         Some(found) => return Err(FileError::NotRegular { path: path.to_path_buf(), kind: found.kind }),
         None => return Err(io("locking", path, Errno::NOENT.into())),
     }
@@ -239,8 +239,10 @@ pub fn create_dirs(path: &Path) -> Result<Vec<(PathBuf, FileId)>, FileError> {
     outermost_first.reverse();
     for dir in outermost_first {
         match entry(dir)? {
-            Some(Entry { kind: Kind::Dir, .. }) => {}
-            Some(Entry { kind: Kind::Link, .. }) => return Err(FileError::Link { path: dir.to_path_buf() }),
+            Some(Entry { kind: FileKind::Dir, .. }) => {}
+            Some(Entry { kind: FileKind::Link, .. }) => {
+                return Err(FileError::Link { path: dir.to_path_buf() });
+            }
             Some(found) => return Err(FileError::NotDir { path: dir.to_path_buf(), kind: found.kind }),
             None => made.push((dir.to_path_buf(), create_dir(dir)?)),
         }
@@ -295,7 +297,7 @@ pub fn rename(from: &Path, to: &Path) -> Result<(), FileError> {
     let (to_dir, to_name) = parent(to)?;
     let replaced = match entry_at(&to_dir, to_name) {
         Ok(found) if is_own(found.id) => Some(found.id),
-        Ok(found) if found.kind == Kind::Link => return Err(FileError::Link { path: to.to_path_buf() }),
+        Ok(found) if found.kind == FileKind::Link => return Err(FileError::Link { path: to.to_path_buf() }),
         Ok(found) => return Err(FileError::Exists { path: to.to_path_buf(), kind: found.kind }),
         Err(Errno::NOENT) => None,
         Err(e) => return Err(explain(to, "renaming", e)),

@@ -17,10 +17,10 @@ fn create_never_replaces_what_is_there_a_dangling_link_included() {
     symlink(dir.path().join("nowhere"), &link).unwrap();
     fifo(&pipe);
     let e = create(&file, How::WRITE).unwrap_err();
-    assert!(matches!(e, FileError::Exists { kind: Kind::File, .. }), "{e}");
+    assert!(matches!(e, FileError::Exists { kind: FileKind::File, .. }), "{e}");
     assert!(e.to_string().contains("already exists (a regular file) and storbench did not create it"), "{e}");
     assert!(matches!(create(&link, How::WRITE), Err(FileError::Link { .. })));
-    assert!(matches!(create(&pipe, How::WRITE), Err(FileError::Exists { kind: Kind::Fifo, .. })));
+    assert!(matches!(create(&pipe, How::WRITE), Err(FileError::Exists { kind: FileKind::Fifo, .. })));
     assert_eq!(std::fs::read(&file).unwrap(), b"mine");
     assert!(!dir.path().join("nowhere").exists(), "the link's target was not created");
 }
@@ -53,7 +53,7 @@ fn open_takes_only_a_regular_file_and_never_waits_on_a_fifo() {
     assert!(started.elapsed().as_secs() < 2, "a FIFO must be refused at once");
     assert!(e.to_string().contains("is a FIFO, not a regular file"), "{e}");
     assert!(matches!(open(Path::new("/dev/null"), How::WRITE), Err(FileError::NotRegular { .. })));
-    assert!(matches!(open(dir.path(), How::READ), Err(FileError::NotRegular { kind: Kind::Dir, .. })));
+    assert!(matches!(open(dir.path(), How::READ), Err(FileError::NotRegular { kind: FileKind::Dir, .. })));
     let link = dir.path().join("l");
     std::fs::write(dir.path().join("f"), b"x").unwrap();
     symlink(dir.path().join("f"), &link).unwrap();

@@ -8,7 +8,7 @@
 //! trace-cmd and libtracefs do: a root tool sets up what it needs, and says so.
 
 use super::ops::io as io_error;
-use super::{FileError, Kind, entry};
+use super::{FileError, FileKind, entry};
 use rustix::fs::{Mode, OFlags};
 use std::fs::File;
 use std::io::Write;
@@ -139,7 +139,7 @@ pub fn remove_instance(instance: &Path) -> Result<(), FileError> {
 fn check_own(instance: &Path) -> Result<(), FileError> {
     let named = instance.file_name().is_some_and(|n| n.to_string_lossy().starts_with(PREFIX));
     let placed = instance.parent().and_then(Path::file_name).is_some_and(|n| n == "instances");
-    let dir = matches!(entry(instance), Ok(Some(e)) if e.kind == Kind::Dir);
+    let dir = matches!(entry(instance), Ok(Some(e)) if e.kind == FileKind::Dir);
     if named && placed && dir { Ok(()) } else { Err(FileError::NotOurs { path: instance.to_path_buf() }) }
 }
 

@@ -47,7 +47,7 @@ pub enum Length {
 
 /// The shape of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RunPlan {
+pub struct RunShape {
     pub warmup: Warmup,
     pub length: Length,
     pub interval: Duration,
@@ -56,7 +56,7 @@ pub struct RunPlan {
     pub rounds: Option<Duration>,
 }
 
-impl RunPlan {
+impl RunShape {
     /// Interval boundaries and phases as they stand before the run (a warm-up that ends on
     /// the workload's test is planned at its longest).
     pub fn schedule(&self) -> Schedule {
@@ -286,7 +286,7 @@ impl<T, D> Outcome<T, D> {
 /// Runs the schedule of `plan` over `workload`, whose workers started at `start`. Calls
 /// `on_interval` once per interval, in order.
 pub fn drive<W: Workload>(
-    plan: &RunPlan,
+    plan: &RunShape,
     workload: &mut W,
     start: Instant,
     sampler: &mut dyn Beside,
@@ -300,7 +300,7 @@ pub fn drive<W: Workload>(
 /// boundary are the clock's (the workers and background streams keep their own).
 pub(crate) fn drive_on<W: Workload>(
     clock: &mut dyn Clock,
-    plan: &RunPlan,
+    plan: &RunShape,
     workload: &mut W,
     start: Instant,
     sampler: &mut dyn Beside,
@@ -389,7 +389,7 @@ struct Driver<T> {
 }
 
 impl<T: IntervalData> Driver<T> {
-    fn new(plan: &RunPlan) -> Self {
+    fn new(plan: &RunShape) -> Self {
         let schedule = plan.schedule();
         Driver {
             schedule,
@@ -591,8 +591,8 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
-    fn plan(warmup: Warmup, length: Length) -> RunPlan {
-        RunPlan { warmup, length, interval: 10 * MS, rounds: None }
+    fn plan(warmup: Warmup, length: Length) -> RunShape {
+        RunShape { warmup, length, interval: 10 * MS, rounds: None }
     }
 
     type Rows = Vec<(u64, Phase, u64)>;
@@ -600,7 +600,7 @@ mod tests {
     /// Drives `w` on a test clock (the run takes no time and its boundaries are exact) and
     /// returns the outcome with each row's (end in ms, phase, phase total). A stop request
     /// comes as interval `stop_after` is handed over.
-    fn run(plan: &RunPlan, w: &mut Fake, stop_after: Option<u64>) -> (Outcome<Count>, Rows) {
+    fn run(plan: &RunShape, w: &mut Fake, stop_after: Option<u64>) -> (Outcome<Count>, Rows) {
         let start = Instant::now();
         run_on(TestClock::starting_at(start), start, plan, w, stop_after)
     }
@@ -609,7 +609,7 @@ mod tests {
     fn run_on(
         mut clock: TestClock,
         start: Instant,
-        plan: &RunPlan,
+        plan: &RunShape,
         w: &mut Fake,
         stop_after: Option<u64>,
     ) -> (Outcome<Count>, Rows) {

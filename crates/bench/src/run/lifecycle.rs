@@ -3,13 +3,13 @@
 //! workers and adds what only the workload knows. A workload implements [`Lifecycle`]; [`Lifecycle::run`] is its run, so
 //! no workload calls the driver itself, and every one is started, driven and finished alike.
 
-use super::{Beside, Closed, Outcome, RunPlan, StopFlag, Workload, drive};
+use super::{Beside, Closed, Outcome, RunShape, StopFlag, Workload, drive};
 use std::time::Instant;
 
 /// A workload whose workers are running: what the driver needs of it.
 pub struct Started<W> {
     /// Warm-up, length, interval and rounds.
-    pub plan: RunPlan,
+    pub plan: RunShape,
     /// What the driver asks for each interval.
     pub work: W,
     /// The instant the workers count their schedule from.

@@ -28,7 +28,7 @@ pub use collector::{Collector, Headline, IntervalData};
 pub use command_stream::CommandStream;
 pub use cpu::{OwnCpuTime, process_cpu};
 pub use driver::{
-    Closed, Interval, Length, NO_PROGRESS_LIMIT, Outcome, Pace, Progress, RunPlan, SeriesColumn, Take,
+    Closed, Interval, Length, NO_PROGRESS_LIMIT, Outcome, Pace, Progress, RunShape, SeriesColumn, Take,
     Warmup, Workload, drive,
 };
 pub use lifecycle::{Lifecycle, Started};

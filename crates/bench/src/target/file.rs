@@ -1,8 +1,8 @@
 //! Files as targets: choosing what to do with a path, the "created by storbench" mark, free
 //! space, O_DIRECT alignment, and opening.
 
-use super::{Action, Refusal, Target, TargetPlan, TargetRequest, device};
-use crate::files::{self, FileId, How, Kind};
+use super::{Action, CheckedTarget, Refusal, Target, TargetRequest, device};
+use crate::files::{self, FileId, FileKind, How};
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -49,26 +49,28 @@ pub(super) enum Mark {
 /// Checks the request and decides what to do; writes nothing. The path is resolved once here
 /// (links the user put in it followed); the plan's path has none, and a link at the file's
 /// own name is refused, never followed or replaced.
-pub fn plan(req: &TargetRequest) -> Result<TargetPlan, Refusal> {
+pub fn plan(req: &TargetRequest) -> Result<CheckedTarget, Refusal> {
     let path = files::resolve(&req.path).map_err(|e| Refusal::file(&req.path, e))?;
     match look(&path)? {
-        Some(Kind::BlockDevice) => plan_device(req, &path),
-        Some(Kind::Dir) => plan_file(req, &path.join(own_name(DEFAULT_FILE_NAME))),
+        Some(FileKind::BlockDevice) => plan_device(req, &path),
+        Some(FileKind::Dir) => plan_file(req, &path.join(own_name(DEFAULT_FILE_NAME))),
         _ => plan_file(req, &path),
     }
 }
 
 /// What `path` is (None: nothing yet); a link or a special file is refused.
-fn look(path: &Path) -> Result<Option<Kind>, Refusal> {
+fn look(path: &Path) -> Result<Option<FileKind>, Refusal> {
     match files::entry(path).map_err(|e| Refusal::file(path, e))? {
         None => Ok(None),
-        Some(e) if e.kind == Kind::Link => Err(Refusal::Link { path: path.to_path_buf() }),
-        Some(e) if matches!(e.kind, Kind::File | Kind::Dir | Kind::BlockDevice) => Ok(Some(e.kind)),
+        Some(e) if e.kind == FileKind::Link => Err(Refusal::Link { path: path.to_path_buf() }),
+        Some(e) if matches!(e.kind, FileKind::File | FileKind::Dir | FileKind::BlockDevice) => {
+            Ok(Some(e.kind))
+        }
         Some(e) => Err(Refusal::Unsupported { path: path.to_path_buf(), kind: e.kind.describe() }),
     }
 }
 
-fn plan_device(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
+fn plan_device(req: &TargetRequest, path: &Path) -> Result<CheckedTarget, Refusal> {
     if !req.allow_device {
         return Err(Refusal::DeviceNotAllowed { path: path.to_path_buf() });
     }
@@ -79,7 +81,7 @@ fn plan_device(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> 
     if size > geo.size_bytes {
         return Err(Refusal::TooSmall { path: path.to_path_buf(), actual: geo.size_bytes, wanted: size });
     }
-    let plan = TargetPlan {
+    let plan = CheckedTarget {
         path: path.to_path_buf(),
         action: Action::UseDevice,
         size,
@@ -90,9 +92,9 @@ fn plan_device(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> 
     Ok(plan)
 }
 
-fn plan_file(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
+fn plan_file(req: &TargetRequest, path: &Path) -> Result<CheckedTarget, Refusal> {
     let existing = match look(path)? {
-        Some(Kind::File) => Some(files::entry(path).ok().flatten().map_or(0, |e| e.len)),
+        Some(FileKind::File) => Some(files::entry(path).ok().flatten().map_or(0, |e| e.len)),
         Some(kind) => return Err(Refusal::Unsupported { path: path.to_path_buf(), kind: kind.describe() }),
         None => None,
     };
@@ -120,7 +122,7 @@ fn plan_file(req: &TargetRequest, path: &Path) -> Result<TargetPlan, Refusal> {
         check_creatable(&dir, size, existing.unwrap_or(0))?;
     }
     let direct_align = direct_alignment(&dir);
-    Ok(TargetPlan {
+    Ok(CheckedTarget {
         path: path.to_path_buf(),
         action,
         size,
@@ -245,7 +247,7 @@ pub(super) fn write_mark(file: &File, path: &Path, mark: Mark) -> io::Result<()>
 
 /// Opens the planned target for the workload, with O_DIRECT unless buffered I/O was asked for,
 /// and for reading only when the workload does not write.
-pub(super) fn open(plan: &TargetPlan) -> Result<File, Refusal> {
+pub(super) fn open(plan: &CheckedTarget) -> Result<File, Refusal> {
     let how = if plan.writes { How::READ_WRITE } else { How::READ }.direct(plan.direct);
     let opened = match plan.action {
         Action::UseDevice => files::open_device(&plan.path, how),
@@ -262,7 +264,7 @@ pub(super) fn open(plan: &TargetPlan) -> Result<File, Refusal> {
 /// Carries out `plan`: creates and fills a new file (progress as bytes done and total), then
 /// opens the target for the workload.
 pub fn prepare(
-    plan: &TargetPlan,
+    plan: &CheckedTarget,
     seed: u64,
     progress: &mut dyn FnMut(u64, u64),
     stop: &crate::run::StopFlag,

@@ -1,7 +1,7 @@
 //! Creating a test file and filling it with incompressible, non-dedupable data, so that
 //! reads are real reads (no holes) and no storage layer can shrink what is written.
 
-use super::{TargetPlan, file};
+use super::{CheckedTarget, file};
 use crate::engine::AlignedBuf;
 use crate::files::{self, How};
 use crate::run::StopFlag;
@@ -15,7 +15,7 @@ const CHUNK: usize = 1 << 20;
 /// Creates `plan.path` at `plan.size` and fills it; on any failure or a stop request the
 /// partial file is removed, so a half-filled file is never mistaken for a ready one.
 pub fn create_filled(
-    plan: &TargetPlan,
+    plan: &CheckedTarget,
     seed: u64,
     progress: &mut dyn FnMut(u64, u64),
     stop: &StopFlag,
@@ -43,13 +43,13 @@ pub fn create_filled(
 /// Removes our file and its sidecar mark (a mark left alone would claim a file the user may
 /// later put at that path). Only storbench's own files go: one this run created, or one whose
 /// mark proves it storbench's.
-fn remove_partial(plan: &TargetPlan) {
+fn remove_partial(plan: &CheckedTarget) {
     file::claim_marked(&plan.path);
     let _ = files::remove_own(&plan.path);
     let _ = files::remove_own(&file::sidecar(&plan.path));
 }
 
-fn create(plan: &TargetPlan) -> io::Result<File> {
+fn create(plan: &CheckedTarget) -> io::Result<File> {
     remove_partial(plan);
     let f = files::create(&plan.path, How::WRITE.direct(plan.direct))?;
     // Ours from the first byte, and not ready until the fill's end says so: a fill killed

@@ -60,7 +60,7 @@ pub enum Action {
 
 /// A checked target: nothing has been written yet.
 #[derive(Debug, Clone)]
-pub struct TargetPlan {
+pub struct CheckedTarget {
     pub path: PathBuf,
     pub action: Action,
     pub size: u64,
@@ -71,7 +71,7 @@ pub struct TargetPlan {
     pub writes: bool,
 }
 
-impl TargetPlan {
+impl CheckedTarget {
     /// Takes the one-run-at-a-time lock: on the device, or on the directory the file is in
     /// (where a directory target's file goes, so the lock also covers its creation).
     pub fn lock(&self) -> Result<lock::Lock, lock::LockError> {

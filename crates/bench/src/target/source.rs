@@ -3,13 +3,13 @@
 //! user's, since nothing is written to it; it must be readable and hold what the copy reads.
 
 use super::Refusal;
-use crate::files::{self, How, Kind};
+use crate::files::{self, FileKind, How};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 /// A checked source: nothing has been opened yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SourcePlan {
+pub struct CheckedSource {
     pub path: PathBuf,
     pub is_device: bool,
     /// Its whole size, bytes.
@@ -20,25 +20,25 @@ pub struct SourcePlan {
 
 /// Checks `path` as a source of at least `wanted` bytes: a readable regular file or block
 /// device, not a link. Resolved once here, as a target is.
-pub fn plan(path: &Path, wanted: u64) -> Result<SourcePlan, Refusal> {
+pub fn plan(path: &Path, wanted: u64) -> Result<CheckedSource, Refusal> {
     let resolved = files::resolve(path).map_err(|e| Refusal::file(path, e))?;
     let entry = files::entry(&resolved).map_err(|e| Refusal::file(&resolved, e))?;
     let plan = match entry {
         None => return Err(Refusal::Missing { path: resolved }),
-        Some(e) if e.kind == Kind::Link => return Err(Refusal::Link { path: resolved }),
-        Some(e) if e.kind == Kind::File => {
+        Some(e) if e.kind == FileKind::Link => return Err(Refusal::Link { path: resolved }),
+        Some(e) if e.kind == FileKind::File => {
             let parent = resolved.parent().unwrap_or(Path::new("."));
-            SourcePlan {
+            CheckedSource {
                 direct_align: super::file::direct_alignment(parent),
                 size: e.len,
                 is_device: false,
                 path: resolved,
             }
         }
-        Some(e) if e.kind == Kind::BlockDevice => {
+        Some(e) if e.kind == FileKind::BlockDevice => {
             let geo = super::device::geometry(&resolved)
                 .map_err(|e| Refusal::NotReadable { path: resolved.clone(), reason: e.to_string() })?;
-            SourcePlan {
+            CheckedSource {
                 direct_align: geo.logical_sector_size,
                 size: geo.size_bytes,
                 is_device: true,
@@ -55,7 +55,7 @@ pub fn plan(path: &Path, wanted: u64) -> Result<SourcePlan, Refusal> {
     Ok(plan)
 }
 
-impl SourcePlan {
+impl CheckedSource {
     /// Opens the source for reading, with O_DIRECT when `direct`.
     pub fn open(&self, direct: bool) -> Result<File, Refusal> {
         let how = How::READ.direct(direct);

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use storbench_bench::engine::EngineKind;
 use storbench_bench::run::StopFlag;
-use storbench_bench::target::{self, TargetPlan, TargetRequest};
+use storbench_bench::target::{self, CheckedTarget, TargetRequest};
 use storbench_bench::workload::io::Share;
 use storbench_bench::workload::io::{BlockSizeMix, End, IoSpec, IoStream, Pattern, Region};
 
@@ -31,7 +31,7 @@ pub struct IoBackground {
 const KEYS: &str = "rw=read|write, bs=SIZE, rate=BYTES_PER_S, size=SIZE, dir=PATH, iodepth=N, direct=yes|no";
 
 /// The stream's file checked (None: on the null engine).
-pub(super) type Planned = Option<TargetPlan>;
+pub(super) type Planned = Option<CheckedTarget>;
 
 impl IoBackground {
     pub(super) fn parse(rest: &str) -> Result<IoBackground, String> {
@@ -111,7 +111,7 @@ impl IoBackground {
 
 /// A file of the stream's own at `path` (one it creates, or one it proved its own), `size`
 /// bytes, checked; a file of anyone else's there is refused.
-pub(super) fn own_file(name: &str, path: &Path, size: u64, direct: bool) -> Result<TargetPlan> {
+pub(super) fn own_file(name: &str, path: &Path, size: u64, direct: bool) -> Result<CheckedTarget> {
     let request = TargetRequest {
         path: path.to_path_buf(),
         size: Some(size),
@@ -138,7 +138,7 @@ pub(super) fn check_aligned(name: &str, bs: u32, path: &Path, align: Option<u32>
 }
 
 /// A stream's own file made and filled with incompressible data (or reused as it is).
-pub(super) fn prepare(name: &str, plan: &TargetPlan, stop: &StopFlag) -> Result<std::fs::File> {
+pub(super) fn prepare(name: &str, plan: &CheckedTarget, stop: &StopFlag) -> Result<std::fs::File> {
     let target = target::prepare(plan, storbench_bench::rng::DEFAULT_SEED, &mut |_, _| {}, stop)
         .with_context(|| format!("preparing background stream {name}'s file {}", plan.path.display()))?;
     if target.created {

@@ -27,12 +27,12 @@ pub use rebuild::RebuildBackground;
 pub struct Background {
     /// The spec as given, for the summary and the record.
     pub text: String,
-    pub kind: Kind,
+    pub kind: StreamKind,
 }
 
 /// What a stream is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Kind {
+pub enum StreamKind {
     /// A sequential io stream: `io[:rw=write,bs=1M,rate=10MiB,...]`.
     Io(IoBackground),
     /// An emulated mirror rebuild: `rebuild[:source=PATH,dest=PATH,rate=...]`.
@@ -52,10 +52,10 @@ impl FromStr for Background {
     fn from_str(text: &str) -> Result<Background, String> {
         let (name, rest) = text.split_once(':').unwrap_or((text, ""));
         let kind = match name {
-            "io" => Kind::Io(IoBackground::parse(rest)?),
-            "rebuild" => Kind::Rebuild(RebuildBackground::parse(rest)?),
-            "cmd" => Kind::Cmd(cmd::parse(rest)?),
-            "capture" => Kind::Capture(CaptureBackground::parse(rest)?),
+            "io" => StreamKind::Io(IoBackground::parse(rest)?),
+            "rebuild" => StreamKind::Rebuild(RebuildBackground::parse(rest)?),
+            "cmd" => StreamKind::Cmd(cmd::parse(rest)?),
+            "capture" => StreamKind::Capture(CaptureBackground::parse(rest)?),
             _ => return Err(format!("'{name}' is not a background stream storbench knows; give {KINDS}")),
         };
         Ok(Background { text: storbench_bench::units::plain_text(text)?, kind })
@@ -67,7 +67,7 @@ impl Background {
     pub fn capture(device: &Path) -> Background {
         let device = (device != Path::new("auto")).then(|| device.to_path_buf());
         let text = device.as_ref().map_or("capture".into(), |d| format!("capture:device={}", d.display()));
-        Background { text, kind: Kind::Capture(CaptureBackground { device }) }
+        Background { text, kind: StreamKind::Capture(CaptureBackground { device }) }
     }
 
     /// What stream `index` (0 for bg1) writes or runs, for the line an evaluation says before
@@ -75,10 +75,10 @@ impl Background {
     pub fn will_write(&self, index: usize) -> String {
         let name = stream_name(index);
         match &self.kind {
-            Kind::Io(io) => io.will_write(&name, self),
-            Kind::Rebuild(r) => r.will_write(&name, self),
-            Kind::Cmd(command) => format!("`{command}` runs from each measured phase's start ({self})"),
-            Kind::Capture(c) => c.will_write(&name, self),
+            StreamKind::Io(io) => io.will_write(&name, self),
+            StreamKind::Rebuild(r) => r.will_write(&name, self),
+            StreamKind::Cmd(command) => format!("`{command}` runs from each measured phase's start ({self})"),
+            StreamKind::Capture(c) => c.will_write(&name, self),
         }
     }
 }
@@ -132,13 +132,13 @@ fn check_all(specs: &[Background], place: Place<'_>) -> Result<Vec<Checked>> {
     let checked = specs.iter().enumerate().map(|(i, b)| {
         let name = stream_name(i);
         Ok(match &b.kind {
-            Kind::Io(io) => Checked::Io(io.plan(&name, b, place)?),
-            Kind::Rebuild(r) => Checked::Rebuild(r.plan(&name, b, place)?),
-            Kind::Cmd(command) => {
+            StreamKind::Io(io) => Checked::Io(io.plan(&name, b, place)?),
+            StreamKind::Rebuild(r) => Checked::Rebuild(r.plan(&name, b, place)?),
+            StreamKind::Cmd(command) => {
                 cmd::check(&name, command)?;
                 Checked::Cmd
             }
-            Kind::Capture(c) => Checked::Capture(c.plan(&name, b, place)?),
+            StreamKind::Capture(c) => Checked::Capture(c.plan(&name, b, place)?),
         })
     });
     checked.collect()
@@ -153,12 +153,12 @@ pub fn build(specs: &[Background], place: Place<'_>, stop: &StopFlag) -> Result<
     for (i, (b, planned)) in specs.iter().zip(checked).enumerate() {
         let name = stream_name(i);
         let stream: Box<dyn Stream> = match (&b.kind, planned) {
-            (Kind::Io(io), Checked::Io(plan)) => Box::new(io.stream(&name, plan, stop)?),
-            (Kind::Rebuild(r), Checked::Rebuild(plan)) => Box::new(r.stream(&name, plan, stop)?),
-            (Kind::Cmd(command), _) => {
+            (StreamKind::Io(io), Checked::Io(plan)) => Box::new(io.stream(&name, plan, stop)?),
+            (StreamKind::Rebuild(r), Checked::Rebuild(plan)) => Box::new(r.stream(&name, plan, stop)?),
+            (StreamKind::Cmd(command), _) => {
                 Box::new(storbench_bench::run::CommandStream::new(command, place.wait))
             }
-            (Kind::Capture(c), Checked::Capture(device)) => Box::new(c.stream(&name, device, place)?),
+            (StreamKind::Capture(c), Checked::Capture(device)) => Box::new(c.stream(&name, device, place)?),
             _ => unreachable!("each stream is checked as its own kind"),
         };
         entries.push(StreamEntry { name: name.clone(), kind: stream.kind().into(), spec: b.text.clone() });

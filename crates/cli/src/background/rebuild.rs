@@ -17,8 +17,8 @@ use anyhow::Result;
 use std::path::{Path, PathBuf};
 use storbench_bench::engine::EngineKind;
 use storbench_bench::run::StopFlag;
-use storbench_bench::target::TargetPlan;
-use storbench_bench::target::source::{self, SourcePlan};
+use storbench_bench::target::CheckedTarget;
+use storbench_bench::target::source::{self, CheckedSource};
 use storbench_bench::workload::io::{CopySpec, IoStream};
 
 /// An emulated mirror rebuild as asked for.
@@ -41,14 +41,14 @@ pub struct RebuildBackground {
 const KEYS: &str = "source=PATH, dest=PATH, rate=BYTES_PER_S, bs=SIZE, size=SIZE, iodepth=N, direct=yes|no";
 
 /// Its source and destination checked (None: on the null engine).
-pub(super) type Planned = Option<(Source, TargetPlan)>;
+pub(super) type Planned = Option<(Source, CheckedTarget)>;
 
 /// A checked source.
 pub(super) enum Source {
     /// A file of the stream's own, made and filled when missing.
-    Own(TargetPlan),
+    Own(CheckedTarget),
     /// A file or device the user named, only read.
-    Named(SourcePlan),
+    Named(CheckedSource),
 }
 
 impl RebuildBackground {

@@ -5,14 +5,14 @@ const NULL: Place<'static> = Place { dir: None, target: None, bundle: None, null
 
 fn io_of(text: &str) -> IoBackground {
     match text.parse::<Background>().unwrap().kind {
-        Kind::Io(io) => io,
+        StreamKind::Io(io) => io,
         other => panic!("{other:?}"),
     }
 }
 
 fn rebuild_of(text: &str) -> RebuildBackground {
     match text.parse::<Background>().unwrap().kind {
-        Kind::Rebuild(r) => r,
+        StreamKind::Rebuild(r) => r,
         other => panic!("{other:?}"),
     }
 }
@@ -68,6 +68,6 @@ fn a_rebuild_spec_reads_its_keys_and_copies_whole_blocks_at_its_rate() {
 #[test]
 fn a_command_spec_keeps_its_whole_text_commas_and_colons_included() {
     let b: Background = "cmd:echo a,b; sleep 1:2".parse().unwrap();
-    assert_eq!(b.kind, Kind::Cmd("echo a,b; sleep 1:2".into()));
+    assert_eq!(b.kind, StreamKind::Cmd("echo a,b; sleep 1:2".into()));
     assert_eq!(b.text, "cmd:echo a,b; sleep 1:2");
 }

@@ -217,7 +217,7 @@ fn is_device(p: &Path) -> bool {
     storbench_bench::files::entry(p)
         .ok()
         .flatten()
-        .is_some_and(|e| e.kind == storbench_bench::files::Kind::BlockDevice)
+        .is_some_and(|e| e.kind == storbench_bench::files::FileKind::BlockDevice)
 }
 
 #[cfg(test)]

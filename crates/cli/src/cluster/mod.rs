@@ -152,10 +152,10 @@ pub struct Step<'a> {
     pub time_limit: Duration,
 }
 
-impl ClusterPlan {
+impl ClusterSetup {
     /// The engine `args` ask for, checked before anything runs: the engine's tools are there
     /// and its options fit it. None without `--on`.
-    pub fn of(args: &ClusterArgs, plan: Option<&Path>) -> Result<Option<ClusterPlan>> {
+    pub fn of(args: &ClusterArgs, plan: Option<&Path>) -> Result<Option<ClusterSetup>> {
         let Some(engine) = args.on else { return Ok(None) };
         let nodes = args.nodes.unwrap_or(1);
         let per_node = args.tasks_per_node.unwrap_or(1);
@@ -185,7 +185,7 @@ impl ClusterPlan {
         };
         let exe = std::env::current_exe().context("finding storbench's own path for the shards")?;
         let plan = plan.map(storbench_bench::files::resolve).transpose()?;
-        Ok(Some(ClusterPlan { engine, ahead, exe, plan }))
+        Ok(Some(ClusterSetup { engine, ahead, exe, plan }))
     }
 
     /// What the shards must see of this host, checked before anything is made: each
@@ -217,7 +217,7 @@ impl ClusterPlan {
     }
 
     /// The engine for the evaluation in `dir`, whose plan has the text `plan_text`, its
-    /// shards seeing `places` (from [`ClusterPlan::places`]) and `dir`: the shards read the
+    /// shards seeing `places` (from [`ClusterSetup::places`]) and `dir`: the shards read the
     /// plan's copy saved there, or where that has its passwords hidden, the plan file given.
     pub fn into_cluster(self, dir: &Path, plan_text: &str, places: Vec<PathBuf>) -> Cluster {
         let hidden = storbench_bench::secret::redact(plan_text) != plan_text;
@@ -352,7 +352,7 @@ impl Cluster {
 }
 
 /// `--on` checked, before the evaluation's directory exists.
-pub struct ClusterPlan {
+pub struct ClusterSetup {
     engine: Runner,
     ahead: Duration,
     exe: PathBuf,

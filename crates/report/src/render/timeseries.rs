@@ -233,7 +233,7 @@ fn number(cell: &str) -> Result<Option<f64>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::columns::{Kind, Unit, io};
+    use crate::columns::{Quantity, Unit, io};
 
     const CSV: &str = "t_s,phase,read_iops,power_watts\n\
                        1.000,ramp,10,\n2.000,measure,20,100\n3.000,measure,30,110\n4.000,verify,5,\n";
@@ -263,7 +263,7 @@ mod tests {
         let e = Series::parse("t_s,phase,a\n1,measure\n").unwrap_err();
         assert!(e.to_string().contains("1 cells") || e.to_string().contains("2 cells"), "{e}");
         assert!(Series::parse("time,a\n").is_err());
-        let a = Column::new("a", Unit::Count, Kind::Count);
+        let a = Column::new("a", Unit::Count, Quantity::Count);
         assert_eq!(Series::parse("t_s,phase,a\n1,measure,NaN\n").unwrap().column(a).unwrap(), [None]);
         assert_eq!(Series::parse("").unwrap(), Series::default());
     }

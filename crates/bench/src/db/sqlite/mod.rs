@@ -105,14 +105,14 @@ pub(crate) fn open_existing(path: &Path) -> DbResult<Connection> {
 
 /// Refuses `path` unless it is a regular file (a link, a FIFO or a device is named as such).
 pub(crate) fn is_regular_file(path: &Path) -> DbResult<()> {
-    use crate::files::{Entry, Kind};
+    use crate::files::{Entry, FileKind};
     match crate::files::entry(path) {
-        Ok(Some(Entry { kind: Kind::File, .. })) => Ok(()),
+        Ok(Some(Entry { kind: FileKind::File, .. })) => Ok(()),
         Ok(None) => Err(DbError::new(
             DbErrorKind::Missing,
             format!("no database at {}; load one first (the OLTP load creates it)", path.display()),
         )),
-        Ok(Some(Entry { kind: Kind::Link, .. })) => {
+        Ok(Some(Entry { kind: FileKind::Link, .. })) => {
             Err(file_error(crate::files::FileError::Link { path: path.to_path_buf() }))
         }
         Ok(Some(found)) => Err(file_error(crate::files::FileError::NotRegular {
@@ -231,7 +231,7 @@ pub(crate) fn remove_sqlite_files(path: &Path) -> DbResult<()> {
     for ext in ["wal", "shm"] {
         let file = sqlite_file(path, ext);
         match crate::files::entry(&file).map_err(file_error)? {
-            Some(e) if e.kind == crate::files::Kind::File => crate::files::claim(e.id),
+            Some(e) if e.kind == crate::files::FileKind::File => crate::files::claim(e.id),
             Some(_) => return Err(file_error(crate::files::FileError::NotOurs { path: file })),
             None => continue,
         }

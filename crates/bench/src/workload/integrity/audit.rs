@@ -163,7 +163,7 @@ impl DataFile {
                 if crate::files::entry(path)
                     .ok()
                     .flatten()
-                    .is_some_and(|e| e.kind == crate::files::Kind::BlockDevice) =>
+                    .is_some_and(|e| e.kind == crate::files::FileKind::BlockDevice) =>
             {
                 crate::files::open_device(path, how)
             }

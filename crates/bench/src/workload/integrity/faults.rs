@@ -1,5 +1,5 @@
 //! A seeded fault-injecting engine wrapper, to prove the integrity checker: wrapped around any
-//! engine, `FaultyEngine` makes the faults of a `FaultPlan` as a failing device, controller or
+//! engine, `FaultyEngine` makes the faults of a `FaultRules` as a failing device, controller or
 //! cache would (a write acknowledged but never made, a read served from before the last write,
 //! a write torn after some sectors, a write landing on the wrong block, a late completion, an
 //! EIO), and logs each fault it made with its request, so a test can match every injected fault
@@ -71,13 +71,13 @@ impl When {
 
 /// The faults to inject: rules tried in order; the first that picks a request faults it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FaultPlan {
+pub struct FaultRules {
     rules: Vec<(Fault, When)>,
 }
 
-impl FaultPlan {
+impl FaultRules {
     /// This plan with one more rule: `fault` on the requests `when` picks.
-    pub fn with(mut self, fault: Fault, when: When) -> FaultPlan {
+    pub fn with(mut self, fault: Fault, when: When) -> FaultRules {
         self.rules.push((fault, when));
         self
     }
@@ -145,7 +145,7 @@ impl InjectionLog {
 /// Wraps an engine and makes the faults of a plan; see the module docs.
 pub struct FaultyEngine {
     inner: Box<dyn IoEngine>,
-    plan: FaultPlan,
+    plan: FaultRules,
     seed: u64,
     queued: u64,
     /// Kept only when the plan can serve stale reads: two copies of every page written.
@@ -170,7 +170,7 @@ enum OnCompletion {
 }
 
 impl FaultyEngine {
-    pub fn new(inner: Box<dyn IoEngine>, plan: FaultPlan, seed: u64) -> FaultyEngine {
+    pub fn new(inner: Box<dyn IoEngine>, plan: FaultRules, seed: u64) -> FaultyEngine {
         let shadow = plan.may_serve_stale_reads().then(Shadow::default);
         FaultyEngine {
             inner,
@@ -402,7 +402,7 @@ mod tests {
     }
 
     impl Rig {
-        fn new(plan: FaultPlan) -> Rig {
+        fn new(plan: FaultRules) -> Rig {
             let dir = tempfile::tempdir().unwrap();
             let files: Vec<File> = (0..2).map(|i| data_file(&dir.path().join(format!("data{i}")))).collect();
             let inner =
@@ -491,7 +491,7 @@ mod tests {
 
     #[test]
     fn without_faults_many_pages_written_twice_read_back_with_no_error_and_nothing_injected() {
-        let mut rig = Rig::new(FaultPlan::default());
+        let mut rig = Rig::new(FaultRules::default());
         let pages: Vec<PageId> = (0..2).flat_map(|f| (0..PAGES).map(move |p| id(f, p))).collect();
         for _ in 0..2 {
             for &page in &pages {
@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn a_dropped_write_after_a_journalled_one_is_a_lost_write_at_its_page() {
-        let mut rig = Rig::new(FaultPlan::default().with(Fault::DropWrite, at(&[1])));
+        let mut rig = Rig::new(FaultRules::default().with(Fault::DropWrite, at(&[1])));
         let page = id(1, 5);
         assert_eq!(rig.write(page, true), Ok(1));
         assert_eq!(rig.write(page, true), Ok(2), "the dropped write is acknowledged");
@@ -526,7 +526,7 @@ mod tests {
     fn a_read_served_from_before_the_last_write_is_a_stale_read_once_the_newer_was_read() {
         // Requests: 0 write, 1 read (no earlier content known: not injected), 2 write,
         // 3 read, 4 read (stale), 5 read.
-        let mut rig = Rig::new(FaultPlan::default().with(Fault::StaleRead, at(&[1, 4])));
+        let mut rig = Rig::new(FaultRules::default().with(Fault::StaleRead, at(&[1, 4])));
         let page = id(0, 9);
         rig.write(page, true).unwrap();
         assert_eq!(rig.check(page), None);
@@ -548,7 +548,7 @@ mod tests {
     #[test]
     fn a_write_torn_after_any_sector_is_a_torn_page_naming_the_sectors_of_each_write() {
         for sectors in 1..SECTORS as u32 {
-            let mut rig = Rig::new(FaultPlan::default().with(Fault::Tear { sectors }, at(&[1])));
+            let mut rig = Rig::new(FaultRules::default().with(Fault::Tear { sectors }, at(&[1])));
             let page = id(1, 3);
             rig.write(page, true).unwrap();
             assert_eq!(rig.write(page, true), Ok(2), "a torn write is acknowledged whole");
@@ -562,7 +562,7 @@ mod tests {
 
     #[test]
     fn a_tear_no_shorter_than_the_write_is_not_injected() {
-        let mut rig = Rig::new(FaultPlan::default().with(Fault::Tear { sectors: SECTORS as u32 }, at(&[0])));
+        let mut rig = Rig::new(FaultRules::default().with(Fault::Tear { sectors: SECTORS as u32 }, at(&[0])));
         rig.write(id(0, 1), true).unwrap();
         assert_eq!(rig.check(id(0, 1)), None);
         assert!(rig.injected().is_empty());
@@ -571,7 +571,7 @@ mod tests {
     #[test]
     fn a_misdirected_write_is_misplaced_where_it_landed_and_lost_where_it_was_meant() {
         // Requests: 0 write page 2, 1 write page 3, 2 write page 3 misdirected onto page 2.
-        let mut rig = Rig::new(FaultPlan::default().with(Fault::Misdirect, at(&[2])));
+        let mut rig = Rig::new(FaultRules::default().with(Fault::Misdirect, at(&[2])));
         let (meant, hit) = (id(0, 3), id(0, 2));
         rig.write(hit, true).unwrap();
         rig.write(meant, true).unwrap();
@@ -604,7 +604,7 @@ mod tests {
     #[test]
     fn eio_fails_the_request_without_touching_the_device_as_a_read_or_write_error_at_its_page() {
         // Requests: 0 write, 1 write (EIO), 2 read (EIO), 3 read.
-        let mut rig = Rig::new(FaultPlan::default().with(Fault::Eio, at(&[1, 2])));
+        let mut rig = Rig::new(FaultRules::default().with(Fault::Eio, at(&[1, 2])));
         let page = id(1, 15);
         rig.write(page, true).unwrap();
         let write_error = rig.write(page, true).expect_err("EIO");
@@ -622,7 +622,7 @@ mod tests {
     #[test]
     fn a_delayed_write_and_read_complete_late_but_intact() {
         let delay = Duration::from_millis(60);
-        let mut rig = Rig::new(FaultPlan::default().with(Fault::Delay(delay), at(&[0, 1])));
+        let mut rig = Rig::new(FaultRules::default().with(Fault::Delay(delay), at(&[0, 1])));
         let page = id(0, 7);
         let start = Instant::now();
         rig.write(page, true).unwrap();
@@ -639,7 +639,7 @@ mod tests {
         let delay = Duration::from_millis(200);
         let inner = open_files(EngineKind::Null, &[], &[PAGE as u32; 2]).unwrap().engine;
         let mut engine =
-            FaultyEngine::new(inner, FaultPlan::default().with(Fault::Delay(delay), at(&[0])), SEED);
+            FaultyEngine::new(inner, FaultRules::default().with(Fault::Delay(delay), at(&[0])), SEED);
         let start = Instant::now();
         for slot in 0..2 {
             engine.queue(Request { slot, file: 0, dir: Dir::Read, offset: 0, len: PAGE as u32 });
@@ -659,7 +659,7 @@ mod tests {
     /// and half writes.
     fn one_in_n_injections(seed: u64) -> Vec<Injection> {
         let plan =
-            FaultPlan::default().with(Fault::DropWrite, When::OneIn(8)).with(Fault::Eio, When::OneIn(8));
+            FaultRules::default().with(Fault::DropWrite, When::OneIn(8)).with(Fault::Eio, When::OneIn(8));
         let inner = open_files(EngineKind::Null, &[], &[PAGE as u32]).unwrap().engine;
         let mut engine = FaultyEngine::new(inner, plan, seed);
         let mut out = Vec::new();
@@ -686,7 +686,7 @@ mod tests {
 
     #[test]
     fn every_fault_of_a_random_plan_is_detected_once_with_its_class_at_its_place() {
-        let plan = FaultPlan::default()
+        let plan = FaultRules::default()
             .with(Fault::DropWrite, When::OneIn(11))
             .with(Fault::Tear { sectors: 7 }, When::OneIn(13))
             .with(Fault::Eio, When::OneIn(17))

@@ -27,7 +27,7 @@ pub mod verdict;
 mod worker;
 
 pub use audit::{AuditReport, MAX_ERRORS_KEPT, audit};
-pub use faults::{Fault, FaultPlan, FaultyEngine, Injection, InjectionLog, When, misdirected_offset};
+pub use faults::{Fault, FaultRules, FaultyEngine, Injection, InjectionLog, When, misdirected_offset};
 pub use journal::{Expected, Journal, JournalError};
 pub use layout::{Layout, Manifest, Sizes};
 pub use options::{IntegrityOptions, IntegrityPreset};

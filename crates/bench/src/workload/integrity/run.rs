@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::audit::{AuditReport, audit};
-use super::faults::{FaultPlan, FaultyEngine, InjectionLog};
+use super::faults::{FaultRules, FaultyEngine, InjectionLog};
 use super::journal::{Journal, JournalError};
 use super::layout::{Layout, Manifest, Sizes};
 use super::page::{PAGE, PageId, write_page};
@@ -22,7 +22,7 @@ use super::suspects::SuspectPage;
 use super::worker::{Shared, Worker, WorkerOut, shape};
 use crate::engine::{AlignedBuf, EngineKind, open_files};
 use crate::run::{
-    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn, Started,
+    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Progress, RunShape, SeriesColumn, Started,
     StopFlag, Take, Warmup,
 };
 use storbench_report::columns::integrity as col;
@@ -56,7 +56,7 @@ pub struct IntegritySpec {
     /// Faults to inject into every activity's engine (tests of the checker); never handed to
     /// another process.
     #[serde(skip)]
-    pub faults: Option<FaultPlan>,
+    pub faults: Option<FaultRules>,
 }
 
 /// The interval as the caller sees it.
@@ -318,7 +318,7 @@ impl Lifecycle for Stress<'_> {
             named: Vec::new(),
             delay_ns: spec.delay_threshold.as_nanos() as u64,
         };
-        let plan = RunPlan {
+        let plan = RunShape {
             warmup: Warmup::For(Duration::ZERO),
             length: Length::For(spec.duration),
             interval: Duration::from_secs(1),

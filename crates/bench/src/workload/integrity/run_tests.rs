@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use super::audit::audit;
-use super::faults::{Fault, FaultPlan, When};
+use super::faults::{Fault, FaultRules, When};
 use super::journal::Journal;
 use super::layout::{Layout, Sizes};
 use super::page::{PAGE, PageId};
@@ -18,7 +18,7 @@ use crate::run::StopFlag;
 use crate::testing::NoHost;
 
 /// A small run: 4 MiB data growing to 6 MiB by 1 MiB, a 512 KiB log.
-fn spec(dir: &std::path::Path, seconds: u64, faults: Option<FaultPlan>) -> IntegritySpec {
+fn spec(dir: &std::path::Path, seconds: u64, faults: Option<FaultRules>) -> IntegritySpec {
     IntegritySpec {
         dir: dir.to_path_buf(),
         device: None,
@@ -87,7 +87,7 @@ fn dropped_torn_and_misdirected_writes_and_eio_are_each_reported_in_their_class(
     ];
     for (fault, class) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let spec = spec(dir.path(), 2, Some(FaultPlan::default().with(fault, When::OneIn(40))));
+        let spec = spec(dir.path(), 2, Some(FaultRules::default().with(fault, When::OneIn(40))));
         let out = run_on(&spec);
         let injected: usize = out.detail.injections.iter().map(|l| l.all().len()).sum();
         assert!(injected > 0, "{fault:?} was injected");
@@ -109,7 +109,7 @@ fn dropped_torn_and_misdirected_writes_and_eio_are_each_reported_in_their_class(
 #[test]
 fn an_io_held_past_the_delay_threshold_is_named_while_outstanding_and_counted() {
     let dir = tempfile::tempdir().unwrap();
-    let plan = FaultPlan::default().with(Fault::Delay(Duration::from_millis(2500)), When::Requests(vec![3]));
+    let plan = FaultRules::default().with(Fault::Delay(Duration::from_millis(2500)), When::Requests(vec![3]));
     let mut spec = spec(dir.path(), 3, Some(plan));
     spec.delay_threshold = Duration::from_millis(1200);
     let created = create(&spec, &mut |_, _| {}).unwrap();
@@ -196,7 +196,7 @@ fn injected_faults_leave_each_page_once_and_verify_finds_the_damage_on_the_mediu
     ];
     for (fault, class, on_disk) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let spec = spec(dir.path(), 2, Some(FaultPlan::default().with(fault, When::OneIn(40))));
+        let spec = spec(dir.path(), 2, Some(FaultRules::default().with(fault, When::OneIn(40))));
         let out = run_on(&spec);
         let of_class: Vec<_> = out.detail.suspects.iter().filter(|p| p.class == class).collect();
         assert!(!of_class.is_empty(), "{fault:?}: {:?}", out.detail.suspects);

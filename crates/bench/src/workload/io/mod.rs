@@ -44,7 +44,7 @@ use crate::metrics::LatencyHistogram;
 use crate::metrics::Recorder;
 use crate::run::pace::{self, Behind};
 use crate::run::{
-    Beside, Closed, Collector, Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn,
+    Beside, Closed, Collector, Interval, Length, Lifecycle, Outcome, Pace, Progress, RunShape, SeriesColumn,
     Started, StopFlag, Take, Warmup,
 };
 use std::collections::VecDeque;
@@ -211,8 +211,8 @@ pub fn open_engines(spec: &IoSpec, file: Option<&File>) -> crate::Result<Engines
     Ok(Engines { engines, warnings, kind })
 }
 
-fn run_plan(spec: &IoSpec) -> RunPlan {
-    RunPlan {
+fn run_plan(spec: &IoSpec) -> RunShape {
+    RunShape {
         warmup: Warmup::For(spec.ramp),
         length: match spec.end {
             End::Time(d) => Length::For(d),

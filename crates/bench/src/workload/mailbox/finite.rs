@@ -5,7 +5,7 @@
 
 use super::recorder::{Corruption, MAX_CORRUPTIONS_KEPT};
 use crate::run::{
-    Beside, Closed, IntervalData, Length, Lifecycle, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn,
+    Beside, Closed, IntervalData, Length, Lifecycle, Outcome, Pace, Parts, Progress, RunShape, SeriesColumn,
     Started, StopFlag, Take, Warmup,
 };
 use std::sync::Arc;
@@ -55,7 +55,7 @@ pub(super) type Second<'a, C> = Closed<'a, Parts<<C as Counter>::Tally>>;
 
 /// The run of finite workers: one-second intervals (as the mailbox test's) until the last
 /// worker is done.
-const PLAN: RunPlan = RunPlan {
+const PLAN: RunShape = RunShape {
     warmup: Warmup::For(Duration::ZERO),
     length: Length::UntilDone,
     interval: Duration::from_secs(1),

@@ -14,7 +14,7 @@ use crate::engine::EngineKind;
 use crate::metrics::DirectionCounters;
 use crate::run::pace::{self, Behind};
 use crate::run::{
-    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Parts, Progress, RunPlan, SeriesColumn,
+    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Parts, Progress, RunShape, SeriesColumn,
     Started, StopFlag, Take, Warmup,
 };
 use std::path::Path;
@@ -196,8 +196,8 @@ impl Lifecycle for Test<'_> {
     }
 }
 
-fn run_plan(spec: &MailboxSpec) -> RunPlan {
-    RunPlan {
+fn run_plan(spec: &MailboxSpec) -> RunShape {
+    RunShape {
         warmup: match spec.max_warmup {
             d if d.is_zero() => Warmup::For(d),
             max => Warmup::Until { max },

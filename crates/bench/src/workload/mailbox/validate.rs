@@ -1,4 +1,4 @@
-//! The mailbox workload's options → what a mailbox command will do ([`MailboxPlan`]), or a
+//! The mailbox workload's options → what a mailbox command will do ([`MailboxSetup`]), or a
 //! refusal naming the option (as its flag; a plan's reader says it as the key) and the fix,
 //! before anything is created or written.
 
@@ -22,7 +22,7 @@ const GROWTH_RESERVE_PCT: u64 = 25;
 
 /// What a mailbox command will do.
 #[derive(Debug, Clone)]
-pub struct MailboxPlan {
+pub struct MailboxSetup {
     pub db_dir: PathBuf,
     pub log_dir: PathBuf,
     pub preset: Preset,
@@ -51,7 +51,7 @@ pub struct MailboxPlan {
 }
 
 /// The options as a plan of the run, every value checked.
-pub fn validate(a: &MailboxOptions) -> Result<MailboxPlan> {
+pub fn validate(a: &MailboxOptions) -> Result<MailboxSetup> {
     let preset = match a.preset.as_deref() {
         None => Preset::V2013,
         Some(p) => Preset::parse(p.trim()).ok_or_else(|| {
@@ -117,7 +117,7 @@ pub fn validate(a: &MailboxOptions) -> Result<MailboxPlan> {
     if !(1..=1_000_000).contains(&log_files) {
         refuse!("--log-files {log_files}: soft recovery replays 1 to 1000000 log files");
     }
-    let plan = MailboxPlan {
+    let plan = MailboxSetup {
         db_dir,
         log_dir,
         preset,
@@ -279,7 +279,7 @@ pub fn existing_ancestor(p: &Path) -> &Path {
     }
 }
 
-impl MailboxPlan {
+impl MailboxSetup {
     pub fn db_bytes(&self) -> u64 {
         self.pages * u64::from(self.profile.page_size)
     }

@@ -14,7 +14,7 @@ use super::timeline::{Kinds, Timeline, Unread};
 use crate::metrics::LatencyHistogram;
 use crate::run::pace::{self, Behind};
 use crate::run::{
-    Interval, Length, Lifecycle, Outcome, Pace, Progress, RunPlan, SeriesColumn, Started, StopFlag, Take,
+    Interval, Length, Lifecycle, Outcome, Pace, Progress, RunShape, SeriesColumn, Started, StopFlag, Take,
     Warmup, Workload,
 };
 use serde::{Deserialize, Serialize};
@@ -28,8 +28,8 @@ use storbench_report::columns::replay as col;
 
 /// An interval a second, no warm-up, until every request is answered (or, in steady-state
 /// rounds, the rule holds).
-fn plan(spec: &ReplaySpec) -> RunPlan {
-    RunPlan {
+fn plan(spec: &ReplaySpec) -> RunShape {
+    RunShape {
         warmup: Warmup::For(Duration::ZERO),
         length: Length::UntilDone,
         interval: Duration::from_secs(1),

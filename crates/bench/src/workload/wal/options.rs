@@ -79,7 +79,7 @@ impl WalOptions {
 fn check_dir(dir: &Path) -> Result<(), String> {
     let entry = crate::files::entry(dir).map_err(|e| e.to_string())?;
     match entry {
-        Some(e) if e.kind == crate::files::Kind::Dir => Ok(()),
+        Some(e) if e.kind == crate::files::FileKind::Dir => Ok(()),
         Some(e) => Err(format!(
             "--target {}: it is {}, not a directory; give a directory on the storage to test",
             dir.display(),

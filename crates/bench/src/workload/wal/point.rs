@@ -9,8 +9,8 @@ use super::writer::{Shared, WalRecorder, Writer};
 use crate::engine::AlignedBuf;
 use crate::files::{self, How};
 use crate::run::{
-    Beside, Closed, Interval, Length, Outcome, Pace, Progress, RunPlan, SeriesColumn, StopFlag, Take, Warmup,
-    Workload, drive,
+    Beside, Closed, Interval, Length, Outcome, Pace, Progress, RunShape, SeriesColumn, StopFlag, Take,
+    Warmup, Workload, drive,
 };
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -136,7 +136,7 @@ fn run_writers(
         return Measured::NotOffered(why);
     }
     let shared = Arc::new(Shared::new(point, spec.file_bytes));
-    let plan = RunPlan {
+    let plan = RunShape {
         warmup: Warmup::For(spec.warmup),
         length: Length::For(spec.seconds),
         interval: Duration::from_secs(1),

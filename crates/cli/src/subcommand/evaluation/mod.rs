@@ -8,7 +8,7 @@ mod execute;
 mod progress;
 mod shard_step;
 
-use crate::cluster::{Cluster, ClusterPlan};
+use crate::cluster::{Cluster, ClusterSetup};
 use crate::ending::Ending;
 use crate::plan::{self, Plan, QUICK_PLAN, expand, expand::PlannedRun};
 use crate::root::RunArgs;
@@ -31,7 +31,7 @@ pub fn run(a: &RunArgs, stop: &StopFlag) -> Result<Ending> {
     if let Some(run_id) = &a.cluster.shard_of {
         return shard_step::run(a, run_id, stop);
     }
-    let cluster = ClusterPlan::of(&a.cluster, a.plan.as_deref())?;
+    let cluster = ClusterSetup::of(&a.cluster, a.plan.as_deref())?;
     let start = match &a.resume {
         Some(dir) => resume_from(dir, a)?,
         None => fresh(a)?,

@@ -36,7 +36,7 @@ use storbench_bench::workload::integrity::{
 };
 
 /// The crash options, checked.
-pub struct Plan {
+pub struct CrashSpec {
     /// The crash comes between half this and this after the writer's activities start.
     pub after: Duration,
     /// The command run at the crash point instead of killing the writer.
@@ -45,9 +45,9 @@ pub struct Plan {
     pub cycles: u32,
 }
 
-impl Plan {
-    pub fn of(a: &CrashArgs, after: Duration) -> Plan {
-        Plan {
+impl CrashSpec {
+    pub fn of(a: &CrashArgs, after: Duration) -> CrashSpec {
+        CrashSpec {
             after,
             command: a.crash_cmd.clone(),
             command_limit: a.crash_cmd_timeout_or_default(),
@@ -97,7 +97,7 @@ const WRITER_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
 /// `errors`.
 pub fn run_cycles(
     spec: &IntegritySpec,
-    plan: &Plan,
+    plan: &CrashSpec,
     errors: &mut ErrorFile,
     sink: &mut Sink,
     stop: &StopFlag,
@@ -158,7 +158,7 @@ fn add_cycle(out: &mut CrashFacts, report: &AuditReport, acknowledged: u64, seco
 /// The writer for `cycle`: this binary on the parent's spec, with the cycle's own seed, run
 /// until killed (at the latest when every wait of the cycle is over), handing its intervals
 /// over in `intervals`.
-fn start_writer(spec: &IntegritySpec, plan: &Plan, cycle: u32, intervals: &Path) -> Result<Running> {
+fn start_writer(spec: &IntegritySpec, plan: &CrashSpec, cycle: u32, intervals: &Path) -> Result<Running> {
     let exe = std::env::current_exe().context("finding storbench's own binary")?;
     let limit = START_LIMIT + plan.after + plan.command_limit + AFTER_COMMAND + Duration::from_secs(60);
     let args = writer_args(spec, cycle, intervals)?;
@@ -192,7 +192,7 @@ const TAKE_EVERY: Duration = Duration::from_millis(200);
 /// ended either way.
 fn crash_cycle(
     spec: &IntegritySpec,
-    plan: &Plan,
+    plan: &CrashSpec,
     (cycle, delay): (u32, Duration),
     sink: &mut Sink,
     stop: &StopFlag,
@@ -209,7 +209,7 @@ fn crash_cycle(
 /// `crash_cycle` once the writer started.
 fn crash_writer(
     writer: Running,
-    plan: &Plan,
+    plan: &CrashSpec,
     (cycle, delay): (u32, Duration),
     (intake, sink): (&mut Intake, &mut Sink),
     stop: &StopFlag,
@@ -285,7 +285,7 @@ fn ended_early(mut record: CycleRecord, f: &Finished, clock: &CycleClock) -> Opt
 fn command_crash(
     writer: Running,
     cmd: &str,
-    plan: &Plan,
+    plan: &CrashSpec,
     mut record: CycleRecord,
     clock: &CycleClock,
     stop: &StopFlag,

@@ -215,7 +215,7 @@ fn measure_crashes(
     stop: &StopFlag,
 ) -> Result<Measured> {
     into_bundle(a, spec, "integrity-crash", (given, stop), |rec, first, errors| {
-        let plan = crash::Plan::of(&a.cli, after);
+        let plan = crash::CrashSpec::of(&a.cli, after);
         // The record's epoch: the run's start, which the started summary gives to the nanosecond.
         let epoch: jiff::Timestamp = first.started_at.parse().context("the run's start")?;
         let mut sink = handover::Sink::new(&mut rec.bundle, epoch.as_nanosecond());

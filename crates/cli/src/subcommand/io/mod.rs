@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::target::{self, Target, TargetPlan, lock::Lock};
+use storbench_bench::target::{self, CheckedTarget, Target, lock::Lock};
 use storbench_bench::workload::io::bundle::{self as io_bundle, IoPlace};
 use storbench_bench::workload::io::summary::IoFacts;
 use storbench_bench::workload::io::{IoInterval, IoOutcome, IoSpec};
@@ -55,7 +55,7 @@ struct Ready {
 /// None when interrupted while preparing the target: nothing was measured.
 fn ready(args: &IoJob, stop: &StopFlag) -> Result<Option<Ready>> {
     let (v, plan) = check(args)?;
-    let lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
+    let lock = plan.as_ref().map(CheckedTarget::lock).transpose()?;
     let target = match plan.as_ref().map(|p| prepare(p, v.jobs[0].spec.seed, stop)).transpose() {
         // A fill cut short by Ctrl-C removed its partial file; nothing was measured yet.
         Err(_) | Ok(_) if stop.is_stopped() => return Ok(None),
@@ -75,7 +75,7 @@ fn measure_one(args: &IoJob, r: &Ready, given: Option<&Path>, stop: &StopFlag) -
 }
 
 /// The options, checked against the target as it is (nothing is written).
-pub fn check(args: &IoJob) -> Result<(Validated, Option<TargetPlan>)> {
+pub fn check(args: &IoJob) -> Result<(Validated, Option<CheckedTarget>)> {
     let v = validate::validate(args)?;
     crate::preflight::results_root(args.out.output_dir.as_deref())?;
     let plan = v.target.as_ref().map(target::plan).transpose()?;
@@ -107,13 +107,13 @@ pub fn check(args: &IoJob) -> Result<(Validated, Option<TargetPlan>)> {
 /// does this before its idle window, so the fill's writes are not in the run's idle power.
 pub fn prepare_target(args: &IoJob, stop: &StopFlag) -> Result<()> {
     let (v, plan) = check(args)?;
-    let _lock = plan.as_ref().map(TargetPlan::lock).transpose()?;
+    let _lock = plan.as_ref().map(CheckedTarget::lock).transpose()?;
     plan.map(|p| prepare(&p, v.jobs[0].spec.seed, stop)).transpose().map(drop)
 }
 
 /// The target as `plan` says, created and filled (with data from `seed`) where needed, with
 /// a bar while it fills and a line once it was made: io's and replay-trace's.
-pub fn prepare(plan: &TargetPlan, seed: u64, stop: &StopFlag) -> Result<Target> {
+pub fn prepare(plan: &CheckedTarget, seed: u64, stop: &StopFlag) -> Result<Target> {
     if plan.action == target::Action::RefillPartial {
         say!(
             "{} was left partly filled by a storbench run that did not finish; filling it again before measuring",

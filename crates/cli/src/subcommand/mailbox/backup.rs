@@ -3,7 +3,7 @@
 //! `backup`) as they end, and its summary is built from the record's values.
 
 use super::test::TestRows;
-use super::validate::MailboxPlan;
+use super::validate::MailboxSetup;
 use crate::measure::Finished;
 use crate::output;
 use anyhow::{Context, Result};
@@ -17,7 +17,7 @@ use storbench_report::Summary;
 /// started summary.
 pub(super) fn backup(
     run: &mut TestRows<'_>,
-    plan: &MailboxPlan,
+    plan: &MailboxSetup,
     manifest: &Manifest,
     stop: &StopFlag,
     first: Summary,

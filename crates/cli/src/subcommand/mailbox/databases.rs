@@ -2,7 +2,7 @@
 //! shape asked for, checked for room and ownership before the first file is written, and
 //! removed with the directories this process made for them.
 
-use super::validate::{self, MailboxPlan};
+use super::validate::{self, MailboxSetup};
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
@@ -14,7 +14,7 @@ use storbench_bench::workload::mailbox::{DbFiles, DbState, Manifest, layout};
 /// Reuses the databases in the target when they have the shape asked for, else creates them;
 /// returns the manifest and whether this run created them. Everything is checked before the
 /// first file is written.
-pub(super) fn prepare(plan: &MailboxPlan, stop: &StopFlag) -> Result<(Manifest, bool)> {
+pub(super) fn prepare(plan: &MailboxSetup, stop: &StopFlag) -> Result<(Manifest, bool)> {
     let existing = Manifest::load(&plan.db_dir)?;
     if let Some(m) = existing {
         check_reusable(plan, &m)?;
@@ -71,7 +71,7 @@ fn log_block(log_dir: &Path) -> u32 {
     resolve_device(log_dir).ok().flatten().and_then(|d| d.logical_sector_size).unwrap_or(512).max(512)
 }
 
-fn check_reusable(plan: &MailboxPlan, m: &Manifest) -> Result<()> {
+fn check_reusable(plan: &MailboxSetup, m: &Manifest) -> Result<()> {
     let want = (plan.preset.name(), plan.profile.page_size, plan.databases as usize, plan.pages);
     let have = (
         m.preset.as_str(),
@@ -121,7 +121,7 @@ fn check_reusable(plan: &MailboxPlan, m: &Manifest) -> Result<()> {
 }
 
 /// Without a manifest, none of the files the test would create may exist: they are not ours.
-fn check_untouched(plan: &MailboxPlan) -> Result<()> {
+fn check_untouched(plan: &MailboxSetup) -> Result<()> {
     for id in 1..=plan.databases {
         let f = DbFiles::new(&plan.db_dir, &plan.log_dir, id);
         for p in [&f.db, &f.log_dir] {
@@ -140,7 +140,7 @@ fn check_untouched(plan: &MailboxPlan) -> Result<()> {
     Ok(())
 }
 
-pub(super) fn check_space(plan: &MailboxPlan) -> Result<()> {
+pub(super) fn check_space(plan: &MailboxSetup) -> Result<()> {
     let (data, logs) = plan.space_needed();
     let db_at = validate::existing_ancestor(&plan.db_dir);
     let log_at = validate::existing_ancestor(&plan.log_dir);
@@ -200,7 +200,7 @@ fn remove_made_dirs() {
 /// Removes what a test created: database files, log directories' log files, the manifest.
 /// Only storbench's own go (made by this process, or recorded in the manifest by device and
 /// inode, or a log file by its content).
-pub(super) fn remove_databases(plan: &MailboxPlan, m: &Manifest) {
+pub(super) fn remove_databases(plan: &MailboxSetup, m: &Manifest) {
     use storbench_bench::files::remove_own;
     let block = m.log_block as usize;
     for f in m.files(&plan.db_dir) {

@@ -8,7 +8,7 @@
 //! file keeps one header. Its summary is built from the record's values.
 
 use super::test::{TestRows, Transacted, spec, transactional};
-use super::validate::MailboxPlan;
+use super::validate::MailboxSetup;
 use super::verify::{kept_databases, verify_with_bar};
 use crate::ending::Ending;
 use crate::measure::Finished;
@@ -33,7 +33,7 @@ type Replayed = Outcome<Parts<RecoveryTally>, ReplayFacts>;
 /// replays the logs and verifies the databases. `first` is the test's started summary.
 pub(super) fn soft_recovery(
     run: &mut TestRows<'_>,
-    plan: &MailboxPlan,
+    plan: &MailboxSetup,
     manifest: &mut Manifest,
     stop: &StopFlag,
     first: Summary,
@@ -75,7 +75,7 @@ fn finished(first: Summary, generated: &Transacted, replayed: Option<&Replayed>,
 /// databases when the replay completed.
 fn replay(
     run: &mut TestRows<'_>,
-    plan: &MailboxPlan,
+    plan: &MailboxSetup,
     manifest: &mut Manifest,
     from: &[u32],
     stop: &StopFlag,

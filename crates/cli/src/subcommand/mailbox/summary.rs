@@ -2,10 +2,10 @@
 //! built in the library from what the record holds
 //! (`storbench_bench::workload::mailbox::summary`).
 
-use super::validate::MailboxPlan;
+use super::validate::MailboxSetup;
 use storbench_report::{DeviceInfo, MailboxResults, Results, Summary, TargetInfo};
 
-pub fn started(plan: &MailboxPlan, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
+pub fn started(plan: &MailboxSetup, name: &str, device: Option<DeviceInfo>, started_at: &str) -> Summary {
     Summary {
         name: name.into(),
         seed: plan.seed,
@@ -27,7 +27,7 @@ pub fn started(plan: &MailboxPlan, name: &str, device: Option<DeviceInfo>, start
 }
 
 /// The results every test type shares: what was run.
-pub fn base_results(plan: &MailboxPlan) -> MailboxResults {
+pub fn base_results(plan: &MailboxSetup) -> MailboxResults {
     let m = plan.profile.mix;
     MailboxResults {
         test: serde_json::to_value(plan.test)
@@ -47,7 +47,7 @@ pub fn base_results(plan: &MailboxPlan) -> MailboxResults {
     }
 }
 
-fn parameters(plan: &MailboxPlan) -> serde_json::Value {
+fn parameters(plan: &MailboxSetup) -> serde_json::Value {
     serde_json::json!({
         "target": plan.db_dir.display().to_string(),
         "log_target": plan.log_dir.display().to_string(),

@@ -2,7 +2,7 @@
 //! (performance and stress here, backup and soft recovery in their modules), the summary
 //! written when it ends.
 
-use super::validate::MailboxPlan;
+use super::validate::MailboxSetup;
 use super::{backup::backup, recovery::soft_recovery, summary, verify::verify_with_bar};
 use crate::args::mailbox::MailboxJob;
 use crate::measure::{self, BundleDir, Finished, Measured, Start};
@@ -22,7 +22,7 @@ use storbench_report::columns::mailbox as col;
 use storbench_report::series::SeriesRow;
 
 /// The library's description of the test `plan` holds.
-pub(super) fn spec(plan: &MailboxPlan) -> MailboxSpec {
+pub(super) fn spec(plan: &MailboxSetup) -> MailboxSpec {
     MailboxSpec {
         preset: plan.preset,
         test: plan.test,
@@ -56,7 +56,7 @@ pub(super) struct TestRows<'a> {
 /// test under --output-dir.
 pub(super) fn run_and_verify(
     a: &MailboxJob,
-    plan: &MailboxPlan,
+    plan: &MailboxSetup,
     manifest: &mut Manifest,
     given: Option<&Path>,
     stop: &StopFlag,
@@ -68,7 +68,7 @@ pub(super) fn run_and_verify(
 /// `spec` is its transactional workload's (a tuning trial's warms until latency is steady).
 pub(super) fn measure_test(
     a: &MailboxJob,
-    plan: &MailboxPlan,
+    plan: &MailboxSetup,
     spec: MailboxSpec,
     manifest: &mut Manifest,
     given: Option<&Path>,
@@ -116,7 +116,7 @@ pub(super) type Transacted = Outcome<Parts<MailboxRecorder>, MailboxFacts>;
 /// then the verification.
 pub(super) fn transactional(
     run: &mut TestRows<'_>,
-    plan: &MailboxPlan,
+    plan: &MailboxSetup,
     spec: MailboxSpec,
     manifest: &mut Manifest,
     stop: &StopFlag,
@@ -158,7 +158,7 @@ pub(super) fn transactional(
 }
 
 /// The status line: phase, rates, latencies.
-fn progress(iv: &mbx::MailboxInterval, plan: &MailboxPlan) -> String {
+fn progress(iv: &mbx::MailboxInterval, plan: &MailboxSetup) -> String {
     let value = |c| iv.row.value(c).unwrap_or(0.0);
     let phase = match iv.row.phase {
         storbench_report::series::Phase::Ramp => {

@@ -3,7 +3,7 @@
 
 use super::databases::{prepare, remove_databases};
 use super::test::{measure_test, spec};
-use super::validate::MailboxPlan;
+use super::validate::MailboxSetup;
 use crate::args::mailbox::MailboxJob;
 use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
@@ -17,7 +17,7 @@ use storbench_report::evaluation::{RunStatus, status};
 /// thread count (and, when one thread fails, the mailboxes); then three full runs of the best
 /// setting, of which the median by transactional IOPS is reported. Each has its own bundle,
 /// in `given` when a caller gives a directory.
-pub(super) fn tune(a: &MailboxJob, plan: MailboxPlan, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
+pub(super) fn tune(a: &MailboxJob, plan: MailboxSetup, given: Option<&Path>, stop: &StopFlag) -> Result<Ran> {
     if !matches!(plan.test, TestType::Performance | TestType::Stress) {
         bail!("--tune finds the thread count of a performance or stress test, not of --test {:?}", plan.test);
     }
@@ -26,7 +26,7 @@ pub(super) fn tune(a: &MailboxJob, plan: MailboxPlan, given: Option<&Path>, stop
         a.out.output_dir = Some(dir.to_path_buf());
     }
     let mut tuner = mbx::Tuner::new(plan.threads, plan.mailboxes, 4096);
-    let mut current: Option<(MailboxPlan, Manifest, bool)> = None;
+    let mut current: Option<(MailboxSetup, Manifest, bool)> = None;
     let mut finals: Vec<Measured> = Vec::new();
     let mut trials = Vec::new();
     loop {
@@ -102,7 +102,7 @@ pub(super) fn tune(a: &MailboxJob, plan: MailboxPlan, given: Option<&Path>, stop
 }
 
 /// `plan` with `mailboxes` mailboxes (database pages follow).
-fn resized(plan: &MailboxPlan, mailboxes: u64) -> MailboxPlan {
+fn resized(plan: &MailboxSetup, mailboxes: u64) -> MailboxSetup {
     let mut p = plan.clone();
     p.mailboxes = mailboxes;
     p.pages = (mailboxes * p.mailbox_bytes / u64::from(p.databases) / u64::from(p.profile.page_size)).max(64);
@@ -111,7 +111,7 @@ fn resized(plan: &MailboxPlan, mailboxes: u64) -> MailboxPlan {
 }
 
 /// Removes databases a tuning step created.
-fn cleanup(current: Option<(MailboxPlan, Manifest, bool)>) {
+fn cleanup(current: Option<(MailboxSetup, Manifest, bool)>) {
     if let Some((p, m, true)) = current {
         remove_databases(&p, &m);
     }

@@ -3,10 +3,10 @@
 
 use crate::args::mailbox::MailboxJob;
 use anyhow::Result;
-pub use storbench_bench::workload::mailbox::validate::{MailboxPlan, existing_ancestor};
+pub use storbench_bench::workload::mailbox::validate::{MailboxSetup, existing_ancestor};
 
 /// The job's options as a plan of the run, every value checked.
-pub fn validate(job: &MailboxJob) -> Result<MailboxPlan> {
+pub fn validate(job: &MailboxJob) -> Result<MailboxSetup> {
     crate::preflight::results_root(job.out.output_dir.as_deref())?;
     storbench_bench::workload::mailbox::validate::validate(&job.options).map_err(anyhow::Error::msg)
 }

@@ -21,7 +21,7 @@ use storbench_bench::blocktrace::replay::{Pace, TraceSource};
 use storbench_bench::engine::EngineKind;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
-use storbench_bench::target::{self, Target, TargetPlan, TargetRequest};
+use storbench_bench::target::{self, CheckedTarget, Target, TargetRequest};
 use storbench_bench::workload::io::bundle::{IoPlace, started};
 use storbench_bench::workload::io::{BlockSizeMix, End, IoSpec, Pattern, Region, Share};
 use storbench_report::fingerprint::TraceReplay;
@@ -34,7 +34,7 @@ const MOST_IN_FLIGHT: u32 = 1024;
 pub struct Checked {
     header: Header,
     original: Fingerprint,
-    plan: TargetPlan,
+    plan: CheckedTarget,
     speed: f64,
 }
 

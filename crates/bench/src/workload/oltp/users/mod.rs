@@ -27,7 +27,7 @@ pub use spec::OltpSpec;
 use crate::db::{CounterSampler, DbError, DbErrorKind};
 use crate::metrics::LatencyHistogram;
 use crate::run::{
-    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Parts, RunPlan, SeriesColumn, Started,
+    Beside, Closed, Interval, Length, Lifecycle, Outcome, Pace, Parts, RunShape, SeriesColumn, Started,
     StopFlag, Take, Warmup,
 };
 use crate::workload::oltp::ds3::Ds3Database;
@@ -148,8 +148,8 @@ impl Lifecycle for Users {
     }
 }
 
-fn run_plan(spec: &OltpSpec) -> RunPlan {
-    RunPlan {
+fn run_plan(spec: &OltpSpec) -> RunShape {
+    RunShape {
         warmup: Warmup::For(spec.warmup_time),
         length: Length::For(spec.run_time),
         interval: spec.interval,
