@@ -19,7 +19,7 @@ use storbench_bench::units::Seconds;
 
 /// `--steady-state` of the workloads besides io that have a headline figure per round (oltp,
 /// the mailbox, replay); io's has its own words (IOPS, --runtime, --io-size) and the same
-/// checks (`SteadyArgs::round`).
+/// checks (`Rule::checked_round`, the library's).
 #[derive(Args, Debug, Clone, Copy, Default)]
 pub struct SteadyArgs {
     /// Run until the SNIA PTS steady state holds, in rounds of this length (60s; a whole number
@@ -35,11 +35,6 @@ pub struct SteadyArgs {
 }
 
 impl SteadyArgs {
-    /// `round` checked as the library checks every workload's (`Rule::checked_round`).
-    pub fn round(round: Option<Seconds>, cap: Option<(&str, Duration)>) -> anyhow::Result<Option<Duration>> {
-        storbench_bench::run::Rule::checked_round(round.map(|r| r.0), cap).map_err(anyhow::Error::msg)
-    }
-
     /// Under steady state without a given length, how long a run is expected to take:
     /// steady state usually comes within a few rounds of the first five; count eight.
     pub fn expected(&self, given: Option<Duration>) -> Option<Duration> {

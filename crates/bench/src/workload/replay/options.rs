@@ -3,11 +3,14 @@
 //! checks them against the logs and the database before a replay starts.
 
 use super::log::Format;
+use super::{Filter, Mode, ReplaySpec, Statements};
 use crate::db::BackendKind;
 use crate::db::options::DbOptions;
+use crate::run::Rule;
 use crate::units::Seconds;
 use serde::Deserialize;
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// How a replay paces its requests, by name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
@@ -86,4 +89,83 @@ impl ReplayOptions {
     pub fn pacing(&self) -> Pacing {
         self.mode.unwrap_or_default()
     }
+
+    /// The options checked into the replay's spec: its mode, its filters and its limits (the
+    /// statements it may send are the caller's, who knows the database).
+    pub fn spec(&self) -> Result<ReplaySpec, String> {
+        spec_of(self)
+    }
+}
+
+/// The largest --speed: a day of log in under a second.
+const MAX_SPEED: f64 = 1e6;
+
+/// `--speed` checked: above 0, at most [`MAX_SPEED`] (a request replay's and a trace's).
+pub fn speed_factor(speed: f64) -> Result<f64, String> {
+    if !(speed > 0.0 && speed <= MAX_SPEED) {
+        return Err(format!(
+            "--speed {speed}: give a factor above 0 and at most {MAX_SPEED} (2 is twice as fast as recorded)"
+        ));
+    }
+    Ok(speed)
+}
+
+/// The mode and the filters.
+fn spec_of(a: &ReplayOptions) -> Result<ReplaySpec, String> {
+    let in_flight = a.in_flight.unwrap_or(super::DEFAULT_IN_FLIGHT);
+    let mode = match (a.mode.unwrap_or_default(), a.speed) {
+        (Pacing::FireHose, Some(x)) => {
+            return Err(format!(
+                "--speed {x}: a fire-hose replay goes as fast as the database answers; use --mode time-sync"
+            ));
+        }
+        (Pacing::FireHose, None) => Mode::FireHose { in_flight },
+        (Pacing::TimeSync, speed) => {
+            Mode::TimeSync { speed: speed_factor(speed.unwrap_or(ReplayOptions::SPEED))?, in_flight }
+        }
+    };
+    let start = a.start.map_or(Duration::ZERO, |s| s.0);
+    let end = a.end.map(|e| e.0);
+    if let Some(end) = end.filter(|&e| e <= start) {
+        return Err(format!(
+            "--end {end:?} is not after --start {start:?}; give the part of the log to replay"
+        ));
+    }
+    if a.limit == Some(0) {
+        return Err(
+            "--limit 0 would replay nothing; give at least 1, or leave it out for the whole log".into()
+        );
+    }
+    let filter = Filter { database: a.database.clone(), user: a.user.clone(), start, end, limit: a.limit };
+    let steady_state = steady_round(a, mode)?;
+    let max_errors = a.max_errors.map(max_errors_pct).transpose()?;
+    Ok(ReplaySpec {
+        mode,
+        filter,
+        strict: a.strict,
+        steady_state,
+        statements: Statements::default(),
+        max_errors,
+    })
+}
+
+/// `--max-errors` checked: a share in percent, 0 to 100.
+fn max_errors_pct(pct: f64) -> Result<f64, String> {
+    if !(0.0..=100.0).contains(&pct) {
+        return Err(format!(
+            "--max-errors {pct}: give the share of failed requests, in percent, from 0 to 100 (default 1)"
+        ));
+    }
+    Ok(pct)
+}
+
+/// --steady-state: fire-hose only, where the calls per second are the database's; the logs'
+/// end is the cap.
+fn steady_round(a: &ReplayOptions, mode: Mode) -> Result<Option<Duration>, String> {
+    if a.steady_state.is_some() && matches!(mode, Mode::TimeSync { .. }) {
+        return Err("--steady-state judges the calls per second of each round, which in time-sync the log \
+             sets, not the database; use it with --mode fire-hose"
+            .into());
+    }
+    Rule::checked_round(a.steady_state.map(|r| r.0), None)
 }

@@ -21,8 +21,6 @@ use storbench_bench::workload::oltp::requests::{Recorded, RequestLog};
 use storbench_bench::workload::oltp::users::{self, OltpInterval, OltpRecorder, OltpSpec};
 use storbench_report::{Summary, export};
 
-/// DS3 treats a run time of 0 as "until killed"; this is its stand-in (about 1,000,000 min).
-const FOREVER: Duration = Duration::from_secs(60_000_000);
 /// DS3's limit on driver threads over all targets.
 const MAX_THREADS: u32 = 1_000;
 
@@ -153,79 +151,14 @@ fn check_connections(db: &dyn Ds3Database, threads: u32) -> Result<()> {
 /// The options as `run` checks them, before it opens a database.
 pub(super) fn checked(a: &OltpJob) -> Result<(DbSize, OltpSpec, LineOptions)> {
     let size = db_size(a.options.db_size.as_deref().unwrap_or(OltpOptions::DB_SIZE))?;
-    let spec = validate(a, size.counts())?;
+    let spec = a.options.spec(size.counts()).map_err(anyhow::Error::msg)?;
     let lines = line_options(a)?;
     new_file("--record", a.cli.record.as_deref())?;
     Ok((size, spec, lines))
 }
 
-/// The most of each per-order count (searches, results, reviews, order lines).
-const MAX_PER_ORDER: u32 = 1000;
-/// The fastest ramp: a million users a second (DS3's default is 10).
-const MAX_RAMP_RATE: f64 = 1e6;
 /// The longest interval between DS3's stat lines: a day.
 const MAX_LOG_FREQ: u32 = 86_400;
-
-fn validate(a: &OltpJob, counts: storbench_bench::workload::oltp::RowCounts) -> Result<OltpSpec> {
-    let d = OltpSpec::default();
-    // DS3's run time 0 (until stopped) caps nothing.
-    let cap = a.options.run_time.filter(|m| !m.0.is_zero()).map(|m| ("--run-time", m.0));
-    let steady_state = crate::args::SteadyArgs::round(a.options.steady_state, cap)?;
-    let run_time = a.options.run_time_or_default();
-    let spec = OltpSpec {
-        n_threads: a.options.n_threads.unwrap_or(d.n_threads),
-        ramp_rate: a.options.ramp_rate.unwrap_or(d.ramp_rate),
-        run_time: if run_time.is_zero() { FOREVER } else { run_time },
-        warmup_time: a.options.warmup_time_or_default(),
-        think_time: a.options.think_time.map_or(d.think_time, |s| s.0),
-        pct_newcustomers: a.options.pct_newcustomers.unwrap_or(d.pct_newcustomers),
-        pct_newmember: a.options.pct_newmember.unwrap_or(d.pct_newmember),
-        n_searches: a.options.n_searches.unwrap_or(d.n_searches),
-        search_batch_size: a.options.search_batch_size.unwrap_or(d.search_batch_size),
-        search_depth: a.options.search_depth.unwrap_or(d.search_depth),
-        n_reviews: a.options.n_reviews.unwrap_or(d.n_reviews),
-        pct_newreviews: a.options.pct_newreviews.unwrap_or(d.pct_newreviews),
-        pct_newhelpfulness: a.options.pct_newhelpfulness.unwrap_or(d.pct_newhelpfulness),
-        n_line_items: a.options.n_line_items.unwrap_or(d.n_line_items),
-        ds2_mode: a.options.ds2_mode.is_some_and(|y| y.0),
-        restock: a.options.restock.is_none_or(|y| y.0),
-        max_customer: counts.customers,
-        max_product: counts.products,
-        seed: a.options.seed.unwrap_or(d.seed),
-        steady_state,
-        ..d
-    };
-    for (name, pct) in [
-        ("pct-newcustomers", spec.pct_newcustomers),
-        ("pct-newmember", spec.pct_newmember),
-        ("pct-newreviews", spec.pct_newreviews),
-        ("pct-newhelpfulness", spec.pct_newhelpfulness),
-    ] {
-        if !(0.0..=100.0).contains(&pct) {
-            bail!("--{name} {pct}: a percentage is between 0 and 100");
-        }
-    }
-    if spec.n_threads == 0 {
-        bail!("--n-threads 0: it must be at least 1");
-    }
-    // Per order: the storage work of a customer's visit grows with each of these, and a
-    // thousand is far past any DS3 setting (3, 5, 10, 3, 5 by default).
-    for (name, n) in [
-        ("n-searches", spec.n_searches),
-        ("search-batch-size", spec.search_batch_size),
-        ("search-depth", spec.search_depth),
-        ("n-reviews", spec.n_reviews),
-        ("n-line-items", spec.n_line_items),
-    ] {
-        if !(1..=MAX_PER_ORDER).contains(&n) {
-            bail!("--{name} {n}: it must be at least 1 and at most {MAX_PER_ORDER} per order");
-        }
-    }
-    if !(spec.ramp_rate > 0.0 && spec.ramp_rate <= MAX_RAMP_RATE) {
-        bail!("--ramp-rate {}: users per second is more than 0 and at most {MAX_RAMP_RATE}", spec.ramp_rate);
-    }
-    Ok(spec)
-}
 
 fn line_options(a: &OltpJob) -> Result<LineOptions> {
     let timestamp = match a.options.log_timestamp.as_deref().map(str::to_ascii_uppercase).as_deref() {

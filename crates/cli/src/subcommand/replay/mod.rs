@@ -19,20 +19,14 @@ use args::ReplayJob;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 use storbench_bench::db::Database;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::ds3::Ds3Database;
 use storbench_bench::workload::replay::log::web::{Mapping, WebLog};
 use storbench_bench::workload::replay::log::{Format, mysql, postgres, storbench};
-use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
-use storbench_bench::workload::replay::{
-    self as replay, Dialect, Filter, Mode, Preview, ReplaySpec, Source, Statements,
-};
+use storbench_bench::workload::replay::options::ReplayOptions;
+use storbench_bench::workload::replay::{self as replay, Dialect, Preview, ReplaySpec, Source, Statements};
 use storbench_report::{ReplayResults, Results, Summary, TargetInfo, export};
-
-/// The largest --speed: a day of log in under a second.
-const MAX_SPEED: f64 = 1e6;
 
 /// How much of a log's start is read to tell its format.
 const HEAD_BYTES: u64 = 64 << 10;
@@ -108,7 +102,7 @@ pub fn validate(a: &ReplayJob) -> Result<Checked> {
         (None, Some(_)) => bail!("--mapping is for web server logs (--format combined); these logs are not"),
         (None, None) => None,
     };
-    Ok(Checked { spec: spec(a)?, logs, prefix, mapping })
+    Ok(Checked { spec: a.options.spec().map_err(anyhow::Error::msg)?, logs, prefix, mapping })
 }
 
 /// The routes of mapping file `path`, checked.
@@ -117,77 +111,6 @@ fn mapping(path: &Path) -> Result<Mapping> {
         .with_context(|| format!("--mapping {}", path.display()))?;
     let file = toml::from_str(&text).map_err(|e| anyhow::anyhow!("--mapping {}: {e}", path.display()))?;
     Mapping::new(file).map_err(|e| anyhow::anyhow!("--mapping {}: {e}", path.display()))
-}
-
-/// `--speed` checked: above 0, at most [`MAX_SPEED`] (a request replay's and a trace's).
-pub fn speed_factor(speed: f64) -> Result<f64> {
-    if !(speed > 0.0 && speed <= MAX_SPEED) {
-        bail!(
-            "--speed {speed}: give a factor above 0 and at most {MAX_SPEED} (2 is twice as fast as recorded)"
-        );
-    }
-    Ok(speed)
-}
-
-/// The mode and the filters.
-fn spec(a: &ReplayJob) -> Result<ReplaySpec> {
-    let in_flight = a.options.in_flight.unwrap_or(replay::DEFAULT_IN_FLIGHT);
-    let mode = match (a.options.mode.unwrap_or_default(), a.options.speed) {
-        (Pacing::FireHose, Some(x)) => {
-            bail!(
-                "--speed {x}: a fire-hose replay goes as fast as the database answers; use --mode time-sync"
-            )
-        }
-        (Pacing::FireHose, None) => Mode::FireHose { in_flight },
-        (Pacing::TimeSync, speed) => {
-            Mode::TimeSync { speed: speed_factor(speed.unwrap_or(ReplayOptions::SPEED))?, in_flight }
-        }
-    };
-    let start = a.options.start.map_or(Duration::ZERO, |s| s.0);
-    let end = a.options.end.map(|e| e.0);
-    if let Some(end) = end.filter(|&e| e <= start) {
-        bail!("--end {end:?} is not after --start {start:?}; give the part of the log to replay");
-    }
-    if a.options.limit == Some(0) {
-        bail!("--limit 0 would replay nothing; give at least 1, or leave it out for the whole log");
-    }
-    let filter = Filter {
-        database: a.options.database.clone(),
-        user: a.options.user.clone(),
-        start,
-        end,
-        limit: a.options.limit,
-    };
-    let steady_state = steady_round(a, mode)?;
-    let max_errors = a.options.max_errors.map(max_errors_pct).transpose()?;
-    Ok(ReplaySpec {
-        mode,
-        filter,
-        strict: a.options.strict,
-        steady_state,
-        statements: Statements::default(),
-        max_errors,
-    })
-}
-
-/// `--max-errors` checked: a share in percent, 0 to 100.
-fn max_errors_pct(pct: f64) -> Result<f64> {
-    if !(0.0..=100.0).contains(&pct) {
-        bail!("--max-errors {pct}: give the share of failed requests, in percent, from 0 to 100 (default 1)");
-    }
-    Ok(pct)
-}
-
-/// --steady-state: fire-hose only, where the calls per second are the database's; the logs'
-/// end is the cap.
-fn steady_round(a: &ReplayJob, mode: Mode) -> Result<Option<Duration>> {
-    if a.options.steady_state.is_some() && matches!(mode, Mode::TimeSync { .. }) {
-        bail!(
-            "--steady-state judges the calls per second of each round, which in time-sync the log \
-             sets, not the database; use it with --mode fire-hose"
-        );
-    }
-    crate::args::SteadyArgs::round(a.options.steady_state, None)
 }
 
 /// `log` as it is now: its size, and its format: `given`, or told from its first lines.

@@ -68,7 +68,8 @@ pub fn check(a: &ReplayTraceJob) -> Result<Checked> {
     if original.reads + original.writes == 0 {
         bail!("{} has no reads or writes to replay", a.options.trace.display());
     }
-    let speed = crate::subcommand::replay::speed_factor(a.options.speed.unwrap_or(1.0))?;
+    let speed = storbench_bench::workload::replay::options::speed_factor(a.options.speed.unwrap_or(1.0))
+        .map_err(anyhow::Error::msg)?;
     bounded(a, &original, speed)?;
     crate::preflight::results_root(a.out.output_dir.as_deref())?;
     let req = TargetRequest {
