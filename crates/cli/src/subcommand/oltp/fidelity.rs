@@ -1,7 +1,7 @@
 //! `storbench oltp fidelity`: the storage work of storbench's calls beside that of DS3's own
 //! SQL, by the server's counters, per call type and per order.
 
-use super::{backend_of_url, db_size, read_password_file, targets};
+use super::db_size;
 use crate::args::oltp::OltpFidelityArgs;
 use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
@@ -10,6 +10,7 @@ use storbench_bench::db::BackendKind;
 use storbench_bench::db::DbResult;
 use storbench_bench::db::mysql::Mysql;
 use storbench_bench::db::postgres::Postgres;
+use storbench_bench::workload::oltp::ds3::open::{backend_of_url, read_password_file, urls};
 use storbench_bench::workload::oltp::ds3::{Ds3Database, Session};
 use storbench_bench::workload::oltp::users::OltpSpec;
 use storbench_bench::workload::oltp::users::fidelity::{
@@ -24,11 +25,12 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
     if a.orders == 0 || a.repeat == 0 {
         bail!("--orders and --repeat must be at least 1");
     }
-    let urls = targets(&a.db.url);
+    let urls = urls(&a.db.url);
     let [url] = urls.as_slice() else {
         bail!("oltp fidelity measures one server: give one --url (postgres://... or mysql://...)");
     };
-    let password = a.db.password_file.as_deref().map(read_password_file).transpose()?;
+    let password =
+        a.db.password_file.as_deref().map(read_password_file).transpose().map_err(anyhow::Error::msg)?;
     storbench_bench::secret::remember_in(url);
     let spec = OltpSpec {
         max_customer: counts.customers,
@@ -37,7 +39,13 @@ pub(super) fn fidelity(a: &OltpFidelityArgs) -> Result<Ending> {
         ..OltpSpec::default()
     };
     let calls = record_orders(&spec, a.orders);
-    let (ours, ds3) = match a.db.backend.map(BackendKind::from).map_or_else(|| backend_of_url(url), Ok)? {
+    let (ours, ds3) = match a
+        .db
+        .backend
+        .map(BackendKind::from)
+        .map_or_else(|| backend_of_url(url), Ok)
+        .map_err(anyhow::Error::msg)?
+    {
         BackendKind::Postgres => {
             let pg = Postgres::new(url)?;
             let pg = match &password {

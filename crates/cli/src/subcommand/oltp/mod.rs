@@ -13,14 +13,13 @@ use crate::args::oltp::{DbArgs, OltpCommand, OltpGenArgs, OltpJob, OltpLoadArgs}
 use crate::ending::Ending;
 use crate::output;
 use anyhow::{Context, Result, bail};
-use std::path::PathBuf;
 use std::sync::Arc;
+use storbench_bench::db::DbErrorKind;
 use storbench_bench::db::options::DbOptions;
-use storbench_bench::db::{BackendKind, DbErrorKind, sqlite::Sqlite};
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::datagen::DataSet;
-use storbench_bench::workload::oltp::ds3::{Ds3Database, LoadProgress};
+use storbench_bench::workload::oltp::ds3::{Ds3Database, LoadProgress, open};
 use storbench_bench::workload::oltp::options::OltpOptions;
 
 pub fn run(cmd: OltpCommand, stop: &StopFlag) -> Result<Ending> {
@@ -141,109 +140,10 @@ fn db_size(text: &str) -> Result<DbSize> {
     text.parse::<DbSize>().map_err(|e| anyhow::anyhow!("--db-size: {e}"))
 }
 
-/// The databases the options name: one SQLite file, or one or more server URLs (a shard's
-/// share of them).
+/// The databases the options name (the library's `ds3::open`), a shard's share of the URLs.
 pub(crate) fn open_databases(a: &DbOptions) -> Result<Vec<Arc<dyn Ds3Database>>> {
-    // A shard (--shard) drives its share of the URLs.
-    let urls = crate::shard::share(targets(&a.url));
-    let backend = match (a.backend, urls.first()) {
-        (Some(b), _) => b,
-        (None, Some(url)) => backend_of_url(url)?,
-        (None, None) => BackendKind::Sqlite,
-    };
-    match backend {
-        BackendKind::Sqlite => {
-            if !urls.is_empty() {
-                bail!(
-                    "--url is for database servers; SQLite takes --path FILE (or pick --backend postgres or mysql)"
-                );
-            }
-            let path = a
-                .path
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(storbench_bench::target::own_name("storbench-ds3.db")));
-            Ok(vec![Arc::new(Sqlite::new(path))])
-        }
-        server => {
-            if a.path.is_some() {
-                bail!("--path is for SQLite; a {} server takes --url", server.as_str());
-            }
-            if urls.is_empty() {
-                bail!(
-                    "--backend {} needs --url, such as {}",
-                    server.as_str(),
-                    match server {
-                        BackendKind::Postgres => "postgres://postgres@127.0.0.1:5432/ds3",
-                        _ => "mysql://root@127.0.0.1:3306/ds3",
-                    }
-                );
-            }
-            let password = a.password_file.as_deref().map(read_password_file).transpose()?;
-            urls.iter().map(|u| open_server(server, u, password.as_deref())).collect()
-        }
-    }
-}
-
-/// The URLs of the --url values: a value splits at a ';' only where another `scheme://`
-/// follows, so a ';' inside a password is kept.
-fn targets(values: &[String]) -> Vec<String> {
-    let mut urls = Vec::new();
-    for value in values {
-        let mut rest = value.as_str();
-        while let Some(cut) = next_target(rest) {
-            urls.push(rest[..cut].to_owned());
-            rest = &rest[cut + 1..];
-        }
-        urls.push(rest.to_owned());
-    }
-    urls.retain(|u| !u.trim().is_empty());
-    urls
-}
-
-/// Where in `text` a ';' is followed by a URL scheme.
-fn next_target(text: &str) -> Option<usize> {
-    text.match_indices(';').map(|(i, _)| i).find(|&i| {
-        let after = text[i + 1..].trim_start();
-        after.split_once("://").is_some_and(|(scheme, _)| {
-            !scheme.is_empty() && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b))
-        })
-    })
-}
-
-/// The password on the first line of `path`; the file must be a small regular file.
-fn read_password_file(path: &std::path::Path) -> Result<String> {
-    const MAX: u64 = 4096;
-    let text = storbench_bench::input::read_text(path, MAX)
-        .map_err(|e| anyhow::anyhow!("--password-file: {e}; write the password alone on its first line"))?;
-    let password = text.lines().next().unwrap_or_default().trim_end().to_owned();
-    storbench_bench::secret::remember(&password);
-    if password.is_empty() {
-        bail!("--password-file {}: the first line is empty; write the password there", path.display());
-    }
-    Ok(password)
-}
-
-fn backend_of_url(url: &str) -> Result<BackendKind> {
-    match url.split_once("://").map(|(scheme, _)| scheme) {
-        Some("postgres" | "postgresql") => Ok(BackendKind::Postgres),
-        Some("mysql" | "mariadb") => Ok(BackendKind::Mysql),
-        _ => bail!(
-            "--url {}: not a database URL; write postgres://user@host:port/db or mysql://user@host:port/db",
-            storbench_bench::secret::redact(url)
-        ),
-    }
-}
-
-fn open_server(kind: BackendKind, url: &str, password: Option<&str>) -> Result<Arc<dyn Ds3Database>> {
-    use storbench_bench::db::{mysql::Mysql, postgres::Postgres};
-    storbench_bench::secret::remember_in(url);
-    let db: Arc<dyn Ds3Database> = match (kind, password) {
-        (BackendKind::Postgres, None) => Arc::new(Postgres::new(url)?),
-        (BackendKind::Postgres, Some(p)) => Arc::new(Postgres::new(url)?.with_password(p)),
-        (_, None) => Arc::new(Mysql::new(url)?),
-        (_, Some(p)) => Arc::new(Mysql::new(url)?.with_password(p)),
-    };
-    Ok(db)
+    let urls = crate::shard::share(open::urls(&a.url));
+    open::open(a, &urls).map_err(anyhow::Error::msg)
 }
 
 /// The most generator threads: far more than any machine's cores, and few enough that

@@ -12,6 +12,7 @@
 pub mod call;
 pub mod lines;
 pub mod mysql;
+pub mod open;
 pub mod postgres;
 pub mod sqlite;
 
