@@ -17,6 +17,12 @@
 // The library prints nothing; its tests may say why they skipped (cargo shows it on failure).
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
 
+/// `return Err(format!(...))`: an option refused, as the library's option checks say it (a
+/// `String` naming the flag, what was wrong and what to give instead).
+macro_rules! refuse {
+    ($($t:tt)*) => { return Err(format!($($t)*)) };
+}
+
 pub mod blocktrace;
 pub mod command;
 pub mod db;

@@ -13,11 +13,6 @@ use std::time::Duration;
 
 type Result<T> = std::result::Result<T, String>;
 
-/// `return Err(format!(...))`: a refusal, said as the rest of the library says them.
-macro_rules! refuse {
-    ($($t:tt)*) => { return Err(format!($($t)*)) };
-}
-
 pub const DEFAULT_SIZE: u64 = 1 << 30;
 
 /// A validated job and how to present it.

@@ -11,11 +11,6 @@ use std::time::Duration;
 
 type Result<T> = std::result::Result<T, String>;
 
-/// `return Err(format!(...))`: a refusal, said as the rest of the library says them.
-macro_rules! refuse {
-    ($($t:tt)*) => { return Err(format!($($t)*)) };
-}
-
 /// Share of the DB size kept free for growth during a run (Jetstress reserves 20 % of the
 /// capacity for growth next to the 60 % of data).
 const GROWTH_RESERVE_PCT: u64 = 25;
