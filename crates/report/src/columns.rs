@@ -125,6 +125,7 @@ macro_rules! columns {
         pub const ALL: &[Column] = &[$($id),*];
     };
 }
+pub(crate) use columns;
 
 /// The synthetic I/O workload (`storbench io`).
 pub mod io {
@@ -261,20 +262,6 @@ pub mod replay {
         /// How late requests started against the log's own times (time-sync).
         LATENESS_P99_MS = "lateness_p99_ms", Milliseconds, Latency;
         LATENESS_MAX_MS = "lateness_max_ms", Milliseconds, Latency;
-    }
-}
-
-/// The commit path (`storbench wal`): commits a second, bytes a second, commit latency and
-/// failed commits.
-pub mod wal {
-    use super::{Column, Quantity, Unit};
-    columns! {
-        COMMITS_PER_SEC = "commits_per_sec", PerSecond, Rate;
-        BYTES_PER_SEC = "commit_bytes_per_sec", BytesPerSecond, Rate;
-        COMMIT_P50_US = "commit_p50_us", Microseconds, Latency;
-        COMMIT_P99_US = "commit_p99_us", Microseconds, Latency;
-        /// Commits whose write or sync failed in the interval.
-        COMMIT_ERRORS = "commit_errors", Count, Count;
     }
 }
 
@@ -417,94 +404,9 @@ pub mod rebuild {
     }
 }
 
-/// The columns a workload or a background stream writes under their own names, every group.
-fn named() -> impl Iterator<Item = &'static Column> {
-    let groups: [&[Column]; 10] = [
-        io::ALL,
-        wal::ALL,
-        pace::ALL,
-        oltp::ALL,
-        db::ALL,
-        mailbox::ALL,
-        replay::ALL,
-        integrity::ALL,
-        backup::ALL,
-        system::ALL,
-    ];
-    let txn: &'static [[Column; 3]] = &oltp::TXN;
-    groups.into_iter().flatten().chain(txn.iter().flatten()).chain(&backup::DB_MB_PER_SEC)
-}
-
-/// The column a header cell of `timeseries.csv` names: its own (`read_iops`), a device's
-/// (`disk.<device>.<column>`), a meter's (`power.<meter>.watts`), a rebuilding stack's
-/// (`rebuild.<stack>.<column>`, the stack may hold dots) or a background stream's
-/// (`<stream>.<column>`); None for a name this storbench does not write.
-pub fn resolve(header: &str) -> Option<Column> {
-    let own = |name: &str| named().find(|c| c.answers_to(name)).copied();
-    let under = |prefix: &str| header.strip_prefix(prefix).and_then(|r| r.strip_prefix('.'));
-    if let Some(rest) = under(device::PREFIX) {
-        let (_, short) = rest.rsplit_once('.')?;
-        return device::ALL.iter().find(|c| device::short(**c) == short).copied();
-    }
-    if let Some(rest) = under(meter::PREFIX) {
-        return rest.rsplit_once('.').filter(|(_, c)| meter::WATTS.answers_to(c)).map(|_| meter::WATTS);
-    }
-    if let Some(rest) = under(rebuild::PREFIX) {
-        let (_, column) = rest.rsplit_once('.')?;
-        return rebuild::ALL.iter().find(|c| c.answers_to(column)).copied();
-    }
-    own(header).or_else(|| own(header.split_once('.')?.1))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn no_two_columns_of_one_file_share_a_name() {
-        let workloads: [Vec<Column>; 7] = [
-            [io::ALL, pace::ALL].concat(),
-            [oltp::ALL, &oltp::TXN.concat(), db::ALL].concat(),
-            [mailbox::ALL, pace::ALL].concat(),
-            [backup::ALL, &backup::DB_MB_PER_SEC].concat(),
-            integrity::ALL.to_vec(),
-            replay::ALL.to_vec(),
-            wal::ALL.to_vec(),
-        ];
-        for columns in workloads {
-            let mut names: Vec<&str> = columns.iter().chain(system::ALL).map(|c| c.name).collect();
-            let all = names.len();
-            names.sort_unstable();
-            names.dedup();
-            assert_eq!(names.len(), all, "{names:?}");
-        }
-    }
-
-    #[test]
-    fn every_header_storbench_writes_resolves_to_its_column_and_how_shards_add_it_up() {
-        for c in named() {
-            assert_eq!(resolve(c.name).map(|r| r.name), Some(c.name));
-        }
-        let merge = |header: &str| resolve(header).map(|c| c.merge);
-        let each_host = |how| Some(Merge::EachHost(how));
-        let shards = |how| Some(Merge::Shards(how));
-        // The shards' own work adds up, their latencies are the worst shard's, and the host's
-        // readings count each host once, under every namespace.
-        assert_eq!(merge("login_calls"), shards(Combine::Sum), "a transaction type's calls");
-        assert_eq!(merge("db3_mb_per_sec"), shards(Combine::Sum), "a database's backup rate");
-        assert_eq!(merge("bg1.read_iops"), shards(Combine::Sum), "a background stream's");
-        assert_eq!(merge("bg1.read_lat_p99_us"), shards(Combine::Max));
-        assert_eq!(merge("disk_read_bytes_per_sec"), each_host(Combine::Sum));
-        assert_eq!(merge("disk.loop1.read_bytes_per_sec"), each_host(Combine::Sum), "a device's");
-        assert_eq!(merge("disk.nvme0n1.busy_pct"), each_host(Combine::Mean));
-        assert_eq!(merge("power.enclosure.watts"), each_host(Combine::Sum));
-        assert_eq!(merge("rebuild./srv/db.pct_done"), each_host(Combine::Mean), "a stack with dots");
-        assert_eq!(merge("cpu_user_pct"), each_host(Combine::Mean));
-        assert_eq!(merge("storbench_cpu_pct"), shards(Combine::Mean), "each shard's own process");
-        for unknown in ["no_such_column", "disk.loop1.no_such", "power.x.volts", "bg1.nothing"] {
-            assert_eq!(resolve(unknown), None, "{unknown}");
-        }
-    }
 
     #[test]
     fn a_renamed_column_still_answers_to_its_old_name() {

@@ -18,7 +18,7 @@
 //! completed and passed their workload's own check (for an even count, the lower of the two
 //! middle runs, so the claim is never the luckier one); its power figures are that run's own.
 
-use crate::model::Summary;
+use crate::summary::Summary;
 use serde::{Deserialize, Serialize};
 
 /// Version of the `evaluation.json` layout; bump on any change that is not an addition.

@@ -1,7 +1,7 @@
 //! Pure exporters: model in, bytes or text out.
 
-use crate::model::Summary;
 use crate::series::SeriesRow;
+use crate::summary::Summary;
 
 /// `summary.json` text (pretty, newline-terminated).
 pub fn summary_json(summary: &Summary) -> String {

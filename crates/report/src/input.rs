@@ -5,8 +5,8 @@
 use crate::disclosure::Disclosure;
 use crate::evaluation::{self, Configuration, Evaluation, Method, RunRecord};
 use crate::latency::Spectrum;
-use crate::model::Summary;
 use crate::render::timeseries::Series;
+use crate::summary::Summary;
 use std::collections::BTreeMap;
 
 /// Everything a report is made from, read from a bundle by the caller.

@@ -1,15 +1,17 @@
 //! What every reader of a run asks of its workload's results, answered once per workload in
-//! its file under `render` (`io`, `oltp`, `mailbox`, `integrity`, `replay`): the figure a run
-//! is judged by, its failed I/Os, its own checks and the status they give, why a check failed,
-//! its figures for requirements and what it reports. `model::Results::workload` is the one
-//! place that names every workload; evaluations, decisions and the report's pages ask through
-//! it and name none. How a workload's results are shown (latency columns, charts, sections) is
+//! its file under `render` (`io`, `oltp`, `mailbox`, `integrity`, `replay`) or in its folder under
+//! `workloads` (`wal`): the figure a run is judged by, its failed I/Os, its own checks and the
+//! status they give, why a check failed, its figures for requirements and what it reports.
+//! [`Results::workload`] reaches it through `workloads::for_results`, so evaluations, decisions
+//! and the report's pages ask and name none. A summary's failed I/Os are answered here too. How a workload's results are shown (latency columns, charts, sections) is
 //! `render::workload`'s.
 
 use crate::decision::figures::{Named, Value};
 use crate::evaluation::{Headline, RunStatus};
 use crate::latency::LatencyTypes;
 use crate::model::IoErrors;
+use crate::summary::Summary;
+use crate::workloads::{Results, for_results};
 use std::any::Any;
 
 /// One workload's results as every reader of a run judges them.
@@ -91,4 +93,35 @@ pub struct Reported {
     pub figures: fn() -> Vec<Named>,
     /// Its latency histograms' request types, as its spectra draw them.
     pub latency_types: LatencyTypes,
+}
+
+impl Results {
+    /// The workload's own results, which answer everything the report asks of a workload.
+    pub(crate) fn workload(&self) -> &dyn WorkloadResults {
+        for_results!(self, r => r)
+    }
+
+    /// The results if they are workload `T`'s.
+    pub(crate) fn get<T: WorkloadResults>(&self) -> Option<&T> {
+        let any: &dyn Any = self.workload();
+        any.downcast_ref()
+    }
+}
+
+impl Summary {
+    /// The I/Os the run attempted and those that failed; None for a workload whose errors are
+    /// not I/Os (oltp: database calls).
+    pub fn io_errors(&self) -> Option<IoErrors<'_>> {
+        self.results.workload().io_errors()
+    }
+
+    /// Whether the user asked the run to go on despite failed I/Os (`continue_on_error`).
+    pub fn continues_on_error(&self) -> bool {
+        self.parameters["continue_on_error"].as_bool().unwrap_or(false)
+    }
+
+    /// Failed I/Os that fail the run: any, unless it was told to continue on errors.
+    pub fn failed_ios(&self) -> Option<IoErrors<'_>> {
+        self.io_errors().filter(|e| e.any() && !self.continues_on_error())
+    }
 }

@@ -4,8 +4,8 @@
 //! acknowledged), `replay` (production requests from logs against a database) and `wal` (the
 //! commit path: small writes each made durable before the next).
 //! Each workload's summary, built again from a bundle's record, is in `run::record::summary`
-//! (wal's in its own folder, where the others' are to go); `registry` holds each kind's entry
-//! (declared in its folder's `entry.rs`).
+//! (wal's in its own folder, where the others' are to go). Each kind's entry is declared in its
+//! folder's `entry.rs` and listed here, once, in [`WORKLOADS`]; `registry` looks them up.
 
 pub mod declaration;
 pub mod integrity;
@@ -15,3 +15,16 @@ pub mod oltp;
 pub mod registry;
 pub mod replay;
 pub mod wal;
+
+use declaration::Workload;
+
+/// Every workload, in the order `--help` and messages list them.
+pub static WORKLOADS: &[&Workload] = &[
+    &io::entry::WORKLOAD,
+    &oltp::entry::WORKLOAD,
+    &mailbox::entry::WORKLOAD,
+    &integrity::entry::WORKLOAD,
+    &replay::entry::WORKLOAD,
+    &crate::blocktrace::entry::WORKLOAD,
+    &wal::entry::WORKLOAD,
+];

@@ -1,25 +1,16 @@
 //! The workloads storbench has, as values of the library: one entry each, declared in the
-//! workload's own folder (`workload/io/entry.rs`, `blocktrace/entry.rs`), saying once what the
+//! workload's own folder (`workload/io/entry.rs`, `blocktrace/entry.rs`) and listed once, in
+//! [`WORKLOADS`] beside the workloads' modules, saying once what the
 //! rest of storbench asks of a kind: its name, what it reports (the figures a requirement or
 //! the decision names, the request types its spectra draw), the loads a search may move and
 //! how its summary is built again from its record. Requirements, the decision, spectra, the search, `summarize`, merge and the
 //! command line's own entries (`crates/cli/src/registry.rs`, which add flags and the terminal) look a
 //! kind up here and name none.
 
+pub use super::WORKLOADS;
 pub use super::declaration::Workload;
 use crate::run::record::summary::Rebuild;
 use storbench_report::decision::figures::Named;
-
-/// Every workload, in the order `--help` and messages list them.
-pub static WORKLOADS: &[&Workload] = &[
-    &super::io::entry::WORKLOAD,
-    &super::oltp::entry::WORKLOAD,
-    &super::mailbox::entry::WORKLOAD,
-    &super::integrity::entry::WORKLOAD,
-    &super::replay::entry::WORKLOAD,
-    &crate::blocktrace::entry::WORKLOAD,
-    &super::wal::entry::WORKLOAD,
-];
 
 /// The workload named `name` (a plan's `kind = "..."`, a summary's `workload`).
 pub fn workload(name: &str) -> Option<&'static Workload> {

@@ -9,6 +9,9 @@ use super::*;
 use crate::evaluation::{Configuration, headline, status};
 use crate::model::*;
 use crate::render::RunData;
+use crate::summary::Summary;
+use crate::workloads::Results;
+use crate::workloads::wal::results::WalResults;
 
 /// Each workload: (kind, its headline figure's key, a run that passed at `good`, one that
 /// failed by its own verdict at `failed`, both complete unless the workload's only way to

@@ -1,5 +1,5 @@
 //! The figures a requirement may name: each workload's own (defined once, in a table beside
-//! its report code in `render/<workload>.rs`), and every run's power figures. A figure is a
+//! its report code in `render/<workload>.rs` or `workloads/<workload>/render.rs`), and every run's power figures. A figure is a
 //! number or, for a workload's own pass/fail rule, a word.
 
 use crate::evaluation::RunRecord;
@@ -113,7 +113,7 @@ pub const SEARCH_LOAD: &str = "search_load";
 /// with a load to search: the searched load. (Its other figures are those of the confirmed
 /// run, read from the results as for any run: "oltp.opm" of a search is the most OPM that held
 /// the limits.)
-const SEARCHED: &[Figure<crate::model::Summary>] = &[Figure {
+const SEARCHED: &[Figure<crate::summary::Summary>] = &[Figure {
     name: SEARCH_LOAD,
     unit: "at the latency limit",
     get: |s| s.search.as_ref()?.chosen.and_then(n),
@@ -121,6 +121,6 @@ const SEARCHED: &[Figure<crate::model::Summary>] = &[Figure {
 
 /// A run's figure `name` that its summary holds beyond its results: None where there is no such
 /// figure, Some(None) where the run did not measure it (it ran no search, or no load held).
-pub fn summary_figure(s: &crate::model::Summary, name: &str) -> Option<Option<Value>> {
+pub fn summary_figure(s: &crate::summary::Summary, name: &str) -> Option<Option<Value>> {
     read(SEARCHED, s, name)
 }

@@ -3,8 +3,10 @@
 use super::requirement::parse;
 use super::*;
 use crate::evaluation::{Configuration, Headline};
-use crate::model::{DirectionResult, IoResults, LatencyNs, Results, Summary};
+use crate::model::{DirectionResult, IoResults, LatencyNs};
 use crate::render::RunData;
+use crate::summary::Summary;
+use crate::workloads::Results;
 
 /// A summary of `results` on a workload `kind`, complete or not.
 pub(super) fn summary(kind: &str, results: Results, complete: bool) -> Summary {

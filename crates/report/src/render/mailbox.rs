@@ -11,8 +11,9 @@ use crate::columns::mailbox;
 use crate::decision::figures::{Figure, Value, WORD, n, names, pass_fail, read};
 use crate::disclosure::Disclosure;
 use crate::evaluation::Headline;
-use crate::model::{IoErrors, MailboxResults, Summary};
+use crate::model::{IoErrors, MailboxResults};
 use crate::setup::PageSize;
+use crate::summary::Summary;
 use crate::workload::{OwnCheck, Reported, WorkloadResults};
 
 const CHARTS: &[Spec] = &[

@@ -26,7 +26,7 @@
 
 mod appendix;
 mod background;
-mod charts;
+pub(crate) mod charts;
 pub mod compare;
 mod conditions;
 mod decision;
@@ -43,7 +43,7 @@ pub mod svg;
 mod text;
 pub mod timeseries;
 mod volumes;
-mod workload;
+pub(crate) mod workload;
 
 // The workloads, each answering `WorkloadResults` and `Shown` for its own results and declaring what it
 // reports (`REPORTED`, which the library's registry entry names).
@@ -52,7 +52,6 @@ pub mod io;
 pub mod mailbox;
 pub mod oltp;
 pub mod replay;
-pub mod wal;
 
 pub use crate::decision::figures::{SEARCH_LOAD, searched_figures, summary_figure};
 use crate::evaluation::{Evaluation, RunStatus};

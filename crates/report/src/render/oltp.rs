@@ -11,8 +11,9 @@ use crate::columns::oltp;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::disclosure::Disclosure;
 use crate::evaluation::Headline;
-use crate::model::{IoErrors, OltpResults, Summary};
+use crate::model::{IoErrors, OltpResults};
 use crate::setup::PageSize;
+use crate::summary::Summary;
 use crate::workload::{Reported, WorkloadResults};
 
 const CHARTS: &[Spec] = &[

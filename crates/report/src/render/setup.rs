@@ -150,8 +150,9 @@ mod tests {
     use crate::Summary;
     use crate::disclosure::{BlockDevice, DatabaseInfo, MemoryInventory};
     use crate::evaluation::{Evaluation, RunRecord};
-    use crate::model::{DeviceInfo, Host, MailboxResults, OltpResults, Phases, Results, TargetInfo, Tool};
+    use crate::model::{DeviceInfo, Host, MailboxResults, OltpResults, Phases, TargetInfo, Tool};
     use crate::render::RunData;
+    use crate::workloads::Results;
 
     fn oltp_summary(backend: &str, size_bytes: u64, device: &str) -> Summary {
         let device = Some(DeviceInfo { name: device.into(), ..DeviceInfo::default() });

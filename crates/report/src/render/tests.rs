@@ -3,8 +3,9 @@
 use super::compare::{Side, compare_markdown, compare_text};
 use super::*;
 use crate::evaluation::{Headline, Method, RunRecord, SweepPoint};
-use crate::model::Summary;
-use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, Results, TargetInfo, Tool};
+use crate::model::{DirectionResult, Host, IoResults, LatencyNs, Phases, TargetInfo, Tool};
+use crate::summary::Summary;
+use crate::workloads::Results;
 use std::collections::BTreeMap;
 
 fn summary(iops: f64) -> Summary {

@@ -6,7 +6,8 @@
 //! an old one, so a bundle from an older or newer storbench still renders.
 
 use crate::columns::{self, Column, system};
-use crate::model::{SteadyState, Summary};
+use crate::model::SteadyState;
+use crate::summary::Summary;
 
 /// The rows of one run's `timeseries.csv`, column by column.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -12,9 +12,11 @@ use super::svg::Band;
 
 use crate::disclosure::Disclosure;
 use crate::evaluation::{Group, RunRecord, RunStatus};
-use crate::model::{LatencyNs, Results, Summary};
+use crate::model::LatencyNs;
 use crate::setup::PageSize;
+use crate::summary::Summary;
 use crate::workload::WorkloadResults;
+use crate::workloads::{Results, for_results};
 use std::any::{Any, TypeId};
 
 /// One workload's results as the report's pages show them (its judgement is
@@ -57,16 +59,9 @@ pub(crate) trait Shown: WorkloadResults {
 }
 
 /// The results of a run as its workload's page shows them: the render side of
-/// `Results::workload`, the one place here that names every workload.
-pub(crate) fn shown(r: &Results) -> &dyn Shown {
-    match r {
-        Results::Io(r) => r,
-        Results::Oltp(r) => r,
-        Results::Mailbox(r) => r,
-        Results::Integrity(r) => r,
-        Results::Replay(r) => r,
-        Results::Wal(r) => r,
-    }
+/// `Results::workload`, naming no workload.
+pub(crate) fn shown(results: &Results) -> &dyn Shown {
+    for_results!(results, r => r)
 }
 
 /// Each workload among the input's runs once, in plan order, as the results of its first run
@@ -84,7 +79,7 @@ pub(super) fn present(input: &ReportInput) -> Vec<&dyn Shown> {
 }
 
 /// Each group of workload `T`'s runs: the group, and the results of its runs that have them.
-pub(super) fn groups_of<'a, T: WorkloadResults>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a T>)> {
+pub(crate) fn groups_of<'a, T: WorkloadResults>(input: &'a ReportInput) -> Vec<(Group<'a>, Vec<&'a T>)> {
     input
         .evaluation
         .groups()

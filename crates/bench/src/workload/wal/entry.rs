@@ -5,7 +5,7 @@ use crate::workload::declaration::Workload;
 pub static WORKLOAD: Workload = Workload {
     name: "wal",
     what: "a wal workload",
-    reported: storbench_report::render::wal::REPORTED,
+    reported: storbench_report::workloads::wal::render::REPORTED,
     // Writers committing at once: the most that hold a latency limit.
     loads: &[crate::run::search::Load::Threads],
     rebuild: super::summary::rebuilt,

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use storbench_report::columns::wal as col;
+use storbench_report::workloads::wal::columns as col;
 
 /// What one point measured.
 #[derive(Debug)]

@@ -14,7 +14,8 @@ use crate::run::Outcome;
 use crate::run::record::summary;
 use crate::run::record::{RecordError, Recordable, StoredRecord, Tally};
 use serde::{Deserialize, Serialize};
-use storbench_report::{Phases, Results, Summary, WalResults};
+use storbench_report::workloads::wal::results::WalResults;
+use storbench_report::{Phases, Results, Summary};
 
 impl Recordable for WalRecorder {
     fn tally(&self) -> Tally<'_> {

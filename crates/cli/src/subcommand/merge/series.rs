@@ -10,7 +10,8 @@ use super::Shard;
 use anyhow::{Context, Result};
 use std::collections::BTreeMap;
 use storbench_bench::input::{DATA_LIMIT, read_text};
-use storbench_report::columns::{self, Combine, Merge};
+use storbench_report::columns::{Combine, Merge};
+use storbench_report::header;
 use storbench_report::render::timeseries::Series;
 
 /// A second's values of each column (by its place in the header) from the shards that had a
@@ -57,7 +58,7 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<Merged> {
         }
     }
     let resolved: Vec<Option<Merge>> =
-        header.iter().map(|name| columns::resolve(name).map(|c| c.merge)).collect();
+        header.iter().map(|name| header::resolve(name).map(|c| c.merge)).collect();
     let unknown = header.iter().zip(&resolved).filter(|(_, m)| m.is_none()).map(|(n, _)| n.clone()).collect();
     let kept: Vec<(usize, Merge)> =
         resolved.iter().enumerate().filter_map(|(at, m)| Some((at, (*m)?))).collect();
@@ -114,7 +115,7 @@ mod tests {
 
     /// One second's value of column `name` over the shards' `values` (each with its host).
     fn combined(name: &str, values: &[(usize, f64)]) -> f64 {
-        combine(columns::resolve(name).unwrap().merge, values)
+        combine(header::resolve(name).unwrap().merge, values)
     }
 
     #[test]

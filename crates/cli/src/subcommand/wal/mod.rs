@@ -158,7 +158,7 @@ fn show(args: &WalJob, summaries: &[Summary]) -> Result<()> {
 /// The fastest method whose commits can be trusted as durable, among several measured; where
 /// none can, the fastest measured, said as not proven.
 fn fastest(summaries: &[Summary]) -> Option<String> {
-    let results: Vec<&storbench_report::WalResults> = summaries
+    let results: Vec<&storbench_report::workloads::wal::results::WalResults> = summaries
         .iter()
         .filter_map(|s| if let Results::Wal(r) = &s.results { Some(r) } else { None })
         .collect();
@@ -170,7 +170,7 @@ fn fastest(summaries: &[Summary]) -> Option<String> {
         .copied()
         .filter(|r| r.commits > 0)
         .max_by(|a, b| a.commits_per_sec.total_cmp(&b.commits_per_sec));
-    Some(match (storbench_report::render::wal::fastest_safe(&results), measured) {
+    Some(match (storbench_report::workloads::wal::render::fastest_safe(&results), measured) {
         (Some(b), _) => {
             format!("fastest safe method: {} ({} commits/s)", b.sync_method, output::si(b.commits_per_sec))
         }

@@ -4,15 +4,16 @@
 //! method whose commits are plausible for each size and writer count, and each point that was
 //! too fast to have been durable, said as a warning.
 
-use super::ReportInput;
-use super::charts::{Spec, spec};
-use super::doc::{Block, Table, given, num};
-use super::workload::{Shown, groups_of};
-use crate::columns::wal;
+use super::columns as wal;
+use super::results::WalResults;
 use crate::decision::figures::{Figure, Value, ms, n, names, read};
 use crate::evaluation::Headline;
 use crate::latency::LatencyTypes;
-use crate::model::{IoErrors, WalResults};
+use crate::model::IoErrors;
+use crate::render::ReportInput;
+use crate::render::charts::{Spec, spec};
+use crate::render::doc::{Block, Table, given, num};
+use crate::render::workload::{Shown, groups_of};
 use crate::workload::{OwnCheck, Reported, WorkloadResults};
 
 const CHARTS: &[Spec] = &[
@@ -21,7 +22,7 @@ const CHARTS: &[Spec] = &[
 ];
 
 /// The figures a requirement may name (`wal.commit_p99_ms`).
-pub(super) const FIGURES: &[Figure<WalResults>] = &[
+pub(crate) const FIGURES: &[Figure<WalResults>] = &[
     Figure {
         name: "commits_per_sec",
         unit: "commits/s",
