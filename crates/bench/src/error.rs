@@ -15,6 +15,15 @@ pub enum Error {
     Refused(#[from] crate::target::Refusal),
     #[error("invalid job: {0}")]
     InvalidJob(String),
+    /// A refusal or a failure said whole, naming what was wrong and the fix (`refuse!`).
+    #[error("{0}")]
+    Said(String),
+}
+
+impl From<String> for Error {
+    fn from(said: String) -> Error {
+        Error::Said(said)
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;

@@ -18,11 +18,12 @@
 #![cfg_attr(test, allow(clippy::disallowed_macros))]
 
 /// `return Err(format!(...))`: an option refused, as the library's option checks say it (a
-/// `String` naming the flag, what was wrong and what to give instead).
+/// `String` naming the flag, what was wrong and what to give instead), or as an [`Error::Said`].
 macro_rules! refuse {
-    ($($t:tt)*) => { return Err(format!($($t)*)) };
+    ($($t:tt)*) => { return Err(format!($($t)*).into()) };
 }
 
+pub mod background;
 pub mod blocktrace;
 pub mod command;
 pub mod db;

@@ -124,7 +124,7 @@ pub struct OutputArgs {
     /// stopped it), seconds, stopped; a command that fails is a warning. A program that is not
     /// there or not executable is refused before the run.
     #[arg(long, value_name = "SPEC")]
-    pub background: Vec<crate::background::Background>,
+    pub background: Vec<storbench_bench::background::Background>,
 
     /// Record the run's block requests, from the measured phase's start to its end, into
     /// bg<N>.sbtrace in its bundle: the kernel's block tracepoints (root and tracefs), only the
@@ -166,9 +166,10 @@ pub struct OutputArgs {
 
 impl OutputArgs {
     /// The streams to run beside the workload: every --background, then --capture's.
-    pub fn streams(&self) -> Vec<crate::background::Background> {
+    pub fn streams(&self) -> Vec<storbench_bench::background::Background> {
         let mut streams = self.background.clone();
-        streams.extend(self.capture.as_ref().map(|dev| crate::background::Background::capture(dev)));
+        streams
+            .extend(self.capture.as_ref().map(|dev| storbench_bench::background::Background::capture(dev)));
         streams
     }
 }

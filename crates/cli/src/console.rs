@@ -84,6 +84,11 @@ pub fn to_stderr(args: std::fmt::Arguments) {
     }
 }
 
+/// [`to_stderr`] for a line the library hands over (a file it created, tracefs mounted).
+pub fn say_line(line: &str) {
+    to_stderr(format_args!("{line}"));
+}
+
 /// Writes to stdout, secrets hidden, with a newline when `line`; a closed pipe drops the text
 /// (see `to_stderr`).
 pub fn to_stdout(args: std::fmt::Arguments, line: bool) {

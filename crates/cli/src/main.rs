@@ -27,7 +27,6 @@ macro_rules! tell_raw {
 }
 
 mod args;
-mod background;
 mod cluster;
 mod console;
 mod ending;

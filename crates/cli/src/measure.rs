@@ -4,11 +4,11 @@
 //! and the bundle's path, and the sets of runs (io's profile set, wal's points).
 
 use crate::args::OutputArgs;
-use crate::background::{self, Background};
 use crate::ending::Ending;
 use crate::{console, output, power};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
+use storbench_bench::background::{self, Background};
 use storbench_bench::monitor::SystemSampler;
 use storbench_bench::run::bundle::{self, Hooks};
 use storbench_bench::run::measure as run;
@@ -83,6 +83,7 @@ impl Around<'_> {
             bundle,
             null: targets.is_empty(),
             wait: self.wait,
+            say: &crate::console::say_line,
         }
     }
 }
@@ -93,7 +94,7 @@ impl run::Edges<anyhow::Error> for Around<'_> {
     }
 
     fn check_streams(&self, targets: &[&Path]) -> Result<()> {
-        background::check(self.background, self.place(targets, None))
+        Ok(background::check(self.background, self.place(targets, None))?)
     }
 
     fn streams(
@@ -102,7 +103,7 @@ impl run::Edges<anyhow::Error> for Around<'_> {
         bundle: &Path,
         stop: &StopFlag,
     ) -> Result<(Streams, Vec<StreamEntry>)> {
-        background::build(self.background, self.place(targets, Some(bundle)), stop)
+        Ok(background::build(self.background, self.place(targets, Some(bundle)), stop)?)
     }
 
     fn opened(&self, dir: &Path, summary: &Summary) -> Result<Box<dyn std::any::Any>> {

@@ -45,7 +45,7 @@ impl Kubernetes {
 
     /// Whether kubectl is here and a cluster answers it.
     pub fn reachable() -> bool {
-        crate::background::cmd::shell_finds("kubectl") && {
+        storbench_bench::background::cmd::shell_finds("kubectl") && {
             let spec = Spec::new("kubectl", ["version", "--request-timeout=5s", "-o", "json"], KUBECTL_LIMIT);
             command::run(&spec, &StopFlag::new()).is_ok_and(|f| f.succeeded())
         }

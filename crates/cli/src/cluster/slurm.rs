@@ -31,7 +31,7 @@ pub struct Slurm {
 impl Slurm {
     /// Slurm with its shape, refused where srun is not on PATH.
     pub fn check(nodes: u32, per_node: u32, partition: Option<String>) -> Result<Slurm> {
-        if !crate::background::cmd::shell_finds("srun") {
+        if !storbench_bench::background::cmd::shell_finds("srun") {
             bail!(
                 "--on slurm needs Slurm's srun on PATH: run storbench on a host of the cluster (a login \
                  node), or install Slurm's client (Debian: apt install slurm-client)"

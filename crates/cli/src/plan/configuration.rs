@@ -44,7 +44,7 @@ pub struct Configuration {
     /// Rebuild"); `"cmd:btrfs replace start -B 2 /dev/sdc /mnt"` runs a real one; `"io:..."` is
     /// a plain sequential stream.
     #[serde(default)]
-    pub background: Vec<crate::background::Background>,
+    pub background: Vec<storbench_bench::background::Background>,
     /// Its own power meter, as --power takes one (`file:/run/enclosure-watts`, `ipmi`, named
     /// meters, `none`): its runs' watts come from it instead of [method]'s power, so a meter on
     /// one enclosure is never added to another configuration's watts.

@@ -32,14 +32,15 @@ pub fn problems(plan: &Plan) -> Vec<anyhow::Error> {
     let mut found: Vec<anyhow::Error> = check_kept_once(plan).err().into_iter().collect();
     for c in &plan.configurations {
         // Its streams' files and programs (a rebuild's destination, a command's program).
-        let place = crate::background::Place {
+        let place = storbench_bench::background::Place {
             dir: c.target.is_dir().then_some(&*c.target),
             target: Some(&c.target),
             bundle: None,
             null: false,
             wait: false,
+            say: &crate::console::say_line,
         };
-        let checked = crate::background::check(&c.background, place);
+        let checked = storbench_bench::background::check(&c.background, place);
         found.extend(
             checked.with_context(|| format!("in the plan, configuration {}'s background", c.name)).err(),
         );

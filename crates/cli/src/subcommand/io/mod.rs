@@ -92,14 +92,15 @@ pub fn check(args: &IoJob) -> Result<(Validated, Option<CheckedTarget>)> {
         .map_err(anyhow::Error::msg)?;
     }
     // The streams' files and programs too, before the target is made.
-    let place = crate::background::Place {
+    let place = storbench_bench::background::Place {
         dir: plan.as_ref().and_then(|p| p.path.parent()),
         target: plan.as_ref().map(|p| p.path.as_path()),
         bundle: None,
         null: plan.is_none(),
         wait: args.out.background_wait,
+        say: &crate::console::say_line,
     };
-    crate::background::check(&args.out.streams(), place)?;
+    storbench_bench::background::check(&args.out.streams(), place)?;
     Ok((v, plan))
 }
 

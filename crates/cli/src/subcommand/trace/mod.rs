@@ -6,11 +6,11 @@ pub mod entry;
 mod replay;
 
 use crate::args::trace::{CaptureArgs, FingerprintArgs};
-use crate::background::capture::tracing_ready;
 use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+use storbench_bench::background::capture::tracing_ready;
 use storbench_bench::blocktrace::capture::{self, Capture};
 use storbench_bench::blocktrace::fingerprint::{self, Fingerprint};
 use storbench_bench::blocktrace::format::Header;
@@ -22,7 +22,7 @@ pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {
     capture::device_number(&device).map_err(|e| {
         anyhow::anyhow!("--device {}: {e}; give a block device such as /dev/sdb", a.device.display())
     })?;
-    if let Err(why) = tracing_ready() {
+    if let Err(why) = tracing_ready(&crate::console::say_line) {
         bail!("capture cannot record here: {why}");
     }
     let kernel_name = device.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();

@@ -89,14 +89,15 @@ pub fn check(a: &ReplayTraceJob) -> Result<Checked> {
             plan.path.display()
         );
     }
-    let place = crate::background::Place {
+    let place = storbench_bench::background::Place {
         dir: plan.path.parent(),
         target: Some(plan.path.as_path()),
         bundle: None,
         null: false,
         wait: a.out.background_wait,
+        say: &crate::console::say_line,
     };
-    crate::background::check(&streams(a, &plan.path), place)?;
+    storbench_bench::background::check(&streams(a, &plan.path), place)?;
     Ok(Checked { header, original, plan, speed })
 }
 
@@ -144,10 +145,10 @@ fn refuse_captured_device(target: &Path, header: &Header, force: bool) -> Result
 }
 
 /// The run's streams: the user's, and under `--check` a capture of the target.
-fn streams(a: &ReplayTraceJob, target: &Path) -> Vec<crate::background::Background> {
+fn streams(a: &ReplayTraceJob, target: &Path) -> Vec<storbench_bench::background::Background> {
     let mut streams = a.out.streams();
     if a.options.check {
-        streams.push(crate::background::Background::capture(target));
+        streams.push(storbench_bench::background::Background::capture(target));
     }
     streams
 }

@@ -1,7 +1,7 @@
 use super::*;
-use storbench_bench::workload::io::Pattern;
+use crate::workload::io::Pattern;
 
-const NULL: Place<'static> = Place { dir: None, target: None, bundle: None, null: true, wait: false };
+const NULL: Place<'static> = Place { dir: None, target: None, bundle: None, null: true, wait: false, say: &|_| {} };
 
 fn io_of(text: &str) -> IoBackground {
     match text.parse::<Background>().unwrap().kind {

@@ -3,11 +3,11 @@
 //! there or cannot be executed is refused (exit 2), since the shell would only say so once the
 //! run had started.
 
-use anyhow::Result;
+use crate::Error;
+use crate::command;
+use crate::run::StopFlag;
 use std::path::Path;
 use std::time::Duration;
-use storbench_bench::command;
-use storbench_bench::run::StopFlag;
 
 /// How long the shell may take to say whether it finds a program.
 const LOOKUP_LIMIT: Duration = Duration::from_secs(5);
@@ -22,12 +22,12 @@ pub(super) fn parse(rest: &str) -> Result<String, String> {
 /// The command's program can start: a path to an executable regular file, or a name the shell
 /// finds (on PATH, or one of its builtins). A command that begins with shell syntax (a
 /// subshell, a variable) is left to the shell.
-pub(super) fn check(name: &str, command: &str) -> Result<()> {
+pub(super) fn check(name: &str, command: &str) -> Result<(), Error> {
     let Some(program) = program_of(command) else { return Ok(()) };
     let found = if program.contains('/') { executable(Path::new(program)) } else { shell_finds(program) };
     match found {
         true => Ok(()),
-        false => anyhow::bail!(
+        false => refuse!(
             "background stream {name}: `{program}` cannot start: it is not installed, not on PATH or not \
              executable; install it, give its full path, or make it executable"
         ),
@@ -53,7 +53,7 @@ fn executable(path: &Path) -> bool {
 }
 
 /// Whether `sh` finds `program` as it would run it (`command -v`: PATH, builtins, keywords).
-pub(crate) fn shell_finds(program: &str) -> bool {
+pub fn shell_finds(program: &str) -> bool {
     let spec = command::Spec::new("sh", ["-c", "command -v -- \"$1\"", "sh", program], LOOKUP_LIMIT);
     command::run(&spec, &StopFlag::new()).is_ok_and(|f| f.succeeded())
 }

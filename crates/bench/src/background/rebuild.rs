@@ -13,13 +13,13 @@ use super::io::{check_aligned, own_file, prepare};
 use super::{
     Background, Place, parse_block, parse_depth, parse_keys, parse_rate, parse_size, rate_text, refused,
 };
-use anyhow::Result;
+use crate::Error;
+use crate::engine::EngineKind;
+use crate::run::StopFlag;
+use crate::target::CheckedTarget;
+use crate::target::source::{self, CheckedSource};
+use crate::workload::io::{CopySpec, IoStream};
 use std::path::{Path, PathBuf};
-use storbench_bench::engine::EngineKind;
-use storbench_bench::run::StopFlag;
-use storbench_bench::target::CheckedTarget;
-use storbench_bench::target::source::{self, CheckedSource};
-use storbench_bench::workload::io::{CopySpec, IoStream};
 
 /// An emulated mirror rebuild as asked for.
 #[derive(Debug, Clone, PartialEq)]
@@ -71,13 +71,13 @@ impl RebuildBackground {
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
         match key {
-            "source" => self.source = Some(storbench_bench::units::place(value)?),
-            "dest" => self.dest = Some(storbench_bench::units::place(value)?),
+            "source" => self.source = Some(crate::units::place(value)?),
+            "dest" => self.dest = Some(crate::units::place(value)?),
             "rate" => self.rate = Some(parse_rate(value)?),
             "bs" => self.bs = parse_block(value)?,
             "size" => self.size = parse_size(value)?,
             "iodepth" => self.iodepth = parse_depth(value)?,
-            "direct" => self.direct = value.parse::<storbench_bench::units::YesNo>()?.0,
+            "direct" => self.direct = value.parse::<crate::units::YesNo>()?.0,
             _ => return Err(format!("no such key; the keys are {KEYS}")),
         }
         Ok(())
@@ -93,21 +93,21 @@ impl RebuildBackground {
             "{spec} copies {} onto {} ({}, its own files made once and kept), {}",
             side(&self.source, "source"),
             side(&self.dest, "dest"),
-            storbench_bench::units::human_bytes(self.size),
+            crate::units::human_bytes(self.size),
             rate_text(self.rate)
         )
     }
 
     /// Its source and destination, checked: nothing is written, and a destination holding
     /// data storbench did not create or a source smaller than `size` is refused.
-    pub(super) fn plan(&self, name: &str, spec: &Background, place: Place<'_>) -> Result<Planned> {
+    pub(super) fn plan(&self, name: &str, spec: &Background, place: Place<'_>) -> Result<Planned, Error> {
         let source = side(self.source.as_deref(), place.dir, name, "source");
         let dest = side(self.dest.as_deref(), place.dir, name, "dest");
         let (Some(source), Some(dest)) = (source, dest) else {
             if place.null && self.source.is_none() && self.dest.is_none() {
                 return Ok(None);
             }
-            anyhow::bail!(
+            refuse!(
                 "background stream {name} ({spec}) has no directory for its files: this run's data is not in a \
                  directory of storbench's (a database server's); name source=PATH and dest=PATH"
             );
@@ -126,7 +126,7 @@ impl RebuildBackground {
             Source::Named(s) => (&s.path, s.direct_align),
         };
         if *source_path == dest.path {
-            anyhow::bail!(
+            refuse!(
                 "background stream {name}: source and dest are one file, {}; name two",
                 dest.path.display()
             );
@@ -137,15 +137,21 @@ impl RebuildBackground {
     }
 
     /// The stream, its own files made and filled (or reused), a named source opened to read.
-    pub(super) fn stream(&self, name: &str, plan: Planned, stop: &StopFlag) -> Result<IoStream> {
+    pub(super) fn stream(
+        &self,
+        name: &str,
+        plan: Planned,
+        place: Place<'_>,
+        stop: &StopFlag,
+    ) -> Result<IoStream, Error> {
         let files = match plan {
             None => None,
             Some((source, dest)) => {
                 let source = match source {
-                    Source::Own(p) => prepare(name, &p, stop)?,
+                    Source::Own(p) => prepare(name, &p, place, stop)?,
                     Source::Named(s) => s.open(self.direct).map_err(|e| refused(name, &e))?,
                 };
-                Some((source, prepare(name, &dest, stop)?))
+                Some((source, prepare(name, &dest, place, stop)?))
             }
         };
         Ok(IoStream::rebuild(copy_spec(self, files.is_some()), files))

@@ -5,11 +5,11 @@
 //! kind are recorded, never data, and nothing is written but the trace.
 
 use super::{Background, Place, parse_keys};
-use anyhow::{Result, anyhow};
+use crate::Error;
+use crate::blocktrace::capture;
+use crate::blocktrace::stream::CaptureStream;
+use crate::files;
 use std::path::{Path, PathBuf};
-use storbench_bench::blocktrace::capture;
-use storbench_bench::blocktrace::stream::CaptureStream;
-use storbench_bench::files;
 
 /// A capture as asked for.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -25,7 +25,7 @@ impl CaptureBackground {
         let mut c = CaptureBackground::default();
         parse_keys(rest, KEYS, |key, value| match key {
             "device" => {
-                c.device = Some(storbench_bench::units::place(value)?);
+                c.device = Some(crate::units::place(value)?);
                 Ok(())
             }
             _ => Err(format!("capture has no key {key}; its key is {KEYS}")),
@@ -34,29 +34,36 @@ impl CaptureBackground {
     }
 
     /// The device whose requests it records, checked: tracing available, a block device.
-    pub(super) fn plan(&self, name: &str, b: &Background, place: Place<'_>) -> Result<PathBuf> {
-        if let Err(why) = tracing_ready() {
-            return Err(anyhow!("--background {b} ({name}) cannot capture here: {why}"));
+    pub(super) fn plan(&self, name: &str, b: &Background, place: Place<'_>) -> Result<PathBuf, Error> {
+        if let Err(why) = tracing_ready(place.say) {
+            refuse!("--background {b} ({name}) cannot capture here: {why}");
         }
         // The target, or where it will be made.
         let under = place.target.filter(|t| t.exists()).or(place.dir);
         let device = match (&self.device, under) {
-            (Some(d), _) => capture::request_device(&storbench_bench::files::resolve(d)?),
+            (Some(d), _) => capture::request_device(&crate::files::resolve(d).map_err(|e| e.to_string())?),
             (None, Some(place)) => capture::request_device(place),
             (None, None) => {
-                return Err(anyhow!(
+                refuse!(
                     "--background {b} ({name}): this run has no place of its own on this host to find a \
                      device under (a database server's run, or the null engine); name the device, e.g. \
                      capture:device=/dev/sdb"
-                ));
+                );
             }
         };
-        device.map_err(|e| anyhow!("--background {b} ({name}): {e}; name the device with capture:device=DEV"))
+        device.map_err(|e| {
+            format!("--background {b} ({name}): {e}; name the device with capture:device=DEV").into()
+        })
     }
 
     /// The stream: `device`'s requests into `<name>.sbtrace` in the run's bundle.
-    pub(super) fn stream(&self, name: &str, device: PathBuf, place: Place<'_>) -> Result<CaptureStream> {
-        let bundle = place.bundle.ok_or_else(|| anyhow!("{name}: a capture goes into a run's bundle"))?;
+    pub(super) fn stream(
+        &self,
+        name: &str,
+        device: PathBuf,
+        place: Place<'_>,
+    ) -> Result<CaptureStream, Error> {
+        let bundle = place.bundle.ok_or_else(|| format!("{name}: a capture goes into a run's bundle"))?;
         Ok(CaptureStream::new(device, bundle.join(trace_name(name))))
     }
 
@@ -76,16 +83,16 @@ fn trace_name(stream: &str) -> String {
 }
 
 /// The kernel's tracing made ready for a capture: tracefs mounted where it is missing (one
-/// line says so), else why it cannot be used, naming the fix.
-pub fn tracing_ready() -> Result<(), String> {
+/// line to `say` says so), else why it cannot be used, naming the fix.
+pub fn tracing_ready(say: &dyn Fn(&str)) -> Result<(), String> {
     let root = Path::new(files::tracefs::ROOT);
     if let Some(at) = files::tracefs::mount_if_missing(root) {
-        say!("mounted tracefs at {}", at.display());
+        say(&format!("mounted tracefs at {}", at.display()));
     }
     for stale in files::tracefs::remove_stale(root) {
-        say!(
+        say(&format!(
             "removed the tracing instance {stale} of a storbench that no longer runs (killed while capturing)"
-        );
+        ));
     }
     files::tracefs::unavailable(root).map_or(Ok(()), Err)
 }

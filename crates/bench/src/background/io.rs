@@ -4,14 +4,14 @@
 use super::{
     Background, Place, parse_block, parse_depth, parse_keys, parse_rate, parse_size, rate_text, refused,
 };
-use anyhow::{Context, Result};
+use crate::Error;
+use crate::engine::EngineKind;
+use crate::run::StopFlag;
+use crate::target::{self, CheckedTarget, TargetRequest};
+use crate::workload::io::Share;
+use crate::workload::io::{BlockSizeMix, End, IoSpec, IoStream, Pattern, Region};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use storbench_bench::engine::EngineKind;
-use storbench_bench::run::StopFlag;
-use storbench_bench::target::{self, CheckedTarget, TargetRequest};
-use storbench_bench::workload::io::Share;
-use storbench_bench::workload::io::{BlockSizeMix, End, IoSpec, IoStream, Pattern, Region};
 
 /// A sequential io stream (a rebuild's copy, emulated): `io[:rw=write,bs=1M,rate=10MiB,...]`.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,16 +63,16 @@ impl IoBackground {
             "bs" => self.bs = parse_block(value)?,
             "rate" => self.rate = Some(parse_rate(value)?),
             "size" => self.size = parse_size(value)?,
-            "dir" => self.dir = Some(storbench_bench::units::place(value)?),
+            "dir" => self.dir = Some(crate::units::place(value)?),
             "iodepth" => self.iodepth = parse_depth(value)?,
-            "direct" => self.direct = value.parse::<storbench_bench::units::YesNo>()?.0,
+            "direct" => self.direct = value.parse::<crate::units::YesNo>()?.0,
             _ => return Err(format!("no such key; the keys are {KEYS}")),
         }
         Ok(())
     }
 
     pub(super) fn will_write(&self, name: &str, spec: &Background) -> String {
-        let size = storbench_bench::units::human_bytes(self.size);
+        let size = crate::units::human_bytes(self.size);
         let place = self
             .dir
             .as_ref()
@@ -86,12 +86,12 @@ impl IoBackground {
 
     /// Its file `storbench-<name>.dat` in its `dir` or the run's, checked; None on the null
     /// engine of a run without one.
-    pub(super) fn plan(&self, name: &str, spec: &Background, place: Place<'_>) -> Result<Planned> {
+    pub(super) fn plan(&self, name: &str, spec: &Background, place: Place<'_>) -> Result<Planned, Error> {
         let Some(dir) = self.dir.as_deref().or(place.dir) else {
             if place.null {
                 return Ok(None);
             }
-            anyhow::bail!(
+            refuse!(
                 "background stream {name} ({spec}) has no directory for its file: this run's data is not in a \
                  directory of storbench's (a database server's); name one with dir=PATH"
             );
@@ -103,15 +103,21 @@ impl IoBackground {
     }
 
     /// The stream, its file made and filled (or reused as it is).
-    pub(super) fn stream(&self, name: &str, plan: Planned, stop: &StopFlag) -> Result<IoStream> {
-        let file = plan.map(|p| prepare(name, &p, stop)).transpose()?;
+    pub(super) fn stream(
+        &self,
+        name: &str,
+        plan: Planned,
+        place: Place<'_>,
+        stop: &StopFlag,
+    ) -> Result<IoStream, Error> {
+        let file = plan.map(|p| prepare(name, &p, place, stop)).transpose()?;
         Ok(IoStream::new(io_spec(name, self, file.is_some()), file))
     }
 }
 
 /// A file of the stream's own at `path` (one it creates, or one it proved its own), `size`
 /// bytes, checked; a file of anyone else's there is refused.
-pub(super) fn own_file(name: &str, path: &Path, size: u64, direct: bool) -> Result<CheckedTarget> {
+pub(super) fn own_file(name: &str, path: &Path, size: u64, direct: bool) -> Result<CheckedTarget, Error> {
     let request = TargetRequest {
         path: path.to_path_buf(),
         size: Some(size),
@@ -126,9 +132,9 @@ pub(super) fn own_file(name: &str, path: &Path, size: u64, direct: bool) -> Resu
 
 /// A block of `bs` is a multiple of O_DIRECT's `align` where the stream's file at `path` is
 /// opened with it.
-pub(super) fn check_aligned(name: &str, bs: u32, path: &Path, align: Option<u32>) -> Result<()> {
+pub(super) fn check_aligned(name: &str, bs: u32, path: &Path, align: Option<u32>) -> Result<(), Error> {
     match align {
-        Some(align) if !bs.is_multiple_of(align) => anyhow::bail!(
+        Some(align) if !bs.is_multiple_of(align) => refuse!(
             "background stream {name}: bs={bs} is not a multiple of {align} bytes, which O_DIRECT needs on {}; \
              give such a bs, or direct=no",
             path.display()
@@ -138,15 +144,21 @@ pub(super) fn check_aligned(name: &str, bs: u32, path: &Path, align: Option<u32>
 }
 
 /// A stream's own file made and filled with incompressible data (or reused as it is).
-pub(super) fn prepare(name: &str, plan: &CheckedTarget, stop: &StopFlag) -> Result<std::fs::File> {
-    let target = target::prepare(plan, storbench_bench::rng::DEFAULT_SEED, &mut |_, _| {}, stop)
-        .with_context(|| format!("preparing background stream {name}'s file {}", plan.path.display()))?;
+pub(super) fn prepare(
+    name: &str,
+    plan: &CheckedTarget,
+    place: Place<'_>,
+    stop: &StopFlag,
+) -> Result<std::fs::File, Error> {
+    let target = target::prepare(plan, crate::rng::DEFAULT_SEED, &mut |_, _| {}, stop).map_err(|e| {
+        Error::Said(format!("preparing background stream {name}'s file {}: {e}", plan.path.display()))
+    })?;
     if target.created {
-        say!(
+        (place.say)(&format!(
             "created {} ({}) for background stream {name}",
             plan.path.display(),
-            storbench_bench::units::human_bytes(target.size)
-        );
+            crate::units::human_bytes(target.size)
+        ));
     }
     Ok(target.file)
 }
@@ -165,7 +177,7 @@ pub(super) fn io_spec(name: &str, io: &IoBackground, on_file: bool) -> IoSpec {
         end: End::Time(Duration::MAX),
         rate_iops: io.rate.map(|r| r as f64 / f64::from(io.bs)),
         rate_profile: None,
-        seed: storbench_bench::rng::DEFAULT_SEED,
+        seed: crate::rng::DEFAULT_SEED,
         verify: false,
         engine: if on_file { EngineKind::IoUring } else { EngineKind::Null },
         region: Region { start: 0, len: io.size / u64::from(io.bs) * u64::from(io.bs) },

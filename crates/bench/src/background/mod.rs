@@ -1,5 +1,5 @@
-//! `--background SPEC`: the streams a measuring command runs beside its workload. A spec is
-//! parsed with the command line (a bad one is exit 2 naming the key and the fix), checked
+//! `--background SPEC`: the streams a measuring run has beside its workload. A spec is
+//! parsed from its text (a bad one is refused naming the key and the fix), checked
 //! against the files and programs it names before anything is written (`check`), and built
 //! into a stream when the run starts (`build`): its files made or reused, then handed to the
 //! driver. Each kind is its own file: `io` (storbench's sequential stream), `rebuild` (an
@@ -7,16 +7,16 @@
 //! block requests into a trace in its bundle).
 
 pub mod capture;
-pub(crate) mod cmd;
+pub mod cmd;
 mod io;
 mod rebuild;
 
-use anyhow::Result;
+use crate::Error;
+use crate::run::record::StreamEntry;
+use crate::run::{StopFlag, Stream, Streams};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
-use storbench_bench::run::record::StreamEntry;
-use storbench_bench::run::{StopFlag, Stream, Streams};
 
 pub use capture::CaptureBackground;
 pub use io::IoBackground;
@@ -58,7 +58,7 @@ impl FromStr for Background {
             "capture" => StreamKind::Capture(CaptureBackground::parse(rest)?),
             _ => return Err(format!("'{name}' is not a background stream storbench knows; give {KINDS}")),
         };
-        Ok(Background { text: storbench_bench::units::plain_text(text)?, kind })
+        Ok(Background { text: crate::units::plain_text(text)?, kind })
     }
 }
 
@@ -83,7 +83,7 @@ impl Background {
     }
 }
 
-storbench_bench::deserialize_from_text!(Background);
+crate::deserialize_from_text!(Background);
 
 impl fmt::Display for Background {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -97,7 +97,7 @@ fn stream_name(index: usize) -> String {
 }
 
 /// Where a run's streams go and how they end.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Place<'a> {
     /// Where a stream's files go unless it names its own: None for a run with no directory of
     /// its own (a database server's).
@@ -112,6 +112,9 @@ pub struct Place<'a> {
     pub null: bool,
     /// The run's end waits for its commands (`--background-wait`).
     pub wait: bool,
+    /// Says a line of what was done on the user's machine (a stream's file created, tracefs
+    /// mounted).
+    pub say: &'a dyn Fn(&str),
 }
 
 /// A stream checked against what it names, nothing written yet.
@@ -124,11 +127,11 @@ enum Checked {
 
 /// Checks every stream against the files and programs it names, writing nothing: a bad one
 /// is an error naming the stream and the fix (exit 2), before anything of the run is made.
-pub fn check(specs: &[Background], place: Place<'_>) -> Result<()> {
+pub fn check(specs: &[Background], place: Place<'_>) -> Result<(), Error> {
     check_all(specs, place).map(drop)
 }
 
-fn check_all(specs: &[Background], place: Place<'_>) -> Result<Vec<Checked>> {
+fn check_all(specs: &[Background], place: Place<'_>) -> Result<Vec<Checked>, Error> {
     let checked = specs.iter().enumerate().map(|(i, b)| {
         let name = stream_name(i);
         Ok(match &b.kind {
@@ -146,18 +149,20 @@ fn check_all(specs: &[Background], place: Place<'_>) -> Result<Vec<Checked>> {
 
 /// The streams for `specs`, named bg1, bg2, ... with their record entries: each checked,
 /// then its files made (or reused) in `place`.
-pub fn build(specs: &[Background], place: Place<'_>, stop: &StopFlag) -> Result<(Streams, Vec<StreamEntry>)> {
+pub fn build(
+    specs: &[Background],
+    place: Place<'_>,
+    stop: &StopFlag,
+) -> Result<(Streams, Vec<StreamEntry>), Error> {
     let checked = check_all(specs, place)?;
     let mut streams = Streams::new();
     let mut entries = Vec::new();
     for (i, (b, planned)) in specs.iter().zip(checked).enumerate() {
         let name = stream_name(i);
         let stream: Box<dyn Stream> = match (&b.kind, planned) {
-            (StreamKind::Io(io), Checked::Io(plan)) => Box::new(io.stream(&name, plan, stop)?),
-            (StreamKind::Rebuild(r), Checked::Rebuild(plan)) => Box::new(r.stream(&name, plan, stop)?),
-            (StreamKind::Cmd(command), _) => {
-                Box::new(storbench_bench::run::CommandStream::new(command, place.wait))
-            }
+            (StreamKind::Io(io), Checked::Io(plan)) => Box::new(io.stream(&name, plan, place, stop)?),
+            (StreamKind::Rebuild(r), Checked::Rebuild(plan)) => Box::new(r.stream(&name, plan, place, stop)?),
+            (StreamKind::Cmd(command), _) => Box::new(crate::run::CommandStream::new(command, place.wait)),
             (StreamKind::Capture(c), Checked::Capture(device)) => Box::new(c.stream(&name, device, place)?),
             _ => unreachable!("each stream is checked as its own kind"),
         };
@@ -184,12 +189,12 @@ fn parse_depth(value: &str) -> Result<u32, String> {
 }
 
 fn parse_size(value: &str) -> Result<u64, String> {
-    value.parse::<storbench_bench::units::ByteSize>().map(|b| b.0)
+    value.parse::<crate::units::ByteSize>().map(|b| b.0)
 }
 
 /// A bs key's value: one of io's block sizes (a copy moves whole blocks).
 fn parse_block(value: &str) -> Result<u32, String> {
-    let sizes: storbench_bench::workload::io::options::BlockSizes = value.parse()?;
+    let sizes: crate::workload::io::options::BlockSizes = value.parse()?;
     if !sizes.mix.is_single() {
         return Err("give one block size; a mix is for io's --bs".into());
     }
@@ -214,13 +219,13 @@ fn parse_keys(
 
 /// The rate as the evaluation's line says it.
 fn rate_text(rate: Option<u64>) -> String {
-    rate.map_or("unthrottled".into(), |r| format!("{}/s", storbench_bench::units::human_bytes(r)))
+    rate.map_or("unthrottled".into(), |r| format!("{}/s", crate::units::human_bytes(r)))
 }
 
 /// A refusal of a stream's file, worded for `--background`: a stream has no --force and
 /// writes no device.
-fn refused(name: &str, e: &storbench_bench::target::Refusal) -> anyhow::Error {
-    use storbench_bench::target::Remedy;
+fn refused(name: &str, e: &crate::target::Refusal) -> Error {
+    use crate::target::Remedy;
     let how = |r: Remedy| {
         match r {
             Remedy::Force => {
@@ -232,7 +237,7 @@ fn refused(name: &str, e: &storbench_bench::target::Refusal) -> anyhow::Error {
         }
         .to_string()
     };
-    anyhow::anyhow!("background stream {name}: {}", e.message(&how))
+    Error::Said(format!("background stream {name}: {}", e.message(&how)))
 }
 
 #[cfg(test)]
