@@ -7,14 +7,11 @@
 //! The spec is kept and shown with its secrets hidden (`redfish:https://user:***@bmc/...`);
 //! Redfish credentials can also come from `STORBENCH_REDFISH_USER`/`STORBENCH_REDFISH_PASSWORD`.
 
-use anyhow::{Result, bail};
-use std::path::PathBuf;
+use anyhow::Result;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use storbench_bench::monitor::SystemSampler;
-use storbench_bench::monitor::power::{
-    self, NamedMeter, PowerMeters, PowerMonitor, PowerSampler, PowerSource, SILENCE_WARNING,
-};
+use storbench_bench::monitor::power::{self, PowerMeters, SILENCE_WARNING};
 use storbench_bench::secret;
 
 static MONITOR: OnceLock<Option<Arc<PowerMeters>>> = OnceLock::new();
@@ -97,121 +94,10 @@ pub fn start(spec: Option<&str>) -> Result<()> {
     Ok(())
 }
 
-/// The meters `spec` names, started: none for `none` (or where `auto` finds none).
+/// The meters `spec` names, started (`monitor::power::spec`).
 fn monitor_of(spec: Option<&str>) -> Result<Option<Arc<PowerMeters>>> {
-    if let Some(spec) = spec {
-        secret::remember_in(spec);
-    }
-    if let Some(meters) = spec.filter(|s| named(s)) {
-        return Ok(Some(Arc::new(start_named(meters)?)));
-    }
-    let source = match spec.unwrap_or("auto") {
-        "none" => None,
-        "auto" => power::detect(),
-        other => Some(parse(other)?),
-    };
-    let Some(source) = source else { return Ok(None) };
-    let explicit = spec.is_some_and(|v| v != "auto");
-    match PowerSampler::new(source) {
-        Ok(sampler) => {
-            Ok(Some(Arc::new(PowerMeters::one(PowerMonitor::start(sampler, Duration::from_secs(1))))))
-        }
-        Err(e) if explicit => bail!("--power: {e}"),
-        Err(e) => {
-            say!("note: power source found but unusable ({e}); power_watts stays empty");
-            Ok(None)
-        }
-    }
-}
-
-/// Whether `spec` names its meters (`server=ipmi; enclosure=file:/run/w`): its first item
-/// starts with a name and `=` before any source's own `:`.
-fn named(spec: &str) -> bool {
-    let first = spec.split(';').next().unwrap_or("").trim();
-    match (first.find('='), first.find(':')) {
-        (Some(eq), Some(colon)) => eq < colon,
-        (Some(_), None) => true,
-        _ => false,
-    }
-}
-
-/// Named meters, `;`-separated: `NAME=SOURCE` each (a source as `--power` takes one), and
-/// `NAME.baseline=WATTS` to subtract from a meter's readings.
-fn parse_named(spec: &str) -> Result<Vec<(String, PowerSource, f64)>> {
-    let mut meters: Vec<(String, PowerSource, f64)> = Vec::new();
-    let mut baselines: Vec<(String, f64)> = Vec::new();
-    let shape = "write named meters as --power 'server=ipmi; enclosure=file:/run/enclosure-watts; enclosure.baseline=108.2'";
-    for item in spec.split(';').map(str::trim).filter(|i| !i.is_empty()) {
-        let Some((name, value)) = item.split_once('=') else {
-            bail!("--power: `{}` names no meter; {shape}", secret::redact(item))
-        };
-        let name = name.trim();
-        if let Some(meter) = name.strip_suffix(".baseline") {
-            match value.trim().parse::<f64>() {
-                Ok(w) if w.is_finite() && w >= 0.0 => baselines.push((meter.to_string(), w)),
-                _ => bail!(
-                    "--power: {name} = {value} is not watts; give a number such as {meter}.baseline=108.2"
-                ),
-            }
-            continue;
-        }
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            bail!("--power: meter name `{name}` is not a plain name (letters, digits, - and _); {shape}");
-        }
-        if meters.iter().any(|m| m.0 == name) {
-            bail!("--power: meter `{name}` is named twice; give each meter its own name");
-        }
-        meters.push((name.to_string(), parse(value.trim())?, 0.0));
-    }
-    for (meter, w) in baselines {
-        match meters.iter_mut().find(|m| m.0 == meter) {
-            Some(m) => m.2 = w,
-            None => bail!("--power: {meter}.baseline names no meter; name it first: {meter}=SOURCE"),
-        }
-    }
-    if meters.is_empty() {
-        bail!("--power: no meter given; {shape}");
-    }
-    Ok(meters)
-}
-
-/// Opens and starts every named meter; each must work.
-fn start_named(spec: &str) -> Result<PowerMeters> {
-    let mut out = Vec::new();
-    for (name, source, baseline_w) in parse_named(spec)? {
-        let sampler = PowerSampler::new(source).map_err(|e| anyhow::anyhow!("--power: meter {name}: {e}"))?;
-        out.push(NamedMeter {
-            name,
-            monitor: PowerMonitor::start(sampler, Duration::from_secs(1)),
-            baseline_w,
-        });
-    }
-    Ok(PowerMeters::named(out))
-}
-
-fn parse(spec: &str) -> Result<PowerSource> {
-    let (kind, arg) = spec.split_once(':').unwrap_or((spec, ""));
-    Ok(match (kind, arg) {
-        ("rapl", "") => PowerSource::default_rapl(),
-        ("rapl", root) => PowerSource::Rapl { root: PathBuf::from(root) },
-        ("ipmi", "") => PowerSource::default_ipmi(),
-        ("file", p) if !p.is_empty() => PowerSource::File { path: PathBuf::from(p) },
-        ("cmd", c) if !c.trim().is_empty() => {
-            PowerSource::Command { argv: vec!["sh".into(), "-c".into(), c.into()] }
-        }
-        ("redfish", url) if !url.is_empty() => PowerSource::Redfish {
-            url: url.into(),
-            user_env: "STORBENCH_REDFISH_USER".into(),
-            password_env: "STORBENCH_REDFISH_PASSWORD".into(),
-        },
-        ("ptdaemon", addr) if !addr.is_empty() => PowerSource::PtDaemon { addr: addr.into() },
-        _ => bail!(
-            "--power {}: use auto, none, rapl, ipmi, file:PATH (a file holding watts), cmd:COMMAND \
-             (prints watts), redfish:URL (credentials from STORBENCH_REDFISH_USER and \
-             STORBENCH_REDFISH_PASSWORD, or in the URL) or ptdaemon:HOST:PORT",
-            secret::redact(spec)
-        ),
-    })
+    let meters = power::spec::meters_of(spec, &crate::console::say_line).map_err(anyhow::Error::msg)?;
+    Ok(meters.map(Arc::new))
 }
 
 /// Whether the user chose no power source (`none`), which is not a missing meter.
@@ -305,23 +191,5 @@ pub fn stop() {
     let own = OWN.get().into_iter().flatten().filter_map(|(_, m)| m.as_ref());
     for m in MONITOR.get().into_iter().flatten().chain(own) {
         m.stop();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn power_specs_name_their_source_and_a_bad_one_says_what_is_accepted() {
-        assert_eq!(parse("file:/run/watts").unwrap(), PowerSource::File { path: "/run/watts".into() });
-        assert_eq!(
-            parse("ptdaemon:10.0.0.5:8888").unwrap(),
-            PowerSource::PtDaemon { addr: "10.0.0.5:8888".into() }
-        );
-        assert!(matches!(parse("cmd:echo 5").unwrap(), PowerSource::Command { argv } if argv[2] == "echo 5"));
-        let e = parse("meter").unwrap_err().to_string();
-        assert!(e.contains("--power meter") && e.contains("file:PATH"), "{e}");
-        assert!(parse("file:").is_err());
     }
 }

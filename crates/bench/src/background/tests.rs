@@ -1,7 +1,8 @@
 use super::*;
 use crate::workload::io::Pattern;
 
-const NULL: Place<'static> = Place { dir: None, target: None, bundle: None, null: true, wait: false, say: &|_| {} };
+const NULL: Place<'static> =
+    Place { dir: None, target: None, bundle: None, null: true, wait: false, say: &|_| {} };
 
 fn io_of(text: &str) -> IoBackground {
     match text.parse::<Background>().unwrap().kind {

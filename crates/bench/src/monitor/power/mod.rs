@@ -22,6 +22,7 @@ mod monitor;
 mod ptdaemon;
 mod rapl;
 mod redfish;
+pub mod spec;
 
 pub use command::MeterProcess;
 pub use meters::{NamedMeter, PowerMeters};
