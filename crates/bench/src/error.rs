@@ -27,3 +27,15 @@ impl From<String> for Error {
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+/// A failure's cause said after what was being done, as one [`Error::Said`] (`reading the
+/// writer's journal: No such file or directory`).
+pub(crate) trait Doing<T> {
+    fn doing(self, what: &str) -> Result<T>;
+}
+
+impl<T, E: std::fmt::Display> Doing<T> for std::result::Result<T, E> {
+    fn doing(self, what: &str) -> Result<T> {
+        self.map_err(|e| Error::Said(format!("{what}: {e}")))
+    }
+}

@@ -10,6 +10,7 @@
 
 pub mod audit;
 pub mod bundle;
+pub mod crash;
 pub mod entry;
 pub mod faults;
 pub mod journal;

@@ -1,407 +1,67 @@
-//! Crash cycles (`--crash-after`, `--crash-cmd`, `--crash-cycles`): each cycle runs the stress
-//! as a separate writer process (this binary with the hidden `--crash-writer`) on new files,
-//! kills it (or runs the user's command, e.g. a power cut) at a random point once its
-//! activities run, then audits every page against the journal the writer left: every write
-//! it acknowledged must be there; writes in flight at the crash may hold either generation.
-//!
-//! The writer and the command run through `storbench_bench::command`: each is contained with
-//! everything it starts, dies with storbench, and ends on a stop request (Ctrl-C, SIGTERM)
-//! within a moment. The command has a time limit (`--crash-cmd-timeout`); its output and the
-//! writer's go to the bundle's output.log, never to stdout. A cycle whose command fails or
-//! times out, or whose writer ends before its crash point, is a failed cycle: it is audited
-//! (the writer was killed), the run stops there and fails with the reason, and the times the
-//! crash really came are recorded.
-//!
-//! Each writer hands every interval it closes to the run (`handover`), which records it as the
-//! cycle's stream in the bundle: the cycles' I/O figures are their writers' intervals, and
-//! the record's end keeps each cycle's crash and what the audits found, so the summary is
-//! built again from the bundle alone.
+//! Crash cycles from the command line: the crash options into the library's `CrashSpec`, the
+//! writer process as this binary with the hidden `--crash-writer` (its `WriterSpec` as JSON,
+//! named by its target for a crash command that looks for it), and the lines the cycles say
+//! on the terminal and in the run's log (`workload::integrity::crash`).
 
-use super::handover::{Handover, Intake, Sink};
 use crate::args::integrity::CrashArgs;
-use anyhow::{Context, Result, bail};
-use serde::{Deserialize, Serialize};
+use anyhow::{Context, Result};
 use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
-use storbench_bench::command::{self, Ending, Finished, Running, Waited};
-use storbench_bench::monitor::{SystemSampler, resolve_device};
-use storbench_bench::rng::{stream, unit};
+use std::time::Duration;
 use storbench_bench::run::StopFlag;
-use storbench_bench::run::record::Facts;
+use storbench_bench::workload::integrity::IntegritySpec;
 use storbench_bench::workload::integrity::bundle::ErrorFile;
-use storbench_bench::workload::integrity::summary::crash::{CrashFacts, CycleRecord};
-use storbench_bench::workload::integrity::{
-    self as integ, AuditReport, IntegrityRecorder, IntegritySpec, Journal, Layout,
+use storbench_bench::workload::integrity::crash::handover::Sink;
+use storbench_bench::workload::integrity::crash::{
+    self, Around, CrashSpec, Cycles, Voice, WriterCommand, WriterSpec,
 };
 
-/// The crash options, checked.
-pub struct CrashSpec {
-    /// The crash comes between half this and this after the writer's activities start.
-    pub after: Duration,
-    /// The command run at the crash point instead of killing the writer.
-    pub command: Option<String>,
-    pub command_limit: Duration,
-    pub cycles: u32,
-}
-
-impl CrashSpec {
-    pub fn of(a: &CrashArgs, after: Duration) -> CrashSpec {
-        CrashSpec {
-            after,
-            command: a.crash_cmd.clone(),
-            command_limit: a.crash_cmd_timeout_or_default(),
-            cycles: a.crash_cycles.unwrap_or(1),
-        }
+/// The crash options, checked, with the crash coming by `after`.
+pub fn crash_spec(a: &CrashArgs, after: Duration) -> CrashSpec {
+    CrashSpec {
+        after,
+        command: a.crash_cmd.clone(),
+        command_limit: a.crash_cmd_timeout_or_default(),
+        cycles: a.crash_cycles.unwrap_or(1),
     }
 }
 
-/// What the cycles found, as the record's end keeps it.
-pub struct Cycles {
-    pub facts: CrashFacts,
-    /// False when a stop request or an audit cut short ended the run.
-    pub complete: bool,
-}
-
-impl Cycles {
-    /// The run's outcome: the writers' intervals that `sink` recorded, with the cycles' facts.
-    pub fn outcome(self, sink: Sink) -> storbench_bench::run::Outcome<IntegrityRecorder, CrashFacts> {
-        let facts = Facts {
-            measured_s: sink.measured_ns as f64 / 1e9,
-            cpu_user_ns: u64::try_from(sink.cpu.user.as_nanos()).unwrap_or(u64::MAX),
-            cpu_sys_ns: u64::try_from(sink.cpu.sys.as_nanos()).unwrap_or(u64::MAX),
-            complete: self.complete,
-            ..Facts::default()
-        };
-        facts.outcome(sink.totals.clone(), sink.totals, self.facts)
-    }
-}
-
-/// What a crash cycle's writer is handed (`--writer-spec`, as JSON).
-#[derive(Debug, Serialize, Deserialize)]
-pub struct WriterSpec {
-    /// The parent's spec with the cycle's seed.
-    pub spec: IntegritySpec,
-    /// Where it appends its intervals (`handover`).
-    pub intervals: PathBuf,
-}
-
-/// How long a writer may take to create its files and start.
-const START_LIMIT: Duration = Duration::from_secs(600);
-/// How long a writer may live on after the crash command.
-const AFTER_COMMAND: Duration = Duration::from_secs(10);
-/// A writer's own length: longer than any cycle, which kills it (or its time limit does).
-const WRITER_DURATION: Duration = Duration::from_secs(30 * 24 * 3600);
-
-/// Runs the `plan`'s crash cycles of `spec`: their intervals go to `sink`, error records to
-/// `errors`.
+/// Runs the crash cycles, each writer this binary.
 pub fn run_cycles(
     spec: &IntegritySpec,
     plan: &CrashSpec,
-    errors: &mut ErrorFile,
-    sink: &mut Sink,
+    (errors, sink): (&mut ErrorFile, &mut Sink),
     stop: &StopFlag,
 ) -> Result<Cycles> {
-    let layout = spec.layout();
-    let facts = CrashFacts { planned: plan.cycles, ..CrashFacts::default() };
-    let mut out = Cycles { facts, complete: true };
-    for cycle in 1..=plan.cycles {
-        let mut rng = stream(spec.seed, 7_000 + u64::from(cycle));
-        let delay = plan.after.mul_f64(0.5 + 0.5 * unit(&mut rng));
-        let Some(record) = crash_cycle(spec, plan, (cycle, delay), sink, stop)? else {
-            layout.remove();
-            out.complete = false;
-            break;
-        };
-        let (report, acknowledged, seconds) = audit_cycle(&layout, &spec.sizes, stop)?;
-        let found = if report.ok() { "all found".to_string() } else { format!("{} errors", report.errors()) };
-        say!(
-            "crash cycle {cycle} of {}: {}; {acknowledged} pages acknowledged, {found}",
-            plan.cycles,
-            record.describe()
-        );
-        errors.write(&report.first_errors);
-        add_cycle(&mut out.facts, &report, acknowledged, seconds);
-        let failed = record.failure.is_some();
-        out.facts.cycles.push(record);
-        if !report.complete {
-            out.complete = false;
-            break;
-        }
-        if failed {
-            if report.ok() {
-                layout.remove();
-            }
-            break;
-        }
-        if cycle < plan.cycles || report.ok() {
-            layout.remove();
-        }
-    }
-    out.facts.interrupted = stop.is_stopped();
-    Ok(out)
-}
-
-fn add_cycle(out: &mut CrashFacts, report: &AuditReport, acknowledged: u64, seconds: f64) {
-    let e = storbench_bench::workload::integrity::summary::errors_of_audit(report);
-    // A page whose acknowledged generation is missing: lost, torn back, or replaced.
-    let lost = e.lost_writes + e.torn_pages + e.misplaced_pages + e.checksum + e.read_errors;
-    out.crash.cycles += 1;
-    out.crash.writes_acknowledged += acknowledged;
-    out.crash.writes_found += acknowledged.saturating_sub(lost);
-    out.crash.lost += lost.min(acknowledged);
-    out.errors.add(&e);
-    out.audit_s += seconds;
-    out.pages_checked += report.pages_checked;
-}
-
-/// The writer for `cycle`: this binary on the parent's spec, with the cycle's own seed, run
-/// until killed (at the latest when every wait of the cycle is over), handing its intervals
-/// over in `intervals`.
-fn start_writer(spec: &IntegritySpec, plan: &CrashSpec, cycle: u32, intervals: &Path) -> Result<Running> {
     let exe = std::env::current_exe().context("finding storbench's own binary")?;
-    let limit = START_LIMIT + plan.after + plan.command_limit + AFTER_COMMAND + Duration::from_secs(60);
-    let args = writer_args(spec, cycle, intervals)?;
-    command::start(&command::Spec::new(exe, args, limit)).context("starting the writer process")
+    let voice = Voice { say: &crate::console::say_line, alert: &alert_line, log: &crate::console::log_only };
+    let around = Around { writer: WriterCommand { program: &exe, args: &writer_args }, voice };
+    Ok(crash::run_cycles(spec, plan, around, (errors, sink), stop)?)
+}
+
+fn alert_line(line: &str) {
+    alert!("{line}");
 }
 
 /// The writer's command line: its `WriterSpec` as JSON, named by its target for a crash
 /// command that looks for it (`pkill -f -- '--crash-writer --target DIR'`).
-fn writer_args(spec: &IntegritySpec, cycle: u32, intervals: &Path) -> Result<Vec<String>> {
-    let writer = WriterSpec {
-        spec: IntegritySpec {
-            duration: WRITER_DURATION,
-            seed: spec.seed.wrapping_add(u64::from(cycle) - 1),
-            ..spec.clone()
-        },
-        intervals: intervals.to_path_buf(),
-    };
-    let json = serde_json::to_string(&writer).context("handing the writer its spec")?;
+fn writer_args(writer: &WriterSpec) -> storbench_bench::Result<Vec<String>> {
+    let json = serde_json::to_string(writer).map_err(|e| format!("handing the writer its spec: {e}"))?;
+    let spec = &writer.spec;
     let place = spec.device.as_ref().unwrap_or(&spec.dir).display().to_string();
     // The run's power meter is the parent's; the writer reads none.
     let args = ["integrity", "--crash-writer", "--target", &place, "--writer-spec", &json, "--power", "none"];
     Ok(args.map(String::from).to_vec())
 }
 
-/// How often the run records what a running writer handed over.
-const TAKE_EVERY: Duration = Duration::from_millis(200);
-
-/// One cycle up to its crash: the writer started, its activities running, then killed (or
-/// the command run) `delay` after they started; its intervals recorded in `sink` as they come
-/// and once it is gone. None when a stop request came first; the writer and the command are
-/// ended either way.
-fn crash_cycle(
-    spec: &IntegritySpec,
-    plan: &CrashSpec,
-    (cycle, delay): (u32, Duration),
-    sink: &mut Sink,
-    stop: &StopFlag,
-) -> Result<Option<CycleRecord>> {
-    let mut intake = Intake::create(sink, cycle)?;
-    let crashed = start_writer(spec, plan, cycle, intake.path())
-        .and_then(|w| crash_writer(w, plan, (cycle, delay), (&mut intake, sink), stop));
-    // The writer is gone (ended, or dropped with the error): every line it wrote is there.
-    let finished = intake.finish(sink);
-    let record = crashed?;
-    finished.map(|()| record)
-}
-
-/// `crash_cycle` once the writer started.
-fn crash_writer(
-    writer: Running,
-    plan: &CrashSpec,
-    (cycle, delay): (u32, Duration),
-    (intake, sink): (&mut Intake, &mut Sink),
-    stop: &StopFlag,
-) -> Result<Option<CycleRecord>> {
-    let Some(writer) = wait_ready(writer, stop)? else { return Ok(None) };
-    let clock = CycleClock { ready: Instant::now(), ready_at: SystemTime::now() };
-    let mut record = CycleRecord { cycle, planned_s: delay.as_secs_f64(), ..CycleRecord::default() };
-    let writer = match wait_taking(writer, clock.ready + delay, (intake, sink), stop)? {
-        Waited::Running(w) => w,
-        Waited::Finished(f) => return Ok(ended_early(record, &f, &clock)),
-    };
-    match &plan.command {
-        None => {
-            let f = writer.end();
-            record.crash_s = clock.since(f.ended_at);
-            record.writer_ended_s = record.crash_s;
-            Ok(Some(record))
-        }
-        Some(cmd) => command_crash(writer, cmd, plan, record, &clock, stop),
-    }
-}
-
-/// Waits for the writer until `until` (or its end, or a stop request), recording what it hands
-/// over every [`TAKE_EVERY`].
-fn wait_taking(
-    mut writer: Running,
-    until: Instant,
-    (intake, sink): (&mut Intake, &mut Sink),
-    stop: &StopFlag,
-) -> Result<Waited> {
-    loop {
-        let next = until.min(Instant::now() + TAKE_EVERY);
-        match writer.wait_for(Some(next), stop, |_| false) {
-            Waited::Running(w) if Instant::now() < until => writer = w,
-            done => return Ok(done),
-        }
-        intake.take(sink)?;
-    }
-}
-
-/// When a cycle's writer started its activities, by both clocks.
-struct CycleClock {
-    ready: Instant,
-    ready_at: SystemTime,
-}
-
-impl CycleClock {
-    /// Seconds from the start of the activities to `t`.
-    fn since(&self, t: SystemTime) -> f64 {
-        t.duration_since(self.ready_at).unwrap_or_default().as_secs_f64()
-    }
-}
-
-/// A writer that ended before its crash point: a failed cycle, or None on a stop request.
-fn ended_early(mut record: CycleRecord, f: &Finished, clock: &CycleClock) -> Option<CycleRecord> {
-    log_output("the writer", f);
-    if f.ending == Ending::Stopped {
-        return None;
-    }
-    record.crash_s = clock.since(f.ended_at);
-    record.writer_ended_s = record.crash_s;
-    record.failure = Some(format!(
-        "the writer ended before its crash point, {:.2} s after its activities started ({}){}",
-        record.writer_ended_s,
-        f.describe(Duration::ZERO),
-        said(&f.stderr)
-    ));
-    Some(record)
-}
-
-/// The crash by `cmd`: run to its end or its time limit; the writer is then waited for (the
-/// command succeeded) or killed (it failed: a failed cycle). None on a stop request.
-fn command_crash(
-    writer: Running,
-    cmd: &str,
-    plan: &CrashSpec,
-    mut record: CycleRecord,
-    clock: &CycleClock,
-    stop: &StopFlag,
-) -> Result<Option<CycleRecord>> {
-    let c = command::run(&command::Spec::shell(cmd, plan.command_limit), stop);
-    let c = c.context("running --crash-cmd")?;
-    log_output("--crash-cmd", &c);
-    let end = c.describe(plan.command_limit);
-    record.crash_s = clock.since(c.started_at);
-    record.command = Some(match c.ending {
-        Ending::Exited => format!("{end} after {:.2} s", c.ran_for.as_secs_f64()),
-        _ => end.clone(),
-    });
-    let w = match c.ending {
-        Ending::Stopped | Ending::Ended => None,
-        _ if c.succeeded() => writer_after_command(writer, stop),
-        _ => {
-            let why = match c.ending {
-                Ending::TimeLimit => format!("did not finish: {end} (--crash-cmd-timeout)"),
-                _ => format!("failed ({end})"),
-            };
-            record.failure = Some(format!("--crash-cmd {why}{}", said(&c.stderr)));
-            Some(writer.end())
-        }
-    };
-    let Some(w) = w else { return Ok(None) };
-    log_output("the writer", &w);
-    record.writer_ended_s = clock.since(w.ended_at);
-    record.writer_killed = w.ending == Ending::Ended;
-    Ok(Some(record))
-}
-
-/// The writer after a command that succeeded: gone (the crash took it), or killed when still
-/// alive [`AFTER_COMMAND`] later. None on a stop request.
-fn writer_after_command(writer: Running, stop: &StopFlag) -> Option<Finished> {
-    match writer.wait_for(Some(Instant::now() + AFTER_COMMAND), stop, |_| false) {
-        Waited::Finished(f) if f.ending == Ending::Stopped => None,
-        Waited::Finished(f) => Some(f),
-        Waited::Running(w) => {
-            alert!("the writer was still running {} s after --crash-cmd; killed it", AFTER_COMMAND.as_secs());
-            Some(w.end())
-        }
-    }
-}
-
-/// Waits for the writer's "ready" line: its files are made and its activities started. None
-/// on a stop request (the writer is ended).
-fn wait_ready(writer: Running, stop: &StopFlag) -> Result<Option<Running>> {
-    let limit = Instant::now() + START_LIMIT;
-    let f = match writer.wait_for(Some(limit), stop, |out| out.has_line("ready")) {
-        Waited::Running(w) if w.stdout().has_line("ready") => return Ok(Some(w)),
-        Waited::Running(w) => {
-            log_output("the writer", &w.end());
-            bail!("the writer process did not start within {} s", START_LIMIT.as_secs());
-        }
-        Waited::Finished(f) => f,
-    };
-    log_output("the writer", &f);
-    if f.ending == Ending::Stopped {
-        return Ok(None);
-    }
-    bail!(
-        "the writer process ended before its activities started ({}){}",
-        f.describe(START_LIMIT),
-        said(&f.stderr)
-    )
-}
-
-/// The last thing a process said on `stderr`, to quote after a colon ("" when nothing).
-fn said(stderr: &command::Output) -> String {
-    let text = stderr.text();
-    let last = text.lines().map(str::trim).rfind(|l| !l.is_empty()).unwrap_or("");
-    let last = last.strip_prefix("error: ").unwrap_or(last);
-    if last.is_empty() { String::new() } else { format!(": {}", last.chars().take(300).collect::<String>()) }
-}
-
-/// A process's output into the run's log (output.log), never onto the terminal's stdout.
-fn log_output(what: &str, f: &Finished) {
-    for (stream, out) in [("stdout", &f.stdout), ("stderr", &f.stderr)] {
-        let text = out.text();
-        // The writer's "ready" is for storbench, not for the reader.
-        if text.trim().is_empty() || (what == "the writer" && stream == "stdout" && text == "ready\n") {
-            continue;
-        }
-        let more =
-            if out.dropped > 0 { format!("\n({} bytes more not kept)", out.dropped) } else { String::new() };
-        crate::console::log_only(&format!("{what} said on {stream}:\n{}{more}", text.trim_end()));
-    }
-}
-
-/// The audit after a crash: the files against the journal the writer left.
-fn audit_cycle(layout: &Layout, sizes: &integ::Sizes, stop: &StopFlag) -> Result<(AuditReport, u64, f64)> {
-    let expected = Journal::load(&layout.journal()).context("reading the writer's journal")?;
-    let acknowledged = expected.pages().count() as u64;
-    let started = Instant::now();
-    let report = integ::audit(&layout.regions(sizes), &expected, stop, &mut |_, _| {})
-        .context("auditing after the crash")?;
-    Ok((report, acknowledged, started.elapsed().as_secs_f64()))
-}
-
-/// The writer process: create the files, say "ready", run until killed, handing each closed
-/// interval over (`handover`) with the host's figures over it.
+/// The writer process (`--crash-writer`): its files must not be there yet; it says "ready" on
+/// stdout, for its parent, once its activities start.
 pub fn writer(w: &WriterSpec, stop: &StopFlag) -> Result<()> {
-    let spec = &w.spec;
-    // The parent checked the room for the cycle; the writer's own duration is "until killed".
-    super::validate::refuse_existing(spec)?;
-    let created = integ::create(spec, &mut |_, _| {}).context("creating the integrity files")?;
-    let mut handover = Handover::open(&w.intervals)?;
-    let device = resolve_device(&spec.dir).ok().flatten();
-    let mut host = SystemSampler::new(device.as_ref().map(|d| d.name.as_str()));
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(b"ready\n").and_then(|()| out.flush());
-    drop(out);
-    handover.start();
-    integ::run(spec, created, &mut host, stop, &mut |iv| handover.hand(iv), &mut |_, _| {})?;
-    Ok(())
+    super::validate::refuse_existing(&w.spec)?;
+    let mut ready = || {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(b"ready\n").and_then(|()| out.flush());
+    };
+    Ok(crash::writer(w, &mut ready, alert_line, stop)?)
 }
 
 #[cfg(test)]
@@ -422,12 +82,13 @@ mod tests {
             ..super::super::validate::validate(&parent.job()).unwrap()
         };
         let intervals = dir.path().join("cycle3.intervals.jsonl");
-        let args = writer_args(&spec, 3, &intervals).unwrap();
+        let args = writer_args(&WriterSpec::of_cycle(&spec, 3, &intervals)).unwrap();
         let w = parse(["storbench".to_string()].into_iter().chain(args).collect());
         assert!(w.crash.crash_writer);
         assert_eq!(w.target.as_deref(), Some(spec.dir.as_path()), "named by its target");
         let got: WriterSpec = serde_json::from_str(w.crash.writer_spec.as_deref().unwrap()).unwrap();
-        let expected = IntegritySpec { duration: WRITER_DURATION, seed: spec.seed + 2, ..spec };
+        let expected =
+            IntegritySpec { duration: crash::WRITER_DURATION, seed: spec.seed + 2, ..spec };
         assert_eq!(format!("{:?}", got.spec), format!("{expected:?}"));
         assert_eq!(got.intervals, intervals, "it hands its intervals over where the run reads them");
     }

@@ -10,8 +10,8 @@
 //!   hands its intervals to the run (`handover`).
 
 mod crash;
+use storbench_bench::workload::integrity::crash::handover::Sink;
 pub mod entry;
-mod handover;
 pub mod table;
 pub mod validate;
 mod verify;
@@ -215,11 +215,11 @@ fn measure_crashes(
     stop: &StopFlag,
 ) -> Result<Measured> {
     into_bundle(a, spec, "integrity-crash", (given, stop), |rec, first, errors| {
-        let plan = crash::CrashSpec::of(&a.cli, after);
+        let plan = crash::crash_spec(&a.cli, after);
         // The record's epoch: the run's start, which the started summary gives to the nanosecond.
         let epoch: jiff::Timestamp = first.started_at.parse().context("the run's start")?;
-        let mut sink = handover::Sink::new(&mut rec.bundle, epoch.as_nanosecond());
-        let cycles = crash::run_cycles(spec, &plan, errors, &mut sink, stop)?;
+        let mut sink = Sink::new(&mut rec.bundle, epoch.as_nanosecond());
+        let cycles = crash::run_cycles(spec, &plan, (errors, &mut sink), stop)?;
         let out = cycles.outcome(sink);
         let ended_at = jiff::Timestamp::now().to_string();
         let end = End::of(&ended_at, &out, &out.detail);

@@ -9,17 +9,19 @@
 //! closes: a killed writer leaves every interval it closed, and the file stays in the bundle
 //! when the run itself is killed before recording them.
 
-use anyhow::{Context, Result};
+use super::Voice;
+use crate::Result;
+use crate::error::Doing;
+use crate::files::{self, How};
+use crate::run::bundle::Bundle;
+use crate::run::record::{self, HandedInterval, Recordable};
+use crate::run::{Closed, Interval, IntervalData, OwnCpuTime, process_cpu};
+use crate::workload::integrity::summary::crash::cycle_stream;
+use crate::workload::integrity::{IntegrityInterval, IntegrityRecorder};
 use serde::{Deserialize, Serialize};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use storbench_bench::files::{self, How};
-use storbench_bench::run::bundle::Bundle;
-use storbench_bench::run::record::{self, HandedInterval, Recordable};
-use storbench_bench::run::{Closed, Interval, IntervalData, OwnCpuTime, process_cpu};
-use storbench_bench::workload::integrity::summary::crash::cycle_stream;
-use storbench_bench::workload::integrity::{IntegrityInterval, IntegrityRecorder};
 use storbench_report::columns::integrity as col;
 use storbench_report::series::{SeriesRow, SystemSample};
 
@@ -41,13 +43,15 @@ pub struct Handover {
     epoch_ns: i128,
     cpu: OwnCpuTime,
     failed: bool,
+    /// Says that handing over failed.
+    alert: fn(&str),
 }
 
 impl Handover {
-    pub fn open(path: &Path) -> Result<Handover> {
+    pub fn open(path: &Path, alert: fn(&str)) -> Result<Handover> {
         let file = files::open(path, How::WRITE.append())
-            .with_context(|| format!("opening the cycle's intervals file {}", path.display()))?;
-        Ok(Handover { file, epoch_ns: 0, cpu: OwnCpuTime::default(), failed: false })
+            .doing(&format!("opening the cycle's intervals file {}", path.display()))?;
+        Ok(Handover { file, epoch_ns: 0, cpu: OwnCpuTime::default(), failed: false, alert })
     }
 
     /// The activities start now: the intervals' times and CPU time count from here.
@@ -56,8 +60,8 @@ impl Handover {
         self.cpu = process_cpu();
     }
 
-    /// Appends the closed interval `iv`; a write that fails ends the handing over (said once,
-    /// on stderr, which the run keeps in its log), not the stress.
+    /// Appends the closed interval `iv`; a write that fails ends the handing over (said once
+    /// to its `alert`: on stderr, which the run keeps in its log), not the stress.
     pub fn hand(&mut self, iv: &IntegrityInterval) {
         if self.failed {
             return;
@@ -67,7 +71,8 @@ impl Handover {
             cpu: i.cpu.since(&self.cpu),
             ..Interval::of(i.index, i.phase, (i.start_ns, i.end_ns), i.data, i.phase_total)
         };
-        let line = record::interval_line(super::entry::KIND.name, &own, &tally, None);
+        let line =
+            record::interval_line(crate::workload::integrity::entry::WORKLOAD.name, &own, &tally, None);
         let handed = Handed {
             epoch_ns: self.epoch_ns,
             interval: HandedInterval::of(line, &tally),
@@ -77,7 +82,10 @@ impl Handover {
         let text = serde_json::to_string(&handed).expect("an interval serializes") + "\n";
         if let Err(e) = self.file.write_all(text.as_bytes()) {
             self.failed = true;
-            alert!("the writer could not hand its intervals over from second {:.0} on: {e}", i.start_s);
+            (self.alert)(&format!(
+                "the writer could not hand its intervals over from second {:.0} on: {e}",
+                i.start_s
+            ));
         }
     }
 }
@@ -108,7 +116,7 @@ impl<'a> Sink<'a> {
     }
 
     /// Records `h` as an interval of `stream`, its row in the time series; its CPU time.
-    fn record(&mut self, stream: &str, h: Handed) -> Result<OwnCpuTime, String> {
+    fn record(&mut self, stream: &str, h: Handed) -> std::result::Result<OwnCpuTime, String> {
         let (line, tally) = h.interval.into_parts()?;
         let data = IntegrityRecorder::from_tally(&tally)?;
         let shift = u64::try_from(h.epoch_ns - self.epoch_ns).unwrap_or(0);
@@ -153,7 +161,7 @@ impl Intake {
         let stream = cycle_stream(cycle);
         let path = sink.bundle.dir().join(format!("{stream}.intervals.jsonl"));
         let made = files::create(&path, How::WRITE).and_then(|_| files::open(&path, How::READ));
-        let file = made.with_context(|| format!("making {}", path.display()))?;
+        let file = made.doing(&format!("making {}", path.display()))?;
         Ok(Intake { path, file, pending: Vec::new(), stream, cpu: OwnCpuTime::default() })
     }
 
@@ -163,17 +171,18 @@ impl Intake {
 
     /// Records the complete lines the writer appended since the last call; a line that does
     /// not read is left out, and said.
-    pub fn take(&mut self, sink: &mut Sink) -> Result<()> {
-        self.file
-            .read_to_end(&mut self.pending)
-            .with_context(|| format!("reading {}", self.path.display()))?;
+    pub fn take(&mut self, sink: &mut Sink, voice: Voice) -> Result<()> {
+        self.file.read_to_end(&mut self.pending).doing(&format!("reading {}", self.path.display()))?;
         let complete = self.pending.iter().rposition(|&b| b == b'\n').map_or(0, |at| at + 1);
         let lines: Vec<u8> = self.pending.drain(..complete).collect();
         for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
             let handed = serde_json::from_slice(line).map_err(|e| e.to_string());
             match handed.and_then(|h| sink.record(&self.stream, h)) {
                 Ok(cpu) => self.cpu = cpu,
-                Err(why) => alert!("warning: an interval of crash {} was left out: {why}", self.stream),
+                Err(why) => (voice.alert)(&format!(
+                    "warning: an interval of crash {} was left out: {why}",
+                    self.stream
+                )),
             }
         }
         Ok(())
@@ -181,10 +190,10 @@ impl Intake {
 
     /// Once the writer is gone: records the rest (a line cut short by the kill is not an
     /// interval), adds the writer's CPU time and removes the file.
-    pub fn finish(mut self, sink: &mut Sink) -> Result<()> {
-        self.take(sink)?;
+    pub fn finish(mut self, sink: &mut Sink, voice: Voice) -> Result<()> {
+        self.take(sink, voice)?;
         sink.cpu = OwnCpuTime { user: sink.cpu.user + self.cpu.user, sys: sink.cpu.sys + self.cpu.sys };
-        files::remove_own(&self.path).with_context(|| format!("removing {}", self.path.display()))?;
+        files::remove_own(&self.path).doing(&format!("removing {}", self.path.display()))?;
         Ok(())
     }
 }
