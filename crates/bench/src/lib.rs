@@ -25,6 +25,7 @@ macro_rules! refuse {
 
 pub mod background;
 pub mod blocktrace;
+pub mod cluster;
 pub mod command;
 pub mod db;
 pub mod engine;

@@ -11,8 +11,7 @@
 //! bundle is their merge (`storbench merge`, with `shards.json`). The evaluation's directory
 //! must be on storage every node sees, and storbench at the same path on every node.
 
-pub mod kubernetes;
-pub mod slurm;
+use storbench_bench::cluster::{Step, kubernetes, slurm};
 
 use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
@@ -141,15 +140,6 @@ pub struct Cluster {
 enum Runner {
     Slurm(slurm::Slurm),
     Kubernetes(kubernetes::Kubernetes),
-}
-
-/// A run's shards, as the engine starts them: how many, and their command, to which the
-/// engine adds how a shard learns its index (`--shard env`, from the engine's environment).
-pub struct Step<'a> {
-    pub run_id: &'a str,
-    pub shards: u32,
-    pub argv: Vec<String>,
-    pub time_limit: Duration,
 }
 
 impl ClusterSetup {
@@ -333,7 +323,7 @@ impl Cluster {
 
     fn run_step(&self, step: &Step, what: &str, stop: &StopFlag) -> Result<()> {
         let ran = match &self.engine {
-            Runner::Slurm(s) => s.run(step, stop),
+            Runner::Slurm(s) => s.run(step, &crate::console::log_only, stop),
             Runner::Kubernetes(k) => k.run(step, &self.dir, &self.places, stop),
         };
         ran.with_context(|| format!("the shards' {what}"))

@@ -87,8 +87,7 @@ mod tests {
         assert!(w.crash.crash_writer);
         assert_eq!(w.target.as_deref(), Some(spec.dir.as_path()), "named by its target");
         let got: WriterSpec = serde_json::from_str(w.crash.writer_spec.as_deref().unwrap()).unwrap();
-        let expected =
-            IntegritySpec { duration: crash::WRITER_DURATION, seed: spec.seed + 2, ..spec };
+        let expected = IntegritySpec { duration: crash::WRITER_DURATION, seed: spec.seed + 2, ..spec };
         assert_eq!(format!("{:?}", got.spec), format!("{expected:?}"));
         assert_eq!(got.intervals, intervals, "it hands its intervals over where the run reads them");
     }

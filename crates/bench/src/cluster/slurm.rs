@@ -6,10 +6,11 @@
 //! the controller, which may keep the tasks running for a while.
 
 use super::Step;
-use anyhow::{Result, bail};
+use crate::Result;
+use crate::command::{self, Ending, Finished, Spec};
+use crate::error::Doing;
+use crate::run::StopFlag;
 use std::time::Duration;
-use storbench_bench::command::{self, Ending, Finished, Spec};
-use storbench_bench::run::StopFlag;
 
 /// What srun's output keeps of a step: enough for every shard's last lines.
 const OUTPUT_LIMIT: usize = 1 << 20;
@@ -31,8 +32,8 @@ pub struct Slurm {
 impl Slurm {
     /// Slurm with its shape, refused where srun is not on PATH.
     pub fn check(nodes: u32, per_node: u32, partition: Option<String>) -> Result<Slurm> {
-        if !storbench_bench::background::cmd::shell_finds("srun") {
-            bail!(
+        if !crate::background::cmd::shell_finds("srun") {
+            refuse!(
                 "--on slurm needs Slurm's srun on PATH: run storbench on a host of the cluster (a login \
                  node), or install Slurm's client (Debian: apt install slurm-client)"
             );
@@ -46,12 +47,13 @@ impl Slurm {
 
     /// Runs `step` as one srun and waits for it; an error names each shard that failed and
     /// what it said last.
-    pub fn run(&self, step: &Step, stop: &StopFlag) -> Result<()> {
+    /// What srun and the shards said goes to `log` (the run's log, never the terminal).
+    pub fn run(&self, step: &Step, log: &dyn Fn(&str), stop: &StopFlag) -> Result<()> {
         let job = format!("storbench-{}", step.run_id);
         let spec = Spec::new("srun", self.args(&job, step), step.time_limit).output_limit(OUTPUT_LIMIT);
-        let finished = command::run(&spec, stop)?;
-        crate::console::log_only(&finished.stdout.text());
-        crate::console::log_only(&finished.stderr.text());
+        let finished = command::run(&spec, stop).doing("running srun")?;
+        log(&finished.stdout.text());
+        log(&finished.stderr.text());
         match finished.ending {
             Ending::Exited if finished.status.and_then(|s| s.code()).is_some_and(|c| c <= CHECK_FAILED) => {
                 Ok(())
@@ -62,12 +64,12 @@ impl Slurm {
             }
             Ending::TimeLimit => {
                 cancel(&job);
-                bail!(
+                refuse!(
                     "job {job} ran past its time limit of {} s and was cancelled",
                     step.time_limit.as_secs()
                 )
             }
-            Ending::Exited => bail!("{}", failed_shards(&finished, &job)),
+            Ending::Exited => refuse!("{}", failed_shards(&finished, &job)),
         }
     }
 

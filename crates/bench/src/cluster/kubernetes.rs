@@ -8,13 +8,14 @@
 //! the evaluation writes every run's manifests and stops, saying what to run.
 
 use super::Step;
-use anyhow::{Context, Result, bail};
+use crate::Result;
+use crate::command::{self, Spec};
+use crate::error::Doing;
+use crate::run::StopFlag;
+use crate::run::bundle;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use storbench_bench::command::{self, Spec};
-use storbench_bench::run::StopFlag;
-use storbench_bench::run::bundle;
 
 /// The storbench a pod runs: the image's (the repository's Dockerfile puts it on PATH).
 const IN_IMAGE: &str = "storbench";
@@ -45,7 +46,7 @@ impl Kubernetes {
 
     /// Whether kubectl is here and a cluster answers it.
     pub fn reachable() -> bool {
-        storbench_bench::background::cmd::shell_finds("kubectl") && {
+        crate::background::cmd::shell_finds("kubectl") && {
             let spec = Spec::new("kubectl", ["version", "--request-timeout=5s", "-o", "json"], KUBECTL_LIMIT);
             command::run(&spec, &StopFlag::new()).is_ok_and(|f| f.succeeded())
         }
@@ -63,8 +64,10 @@ impl Kubernetes {
         let job =
             job(&JobSpec { name: &name, image: &self.image, shards: step.shards, argv: &step.argv, places });
         let file = dir.join(MANIFESTS).join(format!("{name}.json"));
-        storbench_bench::files::create_dirs(&dir.join(MANIFESTS))?;
-        bundle::write_atomic(&file, &(serde_json::to_string_pretty(&job)? + "\n"))?;
+        let manifests = dir.join(MANIFESTS);
+        crate::files::create_dirs(&manifests).doing(&format!("making {}", manifests.display()))?;
+        let text = serde_json::to_string_pretty(&job).doing("writing the Job's manifest")? + "\n";
+        bundle::write_atomic(&file, &text).doing(&format!("writing {}", file.display()))?;
         Ok((name, file))
     }
 
@@ -85,14 +88,14 @@ impl Kubernetes {
             if failed > 0 {
                 let logs = kubectl(&["logs", "-l", &format!("job-name={name}"), "--prefix", "--tail=20"]);
                 let _ = kubectl(&["delete", "job", &name, "--wait=false"]);
-                bail!("job {name}: {failed} shard(s) failed: {}", last_errors(&logs.unwrap_or_default()));
+                refuse!("job {name}: {failed} shard(s) failed: {}", last_errors(&logs.unwrap_or_default()));
             }
             if stop.is_stopped() || started.elapsed() > step.time_limit {
                 let _ = kubectl(&["delete", "job", &name, "--wait=false"]);
                 if stop.is_stopped() {
                     return Ok(());
                 }
-                bail!(
+                refuse!(
                     "job {name} ran past its time limit of {} s and was deleted",
                     step.time_limit.as_secs()
                 );
@@ -105,9 +108,9 @@ impl Kubernetes {
 /// kubectl with `args`; its stdout, or an error with what it said.
 fn kubectl(args: &[&str]) -> Result<String> {
     let finished = command::run(&Spec::new("kubectl", args.iter().copied(), KUBECTL_LIMIT), &StopFlag::new())
-        .context("running kubectl")?;
+        .doing("running kubectl")?;
     if !finished.succeeded() {
-        bail!("kubectl {} failed: {}", args.join(" "), finished.stderr.text().trim());
+        refuse!("kubectl {} failed: {}", args.join(" "), finished.stderr.text().trim());
     }
     Ok(finished.stdout.text())
 }
@@ -214,10 +217,7 @@ pub fn job(spec: &JobSpec) -> Value {
 }
 
 fn is_device(p: &Path) -> bool {
-    storbench_bench::files::entry(p)
-        .ok()
-        .flatten()
-        .is_some_and(|e| e.kind == storbench_bench::files::FileKind::BlockDevice)
+    crate::files::entry(p).ok().flatten().is_some_and(|e| e.kind == crate::files::FileKind::BlockDevice)
 }
 
 #[cfg(test)]
