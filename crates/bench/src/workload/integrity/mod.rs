@@ -17,6 +17,7 @@ pub mod journal;
 pub mod layout;
 pub mod options;
 pub mod page;
+pub mod place;
 pub mod recorder;
 pub mod run;
 #[cfg(test)]

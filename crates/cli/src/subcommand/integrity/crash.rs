@@ -53,10 +53,9 @@ fn writer_args(writer: &WriterSpec) -> storbench_bench::Result<Vec<String>> {
     Ok(args.map(String::from).to_vec())
 }
 
-/// The writer process (`--crash-writer`): its files must not be there yet; it says "ready" on
-/// stdout, for its parent, once its activities start.
+/// The writer process (`--crash-writer`): it says "ready" on stdout, for its parent, once its
+/// activities start.
 pub fn writer(w: &WriterSpec, stop: &StopFlag) -> Result<()> {
-    super::validate::refuse_existing(&w.spec)?;
     let mut ready = || {
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(b"ready\n").and_then(|()| out.flush());

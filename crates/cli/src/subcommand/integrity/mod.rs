@@ -26,7 +26,7 @@ use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::End;
 use storbench_bench::target::lock::lock_place;
-use storbench_bench::workload::integrity::{self as integ, IntegritySpec};
+use storbench_bench::workload::integrity::{self as integ, IntegritySpec, place};
 use storbench_report::columns::integrity as col;
 use storbench_report::{DatabaseInfo, Results, Summary, export};
 
@@ -72,11 +72,11 @@ fn measure_locked(
     stop: &StopFlag,
 ) -> Result<Ran> {
     if let Some(after) = a.cli.crash_after {
-        validate::check_target(&IntegritySpec { duration: after.0, ..spec.clone() }, a.options.force)?;
+        place::check_target(&IntegritySpec { duration: after.0, ..spec.clone() }, a.options.force)?;
         let measured = measure_crashes(a, spec, after.0, given, stop)?;
         return Ok(Ran { ending: Ending::of(&measured.summary, stop), measured: Some(measured) });
     }
-    validate::check_target(spec, a.options.force)?;
+    place::check_target(spec, a.options.force)?;
     let bar = output::fill_bar(spec.sizes.data_pages * 8192, "creating the data file");
     let created = integ::create(spec, &mut |done, total| {
         bar.set_length(total);

@@ -412,10 +412,11 @@ fn audit_cycle(layout: &Layout, sizes: &integ::Sizes, stop: &StopFlag) -> Result
 
 /// The writer process: create the files, call `ready` (the parent waits for its "ready"
 /// line), run until killed, handing each closed interval over (`handover`) with the host's
-/// figures over it; a failed hand-over is said once to `alert`. The caller checked that the
-/// files are not there (the parent validated the spec and holds the target's lock).
+/// figures over it; a failed hand-over is said once to `alert`. The parent validated the spec
+/// and holds the target's lock; the files must not be there yet.
 pub fn writer(w: &WriterSpec, ready: &mut dyn FnMut(), alert: fn(&str), stop: &StopFlag) -> Result<()> {
     let spec = &w.spec;
+    super::place::refuse_existing(spec)?;
     let created = integ::create(spec, &mut |_, _| {}).doing("creating the integrity files")?;
     let mut handover = Handover::open(&w.intervals, alert)?;
     let device = resolve_device(&spec.dir).ok().flatten();
