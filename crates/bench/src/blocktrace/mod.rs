@@ -8,6 +8,7 @@ pub mod entry;
 pub mod fidelity;
 pub mod fingerprint;
 pub mod format;
+pub mod job;
 pub mod options;
 pub mod replay;
 pub mod stream;

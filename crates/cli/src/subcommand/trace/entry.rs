@@ -75,7 +75,9 @@ impl Options for ReplayTraceJob {
     /// as the same.
     fn expected(&self) -> Duration {
         let o = &self.options;
-        let Ok((_, f)) = super::read_trace(&o.trace) else { return Duration::from_secs(60) };
+        let Ok((_, f)) = storbench_bench::blocktrace::job::read_trace(&o.trace) else {
+            return Duration::from_secs(60);
+        };
         let speed = if o.fast { 1.0 } else { o.speed.unwrap_or(1.0).max(1e-3) };
         Duration::from_secs_f64((f.duration_s / speed).clamp(0.0, 1e7))
     }

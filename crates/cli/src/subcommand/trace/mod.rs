@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::background::capture::tracing_ready;
 use storbench_bench::blocktrace::capture::{self, Capture};
-use storbench_bench::blocktrace::fingerprint::{self, Fingerprint};
+use storbench_bench::blocktrace::fingerprint::Fingerprint;
 use storbench_bench::blocktrace::format::Header;
 use storbench_bench::files;
 use storbench_bench::run::StopFlag;
@@ -95,7 +95,7 @@ pub fn fingerprint(a: &FingerprintArgs) -> Result<Ending> {
 /// The fingerprint of the trace at `path`, read as it streams from disk; a trace cut short
 /// (its capture killed, its disk full) is read to its last whole record, and said so.
 pub fn read_fingerprint(path: &Path) -> Result<Fingerprint> {
-    let f = read_trace(path).map(|(_, f)| f)?;
+    let f = storbench_bench::blocktrace::job::read_trace(path).map(|(_, f)| f).map_err(anyhow::Error::msg)?;
     if f.cut_short {
         say!(
             "{}: the trace was cut short (its capture was killed or its disk filled): its {} requests \
@@ -163,28 +163,6 @@ fn top_sizes(f: &Fingerprint) -> String {
 
 fn mib(bytes: Option<&u64>) -> String {
     format!("{:.1}", bytes.copied().unwrap_or(0) as f64 / (1u64 << 20) as f64)
-}
-
-/// The trace's header and fingerprint, read as it streams from disk once per process for a
-/// file of the same size and time: an evaluation's checks, its ETA and the run each ask for
-/// them, and a trace may be a gigabyte.
-pub fn read_trace(path: &Path) -> Result<(Header, Fingerprint)> {
-    type Key = (PathBuf, u64, Option<std::time::SystemTime>);
-    static READ: std::sync::Mutex<Vec<(Key, (Header, Fingerprint))>> = std::sync::Mutex::new(Vec::new());
-    let key = std::fs::metadata(path).ok().map(|m| (path.to_path_buf(), m.len(), m.modified().ok()));
-    let read = || READ.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-    if let Some((_, known)) = key.as_ref().and_then(|k| read().iter().find(|(at, _)| at == k).cloned()) {
-        return Ok(known);
-    }
-    let got = fingerprint::of_file(path).map_err(anyhow::Error::msg)?;
-    if let Some(k) = key {
-        let mut known = read();
-        if known.len() >= 16 {
-            known.remove(0);
-        }
-        known.push((k, got.clone()));
-    }
-    Ok(got)
 }
 
 /// A capture of `device` into the new trace file `out`, started, and the header it wrote.
