@@ -31,6 +31,7 @@ pub mod db;
 pub mod engine;
 mod error;
 pub mod files;
+pub mod merge;
 pub mod metrics;
 pub mod monitor;
 pub mod rng;

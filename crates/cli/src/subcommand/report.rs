@@ -69,7 +69,7 @@ pub fn read_bundle(dir: &Path) -> Result<ReportInput> {
     } else if dir.join("summary.json").exists() {
         let data = read_run(dir)?;
         let mut input = ReportInput::single_run(&name_of(dir), data, read_disclosure(dir));
-        input.shards = read_json(&dir.join(crate::subcommand::merge::SHARDS_FILE)).ok();
+        input.shards = read_json(&dir.join(storbench_bench::merge::SHARDS_FILE)).ok();
         Ok(input)
     } else if let Some(members) = run_bundles_in(dir)? {
         read_set(dir, &members)

@@ -6,10 +6,11 @@
 //! memory, power) counted once per host, since shards on one host read the same counters. A
 //! column this storbench does not know is left out and named, never averaged by guess.
 
-use super::Shard;
-use anyhow::{Context, Result};
+use crate::Result;
+use crate::error::Doing;
+use crate::input::{DATA_LIMIT, read_text};
+use crate::run::record::merge::Shard;
 use std::collections::BTreeMap;
-use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_report::columns::{Combine, Merge};
 use storbench_report::header;
 use storbench_report::render::timeseries::Series;
@@ -39,7 +40,7 @@ pub fn merged(shards: &[Shard], epoch_ns: i128) -> Result<Merged> {
         });
         let path = std::path::Path::new(&shard.bundle).join("timeseries.csv");
         let Ok(text) = read_text(&path, DATA_LIMIT) else { continue };
-        let series = Series::parse(&text).with_context(|| format!("reading {}", path.display()))?;
+        let series = Series::parse(&text).doing(&format!("reading {}", path.display()))?;
         let places: Vec<usize> = series.columns.iter().map(|(name, _)| place(&mut header, name)).collect();
         let offset_s = (shard.record.start.epoch_ns - epoch_ns) as f64 / 1e9;
         for (row, t) in series.t_s.iter().enumerate() {

@@ -1,87 +1,62 @@
-//! `storbench merge BUNDLE... --out DIR`: one bundle from the bundles of one run's shards.
-//! Checks that they are shards of one job (refusing one bundle, the same bundle twice,
-//! bundles of different workloads or jobs, and shards of different launches, with exit 2),
+//! One bundle from the bundles of one run's shards (`storbench merge`, and a run on a cluster
+//! engine). Checks that they are shards of one job (refusing the same bundle twice, bundles
+//! of different workloads or jobs, and shards of different launches),
 //! and checks each shard as `summarize --check` does (its summary.json rebuilt field for field
 //! from its record, its per-second series there) before anything is summed; merges their records exactly
-//! (`storbench_bench::run::record::merge`), builds the summary from the merged record by the
-//! workload's own rebuild, sums the per-second series (`series`) and writes the bundle with
-//! `shards.json`.
+//! (`run::record::merge`), builds the summary from the merged record by the workload's own
+//! rebuild and sums the per-second series (`series`): the merged bundle's files, with
+//! `shards.json`, for the caller to write.
 
 mod series;
 
-use crate::args::report::MergeArgs;
-use crate::ending::Ending;
-use anyhow::{Context, Result, bail};
+use crate::Result;
+use crate::error::Doing;
+use crate::input::{DATA_LIMIT, read_text};
+use crate::run::record::merge::{Shard, claimed, identity, merge};
+use crate::run::record::summary::{first_difference, rebuild, rebuild_record};
+use crate::run::record::{HLOG_FILE, RECORD_FILE, StoredRecord};
 use std::path::{Path, PathBuf};
-use storbench_bench::input::{DATA_LIMIT, read_text};
-use storbench_bench::run::record::merge::{Shard, claimed, identity, merge};
-use storbench_bench::run::record::summary::{first_difference, rebuild, rebuild_record};
-use storbench_bench::run::record::{HLOG_FILE, RECORD_FILE, StoredRecord};
 use storbench_report::{ShardsFile, Summary, export};
 
 /// The name of the file that says what each shard of a merged bundle did.
 pub const SHARDS_FILE: &str = "shards.json";
 
-pub fn run(args: &MergeArgs) -> Result<Ending> {
-    if args.bundles.len() < 2 {
-        bail!(
-            "merge needs the bundles of two or more shards; {} alone is already one bundle",
-            args.bundles[0].display()
-        );
-    }
-    let (summary, shards_file) = merge_into(&args.bundles, &args.out)?;
-    show(args, &summary, &shards_file);
-    // A merge with a shard missing is kept, and fails: it is not the run's whole load.
-    Ok(if shards_file.complete { Ending::Ok } else { Ending::CheckFailed })
+/// The merged bundle: its summary, what each shard did, its files by name, and the columns
+/// of the shards' series it leaves out (names this storbench does not know how to add up).
+pub struct Merged {
+    pub summary: Summary,
+    pub shards: ShardsFile,
+    pub files: Vec<(String, String)>,
+    pub unknown_columns: Vec<String>,
 }
 
-/// Merges the shards' `bundles` into the bundle `out` (made when missing): its summary and
-/// what each shard did. Also how an evaluation on a cluster engine makes a run of its shards.
-pub fn merge_into(bundles: &[PathBuf], out: &Path) -> Result<(Summary, ShardsFile)> {
+/// Merges the shards' `bundles` into one bundle's files (nothing is written).
+pub fn merge_bundles(bundles: &[PathBuf]) -> Result<Merged> {
     let shards = read_shards(bundles)?;
     check_one_job(&shards)?;
     check_shards(&shards)?;
-    let workload = storbench_bench::workload::registry::workload(&shards[0].record.start.workload);
+    let workload = crate::workload::registry::workload(&shards[0].record.start.workload);
     let per_shard = workload.map_or(&[][..], |w| w.per_shard);
-    let merged = merge(&shards, per_shard).context("merging the shards' records")?;
-    let record = StoredRecord::from_text(&merged.record, &merged.hlog).context("the merged record")?;
+    let merged = merge(&shards, per_shard).doing("merging the shards' records")?;
+    let record = StoredRecord::from_text(&merged.record, &merged.hlog).doing("the merged record")?;
     // The summary and the series at once, one a core.
     let (summary, series) = std::thread::scope(|scope| {
         let series = scope.spawn(|| series::merged(&shards, record.start.epoch_ns));
-        let summary = rebuild_record(&record, None, storbench_bench::workload::registry::rebuild_of)
-            .context("building the merged summary from the merged record");
+        let summary = rebuild_record(&record, None, crate::workload::registry::rebuild_of)
+            .doing("building the merged summary from the merged record");
         (summary, series.join().expect("the series' thread"))
     });
     let (summary, series) = (summary?, series?);
-    if !series.unknown.is_empty() {
-        alert!(
-            "the merged timeseries.csv leaves out {}: columns this storbench does not know how to add up \
-             (a newer storbench's); merge with the storbench that wrote the shards",
-            series.unknown.join(", ")
-        );
-    }
     let shards_file = with_headlines(merged.shards, bundles);
+    let shards_json = serde_json::to_string_pretty(&shards_file).doing("writing shards.json")? + "\n";
     let files = vec![
         ("summary.json".to_string(), export::summary_json(&summary)),
         (RECORD_FILE.to_string(), merged.record),
         (HLOG_FILE.to_string(), merged.hlog),
         ("timeseries.csv".to_string(), series.csv),
-        (SHARDS_FILE.to_string(), serde_json::to_string_pretty(&shards_file)? + "\n"),
+        (SHARDS_FILE.to_string(), shards_json),
     ];
-    crate::subcommand::report::write_reports(out, &files)?;
-    Ok((summary, shards_file))
-}
-
-fn show(args: &MergeArgs, summary: &Summary, file: &ShardsFile) {
-    if args.json {
-        tell_raw!("{}", export::summary_json(summary));
-    } else if let Some(k) = crate::registry::by_name(&summary.workload) {
-        tell_raw!("{}\n", (k.table)(summary));
-    }
-    for missing in &file.missing {
-        alert!("incomplete merge: {missing}");
-    }
-    say!("merged bundle: {}", args.out.display());
+    Ok(Merged { summary, shards: shards_file, files, unknown_columns: series.unknown })
 }
 
 /// Each bundle's record, named by its shard's identity, refusing one given twice (by its
@@ -97,7 +72,7 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
         let index = record.start.summary.shard.as_ref().map_or(0, |s| s.index);
         let run = format!("{}@{}#{index}", record.start.epoch_ns, record.start.summary.host.hostname);
         if let Some((other, _)) = seen.iter().find(|(d, id)| *d == dir || *id == run) {
-            bail!(
+            refuse!(
                 "{} and {} are the same run's bundle (the same directory, or a copy: the same start \
                  on the same host); give each shard's bundle once",
                 other.display(),
@@ -109,7 +84,7 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
             dir.file_name().map_or_else(|| given.display().to_string(), |n| n.to_string_lossy().into());
         let shard = Shard { name: identity(&record, &dir_name), bundle: given.display().to_string(), record };
         if let Some(other) = shards.iter().find(|s| same_shard(s, &shard)) {
-            bail!(
+            refuse!(
                 "{} and {} both claim to be shard {} of one run; give each shard's bundle once (a                  shard run twice: keep the run you mean)",
                 other.bundle,
                 shard.bundle,
@@ -124,10 +99,10 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
 /// Each bundle's directory and record, read a few at once (one a core).
 fn read_records(bundles: &[PathBuf]) -> Vec<Result<(PathBuf, StoredRecord)>> {
     let read = |given: &PathBuf| -> Result<(PathBuf, StoredRecord)> {
-        let dir = storbench_bench::files::resolve(given)?;
+        let dir = crate::files::resolve(given).map_err(|e| e.to_string())?;
         // Each shard's log stays on disk: the merge reads them forward, slot by slot.
-        let record = StoredRecord::read_without_log(&dir)
-            .with_context(|| format!("reading the shard {}", given.display()))?;
+        let record =
+            StoredRecord::read_without_log(&dir).doing(&format!("reading the shard {}", given.display()))?;
         Ok((dir, record))
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
@@ -161,22 +136,24 @@ fn check_shard(shard: &Shard) -> Result<()> {
     let dir = Path::new(&shard.bundle);
     let named = || format!("the shard {}", shard.bundle);
     let series = dir.join("timeseries.csv");
-    read_text(&series, DATA_LIMIT)
-        .with_context(|| format!("its per-second series {}", series.display()))
-        .with_context(named)?;
+    read_text(&series, DATA_LIMIT).doing(&format!(
+        "{}: its per-second series {}",
+        named(),
+        series.display()
+    ))?;
     if shard.record.end.is_none() {
         return Ok(());
     }
     let path = dir.join("summary.json");
-    let stored: serde_json::Value = read_text(&path, DATA_LIMIT)
-        .map_err(anyhow::Error::from)
-        .and_then(|text| Ok(serde_json::from_str(&text)?))
-        .with_context(|| format!("{}: reading {}", named(), path.display()))?;
-    let rebuilt = rebuild(dir, storbench_bench::workload::registry::rebuild_of)
-        .with_context(|| format!("{}: rebuilding its summary from its record", named()))?;
-    let rebuilt: serde_json::Value = serde_json::from_str(&export::summary_json(&rebuilt))?;
+    let reading = format!("{}: reading {}", named(), path.display());
+    let text = read_text(&path, DATA_LIMIT).doing(&reading)?;
+    let stored: serde_json::Value = serde_json::from_str(&text).doing(&reading)?;
+    let rebuilt = rebuild(dir, crate::workload::registry::rebuild_of)
+        .doing(&format!("{}: rebuilding its summary from its record", named()))?;
+    let rebuilt: serde_json::Value =
+        serde_json::from_str(&export::summary_json(&rebuilt)).doing("reading the rebuilt summary")?;
     if let Some((field, was, now)) = first_difference(&stored, &rebuilt) {
-        bail!(
+        refuse!(
             "{}: its summary.json does not match its record ({field}: {was} in summary.json, {now} from \
              the record): an edited or damaged bundle is not summed (storbench summarize --check says \
              the same)",
@@ -208,7 +185,7 @@ fn check_one_job(shards: &[Shard]) -> Result<()> {
         .map(|s| format!("{} is {}", s.bundle, kind(s)))
         .collect();
     if !others.is_empty() {
-        bail!(
+        refuse!(
             "the bundles are of different workloads: {} is {}, {}; merge only the shards of one run",
             first.bundle,
             kind(first),
@@ -222,7 +199,7 @@ fn check_one_job(shards: &[Shard]) -> Result<()> {
             Some((count, None)) => format!("shard of {count} with no common start"),
             None => "no shard".to_string(),
         };
-        bail!(
+        refuse!(
             "{} and {} are of different launches ({}; {}): merge only the shards started together",
             first.bundle,
             other.bundle,
@@ -234,7 +211,7 @@ fn check_one_job(shards: &[Shard]) -> Result<()> {
     let differ: Vec<&str> =
         shards.iter().filter(|s| job(s) != job(first)).map(|s| s.bundle.as_str()).collect();
     if !differ.is_empty() {
-        bail!(
+        refuse!(
             "{} ran a different job from {} (their parameters differ beyond targets and seeds); \
              merge only the shards of one run",
             differ.join(", "),
