@@ -23,7 +23,6 @@ pub mod evaluation;
 pub mod export;
 pub mod fingerprint;
 pub mod format;
-pub mod header;
 pub mod input;
 pub mod latency;
 pub mod model;

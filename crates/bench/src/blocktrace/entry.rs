@@ -2,6 +2,7 @@
 //! figures and its summary is io's, with the trace's.
 
 use crate::workload::declaration::Workload;
+use storbench_report::columns::{io, pace};
 
 pub static WORKLOAD: Workload = Workload {
     name: "replay-trace",
@@ -9,5 +10,6 @@ pub static WORKLOAD: Workload = Workload {
     reported: storbench_report::render::io::REPORTED,
     loads: &[],
     rebuild: crate::workload::io::summary::rebuilt,
+    columns: || vec![vec![io::ALL, pace::ALL]],
     per_shard: &[],
 };

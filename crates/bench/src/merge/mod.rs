@@ -7,6 +7,7 @@
 //! rebuild and sums the per-second series (`series`): the merged bundle's files, with
 //! `shards.json`, for the caller to write.
 
+pub mod header;
 mod series;
 
 use crate::Result;

@@ -6,13 +6,13 @@
 //! memory, power) counted once per host, since shards on one host read the same counters. A
 //! column this storbench does not know is left out and named, never averaged by guess.
 
+use super::header;
 use crate::Result;
 use crate::error::Doing;
 use crate::input::{DATA_LIMIT, read_text};
 use crate::run::record::merge::Shard;
 use std::collections::BTreeMap;
 use storbench_report::columns::{Combine, Merge};
-use storbench_report::header;
 use storbench_report::render::timeseries::Series;
 
 /// A second's values of each column (by its place in the header) from the shards that had a

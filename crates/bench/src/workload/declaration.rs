@@ -4,6 +4,7 @@
 
 use crate::run::record::summary::Rebuild;
 use crate::run::search::Load;
+use storbench_report::columns::Column;
 use storbench_report::render::Reported;
 
 /// A workload kind.
@@ -19,6 +20,10 @@ pub struct Workload {
     pub loads: &'static [Load],
     /// Its summary built again from a bundle's record (`summarize`, `report --window`, merge).
     pub rebuild: Rebuild,
+    /// The columns it writes to `timeseries.csv` under its own names, one list per shape its
+    /// file takes (a mailbox's test and its backup write different ones), the host's aside:
+    /// how a merge finds how shards add each up (`merge::header`).
+    pub columns: fn() -> Vec<Vec<&'static [Column]>>,
     /// Its parameters that are one shard's share of the load (writers, threads): a run merged
     /// from shards has their sum.
     pub per_shard: &'static [&'static str],

@@ -1,13 +1,12 @@
 //! The workloads the report knows, listed once: the results each puts in a summary
-//! ([`Results`]), how the report reaches whichever a run holds ([`for_results`]) and the columns
-//! each writes to `timeseries.csv` ([`own_columns`]). A workload whose report side is in its own
+//! ([`Results`]) and how the report reaches whichever a run holds ([`for_results`]). (The
+//! columns each writes are declared by its library registry entry.) A workload whose report side is in its own
 //! folder here (`wal`: its results, its columns, and how the report judges and shows them) is
 //! named in this file and nowhere else in this crate; the others' results are still in
 //! `crate::model`, their columns in `crate::columns` and their pages in `crate::render`.
 
 pub mod wal;
 
-use crate::columns::{self, Column};
 use crate::model::{IntegrityResults, IoResults, MailboxResults, OltpResults, ReplayResults};
 use serde::{Deserialize, Serialize};
 use wal::results::WalResults;
@@ -41,20 +40,3 @@ macro_rules! for_results {
     };
 }
 pub(crate) use for_results;
-
-/// The columns each workload writes under its own names, one list per shape its
-/// `timeseries.csv` takes (a mailbox's test and its backup write different ones), the host's
-/// columns aside: no two columns of one shape share a name.
-pub fn own_columns() -> Vec<Vec<&'static [Column]>> {
-    let txn: &'static [[Column; 3]] = &columns::oltp::TXN;
-    let backup: &'static [Column] = &columns::backup::DB_MB_PER_SEC;
-    vec![
-        vec![columns::io::ALL, columns::pace::ALL],
-        vec![columns::oltp::ALL, txn.as_flattened(), columns::db::ALL],
-        vec![columns::mailbox::ALL, columns::pace::ALL],
-        vec![columns::backup::ALL, backup],
-        vec![columns::integrity::ALL],
-        vec![columns::replay::ALL],
-        vec![wal::columns::ALL],
-    ]
-}

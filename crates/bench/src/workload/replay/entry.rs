@@ -2,6 +2,7 @@
 
 use crate::run::search::Load;
 use crate::workload::declaration::Workload;
+use storbench_report::columns::replay;
 
 pub static WORKLOAD: Workload = Workload {
     name: "replay",
@@ -9,5 +10,6 @@ pub static WORKLOAD: Workload = Workload {
     reported: storbench_report::render::replay::REPORTED,
     loads: &[Load::Threads, Load::Rate],
     rebuild: crate::workload::replay::summary::rebuilt,
+    columns: || vec![vec![replay::ALL]],
     per_shard: &[],
 };

@@ -9,5 +9,6 @@ pub static WORKLOAD: Workload = Workload {
     // Writers committing at once: the most that hold a latency limit.
     loads: &[crate::run::search::Load::Threads],
     rebuild: super::summary::rebuilt,
+    columns: || vec![vec![storbench_report::workloads::wal::columns::ALL]],
     per_shard: &["writers"],
 };

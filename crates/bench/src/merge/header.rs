@@ -1,13 +1,15 @@
 //! Which column a header cell of `timeseries.csv` names, whichever namespace it is written
 //! under (its own, a device's, a meter's, a rebuilding stack's, a background stream's): how a
-//! merge knows to add a column up, average it or take its worst (`columns::Merge`).
+//! merge knows to add a column up, average it or take its worst (`columns::Merge`, declared on
+//! the column). A workload's own columns are those its registry entry declares.
 
-use crate::columns::{Column, device, meter, rebuild, system};
-use crate::workloads::own_columns;
+use crate::workload::WORKLOADS;
+use storbench_report::columns::{Column, device, meter, rebuild, system};
 
-/// Every column a workload or a background stream writes under its own name, and the host's.
+/// Every column a workload (or a background stream, io's) writes under its own name, as each
+/// registry entry declares them, and the host's.
 fn named() -> impl Iterator<Item = &'static Column> {
-    own_columns().into_iter().flatten().flatten().chain(system::ALL)
+    WORKLOADS.iter().flat_map(|w| (w.columns)()).flatten().flatten().chain(system::ALL)
 }
 
 /// The column a header cell of `timeseries.csv` names: its own (`read_iops`), a device's
@@ -34,11 +36,11 @@ pub fn resolve(header: &str) -> Option<Column> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::columns::{Combine, Merge};
+    use storbench_report::columns::{Combine, Merge};
 
     #[test]
     fn no_two_columns_of_one_file_share_a_name() {
-        for shape in own_columns() {
+        for shape in WORKLOADS.iter().flat_map(|w| (w.columns)()) {
             let mut names: Vec<&str> = shape.concat().iter().chain(system::ALL).map(|c| c.name).collect();
             let all = names.len();
             names.sort_unstable();
@@ -70,6 +72,29 @@ mod tests {
         assert_eq!(merge("storbench_cpu_pct"), shards(Combine::Mean), "each shard's own process");
         for unknown in ["no_such_column", "disk.loop1.no_such", "power.x.volts", "bg1.nothing"] {
             assert_eq!(resolve(unknown), None, "{unknown}");
+        }
+    }
+
+    #[test]
+    fn for_every_workload_a_merge_adds_up_each_of_its_columns_by_the_columns_own_rule() {
+        // A merge finds a column by its name: two workloads' columns of one name must add up
+        // alike, or one workload's shards would be merged by the other's rule (a column a
+        // merge did not know was once averaged instead of summed, silently).
+        for w in WORKLOADS {
+            let shapes = (w.columns)();
+            assert!(!shapes.is_empty(), "{} declares no columns", w.name);
+            for c in shapes.concat().concat() {
+                for header in [c.name.to_string(), format!("bg1.{}", c.name)] {
+                    let found =
+                        resolve(&header).unwrap_or_else(|| panic!("{}: merge knows no {header}", w.name));
+                    assert_eq!(
+                        (found.unit, found.quantity, found.merge),
+                        (c.unit, c.quantity, c.merge),
+                        "{}: {header}",
+                        w.name
+                    );
+                }
+            }
         }
     }
 }
