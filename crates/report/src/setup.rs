@@ -195,6 +195,13 @@ fn layers_under<'a>(d: &'a Disclosure, target: &TargetPath) -> Vec<&'a BlockDevi
     out
 }
 
+/// The RAID under `target` (an md array's kernel name and level, `raid5`), the first found
+/// going down its layers; None where no layer says it is one.
+pub fn raid_under(d: &Disclosure, target: &TargetPath) -> Option<(String, String)> {
+    let layers = layers_under(d, target);
+    layers.iter().find_map(|l| Some((l.layer.name.clone(), l.layer.raid_level.clone()?)))
+}
+
 fn device<'a>(d: &'a Disclosure, name: &str) -> Option<&'a BlockDevice> {
     d.devices.iter().find(|dev| dev.layer.name == name)
 }

@@ -343,4 +343,4 @@ fn measured_capacity(input: &ReportInput, target: &str) -> Option<u64> {
 #[cfg(test)]
 mod failed_tests;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -9,7 +9,7 @@ use crate::summary::Summary;
 use crate::workloads::Results;
 
 /// A summary of `results` on a workload `kind`, complete or not.
-pub(super) fn summary(kind: &str, results: Results, complete: bool) -> Summary {
+pub(crate) fn summary(kind: &str, results: Results, complete: bool) -> Summary {
     let mut s: Summary = serde_json::from_value(serde_json::json!({
         "schema_version": 1, "tool": {"name": "storbench", "version": "0"}, "workload": kind,
         "name": kind, "complete": complete, "started_at": "", "ended_at": null, "seed": 1,

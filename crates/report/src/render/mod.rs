@@ -34,6 +34,7 @@ pub mod doc;
 mod findings;
 mod html;
 mod markdown;
+mod recommend;
 mod results;
 mod search;
 mod setup;
@@ -88,8 +89,14 @@ fn document(input: &ReportInput) -> Vec<Block> {
     let e = &input.evaluation;
     let mut d = vec![Block::Heading(1, title(input)), Block::Para(intro(e))];
     d.extend(input.window_said().map(Block::Para));
-    // The first screen: the decision, where the evaluation states requirements.
-    d.extend(decision::blocks(input));
+    // The first screen: the decision, where the evaluation states requirements, with what to
+    // change; else what to change comes after the key findings.
+    let decided = decision::blocks(input);
+    let on_decision = !decided.is_empty();
+    d.extend(decided);
+    if on_decision {
+        d.extend(recommend::blocks(input, 3));
+    }
     d.push(Block::Heading(2, "Key findings".into()));
     let workloads = workload::present(input);
     // A workload's own findings (storage that lost data it acknowledged) come first.
@@ -97,6 +104,9 @@ fn document(input: &ReportInput) -> Vec<Block> {
     found.extend(findings::of(input));
     found.extend(conditions::findings(input));
     d.push(Block::Findings(found));
+    if !on_decision {
+        d.extend(recommend::blocks(input, 2));
+    }
     d.extend(conditions::blocks(input));
     d.extend(results::blocks(input));
     d.extend(shards::blocks(input));

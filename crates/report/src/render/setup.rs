@@ -14,7 +14,9 @@ use crate::setup::{self, DataSet, PageSize, ServerCache, SetupCheck, Status};
 /// The section; nothing without a disclosure (the appendix says it is missing).
 pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
     // A null engine's run has no target, so its disclosure none.
-    let Some(d) = input.disclosure.as_ref().filter(|d| !d.targets.is_empty()) else { return Vec::new() };
+    if input.disclosure.as_ref().is_none_or(|d| d.targets.is_empty()) {
+        return Vec::new();
+    }
     let configs = &input.evaluation.configurations;
     if configs.is_empty() {
         return Vec::new();
@@ -37,18 +39,29 @@ pub(super) fn blocks(input: &ReportInput) -> Vec<Block> {
             3,
             if named { c.name.clone() } else { format!("{} ({})", c.name, c.target) },
         ));
-        let Some(target) = target_of(d, c, configs.len()) else {
-            out.push(Block::Para(format!(
+        match checks_of(input, c) {
+            Some(checks) => out.extend(configuration(&checks)),
+            None => out.push(Block::Para(format!(
                 "{} is not in the disclosure: its setup is not checked.",
                 c.target
-            )));
-            continue;
-        };
-        let (pages, data) = (page_sizes(input, d, c), data_sets(input, c));
-        let input = setup::SetupInput { disclosure: d, target, page_sizes: &pages, data: &data };
-        out.extend(configuration(&setup::check(&input)));
+            ))),
+        }
     }
     out
+}
+
+/// Configuration `c`'s setup checks; None where the disclosure does not hold its target.
+pub(super) fn checks_of(input: &ReportInput, c: &Configuration) -> Option<Vec<SetupCheck>> {
+    let d = input.disclosure.as_ref()?;
+    let target = target_of(d, c, input.evaluation.configurations.len())?;
+    let (pages, data) = (page_sizes(input, d, c), data_sets(input, c));
+    Some(setup::check(&setup::SetupInput { disclosure: d, target, page_sizes: &pages, data: &data }))
+}
+
+/// The RAID under configuration `c`'s target, as the disclosure shows it.
+pub(super) fn raid_of(input: &ReportInput, c: &Configuration) -> Option<(String, String)> {
+    let d = input.disclosure.as_ref()?;
+    setup::raid_under(d, target_of(d, c, input.evaluation.configurations.len())?)
 }
 
 /// One configuration's checks: the warnings' table, then the rest in a sentence each.
@@ -145,7 +158,7 @@ fn data_sets(input: &ReportInput, c: &Configuration) -> Vec<DataSet> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::Summary;
     use crate::disclosure::{BlockDevice, DatabaseInfo, MemoryInventory};
@@ -182,7 +195,7 @@ mod tests {
 
     /// Two configurations: `ssd` (clean) and `hdd`, whose PostgreSQL keeps its data on
     /// another disk than its target and fits in memory.
-    fn input() -> ReportInput {
+    pub(crate) fn input() -> ReportInput {
         let target = |path: &str, dev: &str| TargetPath {
             path: path.into(),
             mount_point: Some(path.into()),

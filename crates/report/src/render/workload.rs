@@ -56,6 +56,21 @@ pub(crate) trait Shown: WorkloadResults {
     fn section(&self, _input: &ReportInput) -> Vec<Block> {
         Vec::new()
     }
+
+    /// The changes its own results over every run of this workload in `input` support, for
+    /// the report's "What to change" (`render::recommend`).
+    fn recommendations(&self, _input: &ReportInput) -> Vec<Recommendation> {
+        Vec::new()
+    }
+}
+
+/// One change to make to one configuration, with what supports it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Recommendation {
+    pub configuration: String,
+    pub change: String,
+    /// The figure or the setting that supports it.
+    pub because: String,
 }
 
 /// The results of a run as its workload's page shows them: the render side of

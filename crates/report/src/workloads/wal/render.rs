@@ -13,7 +13,7 @@ use crate::model::IoErrors;
 use crate::render::ReportInput;
 use crate::render::charts::{Spec, spec};
 use crate::render::doc::{Block, Table, given, num};
-use crate::render::workload::{Shown, groups_of};
+use crate::render::workload::{Recommendation, Shown, groups_of};
 use crate::workload::{OwnCheck, Reported, WorkloadResults};
 
 const CHARTS: &[Spec] = &[
@@ -170,6 +170,25 @@ impl Shown for WalResults {
         out.extend(warnings.into_iter().map(|w| Block::Para(format!("Warning: {w}"))));
         out
     }
+
+    fn recommendations(&self, input: &ReportInput) -> Vec<Recommendation> {
+        let mut out: Vec<Recommendation> = Vec::new();
+        for (g, runs) in groups_of::<WalResults>(input) {
+            for r in runs {
+                let Some(why) = &r.implausible else { continue };
+                out.push(Recommendation {
+                    configuration: g.configuration.to_string(),
+                    change: "turn the device's volatile write cache off (hdparm -W 0, or the controller's \
+                             setting), or choose a device with power-loss protection: a database's commits \
+                             must reach stable storage"
+                        .into(),
+                    because: format!("{}: {why}", r.point()),
+                });
+            }
+        }
+        out.dedup_by(|a, b| a.configuration == b.configuration && a.change == b.change);
+        out
+    }
 }
 
 /// The point with the most commits a second among those whose commits can be trusted as
@@ -219,4 +238,68 @@ fn fastest(rows: &[(&str, &WalResults)]) -> Vec<String> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluation::{Configuration, Evaluation, RunRecord, RunStatus};
+    use crate::render::RunData;
+    use crate::workloads::Results;
+
+    /// One configuration's wal run of `results`.
+    fn input(results: WalResults) -> ReportInput {
+        let mut summary = crate::decision::tests::summary("wal", Results::Wal(results), true);
+        summary.name = "commit".into();
+        let record = RunRecord {
+            id: "commit.hdd.r1".into(),
+            workload: "commit".into(),
+            kind: "wal".into(),
+            configuration: "hdd".into(),
+            repetition: 1,
+            status: RunStatus::Done,
+            ..RunRecord::default()
+        };
+        let configuration =
+            Configuration { name: "hdd".into(), target: "/hdd".into(), ..Configuration::default() };
+        ReportInput {
+            evaluation: Evaluation {
+                configurations: vec![configuration],
+                runs: vec![record],
+                ..Evaluation::default()
+            },
+            runs: [("commit.hdd.r1".to_string(), RunData { summary, series: None, database: None })].into(),
+            ..ReportInput::default()
+        }
+    }
+
+    #[test]
+    fn commits_too_fast_to_be_durable_advise_turning_the_volatile_cache_off_and_say_why() {
+        let point = WalResults {
+            sync_method: "fdatasync".into(),
+            layout: "preallocated".into(),
+            bytes_per_commit: 8192,
+            writers: 1,
+            commits: 90_000,
+            commits_per_sec: 30_000.0,
+            ..WalResults::default()
+        };
+        let durable = input(point.clone());
+        assert!(point.recommendations(&durable).is_empty(), "plausible commits need no change");
+        let lying = WalResults { implausible: Some("30,000 commits/s on a rotating disk".into()), ..point };
+        let said = lying.recommendations(&input(lying.clone()));
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert_eq!(said[0].configuration, "hdd");
+        assert!(said[0].change.contains("volatile write cache off"), "{said:?}");
+        assert!(
+            said[0].because.starts_with("fdatasync 8,192 B x1 (preallocated): 30,000 commits/s"),
+            "{said:?}"
+        );
+        let md = crate::render::report_markdown(&input(lying));
+        assert!(
+            md.contains("## What to change")
+                && md.contains("hdd: turn the device's volatile write cache off"),
+            "{md}"
+        );
+    }
 }
