@@ -6,7 +6,7 @@ use super::ReportInput;
 use super::charts::{SCHEDULE_LAG, Spec, spec};
 use super::doc::{Finding, num};
 use super::spectrum::LatencyTypes;
-use super::workload::Shown;
+use super::workload::{Recommendation, Shown};
 use crate::columns::mailbox;
 use crate::decision::figures::{Figure, Value, WORD, n, names, pass_fail, read};
 use crate::disclosure::Disclosure;
@@ -171,6 +171,37 @@ impl Shown for MailboxResults {
 
     fn charts(&self) -> &'static [Spec] {
         CHARTS
+    }
+
+    /// Logs on a volume of their own where a run's log writes failed their limit with the logs
+    /// in the databases' own directory (Jetstress's advice; Exchange keeps them apart).
+    fn recommendations(&self, input: &ReportInput) -> Vec<Recommendation> {
+        let mut out: Vec<Recommendation> = Vec::new();
+        for r in &input.evaluation.runs {
+            let Some(data) = input.runs.get(&r.id) else { continue };
+            let Some(results) = data.summary.results.get::<MailboxResults>() else { continue };
+            let p = &data.summary.parameters;
+            let shared = p.get("log_target").is_some_and(|l| Some(l) == p.get("target"));
+            let slow = results.checks.iter().find(|c| c.name == "log_write_avg_ms" && !c.pass);
+            let (true, Some(slow)) = (shared, slow) else { continue };
+            if out.iter().any(|o| o.configuration == r.configuration) {
+                continue;
+            }
+            let value = slow.value.map_or_else(|| "not measured".into(), |v| format!("{} ms", num(v)));
+            out.push(Recommendation {
+                configuration: r.configuration.clone(),
+                change:
+                    "the logs on a volume of their own (log_target), apart from the databases' random I/O"
+                        .into(),
+                because: format!(
+                    "run {}: log writes averaged {value} (at most {} ms) with the logs in the databases' \
+                     directory",
+                    r.id,
+                    num(slow.limit)
+                ),
+            });
+        }
+        out
     }
 }
 

@@ -1250,3 +1250,37 @@ fn each_volume_of_each_run_that_passed_has_its_disk_counters_as_001s_figures_8_a
     assert!(section.contains("| randread.hdd.r1 | sdb | 60.00 | — | — | — | 5.00 |"), "{section}");
     assert!(!section.contains("randread.ssd.r2"), "a run that did not pass: {section}");
 }
+
+#[test]
+fn slow_log_writes_with_the_logs_beside_the_databases_advise_a_log_volume_and_only_then() {
+    use crate::model::{MailboxResults, ThresholdCheck};
+    let with = |log_target: &str, pass: bool| {
+        let mut r = run("hdd", 1, 1000.0, Some(50.0), None);
+        (r.id, r.workload, r.kind) = ("mailbox.hdd.r1".into(), "mailbox".into(), "mailbox".into());
+        let check = ThresholdCheck {
+            name: "log_write_avg_ms".into(),
+            database: Some(1),
+            value: Some(14.5),
+            limit: 10.0,
+            pass,
+        };
+        let results = MailboxResults { pass, checks: vec![check], ..Default::default() };
+        let mut s = summary(1000.0);
+        (s.workload, s.results) = ("mailbox".into(), Results::Mailbox(results));
+        s.parameters = serde_json::json!({"target": "/hdd/db", "log_target": log_target});
+        let data = BTreeMap::from([(r.id.clone(), RunData { summary: s, series: None, database: None })]);
+        evaluation_of("jet", 1, vec![r], data)
+    };
+    let advice = |input: &ReportInput| {
+        workload::present(input).iter().flat_map(|w| w.recommendations(input)).collect::<Vec<_>>()
+    };
+    let shared = advice(&with("/hdd/db", false));
+    assert_eq!(shared.len(), 1, "{shared:?}");
+    assert!(shared[0].change.starts_with("the logs on a volume of their own"), "{shared:?}");
+    assert_eq!(
+        shared[0].because,
+        "run mailbox.hdd.r1: log writes averaged 14.50 ms (at most 10.00 ms) with the logs in the databases' directory"
+    );
+    assert!(advice(&with("/hdd/db", true)).is_empty(), "log writes within their limit");
+    assert!(advice(&with("/log", false)).is_empty(), "the logs already have a place of their own");
+}
