@@ -484,3 +484,33 @@ fn a_plans_requirements_choose_a_configuration_and_decide_judges_other_ones_with
     );
     assert!(err.contains("its figures: iops, read_iops"), "{err}");
 }
+
+#[test]
+fn every_seed_plan_passes_plan_check_as_shipped() {
+    // examples/seeds writes each reference report's evaluation again as a plan (scaled to run in
+    // minutes): each is checked as a user would run it, on the places it names, nothing written.
+    let seeds = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seeds");
+    let tmp = disk_tempdir();
+    for place in ["ssd", "hdd", "disk", "sas", "sata"] {
+        std::fs::create_dir(tmp.path().join(place)).unwrap();
+    }
+    let mut plans: Vec<PathBuf> = std::fs::read_dir(&seeds).unwrap().map(|e| e.unwrap().path()).collect();
+    plans.sort();
+    let names: Vec<String> =
+        plans.iter().map(|p| p.file_name().unwrap().to_string_lossy()[..3].to_string()).collect();
+    assert_eq!(names, ["000", "001", "002", "003", "004"], "one plan per seed");
+    for plan in &plans {
+        let text = std::fs::read_to_string(plan).unwrap();
+        let on_server = text.contains("postgres://");
+        if on_server
+            && storbench_bench::db::testing::server_url(storbench_bench::db::BackendKind::Postgres).is_none()
+        {
+            continue;
+        }
+        let before = std::fs::read_dir(tmp.path()).unwrap().count();
+        let out = storbench().current_dir(tmp.path()).args(["plan", "check"]).arg(plan).assert().success();
+        let said = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        assert!(said.contains(": ready to run: "), "{}: {said}", plan.display());
+        assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), before, "{}", plan.display());
+    }
+}
