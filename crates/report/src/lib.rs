@@ -32,6 +32,7 @@ pub mod series;
 pub mod setup;
 pub mod stability;
 pub mod summary;
+pub mod testing;
 pub mod text;
 pub mod workload;
 pub mod workloads;

@@ -8,6 +8,8 @@
 //! repetitions as a search into the run's bundle ([`in_evaluation`]).
 
 pub mod args;
+#[cfg(test)]
+mod failed_tests;
 pub(crate) mod workloads;
 
 use args::SearchArgs;

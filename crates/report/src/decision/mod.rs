@@ -343,4 +343,4 @@ fn measured_capacity(input: &ReportInput, target: &str) -> Option<u64> {
 #[cfg(test)]
 mod failed_tests;
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

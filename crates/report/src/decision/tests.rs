@@ -5,26 +5,9 @@ use super::*;
 use crate::evaluation::{Configuration, Headline};
 use crate::model::{DirectionResult, IoResults, LatencyNs};
 use crate::render::RunData;
-use crate::summary::Summary;
 use crate::workloads::Results;
 
-/// A summary of `results` on a workload `kind`, complete or not.
-pub(crate) fn summary(kind: &str, results: Results, complete: bool) -> Summary {
-    let mut s: Summary = serde_json::from_value(serde_json::json!({
-        "schema_version": 1, "tool": {"name": "storbench", "version": "0"}, "workload": kind,
-        "name": kind, "complete": complete, "started_at": "", "ended_at": null, "seed": 1,
-        "host": {"hostname": "h", "kernel": "", "cpus": 1}, "parameters": null,
-        "target": {"path": "/x", "kind": "file", "size_bytes": 0, "direct": true, "device": null},
-        "engine": "null", "phases": {"ramp_s": 0.0, "measured_s": 60.0},
-        "results": {"read": {"ios": 0, "bytes": 0, "iops": 0.0, "bytes_per_sec": 0.0, "lat_ns": null},
-                    "write": {"ios": 0, "bytes": 0, "iops": 0.0, "bytes_per_sec": 0.0, "lat_ns": null},
-                    "errors": {"total": 0, "by_kind": {}}, "verify": {"enabled": false, "blocks_checked": 0, "mismatches": 0, "first_mismatches": []}},
-        "cpu": {"user_s": 0.0, "sys_s": 0.0, "ns_per_io": null}, "warnings": []
-    }))
-    .unwrap();
-    s.results = results;
-    s
-}
+pub(crate) use crate::testing::summary;
 
 /// A run of `randread` on `config` at `iops` with a read p99 of `p99_ms` and `watts` active.
 fn run(config: &str, rep: u32, iops: f64, p99_ms: f64, watts: f64) -> (RunRecord, RunData) {

@@ -163,33 +163,17 @@ pub(super) mod tests {
     use crate::Summary;
     use crate::disclosure::{BlockDevice, DatabaseInfo, MemoryInventory};
     use crate::evaluation::{Evaluation, RunRecord};
-    use crate::model::{DeviceInfo, Host, MailboxResults, OltpResults, Phases, TargetInfo, Tool};
+    use crate::model::{DeviceInfo, MailboxResults, OltpResults, TargetInfo, Tool};
     use crate::render::RunData;
     use crate::workloads::Results;
 
     fn oltp_summary(backend: &str, size_bytes: u64, device: &str) -> Summary {
         let device = Some(DeviceInfo { name: device.into(), ..DeviceInfo::default() });
         Summary {
-            schema_version: 1,
             tool: Tool { name: "storbench".into(), version: "0.1.0".into() },
-            workload: "oltp".into(),
-            name: "oltp".into(),
-            complete: true,
-            started_at: String::new(),
-            ended_at: None,
-            seed: 1,
-            host: Host::default(),
-            parameters: serde_json::Value::Null,
             target: TargetInfo { path: "db".into(), kind: backend.into(), size_bytes, direct: false, device },
             engine: backend.into(),
-            phases: Phases::default(),
-            results: Results::Oltp(OltpResults::default()),
-            cpu: Default::default(),
-            warnings: Vec::new(),
-            steady_state: None,
-            background: Vec::new(),
-            search: None,
-            shard: None,
+            ..crate::testing::summary("oltp", Results::Oltp(OltpResults::default()), true)
         }
     }
 

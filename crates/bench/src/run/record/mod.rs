@@ -654,27 +654,18 @@ pub(crate) fn test_end(facts: Facts) -> End {
 /// A summary as a run of `workload` starts, nothing measured: for tests that write a record.
 #[cfg(test)]
 pub(crate) fn test_summary(workload: &str) -> Summary {
+    let started = storbench_report::testing::summary(
+        workload,
+        storbench_report::Results::Io(Default::default()),
+        false,
+    );
     Summary {
-        schema_version: storbench_report::SCHEMA_VERSION,
         tool: storbench_report::Tool { name: "storbench".into(), version: "test".into() },
-        workload: workload.into(),
         name: "test".into(),
-        complete: false,
-        started_at: String::new(),
-        ended_at: None,
-        seed: 1,
         host: Default::default(),
-        parameters: serde_json::Value::Null,
         target: Default::default(),
-        engine: "null".into(),
         phases: Default::default(),
-        results: storbench_report::Results::Io(Default::default()),
-        cpu: Default::default(),
-        warnings: Vec::new(),
-        steady_state: None,
-        background: Vec::new(),
-        search: None,
-        shard: None,
+        ..started
     }
 }
 

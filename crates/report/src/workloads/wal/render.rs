@@ -249,7 +249,7 @@ mod tests {
 
     /// One configuration's wal run of `results`.
     fn input(results: WalResults) -> ReportInput {
-        let mut summary = crate::decision::tests::summary("wal", Results::Wal(results), true);
+        let mut summary = crate::testing::summary("wal", Results::Wal(results), true);
         summary.name = "commit".into();
         let record = RunRecord {
             id: "commit.hdd.r1".into(),
