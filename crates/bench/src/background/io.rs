@@ -1,9 +1,7 @@
 //! `io[:KEY=VALUE,...]`: one worker of the io workload beside the run, usually a sequential
 //! write at a rate, on its own file `storbench-bg<N>.dat`.
 
-use super::{
-    Background, Place, parse_block, parse_depth, parse_keys, parse_rate, parse_size, rate_text, refused,
-};
+use super::{Background, Place, parse_stream, rate_text, refused, shared};
 use crate::Error;
 use crate::engine::EngineKind;
 use crate::run::StopFlag;
@@ -35,7 +33,7 @@ pub(super) type Planned = Option<CheckedTarget>;
 
 impl IoBackground {
     pub(super) fn parse(rest: &str) -> Result<IoBackground, String> {
-        let mut io = IoBackground {
+        let io = IoBackground {
             read: false,
             bs: 1 << 20,
             rate: None,
@@ -44,14 +42,13 @@ impl IoBackground {
             iodepth: 1,
             direct: true,
         };
-        parse_keys(rest, KEYS, |key, value| io.set(key, value))?;
-        if io.size < u64::from(io.bs) {
-            return Err(format!("size {} is less than one block of {}", io.size, io.bs));
-        }
-        Ok(io)
+        parse_stream(rest, KEYS, io, IoBackground::set, |io| (io.size, io.bs))
     }
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if let Some(done) = shared!(self).set(key, value) {
+            return done;
+        }
         match key {
             "rw" => {
                 self.read = match value {
@@ -60,12 +57,7 @@ impl IoBackground {
                     _ => return Err("give read or write".into()),
                 }
             }
-            "bs" => self.bs = parse_block(value)?,
-            "rate" => self.rate = Some(parse_rate(value)?),
-            "size" => self.size = parse_size(value)?,
             "dir" => self.dir = Some(crate::units::place(value)?),
-            "iodepth" => self.iodepth = parse_depth(value)?,
-            "direct" => self.direct = value.parse::<crate::units::YesNo>()?.0,
             _ => return Err(format!("no such key; the keys are {KEYS}")),
         }
         Ok(())

@@ -172,6 +172,63 @@ pub fn build(
     Ok((streams, entries))
 }
 
+/// The keys an io and a rebuild stream share, each set on its field: `rate`, `bs`, `size`,
+/// `iodepth`, `direct`; None for a key that is not one of them.
+struct Shared<'a> {
+    rate: &'a mut Option<u64>,
+    bs: &'a mut u32,
+    size: &'a mut u64,
+    iodepth: &'a mut u32,
+    direct: &'a mut bool,
+}
+
+/// The shared keys' fields of a stream (`io`'s or `rebuild`'s), which name them alike.
+macro_rules! shared {
+    ($stream:expr) => {
+        super::Shared {
+            rate: &mut $stream.rate,
+            bs: &mut $stream.bs,
+            size: &mut $stream.size,
+            iodepth: &mut $stream.iodepth,
+            direct: &mut $stream.direct,
+        }
+    };
+}
+use shared;
+
+impl Shared<'_> {
+    fn set(self, key: &str, value: &str) -> Option<Result<(), String>> {
+        let set = || -> Result<(), String> {
+            match key {
+                "rate" => *self.rate = Some(parse_rate(value)?),
+                "bs" => *self.bs = parse_block(value)?,
+                "size" => *self.size = parse_size(value)?,
+                "iodepth" => *self.iodepth = parse_depth(value)?,
+                _ => *self.direct = value.parse::<crate::units::YesNo>()?.0,
+            }
+            Ok(())
+        };
+        ["rate", "bs", "size", "iodepth", "direct"].contains(&key).then(set)
+    }
+}
+
+/// A stream's keys read from `rest` into `stream` by `set`, and its size checked against one
+/// block.
+fn parse_stream<T>(
+    rest: &str,
+    keys: &str,
+    mut stream: T,
+    set: impl Fn(&mut T, &str, &str) -> Result<(), String>,
+    size_and_block: impl Fn(&T) -> (u64, u32),
+) -> Result<T, String> {
+    parse_keys(rest, keys, |key, value| set(&mut stream, key, value))?;
+    let (size, bs) = size_and_block(&stream);
+    if size < u64::from(bs) {
+        return Err(format!("size {size} is less than one block of {bs}"));
+    }
+    Ok(stream)
+}
+
 /// A rate key's value: bytes a second above 0 (`10MiB`, `10MiB/s`).
 fn parse_rate(value: &str) -> Result<u64, String> {
     match parse_size(value.trim_end_matches("/s"))? {

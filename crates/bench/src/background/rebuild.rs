@@ -10,9 +10,7 @@
 //! creates or proved its own, never anyone else's.
 
 use super::io::{check_aligned, own_file, prepare};
-use super::{
-    Background, Place, parse_block, parse_depth, parse_keys, parse_rate, parse_size, rate_text, refused,
-};
+use super::{Background, Place, parse_stream, rate_text, refused, shared};
 use crate::Error;
 use crate::engine::EngineKind;
 use crate::run::StopFlag;
@@ -53,7 +51,7 @@ pub(super) enum Source {
 
 impl RebuildBackground {
     pub(super) fn parse(rest: &str) -> Result<RebuildBackground, String> {
-        let mut r = RebuildBackground {
+        let r = RebuildBackground {
             source: None,
             dest: None,
             rate: None,
@@ -62,22 +60,16 @@ impl RebuildBackground {
             iodepth: 4,
             direct: true,
         };
-        parse_keys(rest, KEYS, |key, value| r.set(key, value))?;
-        if r.size < u64::from(r.bs) {
-            return Err(format!("size {} is less than one block of {}", r.size, r.bs));
-        }
-        Ok(r)
+        parse_stream(rest, KEYS, r, RebuildBackground::set, |r| (r.size, r.bs))
     }
 
     fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+        if let Some(done) = shared!(self).set(key, value) {
+            return done;
+        }
         match key {
             "source" => self.source = Some(crate::units::place(value)?),
             "dest" => self.dest = Some(crate::units::place(value)?),
-            "rate" => self.rate = Some(parse_rate(value)?),
-            "bs" => self.bs = parse_block(value)?,
-            "size" => self.size = parse_size(value)?,
-            "iodepth" => self.iodepth = parse_depth(value)?,
-            "direct" => self.direct = value.parse::<crate::units::YesNo>()?.0,
             _ => return Err(format!("no such key; the keys are {KEYS}")),
         }
         Ok(())
