@@ -154,6 +154,23 @@ fn check_creatable(dir: &Path, size: u64, replaced: u64) -> Result<(), Refusal> 
     Ok(())
 }
 
+/// The nearest directory that exists at or above `p` (the target may not exist yet).
+pub fn existing_ancestor(p: &Path) -> &Path {
+    let mut at = p;
+    loop {
+        if at.as_os_str().is_empty() {
+            return Path::new(".");
+        }
+        if at.exists() {
+            return at;
+        }
+        match at.parent() {
+            Some(parent) => at = parent,
+            None => return Path::new("."),
+        }
+    }
+}
+
 /// Bytes an unprivileged user may still write on the filesystem holding `dir`.
 pub fn free_space(dir: &Path) -> io::Result<u64> {
     let st = rustix::fs::statvfs(dir)?;

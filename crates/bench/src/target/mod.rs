@@ -13,7 +13,7 @@ pub mod source;
 /// `plan` checks the request and decides what to do, writing nothing; `prepare` carries the
 /// plan out (create and fill a new file with progress, then open the target), removing a
 /// partial file when a stop request cuts the fill short.
-pub use file::{DEFAULT_FILE_NAME, free_space, own_name, plan, prepare};
+pub use file::{DEFAULT_FILE_NAME, existing_ancestor, free_space, own_name, plan, prepare};
 pub use fill::fill;
 
 use std::fs::File;

@@ -45,7 +45,7 @@ pub fn check_target(spec: &IntegritySpec, force: bool) -> Result<()> {
     }
     let on_disk = if spec.device.is_some() { 0 } else { spec.sizes.max_bytes() };
     let need = on_disk.saturating_add(journal_room(spec));
-    let free = free_space(existing_ancestor(&spec.dir)).unwrap_or(u64::MAX);
+    let free = free_space(crate::target::existing_ancestor(&spec.dir)).unwrap_or(u64::MAX);
     if need > free {
         let h = crate::units::human_bytes;
         refuse!(
@@ -64,11 +64,6 @@ pub fn check_target(spec: &IntegritySpec, force: bool) -> Result<()> {
 pub fn refuse_existing(spec: &IntegritySpec) -> Result<()> {
     refuse_found(spec)?;
     make_dir(spec)
-}
-
-/// The nearest directory at or above `dir` that exists (where a missing target would go).
-fn existing_ancestor(dir: &std::path::Path) -> &std::path::Path {
-    dir.ancestors().find(|p| p.is_dir()).unwrap_or(std::path::Path::new("/"))
 }
 
 fn make_dir(spec: &IntegritySpec) -> Result<()> {

@@ -10,6 +10,7 @@
 
 mod backup;
 pub mod cache;
+pub mod databases;
 pub mod entry;
 mod finite;
 pub(crate) mod format;

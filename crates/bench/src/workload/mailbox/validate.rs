@@ -6,7 +6,7 @@ use super::{MailboxOptions, OpMix, Preset, Profile, TestType, Thresholds, cache,
 use crate::engine::EngineKind;
 use crate::run::Rule;
 use crate::units::ByteSize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 type Result<T> = std::result::Result<T, String>;
@@ -77,7 +77,8 @@ pub fn validate(a: &MailboxOptions) -> Result<MailboxSetup> {
         Some(0) => refuse!("--mailboxes 0: at least one mailbox is needed"),
         Some(n) => n,
         None => {
-            let cap = layout::capacity(existing_ancestor(&db_dir)).map_err(|e| e.to_string())?;
+            let cap =
+                layout::capacity(crate::target::existing_ancestor(&db_dir)).map_err(|e| e.to_string())?;
             layout::mailboxes_for_capacity(cap, capacity_pct, mailbox_bytes)
         }
     };
@@ -255,23 +256,6 @@ fn thresholds(a: &MailboxOptions, preset: Preset, test: TestType) -> Result<Thre
         }
     }
     Ok(t)
-}
-
-/// The nearest directory that exists at or above `p` (the target may not exist yet).
-pub fn existing_ancestor(p: &Path) -> &Path {
-    let mut at = p;
-    loop {
-        if at.as_os_str().is_empty() {
-            return Path::new(".");
-        }
-        if at.exists() {
-            return at;
-        }
-        match at.parent() {
-            Some(parent) => at = parent,
-            None => return Path::new("."),
-        }
-    }
 }
 
 impl MailboxSetup {

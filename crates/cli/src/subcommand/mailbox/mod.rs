@@ -57,7 +57,7 @@ pub fn remove_kept_databases(a: &MailboxJob) {
 /// The options and the room they need, checked before anything is written (an evaluation
 /// checks every run this way before the first one).
 pub fn check(a: &MailboxJob) -> Result<()> {
-    databases::check_space(&validate::validate(a)?)
+    Ok(databases::check_space(&validate::validate(a)?)?)
 }
 
 fn test(a: &MailboxJob, stop: &StopFlag) -> Result<Ending> {

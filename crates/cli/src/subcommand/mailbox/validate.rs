@@ -3,7 +3,7 @@
 
 use crate::args::mailbox::MailboxJob;
 use anyhow::Result;
-pub use storbench_bench::workload::mailbox::validate::{MailboxSetup, existing_ancestor};
+pub use storbench_bench::workload::mailbox::validate::MailboxSetup;
 
 /// The job's options as a plan of the run, every value checked.
 pub fn validate(job: &MailboxJob) -> Result<MailboxSetup> {
