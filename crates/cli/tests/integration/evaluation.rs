@@ -1,7 +1,7 @@
 //! `storbench run`, `storbench plan init` and `plan check`: plans, repetitions, the reported run, power,
 //! interruption and resume.
 
-use crate::support::{disk_tempdir, json, measuring, refused, stderr_text, storbench};
+use crate::support::{disk_tempdir, json, measuring, only_bundle, refused, stderr_text, storbench};
 use std::path::{Path, PathBuf};
 use storbench_bench::testing::wait_until;
 
@@ -513,4 +513,55 @@ fn every_seed_plan_passes_plan_check_as_shipped() {
         assert!(said.contains(": ready to run: "), "{}: {said}", plan.display());
         assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), before, "{}", plan.display());
     }
+}
+
+#[test]
+fn seed_002_runs_as_shipped_and_its_report_has_the_six_profiles_normal_and_during_a_rebuild() {
+    // The plan's lengths are its method's, so a test runs the whole plan at one second a
+    // profile; its report holds 002's table: each SQLIO profile's IOPS normal and during the
+    // rebuild, as a share of the best, with MB/s.
+    let plan =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seeds/002-sqlio-normal-and-rebuild.toml");
+    let tmp = disk_tempdir();
+    std::fs::create_dir(tmp.path().join("disk")).unwrap();
+    let quick = [
+        "--repetitions",
+        "1",
+        "--measure",
+        "1s",
+        "--warmup",
+        "0s",
+        "--idle-settle",
+        "0s",
+        "--idle-power",
+        "0s",
+    ];
+    storbench()
+        .current_dir(tmp.path())
+        .arg("run")
+        .arg(&plan)
+        .args(quick)
+        .args(["--power", "none", "--output-dir", "out"])
+        .assert()
+        .success();
+    let md = std::fs::read_to_string(only_bundle(&tmp.path().join("out")).join("report.md")).unwrap();
+    let from = md.find("## Normal and degraded").expect(&md);
+    let section = &md[from..from + md[from..].find("## Results").unwrap()];
+    let heading = "| storage | normal IOPS | vol-rebuild IOPS | normal % of best | vol-rebuild % of best | normal MB/s | vol-rebuild MB/s |";
+    assert_eq!(section.matches(heading).count(), 6, "{section}");
+    for profile in [
+        "randread-8k-qd4",
+        "randwrite-8k-qd4",
+        "read-64k-qd4",
+        "write-64k-qd4",
+        "randread-8k-qd1",
+        "randwrite-8k-qd1",
+    ] {
+        assert!(section.contains(&format!("### Workload sqlio-{profile}")), "{profile}: {section}");
+    }
+    assert_eq!(
+        section.matches("\n| disk | ").count(),
+        6,
+        "one row per profile for the one storage: {section}"
+    );
 }
