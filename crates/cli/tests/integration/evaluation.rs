@@ -549,14 +549,7 @@ fn seed_002_runs_as_shipped_and_its_report_has_the_six_profiles_normal_and_durin
     let section = &md[from..from + md[from..].find("## Results").unwrap()];
     let heading = "| storage | normal IOPS | vol-rebuild IOPS | normal % of best | vol-rebuild % of best | normal MB/s | vol-rebuild MB/s |";
     assert_eq!(section.matches(heading).count(), 6, "{section}");
-    for profile in [
-        "randread-8k-qd4",
-        "randwrite-8k-qd4",
-        "read-64k-qd4",
-        "write-64k-qd4",
-        "randread-8k-qd1",
-        "randwrite-8k-qd1",
-    ] {
+    for profile in crate::support::SQLIO {
         assert!(section.contains(&format!("### Workload sqlio-{profile}")), "{profile}: {section}");
     }
     assert_eq!(

@@ -5,7 +5,7 @@
 //!
 //! Without Chromium the browser test skips (`skip`: saying how to enable it, failing in CI).
 
-use crate::support::{disk_tempdir, io_in, only_bundle, refused, storbench};
+use crate::support::{SQLIO, disk_tempdir, io_in, only_bundle, refused, storbench};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -312,16 +312,6 @@ fn spectrum_row(bundle: &Path) -> String {
     let count = storbench_report::render::doc::given(ios as f64);
     format!("| reads | {count} | {p50} | {p90} | {p99} | {p999} | {p9999} | {max} |")
 }
-
-/// The jobs of the sqlio profile set, by name.
-const SQLIO: [&str; 6] = [
-    "randread-8k-qd4",
-    "randwrite-8k-qd4",
-    "read-64k-qd4",
-    "write-64k-qd4",
-    "randread-8k-qd1",
-    "randwrite-8k-qd1",
-];
 
 /// `storbench io --profile sqlio` on the null engine, briefly; the set's directory.
 fn profile_set(results: &Path) -> PathBuf {

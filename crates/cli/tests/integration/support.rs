@@ -241,3 +241,13 @@ impl Drop for ServerDb {
         }
     }
 }
+
+/// The jobs of the sqlio profile set, by name.
+pub const SQLIO: [&str; 6] = [
+    "randread-8k-qd4",
+    "randwrite-8k-qd4",
+    "read-64k-qd4",
+    "write-64k-qd4",
+    "randread-8k-qd1",
+    "randwrite-8k-qd1",
+];
