@@ -782,7 +782,14 @@ garbage line
         assert!(matches!(held, Err(DeviceRefusal::InUse { .. })), "{held:?}");
         drop(exclusive);
 
-        run("mkfs.ext4", &["-q", "-F", &name]).unwrap();
+        // A probe of the device the close set off (udev, blkid) may hold it a moment longer,
+        // and mkfs refuses a device in use: it gets a few tries, a quarter second apart.
+        let mut tries = 0;
+        while let Err(e) = run("mkfs.ext4", &["-q", "-F", &name]) {
+            tries += 1;
+            assert!(e.contains("in use") && tries < 20, "{e}");
+            std::thread::sleep(std::time::Duration::from_millis(250));
+        }
         let ext4 = DeviceRefusal::FilesystemSignature { device: name.clone(), kind: "ext4" };
         assert_eq!(check_writable(&path, false), Err(ext4));
         assert_eq!(check_writable(&path, true), Ok(()));
