@@ -64,6 +64,11 @@ pub fn memory_limit() -> Option<u64> {
     parse_mem_available(&text).or_else(|| field_bytes(&text, "MemTotal"))
 }
 
+/// The machine's memory (`MemTotal`), in bytes; None when /proc/meminfo cannot be read.
+pub fn total_bytes() -> Option<u64> {
+    field_bytes(&std::fs::read_to_string(MEMINFO).ok()?, "MemTotal")
+}
+
 /// Reads the memory available now, in bytes; `Ok(None)` when meminfo has no usable field.
 pub fn read_mem_available() -> io::Result<Option<u64>> {
     Ok(parse_mem_available(&std::fs::read_to_string(MEMINFO)?))

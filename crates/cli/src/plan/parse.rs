@@ -486,9 +486,10 @@ fn workload(
     }
     names.extend([label.clone(), kind.clone()]);
     let workload = Workload { label, args, points, by_configuration, search };
-    let workloads = match workload.args.get::<IoJob>().filter(|a| a.options.profile.is_some()).cloned() {
-        Some(a) => profile_set(src, workload, &a, t)?,
-        None => vec![workload],
+    let workloads = match workload.args.get::<IoJob>().cloned() {
+        Some(a) if a.options.profile.is_some() => profile_set(src, workload, &a, t)?,
+        Some(a) if a.options.fio_job.is_some() => fio_set(src, workload, &a, t)?,
+        _ => vec![workload],
     };
     for w in &workloads {
         super::search::check(src, w, t)?;
@@ -557,24 +558,58 @@ fn profile_set(src: &Source, w: Workload, a: &IoJob, t: &DeTable) -> Result<Vec<
     let prefix = if w.label == "sqlio" { String::new() } else { format!("{}-", w.label) };
     Ok(SQLIO_PROFILES
         .iter()
-        .map(|p| {
-            let set = |args: &dyn Options| -> Box<dyn Options> {
-                match args.get::<IoJob>() {
-                    Some(a) => Box::new(sqlio_job(a, p)),
-                    None => args.clone_box(),
-                }
-            };
-            Workload {
-                label: format!("{prefix}sqlio-{}", p.name),
-                args: set(&*w.args),
-                points: w.points.iter().map(|(s, a)| (s.clone(), set(&**a))).collect(),
-                by_configuration: w
-                    .by_configuration
-                    .iter()
-                    .map(|own| own.as_ref().map(|points| points.iter().map(|a| set(&**a)).collect()))
-                    .collect(),
-                search: w.search.clone(),
-            }
+        .map(|p| one_of_set(&w, format!("{prefix}sqlio-{}", p.name), |a| sqlio_job(a, p)))
+        .collect())
+}
+
+/// Workload `w` as one job of its set, labelled `label`: `job` makes the job of its options,
+/// at each sweep point and in each configuration's own values.
+fn one_of_set(w: &Workload, label: String, job: impl Fn(&IoJob) -> IoJob) -> Workload {
+    let set = |args: &dyn Options| -> Box<dyn Options> {
+        match args.get::<IoJob>() {
+            Some(a) => Box::new(job(a)),
+            None => args.clone_box(),
+        }
+    };
+    Workload {
+        label,
+        args: set(&*w.args),
+        points: w.points.iter().map(|(s, a)| (s.clone(), set(&**a))).collect(),
+        by_configuration: w
+            .by_configuration
+            .iter()
+            .map(|own| own.as_ref().map(|points| points.iter().map(|a| set(&**a)).collect()))
+            .collect(),
+        search: w.search.clone(),
+    }
+}
+
+/// `fio_job = "path"`: one workload per job of the file in its order, labelled
+/// `<label or file>-<job>`, each with the workload's other keys over the job's options.
+fn fio_set(src: &Source, w: Workload, a: &IoJob, t: &DeTable) -> Result<Vec<Workload>, PlanError> {
+    use storbench_bench::workload::io::fio_job::{self, Expand};
+    let at = t.get("fio_job").map_or(0..0, |v| v.span());
+    let expand = Expand::here();
+    let jobs = fio_job::jobs(&a.options, &expand).map_err(|e| {
+        let hint = Some("fix the job file, or describe the job with the workload's own keys".into());
+        src.error(at.clone(), e.to_string(), hint)
+    })?;
+    let stem = a.options.fio_job.as_deref().and_then(|p| p.file_stem()).map(|s| s.to_string_lossy());
+    let prefix =
+        if t.contains_key("label") { w.label.clone() } else { stem.unwrap_or_default().into_owned() };
+    Ok(jobs
+        .iter()
+        .enumerate()
+        .map(|(i, job)| {
+            let label = format!("{prefix}-{}", job.name).replace(['/', ':', ' '], "_");
+            one_of_set(&w, label, |given| {
+                // The same file under each point's own keys; it read once already.
+                let options = fio_job::jobs(&given.options, &expand)
+                    .ok()
+                    .and_then(|mut all| (i < all.len()).then(|| all.swap_remove(i).options))
+                    .unwrap_or_else(|| job.options.clone());
+                IoJob { options, ..given.clone() }
+            })
         })
         .collect())
 }

@@ -14,6 +14,7 @@ mod errors;
 mod evaluation;
 mod fallback;
 mod faultfs;
+mod fio_jobs;
 mod integrity;
 mod interrupt;
 mod io_runs;

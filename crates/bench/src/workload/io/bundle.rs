@@ -65,6 +65,7 @@ fn parameters(spec: &IoSpec) -> serde_json::Value {
     let (runtime_s, io_size) = match spec.end {
         super::End::Time(d) => (Some(d.as_secs_f64()), None),
         super::End::Bytes(b) => (None, Some(b)),
+        super::End::BytesWithin(b, d) => (Some(d.as_secs_f64()), Some(b)),
         super::End::Trace => (None, None),
     };
     serde_json::json!({

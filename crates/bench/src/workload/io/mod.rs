@@ -13,6 +13,7 @@ pub mod blocksize;
 pub mod bundle;
 mod copy;
 pub mod entry;
+pub mod fio_job;
 pub mod like;
 pub mod offsets;
 pub mod options;
@@ -215,7 +216,7 @@ fn run_plan(spec: &IoSpec) -> RunShape {
     RunShape {
         warmup: Warmup::For(spec.ramp),
         length: match spec.end {
-            End::Time(d) => Length::For(d),
+            End::Time(d) | End::BytesWithin(_, d) => Length::For(d),
             End::Bytes(_) | End::Trace => Length::UntilDone,
         },
         interval: spec.interval,

@@ -168,6 +168,9 @@ impl<'de> Deserialize<'de> for RateProfile {
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct IoOptions {
+    /// A fio job file whose jobs to run (`fio_job::jobs`): the other options, where given,
+    /// over each job's.
+    pub fio_job: Option<PathBuf>,
     pub target: Option<PathBuf>,
     /// A trace whose fingerprint gives the options not given.
     pub like: Option<PathBuf>,

@@ -85,6 +85,9 @@ pub enum End {
     Time(Duration),
     /// When this many bytes were transferred, over all workers (fio's size-based job).
     Bytes(u64),
+    /// When this many bytes were transferred, or after this long, whichever comes first
+    /// (fio's job that has both a size and a runtime).
+    BytesWithin(u64, Duration),
     /// When the trace (`IoSpec::trace`) has been replayed to its last request.
     Trace,
 }

@@ -34,6 +34,9 @@ pub struct Validated {
 /// The options as jobs: one, or a profile set's; `name` is the run's where one was given.
 /// `like` is the caller's to fill in first (it reads a trace).
 pub fn validate(args: &IoOptions, name: Option<&str>) -> Result<Validated> {
+    if args.fio_job.is_some() {
+        return fio_jobs(args);
+    }
     let template = template_spec(args, name)?;
     let notes: Vec<String> =
         long_run(template.rate_iops, &template.end, template.block_sizes.mean()).into_iter().collect();
@@ -43,7 +46,13 @@ pub fn validate(args: &IoOptions, name: Option<&str>) -> Result<Validated> {
         Some(other) => refuse!("unknown --profile '{other}'; the profile sets are: sqlio"),
     };
     let writes = jobs.iter().any(|j| j.spec.reads.writes());
-    let target = (template_engine(args) != EngineKind::Null).then(|| TargetRequest {
+    let target = target_of(args, writes);
+    Ok(Validated { jobs, target, profile: args.profile.clone(), notes })
+}
+
+/// The target the jobs of `args` share (None for the null engine).
+fn target_of(args: &IoOptions, writes: bool) -> Option<TargetRequest> {
+    (template_engine(args) != EngineKind::Null).then(|| TargetRequest {
         path: args.target.clone().unwrap_or_else(|| PathBuf::from(".")),
         size: args.size.map(|s| s.0),
         default_size: DEFAULT_SIZE,
@@ -51,8 +60,41 @@ pub fn validate(args: &IoOptions, name: Option<&str>) -> Result<Validated> {
         allow_device: args.allow_device,
         force: args.force,
         writes,
-    });
-    Ok(Validated { jobs, target, profile: args.profile.clone(), notes })
+    })
+}
+
+/// A fio job file's jobs, each validated as a single job under its own name; a file of several
+/// is a set named after the file. They share one target, as a profile set's jobs do.
+fn fio_jobs(args: &IoOptions) -> Result<Validated> {
+    if args.profile.is_some() || args.like.is_some() {
+        refuse!("a fio job file gives the jobs; drop --profile and --like");
+    }
+    let file = super::fio_job::jobs(args, &super::fio_job::Expand::here()).map_err(|e| e.to_string())?;
+    let (first, path) = (&file[0], args.fio_job.as_deref().unwrap_or(std::path::Path::new("")));
+    let mut jobs = Vec::new();
+    let mut notes = Vec::new();
+    for job in &file {
+        let place = |o: &IoOptions| (o.target.clone(), o.size, o.buffered, template_engine(o));
+        if place(&job.options) != place(&first.options) {
+            refuse!(
+                "{}: job [{}] runs on another target, size, engine or direct setting than [{}]; \
+                 storbench io runs a job file's jobs on one target: give --target (and --size) \
+                 for all, or run each job in a plan workload of its own",
+                job.at,
+                job.name,
+                first.name
+            );
+        }
+        let spec = template_spec(&job.options, Some(&job.name))
+            .map_err(|e| format!("{}: job [{}]: {e}", job.at, job.name))?;
+        notes.extend(job.notes.iter().cloned());
+        notes.extend(long_run(spec.rate_iops, &spec.end, spec.block_sizes.mean()));
+        jobs.push(Job { spec, title: None });
+    }
+    let writes = jobs.iter().any(|j| j.spec.reads.writes());
+    let target = target_of(&first.options, writes);
+    let set = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| "fio".into());
+    Ok(Validated { jobs, target, profile: (file.len() > 1).then_some(set), notes })
 }
 
 fn template_engine(args: &IoOptions) -> EngineKind {
@@ -202,10 +244,11 @@ fn parse_zoned(s: &str, arg: &str) -> Result<Distribution> {
 fn parse_end(args: &IoOptions) -> Result<End> {
     match (args.runtime, args.io_size) {
         (_, Some(b)) if b.0 == 0 => refuse!("--io-size must be more than 0"),
-        (_, Some(b)) => Ok(End::Bytes(b.0)),
-        (Some(r), None) if r.0.is_zero() => {
+        (Some(r), _) if r.0.is_zero() => {
             refuse!("--runtime must be more than 0 (or use --io-size)")
         }
+        (Some(r), Some(b)) => Ok(End::BytesWithin(b.0, r.0)),
+        (None, Some(b)) => Ok(End::Bytes(b.0)),
         (Some(r), None) => Ok(End::Time(r.0)),
         (None, None) => {
             Ok(End::Time(Rule::measured_length(args.steady_state.map(|r| r.0), None, IoOptions::RUNTIME)))
@@ -400,7 +443,7 @@ pub fn check_against_target(
             spec.workers
         );
     }
-    if let End::Bytes(b) = spec.end
+    if let End::Bytes(b) | End::BytesWithin(b, _) = spec.end
         && b < max
     {
         refuse!("--io-size {b} bytes is smaller than one {max}-byte block");

@@ -195,7 +195,7 @@ impl<'a> Worker<'a> {
                 .verify
                 .then(|| VerifyState::new(spec.seed, spec.block_sizes.max() as u64, region.len)),
             budget: match spec.end {
-                End::Bytes(total) => Some(total.div_ceil(workers)),
+                End::Bytes(total) | End::BytesWithin(total, _) => Some(total.div_ceil(workers)),
                 End::Time(_) | End::Trace => None,
             },
             writes: 0,

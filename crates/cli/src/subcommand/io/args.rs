@@ -13,6 +13,16 @@ pub use storbench_bench::workload::io::options::{BlockSizes, IoOptions, RateProf
 /// which the flags convert into (`IoArgs::job`).
 #[derive(Args, Debug, Clone, Default)]
 pub struct IoArgs {
+    /// A fio job file to run (a plan's io workload: fio_job = "path"): its [global] and job
+    /// sections, include lines, $ncpus/$pagesize/$mb_memory and ${VAR} expanded; each job
+    /// runs in turn (a stonewall's order), jobs fio starts at once being one job with their
+    /// workers together. fio's defaults hold where the file is silent (psync, buffered,
+    /// sequential reads, no warm-up, the job ends after its size). Options given here apply
+    /// over every job's (--target over its filename and directory; --runtime or --io-size
+    /// replace its end). An option storbench does not run is refused with its line.
+    #[arg(value_name = "JOBFILE.fio", value_parser = storbench_bench::units::place)]
+    pub fio_job: Option<PathBuf>,
+
     /// File, directory or block device to test. A directory gets a file named storbench-io.dat
     /// (shard I of a sharded run: storbench-io.shardI.dat, so shards can share a directory),
     /// created and filled at --size and reused by later runs. An existing file storbench did
@@ -88,7 +98,8 @@ pub struct IoArgs {
     pub workers: Option<u32>,
 
     /// Length of the measured phase (30s, 5m; a bare number is seconds). Default: 30s, unless
-    /// --io-size or --steady-state ends the job.
+    /// --io-size or --steady-state ends the job; with --io-size, the job ends at whichever
+    /// comes first.
     #[arg(long, value_name = "DURATION")]
     pub runtime: Option<Seconds>,
 
@@ -111,8 +122,9 @@ pub struct IoArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<ByteSize>,
 
-    /// End the job after transferring this much (over all workers) instead of after --runtime.
-    #[arg(long, value_name = "SIZE", conflicts_with = "runtime")]
+    /// End the job after transferring this much (over all workers) instead of after 30 s; with
+    /// --runtime too, at whichever comes first (as fio's size with runtime).
+    #[arg(long, value_name = "SIZE")]
     pub io_size: Option<ByteSize>,
 
     /// I/O engine: io_uring (default; falls back to psync with a warning where the kernel
@@ -195,6 +207,7 @@ impl IoArgs {
         // Every key of the options set here; every flag but --verbose is one of them (a test
         // holds it).
         let options = IoOptions {
+            fio_job: self.fio_job,
             target: self.target,
             like: self.like,
             profile: self.profile,

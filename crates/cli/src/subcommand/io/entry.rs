@@ -26,7 +26,8 @@ Examples:
   storbench io --profile sqlio                      # the six SQLIO profiles, 30 s each
   storbench io --rw randread --bs 4k --iodepth 32 --runtime 60s --target /data
   storbench io --rw randrw --rwmix-read 70 --bs 8k/70:64k/30 --random-distribution zipf:1.1
-  storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost";
+  storbench io --engine null --iodepth 128 --runtime 10s   # the engine's own cost
+  storbench io ssd-test.fio --target /mnt/ssd       # fio's job file, on /mnt/ssd";
         // After the options: their struct's doc comment would be the command's help.
         IoCommand::augment_args(clap::Command::new(KIND.name))
             .about(about)

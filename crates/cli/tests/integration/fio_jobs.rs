@@ -1,0 +1,96 @@
+//! fio's job files run by `storbench io JOB.fio` and by a plan's `fio_job`: the jobs in their
+//! order, each moving what fio's would, and a refused option naming its line.
+
+use crate::support::{disk_tempdir, refused, stdout_json, storbench};
+use std::path::Path;
+
+/// A job file of two jobs in `dir`: a random 70/30 mix of 4k and 16k blocks in two copies of
+/// 4 MiB each, then, after a stonewall, 4 MiB of sequential 4k writes.
+fn two_jobs(dir: &Path) -> std::path::PathBuf {
+    let path = dir.join("two.fio");
+    let text = "[global]\nsize=4m\n; both on one file\n[mixed]\nrw=randrw\nrwmixread=70\n\
+                bssplit=4k/50:16k/50\nnumjobs=2\nnorandommap\n[writes]\nstonewall\nrw=write\nbs=4k\n";
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_job_file_runs_its_jobs_in_order_each_moving_its_size_in_every_copy() {
+    let dir = disk_tempdir();
+    let job = two_jobs(dir.path());
+    let out = storbench()
+        .arg("io")
+        .arg(&job)
+        .arg("--target")
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(dir.path().join("results"))
+        .arg("--json")
+        .assert()
+        .success();
+    let s = stdout_json(&out);
+    let jobs = s["profiles"].as_array().unwrap();
+    let names: Vec<&str> = jobs.iter().map(|j| j["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["mixed", "writes"]);
+    let (mixed, writes) = (&jobs[0], &jobs[1]);
+    assert_eq!(
+        (mixed["engine"].as_str(), mixed["target"]["direct"].as_bool()),
+        (Some("psync"), Some(false)),
+        "fio's defaults"
+    );
+    let moved = |j: &serde_json::Value, d: &str| j["results"][d]["bytes"].as_u64().unwrap();
+    let total = moved(mixed, "read") + moved(mixed, "write");
+    // Two copies of 4 MiB; each worker's last block may pass its share by less than a block.
+    assert!(((8 << 20)..(8 << 20) + 2 * 16384).contains(&total), "{total}");
+    let ios = |j: &serde_json::Value, d: &str| j["results"][d]["ios"].as_u64().unwrap() as f64;
+    let read_share = ios(mixed, "read") / (ios(mixed, "read") + ios(mixed, "write"));
+    assert!((read_share - 0.70).abs() < 0.01, "{read_share}");
+    let mean = total as f64 / (ios(mixed, "read") + ios(mixed, "write"));
+    assert!((mean - 10240.0).abs() < 512.0, "half 4k, half 16k: {mean}");
+    assert_eq!((ios(writes, "write"), moved(writes, "write"), ios(writes, "read")), (1024.0, 4 << 20, 0.0));
+}
+
+#[test]
+fn an_option_storbench_does_not_run_is_refused_with_its_file_and_line() {
+    let dir = disk_tempdir();
+    let job = dir.path().join("zoned.fio");
+    std::fs::write(&job, "[disk]\nsize=1m\nzonemode=strided\n").unwrap();
+    let e = refused(
+        storbench().arg("io").arg(&job).arg("--target").arg(dir.path()),
+        "zoned.fio:3: fio option `zonemode`",
+    );
+    assert!(e.contains("remove it from the job"), "{e}");
+    assert!(
+        !dir.path().join("storbench-io.dat").exists(),
+        "nothing is made before the job file is read whole"
+    );
+}
+
+#[test]
+fn a_plans_fio_job_is_one_workload_per_job_on_the_configurations_target() {
+    let dir = disk_tempdir();
+    let job = two_jobs(dir.path());
+    let plan = dir.path().join("plan.toml");
+    let text = format!(
+        "[method]\nrepetitions = 1\nidle_settle = \"0s\"\nidle_power = \"0s\"\n\
+         [[configuration]]\nname = \"here\"\ntarget = {:?}\n\
+         [[workload]]\nkind = \"io\"\nfio_job = {:?}\n",
+        dir.path().display().to_string(),
+        job.display().to_string()
+    );
+    std::fs::write(&plan, text).unwrap();
+    let out = storbench().args(["plan", "check"]).arg(&plan).assert().success();
+    let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned()
+        + &String::from_utf8_lossy(&out.get_output().stderr);
+    assert!(said.contains("2 runs of 2 workload(s)"), "{said}");
+    let out = storbench()
+        .arg("run")
+        .arg(&plan)
+        .arg("--output-dir")
+        .arg(dir.path().join("ev"))
+        .args(["--power", "none"])
+        .assert()
+        .success();
+    let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(said.contains("two-mixed.here.r1") && said.contains("two-writes.here.r1"), "{said}");
+}
