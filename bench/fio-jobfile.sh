@@ -155,7 +155,7 @@ for j in d["jobs"]:
     rd, wr = j["read"], j["write"]; ios = rd["total_ios"] + wr["total_ios"]
     run_s = j["job_runtime"] / 1000
     cpu = (j["usr_cpu"] + j["sys_cpu"]) / 100 * run_s
-    iops = ios / run_s if run_s else 0
+    iops = rd["iops"] + wr["iops"]  # fio's own: a group's copies together
     print(f"{sys.argv[2]},{sys.argv[3]},fio,{j['jobname']},{rd['total_ios']},{wr['total_ios']},"
           f"{rd['io_bytes']},{wr['io_bytes']},{iops:.1f},{cpu / max(ios, 1) * 1e6:.3f}")
 PY

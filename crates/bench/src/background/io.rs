@@ -162,6 +162,7 @@ pub(super) fn io_spec(name: &str, io: &IoBackground, on_file: bool) -> IoSpec {
         reads: if io.read { Share::READS } else { Share::WRITES },
         random: Share::ALL,
         writes_per_flush: None,
+        fsync: false,
         block_sizes: BlockSizeMix::single(io.bs),
         iodepth: io.iodepth,
         workers: 1,

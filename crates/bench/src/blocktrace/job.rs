@@ -149,6 +149,7 @@ pub fn io_spec(
         reads: Share::of_fraction(c.original.read_fraction),
         random: Share::ALL,
         writes_per_flush: None,
+        fsync: false,
         block_sizes: BlockSizeMix::single(largest.max(4096).div_ceil(4096) * 4096),
         iodepth,
         workers: 1,

@@ -24,6 +24,9 @@ pub enum Dir {
     /// fdatasync of the file: its written data made durable, the device's cache flushed (a
     /// block device's flush request). Moves no bytes: its `len` is 0 and so is its result.
     Flush,
+    /// fsync of the file: its data and its metadata (size, times) made durable, the device's
+    /// cache flushed. Moves no bytes, as a flush.
+    Fsync,
 }
 
 /// One request: `len` bytes at `offset` of file `file` (its index among the files the engine
@@ -215,14 +218,16 @@ mod tests {
             write_through(e.as_mut(), 1, 1, 8192, b'b');
             e.replace_file(1, &f[2]).unwrap();
             write_through(e.as_mut(), 1, 1, 8192, b'c');
-            // A flush moves nothing and succeeds with 0.
-            e.queue(Request { slot: 0, file: 1, dir: Dir::Flush, offset: 0, len: 0 });
-            let mut out = Vec::new();
-            while out.is_empty() {
-                e.submit_and_reap(1, None, &mut out).unwrap();
+            // A flush, fdatasync or fsync, moves nothing and succeeds with 0.
+            for dir in [Dir::Flush, Dir::Fsync] {
+                e.queue(Request { slot: 0, file: 1, dir, offset: 0, len: 0 });
+                let mut out = Vec::new();
+                while out.is_empty() {
+                    e.submit_and_reap(1, None, &mut out).unwrap();
+                }
+                assert_eq!(out[0], Completion { slot: 0, result: 0 }, "{kind:?} {dir:?}");
+                assert_eq!(out[0].failure(0), None);
             }
-            assert_eq!(out[0], Completion { slot: 0, result: 0 }, "{kind:?}");
-            assert_eq!(out[0].failure(0), None);
             let read = |n: &str| std::fs::read(dir.path().join(n)).unwrap();
             assert_eq!(read("a"), vec![b'a'; 4096], "{kind:?}");
             assert_eq!(read("b"), vec![b'b'; 8192], "{kind:?}");

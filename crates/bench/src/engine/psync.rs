@@ -35,6 +35,7 @@ impl PsyncEngine {
                 Dir::Read => libc::pread(fd, ptr, req.len as usize, off),
                 Dir::Write => libc::pwrite(fd, ptr, req.len as usize, off),
                 Dir::Flush => libc::fdatasync(fd) as isize,
+                Dir::Fsync => libc::fsync(fd) as isize,
             }
         };
         if n < 0 { -io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO) } else { n as i32 }

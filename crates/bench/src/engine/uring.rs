@@ -100,6 +100,7 @@ impl UringEngine {
             (Dir::Read, false) => opcode::Read::new(fd, ptr, req.len).offset(req.offset).build(),
             (Dir::Write, false) => opcode::Write::new(fd, ptr, req.len).offset(req.offset).build(),
             (Dir::Flush, _) => opcode::Fsync::new(fd).flags(types::FsyncFlags::DATASYNC).build(),
+            (Dir::Fsync, _) => opcode::Fsync::new(fd).build(),
         };
         entry.user_data(req.slot as u64)
     }

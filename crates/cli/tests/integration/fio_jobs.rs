@@ -94,3 +94,25 @@ fn a_plans_fio_job_is_one_workload_per_job_on_the_configurations_target() {
     let said = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert!(said.contains("two-mixed.here.r1") && said.contains("two-writes.here.r1"), "{said}");
 }
+
+#[test]
+fn a_jobs_fsync_flushes_after_every_nth_write_as_fio_does() {
+    let dir = disk_tempdir();
+    let job = dir.path().join("sync.fio");
+    std::fs::write(&job, "[logger]\nrw=write\nbs=4k\nsize=1m\nfsync=4\ndirect=1\n").unwrap();
+    let out = storbench()
+        .arg("io")
+        .arg(&job)
+        .arg("--target")
+        .arg(dir.path())
+        .arg("--output-dir")
+        .arg(dir.path().join("results"))
+        .arg("--json")
+        .assert()
+        .success();
+    let s = stdout_json(&out);
+    assert_eq!(s["parameters"]["fsync"], 4.0, "{}", s["parameters"]);
+    assert!(s["parameters"]["fdatasync"].is_null());
+    assert_eq!(s["results"]["write"]["ios"], 256);
+    assert_eq!(s["results"]["flush"]["ios"], 64, "{}", s["results"]["flush"]);
+}

@@ -139,7 +139,7 @@ impl ErrorRecord {
         let (class, expected) = match dir {
             Dir::Read => (ErrorClass::ReadErrors, "a completed read"),
             Dir::Write => (ErrorClass::WriteErrors, "a completed write"),
-            Dir::Flush => (ErrorClass::WriteErrors, "a completed flush"),
+            Dir::Flush | Dir::Fsync => (ErrorClass::WriteErrors, "a completed flush"),
         };
         ErrorRecord {
             class,

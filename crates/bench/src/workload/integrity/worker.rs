@@ -530,7 +530,7 @@ impl Worker {
             }
             // The integrity workers make data durable with the syncer's fsync, never a flush
             // request of their own.
-            Dir::Flush => {}
+            Dir::Flush | Dir::Fsync => {}
         }
     }
 

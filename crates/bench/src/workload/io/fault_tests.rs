@@ -134,6 +134,7 @@ fn spec(read_pct: u8) -> IoSpec {
         reads: Share::percent(read_pct),
         random: Share::ALL,
         writes_per_flush: None,
+        fsync: false,
         block_sizes: BlockSizeMix::single(4096),
         iodepth: 4,
         workers: 1,

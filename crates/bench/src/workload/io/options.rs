@@ -180,6 +180,7 @@ pub struct IoOptions {
     pub rwmix_read: Option<Share>,
     pub percentage_random: Option<Share>,
     pub fdatasync: Option<f64>,
+    pub fsync: Option<f64>,
     pub bs: Option<BlockSizes>,
     pub random_distribution: Option<String>,
     pub iodepth: Option<u32>,

@@ -13,6 +13,7 @@ use std::time::Duration;
 fn writes_with_flushes(writes_per_flush: u32, iodepth: u32) -> IoSpec {
     IoSpec {
         writes_per_flush: Some(writes_per_flush),
+        fsync: false,
         iodepth,
         end: End::Bytes(1000 * 4096),
         region: Region { start: 0, len: 1 << 20 },
@@ -41,6 +42,7 @@ fn a_rate_profile_gives_each_second_its_own_rate_and_a_second_of_none_none() {
     let spec = IoSpec {
         reads: Share::READS,
         writes_per_flush: None,
+        fsync: false,
         iodepth: 4,
         end: End::Time(Duration::from_secs(3)),
         rate_iops: Some(2500.0 / 3.0),

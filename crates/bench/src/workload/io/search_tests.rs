@@ -19,6 +19,7 @@ fn spec(iodepth: u32, step: Duration) -> IoSpec {
         reads: Share::READS,
         random: Share::ALL,
         writes_per_flush: None,
+        fsync: false,
         block_sizes: BlockSizeMix::single(4096),
         iodepth,
         workers: 1,

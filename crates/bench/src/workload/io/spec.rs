@@ -105,6 +105,8 @@ pub struct IoSpec {
     /// A flush (fdatasync) after this many writes on average, in hundredths (250: two flushes
     /// every five writes), each issued once its write completed; None: no flushes.
     pub writes_per_flush: Option<u32>,
+    /// The flushes are fsync (the file's metadata made durable too), not fdatasync.
+    pub fsync: bool,
     pub block_sizes: BlockSizeMix,
     /// Requests in flight per worker.
     pub iodepth: u32,

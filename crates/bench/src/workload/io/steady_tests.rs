@@ -25,6 +25,7 @@ fn spec(cap: Duration, rate_iops: Option<f64>) -> IoSpec {
         reads: Share::READS,
         random: Share::ALL,
         writes_per_flush: None,
+        fsync: false,
         block_sizes: BlockSizeMix::single(4096),
         iodepth: 1,
         workers: 1,

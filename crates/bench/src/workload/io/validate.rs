@@ -134,6 +134,7 @@ fn template_spec(args: &IoOptions, name: Option<&str>) -> Result<IoSpec> {
         name: name.map_or_else(|| default_name(args, &block_sizes, iodepth), str::to_string),
         random: random_share(args, pattern)?,
         writes_per_flush: writes_per_flush(args, reads)?,
+        fsync: args.fsync.is_some(),
         pattern,
         reads,
         rate_iops,
@@ -178,16 +179,19 @@ fn random_share(args: &IoOptions, pattern: Pattern) -> Result<Share> {
     }
 }
 
-/// `--fdatasync N` in hundredths of writes per flush; it needs writes.
+/// `--fdatasync N` (or `--fsync N`) in hundredths of writes per flush; it needs writes.
 fn writes_per_flush(args: &IoOptions, reads: Share) -> Result<Option<u32>> {
-    let Some(n) = args.fdatasync else { return Ok(None) };
+    let (flag, n) = match (args.fdatasync, args.fsync) {
+        (Some(_), Some(_)) => refuse!("--fdatasync and --fsync each set the flushes; give one of them"),
+        (Some(n), None) => ("--fdatasync", n),
+        (None, Some(n)) => ("--fsync", n),
+        (None, None) => return Ok(None),
+    };
     if !(1.0..=1_000_000.0).contains(&n) {
-        refuse!("--fdatasync {n}: give the writes per flush, from 1 (a flush after every write) to 1000000");
+        refuse!("{flag} {n}: give the writes per flush, from 1 (a flush after every write) to 1000000");
     }
     if !reads.writes() {
-        refuse!(
-            "--fdatasync flushes after writes, and this job only reads; give --rw with writes or drop --fdatasync"
-        );
+        refuse!("{flag} flushes after writes, and this job only reads; give --rw with writes or drop {flag}");
     }
     Ok(Some((n * 100.0).round() as u32))
 }

@@ -109,6 +109,8 @@ pub struct Worker<'a> {
     /// that completed and wait for theirs.
     flushes: Option<ExactShares>,
     flushes_due: u32,
+    /// How a flush is made: fdatasync, or fsync (`IoSpec::fsync`).
+    flush: Dir,
     slots: Vec<Slot>,
     free: Vec<u32>,
     clock: IntervalClock,
@@ -176,6 +178,7 @@ impl<'a> Worker<'a> {
                 .writes_per_flush
                 .map(|n| ExactShares::new(&[100, u64::from(n).saturating_sub(100)])),
             flushes_due: 0,
+            flush: if spec.fsync { Dir::Fsync } else { Dir::Flush },
             slots: vec![Slot::default(); depth as usize],
             free: (0..depth).rev().collect(),
             clock: IntervalClock::new(schedule),
@@ -292,8 +295,8 @@ impl<'a> Worker<'a> {
         {
             self.flushes_due -= 1;
             self.slots[slot as usize] =
-                Slot { start_ns: now, issued_ns: now, dir: Some(Dir::Flush), ..Slot::default() };
-            self.engine.queue(Request { slot, file: 0, dir: Dir::Flush, offset: 0, len: 0 });
+                Slot { start_ns: now, issued_ns: now, dir: Some(self.flush), ..Slot::default() };
+            self.engine.queue(Request { slot, file: 0, dir: self.flush, offset: 0, len: 0 });
         }
     }
 
@@ -460,7 +463,7 @@ impl<'a> Worker<'a> {
             match dir {
                 Dir::Write => v.written(slot.offset - self.base, slot.generation),
                 Dir::Read => v.check(self.engine.buffer(c.slot), slot, self.base),
-                Dir::Flush => {}
+                Dir::Flush | Dir::Fsync => {}
             }
         }
         if !counted {
@@ -470,7 +473,7 @@ impl<'a> Worker<'a> {
         let counters = match dir {
             Dir::Read => &mut self.interval.read,
             Dir::Write => &mut self.interval.write,
-            Dir::Flush => &mut self.interval.flush,
+            Dir::Flush | Dir::Fsync => &mut self.interval.flush,
         };
         counters.record(slot.len as u64, latency);
         if self.paced {

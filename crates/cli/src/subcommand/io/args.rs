@@ -75,6 +75,11 @@ pub struct IoArgs {
     #[arg(long, value_name = "N")]
     pub fdatasync: Option<f64>,
 
+    /// As --fdatasync, with fsync: the file's metadata (its size and times) made durable
+    /// too, as fio's fsync. Default: no flushes.
+    #[arg(long, value_name = "N", conflicts_with = "fdatasync")]
+    pub fsync: Option<f64>,
+
     /// Block size (512, 4k, 64KiB), or a weighted mix as fio's bssplit writes it:
     /// 4k/60:64k/40 means 60 % of I/Os are 4 KiB and 40 % are 64 KiB. Default: 4k.
     #[arg(long, value_name = "SIZE[/WEIGHT:...]")]
@@ -215,6 +220,7 @@ impl IoArgs {
             rwmix_read: self.rwmix_read,
             percentage_random: self.percentage_random,
             fdatasync: self.fdatasync,
+            fsync: self.fsync,
             bs: self.bs,
             random_distribution: self.random_distribution,
             iodepth: self.iodepth,

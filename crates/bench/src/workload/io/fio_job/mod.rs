@@ -117,6 +117,7 @@ fn over(given: &IoOptions, file: IoOptions) -> IoOptions {
         rwmix_read: g.rwmix_read.or(file.rwmix_read),
         percentage_random: g.percentage_random.or(file.percentage_random),
         fdatasync: g.fdatasync.or(file.fdatasync),
+        fsync: g.fsync.or(file.fsync),
         bs: g.bs.or(file.bs),
         random_distribution: g.random_distribution.or(file.random_distribution),
         iodepth: g.iodepth.or(file.iodepth),

@@ -246,3 +246,16 @@ fn a_random_size_mix_under_fios_random_map_is_said_to_differ_and_not_with_norand
     let one_size = jobs_of("[job]\nsize=1m\nrw=randrw\nbs=4k\n", &[]).unwrap();
     assert!(one_size[0].notes.is_empty(), "one size is the same I/O either way");
 }
+
+#[test]
+fn fsync_and_fdatasync_each_flush_after_their_writes_and_one_job_takes_one_of_them() {
+    let o = only("[job]\nsize=1m\nrw=randwrite\nfsync=8\n");
+    assert_eq!((o.fsync, o.fdatasync), (Some(8.0), None));
+    let both = IoOptions { fsync: Some(1.0), fdatasync: Some(2.0), ..only("[job]\nsize=1m\nrw=write\n") };
+    let e = crate::workload::io::validate::validate(&both, None).err().unwrap();
+    assert!(e.contains("give one of them"), "{e}");
+    let spec =
+        |o: &IoOptions| crate::workload::io::validate::validate(o, None).ok().unwrap().jobs.remove(0).spec;
+    let fsync = spec(&IoOptions { engine: Some(EngineKind::Null), ..o });
+    assert_eq!((fsync.writes_per_flush, fsync.fsync), (Some(800), true));
+}
