@@ -86,7 +86,8 @@ fn read_shards(bundles: &[PathBuf]) -> Result<Vec<Shard>> {
         let shard = Shard { name: identity(&record, &dir_name), bundle: given.display().to_string(), record };
         if let Some(other) = shards.iter().find(|s| same_shard(s, &shard)) {
             refuse!(
-                "{} and {} both claim to be shard {} of one run; give each shard's bundle once (a                  shard run twice: keep the run you mean)",
+                "{} and {} both claim to be shard {} of one run; give each shard's bundle once (a \
+                 shard run twice: keep the run you mean)",
                 other.bundle,
                 shard.bundle,
                 shard.name
