@@ -136,6 +136,12 @@ impl<'a> Tally<'a> {
 
 /// Interval data that the record stores and reads back exactly.
 pub trait Recordable: IntervalData + Sized {
+    /// Whether its counts and histograms add up: the tally of intervals summed (counts added,
+    /// histograms' buckets added) reads back as those intervals' data merged. A rebuild then
+    /// sums the encoded histograms bucket by bucket instead of decoding each whole
+    /// (`StoredRecord::merged`); a test holds each such kind to it.
+    const ADDS_UP: bool = false;
+
     /// The interval's counts and histograms.
     fn tally(&self) -> Tally<'_>;
     /// The data `tally` gave, read back; what is not counted (kept examples, messages) is
@@ -166,5 +172,72 @@ impl<T: Recordable> Recordable for Parts<T> {
         }
         let parts = (0..n).map(|i| T::from_tally(&t.under(&format!("p{i}.")))).collect::<Result<_, _>>()?;
         Ok(Parts::new(parts))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::metrics::{BucketSum, Inflater, Recorder};
+
+    /// A tally as compared: its counts, and its non-empty histograms' encodings by tag.
+    type Seen = (BTreeMap<String, u64>, Vec<(String, Vec<u8>)>);
+
+    /// What a kind's intervals give merged one by one, and what their tallies give added up
+    /// (counts added, histograms summed from their encodings), each as its tally: the
+    /// counts, and each histogram's encoding.
+    fn merged_and_summed<T: Recordable>(intervals: &[T]) -> [Seen; 2] {
+        let mut merged = T::default();
+        let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+        let mut sums: BTreeMap<String, BucketSum> = BTreeMap::new();
+        let mut scratch = Inflater::default();
+        for i in intervals {
+            merged.merge(i);
+            let t = i.tally();
+            for (k, n) in &t.counts {
+                *counts.entry(k.clone()).or_default() += n;
+            }
+            for (tag, h) in &t.hists {
+                sums.entry(tag.clone()).or_default().add_encoded(&h.encode(), &mut scratch).unwrap();
+            }
+        }
+        let hists = sums.iter().map(|(t, s)| (t.clone(), Cow::Owned(s.histogram()))).collect();
+        let summed = T::from_tally(&Tally { counts, hists }).unwrap();
+        let seen = |t: Tally<'_>| {
+            let mut hists: Vec<(String, Vec<u8>)> = t
+                .hists
+                .iter()
+                .filter(|(_, h)| !h.is_empty())
+                .map(|(tag, h)| (tag.clone(), h.encode()))
+                .collect();
+            hists.sort();
+            (t.counts, hists)
+        };
+        [seen(merged.tally()), seen(summed.tally())]
+    }
+
+    #[test]
+    fn io_intervals_add_up_as_its_kind_says_so_a_rebuild_may_sum_their_encodings() {
+        const { assert!(Recorder::ADDS_UP) };
+        let interval = |seed: u64| {
+            let mut r = Recorder::default();
+            for k in 0..200 {
+                let ns = 1_000 + (seed * 7919 + k * 104_729) % 5_000_000;
+                r.read.ios += 1;
+                r.read.bytes += 4096;
+                r.read.latency.record(ns);
+                if k % 3 == 0 {
+                    r.write.ios += 1;
+                    r.write.bytes += 8192;
+                    r.write.latency.record(ns * 2);
+                    r.lag.record(ns / 10);
+                }
+            }
+            r.errors.add(Cow::Borrowed("EIO"), seed);
+            r
+        };
+        let [merged, summed] = merged_and_summed(&[interval(1), interval(2), interval(3)]);
+        assert!(merged.0["read.ios"] == 600 && !merged.1.is_empty(), "{:?}", merged.0);
+        assert_eq!(merged, summed);
     }
 }

@@ -38,6 +38,8 @@ impl IoFacts {
 }
 
 impl Recordable for Recorder {
+    const ADDS_UP: bool = true;
+
     fn tally(&self) -> Tally<'_> {
         let mut t = Tally::default();
         t.direction("read", "read", &self.read);
