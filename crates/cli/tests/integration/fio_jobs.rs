@@ -14,21 +14,26 @@ fn two_jobs(dir: &Path) -> std::path::PathBuf {
     path
 }
 
+/// `storbench io JOB --target DIR --json` in `dir`: what it printed.
+fn run_job(dir: &Path, job: &Path) -> serde_json::Value {
+    let out = storbench()
+        .arg("io")
+        .arg(job)
+        .arg("--target")
+        .arg(dir)
+        .arg("--output-dir")
+        .arg(dir.join("results"))
+        .arg("--json")
+        .assert()
+        .success();
+    stdout_json(&out)
+}
+
 #[test]
 fn a_job_file_runs_its_jobs_in_order_each_moving_its_size_in_every_copy() {
     let dir = disk_tempdir();
     let job = two_jobs(dir.path());
-    let out = storbench()
-        .arg("io")
-        .arg(&job)
-        .arg("--target")
-        .arg(dir.path())
-        .arg("--output-dir")
-        .arg(dir.path().join("results"))
-        .arg("--json")
-        .assert()
-        .success();
-    let s = stdout_json(&out);
+    let s = run_job(dir.path(), &job);
     let jobs = s["profiles"].as_array().unwrap();
     let names: Vec<&str> = jobs.iter().map(|j| j["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["mixed", "writes"]);
@@ -100,19 +105,34 @@ fn a_jobs_fsync_flushes_after_every_nth_write_as_fio_does() {
     let dir = disk_tempdir();
     let job = dir.path().join("sync.fio");
     std::fs::write(&job, "[logger]\nrw=write\nbs=4k\nsize=1m\nfsync=4\ndirect=1\n").unwrap();
-    let out = storbench()
-        .arg("io")
-        .arg(&job)
-        .arg("--target")
-        .arg(dir.path())
-        .arg("--output-dir")
-        .arg(dir.path().join("results"))
-        .arg("--json")
-        .assert()
-        .success();
-    let s = stdout_json(&out);
+    let s = run_job(dir.path(), &job);
     assert_eq!(s["parameters"]["fsync"], 4.0, "{}", s["parameters"]);
     assert!(s["parameters"]["fdatasync"].is_null());
     assert_eq!(s["results"]["write"]["ios"], 256);
     assert_eq!(s["results"]["flush"]["ios"], 64, "{}", s["results"]["flush"]);
+}
+
+#[test]
+fn a_jobs_offset_places_its_io_that_far_into_a_file_made_long_enough_to_hold_it() {
+    let dir = disk_tempdir();
+    let job = dir.path().join("late.fio");
+    std::fs::write(&job, "[late]\nrw=write\nbs=64k\nsize=4m\noffset=8m\ndirect=1\n").unwrap();
+    let s = run_job(dir.path(), &job);
+    assert_eq!(
+        (s["parameters"]["offset"].as_u64(), s["target"]["size_bytes"].as_u64()),
+        (Some(8 << 20), Some(4 << 20))
+    );
+    assert_eq!(s["results"]["write"]["bytes"], 4 << 20);
+    let file = std::fs::metadata(dir.path().join("storbench-io.dat")).unwrap();
+    assert_eq!(file.len(), 12 << 20, "the 8 MiB before the offset and the job's 4 MiB");
+    // A file of the user's, only read: the offset past its end is refused, naming it.
+    let theirs = dir.path().join("theirs.dat");
+    std::fs::write(&theirs, vec![7u8; 1 << 20]).unwrap();
+    let past = dir.path().join("past.fio");
+    std::fs::write(&past, "[past]\nrw=read\noffset=64m\n").unwrap();
+    let target = ["--target", theirs.to_str().unwrap(), "--runtime", "1s"]; // the file gives no end
+    refused(
+        storbench().arg("io").arg(&past).args(target),
+        "--offset 67108864 is at or past the end of the target (1048576 bytes)",
+    );
 }

@@ -72,6 +72,13 @@ pub struct Region {
     pub len: u64,
 }
 
+impl Region {
+    /// One past its last byte.
+    pub fn end(self) -> u64 {
+        self.start + self.len
+    }
+}
+
 enum Kind {
     Sequential { cursor: u64 },
     Uniform,

@@ -190,6 +190,8 @@ pub struct IoOptions {
     /// Steady-state rounds of this length.
     pub steady_state: Option<Seconds>,
     pub size: Option<ByteSize>,
+    /// Where the job's part of the target starts.
+    pub offset: Option<ByteSize>,
     pub io_size: Option<ByteSize>,
     pub engine: Option<EngineKind>,
     pub buffered: bool,

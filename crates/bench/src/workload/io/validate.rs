@@ -52,10 +52,12 @@ pub fn validate(args: &IoOptions, name: Option<&str>) -> Result<Validated> {
 
 /// The target the jobs of `args` share (None for the null engine).
 fn target_of(args: &IoOptions, writes: bool) -> Option<TargetRequest> {
+    // A new file holds the part before --offset too.
+    let offset = args.offset.map_or(0, |o| o.0);
     (template_engine(args) != EngineKind::Null).then(|| TargetRequest {
         path: args.target.clone().unwrap_or_else(|| PathBuf::from(".")),
-        size: args.size.map(|s| s.0),
-        default_size: DEFAULT_SIZE,
+        size: args.size.map(|s| s.0 + offset),
+        default_size: DEFAULT_SIZE + offset,
         direct: !args.buffered,
         allow_device: args.allow_device,
         force: args.force,
@@ -147,7 +149,7 @@ fn template_spec(args: &IoOptions, name: Option<&str>) -> Result<IoSpec> {
         seed: args.seed.unwrap_or(DEFAULT_SEED),
         verify: args.verify,
         engine: template_engine(args),
-        region: Region { start: 0, len: size },
+        region: Region { start: args.offset.map_or(0, |o| o.0), len: size },
         interval: Duration::from_secs(1),
         trace: None,
         steady_state: steady_round(args)?,
@@ -437,6 +439,18 @@ pub fn check_against_target(
             }
         }
     }
+    let start = job.region.start;
+    if direct && !start.is_multiple_of(u64::from(align)) {
+        refuse!(
+            "--offset {start} is not a multiple of the {align}-byte alignment O_DIRECT needs on this target; use a multiple of {align} or pass --buffered"
+        );
+    }
+    if start >= size {
+        refuse!(
+            "--offset {start} is at or past the end of the target ({size} bytes); give a smaller --offset"
+        );
+    }
+    let size = size - start;
     let mut spec = job.clone();
     spec.region.len = size;
     let max = spec.block_sizes.max() as u64;

@@ -127,6 +127,12 @@ pub struct IoArgs {
     #[arg(long, value_name = "SIZE")]
     pub size: Option<ByteSize>,
 
+    /// Start the job's I/O this far into the target (fio's offset): it uses --size bytes from
+    /// there, or the rest of an existing file or device; a new file is made --size plus this
+    /// long. Default: 0.
+    #[arg(long, value_name = "SIZE")]
+    pub offset: Option<ByteSize>,
+
     /// End the job after transferring this much (over all workers) instead of after 30 s; with
     /// --runtime too, at whichever comes first (as fio's size with runtime).
     #[arg(long, value_name = "SIZE")]
@@ -229,6 +235,7 @@ impl IoArgs {
             ramp: self.ramp,
             steady_state: self.steady_state,
             size: self.size,
+            offset: self.offset,
             io_size: self.io_size,
             engine: self.engine.map(Into::into),
             buffered: self.buffered,

@@ -81,7 +81,7 @@ pub fn check(args: &IoJob) -> Result<(Validated, Option<CheckedTarget>)> {
     let plan = v.target.as_ref().map(target::plan).transpose()?;
     for job in &v.jobs {
         let (size, direct, align) =
-            plan.as_ref().map_or((job.spec.region.len, false, 1), |p| (p.size, p.direct, p.direct_align));
+            plan.as_ref().map_or((job.spec.region.end(), false, 1), |p| (p.size, p.direct, p.direct_align));
         storbench_bench::workload::io::validate::check_against_target(
             &job.spec,
             size,
@@ -162,11 +162,13 @@ fn measure_job(
     let target = r.target.as_ref();
     let mut spec = job.spec.clone();
     if let Some(t) = target {
-        spec.region.len = t.size;
+        // From --offset to the target's end (the target holds the part before it too).
+        let offset = spec.region.start;
+        spec.region.len = t.size - offset;
         if t.is_device {
             // The shards of one run on one device each have a slice of their own.
-            let (start, len) = crate::shard::device_slice(t.size, u64::from(spec.block_sizes.max()));
-            spec.region = storbench_bench::workload::io::Region { start, len };
+            let (start, len) = crate::shard::device_slice(t.size - offset, u64::from(spec.block_sizes.max()));
+            spec.region = storbench_bench::workload::io::Region { start: offset + start, len };
         }
     }
     let place = IoPlace {

@@ -25,6 +25,7 @@ pub struct Settings {
     iodepth: Option<u32>,
     numjobs: Option<u32>,
     size: Option<u64>,
+    offset: Option<u64>,
     io_size: Option<u64>,
     runtime: Option<Duration>,
     time_based: bool,
@@ -131,7 +132,7 @@ impl Settings {
             "numjobs" => self.numjobs = Some(v.count()?),
             "size" => self.size = Some(v.size()?),
             "io_size" => self.io_size = Some(v.size()?),
-            "offset" => v.zero_offset()?,
+            "offset" => self.offset = Some(v.size()?),
             "runtime" => self.runtime = Some(v.time()?),
             "ramp_time" => self.ramp = Some(v.time()?),
             "time_based" => self.time_based = v.flag()?,
@@ -162,7 +163,7 @@ impl Settings {
     pub fn options(&self, at: &At) -> Result<IoOptions> {
         let workers = self.numjobs.unwrap_or(1);
         let rw = self.rw.unwrap_or(Rw::Read);
-        let (runtime, io_size) = self.end(workers, at)?;
+        let (runtime, io_size) = self.end(workers, at).unwrap_or_default();
         Ok(IoOptions {
             target: self.target(),
             rw: Some(rw),
@@ -177,6 +178,7 @@ impl Settings {
             runtime: runtime.map(Seconds),
             ramp: Some(Seconds(self.ramp.unwrap_or(Duration::ZERO))),
             size: self.size.map(ByteSize),
+            offset: self.offset.map(ByteSize),
             io_size: io_size.map(ByteSize),
             engine: Some(self.engine.unwrap_or(EngineKind::Psync)),
             buffered: !self.direct.unwrap_or(false),
@@ -214,19 +216,24 @@ impl Settings {
 
     /// fio's end: a time_based job runs for its runtime; any other transfers its io_size (else
     /// its size) in each of its numjobs copies, or stops at its runtime if that comes first.
-    fn end(&self, workers: u32, at: &At) -> Result<(Option<Duration>, Option<u64>)> {
+    /// Without an end storbench can know before it starts, why (refused unless the options
+    /// given beside the file end the job).
+    pub fn end(&self, workers: u32, at: &At) -> std::result::Result<(Option<Duration>, Option<u64>), String> {
         if self.time_based {
             let Some(runtime) = self.runtime else {
-                refuse!("{at}: time_based needs a runtime (fio would run until stopped); add runtime=60")
+                return Err(format!(
+                    "{at}: time_based needs a runtime (fio would run until stopped); add runtime=60, or give --runtime"
+                ));
             };
             return Ok((Some(runtime), None));
         }
         match self.io_size.or(self.size) {
             Some(bytes) => Ok((self.runtime, Some(bytes * u64::from(workers)))),
-            None => refuse!(
+            None => Err(format!(
                 "{at}: the job gives neither size, io_size nor time_based with runtime, so it has \
-                 no end storbench can know before it starts; add size=1g, or time_based and runtime=60"
-            ),
+                 no end storbench can know before it starts; add size=1g, or time_based and \
+                 runtime=60, or give --runtime"
+            )),
         }
     }
 
@@ -318,16 +325,6 @@ impl Value<'_> {
 
     fn size(&self) -> Result<u64> {
         fio_size(self.one_way_text()?, self.kb_base).map_err(|why| self.bad(&why))
-    }
-
-    fn zero_offset(&self) -> Result<()> {
-        match self.size()? {
-            0 => Ok(()),
-            _ => Err(self.bad(
-                "storbench io starts at the beginning of its target; point the job at a file of \
-                 its own, or remove offset",
-            )),
-        }
     }
 
     fn time(&self) -> Result<Duration> {

@@ -29,6 +29,8 @@ pub struct FioJob {
     pub options: IoOptions,
     /// Where its I/O will differ from fio's, to say before it runs.
     pub notes: Vec<String>,
+    /// Why it has no end of its own (refused unless the options given with the file end it).
+    pub unended: Option<String>,
 }
 
 /// The jobs of the job file `path`, in the order they run.
@@ -46,7 +48,8 @@ pub fn read(path: &Path, expand: &Expand) -> Result<Vec<FioJob>> {
         let options = settings.options(&section.at)?;
         let name = settings.name.clone().unwrap_or_else(|| section.name.clone());
         let notes = settings.differences(&section.at).into_iter().collect();
-        let job = FioJob { name, at: section.at.clone(), options, notes };
+        let unended = settings.end(options.workers.unwrap_or(1), &section.at).err();
+        let job = FioJob { name, at: section.at.clone(), options, notes, unended };
         match groups.last_mut() {
             Some(group) if !settings.stonewall => group.push((job, settings)),
             _ => groups.push(vec![(job, settings)]),
@@ -99,6 +102,9 @@ pub fn jobs(given: &IoOptions, expand: &Expand) -> Result<Vec<FioJob>> {
     let Some(path) = &given.fio_job else { return Ok(Vec::new()) };
     let mut jobs = read(path, expand)?;
     for job in &mut jobs {
+        if let Some(why) = job.unended.take().filter(|_| given.runtime.is_none() && given.io_size.is_none()) {
+            return Err(why.into());
+        }
         job.options = over(given, std::mem::take(&mut job.options));
     }
     Ok(jobs)
@@ -128,6 +134,7 @@ fn over(given: &IoOptions, file: IoOptions) -> IoOptions {
         ramp: g.ramp.or(file.ramp),
         steady_state: g.steady_state.or(file.steady_state),
         size: g.size.or(file.size),
+        offset: g.offset.or(file.offset),
         io_size: if ends { g.io_size } else { file.io_size },
         engine: g.engine.or(file.engine),
         buffered: g.buffered || file.buffered,

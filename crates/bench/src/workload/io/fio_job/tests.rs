@@ -25,7 +25,7 @@ fn jobs_of(text: &str, more: &[(&str, &str)]) -> Result<Vec<FioJob>> {
     }
     let path = dir.path().join("job.fio");
     std::fs::write(&path, text).unwrap();
-    read(&path, &machine())
+    jobs(&IoOptions { fio_job: Some(path), ..IoOptions::default() }, &machine())
 }
 
 fn only(text: &str) -> IoOptions {
@@ -55,7 +55,7 @@ fn every_option_storbench_runs_maps_to_its_io_option() {
         "[global]\nioengine=libaio\ndirect=1\ndirectory=/data\nfilename=f.dat\n\
          [job]\nreadwrite=randrw\nrwmixwrite=30\npercentage_random=90\nblocksize=8k\n\
          iodepth=32\nnumjobs=2\nsize=1g\nruntime=1m\ntime_based\nramp_time=5s\n\
-         random_distribution=zipf:1.2\nfdatasync=4\nrandseed=7\nverify=crc32c\noffset=0\n\
+         random_distribution=zipf:1.2\nfdatasync=4\nrandseed=7\nverify=crc32c\noffset=2m\n\
          randrepeat=1\nnorandommap\nthread\ngroup_reporting\nnew_group\ndescription=x\n",
     );
     assert_eq!(o.target, Some(PathBuf::from("/data/f.dat")));
@@ -65,6 +65,7 @@ fn every_option_storbench_runs_maps_to_its_io_option() {
     );
     assert_eq!(o.bs.map(|b| b.mix.entries().to_vec()), Some(vec![(8192, 1)]));
     assert_eq!((o.iodepth, o.workers, o.size), (Some(32), Some(2), Some(ByteSize(1 << 30))));
+    assert_eq!(o.offset, Some(ByteSize(2 << 20)));
     assert_eq!(
         (o.runtime, o.io_size),
         (Some(Seconds(Duration::from_secs(60))), None),
@@ -195,7 +196,6 @@ fn an_option_storbench_does_not_run_is_refused_by_name_at_its_line() {
         ("[job]\nsize=1m\nioengine=mmap\n", "ioengine=mmap: storbench runs io_uring"),
         ("[job]\nsize=1m\nrandom_distribution=pareto:0.9\n", "pareto, normal and zoned_abs"),
         ("[job]\nsize=1m\nfilename=a:b\n", "one file or device"),
-        ("[job]\nsize=1m\noffset=4k\n", "starts at the beginning"),
         ("[job]\nsize=50%\n", "percent"),
         ("[job]\nsize=1m\nrandrepeat=0\n", "repeats every run's draws"),
         ("[job]\nsize=1m\nrw=randrw\nrate_iops=100\n", "caps reads and writes each"),
