@@ -87,7 +87,12 @@ fn negative_and_zero_durations_are_refused() {
 #[test]
 fn conflicting_options_are_refused() {
     let dir = disk_tempdir();
-    refuses(dir.path(), &["--engine", "null", "--runtime", "5s", "--io-size", "1M"], "cannot be used with");
+    refuses(dir.path(), &["--engine", "null", "--rate-iops", "10", "--rate-bw", "1M"], "cannot be used with");
+    refuses(
+        dir.path(),
+        &["--engine", "null", "--rw", "write", "--fsync", "1", "--fdatasync", "1"],
+        "cannot be used with",
+    );
     refuses(dir.path(), &["--engine", "null", "--profile", "sqlio", "--bs", "4k"], "drop those options");
     refuses(dir.path(), &["--engine", "null", "--verify", "--bs", "4k/1:8k/1"], "single --bs");
 }

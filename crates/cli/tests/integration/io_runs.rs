@@ -326,3 +326,22 @@ fn a_profile_set_shows_a_line_per_profile_and_says_each_warning_once() {
         assert!(log.contains(&format!("bundle: {}", job.display())), "{log}");
     }
 }
+
+#[test]
+fn a_job_with_both_io_size_and_runtime_ends_at_whichever_comes_first() {
+    let dir = disk_tempdir();
+    let run = |extra: &[&str]| {
+        let args = [&["--engine", "null", "--bs", "4k", "--json"], extra].concat();
+        stdout_json(&io_in(dir.path(), &args))
+    };
+    let by_bytes = run(&["--io-size", "1M", "--runtime", "30s"]);
+    assert_eq!(by_bytes["results"]["read"]["ios"], 256, "1 MiB of 4 KiB reads, long before 30 s");
+    assert!(by_bytes["phases"]["measured_s"].as_f64().unwrap() < 30.0);
+    let by_time = run(&["--io-size", "1G", "--runtime", "1s", "--rate-iops", "200"]);
+    let ios = by_time["results"]["read"]["ios"].as_u64().unwrap();
+    assert!((150..=250).contains(&ios), "a second at 200 IOPS, long before 1 GiB: {ios}");
+    assert_eq!(
+        (by_time["parameters"]["runtime_s"].as_f64(), by_time["parameters"]["io_size"].as_u64()),
+        (Some(1.0), Some(1 << 30))
+    );
+}

@@ -240,4 +240,23 @@ mod tests {
         assert!(merged.0["read.ios"] == 600 && !merged.1.is_empty(), "{:?}", merged.0);
         assert_eq!(merged, summed);
     }
+
+    #[test]
+    fn wal_intervals_add_up_as_its_kind_says_so_a_rebuild_may_sum_their_encodings() {
+        use crate::workload::wal::writer::WalRecorder;
+        const { assert!(WalRecorder::ADDS_UP) };
+        let interval = |seed: u64| {
+            let mut r = WalRecorder::default();
+            for k in 0..100 {
+                r.commits += 1;
+                r.bytes += 8192;
+                r.latency.record(20_000 + (seed * 31 + k * 977) % 900_000);
+            }
+            r.errors = seed % 2;
+            r
+        };
+        let [merged, summed] = merged_and_summed(&[interval(1), interval(2), interval(5)]);
+        assert!(merged.0["commits"] == 300 && merged.0["errors"] == 2, "{:?}", merged.0);
+        assert_eq!(merged, summed);
+    }
 }

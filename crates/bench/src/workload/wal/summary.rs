@@ -18,6 +18,8 @@ use storbench_report::workloads::wal::results::WalResults;
 use storbench_report::{Phases, Results, Summary};
 
 impl Recordable for WalRecorder {
+    const ADDS_UP: bool = true;
+
     fn tally(&self) -> Tally<'_> {
         let mut t = Tally::default();
         t.count("commits", self.commits);
