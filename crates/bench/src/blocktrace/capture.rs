@@ -1,6 +1,7 @@
 //! Capturing a block device's requests from the kernel's block tracepoints
 //! (`block_rq_issue`, `block_rq_complete`) through a tracefs instance of storbench's own,
-//! filtered in the kernel to the one device: a thread reads the instance's `trace_pipe`, pairs
+//! filtered in the kernel to the one device: a thread reads the instance's per-CPU binary
+//! buffers (`raw`; its text `trace_pipe` where those cannot be opened), pairs
 //! each completion with its issue and writes the requests in issue order as they complete,
 //! so memory holds only the requests in flight however long the capture. Only the requests'
 //! time, place, size, kind, latency and issuing process are seen, never their data.
@@ -11,6 +12,7 @@
 //! the time tracing takes to switch on.
 
 use super::format::{FUA, Header, META, NO_LATENCY, Op, Record, SYNC, TraceWriter};
+use super::raw;
 use crate::files::tracefs;
 use crate::run::StopFlag;
 use std::collections::{HashMap, VecDeque};
@@ -152,10 +154,9 @@ impl Capture {
         let (dev, _) = device_number(device)?;
         let setup = |e: crate::files::FileError| CaptureError::Setup(e.to_string());
         let instance = tracefs::make_instance(Path::new(tracefs::ROOT), "capture").map_err(setup)?;
-        let configured = configure(&instance, dev);
-        let pipe = configured.and_then(|()| tracefs::open_pipe(&instance));
-        let pipe = match pipe {
-            Ok(p) => p,
+        let source = configure(&instance, dev).and_then(|()| source(&instance));
+        let source = match source {
+            Ok(s) => s,
             Err(e) => {
                 let _ = tracefs::remove_instance(&instance);
                 return Err(setup(e));
@@ -166,7 +167,7 @@ impl Capture {
         let (until, from) = (stop.clone(), from_ns.clone());
         let thread = std::thread::Builder::new()
             .name("capture".into())
-            .spawn(move || follow(pipe, writer, from, &until))
+            .spawn(move || follow(source, writer, from, &until))
             .map_err(|e| CaptureError::Setup(e.to_string()))?;
         Ok(Capture { instance, from_ns, stop, thread: Some(thread) })
     }
@@ -246,18 +247,128 @@ fn thread_cpu_ns() -> u64 {
     t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64
 }
 
-/// Reads the pipe until stopped and drained, pairing and writing.
+/// Where the events are read from.
+enum Source {
+    /// The per-CPU binary buffers, with the events' layout on this kernel.
+    Raw(Vec<File>, raw::Layout),
+    /// The text pipe.
+    Text(File),
+}
+
+/// The per-CPU binary buffers where they open and their layout reads, else the text pipe.
+fn source(instance: &Path) -> Result<Source, crate::files::FileError> {
+    let layout = raw::Layout::read(&instance.join("events"));
+    match (tracefs::open_raw_pipes(instance), layout) {
+        (Ok(cpus), Ok(layout)) if !cpus.is_empty() => Ok(Source::Raw(cpus, layout)),
+        _ => tracefs::open_pipe(instance).map(Source::Text),
+    }
+}
+
+/// How far behind the last read of every CPU an event must be to be released in order: an
+/// event committed just after its CPU was read, with an earlier time, arrives in the next read.
+const REORDER_NS: u64 = 2_000_000;
+
+impl Source {
+    /// Reads what the kernel holds now into `pairs`; whether anything was read.
+    fn read(
+        &mut self,
+        pairs: &mut Pairs,
+        w: &mut TraceWriter<File>,
+        buf: &mut Reading,
+    ) -> std::io::Result<bool> {
+        match self {
+            Source::Text(pipe) => match pipe.read(&mut buf.bytes) {
+                Ok(0) => Ok(false),
+                Ok(n) => {
+                    buf.carry.extend_from_slice(&buf.bytes[..n]);
+                    let whole = buf.carry.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+                    for line in buf.carry[..whole].split(|&b| b == b'\n') {
+                        if let Some(e) = parse_line(&String::from_utf8_lossy(line)) {
+                            pairs.event(e, w)?;
+                        }
+                    }
+                    buf.carry.drain(..whole);
+                    Ok(true)
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {
+                    Ok(false)
+                }
+                Err(e) => Err(e),
+            },
+            Source::Raw(cpus, layout) => {
+                let mut any = false;
+                let mut read_to = u64::MAX;
+                let page = &mut buf.bytes[..raw_page_size()];
+                for cpu in cpus.iter_mut() {
+                    read_to = read_to.min(monotonic_ns());
+                    loop {
+                        match cpu.read(page) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                raw::page_events(&page[..n], layout, &mut buf.events);
+                                buf.ordered.add(&mut buf.events);
+                                any = true;
+                            }
+                            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                            Err(e) if e.kind() == ErrorKind::WouldBlock => break,
+                            Err(e) => return Err(e),
+                        }
+                    }
+                }
+                for (_, e) in buf.ordered.release(read_to.saturating_sub(REORDER_NS)) {
+                    pairs.event(e, w)?;
+                }
+                Ok(any)
+            }
+        }
+    }
+
+    /// Every event still held, in order (the end of the capture).
+    fn drain(
+        &mut self,
+        pairs: &mut Pairs,
+        w: &mut TraceWriter<File>,
+        buf: &mut Reading,
+    ) -> std::io::Result<()> {
+        for (_, e) in buf.ordered.release(u64::MAX) {
+            pairs.event(e, w)?;
+        }
+        Ok(())
+    }
+}
+
+/// A ring-buffer page: the system's page.
+fn raw_page_size() -> usize {
+    crate::monitor::memory::page_size()
+}
+
+/// What reading reuses: the bytes read, a text line's start, the events of a page and the
+/// events held for their order.
+struct Reading {
+    bytes: Vec<u8>,
+    carry: Vec<u8>,
+    events: Vec<(u64, Event)>,
+    ordered: raw::Ordered,
+}
+
+/// Reads the source until stopped and drained, pairing and writing.
 fn follow(
-    mut pipe: File,
+    mut source: Source,
     mut writer: TraceWriter<File>,
     from_ns: Arc<AtomicU64>,
     stop: &StopFlag,
 ) -> std::io::Result<CaptureStats> {
     let cpu_at = thread_cpu_ns();
     let mut pairs = Pairs::new(from_ns.clone());
-    let mut buf = vec![0u8; 1 << 20];
-    let mut carry: Vec<u8> = Vec::new();
-    rustix::fs::fcntl_setfl(&pipe, rustix::fs::OFlags::NONBLOCK)?;
+    let mut buf = Reading {
+        bytes: vec![0u8; (1 << 20).max(raw_page_size())],
+        carry: Vec::new(),
+        events: Vec::new(),
+        ordered: raw::Ordered::default(),
+    };
+    if let Source::Text(pipe) = &source {
+        rustix::fs::fcntl_setfl(pipe, rustix::fs::OFlags::NONBLOCK)?;
+    }
     let mut quiet = 0;
     loop {
         // Armed and not yet told from when: the kernel's buffer holds the events meanwhile,
@@ -266,20 +377,11 @@ fn follow(
             std::thread::sleep(Duration::from_millis(1));
             continue;
         }
-        match pipe.read(&mut buf) {
-            Ok(0) => {}
-            Ok(n) => {
-                carry.extend_from_slice(&buf[..n]);
-                let whole = carry.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-                for line in carry[..whole].split(|&b| b == b'\n') {
-                    pairs.line(&String::from_utf8_lossy(line), &mut writer)?;
-                }
-                carry.drain(..whole);
-                quiet = 0;
+        if source.read(&mut pairs, &mut writer, &mut buf)? {
+            quiet = 0;
+            if matches!(source, Source::Text(_)) {
                 continue;
             }
-            Err(e) if e.kind() == ErrorKind::WouldBlock || e.kind() == ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
         }
         writer.flush_if_due()?;
         // Stopped, the pipe is drained only once it stayed empty for 50 ms: a read can find
@@ -292,6 +394,7 @@ fn follow(
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    source.drain(&mut pairs, &mut writer, &mut buf)?;
     pairs.finish(&mut writer)?;
     let mut stats = pairs.stats;
     stats.records = writer.records;
@@ -336,9 +439,15 @@ impl Pairs {
         }
     }
 
+    /// One line of `trace_pipe` (the tests' way in).
+    #[cfg(test)]
     fn line(&mut self, line: &str, w: &mut TraceWriter<File>) -> std::io::Result<()> {
-        match parse_line(line) {
-            Some(Event::Issue { at_ns, pid, sector, sectors, bytes, op, flags }) => {
+        parse_line(line).map_or(Ok(()), |e| self.event(e, w))
+    }
+
+    fn event(&mut self, event: Event, w: &mut TraceWriter<File>) -> std::io::Result<()> {
+        match event {
+            Event::Issue { at_ns, pid, sector, sectors, bytes, op, flags } => {
                 let from_ns = self.from_ns.load(Relaxed);
                 if at_ns < from_ns {
                     *self.before.entry(key(sector, sectors, op)).or_default() += 1;
@@ -350,7 +459,7 @@ impl Pairs {
                 self.queue.push_back(Waiting { record, issued_ns: at_ns, done: false });
                 self.by_place.entry(key(sector, sectors, op)).or_default().push_back(n);
             }
-            Some(Event::Complete { at_ns, sector, sectors, op }) => {
+            Event::Complete { at_ns, sector, sectors, op } => {
                 match self.waiting_for(at_ns, key(sector, sectors, op)) {
                     Some(i) => {
                         let w = &mut self.queue[i];
@@ -363,7 +472,6 @@ impl Pairs {
                 }
                 self.write_ready(at_ns, w)?;
             }
-            None => {}
         }
         Ok(())
     }
@@ -434,9 +542,9 @@ fn key(sector: u64, sectors: u32, op: Op) -> (u64, u32, bool) {
     }
 }
 
-/// One line of `trace_pipe`.
+/// One event: a line of `trace_pipe`, or an event of a per-CPU buffer (`raw`).
 #[derive(Debug, PartialEq)]
-enum Event {
+pub(super) enum Event {
     Issue { at_ns: u64, pid: u32, sector: u64, sectors: u32, bytes: u32, op: Op, flags: u8 },
     Complete { at_ns: u64, sector: u64, sectors: u32, op: Op },
 }
@@ -479,7 +587,7 @@ fn seconds_to_ns(s: &str) -> Option<u64> {
 
 /// The request's kind and flags from the kernel's rwbs letters: F (a flush before the data, or
 /// FUA after it), R, W, D (discard), E (secure erase), S (sync), M (metadata).
-fn classify(rwbs: &str, sectors: u32) -> (Op, u8) {
+pub(super) fn classify(rwbs: &str, sectors: u32) -> (Op, u8) {
     let data = rwbs.find(['R', 'W', 'D', 'E']);
     let op = match data.map(|i| &rwbs[i..=i]) {
         Some("R") => Op::Read,

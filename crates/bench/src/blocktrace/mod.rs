@@ -10,5 +10,6 @@ pub mod fingerprint;
 pub mod format;
 pub mod job;
 pub mod options;
+mod raw;
 pub mod replay;
 pub mod stream;

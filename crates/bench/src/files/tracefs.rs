@@ -128,6 +128,37 @@ pub fn open_pipe(instance: &Path) -> Result<File, FileError> {
     Ok(File::from(fd))
 }
 
+/// Opens the instance's per-CPU binary buffers (`per_cpu/cpuN/trace_pipe_raw`), each not
+/// waiting when empty; a read returns one page.
+pub fn open_raw_pipes(instance: &Path) -> Result<Vec<File>, FileError> {
+    check_own(instance)?;
+    let per_cpu = instance.join("per_cpu");
+    let mut cpus: Vec<u32> = std::fs::read_dir(&per_cpu)
+        .map_err(|e| io_error("listing", &per_cpu, e))?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
+        .collect();
+    cpus.sort_unstable();
+    let open = |cpu: &u32| {
+        let path = per_cpu.join(format!("cpu{cpu}")).join("trace_pipe_raw");
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(&path, flags, Mode::empty())
+            .map_err(|e| io_error("opening", &path, e.into()))?;
+        Ok(File::from(fd))
+    };
+    cpus.iter().map(open).collect()
+}
+
+/// The text of a small tracefs file (an event's `format`): at most 64 KiB.
+pub fn read_small(path: &Path) -> Result<String, FileError> {
+    let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| io_error("opening", path, e.into()))?;
+    let mut text = String::new();
+    std::io::Read::read_to_string(&mut std::io::Read::take(File::from(fd), 64 << 10), &mut text)
+        .map_err(|e| io_error("reading", path, e))?;
+    Ok(text)
+}
+
 /// Removes storbench's instance (its events go with it).
 pub fn remove_instance(instance: &Path) -> Result<(), FileError> {
     check_own(instance)?;

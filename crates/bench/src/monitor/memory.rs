@@ -64,6 +64,13 @@ pub fn memory_limit() -> Option<u64> {
     parse_mem_available(&text).or_else(|| field_bytes(&text, "MemTotal"))
 }
 
+/// The system's memory page, in bytes (4096 where it cannot be read).
+pub fn page_size() -> usize {
+    // SAFETY: sysconf reads a constant of the system and has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(n).unwrap_or(4096)
+}
+
 /// The machine's memory (`MemTotal`), in bytes; None when /proc/meminfo cannot be read.
 pub fn total_bytes() -> Option<u64> {
     field_bytes(&std::fs::read_to_string(MEMINFO).ok()?, "MemTotal")

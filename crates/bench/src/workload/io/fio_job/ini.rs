@@ -55,7 +55,7 @@ impl Expand<'_> {
     pub fn here() -> Expand<'static> {
         Expand {
             ncpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
-            pagesize: page_size(),
+            pagesize: crate::monitor::memory::page_size() as u64,
             mb_memory: crate::monitor::memory::total_bytes().unwrap_or(0) >> 20,
             env: &|name| std::env::var(name).ok(),
         }
@@ -98,12 +98,6 @@ impl Expand<'_> {
         out.push_str(rest);
         Ok(out)
     }
-}
-
-fn page_size() -> u64 {
-    // SAFETY: sysconf reads a constant of the system and has no preconditions.
-    let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    u64::try_from(n).unwrap_or(4096)
 }
 
 /// The sections of the job file `path`, includes read in place.
