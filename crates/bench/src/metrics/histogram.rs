@@ -175,6 +175,47 @@ impl BucketSum {
     }
 }
 
+/// Histograms summed by tag (`read`, `write`...), in the order their tags first came.
+#[derive(Default)]
+pub struct TagSums(Vec<(String, BucketSum)>);
+
+impl TagSums {
+    /// The place of `tag`'s sum, a new empty one on the tag's first use.
+    pub fn place(&mut self, tag: &str) -> usize {
+        self.0.iter().position(|(t, _)| t == tag).unwrap_or_else(|| {
+            self.0.push((tag.to_string(), BucketSum::default()));
+            self.0.len() - 1
+        })
+    }
+
+    /// The sum at `place`.
+    pub fn at(&mut self, place: usize) -> &mut BucketSum {
+        &mut self.0[place].1
+    }
+
+    /// `tag`'s sum, a new empty one on the tag's first use.
+    pub fn of(&mut self, tag: &str) -> &mut BucketSum {
+        let place = self.place(tag);
+        self.at(place)
+    }
+
+    /// `tag`'s sum where there is one.
+    pub fn get_mut(&mut self, tag: &str) -> Option<&mut BucketSum> {
+        self.0.iter_mut().find(|(t, _)| t == tag).map(|(_, s)| s)
+    }
+
+    /// Each of `other`'s sums added to this one's of its tag.
+    pub fn add(&mut self, other: &TagSums) {
+        for (tag, sum) in &other.0 {
+            self.of(tag).add(sum);
+        }
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &BucketSum)> {
+        self.0.iter().map(|(t, s)| (t.as_str(), s))
+    }
+}
+
 /// What decoding histograms one after another reuses: the inflater's state (tens of KB,
 /// zeroed when made) and its output buffer.
 pub struct Inflater {

@@ -8,6 +8,6 @@ mod histogram;
 mod hlog;
 mod recorder;
 
-pub use histogram::{BucketSum, HISTOGRAM_MAX_NS, Inflater, LatencyHistogram};
+pub use histogram::{BucketSum, HISTOGRAM_MAX_NS, Inflater, LatencyHistogram, TagSums};
 pub use hlog::{EncodedLog, HlogWriter, LogCursor, histogram_from_text, histogram_text, read_hlog};
 pub use recorder::{DirectionCounters, ErrorTally, Recorder};

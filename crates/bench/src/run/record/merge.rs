@@ -26,7 +26,7 @@
 //! shard's; its facts' CPU time is the shards' over the window, summed.
 
 use super::{End, Facts, IntervalLine, Line, RECORD_VERSION, RecordError, Start, StoredRecord};
-use crate::metrics::{BucketSum, EncodedLog, HlogWriter, Inflater, LogCursor};
+use crate::metrics::{EncodedLog, HlogWriter, Inflater, LogCursor, TagSums};
 use std::collections::BTreeMap;
 use std::ops::Range;
 use storbench_report::series::Phase;
@@ -196,8 +196,8 @@ impl Sum {
 struct Reader<'a> {
     logs: Vec<Option<Log<'a>>>,
     scratch: Inflater,
-    sums: Vec<(String, BucketSum)>,
-    totals: Vec<(String, BucketSum)>,
+    sums: TagSums,
+    totals: TagSums,
 }
 
 /// A shard's histograms as a `Reader` reads them.
@@ -241,16 +241,11 @@ impl<'a> Reader<'a> {
 
     /// The index of `tag`'s sum, added to the slot's tags on its first histogram.
     fn sum_of(&mut self, sum: &mut Sum, tag: String) -> usize {
+        let at = self.sums.place(&tag);
         if !sum.tags.contains(&tag) {
-            sum.tags.push(tag.clone());
+            sum.tags.push(tag);
         }
-        match self.sums.iter().position(|(t, _)| *t == tag) {
-            Some(at) => at,
-            None => {
-                self.sums.push((tag, BucketSum::default()));
-                self.sums.len() - 1
-            }
-        }
+        at
     }
 
     /// Adds histogram `k` of shard `n`'s log, which the record names `tag`, to sum `at`.
@@ -271,7 +266,7 @@ impl<'a> Reader<'a> {
                 None => Log::Memory(record.hlog()),
             }),
         };
-        let sum = &mut self.sums[at].1;
+        let sum = self.sums.at(at);
         match log {
             Log::Memory(log) => log.add_to(k, sum, &mut self.scratch),
             Log::Disk(cursor) => {
@@ -288,17 +283,10 @@ impl<'a> Reader<'a> {
     /// (`own`) added to the totals.
     fn close(&mut self, sum: &mut Sum, own: bool) {
         for tag in std::mem::take(&mut sum.tags) {
-            let Some((_, b)) = self.sums.iter_mut().find(|(t, _)| *t == tag) else { continue };
+            let Some(b) = self.sums.get_mut(&tag) else { continue };
             let (bytes, max) = b.encode();
             if own {
-                match self.totals.iter_mut().find(|(t, _)| *t == tag) {
-                    Some((_, total)) => total.add(b),
-                    None => {
-                        let mut total = BucketSum::default();
-                        total.add(b);
-                        self.totals.push((tag.clone(), total));
-                    }
-                }
+                self.totals.of(&tag).add(b);
             }
             b.clear();
             sum.hists.push((tag, bytes, max));
@@ -332,7 +320,7 @@ struct Writer {
     hlog: HlogWriter<Vec<u8>>,
     lines: Vec<IntervalLine>,
     /// The workload's histograms over the window, for the log's `-total` lines.
-    totals: Vec<(String, BucketSum)>,
+    totals: TagSums,
     /// Per shard (by its index among the measuring ones): the parts of earlier shards, its
     /// CPU time when the window began and when its last merged interval closed, its intervals
     /// and its failed operations in the window.
@@ -356,7 +344,7 @@ impl Writer {
             record: String::new(),
             hlog,
             lines: Vec::new(),
-            totals: Vec::new(),
+            totals: TagSums::default(),
             parts_before,
             cpu_base: vec![None; n],
             cpu_now: vec![(0, 0); n],
@@ -446,12 +434,7 @@ impl Writer {
 
     /// The reader's totals added to the window's, and emptied.
     fn add_totals(&mut self, reader: &mut Reader<'_>) {
-        for (tag, sum) in std::mem::take(&mut reader.totals) {
-            match self.totals.iter_mut().find(|(t, _)| *t == tag) {
-                Some((_, total)) => total.add(&sum),
-                None => self.totals.push((tag, sum)),
-            }
-        }
+        self.totals.add(&std::mem::take(&mut reader.totals));
     }
 
     /// A shard's workload interval `i` counted in the window.
@@ -553,7 +536,7 @@ impl Writer {
         let first_start = self.lines.first().map_or(0, |l| l.start_ns);
         let last_end = self.lines.iter().rev().find(|l| !l.tail).map_or(0, |l| l.end_ns);
         let length_s = last_end.saturating_sub(first_start) as f64 / 1e9;
-        for (tag, total) in &self.totals {
+        for (tag, total) in self.totals.iter() {
             let (bytes, max_ns) = total.encode();
             self.hlog
                 .write_encoded(&format!("{tag}-total"), first_start as f64 / 1e9, length_s, max_ns, &bytes)

@@ -520,7 +520,7 @@ impl StoredRecord {
                 *sums.counts.entry(name.clone()).or_default() += v;
             }
             for (k, tag) in (first..at).zip(&i.hists) {
-                let sum = sums.of(tag.strip_prefix(&own).unwrap_or(tag));
+                let sum = sums.hists.of(tag.strip_prefix(&own).unwrap_or(tag));
                 self.hlog.add_to(k, sum, &mut scratch).map_err(|why| RecordError::Bad {
                     file: HLOG_FILE,
                     line: 0,
@@ -686,35 +686,21 @@ impl StoredRecord {
 #[derive(Default)]
 struct Sums {
     counts: BTreeMap<String, u64>,
-    hists: Vec<(String, crate::metrics::BucketSum)>,
+    hists: crate::metrics::TagSums,
 }
 
 impl Sums {
-    /// The sum of histograms under `tag`, new and empty at first.
-    fn of(&mut self, tag: &str) -> &mut crate::metrics::BucketSum {
-        let place = match self.hists.iter().position(|(t, _)| t == tag) {
-            Some(p) => p,
-            None => {
-                self.hists.push((tag.to_string(), Default::default()));
-                self.hists.len() - 1
-            }
-        };
-        &mut self.hists[place].1
-    }
-
     fn add(&mut self, other: &Sums) {
         for (name, v) in &other.counts {
             *self.counts.entry(name.clone()).or_default() += v;
         }
-        for (tag, sum) in &other.hists {
-            self.of(tag).add(sum);
-        }
+        self.hists.add(&other.hists);
     }
 
     /// The sums read back as the data they add up to.
     fn read<T: Recordable>(&self) -> Result<T, RecordError> {
         let hists =
-            self.hists.iter().map(|(t, s)| (t.clone(), std::borrow::Cow::Owned(s.histogram()))).collect();
+            self.hists.iter().map(|(t, s)| (t.to_string(), std::borrow::Cow::Owned(s.histogram()))).collect();
         let tally = Tally { counts: self.counts.clone(), hists };
         T::from_tally(&tally).map_err(|why| RecordError::Bad { file: RECORD_FILE, line: 0, why })
     }
