@@ -21,15 +21,7 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
-WORK=$(mktemp -d /var/tmp/capture-load.XXXXXX)
-DEV=""
-cleanup() {
-  [ -n "$DEV" ] && losetup -d "$DEV" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-truncate -s 1G "$WORK/disk.img"
-DEV=$(losetup -f --show "$WORK/disk.img")
+source "$(dirname "${BASH_SOURCE[0]}")/loop-device.sh" capture-load
 
 echo "| seconds | requests | trace MB | no issue / no completion / kernel dropped | reader CPU-µs/req | process CPU-µs/req | max RSS MB |"
 echo "|---|---|---|---|---|---|---|"

@@ -28,15 +28,7 @@ done
 command -v perf >/dev/null || { echo "perf not found; install linux-perf" >&2; exit 2; }
 [ -x "$SB" ] || { echo "storbench not found at $SB; build it or set STORBENCH" >&2; exit 2; }
 
-WORK=$(mktemp -d /var/tmp/capture-vs-perf.XXXXXX)
-DEV=""
-cleanup() {
-  [ -n "$DEV" ] && losetup -d "$DEV" 2>/dev/null || true
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-truncate -s 1G "$WORK/disk.img"
-DEV=$(losetup -f --show "$WORK/disk.img")
+source "$(dirname "${BASH_SOURCE[0]}")/loop-device.sh" capture-vs-perf
 # The kernel's dev_t as the tracepoints' `dev` field holds it: major << 20 | minor.
 MAJMIN=$(lsblk -ndo MAJ:MIN "$DEV" | tr -d ' ')
 DEVT=$(( ${MAJMIN%:*} << 20 | ${MAJMIN#*:} ))
