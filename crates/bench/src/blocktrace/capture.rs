@@ -408,6 +408,54 @@ struct Waiting {
     record: Record,
     issued_ns: u64,
     done: bool,
+    /// The issue number of the next request waiting at the same place ([`NONE`] if none).
+    next: u64,
+}
+
+/// No issue number: the end of a place's chain.
+const NONE: u64 = u64::MAX;
+
+/// Where a request is: its sector, its length in sectors, and whether it is a flush.
+type Place = (u64, u32, bool);
+
+/// The requests waiting at one place, oldest first, as a chain through the queue's `next`.
+#[derive(Clone, Copy)]
+struct Chain {
+    head: u64,
+    tail: u64,
+}
+
+/// A map by place with a hash of a few multiplications: a request's place is looked up twice
+/// per request, where the default hash (SipHash) cost more than the pairing.
+type ByPlace<V> = HashMap<Place, V, std::hash::BuildHasherDefault<PlaceHasher>>;
+
+/// Folds each number written into one word by a multiply (Fx-style): places are not chosen
+/// by an adversary, and a collision costs a probe, not correctness.
+#[derive(Default)]
+struct PlaceHasher(u64);
+
+impl std::hash::Hasher for PlaceHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+
+    fn write_u8(&mut self, n: u8) {
+        self.write_u64(u64::from(n));
+    }
 }
 
 /// Completions paired with issues, requests written in issue order.
@@ -415,12 +463,13 @@ struct Pairs {
     /// Requests issued before this monotonic time are not recorded.
     from_ns: Arc<AtomicU64>,
     /// By place: the requests issued before `from_ns` whose completion is still to come.
-    before: HashMap<(u64, u32, bool), u32>,
+    before: ByPlace<u32>,
     queue: VecDeque<Waiting>,
     /// The issue number of the queue's front.
     front: u64,
-    /// By (sector, sectors, flush): the issue numbers waiting, oldest first.
-    by_place: HashMap<(u64, u32, bool), VecDeque<u64>>,
+    /// By place: the requests waiting there (only places with one waiting are kept, so the
+    /// map holds what is in flight, not every place the run touched).
+    by_place: ByPlace<Chain>,
     /// The longest issue-to-complete time paired so far.
     longest_ns: u64,
     stats: CaptureStats,
@@ -430,10 +479,10 @@ impl Pairs {
     fn new(from_ns: Arc<AtomicU64>) -> Pairs {
         Pairs {
             from_ns,
-            before: HashMap::new(),
+            before: ByPlace::default(),
             queue: VecDeque::new(),
             front: 0,
-            by_place: HashMap::new(),
+            by_place: ByPlace::default(),
             longest_ns: 0,
             stats: CaptureStats::default(),
         }
@@ -456,8 +505,8 @@ impl Pairs {
                 let issue_ns = at_ns - from_ns;
                 let record = Record { issue_ns, sector, bytes, latency_us: NO_LATENCY, op, flags, pid };
                 let n = self.front + self.queue.len() as u64;
-                self.queue.push_back(Waiting { record, issued_ns: at_ns, done: false });
-                self.by_place.entry(key(sector, sectors, op)).or_default().push_back(n);
+                self.queue.push_back(Waiting { record, issued_ns: at_ns, done: false, next: NONE });
+                self.chain(key(sector, sectors, op), n);
             }
             Event::Complete { at_ns, sector, sectors, op } => {
                 match self.waiting_for(at_ns, key(sector, sectors, op)) {
@@ -478,7 +527,7 @@ impl Pairs {
 
     /// A completion paired with no recorded issue: one issued before the capture recorded,
     /// or one whose issue the kernel did not show (counted).
-    fn unmatched(&mut self, place: (u64, u32, bool)) {
+    fn unmatched(&mut self, place: Place) {
         match self.before.get_mut(&place) {
             Some(n) if *n > 1 => *n -= 1,
             Some(_) => drop(self.before.remove(&place)),
@@ -491,13 +540,35 @@ impl Pairs {
         (self.longest_ns.saturating_mul(GIVE_UP_TIMES_LONGEST)).clamp(GIVE_UP_MIN_NS, GIVE_UP_MAX_NS)
     }
 
+    /// Adds issue `n` at the end of `place`'s chain.
+    fn chain(&mut self, place: Place, n: u64) {
+        match self.by_place.get_mut(&place) {
+            Some(chain) => {
+                let i = (chain.tail - self.front) as usize;
+                self.queue[i].next = n;
+                chain.tail = n;
+            }
+            None => drop(self.by_place.insert(place, Chain { head: n, tail: n })),
+        }
+    }
+
+    /// Takes the oldest request off `place`'s chain: its issue number, None if none waits.
+    fn unchain(&mut self, place: Place) -> Option<u64> {
+        let chain = self.by_place.get_mut(&place)?;
+        let n = chain.head;
+        match self.queue[(n - self.front) as usize].next {
+            NONE => drop(self.by_place.remove(&place)),
+            next => chain.head = next,
+        }
+        Some(n)
+    }
+
     /// The queue index of the oldest request at `place` a completion at `at_ns` can be for:
     /// one waiting longer than [`Pairs::give_up_ns`] lost its own completion and is passed
     /// over (it is written without one when it reaches the front).
-    fn waiting_for(&mut self, at_ns: u64, place: (u64, u32, bool)) -> Option<usize> {
+    fn waiting_for(&mut self, at_ns: u64, place: Place) -> Option<usize> {
         let give_up = self.give_up_ns();
-        let waiting = self.by_place.get_mut(&place)?;
-        while let Some(n) = waiting.pop_front() {
+        while let Some(n) = self.unchain(place) {
             let i = (n - self.front) as usize;
             if at_ns.saturating_sub(self.queue[i].issued_ns) <= give_up {
                 return Some(i);
@@ -514,15 +585,16 @@ impl Pairs {
             if !front.done && !given_up {
                 break;
             }
-            let front = self.queue.pop_front().expect("a front");
             if !front.done {
                 self.stats.never_completed += 1;
-                // Its place is free again for a later request's completion.
-                let k = key(front.record.sector, front.record.bytes / 512, front.record.op);
-                if let Some(q) = self.by_place.get_mut(&k) {
-                    q.retain(|&n| n != self.front);
+                // Its place is free again for a later request's completion. The front is
+                // the oldest request, so where it still waits it heads its place's chain.
+                let place = key(front.record.sector, front.record.bytes / 512, front.record.op);
+                if self.by_place.get(&place).is_some_and(|c| c.head == self.front) {
+                    self.unchain(place);
                 }
             }
+            let front = self.queue.pop_front().expect("a front");
             self.front += 1;
             w.write(&front.record)?;
         }
@@ -534,7 +606,7 @@ impl Pairs {
     }
 }
 
-fn key(sector: u64, sectors: u32, op: Op) -> (u64, u32, bool) {
+fn key(sector: u64, sectors: u32, op: Op) -> Place {
     // A flush's completion names no sector (the kernel prints -1): flushes pair in order.
     match op {
         Op::Flush => (0, 0, true),
@@ -694,6 +766,51 @@ mod tests {
         let second = reader.next_record().unwrap().unwrap();
         assert_eq!(first.latency_us, NO_LATENCY, "the request that lost its completion has none");
         assert_eq!(second.latency_us, 1000, "the later request keeps its own 1 ms");
+    }
+
+    /// Every record of the trace in `file`, in order.
+    fn records_of(mut file: File) -> Vec<Record> {
+        std::io::Seek::rewind(&mut file).unwrap();
+        let mut reader = super::super::format::TraceReader::new(std::io::BufReader::new(file)).unwrap();
+        std::iter::from_fn(|| reader.next_record().unwrap()).collect()
+    }
+
+    #[test]
+    fn requests_at_one_place_pair_oldest_first_and_only_those_in_flight_are_kept() {
+        let file = tempfile::tempfile().unwrap();
+        let mut w = TraceWriter::new(file.try_clone().unwrap(), &Header::default()).unwrap();
+        let mut pairs = Pairs::new(Arc::new(AtomicU64::new(0)));
+        let (issue, done) = ("block_rq_issue", "block_rq_complete");
+        let events = [
+            // Three reads of sector 64 in flight at once and one of sector 128 among them.
+            (10.000, issue, 64),
+            (10.001, issue, 64),
+            (10.0015, issue, 128),
+            (10.002, issue, 64),
+            (10.003, done, 64),
+            (10.004, done, 128),
+            (10.005, done, 64),
+            (10.006, done, 64),
+            // A read of 64 that loses its completion: given up at the front 2 s on (its
+            // place freed), then a new read of 64 pairs with its own completion.
+            (20.0, issue, 64),
+            (21.999, issue, 128),
+            (22.0, done, 128),
+            (22.5, issue, 64),
+            (22.501, done, 64),
+        ];
+        for (secs, event, sector) in events {
+            let line = format!("x-7 [000] ..... {secs:.6}: {event}: 7,0 R 4096 () {sector} + 8 be,0,4 [x]");
+            pairs.line(&line, &mut w).unwrap();
+        }
+        pairs.finish(&mut w).unwrap();
+        assert!(pairs.by_place.is_empty(), "nothing is in flight after the last completion");
+        assert_eq!((pairs.stats.never_completed, pairs.stats.unmatched_completions), (1, 0));
+        drop(w);
+        let got: Vec<(u64, u32)> = records_of(file).iter().map(|r| (r.sector, r.latency_us)).collect();
+        let want =
+            [(64, 3000), (64, 4000), (128, 2500), (64, 4000), (64, NO_LATENCY), (128, 1000), (64, 1000)];
+        assert_eq!(got, want);
     }
 
     #[test]
