@@ -515,38 +515,45 @@ fn every_seed_plan_passes_plan_check_as_shipped() {
     }
 }
 
-#[test]
-fn seed_002_runs_as_shipped_and_its_report_has_the_six_profiles_normal_and_during_a_rebuild() {
-    // The plan's lengths are its method's, so a test runs the whole plan at one second a
-    // profile; its report holds 002's table: each SQLIO profile's IOPS normal and during the
-    // rebuild, as a share of the best, with MB/s.
-    let plan =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seeds/002-sqlio-normal-and-rebuild.toml");
+/// Runs the seed plan `file` (examples/seeds) as shipped, in a new directory holding a
+/// directory for each of its configurations' `targets` and a 150 W file meter: one repetition,
+/// the shortest phases the flags give (a workload's own step and confirmation lengths stay as
+/// the plan has them), one second of idle power. Its report.md.
+fn seed_report(file: &str, targets: &[&str]) -> String {
+    let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seeds").join(file);
     let tmp = disk_tempdir();
-    std::fs::create_dir(tmp.path().join("disk")).unwrap();
-    let quick = [
-        "--repetitions",
-        "1",
-        "--measure",
-        "1s",
-        "--warmup",
-        "0s",
-        "--idle-settle",
-        "0s",
-        "--idle-power",
-        "0s",
-    ];
+    for target in targets {
+        std::fs::create_dir(tmp.path().join(target)).unwrap();
+    }
+    let meter = tmp.path().join("watts");
+    std::fs::write(&meter, "150.0\n").unwrap();
+    let quick = ["--repetitions", "1", "--measure", "1s", "--warmup", "0s", "--idle-settle", "0s"];
     storbench()
         .current_dir(tmp.path())
         .arg("run")
         .arg(&plan)
         .args(quick)
-        .args(["--power", "none", "--output-dir", "out"])
+        .args(["--idle-power", "1s", "--output-dir", "out", "--power"])
+        .arg(format!("file:{}", meter.display()))
         .assert()
         .success();
-    let md = std::fs::read_to_string(only_bundle(&tmp.path().join("out")).join("report.md")).unwrap();
-    let from = md.find("## Normal and degraded").expect(&md);
-    let section = &md[from..from + md[from..].find("## Results").unwrap()];
+    std::fs::read_to_string(only_bundle(&tmp.path().join("out")).join("report.md")).unwrap()
+}
+
+/// The report's section under the heading `heading` (a `## ` line), to the next one.
+fn section<'a>(md: &'a str, heading: &str) -> &'a str {
+    let from = md.find(&format!("\n{heading}\n")).unwrap_or_else(|| panic!("no {heading}: {md}"));
+    let rest = &md[from + 1..];
+    &rest[..rest[3..].find("\n## ").map_or(rest.len(), |n| n + 4)]
+}
+
+#[test]
+fn seed_002_runs_as_shipped_and_its_report_has_the_six_profiles_normal_and_during_a_rebuild() {
+    // The plan's lengths are its method's, so a test runs the whole plan at one second a
+    // profile; its report holds 002's table: each SQLIO profile's IOPS normal and during the
+    // rebuild, as a share of the best, with MB/s.
+    let md = seed_report("002-sqlio-normal-and-rebuild.toml", &["disk"]);
+    let section = section(&md, "## Normal and degraded");
     let heading = "| storage | normal IOPS | vol-rebuild IOPS | normal % of best | vol-rebuild % of best | normal MB/s | vol-rebuild MB/s |";
     assert_eq!(section.matches(heading).count(), 6, "{section}");
     for profile in crate::support::SQLIO {
@@ -557,4 +564,79 @@ fn seed_002_runs_as_shipped_and_its_report_has_the_six_profiles_normal_and_durin
         6,
         "one row per profile for the one storage: {section}"
     );
+}
+
+#[test]
+fn seed_000_runs_as_shipped_and_its_report_has_each_storages_opm_with_power_and_opm_per_watt() {
+    // 000: DVD Store's orders per minute on each storage (the median of its runs, as a share
+    // of the best), each run with its idle and active watts and OPM per watt, and each run's
+    // volume counted on its own.
+    let md = seed_report("000-dvdstore-ssd-vs-hdd.toml", &["ssd", "hdd"]);
+    let results = section(&md, "## Results");
+    assert!(results.contains("| configuration | median OPM | % of best |"), "{results}");
+    let runs = "| run | status | OPM | order mean ms | order p99 ms | CPU % | idle W | active W | OPM/W | reported |";
+    assert_eq!(results.matches(runs).count(), 2, "a table of runs for each storage: {results}");
+    assert_eq!(results.matches("\n| r1 | done | ").count(), 2, "{results}");
+    let disks = section(&md, "## Disk counters per volume");
+    for config in ["ssd", "hdd"] {
+        assert!(results.contains(&format!("\n| {config} | ")), "{config}: {results}");
+        assert!(disks.contains(&format!("\n| oltp.{config}.r1 | ")), "{config}: {disks}");
+    }
+}
+
+#[test]
+fn seed_003_runs_as_shipped_and_its_report_has_the_thread_search_the_mailbox_figures_and_the_decision() {
+    // 003 (Jetstress, ESRP): on each storage the threads found under the latency limit, step by
+    // step and confirmed; transactional IOPS with the latencies the thresholds judge and MB/s;
+    // each volume's counters; and the requirement that the run passed decides.
+    let md = seed_report("003-jetstress-ssd-vs-hdd.toml", &["ssd", "hdd"]);
+    let results = section(&md, "## Results");
+    assert!(results.contains("| configuration | median transactional IOPS | % of best |"), "{results}");
+    let runs = "| run | status | transactional IOPS | DB + log IOPS | MB/s | DB read avg ms | DB write avg ms | log write avg ms |";
+    assert_eq!(results.matches(runs).count(), 2, "a table of runs for each storage: {results}");
+    let search = section(&md, "## Capacity under a latency limit");
+    let disks = section(&md, "## Disk counters per volume");
+    let decision = section(&md, "## Decision");
+    for config in ["ssd", "hdd"] {
+        let found =
+            format!("### {config} · mailbox-threads-search\n\nSearched threads under db_read:mean&lt;=20ms");
+        assert!(search.contains(&found), "{config}: {search}");
+        assert!(disks.contains(&format!("\n| mailbox-threads-search.{config}.r1 | ")), "{config}: {disks}");
+        assert!(
+            decision.contains(&format!("\n| {config} | yes | mailbox.result = \"pass\" |")),
+            "{decision}"
+        );
+    }
+    assert_eq!(search.matches(" (confirm) | ").count(), 2, "each search confirmed: {search}");
+    assert!(decision.starts_with("## Decision\n\nChosen: "), "{decision}");
+}
+
+#[test]
+fn seed_004_runs_as_shipped_and_its_report_compares_three_storages_on_io_stress_and_mailbox() {
+    // 004: SSD, SAS and SATA side by side on a random 8 KiB mix, SQLIOSim's stress and
+    // Jetstress: each workload's medians as shares of the best, the stress's table (sizes,
+    // I/O time, throttled and delayed I/Os, errors, result) with its workload named, every
+    // run's volume, and the decision on the stress's and the mailbox's pass.
+    let configs = ["ssd", "sas", "sata"];
+    let md = seed_report("004-stress-and-mailbox.toml", &configs);
+    let results = section(&md, "## Results");
+    let integrity = section(&md, "## Integrity");
+    let disks = section(&md, "## Disk counters per volume");
+    let decision = section(&md, "## Decision");
+    let heading = "| configuration | workload | runs | data file MiB | IOPS | total I/O time s | throttled | delayed | errors | audit pages | audit MB/s | result |";
+    assert!(integrity.contains(heading), "{integrity}");
+    for workload in ["randrw-8k", "integrity", "mailbox"] {
+        let from = results.find(&format!("### Workload {workload}\n")).unwrap_or_else(|| panic!("{results}"));
+        let shares = &results[from..];
+        for config in configs {
+            assert!(shares.contains(&format!("\n| {config} | ")), "{workload} on {config}: {results}");
+            assert!(disks.contains(&format!("\n| {workload}.{config}.r1 | ")), "{disks}");
+        }
+    }
+    for config in configs {
+        assert!(integrity.contains(&format!("\n| {config} | integrity | 1 | ")), "{integrity}");
+        assert!(decision.contains(&format!("\n| {config} | yes | ")), "{decision}");
+    }
+    assert_eq!(integrity.matches(" | pass |").count(), 3, "{integrity}");
+    assert!(decision.starts_with("## Decision\n\nChosen: "), "{decision}");
 }
