@@ -517,8 +517,8 @@ fn every_seed_plan_passes_plan_check_as_shipped() {
 
 /// Runs the seed plan `file` (examples/seeds) as shipped, in a new directory holding a
 /// directory for each of its configurations' `targets` and a 150 W file meter: one repetition,
-/// the shortest phases the flags give (a workload's own step and confirmation lengths stay as
-/// the plan has them), one second of idle power. Its report.md.
+/// no settling, one second of idle power, and one measured second without warm-up for each
+/// workload that gives no length of its own (the others keep their plan's). Its report.md.
 fn seed_report(file: &str, targets: &[&str]) -> String {
     let plan = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seeds").join(file);
     let tmp = disk_tempdir();
