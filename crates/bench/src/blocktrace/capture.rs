@@ -226,8 +226,8 @@ fn configure(instance: &Path, dev: u64) -> Result<(), crate::files::FileError> {
 /// Events the instance's per-CPU buffers lost: overwritten (`overrun`) or refused
 /// (`dropped events`), summed over the CPUs.
 fn kernel_dropped(instance: &Path) -> u64 {
-    let cpus = std::fs::read_dir(instance.join("per_cpu")).into_iter().flatten().flatten();
-    let stats = cpus.filter_map(|cpu| std::fs::read_to_string(cpu.path().join("stats")).ok());
+    let cpus = tracefs::cpu_dirs(instance).unwrap_or_default();
+    let stats = cpus.iter().filter_map(|cpu| tracefs::read_small(&cpu.join("stats")).ok());
     stats.map(|text| dropped_in(&text)).sum()
 }
 
@@ -298,7 +298,7 @@ impl Source {
             Source::Raw(cpus, layout) => {
                 let mut any = false;
                 let mut read_to = u64::MAX;
-                let page = &mut buf.bytes[..raw_page_size()];
+                let page = &mut buf.bytes[..buf.page];
                 for cpu in cpus.iter_mut() {
                     read_to = read_to.min(monotonic_ns());
                     loop {
@@ -337,14 +337,10 @@ impl Source {
     }
 }
 
-/// A ring-buffer page: the system's page.
-fn raw_page_size() -> usize {
-    crate::monitor::memory::page_size()
-}
-
 /// What reading reuses: the bytes read, a text line's start, the events of a page and the
-/// events held for their order.
+/// events held for their order; and a ring-buffer page's size (the system's page).
 struct Reading {
+    page: usize,
     bytes: Vec<u8>,
     carry: Vec<u8>,
     events: Vec<(u64, Event)>,
@@ -360,8 +356,10 @@ fn follow(
 ) -> std::io::Result<CaptureStats> {
     let cpu_at = thread_cpu_ns();
     let mut pairs = Pairs::new(from_ns.clone());
+    let page = crate::monitor::memory::page_size();
     let mut buf = Reading {
-        bytes: vec![0u8; (1 << 20).max(raw_page_size())],
+        page,
+        bytes: vec![0u8; (1 << 20).max(page)],
         carry: Vec::new(),
         events: Vec::new(),
         ordered: raw::Ordered::default(),

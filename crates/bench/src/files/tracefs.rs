@@ -128,9 +128,8 @@ pub fn open_pipe(instance: &Path) -> Result<File, FileError> {
     Ok(File::from(fd))
 }
 
-/// Opens the instance's per-CPU binary buffers (`per_cpu/cpuN/trace_pipe_raw`), each not
-/// waiting when empty; a read returns one page.
-pub fn open_raw_pipes(instance: &Path) -> Result<Vec<File>, FileError> {
+/// The instance's per-CPU directories (`per_cpu/cpuN`), in CPU order.
+pub fn cpu_dirs(instance: &Path) -> Result<Vec<PathBuf>, FileError> {
     check_own(instance)?;
     let per_cpu = instance.join("per_cpu");
     let mut cpus: Vec<u32> = std::fs::read_dir(&per_cpu)
@@ -139,17 +138,23 @@ pub fn open_raw_pipes(instance: &Path) -> Result<Vec<File>, FileError> {
         .filter_map(|e| e.file_name().to_str()?.strip_prefix("cpu")?.parse().ok())
         .collect();
     cpus.sort_unstable();
-    let open = |cpu: &u32| {
-        let path = per_cpu.join(format!("cpu{cpu}")).join("trace_pipe_raw");
+    Ok(cpus.iter().map(|cpu| per_cpu.join(format!("cpu{cpu}"))).collect())
+}
+
+/// Opens the instance's per-CPU binary buffers (`per_cpu/cpuN/trace_pipe_raw`), each not
+/// waiting when empty; a read returns one page.
+pub fn open_raw_pipes(instance: &Path) -> Result<Vec<File>, FileError> {
+    let open = |cpu: PathBuf| {
+        let path = cpu.join("trace_pipe_raw");
         let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let fd = rustix::fs::open(&path, flags, Mode::empty())
             .map_err(|e| io_error("opening", &path, e.into()))?;
         Ok(File::from(fd))
     };
-    cpus.iter().map(open).collect()
+    cpu_dirs(instance)?.into_iter().map(open).collect()
 }
 
-/// The text of a small tracefs file (an event's `format`): at most 64 KiB.
+/// The text of a small tracefs file (an event's `format`, a CPU's `stats`): at most 64 KiB.
 pub fn read_small(path: &Path) -> Result<String, FileError> {
     let fd = rustix::fs::open(path, OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC, Mode::empty())
         .map_err(|e| io_error("opening", path, e.into()))?;
