@@ -29,7 +29,6 @@ macro_rules! tell_raw {
 mod args;
 mod cluster;
 mod console;
-mod ending;
 mod live;
 mod measure;
 mod output;
@@ -107,17 +106,17 @@ fn real_main() -> i32 {
     };
     let result = invoked.0.run(&stop);
     match result {
-        Ok(crate::ending::Ending::Ok) => 0,
-        Ok(crate::ending::Ending::CheckFailed) => 1,
-        Ok(crate::ending::Ending::Interrupted) => {
+        Ok(storbench_bench::run::Ending::Ok) => 0,
+        Ok(storbench_bench::run::Ending::CheckFailed) => 1,
+        Ok(storbench_bench::run::Ending::Interrupted) => {
             say!("interrupted: the bundle keeps what was measured (summary.json has \"complete\": false)");
             130
         }
-        Ok(crate::ending::Ending::InterruptedKeeping(kept)) => {
+        Ok(storbench_bench::run::Ending::InterruptedKeeping(kept)) => {
             say!("interrupted: {kept}");
             130
         }
-        Ok(crate::ending::Ending::InterruptedBeforeRun) => {
+        Ok(storbench_bench::run::Ending::InterruptedBeforeRun) => {
             say!("interrupted before the run started: nothing was measured");
             130
         }
@@ -153,7 +152,7 @@ impl registry::kind::Invoked for root::Command {
         None
     }
 
-    fn run(self: Box<Self>, stop: &StopFlag) -> anyhow::Result<crate::ending::Ending> {
+    fn run(self: Box<Self>, stop: &StopFlag) -> anyhow::Result<storbench_bench::run::Ending> {
         match *self {
             root::Command::Run(a) => subcommand::evaluation::run(&a, stop),
             root::Command::Plan(c) => subcommand::plan::run(c),

@@ -4,7 +4,6 @@
 //! and the bundle's path, and the sets of runs (io's profile set, wal's points).
 
 use crate::args::OutputArgs;
-use crate::ending::Ending;
 use crate::{console, output, power};
 use anyhow::Result;
 use std::path::{Path, PathBuf};
@@ -16,6 +15,7 @@ use storbench_bench::run::record::StreamEntry;
 use storbench_bench::run::{StopFlag, Streams};
 use storbench_report::Summary;
 
+pub use storbench_bench::run::Ran;
 pub use storbench_bench::run::measure::{Finished, Measured, Recording, database_info, started_summary};
 
 /// Where a run's bundle goes.
@@ -44,13 +44,6 @@ impl BundleDir {
             BundleDir::Given(dir) => Ok(dir.clone()),
         }
     }
-}
-
-/// How a measuring command's run ended: its exit status, and the run itself when it got as
-/// far as measuring (an interrupt while preparing ends it before).
-pub struct Ran {
-    pub ending: Ending,
-    pub measured: Option<Measured>,
 }
 
 /// What a run's bundle starts with: the library's start, and what the command adds.

@@ -5,7 +5,8 @@
 //! rule (a run whose workers get nothing done for a stated limit ends as failed), one
 //! `Outcome`, settling the device before a run, the one pacer of every paced workload and its
 //! schedule lag (`pace`), and the exact record of a run with the summaries built from it
-//! (`record`), and one run into its bundle, the same for every workload (`measure`).
+//! (`record`), one run into its bundle, the same for every workload (`measure`), and one
+//! planned run of an evaluation, from its empty record to its figures (`planned`).
 
 pub mod bundle;
 mod clock;
@@ -17,6 +18,7 @@ mod lifecycle;
 pub mod measure;
 pub mod pace;
 mod parts;
+pub mod planned;
 pub mod record;
 mod schedule;
 pub mod search;
@@ -33,6 +35,7 @@ pub use driver::{
 };
 pub use lifecycle::{Lifecycle, Started};
 pub use parts::Parts;
+pub use planned::{Ending, Ran};
 pub use schedule::{IntervalClock, Schedule};
 pub use settle::{Settled, settle};
 pub use steady::{Rounds, Rule};

@@ -13,7 +13,6 @@
 
 use storbench_bench::cluster::{Step, kubernetes, slurm};
 
-use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
 use crate::plan::Plan;
 use crate::plan::expand::PlannedRun;
@@ -21,6 +20,7 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 
 /// The options of `--on`, of `storbench run`.

@@ -2,7 +2,6 @@
 //! evaluation ([`Options`]): the types every kind's entry (`subcommand/<kind>/entry.rs`) fills
 //! in. The list of entries is the registry's (`registry::KINDS`).
 
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::plan::configuration::Configuration;
 use crate::plan::method::Method;
@@ -14,6 +13,7 @@ use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::registry::Workload;
 use toml::de::DeTable;

@@ -16,12 +16,12 @@ use args::SearchArgs;
 pub use workloads::kinds_listed;
 
 use crate::console::{self, RunLine};
-use crate::ending::Ending;
 use crate::measure::{Measured, Ran};
 use crate::registry::kind::Options;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use std::time::{Duration, Instant};
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::search::{Bounds, Figure, LatencyLimit, Load, Next, Search, Statistic};
 use storbench_report::evaluation::{RunStatus, status, status_reason};

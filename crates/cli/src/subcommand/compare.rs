@@ -3,9 +3,9 @@
 //! lines overlaid) as `latency-<workload>[-<type>].svg`.
 
 use crate::args::report::CompareArgs;
-use crate::ending::Ending;
 use crate::subcommand::report::{read_bundle, spectrum, write_reports};
 use anyhow::Result;
+use storbench_bench::run::Ending;
 use storbench_report::render::compare::{
     Side, compare_html, compare_markdown, compare_pictures, compare_text,
 };

@@ -3,10 +3,10 @@
 //! (`storbench_report::decision`) in words or JSON. Reads; runs and writes nothing.
 
 use crate::args::report::DecideArgs;
-use crate::ending::Ending;
 use crate::plan::requirements::{Named, read_file};
 use anyhow::{Context, Result, anyhow};
 use storbench_bench::input::{TEXT_LIMIT, read_text};
+use storbench_bench::run::Ending;
 use storbench_report::decision::requirement::{Requirement, parse_line};
 use storbench_report::decision::{Decision, decide, failing};
 use storbench_report::evaluation::Evaluation;

@@ -3,9 +3,9 @@
 //! shard missing is kept and fails (exit 1).
 
 use crate::args::report::MergeArgs;
-use crate::ending::Ending;
 use anyhow::{Result, bail};
 use std::path::{Path, PathBuf};
+use storbench_bench::run::Ending;
 use storbench_report::{ShardsFile, Summary, export};
 
 pub fn run(args: &MergeArgs) -> Result<Ending> {

@@ -1,10 +1,10 @@
 //! `storbench plan init`: writes the commented example plan, never over an existing file;
 //! `storbench plan check`: everything a run checks first, nothing run.
 
-use crate::ending::Ending;
 use crate::root::PlanCommand;
 use anyhow::{Context, Result};
 use std::io::Write;
+use storbench_bench::run::Ending;
 
 pub fn run(c: PlanCommand) -> Result<Ending> {
     match c {

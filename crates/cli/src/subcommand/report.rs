@@ -7,13 +7,13 @@
 pub mod spectrum;
 
 use crate::args::report::ReportArgs;
-use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use serde::de::DeserializeOwned;
 use std::fs;
 use std::path::{Path, PathBuf};
 use storbench_bench::input::{DATA_LIMIT, read_text};
 use storbench_bench::monitor::disclosure::sha256_hex;
+use storbench_bench::run::Ending;
 use storbench_bench::run::record::summary::rebuild_over;
 use storbench_report::evaluation::{EVALUATION_VERSION, Evaluation};
 use storbench_report::render::{self, ReportInput, RunData, Series};

@@ -3,9 +3,9 @@
 //! `summary.json` the run wrote; `--check` exits 1 naming the first field that differs.
 
 use crate::args::report::SummarizeArgs;
-use crate::ending::Ending;
 use anyhow::{Context, Result};
 use storbench_bench::input::{DATA_LIMIT, read_text};
+use storbench_bench::run::Ending;
 use storbench_bench::run::record::summary::{first_difference, rebuild};
 use storbench_report::{Summary, export};
 

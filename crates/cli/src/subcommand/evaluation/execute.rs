@@ -1,12 +1,12 @@
-//! One run of an evaluation: checks before anything runs, preconditioning, then settle, idle
-//! power, the workload's run into its bundle under `runs/<id>/`, and its figures from the
-//! summary it returns.
+//! An evaluation's runs from the command's side: every check before anything runs,
+//! preconditioning, and a planned run handed to the library's evaluation step
+//! (`run::planned`: its bundle under `runs/<id>/`, settle, idle power, the run, its record)
+//! with this command around it (the terminal and log, the live view, the power meter, a
+//! cluster's shards).
 
 use crate::args::oltp::OltpJob;
 use crate::cluster::Cluster;
 use crate::console;
-use crate::ending::Ending;
-use crate::measure::{Measured, Ran};
 use crate::plan::Plan;
 use crate::plan::configuration::Configuration;
 use crate::plan::expand::{self, PlannedRun};
@@ -15,14 +15,16 @@ use crate::subcommand;
 use crate::subcommand::io::args::IoJob;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use storbench_bench::engine::EngineKind;
 use storbench_bench::monitor::resolve_device;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::bundle;
+use storbench_bench::run::planned::{self, Host, Planned};
+use storbench_bench::run::{Ending, Ran};
 use storbench_bench::units::{ByteSize, Seconds};
 use storbench_bench::workload::io::options::IoOptions;
-use storbench_report::evaluation::{self as ev, RunRecord, RunStatus};
+use storbench_report::evaluation::{self as ev, RunRecord};
 
 /// Every run's options as its command would check them, so that a mistake in the last
 /// workload stops the evaluation before the first run, not hours into it: every problem, in
@@ -248,10 +250,76 @@ pub struct OnCluster<'a> {
     pub precondition: bool,
 }
 
-/// Settles, measures idle power, then runs into a new bundle under `runs/<id>/`, whose
-/// output.log has everything the run says from the start (the terminal too with `verbose`);
-/// the run's record, its figures from the summary the run returns. `on` a cluster, the run's
+/// A planned run as the library's evaluation step runs it: here, or `on` a cluster, where its
 /// setup and measured run are its shards', and its bundle their merge.
+struct Here<'a> {
+    run: &'a PlannedRun,
+    on: Option<OnCluster<'a>>,
+}
+
+impl Planned<anyhow::Error> for Here<'_> {
+    fn prepare(&self, bundle: &Path, stop: &StopFlag) -> Result<()> {
+        match &self.on {
+            Some(on) => on.cluster.setup(&self.run.id, on.precondition, bundle, stop),
+            None => self.run.args.prepare(stop),
+        }
+    }
+
+    fn settles_itself(&self) -> bool {
+        self.run.args.settles_itself()
+    }
+
+    fn measure(&self, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
+        match &self.on {
+            Some(on) => on.cluster.measure(&self.run.id, self.run.args.expected(), bundle, stop),
+            None => launch(self.run, bundle, stop),
+        }
+    }
+
+    fn none_held(&self) -> Option<String> {
+        self.run.search.as_ref().map(crate::search::none_held)
+    }
+}
+
+/// The command around an evaluation's run: its terminal and log, the live view, the meter.
+struct Command {
+    verbose: bool,
+}
+
+impl Host<anyhow::Error> for Command {
+    fn open_log(&self, bundle: &Path) -> Result<Box<dyn std::any::Any>> {
+        Ok(Box::new(console::capture(bundle, self.verbose)?))
+    }
+
+    fn phase(&self, phase: &str) {
+        crate::live::set_phase(phase);
+    }
+
+    fn say(&self, line: &str) {
+        console::say_line(line);
+    }
+
+    fn worded(&self, e: &anyhow::Error) -> String {
+        in_plan(e)
+    }
+
+    fn power_reading(&self) -> Option<f64> {
+        power::latest()
+    }
+
+    fn has_power(&self) -> bool {
+        power::describe().is_some()
+    }
+
+    fn records_warning(&self, warning: &str) -> bool {
+        !power::is_no_source_warning(warning)
+    }
+}
+
+/// Settles, measures idle power, then runs into a new bundle under `runs/<id>/`, whose
+/// output.log has everything the run says from the start (the terminal too with `verbose`):
+/// the library's evaluation step (`run::planned`) with this command around it. `on` a
+/// cluster, the run's setup and measured run are its shards', and its bundle their merge.
 pub fn one(
     plan: &Plan,
     run: &PlannedRun,
@@ -261,82 +329,16 @@ pub fn one(
     on: Option<OnCluster>,
     stop: &StopFlag,
 ) -> RunRecord {
-    let mut record = pending(plan, run);
     crate::live::set_configuration(&c.name);
-    crate::live::set_phase("prepare");
     power::use_meter_of(&c.name);
-    record.started_at = Some(jiff::Timestamp::now().to_string());
-    // A new directory: an earlier attempt's bundle (before a resume) is not this run's.
-    let opened = bundle::new_dir(&dir.join("runs").join(&run.id), &run.id)
-        .map_err(anyhow::Error::from)
-        .and_then(|bundle| console::capture(&bundle, verbose).map(|log| (bundle, log)));
-    let (bundle, _log) = match opened {
-        Ok(opened) => opened,
-        Err(e) => {
-            record.error = Some(crate::output::reason(&e));
-            record.status = RunStatus::Failed;
-            return record;
-        }
-    };
-    // Before the settle and idle window: the io file filled, the oltp database loaded.
-    let prepared = match &on {
-        Some(on) => on.cluster.setup(&run.id, on.precondition, &bundle, stop),
-        None => run.args.prepare(stop),
-    };
-    if let Err(e) = prepared {
-        record.error = Some(in_plan(&e));
-        record.status = if stop.is_stopped() { RunStatus::Interrupted } else { RunStatus::Failed };
-        return record;
-    }
     let device = resolve_device(&c.target).ok().flatten().map(|d| d.name);
-    if !run.args.settles_itself() {
-        let max = plan.method.idle_settle_or_default();
-        storbench_bench::run::settle(device.as_deref(), max, stop);
-    }
-    let idle_for = plan.method.idle_power_or_default();
-    crate::live::set_phase("idle");
-    record.idle_watts = idle_power(idle_for, stop);
-    if stop.is_stopped() {
-        record.status = RunStatus::Interrupted;
-        return record;
-    }
-    let ran = match &on {
-        Some(on) => on.cluster.measure(&run.id, run.args.expected(), &bundle, stop),
-        None => launch(run, &bundle, stop),
+    let place = planned::Place {
+        root: dir,
+        device: device.as_deref(),
+        settle: plan.method.idle_settle_or_default(),
+        idle_power: plan.method.idle_power_or_default(),
     };
-    record_ran(&mut record, ran, &bundle, dir);
-    if let Some(s) = run.search.as_ref().filter(|_| record.status == RunStatus::CheckFailed) {
-        record.error = record.error.take().or_else(|| Some(crate::search::none_held(s)));
-    }
-    record
-}
-
-/// How the run into `bundle` went, into its record.
-fn record_ran(record: &mut RunRecord, ran: Result<Ran>, bundle: &Path, root: &Path) {
-    match ran {
-        Ok(ran) => {
-            record.status = match ran.ending {
-                Ending::Ok => RunStatus::Done,
-                Ending::CheckFailed => RunStatus::CheckFailed,
-                Ending::Interrupted | Ending::InterruptedKeeping(_) | Ending::InterruptedBeforeRun => {
-                    RunStatus::Interrupted
-                }
-            };
-            if let Some(m) = &ran.measured {
-                record_measured(record, m, root);
-            }
-        }
-        Err(e) => {
-            let why = in_plan(&e);
-            say!("error: run {} failed: {why}", record.id);
-            record.error = Some(why);
-            record.status = RunStatus::Failed;
-            // A run that failed after measuring keeps its bundle for the report.
-            if bundle.join("summary.json").is_file() {
-                record.bundle = Some(relative(bundle, root));
-            }
-        }
-    }
+    planned::run(pending(plan, run), &Here { run, on }, place, &Command { verbose }, stop)
 }
 
 /// The workload's run into `bundle`, named after the run; a search's steps each into a bundle
@@ -348,46 +350,4 @@ pub fn launch(run: &PlannedRun, bundle: &Path, stop: &StopFlag) -> Result<Ran> {
         Some(s) => crate::search::in_evaluation(&*args, s, bundle, stop),
         None => args.measure(bundle, stop),
     }
-}
-
-/// Average of the power readings over `window`, one a second; None without a power source.
-fn idle_power(window: Duration, stop: &StopFlag) -> Option<f64> {
-    power::describe()?;
-    let end = Instant::now() + window;
-    let mut readings = Vec::new();
-    while Instant::now() < end && !stop.is_stopped() {
-        std::thread::sleep(Duration::from_secs(1).min(end.saturating_duration_since(Instant::now())));
-        readings.extend(power::latest());
-    }
-    (!readings.is_empty()).then(|| readings.iter().sum::<f64>() / readings.len() as f64)
-}
-
-/// `bundle` as evaluation.json records it: relative to the evaluation directory.
-fn relative(bundle: &Path, root: &Path) -> String {
-    bundle.strip_prefix(root).unwrap_or(bundle).display().to_string()
-}
-
-/// The run's figures from the summary it returned: its headline and warnings, its status as
-/// the summary judges it, and active power (from the run's readings) and the
-/// per-watt figure.
-fn record_measured(record: &mut RunRecord, m: &Measured, root: &Path) {
-    record.bundle = Some(relative(&m.bundle, root));
-    let summary = &m.summary;
-    // The run's one status, from its summary; a run that ended early with nobody stopping it
-    // (its command ended it as failed) failed.
-    record.status = match (ev::status(summary), record.status) {
-        (RunStatus::Interrupted, RunStatus::CheckFailed | RunStatus::Failed) => RunStatus::Failed,
-        (judged, _) => judged,
-    };
-    // Which I/Os or checks failed, by name with what was measured: evaluation.json and the
-    // terminal say it.
-    record.error = record.error.take().or_else(|| ev::status_reason(summary));
-    record.headline = ev::headline(summary);
-    record.warnings =
-        summary.warnings.iter().filter(|w| !crate::power::is_no_source_warning(w)).cloned().collect();
-    record.active_watts = m.active_watts;
-    record.per_watt = match (&record.headline, record.active_watts) {
-        (Some(h), Some(w)) => ev::perf_per_watt(h.value, w),
-        _ => None,
-    };
 }

@@ -9,7 +9,6 @@ mod progress;
 mod shard_step;
 
 use crate::cluster::{Cluster, ClusterSetup};
-use crate::ending::Ending;
 use crate::plan::{self, Plan, QUICK_PLAN, expand, expand::PlannedRun};
 use crate::root::RunArgs;
 use crate::{console, output, power};
@@ -17,6 +16,7 @@ use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use storbench_bench::input::{DATA_LIMIT, TEXT_LIMIT, read_text};
+use storbench_bench::run::Ending;
 use storbench_bench::run::bundle;
 use storbench_bench::run::{Rule, StopFlag};
 use storbench_bench::target::lock::{self, Lock};

@@ -4,10 +4,10 @@
 //! measured run into `<--into>/<index>/`, started at `--start-at`.
 
 use super::{execute, resume_from};
-use crate::ending::Ending;
 use crate::root::RunArgs;
 use crate::{console, power};
 use anyhow::{Context, Result, anyhow};
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 
 pub fn run(a: &RunArgs, run_id: &str, stop: &StopFlag) -> Result<Ending> {

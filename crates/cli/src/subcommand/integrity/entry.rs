@@ -1,7 +1,6 @@
 //! integrity's registry entry: what a plan and an evaluation need of an integrity workload.
 
 use crate::args::integrity::{IntegrityCommand, IntegrityJob};
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::plan::configuration::Configuration;
 use crate::plan::method::Method;
@@ -10,6 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 use std::time::Duration;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::integrity::IntegrityOptions;
 

@@ -17,12 +17,12 @@ pub mod validate;
 mod verify;
 
 use crate::args::integrity::{IntegrityCommand, IntegrityJob, IntegritySub};
-use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::run::record::End;
 use storbench_bench::target::lock::lock_place;

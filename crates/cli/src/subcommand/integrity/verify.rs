@@ -5,9 +5,9 @@
 //! is never blamed on the data.
 
 use crate::args::integrity::IntegrityVerifyArgs;
-use crate::ending::Ending;
 use crate::output;
 use anyhow::{Context, Result, bail};
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::integrity::{AuditReport, Journal, Layout, audit};

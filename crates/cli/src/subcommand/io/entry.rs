@@ -1,6 +1,5 @@
 //! io's registry entry: what a plan and an evaluation need of an io workload.
 
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::plan::configuration::Configuration;
 use crate::plan::method::Method;
@@ -10,6 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 use std::time::Duration;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::io::options::IoOptions;
 

@@ -8,13 +8,13 @@ mod search;
 pub mod table;
 pub mod validate;
 
-use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
 use crate::subcommand::io::args::IoJob;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
 use storbench_bench::monitor::resolve_device;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::{self, CheckedTarget, Target, lock::Lock};
 use storbench_bench::workload::io::bundle::{self as io_bundle, IoPlace};

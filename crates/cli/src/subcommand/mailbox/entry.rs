@@ -2,7 +2,6 @@
 
 use crate::args::SteadyArgs;
 use crate::args::mailbox::{MailboxCommand, MailboxJob};
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::plan::configuration::Configuration;
 use crate::plan::method::Method;
@@ -11,6 +10,7 @@ use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 use std::time::Duration;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::mailbox::MailboxOptions;
 

@@ -21,12 +21,12 @@ pub mod validate;
 mod verify;
 
 use crate::args::mailbox::{MailboxCommand, MailboxJob, MailboxSub};
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::output;
 use anyhow::Result;
 use databases::{prepare, remove_databases};
 use std::path::Path;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::lock_place;
 use storbench_report::{Summary, export};

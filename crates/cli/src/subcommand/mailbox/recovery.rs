@@ -10,11 +10,11 @@
 use super::test::{TestRows, Transacted, spec, transactional};
 use super::validate::MailboxSetup;
 use super::verify::{kept_databases, verify_with_bar};
-use crate::ending::Ending;
 use crate::measure::Finished;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
+use storbench_bench::run::Ending;
 use storbench_bench::run::record::{End, Facts, Recordable};
 use storbench_bench::run::{Beside, Closed, Interval, Outcome, Parts, StopFlag};
 use storbench_bench::target::lock::lock_place;

@@ -3,10 +3,10 @@
 
 use super::recovery::say_dirty_shutdown;
 use crate::args::mailbox::MailboxVerifyArgs;
-use crate::ending::Ending;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::path::Path;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::target::lock::lock_place;
 use storbench_bench::workload::mailbox::{self as mbx, Manifest, VerifyReport, layout};

@@ -3,13 +3,13 @@
 
 use super::db_size;
 use crate::args::oltp::OltpFidelityArgs;
-use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use serde_json::json;
 use storbench_bench::db::BackendKind;
 use storbench_bench::db::DbResult;
 use storbench_bench::db::mysql::Mysql;
 use storbench_bench::db::postgres::Postgres;
+use storbench_bench::run::Ending;
 use storbench_bench::workload::oltp::ds3::open::{backend_of_url, read_password_file, urls};
 use storbench_bench::workload::oltp::ds3::{Ds3Database, Session};
 use storbench_bench::workload::oltp::users::OltpSpec;

@@ -10,12 +10,12 @@ pub mod table;
 pub use run::measure;
 
 use crate::args::oltp::{DbArgs, OltpCommand, OltpGenArgs, OltpJob, OltpLoadArgs};
-use crate::ending::Ending;
 use crate::output;
 use anyhow::{Context, Result, bail};
 use std::sync::Arc;
 use storbench_bench::db::DbErrorKind;
 use storbench_bench::db::options::DbOptions;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::datagen::DataSet;

@@ -3,7 +3,6 @@
 
 use super::{db_size, open_databases};
 use crate::args::oltp::{OltpJob, OltpRunArgs};
-use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, Start};
 use anyhow::{Context, Result, bail};
 use std::io::Write;
@@ -11,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use storbench_bench::monitor::resolve_device;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::DbSize;
 use storbench_bench::workload::oltp::bundle::{self as oltp_bundle, OltpPlace};

@@ -1,7 +1,6 @@
 //! replay's registry entry: its subcommand, and what a plan and an evaluation need of a replay.
 
 use super::args::{ReplayCommand, ReplayJob};
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::plan::configuration::Configuration;
 use crate::plan::method::Method;
@@ -10,6 +9,7 @@ use anyhow::Result;
 use clap::Args;
 use std::path::Path;
 use std::time::Duration;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::replay::options::{Pacing, ReplayOptions};
 

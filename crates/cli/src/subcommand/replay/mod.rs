@@ -11,7 +11,6 @@ pub mod entry;
 mod search;
 pub mod table;
 
-use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
 use anyhow::{Context, Result, bail};
@@ -20,6 +19,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use storbench_bench::db::Database;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::oltp::ds3::Ds3Database;
 use storbench_bench::workload::replay::log::web::{Mapping, WebLog};

@@ -2,7 +2,6 @@
 //! a replay of a block trace.
 
 use crate::args::trace::{ReplayTraceArgs, ReplayTraceJob};
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::plan::configuration::Configuration;
 use crate::plan::method::Method;
@@ -12,6 +11,7 @@ use clap::Args;
 use std::path::Path;
 use std::time::Duration;
 use storbench_bench::blocktrace::options::ReplayTraceOptions;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 
 pub static KIND: Kind = Kind::of::<ReplayTraceJob, ReplayTraceArgs>(

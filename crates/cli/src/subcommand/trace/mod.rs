@@ -6,7 +6,6 @@ pub mod entry;
 mod replay;
 
 use crate::args::trace::{CaptureArgs, FingerprintArgs};
-use crate::ending::Ending;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -15,6 +14,7 @@ use storbench_bench::blocktrace::capture::{self, Capture};
 use storbench_bench::blocktrace::fingerprint::Fingerprint;
 use storbench_bench::blocktrace::format::Header;
 use storbench_bench::files;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 
 pub fn capture(a: &CaptureArgs, stop: &StopFlag) -> Result<Ending> {

@@ -6,7 +6,6 @@
 //! beside the run and compares its fingerprint with the trace's once the run ended.
 
 use crate::args::trace::ReplayTraceJob;
-use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Measured, Ran, Start};
 use crate::output;
 use anyhow::Result;
@@ -15,6 +14,7 @@ use storbench_bench::blocktrace::fidelity;
 use storbench_bench::blocktrace::fingerprint::Fingerprint;
 use storbench_bench::blocktrace::job::{self, Checked};
 use storbench_bench::monitor::resolve_device;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::io::bundle::{IoPlace, started};
 use storbench_report::fingerprint::TraceReplay;

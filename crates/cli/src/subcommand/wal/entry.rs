@@ -2,7 +2,6 @@
 //! path workload.
 
 use super::args::{WalCommand, WalJob};
-use crate::ending::Ending;
 use crate::measure::Ran;
 use crate::plan::configuration::Configuration;
 use crate::plan::method::Method;
@@ -11,6 +10,7 @@ use anyhow::{Result, bail};
 use clap::Args;
 use std::path::Path;
 use std::time::Duration;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::wal::WalOptions;
 

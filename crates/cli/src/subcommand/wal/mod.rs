@@ -8,12 +8,12 @@ pub mod args;
 pub mod entry;
 mod search;
 
-use crate::ending::Ending;
 use crate::measure::{self, BundleDir, Finished, Measured, Ran, Recording, SetJob, Start};
 use crate::output;
 use anyhow::{Result, anyhow, bail};
 use args::WalJob;
 use std::path::Path;
+use storbench_bench::run::Ending;
 use storbench_bench::run::StopFlag;
 use storbench_bench::workload::wal::{self, Point, WalSpec};
 use storbench_report::{DatabaseInfo, Results, Summary};
