@@ -77,9 +77,8 @@ fn shard(
             phase: Phase::Measure,
             start_ns: u64::from(n) * 1_000_000_000,
             end_ns: u64::from(n + 1) * 1_000_000_000,
-            counts: [("read.ios".to_string(), read.count()), ("read.bytes".to_string(), read.count() * 4096)]
-                .into(),
-            hists: hists.iter().map(|(t, _)| t.to_string()).collect(),
+            counts: [("read.ios".into(), read.count()), ("read.bytes".into(), read.count() * 4096)].into(),
+            hists: hists.iter().map(|(t, _)| (*t).into()).collect(),
             tail: false,
             cpu_user_ns: u64::from(n) * 50_000_000,
             cpu_sys_ns: u64::from(n) * 30_000_000,

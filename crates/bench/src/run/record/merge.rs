@@ -25,6 +25,7 @@
 //! shard 1's parts. The merged end's `detail` (a workload's own findings) is the first finished
 //! shard's; its facts' CPU time is the shards' over the window, summed.
 
+use super::name::{Name, name};
 use super::{End, Facts, IntervalLine, Line, RECORD_VERSION, RecordError, Start, StoredRecord};
 use crate::metrics::{EncodedLog, HlogWriter, Inflater, LogCursor, TagSums};
 use std::collections::BTreeMap;
@@ -170,11 +171,11 @@ fn streams(shards: &[Shard]) -> Vec<String> {
 /// `Reader`'s, by tag) until `close` encodes them.
 #[derive(Default)]
 struct Sum {
-    counts: BTreeMap<String, u64>,
+    counts: BTreeMap<Name, u64>,
     /// The tags in the order the shards gave them.
-    tags: Vec<String>,
+    tags: Vec<Name>,
     /// The sums encoded (`close`): tag, compressed V2 encoding, highest value in ns.
-    hists: Vec<(String, Vec<u8>, u64)>,
+    hists: Vec<(Name, Vec<u8>, u64)>,
     starts: Vec<i128>,
     ends: Vec<i128>,
     /// The power readings by host: shards on one host read its one meter.
@@ -221,7 +222,7 @@ impl<'a> Reader<'a> {
         parts: u64,
     ) -> Result<(), RecordError> {
         let own = i.stream == view.shard.record.start.workload;
-        let name = |k: &str| if own { renumbered(k, parts) } else { k.to_string() };
+        let name = |k: &Name| if own { renumbered(k, parts) } else { k.clone() };
         for (k, n) in &i.counts {
             *sum.counts.entry(name(k)).or_default() += n;
         }
@@ -240,7 +241,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The index of `tag`'s sum, added to the slot's tags on its first histogram.
-    fn sum_of(&mut self, sum: &mut Sum, tag: String) -> usize {
+    fn sum_of(&mut self, sum: &mut Sum, tag: Name) -> usize {
         let at = self.sums.place(&tag);
         if !sum.tags.contains(&tag) {
             sum.tags.push(tag);
@@ -295,11 +296,11 @@ impl<'a> Reader<'a> {
 }
 
 /// A part's count or tag (`p3.reads`) numbered after the `before` parts of earlier shards.
-fn renumbered(key: &str, before: u64) -> String {
+fn renumbered(key: &Name, before: u64) -> Name {
     let part = key.strip_prefix('p').and_then(|rest| rest.split_once('.'));
     match part.and_then(|(n, tail)| Some((n.parse::<u64>().ok()?, tail))) {
-        Some((n, tail)) if before > 0 => format!("p{}.{tail}", n + before),
-        _ => key.to_string(),
+        Some((n, tail)) if before > 0 => name(&format!("p{}.{tail}", n + before)),
+        _ => key.clone(),
     }
 }
 
@@ -491,7 +492,7 @@ impl Writer {
             phase: Phase::Measure,
             start_ns,
             end_ns,
-            counts: sum.counts,
+            counts: sum.counts.into_iter().collect(),
             hists: sum.hists.iter().map(|(t, ..)| t.clone()).collect(),
             tail,
             cpu_user_ns: cpu.0,
@@ -721,7 +722,7 @@ mod tests {
                 phase: Phase::Measure,
                 start_ns: n * 1_000_000_000,
                 end_ns: (n + 1) * 1_000_000_000,
-                counts: [("read.ios".to_string(), 100)].into(),
+                counts: [("read.ios".into(), 100)].into(),
                 hists: vec!["read".into()],
                 tail: false,
                 cpu_user_ns: 0,
@@ -769,10 +770,10 @@ mod tests {
 
     #[test]
     fn parts_are_numbered_on_after_the_earlier_shards_parts() {
-        assert_eq!(renumbered("p0.reads", 2), "p2.reads");
-        assert_eq!(renumbered("p11.order", 3), "p14.order");
-        assert_eq!(renumbered("parts", 3), "parts");
-        assert_eq!(renumbered("read.ios", 3), "read.ios");
-        assert_eq!(renumbered("p1.x", 0), "p1.x");
+        assert_eq!(&*renumbered(&name("p0.reads"), 2), "p2.reads");
+        assert_eq!(&*renumbered(&name("p11.order"), 3), "p14.order");
+        assert_eq!(&*renumbered(&name("parts"), 3), "parts");
+        assert_eq!(&*renumbered(&name("read.ios"), 3), "read.ios");
+        assert_eq!(&*renumbered(&name("p1.x"), 0), "p1.x");
     }
 }

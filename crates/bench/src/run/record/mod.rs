@@ -76,9 +76,11 @@
 //! storbench recorded the cycles has a start and no end.
 
 pub mod merge;
+mod name;
 pub mod summary;
 mod tally;
 
+pub use name::{Counts, Name};
 pub use tally::{Recordable, Tally};
 
 use super::{Outcome, OwnCpuTime};
@@ -138,9 +140,10 @@ pub struct IntervalLine {
     /// Nanoseconds after the run's epoch.
     pub start_ns: u64,
     pub end_ns: u64,
-    pub counts: BTreeMap<String, u64>,
+    pub counts: Counts,
     /// Tags of the interval's lines in `latency.hlog`, in their order there.
-    pub hists: Vec<String>,
+    #[serde(deserialize_with = "name::names")]
+    pub hists: Vec<Name>,
     /// Counts made after the last interval closed (as the workers stopped), which the run's
     /// totals include: an interval of no length at the end, after the series' last row.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -264,8 +267,8 @@ pub fn interval_line(
         phase: i.phase,
         start_ns: i.start_ns,
         end_ns: i.end_ns,
-        counts: tally.counts.clone(),
-        hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
+        counts: tally.counts.iter().map(|(k, n)| (name::name(k), *n)).collect(),
+        hists: tally.hists.iter().map(|(tag, _)| name::name(tag)).collect(),
         tail: false,
         cpu_user_ns: nanos(i.cpu.user),
         cpu_sys_ns: nanos(i.cpu.sys),
@@ -282,8 +285,8 @@ pub fn tail_line(stream: &str, last: &IntervalLine, tally: &Tally<'_>) -> Interv
         phase: last.phase,
         start_ns: last.end_ns,
         end_ns: last.end_ns,
-        counts: tally.counts.clone(),
-        hists: tally.hists.iter().map(|(name, _)| name.clone()).collect(),
+        counts: tally.counts.iter().map(|(k, n)| (name::name(k), *n)).collect(),
+        hists: tally.hists.iter().map(|(tag, _)| name::name(tag)).collect(),
         tail: true,
         cpu_user_ns: last.cpu_user_ns,
         cpu_sys_ns: last.cpu_sys_ns,
@@ -317,11 +320,10 @@ impl HandedInterval {
                 self.hists.len()
             ));
         }
-        let hists =
-            self.line.hists.iter().zip(&self.hists).map(|(tag, text)| {
-                histogram_from_text(text).map(|h| (tag.clone(), std::borrow::Cow::Owned(h)))
-            });
-        let tally = Tally { counts: self.line.counts.clone(), hists: hists.collect::<Result<_, _>>()? };
+        let hists = self.line.hists.iter().zip(&self.hists).map(|(tag, text)| {
+            histogram_from_text(text).map(|h| (tag.to_string(), std::borrow::Cow::Owned(h)))
+        });
+        let tally = Tally { counts: name::owned(&self.line.counts), hists: hists.collect::<Result<_, _>>()? };
         Ok((self.line, tally))
     }
 }
@@ -398,7 +400,9 @@ impl StoredRecord {
             _ => return Err(bad(1, "the record does not begin with its start".into())),
         };
         let hlog = hlog.unwrap_or_default();
-        let mut out = StoredRecord { start, intervals: Vec::new(), end: None, hlog, log_file: None };
+        // As long as it needs to be: a merge holds a hundred shards' records.
+        let intervals = Vec::with_capacity(record.lines().count());
+        let mut out = StoredRecord { start, intervals, end: None, hlog, log_file: None };
         for (n, text) in lines {
             if out.end.is_some() {
                 return Err(bad(n + 1, "a line after the record's end".into()));
@@ -438,7 +442,7 @@ impl StoredRecord {
     fn check_tags(&self, n: usize, i: &IntervalLine, first: usize) -> Result<(), RecordError> {
         for (k, tag) in (first..).zip(&i.hists) {
             let there = self.hlog.tag(k);
-            if there != Some(tag.as_str()) {
+            if there != Some(&**tag) {
                 return Err(RecordError::Bad {
                     file: HLOG_FILE,
                     line: 0,
@@ -517,7 +521,7 @@ impl StoredRecord {
                 continue;
             };
             for (name, v) in &i.counts {
-                *sums.counts.entry(name.clone()).or_default() += v;
+                *sums.counts.entry(name.to_string()).or_default() += v;
             }
             for (k, tag) in (first..at).zip(&i.hists) {
                 let sum = sums.hists.of(tag.strip_prefix(&own).unwrap_or(tag));
@@ -557,11 +561,11 @@ impl StoredRecord {
                         line: 0,
                         why,
                     })?;
-                    let tag = tag.strip_prefix(&own).map_or(tag.clone(), str::to_string);
+                    let tag = tag.strip_prefix(&own).unwrap_or(tag).to_string();
                     Ok((tag, std::borrow::Cow::Owned(h)))
                 })
                 .collect::<Result<_, RecordError>>()?;
-            let tally = Tally { counts: i.counts.clone(), hists };
+            let tally = Tally { counts: name::owned(&i.counts), hists };
             let data = T::from_tally(&tally).map_err(|why| RecordError::Bad {
                 file: RECORD_FILE,
                 line: n + 2,
