@@ -114,14 +114,23 @@ pub fn new_dir(parent: &Path, name: &str) -> Result<PathBuf, BundleError> {
     unreachable!("the loop returns")
 }
 
+/// `text` as `write_atomic` writes it to `path`: its secrets hidden, a histogram log's
+/// histograms kept as they are (`secret::redact_hlog`).
+pub fn as_written(path: &Path, text: &str) -> String {
+    match path.file_name() {
+        Some(name) if name == record::HLOG_FILE => crate::secret::redact_hlog(text),
+        _ => crate::secret::redact(text),
+    }
+}
+
 fn sanitize(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
 }
 
-/// Writes `path`, its secrets hidden, through a temporary file beside it, so a reader never
-/// sees half of it.
+/// Writes `path`, its secrets hidden (`as_written`), through a temporary file beside it, so
+/// a reader never sees half of it.
 pub fn write_atomic(path: &Path, text: &str) -> Result<(), BundleError> {
-    let text = crate::secret::redact(text);
+    let text = as_written(path, text);
     files::write_atomic(path, text.as_bytes())
         .map_err(|cause| BundleError::Write { path: path.into(), cause })
 }

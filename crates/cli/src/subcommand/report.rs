@@ -264,8 +264,13 @@ pub fn write_reports(dir: &Path, files: &[(String, String)]) -> Result<Vec<PathB
         storbench_bench::run::bundle::write_atomic(path, text)?;
     }
     // The hash of what is on disk: `write_atomic` wrote the text with its secrets hidden.
-    let written = |text: &str| sha256_hex(storbench_bench::secret::redact(text).as_bytes());
-    let lines: String = files.iter().map(|(name, text)| format!("{name} {}\n", written(text))).collect();
+    let written =
+        |path: &Path, text: &str| sha256_hex(storbench_bench::run::bundle::as_written(path, text).as_bytes());
+    let lines: String = files
+        .iter()
+        .zip(&paths)
+        .map(|((name, text), path)| format!("{name} {}\n", written(path, text)))
+        .collect();
     storbench_bench::run::bundle::write_atomic(&dir.join(WRITTEN_RECORD), &lines)?;
     Ok(paths)
 }
