@@ -48,8 +48,8 @@ for run in $(seq 1 "$runs"); do
         >/dev/null 2>"$dir/time.txt" || { cat "$dir/time.txt" >&2; exit 1; }
     wall=$(awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, p, ":"); s = 0; for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s}' "$dir/time.txt")
     kb=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$dir/time.txt")
-    echo "run $run: wall $wall s, max RSS $((kb / 1024)) MB"
+    echo "run $run: wall $wall s, max RSS $((kb / 1024)) MiB"
     walls+=("$wall") rss+=("$kb")
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'; }
-echo "median of $runs: wall $(median "${walls[@]}") s, max RSS $(( $(median "${rss[@]}") / 1024 )) MB"
+echo "median of $runs: wall $(median "${walls[@]}") s, max RSS $(( $(median "${rss[@]}") / 1024 )) MiB"
