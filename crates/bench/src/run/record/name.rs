@@ -17,6 +17,10 @@ thread_local! {
     static READ: RefCell<HashSet<Name>> = RefCell::new(HashSet::new());
 }
 
+/// How many names a thread keeps to share: a record of another's making may name as many as
+/// it likes, and past these each is its own allocation, freed with its line.
+const KEPT: usize = 4096;
+
 /// `s` as the one shared name of its text.
 pub fn name(s: &str) -> Name {
     READ.with(|read| {
@@ -25,7 +29,9 @@ pub fn name(s: &str) -> Name {
             Some(n) => n.clone(),
             None => {
                 let n: Name = Arc::from(s);
-                read.insert(n.clone());
+                if read.len() < KEPT {
+                    read.insert(n.clone());
+                }
                 n
             }
         }
@@ -155,4 +161,33 @@ pub fn names<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Name>, D::Error> {
         }
     }
     d.deserialize_seq(Names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lines_names_are_shared_its_counts_sorted_and_the_names_kept_are_bounded() {
+        let line: Counts = serde_json::from_str(r#"{"write.ios": 2, "read.ios": 7, "read.ios": 9}"#).unwrap();
+        // As a map reads them: sorted by name, the last of a name kept.
+        assert_eq!(
+            line.iter().map(|(k, n)| (&**k, *n)).collect::<Vec<_>>(),
+            [("read.ios", 9), ("write.ios", 2)]
+        );
+        assert_eq!((line.get("read.ios"), line.get("errors")), (Some(&9), None));
+        assert_eq!(serde_json::to_string(&line).unwrap(), r#"{"read.ios":9,"write.ios":2}"#);
+        let again: Counts = serde_json::from_str(r#"{"read.ios": 1}"#).unwrap();
+        let first = line.iter().next().unwrap().0;
+        assert!(Arc::ptr_eq(first, again.iter().next().unwrap().0), "one allocation for one name");
+        // A record naming more than the thread keeps still reads; the kept set stops growing.
+        std::thread::spawn(|| {
+            let many: Vec<Name> = (0..KEPT + 10).map(|i| name(&format!("n{i}"))).collect();
+            assert_eq!(READ.with(|r| r.borrow().len()), KEPT);
+            assert!(!Arc::ptr_eq(&many[KEPT + 1], &name(&format!("n{}", KEPT + 1))));
+            assert!(Arc::ptr_eq(&many[0], &name("n0")));
+        })
+        .join()
+        .unwrap();
+    }
 }
