@@ -527,6 +527,10 @@ fn seed_report(file: &str, targets: &[&str]) -> String {
 /// As `seed_report`, of the plan as `edit` gives it back (a seed's database names made this
 /// test's own).
 fn seed_report_with(file: &str, targets: &[&str], edit: &dyn Fn(&str) -> String) -> String {
+    // One whole plan at a time, as a user runs them: two at once on this host each measure
+    // the other's load (003's search then needed a second confirmation beside 001's loading).
+    static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let shipped = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/seeds").join(file);
     let tmp = disk_tempdir();
     let plan = tmp.path().join(file);
@@ -616,7 +620,10 @@ fn seed_003_runs_as_shipped_and_its_report_has_the_thread_search_the_mailbox_fig
             "{decision}"
         );
     }
-    assert_eq!(search.matches(" (confirm) | ").count(), 2, "each search confirmed: {search}");
+    // A confirmation that fails (the host busy with other tests) is followed by one a step
+    // lower, as the search does; each search ends confirmed by a full-length run that held.
+    let confirmed = "(confirmed by a full-length run, ";
+    assert_eq!(search.matches(confirmed).count(), 2, "each search confirmed: {search}");
     assert!(decision.starts_with("## Decision\n\nChosen: "), "{decision}");
 }
 
