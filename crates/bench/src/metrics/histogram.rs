@@ -388,9 +388,10 @@ mod sparse {
     /// The data of a zlib stream that is one stored block, as `compressed` writes it, where
     /// its Adler-32 holds; None for any other stream (it is inflated).
     fn stored(z: &[u8]) -> Option<&[u8]> {
-        let [0x78, 0x01, 0x01, l0, l1, n0, n1, ..] = *z else { return None };
+        let [h0, h1, 0x01, l0, l1, n0, n1, ..] = *z else { return None };
         let len = u16::from_le_bytes([l0, l1]);
-        if len != !u16::from_le_bytes([n0, n1]) || z.len() != 11 + usize::from(len) {
+        if [h0, h1] != ZLIB_STORED || len != !u16::from_le_bytes([n0, n1]) || z.len() != 11 + usize::from(len)
+        {
             return None;
         }
         let (data, sum) = z[7..].split_at(usize::from(len));

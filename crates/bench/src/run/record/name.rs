@@ -91,8 +91,17 @@ impl Counts {
 /// As a map would have them: sorted by name, the last of a name kept.
 impl FromIterator<(Name, u64)> for Counts {
     fn from_iter<I: IntoIterator<Item = (Name, u64)>>(iter: I) -> Counts {
-        let map: BTreeMap<Name, u64> = iter.into_iter().collect();
-        Counts(map.into_iter().collect())
+        let mut counts: Vec<(Name, u64)> = iter.into_iter().collect();
+        counts.sort_by(|a, b| a.0.cmp(&b.0));
+        // The sort keeps a name's counts in their order; the one kept takes the last's value.
+        counts.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                kept.1 = later.1;
+            }
+            same
+        });
+        Counts(counts.into_boxed_slice())
     }
 }
 
